@@ -1,0 +1,31 @@
+"""The `glow` dialect: Glow's high-level graph IR on statically shaped builtin tensors.
+
+A model is a `builtin.module` of `func.func`s; arguments are Glow's input placeholders,
+results its outputs, and the body is a DAG of `glow` ops (Glow's nodes). Op and attribute
+names are Glow's in snake_case (ConvolutionNode -> `glow.convolution`, `kernels`, `pads`).
+
+Every op's `check()` verifies shapes, element types and attributes with a message that
+says what is wrong; all ops are Pure, so xDSL's `dce` and `cse` work on them.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from glow_mlir.dialects.glow_ops.base import GlowOp, to_attr
+from glow_mlir.dialects.glow_ops.data import *  # noqa: F403 - the dialect's public ops
+from glow_mlir.dialects.glow_ops.data import DATA_OPS
+from glow_mlir.dialects.glow_ops.elementwise import *  # noqa: F403
+from glow_mlir.dialects.glow_ops.elementwise import BINARY_OPS, ELEMENTWISE_OPS, UNARY_OPS
+from glow_mlir.dialects.glow_ops.nn import *  # noqa: F403
+from glow_mlir.dialects.glow_ops.nn import NN_OPS
+from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *ELEMENTWISE_OPS)
+
+Glow = Dialect("glow", list(ALL_OPS), [QuantizedType])
+
+OPS_BY_NAME: dict[str, type[GlowOp]] = {op.name: op for op in ALL_OPS}
+
+__all__ = ["Glow", "GlowOp", "ALL_OPS", "OPS_BY_NAME", "UNARY_OPS", "BINARY_OPS",
+           "QuantizedType", "to_attr"]

@@ -1,0 +1,457 @@
+"""Element-wise ops: activations, unary math, arithmetic, comparisons, logic, casts.
+
+As in Glow, operands of an element-wise op have equal shapes; ONNX-style broadcasting is an
+explicit `glow.broadcast` before the op.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
+
+from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.types import (
+    elem_of,
+    is_bool,
+    is_float,
+    is_numeric,
+    is_quantized,
+    require,
+    require_elem,
+    require_same_elem,
+    require_same_shape,
+)
+
+
+# ====================================================================== unary
+
+
+class UnaryOp(GlowOp):
+    """`%r = glow.<op> %x : tensor<...>`: one operand, result of the same type."""
+
+    T: ClassVar = SAME_TYPE
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    ELEMENTS: ClassVar[str] = "float"
+
+    def check(self) -> None:
+        if self.ELEMENTS == "float":
+            require_elem("operand", self.input, is_float, "floating-point")
+        elif self.ELEMENTS == "numeric":
+            require_elem("operand", self.input, is_numeric, "numeric")
+        elif self.ELEMENTS == "bool":
+            require_elem("operand", self.input, is_bool, "i1")
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0)."""
+
+    name = "glow.relu"
+    ELEMENTS: ClassVar[str] = "numeric"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x))."""
+
+    name = "glow.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Hyperbolic tangent."""
+
+    name = "glow.tanh"
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """x * Phi(x); `approximate = \"tanh\"` uses the tanh form."""
+
+    name = "glow.gelu"
+    ATTRS: ClassVar[tuple[str, ...]] = ("approximate",)
+
+    def check(self) -> None:
+        super().check()
+        self.str_attr("approximate", "none", ("none", "tanh"))
+
+
+@irdl_op_definition
+class SwishOp(UnaryOp):
+    """x * sigmoid(x) (SiLU)."""
+
+    name = "glow.swish"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """e^x."""
+
+    name = "glow.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Natural logarithm."""
+
+    name = "glow.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """Square root."""
+
+    name = "glow.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    """1 / sqrt(x)."""
+
+    name = "glow.rsqrt"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """Gauss error function."""
+
+    name = "glow.erf"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """|x|."""
+
+    name = "glow.abs"
+    ELEMENTS: ClassVar[str] = "numeric"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """-x."""
+
+    name = "glow.neg"
+    ELEMENTS: ClassVar[str] = "numeric"
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """Round down."""
+
+    name = "glow.floor"
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    """Round up."""
+
+    name = "glow.ceil"
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """Round half to even (as ONNX Round)."""
+
+    name = "glow.round"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    """1 / x."""
+
+    name = "glow.reciprocal"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Sine."""
+
+    name = "glow.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Cosine."""
+
+    name = "glow.cos"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical not of i1."""
+
+    name = "glow.not"
+    ELEMENTS: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class LeakyReluOp(UnaryOp):
+    """x if x >= 0 else alpha * x."""
+
+    name = "glow.leaky_relu"
+    ATTRS: ClassVar[tuple[str, ...]] = ("alpha",)
+
+    def check(self) -> None:
+        super().check()
+        self.float_attr("alpha")
+
+
+@irdl_op_definition
+class ClipOp(UnaryOp):
+    """min(max(x, min), max)."""
+
+    name = "glow.clip"
+    ELEMENTS: ClassVar[str] = "numeric"
+    ATTRS: ClassVar[tuple[str, ...]] = ("min", "max")
+
+    def check(self) -> None:
+        super().check()
+        lo, hi = self.float_attr("min"), self.float_attr("max")
+        require(lo <= hi, f"min ({lo}) must not exceed max ({hi})")
+
+
+# ====================================================================== binary
+
+
+class BinaryOp(GlowOp):
+    """`%r = glow.<op> %a, %b : tensor<...>`: operands and result of one type."""
+
+    T: ClassVar = SAME_TYPE
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    ELEMENTS: ClassVar[str] = "numeric"
+
+    def check(self) -> None:
+        if self.ELEMENTS == "numeric":
+            require_elem("operands", self.lhs, is_numeric, "numeric")
+        elif self.ELEMENTS == "float":
+            require_elem("operands", self.lhs, is_float, "floating-point")
+        elif self.ELEMENTS == "bool":
+            require_elem("operands", self.lhs, is_bool, "i1")
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """a + b."""
+
+    name = "glow.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """a - b."""
+
+    name = "glow.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """a * b."""
+
+    name = "glow.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """a / b (integers truncate toward zero, as in C and ONNX)."""
+
+    name = "glow.div"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """max(a, b)."""
+
+    name = "glow.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """min(a, b)."""
+
+    name = "glow.min"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """a ^ b."""
+
+    name = "glow.pow"
+    ELEMENTS: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class AndOp(BinaryOp):
+    """Logical and of i1."""
+
+    name = "glow.and"
+    ELEMENTS: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class OrOp(BinaryOp):
+    """Logical or of i1."""
+
+    name = "glow.or"
+    ELEMENTS: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class XorOp(BinaryOp):
+    """Logical xor of i1."""
+
+    name = "glow.xor"
+    ELEMENTS: ClassVar[str] = "bool"
+
+
+@irdl_op_definition
+class PReluOp(GlowOp):
+    """x if x >= 0 else slope * x, with a per-element slope (broadcast explicitly)."""
+
+    name = "glow.prelu"
+    T: ClassVar = SAME_TYPE
+    input = operand_def(T)
+    slope = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input `,` $slope attr-dict `:` type($result)"
+
+    def check(self) -> None:
+        require_elem("operands", self.input, is_float, "floating-point")
+
+
+# ====================================================================== comparisons
+
+
+class CompareOp(GlowOp):
+    """`%r = glow.cmp_* %a, %b : tensor<...xT> -> tensor<...xi1>`."""
+
+    T: ClassVar = SAME_TYPE
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
+
+    def check(self) -> None:
+        require_same_shape("operands", self.lhs, self.rhs)
+        require_same_elem("operands", self.lhs, self.rhs)
+        require_same_shape("operand and result", self.lhs, self.result)
+        require_elem("result", self.result, is_bool, "i1")
+
+
+@irdl_op_definition
+class CmpEqOp(CompareOp):
+    """a == b."""
+
+    name = "glow.cmp_eq"
+
+
+@irdl_op_definition
+class CmpLtOp(CompareOp):
+    """a < b."""
+
+    name = "glow.cmp_lt"
+
+
+@irdl_op_definition
+class CmpLteOp(CompareOp):
+    """a <= b."""
+
+    name = "glow.cmp_lte"
+
+
+@irdl_op_definition
+class SelectOp(GlowOp):
+    """cond ? lhs : rhs, element-wise."""
+
+    name = "glow.select"
+    T: ClassVar = SAME_TYPE
+    cond = operand_def(TensorType)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
+
+    def check(self) -> None:
+        require_elem("condition", self.cond, is_bool, "i1")
+        require_same_shape("condition and result", self.cond, self.result)
+        for what, v in (("true value", self.lhs), ("false value", self.rhs)):
+            require(v.type == self.result.type,
+                    f"{what} type {v.type} must equal the result type {self.result.type}")
+
+
+# ====================================================================== casts and quantization
+
+
+class _CastOp(GlowOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def check(self) -> None:
+        require_same_shape("operand and result", self.input, self.result)
+
+
+@irdl_op_definition
+class ConvertToOp(_CastOp):
+    """Element type conversion (Glow's ConvertTo): float<->int rounds toward zero."""
+
+    name = "glow.convert_to"
+
+    def check(self) -> None:
+        super().check()
+        for what, v in (("operand", self.input), ("result", self.result)):
+            require(not is_quantized(elem_of(v)),
+                    f"{what} is quantized; use glow.quantize/glow.dequantize")
+
+
+@irdl_op_definition
+class QuantizeOp(_CastOp):
+    """float -> quantized: round(x / scale) + offset, saturated to the storage type."""
+
+    name = "glow.quantize"
+
+    def check(self) -> None:
+        super().check()
+        require_elem("operand", self.input, is_float, "floating-point")
+        require_elem("result", self.result, is_quantized, "quantized (!glow.quant)")
+
+
+@irdl_op_definition
+class DequantizeOp(_CastOp):
+    """quantized -> float: scale * (q - offset)."""
+
+    name = "glow.dequantize"
+
+    def check(self) -> None:
+        super().check()
+        require_elem("operand", self.input, is_quantized, "quantized (!glow.quant)")
+        require_elem("result", self.result, is_float, "floating-point")
+
+
+@irdl_op_definition
+class RescaleQuantizedOp(_CastOp):
+    """quantized -> quantized with another scale and offset."""
+
+    name = "glow.rescale_quantized"
+
+    def check(self) -> None:
+        super().check()
+        require_elem("operand", self.input, is_quantized, "quantized (!glow.quant)")
+        require_elem("result", self.result, is_quantized, "quantized (!glow.quant)")
+
+
+UNARY_OPS = (ReluOp, SigmoidOp, TanhOp, GeluOp, SwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ErfOp,
+             AbsOp, NegOp, FloorOp, CeilOp, RoundOp, ReciprocalOp, SinOp, CosOp, NotOp,
+             LeakyReluOp, ClipOp)
+BINARY_OPS = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, PReluOp)
+ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, CmpEqOp, CmpLtOp, CmpLteOp, SelectOp,
+                   ConvertToOp, QuantizeOp, DequantizeOp, RescaleQuantizedOp)
+

@@ -1,0 +1,413 @@
+"""Neural-network ops: convolution, pooling, dense layers, normalization, soft-max, resize."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
+
+from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
+from glow_mlir.dialects.glow_ops.types import (
+    fmt_shape,
+    is_float,
+    is_quantized,
+    normalize_axis,
+    require,
+    require_elem,
+    require_rank,
+    require_same_elem,
+    require_shape,
+    shape_of,
+)
+
+LAYOUTS = ("NCHW", "NHWC")
+FUSABLE_ACTIVATIONS = ("none", "relu", "clip", "leaky_relu", "sigmoid", "tanh")
+
+
+def _float_or_quantized(v) -> bool:
+    return is_float(v) or is_quantized(v)
+
+
+def _check_window(op: GlowOp, hw: tuple[int, int], with_dilation: bool) -> tuple:
+    """Common checks of kernels/strides/pads(/dilation); returns them."""
+    kernels = op.ints("kernels")
+    strides = op.ints("strides", (1, 1))
+    pads = op.ints("pads", (0, 0, 0, 0))
+    dilation = op.ints("dilation", (1, 1)) if with_dilation else (1, 1)
+    require(len(kernels) == 2 and all(k > 0 for k in kernels),
+            f"kernels must be 2 positive integers, got {list(kernels)}")
+    require(len(strides) == 2 and all(s > 0 for s in strides),
+            f"strides must be 2 positive integers, got {list(strides)}")
+    require(len(pads) == 4 and all(p >= 0 for p in pads),
+            f"pads must be 4 non-negative integers [top, left, bottom, right], got {list(pads)}")
+    require(len(dilation) == 2 and all(d > 0 for d in dilation),
+            f"dilation must be 2 positive integers, got {list(dilation)}")
+    for i, axis in enumerate("HW"):
+        span = hw[i] + pads[i] + pads[i + 2]
+        need = dilation[i] * (kernels[i] - 1) + 1
+        require(span >= need, f"kernel {axis} extent {need} exceeds the padded input {axis} {span}")
+    return kernels, strides, pads, dilation
+
+
+def _check_fused_activation(op: GlowOp) -> None:
+    act = op.str_attr("fused_activation", "none", FUSABLE_ACTIVATIONS)
+    args = op.floats("fused_activation_args", ())
+    want = {"clip": 2, "leaky_relu": 1}.get(act, 0)
+    require(len(args) == want,
+            f"fused_activation '{act}' takes {want} argument(s), got {len(args)}")
+
+
+@irdl_op_definition
+class ConvolutionOp(GlowOp):
+    """2-D convolution. NCHW input, OIHW filter (I = C / group) by default; NHWC with OHWI.
+
+    `pads` is [top, left, bottom, right]. An activation fused by `fuse-activations` is
+    named by `fused_activation` (with `fused_activation_args` for clip and leaky_relu).
+    """
+
+    name = "glow.convolution"
+    ATTRS: ClassVar = ("kernels", "strides", "pads", "dilation", "group", "layout",
+                       "fused_activation", "fused_activation_args")
+    input = operand_def(TensorType)
+    filter = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        require_rank("input", self.input, 4)
+        require_rank("filter", self.filter, 4)
+        require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
+        n, c, h, w = image_dims(shape_of(self.input), layout)
+        kernels, strides, pads, dilation = _check_window(self, (h, w), True)
+        group = self.int_attr("group", 1)
+        require(group > 0, f"group must be positive, got {group}")
+        require(c % group == 0, f"group {group} does not divide the {c} input channels")
+        fshape = shape_of(self.filter)
+        o = fshape[0]
+        require(o % group == 0, f"group {group} does not divide the {o} output channels")
+        want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
+        require_shape("filter", self.filter, want_filter,
+                      f"{o} filters of {c // group} channels, kernels {list(kernels)}")
+        require_shape("bias", self.bias, (o,), "one per output channel")
+        oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
+        require_shape("result", self.result, image_shape(n, o, oh, ow, layout),
+                      f"input {fmt_shape(shape_of(self.input))}, strides {list(strides)}, "
+                      f"pads {list(pads)}, dilation {list(dilation)}")
+        _check_fused_activation(self)
+
+
+class _PoolOp(GlowOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def check(self) -> None:
+        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        require_rank("input", self.input, 4)
+        require_same_elem("input and result", self.input, self.result)
+        n, c, h, w = image_dims(shape_of(self.input), layout)
+        kernels, strides, pads, _ = _check_window(self, (h, w), False)
+        oh, ow = spatial_out((h, w), kernels, strides, pads)
+        require_shape("result", self.result, image_shape(n, c, oh, ow, layout),
+                      f"kernels {list(kernels)}, strides {list(strides)}, pads {list(pads)}")
+
+
+@irdl_op_definition
+class MaxPoolOp(_PoolOp):
+    """2-D max pooling; padding never wins the max."""
+
+    name = "glow.max_pool"
+    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout")
+
+
+@irdl_op_definition
+class AvgPoolOp(_PoolOp):
+    """2-D average pooling; `count_include_pad` counts padding in the divisor."""
+
+    name = "glow.avg_pool"
+    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout", "count_include_pad")
+
+    def check(self) -> None:
+        super().check()
+        self.bool_attr("count_include_pad", False)
+
+
+@irdl_op_definition
+class AdaptiveAvgPoolOp(GlowOp):
+    """Average pooling to the result's spatial size (PyTorch's adaptive windows)."""
+
+    name = "glow.adaptive_avg_pool"
+    ATTRS: ClassVar = ("layout",)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def check(self) -> None:
+        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        require_rank("input", self.input, 4)
+        require_rank("result", self.result, 4)
+        require_same_elem("input and result", self.input, self.result)
+        n, c, _, _ = image_dims(shape_of(self.input), layout)
+        rn, rc, rh, rw = image_dims(shape_of(self.result), layout)
+        require((rn, rc) == (n, c), f"result batch and channels {rn}x{rc} must equal the input's {n}x{c}")
+        require(rh > 0 and rw > 0, "result spatial dims must be positive")
+
+
+@irdl_op_definition
+class FullyConnectedOp(GlowOp):
+    """input[N, K] x weights[K, M] + bias[M] -> [N, M] (Glow's weight layout)."""
+
+    name = "glow.fully_connected"
+    ATTRS: ClassVar = ("fused_activation", "fused_activation_args")
+    input = operand_def(TensorType)
+    weights = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("input", self.input, 2)
+        require_rank("weights", self.weights, 2)
+        n, k = shape_of(self.input)
+        kw, m = shape_of(self.weights)
+        require(k == kw, f"input columns {k} must equal weights rows {kw}")
+        require_shape("bias", self.bias, (m,))
+        require_shape("result", self.result, (n, m))
+        _check_fused_activation(self)
+
+
+@irdl_op_definition
+class MatMulOp(GlowOp):
+    """lhs[N, K] x rhs[K, M] -> [N, M]."""
+
+    name = "glow.mat_mul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("lhs", self.lhs, 2)
+        require_rank("rhs", self.rhs, 2)
+        n, k = shape_of(self.lhs)
+        k2, m = shape_of(self.rhs)
+        require(k == k2, f"lhs columns {k} must equal rhs rows {k2}")
+        require_shape("result", self.result, (n, m))
+        require_same_elem("lhs and rhs", self.lhs, self.rhs)
+
+
+@irdl_op_definition
+class BatchMatMulOp(GlowOp):
+    """lhs[B, N, K] x rhs[B, K, M] -> [B, N, M]."""
+
+    name = "glow.batch_mat_mul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("lhs", self.lhs, 3)
+        require_rank("rhs", self.rhs, 3)
+        b, n, k = shape_of(self.lhs)
+        b2, k2, m = shape_of(self.rhs)
+        require(b == b2, f"lhs batch {b} must equal rhs batch {b2}")
+        require(k == k2, f"lhs columns {k} must equal rhs rows {k2}")
+        require_shape("result", self.result, (b, n, m))
+        require_same_elem("lhs and rhs", self.lhs, self.rhs)
+
+
+@irdl_op_definition
+class BatchedAddOp(GlowOp):
+    """batch[B, ...] + slice[...]: the slice is added to every batch element."""
+
+    name = "glow.batched_add"
+    batch = operand_def(TensorType)
+    slice = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        bshape = shape_of(self.batch)
+        require(len(bshape) >= 1, "batch must have rank >= 1")
+        require_shape("slice", self.slice, bshape[1:], "the batch without its first dim")
+        require(self.result.type == self.batch.type,
+                f"result type {self.result.type} must equal the batch type {self.batch.type}")
+
+
+@irdl_op_definition
+class BatchNormalizationOp(GlowOp):
+    """Inference batch norm: scale * (x - mean) / sqrt(var + epsilon) + bias, per channel."""
+
+    name = "glow.batch_normalization"
+    ATTRS: ClassVar = ("epsilon", "momentum", "channel_idx")
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        shape = shape_of(self.input)
+        require(len(shape) >= 2, f"input must have rank >= 2, got {len(shape)}")
+        require_elem("input", self.input, is_float, "floating-point")
+        ch = normalize_axis(self.int_attr("channel_idx", 1), len(shape), "channel_idx")
+        self.float_attr("epsilon", 1e-5)
+        for what, v in (("scale", self.scale), ("bias", self.bias), ("mean", self.mean),
+                        ("var", self.var)):
+            require_shape(what, v, (shape[ch],), "one per channel")
+        require(self.result.type == self.input.type,
+                f"result type {self.result.type} must equal the input type {self.input.type}")
+
+
+@irdl_op_definition
+class LayerNormalizationOp(GlowOp):
+    """Normalizes over the trailing dims that `scale` and `bias` have, then scales and shifts."""
+
+    name = "glow.layer_normalization"
+    ATTRS: ClassVar = ("epsilon",)
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        shape = shape_of(self.input)
+        require_elem("input", self.input, is_float, "floating-point")
+        sshape = shape_of(self.scale)
+        require(0 < len(sshape) <= len(shape) and tuple(shape[len(shape) - len(sshape):]) == sshape,
+                f"scale shape {fmt_shape(sshape)} must equal the trailing dims of the input "
+                f"{fmt_shape(shape)}")
+        require_shape("bias", self.bias, sshape, "same as scale")
+        self.float_attr("epsilon", 1e-5)
+        require(self.result.type == self.input.type,
+                f"result type {self.result.type} must equal the input type {self.input.type}")
+
+
+@irdl_op_definition
+class LocalResponseNormalizationOp(GlowOp):
+    """Across-channel LRN: x / (k + alpha / size * sum(x^2 over the window)) ^ beta."""
+
+    name = "glow.local_response_normalization"
+    ATTRS: ClassVar = ("half_window_size", "alpha", "beta", "k", "layout")
+    T: ClassVar = SAME_TYPE
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def check(self) -> None:
+        self.str_attr("layout", "NCHW", LAYOUTS)
+        require_rank("input", self.input, 4)
+        require_elem("input", self.input, is_float, "floating-point")
+        require(self.int_attr("half_window_size") >= 0, "half_window_size must be >= 0")
+        self.float_attr("alpha", 1e-4)
+        self.float_attr("beta", 0.75)
+        self.float_attr("k", 1.0)
+
+
+class _SoftMaxOp(GlowOp):
+    ATTRS: ClassVar = ("axis",)
+    T: ClassVar = SAME_TYPE
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def check(self) -> None:
+        require_elem("input", self.input, is_float, "floating-point")
+        normalize_axis(self.int_attr("axis", -1), len(shape_of(self.input)))
+
+
+@irdl_op_definition
+class SoftMaxOp(_SoftMaxOp):
+    """exp(x) / sum(exp(x)) along `axis` (default: the last)."""
+
+    name = "glow.soft_max"
+
+
+@irdl_op_definition
+class LogSoftMaxOp(_SoftMaxOp):
+    """log(soft_max(x)) along `axis`, computed stably."""
+
+    name = "glow.log_soft_max"
+
+
+COORDINATE_MODES = ("asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel",
+                    "tf_half_pixel_for_nn")
+NEAREST_MODES = ("floor", "round_prefer_floor", "round_prefer_ceil", "ceil")
+
+
+class _ResizeOp(GlowOp):
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def check(self) -> None:
+        shape, out = shape_of(self.input), shape_of(self.result)
+        require(len(shape) == len(out), f"result rank {len(out)} must equal input rank {len(shape)}")
+        require_same_elem("input and result", self.input, self.result)
+        scale = self.floats("scale")
+        require(len(scale) == len(shape),
+                f"scale has {len(scale)} entries, expected one per dim ({len(shape)})")
+        require(all(s > 0 for s in scale), f"scale must be positive, got {list(scale)}")
+        for i, (d, o, s) in enumerate(zip(shape, out, scale)):
+            require(abs(d * s - o) < 1.0 or math.floor(d * s) == o,
+                    f"result dim {i} is {o}, but input {d} x scale {s} gives {d * s:g}")
+        self.str_attr("coordinate_transformation_mode", "asymmetric", COORDINATE_MODES)
+
+
+@irdl_op_definition
+class ResizeNearestOp(_ResizeOp):
+    """Nearest-neighbour resize with ONNX's coordinate transformation and nearest modes."""
+
+    name = "glow.resize_nearest"
+    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode", "nearest_mode")
+
+    def check(self) -> None:
+        super().check()
+        self.str_attr("nearest_mode", "floor", NEAREST_MODES)
+
+
+@irdl_op_definition
+class ResizeBilinearOp(_ResizeOp):
+    """(Bi)linear resize over every dim whose scale is not 1."""
+
+    name = "glow.resize_bilinear"
+    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode")
+
+    def check(self) -> None:
+        super().check()
+        require_elem("input", self.input, is_float, "floating-point")
+
+
+@irdl_op_definition
+class SpaceToDepthOp(GlowOp):
+    """NCHW [N, C, H, W] -> [N, C*b*b, H/b, W/b], as ONNX SpaceToDepth."""
+
+    name = "glow.space_to_depth"
+    ATTRS: ClassVar = ("block_size",)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def check(self) -> None:
+        require_rank("input", self.input, 4)
+        b = self.int_attr("block_size")
+        require(b > 0, f"block_size must be positive, got {b}")
+        n, c, h, w = shape_of(self.input)
+        require(h % b == 0 and w % b == 0, f"block_size {b} must divide H {h} and W {w}")
+        require_shape("result", self.result, (n, c * b * b, h // b, w // b))
+        require_same_elem("input and result", self.input, self.result)
+
+
+NN_OPS = (ConvolutionOp, MaxPoolOp, AvgPoolOp, AdaptiveAvgPoolOp, FullyConnectedOp, MatMulOp,
+          BatchMatMulOp, BatchedAddOp, BatchNormalizationOp, LayerNormalizationOp,
+          LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp, ResizeNearestOp,
+          ResizeBilinearOp, SpaceToDepthOp)

@@ -1,0 +1,19 @@
+"""The xDSL Context every glow-mlir tool and API uses: our dialects plus the upstream ones
+our IR mixes with (builtin, func, arith, ...), loaded lazily as xDSL does."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    from glow_mlir.universe import DIALECTS
+
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in get_all_dialects().items():
+        if name not in DIALECTS:
+            ctx.register_dialect(name, factory)
+    for name, factory in DIALECTS.items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -1,0 +1,1 @@
+"""Execution targets: the reference interpreter; later cpu and accel."""

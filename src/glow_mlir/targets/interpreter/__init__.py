@@ -1,0 +1,13 @@
+"""The reference evaluator: runs `glow` graphs with numpy, one clear kernel per op.
+
+It is the oracle for every graph pass and the frontend: clarity over speed.
+"""
+
+from glow_mlir.targets.interpreter.graph_evaluator import (
+    EvaluationError,
+    evaluate_function,
+    evaluate_module,
+    evaluate_op,
+)
+
+__all__ = ["evaluate_module", "evaluate_function", "evaluate_op", "EvaluationError"]

@@ -1,0 +1,26 @@
+"""glow.constant and glow.splat."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr
+
+from glow_mlir.ir.resources import resource_value
+from glow_mlir.targets.interpreter.registry import kernel, result_dtype, result_shape
+
+
+@kernel("glow.constant")
+def constant(op):
+    value = op.attributes["value"]
+    if isinstance(value, DenseResourceAttr):
+        return resource_value(value, op)
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    dtype = result_dtype(op)
+    shape = result_shape(op)
+    values = np.asarray(value.get_values(), dtype=dtype)
+    return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+
+
+@kernel("glow.splat")
+def splat(op):
+    return np.full(result_shape(op), op.float_attr("value"), dtype=result_dtype(op))

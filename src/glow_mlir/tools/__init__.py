@@ -1,0 +1,1 @@
+"""Command-line tools: glow-opt, glow-compile, glow-run."""

@@ -1,0 +1,59 @@
+"""How every tool ends on bad input: one clear message on stderr, exit status 1, and no
+Python traceback unless `--debug` asks for it."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from contextlib import contextmanager
+
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+
+from glow_mlir.ir.text import OpDiagnostic
+
+
+class UserError(Exception):
+    """A problem with what the user gave us (file, flag, model, inputs); the message says
+    where and what."""
+
+
+# Errors whose message is already a complete diagnostic for the user.
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UserError,
+    ParseError,
+    OpDiagnostic,
+    DiagnosticException,
+    ArgSpecParseError,
+)
+
+
+def report(tool: str, err: BaseException) -> str:
+    text = str(err).rstrip()
+    if isinstance(err, (ParseError, OpDiagnostic)):
+        return text
+    if isinstance(err, USER_ERRORS):
+        return f"{tool}: error: {text}"
+    return (f"{tool}: internal error: {type(err).__name__}: {text}\n"
+            f"(this is a bug in glow-mlir; run with --debug for the traceback)")
+
+
+@contextmanager
+def user_errors_exit(tool: str, debug: bool, extra: tuple[type[BaseException], ...] = ()):
+    """Turn exceptions into `report` + exit 1; `--debug` keeps the traceback."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as err:  # noqa: BLE001 - the tool's last line of defence
+        if debug:
+            traceback.print_exc()
+        print(report(tool, err), file=sys.stderr)
+        sys.exit(1)
+
+
+def run_main(tool: str, main: Callable[[list[str]], int], argv: list[str]) -> int:
+    debug = "--debug" in argv
+    with user_errors_exit(tool, debug):
+        return main(argv)
+    return 1
