@@ -1,7 +1,12 @@
-"""xDSL plugin entry point (group `xdsl.universe`): `xdsl-opt` sees our dialects and passes."""
+"""xDSL plugin entry point (group `xdsl.universe`): `xdsl-opt` sees our dialects and passes.
+
+Passes are registered by name with a lazy import, so tools start fast.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable
 
 from xdsl.ir import Dialect
@@ -17,6 +22,46 @@ def _glow() -> Dialect:
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {"glow": _glow}
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+def _lazy(path: str) -> Callable[[], type[ModulePass]]:
+    module, cls = path.rsplit(":", 1)
+    return lambda: getattr(importlib.import_module(module), cls)
+
+
+_PASS_PATHS = {
+    # graph clean-ups
+    "constant-fold": "glow_mlir.transforms.graph.constant_fold:ConstantFoldPass",
+    "eliminate-noops": "glow_mlir.transforms.graph.eliminate_noops:EliminateNoopsPass",
+    "merge-constants": "glow_mlir.transforms.graph.merge_constants:MergeConstantsPass",
+    # data movement
+    "sink-transposes": "glow_mlir.transforms.graph.sink_transposes:SinkTransposesPass",
+    "merge-transposes": "glow_mlir.transforms.graph.merge_transposes:MergeTransposesPass",
+    "merge-concats": "glow_mlir.transforms.graph.merge_concats:MergeConcatsPass",
+    "merge-reshapes": "glow_mlir.transforms.graph.merge_reshapes:MergeReshapesPass",
+    # algebra
+    "fold-batchnorm": "glow_mlir.transforms.graph.fold_batchnorm:FoldBatchNormPass",
+    "merge-pad-into-conv": "glow_mlir.transforms.graph.merge_pad_into_conv:MergePadIntoConvPass",
+    "fold-matmul-add": "glow_mlir.transforms.graph.fold_matmul_add:FoldMatMulAddPass",
+    "fold-arithmetic-chains":
+        "glow_mlir.transforms.graph.fold_arithmetic_chains:FoldArithmeticChainsPass",
+    "reduce-mean-to-avg-pool":
+        "glow_mlir.transforms.graph.reduce_mean_to_avg_pool:ReduceMeanToAvgPoolPass",
+    "fuse-activations": "glow_mlir.transforms.graph.fuse_activations:FuseActivationsPass",
+    # lowering, scheduling, pipelines
+    "lower-graph": "glow_mlir.transforms.graph.lower_graph:LowerGraphPass",
+    "schedule-graph": "glow_mlir.transforms.graph.schedule_graph:ScheduleGraphPass",
+    "glow-optimize": "glow_mlir.transforms.graph.pipelines:GlowOptimizePass",
+    "glow-graph-pipeline": "glow_mlir.transforms.graph.pipelines:GraphPipelinePass",
+}
+
+
+def _available(path: str) -> bool:
+    """Only advertise passes whose module exists (the set grows issue by issue)."""
+    return importlib.util.find_spec(path.split(":")[0]) is not None
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _lazy(path) for name, path in _PASS_PATHS.items() if _available(path)
+}
 
 GLOW_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -11,7 +11,7 @@ import sys
 import lit.formats
 
 config.name = "glow-mlir"  # noqa: F821 - lit provides `config`
-config.test_format = lit.formats.ShTest(execute_external=True)  # noqa: F821
+config.test_format = lit.formats.ShTest(execute_external=False)  # noqa: F821
 config.suffixes = [".mlir"]  # noqa: F821
 config.excludes = ["lit.cfg.py", "inputs"]  # noqa: F821
 

@@ -1,3 +1,7 @@
-"""Reference kernels by concept; importing this package registers them all."""
+"""Reference kernels by concept; importing this package registers every kernel module in it."""
 
-from glow_mlir.targets.interpreter.kernels import constants  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

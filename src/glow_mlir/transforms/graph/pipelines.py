@@ -1,0 +1,169 @@
+"""The graph pipelines: `glow-optimize` (clean-ups and optimizations to a fixed point) and
+`glow-graph-pipeline` (everything `compile()` runs on the graph, in Glow's order).
+
+    fold -> optimize -> lower -> optimize -> fuse -> transform post lowering -> optimize
+         -> verify the backend supports every op -> schedule
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.ir.text import location_text, verify_module
+
+OPTIMIZE_PASSES: tuple[str, ...] = (
+    "dce",
+    "cse",
+    "merge-constants",
+    "eliminate-noops",
+    "constant-fold",
+    "merge-reshapes",
+    "merge-transposes",
+    "sink-transposes",
+    "merge-concats",
+    "fold-batchnorm",
+    "merge-pad-into-conv",
+    "fold-matmul-add",
+    "fold-arithmetic-chains",
+    "reduce-mean-to-avg-pool",
+)
+"""The passes of one `glow-optimize` round, in order."""
+
+
+def fingerprint(module: ModuleOp) -> int:
+    """A cheap structural hash: op kinds, attributes, types and the use-def wiring
+    (no weight bytes are printed), to detect the fixed point."""
+    numbering: dict[object, int] = {}
+    items = []
+    for op in module.walk():
+        for r in op.results:
+            numbering[r] = len(numbering)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    numbering[arg] = len(numbering)
+        items.append((op.name, tuple(numbering.get(v, -1) for v in op.operands),
+                      tuple(str(r.type) for r in op.results),
+                      tuple(sorted((k, str(v)) for k, v in op.attributes.items()))))
+    return hash(tuple(items))
+
+
+def _pass(name: str, **options) -> ModulePass:
+    from glow_mlir.transforms.pass_runner import all_passes
+
+    cls = all_passes()[name]()
+    return cls(**options) if options else cls()
+
+
+def _print_after(name: str, module: ModuleOp) -> None:
+    print(f"// -----// IR after {name} //----- //", file=sys.stderr)
+    Printer(stream=sys.stderr).print_op(module)
+    print(file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class GlowOptimizePass(ModulePass):
+    """Run the clean-up and optimization passes until nothing changes."""
+
+    name: ClassVar[str] = "glow-optimize"
+
+    max_iterations: int = 8
+    disable: tuple[str, ...] = ()
+    print_ir_after_each: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
+        before = fingerprint(op)
+        for _ in range(self.max_iterations):
+            for name, p in passes:
+                p.apply(ctx, op)
+                if self.print_ir_after_each:
+                    _print_after(name, op)
+            after = fingerprint(op)
+            if after == before:
+                return
+            before = after
+
+
+def _probe_fully_connected() -> Operation:
+    from glow_mlir.dialects import glow
+
+    from xdsl.dialects.builtin import TensorType as T
+    from xdsl.ir import Block
+
+    block = Block(arg_types=[T(f32, [1, 1]), T(f32, [1, 1]), T(f32, [1])])
+    return glow.FullyConnectedOp.make(block.args, TensorType(f32, [1, 1]))
+
+
+def unsupported_ops_message(module: ModuleOp, backend) -> str | None:
+    """One message listing every op kind the backend cannot run (count, first place)."""
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for op in module.walk():
+        if op.name.startswith("glow.") and not backend.is_op_supported(op):
+            counts[op.name] += 1
+            first.setdefault(op.name, location_text(op) or "")
+    if not counts:
+        return None
+    lines = [f"backend '{backend.name}' does not support {len(counts)} op kind(s):"]
+    for name, n in sorted(counts.items()):
+        where = f" (first at {first[name]})" if first[name] else ""
+        lines.append(f"  {name}: {n} op(s){where}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class GraphPipelinePass(ModulePass):
+    """The whole graph pipeline of `compile()`, in Glow's order."""
+
+    name: ClassVar[str] = "glow-graph-pipeline"
+
+    backend: str = "interpreter"
+    disable: tuple[str, ...] = ()
+    """Pass names to skip (any of the steps or of glow-optimize's passes)."""
+    max_iterations: int = 8
+    print_ir_after_each: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.backends import get_backend
+
+        backend = get_backend(self.backend)
+        # After lowering, re-folding what the backend asked to lower would undo it.
+        relowered = ("fold-matmul-add",) if backend.should_lower(_probe_fully_connected()) else ()
+
+        def optimize(extra_disable: tuple[str, ...] = ()) -> None:
+            if "glow-optimize" in self.disable:
+                return
+            GlowOptimizePass(self.max_iterations, (*self.disable, *extra_disable),
+                             self.print_ir_after_each).apply(ctx, op)
+
+        def step(name: str, run) -> None:
+            if name in self.disable:
+                return
+            run()
+            verify_module(op)
+            if self.print_ir_after_each:
+                _print_after(name, op)
+
+        step("constant-fold", lambda: _pass("constant-fold").apply(ctx, op))
+        optimize()
+        step("lower-graph", lambda: _pass("lower-graph", backend=self.backend).apply(ctx, op))
+        optimize(relowered)
+        step("fuse-activations",
+             lambda: _pass("fuse-activations", backend=self.backend).apply(ctx, op))
+        step("transform-post-lowering", lambda: backend.transform_post_lowering(op))
+        optimize(relowered)
+        message = unsupported_ops_message(op, backend)
+        if message is not None:
+            raise PassFailedException(message)
+        step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))

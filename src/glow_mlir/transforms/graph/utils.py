@@ -1,0 +1,115 @@
+"""Helpers every graph pass shares: reading constants, making constants, use counts,
+and running a set of rewrite patterns to a fixed point."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from glow_mlir.dialects import glow
+from glow_mlir.ir.element_types import element_type
+from glow_mlir.ir.resources import add_resource, top_module
+
+INLINE_LIMIT = 16
+"""Constants with at most this many elements print inline as dense<...>; larger ones are
+dense_resource blobs (DESIGN.md section 4: weights never go through per-element IR)."""
+
+
+def defining_op(value: SSAValue) -> Operation | None:
+    return value.owner if isinstance(value.owner, Operation) else None
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array a value is known to hold (glow.constant or glow.splat), else None."""
+    op = defining_op(value)
+    if isinstance(op, (glow.ConstantOp, glow.SplatOp)):
+        from glow_mlir.targets.interpreter import evaluate_op
+
+        return evaluate_op(op, [])[0]
+    return None
+
+
+def splat_value(value: SSAValue) -> float | None:
+    """The single value every element holds, if the value is a known uniform constant."""
+    arr = constant_value(value)
+    if arr is None or arr.size == 0:
+        return None
+    first = arr.flat[0]
+    return float(first) if np.all(arr == first) else None
+
+
+def is_constant(value: SSAValue) -> bool:
+    return isinstance(defining_op(value), (glow.ConstantOp, glow.SplatOp))
+
+
+def _uniform_value(array: np.ndarray) -> float | None:
+    """The value of a uniform float/int array that an f32 splat attribute holds exactly."""
+    if array.size <= 1 or array.dtype.kind not in "fiu":
+        return None
+    first = array.flat[0]
+    if not np.all(array == first):
+        return None
+    if array.dtype.kind in "iu" and abs(int(first)) >= 1 << 24:
+        return None
+    if array.dtype.kind == "f" and np.float32(first) != first:
+        return None
+    return float(first)
+
+
+def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded",
+                  tensor_type: TensorType | None = None) -> glow.ConstantOp | glow.SplatOp:
+    """A new op (not inserted) holding `array`: glow.splat when it is uniform, an inline
+    dense<> when small, else a dense_resource in the resource table of `anchor`'s module."""
+    array = np.ascontiguousarray(array)
+    ttype = tensor_type or TensorType(element_type(array.dtype), array.shape)
+    uniform = _uniform_value(array)
+    if uniform is not None and array.size > INLINE_LIMIT:
+        return glow.SplatOp.make([], ttype, value=uniform)
+    if array.size <= INLINE_LIMIT and ttype.get_element_type() == element_type(array.dtype):
+        flat = array.reshape(-1)
+        if array.size > 0 and np.all(flat == flat[0]):
+            values = [flat[0].item()]
+        else:
+            values = flat.tolist()
+        attr = DenseIntOrFPElementsAttr.from_list(ttype, values)  # type: ignore[arg-type]
+        return glow.ConstantOp.from_attr(attr)
+    module: ModuleOp = top_module(anchor)
+    attr = add_resource(module, name_hint, array)
+    if tensor_type is not None:
+        from xdsl.dialects.builtin import DenseResourceAttr
+
+        attr = DenseResourceAttr.from_params(attr.resource_handle, tensor_type)
+    return glow.ConstantOp.from_attr(attr)
+
+
+def users(value: SSAValue) -> list[Operation]:
+    return [use.operation for use in value.uses]
+
+
+def has_single_use(value: SSAValue) -> bool:
+    return value.has_one_use()
+
+
+def apply_patterns(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
+    """Apply `patterns` greedily until none fires (xDSL's walker, to its fixed point)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(patterns)), apply_recursively=True
+    ).rewrite_module(module)
+
+
+def erase_dead_constants(fn: Operation) -> None:
+    """Erase constants and splats nobody uses any more (folding leaves them behind)."""
+    for region in fn.regions:
+        for block in region.blocks:
+            for op in reversed(list(block.ops)):
+                if isinstance(op, (glow.ConstantOp, glow.SplatOp)) and not op.results[0].uses:
+                    op.detach()
+                    op.erase()

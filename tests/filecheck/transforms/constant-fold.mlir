@@ -1,0 +1,56 @@
+// RUN: glow-opt %s --split-input-file --constant-fold | FileCheck %s
+// RUN: glow-opt %s --split-input-file --constant-fold=max-elements=2 | FileCheck %s --check-prefix=LIMIT
+
+// A constant sub-graph folds into one constant; the graph input keeps its ops.
+// CHECK-LABEL: func.func @fold_chain
+// CHECK-NEXT:    %[[C:.*]] = glow.constant dense<[2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT:    %[[R:.*]] = glow.add %x, %[[C]] : tensor<3xf32>
+// CHECK-NEXT:    func.return %[[R]]
+// LIMIT-LABEL: func.func @fold_chain
+// LIMIT:         glow.relu
+func.func @fold_chain(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %a = glow.constant dense<[1.0, -2.0, 3.0]> : tensor<3xf32>
+  %b = glow.constant dense<1.0> : tensor<3xf32>
+  %r = glow.relu %a : tensor<3xf32>
+  %s = glow.add %r, %b : tensor<3xf32>
+  %t = glow.add %s, %b : tensor<3xf32>
+  %o = glow.add %x, %t : tensor<3xf32>
+  func.return %o : tensor<3xf32>
+}
+
+// -----
+
+// A uniform result becomes a splat, not a big blob.
+// CHECK-LABEL: func.func @fold_to_splat
+// CHECK-NEXT:    %[[S:.*]] = glow.splat {value = 6.000000e+00 : f32} : tensor<64x64xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @fold_to_splat() -> tensor<64x64xf32> {
+  %a = glow.splat {value = 2.0 : f32} : tensor<64x64xf32>
+  %b = glow.splat {value = 3.0 : f32} : tensor<64x64xf32>
+  %m = glow.mul %a, %b : tensor<64x64xf32>
+  func.return %m : tensor<64x64xf32>
+}
+
+// -----
+
+// Must not fire: an operand is a function input.
+// CHECK-LABEL: func.func @no_fold_input
+// CHECK:         glow.mul %x
+func.func @no_fold_input(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %b = glow.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = glow.mul %x, %b : tensor<2xf32>
+  func.return %m : tensor<2xf32>
+}
+
+// -----
+
+// A large non-uniform result goes to a dense_resource blob.
+// CHECK-LABEL: func.func @fold_to_resource
+// CHECK-NEXT:    %[[C:.*]] = glow.constant dense_resource<transpose_folded> : tensor<3x8xf32>
+// CHECK:       dialect_resources
+// CHECK:         transpose_folded: "0x04000000
+func.func @fold_to_resource() -> tensor<3x8xf32> {
+  %a = glow.constant dense<[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0], [12.0, 13.0, 14.0], [15.0, 16.0, 17.0], [18.0, 19.0, 20.0], [21.0, 22.0, 23.0]]> : tensor<8x3xf32>
+  %t = glow.transpose %a {shuffle = array<i64: 1, 0>} : tensor<8x3xf32> -> tensor<3x8xf32>
+  func.return %t : tensor<3x8xf32>
+}

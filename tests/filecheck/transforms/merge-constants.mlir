@@ -1,0 +1,45 @@
+// RUN: glow-opt %s --split-input-file --merge-constants | FileCheck %s
+
+// Two blobs with the same bytes under different names become one constant.
+// CHECK-LABEL: func.func @same_bytes
+// CHECK-NEXT:    %[[A:.*]] = glow.constant dense_resource<w_a> : tensor<2xf32>
+// CHECK-NEXT:    %[[B:.*]] = glow.add %[[A]], %[[A]]
+// CHECK-NOT:     w_b:
+func.func @same_bytes() -> tensor<2xf32> {
+  %a = glow.constant dense_resource<w_a> : tensor<2xf32>
+  %b = glow.constant dense_resource<w_b> : tensor<2xf32>
+  %s = glow.add %a, %b : tensor<2xf32>
+  func.return %s : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w_a: "0x040000000000803F00000040",
+      w_b: "0x040000000000803F00000040"
+    }
+  }
+#-}
+
+// -----
+
+// Must not merge: different bytes, or same bytes with different types.
+// CHECK-LABEL: func.func @different
+// CHECK:         dense_resource<v_a> : tensor<2xf32>
+// CHECK:         dense_resource<v_b> : tensor<2xf32>
+// CHECK:         dense_resource<v_c> : tensor<2xi32>
+func.func @different() -> (tensor<2xf32>, tensor<2xi32>) {
+  %a = glow.constant dense_resource<v_a> : tensor<2xf32>
+  %b = glow.constant dense_resource<v_b> : tensor<2xf32>
+  %c = glow.constant dense_resource<v_c> : tensor<2xi32>
+  %s = glow.add %a, %b : tensor<2xf32>
+  func.return %s, %c : tensor<2xf32>, tensor<2xi32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      v_a: "0x040000000000803F00000040",
+      v_b: "0x040000000000803F00004040",
+      v_c: "0x040000000000803F00000040"
+    }
+  }
+#-}

@@ -1,0 +1,52 @@
+"""Checks every graph pass test uses: run a pass on a copy of a graph and compare numbers.
+
+    from pass_harness import assert_pass_preserves_numbers
+    @given(glow_graphs(max_ops=8))
+    def test_my_pass(g):
+        assert_pass_preserves_numbers(g.module, g.inputs, "my-pass")
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import parse_module, print_module, verify_module
+from glow_mlir.targets.interpreter import evaluate_module
+from glow_mlir.transforms.pass_runner import run_pipeline
+
+
+def copy_module(module: ModuleOp) -> ModuleOp:
+    """A deep copy with its own resource table (through text, as a user would)."""
+    ctx = make_context()
+    out = StringIO()
+    print_module(module, out, ctx)
+    return parse_module(ctx, out.getvalue(), "<copy>")
+
+
+def assert_close(expected: list[np.ndarray], got: list[np.ndarray], rtol=1e-4, atol=1e-5,
+                 what: str = "") -> None:
+    assert len(expected) == len(got), f"{what}: {len(expected)} outputs vs {len(got)}"
+    for i, (e, g) in enumerate(zip(expected, got)):
+        assert e.shape == g.shape, f"{what}: output {i} shape {e.shape} vs {g.shape}"
+        assert e.dtype == g.dtype, f"{what}: output {i} dtype {e.dtype} vs {g.dtype}"
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"{what}: output {i}")
+
+
+def assert_pass_preserves_numbers(module: ModuleOp, inputs: list[np.ndarray], spec: str,
+                                  rtol=1e-4, atol=1e-5) -> ModuleOp:
+    """Run `spec` on a copy of `module`; it must verify and give the same outputs.
+    Returns the transformed copy so a test can also check what the pass did."""
+    before = evaluate_module(module, inputs)
+    after_module = run_pipeline(copy_module(module), spec)
+    verify_module(after_module)
+    after = evaluate_module(after_module, inputs)
+    assert_close(before, after, rtol, atol, what=spec)
+    return after_module
+
+
+def op_names(module: ModuleOp) -> list[str]:
+    return [op.name for op in module.walk() if op.name.startswith("glow.")]
