@@ -85,7 +85,7 @@ class RemoveNoop(RewritePattern):
             return
         x = _noop_input(op)
         if x is not None and x.type == op.results[0].type:
-            rewriter.replace_op(op, [], [x])
+            rewriter.replace(op, [], [x])
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_float
@@ -86,16 +87,10 @@ class FoldChain(RewritePattern):
         c = c.astype(c1.dtype)
         const = make_constant(c, op, "chain", op.results[0].type)  # type: ignore[arg-type]
         new = _OP_FOR[kind].make([x, const.results[0]], op.results[0].type)
-        rewriter.insert_op(const, _before(op))
-        rewriter.replace_op(op, new)
+        rewriter.insert(const, InsertPoint.before(op))
+        rewriter.replace(op, new)
         if not inner_op.results[0].uses:
-            rewriter.erase_op(inner_op)
-
-
-def _before(op: Operation):
-    from xdsl.rewriter import InsertPoint
-
-    return InsertPoint.before(op)
+            rewriter.erase(inner_op)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ class MeanToAvgPool(RewritePattern):
         pooled = glow.AvgPoolOp.make([op.input], TensorType(elem, [n, c, 1, 1]),
                                      kernels=[h, w], strides=[1, 1], pads=[0, 0, 0, 0])
         flat = glow.ReshapeOp.make([pooled.results[0]], op.results[0].type)
-        rewriter.replace_op(op, [pooled, flat])
+        rewriter.replace(op, [pooled, flat])
 
 
 @dataclass(frozen=True)
