@@ -1,7 +1,43 @@
 """glow-mlir: a Glow-style neural-network compiler on xDSL.
 
-`compile()` and `CompiledModel` arrive with the ONNX frontend; the dialects live in
-`glow_mlir.dialects`, the reference evaluator in `glow_mlir.targets.interpreter`.
+    import glow_mlir
+    model = glow_mlir.compile("model.onnx", backend="interpreter",
+                              input_shapes={"input": (1, 3, 224, 224)})
+    outputs = model.run({"input": x})   # list of numpy arrays, in the graph's output order
+    outputs = model(x)                  # positional inputs
+
+The dialects live in `glow_mlir.dialects`, the ONNX importer in `glow_mlir.frontends.onnx`,
+the reference evaluator in `glow_mlir.targets.interpreter`. Imports are lazy, so
+`import glow_mlir` stays cheap for the tools.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from glow_mlir.runtime.compiled_model import CompiledModel
+
+
+def compile(model, backend: str = "interpreter", input_shapes=None, optimize: bool = True,
+            disable_passes=()) -> CompiledModel:  # noqa: A001
+    """Compile an ONNX model (ModelProto, file path or bytes) for `backend` ("interpreter";
+    "cpu" and "accel" arrive later). `input_shapes` binds symbolic dimensions:
+    `{"input": (1, 3, 224, 224)}` or `{"batch": 1}`. The graph goes through the whole graph
+    pipeline (`optimize=False` skips it; `disable_passes` skips some of its passes)."""
+    from glow_mlir.runtime.compiled_model import compile_model
+
+    return compile_model(model, backend, input_shapes, optimize, disable_passes)
+
+
+def __getattr__(name: str):
+    if name == "CompiledModel":
+        from glow_mlir.runtime.compiled_model import CompiledModel
+
+        return CompiledModel
+    raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
+
+
+__all__ = ["compile", "CompiledModel", "__version__"]

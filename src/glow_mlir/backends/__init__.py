@@ -4,7 +4,14 @@ transformPostLowering). `get_backend(name)` returns one by name."""
 
 from __future__ import annotations
 
+from xdsl.utils.exceptions import DiagnosticException
+
 from glow_mlir.backends.base import Backend
+
+
+class UnknownBackendError(ValueError, DiagnosticException):
+    """A backend name nobody registered: the user's mistake (a flag, a pass option), so tools
+    report it as a diagnostic, without a traceback; still a ValueError for API callers."""
 
 
 def get_backend(name: str) -> Backend:
@@ -14,7 +21,7 @@ def get_backend(name: str) -> Backend:
         return BACKENDS[name]()
     except KeyError:
         known = ", ".join(sorted(BACKENDS))
-        raise ValueError(f"unknown backend '{name}' (known: {known})") from None
+        raise UnknownBackendError(f"unknown backend '{name}' (known: {known})") from None
 
 
-__all__ = ["Backend", "get_backend"]
+__all__ = ["Backend", "UnknownBackendError", "get_backend"]

@@ -19,9 +19,11 @@ from glow_mlir.dialects.glow_ops.elementwise import *  # noqa: F403
 from glow_mlir.dialects.glow_ops.elementwise import BINARY_OPS, ELEMENTWISE_OPS, UNARY_OPS
 from glow_mlir.dialects.glow_ops.nn import *  # noqa: F403
 from glow_mlir.dialects.glow_ops.nn import NN_OPS
+from glow_mlir.dialects.glow_ops.trigonometry import *  # noqa: F403
+from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 
-ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *ELEMENTWISE_OPS)
+ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *ELEMENTWISE_OPS, *TRIGONOMETRY_OPS)
 
 Glow = Dialect("glow", list(ALL_OPS), [QuantizedType])
 

@@ -8,29 +8,45 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
+from xdsl.utils.lexer import Span
 
 from glow_mlir.ir import resources
 
 
+_OP_START = re.compile(r'(%[^=\n]*=\s*)?("?)([A-Za-z_][\w$.-]*)')
+"""An op's results and name: `%a, %b = glow.x` or `%0 = "glow.x"`."""
+
+
 class LocatingParser(Parser):
-    """xDSL's parser, plus a `file:line:col` location on every op it reads."""
+    """xDSL's parser, plus a `file:line:col` location on every op it reads, and located
+    parse errors where xDSL raises unlocated ones (ill-formed types, operands whose types
+    break an op's constraints while its custom form is read, undefined values)."""
 
     line_offset: int = 0
     """Lines before this chunk in its file (`--split-input-file`)."""
 
     def parse_operation(self) -> Operation:
+        # As mlir-opt, locate an op at its name (`%0 = glow.relu ...`: at `glow.relu`).
         start = self._current_token.span
-        op = super().parse_operation()
+        m = _OP_START.match(self.lexer.input.content, start.start)
+        if m is not None:
+            start = Span(m.start(2), m.end(3) + len(m.group(2)), start.input)
+        try:
+            op = super().parse_operation()
+        except VerifyException as err:
+            name = f"'{m.group(3)}' op " if m else ""
+            self.raise_error(f"{name}{_one_line(str(err))}", start)
         if isinstance(op.location, UnknownLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(
@@ -38,29 +54,126 @@ class LocatingParser(Parser):
             )
         return op
 
+    def _parse_extended_type_or_attribute(self, attr_or_dialect_name: str, is_type: bool):
+        # The `!name`/`#name` token is already consumed; point back at it when we can.
+        sigil = "!" if is_type else "#"
+        token = f"{sigil}{attr_or_dialect_name}"
+        here = self._current_token.span.start
+        content = self.lexer.input.content
+        start = content.rfind(token, max(0, here - len(token) - 64), here)
+        start = start if start >= 0 and not content[start + len(token):here].strip() else here
+        try:
+            return super()._parse_extended_type_or_attribute(  # type: ignore[call-overload]
+                attr_or_dialect_name, is_type)
+        except VerifyException as err:
+            kind = "type" if is_type else "attribute"
+            self.raise_error(f"invalid {kind} {token}: {_one_line(str(err))}",
+                             start, max(self.pos, start + 1))
 
-def parse_module(ctx: Context, text: str, filename: str = "<stdin>", line_offset: int = 0) -> ModuleOp:
-    """Parse `text`; the module owns its weight blobs (see resources)."""
-    parser = LocatingParser(ctx, text, filename)
-    parser.line_offset = line_offset
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as err:
+            if not err.msg.startswith("values used but not defined") \
+                    or not self.forward_ssa_references:
+                raise
+            # xDSL reports this at the end of the input; MLIR at the use.
+            name = next(iter(self.forward_ssa_references))
+            content = self.lexer.input.content
+            uses = (m for m in re.finditer(rf"%{re.escape(name)}(?![\w$.-])", content)
+                    if "//" not in content[content.rfind("\n", 0, m.start()) + 1:m.start()])
+            m = next(uses, None)
+            if m is None:
+                raise
+            self.raise_error(f"use of undefined value '%{name}'", m.start(), m.end())
+
+
+def _one_line(message: str) -> str:
+    return " ".join(ln.strip() for ln in message.strip().splitlines() if ln.strip())
+
+
+def parse_module(ctx: Context, text: str, filename: str = "<stdin>", line_offset: int = 0,
+                 *, implicit_module: bool = True) -> ModuleOp:
+    """Parse `text`; the module owns its weight blobs (see resources).
+
+    `line_offset` is the number of lines before `text` in its file (a `--split-input-file`
+    chunk), so locations and parse errors name the line of the whole file. A blob of the
+    wrong size raises `OpDiagnostic` at the op that refers to it.
+    """
+    # Parse with a private blob store: handles left in xDSL's process-wide store by an
+    # earlier (maybe failed) parse must not make the parser rename ours.
+    with resources.private_blob_store() as parsed_blobs:
+        try:
+            parser = LocatingParser(ctx, text, filename)  # lexes the first token already
+            parser.line_offset = line_offset
+            module = parser.parse_module(implicit_module)
+        except ParseError as err:
+            if line_offset:
+                err.span = replace(err.span, line_offset=line_offset)
+            err.msg = _clarify(err, ctx)
+            raise
     try:
-        module = parser.parse_module()
-    except ParseError as err:
-        if line_offset:
-            err.span = replace(err.span, line_offset=line_offset)
-        raise
-    handles = [key for dialect, key in parser.dialect_resources if dialect == "builtin"]
-    resources.take_parsed_blobs(module, handles)
+        resources.take_parsed_blobs(module, parsed_blobs)
+    except resources.BlobError as err:
+        raise OpDiagnostic(err.op, err.message) from None
     return module
 
 
+def _clarify(err: ParseError, ctx: Context | None = None) -> str:
+    """Make xDSL's parse errors say what was found, and where MLIR would say it.
+
+    Some messages are only a suffix (" in block definition"); an unregistered op is
+    reported at the token after its name; control characters are shown escaped.
+    """
+    msg = _printable(err.msg)
+    content = err.span.input.content
+    unknown = re.fullmatch(r"Operation (\S+) is not registered", msg)
+    if unknown:
+        name = unknown.group(1)
+        at = content.rfind(name, content.rfind("\n", 0, err.span.start) + 1, err.span.start)
+        if at >= 0:
+            err.span = replace(err.span, start=at, end=at + len(name))
+        dialect = name.split(".", 1)[0]
+        if "." in name and ctx is not None and ctx.get_optional_dialect(dialect) is None:
+            return (f"unknown op '{name}' (no dialect '{dialect}'; "
+                    f"--allow-unregistered-dialect accepts it)")
+        return f"unknown op '{name}'"
+    at_eof = err.span.start >= len(content)
+    if at_eof and "end of" not in msg:
+        return f"unexpected end of input{msg if msg.startswith(' ') else ': ' + msg}"
+    if msg.startswith(" "):
+        return f"unexpected '{_printable(err.span.text)}'{msg}"
+    return msg
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() or c in "\n\t" else f"\\x{ord(c):02x}" for c in text)
+
+
+def format_parse_error(err: ParseError) -> str:
+    """A parse error as MLIR prints it: `file:line:col: error: message`, then the source
+    line with carets under the offending text (and notes for other places involved)."""
+    def located(span, kind: str, message: str) -> list[str]:
+        context = _printable(span.print_with_context()).rstrip("\n").split("\n")[1:]
+        return [f"{span.get_location()}: {kind}: {message}", *context]
+
+    lines = located(err.span, "error", err.msg)
+    if isinstance(err, MultipleSpansParseError):
+        for span, msg in err.refs:
+            span = replace(span, line_offset=err.span.line_offset)
+            lines += located(span, "note", msg or (err.ref_text or "").rstrip(":"))
+    return "\n".join(lines)
+
+
 def print_module(module: ModuleOp, stream: IO[str], ctx: Context, *, generic: bool = False,
-                 debuginfo: bool = False) -> None:
+                 debuginfo: bool = False, properties_as_attributes: bool = False) -> None:
     """Print `module` and its `{-# dialect_resources #-}` section, as mlir-opt would."""
-    printer = Printer(stream=stream, print_generic_format=generic, print_debuginfo=debuginfo)
+    printer = Printer(stream=stream, print_generic_format=generic, print_debuginfo=debuginfo,
+                      print_properties_as_attributes=properties_as_attributes)
     with resources.blobs_for_printing(module):
         printer.print_op(module)
-        printer.print_metadata(ctx.loaded_dialects)
+        # Our blobs live under `builtin`, which a context may not have loaded yet.
+        printer.print_metadata([Builtin, *ctx.loaded_dialects])
     stream.write("\n")
 
 
@@ -120,6 +233,7 @@ __all__ = [
     "parse_module",
     "print_module",
     "verify_module",
+    "format_parse_error",
     "OpDiagnostic",
     "location_text",
     "ParseError",

@@ -3,6 +3,8 @@ Python traceback unless `--debug` asks for it."""
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -10,7 +12,7 @@ from contextlib import contextmanager
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from glow_mlir.ir.text import OpDiagnostic
+from glow_mlir.ir.text import OpDiagnostic, format_parse_error
 
 
 class UserError(Exception):
@@ -29,10 +31,12 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 
 
 def report(tool: str, err: BaseException) -> str:
+    if isinstance(err, ParseError):
+        return format_parse_error(err)
     text = str(err).rstrip()
-    if isinstance(err, (ParseError, OpDiagnostic)):
-        return text
     if isinstance(err, USER_ERRORS):
+        if isinstance(err, OpDiagnostic) or re.match(r"\S.*?:\d+:\d+: error: ", text):
+            return text  # already `file:line:col: error: ...`
         return f"{tool}: error: {text}"
     return (f"{tool}: internal error: {type(err).__name__}: {text}\n"
             f"(this is a bug in glow-mlir; run with --debug for the traceback)")
@@ -45,6 +49,11 @@ def user_errors_exit(tool: str, debug: bool, extra: tuple[type[BaseException], .
         yield
     except (KeyboardInterrupt, SystemExit):
         raise
+    except BrokenPipeError:
+        # The reader went away (`glow-opt x.mlir | head`): not an error of ours. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except BaseException as err:  # noqa: BLE001 - the tool's last line of defence
         if debug:
             traceback.print_exc()

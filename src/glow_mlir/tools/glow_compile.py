@@ -1,30 +1,107 @@
-"""glow-compile: compile an ONNX model and emit one of its stages (grows with the pipeline)."""
+"""glow-compile: compile an ONNX model and emit one of its stages.
+
+    glow-compile model.onnx --emit graph -o model.mlir [--input-shape input=1x3x224x224]
+
+`--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
+whole graph pipeline for `--backend`; weights are MLIR's `{-# dialect_resources #-}` blobs,
+so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot` writes
+the graph of the emitted stage as Graphviz dot. The later stages arrive with the
+instruction IR and the code generators.
+"""
 
 from __future__ import annotations
 
 import argparse
+import io
+import re
 import sys
 from collections.abc import Sequence
 
 from glow_mlir.tools.errors import UserError, user_errors_exit
 
+EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
+_NOT_YET = {
+    "instr": "the instruction IR (lower-to-instr and memory planning)",
+    "accel": "the accelerator backend",
+    "llvm": "the CPU code generator",
+    "llvm-ir": "the CPU code generator",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-compile", description=__doc__)
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """`name=1x3x224x224` (an input's shape) or `batch=1` (a symbolic dimension)."""
+    m = re.fullmatch(r"([^=]+)=(\d+(?:x\d+)*|scalar)", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=DIMS such as input=1x3x224x224 or batch=1, got '{text}'")
+    dims = () if m.group(2) == "scalar" else tuple(int(d) for d in m.group(2).split("x"))
+    return m.group(1), dims
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """The model arguments glow-compile and glow-run share."""
     p.add_argument("model", help="ONNX model file")
     p.add_argument("--backend", default="interpreter", choices=["interpreter", "cpu", "accel"])
-    p.add_argument("--emit", default="graph",
-                   choices=["graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir"])
-    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
+                   metavar="NAME=DIMS",
+                   help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
+                        "(batch=1); repeatable")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+
+
+def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
+    return dict(args.input_shape) or None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_arguments(p)
+    p.add_argument("--emit", default="graph", choices=EMITS, help="the stage to print")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument("--dump-graph-dag", metavar="FILE.dot",
+                   help="write the graph (as imported with --emit graph, else optimized) as dot")
+    p.add_argument("--disable-pass", action="append", default=[], metavar="PASS",
+                   help="skip a pass of the graph pipeline (repeatable)")
+    p.add_argument("--print-ir-after-each", action="store_true",
+                   help="print the IR to stderr after each graph pass")
     return p
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as err:
+        raise UserError(f"cannot write '{path}': {err.strerror}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     with user_errors_exit("glow-compile", args.debug):
-        raise UserError("the ONNX frontend is not built yet (issue 3); use glow-opt on .mlir files")
+        if args.emit in _NOT_YET:
+            raise UserError(f"--emit {args.emit} is not available yet: it arrives with "
+                            f"{_NOT_YET[args.emit]}; --emit graph and optimized-graph work now")
+        from glow_mlir.frontends.onnx import import_onnx
+        from glow_mlir.ir.context import make_context
+        from glow_mlir.ir.text import print_module
+        from glow_mlir.runtime.compiled_model import optimize_graph
+
+        module = import_onnx(args.model, input_shapes(args))
+        if args.emit == "optimized-graph":
+            optimize_graph(module, args.backend, tuple(args.disable_pass),
+                           args.print_ir_after_each)
+        if args.dump_graph_dag:
+            from glow_mlir.analysis.graph_dot import graph_to_dot
+
+            _write(args.dump_graph_dag, graph_to_dot(module))
+        text = io.StringIO()
+        print_module(module, text, make_context())
+        if args.output:
+            _write(args.output, text.getvalue())
+        else:
+            sys.stdout.write(text.getvalue())
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@
 
 Built on xDSL's `xDSLOptMain` (its flags all work); what it adds: every op located at
 file:line:col, diagnostics as `file:line:col: error: 'op' op message`, exit status 1 and no
-traceback on bad input (`--debug` shows it), weights kept as resource blobs, and MLIR's
-`// expected-error` checking for `--verify-diagnostics`.
+traceback on bad input (`--debug` shows it), weights kept as resource blobs, MLIR's
+`// expected-error` checking for `--verify-diagnostics`, and mlir-opt's `--split-input-file`
+behaviour (every chunk is processed; a bad one is reported and makes the status 1). `-`
+names stdin (and stdout for `-o`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import traceback
 from collections.abc import Sequence
 from io import StringIO
+from typing import IO, NoReturn
 
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
@@ -26,8 +30,15 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from glow_mlir.ir.text import OpDiagnostic, location_text, parse_module, print_module, verify_module
-from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.ir.text import (
+    OpDiagnostic,
+    format_parse_error,
+    location_text,
+    parse_module,
+    print_module,
+    verify_module,
+)
+from glow_mlir.tools.errors import UserError, report, user_errors_exit
 from glow_mlir.universe import DIALECTS, PASSES
 
 
@@ -48,6 +59,11 @@ def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[st
     return rest, passes
 
 
+# What a bad chunk of input can raise: reported per chunk, not as an internal error.
+CHUNK_ERRORS: tuple[type[BaseException], ...] = (ParseError, OpDiagnostic, DiagnosticException,
+                                                 UserError)
+
+
 class GlowOptMain(xDSLOptMain):
     version_format = "glow-opt (glow-mlir) built on xdsl {xdsl_version}"
 
@@ -56,6 +72,10 @@ class GlowOptMain(xDSLOptMain):
         names = set(get_all_passes()) | set(PASSES)
         argv, self.flag_passes = split_pass_flags(argv, names)
         super().__init__(description="glow-mlir modular optimizer driver", args=argv)
+        if self.args.input_file == "-":  # MLIR's name for stdin
+            self.args.input_file = None
+        if self.args.output_file == "-":
+            self.args.output_file = None
 
     # ------------------------------------------------------------------ registration
     def register_all_dialects(self):
@@ -74,6 +94,14 @@ class GlowOptMain(xDSLOptMain):
         arg_parser.add_argument("--debug", action="store_true",
                                 help="show Python tracebacks of internal errors")
 
+        # A bad flag (an unknown pass among them) is bad input: status 1, as mlir-opt.
+        def error(message: str) -> NoReturn:
+            arg_parser.print_usage(sys.stderr)
+            hint = " (not an option or a registered pass)" if "unrecognized" in message else ""
+            arg_parser.exit(1, f"glow-opt: error: {message}{hint}\n")
+
+        arg_parser.error = error  # type: ignore[method-assign]
+
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self):
         spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
@@ -89,18 +117,29 @@ class GlowOptMain(xDSLOptMain):
                 Printer(stream=sys.stderr).print_op(module)
                 print(file=sys.stderr)
 
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
+        try:
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
+        except ValueError as err:  # unknown pass, unknown or ill-typed pass option
+            message = str(err)
+            if message.startswith("Unrecognized passes"):
+                message = message.replace("Unrecognized passes", "unknown pass(es)")
+            raise UserError(f"invalid pass pipeline '{spec}': {message}") from None
 
     # ------------------------------------------------------------------ running
     def _chunks(self) -> list[tuple[str, int]]:
         stream, _ = self.get_input_stream()
-        raw = stream.read()
-        stream.close()
+        try:
+            raw = stream.read()
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
+            line = raw.count(b"\n", 0, err.start) + 1
+            col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
             raise UserError(
-                f"{self.get_input_name()}: input is not UTF-8 text "
+                f"{self.get_input_name()}:{line}:{col}: error: input is not UTF-8 text "
                 f"(byte 0x{raw[err.start]:02x} at offset {err.start})"
             ) from None
         if not self.args.split_input_file:
@@ -112,16 +151,31 @@ class GlowOptMain(xDSLOptMain):
         return chunks
 
     def process_chunk(self, text: str, offset: int) -> str:
-        module = parse_module(self.ctx, text, self.get_input_name(), offset)
+        module = parse_module(self.ctx, text, self.get_input_name(), offset,
+                              implicit_module=not self.args.no_implicit_module)
         if not self.args.disable_verify:
             verify_module(module)
         self.apply_passes(module)
+        if self.args.target != "mlir":
+            from glow_mlir.ir import resources
+
+            with resources.blobs_for_printing(module):
+                return self.output_resulting_program(module)
         out = StringIO()
         print_module(module, out, self.ctx, generic=self.args.print_op_generic,
-                     debuginfo=self.args.print_debuginfo)
+                     debuginfo=self.args.print_debuginfo,
+                     properties_as_attributes=self.args.print_no_properties)
         return out.getvalue()
 
+    def prepare_output(self) -> IO[str]:
+        try:
+            return super().prepare_output()
+        except OSError as err:
+            raise UserError(f"cannot write {self.args.output_file}: {err.strerror}") from None
+
     def run(self):
+        """Process every chunk, as mlir-opt does: a bad chunk is reported on stderr, the
+        others are still processed and printed, and the exit status is 1 if any failed."""
         try:
             chunks = self._chunks()
         except OSError as err:
@@ -129,39 +183,58 @@ class GlowOptMain(xDSLOptMain):
         if self.args.verify_diagnostics:
             sys.exit(verify_diagnostics(self, chunks))
         output = self.prepare_output()
+        failed = False
         try:
             for i, (text, offset) in enumerate(chunks):
                 if i > 0:
                     output.write("// -----\n")
-                output.write(self.process_chunk(text, offset))
-                output.flush()  # a later chunk's error must not lose this one's output
+                try:
+                    output.write(self.process_chunk(text, offset))
+                except CHUNK_ERRORS as err:
+                    if self.args.parsing_diagnostics and isinstance(err, ParseError):
+                        print(format_parse_error(err))  # xdsl-opt: to stdout, status 0
+                        continue
+                    if len(chunks) == 1:
+                        raise
+                    if self.args.debug:
+                        traceback.print_exc()
+                    print(report("glow-opt", err), file=sys.stderr)
+                    failed = True
+                finally:
+                    output.flush()  # a later chunk's error must not lose this one's output
         finally:
             if output is not sys.stdout:
                 output.close()
+        if failed:
+            sys.exit(1)
 
 
 # ====================================================================== --verify-diagnostics
 
-_EXPECTED = re.compile(r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
+_EXPECTED = re.compile(
+    r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
 
 
-def _expectations(text: str, offset: int) -> list[tuple[int, str]]:
-    """MLIR's `// expected-error @+1 {{message}}` annotations as (line, message)."""
+def _expectations(text: str, offset: int, name: str = "") -> list[tuple[int, str, str]]:
+    """MLIR's `// expected-error @+1 {{message}}` annotations as (line, kind, message).
+
+    `@+N`/`@-N` count from the annotation's line, `@above`/`@below` mean -1/+1.
+    """
     out = []
     for idx, line in enumerate(text.split("\n")):
         for m in _EXPECTED.finditer(line):
-            if m.group(1) != "error":
-                continue
-            where = m.group(2)
+            kind, where, message = m.group(1), m.group(2), m.group(3)
             lineno = idx + 1 + offset
-            if where:
-                if where in ("@above",):
-                    lineno -= 1
-                elif where in ("@below",):
-                    lineno += 1
-                else:
-                    lineno += int(where[1:])
-            out.append((lineno, m.group(3)))
+            if where == "@above":
+                lineno -= 1
+            elif where == "@below":
+                lineno += 1
+            elif where:
+                if not re.fullmatch(r"@[+-]\d+", where):
+                    raise UserError(f"{name}:{lineno}: invalid expected-{kind} location "
+                                    f"'{where}' (use @+N, @-N, @above or @below)")
+                lineno += int(where[1:])
+            out.append((lineno, kind, message))
     return out
 
 
@@ -176,16 +249,24 @@ def _diagnostic_of(err: BaseException) -> tuple[int | None, str]:
 
 
 def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
-    """Each chunk must fail with exactly the error its annotation expects (MLIR semantics).
+    """Each chunk must fail with exactly the error its annotation expects (MLIR semantics):
+    an error that no annotation expects, and an annotation whose diagnostic was not
+    produced (at that line, containing that text), are both failures (exit status 1).
 
-    Without any `expected-error` annotation in the input, behave as xdsl-opt does: print
-    each chunk's diagnostic to stdout and exit 0, so FileCheck can check it.
+    Without any `expected-*` annotation in the input, behave as xdsl-opt does: print
+    each chunk's diagnostic (or output) to stdout and exit 0, so FileCheck can check it.
     """
-    annotated = any(_expectations(text, off) for text, off in chunks)
-    failures = 0
     name = main.get_input_name()
-    for text, offset in chunks:
-        expected = _expectations(text, offset)
+    expectations = [_expectations(text, off, name) for text, off in chunks]
+    annotated = any(expectations)
+    failures = 0
+
+    def fail(message: str) -> None:
+        nonlocal failures
+        print(message, file=sys.stderr)
+        failures += 1
+
+    for (text, offset), expected in zip(chunks, expectations):
         try:
             result = main.process_chunk(text, offset)
             got: tuple[int | None, str] | None = None
@@ -193,27 +274,22 @@ def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
             result = None
             got = _diagnostic_of(err)
             if not annotated:
-                print(err)
+                print(format_parse_error(err) if isinstance(err, ParseError) else err)
         if not annotated:
             if got is None and result is not None:
                 print(result, end="")
             continue
-        if got is None:
-            for line, msg in expected:
-                print(f"{name}:{line}: error: expected error \"{msg}\" was not produced",
-                      file=sys.stderr)
-                failures += 1
-            continue
-        gline, gmsg = got
-        matched = [e for e in expected if e[0] == gline and e[1] in gmsg]
-        if not matched:
-            print(f"{name}:{gline}: error: unexpected error: {gmsg}", file=sys.stderr)
-            failures += 1
-        for line, msg in expected:
-            if (line, msg) not in matched:
-                print(f"{name}:{line}: error: expected error \"{msg}\" was not produced",
-                      file=sys.stderr)
-                failures += 1
+        matched: list[tuple[int, str, str]] = []
+        if got is not None:
+            gline, gmsg = got
+            matched = [e for e in expected
+                       if e[1] == "error" and e[0] == gline and e[2] in gmsg][:1]
+            if not matched:
+                where = f"{name}:{gline}" if gline is not None else name
+                fail(f"{where}: error: unexpected error: {gmsg}")
+        for line, kind, msg in expected:
+            if (line, kind, msg) not in matched:
+                fail(f"{name}:{line}: error: expected {kind} \"{msg}\" was not produced")
     return 1 if failures else 0
 
 

@@ -1,29 +1,154 @@
-"""glow-run: run an ONNX model on random or given inputs (grows with the pipeline)."""
+"""glow-run: run an ONNX model on given or random inputs, optionally against onnxruntime.
+
+    glow-run model.onnx [--backend B] [--inputs x.npz] [--input-shape input=1x3x224x224]
+             [--compare-onnxruntime] [--runs N]
+
+Prints each output's name, shape and a summary of its values (min/max/mean), the time per
+run, and with --compare-onnxruntime the largest absolute and relative error against
+onnxruntime; exits 1 when they differ beyond --rtol/--atol. Random inputs use a fixed seed
+(--seed), so two runs see the same numbers.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.tools.glow_compile import add_model_arguments, input_shapes
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-run", description=__doc__)
-    p.add_argument("model", help="ONNX model file")
-    p.add_argument("--backend", default="interpreter", choices=["interpreter", "cpu", "accel"])
+    p = argparse.ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_arguments(p)
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
-    p.add_argument("--compare-onnxruntime", action="store_true")
-    p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--runs", type=int, default=1, help="timed runs (default 1)")
+    p.add_argument("--compare-onnxruntime", action="store_true",
+                   help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
     return p
+
+
+def random_inputs(shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, np.dtype],
+                  seed: int) -> dict[str, np.ndarray]:
+    """Standard normal floats; integers in [0, 10) (small enough to index most tables);
+    random booleans."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, shape in shapes.items():
+        dtype = np.dtype(dtypes[name])
+        if dtype.kind == "f":
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu":
+            out[name] = rng.integers(0, 10, size=shape).astype(dtype)
+        else:
+            out[name] = rng.random(shape) < 0.5
+    return out
+
+
+def load_inputs(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):
+                raise UserError(f"'{path}' is a single .npy array; give an .npz of inputs by name")
+            return {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise UserError(f"cannot read inputs '{path}': no such file") from None
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot read inputs '{path}': not an .npz file ({err})") from None
+
+
+def summary(x: np.ndarray) -> str:
+    if x.size == 0:
+        return "empty"
+    v = x.astype(np.float64)
+    return f"min {v.min():.6g}  max {v.max():.6g}  mean {v.mean():.6g}"
+
+
+def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[float, float, bool]:
+    """(max abs error, max rel error, within tolerance) of one output."""
+    if got.shape != want.shape:
+        return float("inf"), float("inf"), False
+    if got.size == 0:
+        return 0.0, 0.0, True
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    diff = np.abs(g - w)
+    same_nan = np.isnan(g) & np.isnan(w)
+    diff = np.where(same_nan | (g == w), 0.0, diff)
+    rel = diff / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
+    ok = bool(np.all(diff <= atol + rtol * np.abs(w)))
+    return float(diff.max()), float(rel.max()), ok
+
+
+def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise UserError("--compare-onnxruntime needs onnxruntime (pip install onnxruntime)") from None
+    try:
+        session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+        return session.run(None, dict(inputs))
+    except Exception as err:  # noqa: BLE001 - onnxruntime raises its own types
+        raise UserError(f"onnxruntime could not run the model: {err}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     with user_errors_exit("glow-run", args.debug):
-        raise UserError("the ONNX frontend is not built yet (issue 3)")
+        sys.exit(run(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    import glow_mlir
+
+    if args.runs < 1:
+        raise UserError(f"--runs must be at least 1, got {args.runs}")
+    model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args))
+    if args.inputs:
+        inputs, origin = load_inputs(args.inputs), f"from {args.inputs}"
+    else:
+        inputs, origin = random_inputs(model.input_shapes, model.input_dtypes, args.seed), \
+            f"random, seed {args.seed}"
+    arrays = model.check_inputs(inputs)  # fail on bad inputs before any run
+    print(f"model: {args.model} (backend {args.backend})")
+    for name, x in zip(model.input_names, arrays):
+        print(f"input  {name}: {'x'.join(map(str, x.shape)) or 'scalar'} {x.dtype} ({origin})")
+    times = []
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        outputs = model.run(inputs)
+        times.append(time.perf_counter() - start)
+    for name, y in zip(model.output_names, outputs):
+        print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
+    print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {args.runs}, "
+          f"min {1e3 * min(times):.3f} ms)")
+    if not args.compare_onnxruntime:
+        return 0
+    expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))
+    worst_abs, worst_rel, all_ok = 0.0, 0.0, True
+    for name, got, want in zip(model.output_names, outputs, expected):
+        max_abs, max_rel, ok = compare(got, want, args.rtol, args.atol)
+        worst_abs, worst_rel, all_ok = max(worst_abs, max_abs), max(worst_rel, max_rel), all_ok and ok
+        if not ok:
+            detail = (f"shape {got.shape}, onnxruntime {want.shape}" if got.shape != want.shape
+                      else f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}")
+            print(f"  output {name} differs from onnxruntime: {detail}")
+    verdict = "match" if all_ok else "MISMATCH"
+    print(f"onnxruntime: max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g} "
+          f"(rtol {args.rtol:g}, atol {args.atol:g}): {verdict}")
+    if not all_ok:
+        print(f"glow-run: error: outputs differ from onnxruntime beyond rtol {args.rtol:g}, "
+              f"atol {args.atol:g}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     f32,
@@ -119,7 +120,8 @@ class GlowOp(IRDLOperation):
         a = self._attr(name)
         if a is None:
             return default
-        if not (isinstance(a, IntegerAttr) and a.type.width.data == 1):  # type: ignore[union-attr]
+        if not (isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType)
+                and a.type.width.data == 1):
             fail(f"attribute '{name}' must be true or false, got {a}")
         return bool(a.value.data)  # type: ignore[union-attr]
 

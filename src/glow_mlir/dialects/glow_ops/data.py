@@ -22,6 +22,8 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Span
 
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
 from glow_mlir.dialects.glow_ops.shapes import broadcast_compatible, gather_shape, reduced_shape
@@ -37,6 +39,15 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+
+
+def _end_before(text: str, start: int, pos: int) -> int:
+    """The end of the text before `pos` without trailing white space (and not before
+    `start`)."""
+    end = pos
+    while end > start + 1 and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 @irdl_op_definition
@@ -75,9 +86,21 @@ class ConstantOp(GlowOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
-        value = parser.parse_attribute()
+        start = parser.pos
+        try:
+            value = parser.parse_attribute()
+        except ParseError as err:
+            # xDSL checks a dense literal against its type after reading both and reports
+            # at the next token (often the next line): point at the literal instead.
+            content = parser.lexer.input.content
+            if "\n" not in content[start:err.span.start]:
+                raise
+            err.span = Span(start, _end_before(content, start, err.span.start), err.span.input)
+            raise
+        end = _end_before(parser.lexer.input.content, start, parser.pos)
         if not isinstance(value, (DenseResourceAttr, DenseIntOrFPElementsAttr)):
-            parser.raise_error(f"glow.constant expects dense<...> or dense_resource<...>, got {value}")
+            parser.raise_error(
+                f"glow.constant expects dense<...> or dense_resource<...>, got {value}", start, end)
         extra = parser.parse_optional_attr_dict()
         return cls.create(result_types=[value.type], attributes={"value": value, **extra})
 
@@ -166,7 +189,8 @@ class InsertTensorOp(GlowOp):
             ext = sm * (count if i == axis else 1)
             require(0 <= s and s + ext <= b,
                     f"insertion [{s}, {s + ext}) of dim {i} is outside big's {b}")
-        require(self.result.type == self.big.type, "result type must equal big's type")
+        require(self.result.type == self.big.type,
+                f"result type {self.result.type} must equal big's type {self.big.type}")
         require_same_elem("big and small", self.big, self.small)
 
 

@@ -11,8 +11,10 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.glow_ops.types import (
+    elem_of,
     fmt_shape,
     is_float,
+    is_int,
     is_quantized,
     normalize_axis,
     require,
@@ -52,6 +54,20 @@ def _check_window(op: GlowOp, hw: tuple[int, int], with_dilation: bool) -> tuple
     return kernels, strides, pads, dilation
 
 
+def _check_dense_elems(op: GlowOp, input, weights, bias, result, wname: str) -> None:
+    """Convolution/fully-connected: one element type throughout, except quantized: the
+    weights and the result quantized too, each with its own scale; the bias quantized,
+    an integer (at scale input x weights, as Glow's Int32 bias) or a float."""
+    if not is_quantized(elem_of(input)):
+        for what, v in ((wname, weights), ("bias", bias), ("result", result)):
+            require_same_elem(f"input and {what}", input, v)
+    else:
+        for what, v in ((wname, weights), ("result", result)):
+            require_elem(what, v, is_quantized, "quantized (!glow.quant)")
+        require_elem("bias", bias, lambda t: is_quantized(t) or is_int(t) or is_float(t),
+                     "quantized (!glow.quant), integer or floating-point")
+
+
 def _check_fused_activation(op: GlowOp) -> None:
     act = op.str_attr("fused_activation", "none", FUSABLE_ACTIVATIONS)
     args = op.floats("fused_activation_args", ())
@@ -82,6 +98,7 @@ class ConvolutionOp(GlowOp):
         require_rank("input", self.input, 4)
         require_rank("filter", self.filter, 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
+        _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
         n, c, h, w = image_dims(shape_of(self.input), layout)
         kernels, strides, pads, dilation = _check_window(self, (h, w), True)
         group = self.int_attr("group", 1)
@@ -173,6 +190,7 @@ class FullyConnectedOp(GlowOp):
     def check(self) -> None:
         require_rank("input", self.input, 2)
         require_rank("weights", self.weights, 2)
+        _check_dense_elems(self, self.input, self.weights, self.bias, self.result, "weights")
         n, k = shape_of(self.input)
         kw, m = shape_of(self.weights)
         require(k == kw, f"input columns {k} must equal weights rows {kw}")

@@ -7,6 +7,7 @@ storage type with a scale and an offset) are `!glow.quant<i8, scale = 0.5, offse
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -40,7 +41,8 @@ class QuantizedType(ParametrizedAttribute, TypeAttribute):
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_attribute(self.storage)
-            printer.print_string(f", scale = {self.scale.data!r}, offset = {self.offset.data}")
+            printer.print_string(
+                f", scale = {_float_literal(self.scale.data)}, offset = {self.offset.data}")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -49,7 +51,7 @@ class QuantizedType(ParametrizedAttribute, TypeAttribute):
             parser.parse_punctuation(",")
             parser.parse_keyword("scale")
             parser.parse_punctuation("=")
-            scale = parser.parse_float()
+            scale = float(parser.parse_number(context_msg=" for the scale"))
             parser.parse_punctuation(",")
             parser.parse_keyword("offset")
             parser.parse_punctuation("=")
@@ -61,8 +63,19 @@ class QuantizedType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(
                 f"!glow.quant storage must be an 8, 16 or 32 bit integer, got {self.storage}"
             )
-        if not self.scale.data > 0.0:
-            raise VerifyException(f"!glow.quant scale must be positive, got {self.scale.data}")
+        if not (self.scale.data > 0.0 and math.isfinite(self.scale.data)):
+            raise VerifyException(
+                f"!glow.quant scale must be positive and finite, got {self.scale.data}")
+
+
+def _float_literal(x: float) -> str:
+    """Shortest round-tripping text of `x` that MLIR's lexer reads as a float
+    (`1e-05` is not one: it needs a `.` before the exponent)."""
+    text = repr(float(x))
+    if "e" in text and "." not in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
 # ---------------------------------------------------------------- element-type predicates
@@ -177,5 +190,5 @@ def require_elem(what: str, value: SSAValue, pred, kind: str) -> None:
 
 
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
-    require(-rank <= axis < max(rank, 1), f"{what} {axis} is out of range for rank {rank}")
+    require(-rank <= axis < rank, f"{what} {axis} is out of range for rank {rank}")
     return axis + rank if axis < 0 else axis

@@ -6,15 +6,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from glow_mlir.dialects.glow_ops.types import is_quantized
+from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.targets.interpreter import kernels  # noqa: F401 - registers every kernel
-from glow_mlir.targets.interpreter.registry import KERNELS, result_dtype, result_shape
-
-
-class EvaluationError(Exception):
-    """An op the evaluator cannot run, or inputs that do not fit the function."""
+from glow_mlir.targets.interpreter.registry import (
+    KERNELS,
+    EvaluationError,
+    result_dtype,
+    result_shape,
+)
 
 
 def _function(module: ModuleOp, name: str | None) -> func.FuncOp:
@@ -22,20 +25,36 @@ def _function(module: ModuleOp, name: str | None) -> func.FuncOp:
     if name is not None:
         funcs = [f for f in funcs if f.sym_name.data == name]
     if not funcs:
-        raise EvaluationError(f"no function {name or ''} in the module".replace("  ", " "))
+        raise EvaluationError(f"no function @{name} in the module" if name
+                              else "no function in the module")
     return funcs[0]
 
 
 def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run one op on arrays; results have exactly the op's result dtypes and shapes."""
+    """Run one op on arrays; results have exactly the op's result dtypes and shapes.
+
+    Float arithmetic follows IEEE without warnings (1/0 is inf, log(-1) is nan), as the
+    compiled code does. A kernel must quantize a quantized result itself: a float array
+    silently cast to the storage type would be a wrong number, so it is an error here.
+    """
     fn = KERNELS.get(op.name)
     if fn is None:
         raise EvaluationError(f"the reference evaluator has no kernel for {op.name}")
-    out = fn(op, *args)
+    if len(args) != len(op.operands):
+        raise EvaluationError(f"{op.name} takes {len(op.operands)} operands, got {len(args)}")
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        out = fn(op, *args)
     outs = list(out) if isinstance(out, tuple) else [out]
+    if len(outs) != len(op.results):
+        raise EvaluationError(f"{op.name} kernel produced {len(outs)} results, IR has "
+                              f"{len(op.results)}")
     results = []
     for i, arr in enumerate(outs):
-        arr = np.asarray(arr).astype(result_dtype(op, i), copy=False)
+        arr = np.asarray(arr)
+        elem = op.results[i].type.get_element_type()  # type: ignore[attr-defined]
+        if arr.dtype.kind == "f" and is_quantized(elem):
+            raise EvaluationError(f"{op.name} kernel returned floats for quantized result {i}")
+        arr = arr.astype(result_dtype(op, i), copy=False)
         want = result_shape(op, i)
         if arr.shape != want:
             raise EvaluationError(f"{op.name} kernel produced shape {arr.shape}, IR says {want}")
@@ -43,13 +62,31 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
     return results
 
 
+def _bind_input(fn: func.FuncOp, index: int, arg: SSAValue, value) -> np.ndarray:
+    """The input as the argument's type says: the shape must match; the dtype is converted
+    within its kind (float64 data for an f32 argument computes as f32, not as f64)."""
+    arr = np.asarray(value)
+    t = arg.type
+    if not isinstance(t, TensorType):
+        return arr
+    shape, dtype = tuple(t.get_shape()), numpy_dtype(t.get_element_type())
+    where = f"@{fn.sym_name.data} input #{index}"
+    if arr.shape != shape:
+        raise EvaluationError(f"{where} has shape {arr.shape}, expected {shape} ({t})")
+    if arr.dtype != dtype:
+        if arr.dtype.kind != dtype.kind:  # float, signed, unsigned, bool
+            raise EvaluationError(f"{where} has dtype {arr.dtype}, expected {dtype} ({t})")
+        arr = arr.astype(dtype)
+    return arr
+
+
 def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     args = fn.body.block.args
     if len(inputs) != len(args):
         raise EvaluationError(f"@{fn.sym_name.data} takes {len(args)} inputs, got {len(inputs)}")
     env: dict[SSAValue, np.ndarray] = {}
-    for arg, value in zip(args, inputs):
-        env[arg] = np.asarray(value)
+    for i, (arg, value) in enumerate(zip(args, inputs)):
+        env[arg] = _bind_input(fn, i, arg, value)
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return [env[v] for v in op.operands]

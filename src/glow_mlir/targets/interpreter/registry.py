@@ -1,8 +1,12 @@
 """Kernel registry of the reference evaluator.
 
 A kernel is `fn(op, *operand_arrays) -> array | tuple[array, ...]`, registered for one op
-name with `@kernel("glow.relu")`. Kernels live in `kernels_*.py` modules by concept and are
+name with `@kernel("glow.relu")`. Kernels live in `kernels/<concept>.py` modules, all
 imported by `graph_evaluator`; a new op needs only a new `@kernel`.
+
+`EvaluationError` lives here (not in `graph_evaluator`) so kernels can raise it for inputs
+the IR cannot rule out statically (an integer division by zero, a gather index out of
+range) without a circular import; `constant-fold` catches it and leaves such ops alone.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from xdsl.ir import Operation
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...]"]
 
 KERNELS: dict[str, Kernel] = {}
+
+
+class EvaluationError(Exception):
+    """An op the evaluator cannot run, or inputs that do not fit the function."""
 
 
 def kernel(*op_names: str) -> Callable[[Kernel], Kernel]:

@@ -58,6 +58,20 @@ def fingerprint(module: ModuleOp) -> int:
     return hash(tuple(items))
 
 
+PIPELINE_STEPS: tuple[str, ...] = ("constant-fold", "glow-optimize", "lower-graph",
+                                   "fuse-activations", "transform-post-lowering",
+                                   "schedule-graph")
+
+
+def check_disable(names: tuple[str, ...], known: tuple[str, ...]) -> None:
+    """A misspelt pass name must not silently disable nothing."""
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise PassFailedException(
+            f"cannot disable unknown pass(es) {', '.join(map(repr, unknown))}; "
+            f"the passes are: {', '.join(sorted(set(known)))}")
+
+
 def _pass(name: str, **options) -> ModulePass:
     from glow_mlir.transforms.pass_runner import all_passes
 
@@ -82,6 +96,7 @@ class GlowOptimizePass(ModulePass):
     print_ir_after_each: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
         passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
         before = fingerprint(op)
         for _ in range(self.max_iterations):
@@ -137,6 +152,7 @@ class GraphPipelinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glow_mlir.backends import get_backend
 
+        check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
         backend = get_backend(self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
         relowered = ("fold-matmul-add",) if backend.should_lower(_probe_fully_connected()) else ()
@@ -167,3 +183,14 @@ class GraphPipelinePass(ModulePass):
         if message is not None:
             raise PassFailedException(message)
         step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))
+
+
+def graph_pipeline_spec(backend: str, disable: tuple[str, ...] = (),
+                        print_ir_after_each: bool = False) -> str:
+    """The `glow-graph-pipeline{...}` pipeline text `compile()` and glow-compile run."""
+    opts = [f"backend={backend}"]
+    if disable:
+        opts.append("disable=" + ",".join(disable))
+    if print_ir_after_each:
+        opts.append("print-ir-after-each=true")
+    return "glow-graph-pipeline{" + " ".join(opts) + "}"

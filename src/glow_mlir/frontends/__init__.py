@@ -1,0 +1,1 @@
+"""Frontends: model formats translated into the `glow` graph dialect (ONNX today)."""

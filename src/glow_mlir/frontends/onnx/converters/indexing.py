@@ -1,0 +1,75 @@
+"""GatherElements and GatherND as one `glow.gather` on the flattened data.
+
+Every shape is static, so the row-major strides are known at import: an element's flat
+index is the indices times a stride plus a known offset array. Known indices fold into a
+constant index array; run-time ones become a few element-wise ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i1, i64
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import is_index_type
+from glow_mlir.frontends.onnx.builder import Value
+from glow_mlir.frontends.onnx.converters.reduce import reduce
+from glow_mlir.frontends.onnx.node import Node
+
+
+def _strides(shape) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
+def _plain_indices(n: Node, idx: Value, dims: Value | int) -> Value:
+    """int64 indices with negative ones counted back from `dims` (a size, or sizes that
+    broadcast against the indices)."""
+    if not is_index_type(idx.elem):
+        n.fail(f"indices must be int32 or int64, got {idx.elem}")
+    idx = n.b.convert(idx, i64)
+    size = dims if isinstance(dims, Value) else n.b.scalar_like(idx, dims)
+    negative = n.b.elementwise(glow.CmpLtOp, [idx, n.b.scalar_like(idx, 0)], np.less, i1)
+    return n.b.select(negative, n.b.elementwise(glow.AddOp, [idx, size], np.add), idx)
+
+
+def gather_elements(n: Node) -> Value:
+    data, indices = n.input(0), n.input(1)
+    axis = n.normalize_axis(n.int("axis", 0), data.rank)
+    if indices.rank != data.rank:
+        n.fail(f"indices rank {indices.rank} differs from data rank {data.rank}")
+    strides = _strides(data.shape)
+    grid = np.indices(indices.shape, dtype=np.int64)
+    offsets = sum(grid[d] * strides[d] for d in range(data.rank) if d != axis)
+    idx = _plain_indices(n, indices, data.shape[axis])
+    scaled = n.b.elementwise(glow.MulOp, [idx, n.b.scalar_like(idx, strides[axis])], np.multiply)
+    flat_index = n.b.elementwise(glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add)
+    return n.b.gather(n.b.reshape(data, [data.size]), flat_index, 0)
+
+
+def gather_nd(n: Node) -> Value:
+    """indices [..., K] address the first `batch_dims` + K dims of data."""
+    data, indices = n.input(0), n.input(1)
+    batch = n.int("batch_dims", 0)
+    k = indices.shape[-1] if indices.rank else 0
+    if indices.rank < 1 or batch + k > data.rank or indices.shape[:batch] != data.shape[:batch]:
+        n.fail(f"indices {list(indices.shape)} do not fit data {list(data.shape)} with "
+               f"batch_dims {batch}")
+    addressed = data.shape[: batch + k]
+    rest = data.shape[batch + k:]
+    inner = list(data.shape[batch: batch + k])
+    idx = _plain_indices(n, indices, n.b.from_const(np.asarray(inner, np.int64)))
+    strides = np.asarray(_strides(inner), np.int64)
+    inner_flat = n.b.elementwise(glow.MulOp, [idx, n.b.from_const(strides)], np.multiply)
+    inner_flat = reduce(n.b, glow.BatchedReduceAddOp, inner_flat, [indices.rank - 1], False)
+    if batch:
+        # the batch coordinates of each index tuple, times the size of one batch entry
+        grid = np.indices(indices.shape[:-1], dtype=np.int64)[:batch]
+        batch_strides = _strides(data.shape[:batch])
+        offsets = sum(g * s for g, s in zip(grid, batch_strides)) * int(np.prod(inner, dtype=np.int64))
+        inner_flat = n.b.elementwise(glow.AddOp, [inner_flat, n.b.from_const(np.asarray(offsets))], np.add)
+    table = n.b.reshape(data, [int(np.prod(addressed, dtype=np.int64)), *rest])
+    return n.b.gather(table, inner_flat, 0)

@@ -1,0 +1,181 @@
+"""Gemm and MatMul.
+
+Gemm is lowered during translation, as Glow's loader does: transposes and alpha are applied
+to constant weights at import, and a bias that is one row becomes `fully_connected`'s bias;
+otherwise `mat_mul` plus an add. N-D MatMul broadcasts its batch dims and runs as one
+`batch_mat_mul` on 3-D reshapes, or as one `mat_mul` when the right side is a matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
+from glow_mlir.frontends.onnx.builder import Value
+from glow_mlir.frontends.onnx.converters.reduce import reduce
+from glow_mlir.frontends.onnx.node import Node
+
+
+def _prod(dims) -> int:
+    return int(np.prod(dims, dtype=np.int64))
+
+
+def _scale(n: Node, v: Value, factor: float) -> Value:
+    if factor == 1.0:
+        return v
+    return n.b.elementwise(glow.MulOp, [v, n.b.scalar_like(v, factor)], np.multiply)
+
+
+def gemm(n: Node) -> Value:
+    a, b = n.input(0), n.input(1)
+    if a.rank != 2 or b.rank != 2:
+        n.fail(f"A and B must be matrices, got {fmt_shape(a.shape)} and {fmt_shape(b.shape)}")
+    if n.int("transA", 0):
+        a = n.b.transpose(a, [1, 0])
+    if n.int("transB", 0):
+        b = n.b.transpose(b, [1, 0])
+    (m, k), (k2, cols) = a.shape, b.shape
+    if k != k2:
+        n.fail(f"A is {m}x{k} and B is {k2}x{cols} (after transA/transB): inner dims differ")
+    alpha, beta = n.float("alpha", 1.0), n.float("beta", 1.0)
+    if b.is_const or not a.is_const:  # fold alpha into the constant side
+        b = _scale(n, b, alpha)
+    else:
+        a = _scale(n, a, alpha)
+    c = n.optional(2)
+    c = _scale(n, c, beta) if c is not None and beta != 0.0 else None
+    if c is None:
+        bias = n.b.scalar_like(a, 0.0, [cols])
+    elif c.shape in ((), (1,), (cols,), (1, 1), (1, cols)):  # the same for every row
+        bias = n.b.broadcast(n.b.reshape(c, [c.size]), [cols])
+    else:
+        bias = None
+    if bias is not None and is_float(a.elem):
+        return n.b.op(glow.FullyConnectedOp, [a, b, bias], n.b.tensor([m, cols], a.elem))
+    product = n.b.op(glow.MatMulOp, [a, b], n.b.tensor([m, cols], a.elem))
+    return product if c is None else n.b.elementwise(glow.AddOp, [product, c])
+
+
+def matmul(n: Node) -> Value:
+    return matmul_values(n, n.input(0), n.input(1))
+
+
+def batch_matmul(n: Node, a: Value, b: Value) -> Value:
+    """[B, M, K] x [B, K, N] -> [B, M, N]; one mat_mul when B is 1."""
+    count, m, k = a.shape
+    cols = b.shape[2]
+    if count == 1:
+        flat = n.b.op(glow.MatMulOp, [n.b.reshape(a, [m, k]), n.b.reshape(b, [k, cols])],
+                      n.b.tensor([m, cols], a.elem))
+        return n.b.reshape(flat, [1, m, cols])
+    return n.b.op(glow.BatchMatMulOp, [a, b], n.b.tensor([count, m, cols], a.elem))
+
+
+def matmul_values(n: Node, a: Value, b: Value) -> Value:
+    """numpy.matmul semantics: 1-D operands get a dim added and removed, batch dims
+    broadcast."""
+    if a.elem != b.elem:
+        n.fail(f"operands have different element types ({a.elem} and {b.elem})")
+    if a.rank == 0 or b.rank == 0:
+        n.fail("operands must have rank >= 1")
+    squeeze_m, squeeze_n = a.rank == 1, b.rank == 1
+    if squeeze_m:
+        a = n.b.reshape(a, [1, a.shape[0]])
+    if squeeze_n:
+        b = n.b.reshape(b, [b.shape[0], 1])
+    (m, k), (k2, cols) = a.shape[-2:], b.shape[-2:]
+    if k != k2:
+        n.fail(f"cannot multiply {fmt_shape(a.shape)} by {fmt_shape(b.shape)}: "
+               f"inner dims {k} and {k2} differ")
+    try:
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        n.fail(f"batch dims of {fmt_shape(a.shape)} and {fmt_shape(b.shape)} do not broadcast")
+    if b.rank == 2:
+        # one matrix on the right: fold every batch dim of the left into its rows
+        rows = _prod(a.shape[:-1])
+        flat = n.b.op(glow.MatMulOp, [n.b.reshape(a, [rows, k]), b], n.b.tensor([rows, cols], a.elem))
+        out = n.b.reshape(flat, [*a.shape[:-2], m, cols])
+    else:
+        count = _prod(batch)
+        a3 = n.b.reshape(n.b.broadcast(a, [*batch, m, k]), [count, m, k])
+        b3 = n.b.reshape(n.b.broadcast(b, [*batch, k, cols]), [count, k, cols])
+        out = n.b.reshape(batch_matmul(n, a3, b3), [*batch, m, cols])
+    shape = list(out.shape)
+    if squeeze_n:
+        del shape[-1]
+    if squeeze_m:
+        del shape[-2 if not squeeze_n else -1]
+    return n.b.reshape(out, shape)
+
+
+# ---------------------------------------------------------------------- Einsum
+
+_ELLIPSIS_LETTERS = "0123456789"
+"""Stand-ins for the dims an ellipsis covers (equation letters are [a-zA-Z])."""
+
+
+def _parse_einsum(n: Node, equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        n.fail(f"equation '{equation}' has {len(terms)} operand(s), the node {len(ranks)}")
+    ell = max((r - (len(t) - 3) for t, r in zip(terms, ranks) if "..." in t), default=0)
+    if ell > len(_ELLIPSIS_LETTERS):
+        n.unsupported(f"an ellipsis over {ell} dims")
+    stand_in = _ELLIPSIS_LETTERS[:ell]
+    terms = [t.replace("...", stand_in[ell - (r - (len(t) - 3)):]) if "..." in t else t
+             for t, r in zip(terms, ranks)]
+    if arrow:
+        out = rhs.replace("...", stand_in)
+    else:  # implicit output: the ellipsis, then letters used once, in alphabetical order
+        letters = "".join(terms)
+        out = stand_in + "".join(sorted(c for c in set(letters) if c.isalpha() and letters.count(c) == 1))
+    for t, r in zip(terms, ranks):
+        if len(t) != r:
+            n.fail(f"term '{t}' of '{equation}' does not fit an operand of rank {r}")
+        if len(set(t)) != len(t):
+            n.unsupported(f"a repeated index in '{t}' (a diagonal) in equation '{equation}'")
+    return terms, out
+
+
+def _sum_out(n: Node, x: Value, term: str, keep: str) -> tuple[Value, str]:
+    """Sum `x` over the letters of `term` not in `keep`."""
+    axes = [i for i, c in enumerate(term) if c not in keep]
+    if not axes:
+        return x, term
+    return reduce(n.b, glow.BatchedReduceAddOp, x, axes, False), "".join(c for c in term if c in keep)
+
+
+def _contract(n: Node, a: Value, ta: str, b: Value, tb: str, keep: str) -> tuple[Value, str]:
+    """Two operands as one batch_mat_mul: [batch, left, sum] x [batch, sum, right]."""
+    a, ta = _sum_out(n, a, ta, tb + keep)
+    b, tb = _sum_out(n, b, tb, ta + keep)
+    size = {c: d for t, v in ((ta, a), (tb, b)) for c, d in zip(t, v.shape) if d != 1}
+    size.update({c: 1 for c in ta + tb if c not in size})
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+    a = n.b.transpose(a, [ta.index(c) for c in batch + left + summed])
+    b = n.b.transpose(b, [tb.index(c) for c in batch + summed + right])
+    a = n.b.broadcast(a, [size[c] for c in batch] + list(a.shape[len(batch):]))
+    b = n.b.broadcast(b, [size[c] for c in batch] + list(b.shape[len(batch):]))
+    dims = [_prod([size[c] for c in g]) for g in (batch, left, summed, right)]
+    out = batch_matmul(n, n.b.reshape(a, dims[:3]), n.b.reshape(b, [dims[0], dims[2], dims[3]]))
+    term = "".join(batch + left + right)
+    return n.b.reshape(out, [size[c] for c in term]), term
+
+
+def einsum(n: Node) -> Value:
+    """Sums of products as transposes, reductions and batched matrix products, operand
+    pairs left to right; diagonals (a letter twice in one term) are not supported."""
+    values = n.inputs()
+    terms, out = _parse_einsum(n, n.str("equation"), [v.rank for v in values])
+    acc, term = values[0], terms[0]
+    for i, (v, t) in enumerate(zip(values[1:], terms[1:]), start=1):
+        later = "".join(terms[i + 1:]) + out
+        acc, term = _contract(n, acc, term, v, t, later)
+    acc, term = _sum_out(n, acc, term, out)
+    return n.b.transpose(acc, [term.index(c) for c in out])

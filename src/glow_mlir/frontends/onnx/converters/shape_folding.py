@@ -1,0 +1,88 @@
+"""Ops whose results are known at import: constants, and the shape computations exporters
+emit before Reshape and Expand (Shape -> Gather -> Unsqueeze -> Concat -> ...).
+
+Every shape in the graph is static, so Shape and Size are always known; ConstantOfShape and
+Range are known when their inputs are. Their results are numpy arrays in the importer's
+value map (the arithmetic on them folds in `elementwise`), never ops in the graph unless an
+op takes them as an operand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from glow_mlir.frontends.onnx import dtypes
+from glow_mlir.frontends.onnx.builder import FOLD_LIMIT, Value
+from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.element_types import numpy_dtype
+
+
+def constant(n: Node) -> Value:
+    """Constant's one value attribute, a known array (large ones print as resources)."""
+    for name in ("sparse_value", "value_string", "value_strings"):
+        if n.has_attr(name):
+            n.unsupported(f"a {name} attribute is not supported")
+    if n.has_attr("value"):
+        array = n.tensor("value")
+    elif n.has_attr("value_float"):
+        array = np.asarray(n.float("value_float"), dtype=np.float32)
+    elif n.has_attr("value_floats"):
+        array = np.asarray(n.floats("value_floats"), dtype=np.float32)
+    elif n.has_attr("value_int"):
+        array = np.asarray(n.int("value_int"), dtype=np.int64)
+    elif n.has_attr("value_ints"):
+        array = np.asarray(n.ints("value_ints"), dtype=np.int64)
+    else:
+        n.fail("has no value attribute")
+    return n.b.from_const(array, n.proto.output[0])
+
+
+def constant_of_shape(n: Node) -> Value:
+    shape = n.const_ints(0, "the shape")
+    if shape is None or any(d < 0 for d in shape):
+        n.fail(f"shape {shape} must be non-negative")
+    value = n.tensor("value")
+    if value is None:
+        value = np.zeros(1, dtype=np.float32)
+    if value.size != 1:
+        n.fail(f"value must hold one element, got {value.size}")
+    if int(np.prod(shape, dtype=np.int64)) > FOLD_LIMIT:
+        return n.b.splat(shape, n.b.from_const(value).elem, float(value.reshape(-1)[0]))
+    return n.b.from_const(np.broadcast_to(value.reshape(()), shape))
+
+
+def shape(n: Node) -> np.ndarray:
+    dims = n.input(0).shape
+    start, end = n.int("start", 0), n.attr("end", None)
+    return np.asarray(dims[start: None if end is None else int(end)], dtype=np.int64)
+
+
+def size(n: Node) -> np.ndarray:
+    return np.asarray(n.input(0).size, dtype=np.int64)
+
+
+def range_(n: Node) -> np.ndarray:
+    start = n.require_const(0, "start")
+    limit = n.require_const(1, "limit")
+    delta = n.require_const(2, "delta")
+    s, lim, d = start.reshape(()), limit.reshape(()), delta.reshape(())
+    if d == 0:
+        n.fail("delta must not be 0")
+    count = max(int(np.ceil((lim - s) / d)), 0)
+    return (s + np.arange(count, dtype=start.dtype) * d).astype(start.dtype)
+
+
+def nonzero(n: Node) -> np.ndarray:
+    """Only for known inputs: the result's shape depends on the values."""
+    x = n.require_const(0, "the input (NonZero's result shape depends on its values)")
+    return np.asarray(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1)
+
+
+def eye_like(n: Node) -> Value:
+    x = n.input(0)
+    if x.rank != 2:
+        n.fail(f"input must be 2-D, got rank {x.rank}")
+    dtype = n.int("dtype", 0)
+    if dtype and not dtypes.is_supported(dtype):
+        n.unsupported(f"dtype {dtypes.dtype_name(dtype)} is not supported")
+    np_dtype = dtypes.numpy_dtype(dtype) if dtype else numpy_dtype(x.elem)
+    return n.b.from_const(np.eye(x.shape[0], x.shape[1], k=n.int("k", 0), dtype=np_dtype))

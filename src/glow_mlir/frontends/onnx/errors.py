@@ -1,0 +1,66 @@
+"""What the ONNX importer tells a user whose model it cannot translate.
+
+Every error is a `UserError`, so the tools print the message and exit 1 without a traceback.
+An unsupported model is reported once, with every unsupported op type, attribute value and
+element type found in the whole model (`UnsupportedOnnxError`), rather than one at a time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from glow_mlir.tools.errors import UserError
+
+
+class OnnxImportError(UserError):
+    """A model the importer cannot read or translate: malformed, inconsistent, or unbound."""
+
+
+class UnboundDimensionError(OnnxImportError):
+    """A graph input has a symbolic (`dim_param`) or unknown dimension nobody bound."""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """One occurrence of something the importer does not support."""
+
+    what: str
+    """The op type (`Resize`, `com.microsoft.FusedConv`), or `input`/`initializer`."""
+    where: str
+    """The node's label (its name, or `#index` when unnamed), or the value's name."""
+    why: str
+
+
+class UnsupportedOnnxError(OnnxImportError):
+    """The model uses features the importer lacks; `entries` holds every occurrence."""
+
+    MAX_NAMES = 5
+    """Node names listed per line of the message; more are counted, not named."""
+
+    def __init__(self, entries: list[Unsupported]):
+        self.entries = list(entries)
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for e in self.entries:
+            groups[(e.what, e.why)].append(e.where)
+        lines = [f"the model uses {len(self.entries)} unsupported op(s), attribute value(s) "
+                 f"or element type(s):"]
+        for (what, why), wheres in groups.items():
+            names = ", ".join(f"'{w}'" for w in wheres[: self.MAX_NAMES])
+            if len(wheres) > self.MAX_NAMES:
+                names += f", and {len(wheres) - self.MAX_NAMES} more"
+            times = "1 time" if len(wheres) == 1 else f"{len(wheres)} times"
+            lines.append(f"  {what}: {why} ({times}: {names})")
+        return "\n".join(lines)
+
+
+class UnsupportedFeature(Exception):
+    """Raised by a converter for an attribute value or type it cannot translate; the importer
+    records it as an `Unsupported` entry and carries on, to report everything at once."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why

@@ -1,0 +1,283 @@
+"""ONNX ModelProto -> `glow` module: one `func.func @main` whose arguments are the graph
+inputs (initializers excluded) and whose results are the graph outputs.
+
+The translation runs node by node through the converter table (`table.py`). It does not
+stop at the first unsupported op type, attribute value or element type: it records each,
+keeps going with placeholders typed by ONNX shape inference, and raises one
+`UnsupportedOnnxError` listing all of them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import GraphProto, ModelProto, NodeProto, numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import SSAValue
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape
+from glow_mlir.frontends.onnx import dtypes, table
+from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
+from glow_mlir.frontends.onnx.errors import (
+    OnnxImportError,
+    Unsupported,
+    UnsupportedFeature,
+    UnsupportedOnnxError,
+)
+from glow_mlir.frontends.onnx.input_shapes import bind_input_shapes
+from glow_mlir.frontends.onnx.loading import default_opset, load_model
+from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.resources import resource_table
+from glow_mlir.runtime.compiled_model import NAME_ATTR
+
+_UNKNOWN = None
+"""The value of an output nobody could compute (downstream of something unsupported)."""
+
+
+def import_onnx(model: ModelProto | str | os.PathLike | bytes,
+                input_shapes: dict[str, tuple[int, ...] | int] | None = None) -> ModuleOp:
+    """Translate an ONNX model (a ModelProto, a file path, or its bytes) to a `glow` module.
+
+    `input_shapes` binds symbolic dimensions: `{"input": (1, 3, 224, 224)}` gives an input
+    its shape, `{"batch": 1}` binds a `dim_param` wherever it appears.
+    """
+    proto, base_dir = load_model(model)
+    return OnnxImporter(proto, base_dir).run(input_shapes)
+
+
+def node_label(node: NodeProto, index: int) -> str:
+    """How messages name a node: its name, or its position when it has none."""
+    if node.name:
+        return node.name
+    return f"#{index} (output '{node.output[0]}')" if node.output else f"#{index}"
+
+
+def _op_kind(node: NodeProto) -> str:
+    return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+
+
+class OnnxImporter:
+    """One translation: the builder, the value map (ONNX name -> Value, or _UNKNOWN), and
+    the unsupported features found so far."""
+
+    def __init__(self, proto: ModelProto, base_dir: str = ""):
+        self.proto = proto
+        self.base_dir = base_dir or os.getcwd()
+        self.opset = default_opset(proto) or onnx.defs.onnx_opset_version()
+        self.problems: list[Unsupported] = []
+        self.values: dict[str, Value | None] = {}
+        self.used: set[str] = set()
+        self._inferred: dict[str, TensorType] | None = None
+
+    # ------------------------------------------------------------------ driver
+    def run(self, input_shapes=None) -> ModuleOp:
+        graph = self.proto.graph
+        converters = [self._lookup(node, index) for index, node in enumerate(graph.node)]
+        init_names = {t.name for t in graph.initializer}
+        inputs = [i for i in graph.input if i.name not in init_names]
+        arg_types = self._input_types(inputs, input_shapes)
+
+        fn = func.FuncOp("main", (arg_types, []), arg_attrs=ArrayAttr(
+            [DictionaryAttr({NAME_ATTR: StringAttr(i.name)}) for i in inputs]))
+        module = ModuleOp([fn])
+        self.b = GraphBuilder(module, fn)
+        for info, arg in zip(inputs, fn.body.block.args):
+            arg.name_hint = valid_name(info.name)
+            self.values[info.name] = self.b.from_ssa(arg)
+        self._add_initializers(graph.initializer)
+        self.used |= {o.name for o in graph.output}
+        self._convert_nodes(graph.node, converters)
+        if self.problems:
+            raise UnsupportedOnnxError(self.problems)
+        self._finish(fn)
+        return module
+
+    def _convert_nodes(self, nodes, converters) -> None:
+        """Translate `nodes` in order. An unsupported feature is recorded and the node's
+        outputs become placeholders, so the rest of the graph is still checked."""
+        b, values = self.b, self.values
+        self.used |= {name for node in nodes for name in node.input}
+        for index, (node, converter) in enumerate(zip(nodes, converters)):
+            label = node_label(node, index)
+            missing = [n for n in node.input if n and n not in values]
+            if missing:  # only in subgraphs: the main graph was checked when loaded
+                raise OnnxImportError(f"node '{label}' ({node.op_type}) uses '{missing[0]}', "
+                                      f"which nothing defines before it")
+            if converter is None or any(n and values[n] is _UNKNOWN for n in node.input):
+                self._placeholders(node)
+                continue
+            b.node_label, b.node_op = label, node.op_type
+            try:
+                outs = converter(Node(node, label, self.opset, b, values, self.used, self.inline))
+            except UnsupportedFeature as err:
+                self.problems.append(Unsupported(_op_kind(node), label, err.why))
+                self._placeholders(node)
+                continue
+            except OnnxImportError:
+                if self.problems:  # most likely a consequence of a placeholder
+                    return
+                raise
+            self._bind_outputs(node, outs)
+        b.node_label = b.node_op = ""
+
+    def inline(self, graph: GraphProto) -> list[Value | None]:
+        """Translate a subgraph (the taken branch of an If) in place; it sees the outer
+        values by name. Returns its outputs (None where something was unsupported)."""
+        label, op = self.b.node_label, self.b.node_op
+        self._add_initializers(graph.initializer)
+        self.used |= {o.name for o in graph.output}
+        self._convert_nodes(graph.node, [self._lookup(n, i) for i, n in enumerate(graph.node)])
+        self.b.node_label, self.b.node_op = label, op
+        return [self.values.get(o.name) for o in graph.output]
+
+    # ------------------------------------------------------------------ steps
+    def _lookup(self, node: NodeProto, index: int):
+        """The node's converter; an unsupported op type is recorded (the main graph's are
+        all looked up before any node is translated, so none is missed when translation
+        stops early)."""
+        converter, why = table.lookup(node.domain, node.op_type, self.opset)
+        if converter is None:
+            self.problems.append(Unsupported(_op_kind(node), node_label(node, index), why))
+        return converter
+
+    def _input_types(self, inputs, input_shapes) -> list[TensorType]:
+        """Static types of the inputs. Non-tensor inputs and unsupported element types are
+        recorded (and typed as f32 scalars, so translation can go on)."""
+        tensors = []
+        for info in inputs:
+            kind = info.type.WhichOneof("value")
+            elem_type = info.type.tensor_type.elem_type
+            if kind != "tensor_type":
+                self.problems.append(Unsupported("input", info.name, f"{kind or 'untyped'} "
+                                                 "inputs are not supported (tensors only)"))
+            elif not dtypes.is_supported(elem_type):
+                self.problems.append(Unsupported("input", info.name, f"element type "
+                                                 f"{dtypes.dtype_name(elem_type)} is not supported"))
+            else:
+                tensors.append(info)
+        shapes = dict(zip((i.name for i in tensors), bind_input_shapes(tensors, input_shapes)))
+        f32 = dtypes.mlir_element_type(onnx.TensorProto.FLOAT)
+        return [TensorType(dtypes.mlir_element_type(i.type.tensor_type.elem_type), shapes[i.name])
+                if i.name in shapes else TensorType(f32, []) for i in inputs]
+
+    def _add_initializers(self, initializers) -> None:
+        """Initializers are known arrays viewing the protobuf (or external file) bytes; they
+        become `glow.constant dense_resource` ops when an op uses them."""
+        for tensor in initializers:
+            if not dtypes.is_supported(tensor.data_type):
+                self.problems.append(Unsupported("initializer", tensor.name, f"element type "
+                                                 f"{dtypes.dtype_name(tensor.data_type)} is not supported"))
+                self.values[tensor.name] = _UNKNOWN
+                continue
+            try:
+                array = numpy_helper.to_array(tensor, self.base_dir)
+            except (OSError, ValueError, TypeError) as err:
+                raise OnnxImportError(f"cannot read initializer '{tensor.name}': {err}") from None
+            self.values[tensor.name] = self.b.from_const(array, tensor.name, weight=True)
+
+    def _bind_outputs(self, node: NodeProto, outs) -> None:
+        """Record a converter's results (Values, bare SSA values or arrays) under the node's
+        output names, which also become the SSA names in the printed IR."""
+        if not isinstance(outs, (list, tuple)):
+            outs = [outs]
+        for i, name in enumerate(node.output):
+            out = outs[i] if i < len(outs) else None
+            if not name:
+                continue
+            if out is None:
+                if name in self.used and not self.problems:
+                    raise AssertionError(f"the {node.op_type} converter left used output '{name}' unset")
+                self.values[name] = _UNKNOWN
+                continue
+            if isinstance(out, SSAValue):
+                out = self.b.from_ssa(out)
+            elif isinstance(out, np.ndarray):
+                out = self.b.from_const(out)
+            out.take_name(name)
+            self.values[name] = out
+
+    def _placeholders(self, node: NodeProto) -> None:
+        """Stand-ins for the outputs of a node that could not be translated, so the nodes
+        after it are still checked; typed by ONNX shape inference when it knows them."""
+        inferred = self._inferred_types()
+        for name in node.output:
+            ttype = inferred.get(name)
+            if ttype is None:
+                self.values[name] = _UNKNOWN
+            else:
+                self.values[name] = self.b.from_ssa(glow.SplatOp.make([], ttype, value=0.0).results[0])
+
+    def _inferred_types(self) -> dict[str, TensorType]:
+        if self._inferred is None:
+            self._inferred = {}
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.proto)
+            except Exception:  # noqa: BLE001 - inference is a best-effort aid here
+                return self._inferred
+            for info in [*inferred.graph.value_info, *inferred.graph.output]:
+                t = info.type.tensor_type
+                dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else -1
+                        for d in t.shape.dim]
+                if t.HasField("shape") and all(d >= 0 for d in dims) and dtypes.is_supported(t.elem_type):
+                    self._inferred[info.name] = TensorType(dtypes.mlir_element_type(t.elem_type), dims)
+        return self._inferred
+
+    def _finish(self, fn: func.FuncOp) -> None:
+        results = []
+        for out in self.proto.graph.output:
+            value = self.values[out.name]
+            assert value is not None
+            self._check_declared(out, value)
+            results.append(value.ssa)
+        fn.body.block.add_op(func.ReturnOp(*results))
+        fn.function_type = FunctionType.from_lists(
+            [a.type for a in fn.body.block.args], [r.type for r in results])
+        fn.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(o.name)})
+                                  for o in self.proto.graph.output])
+        _erase_dead_ops(fn)
+        handles = {a.resource_handle.data for op in fn.walk() for a in op.attributes.values()
+                   if isinstance(a, DenseResourceAttr)}
+        resource_table(self.b.module).retain(handles)
+
+    @staticmethod
+    def _check_declared(info, value: Value) -> None:
+        """A graph output's declared static dims and element type must match what the graph
+        computes: a mismatch means the model (or its shape annotations) is inconsistent."""
+        t = info.type.tensor_type
+        if info.type.WhichOneof("value") != "tensor_type":
+            return
+        if t.elem_type and dtypes.is_supported(t.elem_type):
+            want = dtypes.mlir_element_type(t.elem_type)
+            got = value.elem.storage if isinstance(value.elem, QuantizedType) else value.elem
+            if want != got:
+                raise OnnxImportError(f"graph output '{info.name}' is declared "
+                                      f"{dtypes.dtype_name(t.elem_type)}, but the graph computes {got}")
+        if t.HasField("shape"):
+            dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.shape.dim]
+            ok = len(dims) == value.rank and all(d is None or d == s for d, s in zip(dims, value.shape))
+            if not ok:
+                declared = "x".join("?" if d is None else str(d) for d in dims) or "scalar"
+                raise OnnxImportError(f"graph output '{info.name}' is declared with shape "
+                                      f"{declared}, but the graph computes {fmt_shape(value.shape)}")
+
+
+def _erase_dead_ops(fn: func.FuncOp) -> None:
+    """Ops whose results nobody uses (ONNX nodes off the path to the outputs, unused
+    optional results, constants a converter folded instead) are dropped."""
+    for op in reversed(list(fn.body.block.ops)):
+        if isinstance(op, glow.GlowOp) and all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+

@@ -1,0 +1,117 @@
+"""Static shapes for the graph inputs: symbolic dimensions bound by the caller.
+
+Glow's graph is statically shaped, so every `dim_param` (`batch`, `seq`) must get a value,
+like Glow's `-onnx-define-symbol`. `input_shapes` maps an input name to its whole shape
+(`{"input": (1, 3, 224, 224)}`), or a symbol name to its value (`{"batch": 1}`); a symbol
+bound through one input binds it in every input that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from onnx import ValueInfoProto
+
+from glow_mlir.frontends.onnx.errors import OnnxImportError, UnboundDimensionError
+
+Dim = int | str | None
+"""A declared dimension: a size, a symbol, or unknown."""
+
+
+def declared_dims(info: ValueInfoProto) -> list[Dim] | None:
+    """The input's declared dims, or None when the model gives no shape at all."""
+    tensor = info.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    dims: list[Dim] = []
+    for d in tensor.shape.dim:
+        kind = d.WhichOneof("value")
+        dims.append(int(d.dim_value) if kind == "dim_value" else d.dim_param if kind == "dim_param" else None)
+    return dims
+
+
+def _fmt(dims: Sequence[Dim]) -> str:
+    return "x".join("?" if d is None else str(d) for d in dims) if dims else "scalar"
+
+
+def bind_input_shapes(inputs: Sequence[ValueInfoProto],
+                      given: Mapping[str, Sequence[int] | int] | None) -> list[tuple[int, ...]]:
+    """Every input's static shape, or an error naming each dimension left unbound."""
+    given = dict(given or {})
+    declared = {i.name: declared_dims(i) for i in inputs}
+    symbols_in_model = {d for dims in declared.values() if dims for d in dims if isinstance(d, str)}
+    symbols: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+
+    for key, value in given.items():
+        if key in declared:
+            shapes[key] = _given_shape(key, value, declared[key])
+        elif key in symbols_in_model:
+            if isinstance(value, (tuple, list)) and len(value) == 1:  # `--input-shape batch=4`
+                value = value[0]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise OnnxImportError(f"the value given for symbolic dimension '{key}' must be "
+                                      f"a non-negative int, got {value!r}")
+            symbols[key] = value
+        else:
+            names = ", ".join(f"'{n}'" for n in declared) or "none"
+            syms = ", ".join(f"'{s}'" for s in sorted(symbols_in_model)) or "none"
+            raise OnnxImportError(f"a shape is given for '{key}', which is neither a graph input "
+                                  f"(inputs: {names}) nor a symbolic dimension (symbols: {syms})")
+
+    for name, shape in shapes.items():
+        for d, size in zip(declared[name] or [], shape):
+            if isinstance(d, str):
+                if symbols.setdefault(d, size) != size:
+                    raise OnnxImportError(
+                        f"symbolic dimension '{d}' is bound to both {symbols[d]} and {size} "
+                        f"(input '{name}' has shape {_fmt(shape)})")
+
+    unbound: list[str] = []
+    result = []
+    for info in inputs:
+        if info.name in shapes:
+            result.append(shapes[info.name])
+            continue
+        dims = declared[info.name]
+        if dims is None:
+            unbound.append(f"input '{info.name}' has no shape in the model")
+            result.append(())
+            continue
+        shape = []
+        for i, d in enumerate(dims):
+            if isinstance(d, int):
+                shape.append(d)
+            elif isinstance(d, str) and d in symbols:
+                shape.append(symbols[d])
+            else:
+                what = f"'{d}'" if d else "unknown"
+                unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)})")
+                shape.append(-1)
+        result.append(tuple(shape))
+    if unbound:
+        example = next(i.name for i in inputs if i.name not in shapes)
+        raise UnboundDimensionError(
+            "the graph's shapes must be static, but " + "; ".join(unbound)
+            + f". Bind them, e.g. input_shapes={{'{example}': (1, ...)}} "
+              f"(glow-run/glow-compile: --input-shape {example}=1x...)")
+    return result
+
+
+def _given_shape(name: str, value, dims: list[Dim] | None) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(d) for d in value)
+    except TypeError:
+        raise OnnxImportError(f"the shape given for input '{name}' must be a sequence of ints, "
+                              f"got {value!r}") from None
+    if any(d < 0 for d in shape):
+        raise OnnxImportError(f"the shape given for input '{name}', {shape}, has a negative dimension")
+    if dims is not None:
+        if len(dims) != len(shape):
+            raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, has rank "
+                                  f"{len(shape)}, but the model declares {_fmt(dims)} (rank {len(dims)})")
+        for i, (d, s) in enumerate(zip(dims, shape)):
+            if isinstance(d, int) and d != s:
+                raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, differs "
+                                      f"from the model's {_fmt(dims)} in dim {i}")
+    return shape

@@ -1,0 +1,167 @@
+"""The one table from ONNX op type (and opset range) to converter.
+
+Opsets 7 to the newest onnx knows are the target; older models are read too, since most
+ops did not change (the converters handle Cast-1's type names and the `broadcast` attribute
+of arithmetic before opset 7).
+
+A converter takes a `Node` and returns its outputs: `Value`s (SSA values or arrays known at
+import), or None for an optional output nobody uses. Where an op changed across opsets in a
+way the converter must know (an attribute that became an input), the converter reads
+`node.opset`; the ranges here say in which opsets the op exists at all.
+
+To add an op: write its converter in the module of its concept under `converters/`, and
+add one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from glow_mlir.frontends.onnx.converters import (
+    activations as act,
+)
+from glow_mlir.frontends.onnx.converters import (
+    elementwise as ew,
+)
+from glow_mlir.frontends.onnx.converters import (
+    control_flow,
+    indexing,
+    linalg,
+    nn,
+    quant,
+    reduce,
+    resize,
+    shape_folding,
+    tensor,
+)
+
+Converter = Callable
+
+
+@dataclass(frozen=True)
+class Entry:
+    convert: Converter
+    since: int = 1
+    """The first opset with the op (in the form `convert` handles)."""
+    until: int | None = None
+    """The last opset with the op (None: still current)."""
+
+
+def _e(convert: Converter, since: int = 1, until: int | None = None) -> tuple[Entry, ...]:
+    return (Entry(convert, since, until),)
+
+
+CONVERTERS: dict[str, tuple[Entry, ...]] = {
+    # element-wise math
+    **{op: _e(ew.unary(op)) for op in ew.UNARY},
+    **{op: _e(ew.binary(op)) for op in ew.BINARY if op not in ("Max", "Min")},
+    **{op: _e(ew.compare(op)) for op in ew.COMPARE},
+    "Max": _e(ew.variadic("Max")),
+    "Min": _e(ew.variadic("Min")),
+    "Sum": _e(ew.variadic("Sum")),
+    "Mean": _e(ew.mean),
+    "Pow": _e(ew.pow_),
+    "Mod": _e(ew.mod, 10),
+    "Sign": _e(ew.sign, 9),
+    "IsNaN": _e(ew.is_nan, 9),
+    "IsInf": _e(ew.is_inf, 10),
+    "Where": _e(ew.where, 9),
+    "Cast": _e(ew.cast),
+    "CastLike": _e(ew.cast_like, 15),
+    "Identity": _e(ew.identity),
+    # activations
+    "Clip": _e(act.clip),
+    "LeakyRelu": _e(act.leaky_relu),
+    "PRelu": _e(act.prelu),
+    "Elu": _e(act.elu),
+    "Selu": _e(act.selu),
+    "Celu": _e(act.celu, 12),
+    "HardSigmoid": _e(act.hard_sigmoid),
+    "HardSwish": _e(act.hard_swish, 14),
+    "Softplus": _e(act.softplus),
+    "Softsign": _e(act.softsign),
+    "Mish": _e(act.mish, 18),
+    "ThresholdedRelu": _e(act.thresholded_relu, 10),
+    "Shrink": _e(act.shrink, 9),
+    "Gelu": _e(act.gelu, 20),
+    "Tan": _e(ew.tan, 7),
+    "Sinh": _e(ew.sinh, 9),
+    "Cosh": _e(ew.cosh, 9),
+    "Asinh": _e(ew.asinh, 9),
+    "Acosh": _e(ew.acosh, 9),
+    "Atanh": _e(ew.atanh, 9),
+    # neural-network layers
+    "Conv": _e(nn.conv),
+    "ConvTranspose": _e(nn.conv_transpose),
+    "MaxPool": _e(nn.max_pool),
+    "AveragePool": _e(nn.average_pool),
+    "GlobalAveragePool": _e(nn.global_average_pool),
+    "GlobalMaxPool": _e(nn.global_max_pool),
+    "BatchNormalization": _e(nn.batch_normalization),
+    "InstanceNormalization": _e(nn.instance_normalization),
+    "LayerNormalization": _e(nn.layer_normalization, 17),
+    "LRN": _e(nn.lrn),
+    "Softmax": _e(nn.softmax),
+    "LogSoftmax": _e(nn.log_softmax),
+    "Gemm": _e(linalg.gemm),
+    "MatMul": _e(linalg.matmul),
+    "Einsum": _e(linalg.einsum, 12),
+    "Dropout": _e(tensor.dropout),
+    # data movement
+    "Reshape": _e(tensor.reshape),
+    "Flatten": _e(tensor.flatten),
+    "Squeeze": _e(tensor.squeeze),
+    "Unsqueeze": _e(tensor.unsqueeze),
+    "Transpose": _e(tensor.transpose),
+    "Concat": _e(tensor.concat),
+    "Split": _e(tensor.split),
+    "Slice": _e(tensor.slice_),
+    "Gather": _e(tensor.gather),
+    "GatherElements": _e(indexing.gather_elements, 11),
+    "GatherND": _e(indexing.gather_nd, 11),
+    "Expand": _e(tensor.expand, 8),
+    "Tile": _e(tensor.tile),
+    "Pad": _e(tensor.pad),
+    "SpaceToDepth": _e(tensor.space_to_depth),
+    "DepthToSpace": _e(tensor.depth_to_space),
+    "Resize": _e(resize.resize, 10),
+    "Upsample": _e(resize.upsample, 7, 9),
+    # reductions
+    **{op: _e(reduce.reduction(op)) for op in (
+        "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+        "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp")},
+    "ArgMax": _e(reduce.arg_reduction("ArgMax")),
+    "ArgMin": _e(reduce.arg_reduction("ArgMin")),
+    "TopK": _e(reduce.top_k),
+    "CumSum": _e(reduce.cumsum, 11),
+    # known at import
+    "Constant": _e(shape_folding.constant),
+    "ConstantOfShape": _e(shape_folding.constant_of_shape, 9),
+    "Shape": _e(shape_folding.shape),
+    "Size": _e(shape_folding.size),
+    "Range": _e(shape_folding.range_, 11),
+    "NonZero": _e(shape_folding.nonzero, 9),
+    "EyeLike": _e(shape_folding.eye_like, 9),
+    # control flow decided at import
+    "If": _e(control_flow.if_),
+    # quantization
+    "QuantizeLinear": _e(quant.quantize_linear, 10),
+    "DequantizeLinear": _e(quant.dequantize_linear, 10),
+    "MatMulInteger": _e(quant.matmul_integer, 10),
+    "QLinearMatMul": _e(quant.qlinear_matmul, 10),
+}
+
+
+def lookup(domain: str, op_type: str, opset: int) -> tuple[Converter | None, str]:
+    """The converter for `op_type` at `opset`, or None and why not."""
+    if domain not in ("", "ai.onnx"):
+        return None, f"ops of domain '{domain}' are not supported"
+    entries = CONVERTERS.get(op_type)
+    if not entries:
+        return None, "op type not supported"
+    for e in entries:
+        if e.since <= opset and (e.until is None or opset <= e.until):
+            return e.convert, ""
+    ranges = ", ".join(f"{e.since}-{e.until or 'now'}" for e in entries)
+    return None, f"op type not supported at opset {opset} (supported in opsets {ranges})"

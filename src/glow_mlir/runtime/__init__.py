@@ -1,0 +1,2 @@
+"""Running compiled models: `CompiledModel` (numpy in, numpy out) and the registry of
+execution backends behind it."""

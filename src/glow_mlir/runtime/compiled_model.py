@@ -1,0 +1,143 @@
+"""`CompiledModel`: a compiled network that runs on numpy arrays (DESIGN.md section 5).
+
+It knows its inputs' names, shapes and dtypes from the module (the ONNX names are kept as
+`glow.name` argument and result attributes), and checks every input before anything runs:
+a missing input, an unknown name, a wrong shape or dtype is an `InputError` that gives the
+expected and the given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from onnx import ModelProto
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
+
+from glow_mlir.dialects.glow_ops.types import fmt_shape
+from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.runtime.backends import Executor, check_backend
+from glow_mlir.tools.errors import UserError
+
+NAME_ATTR = "glow.name"
+"""Argument and result attribute holding an input's or output's name (Glow's placeholder
+name; the ONNX importer sets it), so a module alone says how its inputs are called."""
+
+
+class InputError(UserError):
+    """Inputs that do not fit the model."""
+
+
+def _names(attrs, count: int, prefix: str) -> list[str]:
+    names = []
+    for i in range(count):
+        d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
+        name = d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None
+        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
+    return names
+
+
+def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
+    return f"shape {fmt_shape(shape)}, dtype {dtype}"
+
+
+class CompiledModel:
+    """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`."""
+
+    def __init__(self, module: ModuleOp, backend: str = "interpreter",
+                 executor: Executor | None = None):
+        self.module = module
+        self.backend = backend
+        fn = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
+        if fn is None:
+            raise UserError("the module has no function to run")
+        ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
+        self.input_names: list[str] = _names(fn.arg_attrs, len(ins), "input")
+        self.output_names: list[str] = _names(fn.res_attrs, len(outs), "output")
+        self.input_shapes: dict[str, tuple[int, ...]] = {
+            n: tuple(t.get_shape()) for n, t in zip(self.input_names, ins) if isinstance(t, TensorType)}
+        self.input_dtypes: dict[str, np.dtype] = {
+            n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)
+            if isinstance(t, TensorType)}
+        self.output_shapes: dict[str, tuple[int, ...]] = {
+            n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs) if isinstance(t, TensorType)}
+        self._executor = executor if executor is not None else check_backend(backend)(module)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{n}: {fmt_shape(self.input_shapes[n])} {self.input_dtypes[n]}"
+                        for n in self.input_names)
+        return f"CompiledModel(backend={self.backend!r}, inputs=[{ins}], outputs={self.output_names})"
+
+    def check_inputs(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        """The inputs as arrays in argument order, or one InputError listing every problem."""
+        if not isinstance(inputs, Mapping):
+            raise InputError(f"inputs must be a dict of name -> array, got {type(inputs).__name__}")
+        problems = []
+        for name in inputs:
+            if name not in self.input_shapes:
+                expected = ", ".join(f"'{n}'" for n in self.input_names) or "none"
+                problems.append(f"unknown input '{name}' (the model's inputs: {expected})")
+        arrays = []
+        for name in self.input_names:
+            shape, dtype = self.input_shapes[name], self.input_dtypes[name]
+            if name not in inputs:
+                problems.append(f"missing input '{name}' (expected {_describe(shape, dtype)})")
+                continue
+            x = np.asarray(inputs[name])
+            if x.dtype != dtype or x.shape != shape:
+                problems.append(f"input '{name}' has {_describe(x.shape, x.dtype)}; expected "
+                                f"{_describe(shape, dtype)}")
+            arrays.append(x)
+        if problems:
+            raise InputError("; ".join(problems))
+        return arrays
+
+    def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        """Outputs (numpy arrays) in the graph's output order."""
+        return self._executor.run(self.check_inputs(inputs))
+
+    def __call__(self, *inputs: object) -> list[np.ndarray]:
+        """Positional inputs in the graph's input order; same result as `run`."""
+        if len(inputs) != len(self.input_names):
+            names = ", ".join(self.input_names) or "none"
+            raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
+                             f"got {len(inputs)}")
+        return self.run(dict(zip(self.input_names, inputs)))
+
+
+def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
+                  backend: str = "interpreter",
+                  input_shapes: Mapping[str, Sequence[int] | int] | None = None,
+                  optimize: bool = True,
+                  disable_passes: Sequence[str] = ()) -> CompiledModel:
+    """Import (an ONNX model) and compile for `backend`; a `glow` module is taken as is.
+
+    `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);
+    `disable_passes` names passes of it to skip."""
+    factory = check_backend(backend)  # before the import: a bad name fails fast
+    if isinstance(model, ModuleOp):
+        module = model
+    else:
+        from glow_mlir.frontends.onnx import import_onnx
+
+        module = import_onnx(model, dict(input_shapes) if input_shapes else None)
+    if optimize:
+        module = optimize_graph(module, backend, tuple(disable_passes))
+    return CompiledModel(module, backend, factory(module))
+
+
+def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),
+                   print_ir_after_each: bool = False) -> ModuleOp:
+    """Run the graph pipeline in place; an op the backend cannot run is a UserError."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
+    from glow_mlir.transforms.pass_runner import run_pipeline
+
+    try:
+        run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each))
+    except PassFailedException as err:
+        raise UserError(str(err)) from None
+    return module

@@ -1,0 +1,90 @@
+"""Data movement: concat, slice, insert_tensor, reshape, transpose, broadcast, tile, pad,
+gather.
+
+These ops move stored elements without arithmetic, so quantized tensors move as their
+stored integers (the verifiers require one element type in and out). The one value that
+is created, glow.pad's `value`, is a real number and is quantized like any result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glow_mlir.dialects.glow_ops.types import is_quantized
+from glow_mlir.targets.interpreter.numerics import elem, quantize
+from glow_mlir.targets.interpreter.registry import EvaluationError, kernel, result_shape
+
+
+@kernel("glow.concat")
+def concat(op, *inputs):
+    return np.concatenate(inputs, axis=op.int_attr("dim"))
+
+
+@kernel("glow.slice")
+def slice_(op, x):
+    start = op.ints("start")
+    return x[tuple(slice(s, s + n) for s, n in zip(start, result_shape(op)))]
+
+
+@kernel("glow.insert_tensor")
+def insert_tensor(op, big, small):
+    """`small` written `count` times back to back along `axis`, the first at `start`."""
+    axis = op.int_attr("axis", 0) % big.ndim
+    tiled = np.concatenate([small] * op.int_attr("count", 1), axis=axis)
+    out = big.copy()
+    out[tuple(slice(s, s + n) for s, n in zip(op.ints("start"), tiled.shape))] = tiled
+    return out
+
+
+@kernel("glow.reshape")
+def reshape(op, x):
+    return x.reshape(result_shape(op))
+
+
+@kernel("glow.transpose")
+def transpose(op, x):
+    return np.transpose(x, op.ints("shuffle"))
+
+
+@kernel("glow.broadcast")
+def broadcast(op, x):
+    """Input dim i lines up with result dim axis+i (each 1 or equal); the result's other
+    dims are new. Default axis: right-aligned, as numpy and ONNX broadcast."""
+    out = result_shape(op)
+    axis = op.int_attr("axis", len(out) - x.ndim)
+    aligned = x.reshape((1,) * axis + x.shape + (1,) * (len(out) - axis - x.ndim))
+    return np.broadcast_to(aligned, out).copy()
+
+
+@kernel("glow.tile")
+def tile(op, x):
+    """The whole input repeated `count` times along `axis` (not each element repeated)."""
+    reps = [1] * x.ndim
+    reps[op.int_attr("axis") % x.ndim] = op.int_attr("count")
+    return np.tile(x, reps)
+
+
+@kernel("glow.pad")
+def pad(op, x):
+    """`pads` = [begin_0, ..., begin_n-1, end_0, ..., end_n-1]. Modes as ONNX Pad:
+    constant (`value`), reflect (mirror without repeating the edge), edge (repeat it)."""
+    pads = op.ints("pads")
+    width = list(zip(pads[: x.ndim], pads[x.ndim:]))
+    mode = op.str_attr("mode", "constant")
+    if mode != "constant":
+        return np.pad(x, width, mode=mode)
+    value = op.float_attr("value", 0.0)
+    t = elem(op.results[0])
+    fill = quantize(np.float32(value), t) if is_quantized(t) else np.array(value).astype(x.dtype)
+    return np.pad(x, width, mode="constant", constant_values=fill)
+
+
+@kernel("glow.gather")
+def gather(op, data, indices):
+    """ONNX Gather: data taken along `axis` at `indices`, whose dims replace that axis."""
+    axis = op.int_attr("axis", 0) % data.ndim
+    size = data.shape[axis]
+    idx = indices.astype(np.int64)
+    if np.any((idx < -size) | (idx >= size)):
+        raise EvaluationError(f"glow.gather index out of range [-{size}, {size}) on axis {axis}")
+    return np.take(data, np.where(idx < 0, idx + size, idx), axis=axis)

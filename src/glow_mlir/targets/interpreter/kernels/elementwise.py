@@ -1,0 +1,202 @@
+"""Element-wise ops: activations, unary math, arithmetic, logic, comparisons and select.
+
+Operands have equal shapes (broadcasting is an explicit glow.broadcast), so every kernel is
+one numpy expression. Float math runs in the operand dtype, as compiled code does, except
+where float32 has no accurate formula of its own (erf, gelu: float64, then rounded once).
+Quantized operands go through their real values (`numerics.real_valued`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from glow_mlir.targets.interpreter.numerics import (
+    activation,
+    erf,
+    real_valued,
+    sigmoid,
+    trunc_div,
+)
+from glow_mlir.targets.interpreter.registry import kernel
+
+# ---------------------------------------------------------------- activations
+
+
+@kernel("glow.relu")
+@real_valued
+def relu(op, x):
+    return activation("relu", (), x)
+
+
+@kernel("glow.sigmoid")
+def sigmoid_(op, x):
+    return sigmoid(x)
+
+
+@kernel("glow.tanh")
+def tanh(op, x):
+    return np.tanh(x)
+
+
+@kernel("glow.gelu")
+def gelu(op, x):
+    """Exact: x * Phi(x) = x/2 (1 + erf(x / sqrt 2)); "tanh": the usual tanh approximation."""
+    x64 = x.astype(np.float64)
+    if op.str_attr("approximate", "none") == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)
+        return 0.5 * x64 * (1 + np.tanh(inner))
+    return 0.5 * x64 * (1 + erf(x64 / math.sqrt(2)))
+
+
+@kernel("glow.swish")
+def swish(op, x):
+    return x * sigmoid(x)
+
+
+@kernel("glow.leaky_relu")
+def leaky_relu(op, x):
+    return activation("leaky_relu", (op.float_attr("alpha"),), x)
+
+
+@kernel("glow.clip")
+@real_valued
+def clip(op, x):
+    """min(max(x, min), max). Integer tensors clip to the integers inside [min, max]."""
+    lo, hi = op.float_attr("min"), op.float_attr("max")
+    if x.dtype.kind in "iu":
+        lo, hi = math.ceil(lo), math.floor(hi)
+        info = np.iinfo(x.dtype)
+        lo, hi = max(lo, info.min), min(hi, info.max)
+        return np.clip(x, np.array(lo, x.dtype), np.array(hi, x.dtype))
+    return activation("clip", (lo, hi), x)
+
+
+# ---------------------------------------------------------------- unary math
+
+_UNARY = {
+    "glow.exp": np.exp,
+    "glow.log": np.log,
+    "glow.sqrt": np.sqrt,
+    "glow.rsqrt": lambda x: 1 / np.sqrt(x),
+    "glow.floor": np.floor,
+    "glow.ceil": np.ceil,
+    "glow.round": np.rint,  # half to even, as ONNX Round
+    "glow.reciprocal": lambda x: 1 / x,
+    "glow.sin": np.sin,
+    "glow.cos": np.cos,
+    "glow.not": np.logical_not,
+}
+
+for _name, _fn in _UNARY.items():
+    kernel(_name)(lambda op, x, _fn=_fn: _fn(x))
+
+
+@kernel("glow.erf")
+def erf_(op, x):
+    return erf(x)
+
+
+@kernel("glow.abs")
+@real_valued
+def abs_(op, x):
+    return np.abs(x)
+
+
+@kernel("glow.neg")
+@real_valued
+def neg(op, x):
+    return np.negative(x)
+
+
+# ---------------------------------------------------------------- binary
+
+
+@kernel("glow.add")
+@real_valued
+def add(op, a, b):
+    return a + b
+
+
+@kernel("glow.sub")
+@real_valued
+def sub(op, a, b):
+    return a - b
+
+
+@kernel("glow.mul")
+@real_valued
+def mul(op, a, b):
+    return a * b
+
+
+@kernel("glow.div")
+@real_valued
+def div(op, a, b):
+    """Integers truncate toward zero (and a zero divisor is an error, not numpy's 0)."""
+    if a.dtype.kind in "iu":
+        return trunc_div(a, b)
+    return a / b
+
+
+@kernel("glow.max")
+@real_valued
+def max_(op, a, b):
+    return np.maximum(a, b)
+
+
+@kernel("glow.min")
+@real_valued
+def min_(op, a, b):
+    return np.minimum(a, b)
+
+
+@kernel("glow.pow")
+def pow_(op, a, b):
+    return np.power(a, b)
+
+
+@kernel("glow.and")
+def and_(op, a, b):
+    return np.logical_and(a, b)
+
+
+@kernel("glow.or")
+def or_(op, a, b):
+    return np.logical_or(a, b)
+
+
+@kernel("glow.xor")
+def xor(op, a, b):
+    return np.logical_xor(a, b)
+
+
+@kernel("glow.prelu")
+def prelu(op, x, slope):
+    return np.where(x >= 0, x, x * slope)
+
+
+# ---------------------------------------------------------------- comparisons, select
+# Operands of a comparison share one type, so quantized values compare as their stored
+# integers (scale > 0 keeps the order); select picks stored values of one type.
+
+
+@kernel("glow.cmp_eq")
+def cmp_eq(op, a, b):
+    return a == b
+
+
+@kernel("glow.cmp_lt")
+def cmp_lt(op, a, b):
+    return a < b
+
+
+@kernel("glow.cmp_lte")
+def cmp_lte(op, a, b):
+    return a <= b
+
+
+@kernel("glow.select")
+def select(op, cond, a, b):
+    return np.where(cond, a, b)

@@ -1,0 +1,41 @@
+"""Dense linear algebra: fully_connected, mat_mul, batch_mat_mul, batched_add.
+
+Products accumulate in float64 (int64 for integers) and are rounded once to the result
+type, so the reference is exact up to that one rounding whatever the summation order of
+the implementation it checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glow_mlir.targets.interpreter.numerics import dense_bias, fused_activation, real_valued
+from glow_mlir.targets.interpreter.registry import kernel
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":
+        return x.astype(np.float64)
+    return x.astype(np.uint64 if x.dtype.kind == "u" else np.int64)
+
+
+@kernel("glow.fully_connected")
+@real_valued
+def fully_connected(op, x, weights, bias):
+    """x[N, K] @ weights[K, M] + bias[M] (Glow stores weights K x M), then the fused
+    activation."""
+    return fused_activation(op, _wide(x) @ _wide(weights) + dense_bias(op, bias))
+
+
+@kernel("glow.mat_mul", "glow.batch_mat_mul")
+@real_valued
+def mat_mul(op, lhs, rhs):
+    """[N, K] @ [K, M], or batched [B, N, K] @ [B, K, M]: numpy's matmul is both."""
+    return np.matmul(_wide(lhs), _wide(rhs))
+
+
+@kernel("glow.batched_add")
+@real_valued
+def batched_add(op, batch, slice_):
+    """The slice (the batch's shape without its first dim) added to every batch element."""
+    return batch + slice_[np.newaxis]

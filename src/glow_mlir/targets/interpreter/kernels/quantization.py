@@ -1,0 +1,46 @@
+"""Element-type changes: convert_to, quantize, dequantize, rescale_quantized.
+
+The quantization formulas are the ones every other kernel uses for quantized tensors
+(`numerics.quantize` / `numerics.dequantize`), so a pass that turns dequantize+quantize
+into rescale_quantized, or folds them away, preserves the evaluator's numbers exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glow_mlir.targets.interpreter.numerics import dequantize, elem, quantize
+from glow_mlir.targets.interpreter.registry import kernel, result_dtype
+
+
+@kernel("glow.convert_to")
+def convert_to(op, x):
+    """Glow's ConvertTo. float -> int truncates toward zero; values outside the integer
+    range saturate and NaN becomes 0 (C leaves both undefined; the reference must not be
+    random). anything -> i1 is `!= 0`; int -> int wraps as two's complement."""
+    dst = result_dtype(op)
+    if dst == np.bool_:
+        return x != 0
+    if x.dtype.kind == "f" and dst.kind in "iu":
+        info = np.iinfo(dst)
+        t = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
+        return np.clip(t, info.min, info.max).astype(dst)
+    return x.astype(dst)
+
+
+@kernel("glow.quantize")
+def quantize_(op, x):
+    return quantize(x, elem(op.results[0]))
+
+
+@kernel("glow.dequantize")
+def dequantize_(op, q):
+    return dequantize(q, elem(op.operands[0]))  # exact; evaluate_op rounds to the result
+
+
+@kernel("glow.rescale_quantized")
+def rescale_quantized(op, q):
+    """Requantize through a float32 real, as Glow's interpreter does: exactly
+    glow.dequantize to f32 followed by glow.quantize."""
+    real = dequantize(q, elem(op.operands[0])).astype(np.float32)
+    return quantize(real, elem(op.results[0]))

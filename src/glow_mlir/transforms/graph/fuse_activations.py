@@ -1,0 +1,85 @@
+"""`fuse-activations{backend=NAME}`: an activation right after a convolution or
+fully_connected becomes that op's `fused_activation` (with `fused_activation_args` for clip
+[min, max] and leaky_relu [alpha]), so the backend's kernel applies it while the result is
+still in registers.
+
+It fires when
+- the activation is relu, clip, leaky_relu, sigmoid or tanh and its input is a convolution
+  or fully_connected result;
+- that result has no other user (the other user needs the value before the activation);
+- the producer has no fused activation yet (two activations do not fit in one attribute);
+- `backend.supports_fused_activation(producer, activation)` says yes.
+The default backend is "interpreter", which fuses nothing (see backends/interpreter.py);
+pass `backend=cpu` or `backend=accel` to fuse for those targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from glow_mlir.backends import Backend
+from glow_mlir.backends.common import backend_option, fused_activation
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.base import to_attr
+from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
+
+ACTIVATIONS: dict[type, str] = {
+    glow.ReluOp: "relu",
+    glow.ClipOp: "clip",
+    glow.LeakyReluOp: "leaky_relu",
+    glow.SigmoidOp: "sigmoid",
+    glow.TanhOp: "tanh",
+}
+
+
+def _activation_args(op: Operation) -> list[float]:
+    if isinstance(op, glow.ClipOp):
+        return [op.float_attr("min"), op.float_attr("max")]
+    if isinstance(op, glow.LeakyReluOp):
+        return [op.float_attr("alpha")]
+    return []
+
+
+class FuseActivation(RewritePattern):
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        activation = ACTIVATIONS.get(type(op))
+        if activation is None:
+            return
+        producer = defining_op(op.operands[0])
+        if not isinstance(producer, (glow.ConvolutionOp, glow.FullyConnectedOp)):
+            return
+        if not has_single_use(producer.results[0]) or fused_activation(producer) != "none":
+            return
+        if not self.backend.supports_fused_activation(producer, activation):
+            return
+        attrs = {**producer.attributes, "fused_activation": to_attr(activation)}
+        args = _activation_args(op)
+        attrs.pop("fused_activation_args", None)
+        if args:
+            attrs["fused_activation_args"] = to_attr(args)
+        fused = type(producer).create(operands=list(producer.operands),
+                                      result_types=[op.results[0].type], attributes=attrs)
+        rewriter.replace(op, fused)
+        rewriter.erase(producer)
+
+
+@dataclass(frozen=True)
+class FuseActivationsPass(ModulePass):
+    """Fuse activations into the preceding convolution or fully_connected."""
+
+    name: ClassVar[str] = "fuse-activations"
+
+    backend: str = "interpreter"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        apply_patterns(op, [FuseActivation(backend_option(self.name, self.backend))])

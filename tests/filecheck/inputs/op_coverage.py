@@ -1,0 +1,31 @@
+"""Fails unless every op of a dialect's op list appears in a check line of FILE.
+
+    python op_coverage.py FILE [PREFIX ...]     # default prefix: CHECK
+
+Used by dialects/glow/roundtrip.mlir so a new op cannot be added without a round-trip test.
+"""
+
+import re
+import sys
+
+from glow_mlir.dialects.glow import ALL_OPS
+
+
+def main() -> int:
+    path, prefixes = sys.argv[1], sys.argv[2:] or ["CHECK"]
+    text = open(path, encoding="utf-8").read()
+    check_lines = [ln for ln in text.splitlines()
+                   if re.match(rf"\s*//\s*({'|'.join(prefixes)})(-NEXT|-SAME|-DAG|-LABEL)?:", ln)]
+    checked = "\n".join(check_lines)
+    missing = [op.name for op in ALL_OPS
+               if not re.search(rf'(?<![\w.]){re.escape(op.name)}(?![\w])', checked)]
+    if missing:
+        print(f"{path}: ops without a {'/'.join(prefixes)} line: {', '.join(missing)}",
+              file=sys.stderr)
+        return 1
+    print(f"all {len(ALL_OPS)} ops checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

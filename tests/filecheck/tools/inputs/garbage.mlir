@@ -1,0 +1,1 @@
+PK this is a zip file, not MLIR }}} {{ @@ %% 

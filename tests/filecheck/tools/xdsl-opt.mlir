@@ -1,0 +1,44 @@
+// The xDSL plugin entry point (group `xdsl.universe`): plain `xdsl-opt` parses, verifies
+// and prints glow modules (with !glow.quant types and a dense_resource blob), runs its
+// own passes and ours on them, and its output is glow-opt input and vice versa.
+//
+// RUN: xdsl-opt %s | FileCheck %s
+// RUN: xdsl-opt %s | glow-opt | FileCheck %s
+// RUN: glow-opt %s | xdsl-opt | FileCheck %s
+// RUN: xdsl-opt %s --print-op-generic | glow-opt | FileCheck %s
+// RUN: xdsl-opt %s -p cse,dce | FileCheck %s --check-prefix=CSE
+// RUN: xdsl-opt %s -p eliminate-noops | FileCheck %s --check-prefix=NOOPS
+
+// CHECK-LABEL: func.func @f(%x: tensor<1x4xf32>, %q: tensor<1x4x!glow.quant<i8, scale = 0.25, offset = -1>>) -> tensor<1x3xf32> {
+// CHECK-NEXT:    %w = glow.constant dense_resource<weights> : tensor<4x3xf32>
+// CHECK-NEXT:    %b = glow.splat {value = 5.000000e-01 : f32} : tensor<3xf32>
+// CHECK-NEXT:    %d = glow.dequantize %q : tensor<1x4x!glow.quant<i8, scale = 0.25, offset = -1>> -> tensor<1x4xf32>
+// CHECK-NEXT:    %s = glow.add %x, %d : tensor<1x4xf32>
+// CHECK-NEXT:    %s2 = glow.add %x, %d : tensor<1x4xf32>
+// CHECK-NEXT:    %r = glow.reshape %s : tensor<1x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    %fc = glow.fully_connected %r, %w, %b : (tensor<1x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:    func.return %fc : tensor<1x3xf32>
+// CHECK:       weights: "0x04000000000080bf0000803f00000000000000400000c0bf000040400000803e000000bf0000a0400000c0400000e0400000c0c0"
+
+// CSE:       glow.add
+// CSE-NOT:   glow.add
+// NOOPS-NOT: glow.reshape
+
+func.func @f(%x: tensor<1x4xf32>, %q: tensor<1x4x!glow.quant<i8, scale = 0.25, offset = -1>>) -> tensor<1x3xf32> {
+  %w = glow.constant dense_resource<weights> : tensor<4x3xf32>
+  %b = glow.splat {value = 0.5 : f32} : tensor<3xf32>
+  %d = glow.dequantize %q : tensor<1x4x!glow.quant<i8, scale = 0.25, offset = -1>> -> tensor<1x4xf32>
+  %s = glow.add %x, %d : tensor<1x4xf32>
+  %s2 = glow.add %x, %d : tensor<1x4xf32>
+  %r = glow.reshape %s : tensor<1x4xf32> -> tensor<1x4xf32>
+  %fc = glow.fully_connected %r, %w, %b : (tensor<1x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  func.return %fc : tensor<1x3xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weights: "0x04000000000080bf0000803f00000000000000400000c0bf000040400000803e000000bf0000a0400000c0400000e0400000c0c0"
+    }
+  }
+#-}

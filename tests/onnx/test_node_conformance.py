@@ -1,0 +1,35 @@
+"""ONNX's backend node tests of the listed ops, one pytest test per case.
+
+A case listed in `expected_failures.txt` is an xfail (non-strict: when it passes, pytest
+reports XPASS and its line should go); a case not listed that fails is a failure whose
+message gives the category and the difference. The per-op table is printed at the end.
+"""
+
+import pytest
+
+import conformance
+import node_cases
+
+_EXPECTED = conformance.read_expected_failures()
+_CASES = node_cases.load_cases()
+
+
+def _param(case):
+    marks = []
+    if case.name in _EXPECTED:
+        marks.append(pytest.mark.xfail(reason=_EXPECTED[case.name], strict=False))
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in _CASES])
+def test_node_case(case):
+    result = conformance.run_case(case)
+    conformance.RECORDED.append(result)
+    if not result.passed:
+        pytest.fail(f"{case.op_type}: {result.category}: {result.detail}", pytrace=False)
+
+
+def test_expected_failures_name_real_cases():
+    """A misspelt or renamed case in the list would silently expect nothing."""
+    unknown = sorted(set(_EXPECTED) - {c.name for c in _CASES})
+    assert not unknown, f"expected_failures.txt lists cases that do not exist: {unknown}"

@@ -1,0 +1,102 @@
+"""The Python API: glow_mlir.compile and CompiledModel (DESIGN.md section 5)."""
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import glow_mlir
+from glow_mlir.runtime.backends import BackendError
+from glow_mlir.runtime.compiled_model import CompiledModel, InputError
+from glow_mlir.tools.errors import UserError
+from onnx_testing import make_model, rand, run_onnxruntime
+
+A, B = rand(2, 3, seed=1), rand(3, seed=2)
+
+
+@pytest.fixture(scope="module")
+def model_proto():
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]), helper.make_node("Relu", ["sum"], ["relu"])]
+    return make_model(nodes, {"a": A, "b": B}, ["relu", "sum"])
+
+
+@pytest.fixture(scope="module")
+def compiled(model_proto):
+    return glow_mlir.compile(model_proto)
+
+
+def test_compile_knows_inputs_and_outputs(compiled):
+    assert isinstance(compiled, CompiledModel) and isinstance(compiled, glow_mlir.CompiledModel)
+    assert compiled.input_names == ["a", "b"]
+    assert compiled.input_shapes == {"a": (2, 3), "b": (3,)}
+    assert compiled.input_dtypes == {"a": np.float32, "b": np.float32}
+    assert compiled.output_names == ["relu", "sum"]
+    assert compiled.module.ops.first is not None
+
+
+def test_run_and_call_give_outputs_in_graph_order(compiled, model_proto):
+    expected = run_onnxruntime(model_proto, {"a": A, "b": B})
+    by_name = compiled.run({"a": A, "b": B})
+    positional = compiled(A, B)
+    for e, x, y in zip(expected, by_name, positional):
+        np.testing.assert_allclose(x, e, rtol=1e-6)
+        np.testing.assert_array_equal(x, y)
+
+
+def test_compile_from_path_and_bytes(tmp_path, model_proto):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model_proto.SerializeToString())
+    for source in (str(path), path, model_proto.SerializeToString()):
+        np.testing.assert_array_equal(glow_mlir.compile(source)(A, B)[0], np.maximum(A + B, 0))
+
+
+@pytest.mark.parametrize("inputs,message", [
+    ({"a": A}, "missing input 'b' \\(expected shape 3, dtype float32\\)"),
+    ({"a": A, "b": B, "c": B}, "unknown input 'c' \\(the model's inputs: 'a', 'b'\\)"),
+    ({"a": A.T, "b": B}, "input 'a' has shape 3x2, dtype float32; expected shape 2x3, dtype float32"),
+    ({"a": A.astype(np.float64), "b": B}, "input 'a' has shape 2x3, dtype float64; expected shape 2x3, dtype float32"),
+    ({"a": A, "b": [1.0, 2.0, 3.0]}, "input 'b' has shape 3, dtype float64"),
+])
+def test_run_rejects_bad_inputs(compiled, inputs, message):
+    with pytest.raises(InputError, match=message) as info:
+        compiled.run(inputs)
+    assert isinstance(info.value, UserError)
+
+
+def test_every_input_problem_in_one_message(compiled):
+    with pytest.raises(InputError, match="unknown input 'x'.*missing input 'a'.*input 'b' has shape 4"):
+        compiled.run({"x": A, "b": rand(4)})
+
+
+def test_call_checks_the_number_of_inputs(compiled):
+    with pytest.raises(InputError, match="takes 2 input\\(s\\) \\(a, b\\), got 1"):
+        compiled(A)
+    with pytest.raises(InputError, match="must be a dict"):
+        compiled.run([A, B])
+
+
+@pytest.mark.parametrize("backend,message", [
+    ("cpu", "CPU backend .* not available yet; use backend 'interpreter'"),
+    ("accel", "accelerator backend .* not available yet"),
+    ("tpu", "unknown backend 'tpu' \\(backends: 'interpreter', 'cpu', 'accel'\\)"),
+])
+def test_backends_not_available(model_proto, backend, message):
+    with pytest.raises(BackendError, match=message):
+        glow_mlir.compile(model_proto, backend=backend)
+
+
+def test_input_shapes_bind_dynamic_dimensions():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": rand(2, 3)}, ["y"],
+                       dynamic={"x": ["batch", 3]})
+    compiled = glow_mlir.compile(model, input_shapes={"x": (4, 3)})
+    assert compiled.input_shapes == {"x": (4, 3)}
+    assert compiled(rand(4, 3))[0].shape == (4, 3)
+    with pytest.raises(UserError, match="'batch'"):
+        glow_mlir.compile(model)
+
+
+def test_outputs_do_not_alias_inputs():
+    model = make_model([helper.make_node("Identity", ["x"], ["y"])], {"x": A}, ["y"])
+    x = A.copy()
+    y = glow_mlir.compile(model)(x)[0]
+    y[...] = 0
+    np.testing.assert_array_equal(x, A)

@@ -1,0 +1,189 @@
+"""The three backends' hooks: what each lowers, runs and fuses, and that what `lower-graph`
+leaves for a backend is what that backend says it runs."""
+
+from __future__ import annotations
+
+import pytest
+from glow_graphs import clone_module, glow_graphs
+from hypothesis import HealthCheck, given, settings
+from xdsl.utils.exceptions import DiagnosticException
+
+from glow_mlir.backends import get_backend
+from glow_mlir.backends.registry import BACKENDS
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.transforms.graph.lowering import RULES, rule_for
+from glow_mlir.transforms.pass_runner import run_pipeline
+
+# One op of every kind lower-graph has a rule for (all rules apply to these).
+LOWERABLE = """
+func.func @f(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>, %i: tensor<1x4x3x3xf32>, %k: tensor<4x2x1x1xf32>, %a: tensor<2x4x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4x3x3xf32>, tensor<2x4x4xf32>, tensor<3x4xf32>, tensor<4x4xf32>) {
+  %0 = glow.fully_connected %x, %w, %b : (tensor<2x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %1 = glow.batch_normalization %x, %b, %b, %b, %b {channel_idx = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = glow.layer_normalization %x, %b, %b : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %3 = glow.gelu %x : tensor<2x4xf32>
+  %4 = glow.swish %x : tensor<2x4xf32>
+  %5 = glow.clip %x {min = 0.0 : f32, max = 1.0 : f32} : tensor<2x4xf32>
+  %6 = glow.leaky_relu %x {alpha = 0.1 : f32} : tensor<2x4xf32>
+  %7 = glow.prelu %x, %x : tensor<2x4xf32>
+  %8 = glow.soft_max %x : tensor<2x4xf32>
+  %9 = glow.log_soft_max %x : tensor<2x4xf32>
+  %10 = glow.relu %x : tensor<2x4xf32>
+  %11 = glow.convolution %i, %k, %b {kernels = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x3x3xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  %12 = glow.batch_mat_mul %a, %a : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %13 = glow.pad %x {pads = array<i64: 1, 0, 0, 0>} : tensor<2x4xf32> -> tensor<3x4xf32>
+  %14 = glow.tile %x {count = 2 : i64, axis = 0 : i64} : tensor<2x4xf32> -> tensor<4x4xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x4x3x3xf32>, tensor<2x4x4xf32>, tensor<3x4xf32>, tensor<4x4xf32>
+}
+"""
+
+KEPT = {
+    "interpreter": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul",
+                    "glow.soft_max", "glow.log_soft_max"},
+    "cpu": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul", "glow.soft_max",
+            "glow.log_soft_max", "glow.clip", "glow.leaky_relu"},
+    "accel": set(),
+}
+
+
+def _module(text: str = LOWERABLE):
+    module = parse_module(make_context(), text)
+    verify_module(module)
+    return module
+
+
+def _glow_ops(module):
+    return [op for op in module.walk() if op.name.startswith("glow.")]
+
+
+def test_registry_and_unknown_name():
+    assert set(BACKENDS) == {"interpreter", "cpu", "accel"}
+    for name in BACKENDS:
+        assert get_backend(name).name == name
+    with pytest.raises(ValueError, match=r"unknown backend 'tpu' \(known: accel, cpu, interp") as err:
+        get_backend("tpu")
+    assert isinstance(err.value, DiagnosticException)  # tools report it without a traceback
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_what_each_backend_lowers(backend):
+    be = get_backend(backend)
+    ops = [op for op in _glow_ops(_module()) if rule_for(op) is not None]
+    assert {op.name for op in ops} == set(RULES)  # the fixture covers every rule
+    kept = {op.name for op in ops if not be.should_lower(op)}
+    assert kept == KEPT[backend]
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_lowered_graph_runs_on_its_backend(backend):
+    """Before lowering, each op that lower-graph removes for the backend is unsupported;
+    after lowering, every op left is supported."""
+    be = get_backend(backend)
+    module = _module()
+    unsupported = {op.name for op in _glow_ops(module) if not be.is_op_supported(op)}
+    lowered = {op.name for op in _glow_ops(module) if rule_for(op) and be.should_lower(op)}
+    assert lowered <= unsupported
+    run_pipeline(module, f"lower-graph{{backend={backend}}}")
+    left = [op.name for op in _glow_ops(module) if not be.is_op_supported(op)]
+    assert not left
+
+
+ONE_OP = "func.func @f({args}) -> {rtype} {{\n  %0 = {op}\n  func.return %0 : {rtype}\n}}"
+
+
+def _op(args: str, op: str, rtype: str):
+    return _glow_ops(_module(ONE_OP.format(args=args, op=op, rtype=rtype)))[0]
+
+
+CONV_ARGS = "%x: tensor<1x2x3x3xf32>, %w: tensor<2x1x1x1xf32>, %b: tensor<2xf32>"
+CONV_TYPES = "(tensor<1x2x3x3xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>"
+CONV1_ARGS = "%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x1x1xf32>, %b: tensor<2xf32>"
+CONV1_TYPES = "(tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>"
+R4 = "tensor<1x2x3x3xf32>"
+F4 = "tensor<4xf32>"
+
+
+def _conv(attrs: str, args=CONV1_ARGS, types=CONV1_TYPES, rt=R4) -> tuple[str, str, str]:
+    return args, f"glow.convolution %x, %w, %b {{kernels = array<i64: 1, 1>{attrs}}} : {types}", rt
+
+
+Q = "!glow.quant<i8, scale = 0.5, offset = 0>"
+QCONV = (f"%x: tensor<1x2x3x3x{Q}>, %w: tensor<2x2x1x1x{Q}>, %b: tensor<2xi32>",
+         f"(tensor<1x2x3x3x{Q}>, tensor<2x2x1x1x{Q}>, tensor<2xi32>) -> tensor<1x2x3x3x{Q}>",
+         f"tensor<1x2x3x3x{Q}>")
+
+
+def _unary(op: str, t: str = F4, rt: str | None = None) -> tuple[str, str, str]:
+    return f"%x: {t}", op, rt or t
+
+
+YES_YES_NO = {"interpreter": True, "cpu": True, "accel": False}
+CASES = {
+    # name: ((args, op, result type), {backend: supported})
+    "group conv": (_conv(", group = 2 : i64", CONV_ARGS, CONV_TYPES), YES_YES_NO),
+    "conv + relu": (_conv(', fused_activation = "relu"'),
+                    {"interpreter": True, "cpu": True, "accel": True}),
+    "conv + tanh": (_conv(', fused_activation = "tanh"'), YES_YES_NO),
+    "quantized conv + relu": (_conv(', fused_activation = "relu"', *QCONV),
+                              {"interpreter": True, "cpu": False, "accel": False}),
+    "f16 add": (_unary("glow.add %x, %x : tensor<4xf16>", "tensor<4xf16>"), YES_YES_NO),
+    "reflect pad": (_unary('glow.pad %x {pads = array<i64: 1, 1>, mode = "reflect"} : '
+                           f"{F4} -> tensor<6xf32>", F4, "tensor<6xf32>"), YES_YES_NO),
+    "sin": (_unary(f"glow.sin %x : {F4}"), YES_YES_NO),
+    "transpose of i32": (_unary("glow.transpose %x {shuffle = array<i64: 1, 0>} : "
+                                "tensor<2x3xi32> -> tensor<3x2xi32>", "tensor<2x3xi32>",
+                                "tensor<3x2xi32>"),
+                         {"interpreter": True, "cpu": True, "accel": True}),
+    "gelu": (_unary(f"glow.gelu %x : {F4}"),
+             {"interpreter": False, "cpu": False, "accel": False}),
+    "clip": (_unary(f"glow.clip %x {{min = 0.0 : f32, max = 1.0 : f32}} : {F4}"),
+             {"interpreter": False, "cpu": True, "accel": False}),
+    "integer clip": (_unary("glow.clip %x {min = 0.0 : f32, max = 1.0 : f32} : tensor<4xi32>",
+                            "tensor<4xi32>"), YES_YES_NO),
+    "reduce prod": (_unary("glow.batched_reduce_prod %x {axes = array<i64: 1>} : "
+                           "tensor<2x3xf32> -> tensor<2xf32>", "tensor<2x3xf32>",
+                           "tensor<2xf32>"), YES_YES_NO),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_is_op_supported(case):
+    (args, op, rtype), expected = CASES[case]
+    node = _op(args, op, rtype)
+    got = {name: get_backend(name).is_op_supported(node) for name in expected}
+    assert got == expected
+
+
+def test_fused_activation_support():
+    conv = _op(*_conv(""))
+    fc = _op("%x: tensor<2x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>",
+             "glow.fully_connected %x, %w, %b : "
+             "(tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>",
+             "tensor<2x4xf32>")
+    acts = ("relu", "clip", "leaky_relu", "sigmoid", "tanh")
+    cpu, accel, interp = (get_backend(n) for n in ("cpu", "accel", "interpreter"))
+    assert all(cpu.supports_fused_activation(op, a) for op in (conv, fc) for a in acts)
+    assert [a for a in acts if accel.supports_fused_activation(conv, a)] == ["relu"]
+    assert not any(accel.supports_fused_activation(fc, a) for a in acts)
+    assert not any(interp.supports_fused_activation(op, a) for op in (conv, fc) for a in acts)
+
+
+ACCEL_RUNNABLE_AFTER_LOWERING = [
+    "activation", "binary", "convolution", "pool", "fully_connected", "mat_mul",
+    "batch_mat_mul", "batched_add", "batch_normalization", "layer_normalization", "softmax",
+    "reshape", "transpose", "concat", "slice", "broadcast", "tile", "insert_tensor",
+    "reduction", "glow.abs", "glow.neg", "glow.exp", "glow.log", "glow.sqrt", "glow.rsqrt",
+    "glow.reciprocal", "glow.erf"]
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(glow_graphs(families=ACCEL_RUNNABLE_AFTER_LOWERING, max_ops=8,
+                   exclude=["glow.pow", "glow.adaptive_avg_pool", "glow.batched_reduce_prod"]))
+def test_accel_runs_every_lowered_graph_of_its_ops(g):
+    """Graphs of ops the accelerator's units can do, once lowered, use only supported ops."""
+    module = clone_module(g)
+    run_pipeline(module, "lower-graph{backend=accel}")
+    be = get_backend("accel")
+    left = sorted({op.name for op in _glow_ops(module) if not be.is_op_supported(op)})
+    assert not left

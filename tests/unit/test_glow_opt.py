@@ -1,0 +1,161 @@
+"""glow-opt's command line, in process: pass flags, exact exit statuses on bad input
+(tests/filecheck/tools/ checks the messages), --debug, --verify-diagnostics bookkeeping."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from glow_mlir.tools.glow_opt import _expectations, main, split_pass_flags
+
+INPUTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "filecheck", "tools", "inputs")
+PASSES = {"cse", "dce", "constant-fold", "lower-graph"}
+
+GOOD = """\
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = glow.relu %x : tensor<4xf32>
+  %b = glow.relu %x : tensor<4xf32>
+  %s = glow.add %a, %b : tensor<4xf32>
+  func.return %s : tensor<4xf32>
+}
+"""
+
+
+# ------------------------------------------------------------------ split_pass_flags
+
+@pytest.mark.parametrize("argv, rest, passes", [
+    (["in.mlir", "--cse", "--dce"], ["in.mlir"], ["cse", "dce"]),
+    (["--dce", "in.mlir", "--cse"], ["in.mlir"], ["dce", "cse"]),
+    (["-cse", "-o", "out.mlir", "in.mlir"], ["-o", "out.mlir", "in.mlir"], ["cse"]),
+    (["--constant-fold=max-elements=2"], [], ["constant-fold{max-elements=2}"]),
+    (["--lower-graph=backend=cpu fuse=true"], [], ["lower-graph{backend=cpu fuse=true}"]),
+    (["-p", "cse,dce", "--cse"], ["-p", "cse,dce"], ["cse"]),
+    (["--split-input-file", "--print-op-generic", "--verify-diagnostics"],
+     ["--split-input-file", "--print-op-generic", "--verify-diagnostics"], []),
+    (["--frobnicate", "--cse="], ["--frobnicate"], ["cse"]),
+    (["cse", "---cse", "--CSE"], ["cse", "---cse", "--CSE"], []),
+])
+def test_split_pass_flags(argv, rest, passes):
+    assert split_pass_flags(argv, PASSES) == (rest, passes)
+
+
+# ------------------------------------------------------------------ running in process
+
+def run(argv, capsys):
+    """(exit status, stdout, stderr) of glow-opt."""
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def good(tmp_path):
+    path = tmp_path / "good.mlir"
+    path.write_text(GOOD)
+    return str(path)
+
+
+def test_flags_equal_pipeline(good, capsys):
+    code1, out1, _ = run([good, "--cse", "--dce"], capsys)
+    code2, out2, _ = run([good, "-p", "cse,dce"], capsys)
+    assert code1 == code2 == 0
+    assert out1 == out2
+    assert out1.count("glow.relu") == 1
+
+
+def test_output_file(good, tmp_path, capsys):
+    out_path = tmp_path / "out.mlir"
+    code, out, err = run([good, "--cse", "-o", str(out_path)], capsys)
+    assert (code, out, err) == (0, "", "")
+    assert out_path.read_text().count("glow.relu") == 1
+
+
+def inp(name):
+    return os.path.join(INPUTS, name)
+
+
+BAD = {
+    "unknown op": ([inp("unknown-op.mlir")], "unknown op 'glow.frobnicate'"),
+    "truncated file": ([inp("truncated.mlir")], "unexpected end of input"),
+    "garbage": ([inp("garbage.mlir")], "Unexpected character"),
+    "non-UTF-8": ([inp("non-utf8.mlir")], "input is not UTF-8 text"),
+    "missing file": ([inp("does-not-exist.mlir")], "No such file or directory"),
+    "directory": ([INPUTS], "Is a directory"),
+    "verifier failure": ([inp("verifier.mlir")], "'glow.convolution' op group 2 does not divide"),
+    "blob size": ([inp("blob-size.mlir")], "resource blob holds 8 bytes"),
+    "unknown pass flag": ([inp("verifier.mlir"), "--frobnicate"], "unrecognized arguments"),
+    "unknown pass in pipeline": ([inp("verifier.mlir"), "-p", "cse,frobnicate"],
+                                 "unknown pass(es): ['frobnicate']"),
+    "bad pass option": ([inp("verifier.mlir"), "--constant-fold=max-elements=x"],
+                        "invalid pass pipeline"),
+    "bad pipeline syntax": ([inp("verifier.mlir"), "-p", "cse{"],
+                            "Error parsing pass pipeline specification"),
+    "unwritable output": ([inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
+                          "cannot write /nonexistent-dir/out.mlir"),
+    "bad expected-error location": ([inp("bad-annotation.mlir"), "--verify-diagnostics"],
+                                    "invalid expected-error location '@next'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_exits_1_without_traceback(case, capsys):
+    argv, message = BAD[case]
+    code, out, err = run(argv, capsys)
+    assert code == 1, (case, out, err)
+    assert message in err, err
+    assert "Traceback" not in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("case", ["verifier failure", "unknown op", "unknown pass in pipeline"])
+def test_debug_shows_the_traceback(case, capsys):
+    argv, message = BAD[case]
+    code, _, err = run([*argv, "--debug"], capsys)
+    assert code == 1
+    assert "Traceback (most recent call last)" in err and message in err
+
+
+def test_split_input_file_keeps_good_chunks(tmp_path, capsys):
+    bad = GOOD.replace("tensor<4xf32>", "tensor<4xi1>").replace("glow.add", "glow.sub")
+    path = tmp_path / "split.mlir"
+    path.write_text(GOOD + "// -----\n" + bad + "// -----\n" + GOOD)
+    code, out, err = run([str(path), "--split-input-file"], capsys)
+    assert code == 1
+    assert out.count("func.func @f") == 2 and out.count("// -----") == 2
+    assert err.startswith(f"{path}:9:8: error: 'glow.relu' op operand must have numeric")
+
+
+def test_verify_diagnostics_statuses(tmp_path, capsys):
+    right = tmp_path / "right.mlir"
+    right.write_text("func.func @f(%x: tensor<4xi32>) {\n"
+                     "  // expected-error @+1 {{floating-point}}\n"
+                     "  %0 = glow.sigmoid %x : tensor<4xi32>\n  func.return\n}\n")
+    assert run([str(right), "--verify-diagnostics"], capsys)[0] == 0
+    wrong = tmp_path / "wrong.mlir"
+    wrong.write_text(right.read_text().replace("floating-point", "integer"))
+    code, _, err = run([str(wrong), "--verify-diagnostics"], capsys)
+    assert code == 1
+    assert f"{wrong}:3: error: unexpected error: 'glow.sigmoid' op" in err
+    assert f"{wrong}:3: error: expected error \"integer\" was not produced" in err
+    assert run([inp("vd-wrong.mlir"), "--split-input-file", "--verify-diagnostics"], capsys)[0] == 1
+    assert run([inp("vd-unannotated.mlir"), "--split-input-file",
+                "--verify-diagnostics"], capsys)[0] == 0
+
+
+def test_expectations():
+    text = ("a // expected-error {{same line}}\n"
+            "// expected-error @+2 {{two below}}\n"
+            "// expected-error@-1 {{one above}} // expected-warning @below {{w}}\n"
+            "// expected-remark @above {{r}}\n")
+    assert _expectations(text, 10) == [
+        (11, "error", "same line"),
+        (14, "error", "two below"),
+        (12, "error", "one above"),
+        (14, "warning", "w"),
+        (13, "remark", "r"),
+    ]

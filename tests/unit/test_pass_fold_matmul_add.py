@@ -1,0 +1,86 @@
+"""`fold-matmul-add`: folding keeps the numbers, and fires exactly where it may."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from hypothesis import HealthCheck, given, settings
+from pass_harness import assert_pass_preserves_numbers
+
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.transforms.pass_runner import run_pipeline
+
+N, K, M = 4, 5, 4  # square output: a bias along the rows has the columns' shape
+HEAD = f"""func.func @f(%x: tensor<{N}x{K}xf32>, %w: tensor<{K}x{M}xf32>, %b: tensor<{M}xf32>, %r: tensor<1x{M}xf32>) -> tensor<{N}x{M}xf32> {{
+  %mm = glow.mat_mul %x, %w : (tensor<{N}x{K}xf32>, tensor<{K}x{M}xf32>) -> tensor<{N}x{M}xf32>
+"""
+T = f"tensor<{N}x{M}xf32>"
+ROWS = np.tile(np.linspace(-1, 1, M, dtype=np.float32), (N, 1))
+
+BIASES = {
+    "batched_add": f"%y = glow.batched_add %mm, %b : ({T}, tensor<{M}xf32>) -> {T}",
+    "broadcast_axis_1": f"%bb = glow.broadcast %b {{axis = 1 : i64}} : tensor<{M}xf32> -> {T}\n"
+                        f"%y = glow.add %mm, %bb : {T}",
+    "broadcast_row_on_left": f"%bb = glow.broadcast %r {{axis = 0 : i64}} : tensor<1x{M}xf32> -> {T}\n"
+                             f"%y = glow.add %bb, %mm : {T}",
+    "equal_rows_constant": f"%c = glow.constant dense<{json.dumps(ROWS.tolist())}> : {T}\n"
+                           f"%y = glow.add %mm, %c : {T}",
+    "splat": f"%c = glow.splat {{value = 0.75 : f32}} : {T}\n%y = glow.add %c, %mm : {T}",
+}
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, s).astype(np.float32) for s in ((N, K), (K, M), (M,), (1, M))]
+
+
+def _fold(body: str, returned: str = "%y", types: str = T) -> Counter:
+    text = HEAD + body + f"\n  func.return {returned} : {types}\n}}"
+    text = text.replace(f"-> {T} {{", f"-> ({types}) {{", 1)
+    module = parse_module(make_context(), text)
+    verify_module(module)  # the fixture itself must be valid
+    after = assert_pass_preserves_numbers(module, _inputs(), "fold-matmul-add")
+    return Counter(op.name for op in after.walk() if op.name.startswith("glow."))
+
+
+@pytest.mark.parametrize("bias", sorted(BIASES))
+def test_folds(bias):
+    ops = _fold(BIASES[bias])
+    assert ops["glow.fully_connected"] == 1 and ops["glow.mat_mul"] == 0
+
+
+def test_does_not_fold_a_product_used_twice():
+    ops = _fold(BIASES["batched_add"], "%y, %mm", f"{T}, {T}")
+    assert ops["glow.fully_connected"] == 0 and ops["glow.mat_mul"] == 1
+
+
+@pytest.mark.parametrize("body", [
+    # rows that differ, a bias broadcast along the rows, a full tensor
+    f"%c = glow.constant dense<{json.dumps((ROWS + np.arange(N)[:, None]).tolist())}> : {T}\n"
+    f"%y = glow.add %mm, %c : {T}",
+    f"%s = glow.slice %x {{start = array<i64: 0, 0>}} : tensor<{N}x{K}xf32> -> tensor<{N}x1xf32>\n"
+    f"%c = glow.reshape %s : tensor<{N}x1xf32> -> tensor<{N}xf32>\n"
+    f"%bb = glow.broadcast %c {{axis = 0 : i64}} : tensor<{N}xf32> -> {T}\n%y = glow.add %mm, %bb : {T}",
+    f"%y = glow.add %mm, %mm : {T}",
+])
+def test_does_not_fold_other_adds(body):
+    ops = _fold(body)
+    assert ops["glow.fully_connected"] == 0
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(glow_graphs(families=["mat_mul", "batched_add", "binary", "broadcast", "activation",
+                             "fully_connected"],
+                   max_ops=6, patterns=["matmul_bias", "duplicate", "residual"]))
+def test_random_graphs_keep_numbers(g):
+    before = evaluate(g)
+    module = clone_module(g)
+    run_pipeline(module, "fold-matmul-add")
+    verify_module(module)
+    assert_outputs_close(g, before, evaluate(g, module), what="fold-matmul-add")

@@ -1,0 +1,119 @@
+"""Real network topologies (glow_mlir.model_zoo) compiled with glow_mlir.compile on the
+interpreter backend: every output matches onnxruntime (rtol 1e-4, atol 1e-5, float32)."""
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir import model_zoo
+from onnx_testing import run_onnxruntime
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _inputs(compiled, seed=0):
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name in compiled.input_names:
+        shape, dtype = compiled.input_shapes[name], compiled.input_dtypes[name]
+        if dtype.kind == "f":
+            feeds[name] = rng.standard_normal(shape).astype(dtype)
+        else:  # an attention mask: attend to all but the last quarter of the positions
+            mask = np.ones(shape, dtype)
+            mask[..., -shape[-1] // 4:] = 0
+            feeds[name] = mask
+    return feeds
+
+
+def _check(model, optimize=True):
+    """Through the whole graph pipeline by default (issue 4: the numbers are unchanged)."""
+    compiled = glow_mlir.compile(model, backend="interpreter", optimize=optimize)
+    feeds = _inputs(compiled)
+    got = compiled.run(feeds)
+    expected = run_onnxruntime(model, feeds)
+    assert [g.shape for g in got] == [e.shape for e in expected]
+    for name, g, e in zip(compiled.output_names, got, expected):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL, err_msg=name)
+        assert np.std(e) > 0.1, "the test model's outputs should not be degenerate"
+    return compiled
+
+
+def test_mlp():
+    _check(model_zoo.mlp())
+
+
+def test_lenet():
+    _check(model_zoo.lenet())
+
+
+def test_resnet18():
+    compiled = _check(model_zoo.resnet18(), optimize=False)
+    ops = [op.name for op in compiled.module.walk()]
+    assert ops.count("glow.convolution") == 20 and ops.count("glow.add") == 8
+    assert ops.count("glow.batch_normalization") == 20
+
+
+def test_resnet18_after_graph_pipeline():
+    """The pipeline folds every batch norm into its convolution; numbers unchanged."""
+    compiled = _check(model_zoo.resnet18())
+    ops = [op.name for op in compiled.module.walk()]
+    assert ops.count("glow.convolution") == 20 and ops.count("glow.batch_normalization") == 0
+
+
+def test_mobilenet_v1():
+    compiled = _check(model_zoo.mobilenet_v1(), optimize=False)
+    groups = [op.int_attr("group", 1) for op in compiled.module.walk() if op.name == "glow.convolution"]
+    assert sorted(set(groups))[-1] == 1024 and groups.count(1) == 14
+    assert [op.name for op in compiled.module.walk()].count("glow.clip") == 27
+
+
+def test_mobilenet_v1_after_graph_pipeline():
+    compiled = _check(model_zoo.mobilenet_v1())
+    ops = [op.name for op in compiled.module.walk()]
+    assert ops.count("glow.batch_normalization") == 0
+
+
+def test_bert_base_layer_seq128():
+    compiled = _check(model_zoo.bert_layer(seq=128), optimize=False)
+    ops = [op.name for op in compiled.module.walk()]
+    # the Shape/Slice/Concat shape computations folded away
+    assert "glow.concat" not in ops and "glow.slice" not in ops
+    assert ops.count("glow.batch_mat_mul") == 2 and ops.count("glow.layer_normalization") == 1
+
+
+def test_bert_base_layer_after_graph_pipeline():
+    compiled = _check(model_zoo.bert_layer(seq=128))
+    ops = [op.name for op in compiled.module.walk()]
+    assert ops.count("glow.layer_normalization") == 0  # the interpreter backend lowers it
+
+
+def test_torch_export():
+    torch = pytest.importorskip("torch")
+    import io
+
+    import onnx
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.fc = torch.nn.Linear(8, 5)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.conv(x)))
+            y = torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1)
+            return torch.softmax(self.fc(y), dim=-1)
+
+    torch.manual_seed(0)
+    net = Net().eval()
+    x = torch.randn(2, 3, 16, 16)
+    buf = io.BytesIO()
+    torch.onnx.export(net, (x,), buf, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}}, opset_version=17)
+    model = onnx.load_from_string(buf.getvalue())
+    compiled = glow_mlir.compile(model, input_shapes={"x": (2, 3, 16, 16)})
+    with torch.no_grad():
+        expected = net(x).numpy()
+    np.testing.assert_allclose(compiled(x.numpy())[0], expected, rtol=RTOL, atol=ATOL)

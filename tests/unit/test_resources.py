@@ -1,0 +1,256 @@
+"""Weights held by reference: one resource table per module (glow_mlir.ir.resources).
+
+xDSL 0.74 keeps one blob store for every Context in the process and renames a handle that
+is already in it; these tests pin the workaround: modules keep their own data, parsing the
+same text twice is harmless, a stale global entry does not rename handles, printing puts the
+global store back, and bytes survive print -> parse exactly, without per-element copies.
+"""
+
+from __future__ import annotations
+
+import time
+from io import StringIO
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import DenseResourceAttr
+
+from glow_mlir.dialects.glow import ConstantOp
+from glow_mlir.ir import resources
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.resources import (
+    ResourceTable,
+    add_resource,
+    blobs_for_printing,
+    decode_blob,
+    encode_blob,
+    resource_table,
+    resource_value,
+)
+from glow_mlir.ir.text import OpDiagnostic, parse_module, print_module, verify_module
+
+
+def module_text(handle: str, type_: str, blob: str | None) -> str:
+    text = (f"func.func @f() -> {type_} {{\n"
+            f"  %w = glow.constant dense_resource<{handle}> : {type_}\n"
+            f"  func.return %w : {type_}\n}}\n")
+    if blob is not None:
+        text += ("{-#\n  dialect_resources: {\n    builtin: {\n"
+                 f"      {handle}: \"{blob}\"\n    }}\n  }}\n#-}}\n")
+    return text
+
+
+def constant_of(module) -> ConstantOp:
+    return next(op for op in module.walk() if isinstance(op, ConstantOp))
+
+
+def printed(module) -> str:
+    out = StringIO()
+    print_module(module, out, make_context())
+    return out.getvalue()
+
+
+def store() -> dict[str, str]:
+    return resources._global_store()._blob_storage  # noqa: SLF001
+
+
+F32_A = np.array([1.0, 2.0], dtype=np.float32)
+F32_B = np.array([-3.5, 7.25], dtype=np.float32)
+
+
+def test_two_modules_same_handle_keep_their_own_data():
+    ctx = make_context()
+    a = parse_module(ctx, module_text("w", "tensor<2xf32>", encode_blob(F32_A)), "a.mlir")
+    b = parse_module(ctx, module_text("w", "tensor<2xf32>", encode_blob(F32_B)), "b.mlir")
+    # Neither handle was renamed (xDSL's store would have made the second one `w_0`).
+    assert constant_of(a).value.resource_handle.data == "w"
+    assert constant_of(b).value.resource_handle.data == "w"
+    np.testing.assert_array_equal(resource_value(constant_of(a).value, constant_of(a)), F32_A)
+    np.testing.assert_array_equal(resource_value(constant_of(b).value, constant_of(b)), F32_B)
+    assert encode_blob(F32_A) in printed(a) and encode_blob(F32_B) not in printed(a)
+    assert encode_blob(F32_B) in printed(b) and encode_blob(F32_A) not in printed(b)
+
+
+def test_parse_same_text_twice_in_one_process():
+    text = module_text("weights", "tensor<2xf32>", encode_blob(F32_A))
+    before = dict(store())
+    modules = [parse_module(make_context(), text, "t.mlir") for _ in range(3)]
+    for m in modules:
+        verify_module(m)
+        assert constant_of(m).value.resource_handle.data == "weights"
+        np.testing.assert_array_equal(resource_table(m).get("weights"), F32_A)
+    assert printed(modules[0]) == printed(modules[2])
+    assert store() == before, "parsing must not leave blobs in xDSL's global store"
+
+
+def test_stale_global_entry_does_not_rename_or_leak():
+    # What an earlier plain-xDSL parse (or a failed one) leaves behind.
+    store()["w"] = encode_blob(np.array([9.0, 9.0], dtype=np.float32))
+    try:
+        m = parse_module(make_context(), module_text("w", "tensor<2xf32>", encode_blob(F32_A)),
+                         "t.mlir")
+        assert constant_of(m).value.resource_handle.data == "w"
+        np.testing.assert_array_equal(resource_table(m).get("w"), F32_A)
+        text = printed(m)
+        assert encode_blob(F32_A) in text  # the module's data, not the stale entry
+        assert store()["w"] == encode_blob(np.array([9.0, 9.0], dtype=np.float32))
+    finally:
+        store().pop("w", None)
+
+
+def test_failed_parse_does_not_poison_the_next_one():
+    ctx = make_context()
+    bad = module_text("w", "tensor<2xf32>", encode_blob(F32_A)).replace(
+        "func.return", "%x = glow.bogus %w : tensor<2xf32>\n  func.return")
+    with pytest.raises(Exception):
+        parse_module(ctx, bad, "bad.mlir")
+    good = parse_module(ctx, module_text("w", "tensor<2xf32>", encode_blob(F32_B)), "good.mlir")
+    assert constant_of(good).value.resource_handle.data == "w"
+    np.testing.assert_array_equal(resource_table(good).get("w"), F32_B)
+
+
+def test_printing_restores_the_global_store():
+    m = parse_module(make_context(), module_text("p", "tensor<2xf32>", encode_blob(F32_A)), "t")
+    before = dict(store())
+    with blobs_for_printing(m):
+        assert store()["p"] == encode_blob(F32_A)
+    assert store() == before
+    with pytest.raises(RuntimeError), blobs_for_printing(m):
+        raise RuntimeError("printing failed")
+    assert store() == before
+
+
+@pytest.mark.parametrize("type_, array", [
+    ("tensor<2x3xf32>", np.array([[0.0, -0.0, 1.5], [np.inf, -np.inf, 3.4e38]], np.float32)),
+    ("tensor<4xf16>", np.array([1.0, -2.0, 65504.0, 6.1e-5], np.float16)),
+    ("tensor<3xf64>", np.array([np.pi, -1e-300, 1e300], np.float64)),
+    ("tensor<5xi1>", np.array([True, False, True, True, False])),
+    ("tensor<4xi8>", np.array([-128, -1, 0, 127], np.int8)),
+    ("tensor<3xui8>", np.array([0, 128, 255], np.uint8)),
+    ("tensor<3xi16>", np.array([-32768, 1, 32767], np.int16)),
+    ("tensor<3xi32>", np.array([-(2**31), 7, 2**31 - 1], np.int32)),
+    ("tensor<2x2xi64>", np.array([[-(2**63), 1], [2, 2**63 - 1]], np.int64)),
+    ("tensor<4x!glow.quant<i8, scale = 0.5, offset = -3>>", np.array([-3, 0, 5, 127], np.int8)),
+    ("tensor<f32>", np.array(42.5, np.float32)),
+    ("tensor<0xf32>", np.zeros((0,), np.float32)),
+])
+def test_print_parse_preserves_bytes(type_, array):
+    m = parse_module(make_context(), module_text("w", type_, encode_blob(array)), "t.mlir")
+    verify_module(m)
+    got = resource_table(m).get("w")
+    assert got.shape == array.shape and got.dtype == array.dtype
+    assert got.tobytes() == array.tobytes()
+    m2 = parse_module(make_context(), printed(m), "again.mlir")
+    assert resource_table(m2).get("w").tobytes() == array.tobytes()
+
+
+def test_nan_payloads_survive():
+    bits = np.array([0x7FC00000, 0x7FC00001, 0xFFFFFFFF], dtype=np.uint32)
+    array = bits.view(np.float32)
+    m = parse_module(make_context(), module_text("w", "tensor<3xf32>", encode_blob(array)), "t")
+    m2 = parse_module(make_context(), printed(m), "t2")
+    assert resource_table(m2).get("w").view(np.uint32).tolist() == bits.tolist()
+
+
+def test_encode_is_little_endian_with_alignment_header():
+    assert encode_blob(np.array([1.0], np.float32)) == "0x040000000000803f"
+    assert encode_blob(np.array([1.0], np.dtype(">f4"))) == "0x040000000000803f"
+    assert encode_blob(np.array([1, 2], np.int8)) == "0x010000000102"
+    assert encode_blob(np.array([1], np.int64)) == "0x080000000100000000000000"
+
+
+def test_mlir_uppercase_hex_is_read():
+    text = module_text("w", "tensor<2xf32>", "0x040000000000803F00000040")
+    m = parse_module(make_context(), text, "upstream.mlir")
+    np.testing.assert_array_equal(resource_table(m).get("w"), F32_A)
+
+
+def test_big_arrays_are_not_copied_into_python_objects():
+    n = 1 << 22  # 16 MiB of f32
+    array = np.random.default_rng(0).random(n, dtype=np.float32)
+    ctx = make_context()
+    m = parse_module(ctx, module_text("big", f"tensor<{n}xf32>", None), "big.mlir")
+    attr = add_resource(m, "big weights", array)
+    assert resource_table(m).get(attr.resource_handle.data) is array  # held by reference
+    assert attr.resource_handle.data == "big_weights"
+    constant_of(m).attributes["value"] = DenseResourceAttr.from_params("big", attr.type)
+    resource_table(m).set("big", array)
+
+    start = time.perf_counter()
+    text = printed(m)
+    m2 = parse_module(ctx, text, "again.mlir")
+    elapsed = time.perf_counter() - start
+    got = resource_table(m2).get("big")
+    assert got.tobytes() == array.tobytes()
+    # A view of the decoded bytes: no per-element Python objects, no writable copy.
+    base = got
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    assert isinstance(base, (bytes, bytearray, memoryview)), type(base)
+    assert not got.flags.writeable
+    # Per-element Python floats would take tens of seconds and gigabytes.
+    assert elapsed < 30, f"print + parse of {n} floats took {elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("blob, message", [
+    ("0x040000000000803f", "resource blob holds 4 bytes, but tensor<2xf32> needs 8"),
+    ("0x0400", "too short"),
+    ("0x04000000zz00803f00000040", "not a hex string"),
+])
+def test_bad_blob_is_a_located_diagnostic(blob, message):
+    with pytest.raises(OpDiagnostic) as info:
+        parse_module(make_context(), module_text("w", "tensor<2xf32>", blob), "bad.mlir")
+    text = str(info.value)
+    assert text.startswith("bad.mlir:2:8: error: 'glow.constant' op dense_resource<w>: ")
+    assert message in text
+
+
+def test_unsupported_element_type_is_a_located_diagnostic():
+    with pytest.raises(OpDiagnostic, match=r"bad.mlir:2:8: .*bf16"):
+        parse_module(make_context(), module_text("w", "tensor<1xbf16>", "0x020000000000"),
+                     "bad.mlir")
+
+
+def test_unused_blobs_are_dropped_and_missing_ones_raise_on_use():
+    text = module_text("w", "tensor<2xf32>", encode_blob(F32_A)).replace(
+        "dense_resource<w>", "dense_resource<other>")
+    m = parse_module(make_context(), text, "t.mlir")
+    assert "w" not in resource_table(m)
+    with pytest.raises(KeyError, match="no data for dense_resource<other>"):
+        resource_value(constant_of(m).value, constant_of(m))
+    assert "dense_resource<other>" in printed(m)
+
+
+def test_resource_value_falls_back_to_the_global_store():
+    # A module parsed by plain xDSL keeps its blob in the global store.
+    from xdsl.parser import Parser
+
+    text = module_text("xdsl_only", "tensor<2xf32>", encode_blob(F32_B))
+    try:
+        m = Parser(make_context(), text).parse_module()
+        value = resource_value(constant_of(m).value, constant_of(m))
+        np.testing.assert_array_equal(value, F32_B)
+        assert resource_table(m).get("xdsl_only") is value  # cached in the module's table
+    finally:
+        store().pop("xdsl_only", None)
+
+
+def test_table_add_makes_unique_identifier_handles_and_retain_drops():
+    table = ResourceTable()
+    a, b = np.zeros(1, np.float32), np.ones(1, np.float32)
+    assert table.add("conv1/weight:0", a) == "conv1_weight_0"
+    assert table.add("conv1/weight:0", b) == "conv1_weight_0_1"
+    assert table.add("0bias", a) == "_0bias"
+    assert table.get("conv1_weight_0_1") is b
+    table.retain(["conv1_weight_0"])
+    assert len(table) == 1 and "conv1_weight_0" in table
+
+
+def test_decode_blob_shapes_and_checks():
+    arr = np.arange(6, dtype=np.int32).reshape(2, 3)
+    from xdsl.dialects.builtin import TensorType, i32
+
+    got = decode_blob(encode_blob(arr), TensorType(i32, [2, 3]))
+    np.testing.assert_array_equal(got, arr)
+    with pytest.raises(ValueError, match="static shape"):
+        decode_blob(encode_blob(arr), TensorType(i32, [-1, 3]))

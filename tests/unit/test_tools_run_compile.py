@@ -1,0 +1,198 @@
+"""glow-run and glow-compile as a user runs them: exit codes, messages, no tracebacks."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import parse_module
+from glow_mlir.targets.interpreter import evaluate_module
+from glow_mlir.tools import glow_compile, glow_run
+from onnx_testing import make_model, node_model, rand
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "small_cnn.onnx"
+
+
+def tool(name, *args, cwd=None):
+    """The tool as a user runs it: a new process."""
+    proc = subprocess.run([sys.executable, "-m", f"glow_mlir.tools.{name}", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def in_process(main, capsys, *args):
+    """The tool's main() in this process (cheaper than a new one per variant):
+    (exit status, stdout, stderr)."""
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in args])
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return info.value.code, out, err
+
+
+@pytest.fixture(scope="module")
+def dynamic_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("m") / "dyn.onnx"
+    model = make_model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": rand(2, 5)}, ["y"],
+                       dynamic={"x": ["batch", 5]})
+    onnx.save(model, str(path))
+    return path
+
+
+def test_run_example_against_onnxruntime():
+    proc = tool("glow_run", EXAMPLE, "--compare-onnxruntime", "--runs", "2")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "input  image: 1x3x32x32 float32 (random, seed 0)" in out
+    assert "output probabilities: 1x10 float32  min " in out and " mean 0.1" in out
+    assert "time per run:" in out and "(mean of 2" in out
+    assert "onnxruntime: max abs error" in out and ": match" in out
+
+
+def test_run_with_npz_inputs_and_input_shape(tmp_path, capsys, dynamic_model):
+    np.savez(tmp_path / "in.npz", x=np.arange(12, dtype=np.float32).reshape(3, 4))
+    model = tmp_path / "relu.onnx"
+    onnx.save(node_model("Relu", {"x": rand(3, 4)}), str(model))
+    proc = tool("glow_run", model, "--inputs", tmp_path / "in.npz")
+    assert proc.returncode == 0, proc.stderr
+    assert "output y0: 3x4 float32  min 0  max 11  mean 5.5" in proc.stdout
+    code, out, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "x=4x5",
+                                "--compare-onnxruntime")
+    assert code == 0 and "output y: 4x5 float32" in out and ": match" in out, err
+
+
+def test_run_garbage_file_in_a_new_process(tmp_path):
+    path = tmp_path / "model.onnx"
+    path.write_bytes(b"garbage bytes \x00\xff" * 7)
+    proc = tool("glow_run", path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("glow-run: error: ") and "is not a valid ONNX model" in proc.stderr
+
+
+@pytest.mark.parametrize("make,args,message", [
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()[:5000]), [], "truncated"),
+    (lambda p: None, [], "no such file"),
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--input-shape", "image=1x3"],
+     "the shape given for input 'image', 1x3, has rank 2"),
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--backend", "cpu"], "not available yet"),
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--runs", "0"], "--runs must be at least 1"),
+])
+def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
+    path = tmp_path / "model.onnx"
+    make(path)
+    code, _, err = in_process(glow_run.main, capsys, path, *args)
+    assert code == 1
+    assert err.startswith("glow-run: error: ") and message in err, err
+
+
+def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
+    proc = tool("glow_run", dynamic_model)
+    assert proc.returncode == 1 and "input 'x' dim 0 is 'batch'" in proc.stderr
+    assert "--input-shape x=1x" in proc.stderr
+    np.savez(tmp_path / "bad.npz", x=np.zeros((2, 5)))
+    code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
+                              "--inputs", tmp_path / "bad.npz")
+    assert code == 1
+    assert "input 'x' has shape 2x5, dtype float64; expected shape 2x5, dtype float32" in err
+    code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
+                              "--inputs", tmp_path / "nope.npz")
+    assert code == 1 and "cannot read inputs" in err
+
+
+def test_run_reports_every_unsupported_op(tmp_path):
+    nodes = [helper.make_node("Hardmax", ["x"], ["h"], name="h1"),
+             helper.make_node("NonMaxSuppression", ["h", "s"], ["y"], name="nms")]
+    path = tmp_path / "u.onnx"
+    onnx.save(make_model(nodes, {"x": rand(1, 4, 4), "s": rand(1, 1, 4)}, ["y"], opset=13), str(path))
+    proc = tool("glow_run", path)
+    assert proc.returncode == 1
+    assert "Hardmax: op type not supported (1 time: 'h1')" in proc.stderr
+    assert "NonMaxSuppression: op type not supported (1 time: 'nms')" in proc.stderr
+
+
+def test_run_exits_1_when_onnxruntime_disagrees(monkeypatch, capsys):
+    real = glow_run.run_onnxruntime
+    monkeypatch.setattr(glow_run, "run_onnxruntime",
+                        lambda path, inputs: [y + 1e-3 for y in real(path, inputs)])
+    with pytest.raises(SystemExit) as info:
+        glow_run.main([str(EXAMPLE), "--compare-onnxruntime"])
+    assert info.value.code == 1
+    captured = capsys.readouterr()
+    assert "output probabilities differs from onnxruntime: max abs error 0.001" in captured.out
+    assert ": MISMATCH" in captured.out
+    assert "outputs differ from onnxruntime beyond rtol 0.0001, atol 1e-05" in captured.err
+
+
+def test_compare_tolerances():
+    want = np.array([1.0, 0.0, -2.0], np.float32)
+    assert glow_run.compare(want + 1e-6, want, 1e-4, 1e-5)[2]
+    max_abs, max_rel, ok = glow_run.compare(want * 1.01, want, 1e-4, 1e-5)
+    assert not ok and max_abs == pytest.approx(0.02) and max_rel == pytest.approx(0.01, rel=1e-3)
+    assert not glow_run.compare(want[:2], want, 1e-4, 1e-5)[2]
+
+
+def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
+    out = tmp_path / "cnn.mlir"
+    proc = tool("glow_compile", EXAMPLE, "--emit", "graph", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "glow.convolution" in text and "dense_resource<" in text and "dialect_resources" in text
+    assert '{glow.name = "image"}' in text and '{glow.name = "probabilities"}' in text
+    module = parse_module(make_context(), text, str(out))
+    x = rand(1, 3, 32, 32)
+    y = evaluate_module(module, [x])[0]
+    assert y.shape == (1, 10) and abs(float(y.sum()) - 1.0) < 1e-5
+    code, stdout, _ = in_process(glow_compile.main, capsys, EXAMPLE)
+    assert code == 0 and stdout.strip() == text.strip()
+
+
+@pytest.mark.parametrize("emit", ["instr", "accel", "llvm", "llvm-ir"])
+def test_compile_later_stages_not_yet_available(capsys, emit):
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", emit)
+    assert code == 1
+    assert f"glow-compile: error: --emit {emit} is not available yet" in err
+
+
+def test_compile_emits_the_optimized_graph_and_its_dag(tmp_path, capsys):
+    """--emit optimized-graph runs the graph pipeline: batch norms folded, numbers kept."""
+    dot = tmp_path / "g.dot"
+    out = tmp_path / "opt.mlir"
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "optimized-graph",
+                              "--backend", "cpu", "-o", str(out), "--dump-graph-dag", str(dot))
+    assert code == 0, err
+    text = out.read_text()
+    assert "glow.batch_normalization" not in text and "glow.convolution" in text
+    assert 'fused_activation = "relu"' in text  # the cpu backend fuses activations
+    assert dot.read_text().startswith("digraph") and "glow.convolution" in dot.read_text()
+    module = parse_module(make_context(), text, str(out))
+    x = rand(1, 3, 32, 32)
+    want = evaluate_module(parse_module(make_context(), _imported_text(capsys), "g"), [x])[0]
+    np.testing.assert_allclose(evaluate_module(module, [x])[0], want, rtol=1e-4, atol=1e-6)
+
+
+def test_compile_rejects_an_unknown_pass_to_disable(capsys):
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "optimized-graph",
+                              "--disable-pass", "no-such-pass")
+    assert code == 1 and "Traceback" not in err and "no-such-pass" in err
+
+
+def _imported_text(capsys) -> str:
+    code, stdout, _ = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "graph")
+    assert code == 0
+    return stdout
+
+
+def test_compile_bad_file(tmp_path, capsys):
+    (tmp_path / "x.onnx").write_text("hello")
+    code, _, err = in_process(glow_compile.main, capsys, tmp_path / "x.onnx")
+    assert code == 1 and err.startswith("glow-compile: error:")
