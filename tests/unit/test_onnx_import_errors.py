@@ -26,7 +26,8 @@ def test_every_unsupported_feature_is_listed_once_with_counts():
         n("Hardmax", ["r"], ["h1"], name="hard_a"),
         n("Hardmax", ["h1"], ["h2"], name="hard_b"),
         n("FusedConv", ["h2"], ["f"], name="fused", domain="com.microsoft"),
-        n("Resize", ["r", "", "scales"], ["up"], name="up", mode="cubic"),
+        n("Resize", ["r", "", "scales"], ["up"], name="up",
+          coordinate_transformation_mode="tf_crop_and_resize"),
         n("Conv", ["x3d", "w3d"], ["c3"], name="conv3d"),
         n("Add", ["up", "up"], ["y"], name="add"),
     ]
@@ -41,7 +42,8 @@ def test_every_unsupported_feature_is_listed_once_with_counts():
     text = str(err)
     assert "Hardmax: op type not supported (2 times: 'hard_a', 'hard_b')" in text
     assert "com.microsoft.FusedConv: ops of domain 'com.microsoft' are not supported (1 time: 'fused')" in text
-    assert "Resize: mode 'cubic' is not supported" in text and "'up'" in text
+    assert "Resize: coordinate_transformation_mode 'tf_crop_and_resize' is not supported" in text
+    assert "'up'" in text
     assert "Conv: 3-D convolution" in text and "'conv3d'" in text
     assert len(err.entries) == 5
 

@@ -61,8 +61,9 @@ def test_upsample(opset, mode):
     assert_matches_onnxruntime(model, {"x": X}, rtol=1e-5, atol=1e-6)
 
 
-def test_cubic_is_reported_unsupported():
-    model = node_model("Resize", {"x": X}, {"mode": "cubic"},
-                       consts={"roi": EMPTY, "scales": np.array([1, 1, 2, 2], F32)}, opset=13)
-    with pytest.raises(UnsupportedOnnxError, match="mode 'cubic' is not supported"):
+def test_nearest_half_pixel_symmetric_is_reported_unsupported():
+    model = node_model("Resize", {"x": X}, {"mode": "nearest",
+                                            "coordinate_transformation_mode": "half_pixel_symmetric"},
+                       consts={"roi": EMPTY, "scales": np.array([1, 1, 2, 2], F32)}, opset=19)
+    with pytest.raises(UnsupportedOnnxError, match="'half_pixel_symmetric' in a nearest resize"):
         import_onnx(model)

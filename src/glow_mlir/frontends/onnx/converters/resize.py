@@ -180,11 +180,10 @@ def resize(n: Node) -> Value:
             values = [int(math.floor(x.shape[a] * common + 0.5)) for a in axes]
         for a, size, r in zip(axes, values, ratios):
             scales[a], out[a] = r, size
+    # antialias only changes linear and cubic interpolation, and only when downsampling
     antialias = bool(n.int("antialias", 0)) and any(s < 1.0 for s in scales)
     if mode == "cubic" or (mode == "linear" and (antialias or coordinate_mode == "half_pixel_symmetric")):
         return _by_matrices(n, x, mode, scales, out, coordinate_mode, antialias)
-    if antialias:
-        n.unsupported("antialias=1 when downsampling a nearest resize")
-    if coordinate_mode == "half_pixel_symmetric":
+    if mode == "nearest" and coordinate_mode == "half_pixel_symmetric":
         n.unsupported("coordinate_transformation_mode 'half_pixel_symmetric' in a nearest resize")
     return _emit(n, x, mode, scales, out, coordinate_mode, nearest_mode)
