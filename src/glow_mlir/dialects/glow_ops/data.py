@@ -107,7 +107,8 @@ class ConstantOp(GlowOp):
 
 @irdl_op_definition
 class SplatOp(GlowOp):
-    """A tensor filled with one value."""
+    """A tensor filled with one value. For a quantized result, `value` is the stored
+    integer (not the real number it represents)."""
 
     name = "glow.splat"
     ATTRS: ClassVar = ("value",)
@@ -275,7 +276,10 @@ PAD_MODES = ("constant", "reflect", "edge")
 
 @irdl_op_definition
 class PadOp(GlowOp):
-    """Pads every dim by `pads` = [begin_0, ..., begin_n, end_0, ..., end_n] (ONNX's order)."""
+    """Pads every dim by `pads` = [begin_0, ..., begin_n, end_0, ..., end_n] (ONNX's order).
+
+    For a quantized tensor, `value` is a real number, stored as quantize(value), so a
+    zero pad is the zero point (what merge-pad-into-conv relies on)."""
 
     name = "glow.pad"
     ATTRS: ClassVar = ("pads", "mode", "value")

@@ -177,7 +177,10 @@ class AdaptiveAvgPoolOp(GlowOp):
 
 @irdl_op_definition
 class FullyConnectedOp(GlowOp):
-    """input[N, K] x weights[K, M] + bias[M] -> [N, M] (Glow's weight layout)."""
+    """input[N, K] x weights[K, M] + bias[M] -> [N, M] (Glow's weight layout).
+
+    Quantized: an integer (i32) bias has scale input_scale * weights_scale and offset 0,
+    as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution)."""
 
     name = "glow.fully_connected"
     ATTRS: ClassVar = ("fused_activation", "fused_activation_args")
