@@ -206,9 +206,15 @@ def test_bad_blob_is_a_located_diagnostic(blob, message):
 
 
 def test_unsupported_element_type_is_a_located_diagnostic():
-    with pytest.raises(OpDiagnostic, match=r"bad.mlir:2:8: .*bf16"):
-        parse_module(make_context(), module_text("w", "tensor<1xbf16>", "0x020000000000"),
+    with pytest.raises(OpDiagnostic, match=r"bad.mlir:2:8: .*f80"):
+        parse_module(make_context(), module_text("w", "tensor<1xf80>", "0x10000000" + "00" * 10),
                      "bad.mlir")
+
+
+def test_bf16_blob_decodes():
+    module = parse_module(make_context(), module_text("w", "tensor<2xbf16>", "0x02000000803f0040"),
+                          "ok.mlir")
+    assert module is not None
 
 
 def test_unused_blobs_are_dropped_and_missing_ones_raise_on_use():

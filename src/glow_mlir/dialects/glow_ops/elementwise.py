@@ -401,9 +401,12 @@ class _CastOp(GlowOp):
 
 @irdl_op_definition
 class ConvertToOp(_CastOp):
-    """Element type conversion (Glow's ConvertTo): float<->int rounds toward zero."""
+    """Element type conversion (Glow's ConvertTo): float<->int rounds toward zero.
+    `saturate` (default 1) is ONNX Cast's: for float8 results, 1 clamps overflow to the
+    largest finite value, 0 gives inf or NaN."""
 
     name = "glow.convert_to"
+    ATTRS: ClassVar = ("saturate",)
 
     def check(self) -> None:
         super().check()

@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape, is_bool, is_float, is_numeric
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnsupportedFeature
-from glow_mlir.ir.element_types import element_type, numpy_dtype
+from glow_mlir.ir.element_types import cast_array, element_type, numpy_dtype
 from glow_mlir.ir.resources import add_resource
 from glow_mlir.transforms.graph.utils import make_constant
 
@@ -239,12 +239,14 @@ class GraphBuilder:
             return self.from_const(np.concatenate([v.const for v in values], axis=axis))
         return self.op(glow.ConcatOp, values, self.tensor(shape, values[0].elem), dim=axis)
 
-    def convert(self, v: Value, elem: Attribute) -> Value:
+    def convert(self, v: Value, elem: Attribute, saturate: bool = True) -> Value:
+        """`v` as `elem` (ONNX Cast). `saturate` matters only for float8 results."""
         if v.elem == elem:
             return v
         if self.foldable(v):
-            return self.from_const(cast_array(v.const, numpy_dtype(elem)))
-        return self.op(glow.ConvertToOp, [v], self.tensor(v.shape, elem))
+            return self.from_const(cast_array(v.const, numpy_dtype(elem), saturate))
+        return self.op(glow.ConvertToOp, [v], self.tensor(v.shape, elem),
+                       saturate=None if saturate else 0)
 
     def broadcast(self, v: Value, shape: Sequence[int], fold: bool = False) -> Value:
         """`v` broadcast to `shape` (ONNX's rules: trailing dims line up; each 1 or equal).
@@ -322,15 +324,6 @@ def check_elements(cls: type[glow.GlowOp], elem: Attribute) -> None:
     kind = getattr(cls, "ELEMENTS", None)
     if kind in _ELEMENT_KINDS and not _ELEMENT_KINDS[kind][0](elem):
         raise UnsupportedFeature(f"{elem} elements ({cls.name} takes {_ELEMENT_KINDS[kind][1]} ones)")
-
-
-def cast_array(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """ONNX Cast semantics in numpy: float to int truncates toward zero."""
-    if array.dtype == dtype:
-        return array
-    if array.dtype.kind == "f" and dtype.kind in "iu":
-        array = np.trunc(array)
-    return array.astype(dtype)
 
 
 def splat_scalar(array: np.ndarray) -> float | None:

@@ -1,7 +1,8 @@
 """ONNX element types as MLIR element types and numpy dtypes.
 
-The importer accepts the ONNX types the `glow` dialect and numpy both represent exactly;
-the others (bfloat16, float8, int4, string, complex) are reported as unsupported.
+The importer accepts the ONNX types the `glow` dialect and numpy both represent exactly
+(the reduced-precision ones through ml_dtypes); the others (string, complex, ...) are
+reported as unsupported.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ SUPPORTED = frozenset({
     TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BOOL,
     TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
     TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64,
+    TensorProto.BFLOAT16, TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ,
+    TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT8E8M0,
+    TensorProto.FLOAT4E2M1, TensorProto.INT4, TensorProto.UINT4, TensorProto.INT2,
+    TensorProto.UINT2,
 })
 
 

@@ -171,11 +171,15 @@ def cast(n: Node) -> Value:
         to = TensorProto.DataType.Value(to.upper())
     if not dtypes.is_supported(to):
         n.unsupported(f"cast to {dtypes.dtype_name(to)} is not supported")
-    return n.b.convert(n.input(0), dtypes.mlir_element_type(to))
+    round_mode = n.str("round_mode", "up")
+    if round_mode != "up" and to == TensorProto.FLOAT8E8M0:
+        n.unsupported(f"round_mode {round_mode!r} is not supported")
+    saturate = bool(n.int("saturate", 1))
+    return n.b.convert(n.input(0), dtypes.mlir_element_type(to), saturate=saturate)
 
 
 def cast_like(n: Node) -> Value:
-    return n.b.convert(n.input(0), n.input(1).elem)
+    return n.b.convert(n.input(0), n.input(1).elem, saturate=bool(n.int("saturate", 1)))
 
 
 # ---------------------------------------------------------------------- Sign, Mod, IsNaN, IsInf

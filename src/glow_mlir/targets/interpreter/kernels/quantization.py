@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.ir.element_types import cast_array, is_reduced_precision
 from glow_mlir.targets.interpreter.numerics import dequantize, elem, quantize
 from glow_mlir.targets.interpreter.registry import kernel, result_dtype
 
@@ -17,8 +18,14 @@ from glow_mlir.targets.interpreter.registry import kernel, result_dtype
 def convert_to(op, x):
     """Glow's ConvertTo. float -> int truncates toward zero; values outside the integer
     range saturate and NaN becomes 0 (C leaves both undefined; the reference must not be
-    random). anything -> i1 is `!= 0`; int -> int wraps as two's complement."""
+    random). anything -> i1 is `!= 0`; int -> int wraps as two's complement.
+    Reduced-precision types (bfloat16, float8, float4, int4, int2) follow ONNX Cast
+    (`cast_array`, with the op's `saturate`)."""
     dst = result_dtype(op)
+    if is_reduced_precision(dst):
+        return cast_array(x, dst, bool(op.int_attr("saturate", 1)))
+    if is_reduced_precision(x.dtype):  # exact in f32 (floats) or i32 (int4, int2)
+        x = x.astype(np.int32 if "int" in x.dtype.name else np.float32)
     if dst == np.bool_:
         return x != 0
     if x.dtype.kind == "f" and dst.kind in "iu":
