@@ -8,23 +8,19 @@
 
 from __future__ import annotations
 
-from io import StringIO
-
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from glow_mlir.ir.context import make_context
-from glow_mlir.ir.text import parse_module, print_module, verify_module
+from glow_graphs import clone_module
+
+from glow_mlir.ir.text import verify_module
 from glow_mlir.targets.interpreter import evaluate_module
 from glow_mlir.transforms.pass_runner import run_pipeline
 
 
 def copy_module(module: ModuleOp) -> ModuleOp:
     """A deep copy with its own resource table (through text, as a user would)."""
-    ctx = make_context()
-    out = StringIO()
-    print_module(module, out, ctx)
-    return parse_module(ctx, out.getvalue(), "<copy>")
+    return clone_module(module)
 
 
 def assert_close(expected: list[np.ndarray], got: list[np.ndarray], rtol=1e-4, atol=1e-5,
@@ -40,6 +36,7 @@ def assert_pass_preserves_numbers(module: ModuleOp, inputs: list[np.ndarray], sp
                                   rtol=1e-4, atol=1e-5) -> ModuleOp:
     """Run `spec` on a copy of `module`; it must verify and give the same outputs.
     Returns the transformed copy so a test can also check what the pass did."""
+    verify_module(module)  # a bad fixture should fail here, not as a kernel shape error
     before = evaluate_module(module, inputs)
     after_module = run_pipeline(copy_module(module), spec)
     verify_module(after_module)

@@ -27,20 +27,14 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from glow_mlir.backends import interpreter
 from glow_mlir.backends.base import Backend
 from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok, lowered_away
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float
 
-KEPT = frozenset({
-    "glow.convolution",
-    "glow.fully_connected",
-    "glow.batch_mat_mul",
-    "glow.soft_max",
-    "glow.log_soft_max",
-    "glow.clip",
-    "glow.leaky_relu",
-})
-"""Ops `lower-graph` could lower that the CPU runs as they are."""
+KEPT = interpreter.KEPT | {"glow.clip", "glow.leaky_relu"}
+"""Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus the
+activations it fuses."""
 
 FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"})
 

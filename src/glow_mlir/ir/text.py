@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -69,6 +71,16 @@ class LocatingParser(Parser):
             kind = "type" if is_type else "attribute"
             self.raise_error(f"invalid {kind} {token}: {_one_line(str(err))}",
                              start, max(self.pos, start + 1))
+
+    def parse_optional_builtin_int_or_float_attr(self):
+        # xDSL packs the literal into its type while parsing; a value the type cannot hold
+        # (3.5e+38 : f32) escapes as OverflowError. Report it at the literal instead.
+        start = self._current_token.span.start
+        try:
+            return super().parse_optional_builtin_int_or_float_attr()
+        except (OverflowError, struct.error) as err:
+            self.raise_error(f"literal does not fit its type: {err}", start,
+                             max(self.pos, start + 1))
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:

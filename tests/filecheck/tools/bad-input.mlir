@@ -17,6 +17,11 @@
 // TRUNC-NOT:  Traceback
 
 // Bytes that are not MLIR, and bytes that are not UTF-8 text:
+// RUN: not glow-opt %S/inputs/float-overflow.mlir 2>&1 | FileCheck %s --check-prefix=OVERFLOW
+// OVERFLOW-NOT:  Traceback
+// OVERFLOW:      float-overflow.mlir:3:45: error: literal does not fit its type
+// OVERFLOW-NOT:  internal error
+
 // RUN: not glow-opt %S/inputs/garbage.mlir 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // GARBAGE-NOT:  Traceback
 // GARBAGE:      garbage.mlir:1:3: error: Unexpected character: \x03

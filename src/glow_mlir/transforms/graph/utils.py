@@ -70,6 +70,8 @@ def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded
     dense<> when small, else a dense_resource in the resource table of `anchor`'s module."""
     array = np.ascontiguousarray(array)
     ttype = tensor_type or TensorType(element_type(array.dtype), array.shape)
+    if tuple(ttype.get_shape()) != array.shape:
+        raise ValueError(f"constant of shape {array.shape} does not fit {ttype}")
     uniform = _uniform_value(array)
     if uniform is not None and array.size > INLINE_LIMIT:
         return glow.SplatOp.make([], ttype, value=uniform)
