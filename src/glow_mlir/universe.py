@@ -20,7 +20,13 @@ def _glow() -> Dialect:
     return Glow
 
 
-DIALECTS: dict[str, Callable[[], Dialect]] = {"glow": _glow}
+def _glow_ir() -> Dialect:
+    from glow_mlir.dialects.glow_ir import GlowIR
+
+    return GlowIR
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {"glow": _glow, "glow_ir": _glow_ir}
 
 
 def _lazy(path: str) -> Callable[[], type[ModulePass]]:
@@ -52,6 +58,20 @@ _PASS_PATHS = {
     "schedule-graph": "glow_mlir.transforms.graph.schedule_graph:ScheduleGraphPass",
     "glow-optimize": "glow_mlir.transforms.graph.pipelines:GlowOptimizePass",
     "glow-graph-pipeline": "glow_mlir.transforms.graph.pipelines:GraphPipelinePass",
+    # IRGen and the instruction IR (Glow's IROptimizer)
+    "lower-to-instr": "glow_mlir.conversion.lower_to_instr:LowerToInstrPass",
+    "verify-instr": "glow_mlir.transforms.instr.verify_instr:VerifyInstrPass",
+    "make-weights-const": "glow_mlir.transforms.instr.make_weights_const:MakeWeightsConstPass",
+    "peephole": "glow_mlir.transforms.instr.peephole:PeepholePass",
+    "dse": "glow_mlir.transforms.instr.dse:DeadStoreEliminationPass",
+    "optimize-inserts-extracts":
+        "glow_mlir.transforms.instr.optimize_inserts_extracts:OptimizeInsertsExtractsPass",
+    "share-buffers": "glow_mlir.transforms.instr.share_buffers:ShareBuffersPass",
+    "hoist-dealloc": "glow_mlir.transforms.instr.hoist_dealloc:HoistDeallocPass",
+    "sink-alloc": "glow_mlir.transforms.instr.sink_alloc:SinkAllocPass",
+    "delete-dead-allocs": "glow_mlir.transforms.instr.delete_dead_allocs:DeleteDeadAllocsPass",
+    "plan-memory": "glow_mlir.transforms.instr.plan_memory:PlanMemoryPass",
+    "glow-instr-pipeline": "glow_mlir.transforms.instr.pipelines:InstrPipelinePass",
 }
 
 

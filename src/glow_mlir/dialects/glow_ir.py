@@ -1,0 +1,50 @@
+"""The `glow_ir` dialect: Glow's low-level instruction IR on memrefs.
+
+A `glow_ir.func` declares its global memory (weights: constants, inputs, outputs) and runs
+a program: instructions in order, each on buffers marked @in/@out/@inout, activations
+allocated and freed explicitly, views into buffers explicit. Every read and write is on the
+page, so buffer sharing and memory planning are decisions a pass makes and a verifier and
+the interpreter can check.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
+from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
+from glow_mlir.dialects.glow_ir_ops.instructions import (
+    COMPUTE_INSTRUCTIONS,
+    DATA_INSTRUCTIONS,
+    INSTRUCTION_FOR,
+    NOT_INSTRUCTIONS,
+    GraphInstrOp,
+    instruction_by_name,
+    instruction_name,
+    shadow_graph_op,
+)
+from glow_mlir.dialects.glow_ir_ops.memory import *  # noqa: F403
+from glow_mlir.dialects.glow_ir_ops.memory import (
+    AllocActivationOp,
+    DeallocActivationOp,
+    FuncOp,
+    TensorViewOp,
+    WeightOp,
+    buffer_bytes,
+    constant_weight_of,
+    owning_func,
+    root_buffer,
+    view_byte_offset,
+    weight_of,
+)
+
+MEMORY_OPS = (FuncOp, WeightOp, AllocActivationOp, DeallocActivationOp, TensorViewOp)
+ALL_OPS = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
+
+GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
+
+__all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
+           "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
+           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_by_name", "instruction_name",
+           "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
+           "constant_weight_of", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]

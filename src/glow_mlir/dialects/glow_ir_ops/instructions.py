@@ -1,0 +1,231 @@
+"""The instructions: one per graph op kind that survives lowering, plus copy, insert and
+extract (Glow's CopyInst, InsertTensorInst, ExtractTensorInst).
+
+A compute instruction mirrors its graph op (`glow.convolution` -> `glow_ir.convolution`,
+`glow.add` -> `glow_ir.element_add`, names as Glow's instruction kinds): destinations
+(`@out`) first, one per graph result, then the graph op's operands (`@in`), with the same
+attributes. Its types, shapes and attributes are checked by the graph op's own verifier,
+run on a tensor-typed shadow of the instruction (`shadow_graph_op`), so the two dialects
+cannot drift apart; the interpreter runs an instruction with the graph op's kernel the
+same way.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import ClassVar
+
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.irdl import irdl_op_definition
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.test_value import create_ssa_value
+
+from glow_mlir.dialects.glow import ALL_OPS, GlowOp
+from glow_mlir.dialects.glow_ops.elementwise import (
+    BINARY_OPS,
+    ELEMENTWISE_OPS,
+    UNARY_OPS,
+    SelectOp,
+)
+from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
+
+IN, OUT, INOUT = Access.IN, Access.OUT, Access.INOUT
+
+
+def _shape(t) -> tuple[int, ...]:
+    return tuple(t.get_shape())
+
+
+def _fmt(shape) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def tensor_of(t: MemRefType) -> TensorType:
+    return TensorType(t.get_element_type(), t.get_shape())
+
+
+# ====================================================================== data movement
+
+
+@irdl_op_definition
+class CopyOp(InstrOp):
+    """`glow_ir.copy @out %dest, @in %src : memref<...>`: dest = src (same type)."""
+
+    name = "glow_ir.copy"
+    ACCESS: ClassVar = (OUT, IN)
+
+    def check(self) -> None:
+        dest, src = self.operands
+        if dest.type != src.type:
+            raise VerifyException(f"copies {src.type} to {dest.type}; types must be equal")
+
+
+@irdl_op_definition
+class ExtractTensorOp(InstrOp):
+    """dest = src[offsets : offsets + shape(dest)] (Glow's ExtractTensor; graph slice)."""
+
+    name = "glow_ir.extract_tensor"
+    ACCESS: ClassVar = (OUT, IN)
+
+    def offsets(self) -> tuple[int, ...]:
+        return _int_list(self, "offsets")
+
+    def check(self) -> None:
+        dest, src = self.operands
+        _same_elem(dest.type, src.type)
+        _check_box(self.offsets(), _shape(dest.type), _shape(src.type), 1, 0, "dest")
+
+
+@irdl_op_definition
+class InsertTensorOp(InstrOp):
+    """dest[offsets ...] = src, `count` times along `axis` (Glow's InsertTensor). `dest`
+    is @inout: what the insert does not cover keeps its value."""
+
+    name = "glow_ir.insert_tensor"
+    ACCESS: ClassVar = (INOUT, IN)
+
+    def offsets(self) -> tuple[int, ...]:
+        return _int_list(self, "offsets")
+
+    def count(self) -> int:
+        a = self.attributes.get("count")
+        return int(a.value.data) if a is not None else 1  # type: ignore[attr-defined]
+
+    def axis(self) -> int:
+        a = self.attributes.get("axis")
+        return int(a.value.data) if a is not None else 0  # type: ignore[attr-defined]
+
+    def check(self) -> None:
+        dest, src = self.operands
+        _same_elem(dest.type, src.type)
+        _check_box(self.offsets(), _shape(src.type), _shape(dest.type), self.count(),
+                   self.axis(), "src")
+
+
+def _int_list(op: InstrOp, name: str) -> tuple[int, ...]:
+    a = op.attributes.get(name)
+    if a is None:
+        raise VerifyException(f"requires attribute '{name}'")
+    return tuple(int(v) for v in a.get_values())  # type: ignore[attr-defined]
+
+
+def _same_elem(a, b) -> None:
+    if a.get_element_type() != b.get_element_type():
+        raise VerifyException(
+            f"element types differ: {a.get_element_type()} and {b.get_element_type()}")
+
+
+def _check_box(offsets, small, big, count: int, axis: int, what: str) -> None:
+    if len(offsets) != len(big) or len(small) != len(big):
+        raise VerifyException(
+            f"{what} of rank {len(small)}, offsets of {len(offsets)} and a rank-{len(big)} "
+            f"buffer must agree")
+    if count < 1 or not 0 <= axis < max(len(big), 1):
+        raise VerifyException(f"count {count} must be positive and axis {axis} a dimension")
+    for i, (o, s, b) in enumerate(zip(offsets, small, big)):
+        extent = s * (count if i == axis else 1)
+        if o < 0 or o + extent > b:
+            raise VerifyException(
+                f"{what} {_fmt(small)} at offsets {list(offsets)} leaves the {_fmt(big)} "
+                f"buffer in dimension {i}")
+
+
+# ====================================================================== compute
+
+
+class GraphInstrOp(InstrOp):
+    """An instruction that computes what graph op `GRAPH_OP` computes."""
+
+    GRAPH_OP: ClassVar[type[GlowOp]]
+    RESULTS: ClassVar[int] = 1
+
+    def dests(self):
+        return self.operands[: self.RESULTS]
+
+    def sources(self):
+        return self.operands[self.RESULTS:]
+
+    def check(self) -> None:
+        shadow_graph_op(self).verify_()
+
+
+def shadow_graph_op(instr: GraphInstrOp) -> GlowOp:
+    """The graph op computing what `instr` computes, on detached tensor values of the
+    same types (for its verifier and the interpreter's kernel)."""
+    ins = [create_ssa_value(tensor_of(v.type)) for v in instr.sources()]
+    return instr.GRAPH_OP.create(
+        operands=ins, result_types=[tensor_of(v.type) for v in instr.dests()],
+        attributes=dict(instr.attributes))
+
+
+NOT_INSTRUCTIONS = frozenset({
+    "glow.constant",       # a constant weight
+    "glow.reshape",        # a tensor view (or a copy)
+    "glow.slice",          # extract_tensor (or a view)
+    "glow.insert_tensor",  # copy + insert_tensor
+    "glow.concat",         # one insert_tensor per input
+})
+
+_ELEMENT_PREFIXED = {op.name for op in (*UNARY_OPS, *BINARY_OPS, *TRIGONOMETRY_OPS)} - {
+    "glow.relu", "glow.sigmoid", "glow.tanh", "glow.gelu", "glow.swish", "glow.leaky_relu",
+    "glow.clip", "glow.prelu"} | {"glow.cmp_eq", "glow.cmp_lt", "glow.cmp_lte", "glow.select"}
+
+
+def instruction_name(graph_op_name: str) -> str:
+    """Glow's instruction kind for a graph op: AddNode -> ElementAddInst, ..."""
+    base = graph_op_name.removeprefix("glow.")
+    if graph_op_name in _ELEMENT_PREFIXED:
+        return f"glow_ir.element_{base}"
+    return f"glow_ir.{base}"
+
+
+def _inplace_pairs(op: type[GlowOp], n_in: int) -> tuple[tuple[int, int], ...]:
+    """Element-wise ops (and batched_add's batch) may write over an input of their type."""
+    if op in ELEMENTWISE_OPS or op in TRIGONOMETRY_OPS or op is SelectOp:
+        return tuple((0, 1 + i) for i in range(n_in))
+    if op.name == "glow.batched_add":
+        return ((0, 1),)
+    return ()
+
+
+def _class_name(name: str) -> str:
+    return "".join(p.capitalize() for p in name.removeprefix("glow_ir.").split("_")) + "Op"
+
+
+def _make_instruction(op: type[GlowOp]) -> type[GraphInstrOp]:
+    d = op.get_irdl_definition()
+    n_in, n_out = len(d.operands), len(d.results)
+    name = instruction_name(op.name)
+    body = {
+        "name": name,
+        "GRAPH_OP": op,
+        "RESULTS": n_out,
+        "ACCESS": (OUT,) * n_out + (IN,) * n_in,
+        "INPLACE": tuple((d_, s) for d_, s in _inplace_pairs(op, n_in)),
+        "__doc__": f"Destination-passing form of `{op.name}`: "
+                   f"{(op.__doc__ or '').strip().splitlines()[0] if op.__doc__ else ''}",
+        "__module__": __name__,
+        "__annotations__": {k: ClassVar for k in ("GRAPH_OP", "RESULTS", "ACCESS", "INPLACE")},
+    }
+    return irdl_op_definition(type(_class_name(name), (GraphInstrOp,), body))
+
+
+COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = tuple(
+    _make_instruction(op) for op in ALL_OPS if op.name not in NOT_INSTRUCTIONS)
+
+INSTRUCTION_FOR: dict[str, type[GraphInstrOp]] = {
+    i.GRAPH_OP.name: i for i in COMPUTE_INSTRUCTIONS}
+"""Graph op name -> its instruction class."""
+
+globals().update({cls.__name__: cls for cls in COMPUTE_INSTRUCTIONS})
+
+DATA_INSTRUCTIONS = (CopyOp, ExtractTensorOp, InsertTensorOp)
+
+
+@lru_cache(maxsize=None)
+def instruction_by_name(name: str) -> type[InstrOp] | None:
+    for cls in (*DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS):
+        if cls.name == name:
+            return cls
+    return None

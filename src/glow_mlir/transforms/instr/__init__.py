@@ -1,0 +1,1 @@
+"""Instruction-IR passes (Glow's IROptimizer): one module per pass."""
