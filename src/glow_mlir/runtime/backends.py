@@ -1,9 +1,12 @@
 """Execution backends by name: what runs a compiled `glow` module on numpy arrays.
 
-`interpreter` evaluates the graph with the reference evaluator. `cpu` (native code through
-LLVM) and `accel` (the accelerator simulator) arrive with their issues behind the same
-interface: a backend turns a module into an `Executor` once, and the executor runs it on
-checked inputs many times.
+`interpreter` lowers the graph to the instruction IR (IRGen, Glow's IR optimizer, memory
+planning) and runs it on one byte arena at the planned offsets, so a wrong buffer-sharing
+or planning decision shows up as wrong numbers. `cpu` (native code through LLVM) and
+`accel` (the accelerator simulator) arrive with their issues behind the same interface: a
+backend turns an optimized graph into an `Executor` once (lowering it in place), and the
+executor runs it on checked inputs many times. An executor may carry `memory` (its
+`MemoryReport`).
 """
 
 from __future__ import annotations
@@ -28,10 +31,27 @@ class Executor(Protocol):
 
 
 class InterpreterExecutor:
-    """The reference evaluator on the graph as imported (clarity over speed)."""
+    """The instruction interpreter on the planned instruction IR of the graph."""
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
+        from glow_mlir.runtime.instructions import lower_to_instructions
+        from glow_mlir.targets.interpreter.instr_interpreter import InstrExecutor
+
+        self.memory = lower_to_instructions(module, disable)
         self.module = module
+        self._run = InstrExecutor(module)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._run.run(list(inputs))
+
+
+class GraphEvaluatorExecutor:
+    """The reference evaluator on the graph itself (no instruction IR): what the
+    instruction-level backends are checked against."""
+
+    def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
+        self.module = module
+        self.memory = None
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         from glow_mlir.targets.interpreter import evaluate_module

@@ -47,7 +47,9 @@ class CompiledModel:
     """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`."""
 
     def __init__(self, module: ModuleOp, backend: str = "interpreter",
-                 executor: Executor | None = None):
+                 executor: Executor | None = None, disable_passes: Sequence[str] = ()):
+        """`module` is the optimized graph; the backend lowers it in place (afterwards
+        `self.module` is what the backend runs, e.g. the planned instruction IR)."""
         self.module = module
         self.backend = backend
         fn = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
@@ -63,7 +65,14 @@ class CompiledModel:
             if isinstance(t, TensorType)}
         self.output_shapes: dict[str, tuple[int, ...]] = {
             n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs) if isinstance(t, TensorType)}
-        self._executor = executor if executor is not None else check_backend(backend)(module)
+        self._executor = executor if executor is not None else check_backend(backend)(
+            module, tuple(disable_passes))
+
+    @property
+    def memory(self):
+        """The `MemoryReport` (constant, mutable, activation bytes, the peak-live lower
+        bound and the unshared total), or None for a backend without planned memory."""
+        return getattr(self._executor, "memory", None)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{n}: {fmt_shape(self.input_shapes[n])} {self.input_dtypes[n]}"
@@ -115,17 +124,34 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     """Import (an ONNX model) and compile for `backend`; a `glow` module is taken as is.
 
     `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);
-    `disable_passes` names passes of it to skip."""
-    factory = check_backend(backend)  # before the import: a bad name fails fast
+    `disable_passes` names passes of it (or of the instruction pipeline) to skip."""
+    check_backend(backend)  # before the import: a bad name fails fast
     if isinstance(model, ModuleOp):
         module = model
     else:
         from glow_mlir.frontends.onnx import import_onnx
 
         module = import_onnx(model, dict(input_shapes) if input_shapes else None)
+    graph_disable, instr_disable = split_disabled(disable_passes)
     if optimize:
-        module = optimize_graph(module, backend, tuple(disable_passes))
-    return CompiledModel(module, backend, factory(module))
+        module = optimize_graph(module, backend, graph_disable)
+    return CompiledModel(module, backend, disable_passes=instr_disable)
+
+
+def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Disabled pass names for the graph pipeline and for the instruction pipeline; a name
+    neither knows is an error that lists both."""
+    from glow_mlir.transforms.graph.pipelines import PIPELINE_PASS_NAMES
+    from glow_mlir.transforms.instr.pipelines import INSTR_PIPELINE_PASS_NAMES
+
+    graph = tuple(n for n in names if n not in INSTR_PIPELINE_PASS_NAMES)
+    instr = tuple(n for n in names if n in INSTR_PIPELINE_PASS_NAMES)
+    unknown = [n for n in graph if n not in PIPELINE_PASS_NAMES]
+    if unknown:
+        known = sorted(set(PIPELINE_PASS_NAMES) | set(INSTR_PIPELINE_PASS_NAMES))
+        raise UserError(f"cannot disable unknown pass(es) {', '.join(map(repr, unknown))}; "
+                        f"the passes are: {', '.join(known)}")
+    return graph, instr
 
 
 def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),

@@ -3,10 +3,12 @@
     glow-compile model.onnx --emit graph -o model.mlir [--input-shape input=1x3x224x224]
 
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
-whole graph pipeline for `--backend`; weights are MLIR's `{-# dialect_resources #-}` blobs,
-so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot` writes
-the graph of the emitted stage as Graphviz dot. The later stages arrive with the
-instruction IR and the code generators.
+whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
+Glow's IR optimizer and memory planning; weights are MLIR's `{-# dialect_resources #-}`
+blobs, so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot`
+writes the graph of the emitted stage as Graphviz dot. `--memory-report FILE.json` writes
+how much memory the model needs (constants, inputs and outputs, the activation arena) and
+the peak-live lower bound the arena is measured against.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from glow_mlir.tools.errors import UserError, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _NOT_YET = {
-    "instr": "the instruction IR (lower-to-instr and memory planning)",
     "accel": "the accelerator backend",
     "llvm": "the CPU code generator",
     "llvm-ir": "the CPU code generator",
@@ -62,9 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dump-graph-dag", metavar="FILE.dot",
                    help="write the graph (as imported with --emit graph, else optimized) as dot")
     p.add_argument("--disable-pass", action="append", default=[], metavar="PASS",
-                   help="skip a pass of the graph pipeline (repeatable)")
+                   help="skip a pass of the graph or instruction pipeline (repeatable)")
     p.add_argument("--print-ir-after-each", action="store_true",
-                   help="print the IR to stderr after each graph pass")
+                   help="print the IR to stderr after each pass")
+    p.add_argument("--memory-report", metavar="FILE.json",
+                   help="write the memory report (bytes of constants, inputs/outputs, "
+                        "activations, peak-live lower bound, unshared) as JSON")
     return p
 
 
@@ -82,26 +86,44 @@ def main(argv: Sequence[str] | None = None) -> None:
     with user_errors_exit("glow-compile", args.debug):
         if args.emit in _NOT_YET:
             raise UserError(f"--emit {args.emit} is not available yet: it arrives with "
-                            f"{_NOT_YET[args.emit]}; --emit graph and optimized-graph work now")
+                            f"{_NOT_YET[args.emit]}; --emit graph, optimized-graph and "
+                            f"instr work now")
         from glow_mlir.frontends.onnx import import_onnx
-        from glow_mlir.ir.context import make_context
-        from glow_mlir.ir.text import print_module
-        from glow_mlir.runtime.compiled_model import optimize_graph
+        from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
 
+        graph_disable, instr_disable = split_disabled(args.disable_pass)
         module = import_onnx(args.model, input_shapes(args))
-        if args.emit == "optimized-graph":
-            optimize_graph(module, args.backend, tuple(args.disable_pass),
-                           args.print_ir_after_each)
+        optimized = args.emit != "graph"
+        if optimized:
+            optimize_graph(module, args.backend, graph_disable, args.print_ir_after_each)
         if args.dump_graph_dag:
             from glow_mlir.analysis.graph_dot import graph_to_dot
 
             _write(args.dump_graph_dag, graph_to_dot(module))
-        text = io.StringIO()
-        print_module(module, text, make_context())
-        if args.output:
-            _write(args.output, text.getvalue())
-        else:
-            sys.stdout.write(text.getvalue())
+        if args.emit in ("graph", "optimized-graph"):
+            _emit(module, args.output)  # written before a memory report can fail
+        if args.emit == "instr" or args.memory_report:
+            from glow_mlir.runtime.instructions import lower_to_instructions
+
+            if not optimized:
+                optimize_graph(module, args.backend, graph_disable)
+            report = lower_to_instructions(module, instr_disable, args.print_ir_after_each)
+            if args.emit == "instr":
+                _emit(module, args.output)
+            if args.memory_report:
+                _write(args.memory_report, report.to_json(model=args.model) + "\n")
+
+
+def _emit(module, output: str | None) -> None:
+    from glow_mlir.ir.context import make_context
+    from glow_mlir.ir.text import print_module
+
+    text = io.StringIO()
+    print_module(module, text, make_context())
+    if output:
+        _write(output, text.getvalue())
+    else:
+        sys.stdout.write(text.getvalue())
 
 
 if __name__ == "__main__":

@@ -1,18 +1,22 @@
 """Fails unless every op of a dialect's op list appears in a check line of FILE.
 
-    python op_coverage.py FILE [PREFIX ...]     # default prefix: CHECK
+    python op_coverage.py [--dialect glow_ir] FILE [PREFIX ...]   # default: glow, CHECK
 
-Used by dialects/glow/roundtrip.mlir so a new op cannot be added without a round-trip test.
+Used by dialects/*/roundtrip.mlir so a new op cannot be added without a round-trip test.
 """
 
+import importlib
 import re
 import sys
 
-from glow_mlir.dialects.glow import ALL_OPS
-
 
 def main() -> int:
-    path, prefixes = sys.argv[1], sys.argv[2:] or ["CHECK"]
+    args = sys.argv[1:]
+    dialect = "glow"
+    if args[:1] == ["--dialect"]:
+        dialect, args = args[1], args[2:]
+    ALL_OPS = importlib.import_module(f"glow_mlir.dialects.{dialect}").ALL_OPS
+    path, prefixes = args[0], args[1:] or ["CHECK"]
     text = open(path, encoding="utf-8").read()
     check_lines = [ln for ln in text.splitlines()
                    if re.match(rf"\s*//\s*({'|'.join(prefixes)})(-NEXT|-SAME|-DAG|-LABEL)?:", ln)]

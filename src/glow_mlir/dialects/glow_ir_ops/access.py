@@ -153,12 +153,14 @@ class InstrOp(IRDLOperation):
         types: list[Attribute] = []
         if names:
             parser.parse_punctuation(":")
+            start = parser.pos
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
             if len(types) == 1:
                 types = types * len(names)
             if len(types) != len(names):
                 parser.raise_error(
-                    f"expected 1 or {len(names)} operand types, got {len(types)}")
+                    f"expected 1 or {len(names)} operand types, got {len(types)}", start,
+                    parser.pos)
         operands = [parser.resolve_operand(n, t) for n, t in zip(names, types)]
         op = cls.create(operands=operands, properties={"access": access_attr(kinds)},
                         attributes=dict(attrs))

@@ -21,6 +21,7 @@ in its sibling.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 
 from xdsl.dialects.builtin import (
@@ -142,14 +143,17 @@ class WeightOp(IRDLOperation):
             if parser.parse_optional_keyword(r) is not None:
                 role = r
         parser.parse_punctuation(":")
+        start = parser.pos
         type = parser.parse_type()
         if not isinstance(type, MemRefType):
-            parser.raise_error(f"a weight's type is a memref, got {type}")
+            parser.raise_error(f"a weight's type is a memref, got {type}", start, parser.pos)
         value = None
         if parser.parse_optional_punctuation("=") is not None:
+            start = parser.pos
             value = parser.parse_attribute()
             if not isinstance(value, DenseResourceAttr):
-                parser.raise_error(f"a weight's value is a dense_resource, got {value}")
+                parser.raise_error(f"a weight's value is a dense_resource, got {value}", start,
+                                   parser.pos)
         return cls.make(name, type, mutability, role, value)
 
 
@@ -249,6 +253,11 @@ class FuncOp(IRDLOperation):
         printer.print_string(" declare ")
         printer.print_region(self.declare, print_entry_block_args=False,
                              print_empty_block=False)
+        for w, a in zip(self.weights, self.body.args):
+            # Name the program's values after their weights when they have no better name
+            # (mlir-opt prints them as %argN): cosmetic, but it keeps the text readable.
+            if a.name_hint is None or re.fullmatch(r"arg\d+", a.name_hint):
+                a.name_hint = _ssa_name(w.sym_name.data)
         printer.print_string(" program(")
         printer.print_list(self.body.args,
                            lambda a: printer.print_block_argument(a, print_type=False))
@@ -286,8 +295,6 @@ class FuncOp(IRDLOperation):
 
 def _ssa_name(symbol: str) -> str | None:
     """A printable SSA name hint for a weight (None when the symbol has other chars)."""
-    import re
-
     name = re.sub(r"[^A-Za-z0-9_$.]", "_", symbol)
     return name if name and not name[0].isdigit() else None
 
@@ -430,6 +437,12 @@ def buffer_bytes(t: Attribute) -> int:
     return num_elements(t) * numpy_dtype(t.get_element_type()).itemsize
 
 
+def _itemsize(t: MemRefType) -> int:
+    from glow_mlir.ir.element_types import numpy_dtype
+
+    return numpy_dtype(t.get_element_type()).itemsize
+
+
 def root_buffer(value: SSAValue) -> SSAValue:
     """The buffer a value's memory belongs to: through views, an alloc result or a weight
     (program block argument)."""
@@ -443,8 +456,7 @@ def view_byte_offset(value: SSAValue) -> int:
     offset = 0
     while isinstance(value.owner, TensorViewOp):
         view = value.owner
-        offset += view.element_offset * (buffer_bytes(view.result.type)
-                                         // max(num_elements(view.result.type), 1))
+        offset += view.element_offset * _itemsize(view.result.type)
         value = view.source
     return offset
 

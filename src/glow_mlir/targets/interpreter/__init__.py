@@ -9,5 +9,7 @@ from glow_mlir.targets.interpreter.graph_evaluator import (
     evaluate_module,
     evaluate_op,
 )
+from glow_mlir.targets.interpreter.instr_interpreter import InstrExecutor, run_instr_module
 
 __all__ = ["evaluate_module", "evaluate_function", "evaluate_op", "EvaluationError"]
+__all__ += ["InstrExecutor", "run_instr_module"]

@@ -62,6 +62,9 @@ PIPELINE_STEPS: tuple[str, ...] = ("constant-fold", "glow-optimize", "lower-grap
                                    "fuse-activations", "transform-post-lowering",
                                    "schedule-graph")
 
+PIPELINE_PASS_NAMES: tuple[str, ...] = (*OPTIMIZE_PASSES, *PIPELINE_STEPS)
+"""Every name `--disable-pass` accepts for the graph pipeline."""
+
 
 def check_disable(names: tuple[str, ...], known: tuple[str, ...]) -> None:
     """A misspelt pass name must not silently disable nothing."""

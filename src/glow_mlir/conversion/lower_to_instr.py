@@ -1,0 +1,277 @@
+"""`lower-to-instr`: Glow's IRGen. Each `func.func` of `glow` ops becomes a `glow_ir.func`.
+
+Why it looks the way it does:
+
+- Weights (the function's global memory) are declared in Glow's order: one mutable `input`
+  per argument, one `constant` per distinct `glow.constant` (its bytes stay in the module's
+  resource table under the same handle; an inline `dense<...>` is moved there first, since
+  a weight's value is always a `dense_resource`), one mutable `output` per result. Names
+  come from the `glow.name` argument/result attributes (the ONNX names) and are made unique.
+- Every other op becomes one instruction in program order (the graph is already scheduled),
+  its results allocated by `alloc_activation` right before it, attributes copied verbatim.
+  Graph ops without an instruction of their own: `glow.reshape` is a `tensor_view` (no
+  copy), `glow.slice` an `extract_tensor`, `glow.insert_tensor` a copy then an
+  `insert_tensor`, `glow.concat` one `insert_tensor` per input.
+- A returned value computed by an instruction is written straight into its (first) output
+  weight: no activation, no copy. A returned input, constant or view, and the second return
+  of one value, are copied into their output weights at the end instead.
+- Every activation is freed at the end, in reverse allocation order: lifetimes are made
+  tight later by `hoist-dealloc` and `sink-alloc`, which keeps this pass simple.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ops.types import normalize_axis
+from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.resources import add_resource
+from glow_mlir.ir.text import location_text
+from glow_mlir.transforms.graph.utils import constant_value
+
+NAME_ATTR = "glow.name"
+"""Argument/result attribute holding a placeholder's name (set by the ONNX importer)."""
+
+
+def memref_of(t: Attribute) -> MemRefType:
+    """The buffer type holding a tensor of type `t`."""
+    assert isinstance(t, TensorType)
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+def _where(op: Operation) -> str:
+    return location_text(op) or "an unknown location"
+
+
+def _placeholder_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
+    names = []
+    for i in range(count):
+        d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
+        name = d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None
+        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
+    return names
+
+
+class _Names:
+    """Unique weight names: a clash gets `_1`, `_2`, ..."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def claim(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
+
+
+def _resource_of(op: glow.ConstantOp, module: ModuleOp) -> DenseResourceAttr:
+    """The constant's value as a `dense_resource` (an inline dense<...> goes to the
+    module's resource table)."""
+    value = op.value
+    if isinstance(value, DenseResourceAttr):
+        return value
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    ttype = op.result.type
+    assert isinstance(ttype, TensorType)
+    array = constant_value(op.result)
+    assert array is not None
+    array = np.ascontiguousarray(np.asarray(array, dtype=numpy_dtype(ttype.get_element_type())))
+    handle = add_resource(module, op.result.name_hint or "constant", array).resource_handle
+    return DenseResourceAttr.from_params(handle, ttype)
+
+
+class _FunctionLowering:
+    """IRGen of one function; `run()` returns the new `glow_ir.func`."""
+
+    def __init__(self, fn: func.FuncOp, module: ModuleOp):
+        self.fn = fn
+        self.module = module
+        blocks = fn.body.blocks
+        if len(blocks) != 1:
+            what = "no body" if not blocks else f"{len(blocks)} blocks"
+            raise PassFailedException(
+                f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)} has {what}; "
+                f"a glow function is one block")
+        self.block: Block = blocks.first  # type: ignore[assignment]
+        ret = self.block.last_op
+        if not isinstance(ret, func.ReturnOp):
+            raise PassFailedException(
+                f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)} does not end "
+                f"in func.return")
+        self.ret: func.ReturnOp = ret
+        self.buffer: dict[SSAValue, SSAValue] = {}  # graph value -> its memref
+        self.allocs: list[glow_ir.AllocActivationOp] = []
+        self.direct: dict[SSAValue, SSAValue] = {}  # returned value -> output weight written
+
+    # ------------------------------------------------------------------ weights
+    def declare(self) -> glow_ir.FuncOp:
+        names = _Names()
+        weights: list[glow_ir.WeightOp] = []
+        sources: list[list[SSAValue]] = []  # graph values each weight stands for
+        ins = _placeholder_names(self.fn.arg_attrs, len(self.block.args), "input")
+        for arg, name in zip(self.block.args, ins):
+            weights.append(glow_ir.WeightOp.make(names.claim(name), memref_of(arg.type),
+                                                 "mutable", "input"))
+            sources.append([arg])
+        by_resource: dict[tuple[str, Attribute], int] = {}
+        for op in self.block.ops:
+            if not isinstance(op, glow.ConstantOp):
+                continue
+            value = _resource_of(op, self.module)
+            key = (value.resource_handle.data, value.type)
+            if key in by_resource:  # the same bytes: one weight
+                sources[by_resource[key]].append(op.result)
+                continue
+            by_resource[key] = len(weights)
+            w = glow_ir.WeightOp.make(names.claim(value.resource_handle.data),
+                                      memref_of(op.result.type), "constant", value=value)
+            w.location = op.location
+            weights.append(w)
+            sources.append([op.result])
+        outs = _placeholder_names(self.fn.res_attrs, len(self.ret.arguments), "output")
+        self.outputs: list[int] = []
+        for value, name in zip(self.ret.arguments, outs):
+            self.outputs.append(len(weights))
+            weights.append(glow_ir.WeightOp.make(names.claim(name), memref_of(value.type),
+                                                 "mutable", "output"))
+            sources.append([])
+        ir_func = glow_ir.FuncOp.make(self.fn.sym_name.data, weights)
+        ir_func.location = self.fn.location
+        args = ir_func.body.args
+        for values, arg in zip(sources, args):
+            for v in values:
+                self.buffer[v] = arg
+        # Outputs written in place: a value an instruction computes goes straight to its
+        # first output weight (a second return of it is a copy from there).
+        for value, index in zip(self.ret.arguments, self.outputs):
+            if value not in self.direct and self._computed(value):
+                self.direct[value] = args[index]
+        return ir_func
+
+    @staticmethod
+    def _computed(value: SSAValue) -> bool:
+        """Whether an instruction writes `value` (not an input, constant or view)."""
+        op = value.owner
+        return isinstance(op, Operation) and op.name not in ("glow.constant", "glow.reshape")
+
+    # ------------------------------------------------------------------ program
+    def dest(self, value: SSAValue) -> SSAValue:
+        """The buffer `value` is written to: its output weight or a new activation."""
+        buf = self.direct.get(value)
+        if buf is None:
+            alloc = glow_ir.AllocActivationOp.make(memref_of(value.type))
+            alloc.location = value.owner.location  # type: ignore[union-attr]
+            self.emit(alloc)
+            self.allocs.append(alloc)
+            buf = alloc.result
+            if value.name_hint:
+                buf.name_hint = value.name_hint
+        self.buffer[value] = buf
+        return buf
+
+    def emit(self, op: Operation, like: Operation | None = None) -> None:
+        if like is not None:
+            op.location = like.location
+        self.body.add_op(op)
+
+    def lower(self, op: Operation) -> None:
+        if op.name not in glow_ir.INSTRUCTION_FOR and op.name not in glow_ir.NOT_INSTRUCTIONS:
+            raise PassFailedException(
+                f"lower-to-instr: op {op.name} at {_where(op)} has no instruction")
+        if isinstance(op, glow.ConstantOp):
+            return
+        src = [self.buffer[v] for v in op.operands]
+        if isinstance(op, glow.ReshapeOp):
+            view = glow_ir.TensorViewOp.make(src[0], memref_of(op.result.type))
+            if op.result.name_hint:
+                view.result.name_hint = op.result.name_hint
+            self.emit(view, op)
+            self.buffer[op.result] = view.result
+            return
+        if isinstance(op, glow.SliceOp):
+            d = self.dest(op.result)
+            self.emit(glow_ir.ExtractTensorOp.make([d, src[0]], offsets=op.attributes["start"]),
+                      op)
+            return
+        if isinstance(op, glow.InsertTensorOp):
+            d = self.dest(op.result)
+            self.emit(glow_ir.CopyOp.make([d, src[0]]), op)
+            extra = {k: op.attributes[k] for k in ("count", "axis") if k in op.attributes}
+            self.emit(glow_ir.InsertTensorOp.make([d, src[1]], offsets=op.attributes["start"],
+                                                  **extra), op)
+            return
+        if isinstance(op, glow.ConcatOp):
+            d = self.dest(op.result)
+            shape = op.result.type.get_shape()  # type: ignore[attr-defined]
+            dim = normalize_axis(op.int_attr("dim"), len(shape), "dim")
+            at = 0
+            for value, buf in zip(op.operands, src):
+                offsets = [0] * len(shape)
+                offsets[dim] = at
+                self.emit(glow_ir.InsertTensorOp.make([d, buf], offsets=offsets), op)
+                at += value.type.get_shape()[dim]  # type: ignore[attr-defined]
+            return
+        dests = [self.dest(r) for r in op.results]
+        self.emit(glow_ir.INSTRUCTION_FOR[op.name].make([*dests, *src], **op.attributes), op)
+
+    def run(self) -> glow_ir.FuncOp:
+        ir_func = self.declare()
+        self.body = ir_func.body
+        for op in self.block.ops:
+            if op is self.ret:
+                break
+            self.lower(op)
+        args = ir_func.body.args
+        for value, index in zip(self.ret.arguments, self.outputs):
+            if self.direct.get(value) is not args[index]:
+                self.emit(glow_ir.CopyOp.make([args[index], self.buffer[value]]), self.ret)
+        for alloc in reversed(self.allocs):
+            self.emit(glow_ir.DeallocActivationOp.make(alloc.result), self.ret)
+        return ir_func
+
+
+def lower_function(fn: func.FuncOp, module: ModuleOp) -> glow_ir.FuncOp:
+    """The `glow_ir.func` computing what `fn` computes (not inserted anywhere)."""
+    return _FunctionLowering(fn, module).run()
+
+
+@dataclass(frozen=True)
+class LowerToInstrPass(ModulePass):
+    """Replace every `func.func` of `glow` ops by its `glow_ir.func` (Glow's IRGen)."""
+
+    name = "lower-to-instr"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
+        # Lower every function before replacing any: a failure leaves the module as it was.
+        lowered = [lower_function(fn, op) for fn in functions]
+        for fn, ir_func in zip(functions, lowered):
+            parent = fn.parent_block()
+            assert parent is not None
+            parent.insert_op_before(ir_func, fn)
+            fn.detach()
+            fn.erase()
+
+
+__all__ = ["LowerToInstrPass", "lower_function", "memref_of"]

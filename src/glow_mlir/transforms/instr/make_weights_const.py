@@ -1,0 +1,49 @@
+"""`make-weights-const`: a weight that no instruction writes (through any view) becomes
+`constant`, one that is written becomes `mutable` (Glow's makeWeightsConst). Roles stay:
+an input nothing writes is a `constant input`; code generation may then put it with the
+read-only memory. An op of unknown kind that uses a weight counts as a writer. Outputs
+stay `mutable` even if the program never writes one: the caller reads them from the
+mutable area with the other outputs.
+
+Glow's version only visits weights already marked constant (a no-op in practice, as IRGen
+makes placeholders mutable); here both directions are computed from the program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.instr.dse import buffer_users, glow_ir_funcs, root_accesses
+
+
+def is_written(func: glow_ir.FuncOp, weight: glow_ir.WeightOp) -> bool:
+    root = func.value_of(weight)
+    return any(k.writes for user in buffer_users(root) for _, k in root_accesses(user, root))
+
+
+def make_weights_const(func: glow_ir.FuncOp) -> int:
+    """Set every weight's mutability from the program; returns how many changed."""
+    changed = 0
+    for weight in func.weights:
+        written = weight.role_name == "output" or is_written(func, weight)
+        want = "mutable" if written else "constant"
+        if weight.mutability.data != want:
+            weight.mutability = StringAttr(want)
+            changed += 1
+    return changed
+
+
+@dataclass(frozen=True)
+class MakeWeightsConstPass(ModulePass):
+    """Mark the weights nothing writes constant and the written ones mutable."""
+
+    name = "make-weights-const"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in glow_ir_funcs(op):
+            make_weights_const(func)

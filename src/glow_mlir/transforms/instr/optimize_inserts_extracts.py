@@ -1,0 +1,261 @@
+"""`optimize-inserts-extracts`: Glow's optimizeInserts and optimizeExtracts. An insert or
+extract of a box that is contiguous in the big buffer becomes a `tensor_view` of it, so
+the data is not moved at all (a concat is computed in place, a slice read where it is).
+
+- `extract_tensor @out %d, @in %s` (contiguous box): the readers of `%d` read a view of
+  `%s` instead. Needs: `%d` an `alloc_activation` that only this extract writes and that
+  is read only after it; nothing writes the box in `%s` from the extract to `%d`'s last
+  read (Glow asks only that `%s` has one writer; this is the precise condition). If `%s`
+  is an activation freed before that last read, its dealloc moves after it.
+- `insert_tensor @inout %d, @in %s` (count 1, contiguous box): the instruction that
+  produces `%s` writes into a view of `%d` instead. Needs: `%s` an `alloc_activation`
+  written by one instruction (@out, all of it) and read by this insert only; between the
+  producer and the insert nothing reads or writes the box in `%d`, and the producer does
+  not touch the box through another operand. Glow moves the producer down to the insert;
+  we keep it in place and move the view (and, when it comes later, `%d`'s alloc) up
+  before it, so the producer's operands need no check.
+
+A copy is the extract or insert of the whole buffer: `peephole` uses the same two
+rewrites (`forward_source`, `forward_into`) on copies. Views are made of the root buffer
+directly (no view chains); what a rewrite orphans (the small buffer's alloc and dealloc,
+views) is erased.
+
+Contiguous (Glow's isSliceContiguous): in row-major order a box is one run of elements
+when all its dimensions before the first one that is not 1 are 1 and all after it are
+full; that one dimension may be partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.access import Access
+from glow_mlir.transforms.instr.dse import (
+    buffer_users,
+    byte_range,
+    covers_root,
+    erase_if_unused,
+    erase_op,
+    glow_ir_funcs,
+    num_elements,
+    overlaps,
+    root_accesses,
+    root_element_offset,
+    touches,
+)
+
+
+def is_slice_contiguous(small: Sequence[int], big: Sequence[int]) -> bool:
+    """Are the elements of a `small` box inside a row-major `big` buffer one run?"""
+    first = next((i for i, s in enumerate(small) if s != 1), len(small))
+    return all(small[i] == big[i] for i in range(first + 1, len(small)))
+
+
+def linear_index(offsets: Sequence[int], shape: Sequence[int]) -> int:
+    index = 0
+    for o, d in zip(offsets, shape):
+        index = index * d + o
+    return index
+
+
+def delinearize(index: int, shape: Sequence[int]) -> list[int]:
+    offsets = []
+    for d in reversed(shape):
+        offsets.append(index % d if d else 0)
+        index = index // d if d else 0
+    return offsets[::-1]
+
+
+def view_of_root(root: SSAValue, elem_offset: int, type: MemRefType,
+                 before: Operation) -> SSAValue:
+    """`type`'s worth of `root` from element `elem_offset` (a new view placed before
+    `before`, or `root` itself when that is all of it)."""
+    if elem_offset == 0 and type == root.type:
+        return root
+    shape = tuple(root.type.get_shape())  # type: ignore[attr-defined]
+    view = glow_ir.TensorViewOp.make(root, type, delinearize(elem_offset, shape))
+    block = before.parent_block()
+    assert block is not None
+    block.insert_op_before(view, before)
+    return view.result
+
+
+def _itemsize(t) -> int:
+    return glow_ir.buffer_bytes(t) // max(num_elements(t), 1)
+
+
+def _not_dealloc(use) -> bool:
+    return not isinstance(use.operation, glow_ir.DeallocActivationOp)
+
+
+def _owner_op(value: SSAValue) -> list[Operation]:
+    return [value.owner] if isinstance(value.owner, Operation) else []
+
+
+def _move_before(op: Operation, anchor: Operation) -> None:
+    op.detach()
+    anchor.parent_block().insert_op_before(op, anchor)  # type: ignore[union-attr]
+
+
+def _move_after(op: Operation, anchor: Operation) -> None:
+    op.detach()
+    anchor.parent_block().insert_op_after(op, anchor)  # type: ignore[union-attr]
+
+
+def forward_source(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
+                   box_offset: int) -> bool:
+    """`instr` copies the `dest`-sized run of `src` from element `box_offset` into `dest`,
+    all of an activation: make that activation's readers read the run of `src` and
+    erase `instr`. Returns False (nothing changed) when a reader could see a change."""
+    droot = glow_ir.root_buffer(dest)
+    alloc = droot.owner
+    if (not isinstance(alloc, glow_ir.AllocActivationOp) or not covers_root(dest)
+            or num_elements(dest) == 0):
+        return False
+    sroot = glow_ir.root_buffer(src)
+    if sroot is droot or instr.parent_block() is not alloc.parent_block():
+        return False
+    ops = list(instr.parent_block().ops)  # type: ignore[union-attr]
+    pos = {op: i for i, op in enumerate(ops)}
+    p = pos[instr]
+    first_user, last_read = p, p
+    for user in buffer_users(droot):
+        if isinstance(user, glow_ir.DeallocActivationOp):
+            continue
+        if user not in pos:
+            return False
+        first_user = min(first_user, pos[user])
+        if isinstance(user, glow_ir.TensorViewOp):
+            continue
+        kinds = [k for _, k in root_accesses(user, droot)]
+        if user is instr:
+            if kinds != [Access.OUT]:
+                return False
+            continue
+        if not isinstance(user, glow_ir.InstrOp) or any(k.writes for k in kinds) \
+                or pos[user] < p:
+            return False
+        last_read = max(last_read, pos[user])
+    item = _itemsize(dest.type)
+    start = root_element_offset(src) + box_offset
+    region = (start * item, (start + num_elements(dest)) * item)
+    if any(touches(op, sroot, region, reads=False) for op in ops[p + 1:last_read + 1]):
+        return False
+
+    salloc = sroot.owner if isinstance(sroot.owner, glow_ir.AllocActivationOp) else None
+    if salloc is not None:
+        if pos[salloc] > first_user:
+            _move_before(salloc, ops[first_user])
+        for use in list(sroot.uses):
+            d = use.operation
+            if isinstance(d, glow_ir.DeallocActivationOp) and pos[d] < last_read:
+                _move_after(d, ops[last_read])
+    new = view_of_root(sroot, start, droot.type, ops[first_user])  # type: ignore[arg-type]
+    droot.replace_uses_with_if(new, _not_dealloc)
+    erase_op(instr)
+    erase_if_unused([alloc, *_owner_op(src), *_owner_op(dest)])
+    return True
+
+
+def forward_into(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
+                 box_offset: int) -> bool:
+    """`instr` copies `src`, all of an activation, into `dest` at element `box_offset`:
+    make the one instruction that produces that activation write there directly and
+    erase `instr`. Returns False (nothing changed) when anything could see a change."""
+    sroot = glow_ir.root_buffer(src)
+    alloc = sroot.owner
+    if (not isinstance(alloc, glow_ir.AllocActivationOp) or not covers_root(src)
+            or num_elements(src) == 0):
+        return False
+    droot = glow_ir.root_buffer(dest)
+    if droot is sroot or instr.parent_block() is not alloc.parent_block():
+        return False
+    ops = list(instr.parent_block().ops)  # type: ignore[union-attr]
+    pos = {op: i for i, op in enumerate(ops)}
+    p = pos[instr]
+    first_user = p
+    writer: Operation | None = None
+    for user in buffer_users(sroot):
+        if isinstance(user, glow_ir.DeallocActivationOp):
+            continue
+        if user not in pos:
+            return False
+        first_user = min(first_user, pos[user])
+        if isinstance(user, glow_ir.TensorViewOp):
+            continue
+        acc = root_accesses(user, sroot)
+        if user is instr:
+            if len(acc) != 1 or acc[0][0] is not src or acc[0][1] is not Access.IN:
+                return False
+            continue
+        if (not isinstance(user, glow_ir.InstrOp) or writer is not None
+                or any(k is not Access.OUT for _, k in acc)
+                or not any(covers_root(v) for v, _ in acc)):
+            return False
+        writer = user
+    if writer is None or pos[writer] > p:
+        return False
+    item = _itemsize(src.type)
+    start = root_element_offset(dest) + box_offset
+    region = (start * item, (start + num_elements(src)) * item)
+    if any(overlaps(byte_range(v), region) for v, _ in root_accesses(writer, droot)):
+        return False
+    if any(touches(op, droot, region) for op in ops[pos[writer] + 1:p]):
+        return False
+
+    dalloc = droot.owner if isinstance(droot.owner, glow_ir.AllocActivationOp) else None
+    if dalloc is not None and pos[dalloc] > first_user:
+        _move_before(dalloc, ops[first_user])
+    new = view_of_root(droot, start, sroot.type, ops[first_user])  # type: ignore[arg-type]
+    sroot.replace_uses_with_if(new, _not_dealloc)
+    erase_op(instr)
+    erase_if_unused([alloc, *_owner_op(src), *_owner_op(dest)])
+    return True
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def optimize_insert(op: glow_ir.InsertTensorOp) -> bool:
+    dest, src = op.operands
+    if op.count() != 1 or not is_slice_contiguous(_shape(src), _shape(dest)):
+        return False
+    return forward_into(op, dest, src, linear_index(op.offsets(), _shape(dest)))
+
+
+def optimize_extract(op: glow_ir.ExtractTensorOp) -> bool:
+    dest, src = op.operands
+    if not is_slice_contiguous(_shape(dest), _shape(src)):
+        return False
+    return forward_source(op, dest, src, linear_index(op.offsets(), _shape(src)))
+
+
+def optimize_inserts_extracts(func: glow_ir.FuncOp) -> int:
+    """Rewrite `func`'s contiguous inserts, then its contiguous extracts (Glow's order);
+    returns how many went."""
+    changed = 0
+    for kind, rewrite in ((glow_ir.InsertTensorOp, optimize_insert),
+                          (glow_ir.ExtractTensorOp, optimize_extract)):
+        for op in [op for op in func.body.ops if isinstance(op, kind)]:
+            if op.parent is not None and rewrite(op):  # type: ignore[arg-type]
+                changed += 1
+    return changed
+
+
+@dataclass(frozen=True)
+class OptimizeInsertsExtractsPass(ModulePass):
+    """Turn contiguous inserts and extracts into views (Glow's optimizeInserts/Extracts)."""
+
+    name = "optimize-inserts-extracts"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in glow_ir_funcs(op):
+            optimize_inserts_extracts(func)

@@ -1,0 +1,124 @@
+"""`sink-alloc`: allocate each activation right before its first use (Glow's sinkAllocas).
+
+The first use of a buffer is the first instruction (or dealloc) that uses it directly or
+through a view. Its alloc moves right before that op; allocs moving before the same op keep
+their order, and an alloc with only allocs and views between it and its first use stays.
+
+A `tensor_view` of the buffer must stay after the alloc. Views left before the alloc's new
+place move too, each right before its first user (a view of a view first puts its source
+right before itself), as Glow's sinkTensorViews does; a view nobody uses goes right after
+the alloc (`delete-dead-allocs` removes it).
+
+Glow counts the creation of a view as a use and so never sinks an alloc past its views;
+counting only real uses lets `lower-to-instr`'s reshape views (created at the graph op's
+place) sink with their buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+
+from glow_mlir.analysis.instr_liveness import buffer_users, views_of
+from glow_mlir.dialects import glow_ir
+
+
+def first_user(alloc: glow_ir.AllocActivationOp, index: dict[Operation, int]
+               ) -> Operation | None:
+    """The first instruction or dealloc (by `index`) using `alloc`'s buffer, directly or
+    through views; None if only views (or nothing) use it."""
+    first = None
+    for op in buffer_users(alloc.result):
+        if isinstance(op, glow_ir.TensorViewOp) or op not in index:
+            continue
+        if first is None or index[op] < index[first]:
+            first = op
+    return first
+
+
+def _insert_before(block: Block, op: Operation, before: Operation | None) -> None:
+    if before is None:
+        block.add_op(op)
+    else:
+        block.insert_op_before(op, before)
+
+
+def place_alloc_before(alloc: glow_ir.AllocActivationOp, first: Operation) -> bool:
+    """Move `alloc` right before `first` unless only allocs and views separate them, then
+    move the views of its buffer that end up above it. Returns True if anything moved."""
+    op = first.prev_op
+    while isinstance(op, (glow_ir.AllocActivationOp, glow_ir.TensorViewOp)):
+        if op is alloc:
+            return False
+        op = op.prev_op
+    block = first.parent_block()
+    assert block is not None
+    alloc.detach()
+    block.insert_op_before(alloc, first)
+    sink_views_below(alloc)
+    return True
+
+
+def sink_views_below(alloc: glow_ir.AllocActivationOp) -> None:
+    """Move every view of `alloc`'s buffer placed above the alloc right before its first
+    user (sources before the views built on them)."""
+    block = alloc.parent_block()
+    assert block is not None
+    index = {op: i for i, op in enumerate(block.ops)}
+    pending = [v for v in views_of(alloc.result) if index[v] < index[alloc]]
+    if not pending:
+        return
+    waiting = set(pending)
+    for v in pending:
+        v.detach()
+
+    def place(view: glow_ir.TensorViewOp, before: Operation | None) -> None:
+        waiting.discard(view)
+        src = view.source.owner
+        if isinstance(src, glow_ir.TensorViewOp) and src in waiting:
+            place(src, before)
+        _insert_before(block, view, before)
+
+    op = alloc.next_op
+    while op is not None and waiting:
+        for value in op.operands:
+            if isinstance(value.owner, glow_ir.TensorViewOp) and value.owner in waiting:
+                place(value.owner, op)
+        op = op.next_op
+    after = alloc.next_op
+    for v in pending:  # views nobody uses: right after the alloc
+        if v in waiting:
+            place(v, after)
+
+
+def sink_allocs(func: glow_ir.FuncOp,
+                only: set[glow_ir.AllocActivationOp] | None = None) -> bool:
+    """Move the allocs of `func` (those in `only`, if given) right before the first use
+    of their buffer. Returns True if anything moved."""
+    # Only allocs and views move, so instructions and deallocs keep comparable positions.
+    index = {op: i for i, op in enumerate(func.body.ops)}
+    changed = False
+    for op in list(func.body.ops):
+        if not isinstance(op, glow_ir.AllocActivationOp):
+            continue
+        if only is not None and op not in only:
+            continue
+        first = first_user(op, index)
+        if first is not None:
+            changed |= place_alloc_before(op, first)
+    return changed
+
+
+@dataclass(frozen=True)
+class SinkAllocPass(ModulePass):
+    """Allocate each activation right before its first use (views count as uses)."""
+
+    name = "sink-alloc"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
+            sink_allocs(func)

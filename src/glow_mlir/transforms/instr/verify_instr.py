@@ -1,0 +1,97 @@
+"""`verify-instr`: Glow's IRVerify, the rules op verifiers cannot see because they span
+the program: no buffer used before its alloc or after its dealloc, every alloc freed
+exactly once, and no instruction reading memory it overwrites unless the operands are one
+of its in-place pairs on exactly the same bytes.
+
+A violation is an `OpDiagnostic` at the offending instruction, so `glow-opt` prints it as
+`file:line:col: error: ...` and `--verify-diagnostics` can expect it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import OpDiagnostic
+
+
+def _name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "a buffer"
+
+
+def _byte_range(value: SSAValue) -> tuple[int, int]:
+    start = glow_ir.view_byte_offset(value)
+    return start, start + glow_ir.buffer_bytes(value.type)
+
+
+def _uses(op: Operation) -> list[SSAValue]:
+    if isinstance(op, (glow_ir.InstrOp, glow_ir.TensorViewOp, glow_ir.DeallocActivationOp)):
+        return list(op.operands)
+    return []
+
+
+def _check_overlaps(op: glow_ir.InstrOp) -> None:
+    accesses = op.accesses()
+    inplace = set(op.inplace_pairs())
+    for w, (wv, wk) in enumerate(accesses):
+        if not wk.writes:
+            continue
+        for r, (rv, rk) in enumerate(accesses):
+            if r == w or not rk.reads or glow_ir.root_buffer(wv) != glow_ir.root_buffer(rv):
+                continue
+            (ws, we), (rs, re) = _byte_range(wv), _byte_range(rv)
+            if ws >= re or rs >= we:
+                continue
+            if (w, r) in inplace and (ws, we) == (rs, re):
+                continue
+            raise OpDiagnostic(op, f"operand #{w} (@{wk.value}) overlaps operand #{r} "
+                                   f"(@{rk.value}) in the same buffer; only in-place operand "
+                                   f"pairs may share memory")
+
+
+def verify_instr_function(func: glow_ir.FuncOp) -> None:
+    """Raise `OpDiagnostic` at the first instruction that breaks a rule."""
+    allocated: dict[SSAValue, Operation] = {}
+    freed: dict[SSAValue, Operation] = {}
+    for op in func.body.ops:
+        for value in _uses(op):
+            root = glow_ir.root_buffer(value)
+            if not isinstance(root.owner, glow_ir.AllocActivationOp):
+                continue
+            if root not in allocated:
+                raise OpDiagnostic(op, f"uses {_name(root)} before its alloc_activation")
+            if root in freed:
+                what = "deallocates" if isinstance(op, glow_ir.DeallocActivationOp) else "uses"
+                again = " a second time" if what == "deallocates" else \
+                    " after its dealloc_activation"
+                raise OpDiagnostic(op, f"{what} {_name(root)}{again}")
+        if isinstance(op, glow_ir.AllocActivationOp):
+            allocated[op.result] = op
+        elif isinstance(op, glow_ir.DeallocActivationOp):
+            freed[op.buffer] = op
+        elif isinstance(op, glow_ir.InstrOp):
+            _check_overlaps(op)
+    for value, alloc in allocated.items():
+        if value not in freed:
+            raise OpDiagnostic(alloc, f"{_name(value)} is never deallocated")
+
+
+def verify_instr(module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, glow_ir.FuncOp):
+            verify_instr_function(op)
+
+
+@dataclass(frozen=True)
+class VerifyInstrPass(ModulePass):
+    """Check the program-wide rules of the instruction IR (Glow's IRVerify)."""
+
+    name = "verify-instr"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        verify_instr(op)

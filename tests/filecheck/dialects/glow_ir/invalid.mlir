@@ -1,0 +1,369 @@
+// Every verifier message of the glow_ir dialect (access kinds, weights, the function,
+// activations, views, copy/insert/extract, the compute instructions' shape checks borrowed
+// from the graph ops) and its parse errors, one per chunk, with MLIR's expected-error
+// semantics.
+//
+// RUN: glow-opt %s --split-input-file --verify-diagnostics
+
+// ===== access kinds (access.py)
+
+glow_ir.func @bad_kind declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  // expected-error @+1 {{expected @in, @out or @inout, got @read}}
+  glow_ir.relu @out %a, @read %x : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @wrong_kinds declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  // expected-error @+1 {{'glow_ir.relu' op operand access must be (@out, @in), got (@inout, @in)}}
+  glow_ir.relu @inout %a, @in %x : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @generic_kind declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  // expected-error @+1 {{access kinds must be in, out or inout, got ['write', 'in']}}
+  "glow_ir.relu"(%a, %x) <{access = ["write", "in"]}> : (memref<4xf32>, memref<4xf32>) -> ()
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @kind_count declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  // expected-error @+1 {{has 2 operands but 1 access kinds}}
+  "glow_ir.relu"(%a, %x) <{access = ["out"]}> : (memref<4xf32>, memref<4xf32>) -> ()
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @type_count declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{expected 1 or 3 operand types, got 2}}
+  glow_ir.element_add @out %y, @in %x, @in %x : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @write_constant declare {
+  glow_ir.weight @w constant : memref<2xf32> = dense_resource<w> : tensor<2xf32>
+  glow_ir.weight @x mutable input : memref<2xf32>
+} program(%w, %x) {
+  // expected-error @+1 {{'glow_ir.relu' op writes (@out) to constant weight @w}}
+  glow_ir.relu @out %w, @in %x : memref<2xf32>
+}
+
+// -----
+
+glow_ir.func @write_constant_view declare {
+  glow_ir.weight @w constant : memref<2x2xf32> = dense_resource<w> : tensor<2x2xf32>
+  glow_ir.weight @x mutable input : memref<2xf32>
+} program(%w, %x) {
+  %v = glow_ir.tensor_view %w[1, 0] : memref<2x2xf32> to memref<2xf32>
+  // expected-error @+1 {{'glow_ir.copy' op writes (@out) to constant weight @w}}
+  glow_ir.copy @out %v, @in %x : memref<2xf32>
+}
+
+// -----
+
+glow_ir.func @write_constant_input declare {
+  glow_ir.weight @x constant input : memref<2xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{'glow_ir.insert_tensor' op writes (@inout) to constant weight @x}}
+  glow_ir.insert_tensor @inout %x, @in %y {offsets = array<i64: 0>} : memref<2xf32>
+}
+
+// ===== compute instructions: the graph op's checks on the instruction's types
+
+// -----
+
+glow_ir.func @unary_shape declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<5xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{'glow_ir.relu' op}}
+  glow_ir.relu @out %y, @in %x : memref<5xf32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @conv_shape declare {
+  glow_ir.weight @x mutable input : memref<1x3x8x8xf32>
+  glow_ir.weight @w constant : memref<4x3x3x3xf32> = dense_resource<w> : tensor<4x3x3x3xf32>
+  glow_ir.weight @b constant : memref<4xf32> = dense_resource<b> : tensor<4xf32>
+  glow_ir.weight @y mutable output : memref<1x4x8x8xf32>
+} program(%x, %w, %b, %y) {
+  // expected-error @+1 {{'glow_ir.convolution' op result shape is 1x4x8x8, expected 1x4x6x6}}
+  glow_ir.convolution @out %y, @in %x, @in %w, @in %b {kernels = array<i64: 3, 3>} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @unknown_attr declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{'glow_ir.soft_max' op has unknown attribute 'axes' (its attributes: axis)}}
+  glow_ir.soft_max @out %y, @in %x {axes = 0 : i64} : memref<4xf32>
+}
+
+// ===== copy, extract_tensor, insert_tensor (instructions.py)
+
+// -----
+
+glow_ir.func @copy_types declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf16>
+} program(%x, %y) {
+  // expected-error @+1 {{copies memref<4xf32> to memref<4xf16>; types must be equal}}
+  glow_ir.copy @out %y, @in %x : memref<4xf16>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @extract_box declare {
+  glow_ir.weight @x mutable input : memref<4x4xf32>
+  glow_ir.weight @y mutable output : memref<2x2xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{dest 2x2 at offsets [3, 0] leaves the 4x4 buffer in dimension 0}}
+  glow_ir.extract_tensor @out %y, @in %x {offsets = array<i64: 3, 0>} : memref<2x2xf32>, memref<4x4xf32>
+}
+
+// -----
+
+glow_ir.func @extract_rank declare {
+  glow_ir.weight @x mutable input : memref<4x4xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{dest of rank 1, offsets of 2 and a rank-2 buffer must agree}}
+  glow_ir.extract_tensor @out %y, @in %x {offsets = array<i64: 0, 0>} : memref<2xf32>, memref<4x4xf32>
+}
+
+// -----
+
+glow_ir.func @extract_elem declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<2xi32>
+} program(%x, %y) {
+  // expected-error @+1 {{element types differ: i32 and f32}}
+  glow_ir.extract_tensor @out %y, @in %x {offsets = array<i64: 0>} : memref<2xi32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @extract_no_offsets declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{requires attribute 'offsets'}}
+  glow_ir.extract_tensor @out %y, @in %x : memref<2xf32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @insert_count declare {
+  glow_ir.weight @x mutable input : memref<2xf32>
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{src 2 at offsets [4] leaves the 8 buffer in dimension 0}}
+  glow_ir.insert_tensor @inout %y, @in %x {offsets = array<i64: 4>, count = 3 : i64, axis = 0 : i64} : memref<8xf32>, memref<2xf32>
+}
+
+// -----
+
+glow_ir.func @insert_axis declare {
+  glow_ir.weight @x mutable input : memref<2xf32>
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{count 1 must be positive and axis 1 a dimension}}
+  glow_ir.insert_tensor @inout %y, @in %x {offsets = array<i64: 0>, axis = 1 : i64} : memref<8xf32>, memref<2xf32>
+}
+
+// ===== weights (memory.py)
+
+// -----
+
+glow_ir.func @mutability declare {
+  // expected-error @+1 {{mutability must be constant or mutable, got 'frozen'}}
+  glow_ir.weight @x frozen input : memref<4xf32>
+} program(%x) {
+}
+
+// -----
+
+glow_ir.func @role declare {
+  // expected-error @+1 {{role must be input or output, got 'state'}}
+  "glow_ir.weight"() <{sym_name = "x", mutability = "mutable", type = memref<4xf32>, role = "state"}> : () -> ()
+} program(%x) {
+}
+
+// -----
+
+glow_ir.func @value_type declare {
+  // expected-error @+1 {{value of type tensor<3xf32> does not match the weight's type memref<4xf32>}}
+  glow_ir.weight @w constant : memref<4xf32> = dense_resource<w> : tensor<3xf32>
+} program(%w) {
+}
+
+// -----
+
+glow_ir.func @placeholder_value declare {
+  // expected-error @+1 {{an input placeholder has no value}}
+  glow_ir.weight @w constant input : memref<4xf32> = dense_resource<w> : tensor<4xf32>
+} program(%w) {
+}
+
+// -----
+
+glow_ir.func @mutable_value declare {
+  // expected-error @+1 {{a weight with a value must be constant}}
+  glow_ir.weight @w mutable : memref<4xf32> = dense_resource<w> : tensor<4xf32>
+} program(%w) {
+}
+
+// -----
+
+glow_ir.func @neither declare {
+  // expected-error @+1 {{a weight is a placeholder (input/output) or has a value}}
+  glow_ir.weight @w mutable : memref<4xf32>
+} program(%w) {
+}
+
+// -----
+
+glow_ir.func @weight_type declare {
+  // expected-error @+1 {{a weight's type is a memref, got tensor<4xf32>}}
+  glow_ir.weight @w mutable input : tensor<4xf32>
+} program(%w) {
+}
+
+// -----
+
+glow_ir.func @weight_value declare {
+  // expected-error @+1 {{a weight's value is a dense_resource, got dense<1.000000e+00> : tensor<4xf32>}}
+  glow_ir.weight @w constant : memref<4xf32> = dense<1.0> : tensor<4xf32>
+} program(%w) {
+}
+
+// ===== the function
+
+// -----
+
+// expected-error @+1 {{declare holds only glow_ir.weight, found glow_ir.alloc_activation}}
+glow_ir.func @declare_op declare {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+} program() {
+}
+
+// -----
+
+// expected-error @+1 {{weight @x is declared twice}}
+glow_ir.func @twice declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @x mutable output : memref<4xf32>
+} program(%x, %y) {
+}
+
+// -----
+
+glow_ir.func @arg_count declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+// expected-error @+1 {{program names 2 arguments for 1 weights}}
+} program(%x, %y) {
+}
+
+// -----
+
+// expected-error @+1 {{program has 0 arguments for 1 weights}}
+"glow_ir.func"() <{sym_name = "generic_args"}> ({
+  "glow_ir.weight"() <{sym_name = "x", mutability = "mutable", type = memref<4xf32>, role = "input"}> : () -> ()
+}, {
+^bb0:
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{program argument #0 has type memref<2xf32>, weight @x is memref<4xf32>}}
+"glow_ir.func"() <{sym_name = "generic_types"}> ({
+  "glow_ir.weight"() <{sym_name = "x", mutability = "mutable", type = memref<4xf32>, role = "input"}> : () -> ()
+}, {
+^bb0(%x: memref<2xf32>):
+}) : () -> ()
+
+// ===== activations and views
+
+// -----
+
+glow_ir.func @offset declare {
+} program() {
+  // expected-error @+1 {{offset must be non-negative, got -64}}
+  %a = glow_ir.alloc_activation {offset = -64 : i64} : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{expects parent op 'glow_ir.func'}}
+%a = glow_ir.alloc_activation : memref<4xf32>
+
+// -----
+
+glow_ir.func @dealloc_weight declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  // expected-error @+1 {{deallocates a value that is not a glow_ir.alloc_activation}}
+  glow_ir.dealloc_activation %x : memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @view_elem declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  // expected-error @+1 {{view element type i32 differs from the source's f32}}
+  %v = glow_ir.tensor_view %x[0] : memref<4xf32> to memref<4xi32>
+}
+
+// -----
+
+glow_ir.func @view_rank declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+} program(%x) {
+  // expected-error @+1 {{has 2 offsets for a rank-1 source}}
+  %v = glow_ir.tensor_view %x[0, 0] : memref<4xf32> to memref<2xf32>
+}
+
+// -----
+
+glow_ir.func @view_offset declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+} program(%x) {
+  // expected-error @+1 {{offset 4 of dimension 1 is outside 0..3}}
+  %v = glow_ir.tensor_view %x[0, 4] : memref<2x4xf32> to memref<2xf32>
+}
+
+// -----
+
+glow_ir.func @view_past_end declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+} program(%x) {
+  // expected-error @+1 {{view of 4 elements at element 6 ends at 10, past the source's 8 elements}}
+  %v = glow_ir.tensor_view %x[1, 2] : memref<2x4xf32> to memref<4xf32>
+}

@@ -1,0 +1,222 @@
+// RUN: glow-opt %s --split-input-file --peephole | FileCheck %s
+
+// A view with its source's type is the source; a view of a view is one view of the root
+// (element 4 + element 2 of a 4-element view = element 6 = [1, 2] of a 2x4 buffer).
+// CHECK-LABEL:  glow_ir.func @views
+// CHECK:          glow_ir.relu @out %y, @in %x : memref<2x4xf32>
+// CHECK-NEXT:     %{{.*}} = glow_ir.tensor_view %x[1, 2] : memref<2x4xf32> to memref<2xf32>
+// CHECK-NEXT:     glow_ir.tanh @out %z, @in %{{.*}} : memref<2xf32>
+// CHECK-NOT:      glow_ir.tensor_view
+glow_ir.func @views declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+  glow_ir.weight @y mutable output : memref<2x4xf32>
+  glow_ir.weight @z mutable output : memref<2xf32>
+} program(%x, %y, %z) {
+  %same = glow_ir.tensor_view %x[0, 0] : memref<2x4xf32> to memref<2x4xf32>
+  glow_ir.relu @out %y, @in %same : memref<2x4xf32>
+  %row = glow_ir.tensor_view %x[1, 0] : memref<2x4xf32> to memref<4xf32>
+  %pair = glow_ir.tensor_view %row[2] : memref<4xf32> to memref<2xf32>
+  glow_ir.tanh @out %z, @in %pair : memref<2xf32>
+}
+
+// -----
+
+// A view of a view that is all of the root again is the root.
+// CHECK-LABEL:  glow_ir.func @view_round_trip
+// CHECK:          glow_ir.relu @out %y, @in %x : memref<4xf32>
+glow_ir.func @view_round_trip declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %m = glow_ir.tensor_view %x[0] : memref<4xf32> to memref<2x2xf32>
+  %f = glow_ir.tensor_view %m[0, 0] : memref<2x2xf32> to memref<4xf32>
+  glow_ir.relu @out %y, @in %f : memref<4xf32>
+}
+
+// -----
+
+// A copy of a buffer onto itself goes (same root, same bytes: two views at one offset);
+// a copy between two halves of one buffer stays.
+// CHECK-LABEL:  glow_ir.func @self_copy
+// CHECK:          %lo = glow_ir.tensor_view %y[0]
+// CHECK-NEXT:     %hi = glow_ir.tensor_view %y[2]
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %x
+// CHECK-NEXT:     glow_ir.copy @out %hi, @in %lo
+// CHECK-NEXT:   }
+glow_ir.func @self_copy declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %lo = glow_ir.tensor_view %y[0] : memref<4xf32> to memref<2xf32>
+  %hi = glow_ir.tensor_view %y[2] : memref<4xf32> to memref<2xf32>
+  %lo2 = glow_ir.tensor_view %y[0] : memref<4xf32> to memref<2x1xf32>
+  %lo3 = glow_ir.tensor_view %y[0] : memref<4xf32> to memref<2x1xf32>
+  glow_ir.relu @out %y, @in %x : memref<4xf32>
+  glow_ir.copy @out %lo3, @in %lo2 : memref<2x1xf32>
+  glow_ir.copy @out %hi, @in %lo : memref<2xf32>
+}
+
+// -----
+
+// A copy into an activation nothing reads goes, and its buffer with it.
+// CHECK-LABEL:  glow_ir.func @dead_copy
+// CHECK:        program(%x, %y) {
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %x
+// CHECK-NEXT:   }
+glow_ir.func @dead_copy declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  glow_ir.relu @out %y, @in %x : memref<4xf32>
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.copy @out %a, @in %y : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// Copy forwarding into the destination: the buffer made only for the copy goes, its
+// producer writes the output directly.
+// CHECK-LABEL:  glow_ir.func @forward_into_output
+// CHECK:        program(%x, %y) {
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %x : memref<4xf32>
+// CHECK-NEXT:   }
+glow_ir.func @forward_into_output declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  glow_ir.copy @out %y, @in %a : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// Copy forwarding from the source: the readers of a copy of the input read the input.
+// CHECK-LABEL:  glow_ir.func @forward_source
+// CHECK:        program(%x, %y) {
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %x : memref<4xf32>
+// CHECK-NEXT:   }
+glow_ir.func @forward_source declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.copy @out %a, @in %x : memref<4xf32>
+  glow_ir.relu @out %y, @in %a : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// Must not fire: the copy's source changes after the copy while the copy is still read
+// (and it has two writers, so its producer cannot write the copy's destination either).
+// CHECK-LABEL:  glow_ir.func @source_changes_later
+// CHECK:          glow_ir.relu @out %a, @in %x
+// CHECK-NEXT:     glow_ir.copy @out %b, @in %a
+// CHECK-NEXT:     glow_ir.tanh @out %a, @in %x
+// CHECK-NEXT:     glow_ir.element_add @out %y, @in %a, @in %b
+glow_ir.func @source_changes_later declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  %b = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  glow_ir.copy @out %b, @in %a : memref<4xf32>
+  glow_ir.tanh @out %a, @in %x : memref<4xf32>
+  glow_ir.element_add @out %y, @in %a, @in %b : memref<4xf32>
+  glow_ir.dealloc_activation %b : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// Must not fire: the output's old value is read between the producer and the copy, so
+// the producer cannot write the output early (and readers of an output are not
+// redirected: forwarding from the source needs an activation destination).
+// CHECK-LABEL:  glow_ir.func @destination_read_before_copy
+// CHECK:          glow_ir.relu @out %a, @in %x
+// CHECK-NEXT:     glow_ir.tanh @out %z, @in %y
+// CHECK-NEXT:     glow_ir.copy @out %y, @in %a
+glow_ir.func @destination_read_before_copy declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @z mutable output : memref<4xf32>
+} program(%x, %y, %z) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  glow_ir.tanh @out %z, @in %y : memref<4xf32>
+  glow_ir.copy @out %y, @in %a : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// Must not fire: the copied buffer has another reader, and the copy's destination is an
+// output (readers of a weight cannot be redirected).
+// CHECK-LABEL:  glow_ir.func @source_has_other_reader
+// CHECK:          glow_ir.relu @out %a, @in %x
+// CHECK-NEXT:     glow_ir.copy @out %y, @in %a
+// CHECK-NEXT:     glow_ir.tanh @out %z, @in %a
+glow_ir.func @source_has_other_reader declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @z mutable output : memref<4xf32>
+} program(%x, %y, %z) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  glow_ir.copy @out %y, @in %a : memref<4xf32>
+  glow_ir.tanh @out %z, @in %a : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
+// transpose of a splat is a splat of the transposed type (all elements are equal); the
+// old splat is left for dse.
+// CHECK-LABEL:  glow_ir.func @transpose_of_splat
+// CHECK:          glow_ir.splat @out %s {value = 2.500000e+00 : f32} : memref<2x3xf32>
+// CHECK-NEXT:     glow_ir.splat @out %y {value = 2.500000e+00 : f32} : memref<3x2xf32>
+// CHECK-NOT:      glow_ir.transpose
+glow_ir.func @transpose_of_splat declare {
+  glow_ir.weight @y mutable output : memref<3x2xf32>
+} program(%y) {
+  %s = glow_ir.alloc_activation : memref<2x3xf32>
+  glow_ir.splat @out %s {value = 2.5 : f32} : memref<2x3xf32>
+  glow_ir.transpose @out %y, @in %s {shuffle = array<i64: 1, 0>} : memref<3x2xf32>, memref<2x3xf32>
+  glow_ir.dealloc_activation %s : memref<2x3xf32>
+}
+
+// -----
+
+// Must not fire: the transposed buffer is written twice (not only a splat).
+// CHECK-LABEL:  glow_ir.func @transpose_of_overwritten_splat
+// CHECK:          glow_ir.transpose @out %y, @in %s
+glow_ir.func @transpose_of_overwritten_splat declare {
+  glow_ir.weight @x mutable input : memref<3xf32>
+  glow_ir.weight @y mutable output : memref<3x2xf32>
+} program(%x, %y) {
+  %s = glow_ir.alloc_activation : memref<2x3xf32>
+  %row = glow_ir.tensor_view %s[1, 0] : memref<2x3xf32> to memref<3xf32>
+  glow_ir.splat @out %s {value = 2.5 : f32} : memref<2x3xf32>
+  glow_ir.relu @out %row, @in %x : memref<3xf32>
+  glow_ir.transpose @out %y, @in %s {shuffle = array<i64: 1, 0>} : memref<3x2xf32>, memref<2x3xf32>
+  glow_ir.dealloc_activation %s : memref<2x3xf32>
+}
+
+// -----
+
+// element_max puts its splat operand last.
+// CHECK-LABEL:  glow_ir.func @max_splat_last
+// CHECK:          glow_ir.element_max @out %y, @in %x, @in %s
+glow_ir.func @max_splat_last declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %s = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.splat @out %s {value = 0.0 : f32} : memref<4xf32>
+  glow_ir.element_max @out %y, @in %s, @in %x : memref<4xf32>
+  glow_ir.dealloc_activation %s : memref<4xf32>
+}

@@ -1,0 +1,119 @@
+// RUN: glow-opt %s --split-input-file --plan-memory | FileCheck %s
+// RUN: glow-opt %s --split-input-file --plan-memory=alignment=16 | FileCheck %s --check-prefix=A16
+// RUN: glow-opt %s --split-input-file -p 'plan-memory{alignment=16}' | FileCheck %s --check-prefix=A16
+// RUN: not glow-opt %s --split-input-file --plan-memory=alignment=0 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: glow-opt: error: plan-memory: alignment must be positive, got 0
+
+// Disjoint lives: %b is allocated after %a is freed, so both sit at offset 0.
+// CHECK-LABEL:  glow_ir.func @disjoint
+// CHECK:          %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<2x4xf32>
+// CHECK:          %b = glow_ir.alloc_activation {offset = 0 : i64} : memref<2x4xf32>
+// CHECK:        } attributes {activations_size = 64 : i64, alignment = 64 : i64}
+// A16-LABEL:    glow_ir.func @disjoint
+// A16:            %a = glow_ir.alloc_activation {offset = 0 : i64}
+// A16:            %b = glow_ir.alloc_activation {offset = 0 : i64}
+// A16:          } attributes {activations_size = 32 : i64, alignment = 16 : i64}
+glow_ir.func @disjoint declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+  glow_ir.weight @y mutable output : memref<2x4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.relu @out %a, @in %x : memref<2x4xf32>
+  glow_ir.copy @out %y, @in %a : memref<2x4xf32>
+  glow_ir.dealloc_activation %a : memref<2x4xf32>
+  %b = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.sigmoid @out %b, @in %y : memref<2x4xf32>
+  glow_ir.element_add @out %y, @in %y, @in %b : memref<2x4xf32>
+  glow_ir.dealloc_activation %b : memref<2x4xf32>
+}
+
+// -----
+
+// Overlapping lives: a chain a -> b -> c where each buffer is freed after the next one is
+// written; %a and %c share bytes (their lives are disjoint), %b does not. A 32-byte buffer
+// takes a whole 64-byte slot with the default alignment, half of one with alignment 16.
+// CHECK-LABEL:  glow_ir.func @chain
+// CHECK:          %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<2x4xf32>
+// CHECK:          %b = glow_ir.alloc_activation {offset = 64 : i64} : memref<2x4xf32>
+// CHECK:          %c = glow_ir.alloc_activation {offset = 0 : i64} : memref<2x4xf32>
+// CHECK:        } attributes {activations_size = 128 : i64, alignment = 64 : i64}
+// A16-LABEL:    glow_ir.func @chain
+// A16:            %a = glow_ir.alloc_activation {offset = 0 : i64}
+// A16:            %b = glow_ir.alloc_activation {offset = 32 : i64}
+// A16:            %c = glow_ir.alloc_activation {offset = 0 : i64}
+// A16:          } attributes {activations_size = 64 : i64, alignment = 16 : i64}
+glow_ir.func @chain declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+  glow_ir.weight @y mutable output : memref<2x4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.relu @out %a, @in %x : memref<2x4xf32>
+  %b = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.tanh @out %b, @in %a : memref<2x4xf32>
+  glow_ir.dealloc_activation %a : memref<2x4xf32>
+  %c = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.sigmoid @out %c, @in %b : memref<2x4xf32>
+  glow_ir.dealloc_activation %b : memref<2x4xf32>
+  glow_ir.copy @out %y, @in %c : memref<2x4xf32>
+  glow_ir.dealloc_activation %c : memref<2x4xf32>
+}
+
+// -----
+
+// An alloc without a dealloc lives to the end of the program: %late cannot reuse the
+// bytes of %forever. Sizes of 4 bytes (one f32) are rounded up to the alignment.
+// CHECK-LABEL:  glow_ir.func @no_dealloc
+// CHECK:          %forever = glow_ir.alloc_activation {offset = 0 : i64} : memref<f32>
+// CHECK:          %late = glow_ir.alloc_activation {offset = 64 : i64} : memref<f32>
+// CHECK:        } attributes {activations_size = 128 : i64, alignment = 64 : i64}
+// A16-LABEL:    glow_ir.func @no_dealloc
+// A16:          } attributes {activations_size = 32 : i64, alignment = 16 : i64}
+glow_ir.func @no_dealloc declare {
+  glow_ir.weight @x mutable input : memref<f32>
+  glow_ir.weight @y mutable output : memref<f32>
+} program(%x, %y) {
+  %forever = glow_ir.alloc_activation : memref<f32>
+  glow_ir.relu @out %forever, @in %x : memref<f32>
+  %late = glow_ir.alloc_activation : memref<f32>
+  glow_ir.relu @out %late, @in %forever : memref<f32>
+  glow_ir.copy @out %y, @in %late : memref<f32>
+}
+
+// -----
+
+// Views take no memory of their own; a buffer used through a view is live from its alloc
+// to its dealloc all the same. Planning again replaces old offsets.
+// CHECK-LABEL:  glow_ir.func @views
+// CHECK:          %t = glow_ir.alloc_activation {offset = 0 : i64} : memref<2x4xf32>
+// CHECK:          %u = glow_ir.alloc_activation {offset = 64 : i64} : memref<8xf32>
+// CHECK:        } attributes {activations_size = 128 : i64, alignment = 64 : i64}
+glow_ir.func @views declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%x, %y) {
+  %t = glow_ir.alloc_activation {offset = 4096 : i64} : memref<2x4xf32>
+  glow_ir.relu @out %t, @in %x : memref<2x4xf32>
+  %v = glow_ir.tensor_view %t[0, 0] : memref<2x4xf32> to memref<8xf32>
+  %u = glow_ir.alloc_activation {offset = 4096 : i64} : memref<8xf32>
+  glow_ir.tanh @out %u, @in %v : memref<8xf32>
+  glow_ir.dealloc_activation %t : memref<2x4xf32>
+  glow_ir.copy @out %y, @in %u : memref<8xf32>
+  glow_ir.dealloc_activation %u : memref<8xf32>
+} attributes {activations_size = 8192 : i64, alignment = 4096 : i64}
+
+// -----
+
+// No activations: an empty arena.
+// CHECK-LABEL:  glow_ir.func @no_activations
+// CHECK-NEXT:     glow_ir.weight @x mutable input : memref<4xf32>
+// CHECK-NEXT:     glow_ir.weight @y mutable output : memref<4xf32>
+// CHECK-NEXT:   } program(%x, %y) {
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %x : memref<4xf32>
+// CHECK-NEXT:   } attributes {activations_size = 0 : i64, alignment = 64 : i64}
+glow_ir.func @no_activations declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  glow_ir.relu @out %y, @in %x : memref<4xf32>
+}
