@@ -142,7 +142,7 @@ def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ..
     """Disabled pass names for the graph pipeline and for the instruction pipeline; a name
     neither knows is an error that lists both."""
     from glow_mlir.transforms.graph.pipelines import PIPELINE_PASS_NAMES
-    from glow_mlir.transforms.instr.pipelines import INSTR_PIPELINE_PASS_NAMES
+    from glow_mlir.transforms.instr.pipelines import KNOWN_PASSES as INSTR_PIPELINE_PASS_NAMES
 
     graph = tuple(n for n in names if n not in INSTR_PIPELINE_PASS_NAMES)
     instr = tuple(n for n in names if n in INSTR_PIPELINE_PASS_NAMES)

@@ -25,7 +25,8 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
     try:
         run_pipeline(module, "lower-to-instr")
         unshared = unshared_bytes(module)
-        run_pipeline(module, instr_pipeline_spec(tuple(disable), print_ir_after_each))
+        run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
+                                                  print_ir_after_each=print_ir_after_each))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return memory_report(module, unshared_bytes=unshared)

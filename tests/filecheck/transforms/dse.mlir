@@ -77,6 +77,27 @@ glow_ir.func @read_through_view declare {
 
 // -----
 
+// Must not fire: two views of one buffer that overlap (elements 0-1 and 1-2): the write
+// through one is read through the other.
+// CHECK-LABEL:  glow_ir.func @aliasing_views
+// CHECK:          glow_ir.element_exp @out %lo, @in %h
+// CHECK-NEXT:     glow_ir.relu @out %y, @in %mid
+glow_ir.func @aliasing_views declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @h mutable input : memref<2xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %h, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.tanh @out %a, @in %x : memref<4xf32>
+  %lo = glow_ir.tensor_view %a[0] : memref<4xf32> to memref<2xf32>
+  %mid = glow_ir.tensor_view %a[1] : memref<4xf32> to memref<2xf32>
+  glow_ir.element_exp @out %lo, @in %h : memref<2xf32>
+  glow_ir.relu @out %y, @in %mid : memref<2xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// -----
+
 // Must not fire: the second write covers half of the buffer (a partial view), the first
 // write's other half is read.
 // CHECK-LABEL:  glow_ir.func @partial_overwrite

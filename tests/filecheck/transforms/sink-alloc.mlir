@@ -29,6 +29,7 @@ glow_ir.func @to_first_use declare {
 // alloc.
 // CHECK-LABEL:  glow_ir.func @views_follow
 // CHECK:          } program(%x, %y, %z) {
+// CHECK-NEXT:     %xv = glow_ir.tensor_view %x[0] : memref<4xf32> to memref<2x2xf32>
 // CHECK-NEXT:     glow_ir.element_neg @out %z, @in %x : memref<4xf32>
 // CHECK-NEXT:     %[[A:.*]] = glow_ir.alloc_activation : memref<4xf32>
 // CHECK-NEXT:     %[[U:.*]] = glow_ir.tensor_view %[[A]][0] : memref<4xf32> to memref<4x1xf32>
@@ -54,24 +55,31 @@ glow_ir.func @views_follow declare {
 
 // -----
 
-// Allocs right before their first use, or with only allocs and views between, stay.
+// Allocs right before their first use, or with only allocs and views between, stay:
+// %a (a view of it between) and %b (the alloc of %c between); %c moves.
 // CHECK-LABEL:  glow_ir.func @already_tight
 // CHECK:          } program(%x, %y) {
 // CHECK-NEXT:     %[[A:.*]] = glow_ir.alloc_activation : memref<4xf32>
-// CHECK-NEXT:     %[[B:.*]] = glow_ir.alloc_activation : memref<4xf32>
-// CHECK-NEXT:     %[[V:.*]] = glow_ir.tensor_view %[[B]][0] : memref<4xf32> to memref<2x2xf32>
+// CHECK-NEXT:     %[[V:.*]] = glow_ir.tensor_view %[[A]][0] : memref<4xf32> to memref<2x2xf32>
 // CHECK-NEXT:     glow_ir.relu @out %[[A]], @in %x : memref<4xf32>
+// CHECK-NEXT:     %[[B:.*]] = glow_ir.alloc_activation : memref<2x2xf32>
+// CHECK-NEXT:     glow_ir.tanh @out %[[B]], @in %[[V]] : memref<2x2xf32>
+// CHECK-NEXT:     %[[C:.*]] = glow_ir.alloc_activation : memref<2x2xf32>
+// CHECK-NEXT:     glow_ir.element_exp @out %[[C]], @in %[[B]] : memref<2x2xf32>
 glow_ir.func @already_tight declare {
   glow_ir.weight @x mutable input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<2x2xf32>
 } program(%x, %y) {
   %a = glow_ir.alloc_activation : memref<4xf32>
-  %b = glow_ir.alloc_activation : memref<4xf32>
-  %v = glow_ir.tensor_view %b[0] : memref<4xf32> to memref<2x2xf32>
+  %v = glow_ir.tensor_view %a[0] : memref<4xf32> to memref<2x2xf32>
   glow_ir.relu @out %a, @in %x : memref<4xf32>
-  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
-  glow_ir.tanh @out %y, @in %v : memref<2x2xf32>
-  glow_ir.dealloc_activation %b : memref<4xf32>
+  %b = glow_ir.alloc_activation : memref<2x2xf32>
+  %c = glow_ir.alloc_activation : memref<2x2xf32>
+  glow_ir.tanh @out %b, @in %v : memref<2x2xf32>
+  glow_ir.element_exp @out %c, @in %b : memref<2x2xf32>
+  glow_ir.element_add @out %y, @in %b, @in %c : memref<2x2xf32>
+  glow_ir.dealloc_activation %c : memref<2x2xf32>
+  glow_ir.dealloc_activation %b : memref<2x2xf32>
   glow_ir.dealloc_activation %a : memref<4xf32>
 }
 

@@ -3,17 +3,20 @@ extract of a box that is contiguous in the big buffer becomes a `tensor_view` of
 the data is not moved at all (a concat is computed in place, a slice read where it is).
 
 - `extract_tensor @out %d, @in %s` (contiguous box): the readers of `%d` read a view of
-  `%s` instead. Needs: `%d` an `alloc_activation` that only this extract writes and that
-  is read only after it; nothing writes the box in `%s` from the extract to `%d`'s last
-  read (Glow asks only that `%s` has one writer; this is the precise condition). If `%s`
-  is an activation freed before that last read, its dealloc moves after it.
+  `%s` instead. Needs: `%d` all of an activation (the alloc or a view of all of it) that
+  only this extract writes and that is read only after it; nothing writes the box in
+  `%s` from the extract to `%d`'s last read (Glow asks only that `%s` has one writer;
+  this is the precise condition). If `%s` is an activation freed before that last read,
+  its dealloc moves after it.
 - `insert_tensor @inout %d, @in %s` (count 1, contiguous box): the instruction that
-  produces `%s` writes into a view of `%d` instead. Needs: `%s` an `alloc_activation`
-  written by one instruction (@out, all of it) and read by this insert only; between the
-  producer and the insert nothing reads or writes the box in `%d`, and the producer does
-  not touch the box through another operand. Glow moves the producer down to the insert;
-  we keep it in place and move the view (and, when it comes later, `%d`'s alloc) up
-  before it, so the producer's operands need no check.
+  produces `%s` writes into a view of `%d` instead. Needs: `%s` all of an activation
+  (Glow: the alloc itself; we also take a view of all of it, e.g. a reshape) written by
+  one instruction (@out, all of it) and read by this insert only; between the producer
+  and the insert nothing reads or writes the box in `%d`, and the producer does not
+  touch the box through another operand. Glow moves the producer down to the insert; we
+  keep it in place and move the view (and, when it comes later, `%d`'s alloc) up before
+  it, so the producer's operands need no check. The price: `%d` may live longer (from
+  the first producer on), where Glow's way makes the producer's inputs live longer.
 
 A copy is the extract or insert of the whole buffer: `peephole` uses the same two
 rewrites (`forward_source`, `forward_into`) on copies. Views are made of the root buffer

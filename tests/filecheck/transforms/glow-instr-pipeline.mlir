@@ -1,0 +1,74 @@
+// RUN: glow-opt %s --split-input-file --glow-instr-pipeline | FileCheck %s
+// RUN: glow-opt %s --split-input-file -p 'glow-instr-pipeline{plan=false disable=optimize-inserts-extracts}' | FileCheck %s --check-prefix=NOOPT
+
+// What lower-to-instr makes of `concat(relu(x), tanh(w))`, `exp(relu(x))` and a dead
+// value: the concat is computed in place in the output (optimize-inserts-extracts), the
+// dead value goes (dse), the unwritten inputs become constant (make-weights-const), and
+// the one activation left is planned (plan-memory).
+// CHECK-LABEL:  glow_ir.func @main declare {
+// CHECK-NEXT:     glow_ir.weight @x constant input : memref<1x2x3xf32>
+// CHECK-NEXT:     glow_ir.weight @w constant input : memref<1x2x3xf32>
+// CHECK-NEXT:     glow_ir.weight @y mutable output : memref<1x4x3xf32>
+// CHECK-NEXT:     glow_ir.weight @z mutable output : memref<1x2x3xf32>
+// CHECK-NEXT:   } program(%x, %w, %y, %z) {
+// CHECK-NOT:      glow_ir.insert_tensor
+// CHECK-NOT:      glow_ir.element_neg
+// CHECK-DAG:      %[[A:.*]] = glow_ir.tensor_view %y[0, 0, 0] : memref<1x4x3xf32> to memref<1x2x3xf32>
+// CHECK-DAG:      glow_ir.relu @out %[[A]], @in %x
+// CHECK-DAG:      %[[B:.*]] = glow_ir.tensor_view %y[0, 2, 0] : memref<1x4x3xf32> to memref<1x2x3xf32>
+// CHECK-DAG:      glow_ir.tanh @out %[[B]], @in %w
+// CHECK-DAG:      %[[C:.*]] = glow_ir.alloc_activation {offset = 0 : i64} : memref<1x2x3xf32>
+// CHECK-DAG:      glow_ir.relu @out %[[C]], @in %x
+// CHECK-DAG:      glow_ir.element_exp @out %z, @in %[[C]]
+// CHECK-DAG:      glow_ir.dealloc_activation %[[C]]
+// CHECK-NOT:      glow_ir.insert_tensor
+// CHECK-NOT:      glow_ir.element_neg
+// CHECK:        } attributes {activations_size = {{[0-9]+}} : i64, alignment = 64 : i64}
+
+// NOOPT-LABEL:  glow_ir.func @main
+// NOOPT:          glow_ir.insert_tensor @inout %y
+// NOOPT:          glow_ir.insert_tensor @inout %y
+// NOOPT-NOT:      glow_ir.element_neg
+// NOOPT-NOT:      activations_size
+glow_ir.func @main declare {
+  glow_ir.weight @x mutable input : memref<1x2x3xf32>
+  glow_ir.weight @w mutable input : memref<1x2x3xf32>
+  glow_ir.weight @y mutable output : memref<1x4x3xf32>
+  glow_ir.weight @z mutable output : memref<1x2x3xf32>
+} program(%x, %w, %y, %z) {
+  %a = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.relu @out %a, @in %x : memref<1x2x3xf32>
+  %b = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.tanh @out %b, @in %w : memref<1x2x3xf32>
+  %dead = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.element_neg @out %dead, @in %x : memref<1x2x3xf32>
+  glow_ir.insert_tensor @inout %y, @in %a {offsets = array<i64: 0, 0, 0>} : memref<1x4x3xf32>, memref<1x2x3xf32>
+  glow_ir.insert_tensor @inout %y, @in %b {offsets = array<i64: 0, 2, 0>} : memref<1x4x3xf32>, memref<1x2x3xf32>
+  %c = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.relu @out %c, @in %x : memref<1x2x3xf32>
+  glow_ir.element_exp @out %z, @in %c : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %c : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %dead : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %b : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %a : memref<1x2x3xf32>
+}
+
+// -----
+
+// Must not fire: a column concat (not contiguous) stays an insert; its source buffer,
+// read twice, stays too.
+// CHECK-LABEL:  glow_ir.func @columns
+// CHECK:          glow_ir.relu @out %[[A:.*]], @in %x
+// CHECK:          glow_ir.insert_tensor @inout %y, @in %[[A]] {offsets = array<i64: 0, 3>}
+// CHECK:          glow_ir.insert_tensor @inout %y, @in %[[A]] {offsets = array<i64: 0, 0>}
+// NOOPT-LABEL:  glow_ir.func @columns
+glow_ir.func @columns declare {
+  glow_ir.weight @x mutable input : memref<2x3xf32>
+  glow_ir.weight @y mutable output : memref<2x6xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<2x3xf32>
+  glow_ir.relu @out %a, @in %x : memref<2x3xf32>
+  glow_ir.insert_tensor @inout %y, @in %a {offsets = array<i64: 0, 3>} : memref<2x6xf32>, memref<2x3xf32>
+  glow_ir.insert_tensor @inout %y, @in %a {offsets = array<i64: 0, 0>} : memref<2x6xf32>, memref<2x3xf32>
+  glow_ir.dealloc_activation %a : memref<2x3xf32>
+}

@@ -1,0 +1,170 @@
+"""`glow-instr-pipeline`: Glow's pass order, its options, and that the whole pipeline keeps
+the numbers (random glow_ir programs, random lowered graphs)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_instr_cleanups import (
+    check_pass_on_program,
+    instr_programs,
+    names,
+    needs_interpreter,
+    needs_lowering,
+    parse,
+    run,
+)
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.transforms.instr.pipelines import (
+    KNOWN_PASSES,
+    InstrPipelinePass,
+    expanded_instr_pipeline,
+    instr_pass_names,
+    instr_pipeline_spec,
+)
+from glow_mlir.transforms.pass_runner import all_passes, run_pipeline
+
+GLOW_ORDER = [
+    # createDefaultIRFunctionOptimizationPipeline (lib/Optimizer/IROptimizerPipeline)
+    "peephole", "dse", "optimize-inserts-extracts", "share-buffers", "peephole",
+    "hoist-dealloc", "sink-alloc", "dse", "delete-dead-allocs", "make-weights-const",
+    # createDefaultIRFunctionInspectionPipeline: IRVerify
+    "verify-instr",
+    # then the memory plan, checked
+    "plan-memory", "verify-instr",
+]
+
+
+def test_order_is_glows():
+    assert instr_pass_names() == GLOW_ORDER
+    assert expanded_instr_pipeline() == ",".join(GLOW_ORDER)
+
+
+def test_every_pass_is_registered():
+    missing = sorted(set(KNOWN_PASSES) - set(all_passes()))
+    if missing:
+        pytest.skip(f"not written yet: {missing}")
+
+
+def test_options():
+    assert "share-buffers" not in instr_pass_names(share_buffers=False)
+    assert instr_pass_names(plan=False) == GLOW_ORDER[:-2]
+    no_cleanups = instr_pass_names(disable=("peephole", "dse"))
+    assert "peephole" not in no_cleanups and "dse" not in no_cleanups
+    assert len(no_cleanups) == len(GLOW_ORDER) - 4
+    with pytest.raises(PassFailedException, match="unknown pass.*'dsee'"):
+        instr_pass_names(disable=("dsee",))
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({}, "glow-instr-pipeline"),
+    ({"share_buffers": False, "plan": False},
+     "glow-instr-pipeline{share-buffers=false plan=false}"),
+    ({"disable": ("dse", "peephole"), "print_ir_after_each": True},
+     "glow-instr-pipeline{disable=dse,peephole print-ir-after-each=true}"),
+])
+def test_spec_text_parses_back(kwargs, text):
+    assert instr_pipeline_spec(**kwargs) == text
+    (p,) = PassPipeline.parse_spec(all_passes(), text).passes
+    assert p == InstrPipelinePass(**kwargs)
+
+
+def test_spec_rejects_unknown_names_early():
+    with pytest.raises(PassFailedException):
+        instr_pipeline_spec(disable=("peepholes",))
+    module = parse(SMALL)
+    with pytest.raises(PassFailedException):
+        run_pipeline(module, "glow-instr-pipeline{disable=peepholes}")
+
+
+SMALL = """
+glow_ir.func @main declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  %b = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
+  glow_ir.copy @out %y, @in %b : memref<4xf32>
+  glow_ir.dealloc_activation %b : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+"""
+
+
+def test_pipeline_on_a_small_program():
+    """The copy into the output is forwarded (the exp writes it), %a is planned, the
+    input becomes constant."""
+    module = parse(SMALL)
+    run_pipeline(module, instr_pipeline_spec())
+    assert names(module) == ["alloc_activation", "relu", "element_exp",
+                             "dealloc_activation"]
+    from glow_mlir.dialects import glow_ir
+
+    (func,) = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
+    assert func.activations_size is not None
+    assert [w.mutability.data for w in func.weights] == ["constant", "mutable"]
+
+
+def test_print_ir_after_each(capsys):
+    module = parse(SMALL)
+    run_pipeline(module, instr_pipeline_spec(plan=False, print_ir_after_each=True))
+    err = capsys.readouterr().err
+    for name in instr_pass_names(plan=False):
+        assert f"// -----// IR after {name} //----- //" in err
+
+
+# ====================================================================== numbers
+
+
+@needs_interpreter
+@pytest.mark.parametrize("spec", ["glow-instr-pipeline{plan=false}",
+                                  "glow-instr-pipeline{share-buffers=false plan=false}"])
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=instr_programs())
+def test_random_programs_keep_their_outputs(spec, text):
+    check_pass_on_program(text, spec)
+
+
+@needs_lowering
+@pytest.mark.parametrize("options", ["", "{share-buffers=false}"])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_lowered_graphs_keep_their_numbers(options, data):
+    from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+
+    g = data.draw(glow_graphs(max_ops=8, max_outputs=3, topology="dag"))
+    before = evaluate(g)
+    module = clone_module(g)
+    run_pipeline(module, f"lower-to-instr,glow-instr-pipeline{options}")
+    assert_outputs_close(g, before, run(module, g.inputs), what="glow-instr-pipeline")
+
+
+@needs_lowering
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_pipeline_never_needs_more_activation_memory(data):
+    """The optimized arena is never larger than lower-to-instr's output planned as it is
+    (every buffer alive to the end): the pipeline never adds a buffer. (It can lengthen
+    one: optimize-inserts-extracts allocates a concat's buffer before its first
+    producer, so it is not smaller than every other order.)"""
+    from glow_graphs import clone_module, glow_graphs
+
+    from glow_mlir.dialects import glow_ir
+
+    g = data.draw(glow_graphs(max_ops=8, max_outputs=2, topology="dag"))
+
+    def arena(spec: str) -> int:
+        module = clone_module(g)
+        run_pipeline(module, f"lower-to-instr,{spec}")
+        (func,) = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
+        return func.activations_size.value.data
+
+    assert arena("glow-instr-pipeline") <= arena("plan-memory")

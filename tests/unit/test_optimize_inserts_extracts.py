@@ -1,0 +1,186 @@
+"""`optimize-inserts-extracts`: the contiguity rule against brute force, the rewrites on
+small programs and concats/slices lowered from graphs, and that the numbers never change
+(random glow_ir programs from test_instr_cleanups, random lowered graphs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_instr_cleanups import (
+    check_pass_on_program,
+    instr_programs,
+    names,
+    needs_interpreter,
+    needs_lowering,
+    parse,
+    run,
+)
+
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.transforms.instr.optimize_inserts_extracts import (
+    delinearize,
+    is_slice_contiguous,
+    linear_index,
+)
+from glow_mlir.transforms.pass_runner import run_pipeline
+
+SPEC = "optimize-inserts-extracts"
+
+
+@st.composite
+def boxes(draw):
+    """(small shape, big shape, offsets) of a box inside a buffer, rank 1 to 4."""
+    rank = draw(st.integers(1, 4))
+    big = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    small = [draw(st.integers(1, b)) for b in big]
+    offsets = [draw(st.integers(0, b - s)) for b, s in zip(big, small)]
+    return tuple(small), tuple(big), tuple(offsets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(boxes())
+def test_contiguity_matches_brute_force(box):
+    """A box is contiguous exactly when its elements' row-major indices in the big
+    buffer are one run, starting at the linear index of its offsets."""
+    small, big, offsets = box
+    index = np.arange(int(np.prod(big))).reshape(big)
+    picked = index[tuple(slice(o, o + s) for o, s in zip(offsets, small))].reshape(-1)
+    run = bool(np.all(np.diff(picked) == 1))
+    assert is_slice_contiguous(small, big) == run
+    if run:
+        assert picked[0] == linear_index(offsets, big)
+
+
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=4), st.data())
+def test_delinearize_inverts_linear_index(shape, data):
+    n = int(np.prod(shape))
+    i = data.draw(st.integers(0, n - 1))
+    offs = delinearize(i, shape)
+    assert linear_index(offs, shape) == i
+    assert all(0 <= o < d for o, d in zip(offs, shape))
+
+
+# ====================================================================== random programs
+
+
+@needs_interpreter
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=instr_programs())
+def test_random_programs_keep_their_outputs(text):
+    check_pass_on_program(text, SPEC)
+
+
+@needs_interpreter
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=instr_programs())
+def test_random_programs_after_cleanups(text):
+    """What the pipeline runs before it: dead inserts and extracts gone first."""
+    check_pass_on_program(text, f"peephole,dse,{SPEC},peephole")
+
+
+# ====================================================================== hand programs
+
+CONCAT = """
+glow_ir.func @main declare {
+  glow_ir.weight @x mutable input : memref<1x3xf32>
+  glow_ir.weight @w mutable input : memref<1x3xf32>
+  glow_ir.weight @y mutable output : memref<1x2x3xf32>
+} program(%x, %w, %y) {
+  %a = glow_ir.alloc_activation : memref<1x1x3xf32>
+  %av = glow_ir.tensor_view %a[0, 0, 0] : memref<1x1x3xf32> to memref<1x3xf32>
+  glow_ir.relu @out %av, @in %x : memref<1x3xf32>
+  %b = glow_ir.alloc_activation : memref<1x1x3xf32>
+  %bv = glow_ir.tensor_view %b[0, 0, 0] : memref<1x1x3xf32> to memref<1x3xf32>
+  glow_ir.tanh @out %bv, @in %w : memref<1x3xf32>
+  %c = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.insert_tensor @inout %c, @in %a {offsets = array<i64: 0, 0, 0>} : memref<1x2x3xf32>, memref<1x1x3xf32>
+  glow_ir.insert_tensor @inout %c, @in %b {offsets = array<i64: 0, 1, 0>} : memref<1x2x3xf32>, memref<1x1x3xf32>
+  %s = glow_ir.alloc_activation : memref<1x1x3xf32>
+  glow_ir.extract_tensor @out %s, @in %c {offsets = array<i64: 0, 1, 0>} : memref<1x1x3xf32>, memref<1x2x3xf32>
+  %e = glow_ir.alloc_activation : memref<1x2x3xf32>
+  glow_ir.element_exp @out %e, @in %c : memref<1x2x3xf32>
+  glow_ir.insert_tensor @inout %e, @in %s {offsets = array<i64: 0, 0, 0>} : memref<1x2x3xf32>, memref<1x1x3xf32>
+  glow_ir.copy @out %y, @in %e : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %e : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %s : memref<1x1x3xf32>
+  glow_ir.dealloc_activation %c : memref<1x2x3xf32>
+  glow_ir.dealloc_activation %b : memref<1x1x3xf32>
+  glow_ir.dealloc_activation %a : memref<1x1x3xf32>
+}
+"""
+
+
+def test_concat_in_place_through_views_of_the_sources():
+    """The producers write through views of the inserted buffers (reshapes): those
+    become views of the concat's buffer; the extract's slice is read in place. The last
+    insert stays: its source is read in place from %c, which is not made for it."""
+    module = parse(CONCAT)
+    run_pipeline(module, SPEC)
+    verify_module(module)
+    got = names(module)
+    assert got.count("insert_tensor") == 1 and "extract_tensor" not in got
+    assert got.count("alloc_activation") == 2  # %c and %e
+    c = next(op for op in module.walk() if isinstance(op, glow_ir.AllocActivationOp))
+    assert c.result.name_hint == "c"  # moved up, before the first producer
+    for name in ("glow_ir.relu", "glow_ir.tanh"):
+        producer = next(op for op in module.walk() if op.name == name)
+        assert glow_ir.root_buffer(producer.operands[0]) is c.result
+
+
+@needs_interpreter
+def test_concat_numbers():
+    check_pass_on_program(CONCAT, SPEC)
+
+
+# ====================================================================== lowered graphs
+
+CONCAT_GRAPH = """
+func.func @main(%x: tensor<1x2x3x3xf32>, %w: tensor<1x4x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %a = glow.relu %x : tensor<1x2x3x3xf32>
+  %b = glow.tanh %w : tensor<1x4x3x3xf32>
+  %c = glow.concat %a, %b {dim = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<1x4x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %s = glow.slice %c {start = array<i64: 0, 3, 0, 0>} : tensor<1x6x3x3xf32> -> tensor<1x2x3x3xf32>
+  %e = glow.exp %s : tensor<1x2x3x3xf32>
+  func.return %e : tensor<1x2x3x3xf32>
+}
+"""
+
+
+@needs_lowering
+def test_channel_concat_and_slice_of_a_lowered_graph():
+    """NCHW with batch 1: a channel concat and a channel slice are contiguous, so no data
+    moves: both producers write the concat's buffer and the slice reads it in place."""
+    from glow_mlir.targets.interpreter import evaluate_module
+
+    module = parse_module(make_context(), CONCAT_GRAPH)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((1, 2, 3, 3)).astype(np.float32),
+              rng.standard_normal((1, 4, 3, 3)).astype(np.float32)]
+    expected = evaluate_module(module, inputs)
+    run_pipeline(module, f"lower-to-instr,{SPEC},verify-instr")
+    got = names(module)
+    assert "insert_tensor" not in got and "extract_tensor" not in got
+    assert got.count("alloc_activation") == 1
+    run_pipeline(module, "plan-memory,verify-instr")
+    np.testing.assert_allclose(run(module, inputs)[0], expected[0], rtol=1e-6)
+
+
+@needs_lowering
+@pytest.mark.parametrize("families", [["data"], None])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_lowered_graphs_keep_their_numbers(families, data):
+    from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+
+    g = data.draw(glow_graphs(families=families, max_ops=8, max_outputs=3, topology="dag"))
+    before = evaluate(g)
+    module = clone_module(g)
+    run_pipeline(module, f"lower-to-instr,dse,{SPEC},verify-instr,plan-memory,verify-instr")
+    assert_outputs_close(g, before, run(module, g.inputs), what=SPEC)
