@@ -434,3 +434,22 @@ glow_ir.func @one_value_of_two declare {
   glow_ir.dealloc_activation %d : memref<4xf32>
   glow_ir.dealloc_activation %s : memref<4xf32>
 }
+
+// -----
+
+// A copy into an input weight (mutable, so it may be written) is not propagated: the
+// caller's input is never used as scratch space, and the exp keeps writing %b.
+// CHECK-LABEL:  glow_ir.func @copy_into_input
+// CHECK:          %[[B:.*]] = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:     glow_ir.element_exp @out %[[B]], @in %x : memref<4xf32>
+// CHECK-NEXT:     glow_ir.copy @out %x, @in %[[B]] : memref<4xf32>
+glow_ir.func @copy_into_input declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %b = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.element_exp @out %b, @in %x : memref<4xf32>
+  glow_ir.copy @out %x, @in %b : memref<4xf32>
+  glow_ir.relu @out %y, @in %x : memref<4xf32>
+  glow_ir.dealloc_activation %b : memref<4xf32>
+}

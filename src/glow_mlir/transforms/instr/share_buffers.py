@@ -28,17 +28,18 @@ A rename of old buffer O by new buffer N on interval I is done only when it is s
    The exception is copy propagation: `copy @out %d, @in %s` where neither value changes
    in its interval (no `@inout` or partial write) makes d and s the same value, so their
    two intervals may overlap. Other intervals of N may not overlap I: a copy whose source
-   is overwritten later while the destination is still read is not propagated. (Glow skips
-   this check for copies, which loses the copy when the source changes later.)
+   is overwritten later while the destination is still read is not propagated. (Glow
+   skips the whole check for copies: there, the copy's readers would then read the
+   source's new value.)
 2. After the rename, every instruction touching I reads and writes the same bytes only
    through one of its in-place pairs on exactly the same bytes (the rule `verify-instr`
    checks): an instruction that reads N's old value while it writes O's new one, or two
    views at different offsets, stop the rename.
 3. The destination is overwritten entirely (`@out` on all the bytes of its buffer), so its
    interval starts at this instruction, and both operands sit at the same byte offset of
-   buffers of the same element type and element count. An operand through a view is
-   renamed by rebuilding its chain of views on N (same offsets) right before the
-   instruction; a buffer of another shape gets a reshape view of N, as Glow's casts.
+   buffers of the same element type and element count. An operand through a view of O
+   (or O itself when N has another shape) becomes one view of N at the same element
+   offset, built right before the instruction (Glow's casts always use offset zero).
 4. Weights (observable memory) are never the renamed buffer O, and never N on a rename
    that writes to them, except copy propagation into an output: for
    `copy @out %y, @in %s` with `y` an output weight, the producer of `s` writes `y`
@@ -47,8 +48,8 @@ A rename of old buffer O by new buffer N on interval I is done only when it is s
    may read `x` instead of `a` when `a` is never written again while it lives and `x` does
    not change meanwhile (copy propagation, no write to `x`). Glow also lets non-copy
    instructions write into weights (an output as scratch space for the values that lead
-   to it); this pass does not, so inputs are never overwritten and an output's memory is
-   written only by what computes its final value.
+   to it); this pass does not, so inputs are never overwritten and the only new value
+   an output gets is the one that was copied into it.
 
 Which of the two renames is tried first is Glow's choice: the one that writes into a
 weight (it costs no memory), then the one that empties a buffer holding a single value
@@ -73,9 +74,9 @@ from glow_mlir.analysis.instr_liveness import (
     is_activation,
     is_buffer,
     is_full_write,
+    op_index_of_slot,
     read_slot,
     write_slot,
-    SLOTS,
 )
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access
@@ -165,8 +166,9 @@ class BufferSharing:
             return []
         wd, ws = glow_ir.weight_of(rd), glow_ir.weight_of(rs)
         is_copy = isinstance(instr, glow_ir.CopyOp)
-        if (wd is not None and ws is not None) or ((wd or ws) is not None and not is_copy):
-            return []
+        weights = (wd is not None) + (ws is not None)
+        if weights == 2 or (weights == 1 and not is_copy):
+            return []  # weights share only by copy propagation, and never two of them
         i = self.live.index[instr]
         id_ = self.live.enclosing(rd, write_slot(i))
         is_ = self.live.enclosing(rs, read_slot(i))
@@ -199,8 +201,8 @@ class BufferSharing:
     def _uses_in(self, r: _Rename) -> list[tuple[glow_ir.InstrOp, list[int]]]:
         """Instructions with operands on `r.old` inside `r.interval`: those renamed."""
         result = []
-        first = r.interval.begin // SLOTS
-        last = (r.interval.end - 1) // SLOTS
+        first = op_index_of_slot(r.interval.begin)
+        last = op_index_of_slot(r.interval.end - 1)
         for index in range(first, min(last, len(self.live.ops) - 1) + 1):
             op = self.live.ops[index]
             if not isinstance(op, glow_ir.InstrOp) or op.parent_block() is None:
