@@ -72,6 +72,8 @@ _PASS_PATHS = {
     "delete-dead-allocs": "glow_mlir.transforms.instr.delete_dead_allocs:DeleteDeadAllocsPass",
     "plan-memory": "glow_mlir.transforms.instr.plan_memory:PlanMemoryPass",
     "glow-instr-pipeline": "glow_mlir.transforms.instr.pipelines:InstrPipelinePass",
+    # the CPU backend: loops, then our conversions to the LLVM dialect
+    "convert-glow-ir-to-loops": "glow_mlir.conversion.glow_ir_to_loops:ConvertGlowIRToLoopsPass",
 }
 
 

@@ -1,0 +1,142 @@
+"""What every instruction's loop-nest generator uses: buffers as memrefs, constant
+indices, loop nests, loads and stores — so a kernel reads like the math it computes.
+
+Every buffer is a `memref.view` of one of the entry point's three byte arrays (constant
+weights, mutable weights, activations) at a compile-time byte offset (DESIGN.md section
+4), with its static shape; kernels see constant shapes, strides and pads (function
+specialization), so LLVM gets constant trip counts to unroll and vectorize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    i8,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+INDEX = IndexType()
+
+
+class Emitter:
+    """Builds ops at an insertion point; `buffer(v)` gives the memref of a glow_ir value,
+    `flat(v)` the same memory as a 1-D memref (element-wise kernels)."""
+
+    def __init__(self, builder: Builder):
+        self.b = builder
+        self.places: dict[SSAValue, tuple[SSAValue, int]] = {}
+        """glow_ir value -> (byte array of its area, byte offset)."""
+
+    # ------------------------------------------------------------------ basics
+    def op(self, operation: Operation) -> Operation:
+        return self.b.insert(operation)
+
+    def value(self, operation: Operation) -> SSAValue:
+        return self.b.insert(operation).results[0]
+
+    def index(self, n: int) -> SSAValue:
+        """An index constant (one per value per block; cse merges the rest)."""
+        return self.value(arith.ConstantOp(IntegerAttr(n, INDEX)))
+
+    def const(self, value: float | int, type: Attribute) -> SSAValue:
+        if isinstance(type, IntegerType):
+            return self.value(arith.ConstantOp(IntegerAttr(int(value), type)))
+        return self.value(arith.ConstantOp(FloatAttr(float(value), type)))  # type: ignore[arg-type]
+
+    def place(self, value: SSAValue, base: SSAValue, byte_offset: int) -> None:
+        """Record where glow_ir value `value` lives (done by the pass for every buffer)."""
+        self.places[value] = (base, byte_offset)
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        """The memref holding glow_ir value `value` (a weight, an alloc or a view), with
+        its own shape."""
+        base, offset = self.places[value]
+        return byte_view(self, base, offset, value.type)  # type: ignore[arg-type]
+
+    def flat(self, value: SSAValue) -> SSAValue:
+        """The same memory as a 1-D memref of all its elements."""
+        t = value.type
+        base, offset = self.places[value]
+        n = 1
+        for d in t.get_shape():  # type: ignore[attr-defined]
+            n *= d
+        return byte_view(self, base, offset, MemRefType(t.get_element_type(), [n]))  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ memory
+    def load(self, buf: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return self.value(memref.LoadOp.get(buf, list(indices)))
+
+    def store(self, value: SSAValue, buf: SSAValue, indices: Sequence[SSAValue]) -> None:
+        self.op(memref.StoreOp.get(value, buf, list(indices)))
+
+    # ------------------------------------------------------------------ loops
+    def loop(self, lower: int, upper: int, body: Callable[[SSAValue], None],
+             step: int = 1) -> None:
+        """`for i in range(lower, upper, step): body(i)` as an scf.for (constant bounds)."""
+        if upper <= lower:
+            return
+        lb, ub, st = self.index(lower), self.index(upper), self.index(step)
+        block = Block(arg_types=[INDEX])
+        loop = scf.ForOp(lb, ub, st, [], block)
+        self.op(loop)
+        saved = self.b.insertion_point
+        self.b.insertion_point = InsertPoint.at_end(block)
+        body(block.args[0])
+        self.op(scf.YieldOp())
+        self.b.insertion_point = saved
+
+    def loop_nest(self, bounds: Sequence[int], body: Callable[[list[SSAValue]], None]) -> None:
+        """Nested loops over `range(b)` for each bound, innermost last."""
+        def level(k: int, ivs: list[SSAValue]) -> None:
+            if k == len(bounds):
+                body(ivs)
+                return
+            self.loop(0, bounds[k], lambda i: level(k + 1, [*ivs, i]))
+
+        if all(b > 0 for b in bounds):
+            if not bounds:
+                body([])
+            else:
+                level(0, [])
+
+    def loop_reduce(self, lower: int, upper: int, init: SSAValue,
+                    body: Callable[[SSAValue, SSAValue], SSAValue]) -> SSAValue:
+        """`acc = init; for i: acc = body(i, acc); return acc` (an scf.for with an
+        iter_arg: the accumulator stays in a register)."""
+        if upper <= lower:
+            return init
+        lb, ub, st = self.index(lower), self.index(upper), self.index(1)
+        block = Block(arg_types=[INDEX, init.type])
+        loop = scf.ForOp(lb, ub, st, [init], block)
+        self.op(loop)
+        saved = self.b.insertion_point
+        self.b.insertion_point = InsertPoint.at_end(block)
+        acc = body(block.args[0], block.args[1])
+        self.op(scf.YieldOp(acc))
+        self.b.insertion_point = saved
+        return loop.results[0]
+
+    # ------------------------------------------------------------------ index math
+    def add_index(self, a: SSAValue, n: int) -> SSAValue:
+        return a if n == 0 else self.value(arith.AddiOp(a, self.index(n)))
+
+    def mul_index(self, a: SSAValue, n: int) -> SSAValue:
+        return a if n == 1 else self.value(arith.MuliOp(a, self.index(n)))
+
+
+def byte_view(emitter: Emitter, base: SSAValue, byte_offset: int, type: MemRefType) -> SSAValue:
+    """`memref.view` of `type` at `byte_offset` into the byte array `base`."""
+    plain = MemRefType(type.get_element_type(), type.get_shape())
+    return emitter.value(memref.ViewOp(base, emitter.index(byte_offset), [], plain))
+
+
+def bytes_type(size: int) -> MemRefType:
+    return MemRefType(i8, [max(size, 1)])

@@ -1,0 +1,2 @@
+"""The CPU target: planned glow_ir -> loop nests -> LLVM dialect -> llvmlite (JIT or an
+object file for an AOT bundle)."""

@@ -1,0 +1,54 @@
+"""The three memory areas a compiled entry point takes (Glow's bundle API): the constant
+area packed once from the weights, a mutable area per call (inputs in, outputs out) and
+an activation arena per call. Shared by the JIT, the bundle writer and tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from glow_mlir.conversion.glow_ir_to_loops.layout import WeightLayout, weight_layout
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.resources import resource_value
+
+
+def _dtype_shape(w: glow_ir.WeightOp) -> tuple[np.dtype, tuple[int, ...]]:
+    return numpy_dtype(w.type.get_element_type()), tuple(w.type.get_shape())
+
+
+class Areas:
+    """Byte arrays laid out as `weight_layout(func)` says."""
+
+    def __init__(self, func: glow_ir.FuncOp):
+        self.layout: WeightLayout = weight_layout(func)
+        self.inputs = self.layout.inputs(func)
+        self.outputs = self.layout.outputs(func)
+        self.constant = np.zeros(max(self.layout.constant_size, 1), np.uint8)
+        for w in func.weights:
+            if w.value is not None:
+                place = self.layout.weights[w.sym_name.data]
+                data = np.ascontiguousarray(resource_value(w.value, w)).view(np.uint8).ravel()
+                self.constant[place.offset:place.offset + place.size] = data
+
+    def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
+        """A mutable area holding `inputs` (in input order), outputs zeroed."""
+        area = np.zeros(max(self.layout.mutable_size, 1), np.uint8)
+        for (w, place), x in zip(self.inputs, inputs):
+            dtype, shape = _dtype_shape(w)
+            area[place.offset:place.offset + place.size] = \
+                np.ascontiguousarray(x, dtype=dtype).reshape(shape).view(np.uint8).ravel()
+        return area
+
+    def new_activations(self) -> np.ndarray:
+        return np.empty(max(self.layout.activations_size, 1), np.uint8)
+
+    def read_outputs(self, mutable: np.ndarray) -> list[np.ndarray]:
+        """Copies of the outputs (in output order) out of a mutable area."""
+        out = []
+        for w, place in self.outputs:
+            dtype, shape = _dtype_shape(w)
+            out.append(mutable[place.offset:place.offset + place.size].view(dtype)
+                       .reshape(shape).copy())
+        return out

@@ -1,0 +1,89 @@
+"""An outside reference path for the CPU backend's loop IR, for tests only: upstream
+mlir-opt-22 lowers `convert-glow-ir-to-loops`' output to the LLVM dialect,
+mlir-translate-22 to LLVM IR, llvmlite runs it. Kernel generators can be checked with it
+independently of our own convert-*-to-llvm passes, and our passes against it.
+
+    run = upstream_runner(graph_module)      # None when the tools are missing
+    outputs = run(inputs)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import shutil
+import subprocess
+
+import numpy as np
+
+from glow_mlir.conversion.glow_ir_to_loops import missing_kernels
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import print_module
+from glow_mlir.targets.cpu.areas import Areas
+from glow_mlir.transforms.pass_runner import run_pipeline
+
+UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
+                     "--finalize-memref-to-llvm", "--convert-math-to-llvm",
+                     "--convert-arith-to-llvm", "--convert-cf-to-llvm",
+                     "--convert-func-to-llvm=use-bare-ptr-memref-call-conv=1",
+                     "--reconcile-unrealized-casts"]
+
+_ENGINES = []  # keep every engine alive as long as the process (see DESIGN.md section 4)
+
+
+def have_tools() -> bool:
+    return shutil.which("mlir-opt-22") is not None and shutil.which("mlir-translate-22") is not None
+
+
+def to_planned_instr(graph_module) -> glow_ir.FuncOp:
+    run_pipeline(graph_module, "lower-to-instr,glow-instr-pipeline")
+    return next(op for op in graph_module.walk() if isinstance(op, glow_ir.FuncOp))
+
+
+def upstream_llvm_ir(loops_module) -> str:
+    text = io.StringIO()
+    print_module(loops_module, text, make_context())
+    llvm = subprocess.run(["mlir-opt-22", *UPSTREAM_PIPELINE], input=text.getvalue(),
+                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(["mlir-translate-22", "--mlir-to-llvmir"], input=llvm,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def jit(llvm_ir: str, name: str):
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple().create_target_machine(opt=2)
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    engine = llvm.create_mcjit_compiler(mod, target)
+    engine.finalize_object()
+    _ENGINES.append((engine, mod))
+    addr = engine.get_function_address(name)
+    return ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p)(addr)
+
+
+def upstream_runner(graph_module):
+    """A function inputs -> outputs running the module through the upstream path, or None
+    when the tools are missing or a kernel generator is."""
+    if not have_tools():
+        return None
+    fn = to_planned_instr(graph_module)
+    if missing_kernels(fn):
+        return None
+    areas = Areas(fn)
+    name = fn.sym_name.data
+    run_pipeline(graph_module, "convert-glow-ir-to-loops")
+    entry = jit(upstream_llvm_ir(graph_module), name)
+
+    def run(inputs):
+        mutable = areas.new_mutable(inputs)
+        acts = areas.new_activations()
+        rc = entry(areas.constant.ctypes.data, mutable.ctypes.data, acts.ctypes.data)
+        assert rc == 0
+        return areas.read_outputs(mutable)
+
+    return run
