@@ -74,6 +74,12 @@ _PASS_PATHS = {
     "glow-instr-pipeline": "glow_mlir.transforms.instr.pipelines:InstrPipelinePass",
     # the CPU backend: loops, then our conversions to the LLVM dialect
     "convert-glow-ir-to-loops": "glow_mlir.conversion.glow_ir_to_loops:ConvertGlowIRToLoopsPass",
+    "convert-func-to-llvm": "glow_mlir.conversion.func_to_llvm:ConvertFuncToLLVMPass",
+    "convert-arith-to-llvm": "glow_mlir.conversion.arith_to_llvm:ConvertArithToLLVMPass",
+    "convert-cf-to-llvm": "glow_mlir.conversion.cf_to_llvm:ConvertCfToLLVMPass",
+    "convert-math-to-llvm": "glow_mlir.conversion.math_to_llvm:ConvertMathToLLVMPass",
+    "convert-memref-to-llvm": "glow_mlir.conversion.memref_to_llvm:ConvertMemRefToLLVMPass",
+    "convert-loops-to-llvm": "glow_mlir.conversion.loops_to_llvm:ConvertLoopsToLLVMPass",
 }
 
 

@@ -28,6 +28,8 @@ from glow_mlir.transforms.instr.pipelines import (
 from glow_mlir.transforms.pass_runner import all_passes, run_pipeline
 
 GLOW_ORDER = [
+    # the input must keep the rules the optimizer relies on
+    "verify-instr",
     # createDefaultIRFunctionOptimizationPipeline (lib/Optimizer/IROptimizerPipeline)
     "peephole", "dse", "optimize-inserts-extracts", "share-buffers", "peephole",
     "hoist-dealloc", "sink-alloc", "dse", "delete-dead-allocs", "make-weights-const",

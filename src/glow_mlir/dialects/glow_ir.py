@@ -32,6 +32,7 @@ from glow_mlir.dialects.glow_ir_ops.memory import (
     WeightOp,
     buffer_bytes,
     constant_weight_of,
+    drop_plan,
     owning_func,
     root_buffer,
     view_byte_offset,
@@ -47,4 +48,4 @@ __all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_att
            "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
            "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_by_name", "instruction_name",
            "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
-           "constant_weight_of", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]
+           "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]

@@ -60,15 +60,20 @@ class GraphEvaluatorExecutor:
         return [np.array(out, copy=True) for out in evaluate_module(self.module, list(inputs))]
 
 
+def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
+    from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+
+    return CpuExecutor(module, disable)
+
+
 BACKENDS: dict[str, Callable[[ModuleOp], Executor] | None] = {
     "interpreter": InterpreterExecutor,
-    "cpu": None,
+    "cpu": _cpu,
     "accel": None,
 }
 """Name -> executor factory; None for a backend that is not built yet."""
 
 _NOT_YET = {
-    "cpu": "the CPU backend (native code through LLVM) is not available yet",
     "accel": "the accelerator backend (simulator) is not available yet",
 }
 

@@ -4,7 +4,8 @@
 
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
 whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
-Glow's IR optimizer and memory planning; weights are MLIR's `{-# dialect_resources #-}`
+Glow's IR optimizer and memory planning, `--emit llvm` the cpu backend's LLVM-dialect
+module and `--emit llvm-ir` its LLVM IR after O3 for this host's CPU; weights are MLIR's `{-# dialect_resources #-}`
 blobs, so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot`
 writes the graph of the emitted stage as Graphviz dot. `--memory-report FILE.json` writes
 how much memory the model needs (constants, inputs and outputs, the activation arena) and
@@ -24,9 +25,8 @@ from glow_mlir.tools.errors import UserError, user_errors_exit
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _NOT_YET = {
     "accel": "the accelerator backend",
-    "llvm": "the CPU code generator",
-    "llvm-ir": "the CPU code generator",
 }
+_CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -92,6 +92,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
 
         graph_disable, instr_disable = split_disabled(args.disable_pass)
+        if args.emit in _CODE and args.backend == "accel":
+            raise UserError(f"--emit {args.emit} is the cpu backend's code; the accel "
+                            f"backend has no LLVM output yet")
+        if args.emit in _CODE:
+            args.backend = "cpu"  # LLVM code is the cpu backend's, whatever the default
         module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if optimized:
@@ -102,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             _write(args.dump_graph_dag, graph_to_dot(module))
         if args.emit in ("graph", "optimized-graph"):
             _emit(module, args.output)  # written before a memory report can fail
-        if args.emit == "instr" or args.memory_report:
+        if args.emit in ("instr", *_CODE) or args.memory_report:
             from glow_mlir.runtime.instructions import lower_to_instructions
 
             if not optimized:
@@ -112,6 +117,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 _emit(module, args.output)
             if args.memory_report:
                 _write(args.memory_report, report.to_json(model=args.model) + "\n")
+        if args.emit in _CODE:
+            from glow_mlir.targets.cpu.executor import lower_to_llvm
+
+            lower_to_llvm(module)
+            if args.emit == "llvm":
+                _emit(module, args.output)
+            else:
+                from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+                text = llvm_ir_text(module)
+                _write(args.output, text) if args.output else sys.stdout.write(text)
 
 
 def _emit(module, output: str | None) -> None:

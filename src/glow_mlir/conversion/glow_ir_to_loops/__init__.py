@@ -8,6 +8,13 @@
 offsets (`layout.py`). Each instruction kind has a generator, registered with
 `@lowers("glow_ir.kind")` in a module of this package by concept; a program with kinds
 that have none fails once, naming every missing kind and how often it occurs.
+
+Element-wise kinds register a scalar function instead (`@lowers_elementwise`): what one
+element of the destination is, given one element of each source. As in Glow's CPU
+backend, consecutive element-wise instructions over the same number of elements are
+*stacked* into one loop (`stackable_runs`, `emit_elementwise`): a chain reads its inputs
+and writes its results once, and a value produced earlier in the same iteration is taken
+from a register, not reloaded.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    IntegerType,
+    MemRefType,
+    Signedness,
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
@@ -30,11 +40,11 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bytes_type
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
 from glow_mlir.conversion.glow_ir_to_loops.layout import (
     ACTIVATIONS,
     CONSTANT,
@@ -62,6 +72,153 @@ def lowers(*names: str) -> Callable[[Generator], Generator]:
     return register
 
 
+# ====================================================================== element-wise
+
+Scalar = Callable[[glow_ir.InstrOp, Emitter, list[SSAValue]], SSAValue]
+ELEMENTWISE: dict[str, Scalar] = {}
+"""Element-wise kind -> scalar function `fn(instr, em, sources) -> destination element`;
+sources are loaded as their storage type (`storage_type`)."""
+
+
+def lowers_elementwise(*names: str) -> Callable[[Scalar], Scalar]:
+    """Register the scalar function of element-wise kinds `names` (their generator, a
+    single-instruction loop, is registered too, so other kernels may call it)."""
+    def register(fn: Scalar) -> Scalar:
+        for name in names:
+            if name in ELEMENTWISE:
+                raise ValueError(f"two scalar functions for {name}")
+            ELEMENTWISE[name] = fn
+        lowers(*names)(lambda instr, em: emit_elementwise([instr], em))
+        return fn
+
+    return register
+
+
+def storage_type(elem: Attribute) -> Attribute:
+    """The element type an element-wise loop loads and stores: a quantized type's storage
+    integer, and signless integers (arith works on signless ones; signedness is the
+    kernel's business)."""
+    from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+    if isinstance(elem, QuantizedType):
+        elem = elem.storage
+    if isinstance(elem, IntegerType) and elem.signedness.data != Signedness.SIGNLESS:
+        return IntegerType(elem.width.data)
+    return elem
+
+
+def _elements(v: SSAValue) -> int:
+    n = 1
+    for d in v.type.get_shape():  # type: ignore[attr-defined]
+        n *= d
+    return n
+
+
+BufferKey = tuple[SSAValue, int, Attribute]
+"""(area, byte offset, element type): buffers of a stack with equal keys are the same
+memory, element for element."""
+
+
+def _key(em: Emitter, v: SSAValue) -> BufferKey:
+    base, offset = em.places[v]
+    return (base, offset, v.type.get_element_type())  # type: ignore[attr-defined]
+
+
+def _extent(em: Emitter, v: SSAValue) -> tuple[SSAValue, int, int]:
+    base, offset = em.places[v]
+    return base, offset, offset + glow_ir.buffer_bytes(v.type)
+
+
+def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp) -> bool:
+    """`instr` may join the stack `group`: an element-wise kind over as many elements,
+    whose buffers are, against every buffer of the group, either the same memory element
+    for element (same area, offset and element type) or disjoint bytes, where either is
+    written (a partial overlap would let one iteration clobber an element another
+    iteration still has to read)."""
+    if instr.name not in ELEMENTWISE:
+        return False
+    if not group:
+        return True
+    if _elements(instr.operands[0]) != _elements(group[0].operands[0]):
+        return False
+    for v, kind in instr.accesses():
+        k, (base, lo, hi) = _key(em, v), _extent(em, v)
+        for other in group:
+            for w, other_kind in other.accesses():
+                if not (kind.writes or other_kind.writes):
+                    continue
+                if _key(em, w) == k:
+                    continue
+                obase, olo, ohi = _extent(em, w)
+                if obase is base and lo < ohi and olo < hi:
+                    return False
+    return True
+
+
+def _dead_keys(em: Emitter, group: list[glow_ir.InstrOp]) -> set[BufferKey]:
+    """Memory written in the stack that nothing reads afterwards: every buffer at that
+    key is an activation allocated for the stack only (its uses are instructions of the
+    stack and its dealloc) and is written before it is read."""
+    members = set(group)
+    by_key: dict[BufferKey, list[SSAValue]] = {}
+    first_access: dict[BufferKey, bool] = {}  # key -> first access writes
+    for instr in group:
+        for v in instr.sources():  # type: ignore[attr-defined]
+            first_access.setdefault(_key(em, v), False)
+            by_key.setdefault(_key(em, v), []).append(v)
+        for v in instr.dests():  # type: ignore[attr-defined]
+            first_access.setdefault(_key(em, v), True)
+            by_key.setdefault(_key(em, v), []).append(v)
+    dead = set()
+    for k, values in by_key.items():
+        if not first_access[k]:
+            continue
+        if all(isinstance(v.owner, glow_ir.AllocActivationOp)
+               and all(u.operation in members
+                       or isinstance(u.operation, glow_ir.DeallocActivationOp)
+                       for u in v.uses)
+               for v in values):
+            dead.add(k)
+    return dead
+
+
+def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
+                     skip_dead_stores: bool = True) -> None:
+    """One loop computing the stack `group` (see `can_stack`) element by element: each
+    memory element is loaded at most once per iteration, each written key stored once (by
+    its last writer), not at all when nothing reads it after the stack."""
+    n = _elements(group[0].operands[0])
+    dead = _dead_keys(em, group) if skip_dead_stores else set()
+    views: dict[BufferKey, SSAValue] = {}
+    last_writer: dict[BufferKey, glow_ir.InstrOp] = {}
+    for instr in group:
+        for v in instr.operands:
+            k = _key(em, v)
+            if k not in views:
+                base, offset = em.places[v]
+                t = MemRefType(storage_type(v.type.get_element_type()), [n])  # type: ignore[attr-defined]
+                views[k] = byte_view(em, base, offset, t)
+        for v in instr.dests():  # type: ignore[attr-defined]
+            last_writer[_key(em, v)] = instr
+
+    def body(i: SSAValue) -> None:
+        regs: dict[BufferKey, SSAValue] = {}
+        for instr in group:
+            args = []
+            for v in instr.sources():  # type: ignore[attr-defined]
+                k = _key(em, v)
+                if k not in regs:
+                    regs[k] = em.load(views[k], [i])
+                args.append(regs[k])
+            (dest,) = instr.dests()  # type: ignore[attr-defined]
+            k = _key(em, dest)
+            regs[k] = ELEMENTWISE[instr.name](instr, em, args)
+            if last_writer[k] is instr and k not in dead:
+                em.store(regs[k], views[k], [i])
+
+    em.loop(0, n, body)
+
+
 def _load_generators() -> None:
     import importlib
     import pkgutil
@@ -81,6 +238,7 @@ def missing_kernels(fn: glow_ir.FuncOp) -> Counter:
 
 def convert_function(fn: glow_ir.FuncOp) -> func.FuncOp:
     """The entry point computing `fn` (which must be planned)."""
+    _load_generators()
     layout = weight_layout(fn)
     sizes = (layout.constant_size, layout.mutable_size, layout.activations_size)
     entry = Block(arg_types=[bytes_type(s) for s in sizes])
@@ -97,8 +255,11 @@ def convert_function(fn: glow_ir.FuncOp) -> func.FuncOp:
         elif isinstance(op, glow_ir.TensorViewOp):
             root_base, root_offset = em.places[glow_ir.root_buffer(op.result)]
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
-        elif isinstance(op, glow_ir.InstrOp):
-            GENERATORS[op.name](op, em)
+    for run in stackable_runs(fn, em):
+        if run[0].name in ELEMENTWISE:
+            emit_elementwise(run, em)
+        else:
+            GENERATORS[run[0].name](run[0], em)
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
     ftype = FunctionType.from_lists([a.type for a in entry.args], [i32])
@@ -108,6 +269,30 @@ def convert_function(fn: glow_ir.FuncOp) -> func.FuncOp:
     for name, size in zip(("constant", "mutable", "activations"), sizes):
         out.attributes[f"glow.{name}_size"] = IntegerAttr(size, i64)
     return out
+
+
+def stackable_runs(fn: glow_ir.FuncOp, em: Emitter) -> list[list[glow_ir.InstrOp]]:
+    """The program's instructions in order, consecutive stackable element-wise ones
+    grouped (allocs, deallocs and views between them emit no code and do not split a
+    stack); every other instruction alone."""
+    runs: list[list[glow_ir.InstrOp]] = []
+    stack: list[glow_ir.InstrOp] = []
+    for op in fn.body.ops:
+        if not isinstance(op, glow_ir.InstrOp):
+            continue
+        if op.name in ELEMENTWISE and can_stack(em, stack, op):
+            stack.append(op)
+            continue
+        if stack:
+            runs.append(stack)
+            stack = []
+        if op.name in ELEMENTWISE:
+            stack = [op]
+        else:
+            runs.append([op])
+    if stack:
+        runs.append(stack)
+    return runs
 
 
 @dataclass(frozen=True)

@@ -1,39 +1,563 @@
-"""Element-wise instructions: one flat loop over all elements (every buffer is
-contiguous), loading each source, computing one scalar, storing the result."""
+"""Element-wise instructions: the scalar function of each kind (`@lowers_elementwise`);
+the package stacks consecutive ones into one flat loop (`emit_elementwise`).
+
+Each function computes what the reference kernel (targets/interpreter/kernels/
+elementwise.py, trigonometry.py, quantization.py) computes for one element:
+
+- float math runs in the element type; f16 and bf16 compute in f32 and round once (as
+  numpy's half loops do); erf and gelu compute in f64 and round once (as the reference);
+- integers wrap; division truncates toward zero (a zero divisor, an error for the
+  reference, gives 0 rather than a trap; INT_MIN / -1 wraps as numpy's does);
+  unsigned types use unsigned compares, division, min/max and conversions;
+- quantized operands (`!glow.quant<iN, scale, offset>`, loaded as their storage integers)
+  go through their real value in f64, `scale * (q - offset)`, and results are stored as
+  `clip(round_half_even(real / scale) + offset)`, NaN giving `offset`, exactly as
+  `numerics.quantize` / `numerics.dequantize`;
+- comparisons and select on quantized values work on the stored integers.
+
+Transcendental functions are `math` ops (exp, log, tanh, erf, sin, cos, acos, asin, atan,
+powf, ...): the LLVM conversion maps them to intrinsics or libm. sigmoid is
+1 / (1 + exp(-x)), relu, leaky_relu, prelu and clip are compare+select (cheap and
+vectorizable; NaN passes through as in numpy).
+"""
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+import math as pymath
+from collections.abc import Callable
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects import math as mmath
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.glow_ir_to_loops import lowers_elementwise, storage_type
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ops.types import QuantizedType
+from glow_mlir.ir.element_types import numpy_dtype
+
+# ====================================================================== types
+
+_FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
-def _elementwise(instr: glow_ir.InstrOp, em: Emitter, scalar) -> None:
-    dest, *srcs = instr.operands
-    n = 1
-    for d in dest.type.get_shape():
-        n *= d
-    out = em.flat(dest)
-    ins = [em.flat(s) for s in srcs]
-
-    def body(i):
-        values = [em.load(b, [i]) for b in ins]
-        em.store(scalar(em, *values), out, [i])
-
-    em.loop(0, n, body)
+def _elem(v: SSAValue) -> Attribute:
+    return v.type.get_element_type()  # type: ignore[attr-defined]
 
 
-@lowers("glow_ir.element_add")
-def element_add(instr, em):
-    _elementwise(instr, em, lambda em, a, b: em.value(arith.AddfOp(a, b)))
+def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> PassFailedException:
+    return PassFailedException(
+        f"convert-glow-ir-to-loops: {instr.name} on element type {t} is not supported")
 
 
-@lowers("glow_ir.relu")
-def relu(instr, em):
-    def scalar(em, x):
-        zero = em.const(0.0, x.type)
-        return em.value(arith.MaximumfOp(x, zero))
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, _FLOATS)
 
-    _elementwise(instr, em, scalar)
+
+def _width(t: Attribute) -> int:
+    if isinstance(t, IntegerType):
+        return t.width.data
+    if isinstance(t, (Float16Type, BFloat16Type)):
+        return 16
+    return 32 if isinstance(t, Float32Type) else 64
+
+
+def _unsigned(t: Attribute) -> bool:
+    """Stored values compare and convert as unsigned: ui*, quantized on ui*, and i1."""
+    if isinstance(t, QuantizedType):
+        t = t.storage
+    return isinstance(t, IntegerType) and (
+        t.signedness.data == Signedness.UNSIGNED or t.width.data == 1)
+
+
+def _int_range(t: Attribute) -> tuple[int, int]:
+    if isinstance(t, QuantizedType):
+        t = t.storage
+    w = t.width.data  # type: ignore[attr-defined]
+    if _unsigned(t):
+        return 0, (1 << w) - 1
+    return -(1 << (w - 1)), (1 << (w - 1)) - 1
+
+
+def _check(instr: glow_ir.InstrOp) -> None:
+    for v in instr.operands:
+        t = _elem(v)
+        s = t.storage if isinstance(t, QuantizedType) else t
+        if isinstance(s, IntegerType) and s.width.data in (1, 8, 16, 32, 64):
+            continue
+        if _is_float(s):
+            continue
+        raise _unsupported(instr, t)
+
+
+# ====================================================================== scalar helpers
+
+
+_ROUND: list[Attribute | None] = [None]
+"""While a 16-bit float kind computes in f32: the 16-bit type every f32 result and
+constant is rounded to, as numpy's float16 (and ml_dtypes' bfloat16) ops round each
+step. (f32 has enough bits that the double rounding is the correct one for + - * / sqrt.)"""
+
+
+def _v(em: Emitter, op) -> SSAValue:
+    r = em.value(op)
+    t = _ROUND[0]
+    if t is not None and r.type == f32:
+        r = em.value(arith.ExtFOp(em.value(arith.TruncFOp(r, t)), f32))
+    return r
+
+
+def _c(em: Emitter, value, t: Attribute) -> SSAValue:
+    r = _ROUND[0]
+    if r is not None and t == f32:
+        value = float(np.array(value, np.float32).astype(numpy_dtype(r)).astype(np.float32))
+    return em.const(value, t)
+
+
+def _compute(em: Emitter, fn, dest: Attribute, ct: Attribute, *args: SSAValue) -> SSAValue:
+    """`fn(em, *args)` on float values of type `ct`, rounded to `dest` step by step when
+    `dest` is a 16-bit float computed in f32."""
+    saved = _ROUND[0]
+    _ROUND[0] = dest if ct == f32 and _width(dest) == 16 else None
+    try:
+        return fn(em, *args)
+    finally:
+        _ROUND[0] = saved
+
+
+def _to_float(em: Emitter, x: SSAValue, t: Attribute) -> SSAValue:
+    """Float `x` as float type `t` (extend exactly or round to nearest even)."""
+    if x.type == t:
+        return x
+    if _width(x.type) < _width(t):
+        return em.value(arith.ExtFOp(x, t))
+    if isinstance(x.type, Float64Type) and _width(t) == 16:
+        x = _f64_to_f32_odd(em, x)
+    return em.value(arith.TruncFOp(x, t))
+
+
+def _f64_to_f32_odd(em: Emitter, x: SSAValue) -> SSAValue:
+    """f64 -> f32 rounding to odd, so that a second rounding to a 16-bit float is the
+    correctly rounded f64 -> f16 (no __truncdfhf2 library call, which JITs lack)."""
+    y = em.value(arith.TruncFOp(x, f32))
+    back = em.value(arith.ExtFOp(y, f64))
+    inexact = _cmpf(em, back, x, "une")
+    bits = em.value(arith.BitcastOp(y, i32))
+    past = _cmpf(em, em.value(mmath.AbsFOp(back)), em.value(mmath.AbsFOp(x)), "ogt")
+    bits = _sel(em, past, em.value(arith.SubiOp(bits, _c(em, 1, i32))), bits)
+    odd = em.value(arith.OrIOp(bits, _c(em, 1, i32)))
+    return em.value(arith.BitcastOp(_sel(em, inexact, odd, bits), f32))
+
+
+def _compute_type(t: Attribute) -> Attribute:
+    return f32 if isinstance(t, (Float16Type, BFloat16Type)) else t
+
+
+def _sel(em: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+    return _v(em, arith.SelectOp(cond, a, b))
+
+
+def _cmpf(em: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
+    return _v(em, arith.CmpfOp(a, b, pred))
+
+
+def _cmpi(em: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
+    return _v(em, arith.CmpiOp(a, b, pred))
+
+
+def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
+    """Signless `x` to signless integer type `t`: wraps (truncates), or extends by the
+    source's signedness."""
+    wx, wt = _width(x.type), _width(t)
+    if wx == wt:
+        return x
+    if wx > wt:
+        return _v(em, arith.TruncIOp(x, t))
+    return _v(em, arith.ExtUIOp(x, t) if unsigned else arith.ExtSIOp(x, t))
+
+
+def _int_to_float(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
+    return _v(em, arith.UIToFPOp(x, t) if unsigned else arith.SIToFPOp(x, t))
+
+
+def _scale(qt: QuantizedType) -> float:
+    return float(np.float32(qt.scale.data))
+
+
+def dequantize(em: Emitter, q: SSAValue, qt: QuantizedType, t: Attribute) -> SSAValue:
+    """`scale * (q - offset)` as float type `t`. Exact in f64; in f32 for storage of at
+    most 16 bits the one rounded product equals the exact one rounded (callers pick)."""
+    wide = i64 if qt.storage.width.data >= 32 else i32
+    centered = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(qt), wide),
+                                   _c(em, qt.offset.data, wide)))
+    real = _int_to_float(em, centered, False, t)
+    return _v(em, arith.MulfOp(real, _c(em, _scale(qt), t)))
+
+
+def quantize(em: Emitter, x: SSAValue, qt: QuantizedType) -> SSAValue:
+    """`clip(round_half_even(x / scale) + offset)` stored as `qt`'s storage integer; the
+    division in x's precision (f32 or f64), NaN giving `offset`."""
+    t = x.type
+    r = _v(em, mmath.RoundEvenOp(_v(em, arith.DivfOp(x, _c(em, _scale(qt), t)))))
+    r = _sel(em, _cmpf(em, r, r, "uno"), _c(em, 0.0, t), r)
+    if qt.storage.width.data >= 32 and t != f64:
+        r = _to_float(em, r, f64)
+        t = f64
+    lo, hi = _int_range(qt)
+    off = qt.offset.data
+    r = _v(em, arith.MaximumfOp(r, _c(em, float(lo - off), t)))
+    r = _v(em, arith.MinimumfOp(r, _c(em, float(hi - off), t)))
+    r = _v(em, arith.AddfOp(r, _c(em, float(off), t)))
+    s = storage_type(qt)
+    return _v(em, arith.FPToUIOp(r, s) if _unsigned(qt) else arith.FPToSIOp(r, s))
+
+
+# ====================================================================== kind wrappers
+
+FloatFn = Callable[..., SSAValue]          # (em, *float values) -> float value
+IntFn = Callable[..., SSAValue]            # (em, unsigned, *int values) -> int value
+
+
+def _float_math(fn: FloatFn, compute: Attribute | None = None):
+    """A float-only kind: sources extended to the compute type (f16/bf16: f32; or
+    `compute`), the result rounded once to the destination type."""
+    def scalar(instr, em, args):
+        _check(instr)
+        t = storage_type(_elem(instr.operands[0]))
+        if not _is_float(t):
+            raise _unsupported(instr, t)
+        ct = compute or _compute_type(t)
+        xs = [_to_float(em, a, ct) for a in args]
+        return _to_float(em, _compute(em, fn, t, ct, *xs), t)
+
+    return scalar
+
+
+def _real_valued(float_fn: FloatFn, int_fn: IntFn | None = None):
+    """An arithmetic kind of float, integer and quantized operands (the reference's
+    `real_valued`): quantized ones computed on f64 reals and requantized."""
+    def scalar(instr, em, args):
+        _check(instr)
+        types = [_elem(v) for v in instr.operands]
+        dest = types[0]
+        if any(isinstance(t, QuantizedType) for t in types):
+            reals = []
+            for a, t in zip(args, types[1:]):
+                if isinstance(t, QuantizedType):
+                    reals.append(dequantize(em, a, t, f64))
+                elif _is_float(t):
+                    reals.append(_to_float(em, a, f64))
+                else:
+                    reals.append(_int_to_float(em, a, _unsigned(t), f64))
+            r = float_fn(em, *reals)
+            if isinstance(dest, QuantizedType):
+                return quantize(em, r, dest)
+            return _to_float(em, r, dest)
+        if _is_float(dest):
+            ct = _compute_type(dest)
+            xs = [_to_float(em, a, ct) for a in args]
+            return _to_float(em, _compute(em, float_fn, dest, ct, *xs), dest)
+        if int_fn is None or _width(dest) == 1:
+            raise _unsupported(instr, dest)
+        return int_fn(em, _unsigned(dest), *args)
+
+    return scalar
+
+
+# ====================================================================== activations
+
+
+def _sigmoid(em: Emitter, x: SSAValue) -> SSAValue:
+    one = _c(em, 1.0, x.type)
+    e = _v(em, mmath.ExpOp(_v(em, arith.NegfOp(x))))
+    return _v(em, arith.DivfOp(one, _v(em, arith.AddfOp(one, e))))
+
+
+def _relu_f(em, x):
+    zero = _c(em, 0.0, x.type)
+    return _sel(em, _cmpf(em, x, zero, "olt"), zero, x)
+
+
+def _relu_i(em, unsigned, x):
+    return x if unsigned else _v(em, arith.MaxSIOp(x, _c(em, 0, x.type)))
+
+
+lowers_elementwise("glow_ir.relu")(_real_valued(_relu_f, _relu_i))
+lowers_elementwise("glow_ir.sigmoid")(_float_math(_sigmoid))
+lowers_elementwise("glow_ir.tanh")(_float_math(lambda em, x: _v(em, mmath.TanhOp(x))))
+lowers_elementwise("glow_ir.swish")(
+    _float_math(lambda em, x: _v(em, arith.MulfOp(x, _sigmoid(em, x)))))
+
+
+@lowers_elementwise("glow_ir.gelu")
+def gelu(instr, em, args):
+    """In f64 and rounded once, as the reference: exact 0.5 x (1 + erf(x / sqrt 2)),
+    "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    approximate = instr.attributes.get("approximate")
+    tanh_form = approximate is not None and approximate.data == "tanh"  # type: ignore[attr-defined]
+
+    def fn(em, x):
+        t = x.type
+        half_x = _v(em, arith.MulfOp(_c(em, 0.5, t), x))
+        if tanh_form:
+            cube = _v(em, arith.MulfOp(_v(em, arith.MulfOp(x, x)), x))
+            poly = _v(em, arith.AddfOp(x, _v(em, arith.MulfOp(_c(em, 0.044715, t), cube))))
+            inner = _v(em, arith.MulfOp(_c(em, pymath.sqrt(2 / pymath.pi), t), poly))
+            g = _v(em, mmath.TanhOp(inner))
+        else:
+            g = _v(em, mmath.ErfOp(_v(em, arith.DivfOp(x, _c(em, pymath.sqrt(2), t)))))
+        return _v(em, arith.MulfOp(half_x, _v(em, arith.AddfOp(_c(em, 1.0, t), g))))
+
+    return _float_math(fn, f64)(instr, em, args)
+
+
+@lowers_elementwise("glow_ir.leaky_relu")
+def leaky_relu(instr, em, args):
+    alpha = instr.attributes["alpha"].value.data  # type: ignore[attr-defined]
+
+    def fn(em, x):
+        t = x.type
+        scaled = _v(em, arith.MulfOp(x, _c(em, alpha, t)))
+        return _sel(em, _cmpf(em, x, _c(em, 0.0, t), "oge"), x, scaled)
+
+    return _float_math(fn)(instr, em, args)
+
+
+@lowers_elementwise("glow_ir.clip")
+def clip(instr, em, args):
+    """min(max(x, min), max), NaN passing through; integers clip to the integers inside
+    [min, max] (within the type's range)."""
+    lo = instr.attributes["min"].value.data  # type: ignore[attr-defined]
+    hi = instr.attributes["max"].value.data  # type: ignore[attr-defined]
+
+    def fn(em, x):
+        t = x.type
+        a, b = _c(em, lo, t), _c(em, hi, t)  # rounded to the array's type, as np.clip
+        y = _sel(em, _cmpf(em, x, a, "olt"), a, x)
+        return _sel(em, _cmpf(em, y, b, "ogt"), b, y)
+
+    def int_fn(em, unsigned, x):
+        t = x.type
+        imin, imax = _int_range(_elem(instr.operands[0]))
+        ilo = min(max(pymath.ceil(lo), imin), imax)
+        ihi = min(max(pymath.floor(hi), imin), imax)
+        mx, mn = (arith.MaxUIOp, arith.MinUIOp) if unsigned else (arith.MaxSIOp, arith.MinSIOp)
+        return _v(em, mn(_v(em, mx(x, _c(em, ilo, t))), _c(em, ihi, t)))
+
+    return _real_valued(fn, int_fn)(instr, em, args)
+
+
+# ====================================================================== unary math
+
+
+def _math(op):
+    return _float_math(lambda em, x: _v(em, op(x)))
+
+
+for _name, _op in {
+    "exp": mmath.ExpOp, "log": mmath.LogOp, "sqrt": mmath.SqrtOp, "floor": mmath.FloorOp,
+    "ceil": mmath.CeilOp, "round": mmath.RoundEvenOp, "sin": mmath.SinOp,
+    "cos": mmath.CosOp, "acos": mmath.AcosOp, "asin": mmath.AsinOp, "atan": mmath.AtanOp,
+}.items():
+    lowers_elementwise(f"glow_ir.element_{_name}")(_math(_op))
+
+
+def _reciprocal(em, x):
+    return _v(em, arith.DivfOp(_c(em, 1.0, x.type), x))
+
+
+lowers_elementwise("glow_ir.element_rsqrt")(
+    _float_math(lambda em, x: _reciprocal(em, _v(em, mmath.SqrtOp(x)))))
+lowers_elementwise("glow_ir.element_reciprocal")(_float_math(_reciprocal))
+# erf: the reference rounds libm's double erf once.
+lowers_elementwise("glow_ir.element_erf")(
+    _float_math(lambda em, x: _v(em, mmath.ErfOp(x)), f64))
+lowers_elementwise("glow_ir.element_abs")(_real_valued(
+    lambda em, x: _v(em, mmath.AbsFOp(x)),
+    lambda em, unsigned, x: x if unsigned else _v(em, mmath.AbsIOp(x))))
+lowers_elementwise("glow_ir.element_neg")(_real_valued(
+    lambda em, x: _v(em, arith.NegfOp(x)),
+    lambda em, unsigned, x: _v(em, arith.SubiOp(_c(em, 0, x.type), x))))
+
+
+@lowers_elementwise("glow_ir.element_not")
+def element_not(instr, em, args):
+    (x,) = args
+    return _v(em, arith.XOrIOp(x, _c(em, 1, i1)))
+
+
+# ====================================================================== binary
+
+
+def _int_div(em: Emitter, unsigned: bool, a: SSAValue, b: SSAValue) -> SSAValue:
+    """a / b toward zero, never trapping: b == 0 gives 0 (the reference raises), and
+    signed b == -1 is a wrapping negation (numpy's INT_MIN // -1)."""
+    t = a.type
+    zero, one = _c(em, 0, t), _c(em, 1, t)
+    if unsigned:
+        safe = _sel(em, _cmpi(em, b, zero, "eq"), one, b)
+        q = _v(em, arith.DivUIOp(a, safe))
+        return _sel(em, _cmpi(em, b, zero, "eq"), zero, q)
+    minus_one = _c(em, -1, t)
+    special = _v(em, arith.OrIOp(_cmpi(em, b, zero, "eq"), _cmpi(em, b, minus_one, "eq")))
+    q = _v(em, arith.DivSIOp(a, _sel(em, special, one, b)))
+    q = _sel(em, _cmpi(em, b, minus_one, "eq"), _v(em, arith.SubiOp(zero, a)), q)
+    return _sel(em, _cmpi(em, b, zero, "eq"), zero, q)
+
+
+def _binary(fop, iop=None, uop=None):
+    def int_fn(em, unsigned, a, b):
+        return _v(em, (uop if unsigned and uop else iop)(a, b))
+
+    return _real_valued(lambda em, a, b: _v(em, fop(a, b)), int_fn if iop else None)
+
+
+lowers_elementwise("glow_ir.element_add")(_binary(arith.AddfOp, arith.AddiOp))
+lowers_elementwise("glow_ir.element_sub")(_binary(arith.SubfOp, arith.SubiOp))
+lowers_elementwise("glow_ir.element_mul")(_binary(arith.MulfOp, arith.MuliOp))
+lowers_elementwise("glow_ir.element_max")(
+    _binary(arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp))
+lowers_elementwise("glow_ir.element_min")(
+    _binary(arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp))
+lowers_elementwise("glow_ir.element_div")(
+    _real_valued(lambda em, a, b: _v(em, arith.DivfOp(a, b)), _int_div))
+lowers_elementwise("glow_ir.element_pow")(
+    _float_math(lambda em, a, b: _v(em, mmath.PowFOp(a, b))))
+
+
+def _logic(op):
+    def scalar(instr, em, args):
+        return _v(em, op(*args))
+
+    return scalar
+
+
+lowers_elementwise("glow_ir.element_and")(_logic(arith.AndIOp))
+lowers_elementwise("glow_ir.element_or")(_logic(arith.OrIOp))
+lowers_elementwise("glow_ir.element_xor")(_logic(arith.XOrIOp))
+
+
+@lowers_elementwise("glow_ir.prelu")
+def prelu(instr, em, args):
+    def fn(em, x, slope):
+        scaled = _v(em, arith.MulfOp(x, slope))
+        return _sel(em, _cmpf(em, x, _c(em, 0.0, x.type), "oge"), x, scaled)
+
+    return _float_math(fn)(instr, em, args)
+
+
+# ====================================================================== compare, select
+
+
+def _compare(fpred: str, spred: str, upred: str):
+    def scalar(instr, em, args):
+        _check(instr)
+        a, b = args
+        t = _elem(instr.operands[1])
+        if _is_float(t):
+            return _cmpf(em, a, b, fpred)
+        return _cmpi(em, a, b, upred if _unsigned(t) else spred)
+
+    return scalar
+
+
+lowers_elementwise("glow_ir.element_cmp_eq")(_compare("oeq", "eq", "eq"))
+lowers_elementwise("glow_ir.element_cmp_lt")(_compare("olt", "slt", "ult"))
+lowers_elementwise("glow_ir.element_cmp_lte")(_compare("ole", "sle", "ule"))
+
+
+@lowers_elementwise("glow_ir.element_select")
+def element_select(instr, em, args):
+    _check(instr)
+    return _sel(em, *args)
+
+
+# ====================================================================== conversions
+
+
+@lowers_elementwise("glow_ir.convert_to")
+def convert_to(instr, em, args):
+    """Glow's ConvertTo as the reference: float -> int truncates toward zero, saturates,
+    NaN gives 0; anything -> i1 is `!= 0`; int -> int wraps; int -> float rounds to
+    nearest even; float -> float rounds once."""
+    _check(instr)
+    (x,) = args
+    src, dst = _elem(instr.operands[1]), _elem(instr.operands[0])
+    s_dst = storage_type(dst)
+    if _width(s_dst) == 1 and isinstance(s_dst, IntegerType):
+        if _is_float(src):
+            return _cmpf(em, x, _c(em, 0.0, x.type), "une")
+        return _cmpi(em, x, _c(em, 0, x.type), "ne")
+    if _is_float(src) and _is_float(dst):
+        if _width(src) == 16 and _width(dst) == 16 and src != dst:  # f16 <-> bf16
+            return _to_float(em, _to_float(em, x, f32), s_dst)
+        return _to_float(em, x, s_dst)
+    if not _is_float(src) and _is_float(dst):
+        return _int_to_float(em, x, _unsigned(src), s_dst)
+    if not _is_float(src):
+        return _int_to_int(em, x, _unsigned(src), s_dst)
+    # float -> int: trunc toward zero in f64, NaN -> 0, clip to the range.
+    wide = _to_float(em, _to_float(em, x, f32) if _width(src) == 16 else x, f64)
+    lo, hi = _int_range(dst)
+    unsigned = _unsigned(dst)
+    clamped = _v(em, arith.MaximumfOp(wide, _c(em, float(lo), f64)))
+    top = float(hi)  # 2^63 - 1 and 2^64 - 1 round up in f64: handled below
+    exact_top = float(hi) == hi
+    clamped = _v(em, arith.MinimumfOp(clamped, _c(em, top, f64)))
+    fp = arith.FPToUIOp if unsigned else arith.FPToSIOp
+    r = _v(em, fp(clamped, s_dst))
+    if not exact_top:
+        too_big = _cmpf(em, wide, _c(em, top, f64), "oge")
+        r = _sel(em, too_big, _c(em, hi if not unsigned else -1, s_dst), r)
+    return _sel(em, _cmpf(em, wide, wide, "uno"), _c(em, 0, s_dst), r)
+
+
+@lowers_elementwise("glow_ir.quantize")
+def quantize_(instr, em, args):
+    """The reference's `numerics.quantize`: f32 (and f16, widened) inputs divide in f32,
+    f64 inputs in f64."""
+    _check(instr)
+    (x,) = args
+    if _width(x.type) == 16:
+        x = _to_float(em, x, f32)
+    return quantize(em, x, _elem(instr.operands[0]))  # type: ignore[arg-type]
+
+
+@lowers_elementwise("glow_ir.dequantize")
+def dequantize_(instr, em, args):
+    """Exact `scale * (q - offset)` rounded once to the result type."""
+    _check(instr)
+    (q,) = args
+    qt = _elem(instr.operands[1])
+    dest = _elem(instr.operands[0])
+    if isinstance(dest, Float32Type) and qt.storage.width.data <= 16:  # type: ignore[attr-defined]
+        return dequantize(em, q, qt, f32)  # type: ignore[arg-type]
+    return _to_float(em, dequantize(em, q, qt, f64), dest)  # type: ignore[arg-type]
+
+
+@lowers_elementwise("glow_ir.rescale_quantized")
+def rescale_quantized(instr, em, args):
+    """Through an f32 real, as the reference: dequantize to f32, then quantize."""
+    _check(instr)
+    (q,) = args
+    qt = _elem(instr.operands[1])
+    if qt.storage.width.data <= 16:  # type: ignore[attr-defined]
+        real = dequantize(em, q, qt, f32)  # type: ignore[arg-type]
+    else:
+        real = _to_float(em, dequantize(em, q, qt, f64), f32)  # type: ignore[arg-type]
+    return quantize(em, real, _elem(instr.operands[0]))  # type: ignore[arg-type]

@@ -15,7 +15,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import ClassVar
 
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    TensorType,
+    i64,
+)
 from xdsl.irdl import irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
@@ -54,6 +61,7 @@ class CopyOp(InstrOp):
 
     name = "glow_ir.copy"
     ACCESS: ClassVar = (OUT, IN)
+    INPLACE: ClassVar = ((0, 1),)  # a copy onto the same bytes is a no-op (peephole drops it)
 
     def check(self) -> None:
         dest, src = self.operands
@@ -89,12 +97,10 @@ class InsertTensorOp(InstrOp):
         return _int_list(self, "offsets")
 
     def count(self) -> int:
-        a = self.attributes.get("count")
-        return int(a.value.data) if a is not None else 1  # type: ignore[attr-defined]
+        return _int(self, "count", 1)
 
     def axis(self) -> int:
-        a = self.attributes.get("axis")
-        return int(a.value.data) if a is not None else 0  # type: ignore[attr-defined]
+        return _int(self, "axis", 0)
 
     def check(self) -> None:
         dest, src = self.operands
@@ -107,7 +113,18 @@ def _int_list(op: InstrOp, name: str) -> tuple[int, ...]:
     a = op.attributes.get(name)
     if a is None:
         raise VerifyException(f"requires attribute '{name}'")
-    return tuple(int(v) for v in a.get_values())  # type: ignore[attr-defined]
+    if not isinstance(a, DenseArrayBase) or a.elt_type != i64:
+        raise VerifyException(f"attribute '{name}' must be array<i64: ...>, got {a}")
+    return tuple(int(v) for v in a.get_values())
+
+
+def _int(op: InstrOp, name: str, default: int) -> int:
+    a = op.attributes.get(name)
+    if a is None:
+        return default
+    if not isinstance(a, IntegerAttr) or not isinstance(a.type, IntegerType):
+        raise VerifyException(f"attribute '{name}' must be an integer, got {a}")
+    return int(a.value.data)
 
 
 def _same_elem(a, b) -> None:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     TensorType,
     i64,
@@ -62,6 +63,23 @@ ROLES = ("input", "output")
 
 def num_elements(t: MemRefType) -> int:
     return math.prod(t.get_shape())
+
+
+def check_buffer_type(t: MemRefType, what: str) -> None:
+    """Buffers are static, contiguous (identity layout) and of an element type with a
+    byte size: what planning, views and the code generators assume."""
+    from glow_mlir.ir.element_types import numpy_dtype
+
+    if any(d < 0 for d in t.get_shape()):
+        raise VerifyException(f"{what} {t} must have a static shape")
+    if not isinstance(t.layout, NoneAttr):
+        raise VerifyException(f"{what} {t} must have the identity layout")
+    try:
+        numpy_dtype(t.get_element_type())
+    except Exception:  # UnsupportedElementType and friends
+        raise VerifyException(
+            f"{what} {t} has element type {t.get_element_type()}, which has no byte size "
+            f"here") from None
 
 
 # ====================================================================== weights
@@ -103,6 +121,7 @@ class WeightOp(IRDLOperation):
         return self.role.data if self.role is not None else None
 
     def verify_(self) -> None:
+        check_buffer_type(self.type, "weight type")
         if self.mutability.data not in MUTABILITIES:
             raise VerifyException(
                 f"mutability must be constant or mutable, got '{self.mutability.data}'")
@@ -223,6 +242,11 @@ class FuncOp(IRDLOperation):
 
     # ------------------------------------------------------------------ checks
     def verify_(self) -> None:
+        if self.alignment is not None and self.alignment.value.data <= 0:
+            raise VerifyException(f"alignment must be positive, got {self.alignment.value.data}")
+        if self.activations_size is not None and self.activations_size.value.data < 0:
+            raise VerifyException(
+                f"activations_size must be non-negative, got {self.activations_size.value.data}")
         weights = []
         for op in self.declare.block.ops:
             if not isinstance(op, WeightOp):
@@ -322,6 +346,7 @@ class AllocActivationOp(IRDLOperation):
         return buffer_bytes(self.result.type)
 
     def verify_(self) -> None:
+        check_buffer_type(self.result.type, "activation type")
         if self.offset is not None and self.offset.value.data < 0:
             raise VerifyException(f"offset must be non-negative, got {self.offset.value.data}")
 
@@ -406,6 +431,7 @@ class TensorViewOp(IRDLOperation):
     def verify_(self) -> None:
         src, view = self.source.type, self.result.type
         assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
+        check_buffer_type(view, "view type")
         if self.offsets.elt_type != i64:
             raise VerifyException("offsets must be array<i64: ...>")
         if src.get_element_type() != view.get_element_type():
@@ -480,6 +506,16 @@ def weight_of(value: SSAValue) -> WeightOp | None:
             if root.index < len(weights):
                 return weights[root.index]
     return None
+
+
+def drop_plan(func: FuncOp) -> None:
+    """Forget `func`'s memory plan (offsets, arena size): for passes that may lengthen an
+    activation's life, after which the old offsets could overlap (run plan-memory again)."""
+    for name in ("activations_size", "alignment"):
+        func.attributes.pop(name, None)
+    for op in func.body.ops:
+        if isinstance(op, AllocActivationOp):
+            op.attributes.pop("offset", None)
 
 
 def constant_weight_of(value: SSAValue) -> WeightOp | None:

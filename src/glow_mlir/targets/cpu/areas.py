@@ -29,7 +29,7 @@ class Areas:
         for w in func.weights:
             if w.value is not None:
                 place = self.layout.weights[w.sym_name.data]
-                data = np.ascontiguousarray(resource_value(w.value, w)).view(np.uint8).ravel()
+                data = np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
                 self.constant[place.offset:place.offset + place.size] = data
 
     def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -38,7 +38,7 @@ class Areas:
         for (w, place), x in zip(self.inputs, inputs):
             dtype, shape = _dtype_shape(w)
             area[place.offset:place.offset + place.size] = \
-                np.ascontiguousarray(x, dtype=dtype).reshape(shape).view(np.uint8).ravel()
+                np.ascontiguousarray(x, dtype=dtype).reshape(-1).view(np.uint8)
         return area
 
     def new_activations(self) -> np.ndarray:

@@ -260,5 +260,7 @@ class OptimizeInsertsExtractsPass(ModulePass):
     name = "optimize-inserts-extracts"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.transforms.instr.plan_memory import replanning
+
         for func in glow_ir_funcs(op):
-            optimize_inserts_extracts(func)
+            replanning(func, optimize_inserts_extracts)

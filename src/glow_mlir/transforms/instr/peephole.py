@@ -181,5 +181,7 @@ class PeepholePass(ModulePass):
     name = "peephole"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.transforms.instr.plan_memory import replanning
+
         for func in glow_ir_funcs(op):
-            peephole(func)
+            replanning(func, peephole)

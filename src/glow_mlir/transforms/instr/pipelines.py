@@ -3,6 +3,7 @@ in Glow's order (createDefaultIRFunctionOptimizationPipeline in
 lib/Optimizer/IROptimizerPipeline/IRFunctionPassPipeline.cpp), then Glow's inspection
 pipeline (IRVerify), then memory planning and a last check of the planned program:
 
+    verify-instr (the input keeps the rules), then
     peephole, dse, optimize-inserts-extracts (Glow: OptimizeInserts, OptimizeExtracts),
     share-buffers, peephole, hoist-dealloc, sink-alloc, dse, delete-dead-allocs,
     make-weights-const, verify-instr, plan-memory, verify-instr
@@ -40,14 +41,17 @@ OPTIMIZATION_PASSES: tuple[str, ...] = (
 
 PLANNING_PASSES: tuple[str, ...] = ("plan-memory", "verify-instr")
 
-KNOWN_PASSES: tuple[str, ...] = (*OPTIMIZATION_PASSES, "verify-instr", *PLANNING_PASSES)
+KNOWN_PASSES: tuple[str, ...] = tuple(dict.fromkeys(
+    (*OPTIMIZATION_PASSES, "verify-instr", *PLANNING_PASSES)))
 
 
 def instr_pass_names(share_buffers: bool = True, plan: bool = True,
                      disable: tuple[str, ...] = ()) -> list[str]:
     """The passes of the instruction pipeline, in order."""
     check_disable(disable, KNOWN_PASSES)
-    names = [*OPTIMIZATION_PASSES, "verify-instr"]
+    # verify-instr first too: the optimizer assumes the rules hold and would quietly
+    # "repair" a program that breaks them (a use after dealloc, a missing dealloc).
+    names = ["verify-instr", *OPTIMIZATION_PASSES, "verify-instr"]
     if plan:
         names += PLANNING_PASSES
     skip = set(disable) | (set() if share_buffers else {"share-buffers"})

@@ -56,3 +56,15 @@ class PlanMemoryPass(ModulePass):
                 f"plan-memory: alignment must be positive, got {self.alignment}")
         for func in glow_ir_funcs(op):
             plan_function(func, self.alignment)
+
+
+def replanning(func: glow_ir.FuncOp, transform) -> None:
+    """Run `transform(func)`; if `func` was planned, plan it again afterwards, so a pass
+    that lengthens an activation's life (peephole, optimize-inserts-extracts,
+    share-buffers) never leaves two live activations on the same bytes."""
+    align = func.alignment.value.data if func.alignment is not None else None
+    planned = func.activations_size is not None
+    transform(func)
+    if planned:
+        glow_ir.drop_plan(func)
+        plan_function(func, align if align is not None else 64)

@@ -336,5 +336,7 @@ class ShareBuffersPass(ModulePass):
     name = "share-buffers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.transforms.instr.plan_memory import replanning
+
         for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
-            share_buffers(func)
+            replanning(func, share_buffers)

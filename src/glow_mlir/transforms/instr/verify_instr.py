@@ -4,7 +4,9 @@ exactly once, and no instruction reading memory it overwrites unless the operand
 of its in-place pairs on exactly the same bytes.
 
 A violation is an `OpDiagnostic` at the offending instruction, so `glow-opt` prints it as
-`file:line:col: error: ...` and `--verify-diagnostics` can expect it.
+`file:line:col: error: ...` and `--verify-diagnostics` can expect it. On a planned
+function it also checks the plan: two activations live at the same time never share a
+byte of the arena, every offset is aligned and inside it.
 """
 
 from __future__ import annotations
@@ -81,10 +83,40 @@ def verify_instr_function(func: glow_ir.FuncOp) -> None:
             raise OpDiagnostic(alloc, f"{_name(value)} is never deallocated")
 
 
+def verify_plan(func: glow_ir.FuncOp) -> None:
+    """Raise `OpDiagnostic` at the later alloc of two live-together activations that
+    overlap in the arena (or at an alloc outside it or misaligned)."""
+    from glow_mlir.analysis.instr_memory import activation_buffers
+
+    if func.activations_size is None:
+        return
+    size = func.activations_size.value.data
+    align = func.alignment.value.data if func.alignment is not None else 1
+    buffers = activation_buffers(func)
+    for alloc, buf in buffers:
+        if alloc.offset is None:
+            raise OpDiagnostic(alloc, "has no offset in a planned function")
+        off = alloc.offset.value.data
+        if off % align or off + buf.size > size:
+            raise OpDiagnostic(alloc, f"offset {off} ({buf.size} bytes) is misaligned or "
+                                      f"outside the {size}-byte arena (alignment {align})")
+    live: list[tuple[glow_ir.AllocActivationOp, object]] = []
+    for alloc, buf in sorted(buffers, key=lambda ab: ab[1].start):
+        live = [(a, b) for a, b in live if b.end > buf.start]
+        lo = alloc.offset.value.data
+        for other, ob in live:
+            olo = other.offset.value.data
+            if buf.size and ob.size and lo < olo + ob.size and olo < lo + buf.size:
+                raise OpDiagnostic(alloc, f"bytes {lo}..{lo + buf.size} overlap an activation "
+                                          f"live at the same time (bytes {olo}..{olo + ob.size})")
+        live.append((alloc, buf))
+
+
 def verify_instr(module: ModuleOp) -> None:
     for op in module.walk():
         if isinstance(op, glow_ir.FuncOp):
             verify_instr_function(op)
+            verify_plan(op)
 
 
 @dataclass(frozen=True)

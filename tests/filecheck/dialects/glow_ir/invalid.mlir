@@ -367,3 +367,64 @@ glow_ir.func @view_past_end declare {
   // expected-error @+1 {{view of 4 elements at element 6 ends at 10, past the source's 8 elements}}
   %v = glow_ir.tensor_view %x[1, 2] : memref<2x4xf32> to memref<4xf32>
 }
+
+// ===== buffers are static, contiguous and sized; attributes are well-kinded
+
+// -----
+
+glow_ir.func @dynamic declare {
+} program() {
+  // expected-error @+1 {{activation type memref<?xf32> must have a static shape}}
+  %a = glow_ir.alloc_activation : memref<?xf32>
+  glow_ir.dealloc_activation %a : memref<?xf32>
+}
+
+// -----
+
+glow_ir.func @index_elem declare {
+  // expected-error @+1 {{weight type memref<4xindex> has element type index, which has no byte size here}}
+  glow_ir.weight @x mutable input : memref<4xindex>
+} program(%x) {
+}
+
+// -----
+
+glow_ir.func @strided declare {
+  // expected-error @+1 {{must have the identity layout}}
+  glow_ir.weight @x mutable input : memref<4xf32, strided<[2]>>
+} program(%x) {
+}
+
+// -----
+
+// expected-error @+1 {{alignment must be positive, got 0}}
+glow_ir.func @alignment declare {
+} program() {
+} attributes {activations_size = 0 : i64, alignment = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{activations_size must be non-negative, got -1}}
+glow_ir.func @arena declare {
+} program() {
+} attributes {activations_size = -1 : i64}
+
+// -----
+
+glow_ir.func @offsets_kind declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{attribute 'offsets' must be array<i64: ...>, got [0 : i64]}}
+  glow_ir.extract_tensor @out %y, @in %x {offsets = [0]} : memref<2xf32>, memref<4xf32>
+}
+
+// -----
+
+glow_ir.func @count_kind declare {
+  glow_ir.weight @x mutable input : memref<2xf32>
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{attribute 'count' must be an integer, got 1.500000e+00 : f32}}
+  glow_ir.insert_tensor @inout %y, @in %x {offsets = array<i64: 0>, count = 1.5 : f32} : memref<8xf32>, memref<2xf32>
+}

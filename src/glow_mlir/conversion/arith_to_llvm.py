@@ -1,0 +1,244 @@
+"""`convert-arith-to-llvm`: arith ops -> llvm ops, `index` -> i64 everywhere.
+
+Where xDSL's llvm dialect or its llvmlite converter (`xdsl.backend.llvm.convert_op`) lacks
+an op, we use an equivalent that both have:
+- `fptosi`/`fptoui` (not in xDSL's llvm dialect): `llvm.call_intrinsic
+  "llvm.fpto{s,u}i.sat.*"`. They agree with plain fptosi on every value it defines (it
+  gives poison out of range), and LLVM vectorizes them.
+- `uitofp` (not in the dialect): zero-extend to a wider integer, then `sitofp` (exact).
+- `maximumf`/`minimumf` (NaN-propagating, like numpy): `call_intrinsic "llvm.maximum.*"`;
+  `maxnumf`/`minnumf` map to xDSL's `llvm.intr.maxnum`/`minnum`.
+- integer min/max: icmp + select (LLVM turns them into smax/umin... itself).
+- `cmpf false/true`: an i1 constant (the converter mishandles those two predicates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    VectorType,
+    i1,
+)
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.loops_to_llvm import converted_operands, llvm_type, replace
+
+
+def element(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+def intrinsic_suffix(t: Attribute) -> str:
+    """LLVM's type mangling of an intrinsic name: f32, i8, v8f32."""
+    e = element(t)
+    name = f"i{e.width.data}" if isinstance(e, IntegerType) else f"f{e.bitwidth}"  # type: ignore[attr-defined]
+    return f"v{t.get_shape()[0]}{name}" if isinstance(t, VectorType) else name
+
+
+def with_shape(t: Attribute, like: Attribute) -> Attribute:
+    """Scalar type `t`, or a vector of `t` shaped like `like`."""
+    return VectorType(t, like.get_shape()) if isinstance(like, VectorType) else t
+
+
+def int_width(t: Attribute) -> int:
+    return element(t).width.data  # type: ignore[attr-defined]
+
+
+def fastmath(op: Operation) -> llvm.FastMathAttr:
+    """arith's fast-math flags as llvm's (the flag sets are the same)."""
+    flags = op.properties.get("fastmath")
+    if flags is None or not flags.data:  # type: ignore[attr-defined]
+        return llvm.FastMathAttr(None)
+    return llvm.FastMathAttr(tuple(FastMathFlag(str(f)) for f in flags.data))  # type: ignore[attr-defined]
+
+
+def overflow(op: Operation) -> llvm.OverflowAttr:
+    """arith's nsw/nuw as llvm's."""
+    flags = op.properties.get("overflowFlags")
+    if flags is None or not flags.data:  # type: ignore[attr-defined]
+        return llvm.OverflowAttr(None)
+    return llvm.OverflowAttr(tuple(llvm.OverflowFlag(str(f)) for f in flags.data))  # type: ignore[attr-defined]
+
+
+def constant(value: int | float, t: Attribute) -> llvm.ConstantOp:
+    from xdsl.dialects.builtin import FloatAttr
+
+    if isinstance(t, IntegerType):
+        return llvm.ConstantOp(IntegerAttr(int(value), t), t)
+    return llvm.ConstantOp(FloatAttr(float(value), t), t)  # type: ignore[arg-type]
+
+
+Lowering = Callable[[Operation, list[SSAValue]], list[Operation]]
+
+_INT_OVERFLOW: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
+    arith.ShLIOp: llvm.ShlOp,
+}
+_INT_PLAIN: dict[type[Operation], type[Operation]] = {
+    arith.DivSIOp: llvm.SDivOp, arith.DivUIOp: llvm.UDivOp, arith.RemSIOp: llvm.SRemOp,
+    arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp, arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp, arith.ShRSIOp: llvm.AShrOp, arith.ShRUIOp: llvm.LShrOp,
+}
+_FLOAT: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+_INT_MINMAX = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt",
+               arith.MinUIOp: "ult"}
+
+
+def _constant(op: arith.ConstantOp, _: list[SSAValue]) -> list[Operation]:
+    t = llvm_type(op.result.type)
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        value = IntegerAttr(value.value.data, element(t))  # type: ignore[arg-type]
+    elif isinstance(value, DenseIntOrFPElementsAttr) and t != op.result.type:
+        value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())  # type: ignore[arg-type]
+    return [llvm.ConstantOp(value, t)]
+
+
+def _cmpi(op: arith.CmpiOp, args: list[SSAValue]) -> list[Operation]:
+    name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    pred = llvm.ICmpPredicateFlag(name).to_int()
+    return [llvm.ICmpOp(args[0], args[1], IntegerAttr(pred, 64))]
+
+
+def _cmpf(op: arith.CmpfOp, args: list[SSAValue]) -> list[Operation]:
+    name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    if name in ("false", "true"):
+        if isinstance(op.result.type, VectorType):
+            raise PassFailedException("convert-arith-to-llvm: vector cmpf false/true")
+        return [constant(int(name == "true"), i1)]
+    return [llvm.FCmpOp(args[0], args[1], name)]
+
+
+def _int_minmax(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    pred = llvm.ICmpPredicateFlag(_INT_MINMAX[type(op)]).to_int()
+    cmp = llvm.ICmpOp(args[0], args[1], IntegerAttr(pred, 64))
+    return [cmp, llvm.SelectOp(cmp, args[0], args[1])]
+
+
+def _float_minmax(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    if isinstance(op, arith.MaxnumfOp):
+        return [llvm.VectorFMaxOp(args[0], args[1], fastmath(op))]
+    if isinstance(op, arith.MinnumfOp):
+        return [llvm.VectorFMinOp(args[0], args[1], fastmath(op))]
+    which = "maximum" if isinstance(op, arith.MaximumfOp) else "minimum"
+    t = op.results[0].type
+    return [llvm.CallIntrinsicOp(f"llvm.{which}.{intrinsic_suffix(t)}", args, [t])]
+
+
+def _int_resize(value: SSAValue, to: Attribute, signed: bool) -> list[Operation]:
+    """sext/zext/trunc (or nothing) from `value`'s integer type to `to`."""
+    a, b = int_width(value.type), int_width(to)
+    if a == b:
+        return []
+    if a > b:
+        return [llvm.TruncOp(value, to)]
+    return [llvm.SExtOp(value, to) if signed else llvm.ZExtOp(value, to)]
+
+
+def _resize(signed: bool) -> Lowering:
+    def lower(op: Operation, args: list[SSAValue]) -> list[Operation]:
+        ops = _int_resize(args[0], llvm_type(op.results[0].type), signed)
+        return ops
+
+    return lower
+
+
+def _uitofp(op: arith.UIToFPOp, args: list[SSAValue]) -> list[Operation]:
+    width = int_width(args[0].type)
+    if width >= 64:
+        raise PassFailedException("convert-arith-to-llvm: uitofp from i64 is not supported")
+    wide = with_shape(IntegerType(64 if width >= 32 else 32), args[0].type)
+    ext = llvm.ZExtOp(args[0], wide)
+    return [ext, llvm.SIToFPOp(ext, op.result.type)]
+
+
+def _fptoi(signed: bool) -> Lowering:
+    def lower(op: Operation, args: list[SSAValue]) -> list[Operation]:
+        t = op.results[0].type
+        name = f"llvm.fpto{'s' if signed else 'u'}i.sat." \
+               f"{intrinsic_suffix(t)}.{intrinsic_suffix(args[0].type)}"
+        return [llvm.CallIntrinsicOp(name, args, [t])]
+
+    return lower
+
+
+def _select(op: arith.SelectOp, args: list[SSAValue]) -> list[Operation]:
+    return [llvm.SelectOp(*args)]
+
+
+def _negf(op: arith.NegfOp, args: list[SSAValue]) -> list[Operation]:
+    return [llvm.FNegOp(args[0], fastmath(op))]
+
+
+def _remf(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    return [llvm.FRemOp(args[0], args[1], fastmath(op))]
+
+
+def _cast(cls: type[Operation]) -> Lowering:
+    return lambda op, args: [cls(args[0], op.results[0].type)]  # type: ignore[call-arg]
+
+
+LOWERINGS: dict[type[Operation], Lowering] = {
+    arith.ConstantOp: _constant,  # type: ignore[dict-item]
+    arith.CmpiOp: _cmpi,  # type: ignore[dict-item]
+    arith.CmpfOp: _cmpf,  # type: ignore[dict-item]
+    arith.SelectOp: _select,  # type: ignore[dict-item]
+    arith.NegfOp: _negf,  # type: ignore[dict-item]
+    arith.SIToFPOp: _cast(llvm.SIToFPOp),
+    arith.UIToFPOp: _uitofp,  # type: ignore[dict-item]
+    arith.FPToSIOp: _fptoi(True),
+    arith.FPToUIOp: _fptoi(False),
+    arith.ExtFOp: _cast(llvm.FPExtOp),
+    arith.TruncFOp: _cast(llvm.FPTruncOp),
+    arith.BitcastOp: _cast(llvm.BitcastOp),
+    arith.ExtSIOp: _resize(True),
+    arith.ExtUIOp: _resize(False),
+    arith.TruncIOp: _resize(True),
+    arith.IndexCastOp: _resize(True),
+    **{k: _int_minmax for k in _INT_MINMAX},
+    **{k: _float_minmax for k in (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
+                                  arith.MinnumfOp)},
+    **{k: (lambda c: lambda op, a: [c(a[0], a[1], overflow=overflow(op))])(v)
+       for k, v in _INT_OVERFLOW.items()},
+    **{k: (lambda c: lambda op, a: [c(a[0], a[1])])(v) for k, v in _INT_PLAIN.items()},
+    **{k: (lambda c: lambda op, a: [c(a[0], a[1], fastmath(op))])(v)
+       for k, v in _FLOAT.items()},
+}
+if hasattr(arith, "IndexCastUIOp"):
+    LOWERINGS[arith.IndexCastUIOp] = _resize(False)
+if hasattr(arith, "RemFOp"):
+    LOWERINGS[arith.RemFOp] = _remf
+
+
+def lower_op(op: Operation) -> None:
+    lowering = LOWERINGS.get(type(op))
+    if lowering is None:
+        raise PassFailedException(f"convert-arith-to-llvm: no lowering for {op.name}")
+    args = converted_operands(op)
+    new = lowering(op, args)
+    replace(op, new, None if new else args)
+
+
+@dataclass(frozen=True)
+class ConvertArithToLLVMPass(ModulePass):
+    """arith ops to llvm ops, index to i64 (see module docstring)."""
+
+    name = "convert-arith-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for o in [o for o in op.walk() if o.dialect_name() == "arith"]:
+            lower_op(o)

@@ -1,0 +1,77 @@
+"""`convert-func-to-llvm`: `func.func` -> `llvm.func`, `func.return` -> `llvm.return`,
+`func.call` -> `llvm.call`.
+
+Memref arguments become bare `!llvm.ptr`s (MLIR's bare-pointer calling convention):
+every memref in the CPU backend's IR has a static shape, and the entry point is Glow's
+bundle API, three base pointers. Argument attributes (`llvm.noalias`, which lets LLVM
+vectorize across the three areas) are kept. Bodies are moved, not copied; the other
+dialects' ops inside are left to their own passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from glow_mlir.conversion.loops_to_llvm import (
+    check_memref,
+    convert_block_args,
+    converted_operands,
+    llvm_type,
+    ops_of,
+    replace,
+)
+
+
+def _function_type(t) -> llvm.LLVMFunctionType:
+    if len(t.outputs) > 1:
+        raise ValueError("functions with several results are not supported")
+    out = llvm_type(t.outputs.data[0]) if t.outputs.data else llvm.LLVMVoidType()
+    return llvm.LLVMFunctionType([llvm_type(i) for i in t.inputs], out)
+
+
+def convert_func(op: func.FuncOp) -> llvm.FuncOp:
+    for t in op.function_type.inputs:
+        if isinstance(t, MemRefType):
+            check_memref(t, f"convert-func-to-llvm: @{op.sym_name.data}")
+    body = Region()
+    op.body.move_blocks(body)
+    if body.blocks:
+        convert_block_args(body.blocks[0])
+    linkage = llvm.LinkageAttr("external")
+    props = {"arg_attrs": op.arg_attrs, "res_attrs": op.res_attrs}
+    new = llvm.FuncOp(op.sym_name.data, _function_type(op.function_type), linkage=linkage,
+                      body=body, other_props={k: v for k, v in props.items() if v})
+    for name, value in op.attributes.items():
+        new.attributes[name] = value
+    return new
+
+
+@dataclass(frozen=True)
+class ConvertFuncToLLVMPass(ModulePass):
+    """func ops to llvm (see module docstring)."""
+
+    name = "convert-func-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for ret in ops_of(op, func.ReturnOp):
+            values = converted_operands(ret)
+            if len(values) > 1:
+                raise ValueError("returning several values is not supported")
+            replace(ret, [llvm.ReturnOp(values[0] if values else None)])
+        for call in ops_of(op, func.CallOp):
+            results = [llvm_type(t) for t in call.result_types]
+            new = llvm.CallOp(call.callee.string_value(), *converted_operands(call),
+                              return_type=results[0] if results else None)
+            replace(call, [new])
+        for f in ops_of(op, func.FuncOp):
+            new = convert_func(f)
+            Rewriter.insert_op(new, InsertPoint.before(f))
+            f.detach()
+            f.erase()

@@ -1,0 +1,179 @@
+"""Soft-max and normalizations: soft_max, log_soft_max, batch_normalization,
+layer_normalization, local_response_normalization.
+
+Each views its buffers as [outer, axis, inner] (the axis it works along in the middle) and
+keeps the innermost loop on the contiguous `inner` dimension when there is one. Soft-max
+subtracts the row maximum before exp, as the reference (numerically stable); reductions use
+the `reassoc contract` fast-math flags so LLVM vectorizes them. f16 and bf16 compute in
+f32 (loads widened, stores narrowed).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, math
+
+from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_linalg import (
+    FAST,
+    attrs,
+    fadd,
+    fdiv,
+    fmul,
+    fsub,
+    ld,
+    require_float,
+    shape,
+    size,
+    st,
+    view,
+)
+
+
+def _split(dims, axis: int) -> tuple[int, int, int]:
+    axis %= len(dims)
+    return size(dims[:axis]), dims[axis], size(dims[axis + 1:])
+
+
+# ====================================================================== soft-max
+
+
+def _soft_max(instr, em: Emitter, log: bool) -> None:
+    ct = require_float(instr)
+    out, x = instr.operands
+    outer, a, inner = _split(shape(x), attrs(instr).int_attr("axis", -1))
+    X, O = view(em, x, [outer, a, inner]), view(em, out, [outer, a, inner])
+
+    def row(o, i):
+        """Along the axis at (o, i): max, then sum of exp(x - max), then the results
+        (strided by `inner` when the axis is not the last one)."""
+        first = ld(em, X, [o, em.index(0), i], ct)
+        mx = em.loop_reduce(1, a, first, lambda j, m: em.value(
+            arith.MaximumfOp(m, ld(em, X, [o, j, i], ct))))
+
+        def exp_sum(j, s):
+            e = em.value(math.ExpOp(fsub(em, ld(em, X, [o, j, i], ct), mx)))
+            if not log:
+                st(em, e, O, [o, j, i])
+            return fadd(em, s, e)
+
+        total = em.loop_reduce(0, a, em.const(0.0, ct), exp_sum)
+        if log:
+            shift = fadd(em, mx, em.value(math.LogOp(total)))
+            em.loop(0, a, lambda j: st(em, fsub(em, ld(em, X, [o, j, i], ct), shift),
+                                       O, [o, j, i]))
+        else:
+            inv = fdiv(em, em.const(1.0, ct), total)
+            em.loop(0, a, lambda j: st(em, fmul(em, ld(em, O, [o, j, i], ct), inv),
+                                       O, [o, j, i]))
+
+    em.loop_nest([outer, inner], lambda iv: row(*iv))
+
+
+@lowers("glow_ir.soft_max")
+def soft_max(instr, em: Emitter) -> None:
+    _soft_max(instr, em, log=False)
+
+
+@lowers("glow_ir.log_soft_max")
+def log_soft_max(instr, em: Emitter) -> None:
+    _soft_max(instr, em, log=True)
+
+
+# ====================================================================== normalizations
+
+
+@lowers("glow_ir.batch_normalization")
+def batch_normalization(instr, em: Emitter) -> None:
+    """(x - mean[c]) * (scale[c] / sqrt(var[c] + eps)) + bias[c]; the channel factor is
+    computed once per channel, outside the contiguous inner loop."""
+    ct = require_float(instr)
+    a = attrs(instr)
+    out, x, scale, bias, mean, var = instr.operands
+    outer, ch, inner = _split(shape(x), a.int_attr("channel_idx", 1))
+    eps = a.float_attr("epsilon", 1e-5)
+    X, O = view(em, x, [outer, ch, inner]), view(em, out, [outer, ch, inner])
+    S, B, M, V = (em.buffer(v) for v in (scale, bias, mean, var))
+
+    def channel(iv):
+        o, c = iv
+        rstd = em.value(math.SqrtOp(fadd(em, ld(em, V, [c], ct), em.const(eps, ct))))
+        factor = fdiv(em, ld(em, S, [c], ct), rstd)
+        mu, beta = ld(em, M, [c], ct), ld(em, B, [c], ct)
+        em.loop(0, inner, lambda i: st(
+            em, fadd(em, fmul(em, fsub(em, ld(em, X, [o, c, i], ct), mu), factor), beta),
+            O, [o, c, i]))
+
+    em.loop_nest([outer, ch], channel)
+
+
+@lowers("glow_ir.layer_normalization")
+def layer_normalization(instr, em: Emitter) -> None:
+    """Per row of the trailing dims `scale` has: mean, then the biased variance of
+    x - mean (two passes, as the reference), then (x - mean) / sqrt(var + eps) * scale +
+    bias."""
+    ct = require_float(instr)
+    out, x, scale, bias = instr.operands
+    s = size(shape(scale))
+    rows = size(shape(x)) // s
+    eps = attrs(instr).float_attr("epsilon", 1e-5)
+    X, O = view(em, x, [rows, s]), view(em, out, [rows, s])
+    S, B = em.flat(scale), em.flat(bias)
+    inv_n = em.const(1.0 / s, ct)
+
+    def row(r):
+        total = em.loop_reduce(0, s, em.const(0.0, ct),
+                               lambda i, acc: fadd(em, acc, ld(em, X, [r, i], ct)))
+        mean = fmul(em, total, inv_n)
+
+        def sq(i, acc):
+            d = fsub(em, ld(em, X, [r, i], ct), mean)
+            return fadd(em, acc, fmul(em, d, d))
+
+        var = fmul(em, em.loop_reduce(0, s, em.const(0.0, ct), sq), inv_n)
+        rstd = fdiv(em, em.const(1.0, ct),
+                    em.value(math.SqrtOp(fadd(em, var, em.const(eps, ct)))))
+        em.loop(0, s, lambda i: st(em, fadd(em, fmul(em, fmul(
+            em, fsub(em, ld(em, X, [r, i], ct), mean), rstd), ld(em, S, [i], ct)),
+            ld(em, B, [i], ct)), O, [r, i]))
+
+    em.loop(0, rows, row)
+
+
+@lowers("glow_ir.local_response_normalization")
+def local_response_normalization(instr, em: Emitter) -> None:
+    """x / (k + alpha / size * sum of x^2 over the channels [c - h, c + h] that exist) ^
+    beta. Channels whose window is whole are one loop; the few near either end have their
+    own clipped windows, unrolled at generation time (no bounds checks in any loop)."""
+    ct = require_float(instr)
+    a = attrs(instr)
+    half = a.int_attr("half_window_size")
+    win = 2 * half + 1
+    alpha, beta, k = a.float_attr("alpha", 1e-4), a.float_attr("beta", 0.75), a.float_attr("k", 1.0)
+    out, x = instr.operands
+    dims = shape(x)
+    outer, c, inner = _split(dims, 1 if a.str_attr("layout", "NCHW") == "NCHW" else 3)
+    X, O = view(em, x, [outer, c, inner]), view(em, out, [outer, c, inner])
+
+    def point(o, ci, i, lo: int, hi: int) -> None:
+        """out at channel ci (an index value) whose window is ci + [lo, hi)."""
+        s = em.const(0.0, ct)
+        for d in range(lo, hi):
+            v = ld(em, X, [o, em.add_index(ci, d), i], ct)
+            s = fadd(em, s, fmul(em, v, v))
+        base = fadd(em, em.const(k, ct), fmul(em, em.const(alpha / win, ct), s))
+        p = em.value(math.PowFOp(base, em.const(beta, ct)))
+        st(em, fdiv(em, ld(em, X, [o, ci, i], ct), p), O, [o, ci, i])
+
+    def channels(o, i_loop):
+        interior = (min(half, c), max(min(half, c), c - half))
+        for ci in [*range(0, interior[0]), *range(interior[1], c)]:
+            lo, hi = max(-half, -ci), min(half, c - 1 - ci) + 1
+            i_loop(lambda i, ci=ci, lo=lo, hi=hi: point(o, em.index(ci), i, lo, hi))
+        em.loop(*interior, lambda ci: i_loop(lambda i: point(o, ci, i, -half, half + 1)))
+
+    if inner == 1:
+        # NHWC: the channel loop is the contiguous one
+        em.loop(0, outer, lambda o: channels(o, lambda body: body(em.index(0))))
+    else:
+        em.loop(0, outer, lambda o: channels(o, lambda body: em.loop(0, inner, body)))

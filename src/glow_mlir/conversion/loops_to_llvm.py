@@ -1,0 +1,134 @@
+"""`convert-loops-to-llvm`: the CPU backend's loop IR (func, scf, arith, math, memref on
+static memrefs) to the LLVM dialect that `xdsl.backend.llvm.convert_module` takes.
+
+xDSL 0.74 has no convert-{func,arith,cf,math,memref}-to-llvm (DESIGN.md section 4), so
+each is a small pass of its own in this package. They convert op by op in the MLIR way:
+a value whose type changes (`index` -> i64, a static memref -> `!llvm.ptr`) crosses the
+boundary between converted and not yet converted ops through
+`builtin.unrealized_conversion_cast`, which `reconcile-unrealized-casts` removes at the
+end. So every pass leaves valid IR and they can be tested one at a time.
+
+This module holds the helpers they share, and the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+
+def loops_to_llvm_spec() -> list[str]:
+    """The passes, in order. `cse` must run before `convert-scf-to-cf` (xDSL's cse skips
+    regions with several blocks), so the caller runs it on the loop IR first."""
+    return ["convert-scf-to-cf", "convert-func-to-llvm", "convert-cf-to-llvm",
+            "convert-arith-to-llvm", "convert-math-to-llvm", "convert-memref-to-llvm",
+            "reconcile-unrealized-casts"]
+
+
+@dataclass(frozen=True)
+class ConvertLoopsToLLVMPass(ModulePass):
+    """All of `loops_to_llvm_spec()`, in order."""
+
+    name = "convert-loops-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.transforms.pass_runner import run_pipeline
+
+        run_pipeline(op, ",".join(loops_to_llvm_spec()))
+
+
+# ---------------------------------------------------------------------- type conversion
+def llvm_type(t: Attribute) -> Attribute:
+    """index -> i64 (also in vectors), a static identity-layout memref -> `!llvm.ptr` (a
+    bare pointer: shapes are compile-time constants, Glow's bundle ABI); else `t`."""
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, VectorType) and isinstance(t.element_type, IndexType):
+        return VectorType(i64, t.get_shape())
+    if isinstance(t, MemRefType):
+        return llvm.LLVMPointerType()
+    return t
+
+
+def check_memref(t: MemRefType, where: str) -> None:
+    if any(d < 0 for d in t.get_shape()) or not isinstance(t.layout, NoneAttr):
+        raise PassFailedException(
+            f"{where}: only static identity-layout memrefs are supported, got {t}")
+
+
+def converted(value: SSAValue, before: Operation) -> SSAValue:
+    """`value` in its LLVM type: itself, the input of the cast that made it, or a new
+    cast inserted before `before`."""
+    t = llvm_type(value.type)
+    if t == value.type:
+        return value
+    owner = value.owner
+    if (isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1
+            and owner.inputs[0].type == t):
+        return owner.inputs[0]
+    cast = UnrealizedConversionCastOp.get([value], [t])
+    Rewriter.insert_op(cast, InsertPoint.before(before))
+    return cast.results[0]
+
+
+def converted_operands(op: Operation) -> list[SSAValue]:
+    return [converted(v, op) for v in op.operands]
+
+
+def replace(op: Operation, new_ops: Sequence[Operation],
+            results: Sequence[SSAValue] | None = None) -> None:
+    """Insert `new_ops` before `op`, let `results` (default: the last new op's) take the
+    place of `op`'s results (through a cast back where the type changed), erase `op`."""
+    for new in new_ops:
+        Rewriter.insert_op(new, InsertPoint.before(op))
+    if results is None:
+        results = list(new_ops[-1].results) if new_ops else []
+    for old, new_value in zip(op.results, results, strict=True):
+        if new_value.name_hint is None:
+            new_value.name_hint = old.name_hint
+        if new_value.type != old.type:
+            back = UnrealizedConversionCastOp.get([new_value], [old.type])
+            Rewriter.insert_op(back, InsertPoint.before(op))
+            new_value = back.results[0]
+        old.replace_all_uses_with(new_value)
+    op.detach()
+    op.erase()
+
+
+def convert_block_args(block: Block) -> None:
+    """Give `block`'s arguments their LLVM types; old users see a cast at the block start."""
+    first = block.first_op
+    for index, arg in enumerate(list(block.args)):
+        t = llvm_type(arg.type)
+        if t == arg.type:
+            continue
+        new = block.insert_arg(t, index)
+        new.name_hint = arg.name_hint
+        back = UnrealizedConversionCastOp.get([new], [arg.type])
+        if first is None:
+            block.add_op(back)
+        else:
+            block.insert_op_before(back, first)  # casts in argument order
+        arg.replace_all_uses_with(back.results[0])
+        block.erase_arg(arg)
+
+
+def ops_of(module: ModuleOp, *types: type[Operation]) -> list[Operation]:
+    """The ops of these types, collected before rewriting (the walk must not see new ops)."""
+    return [o for o in module.walk() if isinstance(o, types)]

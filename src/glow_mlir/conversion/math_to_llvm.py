@@ -1,0 +1,132 @@
+"""`convert-math-to-llvm`: math ops -> LLVM intrinsics, or calls to the C library.
+
+Three routes, in order of preference:
+1. the `llvm.intr.*` ops xDSL's llvmlite converter knows (exp, log, sqrt, fabs, ...);
+2. `llvm.call_intrinsic` for other LLVM intrinsics (round, roundeven, trunc, log10, ...):
+   the converter declares them by name and LLVM recognises them;
+3. calls to libm (`tanhf`, `erff`, `atanf`, ...) declared as external `llvm.func`s, for
+   functions LLVM has no intrinsic for (erf) or would only lower to the same libm call.
+   The JIT resolves them in the process (Python links libm); an AOT bundle links -lm.
+   f16 goes through f32 (extend, call, truncate).
+Vector operands are accepted by routes 1 and 2 only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm, math
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+    VectorType,
+    f32,
+    i1,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.arith_to_llvm import constant, intrinsic_suffix
+from glow_mlir.conversion.loops_to_llvm import converted_operands, replace
+
+_LLVM_OPS: dict[type[Operation], type[Operation]] = {
+    math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
+    math.AbsFOp: llvm.FAbsOp, math.FloorOp: llvm.FFloorOp, math.CeilOp: llvm.FCeilOp,
+    math.SinOp: llvm.FSinOp, math.CosOp: llvm.FCosOp, math.Exp2Op: llvm.FExp2Op,
+    math.Log2Op: llvm.FLog2Op,
+}
+_LLVM_BINARY: dict[type[Operation], type[Operation]] = {
+    math.PowFOp: llvm.FPowOp, math.CopySignOp: llvm.FCopySignOp,
+}
+_INTRINSICS: dict[type[Operation], str] = {
+    math.RoundOp: "llvm.round", math.RoundEvenOp: "llvm.roundeven",
+    math.TruncOp: "llvm.trunc", math.Log10Op: "llvm.log10",
+}
+_LIBM: dict[type[Operation], str] = {
+    math.TanhOp: "tanh", math.ErfOp: "erf", math.AtanOp: "atan", math.AcosOp: "acos",
+    math.AsinOp: "asin", math.TanOp: "tan", math.SinhOp: "sinh", math.CoshOp: "cosh",
+    math.AsinhOp: "asinh", math.AcoshOp: "acosh", math.AtanhOp: "atanh",
+    math.CbrtOp: "cbrt", math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
+    math.Atan2Op: "atan2",
+}
+
+
+class _Libm:
+    """External declarations of the libm functions a module calls, made once each."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.declared = {o.sym_name.data for o in module.ops if isinstance(o, llvm.FuncOp)}
+
+    def call(self, name: str, args: list[SSAValue]) -> list[Operation]:
+        t = args[0].type
+        if isinstance(t, VectorType):
+            raise PassFailedException(f"convert-math-to-llvm: no vector form of {name}")
+        ops: list[Operation] = []
+        if isinstance(t, Float16Type):
+            ext = [llvm.FPExtOp(a, f32) for a in args]
+            ops += ext
+            args = [e.results[0] for e in ext]
+        symbol = name if isinstance(args[0].type, Float64Type) else name + "f"
+        ct = args[0].type
+        if symbol not in self.declared:
+            self.declared.add(symbol)
+            decl = llvm.FuncOp(symbol, llvm.LLVMFunctionType([ct] * len(args), ct),
+                               linkage=llvm.LinkageAttr("external"))
+            self.module.body.block.add_op(decl)
+        ops.append(llvm.CallOp(symbol, *args, return_type=ct))
+        if isinstance(t, Float16Type):
+            ops.append(llvm.FPTruncOp(ops[-1].results[0], t))
+        return ops
+
+
+def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
+    args = converted_operands(op)
+    t = op.results[0].type
+    if type(op) in _LLVM_OPS:
+        if isinstance(op, math.AbsFOp):
+            return [llvm.FAbsOp(args[0], t)]
+        return [_LLVM_OPS[type(op)](args[0])]  # type: ignore[call-arg]
+    if type(op) in _LLVM_BINARY:
+        return [_LLVM_BINARY[type(op)](args[0], args[1])]  # type: ignore[call-arg]
+    if type(op) in _INTRINSICS:
+        return [llvm.CallIntrinsicOp(f"{_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}", args, [t])]
+    if type(op) in _LIBM:
+        return libm.call(_LIBM[type(op)], args)
+    if isinstance(op, math.FmaOp):
+        return [llvm.FMAOp(*args)]
+    if isinstance(op, math.RsqrtOp):
+        if isinstance(t, VectorType):
+            raise PassFailedException("convert-math-to-llvm: vector rsqrt")
+        one = constant(1.0, t)
+        root = llvm.FSqrtOp(args[0])
+        return [one, root, llvm.FDivOp(one, root)]
+    if isinstance(op, math.FPowIOp):
+        name = f"llvm.powi.{intrinsic_suffix(t)}.{intrinsic_suffix(args[1].type)}"
+        return [llvm.CallIntrinsicOp(name, args, [t])]
+    if isinstance(op, math.AbsIOp):
+        no_poison = constant(0, i1)  # abs(INT_MIN) is INT_MIN, not poison
+        return [no_poison, llvm.CallIntrinsicOp(f"llvm.abs.{intrinsic_suffix(t)}",
+                                                [args[0], no_poison.results[0]], [t])]
+    raise PassFailedException(f"convert-math-to-llvm: no lowering for {op.name}")
+
+
+@dataclass(frozen=True)
+class ConvertMathToLLVMPass(ModulePass):
+    """math ops to LLVM intrinsics or libm calls (see module docstring)."""
+
+    name = "convert-math-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        libm = _Libm(op)
+        for o in [o for o in op.walk() if o.dialect_name() == "math"]:
+            if not isinstance(o.results[0].type, (Float16Type, Float32Type, Float64Type,
+                                                  VectorType)) and not isinstance(
+                    o, math.AbsIOp):
+                raise PassFailedException(
+                    f"convert-math-to-llvm: {o.name} on {o.results[0].type}")
+            replace(o, lower_op(o, libm))

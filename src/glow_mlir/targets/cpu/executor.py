@@ -1,0 +1,68 @@
+"""The `cpu` backend's executor: an optimized graph -> planned glow_ir -> loop nests ->
+LLVM dialect -> native code (llvmlite MCJIT), run on numpy arrays.
+
+The compiled entry point is Glow's bundle API (three base pointers). The constant area is
+packed once; every `run` makes its own mutable area (inputs in, outputs out) and its own
+activation arena, so `run` may be called from several threads at once (ctypes releases
+the GIL during the native call, so such calls really run in parallel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.tools.errors import UserError
+
+
+class CpuBackendError(UserError):
+    """The CPU backend cannot generate code for this program."""
+
+
+def lower_to_llvm(module: ModuleOp) -> None:
+    """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
+    is a CpuBackendError naming every missing instruction kind at once."""
+    from glow_mlir.conversion.loops_to_llvm import loops_to_llvm_spec
+    from glow_mlir.transforms.pass_runner import run_pipeline
+
+    try:
+        run_pipeline(module, "convert-glow-ir-to-loops")
+    except PassFailedException as err:
+        message = str(err)
+        if "no loop generator for" in message:
+            kinds = message.split("no loop generator for", 1)[1].strip()
+            raise CpuBackendError(
+                f"the cpu backend cannot compile this model yet: no code generator for "
+                f"the instruction kinds {kinds}") from None
+        raise
+    run_pipeline(module, ",".join(["cse", *loops_to_llvm_spec()]))
+
+
+class CpuExecutor:
+    """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
+
+    def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
+        from glow_mlir.dialects import glow_ir
+        from glow_mlir.runtime.instructions import lower_to_instructions
+        from glow_mlir.targets.cpu.areas import Areas
+        from glow_mlir.targets.cpu.jit import jit
+
+        self.memory = lower_to_instructions(module, disable)
+        fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
+        self.name = fn.sym_name.data
+        self.areas = Areas(fn)
+        lower_to_llvm(module)
+        self.module = module
+        self.entry = jit(module, self.name)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        mutable = self.areas.new_mutable(inputs)
+        activations = self.areas.new_activations()
+        status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
+                            activations.ctypes.data)
+        if status != 0:
+            raise RuntimeError(f"@{self.name} returned {status}")
+        return self.areas.read_outputs(mutable)

@@ -1,0 +1,123 @@
+// RUN: glow-opt %s --split-input-file --lower-to-instr --glow-instr-pipeline --convert-glow-ir-to-loops --cse | FileCheck %s
+// RUN: glow-opt %s --split-input-file --convert-glow-ir-to-loops --cse | FileCheck %s --check-prefix=VIEW
+
+// Stacking: an element-wise chain over equal element counts is ONE loop. Each input is
+// loaded once per element, intermediates stay in registers (the activation the chain
+// computes in place is never stored: nothing reads it after the chain), and only the
+// output is stored.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:      %constantWeight: memref<1xi8> {llvm.noalias}, %mutableWeight: memref<384xi8> {llvm.noalias}, %activations: memref<{{[0-9]+}}xi8> {llvm.noalias}) -> i32
+// CHECK-DAG:     %[[X:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<384xi8> to memref<32xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<384xi8> to memref<32xf32>
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[I]]] : memref<32xf32>
+// CHECK-NEXT:      %[[B:.*]] = memref.load %{{.*}}[%[[I]]] : memref<32xf32>
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.cmpf olt, %[[SUM]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[RELU:.*]] = arith.select %[[NEG]], %[[ZERO]], %[[SUM]] : f32
+// CHECK-NEXT:      %{{.*}} = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[E:.*]] = arith.negf %[[RELU]] : f32
+// CHECK-NEXT:      %[[EXP:.*]] = math.exp %[[E]] : f32
+// CHECK:           %[[SIG:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.mulf %[[SIG]], %[[A]] : f32
+// CHECK-NEXT:      memref.store %[[R]], %{{.*}}[%[[I]]] : memref<32xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         func.return
+func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = glow.add %x, %y : tensor<4x8xf32>
+  %1 = glow.relu %0 : tensor<4x8xf32>
+  %2 = glow.sigmoid %1 : tensor<4x8xf32>
+  %3 = glow.mul %2, %x : tensor<4x8xf32>
+  func.return %3 : tensor<4x8xf32>
+}
+
+// -----
+
+// A value of the chain that is also an output is stored (once), and read back from its
+// register, not from memory.
+// CHECK-LABEL: func.func @two_outputs(
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[I]]] : memref<16xf32>
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT:      memref.store %[[N]], %[[O1:.*]][%[[I]]] : memref<16xf32>
+// CHECK-NEXT:      %[[T:.*]] = math.tanh %[[N]] : f32
+// CHECK-NEXT:      memref.store %[[T]], %{{.*}}[%[[I]]] : memref<16xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+func.func @two_outputs(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %0 = glow.neg %x : tensor<16xf32>
+  %1 = glow.tanh %0 : tensor<16xf32>
+  func.return %0, %1 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Different element counts: two loops.
+// CHECK-LABEL: func.func @counts(
+// CHECK:         scf.for
+// CHECK:           math.floor {{.*}} : f32
+// CHECK:         scf.for
+// CHECK:           math.ceil {{.*}} : f32
+// CHECK-NOT:     scf.for
+func.func @counts(%x: tensor<8xf32>, %y: tensor<2x8xf32>) -> (tensor<8xf32>, tensor<2x8xf32>) {
+  %0 = glow.floor %x : tensor<8xf32>
+  %1 = glow.ceil %y : tensor<2x8xf32>
+  func.return %0, %1 : tensor<8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Quantized, integer and bool element types load their storage integers (signless).
+// CHECK-LABEL: func.func @types(
+// CHECK:         scf.for
+// CHECK:           memref.load %{{.*}} : memref<6xi8>
+// CHECK:           arith.sitofp {{.*}} : i32 to f32
+// CHECK:           arith.cmpi slt, {{.*}} : i32
+// CHECK:           memref.store %{{.*}} : memref<6xi1>
+func.func @types(%q: tensor<6x!glow.quant<i8, scale = 0.5, offset = 2>>, %a: tensor<6xi32>, %b: tensor<6xi32>) -> (tensor<6xf32>, tensor<6xi1>) {
+  %0 = glow.dequantize %q : tensor<6x!glow.quant<i8, scale = 0.5, offset = 2>> -> tensor<6xf32>
+  %1 = glow.cmp_lt %a, %b : tensor<6xi32> -> tensor<6xi1>
+  func.return %0, %1 : tensor<6xf32>, tensor<6xi1>
+}
+
+// -----
+
+// Planned glow_ir (second RUN line, VIEW prefix). Views: %v1 overlaps %v0 shifted by one
+// element, so the relu writing %v0 and the neg reading %v1 cannot share a loop (iteration
+// i would read element i+1 of the relu's result before it is written). The disjoint
+// halves %h0, %h1 of one buffer stack with the add reading both.
+// VIEW-LABEL: func.func @views(
+// VIEW:         scf.for
+// VIEW:           arith.select
+// VIEW-NEXT:      memref.store
+// VIEW-NEXT:    }
+// VIEW:         scf.for
+// VIEW:           arith.negf
+// VIEW:         }
+// VIEW:         scf.for
+// VIEW:           math.floor
+// VIEW:           math.ceil
+// VIEW:           arith.addf
+// VIEW:         }
+// VIEW-NOT:     scf.for
+// VIEW:         func.return
+glow_ir.func @views declare {
+  glow_ir.weight @x constant input : memref<8xf32>
+  glow_ir.weight @y mutable output : memref<8xf32>
+  glow_ir.weight @z mutable output : memref<4xf32>
+} program(%x, %y, %z) {
+  %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<9xf32>
+  %v0 = glow_ir.tensor_view %a[0] : memref<9xf32> to memref<8xf32>
+  %v1 = glow_ir.tensor_view %a[1] : memref<9xf32> to memref<8xf32>
+  glow_ir.relu @out %v0, @in %x : memref<8xf32>
+  glow_ir.element_neg @out %y, @in %v1 : memref<8xf32>
+  %h0 = glow_ir.tensor_view %a[0] : memref<9xf32> to memref<4xf32>
+  %h1 = glow_ir.tensor_view %a[4] : memref<9xf32> to memref<4xf32>
+  %x0 = glow_ir.tensor_view %x[0] : memref<8xf32> to memref<4xf32>
+  glow_ir.element_floor @out %h0, @in %x0 : memref<4xf32>
+  glow_ir.element_ceil @out %h1, @in %x0 : memref<4xf32>
+  glow_ir.element_add @out %z, @in %h0, @in %h1 : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<9xf32>
+} attributes {activations_size = 64 : i64, alignment = 64 : i64}

@@ -1,0 +1,223 @@
+"""Loop-nest generators of kernels_linalg.py and kernels_nn.py (convolution, pools, dense
+layers, soft-max, normalizations) through the upstream reference path (mlir-opt-22 +
+llvmlite, tests/unit/cpu_upstream.py) against the reference evaluator, on several attribute
+combinations of each kind and on random graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cpu_upstream import have_tools, upstream_runner
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from hypothesis import HealthCheck, given, settings
+from test_evaluator_common import rand, single_op_module, t
+from xdsl.dialects.builtin import f64
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.shapes import image_shape, spatial_out
+from glow_mlir.targets.interpreter import evaluate_module
+
+pytestmark = pytest.mark.skipif(not have_tools(), reason="mlir-opt-22 / mlir-translate-22 missing")
+
+
+def check(op, inputs, result_type, rtol=1e-4, atol=1e-5, **attrs):
+    want = evaluate_module(single_op_module(op, inputs, result_type, **attrs), inputs)
+    run = upstream_runner(single_op_module(op, inputs, result_type, **attrs))
+    assert run is not None, f"no loop generator for {op.name}"
+    got = run(inputs)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+# ====================================================================== convolution
+
+# name: (N, C, H, W, O, kernels, strides, pads [top, left, bottom, right], dilation, group)
+CONVS = {
+    "3x3_same": (2, 3, 7, 7, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "stride2_asymmetric_pads": (1, 3, 9, 8, 5, (3, 3), (2, 2), (0, 1, 2, 1), (1, 1), 1),
+    "dilation2": (1, 2, 9, 9, 3, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1),
+    "group2": (2, 4, 6, 6, 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    "depthwise": (1, 4, 8, 8, 4, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 4),
+    "depthwise_multiplier2": (1, 3, 6, 5, 6, (3, 3), (1, 1), (1, 0, 1, 0), (1, 1), 3),
+    "pointwise_stride2": (1, 8, 6, 6, 4, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "rect_kernel_mixed": (1, 2, 10, 9, 3, (3, 2), (2, 1), (1, 0, 0, 2), (1, 2), 1),
+    "big_pads_7x7": (1, 2, 5, 6, 9, (7, 7), (1, 2), (3, 3, 3, 3), (1, 1), 1),
+    "channels_block_tail": (1, 5, 6, 6, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+}
+ACTIVATIONS = [("none", []), ("relu", []), ("clip", [-0.5, 0.25]), ("leaky_relu", [0.1]),
+               ("sigmoid", []), ("tanh", [])]
+
+
+def _conv(name, layout, **extra):
+    n, c, h, w, o, k, s, p, d, g = CONVS[name]
+    x, f, b = rand(n, c, h, w, seed=1), rand(o, c // g, *k, seed=2), rand(o, seed=3)
+    oh, ow = spatial_out((h, w), k, s, p, d)
+    if layout == "NHWC":
+        x, f = (np.ascontiguousarray(a.transpose(0, 2, 3, 1)) for a in (x, f))
+    attrs = dict(kernels=list(k), strides=list(s), pads=list(p), dilation=list(d), group=g,
+                 layout=layout, **extra)
+    return [x, f, b], t(image_shape(n, o, oh, ow, layout)), attrs
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("name", list(CONVS))
+def test_convolution(name, layout):
+    inputs, rt, attrs = _conv(name, layout)
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("act", ACTIVATIONS, ids=[a for a, _ in ACTIVATIONS])
+def test_convolution_fused_activation(act, layout):
+    inputs, rt, attrs = _conv("group2", layout, fused_activation=act[0],
+                              fused_activation_args=act[1])
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+def test_convolution_f64():
+    inputs, rt, attrs = _conv("3x3_same", "NCHW")
+    inputs = [a.astype(np.float64) for a in inputs]
+    check(glow.ConvolutionOp, inputs, t(rt.get_shape(), f64), rtol=1e-10, atol=1e-12, **attrs)
+
+
+# ====================================================================== dense
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 7, 9), (5, 7, 9), (4, 3, 300), (9, 17, 513)])
+@pytest.mark.parametrize("act", ACTIVATIONS, ids=[a for a, _ in ACTIVATIONS])
+def test_fully_connected(n, k, m, act):
+    check(glow.FullyConnectedOp, [rand(n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)],
+          t([n, m]), fused_activation=act[0], fused_activation_args=act[1])
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 1, 1), (3, 5, 7), (8, 16, 260), (13, 4, 6)])
+def test_mat_mul(n, k, m):
+    check(glow.MatMulOp, [rand(n, k, seed=1), rand(k, m, seed=2)], t([n, m]))
+
+
+@pytest.mark.parametrize("b,n,k,m", [(1, 2, 3, 4), (3, 5, 6, 7), (2, 9, 4, 17)])
+def test_batch_mat_mul(b, n, k, m):
+    check(glow.BatchMatMulOp, [rand(b, n, k, seed=1), rand(b, k, m, seed=2)], t([b, n, m]))
+
+
+@pytest.mark.parametrize("dims", [(6, 1), (3, 5), (2, 3, 4), (2, 2, 3, 5)])
+def test_batched_add(dims):
+    check(glow.BatchedAddOp, [rand(*dims, seed=1), rand(*dims[1:], seed=2)], t(list(dims)))
+
+
+# ====================================================================== pools
+
+# name: (N, C, H, W, kernels, strides, pads)
+POOLS = {
+    "2x2_s2": (1, 3, 8, 8, (2, 2), (2, 2), (0, 0, 0, 0)),
+    "3x3_s2_p1": (2, 2, 9, 7, (3, 3), (2, 2), (1, 1, 1, 1)),
+    "3x3_s1_same": (1, 4, 5, 6, (3, 3), (1, 1), (1, 1, 1, 1)),
+    "asymmetric": (1, 2, 7, 8, (3, 2), (1, 2), (0, 1, 2, 0)),
+    "global": (1, 3, 4, 5, (4, 5), (1, 1), (0, 0, 0, 0)),
+}
+
+
+def _pool(name, layout, **extra):
+    n, c, h, w, k, s, p = POOLS[name]
+    x = rand(n, c, h, w, seed=4)
+    oh, ow = spatial_out((h, w), k, s, p)
+    if layout == "NHWC":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    return [x], t(image_shape(n, c, oh, ow, layout)), dict(
+        kernels=list(k), strides=list(s), pads=list(p), layout=layout, **extra)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("name", list(POOLS))
+def test_max_pool(name, layout):
+    inputs, rt, attrs = _pool(name, layout)
+    check(glow.MaxPoolOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("include", [False, True])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("name", list(POOLS))
+def test_avg_pool(name, layout, include):
+    inputs, rt, attrs = _pool(name, layout, count_include_pad=include)
+    check(glow.AvgPoolOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("hw,ohw", [((6, 6), (1, 1)), ((7, 5), (3, 2)), ((5, 4), (5, 4)),
+                                    ((4, 6), (6, 4))])
+def test_adaptive_avg_pool(hw, ohw, layout):
+    x = rand(2, 3, *hw, seed=5)
+    if layout == "NHWC":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    check(glow.AdaptiveAvgPoolOp, [x], t(image_shape(2, 3, *ohw, layout)), layout=layout)
+
+
+# ====================================================================== soft-max, normalization
+
+
+@pytest.mark.parametrize("op", [glow.SoftMaxOp, glow.LogSoftMaxOp])
+@pytest.mark.parametrize("dims,axis", [((7,), 0), ((3, 10), -1), ((3, 10), 0),
+                                       ((2, 3, 4), 1), ((2, 5, 3), -1)])
+def test_soft_max(op, dims, axis):
+    x = rand(*dims, seed=6, lo=-30.0, hi=30.0)
+    check(op, [x], t(list(dims)), axis=axis)
+
+
+@pytest.mark.parametrize("dims,ch", [((2, 3), 1), ((2, 3, 4, 5), 1), ((2, 4, 3, 3), 3),
+                                     ((2, 3, 4), -2)])
+def test_batch_normalization(dims, ch):
+    c = dims[ch]
+    x = rand(*dims, seed=7)
+    params = [rand(c, seed=8), rand(c, seed=9), rand(c, seed=10),
+              rand(c, seed=11, lo=0.1, hi=2.0)]
+    check(glow.BatchNormalizationOp, [x, *params], t(list(dims)), channel_idx=ch,
+          epsilon=1e-3)
+
+
+@pytest.mark.parametrize("dims,norm", [((3, 8), (8,)), ((2, 3, 4), (3, 4)), ((2, 2, 5), (5,))])
+def test_layer_normalization(dims, norm):
+    x = rand(*dims, seed=12)
+    check(glow.LayerNormalizationOp, [x, rand(*norm, seed=13), rand(*norm, seed=14)],
+          t(list(dims)), epsilon=1e-2)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("c,half", [(5, 1), (7, 2), (3, 2), (1, 0), (2, 3)])
+def test_local_response_normalization(c, half, layout):
+    x = rand(2, c, 3, 4, seed=15)
+    if layout == "NHWC":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    check(glow.LocalResponseNormalizationOp, [x], t(list(x.shape)), half_window_size=half,
+          alpha=0.02, beta=0.75, k=1.5, layout=layout)
+
+
+def test_quantized_convolution_is_refused():
+    from xdsl.utils.exceptions import PassFailedException
+
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_linalg import require_float
+
+    class Fake:
+        name = "glow_ir.convolution"
+        operands = ()
+
+    with pytest.raises(PassFailedException, match="glow_ir.convolution"):
+        require_float(Fake())
+
+
+# ====================================================================== random graphs
+
+FAMILIES = ("convolution", "pool", "fully_connected", "mat_mul", "batch_mat_mul",
+            "batched_add", "softmax", "batch_normalization", "layer_normalization",
+            "local_response_normalization")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(glow_graphs(families=FAMILIES, max_ops=4, fused_activations=True))
+def test_random_graphs(g):
+    want = evaluate(g)
+    run = upstream_runner(clone_module(g))
+    if run is None:  # a kind another module generates is missing
+        return
+    assert_outputs_close(g, want, run(list(g.inputs)), what=g.description)
