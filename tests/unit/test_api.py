@@ -75,7 +75,6 @@ def test_call_checks_the_number_of_inputs(compiled):
 
 
 @pytest.mark.parametrize("backend,message", [
-    ("cpu", "CPU backend .* not available yet; use backend 'interpreter'"),
     ("accel", "accelerator backend .* not available yet"),
     ("tpu", "unknown backend 'tpu' \\(backends: 'interpreter', 'cpu', 'accel'\\)"),
 ])

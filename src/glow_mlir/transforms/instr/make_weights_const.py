@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow_ir
-from glow_mlir.transforms.instr.dse import buffer_users, glow_ir_funcs, root_accesses
+from glow_mlir.analysis.instr_buffers import buffer_users, glow_ir_funcs, root_accesses
 
 
 def is_written(func: glow_ir.FuncOp, weight: glow_ir.WeightOp) -> bool:

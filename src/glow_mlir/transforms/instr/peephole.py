@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
-from glow_mlir.transforms.instr.dse import (
+from glow_mlir.analysis.instr_buffers import (
     buffer_users,
     byte_range,
     covers_root,
