@@ -25,6 +25,7 @@ from glow_mlir.transforms.pass_runner import run_pipeline
 
 UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
                      "--finalize-memref-to-llvm", "--convert-math-to-llvm",
+                     "--convert-math-to-libm",
                      "--convert-arith-to-llvm", "--convert-cf-to-llvm",
                      "--convert-func-to-llvm=use-bare-ptr-memref-call-conv=1",
                      "--reconcile-unrealized-casts"]

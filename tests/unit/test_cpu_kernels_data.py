@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cpu_upstream import have_tools, upstream_runner
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from test_evaluator_common import q, single_op_module, t
 from xdsl.dialects.builtin import (
@@ -336,8 +337,6 @@ def test_reduce_size_one_and_big_rows():
 
 
 def _graphs():
-    from glow_graphs import glow_graphs
-
     return glow_graphs(families=("reshape", "transpose", "concat", "slice", "broadcast", "pad",
                                  "tile", "insert_tensor", "gather", "reduction"),
                        topology="dag")
@@ -347,12 +346,22 @@ def _graphs():
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(g=_graphs())
 def test_random_data_graphs(g):
-    from glow_graphs import assert_outputs_close, clone_module, evaluate
-
     want = evaluate(g)
-    module = clone_module(g)
-    run = upstream_runner(module)
+    run = upstream_runner(clone_module(g))
     if run is None:  # a kind another generator module has not covered yet
         return
     got = run(list(g.inputs))
     assert_outputs_close(g, want, got)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(g=glow_graphs(
+    families=("arg", "resize", "space_to_depth", "transpose", "slice", "reshape", "reduction"),
+    topology="any"))
+def test_random_resize_arg_graphs(g):
+    want = evaluate(g)
+    run = upstream_runner(clone_module(g))
+    if run is None:
+        return
+    assert_outputs_close(g, want, run(list(g.inputs)))

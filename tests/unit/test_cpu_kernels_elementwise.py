@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from xdsl.parser import Parser
 
 import cpu_upstream
+import glow_mlir.conversion.glow_ir_to_loops.kernels_elementwise  # noqa: F401 - registers
 from glow_mlir.conversion.glow_ir_to_loops import ELEMENTWISE, stackable_runs
 from glow_mlir.ir.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
@@ -311,8 +312,6 @@ def test_chain_is_one_loop_and_right():
     inputs = [rng.normal(0, 2, (4, 33)).astype(np.float32) for _ in range(3)]
     expected = evaluate_module(parse_module(make_context(), CHAIN), inputs)
     fn = to_planned_instr(parse_module(make_context(), CHAIN))
-    from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter  # noqa: F401
-
     instrs = [op for op in fn.body.ops if op.name.startswith("glow_ir.") and
               op.name in ELEMENTWISE]
     assert len(instrs) == 7

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from xdsl.builder import InsertPoint
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
-    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -37,10 +37,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     f32,
     f64,
-    i32,
     i64,
 )
-from xdsl.builder import InsertPoint
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
