@@ -26,6 +26,7 @@ def lower_to_llvm(module: ModuleOp) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
     is a CpuBackendError naming every missing instruction kind at once."""
     from glow_mlir.conversion.loops_to_llvm import loops_to_llvm_spec
+    from glow_mlir.ir.text import verify_module
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
@@ -38,7 +39,10 @@ def lower_to_llvm(module: ModuleOp) -> None:
                 f"the cpu backend cannot compile this model yet: no code generator for "
                 f"the instruction kinds {kinds}") from None
         raise
-    run_pipeline(module, ",".join(["cse", *loops_to_llvm_spec()]))
+    # Verified once at the end, not after each pass: on a ResNet-sized program xDSL's
+    # per-op verification after every conversion pass cost more than the conversions.
+    run_pipeline(module, ",".join(["cse", *loops_to_llvm_spec()]), verify=False)
+    verify_module(module)
 
 
 class CpuExecutor:
