@@ -9,7 +9,10 @@ module and `--emit llvm-ir` its LLVM IR after O3 for this host's CPU; weights ar
 blobs, so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot`
 writes the graph of the emitted stage as Graphviz dot. `--memory-report FILE.json` writes
 how much memory the model needs (constants, inputs and outputs, the activation arena) and
-the peak-live lower bound the arena is measured against.
+the peak-live lower bound the arena is measured against. `--emit-bundle DIR
+[--network-name NET]` writes an AOT bundle for this host's CPU (NET.o, NET.h,
+NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
+`--emit`, only the bundle is written.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    p.add_argument("--emit", default="graph", choices=EMITS, help="the stage to print")
+    p.add_argument("--emit", default=None, choices=EMITS,
+                   help="the stage to print (default: graph, unless --emit-bundle is given)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--dump-graph-dag", metavar="FILE.dot",
                    help="write the graph (as imported with --emit graph, else optimized) as dot")
@@ -69,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-report", metavar="FILE.json",
                    help="write the memory report (bytes of constants, inputs/outputs, "
                         "activations, peak-live lower bound, unshared) as JSON")
+    p.add_argument("--emit-bundle", metavar="DIR",
+                   help="write an AOT bundle for this host's CPU into DIR: NET.o, NET.h, "
+                        "NET.weights.bin, NET.weights.txt (Glow's bundle API)")
+    p.add_argument("--network-name", metavar="NET",
+                   help="the bundle's entry point and file names, a C identifier "
+                        "(default: the model file's name as a C identifier)")
     return p
 
 
@@ -84,6 +94,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     with user_errors_exit("glow-compile", args.debug):
+        if args.emit is None:  # only the bundle (or only the report) unless asked
+            quiet = args.emit_bundle or getattr(args, "memory_report_only", False)
+            args.emit = None if quiet else "graph"
+        if args.network_name is not None and not args.emit_bundle:
+            raise UserError("--network-name names a bundle: give --emit-bundle DIR too")
+        if args.emit_bundle:
+            from glow_mlir.targets.cpu import bundle
+
+            if args.backend == "accel":
+                raise UserError("--emit-bundle writes the cpu backend's code; the accel "
+                                "backend has no bundles yet")
+            args.backend = "cpu"  # a bundle is the cpu backend's code
+            args.network_name = bundle.check_network_name(
+                args.network_name or bundle.default_network_name(args.model))
+            bundle.prepare_directory(args.emit_bundle)  # fail before compiling
         if args.emit in _NOT_YET:
             raise UserError(f"--emit {args.emit} is not available yet: it arrives with "
                             f"{_NOT_YET[args.emit]}; --emit graph, optimized-graph and "
@@ -107,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             _write(args.dump_graph_dag, graph_to_dot(module))
         if args.emit in ("graph", "optimized-graph"):
             _emit(module, args.output)  # written before a memory report can fail
-        if args.emit in ("instr", *_CODE) or args.memory_report:
+        if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
             from glow_mlir.runtime.instructions import lower_to_instructions
 
             if not optimized:
@@ -117,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 _emit(module, args.output)
             if args.memory_report:
                 _write(args.memory_report, report.to_json(model=args.model) + "\n")
+            if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
+                from glow_mlir.targets.cpu.bundle import write_bundle
+
+                write_bundle(module, args.emit_bundle, args.network_name)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm
 

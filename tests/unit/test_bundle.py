@@ -1,0 +1,245 @@
+"""AOT bundles (`glow-compile --emit-bundle`): a C program links NET.o, loads
+NET.weights.bin, runs the network and matches onnxruntime."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from glow_mlir import model_zoo
+from glow_mlir.targets.cpu.bundle import (
+    check_network_name,
+    default_network_name,
+    sanitize_identifier,
+    weights_text,
+    write_bundle,
+)
+from glow_mlir.tools.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL_CNN = ROOT / "examples" / "small_cnn.onnx"
+CC = shutil.which("cc") or shutil.which("gcc")
+
+MAIN_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "@NET@.h"
+
+static size_t rounded(size_t n) { /* aligned_alloc wants a multiple of the alignment */
+  return n == 0 ? @P@_MEM_ALIGN : (n + @P@_MEM_ALIGN - 1) / @P@_MEM_ALIGN * @P@_MEM_ALIGN;
+}
+
+static int read_file(const char *path, uint8_t *dst, size_t n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 1;
+  size_t got = fread(dst, 1, n, f);
+  int extra = fgetc(f) != EOF;
+  fclose(f);
+  return got != n || extra;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) return 2;  /* weights.bin input.bin output.bin */
+  uint8_t *constant = aligned_alloc(@P@_MEM_ALIGN, rounded(@P@_CONSTANT_MEM_SIZE));
+  uint8_t *mutable_ = aligned_alloc(@P@_MEM_ALIGN, rounded(@P@_MUTABLE_MEM_SIZE));
+  uint8_t *activations = aligned_alloc(@P@_MEM_ALIGN, rounded(@P@_ACTIVATIONS_MEM_SIZE));
+  if (!constant || !mutable_ || !activations) return 3;
+  memset(mutable_, 0, rounded(@P@_MUTABLE_MEM_SIZE));
+  if (read_file(argv[1], constant, @P@_CONSTANT_MEM_SIZE)) return 4;
+  if (read_file(argv[2], mutable_ + @INPUT@, @INPUT_SIZE@)) return 5;
+  if (@NET@(constant, mutable_, activations) != 0) return 6;
+  FILE *out = fopen(argv[3], "wb");
+  if (!out || fwrite(mutable_ + @OUTPUT@, 1, @OUTPUT_SIZE@, out) != @OUTPUT_SIZE@) return 7;
+  fclose(out);
+  free(constant); free(mutable_); free(activations);
+  return 0;
+}
+"""
+
+
+def _onnxruntime(model_path: Path, x: np.ndarray) -> np.ndarray:
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    return sess.run(None, {sess.get_inputs()[0].name: x})[0]
+
+
+def _build_program(info, tmp: Path) -> Path:
+    (inp,), (out,) = info.inputs, info.outputs
+    src = (MAIN_C.replace("@NET@", info.network_name)
+           .replace("@P@", info.network_name.upper())
+           .replace("@INPUT@", inp.macro).replace("@INPUT_SIZE@", str(inp.size))
+           .replace("@OUTPUT@", out.macro).replace("@OUTPUT_SIZE@", str(out.size)))
+    main_c = tmp / "main.c"
+    main_c.write_text(src)
+    exe = tmp / "run_bundle"
+    subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-I", str(info.directory),
+                    str(main_c), str(info.object_file), "-lm", "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    return exe
+
+
+def _run_bundle(info, exe: Path, x: np.ndarray, tmp: Path, wrapper=()) -> np.ndarray:
+    (out,) = info.outputs
+    x_path, y_path = tmp / "input.bin", tmp / "output.bin"
+    x_path.write_bytes(np.ascontiguousarray(x, np.float32).tobytes())
+    proc = subprocess.run([*wrapper, str(exe), str(info.weights_bin), str(x_path),
+                           str(y_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return np.frombuffer(y_path.read_bytes(), np.float32).reshape(out.shape)
+
+
+def _header_defines(path: Path) -> dict[str, int]:
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^#define (\w+)\s+(\d+)$", path.read_text(), re.M)}
+
+
+def _check_files(info) -> None:
+    defines = _header_defines(info.header)
+    p = info.network_name.upper()
+    assert defines[f"{p}_CONSTANT_MEM_SIZE"] == info.weights_bin.stat().st_size
+    assert defines[f"{p}_CONSTANT_MEM_SIZE"] == info.constant_size
+    assert defines[f"{p}_MUTABLE_MEM_SIZE"] == info.mutable_size
+    assert defines[f"{p}_ACTIVATIONS_MEM_SIZE"] == info.activations_size
+    assert defines[f"{p}_MEM_ALIGN"] == 64
+    for ph in info.inputs + info.outputs:
+        assert defines[ph.macro] == ph.offset
+        assert ph.offset % 64 == 0 and ph.offset + ph.size <= info.mutable_size
+    text = info.header.read_text()
+    assert "#include <stdint.h>" in text and 'extern "C"' in text
+    assert (f"int {info.network_name}(uint8_t *constantWeight, uint8_t *mutableWeight, "
+            f"uint8_t *activations);") in text
+    # The text weights are the binary ones, as Glow writes them.
+    body = info.weights_txt.read_text()
+    values = bytes(int(v, 16) for v in re.findall(r"0X([0-9A-F]{2}),", body))
+    assert values == info.weights_bin.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def lenet_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("lenet") / "lenet.onnx"
+    onnx.save(model_zoo.lenet(), str(path))
+    return path
+
+
+@pytest.mark.parametrize("which", ["small_cnn", "lenet"])
+def test_bundle_runs_from_c(which, tmp_path, lenet_path):
+    if CC is None:
+        pytest.skip("no C compiler")
+    model = SMALL_CNN if which == "small_cnn" else lenet_path
+    info = write_bundle(model, tmp_path / "bundle", f"{which}_net")
+    _check_files(info)
+    exe = _build_program(info, tmp_path)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(info.inputs[0].shape).astype(np.float32)
+    got = _run_bundle(info, exe, x, tmp_path)
+    np.testing.assert_allclose(got, _onnxruntime(model, x), rtol=1e-4, atol=1e-5)
+
+
+def test_bundle_weights_txt_includes_as_c_array(tmp_path):
+    """NET.weights.txt is the body of an initializer list (Glow's format)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    info = write_bundle(SMALL_CNN, tmp_path, "cnn")
+    main_c = tmp_path / "inc.c"
+    main_c.write_text(
+        '#include <stdio.h>\n#include "cnn.h"\n'
+        "static uint8_t w[CNN_CONSTANT_MEM_SIZE] __attribute__((aligned(CNN_MEM_ALIGN))) = {\n"
+        '#include "cnn.weights.txt"\n};\n'
+        "int main(void) { fwrite(w, 1, sizeof w, stdout); return 0; }\n")
+    exe = tmp_path / "inc"
+    subprocess.run([CC, "-I", str(tmp_path), str(main_c), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, check=True).stdout
+    assert out == info.weights_bin.read_bytes()
+
+
+def test_bundle_under_valgrind(tmp_path):
+    if CC is None or shutil.which("valgrind") is None or platform.machine() != "x86_64":
+        pytest.skip("needs a C compiler, valgrind and an x86-64 host")
+    # For a generic x86-64 CPU: valgrind does not know AVX-512.
+    info = write_bundle(SMALL_CNN, tmp_path / "bundle", "cnn", cpu="x86-64")
+    exe = _build_program(info, tmp_path)
+    x = np.random.default_rng(1).standard_normal(info.inputs[0].shape).astype(np.float32)
+    got = _run_bundle(info, exe, x, tmp_path,
+                      wrapper=("valgrind", "-q", "--error-exitcode=1"))
+    np.testing.assert_allclose(got, _onnxruntime(SMALL_CNN, x), rtol=1e-4, atol=1e-5)
+
+
+def test_names():
+    assert sanitize_identifier("gpu_0/data:0") == "gpu_0_data_0"
+    assert sanitize_identifier("1st") == "_1st"
+    assert default_network_name("/m/small-cnn.v2.onnx") == "small_cnn_v2"
+    assert default_network_name("main.onnx") == "main_net"
+    assert check_network_name("resnet50") == "resnet50"
+    for bad in ("1net", "my-net", "", "int", "main", "a b"):
+        with pytest.raises(UserError):
+            check_network_name(bad)
+    assert weights_text(bytes(range(21))).splitlines()[1] == " 0X14,"
+
+
+def test_header_sanitizes_placeholder_names(tmp_path):
+    model = model_zoo.mlp(sizes=(8, 4))
+    model.graph.input[0].name = "gpu_0/data"
+    for node in model.graph.node:
+        node.input[:] = ["gpu_0/data" if i == "input" else i for i in node.input]
+    info = write_bundle(model, tmp_path, "mlp")
+    text = info.header.read_text()
+    assert "#define MLP_gpu_0_data  0" in text
+    assert "'gpu_0/data'" in text
+
+
+def _glow_compile(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, "-m", "glow_mlir.tools.glow_compile", *args],
+                          capture_output=True, text=True, env=env)
+
+
+def test_cli_writes_only_the_bundle(tmp_path):
+    proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path / "b"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    names = sorted(p.name for p in (tmp_path / "b").iterdir())
+    assert names == ["small_cnn.h", "small_cnn.o", "small_cnn.weights.bin",
+                     "small_cnn.weights.txt"]
+
+
+def test_cli_bundle_with_emit(tmp_path):
+    proc = _glow_compile(str(SMALL_CNN), "--emit", "instr", "--emit-bundle", str(tmp_path),
+                         "--network-name", "cnn")
+    assert proc.returncode == 0, proc.stderr
+    assert "glow_ir.func" in proc.stdout
+    assert (tmp_path / "cnn.o").stat().st_size > 0
+
+
+def test_cli_bad_network_name(tmp_path):
+    proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path),
+                         "--network-name", "my-net")
+    assert proc.returncode == 1
+    assert "glow-compile: error: network name 'my-net' is not a C identifier" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_unwritable_directory(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(blocker / "sub"))
+    assert proc.returncode == 1
+    assert "glow-compile: error: cannot create the bundle directory" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert blocker.read_text() == "x"
+
+
+def test_cli_default_still_prints_graph():
+    proc = _glow_compile(str(SMALL_CNN))
+    assert proc.returncode == 0, proc.stderr
+    assert "func.func" in proc.stdout
