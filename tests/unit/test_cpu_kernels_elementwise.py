@@ -383,3 +383,56 @@ def test_random_elementwise_graphs(g):
     if run is None:
         return  # another kind (splat, broadcast, ...) has no loop kernel yet
     assert_outputs_close(g, expected, run(g.inputs), rtol=2e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- fast f32 math sweep
+
+
+def _one_op_model(op: str, n: int):
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def _sweep_points() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-40, 1.17549435e-38,
+             88.72283, 88.7229, -87.33, -88.8, -103.97, -104.0, 3.4e38, -3.4e38, 0.625, -0.625]
+    return np.concatenate([np.linspace(-100, 100, 100001), rng.normal(0, 3, 20000),
+                           np.linspace(-1e-3, 1e-3, 2001), edges]).astype(np.float32)
+
+
+_F64_REFERENCE = {
+    "Exp": np.exp, "Log": np.log, "Tanh": np.tanh,
+    "Sigmoid": lambda x: 1 / (1 + np.exp(-x)), "Erf": np.vectorize(__import__("math").erf),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_F64_REFERENCE))
+def test_fast_f32_math_sweep(op):
+    """The straight-line f32 exp/log/tanh/sigmoid/erf through the CPU backend against the
+    float64 truth on a dense sweep: a few ulp on normal results, specials as numpy."""
+    import glow_mlir
+
+    x = _sweep_points()
+    if op == "Log":
+        x = np.concatenate([x, np.abs(x), np.geomspace(1e-45, 3e38, 20000)]).astype(np.float32)
+    got = np.asarray(glow_mlir.compile(_one_op_model(op, x.size), backend="cpu").run(
+        {"x": x})[0]).astype(np.float64)
+    with np.errstate(all="ignore"):
+        truth = _F64_REFERENCE[op](x.astype(np.float64))
+        truth32 = truth.astype(np.float32)
+        if op == "Sigmoid":  # as numpy's (and the reference's) f32: e^-x overflows to 0
+            truth32 = np.where(np.exp(-x) == np.inf, np.float32(0), truth32)
+            truth = np.where(np.exp(-x) == np.inf, 0.0, truth)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(truth32))
+    special = np.isinf(truth32) | (truth32 == 0)
+    np.testing.assert_array_equal(got[special], truth32[special])
+    normal = np.isfinite(truth32) & (np.abs(truth32) >= np.finfo(np.float32).tiny)
+    rel = np.abs(got[normal] - truth[normal]) / np.abs(truth[normal])
+    assert rel.max() <= 4e-7, (op, rel.max(), x[normal][np.argmax(rel)])
+    denormal = np.isfinite(truth32) & ~normal & ~special
+    assert np.all(np.abs(got[denormal] - truth[denormal]) <= 2e-45)

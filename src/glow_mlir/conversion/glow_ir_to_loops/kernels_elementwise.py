@@ -16,7 +16,9 @@ elementwise.py, trigonometry.py, quantization.py) computes for one element:
 - comparisons and select on quantized values work on the stored integers.
 
 Transcendental functions are `math` ops (exp, log, tanh, erf, sin, cos, acos, asin, atan,
-powf, ...): the LLVM conversion maps them to intrinsics or libm. sigmoid is
+powf, ...): the LLVM conversion maps them to intrinsics or libm; except that f32 exp,
+log, tanh, erf (and sigmoid, swish through exp) are straight-line arith code that LLVM
+vectorizes ("fast f32 math" below, a few ulp). sigmoid is
 1 / (1 + exp(-x)), relu, leaky_relu, prelu and clip are compare+select (cheap and
 vectorizable; NaN passes through as in numpy).
 """
@@ -279,12 +281,171 @@ def _real_valued(float_fn: FloatFn, int_fn: IntFn | None = None):
     return scalar
 
 
+
+# ====================================================================== fast f32 math
+# Straight-line (selects, no calls, no branches) f32 exp, log, tanh, erf, so LLVM
+# vectorizes element-wise loops using them (llvm.exp and libm calls stay scalar without a
+# vector math library). Used when the element type is f32 itself (f16/bf16 and f64 keep
+# the exact math-op paths, which the reference's step rounding needs). Built with plain
+# em.value/em.const: no 16-bit rounding applies in f32.
+
+
+def _fk(em: Emitter, v: float) -> SSAValue:
+    return em.const(v, f32)
+
+
+def _fadd(em, a, b):
+    return em.value(arith.AddfOp(a, b))
+
+
+def _fsub(em, a, b):
+    return em.value(arith.SubfOp(a, b))
+
+
+def _fmul(em, a, b):
+    return em.value(arith.MulfOp(a, b))
+
+
+def _fdiv(em, a, b):
+    return em.value(arith.DivfOp(a, b))
+
+
+def _fsel(em, c, a, b):
+    return em.value(arith.SelectOp(c, a, b))
+
+
+def _fcmp(em, a, b, pred):
+    return em.value(arith.CmpfOp(a, b, pred))
+
+
+def _horner(em, x: SSAValue, coeffs: list[float]) -> SSAValue:
+    """coeffs[0] x^(n-1) + ... + coeffs[-1]."""
+    p = _fk(em, coeffs[0])
+    for c in coeffs[1:]:
+        p = _fadd(em, _fmul(em, p, x), _fk(em, c))
+    return p
+
+
+def _pow2i(em, k: SSAValue) -> SSAValue:
+    """2^k as f32 for i32 k in [-126, 127], from its bit pattern."""
+    biased = em.value(arith.AddiOp(k, em.const(127, i32)))
+    return em.value(arith.BitcastOp(em.value(arith.ShLIOp(biased, em.const(23, i32))), f32))
+
+
+def _fast_exp(em: Emitter, x: SSAValue) -> SSAValue:
+    """e^x: x clamped to [-104, 89] (the results there round to 0 and overflow to inf;
+    NaN passes, inf gives inf, -inf 0); x = n ln2 + r, |r| <= ln2/2 (Cody-Waite, n from
+    the 1.5*2^23 rounding trick); e^r by Cephes' expf polynomial; times 2^n as two
+    exact-range powers of two (denormal results rounded once)."""
+    x = _fsel(em, _fcmp(em, x, _fk(em, 89.0), "ogt"), _fk(em, 89.0), x)
+    x = _fsel(em, _fcmp(em, x, _fk(em, -104.0), "olt"), _fk(em, -104.0), x)
+    magic = _fk(em, 12582912.0)  # 1.5 * 2^23: adding it rounds to an integer
+    t = _fadd(em, _fmul(em, x, _fk(em, 1.44269504088896341)), magic)
+    nf = _fsub(em, t, magic)
+    r = _fsub(em, x, _fmul(em, nf, _fk(em, 0.693359375)))
+    r = _fsub(em, r, _fmul(em, nf, _fk(em, -2.12194440e-4)))
+    p = _horner(em, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                        4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
+    p = _fadd(em, _fadd(em, _fmul(em, p, _fmul(em, r, r)), r), _fk(em, 1.0))
+    n = em.value(arith.SubiOp(em.value(arith.BitcastOp(t, i32)), em.const(0x4B400000, i32)))
+    n1 = em.value(arith.ShRSIOp(n, em.const(1, i32)))
+    n2 = em.value(arith.SubiOp(n, n1))
+    return _fmul(em, _fmul(em, p, _pow2i(em, n1)), _pow2i(em, n2))
+
+
+def _fast_log(em: Emitter, x: SSAValue) -> SSAValue:
+    """ln x (Cephes' logf): x = m 2^e with m in [sqrt(1/2), sqrt 2) from the bit
+    pattern (denormals scaled by 2^23 first); ln m by a polynomial in m - 1. x < 0 and
+    NaN give NaN, 0 gives -inf, inf gives inf."""
+    tiny = _fcmp(em, x, _fk(em, 1.17549435e-38), "olt")
+    xs = _fsel(em, tiny, _fmul(em, x, _fk(em, 8388608.0)), x)
+    bits = em.value(arith.BitcastOp(xs, i32))
+    e = em.value(arith.SubiOp(em.value(arith.ShRSIOp(bits, em.const(23, i32))),
+                              em.const(126, i32)))
+    e = em.value(arith.SubiOp(e, em.value(arith.SelectOp(tiny, em.const(23, i32),
+                                                         em.const(0, i32)))))
+    mbits = em.value(arith.OrIOp(em.value(arith.AndIOp(bits, em.const(0x007FFFFF, i32))),
+                                 em.const(0x3F000000, i32)))
+    m = em.value(arith.BitcastOp(mbits, f32))  # in [0.5, 1)
+    low = _fcmp(em, m, _fk(em, 0.707106781186547524), "olt")
+    e = em.value(arith.SubiOp(e, em.value(arith.SelectOp(low, em.const(1, i32),
+                                                        em.const(0, i32)))))
+    m = _fsel(em, low, _fadd(em, m, m), m)
+    f = _fsub(em, m, _fk(em, 1.0))
+    ef = em.value(arith.SIToFPOp(e, f32))
+    z = _fmul(em, f, f)
+    p = _horner(em, f, [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
+                        -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                        2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1])
+    y = _fmul(em, _fmul(em, f, z), p)
+    y = _fadd(em, y, _fmul(em, ef, _fk(em, -2.12194440e-4)))
+    y = _fsub(em, y, _fmul(em, _fk(em, 0.5), z))
+    r = _fadd(em, _fadd(em, f, y), _fmul(em, ef, _fk(em, 0.693359375)))
+    r = _fsel(em, _fcmp(em, x, _fk(em, 0.0), "oeq"), _fk(em, -pymath.inf), r)
+    r = _fsel(em, _fcmp(em, x, _fk(em, pymath.inf), "oeq"), x, r)
+    return _fsel(em, _fcmp(em, x, _fk(em, 0.0), "oge"), r, _fk(em, pymath.nan))
+
+
+def _fast_tanh(em: Emitter, x: SSAValue) -> SSAValue:
+    """tanh x (Cephes' tanhf): |x| < 0.625: x + x^3 P(x^2); else 1 - 2 / (e^(2|x|) + 1)
+    with x's sign (NaN passes)."""
+    a = em.value(mmath.AbsFOp(x))
+    z = _fmul(em, x, x)
+    p = _horner(em, z, [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2,
+                        1.33314422036e-1, -3.33332819422e-1])
+    small = _fadd(em, x, _fmul(em, _fmul(em, x, z), p))
+    e = _fast_exp(em, _fadd(em, a, a))
+    big = _fsub(em, _fk(em, 1.0), _fdiv(em, _fk(em, 2.0), _fadd(em, e, _fk(em, 1.0))))
+    big = em.value(mmath.CopySignOp(big, x))
+    return _fsel(em, _fcmp(em, a, _fk(em, 0.625), "olt"), small, big)
+
+
+_ERF_P = [-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+          -1.60960333262415e-02]
+_ERF_Q = [-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+          -7.37332916720468e-03, -1.42647390514189e-02]
+
+
+def _fast_erf(em: Emitter, x: SSAValue) -> SSAValue:
+    """erf x as Eigen's rational x P(x^2) / Q(x^2) on x clamped to [-4, 4], the result
+    clamped to [-1, 1] (NaN passes)."""
+    x = _fsel(em, _fcmp(em, x, _fk(em, 4.0), "ogt"), _fk(em, 4.0), x)
+    x = _fsel(em, _fcmp(em, x, _fk(em, -4.0), "olt"), _fk(em, -4.0), x)
+    z = _fmul(em, x, x)
+    # (P / Q) x, not (x P) / Q: no denormal intermediate for tiny x
+    r = _fmul(em, _fdiv(em, _horner(em, z, _ERF_P), _horner(em, z, _ERF_Q)), x)
+    r = _fsel(em, _fcmp(em, r, _fk(em, 1.0), "ogt"), _fk(em, 1.0), r)
+    return _fsel(em, _fcmp(em, r, _fk(em, -1.0), "olt"), _fk(em, -1.0), r)
+
+
+FAST_F32 = True
+"""Use the straight-line f32 functions (False: the math ops, e.g. to compare speed)."""
+
+
+def _fast(x: SSAValue) -> bool:
+    """Whether `x` is computed in f32 for an f32 result (not for a 16-bit one)."""
+    return FAST_F32 and x.type == f32 and _ROUND[0] is None
+
+
+def _exp(em: Emitter, x: SSAValue) -> SSAValue:
+    return _fast_exp(em, x) if _fast(x) else _v(em, mmath.ExpOp(x))
+
+
+def _log(em: Emitter, x: SSAValue) -> SSAValue:
+    return _fast_log(em, x) if _fast(x) else _v(em, mmath.LogOp(x))
+
+
+def _tanh(em: Emitter, x: SSAValue) -> SSAValue:
+    return _fast_tanh(em, x) if _fast(x) else _v(em, mmath.TanhOp(x))
+
+
 # ====================================================================== activations
 
 
 def _sigmoid(em: Emitter, x: SSAValue) -> SSAValue:
     one = _c(em, 1.0, x.type)
-    e = _v(em, mmath.ExpOp(_v(em, arith.NegfOp(x))))
+    e = _exp(em, _v(em, arith.NegfOp(x)))
     return _v(em, arith.DivfOp(one, _v(em, arith.AddfOp(one, e))))
 
 
@@ -299,7 +460,7 @@ def _relu_i(em, unsigned, x):
 
 lowers_elementwise("glow_ir.relu")(_real_valued(_relu_f, _relu_i))
 lowers_elementwise("glow_ir.sigmoid")(_float_math(_sigmoid))
-lowers_elementwise("glow_ir.tanh")(_float_math(lambda em, x: _v(em, mmath.TanhOp(x))))
+lowers_elementwise("glow_ir.tanh")(_float_math(_tanh))
 lowers_elementwise("glow_ir.swish")(
     _float_math(lambda em, x: _v(em, arith.MulfOp(x, _sigmoid(em, x)))))
 
@@ -370,11 +531,13 @@ def _math(op):
 
 
 for _name, _op in {
-    "exp": mmath.ExpOp, "log": mmath.LogOp, "sqrt": mmath.SqrtOp, "floor": mmath.FloorOp,
+    "sqrt": mmath.SqrtOp, "floor": mmath.FloorOp,
     "ceil": mmath.CeilOp, "round": mmath.RoundEvenOp, "sin": mmath.SinOp,
     "cos": mmath.CosOp, "acos": mmath.AcosOp, "asin": mmath.AsinOp, "atan": mmath.AtanOp,
 }.items():
     lowers_elementwise(f"glow_ir.element_{_name}")(_math(_op))
+lowers_elementwise("glow_ir.element_exp")(_float_math(_exp))
+lowers_elementwise("glow_ir.element_log")(_float_math(_log))
 
 
 def _reciprocal(em, x):
@@ -384,9 +547,15 @@ def _reciprocal(em, x):
 lowers_elementwise("glow_ir.element_rsqrt")(
     _float_math(lambda em, x: _reciprocal(em, _v(em, mmath.SqrtOp(x)))))
 lowers_elementwise("glow_ir.element_reciprocal")(_float_math(_reciprocal))
-# erf: the reference rounds libm's double erf once.
-lowers_elementwise("glow_ir.element_erf")(
-    _float_math(lambda em, x: _v(em, mmath.ErfOp(x)), f64))
+
+
+@lowers_elementwise("glow_ir.element_erf")
+def element_erf(instr, em, args):
+    """f32: the fast rational erf; others as the reference: libm's double erf rounded
+    once."""
+    if FAST_F32 and isinstance(_elem(instr.operands[0]), Float32Type):
+        return _float_math(_fast_erf)(instr, em, args)
+    return _float_math(lambda em, x: _v(em, mmath.ErfOp(x)), f64)(instr, em, args)
 lowers_elementwise("glow_ir.element_abs")(_real_valued(
     lambda em, x: _v(em, mmath.AbsFOp(x)),
     lambda em, unsigned, x: x if unsigned else _v(em, mmath.AbsIOp(x))))
