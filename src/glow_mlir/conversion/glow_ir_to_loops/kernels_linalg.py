@@ -12,14 +12,19 @@ image, and the taps are unrolled at generation time (`tap_range`).
   for every k the ROWS scalars A[n, k] are broadcast against the contiguous row B[k, tile]:
   one load of B feeds ROWS multiply-adds, and the C tile stays in L1; DEPTH steps of k
   are unrolled, so each load/store of C carries DEPTH multiply-adds.
-- Convolution in NCHW is the direct form: for a block of CHANNELS output channels and
-  every input channel, out[oc, oh, ow] += sum over taps of w[oc, ic, kh, kw] *
-  in[ic, ih, iw] (inner loop over ow, unit stride when the stride is 1). On the interior
-  rectangle, where every tap is inside the image, all taps are summed in one loop body
-  (each out element loaded and stored once per KH*KW*CHANNELS multiply-adds, each input
-  load feeding CHANNELS of them); the border strips are done tap by tap on each tap's
-  valid rectangle. NHWC reduces over the contiguous input
-  channels instead.
+- Convolution in NCHW: a 1x1, stride-1, unpadded convolution is the matrix product
+  out[oc, p] = bias[oc] + W[oc, ic] x in[ic, p] (`gemm`). With column stride 1 (3x3, 7x7,
+  depthwise), a register tile: per output row, a block of CHANNELS output channels and a
+  tile of up to 16 columns keep CHANNELS x 16 scalar accumulators (started at the bias,
+  carried through the input-channel loop as iter_args, taps unrolled; the SLP vectorizer
+  packs them), so each output is stored once, activation applied. Out-of-image rows are
+  clamped and their weights masked by 0/1 (one loop body for all rows); the last column
+  tile is shifted left to overlap the previous one (no remainder body); border columns
+  are width-1 tiles with their valid taps. These sums carry only `contract`: with
+  `reassoc` the loop vectorizer vectorized the channel loop with gathers (6x slower).
+  Column stride > 1 keeps the direct form (`_conv_nchw_strided`): per tap, the constant
+  rectangle of valid outputs, inner loop over ow (tiles would turn strided reads into
+  gathers). NHWC reduces over the contiguous input channels.
 - Pools use the same per-tap rectangles; avg_pool's divisor (without count_include_pad) is
   the product of a row and a column count computed with index arithmetic.
 
@@ -34,7 +39,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -44,16 +50,20 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter, byte_view
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 FAST = arith.FastMathFlagsAttr(["reassoc", "contract"])
+CONTRACT = arith.FastMathFlagsAttr(["contract"])
+"""Fused multiply-adds without reassociation: a loop carrying such sums in iter_args is
+not a reduction the loop vectorizer may reorder (it would vectorize the loop over input
+channels with gathers); the SLP vectorizer still packs the lanes of a tile."""
 
 ROWS = 4
 """Rows of C per pass over a row of B (gemm)."""
@@ -244,8 +254,8 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          c: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          a: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          b: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
-         init: Callable[[SSAValue], SSAValue], act=("none", ())) -> None:
-    """C[n, m] = init(m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
+         init: Callable[[SSAValue, SSAValue], SSAValue], act=("none", ())) -> None:
+    """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
     maps (row, col) to (buffer, indices)."""
     def rows_block(n0: SSAValue, rows: int) -> None:
         ns = [em.add_index(n0, r) for r in range(rows)]
@@ -253,10 +263,9 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
         def tile(m0: SSAValue, width: int) -> None:
             def init_col(j):
                 m = iadd(em, m0, j)
-                v = init(m)
                 for n in ns:
                     buf, idx = c(n, m)
-                    em.store(v, buf, idx)
+                    em.store(init(n, m), buf, idx)
 
             em.loop(0, width, init_col)
 
@@ -299,7 +308,7 @@ def fully_connected(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(x), shape(w)
     O, X, W, B = em.buffer(out), em.buffer(x), em.buffer(w), em.buffer(bias)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (X, [i, j]),
-         lambda i, j: (W, [i, j]), lambda j: em.load(B, [j]), fused(instr))
+         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), fused(instr))
 
 
 @lowers("glow_ir.mat_mul")
@@ -309,7 +318,7 @@ def mat_mul(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(lhs), shape(rhs)
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (L, [i, j]),
-         lambda i, j: (R, [i, j]), lambda j: em.const(0.0, ct))
+         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct))
 
 
 @lowers("glow_ir.batch_mat_mul")
@@ -321,7 +330,7 @@ def batch_mat_mul(instr, em: Emitter) -> None:
 
     def batch(p):
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
-             lambda i, j: (R, [p, i, j]), lambda j: em.const(0.0, ct))
+             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct))
 
     em.loop(0, bs, batch)
 
@@ -391,72 +400,11 @@ def convolution(instr, em: Emitter) -> None:
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
     if layout == "NCHW":
-        planes = view(em, out, [n, o, oh * ow])
-
-        def image(ni):
-            def grp(g):
-                oc_base = em.mul_index(g, og)
-                ic_base = em.mul_index(g, cg)
-
-                def chan_block(ocl0, width):
-                    ocs = [iadd(em, oc_base, em.add_index(ocl0, j)) for j in range(width)]
-
-                    def init(p):
-                        for oc in ocs:
-                            em.store(em.load(B, [oc]), planes, [ni, oc, p])
-
-                    em.loop(0, oh * ow, init)
-
-                    def in_chan(icl):
-                        ic = iadd(em, ic_base, icl)
-                        ws = {(kh, kw): [em.load(W, [oc, icl, em.index(kh), em.index(kw)])
-                                         for oc in ocs]
-                              for kh, kw, _, _ in taps}
-
-                        def rect(rows, cols, tap_list):
-                            """out[ocs, rows, cols] += the taps' products."""
-                            def row(ohi):
-                                ihs = {kh: ih_of(kh, ohi) for kh in {t[0] for t in tap_list}}
-
-                                def col(owi):
-                                    xs = [em.load(X, [ni, ic, ihs[kh], iw_of(kw, owi)])
-                                          for kh, kw in tap_list]
-                                    for j, oc in enumerate(ocs):
-                                        idx = [ni, oc, ohi, owi]
-                                        acc = em.load(O, idx)
-                                        for tap, xv in zip(tap_list, xs):
-                                            acc = fma(em, ws[tap][j], xv, acc)
-                                        em.store(acc, O, idx)
-
-                                em.loop(*cols, col)
-
-                            if rows[1] > rows[0] and cols[1] > cols[0]:
-                                em.loop(*rows, row)
-
-                        (ih0, ih1), (iw0, iw1) = interior
-                        if ih1 > ih0 and iw1 > iw0:
-                            rect(interior[0], interior[1], [(kh, kw) for kh, kw, _, _ in taps])
-                        else:
-                            ih0 = ih1 = iw0 = iw1 = 0
-                        for kh, kw, (h0, h1), (w0, w1) in taps:
-                            if ih1 <= ih0:
-                                rect((h0, h1), (w0, w1), [(kh, kw)])
-                                continue
-                            # the tap's rectangle minus the interior (all inside it)
-                            rect((h0, ih0), (w0, w1), [(kh, kw)])
-                            rect((ih1, h1), (w0, w1), [(kh, kw)])
-                            rect((ih0, ih1), (w0, iw0), [(kh, kw)])
-                            rect((ih0, ih1), (iw1, w1), [(kh, kw)])
-
-                    em.loop(0, cg, in_chan)
-                    apply_activation(em, *act, planes, ocs, oh * ow,
-                                     lambda oc, p: [ni, oc, p])
-
-                block_loop(em, og, CHANNELS, chan_block)
-
-            em.loop(0, group, grp)
-
-        em.loop(0, n, image)
+        if sw == 1:  # a column stride would make the register tiles gather their inputs
+            _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act)
+        else:
+            _conv_nchw_strided(em, instr, kernels, strides, pads, dilation, group, act,
+                               taps, interior, ih_of, iw_of)
         return
 
     # NHWC: out[n, oh, ow, o], filter OHWI [o, kh, kw, cg]: reduce over contiguous channels.
@@ -498,6 +446,259 @@ def convolution(instr, em: Emitter) -> None:
         apply_activation(em, *act, pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
 
     em.loop(0, n, image_nhwc)
+
+def _conv_nchw_strided(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
+                       taps, interior, ih_of, iw_of) -> None:
+    """NCHW convolution with a stride (the register tiles would gather strided inputs):
+    for a block of CHANNELS output channels and every input channel, out += the taps'
+    products over the interior rectangle (all taps in one loop body) and each tap's
+    border strips (`_taps`)."""
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    cg, og = c // group, o // group
+    X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
+    planes = view(em, out, [n, o, oh * ow])
+
+    def image(ni):
+        def grp(g):
+            oc_base = em.mul_index(g, og)
+            ic_base = em.mul_index(g, cg)
+
+            def chan_block(ocl0, width):
+                ocs = [iadd(em, oc_base, em.add_index(ocl0, j)) for j in range(width)]
+
+                def init(p):
+                    for oc in ocs:
+                        em.store(em.load(B, [oc]), planes, [ni, oc, p])
+
+                em.loop(0, oh * ow, init)
+
+                def in_chan(icl):
+                    ic = iadd(em, ic_base, icl)
+                    ws = {(kh, kw): [em.load(W, [oc, icl, em.index(kh), em.index(kw)])
+                                     for oc in ocs]
+                          for kh, kw, _, _ in taps}
+
+                    def rect(rows, cols, tap_list):
+                        """out[ocs, rows, cols] += the taps' products."""
+                        def row(ohi):
+                            ihs = {kh: ih_of(kh, ohi) for kh in {t[0] for t in tap_list}}
+
+                            def col(owi):
+                                xs = [em.load(X, [ni, ic, ihs[kh], iw_of(kw, owi)])
+                                      for kh, kw in tap_list]
+                                for j, oc in enumerate(ocs):
+                                    idx = [ni, oc, ohi, owi]
+                                    acc = em.load(O, idx)
+                                    for tap, xv in zip(tap_list, xs):
+                                        acc = fma(em, ws[tap][j], xv, acc)
+                                    em.store(acc, O, idx)
+
+                            em.loop(*cols, col)
+
+                        if rows[1] > rows[0] and cols[1] > cols[0]:
+                            em.loop(*rows, row)
+
+                    (ih0, ih1), (iw0, iw1) = interior
+                    if ih1 > ih0 and iw1 > iw0:
+                        rect(interior[0], interior[1], [(kh, kw) for kh, kw, _, _ in taps])
+                    else:
+                        ih0 = ih1 = iw0 = iw1 = 0
+                    for kh, kw, (h0, h1), (w0, w1) in taps:
+                        if ih1 <= ih0:
+                            rect((h0, h1), (w0, w1), [(kh, kw)])
+                            continue
+                        # the tap's rectangle minus the interior (all inside it)
+                        rect((h0, ih0), (w0, w1), [(kh, kw)])
+                        rect((ih1, h1), (w0, w1), [(kh, kw)])
+                        rect((ih0, ih1), (w0, iw0), [(kh, kw)])
+                        rect((ih0, ih1), (iw1, w1), [(kh, kw)])
+
+                em.loop(0, cg, in_chan)
+                apply_activation(em, *act, planes, ocs, oh * ow,
+                                 lambda oc, p: [ni, oc, p])
+
+            block_loop(em, og, CHANNELS, chan_block)
+
+        em.loop(0, group, grp)
+
+    em.loop(0, n, image)
+
+
+TILE_W = 16
+"""Output columns per register tile (NCHW convolution): CHANNELS x TILE_W accumulators."""
+
+
+def loop_carry(em: Emitter, lower: int, upper: int, inits: list[SSAValue],
+               body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """`accs = inits; for i: accs = body(i, accs); return accs` (an scf.for whose
+    iter_args keep the accumulators in registers); no loop for a single trip."""
+    if upper <= lower:
+        return list(inits)
+    if upper - lower == 1:
+        return body(em.index(lower), list(inits))
+    lb, ub, st_ = em.index(lower), em.index(upper), em.index(1)
+    block = Block(arg_types=[INDEX, *(v.type for v in inits)])
+    loop = scf.ForOp(lb, ub, st_, list(inits), block)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(block)
+    accs = body(block.args[0], list(block.args[1:]))
+    em.op(scf.YieldOp(*accs))
+    em.b.insertion_point = saved
+    return list(loop.results)
+
+
+def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act) -> None:
+    """NCHW convolution.
+
+    1x1, stride 1, unpadded: per image and group, the matrix product
+    out[oc, p] = bias[oc] + W[oc, ic] x in[ic, p] (`gemm`).
+
+    Otherwise register tiles: for each output row, block of CHANNELS output channels and
+    tile of TILE_W output columns, CHANNELS x TILE_W scalar accumulators (initialized to
+    the bias) are carried through the loop over input channels, every tap unrolled; a tap
+    reads TILE_W contiguous inputs (one vector for the SLP vectorizer) and CHANNELS
+    weights. The result (after the activation) is stored once. Rows: an input row outside
+    the image is clamped inside and its taps' weights multiplied by 0 (a per-row mask), so
+    all rows share one loop body. Columns: the tiles cover the interior columns (where
+    every tap is inside the image), the last one shifted left to end at the interior's end
+    (overlapping, recomputing the same values); each border column is its own width-1 tile
+    with only its valid taps.
+    """
+    out, x, w, bias = instr.operands
+    ct = elem(out)
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    cg, og = c // group, o // group
+    kh_n, kw_n = kernels
+    sh, sw = strides
+    dh, dw = dilation
+    name, args = act
+    B = em.buffer(bias)
+
+    if (kh_n, kw_n) == (1, 1) and (sh, sw) == (1, 1) and not any(pads):
+        P = view(em, out, [n, o, oh * ow])
+        X = view(em, x, [n, c, h * wd])
+        W = view(em, w, [o, cg])
+
+        def image_gemm(ni):
+            def grp(g):
+                ob, ib = em.mul_index(g, og), em.mul_index(g, cg)
+                gemm(em, og, cg, oh * ow,
+                     lambda i, j: (P, [ni, iadd(em, ob, i), j]),
+                     lambda i, k: (W, [iadd(em, ob, i), k]),
+                     lambda k, j: (X, [ni, iadd(em, ib, k), j]),
+                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act)
+
+            em.loop(0, group, grp)
+
+        em.loop(0, n, image_gemm)
+        return
+
+    X, W, O = em.buffer(x), em.buffer(w), em.buffer(out)
+    (ci0, ci1) = _interior(kernels, strides, pads, dilation, (h, wd), (oh, ow))[1]
+    # kh taps whose input row is outside the image for some output row: masked
+    row_ranges = [tap_range(oh, h, sh, kh * dh - pads[0]) for kh in range(kh_n)]
+    masked = [r != (0, oh) for r in row_ranges]
+    col_ranges = [tap_range(ow, wd, sw, kw * dw - pads[1]) for kw in range(kw_n)]
+    zero, one = em.const(0.0, ct), em.const(1.0, ct)
+
+    def image(ni):
+        def grp(g):
+            oc_base = em.mul_index(g, og)
+            ic_base = em.mul_index(g, cg)
+
+            def row(ohi):
+                ihs, masks = [], []
+                top = em.add_index(em.mul_index(ohi, sh), -pads[0])
+                for kh in range(kh_n):
+                    ih = em.add_index(top, kh * dh)
+                    if masked[kh]:
+                        lo_ok = em.value(arith.CmpiOp(ih, em.index(0), "sge"))
+                        hi_ok = em.value(arith.CmpiOp(ih, em.index(h), "slt"))
+                        ok = em.value(arith.AndIOp(lo_ok, hi_ok))
+                        masks.append(em.value(arith.SelectOp(ok, one, zero)))
+                        ih = imin(em, imax(em, ih, 0), h - 1)
+                    else:
+                        masks.append(None)
+                    ihs.append(ih)
+
+                def chan_block(ocl0, width):
+                    ocls = [em.add_index(ocl0, j) for j in range(width)]
+                    ocs = [iadd(em, oc_base, ocl) for ocl in ocls]
+                    biases = [em.load(B, [oc]) for oc in ocs]
+
+                    def tile(ow0, cols):
+                        """cols: (offset from ow0, valid kw taps) per output column."""
+                        owis = [em.add_index(ow0, off) for off, _ in cols]
+                        iw0 = em.mul_index(ow0, sw)
+                        inits = [b for b in biases for _ in cols]
+
+                        def in_chan(icl, accs):
+                            ic = iadd(em, ic_base, icl)
+                            accs = list(accs)
+                            loaded: dict[tuple[int, int], SSAValue] = {}
+
+                            def row_x(kh, off):
+                                """in[ic, ih(kh), ow0 * sw + off - pad] (each loaded once:
+                                with a stride, the taps' inputs of a row interleave)."""
+                                if (kh, off) not in loaded:
+                                    iw = em.add_index(iw0, off - pads[1])
+                                    loaded[kh, off] = em.load(X, [ni, ic, ihs[kh], iw])
+                                return loaded[kh, off]
+
+                            for kh in range(kh_n):
+                                if row_ranges[kh][1] <= row_ranges[kh][0]:
+                                    continue
+                                for kw in range(kw_n):
+                                    js = [j for j, (_, kws) in enumerate(cols) if kw in kws]
+                                    if not js:
+                                        continue
+                                    ws = [em.load(W, [oc, icl, em.index(kh), em.index(kw)])
+                                          for oc in ocs]
+                                    if masks[kh] is not None:
+                                        ws = [fmul(em, wv, masks[kh]) for wv in ws]
+                                    xs = {j: row_x(kh, cols[j][0] * sw + kw * dw)
+                                          for j in js}
+                                    for r, wv in enumerate(ws):
+                                        for j in js:
+                                            k = r * len(cols) + j
+                                            accs[k] = em.value(arith.AddfOp(em.value(
+                                                arith.MulfOp(wv, xs[j], CONTRACT)), accs[k],
+                                                CONTRACT))
+                            return accs
+
+                        accs = loop_carry(em, 0, cg, inits, in_chan)
+                        for r, oc in enumerate(ocs):
+                            for j, owi in enumerate(owis):
+                                em.store(activation(em, name, args, accs[r * len(cols) + j]),
+                                         O, [ni, oc, ohi, owi])
+
+                    all_kw = list(range(kw_n))
+                    width_i = ci1 - ci0
+                    if width_i > 0:
+                        t = min(TILE_W, width_i)
+                        count = -(-width_i // t)
+                        cols = [(j, all_kw) for j in range(t)]
+                        if count == 1:
+                            tile(em.index(ci0), cols)
+                        else:
+                            em.loop(0, count, lambda ti: tile(imin(
+                                em, em.add_index(em.mul_index(ti, t), ci0), ci1 - t), cols))
+                    border = [q for q in range(ow) if not (ci0 <= q < ci1)]
+                    for q in border:
+                        kws = [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
+                        tile(em.index(q), [(0, kws)])
+
+                block_loop(em, og, CHANNELS, chan_block)
+
+            em.loop(0, oh, row)
+
+        em.loop(0, group, grp)
+
+    em.loop(0, n, image)
 
 
 # ====================================================================== pools
