@@ -44,6 +44,17 @@ CONVS = {
     "rect_kernel_mixed": (1, 2, 10, 9, 3, (3, 2), (2, 1), (1, 0, 0, 2), (1, 2), 1),
     "big_pads_7x7": (1, 2, 5, 6, 9, (7, 7), (1, 2), (3, 3, 3, 3), (1, 1), 1),
     "channels_block_tail": (1, 5, 6, 6, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # narrow rows: one tile per row (borders included), 8 output channels per block + tail
+    "narrow_8ch_tail": (1, 3, 7, 7, 19, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "narrow_8ch_group": (1, 4, 5, 3, 16, (3, 3), (1, 1), (1, 0, 2, 1), (1, 1), 2),
+    # wider than one tile: interior tiles (last shifted) + border columns
+    "wide_3x3": (1, 2, 4, 37, 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "conv1_like_7x7_s2": (1, 3, 23, 21, 5, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    "stride2_pads_odd": (1, 3, 11, 13, 9, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    # 1x1 stride 2: odd sizes, narrow (register tile) and wide (direct form)
+    "pointwise_s2_odd": (1, 5, 13, 15, 11, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "pointwise_s2_wide": (1, 3, 5, 41, 6, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "pointwise_s2_pads": (1, 4, 7, 9, 10, (1, 1), (2, 2), (1, 0, 0, 1), (1, 1), 1),
 }
 ACTIVATIONS = [("none", []), ("relu", []), ("clip", [-0.5, 0.25]), ("leaky_relu", [0.1]),
                ("sigmoid", []), ("tanh", [])]

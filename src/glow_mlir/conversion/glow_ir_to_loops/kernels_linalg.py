@@ -22,7 +22,11 @@ image, and the taps are unrolled at generation time (`tap_range`).
   tile is shifted left to overlap the previous one (no remainder body); border columns
   are width-1 tiles with their valid taps. These sums carry only `contract`: with
   `reassoc` the loop vectorizer vectorized the channel loop with gathers (6x slower).
-  Column stride > 1 keeps the direct form (`_conv_nchw_strided`): per tap, the constant
+  Rows of at most TILE_W outputs (14x14, 7x7) are one tile each, border columns included
+  (each column with its valid taps), 8 output channels per block when the row is short,
+  and the channel-block loop is outside the row loop (the weights dominate there); 1x1
+  stride-2 convolutions with such rows also use the register tile.
+  Otherwise column stride > 1 keeps the direct form (`_conv_nchw_strided`): per tap, the constant
   rectangle of valid outputs, inner loop over ow (tiles would turn strided reads into
   gathers). NHWC reduces over the contiguous input channels.
 - Pools use the same per-tap rectangles; avg_pool's divisor (without count_include_pad) is
@@ -400,7 +404,9 @@ def convolution(instr, em: Emitter) -> None:
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
     if layout == "NCHW":
-        if sw == 1:  # a column stride would make the register tiles gather their inputs
+        # a column stride makes the register tiles gather their inputs; for 1x1 kernels
+        # on narrow rows (one tile per row) that still beats the per-tap direct form
+        if sw == 1 or (tuple(kernels) == (1, 1) and ow <= TILE_W):
             _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act)
         else:
             _conv_nchw_strided(em, instr, kernels, strides, pads, dilation, group, act,
@@ -605,30 +611,39 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act)
     col_ranges = [tap_range(ow, wd, sw, kw * dw - pads[1]) for kw in range(kw_n)]
     zero, one = em.const(0.0, ct), em.const(1.0, ct)
 
+    all_kw = list(range(kw_n))
+
+    def kws_of(q):
+        return [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
+
+    whole_row = ow <= TILE_W
+    # narrow rows: more output channels per block, so enough independent FMA chains
+    chans = CHANNELS * 2 if ow * CHANNELS <= 32 and og >= CHANNELS * 2 else CHANNELS
+
     def image(ni):
         def grp(g):
             oc_base = em.mul_index(g, og)
             ic_base = em.mul_index(g, cg)
 
-            def row(ohi):
-                ihs, masks = [], []
-                top = em.add_index(em.mul_index(ohi, sh), -pads[0])
-                for kh in range(kh_n):
-                    ih = em.add_index(top, kh * dh)
-                    if masked[kh]:
-                        lo_ok = em.value(arith.CmpiOp(ih, em.index(0), "sge"))
-                        hi_ok = em.value(arith.CmpiOp(ih, em.index(h), "slt"))
-                        ok = em.value(arith.AndIOp(lo_ok, hi_ok))
-                        masks.append(em.value(arith.SelectOp(ok, one, zero)))
-                        ih = imin(em, imax(em, ih, 0), h - 1)
-                    else:
-                        masks.append(None)
-                    ihs.append(ih)
+            def chan_block(ocl0, width, ohi):
+                ocls = [em.add_index(ocl0, j) for j in range(width)]
+                ocs = [iadd(em, oc_base, ocl) for ocl in ocls]
+                biases = [em.load(B, [oc]) for oc in ocs]
 
-                def chan_block(ocl0, width):
-                    ocls = [em.add_index(ocl0, j) for j in range(width)]
-                    ocs = [iadd(em, oc_base, ocl) for ocl in ocls]
-                    biases = [em.load(B, [oc]) for oc in ocs]
+                if True:  # (one output row ohi of the block)
+                    ihs, masks = [], []
+                    top = em.add_index(em.mul_index(ohi, sh), -pads[0])
+                    for kh in range(kh_n):
+                        ih = em.add_index(top, kh * dh)
+                        if masked[kh]:
+                            lo_ok = em.value(arith.CmpiOp(ih, em.index(0), "sge"))
+                            hi_ok = em.value(arith.CmpiOp(ih, em.index(h), "slt"))
+                            ok = em.value(arith.AndIOp(lo_ok, hi_ok))
+                            masks.append(em.value(arith.SelectOp(ok, one, zero)))
+                            ih = imin(em, imax(em, ih, 0), h - 1)
+                        else:
+                            masks.append(None)
+                        ihs.append(ih)
 
                     def tile(ow0, cols):
                         """cols: (offset from ow0, valid kw taps) per output column."""
@@ -676,7 +691,9 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act)
                                 em.store(activation(em, name, args, accs[r * len(cols) + j]),
                                          O, [ni, oc, ohi, owi])
 
-                    all_kw = list(range(kw_n))
+                    if whole_row:  # one tile, border columns with their valid taps
+                        tile(em.index(0), [(q, kws_of(q)) for q in range(ow)])
+                        return
                     width_i = ci1 - ci0
                     if width_i > 0:
                         t = min(TILE_W, width_i)
@@ -689,12 +706,14 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act)
                                 em, em.add_index(em.mul_index(ti, t), ci0), ci1 - t), cols))
                     border = [q for q in range(ow) if not (ci0 <= q < ci1)]
                     for q in border:
-                        kws = [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
-                        tile(em.index(q), [(0, kws)])
+                        tile(em.index(q), [(0, kws_of(q))])
 
-                block_loop(em, og, CHANNELS, chan_block)
-
-            em.loop(0, oh, row)
+            if whole_row:  # small images: the weights dominate, reuse them across rows
+                block_loop(em, og, chans, lambda o0, wd_: em.loop(
+                    0, oh, lambda ohi: chan_block(o0, wd_, ohi)))
+            else:  # large images: the input rows stay in cache across channel blocks
+                em.loop(0, oh, lambda ohi: block_loop(
+                    em, og, chans, lambda o0, wd_: chan_block(o0, wd_, ohi)))
 
         em.loop(0, group, grp)
 
