@@ -145,7 +145,7 @@ def _collect(strategy, examples: int) -> tuple[Counter, Counter]:
 def test_every_op_of_a_family_is_generated(family: str):
     """Later issues rely on the strategy reaching every op (family by family, so that
     the check does not depend on luck)."""
-    examples = 8 + 5 * len(FAMILIES[family])
+    examples = 16 + 8 * len(FAMILIES[family])  # generous: a loaded CI machine once missed one
     ops, _ = _collect(glow_graphs(families=[family], max_ops=5, patterns=False), examples)
     assert not sorted(set(FAMILIES[family]) - set(ops)), "never generated"
 

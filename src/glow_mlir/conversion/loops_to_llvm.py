@@ -82,8 +82,8 @@ def converted(value: SSAValue, before: Operation) -> SSAValue:
     if (isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1
             and owner.inputs[0].type == t):
         return owner.inputs[0]
-    cast = UnrealizedConversionCastOp.get([value], [t])
-    Rewriter.insert_op(cast, InsertPoint.before(before))
+    cast = UnrealizedConversionCastOp.create(operands=[value], result_types=[t])
+    before.parent_block().insert_op_before(cast, before)  # type: ignore[union-attr]
     return cast.results[0]
 
 
@@ -95,20 +95,23 @@ def replace(op: Operation, new_ops: Sequence[Operation],
             results: Sequence[SSAValue] | None = None) -> None:
     """Insert `new_ops` before `op`, let `results` (default: the last new op's) take the
     place of `op`'s results (through a cast back where the type changed), erase `op`."""
-    for new in new_ops:
-        Rewriter.insert_op(new, InsertPoint.before(op))
+    block = op.parent_block()
+    assert block is not None
+    if new_ops:
+        block.insert_ops_before(new_ops, op)
     if results is None:
         results = list(new_ops[-1].results) if new_ops else []
     for old, new_value in zip(op.results, results, strict=True):
         if new_value.name_hint is None:
             new_value.name_hint = old.name_hint
         if new_value.type != old.type:
-            back = UnrealizedConversionCastOp.get([new_value], [old.type])
-            Rewriter.insert_op(back, InsertPoint.before(op))
+            back = UnrealizedConversionCastOp.create(operands=[new_value],
+                                                     result_types=[old.type])
+            block.insert_op_before(back, op)
             new_value = back.results[0]
-        old.replace_all_uses_with(new_value)
-    op.detach()
-    op.erase()
+        if old.first_use is not None:
+            old.replace_all_uses_with(new_value)
+    block.erase_op(op)
 
 
 def convert_block_args(block: Block) -> None:
@@ -120,7 +123,7 @@ def convert_block_args(block: Block) -> None:
             continue
         new = block.insert_arg(t, index)
         new.name_hint = arg.name_hint
-        back = UnrealizedConversionCastOp.get([new], [arg.type])
+        back = UnrealizedConversionCastOp.create(operands=[new], result_types=[arg.type])
         if first is None:
             block.add_op(back)
         else:
@@ -132,3 +135,44 @@ def convert_block_args(block: Block) -> None:
 def ops_of(module: ModuleOp, *types: type[Operation]) -> list[Operation]:
     """The ops of these types, collected before rewriting (the walk must not see new ops)."""
     return [o for o in module.walk() if isinstance(o, types)]
+
+
+# ---------------------------------------------------------------------------- fast cse
+_PURE_DIALECTS = frozenset(("arith", "math"))
+_PURE_OPS = frozenset(("memref.view",))
+
+
+def cse_pure(module: ModuleOp) -> None:
+    """Common-subexpression elimination of the loop IR's pure ops (arith, math,
+    memref.view): an op equal to one that dominates it (same name, operands, properties,
+    attributes, result types; earlier in its block or in an enclosing block) is replaced
+    by it. What xDSL's `cse` does on this IR, without its generic side-effect analysis
+    (which dominated its cost)."""
+
+    def key(op: Operation):
+        return (op.name, tuple(op.operands), tuple(r.type for r in op.results),
+                tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
+
+    def visit(block: Block, table: dict) -> None:
+        for op in list(block.ops):
+            if op.regions:
+                for region in op.regions:
+                    for inner in region.blocks:
+                        visit(inner, dict(table))
+                continue
+            if not op.results or (op.dialect_name() not in _PURE_DIALECTS
+                                  and op.name not in _PURE_OPS):
+                continue
+            k = key(op)
+            same = table.get(k)
+            if same is None:
+                table[k] = op
+                continue
+            for old, new in zip(op.results, same.results):
+                old.replace_all_uses_with(new)
+            block.erase_op(op)
+
+    for top in module.ops:
+        for region in top.regions:
+            for block in region.blocks:
+                visit(block, {})

@@ -17,8 +17,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -35,28 +43,97 @@ def strides(t: MemRefType) -> list[int]:
     return out[::-1]
 
 
+class Constants:
+    """i64 constants shared by a function: created once, at the start of its entry block
+    (which dominates every use)."""
+
+    def __init__(self, op: Operation | None):
+        self.entry: Block | None = None
+        fn = op
+        while fn is not None and fn.parent_op() is not None \
+                and not isinstance(fn.parent_op(), ModuleOp):
+            fn = fn.parent_op()
+        if fn is not None and fn.regions and fn.regions[0].blocks:
+            self.entry = fn.regions[0].blocks[0]
+        self.values: dict[int, SSAValue] = {}
+        self.last: Operation | None = None  # the last constant inserted (kept in order)
+
+    def get(self, value: int, ops: list[Operation]) -> SSAValue:
+        c = self.values.get(value)
+        if c is None:
+            new = llvm.ConstantOp.create(properties={"value": IntegerAttr(value, i64)},
+                                         result_types=[i64])
+            if self.entry is None:
+                ops.append(new)
+                return new.results[0]
+            if self.last is not None:
+                self.entry.insert_op_after(new, self.last)
+            elif self.entry.first_op is None:
+                self.entry.add_op(new)
+            else:
+                self.entry.insert_op_before(new, self.entry.first_op)
+            self.last = new
+            c = self.values[value] = new.results[0]
+        return c
+
+
+def _constant_value(v: SSAValue) -> int | None:
+    owner = v.owner
+    if isinstance(owner, llvm.ConstantOp):
+        value = owner.value
+        if isinstance(value, IntegerAttr):
+            return value.value.data
+    return None
+
+
+def _gep(base: SSAValue, index: SSAValue, elem) -> Operation:
+    return llvm.GEPOp.create(
+        operands=[base, index], result_types=[llvm.LLVMPointerType()],
+        properties={"rawConstantIndices": _RAW_SSA, "elem_type": elem,
+                    "noWrapFlags": IntegerAttr(0, 32), "inbounds": UnitAttr()})
+
+
+_RAW_SSA = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+_NSW_PROP = IntegerAttr(1, 32)  # overflowFlags: nsw
+
+
 def element_pointer(base: SSAValue, t: MemRefType, indices: list[SSAValue],
-                    ops: list[Operation]) -> SSAValue:
-    """The address of `base[indices]` in a memref of type `t`; appends the ops to `ops`."""
+                    ops: list[Operation], consts: Constants | None = None) -> SSAValue:
+    """The address of `base[indices]` in a memref of type `t`; appends the ops to `ops`.
+    Constant indices are folded into one constant offset; strides are shared constants."""
     if not indices:
         return base
+    if consts is None:
+        consts = Constants(None)  # constants inline, in `ops`
     linear: SSAValue | None = None
+    offset = 0
     for index, stride in zip(indices, strides(t)):
+        known = _constant_value(index)
+        if known is not None:
+            offset += known * stride
+            continue
         term = index
         if stride != 1:
-            c = llvm.ConstantOp(IntegerAttr(stride, i64), i64)
-            mul = llvm.MulOp(index, c.results[0], overflow=_NSW)
-            ops += [c, mul]
+            mul = llvm.MulOp.create(operands=[index, consts.get(stride, ops)],
+                                    result_types=[i64],
+                                    properties={"overflowFlags": _NSW_PROP})
+            ops.append(mul)
             term = mul.results[0]
         if linear is None:
             linear = term
         else:
-            add = llvm.AddOp(linear, term, overflow=_NSW)
+            add = llvm.AddOp.create(operands=[linear, term], result_types=[i64],
+                                    properties={"overflowFlags": _NSW_PROP})
             ops.append(add)
             linear = add.results[0]
-    assert linear is not None
-    gep = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], t.get_element_type(), ssa_indices=[linear],
-                     inbounds=True)
+    if linear is None:
+        linear = indices[0] if len(indices) == 1 else consts.get(offset, ops)
+    elif offset:
+        add = llvm.AddOp.create(operands=[linear, consts.get(offset, ops)],
+                                result_types=[i64], properties={"overflowFlags": _NSW_PROP})
+        ops.append(add)
+        linear = add.results[0]
+    gep = _gep(base, linear, t.get_element_type())
     ops.append(gep)
     return gep.results[0]
 
@@ -68,19 +145,28 @@ def _memref_type(value: SSAValue, op: Operation) -> MemRefType:
     return t
 
 
-def lower_load(op: memref.LoadOp) -> None:
+_ORDERING = IntegerAttr(0, 64)
+
+
+def lower_load(op: memref.LoadOp, consts: Constants | None = None) -> None:
     t = _memref_type(op.memref, op)
     ops: list[Operation] = []
-    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices], ops)
-    ops.append(llvm.LoadOp(ptr, op.res.type))
+    consts = consts or Constants(op)
+    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
+                          ops, consts)
+    ops.append(llvm.LoadOp.create(operands=[ptr], result_types=[op.res.type],
+                                  properties={"ordering": _ORDERING}))
     replace(op, ops)
 
 
-def lower_store(op: memref.StoreOp) -> None:
+def lower_store(op: memref.StoreOp, consts: Constants | None = None) -> None:
     t = _memref_type(op.memref, op)
     ops: list[Operation] = []
-    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices], ops)
-    ops.append(llvm.StoreOp(converted(op.value, op), ptr))
+    consts = consts or Constants(op)
+    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
+                          ops, consts)
+    ops.append(llvm.StoreOp.create(operands=[converted(op.value, op), ptr],
+                                   properties={"ordering": _ORDERING}))
     replace(op, ops, [])
 
 
@@ -118,10 +204,13 @@ class ConvertMemRefToLLVMPass(ModulePass):
             lower_view(o)  # type: ignore[arg-type]
         for o in ops_of(op, memref.AllocaOp):
             lower_alloca(o)  # type: ignore[arg-type]
-        for o in ops_of(op, memref.LoadOp):
-            lower_load(o)  # type: ignore[arg-type]
-        for o in ops_of(op, memref.StoreOp):
-            lower_store(o)  # type: ignore[arg-type]
+        for fn in list(op.ops):
+            consts = Constants(fn) if fn.regions else None
+            for o in [o for o in fn.walk() if isinstance(o, (memref.LoadOp, memref.StoreOp))]:
+                if isinstance(o, memref.LoadOp):
+                    lower_load(o, consts)
+                else:
+                    lower_store(o, consts)
         left = [o.name for o in op.walk() if o.dialect_name() == "memref"]
         if left:
             raise PassFailedException(

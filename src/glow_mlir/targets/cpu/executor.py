@@ -25,12 +25,12 @@ class CpuBackendError(UserError):
 def lower_to_llvm(module: ModuleOp) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
     is a CpuBackendError naming every missing instruction kind at once."""
-    from glow_mlir.conversion.loops_to_llvm import loops_to_llvm_spec
+    from glow_mlir.conversion.loops_to_llvm import cse_pure, loops_to_llvm_spec
     from glow_mlir.ir.text import verify_module
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, "convert-glow-ir-to-loops")
+        run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
     except PassFailedException as err:
         message = str(err)
         if "no loop generator for" in message:
@@ -44,7 +44,8 @@ def lower_to_llvm(module: ModuleOp) -> None:
     # loops become) and cost more than the conversions. The loop IR is verified before,
     # and LLVM's own verifier checks the result when the JIT parses it.
     verify_module(module)
-    run_pipeline(module, ",".join(["cse", *loops_to_llvm_spec()]), verify=False)
+    cse_pure(module)
+    run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)
 
 
 class CpuExecutor:
