@@ -55,6 +55,14 @@ CONVS = {
     "pointwise_s2_odd": (1, 5, 13, 15, 11, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_s2_wide": (1, 3, 5, 41, 6, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
     "pointwise_s2_pads": (1, 4, 7, 9, 10, (1, 1), (2, 2), (1, 0, 0, 1), (1, 1), 1),
+    # column stride 2 on parity-split inputs: wide 7x7 (tiles + borders, odd width),
+    # batch + groups, even kernel, narrow 3x3 with asymmetric pads; wide 3x3: direct form
+    "split_7x7_s2_wide": (1, 3, 9, 45, 6, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    "split_5x5_s2_group": (2, 4, 7, 40, 6, (5, 5), (2, 2), (2, 1, 2, 2), (1, 1), 2),
+    "split_4x4_s2": (1, 3, 8, 38, 5, (4, 4), (2, 2), (1, 2, 1, 1), (1, 1), 1),
+    "split_3x3_s2_narrow": (1, 6, 9, 12, 10, (3, 3), (2, 2), (0, 1, 1, 0), (1, 1), 1),
+    "direct_3x3_s2_wide": (1, 3, 6, 40, 5, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "split_3x3_s2_batch2": (2, 2, 5, 7, 3, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
 }
 ACTIVATIONS = [("none", []), ("relu", []), ("clip", [-0.5, 0.25]), ("leaky_relu", [0.1]),
                ("sigmoid", []), ("tanh", [])]
