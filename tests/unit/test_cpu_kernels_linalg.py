@@ -1,7 +1,8 @@
-"""Loop-nest generators of kernels_linalg.py and kernels_nn.py (convolution, pools, dense
-layers, soft-max, normalizations) through the upstream reference path (mlir-opt-22 +
-llvmlite, tests/unit/cpu_upstream.py) against the reference evaluator, on several attribute
-combinations of each kind and on random graphs."""
+"""Loop-nest generators of kernels_matmul.py, kernels_conv.py, kernels_pool.py and
+kernels_nn.py (dense layers, convolution, pools, soft-max, normalizations) through the
+upstream reference path (mlir-opt-22 + llvmlite, tests/unit/cpu_upstream.py) against the
+reference evaluator, on several attribute combinations of each kind and on random
+graphs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from cpu_upstream import have_tools, upstream_runner
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from test_evaluator_common import rand, single_op_module, t
+from test_evaluator_nn import CONVS as EVALUATOR_CONVS
 from xdsl.dialects.builtin import f64
 
 from glow_mlir.dialects import glow
@@ -32,16 +34,10 @@ def check(op, inputs, result_type, rtol=1e-4, atol=1e-5, **attrs):
 
 # ====================================================================== convolution
 
-# name: (N, C, H, W, O, kernels, strides, pads [top, left, bottom, right], dilation, group)
+# name: (N, C, H, W, O, kernels, strides, pads [top, left, bottom, right], dilation, group);
+# the onnxruntime cases of test_evaluator_nn, then shapes that pick each loop form
 CONVS = {
-    "3x3_same": (2, 3, 7, 7, 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
-    "stride2_asymmetric_pads": (1, 3, 9, 8, 5, (3, 3), (2, 2), (0, 1, 2, 1), (1, 1), 1),
-    "dilation2": (1, 2, 9, 9, 3, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1),
-    "group2": (2, 4, 6, 6, 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
-    "depthwise": (1, 4, 8, 8, 4, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 4),
-    "depthwise_multiplier2": (1, 3, 6, 5, 6, (3, 3), (1, 1), (1, 0, 1, 0), (1, 1), 3),
-    "pointwise_stride2": (1, 8, 6, 6, 4, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
-    "rect_kernel_mixed": (1, 2, 10, 9, 3, (3, 2), (2, 1), (1, 0, 0, 2), (1, 2), 1),
+    **EVALUATOR_CONVS,
     "big_pads_7x7": (1, 2, 5, 6, 9, (7, 7), (1, 2), (3, 3, 3, 3), (1, 1), 1),
     "channels_block_tail": (1, 5, 6, 6, 11, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
     # narrow rows: one tile per row (borders included), 8 output channels per block + tail
@@ -214,7 +210,7 @@ def test_local_response_normalization(c, half, layout):
 def test_quantized_convolution_is_refused():
     from xdsl.utils.exceptions import PassFailedException
 
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_linalg import require_float
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import require_float
 
     class Fake:
         name = "glow_ir.convolution"

@@ -14,8 +14,7 @@ from xdsl.dialects import arith, math
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.kernels_linalg import (
-    FAST,
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     fadd,
     fdiv,

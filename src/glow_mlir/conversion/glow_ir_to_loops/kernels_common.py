@@ -1,0 +1,247 @@
+"""What the dense and windowed loop-nest generators share (kernels_matmul.py,
+kernels_conv.py, kernels_pool.py, kernels_nn.py): buffer views and typed loads/stores,
+fast-math arithmetic, fused activations, blocked loops, and the window geometry of
+convolutions and pools. Kept apart so each of those modules holds one concept.
+
+Every loop nest is shaped for LLVM's loop vectorizer: the innermost loop runs over a
+contiguous dimension with constant bounds and unit stride, and has no conditionals.
+Padding never reaches an inner loop: all shapes, strides and pads are constants here, so
+each kernel offset (tap) gets the constant range of outputs whose input lies inside the
+image, and the taps are unrolled at generation time (`tap_range`).
+
+Sums use `reassoc contract` fast-math flags (vectorizable reductions, fused
+multiply-adds); the reference sums in float64, so any order is as good as another.
+Floating-point element types only: f32 and f64 everywhere; the pools, batched_add and
+kernels_nn also take f16 and bf16 (computed in f32). Quantized instructions are refused
+with a message (`require_float`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    MemRefType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
+
+FAST = arith.FastMathFlagsAttr(["reassoc", "contract"])
+CONTRACT = arith.FastMathFlagsAttr(["contract"])
+"""Fused multiply-adds without reassociation: a loop carrying such sums in iter_args is
+not a reduction the loop vectorizer may reorder (it would vectorize the loop over input
+channels with gathers); the SLP vectorizer still packs the lanes of a tile."""
+
+
+# ====================================================================== helpers
+
+
+def attrs(instr: glow_ir.InstrOp):
+    """The graph op the instruction mirrors (its attribute accessors with defaults)."""
+    return shadow_graph_op(instr)  # type: ignore[arg-type]
+
+
+def elem(v: SSAValue) -> Attribute:
+    return v.type.get_element_type()  # type: ignore[attr-defined]
+
+
+def shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+
+
+def size(dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def require_float(instr: glow_ir.InstrOp, narrow: bool = True) -> Attribute:
+    """The element type of `instr`'s buffers, which must all be the same float type (f16
+    and bf16 only when `narrow`); the compute type is returned (f32 for f16/bf16)."""
+    types = {elem(v) for v in instr.operands}
+    ok = (Float32Type, Float64Type) + ((Float16Type, BFloat16Type) if narrow else ())
+    if len(types) != 1 or not isinstance(next(iter(types)), ok):
+        kinds = ", ".join(sorted(str(t) for t in types))
+        raise PassFailedException(
+            f"convert-glow-ir-to-loops: no loop generator for {instr.name} on {kinds} "
+            f"(floating-point {'f16, bf16, ' if narrow else ''}f32 and f64 only)")
+    t = next(iter(types))
+    return f32 if isinstance(t, (Float16Type, BFloat16Type)) else t
+
+
+def view(em: Emitter, v: SSAValue, dims: Sequence[int]) -> SSAValue:
+    """The memory of glow_ir value `v` as a memref of shape `dims` (same element count)."""
+    base, offset = em.places[v]
+    return byte_view(em, base, offset, MemRefType(elem(v), list(dims)))
+
+
+def ld(em: Emitter, buf: SSAValue, idx: Sequence[SSAValue], ct: Attribute) -> SSAValue:
+    """Load, widened to the compute type `ct`."""
+    x = em.load(buf, idx)
+    return x if x.type == ct else em.value(arith.ExtFOp(x, ct))
+
+
+def st(em: Emitter, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
+    """Store, narrowed to the buffer's element type."""
+    t = buf.type.get_element_type()  # type: ignore[attr-defined]
+    if x.type != t:
+        x = em.value(arith.TruncFOp(x, t))
+    em.store(x, buf, idx)
+
+
+def fadd(em, a, b):
+    return em.value(arith.AddfOp(a, b, FAST))
+
+
+def fsub(em, a, b):
+    return em.value(arith.SubfOp(a, b, FAST))
+
+
+def fmul(em, a, b):
+    return em.value(arith.MulfOp(a, b, FAST))
+
+
+def fdiv(em, a, b):
+    return em.value(arith.DivfOp(a, b))
+
+
+def fma(em, a, b, c):
+    """a * b + c (contracted to one fused multiply-add by LLVM)."""
+    return fadd(em, fmul(em, a, b), c)
+
+
+def to_float(em: Emitter, i: SSAValue, ct: Attribute) -> SSAValue:
+    """An index value as a float of type `ct`."""
+    wide = em.value(arith.IndexCastOp(i, i64))
+    return em.value(arith.SIToFPOp(wide, ct))
+
+
+def iadd(em, a, b):
+    return em.value(arith.AddiOp(a, b))
+
+
+def imin(em, a, n: int):
+    return em.value(arith.MinSIOp(a, em.index(n)))
+
+
+def imax(em, a, n: int):
+    return em.value(arith.MaxSIOp(a, em.index(n)))
+
+
+def activation(em: Emitter, name: str, args: Sequence[float], x: SSAValue) -> SSAValue:
+    """A fused activation (relu, clip, leaky_relu, sigmoid, tanh) of scalar `x`, with the
+    meaning of the reference (`numerics.activation`)."""
+    t = x.type
+    if name == "none":
+        return x
+    if name == "relu":
+        return em.value(arith.MaximumfOp(x, em.const(0.0, t)))
+    if name == "clip":
+        lo = em.value(arith.MaximumfOp(x, em.const(args[0], t)))
+        return em.value(arith.MinimumfOp(lo, em.const(args[1], t)))
+    if name == "leaky_relu":
+        ge = em.value(arith.CmpfOp(x, em.const(0.0, t), "oge"))
+        return em.value(arith.SelectOp(ge, x, em.value(arith.MulfOp(x, em.const(args[0], t)))))
+    if name == "sigmoid":
+        e = em.value(math.ExpOp(em.value(arith.NegfOp(x))))
+        return fdiv(em, em.const(1.0, t), em.value(arith.AddfOp(em.const(1.0, t), e)))
+    if name == "tanh":
+        return em.value(math.TanhOp(x))
+    raise PassFailedException(f"convert-glow-ir-to-loops: unknown fused activation '{name}'")
+
+
+def fused(instr) -> tuple[str, tuple[float, ...]]:
+    a = attrs(instr)
+    return a.str_attr("fused_activation", "none"), a.floats("fused_activation_args", ())
+
+
+def apply_activation(em: Emitter, name: str, args, buf: SSAValue, rows, cols,
+                     index: Callable[[SSAValue, SSAValue], list[SSAValue]]) -> None:
+    """buf[index(r, c)] = act(buf[...]) for r in rows (a (lo, hi) pair or a list of row
+    values), c in range(cols) (innermost, contiguous)."""
+    if name == "none":
+        return
+
+    def row(r):
+        def col(c):
+            idx = index(r, c)
+            em.store(activation(em, name, args, em.load(buf, idx)), buf, idx)
+
+        em.loop(0, cols, col)
+
+    if isinstance(rows, tuple):
+        em.loop(rows[0], rows[1], row)
+    else:
+        for r in rows:
+            row(r)
+
+
+def tap_range(out_size: int, in_size: int, stride: int, offset: int) -> tuple[int, int]:
+    """The outputs o with 0 <= o*stride + offset < in_size, as range(lo, hi)."""
+    lo = max(0, -(offset // stride))
+    hi = min(out_size, (in_size - 1 - offset) // stride + 1)
+    return lo, max(lo, hi)
+
+
+
+def blocks(total: int, step: int) -> list[tuple[int, int, int]]:
+    """(start, stop, width): full blocks of `step` as one strided range, then the rest."""
+    full = total - total % step
+    out = []
+    if full:
+        out.append((0, full, step))
+    if total % step:
+        out.append((full, total, total % step))
+    return out
+
+
+def block_loop(em: Emitter, total: int, step: int, body: Callable[[SSAValue, int], None]) -> None:
+    """body(start, width) for blocks of `step` (a loop) and the remainder (once)."""
+    for lo, hi, width in blocks(total, step):
+        if hi - lo == width:
+            body(em.index(lo), width)
+        else:
+            em.loop(lo, hi, lambda s, w=width: body(s, w), step=width)
+
+
+# ====================================================================== windows
+
+
+def window_attrs(instr):
+    a = attrs(instr)
+    return (a.str_attr("layout", "NCHW"), a.ints("kernels"), a.ints("strides", (1, 1)),
+            a.ints("pads", (0, 0, 0, 0)))
+
+
+def tap_rects(kernels, strides, pads, dilation, hw, ohw):
+    """(kh, kw, (oh0, oh1), (ow0, ow1)) for each tap with a non-empty output rectangle."""
+    out = []
+    for kh in range(kernels[0]):
+        rh = tap_range(ohw[0], hw[0], strides[0], kh * dilation[0] - pads[0])
+        for kw in range(kernels[1]):
+            rw = tap_range(ohw[1], hw[1], strides[1], kw * dilation[1] - pads[1])
+            if rh[1] > rh[0] and rw[1] > rw[0]:
+                out.append((kh, kw, rh, rw))
+    return out
+
+
+def interior_rect(kernels, strides, pads, dilation, hw, ohw):
+    """The output rectangle where every tap reads inside the image (rows, cols)."""
+    out = []
+    for axis in (0, 1):
+        ranges = [tap_range(ohw[axis], hw[axis], strides[axis],
+                            k * dilation[axis] - pads[axis]) for k in range(kernels[axis])]
+        out.append((max(r[0] for r in ranges), min(r[1] for r in ranges)))
+    return out

@@ -1,0 +1,448 @@
+"""Convolution (glow_ir.convolution) in NCHW and NHWC, f32 and f64; `convolution` picks
+one of several forms by the window's shape:
+
+- NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
+  in[ic, p] (`gemm`, kernels_matmul.py).
+- NCHW with column stride 1 (3x3, 7x7, depthwise): a register tile (`_conv_nchw`): per
+  output row, a block of CHANNELS output channels and a tile of up to 16 columns keep
+  CHANNELS x 16 scalar accumulators (started at the bias, carried through the
+  input-channel loop as iter_args, taps unrolled; the SLP vectorizer packs them), so each
+  output is stored once, activation applied. Out-of-image rows are clamped and their
+  weights masked by 0/1 (one loop body for all rows); the last column tile is shifted left
+  to overlap the previous one (no remainder body); border columns are width-1 tiles with
+  their valid taps. These sums carry only `contract`: with `reassoc` the loop vectorizer
+  vectorizes the channel loop with gathers, which was much slower.
+  Rows of at most TILE_W outputs (14x14, 7x7) are one tile each, border columns included
+  (each column with its valid taps), 8 output channels per block when the row is short,
+  and the channel-block loop is outside the row loop (the weights dominate there); 1x1
+  stride-2 convolutions with such rows also use the register tile.
+- NCHW with column stride 2 (undilated), except 3x3 kernels on rows wider than TILE_W:
+  the input is first copied, split by column parity, to a stack buffer
+  (`_split_columns`), so the register tile reads contiguous columns (faster than the
+  direct form on these shapes in single-convolution timings; 3x3/2 on rows wider than
+  TILE_W was not, so those keep the direct form). `benchmarks/cpu_vs_onnxruntime.py`
+  prints the effect on ResNet-18 as a ratio against onnxruntime.
+- Otherwise column stride > 1 keeps the direct form (`_conv_nchw_strided`): per tap, the
+  constant rectangle of valid outputs, inner loop over ow (tiles would turn strided reads
+  into gathers).
+- NHWC reduces over the contiguous input channels.
+
+The entry point (with the NHWC form) comes first, then the direct form, then the
+register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`). Window geometry
+(`tap_range`, `tap_rects`, `interior_rect`) is shared with the pools in kernels_common.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, memref, scf
+from xdsl.ir import Block, SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    CONTRACT,
+    activation,
+    apply_activation,
+    attrs,
+    block_loop,
+    elem,
+    fma,
+    fmul,
+    fused,
+    iadd,
+    imax,
+    imin,
+    interior_rect,
+    require_float,
+    shape,
+    tap_range,
+    tap_rects,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import gemm
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+CHANNELS = 4
+"""Output channels per pass over an input row (NCHW convolution)."""
+
+
+@lowers("glow_ir.convolution")
+def convolution(instr, em: Emitter) -> None:
+    require_float(instr, narrow=False)
+    layout, kernels, strides, pads = window_attrs(instr)
+    a = attrs(instr)
+    dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
+    act = fused(instr)
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, o, oh, ow = image_dims(shape(out), layout)
+    cg, og = c // group, o // group
+    taps = tap_rects(kernels, strides, pads, dilation, (h, wd), (oh, ow))
+    interior = interior_rect(kernels, strides, pads, dilation, (h, wd), (oh, ow))
+    X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
+    sh, sw = strides
+
+    def ih_of(kh, oh_iv):
+        return em.add_index(em.mul_index(oh_iv, sh), kh * dilation[0] - pads[0])
+
+    def iw_of(kw, ow_iv):
+        return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
+
+    if layout == "NCHW":
+        # a column stride makes the register tiles gather their inputs; for 1x1 kernels
+        # on narrow rows (one tile per row) that still beats the per-tap direct form
+        if sw == 1 or (tuple(kernels) == (1, 1) and ow <= TILE_W):
+            _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act)
+        elif sw == 2 and dilation[1] == 1 and (ow <= TILE_W or kernels[1] != 3):
+            # deinterleave the input columns by parity: the tiles read contiguous rows
+            _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act,
+                       split=_split_columns(em, x, pads[1], kernels[1]))
+        else:
+            _conv_nchw_strided(em, instr, kernels, strides, pads, dilation, group, act,
+                               taps, interior, ih_of, iw_of)
+        return
+
+    # NHWC: out[n, oh, ow, o], filter OHWI [o, kh, kw, cg]: reduce over contiguous channels.
+    pixels = view(em, out, [n, oh * ow, o])
+
+    def image_nhwc(ni):
+        def init(p):
+            em.loop(0, o, lambda oc: em.store(em.load(B, [oc]), pixels, [ni, p, oc]))
+
+        em.loop(0, oh * ow, init)
+        for kh, kw, (h0, h1), (w0, w1) in taps:
+            def row(ohi, kh=kh, kw=kw, w0=w0, w1=w1):
+                ih = ih_of(kh, ohi)
+
+                def col(owi):
+                    iw = iw_of(kw, owi)
+
+                    def grp(g):
+                        ic_base = em.mul_index(g, cg)
+
+                        def out_chan(ocl):
+                            oc = iadd(em, em.mul_index(g, og), ocl)
+                            acc = em.load(O, [ni, ohi, owi, oc])
+
+                            def red(icl, s):
+                                xv = em.load(X, [ni, ih, iw, iadd(em, ic_base, icl)])
+                                wv = em.load(W, [oc, em.index(kh), em.index(kw), icl])
+                                return fma(em, xv, wv, s)
+
+                            em.store(em.loop_reduce(0, cg, acc, red), O, [ni, ohi, owi, oc])
+
+                        em.loop(0, og, out_chan)
+
+                    em.loop(0, group, grp)
+
+                em.loop(w0, w1, col)
+
+            em.loop(h0, h1, row)
+        apply_activation(em, *act, pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
+
+    em.loop(0, n, image_nhwc)
+
+def _conv_nchw_strided(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
+                       taps, interior, ih_of, iw_of) -> None:
+    """NCHW convolution with a stride (the register tiles would gather strided inputs):
+    for a block of CHANNELS output channels and every input channel, out += the taps'
+    products over the interior rectangle (all taps in one loop body) and each tap's
+    border strips (`tap_rects`)."""
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    cg, og = c // group, o // group
+    X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
+    planes = view(em, out, [n, o, oh * ow])
+
+    def image(ni):
+        def grp(g):
+            oc_base = em.mul_index(g, og)
+            ic_base = em.mul_index(g, cg)
+
+            def chan_block(ocl0, width):
+                ocs = [iadd(em, oc_base, em.add_index(ocl0, j)) for j in range(width)]
+
+                def init(p):
+                    for oc in ocs:
+                        em.store(em.load(B, [oc]), planes, [ni, oc, p])
+
+                em.loop(0, oh * ow, init)
+
+                def in_chan(icl):
+                    ic = iadd(em, ic_base, icl)
+                    ws = {(kh, kw): [em.load(W, [oc, icl, em.index(kh), em.index(kw)])
+                                     for oc in ocs]
+                          for kh, kw, _, _ in taps}
+
+                    def rect(rows, cols, tap_list):
+                        """out[ocs, rows, cols] += the taps' products."""
+                        def row(ohi):
+                            ihs = {kh: ih_of(kh, ohi) for kh in {t[0] for t in tap_list}}
+
+                            def col(owi):
+                                xs = [em.load(X, [ni, ic, ihs[kh], iw_of(kw, owi)])
+                                      for kh, kw in tap_list]
+                                for j, oc in enumerate(ocs):
+                                    idx = [ni, oc, ohi, owi]
+                                    acc = em.load(O, idx)
+                                    for tap, xv in zip(tap_list, xs):
+                                        acc = fma(em, ws[tap][j], xv, acc)
+                                    em.store(acc, O, idx)
+
+                            em.loop(*cols, col)
+
+                        if rows[1] > rows[0] and cols[1] > cols[0]:
+                            em.loop(*rows, row)
+
+                    (ih0, ih1), (iw0, iw1) = interior
+                    if ih1 > ih0 and iw1 > iw0:
+                        rect(interior[0], interior[1], [(kh, kw) for kh, kw, _, _ in taps])
+                    else:
+                        ih0 = ih1 = iw0 = iw1 = 0
+                    for kh, kw, (h0, h1), (w0, w1) in taps:
+                        if ih1 <= ih0:
+                            rect((h0, h1), (w0, w1), [(kh, kw)])
+                            continue
+                        # the tap's rectangle minus the interior (all inside it)
+                        rect((h0, ih0), (w0, w1), [(kh, kw)])
+                        rect((ih1, h1), (w0, w1), [(kh, kw)])
+                        rect((ih0, ih1), (w0, iw0), [(kh, kw)])
+                        rect((ih0, ih1), (iw1, w1), [(kh, kw)])
+
+                em.loop(0, cg, in_chan)
+                apply_activation(em, *act, planes, ocs, oh * ow,
+                                 lambda oc, p: [ni, oc, p])
+
+            block_loop(em, og, CHANNELS, chan_block)
+
+        em.loop(0, group, grp)
+
+    em.loop(0, n, image)
+
+
+TILE_W = 16
+"""Output columns per register tile (NCHW convolution): CHANNELS x TILE_W accumulators."""
+
+
+def loop_carry(em: Emitter, lower: int, upper: int, inits: list[SSAValue],
+               body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """`accs = inits; for i: accs = body(i, accs); return accs` (an scf.for whose
+    iter_args keep the accumulators in registers); no loop for a single trip."""
+    if upper <= lower:
+        return list(inits)
+    if upper - lower == 1:
+        return body(em.index(lower), list(inits))
+    lb, ub, st_ = em.index(lower), em.index(upper), em.index(1)
+    block = Block(arg_types=[INDEX, *(v.type for v in inits)])
+    loop = scf.ForOp(lb, ub, st_, list(inits), block)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(block)
+    accs = body(block.args[0], list(block.args[1:]))
+    em.op(scf.YieldOp(*accs))
+    em.b.insertion_point = saved
+    return list(loop.results)
+
+
+def _split_columns(em: Emitter, x: SSAValue, pad: int, kw_n: int):
+    """For a column stride of 2: a stack copy D[n, c, h, q, j] = x[n, c, h, 2 j + parity_q]
+    of the input for the column parities the taps read (`parities[q]`), so each tap of a
+    register tile reads contiguous columns. Returns (D, {parity: q})."""
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    parities = sorted({(kw - pad) % 2 for kw in range(kw_n)})
+    half = (wd + 1) // 2
+    t = elem(x)
+    D = em.value(memref.AllocaOp.get(t, 64, [n, c, h, len(parities), half]))
+    X = view(em, x, [n * c * h, wd])
+    zero = em.const(0.0, t)
+
+    def row(r):
+        ni = em.value(arith.DivUIOp(r, em.index(c * h)))
+        rem = em.value(arith.RemUIOp(r, em.index(c * h)))
+        ci = em.value(arith.DivUIOp(rem, em.index(h)))
+        hi = em.value(arith.RemUIOp(rem, em.index(h)))
+        for q, par in enumerate(parities):
+            full = (wd - par + 1) // 2  # columns 2 j + par inside the row
+            em.loop(0, full, lambda j, q=q, par=par: em.store(
+                em.load(X, [r, em.add_index(em.mul_index(j, 2), par)]),
+                D, [ni, ci, hi, em.index(q), j]))
+            for j in range(full, half):  # never read; keep defined
+                em.store(zero, D, [ni, ci, hi, em.index(q), em.index(j)])
+
+    em.loop(0, n * c * h, row)
+    return D, {par: q for q, par in enumerate(parities)}
+
+
+def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
+               split=None) -> None:
+    """NCHW convolution.
+
+    1x1, stride 1, unpadded: per image and group, the matrix product
+    out[oc, p] = bias[oc] + W[oc, ic] x in[ic, p] (`gemm`).
+
+    Otherwise register tiles: for each output row, block of CHANNELS output channels and
+    tile of TILE_W output columns, CHANNELS x TILE_W scalar accumulators (initialized to
+    the bias) are carried through the loop over input channels, every tap unrolled; a tap
+    reads TILE_W contiguous inputs (one vector for the SLP vectorizer) and CHANNELS
+    weights. The result (after the activation) is stored once. Rows: an input row outside
+    the image is clamped inside and its taps' weights multiplied by 0 (a per-row mask), so
+    all rows share one loop body. Columns: the tiles cover the interior columns (where
+    every tap is inside the image), the last one shifted left to end at the interior's end
+    (overlapping, recomputing the same values); each border column is its own width-1 tile
+    with only its valid taps.
+    """
+    out, x, w, bias = instr.operands
+    ct = elem(out)
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    cg, og = c // group, o // group
+    kh_n, kw_n = kernels
+    sh, sw = strides
+    dh, dw = dilation
+    name, args = act
+    B = em.buffer(bias)
+
+    if (kh_n, kw_n) == (1, 1) and (sh, sw) == (1, 1) and not any(pads):
+        P = view(em, out, [n, o, oh * ow])
+        X = view(em, x, [n, c, h * wd])
+        W = view(em, w, [o, cg])
+
+        def image_gemm(ni):
+            def grp(g):
+                ob, ib = em.mul_index(g, og), em.mul_index(g, cg)
+                gemm(em, og, cg, oh * ow,
+                     lambda i, j: (P, [ni, iadd(em, ob, i), j]),
+                     lambda i, k: (W, [iadd(em, ob, i), k]),
+                     lambda k, j: (X, [ni, iadd(em, ib, k), j]),
+                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act)
+
+            em.loop(0, group, grp)
+
+        em.loop(0, n, image_gemm)
+        return
+
+    X, W, O = em.buffer(x), em.buffer(w), em.buffer(out)
+    (ci0, ci1) = interior_rect(kernels, strides, pads, dilation, (h, wd), (oh, ow))[1]
+    # kh taps whose input row is outside the image for some output row: masked
+    row_ranges = [tap_range(oh, h, sh, kh * dh - pads[0]) for kh in range(kh_n)]
+    masked = [r != (0, oh) for r in row_ranges]
+    col_ranges = [tap_range(ow, wd, sw, kw * dw - pads[1]) for kw in range(kw_n)]
+    zero, one = em.const(0.0, ct), em.const(1.0, ct)
+
+    all_kw = list(range(kw_n))
+
+    def kws_of(q):
+        return [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
+
+    whole_row = ow <= TILE_W
+    # narrow rows: more output channels per block, so enough independent FMA chains
+    chans = CHANNELS * 2 if ow * CHANNELS <= 32 and og >= CHANNELS * 2 else CHANNELS
+
+    def image(ni):
+        def grp(g):
+            oc_base = em.mul_index(g, og)
+            ic_base = em.mul_index(g, cg)
+
+            def chan_block(ocl0, width, ohi):
+                ocls = [em.add_index(ocl0, j) for j in range(width)]
+                ocs = [iadd(em, oc_base, ocl) for ocl in ocls]
+                biases = [em.load(B, [oc]) for oc in ocs]
+
+                if True:  # (one output row ohi of the block)
+                    ihs, masks = [], []
+                    top = em.add_index(em.mul_index(ohi, sh), -pads[0])
+                    for kh in range(kh_n):
+                        ih = em.add_index(top, kh * dh)
+                        if masked[kh]:
+                            lo_ok = em.value(arith.CmpiOp(ih, em.index(0), "sge"))
+                            hi_ok = em.value(arith.CmpiOp(ih, em.index(h), "slt"))
+                            ok = em.value(arith.AndIOp(lo_ok, hi_ok))
+                            masks.append(em.value(arith.SelectOp(ok, one, zero)))
+                            ih = imin(em, imax(em, ih, 0), h - 1)
+                        else:
+                            masks.append(None)
+                        ihs.append(ih)
+
+                    def tile(ow0, cols):
+                        """cols: (offset from ow0, valid kw taps) per output column."""
+                        owis = [em.add_index(ow0, off) for off, _ in cols]
+                        iw0 = ow0 if split else em.mul_index(ow0, sw)
+                        inits = [b for b in biases for _ in cols]
+
+                        def in_chan(icl, accs):
+                            ic = iadd(em, ic_base, icl)
+                            accs = list(accs)
+                            loaded: dict[tuple[int, int], SSAValue] = {}
+
+                            def row_x(kh, off):
+                                """in[ic, ih(kh), ow0 * sw + off - pad] (each loaded once:
+                                with a stride, the taps' inputs of a row interleave)."""
+                                if (kh, off) not in loaded and split:
+                                    D, qs = split  # column 2 iw0 + off - pad, by parity
+                                    iw = em.add_index(iw0, (off - pads[1]) // 2)
+                                    q = em.index(qs[(off - pads[1]) % 2])
+                                    loaded[kh, off] = em.load(D, [ni, ic, ihs[kh], q, iw])
+                                elif (kh, off) not in loaded:
+                                    iw = em.add_index(iw0, off - pads[1])
+                                    loaded[kh, off] = em.load(X, [ni, ic, ihs[kh], iw])
+                                return loaded[kh, off]
+
+                            for kh in range(kh_n):
+                                if row_ranges[kh][1] <= row_ranges[kh][0]:
+                                    continue
+                                for kw in range(kw_n):
+                                    js = [j for j, (_, kws) in enumerate(cols) if kw in kws]
+                                    if not js:
+                                        continue
+                                    ws = [em.load(W, [oc, icl, em.index(kh), em.index(kw)])
+                                          for oc in ocs]
+                                    if masks[kh] is not None:
+                                        ws = [fmul(em, wv, masks[kh]) for wv in ws]
+                                    xs = {j: row_x(kh, cols[j][0] * sw + kw * dw)
+                                          for j in js}
+                                    for r, wv in enumerate(ws):
+                                        for j in js:
+                                            k = r * len(cols) + j
+                                            accs[k] = em.value(arith.AddfOp(em.value(
+                                                arith.MulfOp(wv, xs[j], CONTRACT)), accs[k],
+                                                CONTRACT))
+                            return accs
+
+                        accs = loop_carry(em, 0, cg, inits, in_chan)
+                        for r, oc in enumerate(ocs):
+                            for j, owi in enumerate(owis):
+                                em.store(activation(em, name, args, accs[r * len(cols) + j]),
+                                         O, [ni, oc, ohi, owi])
+
+                    if whole_row:  # one tile, border columns with their valid taps
+                        tile(em.index(0), [(q, kws_of(q)) for q in range(ow)])
+                        return
+                    width_i = ci1 - ci0
+                    if width_i > 0:
+                        t = min(TILE_W, width_i)
+                        count = -(-width_i // t)
+                        cols = [(j, all_kw) for j in range(t)]
+                        if count == 1:
+                            tile(em.index(ci0), cols)
+                        else:
+                            em.loop(0, count, lambda ti: tile(imin(
+                                em, em.add_index(em.mul_index(ti, t), ci0), ci1 - t), cols))
+                    border = [q for q in range(ow) if not (ci0 <= q < ci1)]
+                    for q in border:
+                        tile(em.index(q), [(0, kws_of(q))])
+
+            if whole_row:  # small images: the weights dominate, reuse them across rows
+                block_loop(em, og, chans, lambda o0, wd_: em.loop(
+                    0, oh, lambda ohi: chan_block(o0, wd_, ohi)))
+            else:  # large images: the input rows stay in cache across channel blocks
+                em.loop(0, oh, lambda ohi: block_loop(
+                    em, og, chans, lambda o0, wd_: chan_block(o0, wd_, ohi)))
+
+        em.loop(0, group, grp)
+
+    em.loop(0, n, image)

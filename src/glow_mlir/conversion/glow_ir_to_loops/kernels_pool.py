@@ -1,0 +1,195 @@
+"""Pools: max_pool, avg_pool, adaptive_avg_pool, in NCHW and NHWC.
+
+max_pool and avg_pool use the per-tap rectangles of valid outputs (`tap_rects`, as the
+convolution): the output is initialized, then each tap combines its constant rectangle
+(no bounds checks in any loop); avg_pool's divisor (without count_include_pad) is the
+product of a row and a column count computed with index arithmetic. f16 and bf16
+compute in f32.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+
+from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    FAST,
+    attrs,
+    fadd,
+    fdiv,
+    fmul,
+    imax,
+    imin,
+    ld,
+    require_float,
+    shape,
+    st,
+    tap_rects,
+    to_float,
+    window_attrs,
+)
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+
+def _pool(instr, em: Emitter, average: bool) -> None:
+    ct = require_float(instr)
+    layout, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(out), layout)
+    taps = tap_rects(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))
+    X, O = em.buffer(x), em.buffer(out)
+    sh, sw = strides
+    include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
+    nchw = layout == "NCHW"
+
+    def index(ni, ci, hi, wi):
+        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+
+    def combine(acc, v):
+        if average:
+            return em.value(arith.AddfOp(acc, v, FAST))
+        return em.value(arith.MaximumfOp(acc, v))
+
+    init_value = 0.0 if average else float("-inf")
+
+    def per_plane(ni, ci_outer):
+        """All taps over one image plane (NCHW: ci_outer is the channel; NHWC: None and
+        the channel loop is innermost)."""
+        def each_channel(body):
+            if nchw:
+                body(ci_outer)
+            else:
+                em.loop(0, c, body)
+
+        def init_row(ohi):
+            em.loop(0, ow, lambda owi: each_channel(
+                lambda ci: st(em, em.const(init_value, ct), O, index(ni, ci, ohi, owi))))
+
+        em.loop(0, oh, init_row)
+        for kh, kw, (h0, h1), (w0, w1) in taps:
+            def row(ohi, kh=kh, kw=kw, w0=w0, w1=w1):
+                ih = em.add_index(em.mul_index(ohi, sh), kh - pads[0])
+
+                def col(owi):
+                    iw = em.add_index(em.mul_index(owi, sw), kw - pads[1])
+
+                    def chan(ci):
+                        idx = index(ni, ci, ohi, owi)
+                        v = combine(ld(em, O, idx, ct), ld(em, X, index(ni, ci, ih, iw), ct))
+                        st(em, v, O, idx)
+
+                    each_channel(chan)
+
+                em.loop(w0, w1, col)
+
+            em.loop(h0, h1, row)
+        if not average:
+            return
+
+        def div_row(ohi):
+            if include_pad:
+                rows = None
+            else:
+                top = em.add_index(em.mul_index(ohi, sh), -pads[0])
+                rows = em.value(arith.SubiOp(imin(em, em.add_index(top, kernels[0]), h),
+                                             imax(em, top, 0)))
+
+            def div_col(owi):
+                if include_pad:
+                    count = em.const(float(kernels[0] * kernels[1]), ct)
+                else:
+                    left = em.add_index(em.mul_index(owi, sw), -pads[1])
+                    cols = em.value(arith.SubiOp(imin(em, em.add_index(left, kernels[1]), wd),
+                                                 imax(em, left, 0)))
+                    count = to_float(em, em.value(arith.MuliOp(rows, cols)), ct)
+
+                def chan(ci):
+                    idx = index(ni, ci, ohi, owi)
+                    st(em, fdiv(em, ld(em, O, idx, ct), count), O, idx)
+
+                each_channel(chan)
+
+            em.loop(0, ow, div_col)
+
+        em.loop(0, oh, div_row)
+
+    if nchw:
+        em.loop_nest([n, c], lambda iv: per_plane(iv[0], iv[1]))
+    else:
+        em.loop(0, n, lambda ni: per_plane(ni, None))
+
+
+@lowers("glow_ir.max_pool")
+def max_pool(instr, em: Emitter) -> None:
+    _pool(instr, em, average=False)
+
+
+@lowers("glow_ir.avg_pool")
+def avg_pool(instr, em: Emitter) -> None:
+    _pool(instr, em, average=True)
+
+
+@lowers("glow_ir.adaptive_avg_pool")
+def adaptive_avg_pool(instr, em: Emitter) -> None:
+    """Output (i, j) averages rows [i*H//OH, ceil((i+1)*H/OH)) and the same for columns:
+    the row windows are unrolled at generation time, the column windows computed in the
+    column loop (bounds of a dynamic inner loop)."""
+    ct = require_float(instr)
+    layout = attrs(instr).str_attr("layout", "NCHW")
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(out), layout)
+    X, O = em.buffer(x), em.buffer(out)
+    nchw = layout == "NCHW"
+
+    def index(ni, ci, hi, wi):
+        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+
+    col_windows = [((j * wd) // ow, -(-((j + 1) * wd) // ow)) for j in range(ow)]
+    row_windows = [((i * h) // oh, -(-((i + 1) * h) // oh)) for i in range(oh)]
+
+    def per_image(ni, ci_outer):
+        def each_channel(body):
+            if nchw:
+                body(ci_outer)
+            else:
+                em.loop(0, c, body)
+
+        for i, (h0, h1) in enumerate(row_windows):
+            for j, (w0, w1) in enumerate(col_windows):
+                inv = em.const(1.0 / ((h1 - h0) * (w1 - w0)), ct)
+                oi, oj = em.index(i), em.index(j)
+                if nchw:
+                    def red_row(hi, s, w0=w0, w1=w1):
+                        return em.loop_reduce(w0, w1, s, lambda wi, s2: em.value(arith.AddfOp(
+                            s2, ld(em, X, index(ni, ci_outer, hi, wi), ct), FAST)))
+
+                    total = em.loop_reduce(h0, h1, em.const(0.0, ct), red_row)
+                    st(em, fmul(em, total, inv), O, index(ni, ci_outer, oi, oj))
+                    continue
+                em.loop(0, c, lambda ci, oi=oi, oj=oj: st(
+                    em, em.const(0.0, ct), O, index(ni, ci, oi, oj)))
+
+                def acc_pixel(hi, wi, oi=oi, oj=oj):
+                    def chan(ci):
+                        idx = index(ni, ci, oi, oj)
+                        st(em, fadd(em, ld(em, O, idx, ct), ld(em, X, index(ni, ci, hi, wi), ct)),
+                           O, idx)
+
+                    em.loop(0, c, chan)
+
+                em.loop(h0, h1, lambda hi, w0=w0, w1=w1, f=acc_pixel: em.loop(
+                    w0, w1, lambda wi: f(hi, wi)))
+
+                def scale(ci, oi=oi, oj=oj, inv=inv):
+                    idx = index(ni, ci, oi, oj)
+                    st(em, fmul(em, ld(em, O, idx, ct), inv), O, idx)
+
+                em.loop(0, c, scale)
+
+    if nchw:
+        em.loop_nest([n, c], lambda iv: per_image(iv[0], iv[1]))
+    else:
+        em.loop(0, n, lambda ni: per_image(ni, None))
