@@ -1,4 +1,4 @@
-"""Speed of the CPU loop-nest generators (convert-glow-ir-to-loops, kernels_linalg.py) on
+"""Speed of the CPU loop-nest generators (convert-glow-ir-to-loops, kernels_matmul.py, kernels_conv.py) on
 single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]

@@ -15,15 +15,19 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir import model_zoo
 from glow_mlir.dialects import glow_ir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_models import REAL_MODELS  # noqa: E402
 
 
 def elementwise_chain(ops: int = 20, shape=(1, 256, 56, 56)) -> onnx.ModelProto:
@@ -51,14 +55,7 @@ def elementwise_chain(ops: int = 20, shape=(1, 256, 56, 56)) -> onnx.ModelProto:
     return model
 
 
-MODELS = {
-    "mlp": model_zoo.mlp,
-    "lenet": model_zoo.lenet,
-    "resnet18": model_zoo.resnet18,
-    "mobilenet_v1": model_zoo.mobilenet_v1,
-    "bert_layer": model_zoo.bert_layer,
-    "eltwise_chain": elementwise_chain,
-}
+MODELS = {**REAL_MODELS, "eltwise_chain": elementwise_chain}
 
 
 def _shape(v) -> tuple[int, ...]:
@@ -149,7 +146,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--llvm-unrolling", action="store_true",
+                        help="turn LLVM's loop unrolling on (off by default: compare the "
+                             "compile-time and ratio columns of the two runs)")
     args = parser.parse_args()
+    if args.llvm_unrolling:
+        from glow_mlir.targets.cpu import jit
+
+        jit.LOOP_UNROLLING = True
     peak = peak_gflops()
     print(f"one core's peak: {peak:.1f} GFLOP/s")
     print(f"{'model':<14}{'ours ms':>10}{'ort ms':>10}{'ratio':>8}{'GFLOP/s':>9}{'% peak':>8}"

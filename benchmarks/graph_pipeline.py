@@ -10,23 +10,21 @@ No timings are asserted anywhere; compile times are printed for information.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from xdsl.dialects import func
 
-from glow_mlir import model_zoo
 from glow_mlir.analysis.graph_memory import peak_live_bytes
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.transforms.pass_runner import run_pipeline
 
-MODELS = {
-    "mlp": lambda: model_zoo.mlp(),
-    "lenet": lambda: model_zoo.lenet(),
-    "resnet18": lambda: model_zoo.resnet18(),
-    "mobilenet_v1": lambda: model_zoo.mobilenet_v1(),
-    "bert_layer": lambda: model_zoo.bert_layer(),
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_models import REAL_MODELS  # noqa: E402
+
+MODELS = REAL_MODELS
 
 
 def op_count(module) -> Counter:

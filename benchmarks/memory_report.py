@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import glow_mlir
-from glow_mlir import model_zoo
 
-MODELS = {
-    "mlp": model_zoo.mlp,
-    "lenet": model_zoo.lenet,
-    "resnet18": model_zoo.resnet18,
-    "mobilenet_v1": model_zoo.mobilenet_v1,
-    "bert_layer": model_zoo.bert_layer,
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_models import REAL_MODELS  # noqa: E402
+
+MODELS = REAL_MODELS
 
 
 def _max_error_vs_onnxruntime(model_proto, compiled) -> float:

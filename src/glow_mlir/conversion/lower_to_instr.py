@@ -48,7 +48,8 @@ from glow_mlir.ir.text import location_text
 from glow_mlir.transforms.graph.utils import constant_value
 
 NAME_ATTR = "glow.name"
-"""Argument/result attribute holding a placeholder's name (set by the ONNX importer)."""
+"""Argument and result attribute holding an input's or output's name (Glow's placeholder
+name; the ONNX importer sets it), so a module alone says how its inputs are called."""
 
 
 def memref_of(t: Attribute) -> MemRefType:
@@ -61,7 +62,9 @@ def _where(op: Operation) -> str:
     return location_text(op) or "an unknown location"
 
 
-def _placeholder_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
+def placeholder_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
+    """The `glow.name` of each of `count` arguments/results (`attrs`: arg_attrs or
+    res_attrs), `{prefix}{i}` where one has none."""
     names = []
     for i in range(count):
         d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
@@ -120,6 +123,13 @@ class _FunctionLowering:
                 f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)} does not end "
                 f"in func.return")
         self.ret: func.ReturnOp = ret
+        ftype = fn.function_type
+        for what, types in (("argument", ftype.inputs.data), ("result", ftype.outputs.data)):
+            for i, t in enumerate(types):
+                if not isinstance(t, TensorType):
+                    raise PassFailedException(
+                        f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)}: {what} "
+                        f"#{i} has type {t}; only tensors lower to buffers")
         self.buffer: dict[SSAValue, SSAValue] = {}  # graph value -> its memref
         self.allocs: list[glow_ir.AllocActivationOp] = []
         self.direct: dict[SSAValue, SSAValue] = {}  # returned value -> output weight written
@@ -129,7 +139,7 @@ class _FunctionLowering:
         names = _Names()
         weights: list[glow_ir.WeightOp] = []
         sources: list[list[SSAValue]] = []  # graph values each weight stands for
-        ins = _placeholder_names(self.fn.arg_attrs, len(self.block.args), "input")
+        ins = placeholder_names(self.fn.arg_attrs, len(self.block.args), "input")
         for arg, name in zip(self.block.args, ins):
             weights.append(glow_ir.WeightOp.make(names.claim(name), memref_of(arg.type),
                                                  "mutable", "input"))
@@ -149,7 +159,7 @@ class _FunctionLowering:
             w.location = op.location
             weights.append(w)
             sources.append([op.result])
-        outs = _placeholder_names(self.fn.res_attrs, len(self.ret.arguments), "output")
+        outs = placeholder_names(self.fn.res_attrs, len(self.ret.arguments), "output")
         self.outputs: list[int] = []
         for value, name in zip(self.ret.arguments, outs):
             self.outputs.append(len(weights))

@@ -148,23 +148,25 @@ def _memref_type(value: SSAValue, op: Operation) -> MemRefType:
 _ORDERING = IntegerAttr(0, 64)
 
 
-def lower_load(op: memref.LoadOp, consts: Constants | None = None) -> None:
+def _access_pointer(op: memref.LoadOp | memref.StoreOp, ops: list[Operation],
+                    consts: Constants | None) -> SSAValue:
+    """The address of the element a load or store touches (its ops appended to `ops`)."""
     t = _memref_type(op.memref, op)
+    return element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
+                           ops, consts or Constants(op))
+
+
+def lower_load(op: memref.LoadOp, consts: Constants | None = None) -> None:
     ops: list[Operation] = []
-    consts = consts or Constants(op)
-    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
-                          ops, consts)
+    ptr = _access_pointer(op, ops, consts)
     ops.append(llvm.LoadOp.create(operands=[ptr], result_types=[op.res.type],
                                   properties={"ordering": _ORDERING}))
     replace(op, ops)
 
 
 def lower_store(op: memref.StoreOp, consts: Constants | None = None) -> None:
-    t = _memref_type(op.memref, op)
     ops: list[Operation] = []
-    consts = consts or Constants(op)
-    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
-                          ops, consts)
+    ptr = _access_pointer(op, ops, consts)
     ops.append(llvm.StoreOp.create(operands=[converted(op.value, op), ptr],
                                    properties={"ordering": _ORDERING}))
     replace(op, ops, [])

@@ -14,29 +14,18 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from onnx import ModelProto
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from glow_mlir.conversion.lower_to_instr import NAME_ATTR as NAME_ATTR  # re-exported
+from glow_mlir.conversion.lower_to_instr import placeholder_names
 from glow_mlir.dialects.glow_ops.types import fmt_shape
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.runtime.backends import Executor, check_backend
 from glow_mlir.tools.errors import UserError
 
-NAME_ATTR = "glow.name"
-"""Argument and result attribute holding an input's or output's name (Glow's placeholder
-name; the ONNX importer sets it), so a module alone says how its inputs are called."""
-
 
 class InputError(UserError):
     """Inputs that do not fit the model."""
-
-
-def _names(attrs, count: int, prefix: str) -> list[str]:
-    names = []
-    for i in range(count):
-        d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
-        name = d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None
-        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
-    return names
 
 
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
@@ -56,8 +45,8 @@ class CompiledModel:
         if fn is None:
             raise UserError("the module has no function to run")
         ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
-        self.input_names: list[str] = _names(fn.arg_attrs, len(ins), "input")
-        self.output_names: list[str] = _names(fn.res_attrs, len(outs), "output")
+        self.input_names: list[str] = placeholder_names(fn.arg_attrs, len(ins), "input")
+        self.output_names: list[str] = placeholder_names(fn.res_attrs, len(outs), "output")
         self.input_shapes: dict[str, tuple[int, ...]] = {
             n: tuple(t.get_shape()) for n, t in zip(self.input_names, ins) if isinstance(t, TensorType)}
         self.input_dtypes: dict[str, np.dtype] = {

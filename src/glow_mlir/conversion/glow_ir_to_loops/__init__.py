@@ -19,6 +19,7 @@ from a register, not reloaded.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -219,7 +220,9 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
     em.loop(0, n, body)
 
 
+@functools.cache
 def _load_generators() -> None:
+    """Import the kernels_* modules (which register the generators), once."""
     import importlib
     import pkgutil
 

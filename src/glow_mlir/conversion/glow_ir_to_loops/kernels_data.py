@@ -43,7 +43,11 @@ from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
@@ -54,34 +58,12 @@ INDEX = IndexType()
 # ====================================================================== element types
 
 
-def _machine(t: Attribute) -> Attribute:
-    """The element type loops compute on: quantized -> storage, iN/uiN/siN -> signless iN."""
-    if isinstance(t, QuantizedType):
-        t = t.storage
-    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
-        return IntegerType(t.width.data)
-    return t
-
-
 def _unsigned(t: Attribute) -> bool:
     if isinstance(t, QuantizedType):
         t = t.storage
     return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
-def _elem(v: SSAValue) -> Attribute:
-    return v.type.get_element_type()  # type: ignore[attr-defined]
-
-
-def _shape(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
-
-
-def _size(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
@@ -611,14 +593,8 @@ def _arg(instr, em: Emitter, largest: bool) -> None:
     em.loop_nest([outer, inner], body)
 
 
-@lowers("glow_ir.arg_max")
-def arg_max(instr, em: Emitter) -> None:
-    _arg(instr, em, largest=True)
-
-
-@lowers("glow_ir.arg_min")
-def arg_min(instr, em: Emitter) -> None:
-    _arg(instr, em, largest=False)
+lowers("glow_ir.arg_max")(lambda instr, em: _arg(instr, em, largest=True))
+lowers("glow_ir.arg_min")(lambda instr, em: _arg(instr, em, largest=False))
 
 
 @lowers("glow_ir.top_k")
@@ -818,29 +794,9 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
         per_output([em.index(0), em.index(0)])
 
 
-@lowers("glow_ir.batched_reduce_add")
-def batched_reduce_add(instr, em: Emitter) -> None:
-    _reduce(instr, em, "add")
-
-
-@lowers("glow_ir.batched_reduce_mean")
-def batched_reduce_mean(instr, em: Emitter) -> None:
-    _reduce(instr, em, "mean")
-
-
-@lowers("glow_ir.batched_reduce_max")
-def batched_reduce_max(instr, em: Emitter) -> None:
-    _reduce(instr, em, "max")
-
-
-@lowers("glow_ir.batched_reduce_min")
-def batched_reduce_min(instr, em: Emitter) -> None:
-    _reduce(instr, em, "min")
-
-
-@lowers("glow_ir.batched_reduce_prod")
-def batched_reduce_prod(instr, em: Emitter) -> None:
-    _reduce(instr, em, "prod")
+for _kind in ("add", "mean", "max", "min", "prod"):
+    lowers(f"glow_ir.batched_reduce_{_kind}")(
+        lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
 
 
 def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,

@@ -25,6 +25,11 @@ class Areas:
         self.layout: WeightLayout = weight_layout(func)
         self.inputs = self.layout.inputs(func)
         self.outputs = self.layout.outputs(func)
+        # What every run needs, computed once: (dtype, shape, byte range) per input/output.
+        self._input_specs = [(*_dtype_shape(w), place.offset, place.offset + place.size)
+                             for w, place in self.inputs]
+        self._output_specs = [(*_dtype_shape(w), place.offset, place.offset + place.size)
+                              for w, place in self.outputs]
         self.constant = np.zeros(max(self.layout.constant_size, 1), np.uint8)
         for w in func.weights:
             if w.value is not None:
@@ -35,10 +40,8 @@ class Areas:
     def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
         """A mutable area holding `inputs` (in input order), outputs zeroed."""
         area = np.zeros(max(self.layout.mutable_size, 1), np.uint8)
-        for (w, place), x in zip(self.inputs, inputs):
-            dtype, shape = _dtype_shape(w)
-            area[place.offset:place.offset + place.size] = \
-                np.ascontiguousarray(x, dtype=dtype).reshape(-1).view(np.uint8)
+        for (dtype, _, start, end), x in zip(self._input_specs, inputs):
+            area[start:end] = np.ascontiguousarray(x, dtype=dtype).reshape(-1).view(np.uint8)
         return area
 
     def new_activations(self) -> np.ndarray:
@@ -46,9 +49,5 @@ class Areas:
 
     def read_outputs(self, mutable: np.ndarray) -> list[np.ndarray]:
         """Copies of the outputs (in output order) out of a mutable area."""
-        out = []
-        for w, place in self.outputs:
-            dtype, shape = _dtype_shape(w)
-            out.append(mutable[place.offset:place.offset + place.size].view(dtype)
-                       .reshape(shape).copy())
-        return out
+        return [mutable[start:end].view(dtype).reshape(shape).copy()
+                for dtype, shape, start, end in self._output_specs]

@@ -236,12 +236,16 @@ def header_text(info: BundleInfo) -> str:
     return "\n".join(lines)
 
 
+_HEX_BYTES = [f" 0X{b:02X}," for b in range(256)]
+
+
 def weights_text(data: bytes) -> str:
     """Glow's text form of the weights: ` 0XHH,` per byte, 20 bytes per line, a final
     newline; the body of a C initializer list."""
+    hex_ = _HEX_BYTES
     lines = []
     for i in range(0, len(data), BYTES_PER_LINE):
-        lines.append("".join(f" 0X{b:02X}," for b in data[i:i + BYTES_PER_LINE]) + "\n")
+        lines.append("".join([hex_[b] for b in data[i:i + BYTES_PER_LINE]]) + "\n")
     return "".join(lines) + "\n"
 
 

@@ -16,6 +16,7 @@ entry point can be called.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 
 import llvmlite.binding as llvm
@@ -39,12 +40,20 @@ def _initialize() -> None:
             _initialized = True
 
 
+@functools.cache
+def _host_cpu() -> tuple[str, str]:
+    """This host's LLVM CPU name and features (asked once per process)."""
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def host_target_machine(reloc: str = "default", codemodel: str = "jitdefault"):
-    """A target machine for this host's CPU and features, at O3."""
+    """A new target machine for this host's CPU and features, at O3. Not cached: MCJIT
+    takes ownership of the machine it is given (llvmlite marks it owned), so each engine
+    needs its own; creating one is cheap next to optimizing the module."""
     _initialize()
+    cpu, features = _host_cpu()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
+    return target.create_target_machine(cpu=cpu, features=features,
                                         opt=3, reloc=reloc, codemodel=codemodel)
 
 
@@ -56,6 +65,14 @@ def unoptimized_ir(module: ModuleOp) -> str:
     return str(convert_module(module, fallback_target_triple=llvm.get_default_triple()))
 
 
+LOOP_UNROLLING = False
+"""LLVM's loop unrolling (full, partial, runtime). Off: on ResNet-18 it more than doubled
+O3 + codegen time (the post-RA scheduler on the huge unrolled blocks) for little speed;
+`python benchmarks/cpu_vs_onnxruntime.py --llvm-unrolling` prints both against
+onnxruntime. The generators unroll what needs registers themselves; the vectorizer still
+interleaves."""
+
+
 def optimize(ir_text: str, tm) -> llvm.ModuleRef:
     """Parse, verify and optimize `ir_text` at O3 for target machine `tm`."""
     mod = llvm.parse_assembly(ir_text)
@@ -65,10 +82,7 @@ def optimize(ir_text: str, tm) -> llvm.ModuleRef:
     pto = llvm.PipelineTuningOptions(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    # No loop unrolling (full, partial, runtime): on ResNet-18 it more than doubled
-    # O3 + codegen time (36 s -> 15 s without; the post-RA scheduler on the huge unrolled
-    # blocks) for ~0-10% on the conv/FC kernels. The vectorizer still interleaves.
-    pto.loop_unrolling = False
+    pto.loop_unrolling = LOOP_UNROLLING
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return mod

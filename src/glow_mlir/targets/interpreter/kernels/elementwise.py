@@ -112,23 +112,29 @@ def neg(op, x):
 
 # ---------------------------------------------------------------- binary
 
+_REAL_BINARY = {  # quantized operands go through their real values
+    "glow.add": np.add,
+    "glow.sub": np.subtract,
+    "glow.mul": np.multiply,
+    "glow.max": np.maximum,
+    "glow.min": np.minimum,
+}
+_BINARY = {
+    "glow.pow": np.power,
+    "glow.and": np.logical_and,
+    "glow.or": np.logical_or,
+    "glow.xor": np.logical_xor,
+    # Operands of a comparison share one type, so quantized values compare as their
+    # stored integers (scale > 0 keeps the order).
+    "glow.cmp_eq": np.equal,
+    "glow.cmp_lt": np.less,
+    "glow.cmp_lte": np.less_equal,
+}
 
-@kernel("glow.add")
-@real_valued
-def add(op, a, b):
-    return a + b
-
-
-@kernel("glow.sub")
-@real_valued
-def sub(op, a, b):
-    return a - b
-
-
-@kernel("glow.mul")
-@real_valued
-def mul(op, a, b):
-    return a * b
+for _name, _fn in _REAL_BINARY.items():
+    kernel(_name)(real_valued(lambda op, a, b, _fn=_fn: _fn(a, b)))
+for _name, _fn in _BINARY.items():
+    kernel(_name)(lambda op, a, b, _fn=_fn: _fn(a, b))
 
 
 @kernel("glow.div")
@@ -140,61 +146,13 @@ def div(op, a, b):
     return a / b
 
 
-@kernel("glow.max")
-@real_valued
-def max_(op, a, b):
-    return np.maximum(a, b)
-
-
-@kernel("glow.min")
-@real_valued
-def min_(op, a, b):
-    return np.minimum(a, b)
-
-
-@kernel("glow.pow")
-def pow_(op, a, b):
-    return np.power(a, b)
-
-
-@kernel("glow.and")
-def and_(op, a, b):
-    return np.logical_and(a, b)
-
-
-@kernel("glow.or")
-def or_(op, a, b):
-    return np.logical_or(a, b)
-
-
-@kernel("glow.xor")
-def xor(op, a, b):
-    return np.logical_xor(a, b)
-
-
 @kernel("glow.prelu")
 def prelu(op, x, slope):
     return np.where(x >= 0, x, x * slope)
 
 
-# ---------------------------------------------------------------- comparisons, select
-# Operands of a comparison share one type, so quantized values compare as their stored
-# integers (scale > 0 keeps the order); select picks stored values of one type.
-
-
-@kernel("glow.cmp_eq")
-def cmp_eq(op, a, b):
-    return a == b
-
-
-@kernel("glow.cmp_lt")
-def cmp_lt(op, a, b):
-    return a < b
-
-
-@kernel("glow.cmp_lte")
-def cmp_lte(op, a, b):
-    return a <= b
+# ---------------------------------------------------------------- select
+# Select picks stored values of one type.
 
 
 @kernel("glow.select")
