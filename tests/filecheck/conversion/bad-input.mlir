@@ -1,0 +1,47 @@
+// What the conversions to loops and to the LLVM dialect say about input they cannot
+// lower: exit status 1, one line naming the pass and the problem, no traceback.
+//
+// RUN: not glow-opt %s --split-input-file --convert-memref-to-llvm 2>&1 | FileCheck %s --check-prefix=MEMREF
+// RUN: not glow-opt %s --split-input-file --convert-math-to-llvm 2>&1 | FileCheck %s --check-prefix=MATH
+// RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-loops 2>&1 | FileCheck %s --check-prefix=LOOPS
+
+// MEMREF: convert-memref-to-llvm: memref.view: only static identity-layout memrefs are supported, got memref<?xf32>
+func.func @dynamic_view(%b: memref<64xi8>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %v = memref.view %b[%c0][%n] : memref<64xi8> to memref<?xf32>
+  func.return
+}
+
+// -----
+
+// MEMREF: convert-memref-to-llvm: memref.alloca: only static identity-layout memrefs are supported, got memref<?xf32>
+func.func @dynamic_alloca(%n: index) {
+  %a = memref.alloca(%n) : memref<?xf32>
+  func.return
+}
+
+// -----
+
+// MEMREF: convert-memref-to-llvm: no lowering for memref.cast
+func.func @cast(%a: memref<4xf32>) {
+  %c = "memref.cast"(%a) : (memref<4xf32>) -> memref<4xf32>
+  func.return
+}
+
+// -----
+
+// MATH: convert-math-to-llvm: math.ctlz on i32
+func.func @ctlz(%x: i32) -> i32 {
+  %r = math.ctlz %x : i32
+  func.return %r : i32
+}
+
+// -----
+
+// LOOPS: convert-glow-ir-to-loops: @main has no memory plan; run plan-memory first
+glow_ir.func @main declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  glow_ir.relu @out %y, @in %x : memref<4xf32>
+}
