@@ -5,8 +5,7 @@ is taken to read and write every buffer it sees."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
@@ -14,10 +13,12 @@ from xdsl.ir import Operation, SSAValue
 from glow_mlir.analysis.instr_memory import glow_ir_funcs  # noqa: F401 - re-exported
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access
+from glow_mlir.dialects.glow_ir_ops.memory import delinearize, num_elements
 
-def num_elements(value_or_type) -> int:
-    t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
-    return math.prod(t.get_shape())
+
+def value_name(value: SSAValue) -> str:
+    """`%name` of a buffer for messages ("a buffer" when it has no name)."""
+    return f"%{value.name_hint}" if value.name_hint else "a buffer"
 
 
 def is_activation(value: SSAValue) -> bool:
@@ -49,6 +50,48 @@ def root_element_offset(value: SSAValue) -> int:
     return offset
 
 
+def aliasing_conflict(op: glow_ir.InstrOp,
+                      place: Callable[[int], tuple[Hashable, int, int]]
+                      ) -> tuple[int, int] | None:
+    """The first operand pair (w, o) of `op` breaking the aliasing rule, or None.
+
+    `place(k)` is where operand k lives: (memory, start byte, end byte). The rule (Glow's
+    IRVerify, the interpreter's check): an operand `op` writes may share bytes with
+    another operand only when that one is only read and the two are an in-place pair on
+    exactly the same bytes; two written operands never share bytes (reported once, with
+    w < o). Empty operands share nothing."""
+    kinds = op.kinds()
+    inplace = set(op.inplace_pairs())
+    places = [place(k) for k in range(len(kinds))]
+    for w, wk in enumerate(kinds):
+        if not wk.writes:
+            continue
+        wm, ws, we = places[w]
+        for o, ok in enumerate(kinds):
+            om, os_, oe = places[o]
+            if (o == w or (ok.writes and o < w) or om is not wm or ws == we or os_ == oe
+                    or not overlaps((ws, we), (os_, oe))):
+                continue
+            if not ok.writes and (w, o) in inplace and (ws, we) == (os_, oe):
+                continue
+            return w, o
+    return None
+
+
+def view_of_root(root: SSAValue, elem_offset: int, type: MemRefType,
+                 before: Operation) -> SSAValue:
+    """`type`'s worth of `root` from element `elem_offset` (a new view placed before
+    `before`, or `root` itself when that is all of it)."""
+    if elem_offset == 0 and type == root.type:
+        return root
+    shape = tuple(root.type.get_shape())  # type: ignore[attr-defined]
+    view = glow_ir.TensorViewOp.make(root, type, delinearize(elem_offset, shape))
+    block = before.parent_block()
+    assert block is not None
+    block.insert_op_before(view, before)
+    return view.result
+
+
 _MEMORY_OPS = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.TensorViewOp)
 
 
@@ -63,20 +106,25 @@ def memory_accesses(op: Operation) -> list[tuple[SSAValue, Access]]:
     return [(v, Access.INOUT) for v in op.operands if isinstance(v.type, MemRefType)]
 
 
-def buffer_users(root: SSAValue) -> Iterator[Operation]:
-    """Every op using `root` or a view of it (the views included), each once."""
-    seen: set[Operation] = set()
+def buffer_users(root: SSAValue) -> list[Operation]:
+    """Every op using `root` or a view of it (the views included, and deallocs), each
+    once, in the order a depth-first walk over the views finds them."""
+    seen: dict[Operation, None] = {}
     work = [root]
     while work:
         value = work.pop()
-        for use in list(value.uses):
+        for use in value.uses:
             user = use.operation
-            if user in seen:
-                continue
-            seen.add(user)
-            if isinstance(user, glow_ir.TensorViewOp):
-                work.append(user.result)
-            yield user
+            if user not in seen:
+                seen[user] = None
+                if isinstance(user, glow_ir.TensorViewOp):
+                    work.append(user.result)
+    return list(seen)
+
+
+def views_of(value: SSAValue) -> list[glow_ir.TensorViewOp]:
+    """Every `tensor_view` built on `value`, directly or on another view of it."""
+    return [op for op in buffer_users(value) if isinstance(op, glow_ir.TensorViewOp)]
 
 
 def root_accesses(op: Operation, root: SSAValue) -> list[tuple[SSAValue, Access]]:
@@ -94,9 +142,18 @@ def touches(op: Operation, root: SSAValue, region: tuple[int, int], *,
 
 
 def erase_op(op: Operation) -> None:
-    """Detach and erase `op` (its results must be unused)."""
-    op.detach()
+    """Detach (if still in a block) and erase `op` (its results must be unused)."""
+    if op.parent is not None:
+        op.detach()
     op.erase()
+
+
+def erase_unused_views(value: SSAValue) -> None:
+    """Erase `value`'s view op if nothing uses it, then its source's, and so on."""
+    while isinstance(value.owner, glow_ir.TensorViewOp) and not value.uses:
+        view = value.owner
+        value = view.source
+        erase_op(view)
 
 
 def erase_if_unused(ops: list[Operation]) -> None:

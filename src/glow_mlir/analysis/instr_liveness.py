@@ -30,11 +30,12 @@ conservative for every client.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from glow_mlir.analysis.instr_buffers import buffer_users  # noqa: F401 - re-exported
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access
 
@@ -86,10 +87,6 @@ def is_buffer(value: SSAValue) -> bool:
     return glow_ir.weight_of(value) is not None and glow_ir.root_buffer(value) is value
 
 
-def is_activation(value: SSAValue) -> bool:
-    return isinstance(value.owner, glow_ir.AllocActivationOp)
-
-
 def is_partial(value: SSAValue) -> bool:
     """True if `value` (a view) covers fewer bytes than its root buffer."""
     root = glow_ir.root_buffer(value)
@@ -104,58 +101,6 @@ def is_full_write(value: SSAValue, kind: Access) -> bool:
 def operand_slot_kind(value: SSAValue, kind: Access) -> int:
     """WRITE_SLOT for a full write, READ_SLOT for every other access."""
     return WRITE_SLOT if is_full_write(value, kind) else READ_SLOT
-
-
-def views_of(value: SSAValue) -> Iterator[glow_ir.TensorViewOp]:
-    """Every `tensor_view` built on `value`, directly or on another view of it."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        for use in list(v.uses):
-            if isinstance(use.operation, glow_ir.TensorViewOp):
-                yield use.operation
-                stack.append(use.operation.result)
-
-
-def buffer_users(root: SSAValue) -> list[Operation]:
-    """Ops using `root` directly or through views: instructions, the views themselves and
-    deallocs (each once, in no particular order)."""
-    seen: dict[Operation, None] = {}
-    stack = [root]
-    while stack:
-        v = stack.pop()
-        for use in v.uses:
-            op = use.operation
-            if op not in seen:
-                seen[op] = None
-                if isinstance(op, glow_ir.TensorViewOp):
-                    stack.append(op.result)
-    return list(seen)
-
-
-def instruction_uses(root: SSAValue) -> list[tuple[glow_ir.InstrOp, int]]:
-    """(instruction, operand index) of every instruction operand whose root is `root`."""
-    result = []
-    for op in buffer_users(root):
-        if isinstance(op, glow_ir.InstrOp):
-            result.extend((op, i) for i, v in enumerate(op.operands)
-                          if glow_ir.root_buffer(v) is root)
-    return result
-
-
-def erase_op(op: Operation) -> None:
-    """Remove `op` from its block and drop its operands' uses."""
-    if op.parent is not None:
-        op.detach()
-    op.erase()
-
-
-def erase_unused_views(value: SSAValue) -> None:
-    """Erase `value`'s view op if nothing uses it, then its source's, and so on."""
-    while isinstance(value.owner, glow_ir.TensorViewOp) and not value.uses:
-        view = value.owner
-        value = view.source
-        erase_op(view)
 
 
 # ---------------------------------------------------------------------- the analysis

@@ -19,7 +19,6 @@ from glow_mlir.dialects.glow_ir_ops.instructions import (
     INSTRUCTION_FOR,
     NOT_INSTRUCTIONS,
     GraphInstrOp,
-    instruction_by_name,
     instruction_name,
     shadow_graph_op,
 )
@@ -46,6 +45,6 @@ GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
 __all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
            "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
-           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_by_name", "instruction_name",
+           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_name",
            "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
            "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]

@@ -220,3 +220,26 @@ glow_ir.func @max_splat_last declare {
   glow_ir.element_max @out %y, @in %s, @in %x : memref<4xf32>
   glow_ir.dealloc_activation %s : memref<4xf32>
 }
+
+// -----
+
+// Forwarding a copy: a view of the forwarded buffer that nobody reads, left after the
+// other buffer's dealloc, goes with it (it would view freed memory).
+// CHECK-LABEL: glow_ir.func @dead_view
+// CHECK:         %b = glow_ir.alloc_activation : memref<8xf32>
+// CHECK-NEXT:    glow_ir.splat @out %b
+// CHECK-NEXT:    glow_ir.relu @out %y, @in %b
+// CHECK-NEXT:    glow_ir.dealloc_activation %b
+// CHECK-NEXT:  }
+glow_ir.func @dead_view declare {
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%y) {
+  %a = glow_ir.alloc_activation : memref<8xf32>
+  glow_ir.splat @out %a {value = 1.5 : f32} : memref<8xf32>
+  %b = glow_ir.alloc_activation : memref<8xf32>
+  glow_ir.copy @out %b, @in %a : memref<8xf32>
+  glow_ir.relu @out %y, @in %b : memref<8xf32>
+  glow_ir.dealloc_activation %b : memref<8xf32>
+  %v = glow_ir.tensor_view %a[0] : memref<8xf32> to memref<2x4xf32>
+  glow_ir.dealloc_activation %a : memref<8xf32>
+}

@@ -105,3 +105,15 @@ glow_ir.func @shifted_inplace declare {
   glow_ir.relu @out %hi, @in %lo : memref<4xf32>
   glow_ir.dealloc_activation %a : memref<8xf32>
 }
+
+// -----
+
+// Two destinations of one instruction never share bytes (the interpreter's rule too).
+glow_ir.func @two_dests declare {
+  glow_ir.weight @x mutable input : memref<8xi64>
+} program(%x) {
+  %a = glow_ir.alloc_activation : memref<2xi64>
+  // expected-error @+1 {{'glow_ir.top_k' op operand #0 (@out) overlaps operand #1 (@out) in the same buffer; only in-place operand pairs may share memory}}
+  glow_ir.top_k @out %a, @out %a, @in %x {k = 2 : i64} : memref<2xi64>, memref<2xi64>, memref<8xi64>
+  glow_ir.dealloc_activation %a : memref<2xi64>
+}

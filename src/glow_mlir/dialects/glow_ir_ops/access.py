@@ -169,7 +169,3 @@ class InstrOp(IRDLOperation):
 
 def _fmt_kinds(kinds: Sequence[str]) -> str:
     return "(" + ", ".join(f"@{k}" for k in kinds) + ")"
-
-
-def is_instruction(op: Operation) -> bool:
-    return isinstance(op, InstrOp)

@@ -61,8 +61,28 @@ MUTABILITIES = ("constant", "mutable")
 ROLES = ("input", "output")
 
 
-def num_elements(t: MemRefType) -> int:
-    return math.prod(t.get_shape())
+def num_elements(value_or_type: SSAValue | MemRefType) -> int:
+    """Elements of a memref type (or of an SSA value's memref type)."""
+    t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
+    return math.prod(t.get_shape())  # type: ignore[attr-defined]
+
+
+def linear_index(offsets: Sequence[int], shape: Sequence[int]) -> int:
+    """Row-major linear element index of multi-index `offsets` in `shape`."""
+    index = 0
+    for off, dim in zip(offsets, shape):
+        index = index * dim + off
+    return index
+
+
+def delinearize(index: int, shape: Sequence[int]) -> list[int]:
+    """Row-major multi-index of linear element `index` in `shape` (an index past the
+    last element wraps: the element count of `shape` gives all zeros)."""
+    offsets = []
+    for dim in reversed(shape):
+        offsets.append(index % dim if dim else 0)
+        index = index // dim if dim else 0
+    return offsets[::-1]
 
 
 def check_buffer_type(t: MemRefType, what: str) -> None:
@@ -422,11 +442,8 @@ class TensorViewOp(IRDLOperation):
     @property
     def element_offset(self) -> int:
         """Linear element index of the view's first element in its source."""
-        shape = self.source.type.get_shape()  # type: ignore[attr-defined]
-        index = 0
-        for off, dim in zip(self.offset_values(), shape):
-            index = index * dim + off
-        return index
+        return linear_index(self.offset_values(),
+                            self.source.type.get_shape())  # type: ignore[attr-defined]
 
     def verify_(self) -> None:
         src, view = self.source.type, self.result.type
@@ -457,13 +474,12 @@ class TensorViewOp(IRDLOperation):
 
 def buffer_bytes(t: Attribute) -> int:
     """Bytes of a memref's contents."""
-    from glow_mlir.ir.element_types import numpy_dtype
-
     assert isinstance(t, MemRefType)
-    return num_elements(t) * numpy_dtype(t.get_element_type()).itemsize
+    return num_elements(t) * element_bytes(t)
 
 
-def _itemsize(t: MemRefType) -> int:
+def element_bytes(t: MemRefType) -> int:
+    """Bytes of one element of a memref."""
     from glow_mlir.ir.element_types import numpy_dtype
 
     return numpy_dtype(t.get_element_type()).itemsize
@@ -482,7 +498,7 @@ def view_byte_offset(value: SSAValue) -> int:
     offset = 0
     while isinstance(value.owner, TensorViewOp):
         view = value.owner
-        offset += view.element_offset * _itemsize(view.result.type)
+        offset += view.element_offset * element_bytes(view.result.type)
         value = view.source
     return offset
 

@@ -26,6 +26,8 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from glow_mlir.analysis.instr_buffers import aliasing_conflict
+from glow_mlir.analysis.instr_buffers import value_name as _name
 from glow_mlir.analysis.instr_memory import find_func
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.element_types import numpy_dtype
@@ -45,8 +47,6 @@ def _where(op: Operation, func: glow_ir.FuncOp) -> str:
     return f"error: '{op.name}' op (#{index} in @{func.sym_name.data})"
 
 
-def _name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a buffer"
 
 
 class _Memory:
@@ -207,29 +207,21 @@ class InstrExecutor:
     def _check_overlaps(self, op: glow_ir.InstrOp) -> None:
         """A destination may share bytes with a source only as an in-place pair covering
         exactly the same bytes; two destinations never."""
-        accesses = op.accesses()
-        inplace = set(op.inplace_pairs())
-        for w, (wv, wk) in enumerate(accesses):
-            if not wk.writes:
-                continue
-            for r, (rv, rk) in enumerate(accesses):
-                if r == w or not self._overlap(wv, rv):
-                    continue
-                if rk.writes and r < w:
-                    continue  # reported once, as (r, w)
-                same_bytes = self._where[wv][1:] == self._where[rv][1:]
-                if not rk.writes and (w, r) in inplace and same_bytes:
-                    continue
-                (mem, ws, wn), (_, rs, rn) = self._where[wv], self._where[rv]
-                role = "destination" if rk.writes else "source"
-                raise EvaluationError(
-                    f"{_where(op, self.func)} destination #{w} ({_name(wv)}, bytes "
-                    f"[{ws}, {ws + wn})) overlaps {role} #{r} ({_name(rv)}, bytes "
-                    f"[{rs}, {rs + rn})) in {mem.what}")
+        def place(k: int) -> tuple[_Memory, int, int]:
+            mem, start, nbytes = self._where[op.operands[k]]
+            return mem, start, start + nbytes
 
-    def _overlap(self, a: SSAValue, b: SSAValue) -> bool:
-        (ma, sa, na), (mb, sb, nb) = self._where[a], self._where[b]
-        return ma is mb and na > 0 and nb > 0 and sa < sb + nb and sb < sa + na
+        conflict = aliasing_conflict(op, place)
+        if conflict is None:
+            return
+        w, r = conflict
+        wv, rv = op.operands[w], op.operands[r]
+        (mem, ws, wn), (_, rs, rn) = self._where[wv], self._where[rv]
+        role = "destination" if op.kinds()[r].writes else "source"
+        raise EvaluationError(
+            f"{_where(op, self.func)} destination #{w} ({_name(wv)}, bytes "
+            f"[{ws}, {ws + wn})) overlaps {role} #{r} ({_name(rv)}, bytes "
+            f"[{rs}, {rs + rn})) in {mem.what}")
 
     def _instruction(self, op: glow_ir.InstrOp) -> Callable[[], None]:
         views = [self._views[v] for v in op.operands]

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
-from glow_mlir.analysis.instr_liveness import erase_op
+from glow_mlir.analysis.instr_buffers import erase_op
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def delete_dead_allocs(func: glow_ir.FuncOp) -> bool:
@@ -40,11 +37,10 @@ def delete_dead_allocs(func: glow_ir.FuncOp) -> bool:
 
 
 @dataclass(frozen=True)
-class DeleteDeadAllocsPass(ModulePass):
+class DeleteDeadAllocsPass(FunctionPass):
     """Remove allocs whose only uses are their deallocs (and views nobody uses)."""
 
     name = "delete-dead-allocs"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
-            delete_dead_allocs(func)
+    def run_on_function(self, func: glow_ir.FuncOp) -> bool:
+        return delete_dead_allocs(func)

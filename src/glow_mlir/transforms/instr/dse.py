@@ -18,21 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from glow_mlir.analysis.instr_buffers import (
     covers_root,
     erase_if_unused,
     erase_op,
-    glow_ir_funcs,
     is_activation,
     memory_accesses,
 )
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def eliminate_dead_stores(func: glow_ir.FuncOp) -> int:
@@ -66,11 +63,10 @@ def eliminate_dead_stores(func: glow_ir.FuncOp) -> int:
 
 
 @dataclass(frozen=True)
-class DeadStoreEliminationPass(ModulePass):
+class DeadStoreEliminationPass(FunctionPass):
     """Remove instructions whose every write is to an activation never read afterwards."""
 
     name = "dse"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in glow_ir_funcs(op):
-            eliminate_dead_stores(func)
+    def run_on_function(self, func: glow_ir.FuncOp) -> int:
+        return eliminate_dead_stores(func)

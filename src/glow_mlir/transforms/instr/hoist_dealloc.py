@@ -15,13 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
-from glow_mlir.analysis.instr_liveness import buffer_users
+from glow_mlir.analysis.instr_buffers import buffer_users
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def last_user(alloc: glow_ir.AllocActivationOp, index: dict[Operation, int]) -> Operation:
@@ -74,11 +72,10 @@ def hoist_deallocs(func: glow_ir.FuncOp,
 
 
 @dataclass(frozen=True)
-class HoistDeallocPass(ModulePass):
+class HoistDeallocPass(FunctionPass):
     """Free each activation right after its last use (directly or through views)."""
 
     name = "hoist-dealloc"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
-            hoist_deallocs(func)
+    def run_on_function(self, func: glow_ir.FuncOp) -> bool:
+        return hoist_deallocs(func)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.passes import ModulePass
+from xdsl.dialects.builtin import StringAttr
 
+from glow_mlir.analysis.instr_buffers import buffer_users, root_accesses
 from glow_mlir.dialects import glow_ir
-from glow_mlir.analysis.instr_buffers import buffer_users, glow_ir_funcs, root_accesses
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def is_written(func: glow_ir.FuncOp, weight: glow_ir.WeightOp) -> bool:
@@ -39,11 +38,10 @@ def make_weights_const(func: glow_ir.FuncOp) -> int:
 
 
 @dataclass(frozen=True)
-class MakeWeightsConstPass(ModulePass):
+class MakeWeightsConstPass(FunctionPass):
     """Mark the weights nothing writes constant and the written ones mutable."""
 
     name = "make-weights-const"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in glow_ir_funcs(op):
-            make_weights_const(func)
+    def run_on_function(self, func: glow_ir.FuncOp) -> int:
+        return make_weights_const(func)

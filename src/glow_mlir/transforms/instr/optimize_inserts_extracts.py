@@ -33,65 +33,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.glow_ir_ops.access import Access
 from glow_mlir.analysis.instr_buffers import (
     buffer_users,
     byte_range,
     covers_root,
     erase_if_unused,
     erase_op,
-    glow_ir_funcs,
-    num_elements,
     overlaps,
     root_accesses,
     root_element_offset,
     touches,
+    view_of_root,
 )
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.access import Access
+from glow_mlir.dialects.glow_ir_ops.memory import (  # noqa: F401 - delinearize re-exported
+    delinearize,
+    element_bytes,
+    linear_index,
+    num_elements,
+)
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def is_slice_contiguous(small: Sequence[int], big: Sequence[int]) -> bool:
     """Are the elements of a `small` box inside a row-major `big` buffer one run?"""
     first = next((i for i, s in enumerate(small) if s != 1), len(small))
     return all(small[i] == big[i] for i in range(first + 1, len(small)))
-
-
-def linear_index(offsets: Sequence[int], shape: Sequence[int]) -> int:
-    index = 0
-    for o, d in zip(offsets, shape):
-        index = index * d + o
-    return index
-
-
-def delinearize(index: int, shape: Sequence[int]) -> list[int]:
-    offsets = []
-    for d in reversed(shape):
-        offsets.append(index % d if d else 0)
-        index = index // d if d else 0
-    return offsets[::-1]
-
-
-def view_of_root(root: SSAValue, elem_offset: int, type: MemRefType,
-                 before: Operation) -> SSAValue:
-    """`type`'s worth of `root` from element `elem_offset` (a new view placed before
-    `before`, or `root` itself when that is all of it)."""
-    if elem_offset == 0 and type == root.type:
-        return root
-    shape = tuple(root.type.get_shape())  # type: ignore[attr-defined]
-    view = glow_ir.TensorViewOp.make(root, type, delinearize(elem_offset, shape))
-    block = before.parent_block()
-    assert block is not None
-    block.insert_op_before(view, before)
-    return view.result
-
-
-def _itemsize(t) -> int:
-    return glow_ir.buffer_bytes(t) // max(num_elements(t), 1)
 
 
 def _not_dealloc(use) -> bool:
@@ -112,31 +82,80 @@ def _move_after(op: Operation, anchor: Operation) -> None:
     anchor.parent_block().insert_op_after(op, anchor)  # type: ignore[union-attr]
 
 
+@dataclass
+class _Forwarding:
+    """What both rewrites share: `instr` (at `ops[p]`) copies between `small`, all of the
+    activation `root`, and the run of `big_root` from element `start` (bytes `region`).
+    `users` are the instructions (and unknown ops) using `root`, views and deallocs
+    excepted; `first_user` the position of the first op using it at all."""
+
+    instr: glow_ir.InstrOp
+    root: SSAValue
+    big_root: SSAValue
+    ops: list[Operation]
+    pos: dict[Operation, int]
+    p: int
+    first_user: int
+    users: list[Operation]
+    start: int
+    region: tuple[int, int]
+
+    @staticmethod
+    def of(instr: glow_ir.InstrOp, small: SSAValue, big: SSAValue,
+           box_offset: int) -> _Forwarding | None:
+        root = glow_ir.root_buffer(small)
+        alloc = root.owner
+        if (not isinstance(alloc, glow_ir.AllocActivationOp) or not covers_root(small)
+                or num_elements(small) == 0):
+            return None
+        big_root = glow_ir.root_buffer(big)
+        block = instr.parent_block()
+        if big_root is root or block is not alloc.parent_block():
+            return None
+        ops = list(block.ops)  # type: ignore[union-attr]
+        pos = {op: i for i, op in enumerate(ops)}
+        p = first_user = pos[instr]
+        users = []
+        for user in buffer_users(root):
+            if isinstance(user, glow_ir.DeallocActivationOp):
+                continue
+            if user not in pos:
+                return None
+            first_user = min(first_user, pos[user])
+            if not isinstance(user, glow_ir.TensorViewOp):
+                users.append(user)
+        start = root_element_offset(big) + box_offset
+        item = element_bytes(small.type)  # type: ignore[arg-type]
+        region = (start * item, (start + num_elements(small)) * item)
+        return _Forwarding(instr, root, big_root, ops, pos, p, first_user, users, start,
+                           region)
+
+    def replace(self, dest: SSAValue, src: SSAValue) -> bool:
+        """Make `root`'s users use the run of `big_root` and erase `instr`."""
+        alloc = self.root.owner
+        # Views nobody reads go first: one after `big_root`'s dealloc would otherwise
+        # become a view of freed memory (hypothesis found it).
+        erase_if_unused([u for u in buffer_users(self.root)
+                         if isinstance(u, glow_ir.TensorViewOp)])
+        new = view_of_root(self.big_root, self.start, self.root.type,  # type: ignore[arg-type]
+                           self.ops[self.first_user])
+        self.root.replace_uses_with_if(new, _not_dealloc)
+        erase_op(self.instr)
+        erase_if_unused([alloc, *_owner_op(src), *_owner_op(dest)])  # type: ignore[list-item]
+        return True
+
+
 def forward_source(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
                    box_offset: int) -> bool:
     """`instr` copies the `dest`-sized run of `src` from element `box_offset` into `dest`,
     all of an activation: make that activation's readers read the run of `src` and
     erase `instr`. Returns False (nothing changed) when a reader could see a change."""
-    droot = glow_ir.root_buffer(dest)
-    alloc = droot.owner
-    if (not isinstance(alloc, glow_ir.AllocActivationOp) or not covers_root(dest)
-            or num_elements(dest) == 0):
+    f = _Forwarding.of(instr, dest, src, box_offset)
+    if f is None:
         return False
-    sroot = glow_ir.root_buffer(src)
-    if sroot is droot or instr.parent_block() is not alloc.parent_block():
-        return False
-    ops = list(instr.parent_block().ops)  # type: ignore[union-attr]
-    pos = {op: i for i, op in enumerate(ops)}
-    p = pos[instr]
-    first_user, last_read = p, p
-    for user in buffer_users(droot):
-        if isinstance(user, glow_ir.DeallocActivationOp):
-            continue
-        if user not in pos:
-            return False
-        first_user = min(first_user, pos[user])
-        if isinstance(user, glow_ir.TensorViewOp):
-            continue
+    droot, sroot, pos, p = f.root, f.big_root, f.pos, f.p
+    last_read = p
+    for user in f.users:
         kinds = [k for _, k in root_accesses(user, droot)]
         if user is instr:
             if kinds != [Access.OUT]:
@@ -146,25 +165,18 @@ def forward_source(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
                 or pos[user] < p:
             return False
         last_read = max(last_read, pos[user])
-    item = _itemsize(dest.type)
-    start = root_element_offset(src) + box_offset
-    region = (start * item, (start + num_elements(dest)) * item)
-    if any(touches(op, sroot, region, reads=False) for op in ops[p + 1:last_read + 1]):
+    if any(touches(op, sroot, f.region, reads=False) for op in f.ops[p + 1:last_read + 1]):
         return False
 
     salloc = sroot.owner if isinstance(sroot.owner, glow_ir.AllocActivationOp) else None
     if salloc is not None:
-        if pos[salloc] > first_user:
-            _move_before(salloc, ops[first_user])
+        if pos[salloc] > f.first_user:
+            _move_before(salloc, f.ops[f.first_user])
         for use in list(sroot.uses):
             d = use.operation
             if isinstance(d, glow_ir.DeallocActivationOp) and pos[d] < last_read:
-                _move_after(d, ops[last_read])
-    new = view_of_root(sroot, start, droot.type, ops[first_user])  # type: ignore[arg-type]
-    droot.replace_uses_with_if(new, _not_dealloc)
-    erase_op(instr)
-    erase_if_unused([alloc, *_owner_op(src), *_owner_op(dest)])
-    return True
+                _move_after(d, f.ops[last_read])
+    return f.replace(dest, src)
 
 
 def forward_into(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
@@ -172,27 +184,12 @@ def forward_into(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
     """`instr` copies `src`, all of an activation, into `dest` at element `box_offset`:
     make the one instruction that produces that activation write there directly and
     erase `instr`. Returns False (nothing changed) when anything could see a change."""
-    sroot = glow_ir.root_buffer(src)
-    alloc = sroot.owner
-    if (not isinstance(alloc, glow_ir.AllocActivationOp) or not covers_root(src)
-            or num_elements(src) == 0):
+    f = _Forwarding.of(instr, src, dest, box_offset)
+    if f is None:
         return False
-    droot = glow_ir.root_buffer(dest)
-    if droot is sroot or instr.parent_block() is not alloc.parent_block():
-        return False
-    ops = list(instr.parent_block().ops)  # type: ignore[union-attr]
-    pos = {op: i for i, op in enumerate(ops)}
-    p = pos[instr]
-    first_user = p
+    sroot, droot, pos, p = f.root, f.big_root, f.pos, f.p
     writer: Operation | None = None
-    for user in buffer_users(sroot):
-        if isinstance(user, glow_ir.DeallocActivationOp):
-            continue
-        if user not in pos:
-            return False
-        first_user = min(first_user, pos[user])
-        if isinstance(user, glow_ir.TensorViewOp):
-            continue
+    for user in f.users:
         acc = root_accesses(user, sroot)
         if user is instr:
             if len(acc) != 1 or acc[0][0] is not src or acc[0][1] is not Access.IN:
@@ -205,22 +202,15 @@ def forward_into(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
         writer = user
     if writer is None or pos[writer] > p:
         return False
-    item = _itemsize(src.type)
-    start = root_element_offset(dest) + box_offset
-    region = (start * item, (start + num_elements(src)) * item)
-    if any(overlaps(byte_range(v), region) for v, _ in root_accesses(writer, droot)):
+    if any(overlaps(byte_range(v), f.region) for v, _ in root_accesses(writer, droot)):
         return False
-    if any(touches(op, droot, region) for op in ops[pos[writer] + 1:p]):
+    if any(touches(op, droot, f.region) for op in f.ops[pos[writer] + 1:p]):
         return False
 
     dalloc = droot.owner if isinstance(droot.owner, glow_ir.AllocActivationOp) else None
-    if dalloc is not None and pos[dalloc] > first_user:
-        _move_before(dalloc, ops[first_user])
-    new = view_of_root(droot, start, sroot.type, ops[first_user])  # type: ignore[arg-type]
-    sroot.replace_uses_with_if(new, _not_dealloc)
-    erase_op(instr)
-    erase_if_unused([alloc, *_owner_op(src), *_owner_op(dest)])
-    return True
+    if dalloc is not None and pos[dalloc] > f.first_user:
+        _move_before(dalloc, f.ops[f.first_user])
+    return f.replace(dest, src)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -254,13 +244,11 @@ def optimize_inserts_extracts(func: glow_ir.FuncOp) -> int:
 
 
 @dataclass(frozen=True)
-class OptimizeInsertsExtractsPass(ModulePass):
+class OptimizeInsertsExtractsPass(FunctionPass):
     """Turn contiguous inserts and extracts into views (Glow's optimizeInserts/Extracts)."""
 
     name = "optimize-inserts-extracts"
+    replans = True
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.transforms.instr.plan_memory import replanning
-
-        for func in glow_ir_funcs(op):
-            replanning(func, optimize_inserts_extracts)
+    def run_on_function(self, func: glow_ir.FuncOp) -> int:
+        return optimize_inserts_extracts(func)

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
@@ -36,16 +34,13 @@ from glow_mlir.analysis.instr_buffers import (
     covers_root,
     erase_if_unused,
     erase_op,
-    glow_ir_funcs,
     is_activation,
     root_accesses,
     root_element_offset,
 )
-from glow_mlir.transforms.instr.optimize_inserts_extracts import (
-    delinearize,
-    forward_into,
-    forward_source,
-)
+from glow_mlir.dialects.glow_ir_ops.memory import delinearize
+from glow_mlir.transforms.instr.function_pass import FunctionPass
+from glow_mlir.transforms.instr.optimize_inserts_extracts import forward_into, forward_source
 
 SPLAT = glow_ir.INSTRUCTION_FOR["glow.splat"]
 TRANSPOSE = glow_ir.INSTRUCTION_FOR["glow.transpose"]
@@ -175,13 +170,11 @@ def peephole(func: glow_ir.FuncOp) -> None:
 
 
 @dataclass(frozen=True)
-class PeepholePass(ModulePass):
+class PeepholePass(FunctionPass):
     """Glow's peephole optimizations of the instruction IR, plus copy forwarding."""
 
     name = "peephole"
+    replans = True
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.transforms.instr.plan_memory import replanning
-
-        for func in glow_ir_funcs(op):
-            replanning(func, peephole)
+    def run_on_function(self, func: glow_ir.FuncOp) -> None:
+        peephole(func)

@@ -60,18 +60,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
-from glow_mlir.analysis.instr_liveness import (
-    InstrLiveness,
-    Interval,
+from glow_mlir.analysis.instr_buffers import (
+    aliasing_conflict,
     buffer_users,
+    byte_range,
     erase_op,
     erase_unused_views,
     is_activation,
+    root_element_offset,
+    view_of_root,
+)
+from glow_mlir.analysis.instr_liveness import (
+    InstrLiveness,
+    Interval,
     is_buffer,
     is_full_write,
     op_index_of_slot,
@@ -81,6 +84,7 @@ from glow_mlir.analysis.instr_liveness import (
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access
 from glow_mlir.dialects.glow_ir_ops.memory import num_elements
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 from glow_mlir.transforms.instr.hoist_dealloc import last_user, place_dealloc_after
 from glow_mlir.transforms.instr.sink_alloc import first_user, place_alloc_before
 
@@ -90,20 +94,6 @@ def sharing_pairs(instr: glow_ir.InstrOp) -> tuple[tuple[int, int], ...]:
     if isinstance(instr, glow_ir.CopyOp):
         return ((0, 1),)
     return instr.inplace_pairs()
-
-
-def _byte_range(value: SSAValue) -> tuple[int, int]:
-    start = glow_ir.view_byte_offset(value)
-    return start, start + glow_ir.buffer_bytes(value.type)
-
-
-def _unravel(index: int, shape: tuple[int, ...]) -> list[int]:
-    """Row-major multi-index of linear element `index` in `shape`."""
-    result = []
-    for dim in reversed(shape):
-        result.append(index % dim if dim else 0)
-        index = index // dim if dim else 0
-    return result[::-1]
 
 
 def _same_layout(a: SSAValue, b: SSAValue) -> bool:
@@ -220,7 +210,7 @@ class BufferSharing:
         same bytes overlap a written operand."""
         roots = [new if k in renamed else glow_ir.root_buffer(v)
                  for k, v in enumerate(instr.operands)]
-        ranges = [_byte_range(v) for v in instr.operands]
+        ranges = [byte_range(v) for v in instr.operands]
         kinds = instr.kinds()
         pairs = set(sharing_pairs(instr))
         for w, wk in enumerate(kinds):
@@ -267,23 +257,14 @@ class BufferSharing:
         if value is old and new.type == old.type:
             return new
         if value not in cache:
-            offset = glow_ir.view_byte_offset(value) // max(
-                glow_ir.buffer_bytes(value.type) // max(num_elements(value.type), 1), 1)
-            if offset == 0 and value.type == new.type:
+            rebased = view_of_root(new, root_element_offset(value), value.type,  # type: ignore[arg-type]
+                                   before)
+            if rebased is new:
                 return new
-            shape = tuple(new.type.get_shape())  # type: ignore[attr-defined]
-            view = glow_ir.TensorViewOp.make(new, value.type, _unravel(offset, shape))
-            cache[value] = self._insert_view(view, before)
+            cache[value] = rebased
             if value is not old:
-                cache[value].name_hint = value.name_hint
+                rebased.name_hint = value.name_hint
         return cache[value]
-
-    @staticmethod
-    def _insert_view(view: glow_ir.TensorViewOp, before: Operation) -> SSAValue:
-        block = before.parent_block()
-        assert block is not None
-        block.insert_op_before(view, before)
-        return view.result
 
     # ------------------------------------------------------------------ clean-up
     def _finish(self) -> None:
@@ -292,7 +273,7 @@ class BufferSharing:
         for copy in [op for op in self.func.body.ops if isinstance(op, glow_ir.CopyOp)]:
             dest, src = copy.operands
             if (glow_ir.root_buffer(dest) is glow_ir.root_buffer(src)
-                    and _byte_range(dest) == _byte_range(src)):
+                    and byte_range(dest) == byte_range(src)):
                 erase_op(copy)
                 erase_unused_views(dest)
                 erase_unused_views(src)
@@ -303,21 +284,21 @@ class BufferSharing:
                 for u in buffer_users(root):
                     erase_op(u)
                 erase_op(root.owner)
+        gained = [root.owner for root in self.gained
+                  if isinstance(root.owner, glow_ir.AllocActivationOp)]
         index = {op: i for i, op in enumerate(self.func.body.ops)}
-        for root in self.gained:
-            alloc = root.owner
-            if not isinstance(alloc, glow_ir.AllocActivationOp) or alloc.parent_block() is None:
+        for alloc in gained:
+            if alloc.parent_block() is None:
                 continue
             first = first_user(alloc, index)
             if first is not None and index[first] < index[alloc]:
                 place_alloc_before(alloc, first)
         index = {op: i for i, op in enumerate(self.func.body.ops)}
-        for root in self.gained:
-            alloc = root.owner
-            if not isinstance(alloc, glow_ir.AllocActivationOp) or alloc.parent_block() is None:
+        for alloc in gained:
+            if alloc.parent_block() is None:
                 continue
             last = last_user(alloc, index)
-            for use in list(root.uses):
+            for use in list(alloc.result.uses):
                 dealloc = use.operation
                 if isinstance(dealloc, glow_ir.DeallocActivationOp) \
                         and index[dealloc] < index[last]:
@@ -329,14 +310,12 @@ def share_buffers(func: glow_ir.FuncOp) -> bool:
 
 
 @dataclass(frozen=True)
-class ShareBuffersPass(ModulePass):
+class ShareBuffersPass(FunctionPass):
     """Store values of in-place operand pairs and copies in one buffer (Glow's
     shareBuffers), only where every read still sees the value it read before."""
 
     name = "share-buffers"
+    replans = True
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.transforms.instr.plan_memory import replanning
-
-        for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
-            replanning(func, share_buffers)
+    def run_on_function(self, func: glow_ir.FuncOp) -> bool:
+        return share_buffers(func)

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
-from xdsl.passes import ModulePass
 
-from glow_mlir.analysis.instr_liveness import buffer_users, views_of
+from glow_mlir.analysis.instr_buffers import buffer_users, views_of
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
 def first_user(alloc: glow_ir.AllocActivationOp, index: dict[Operation, int]
@@ -114,11 +112,11 @@ def sink_allocs(func: glow_ir.FuncOp,
 
 
 @dataclass(frozen=True)
-class SinkAllocPass(ModulePass):
-    """Allocate each activation right before its first use (views count as uses)."""
+class SinkAllocPass(FunctionPass):
+    """Allocate each activation right before its first use (an instruction or dealloc;
+    creating a view is not a use: views move down with their buffer)."""
 
     name = "sink-alloc"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]:
-            sink_allocs(func)
+    def run_on_function(self, func: glow_ir.FuncOp) -> bool:
+        return sink_allocs(func)

@@ -18,17 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from glow_mlir.analysis.instr_buffers import aliasing_conflict, byte_range, glow_ir_funcs
+from glow_mlir.analysis.instr_buffers import value_name as _name
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import OpDiagnostic
-
-
-def _name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a buffer"
-
-
-def _byte_range(value: SSAValue) -> tuple[int, int]:
-    start = glow_ir.view_byte_offset(value)
-    return start, start + glow_ir.buffer_bytes(value.type)
 
 
 def _uses(op: Operation) -> list[SSAValue]:
@@ -38,22 +31,17 @@ def _uses(op: Operation) -> list[SSAValue]:
 
 
 def _check_overlaps(op: glow_ir.InstrOp) -> None:
-    accesses = op.accesses()
-    inplace = set(op.inplace_pairs())
-    for w, (wv, wk) in enumerate(accesses):
-        if not wk.writes:
-            continue
-        for r, (rv, rk) in enumerate(accesses):
-            if r == w or not rk.reads or glow_ir.root_buffer(wv) != glow_ir.root_buffer(rv):
-                continue
-            (ws, we), (rs, re) = _byte_range(wv), _byte_range(rv)
-            if ws >= re or rs >= we:
-                continue
-            if (w, r) in inplace and (ws, we) == (rs, re):
-                continue
-            raise OpDiagnostic(op, f"operand #{w} (@{wk.value}) overlaps operand #{r} "
-                                   f"(@{rk.value}) in the same buffer; only in-place operand "
-                                   f"pairs may share memory")
+    def place(k: int) -> tuple[SSAValue, int, int]:
+        value = op.operands[k]
+        return (glow_ir.root_buffer(value), *byte_range(value))
+
+    conflict = aliasing_conflict(op, place)
+    if conflict is not None:
+        w, r = conflict
+        wk, rk = op.kinds()[w], op.kinds()[r]
+        raise OpDiagnostic(op, f"operand #{w} (@{wk.value}) overlaps operand #{r} "
+                               f"(@{rk.value}) in the same buffer; only in-place operand "
+                               f"pairs may share memory")
 
 
 def verify_instr_function(func: glow_ir.FuncOp) -> None:
@@ -113,10 +101,9 @@ def verify_plan(func: glow_ir.FuncOp) -> None:
 
 
 def verify_instr(module: ModuleOp) -> None:
-    for op in module.walk():
-        if isinstance(op, glow_ir.FuncOp):
-            verify_instr_function(op)
-            verify_plan(op)
+    for func in glow_ir_funcs(module):
+        verify_instr_function(func)
+        verify_plan(func)
 
 
 @dataclass(frozen=True)
