@@ -80,3 +80,19 @@ def rand(*shape: int, seed: int = 0, dtype=np.float32, low: float | None = None)
     if low is not None:
         x = np.abs(x) + low
     return x.astype(dtype)
+
+
+def model_feeds(compiled, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs for a compiled model (glow_mlir.compile): normal floats, and for an integer
+    input (an attention mask) attend to all but the last quarter of the positions."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name in compiled.input_names:
+        shape, dtype = compiled.input_shapes[name], compiled.input_dtypes[name]
+        if dtype.kind == "f":
+            feeds[name] = rng.standard_normal(shape).astype(dtype)
+        else:
+            mask = np.ones(shape, dtype)
+            mask[..., -shape[-1] // 4:] = 0
+            feeds[name] = mask
+    return feeds

@@ -11,28 +11,14 @@ import pytest
 
 import glow_mlir
 from glow_mlir import model_zoo
-from onnx_testing import run_onnxruntime
+from onnx_testing import model_feeds, run_onnxruntime
 
 RTOL, ATOL = 1e-4, 1e-5
 
 
-def _feeds(compiled, seed=0):
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for name in compiled.input_names:
-        shape, dtype = compiled.input_shapes[name], compiled.input_dtypes[name]
-        if dtype.kind == "f":
-            feeds[name] = rng.standard_normal(shape).astype(dtype)
-        else:  # an attention mask: attend to all but the last quarter
-            mask = np.ones(shape, dtype)
-            mask[..., -shape[-1] // 4:] = 0
-            feeds[name] = mask
-    return feeds
-
-
 def _check(model):
     compiled = glow_mlir.compile(model, backend="cpu")
-    feeds = _feeds(compiled)
+    feeds = model_feeds(compiled)
     got = compiled.run(feeds)
     expected = run_onnxruntime(model, feeds)
     for name, g, e in zip(compiled.output_names, got, expected):

@@ -2,29 +2,30 @@
 deallocs and views, keep the program's rules and numbers, make lives tight (which never
 raises the peak of live activation bytes) and do nothing the second time.
 
-Helpers (parsing, the rule checker, running the interpreter) are shared with
-test_instr_share_buffers.py.
+Helpers (parsing, the rule checker, running the interpreter) are in instr_testing.py.
 """
 
 from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-
-from test_instr_share_buffers import (
-    HAS_INTERPRETER,
-    HAS_LOWERING,
-    HAS_PLANNER,
+from hypothesis import given
+from instr_testing import (
+    HAVE_INTERPRETER,
+    HAVE_PLANNER,
+    activations_size,
     assert_program_rules,
+    assert_same_outputs,
     count_ops,
     filecheck_cases,
     func_of,
+    needs_lowering_and_planner,
     parse,
     print_text,
+    program,
     random_inputs,
+    random_settings,
     run_instr,
 )
 
@@ -104,18 +105,12 @@ def test_filecheck_cases_keep_rules_instructions_and_numbers(pass_name, text):
     once = print_text(module)
     run_pipeline(module, pass_name)
     assert print_text(module) == once, "a second run changes nothing"
-    if HAS_INTERPRETER:
+    if HAVE_INTERPRETER:
         inputs = random_inputs(module)
-        for e, g in zip(run_instr(parse(text), inputs), run_instr(module, inputs)):
-            np.testing.assert_array_equal(g, e)
+        assert_same_outputs(run_instr(module, inputs), run_instr(parse(text), inputs))
 
 
-LOWERED_STYLE = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<2x4xf32>
-  glow_ir.weight @y mutable output : memref<8xf32>
-  glow_ir.weight @z mutable output : memref<2x4xf32>
-} program(%x, %y, %z) {
+LOWERED_STYLE = program("""
   %a = glow_ir.alloc_activation : memref<2x4xf32>
   %b = glow_ir.alloc_activation : memref<2x4xf32>
   %c = glow_ir.alloc_activation : memref<2x4xf32>
@@ -130,8 +125,7 @@ glow_ir.func @main declare {
   glow_ir.dealloc_activation %c : memref<2x4xf32>
   glow_ir.dealloc_activation %b : memref<2x4xf32>
   glow_ir.dealloc_activation %a : memref<2x4xf32>
-}
-"""
+""", {"x": "memref<2x4xf32>"}, {"y": "memref<8xf32>", "z": "memref<2x4xf32>"})
 """All allocs first, all deallocs last (lower-to-instr frees at the end), one dead."""
 
 
@@ -157,24 +151,19 @@ def test_lifetimes_become_tight_and_dead_buffers_go():
 def test_tight_lives_lower_the_planned_arena():
     """Planned as lowered, the three chained buffers are live together (plus the dead
     one); with tight lives at most two are."""
-    if not HAS_PLANNER:
+    if not HAVE_PLANNER:
         pytest.skip("plan-memory is not written yet")
     loose = run_pipeline(parse(LOWERED_STYLE), "plan-memory")
     tight = run_pipeline(parse(LOWERED_STYLE),
                          "hoist-dealloc,sink-alloc,delete-dead-allocs,plan-memory")
-    size = lambda m: func_of(m).activations_size.value.data  # noqa: E731
-    assert size(tight) < size(loose)
-    assert size(tight) <= 2 * 64  # two 32-byte buffers, 64-byte aligned
+    assert activations_size(tight) < activations_size(loose)
+    assert activations_size(tight) <= 2 * 64  # two 32-byte buffers, 64-byte aligned
 
 
 def test_sink_alloc_moves_a_view_chain_with_its_buffer():
     """A view of a view created before the buffer's first use follows the alloc down,
     each view still after its source."""
-    module = parse("""
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<2x2xf32>
-} program(%x, %y) {
+    module = parse(program("""
   %a = glow_ir.alloc_activation : memref<4xf32>
   %v = glow_ir.tensor_view %a[0] : memref<4xf32> to memref<1x4xf32>
   %w = glow_ir.tensor_view %v[0, 0] : memref<1x4xf32> to memref<2x2xf32>
@@ -184,8 +173,7 @@ glow_ir.func @main declare {
   glow_ir.tanh @out %y, @in %w : memref<2x2xf32>
   glow_ir.dealloc_activation %b : memref<4xf32>
   glow_ir.dealloc_activation %a : memref<4xf32>
-}
-""")
+""", outputs={"y": "memref<2x2xf32>"}))
     run_pipeline(module, "sink-alloc")
     assert_program_rules(module)
     ops = [op.name.removeprefix("glow_ir.") for op in func_of(module).body.ops]
@@ -196,9 +184,8 @@ glow_ir.func @main declare {
 # ---------------------------------------------------------------------------- random graphs
 
 
-@pytest.mark.skipif(not (HAS_INTERPRETER and HAS_LOWERING and HAS_PLANNER),
-                    reason="needs lower-to-instr, plan-memory and the instruction interpreter")
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@needs_lowering_and_planner
+@random_settings(50, all_health_checks=True)
 @given(g=__import__("glow_graphs").glow_graphs(max_ops=10))
 def test_lowered_graphs_tight_lives_same_numbers(g):
     """On lowered graphs: rules after each pass, instructions untouched, tight lives after

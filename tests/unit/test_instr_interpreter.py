@@ -4,28 +4,28 @@ exists) whole random graphs against the graph evaluator."""
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from instr_testing import (
+    FC_WEIGHTS,
+    HAVE_INSTR_PIPELINE,
+    HAVE_LOWERING,
+    check_lowered_graph,
+    program,
+)
+from instr_testing import parse as parse_verified
 
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from glow_graphs import glow_graphs
 
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.context import make_context
-from glow_mlir.ir.resources import encode_blob
-from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.interpreter import EvaluationError, InstrExecutor, run_instr_module
 from glow_mlir.transforms.pass_runner import run_pipeline
 
-
-def parse(text: str, blobs: dict[str, np.ndarray] | None = None, filename: str = "<test>"):
-    """A module from glow_ir text, constants given as arrays (written as resource blobs)."""
-    if blobs:
-        entries = ",\n".join(f'{k}: "{encode_blob(v)}"' for k, v in blobs.items())
-        text += "\n{-#\n  dialect_resources: {\n    builtin: {\n" + entries + "\n    }\n  }\n#-}\n"
-    return parse_module(make_context(), text, filename)
+parse = functools.partial(parse_verified, verify=False)
+"""Not verified: some programs here are wrong on purpose, for the interpreter to catch."""
 
 
 def offsets(module) -> dict[str, int]:
@@ -47,13 +47,7 @@ RNG = np.random.default_rng(0)
 
 # ---------------------------------------------------------------------------- programs
 
-FC_RELU = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<2x3xf32>
-  glow_ir.weight @w constant : memref<3x4xf32> = dense_resource<w> : tensor<3x4xf32>
-  glow_ir.weight @b constant : memref<4xf32> = dense_resource<b> : tensor<4xf32>
-  glow_ir.weight @y mutable output : memref<2x4xf32>
-} program(%x, %w, %b, %y) {
+FC_RELU = FC_WEIGHTS + """
   %t = glow_ir.alloc_activation : memref<2x4xf32>
   glow_ir.fully_connected @out %t, @in %x, @in %w, @in %b : memref<2x4xf32>, memref<2x3xf32>, memref<3x4xf32>, memref<4xf32>
   glow_ir.relu @out %y, @in %t : memref<2x4xf32>
@@ -191,16 +185,10 @@ glow_ir.func @main declare {
 
 
 def test_insert_keeps_what_it_does_not_cover():
-    text = """
-glow_ir.func @main declare {
-  glow_ir.weight @a mutable input : memref<3xf32>
-  glow_ir.weight @b mutable input : memref<1xf32>
-  glow_ir.weight @y mutable output : memref<3xf32>
-} program(%a, %b, %y) {
+    text = program("""
   glow_ir.copy @out %y, @in %a : memref<3xf32>
   glow_ir.insert_tensor @inout %y, @in %b {offsets = array<i64: 1>} : memref<3xf32>, memref<1xf32>
-}
-"""
+""", {"a": "memref<3xf32>", "b": "memref<1xf32>"}, type="memref<3xf32>")
     (y,) = run_instr_module(parse(text), [np.float32([1, 2, 3]), np.float32([9])])
     np.testing.assert_array_equal(y, [1, 9, 3])
 
@@ -407,29 +395,17 @@ def test_kernel_errors_name_the_instruction():
 
 # ---------------------------------------------------------------------------- whole graphs
 
-HAS_LOWER_TO_INSTR = importlib.util.find_spec("glow_mlir.conversion.lower_to_instr") is not None
-
-
-@pytest.mark.skipif(not HAS_LOWER_TO_INSTR, reason="lower-to-instr is not written yet")
+@pytest.mark.skipif(not HAVE_LOWERING, reason="lower-to-instr is not written yet")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=glow_graphs(max_ops=8))
 def test_lowered_and_planned_graphs_match_the_graph_evaluator(g):
-    expected = evaluate(g)
-    module = run_pipeline(clone_module(g), "lower-to-instr,plan-memory")
-    got = run_instr_module(module, g.inputs)
-    assert_outputs_close(g, expected, got)
+    check_lowered_graph(g, "plan-memory")
 
 
-HAS_INSTR_PIPELINE = (HAS_LOWER_TO_INSTR and importlib.util.find_spec(
-    "glow_mlir.transforms.instr.pipelines") is not None)
-
-
-@pytest.mark.skipif(not HAS_INSTR_PIPELINE, reason="glow-instr-pipeline is not written yet")
+@pytest.mark.skipif(not HAVE_INSTR_PIPELINE, reason="glow-instr-pipeline is not written yet")
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=glow_graphs(max_ops=8))
 def test_whole_instruction_pipeline_matches_the_graph_evaluator(g):
     """Buffer sharing, dealloc hoisting and planning: a wrong decision in any of them reads
     poisoned or overwritten memory here."""
-    expected = evaluate(g)
-    module = run_pipeline(clone_module(g), "lower-to-instr,glow-instr-pipeline")
-    assert_outputs_close(g, expected, run_instr_module(module, g.inputs))
+    check_lowered_graph(g, "glow-instr-pipeline")

@@ -6,23 +6,17 @@ import json
 
 import numpy as np
 import pytest
+from instr_testing import FC_WEIGHTS, parse, program
 
 from glow_mlir.analysis.instr_memory import MemoryReport, memory_report, unshared_bytes
 from glow_mlir.ir.context import make_context
-from glow_mlir.ir.resources import encode_blob
 from glow_mlir.ir.text import parse_module
 from glow_mlir.transforms.pass_runner import run_pipeline
 
 # Weights: x 2x3 f32 (24 B, input), w 3x4 f32 (48 B), b 4 f32 (16 B), y 2x4 f32 (32 B,
 # output). Activations: %a (32 B) and %b (32 B) live together, %c (100 B of i8) after %a is
 # freed, %d (4 B) never freed.
-TEXT = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<2x3xf32>
-  glow_ir.weight @w constant : memref<3x4xf32> = dense_resource<w> : tensor<3x4xf32>
-  glow_ir.weight @b constant : memref<4xf32> = dense_resource<b> : tensor<4xf32>
-  glow_ir.weight @y mutable output : memref<2x4xf32>
-} program(%x, %w, %b, %y) {
+TEXT = FC_WEIGHTS + """
   %a = glow_ir.alloc_activation : memref<2x4xf32>
   glow_ir.fully_connected @out %a, @in %x, @in %w, @in %b : memref<2x4xf32>, memref<2x3xf32>, memref<3x4xf32>, memref<4xf32>
   %b2 = glow_ir.alloc_activation : memref<2x4xf32>
@@ -34,21 +28,12 @@ glow_ir.func @main declare {
   glow_ir.dealloc_activation %c : memref<100xi8>
   glow_ir.dealloc_activation %b2 : memref<2x4xf32>
 }
-{-#
-  dialect_resources: {
-    builtin: {
-      w: "W_BLOB",
-      b: "B_BLOB"
-    }
-  }
-#-}
 """
 
 
 def module():
-    text = TEXT.replace("W_BLOB", encode_blob(np.ones((3, 4), np.float32))).replace(
-        "B_BLOB", encode_blob(np.ones(4, np.float32)))
-    return parse_module(make_context(), text)
+    return parse(TEXT, {"w": np.ones((3, 4), np.float32), "b": np.ones(4, np.float32)},
+                 verify=False)
 
 
 def test_unplanned_report():
@@ -82,15 +67,7 @@ def test_alignment_of_the_plan_is_used():
 
 
 def test_no_activations():
-    text = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<4xf32>
-} program(%x, %y) {
-  glow_ir.relu @out %y, @in %x : memref<4xf32>
-}
-"""
-    m = parse_module(make_context(), text)
+    m = parse(program("glow_ir.relu @out %y, @in %x : memref<4xf32>"), verify=False)
     run_pipeline(m, "plan-memory")
     r = memory_report(m)
     assert r == MemoryReport(0, 32, 0, 0, 0)

@@ -4,16 +4,19 @@ the numbers (random glow_ir programs, random lowered graphs)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from test_instr_cleanups import (
+from instr_testing import (
+    CHAIN,
+    check_lowered_graph,
     check_pass_on_program,
+    dag_graphs,
     instr_programs,
     names,
     needs_interpreter,
     needs_lowering,
     parse,
-    run,
+    random_settings,
 )
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
@@ -82,20 +85,7 @@ def test_spec_rejects_unknown_names_early():
         run_pipeline(module, "glow-instr-pipeline{disable=peepholes}")
 
 
-SMALL = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<4xf32>
-} program(%x, %y) {
-  %a = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.relu @out %a, @in %x : memref<4xf32>
-  %b = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
-  glow_ir.copy @out %y, @in %b : memref<4xf32>
-  glow_ir.dealloc_activation %b : memref<4xf32>
-  glow_ir.dealloc_activation %a : memref<4xf32>
-}
-"""
+SMALL = CHAIN  # relu into %a, exp into %b, %b copied to the output
 
 
 def test_pipeline_on_a_small_program():
@@ -126,8 +116,7 @@ def test_print_ir_after_each(capsys):
 @needs_interpreter
 @pytest.mark.parametrize("spec", ["glow-instr-pipeline{plan=false}",
                                   "glow-instr-pipeline{share-buffers=false plan=false}"])
-@settings(max_examples=120, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(120)
 @given(text=instr_programs())
 def test_random_programs_keep_their_outputs(spec, text):
     check_pass_on_program(text, spec)
@@ -135,33 +124,26 @@ def test_random_programs_keep_their_outputs(spec, text):
 
 @needs_lowering
 @pytest.mark.parametrize("options", ["", "{share-buffers=false}"])
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(60)
 @given(data=st.data())
 def test_lowered_graphs_keep_their_numbers(options, data):
-    from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
-
-    g = data.draw(glow_graphs(max_ops=8, max_outputs=3, topology="dag"))
-    before = evaluate(g)
-    module = clone_module(g)
-    run_pipeline(module, f"lower-to-instr,glow-instr-pipeline{options}")
-    assert_outputs_close(g, before, run(module, g.inputs), what="glow-instr-pipeline")
+    g = data.draw(dag_graphs())
+    check_lowered_graph(g, f"glow-instr-pipeline{options}", what="glow-instr-pipeline")
 
 
 @needs_lowering
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(40)
 @given(data=st.data())
 def test_pipeline_never_needs_more_activation_memory(data):
     """The optimized arena is never larger than lower-to-instr's output planned as it is
     (every buffer alive to the end): the pipeline never adds a buffer. (It can lengthen
     one: optimize-inserts-extracts allocates a concat's buffer before its first
     producer, so it is not smaller than every other order.)"""
-    from glow_graphs import clone_module, glow_graphs
+    from glow_graphs import clone_module
 
     from glow_mlir.dialects import glow_ir
 
-    g = data.draw(glow_graphs(max_ops=8, max_outputs=2, topology="dag"))
+    g = data.draw(dag_graphs(max_outputs=2))
 
     def arena(spec: str) -> int:
         module = clone_module(g)

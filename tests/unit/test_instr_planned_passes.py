@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from instr_testing import assert_same_outputs, run_spec
 
 from glow_mlir.ir.context import make_context
 from glow_mlir.ir.text import OpDiagnostic, parse_module
-from glow_mlir.targets.interpreter.instr_interpreter import run_instr_module
 from glow_mlir.transforms.pass_runner import run_pipeline
 
 # Planned with %a and %e on the same bytes (their lives are disjoint); forwarding the copy
@@ -41,9 +41,7 @@ X = np.array([-1.0, 2.0, -3.0, 4.0], np.float32)
 
 
 def _run(spec: str):
-    module = parse_module(make_context(), PROGRAM)
-    run_pipeline(module, spec)
-    return run_instr_module(module, [X])
+    return run_spec(PROGRAM, spec, [X], verify=False)
 
 
 @pytest.mark.parametrize("spec", ["plan-memory,peephole", "plan-memory,share-buffers",
@@ -51,8 +49,7 @@ def _run(spec: str):
                                   "plan-memory,peephole,share-buffers,verify-instr"])
 def test_a_pass_after_planning_keeps_the_numbers(spec):
     want = _run("plan-memory")
-    for w, g in zip(want, _run(spec)):
-        np.testing.assert_array_equal(g, w)
+    assert_same_outputs(_run(spec), want)
     np.testing.assert_array_equal(want[0], np.maximum(X, 0) - X)
 
 

@@ -8,117 +8,37 @@ Random graphs lowered by `lower-to-instr` check the same against the graph evalu
 
 from __future__ import annotations
 
-import importlib.util
-import io
 import os
-import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
+from instr_testing import (
+    CHAIN,
+    HAVE_INTERPRETER,
+    HAVE_PLANNER,
+    assert_program_rules,
+    assert_same_outputs,
+    count_ops,
+    filecheck_cases,
+    func_of,
+    needs_interpreter,
+    needs_lowering_and_planner,
+    parse,
+    print_text,
+    program,
+    random_inputs,
+    random_settings,
+    run_instr,
+)
 
 from glow_mlir.analysis.instr_liveness import InstrLiveness, Interval
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.context import make_context
-from glow_mlir.ir.text import parse_module, print_module, verify_module
+from glow_mlir.ir.text import verify_module
 from glow_mlir.transforms.pass_runner import run_pipeline
-
-HAS_INTERPRETER = importlib.util.find_spec(
-    "glow_mlir.targets.interpreter.instr_interpreter") is not None
-HAS_LOWERING = importlib.util.find_spec("glow_mlir.conversion.lower_to_instr") is not None
-HAS_PLANNER = importlib.util.find_spec("glow_mlir.transforms.instr.plan_memory") is not None
-needs_interpreter = pytest.mark.skipif(not HAS_INTERPRETER,
-                                       reason="the instruction interpreter is not written yet")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILECHECK = os.path.join(HERE, "..", "filecheck", "transforms", "share-buffers.mlir")
-
-
-# ---------------------------------------------------------------------------- helpers
-# (test_instr_alloc_passes.py uses them too)
-
-
-def parse(text: str):
-    module = parse_module(make_context(), text)
-    verify_module(module)
-    return module
-
-
-def print_text(module) -> str:
-    out = io.StringIO()
-    print_module(module, out, make_context())
-    return out.getvalue()
-
-
-def count_ops(module, cls) -> int:
-    return sum(isinstance(op, cls) for op in module.walk())
-
-
-def filecheck_cases(path: str) -> list:
-    """(function name, text) of each `// -----` chunk of a FileCheck file."""
-    with open(path) as f:
-        chunks = f.read().split("// -----")
-    cases = []
-    for chunk in chunks:
-        m = re.search(r"^glow_ir\.func @(\w+)", chunk, re.MULTILINE)
-        if m:
-            cases.append(pytest.param(m.group(1), chunk, id=m.group(1)))
-    return cases
-
-
-def random_inputs(module, seed: int = 0) -> list[np.ndarray]:
-    """Values for the input weights: normal floats, small integers, random booleans."""
-    from glow_mlir.ir.element_types import numpy_dtype
-
-    rng = np.random.default_rng(seed)
-    result = []
-    for w, _ in func_of(module).placeholders("input"):
-        dtype = numpy_dtype(w.type.get_element_type())
-        shape = tuple(w.type.get_shape())
-        if dtype == np.bool_:
-            result.append(rng.random(shape) < 0.5)
-        elif np.issubdtype(dtype, np.integer):
-            result.append(rng.integers(-4, 5, shape).astype(dtype))
-        else:
-            result.append(rng.standard_normal(shape).astype(dtype))
-    return result
-
-
-def run_instr(module, inputs=None) -> list[np.ndarray]:
-    from glow_mlir.targets.interpreter.instr_interpreter import run_instr_module
-
-    return run_instr_module(module, random_inputs(module) if inputs is None else inputs)
-
-
-def assert_program_rules(module) -> None:
-    """The program-wide rules every instruction pass keeps: every alloc freed exactly
-    once, no buffer used (by an instruction, a view or a dealloc) before its alloc or
-    after its dealloc, and the module verifies. `verify-instr`, when present, checks the
-    same and in-place aliasing too."""
-    verify_module(module)
-    for func in [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]:
-        allocated, freed = set(), set()
-        for op in func.body.ops:
-            if isinstance(op, (glow_ir.InstrOp, glow_ir.TensorViewOp,
-                               glow_ir.DeallocActivationOp)):
-                for v in op.operands:
-                    root = glow_ir.root_buffer(v)
-                    if isinstance(root.owner, glow_ir.AllocActivationOp):
-                        assert root in allocated, f"{op.name} uses %{root.name_hint} before its alloc"
-                        assert root not in freed, f"{op.name} uses %{root.name_hint} after its dealloc"
-            if isinstance(op, glow_ir.AllocActivationOp):
-                allocated.add(op.result)
-            elif isinstance(op, glow_ir.DeallocActivationOp):
-                freed.add(op.buffer)
-        assert allocated == freed, "every alloc is freed exactly once"
-    if importlib.util.find_spec("glow_mlir.transforms.instr.verify_instr") is not None:
-        from glow_mlir.transforms.instr.verify_instr import verify_instr
-
-        verify_instr(module)
-
-
-def func_of(module) -> glow_ir.FuncOp:
-    return next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
 
 
 def value(func: glow_ir.FuncOp, name: str):
@@ -131,22 +51,6 @@ def value(func: glow_ir.FuncOp, name: str):
             if r.name_hint == name:
                 return r
     raise KeyError(name)
-
-
-CHAIN = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<4xf32>
-} program(%x, %y) {
-  %a = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.relu @out %a, @in %x : memref<4xf32>
-  %b = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
-  glow_ir.copy @out %y, @in %b : memref<4xf32>
-  glow_ir.dealloc_activation %b : memref<4xf32>
-  glow_ir.dealloc_activation %a : memref<4xf32>
-}
-"""
 
 
 # ---------------------------------------------------------------------------- liveness
@@ -259,7 +163,7 @@ glow_ir.func @main declare {
   glow_ir.dealloc_activation %a : memref<2x3xf32>
 }
 """)
-    before = run_instr(module) if HAS_INTERPRETER else None
+    before = run_instr(module) if HAVE_INTERPRETER else None
     run_pipeline(module, "share-buffers")
     assert_program_rules(module)
     assert count_ops(module, glow_ir.AllocActivationOp) == 1
@@ -268,23 +172,22 @@ glow_ir.func @main declare {
         np.testing.assert_array_equal(run_instr(module), before)
 
 
-def test_nothing_to_share_changes_nothing():
-    """A program where every source is still read later is printed back unchanged."""
-    text = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<4xf32>
-} program(%x, %y) {
+def both_read(last: str) -> str:
+    """%a = relu x, %b = exp %a, then `last` (an instruction reading %a and %b into y)."""
+    return program(f"""
   %a = glow_ir.alloc_activation : memref<4xf32>
   glow_ir.relu @out %a, @in %x : memref<4xf32>
   %b = glow_ir.alloc_activation : memref<4xf32>
   glow_ir.element_exp @out %b, @in %a : memref<4xf32>
-  glow_ir.element_add @out %y, @in %a, @in %b : memref<4xf32>
+  glow_ir.{last} : memref<4xf32>
   glow_ir.dealloc_activation %b : memref<4xf32>
   glow_ir.dealloc_activation %a : memref<4xf32>
-}
-"""
-    module = parse(text)
+""")
+
+
+def test_nothing_to_share_changes_nothing():
+    """A program where every source is still read later is printed back unchanged."""
+    module = parse(both_read("element_add @out %y, @in %a, @in %b"))
     expected = print_text(module)
     run_pipeline(module, "share-buffers")
     assert print_text(module) == expected
@@ -298,37 +201,23 @@ def test_filecheck_cases_keep_rules_and_numbers(name, text):
     run_pipeline(module, "share-buffers")
     verify_module(module)
     assert_program_rules(module)
-    if not HAS_INTERPRETER:
+    if not HAVE_INTERPRETER:
         return
     original = parse(text)
     inputs = random_inputs(original)
     expected = run_instr(original, inputs)
     for got in (run_instr(module, inputs),
                 run_instr(run_pipeline(parse(text), "share-buffers,plan-memory"), inputs)
-                if HAS_PLANNER else None):
+                if HAVE_PLANNER else None):
         if got is not None:
-            for e, g in zip(expected, got):
-                np.testing.assert_array_equal(g, e, err_msg=name)
+            assert_same_outputs(got, expected, err_msg=name)
 
 
 @needs_interpreter
 def test_interpreter_catches_an_unsound_share():
     """The numeric oracle works: sharing %a and %b by hand while %a is still read (what
     the pass refuses) changes the result."""
-    text = """
-glow_ir.func @main declare {
-  glow_ir.weight @x mutable input : memref<4xf32>
-  glow_ir.weight @y mutable output : memref<4xf32>
-} program(%x, %y) {
-  %a = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.relu @out %a, @in %x : memref<4xf32>
-  %b = glow_ir.alloc_activation : memref<4xf32>
-  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
-  glow_ir.element_sub @out %y, @in %b, @in %a : memref<4xf32>
-  glow_ir.dealloc_activation %b : memref<4xf32>
-  glow_ir.dealloc_activation %a : memref<4xf32>
-}
-"""
+    text = both_read("element_sub @out %y, @in %b, @in %a")
     good = parse(text)
     inputs = random_inputs(good)
     bad = parse(text.replace("element_exp @out %b", "element_exp @out %a")
@@ -347,9 +236,8 @@ PIPELINES = [
 ]
 
 
-@pytest.mark.skipif(not (HAS_INTERPRETER and HAS_LOWERING and HAS_PLANNER),
-                    reason="needs lower-to-instr, plan-memory and the instruction interpreter")
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@needs_lowering_and_planner
+@random_settings(60, all_health_checks=True)
 @given(g=__import__("glow_graphs").glow_graphs(max_ops=10))
 def test_lowered_graphs_keep_their_numbers(g):
     """lower-to-instr, then sharing (alone and among the lifetime passes), then planning:

@@ -1,20 +1,23 @@
 """`optimize-inserts-extracts`: the contiguity rule against brute force, the rewrites on
 small programs and concats/slices lowered from graphs, and that the numbers never change
-(random glow_ir programs from test_instr_cleanups, random lowered graphs)."""
+(random glow_ir programs of instr_testing, random lowered graphs)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_instr_cleanups import (
+from instr_testing import (
+    check_lowered_graph,
     check_pass_on_program,
+    dag_graphs,
     instr_programs,
     names,
     needs_interpreter,
     needs_lowering,
     parse,
+    random_settings,
     run,
 )
 
@@ -68,16 +71,14 @@ def test_delinearize_inverts_linear_index(shape, data):
 
 
 @needs_interpreter
-@settings(max_examples=200, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(200)
 @given(text=instr_programs())
 def test_random_programs_keep_their_outputs(text):
     check_pass_on_program(text, SPEC)
 
 
 @needs_interpreter
-@settings(max_examples=100, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(100)
 @given(text=instr_programs())
 def test_random_programs_after_cleanups(text):
     """What the pipeline runs before it: dead inserts and extracts gone first."""
@@ -173,14 +174,8 @@ def test_channel_concat_and_slice_of_a_lowered_graph():
 
 @needs_lowering
 @pytest.mark.parametrize("families", [["data"], None])
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@random_settings(60)
 @given(data=st.data())
 def test_lowered_graphs_keep_their_numbers(families, data):
-    from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
-
-    g = data.draw(glow_graphs(families=families, max_ops=8, max_outputs=3, topology="dag"))
-    before = evaluate(g)
-    module = clone_module(g)
-    run_pipeline(module, f"lower-to-instr,dse,{SPEC},verify-instr,plan-memory,verify-instr")
-    assert_outputs_close(g, before, run(module, g.inputs), what=SPEC)
+    g = data.draw(dag_graphs(families=families))
+    check_lowered_graph(g, f"dse,{SPEC},verify-instr,plan-memory,verify-instr", what=SPEC)

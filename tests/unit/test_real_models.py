@@ -7,29 +7,15 @@ import pytest
 
 import glow_mlir
 from glow_mlir import model_zoo
-from onnx_testing import run_onnxruntime
+from onnx_testing import model_feeds, run_onnxruntime
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def _inputs(compiled, seed=0):
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for name in compiled.input_names:
-        shape, dtype = compiled.input_shapes[name], compiled.input_dtypes[name]
-        if dtype.kind == "f":
-            feeds[name] = rng.standard_normal(shape).astype(dtype)
-        else:  # an attention mask: attend to all but the last quarter of the positions
-            mask = np.ones(shape, dtype)
-            mask[..., -shape[-1] // 4:] = 0
-            feeds[name] = mask
-    return feeds
 
 
 def _check(model, optimize=True):
     """Through the whole graph pipeline by default (issue 4: the numbers are unchanged)."""
     compiled = glow_mlir.compile(model, backend="interpreter", optimize=optimize)
-    feeds = _inputs(compiled)
+    feeds = model_feeds(compiled)
     got = compiled.run(feeds)
     expected = run_onnxruntime(model, feeds)
     assert [g.shape for g in got] == [e.shape for e in expected]
