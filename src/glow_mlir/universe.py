@@ -26,7 +26,14 @@ def _glow_ir() -> Dialect:
     return GlowIR
 
 
-DIALECTS: dict[str, Callable[[], Dialect]] = {"glow": _glow, "glow_ir": _glow_ir}
+def _glow_accel() -> Dialect:
+    from glow_mlir.dialects.glow_accel import GlowAccel
+
+    return GlowAccel
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "glow": _glow, "glow_ir": _glow_ir, "glow_accel": _glow_accel}
 
 
 def _lazy(path: str) -> Callable[[], type[ModulePass]]:

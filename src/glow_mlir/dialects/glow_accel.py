@@ -1,0 +1,584 @@
+"""The `glow_accel` dialect: an accelerator with an on-chip scratchpad and a DMA engine.
+
+Programs live in the program region of a `glow_ir.func` (main memory stays `glow_ir`:
+weights, planned activations, views); the compute instructions are replaced by
+
+    %t = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<16x64xf32, 1>
+    %k = glow_accel.dma_start %a[0, 64] -> %t[0, 0] sizes [16, 64]
+           : memref<64x256xf32> -> memref<16x64xf32, 1>
+    glow_accel.dma_wait %k
+    glow_accel.matmul @inout %c, @in %t, @in %u {accumulate} : memref<..., 1>, ...
+    glow_accel.scratchpad_free %t : memref<16x64xf32, 1>
+
+- Scratchpad tiles are memrefs in memory space 1 (`SCRATCHPAD`); main-memory
+  buffers have no memory space. A tile's byte `offset` in the scratchpad is a compile-time
+  constant set by `accel-plan-scratchpad` (absent before).
+- `dma_start` copies a box (`sizes`) from one buffer at `src` offsets to another at `dst`
+  offsets, one side main memory and the other a tile (a strided 1-D to N-D transfer), and
+  returns a token; `dma_wait` blocks until the transfers of its tokens are done.
+- Compute ops (`matmul`, `conv`, `elementwise`, `pool`, `reduce`, `shuffle`) touch only
+  scratchpad tiles (verified). Each computes what one `glow_ir` instruction kind computes
+  (`kind`, fixed for matmul and conv), with that instruction's attributes, on its tiles; so
+  its types and attributes are checked by that instruction's verifier, and the simulator
+  and the native lowering run the instruction's kernels. `matmul` and `conv` may
+  `accumulate` (destination `@inout`): the result is added to what the tile holds before
+  the conv's fused activation is applied; a conv may omit its bias.
+
+The target (scratchpad bytes, DMA bytes per cycle and latency, MACs per cycle, vector
+width, alignment) is `#glow_accel.target<...>`, the `glow_accel.target` attribute of the
+function (or of the module, for every function in it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    opt_attr_def,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.test_value import create_ssa_value
+
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
+from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type
+
+# ====================================================================== attributes and types
+
+
+TARGET_FIELDS = ("scratchpad_bytes", "dma_bytes_per_cycle", "dma_latency", "macs_per_cycle",
+                 "vector_width", "alignment")
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """`#glow_accel.target<scratchpad_bytes = 262144, dma_bytes_per_cycle = 32,
+    dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>`: what the
+    compiler and the simulator assume about the accelerator (every field positive)."""
+
+    name = "glow_accel.target"
+
+    scratchpad_bytes: IntAttr
+    dma_bytes_per_cycle: IntAttr
+    dma_latency: IntAttr
+    macs_per_cycle: IntAttr
+    vector_width: IntAttr
+    alignment: IntAttr
+
+    @staticmethod
+    def make(scratchpad_bytes: int = 256 * 1024, dma_bytes_per_cycle: int = 32,
+             dma_latency: int = 64, macs_per_cycle: int = 256, vector_width: int = 16,
+             alignment: int = 64) -> TargetAttr:
+        return TargetAttr(*(IntAttr(v) for v in (
+            scratchpad_bytes, dma_bytes_per_cycle, dma_latency, macs_per_cycle,
+            vector_width, alignment)))
+
+    def value(self, field: str) -> int:
+        return getattr(self, field).data
+
+    def verify(self) -> None:
+        for f in TARGET_FIELDS:
+            if self.value(f) <= 0 and not (f == "dma_latency" and self.value(f) == 0):
+                raise VerifyException(f"#glow_accel.target {f} must be positive, got "
+                                      f"{self.value(f)}")
+        a = self.value("alignment")
+        if a & (a - 1):
+            raise VerifyException(f"#glow_accel.target alignment must be a power of two, got {a}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + ", ".join(f"{f} = {self.value(f)}" for f in TARGET_FIELDS)
+                             + ">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        values: dict[str, int] = {}
+
+        def one() -> None:
+            pos = parser.pos
+            key = parser.parse_identifier()
+            if key not in TARGET_FIELDS:
+                parser.raise_error(f"unknown #glow_accel.target field '{key}' (fields: "
+                                   f"{', '.join(TARGET_FIELDS)})", pos, parser.pos)
+            if key in values:
+                parser.raise_error(f"#glow_accel.target field '{key}' given twice", pos,
+                                   parser.pos)
+            parser.parse_punctuation("=")
+            values[key] = parser.parse_integer()
+
+        pos = parser.pos
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, one)
+        missing = [f for f in TARGET_FIELDS if f not in values]
+        if missing:
+            parser.raise_error(f"#glow_accel.target misses {', '.join(missing)}", pos, parser.pos)
+        return [IntAttr(values[f]) for f in TARGET_FIELDS]
+
+
+@irdl_attr_definition
+class TokenType(ParametrizedAttribute, TypeAttribute):
+    """`!glow_accel.token`: a DMA transfer in flight, until a `dma_wait` on it."""
+
+    name = "glow_accel.token"
+
+
+SCRATCHPAD_SPACE = 1
+SCRATCHPAD = IntegerAttr(SCRATCHPAD_SPACE, i64)
+"""The scratchpad's memory space: `memref<16x64xf32, 1>`. An integer, as MLIR's GPU
+address spaces are, so upstream `mlir-opt` reads our programs (it rejects a dialect
+attribute as a memref memory space)."""
+
+
+def tile_type(element_type: Attribute, shape: Sequence[int]) -> MemRefType:
+    """The type of a scratchpad tile."""
+    return MemRefType(element_type, list(shape), NoneAttr(), SCRATCHPAD)
+
+
+def in_scratchpad(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and t.memory_space == SCRATCHPAD
+
+
+def main_memory_type(t: MemRefType) -> MemRefType:
+    """The same buffer type without the memory space (what a `glow_ir` instruction sees)."""
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+def target_of(op: Operation) -> TargetAttr | None:
+    """The `glow_accel.target` of the nearest enclosing op (function or module) with one."""
+    cur: Operation | None = op
+    while cur is not None:
+        t = cur.attributes.get("glow_accel.target")
+        if isinstance(t, TargetAttr):
+            return t
+        cur = cur.parent_op()
+    return None
+
+
+def _check_tile_type(t: Attribute, what: str) -> None:
+    if not in_scratchpad(t):
+        raise VerifyException(f"{what} must be a scratchpad tile (memref in memory "
+                              f"space 1), got {t}")
+    check_buffer_type(main_memory_type(t), what)  # type: ignore[arg-type]
+
+
+# ====================================================================== scratchpad memory
+
+
+@irdl_op_definition
+class ScratchpadAllocOp(IRDLOperation):
+    """A tile in the scratchpad; `offset` (bytes) is set by `accel-plan-scratchpad`."""
+
+    name = "glow_accel.scratchpad_alloc"
+
+    result = result_def(MemRefType)
+    offset = opt_attr_def(IntegerAttr)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    @classmethod
+    def make(cls, type: MemRefType, offset: int | None = None) -> ScratchpadAllocOp:
+        attrs = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+        return cls.create(result_types=[type], attributes=attrs)
+
+    @property
+    def size_bytes(self) -> int:
+        return buffer_bytes(self.result.type)  # type: ignore[arg-type]
+
+    @property
+    def offset_value(self) -> int | None:
+        return None if self.offset is None else self.offset.value.data
+
+    def verify_(self) -> None:
+        _check_tile_type(self.result.type, "scratchpad_alloc result")
+        off = self.offset_value
+        if off is None:
+            return
+        if off < 0:
+            raise VerifyException(f"scratchpad offset must be non-negative, got {off}")
+        target = target_of(self)
+        if target is None:
+            return
+        cap, align = target.value("scratchpad_bytes"), target.value("alignment")
+        if off % align:
+            raise VerifyException(f"scratchpad offset {off} is not a multiple of the "
+                                  f"target's alignment {align}")
+        if off + self.size_bytes > cap:
+            raise VerifyException(
+                f"tile of {self.size_bytes} bytes at offset {off} ends {off + self.size_bytes - cap} "
+                f"bytes past the {cap}-byte scratchpad")
+
+
+@irdl_op_definition
+class ScratchpadFreeOp(IRDLOperation):
+    """The tile's bytes may be reused after this op."""
+
+    name = "glow_accel.scratchpad_free"
+
+    tile = operand_def(MemRefType)
+
+    assembly_format = "$tile attr-dict `:` type($tile)"
+
+    def verify_(self) -> None:
+        if not isinstance(self.tile.owner, ScratchpadAllocOp):
+            raise VerifyException("scratchpad_free takes the result of a scratchpad_alloc")
+
+
+# ====================================================================== DMA
+
+
+def _int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@irdl_op_definition
+class DmaStartOp(IRDLOperation):
+    """Start copying the box `sizes` at `src_offsets` of `src` to `dst_offsets` of `dst`
+    (one of them a scratchpad tile, the other main memory); returns its token."""
+
+    name = "glow_accel.dma_start"
+
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    src_offsets = prop_def(DenseArrayBase)
+    dst_offsets = prop_def(DenseArrayBase)
+    sizes = prop_def(DenseArrayBase)
+    token = result_def(TokenType)
+
+    @classmethod
+    def make(cls, src: SSAValue, src_offsets: Sequence[int], dst: SSAValue,
+             dst_offsets: Sequence[int], sizes: Sequence[int]) -> DmaStartOp:
+        return cls.create(operands=[src, dst], result_types=[TokenType()], properties={
+            "src_offsets": _int_array(src_offsets), "dst_offsets": _int_array(dst_offsets),
+            "sizes": _int_array(sizes)})
+
+    @property
+    def src_box(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return tuple(self.src_offsets.get_values()), tuple(self.sizes.get_values())
+
+    @property
+    def dst_box(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return tuple(self.dst_offsets.get_values()), tuple(self.sizes.get_values())
+
+    @property
+    def is_load(self) -> bool:
+        """Main memory to scratchpad (else scratchpad to main memory)."""
+        return in_scratchpad(self.dst.type)
+
+    @property
+    def tile(self) -> SSAValue:
+        return self.dst if self.is_load else self.src
+
+    @property
+    def main(self) -> SSAValue:
+        return self.src if self.is_load else self.dst
+
+    @property
+    def bytes(self) -> int:
+        elem = buffer_bytes(MemRefType(self.src.type.get_element_type(), [1]))  # type: ignore[attr-defined]
+        return elem * math.prod(self.sizes.get_values())
+
+    def verify_(self) -> None:
+        s, d = self.src.type, self.dst.type
+        assert isinstance(s, MemRefType) and isinstance(d, MemRefType)
+        if in_scratchpad(s) == in_scratchpad(d):
+            side = "both" if in_scratchpad(s) else "neither"
+            raise VerifyException(f"dma_start moves between main memory and the scratchpad; "
+                                  f"{side} of its operands is in the scratchpad")
+        if s.get_element_type() != d.get_element_type():
+            raise VerifyException(f"dma_start element types differ: {s.get_element_type()} "
+                                  f"and {d.get_element_type()}")
+        sizes = tuple(self.sizes.get_values())
+        if any(n <= 0 for n in sizes):
+            raise VerifyException(f"dma_start sizes must be positive, got {list(sizes)}")
+        for what, t, offs in (("source", s, self.src_offsets), ("destination", d,
+                                                                 self.dst_offsets)):
+            offs = tuple(offs.get_values())
+            shape = tuple(t.get_shape())
+            if not (len(offs) == len(sizes) == len(shape)):
+                raise VerifyException(
+                    f"dma_start {what} has rank {len(shape)}, but {len(offs)} offsets and "
+                    f"{len(sizes)} sizes")
+            for o, n, dim in zip(offs, sizes, shape):
+                if o < 0 or o + n > dim:
+                    raise VerifyException(
+                        f"dma_start box {list(offs)} + {list(sizes)} is outside the {what} "
+                        f"{t}")
+        if not self.is_load and isinstance(self.main.owner, Operation):
+            from glow_mlir.dialects.glow_ir_ops.memory import constant_weight_of
+
+            if (w := constant_weight_of(self.main)) is not None:
+                raise VerifyException(f"dma_start writes to constant weight @{w.sym_name.data}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(f"[{', '.join(map(str, self.src_offsets.get_values()))}] -> ")
+        printer.print_operand(self.dst)
+        printer.print_string(f"[{', '.join(map(str, self.dst_offsets.get_values()))}] sizes "
+                             f"[{', '.join(map(str, self.sizes.get_values()))}]")
+        if self.attributes:
+            printer.print_string(" ")
+            printer.print_attr_dict(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.dst.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DmaStartOp:
+        def ints() -> list[int]:
+            return parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                     parser.parse_integer)
+
+        src = parser.parse_unresolved_operand()
+        src_offs = ints()
+        parser.parse_punctuation("->")
+        dst = parser.parse_unresolved_operand()
+        dst_offs = ints()
+        parser.parse_keyword("sizes")
+        sizes = ints()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        op = cls.make(parser.resolve_operand(src, st), src_offs,
+                      parser.resolve_operand(dst, dt), dst_offs, sizes)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class DmaWaitOp(IRDLOperation):
+    """Block until the transfers of `tokens` are complete."""
+
+    name = "glow_accel.dma_wait"
+
+    tokens = var_operand_def(TokenType)
+
+    assembly_format = "$tokens attr-dict"
+
+    def verify_(self) -> None:
+        if not self.tokens:
+            raise VerifyException("dma_wait needs at least one token")
+
+
+# ====================================================================== compute on tiles
+
+
+ELEMENTWISE_KINDS = frozenset({
+    "element_add", "element_sub", "element_mul", "element_div", "element_max",
+    "element_min", "element_neg", "element_abs", "relu", "sigmoid", "tanh", "element_exp",
+    "element_log", "element_sqrt", "element_rsqrt", "element_reciprocal", "element_erf",
+    "batched_add", "copy",
+})
+POOL_KINDS = frozenset({"max_pool", "avg_pool"})
+REDUCE_KINDS = frozenset({"batched_reduce_add", "batched_reduce_mean", "batched_reduce_max",
+                          "batched_reduce_min"})
+SHUFFLE_KINDS = frozenset({"transpose", "broadcast", "splat", "insert_tensor",
+                           "extract_tensor"})
+
+
+class TileOp(InstrOp):
+    """Base of the compute ops: operands are scratchpad tiles, destination first, marked
+    `@out` (or `@inout` when the op accumulates), sources `@in`. `kind` names the
+    `glow_ir` instruction whose semantics the op has (see the module docstring)."""
+
+    KINDS: ClassVar[frozenset[str]] = frozenset()
+    FIXED_KIND: ClassVar[str | None] = None
+    CAN_ACCUMULATE: ClassVar[bool] = False
+
+    @classmethod
+    def make_tile(cls, buffers: Sequence[SSAValue], kind: str | None = None,
+                  accumulate: bool = False, **attrs) -> TileOp:
+        """The op on tiles `buffers` (destination first); attributes as Python values."""
+        from glow_mlir.dialects.glow_ops.base import to_attr
+
+        kinds = [Access.INOUT if accumulate else Access.OUT] + [Access.IN] * (len(buffers) - 1)
+        attributes = {k: to_attr(v) for k, v in attrs.items() if v is not None}
+        if cls.FIXED_KIND is None:
+            attributes["kind"] = StringAttr(kind or "")
+        if accumulate:
+            attributes["accumulate"] = UnitAttr()
+        from glow_mlir.dialects.glow_ir_ops.access import access_attr
+
+        return cls.create(operands=list(buffers), properties={"access": access_attr(kinds)},
+                          attributes=attributes)
+
+    # ------------------------------------------------------------------ semantics
+    @property
+    def kind(self) -> str:
+        if self.FIXED_KIND is not None:
+            return self.FIXED_KIND
+        k = self.attributes.get("kind")
+        return k.data if isinstance(k, StringAttr) else ""
+
+    @property
+    def accumulates(self) -> bool:
+        return "accumulate" in self.attributes
+
+    def dests(self):
+        return self.operands[:1]
+
+    def sources(self):
+        return self.operands[1:]
+
+    def instruction_attributes(self) -> dict[str, Attribute]:
+        """The attributes of the `glow_ir` instruction this op computes."""
+        return {k: v for k, v in self.attributes.items() if k not in ("kind", "accumulate")}
+
+    def instruction_class(self) -> type[InstrOp]:
+        from glow_mlir.dialects import glow_ir
+
+        name = f"glow_ir.{self.kind}"
+        for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS):
+            if cls.name == name:
+                return cls
+        raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+
+    def instruction_on(self, buffers: Sequence[SSAValue]) -> InstrOp:
+        """A detached `glow_ir` instruction of this op's kind and attributes on `buffers`
+        (main-memory memrefs, destination first): its verifier checks this op, and the
+        simulator and the native lowering run its kernel."""
+        from glow_mlir.dialects.glow_ir_ops.access import access_attr
+
+        cls = self.instruction_class()
+        return cls.create(operands=list(buffers),
+                          properties={"access": access_attr(cls.ACCESS)},
+                          attributes=self.instruction_attributes())
+
+    def plain_operand_types(self) -> list[MemRefType]:
+        """Operand types as the instruction sees them (no memory space; a conv without
+        bias gets one, of its output channels)."""
+        return [main_memory_type(v.type) for v in self.operands]  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ verification
+    def verify_(self) -> None:
+        kinds = [a.data for a in self.access.data]
+        if len(kinds) != len(self.operands):
+            raise VerifyException(
+                f"has {len(self.operands)} operands but {len(kinds)} access kinds")
+        if not self.operands:
+            raise VerifyException("needs a destination tile")
+        want_dest = "inout" if self.accumulates else "out"
+        if kinds[0] != want_dest or any(k != "in" for k in kinds[1:]):
+            got = ", ".join(f"@{k}" for k in kinds)
+            raise VerifyException(
+                f"operand access must be @{want_dest} for the destination and @in for the "
+                f"sources, got ({got})")
+        if self.accumulates and not self.CAN_ACCUMULATE:
+            raise VerifyException(f"{self.name} cannot accumulate")
+        if self.FIXED_KIND is None:
+            if "kind" not in self.attributes:
+                raise VerifyException(f"{self.name} needs a kind")
+            if self.kind not in self.KINDS:
+                raise VerifyException(f"{self.name} kind must be one of "
+                                      f"{', '.join(sorted(self.KINDS))}, got '{self.kind}'")
+        for i, v in enumerate(self.operands):
+            _check_tile_type(v.type, f"operand #{i}")
+        values = [create_ssa_value(t) for t in self.plain_operand_types()]
+        self.instruction_on(values).verify_()
+
+
+@irdl_op_definition
+class MatmulOp(TileOp):
+    """`glow_accel.matmul @out %c, @in %a, @in %b`: c (+)= a[m,k] x b[k,n]."""
+
+    name = "glow_accel.matmul"
+    FIXED_KIND: ClassVar[str | None] = "mat_mul"
+    CAN_ACCUMULATE: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ConvOp(TileOp):
+    """`glow_accel.conv @out %o, @in %in, @in %filter[, @in %bias] {kernels, strides,
+    pads, dilation, group, fused_activation}`: a convolution tile (the tile's own pads
+    stand for the border of the whole input); without a bias, a zero bias."""
+
+    name = "glow_accel.conv"
+    FIXED_KIND: ClassVar[str | None] = "convolution"
+    CAN_ACCUMULATE: ClassVar[bool] = True
+
+    @property
+    def has_bias(self) -> bool:
+        return len(self.operands) == 4
+
+    def plain_operand_types(self) -> list[MemRefType]:
+        types = super().plain_operand_types()
+        if len(types) == 3:
+            out = types[0]
+            types.append(MemRefType(out.get_element_type(), [out.get_shape()[1]]))
+        return types
+
+    def verify_(self) -> None:
+        if len(self.operands) not in (3, 4):
+            raise VerifyException(
+                f"glow_accel.conv takes output, input, filter and an optional bias, got "
+                f"{len(self.operands)} operands")
+        super().verify_()
+
+
+@irdl_op_definition
+class ElementwiseOp(TileOp):
+    """`glow_accel.elementwise @out %d, @in %a... {kind = "element_add"}`: the
+    element-wise unit (also batched_add, whose slice is re-read for each batch row)."""
+
+    name = "glow_accel.elementwise"
+    KINDS: ClassVar[frozenset[str]] = ELEMENTWISE_KINDS
+
+
+@irdl_op_definition
+class PoolOp(TileOp):
+    """`glow_accel.pool @out %o, @in %i {kind = "max_pool", kernels, strides, pads}`."""
+
+    name = "glow_accel.pool"
+    KINDS: ClassVar[frozenset[str]] = POOL_KINDS
+
+
+@irdl_op_definition
+class ReduceOp(TileOp):
+    """`glow_accel.reduce @out %o, @in %i {kind = "batched_reduce_add", axes}`."""
+
+    name = "glow_accel.reduce"
+    KINDS: ClassVar[frozenset[str]] = REDUCE_KINDS
+
+
+@irdl_op_definition
+class ShuffleOp(TileOp):
+    """`glow_accel.shuffle @out %o, @in %i {kind = "transpose", shuffle}`: the DMA
+    engine's reshuffles inside the scratchpad (transpose, broadcast, splat, insert,
+    extract)."""
+
+    name = "glow_accel.shuffle"
+    KINDS: ClassVar[frozenset[str]] = SHUFFLE_KINDS
+
+
+COMPUTE_OPS = (MatmulOp, ConvOp, ElementwiseOp, PoolOp, ReduceOp, ShuffleOp)
+ALL_OPS = (ScratchpadAllocOp, ScratchpadFreeOp, DmaStartOp, DmaWaitOp, *COMPUTE_OPS)
+
+GlowAccel = Dialect("glow_accel", list(ALL_OPS), [TargetAttr, TokenType])
+
+__all__ = ["GlowAccel", "ALL_OPS", "COMPUTE_OPS", "TargetAttr", "SCRATCHPAD_SPACE",
+           "TokenType", "SCRATCHPAD", "ScratchpadAllocOp", "ScratchpadFreeOp", "DmaStartOp",
+           "DmaWaitOp", "TileOp", "MatmulOp", "ConvOp", "ElementwiseOp", "PoolOp", "ReduceOp",
+           "ShuffleOp", "tile_type", "in_scratchpad", "main_memory_type", "target_of",
+           "ELEMENTWISE_KINDS", "POOL_KINDS", "REDUCE_KINDS", "SHUFFLE_KINDS"]
