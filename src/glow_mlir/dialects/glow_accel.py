@@ -154,7 +154,8 @@ def tile_type(element_type: Attribute, shape: Sequence[int]) -> MemRefType:
 
 
 def in_scratchpad(t: Attribute) -> bool:
-    return isinstance(t, MemRefType) and t.memory_space == SCRATCHPAD
+    space = t.memory_space if isinstance(t, MemRefType) else None
+    return isinstance(space, IntegerAttr) and space.value.data == SCRATCHPAD_SPACE
 
 
 def main_memory_type(t: MemRefType) -> MemRefType:
