@@ -87,6 +87,14 @@ _PASS_PATHS = {
     "convert-math-to-llvm": "glow_mlir.conversion.math_to_llvm:ConvertMathToLLVMPass",
     "convert-memref-to-llvm": "glow_mlir.conversion.memref_to_llvm:ConvertMemRefToLLVMPass",
     "convert-loops-to-llvm": "glow_mlir.conversion.loops_to_llvm:ConvertLoopsToLLVMPass",
+    # the accelerator: tiling to the scratchpad, DMA scheduling, static scratchpad plan
+    "convert-glow-ir-to-accel": "glow_mlir.conversion.glow_ir_to_accel:ConvertGlowIRToAccelPass",
+    "accel-insert-dma": "glow_mlir.transforms.accel.insert_dma:AccelInsertDmaPass",
+    "accel-double-buffer": "glow_mlir.transforms.accel.double_buffer:AccelDoubleBufferPass",
+    "accel-plan-scratchpad":
+        "glow_mlir.transforms.accel.plan_scratchpad:AccelPlanScratchpadPass",
+    "convert-glow-accel-to-llvm":
+        "glow_mlir.conversion.glow_accel_to_llvm:ConvertGlowAccelToLLVMPass",
 }
 
 

@@ -323,7 +323,7 @@ class DmaStartOp(IRDLOperation):
                     raise VerifyException(
                         f"dma_start box {list(offs)} + {list(sizes)} is outside the {what} "
                         f"{t}")
-        if not self.is_load and isinstance(self.main.owner, Operation):
+        if not self.is_load:
             from glow_mlir.dialects.glow_ir_ops.memory import constant_weight_of
 
             if (w := constant_weight_of(self.main)) is not None:

@@ -1,0 +1,72 @@
+// REQUIRES: mlir-opt
+//
+// Accelerator programs are real MLIR too: upstream mlir-opt-22 reads glow_accel's generic
+// form (the scratchpad is memref memory space 1, an integer as MLIR's GPU address spaces
+// are: upstream rejects a dialect attribute there; the target is an opaque attribute and
+// the token an opaque type to it), and glow-opt reads mlir-opt's output back.
+//
+// RUN: glow-opt %s --print-op-generic | mlir-opt-22 --allow-unregistered-dialect | glow-opt | FileCheck %s
+
+// CHECK: builtin.module attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 65536, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
+// CHECK:      %[[IN:[0-9]+]] = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<1x1x6x6xf32, 1 : i64>
+// CHECK:      %[[K:[0-9]+]] = glow_accel.dma_start %x[0, 0, 0, 0] -> %[[IN]][0, 0, 0, 0] sizes [1, 1, 6, 6] : memref<1x2x6x6xf32> -> memref<1x1x6x6xf32, 1 : i64>
+// CHECK:      glow_accel.dma_wait %[[K]], %{{[0-9]+}}, %{{[0-9]+}}
+// CHECK:      glow_accel.conv @inout %{{[0-9]+}}, @in %[[IN]], @in %{{[0-9]+}} {accumulate, {{.*}}fused_activation = "relu"
+// CHECK:      glow_accel.pool @out {{.*}}kind = "max_pool"
+// CHECK:      glow_accel.matmul @inout %{{[0-9]+}}, @in %{{[0-9]+}}, @in %{{[0-9]+}} {accumulate}
+// CHECK:      glow_accel.dma_start %{{[0-9]+}}[0, 0, 0, 0] -> %y[0, 0, 0, 0] sizes [1, 4, 6, 6] : memref<1x4x6x6xf32, 1 : i64> -> memref<1x4x6x6xf32>
+// CHECK:      glow_accel.scratchpad_free %[[IN]] : memref<1x1x6x6xf32, 1 : i64>
+
+builtin.module attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 65536, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>} {
+  glow_ir.func @main declare {
+    glow_ir.weight @x mutable input : memref<1x2x6x6xf32>
+    glow_ir.weight @w constant : memref<4x2x3x3xf32> = dense_resource<w> : tensor<4x2x3x3xf32>
+    glow_ir.weight @b constant : memref<4xf32> = dense_resource<b> : tensor<4xf32>
+    glow_ir.weight @y mutable output : memref<1x4x6x6xf32>
+  } program(%x, %w, %b, %y) {
+    %act = glow_ir.alloc_activation {offset = 0 : i64} : memref<1x4x6x6xf32>
+    %in = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<1x1x6x6xf32, 1>
+    %f = glow_accel.scratchpad_alloc {offset = 192 : i64} : memref<4x1x3x3xf32, 1>
+    %bias = glow_accel.scratchpad_alloc : memref<4xf32, 1>
+    %out = glow_accel.scratchpad_alloc : memref<1x4x6x6xf32, 1>
+    %k0 = glow_accel.dma_start %x[0, 0, 0, 0] -> %in[0, 0, 0, 0] sizes [1, 1, 6, 6] : memref<1x2x6x6xf32> -> memref<1x1x6x6xf32, 1>
+    %k1 = glow_accel.dma_start %w[0, 0, 0, 0] -> %f[0, 0, 0, 0] sizes [4, 1, 3, 3] : memref<4x2x3x3xf32> -> memref<4x1x3x3xf32, 1>
+    %k2 = glow_accel.dma_start %b[0] -> %bias[0] sizes [4] : memref<4xf32> -> memref<4xf32, 1>
+    glow_accel.dma_wait %k0, %k1, %k2
+    glow_accel.conv @out %out, @in %in, @in %f, @in %bias {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, group = 1 : i64} : memref<1x4x6x6xf32, 1>, memref<1x1x6x6xf32, 1>, memref<4x1x3x3xf32, 1>, memref<4xf32, 1>
+    %k3 = glow_accel.dma_start %x[0, 1, 0, 0] -> %in[0, 0, 0, 0] sizes [1, 1, 6, 6] : memref<1x2x6x6xf32> -> memref<1x1x6x6xf32, 1>
+    %k4 = glow_accel.dma_start %w[0, 1, 0, 0] -> %f[0, 0, 0, 0] sizes [4, 1, 3, 3] : memref<4x2x3x3xf32> -> memref<4x1x3x3xf32, 1>
+    glow_accel.dma_wait %k3, %k4
+    glow_accel.conv @inout %out, @in %in, @in %f {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, group = 1 : i64, fused_activation = "relu", accumulate} : memref<1x4x6x6xf32, 1>, memref<1x1x6x6xf32, 1>, memref<4x1x3x3xf32, 1>
+    %pooled = glow_accel.scratchpad_alloc : memref<1x4x3x3xf32, 1>
+    glow_accel.pool @out %pooled, @in %out {kind = "max_pool", kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : memref<1x4x3x3xf32, 1>, memref<1x4x6x6xf32, 1>
+    %sum = glow_accel.scratchpad_alloc : memref<4x3xf32, 1>
+    %p2 = glow_ir.tensor_view %act[0, 0, 0, 0] : memref<1x4x6x6xf32> to memref<4x36xf32>
+    %flat = glow_accel.scratchpad_alloc : memref<4x36xf32, 1>
+    %t = glow_accel.scratchpad_alloc : memref<36x4xf32, 1>
+    %r = glow_accel.scratchpad_alloc : memref<4xf32, 1>
+    %m = glow_accel.scratchpad_alloc : memref<4x4xf32, 1>
+    glow_accel.shuffle @out %flat {kind = "splat", value = 1.000000e+00 : f32} : memref<4x36xf32, 1>
+    glow_accel.shuffle @out %t, @in %flat {kind = "transpose", shuffle = array<i64: 1, 0>} : memref<36x4xf32, 1>, memref<4x36xf32, 1>
+    glow_accel.reduce @out %r, @in %flat {kind = "batched_reduce_add", axes = array<i64: 1>} : memref<4xf32, 1>, memref<4x36xf32, 1>
+    glow_accel.matmul @out %m, @in %flat, @in %t : memref<4x4xf32, 1>, memref<4x36xf32, 1>, memref<36x4xf32, 1>
+    glow_accel.matmul @inout %m, @in %flat, @in %t {accumulate} : memref<4x4xf32, 1>, memref<4x36xf32, 1>, memref<36x4xf32, 1>
+    glow_accel.elementwise @out %out, @in %out, @in %out {kind = "element_add"} : memref<1x4x6x6xf32, 1>
+    glow_accel.elementwise @out %m, @in %m, @in %r {kind = "batched_add"} : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4xf32, 1>
+    %k5 = glow_accel.dma_start %out[0, 0, 0, 0] -> %y[0, 0, 0, 0] sizes [1, 4, 6, 6] : memref<1x4x6x6xf32, 1> -> memref<1x4x6x6xf32>
+    %k6 = glow_accel.dma_start %flat[0, 0] -> %p2[0, 0] sizes [2, 36] : memref<4x36xf32, 1> -> memref<4x36xf32>
+    glow_accel.dma_wait %k5
+    glow_accel.dma_wait %k6
+    glow_accel.scratchpad_free %in : memref<1x1x6x6xf32, 1>
+    glow_accel.scratchpad_free %f : memref<4x1x3x3xf32, 1>
+    glow_accel.scratchpad_free %bias : memref<4xf32, 1>
+    glow_accel.scratchpad_free %out : memref<1x4x6x6xf32, 1>
+    glow_accel.scratchpad_free %pooled : memref<1x4x3x3xf32, 1>
+    glow_accel.scratchpad_free %sum : memref<4x3xf32, 1>
+    glow_accel.scratchpad_free %flat : memref<4x36xf32, 1>
+    glow_accel.scratchpad_free %t : memref<36x4xf32, 1>
+    glow_accel.scratchpad_free %r : memref<4xf32, 1>
+    glow_accel.scratchpad_free %m : memref<4x4xf32, 1>
+    glow_ir.dealloc_activation %act : memref<1x4x6x6xf32>
+  } attributes {activations_size = 576 : i64, alignment = 64 : i64}
+}
