@@ -22,14 +22,18 @@ if TYPE_CHECKING:
 
 
 def compile(model, backend: str = "interpreter", input_shapes=None, optimize: bool = True,
-            disable_passes=()) -> CompiledModel:  # noqa: A001
-    """Compile an ONNX model (ModelProto, file path or bytes) for `backend` ("interpreter";
-    "cpu" and "accel" arrive later). `input_shapes` binds symbolic dimensions:
-    `{"input": (1, 3, 224, 224)}` or `{"batch": 1}`. The graph goes through the whole graph
-    pipeline (`optimize=False` skips it; `disable_passes` skips some of its passes)."""
+            disable_passes=(), **backend_options) -> CompiledModel:  # noqa: A001
+    """Compile an ONNX model (ModelProto, file path or bytes) for `backend`: "interpreter"
+    (the instruction IR on numpy), "cpu" (native x86 code) or "accel" (the accelerator's
+    program on its simulator; `scratchpad_kib=256` sets the scratchpad size, and
+    `model.accel_report` gives DMA bytes, cycles and scratchpad use). `input_shapes` binds
+    symbolic dimensions: `{"input": (1, 3, 224, 224)}` or `{"batch": 1}`. The graph goes
+    through the whole graph pipeline (`optimize=False` skips it; `disable_passes` skips
+    some of its passes, or of the instruction or accelerator pipeline)."""
     from glow_mlir.runtime.compiled_model import compile_model
 
-    return compile_model(model, backend, input_shapes, optimize, disable_passes)
+    return compile_model(model, backend, input_shapes, optimize, disable_passes,
+                         **backend_options)
 
 
 def __getattr__(name: str):

@@ -75,7 +75,6 @@ def test_call_checks_the_number_of_inputs(compiled):
 
 
 @pytest.mark.parametrize("backend,message", [
-    ("accel", "accelerator backend .* not available yet"),
     ("tpu", "unknown backend 'tpu' \\(backends: 'interpreter', 'cpu', 'accel'\\)"),
 ])
 def test_backends_not_available(model_proto, backend, message):

@@ -33,16 +33,14 @@ def test_cli_bundle_on_accel(tmp_path, capsys):
     assert "--emit-bundle writes the cpu backend's code" in err
 
 
-@pytest.mark.parametrize("emit", glow_compile._CODE)
-def test_cli_llvm_code_on_accel(emit, capsys):
-    err = _cli_error(capsys, EXAMPLE, "--backend", "accel", "--emit", emit)
-    assert f"--emit {emit} is the cpu backend's code" in err
+def test_cli_accel_report_is_not_for_the_cpu_backend(tmp_path, capsys):
+    err = _cli_error(capsys, EXAMPLE, "--backend", "cpu", "--accel-report", tmp_path / "r.json")
+    assert "--emit accel and --accel-report are the accel backend's" in err
 
 
-@pytest.mark.parametrize("emit", sorted(glow_compile._NOT_YET))
-def test_cli_emit_not_yet(emit, capsys):
-    err = _cli_error(capsys, EXAMPLE, "--emit", emit)
-    assert f"--emit {emit} is not available yet" in err
+def test_cli_no_bundle_for_the_accel_backend(tmp_path, capsys):
+    err = _cli_error(capsys, EXAMPLE, "--emit-bundle", tmp_path / "b", "--emit", "accel")
+    assert "the accel backend has no bundles" in err
 
 
 def test_cli_reserved_network_name(tmp_path, capsys):

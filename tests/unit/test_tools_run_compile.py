@@ -84,7 +84,10 @@ def test_run_garbage_file_in_a_new_process(tmp_path):
     (lambda p: None, [], "no such file"),
     (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--input-shape", "image=1x3"],
      "the shape given for input 'image', 1x3, has rank 2"),
-    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--backend", "accel"], "not available yet"),
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--scratchpad-kib", "64"],
+     "--scratchpad-kib is an option of the accel backend"),
+    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--backend", "accel", "--scratchpad-kib", "0"],
+     "scratchpad_kib must be a positive whole number of KiB, got 0"),
     (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--runs", "0"], "--runs must be at least 1"),
 ])
 def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
@@ -154,13 +157,6 @@ def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
     assert y.shape == (1, 10) and abs(float(y.sum()) - 1.0) < 1e-5
     code, stdout, _ = in_process(glow_compile.main, capsys, EXAMPLE)
     assert code == 0 and stdout.strip() == text.strip()
-
-
-@pytest.mark.parametrize("emit", ["accel"])
-def test_compile_later_stages_not_yet_available(capsys, emit):
-    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", emit)
-    assert code == 1
-    assert f"glow-compile: error: --emit {emit} is not available yet" in err
 
 
 def test_compile_emits_the_optimized_graph_and_its_dag(tmp_path, capsys):

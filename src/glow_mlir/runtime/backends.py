@@ -2,9 +2,8 @@
 
 `interpreter` lowers the graph to the instruction IR (IRGen, Glow's IR optimizer, memory
 planning) and runs it on one byte arena at the planned offsets, so a wrong buffer-sharing
-or planning decision shows up as wrong numbers. `cpu` (native code through LLVM) and
-`accel` (the accelerator simulator) arrive with their issues behind the same interface: a
-backend turns an optimized graph into an `Executor` once (lowering it in place), and the
+or planning decision shows up as wrong numbers. `cpu` runs native code through LLVM,
+`accel` the accelerator program on its simulator (`runtime/accel.py`). A backend turns an optimized graph into an `Executor` once (lowering it in place), and the
 executor runs it on checked inputs many times. An executor may carry `memory` (its
 `MemoryReport`).
 """
@@ -66,16 +65,25 @@ def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
     return CpuExecutor(module, disable)
 
 
-BACKENDS: dict[str, Callable[[ModuleOp], Executor] | None] = {
+def _accel(module: ModuleOp, disable: Sequence[str] = (),
+           scratchpad_kib: int | None = None) -> Executor:
+    from glow_mlir.runtime.accel import DEFAULT_SCRATCHPAD_KIB, AccelExecutor
+
+    return AccelExecutor(module, disable, scratchpad_kib or DEFAULT_SCRATCHPAD_KIB)
+
+
+BACKENDS: dict[str, Callable[..., Executor] | None] = {
     "interpreter": InterpreterExecutor,
     "cpu": _cpu,
-    "accel": None,
+    "accel": _accel,
 }
-"""Name -> executor factory; None for a backend that is not built yet."""
+"""Name -> executor factory `(module, disabled passes, **backend options)`; None for a
+backend that is not built yet."""
 
-_NOT_YET = {
-    "accel": "the accelerator backend (simulator) is not available yet",
-}
+BACKEND_OPTIONS = {"accel": ("scratchpad_kib",)}
+"""The keyword options each backend takes (`compile(..., scratchpad_kib=64)`)."""
+
+_NOT_YET: dict[str, str] = {}
 
 
 def check_backend(name: str) -> Callable[[ModuleOp], Executor]:

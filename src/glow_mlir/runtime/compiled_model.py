@@ -36,7 +36,8 @@ class CompiledModel:
     """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`."""
 
     def __init__(self, module: ModuleOp, backend: str = "interpreter",
-                 executor: Executor | None = None, disable_passes: Sequence[str] = ()):
+                 executor: Executor | None = None, disable_passes: Sequence[str] = (),
+                 backend_options: Mapping[str, object] | None = None):
         """`module` is the optimized graph; the backend lowers it in place (afterwards
         `self.module` is what the backend runs, e.g. the planned instruction IR)."""
         self.module = module
@@ -55,13 +56,20 @@ class CompiledModel:
         self.output_shapes: dict[str, tuple[int, ...]] = {
             n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs) if isinstance(t, TensorType)}
         self._executor = executor if executor is not None else check_backend(backend)(
-            module, tuple(disable_passes))
+            module, tuple(disable_passes), **dict(backend_options or {}))
 
     @property
     def memory(self):
         """The `MemoryReport` (constant, mutable, activation bytes, the peak-live lower
         bound and the unshared total), or None for a backend without planned memory."""
         return getattr(self._executor, "memory", None)
+
+    @property
+    def accel_report(self):
+        """The accelerator's `AccelReport` (DMA bytes each way and their lower bound,
+        cycles, compute and DMA cycles and their overlap, scratchpad size and peak) of the
+        last run, or None for another backend."""
+        return getattr(self._executor, "report", None) if self.backend == "accel" else None
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{n}: {fmt_shape(self.input_shapes[n])} {self.input_dtypes[n]}"
@@ -109,12 +117,15 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                   backend: str = "interpreter",
                   input_shapes: Mapping[str, Sequence[int] | int] | None = None,
                   optimize: bool = True,
-                  disable_passes: Sequence[str] = ()) -> CompiledModel:
+                  disable_passes: Sequence[str] = (),
+                  **backend_options: object) -> CompiledModel:
     """Import (an ONNX model) and compile for `backend`; a `glow` module is taken as is.
 
     `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);
-    `disable_passes` names passes of it (or of the instruction pipeline) to skip."""
+    `disable_passes` names passes of it (or of the instruction or accelerator pipeline) to
+    skip. `backend_options` are the backend's own (accel: `scratchpad_kib`)."""
     check_backend(backend)  # before the import: a bad name fails fast
+    check_backend_options(backend, backend_options)
     if isinstance(model, ModuleOp):
         module = model
     else:
@@ -124,15 +135,34 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     graph_disable, instr_disable = split_disabled(disable_passes)
     if optimize:
         module = optimize_graph(module, backend, graph_disable)
-    return CompiledModel(module, backend, disable_passes=instr_disable)
+    return CompiledModel(module, backend, disable_passes=instr_disable,
+                         backend_options=backend_options)
+
+
+def check_backend_options(backend: str, options: Mapping[str, object]) -> None:
+    from glow_mlir.runtime.backends import BACKEND_OPTIONS
+
+    known = BACKEND_OPTIONS.get(backend, ())
+    for name, value in options.items():
+        if name not in known:
+            owners = [b for b, opts in BACKEND_OPTIONS.items() if name in opts]
+            hint = (f"; it is an option of backend '{owners[0]}'" if owners
+                    else f"; backend '{backend}' takes " + (", ".join(known) or "no options"))
+            raise UserError(f"unknown option '{name}' for backend '{backend}'{hint}")
+        if name == "scratchpad_kib":
+            from glow_mlir.runtime.accel import check_scratchpad_kib
+
+            check_scratchpad_kib(value)
 
 
 def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Disabled pass names for the graph pipeline and for the instruction pipeline; a name
     neither knows is an error that lists both."""
     from glow_mlir.transforms.graph.pipelines import PIPELINE_PASS_NAMES
-    from glow_mlir.transforms.instr.pipelines import KNOWN_PASSES as INSTR_PIPELINE_PASS_NAMES
+    from glow_mlir.runtime.accel import ACCEL_PASS_NAMES
+    from glow_mlir.transforms.instr.pipelines import KNOWN_PASSES
 
+    INSTR_PIPELINE_PASS_NAMES = (*KNOWN_PASSES, *ACCEL_PASS_NAMES)
     graph = tuple(n for n in names if n not in INSTR_PIPELINE_PASS_NAMES)
     instr = tuple(n for n in names if n in INSTR_PIPELINE_PASS_NAMES)
     unknown = [n for n in graph if n not in PIPELINE_PASS_NAMES]

@@ -4,12 +4,17 @@
 
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
 whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
-Glow's IR optimizer and memory planning, `--emit llvm` the cpu backend's LLVM-dialect
-module and `--emit llvm-ir` its LLVM IR after O3 for this host's CPU; weights are MLIR's `{-# dialect_resources #-}`
+Glow's IR optimizer and memory planning, `--emit accel` the accelerator's program (tiled
+to a `--scratchpad-kib` scratchpad, DMAs scheduled and double-buffered, scratchpad
+planned), `--emit llvm` the LLVM-dialect module (of the cpu backend, or of the accel
+program with `--backend accel`) and `--emit llvm-ir` its LLVM IR after O3 for this host's
+CPU; weights are MLIR's `{-# dialect_resources #-}`
 blobs, so the file is self-contained (glow-opt reads it back). `--dump-graph-dag FILE.dot`
 writes the graph of the emitted stage as Graphviz dot. `--memory-report FILE.json` writes
 how much memory the model needs (constants, inputs and outputs, the activation arena) and
-the peak-live lower bound the arena is measured against. `--emit-bundle DIR
+the peak-live lower bound the arena is measured against. `--accel-report FILE.json` (with
+`--backend accel`) writes the simulator's figures: DMA bytes and their lower bound,
+cycles, compute and DMA cycles, scratchpad size and peak. `--emit-bundle DIR
 [--network-name NET]` writes an AOT bundle for this host's CPU (NET.o, NET.h,
 NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
 `--emit`, only the bundle is written.
@@ -26,9 +31,6 @@ from collections.abc import Sequence
 from glow_mlir.tools.errors import UserError, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
-_NOT_YET = {
-    "accel": "the accelerator backend",
-}
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
@@ -50,7 +52,20 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
                         "(batch=1); repeatable")
+    p.add_argument("--scratchpad-kib", type=int, default=None, metavar="KIB",
+                   help="the accelerator's scratchpad size in KiB (--backend accel; "
+                        "default 256)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, object]:
+    """The backend's own options given on the command line."""
+    if args.scratchpad_kib is None:
+        return {}
+    if args.backend != "accel":
+        raise UserError("--scratchpad-kib is an option of the accel backend: give "
+                        "--backend accel")
+    return {"scratchpad_kib": args.scratchpad_kib}
 
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
@@ -73,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-report", metavar="FILE.json",
                    help="write the memory report (bytes of constants, inputs/outputs, "
                         "activations, peak-live lower bound, unshared) as JSON")
+    p.add_argument("--accel-report", metavar="FILE.json",
+                   help="with --backend accel: write the simulator's report (dma_bytes, "
+                        "dma_lower_bound_bytes, cycles, compute_cycles, dma_cycles, "
+                        "scratchpad_bytes, scratchpad_peak_bytes, ...) as JSON")
     p.add_argument("--emit-bundle", metavar="DIR",
                    help="write an AOT bundle for this host's CPU into DIR: NET.o, NET.h, "
                         "NET.weights.bin, NET.weights.txt (Glow's bundle API)")
@@ -95,32 +114,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     with user_errors_exit("glow-compile", args.debug):
         if args.emit is None:  # only the bundle (or only the report) unless asked
-            quiet = args.emit_bundle or getattr(args, "memory_report_only", False)
+            quiet = args.emit_bundle or args.accel_report
             args.emit = None if quiet else "graph"
         if args.network_name is not None and not args.emit_bundle:
             raise UserError("--network-name names a bundle: give --emit-bundle DIR too")
         if args.emit_bundle:
             from glow_mlir.targets.cpu import bundle
 
-            if args.backend == "accel":
+            if args.backend == "accel" or args.accel_report or args.emit == "accel":
                 raise UserError("--emit-bundle writes the cpu backend's code; the accel "
-                                "backend has no bundles yet")
+                                "backend has no bundles (use --emit llvm --backend accel)")
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
                 args.network_name or bundle.default_network_name(args.model))
             bundle.prepare_directory(args.emit_bundle)  # fail before compiling
-        if args.emit in _NOT_YET:
-            raise UserError(f"--emit {args.emit} is not available yet: it arrives with "
-                            f"{_NOT_YET[args.emit]}; --emit graph, optimized-graph and "
-                            f"instr work now")
         from glow_mlir.frontends.onnx import import_onnx
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
 
         graph_disable, instr_disable = split_disabled(args.disable_pass)
-        if args.emit in _CODE and args.backend == "accel":
-            raise UserError(f"--emit {args.emit} is the cpu backend's code; the accel "
-                            f"backend has no LLVM output yet")
-        if args.emit in _CODE:
+        options = backend_options(args)
+        if args.emit == "accel" or args.accel_report:
+            if args.backend == "cpu":
+                raise UserError("--emit accel and --accel-report are the accel backend's; "
+                                "drop --backend cpu")
+            args.backend = "accel"
+        accel = args.backend == "accel"
+        if args.emit in _CODE and not accel:
             args.backend = "cpu"  # LLVM code is the cpu backend's, whatever the default
         module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
@@ -132,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             _write(args.dump_graph_dag, graph_to_dot(module))
         if args.emit in ("graph", "optimized-graph"):
             _emit(module, args.output)  # written before a memory report can fail
+        if accel and (args.emit in ("accel", *_CODE) or args.accel_report):
+            if not optimized:
+                optimize_graph(module, args.backend, graph_disable)
+            _accel(module, args, options, instr_disable)
+            return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
             from glow_mlir.runtime.instructions import lower_to_instructions
 
@@ -157,6 +181,40 @@ def main(argv: Sequence[str] | None = None) -> None:
 
                 text = llvm_ir_text(module)
                 _write(args.output, text) if args.output else sys.stdout.write(text)
+
+
+def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
+    """--backend accel: the accelerator program (--emit accel), its native code (--emit
+    llvm / llvm-ir), its memory report and its simulator report (--accel-report: the
+    program runs once on zero inputs; the figures do not depend on the values)."""
+    from glow_mlir.runtime.accel import DEFAULT_SCRATCHPAD_KIB, lower_to_accel, zero_inputs
+
+    report = lower_to_accel(module, int(options.get("scratchpad_kib", DEFAULT_SCRATCHPAD_KIB)),
+                            disable, args.print_ir_after_each)
+    if args.emit == "accel":
+        _emit(module, args.output)  # written before a report can fail
+    if args.memory_report:
+        _write(args.memory_report, report.to_json(model=args.model) + "\n")
+    if args.accel_report:
+        import json
+
+        from glow_mlir.targets.accel.simulator import AccelSimulator
+
+        simulator = AccelSimulator(module)
+        simulator.run(zero_inputs(module))
+        figures = {"model": args.model, **simulator.report.as_dict()}
+        _write(args.accel_report, json.dumps(figures, indent=2) + "\n")
+    if args.emit in _CODE:
+        from glow_mlir.targets.accel.native import lower_accel_to_llvm
+
+        lower_accel_to_llvm(module)
+        if args.emit == "llvm":
+            _emit(module, args.output)
+        else:
+            from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+            text = llvm_ir_text(module)
+            _write(args.output, text) if args.output else sys.stdout.write(text)
 
 
 def _emit(module, output: str | None) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from glow_mlir.tools.errors import UserError, user_errors_exit
-from glow_mlir.tools.glow_compile import add_model_arguments, input_shapes
+from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.runs < 1:
         raise UserError(f"--runs must be at least 1, got {args.runs}")
-    model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args))
+    model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args),
+                              **backend_options(args))
     if args.inputs:
         inputs, origin = load_inputs(args.inputs), f"from {args.inputs}"
     else:

@@ -1,0 +1,110 @@
+"""The accelerator's data movement and cycles (issue 7), per model and scratchpad size:
+DMA bytes against their lower bound, simulated cycles, and how much of the DMA time is
+hidden under compute, with and without double buffering. Each model's numbers on the
+simulator are checked against onnxruntime in the same run.
+
+    python benchmarks/accel_report.py [--models mlp,lenet,resnet18] [--kib 64,256,1024]
+                                      [--json FILE]
+
+ratio = dma_bytes / dma_lower_bound_bytes (1.0: no byte moved that a perfect schedule
+would not move; the bound is per instruction, see glow_mlir.analysis.accel_traffic);
+hidden = overlap_cycles / dma_cycles (the share of DMA time spent while compute runs);
+"hidden (no db)" is the same program without accel-double-buffer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import glow_mlir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_models import REAL_MODELS  # noqa: E402
+
+MODELS = {name: REAL_MODELS[name] for name in ("mlp", "lenet", "resnet18", "bert_layer")}
+DEFAULT_MODELS = ("mlp", "lenet", "resnet18", "bert_layer")
+DEFAULT_KIB = (64, 256, 1024)
+
+
+def _feeds(compiled) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {n: rng.standard_normal(compiled.input_shapes[n]).astype(compiled.input_dtypes[n])
+            if compiled.input_dtypes[n].kind == "f"
+            else rng.integers(0, 2, compiled.input_shapes[n]).astype(compiled.input_dtypes[n])
+            for n in compiled.input_names}
+
+
+def _onnxruntime(proto, feeds) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(proto.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def measure(name: str, kib: int) -> dict:
+    proto = MODELS[name]()
+    start = time.perf_counter()
+    compiled = glow_mlir.compile(proto, backend="accel", scratchpad_kib=kib)
+    compile_s = time.perf_counter() - start
+    feeds = _feeds(compiled)
+    start = time.perf_counter()
+    got = compiled.run(feeds)
+    simulate_s = time.perf_counter() - start
+    want = _onnxruntime(proto, feeds)
+    err = max(float(np.max(np.abs(w.astype(np.float64) - g.astype(np.float64))))
+              for w, g in zip(want, got))
+    report = compiled.accel_report.as_dict()
+    no_db = glow_mlir.compile(proto, backend="accel", scratchpad_kib=kib,
+                              disable_passes=["accel-double-buffer"])
+    no_db.run(feeds)
+    report.update(model=name, scratchpad_kib=kib, compile_s=round(compile_s, 2),
+                  simulate_s=round(simulate_s, 2), max_abs_err=err,
+                  hidden_no_double_buffer=no_db.accel_report.dma_hidden_share)
+    return report
+
+
+def _row(r: dict) -> str:
+    ratio = r["dma_bytes"] / max(r["dma_lower_bound_bytes"], 1)
+    hidden = r["overlap_cycles"] / max(r["dma_cycles"], 1)
+    return (f"| {r['model']} | {r['scratchpad_kib']} | {r['dma_bytes']:,} | "
+            f"{r['dma_lower_bound_bytes']:,} | {ratio:.2f} | {r['cycles']:,} | "
+            f"{r['compute_cycles']:,} | {r['dma_cycles']:,} | {hidden:.1%} | "
+            f"{r['hidden_no_double_buffer']:.1%} | {r['scratchpad_peak_bytes']:,} | "
+            f"{r['compile_s']} | {r['max_abs_err']:.1e} |")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    p.add_argument("--kib", default=",".join(map(str, DEFAULT_KIB)))
+    p.add_argument("--json", metavar="FILE")
+    args = p.parse_args()
+    names = [m for m in args.models.split(",") if m]
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        p.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+    sizes = [int(k) for k in args.kib.split(",") if k]
+    print("| model | KiB | DMA bytes | lower bound | ratio | cycles | compute | DMA | "
+          "hidden | hidden (no db) | peak scratchpad | compile s | max abs err vs ORT |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for name in names:
+        for kib in sizes:
+            r = measure(name, kib)
+            rows.append(r)
+            print(_row(r), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""From an optimized graph to a planned accelerator program, and the executor that runs it
+on the simulator: what `compile(..., backend="accel", scratchpad_kib=...)` and
+`glow-compile --backend accel` share.
+
+The accelerator pipeline runs after the instruction pipeline (IRGen, Glow's IR optimizer,
+activation planning in main memory): `convert-glow-ir-to-accel` tiles every instruction to
+the scratchpad with blocking DMAs, `accel-insert-dma` makes them asynchronous,
+`accel-double-buffer` overlaps each tile step with the next, `accel-plan-scratchpad` fixes
+every tile's offset. The two scheduling passes may be disabled (`disable_passes`); tiling
+and planning may not (nothing could run without them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.tools.errors import UserError
+
+DEFAULT_SCRATCHPAD_KIB = 256
+SCHEDULING_PASSES = ("accel-insert-dma", "accel-double-buffer")
+ACCEL_PASS_NAMES = ("convert-glow-ir-to-accel", *SCHEDULING_PASSES, "accel-plan-scratchpad")
+
+
+def check_scratchpad_kib(kib: object) -> int:
+    if isinstance(kib, bool) or not isinstance(kib, int) or kib <= 0:
+        raise UserError(f"scratchpad_kib must be a positive whole number of KiB, got {kib!r}")
+    return kib
+
+
+def accel_pipeline_spec(scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
+                        disable: Sequence[str] = ()) -> str:
+    """The accelerator passes as a pipeline text (the order of the module docstring)."""
+    for name in disable:
+        if name not in SCHEDULING_PASSES:
+            raise UserError(f"cannot disable '{name}' in the accelerator pipeline (only "
+                            f"{', '.join(SCHEDULING_PASSES)} may be disabled)")
+    passes = [f"convert-glow-ir-to-accel{{scratchpad-kib={scratchpad_kib}}}"]
+    passes += [p for p in SCHEDULING_PASSES if p not in disable]
+    passes.append("accel-plan-scratchpad")
+    return ",".join(passes)
+
+
+def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
+                   disable: Sequence[str] = (), print_ir_after_each: bool = False):
+    """Lower `module` (an optimized graph) in place to a planned accelerator program;
+    returns the main-memory `MemoryReport`. `disable` may name instruction passes and the
+    accelerator's scheduling passes."""
+    from glow_mlir.runtime.instructions import lower_to_instructions
+    from glow_mlir.transforms.pass_runner import run_pipeline
+
+    check_scratchpad_kib(scratchpad_kib)
+    accel_disable = [n for n in disable if n in ACCEL_PASS_NAMES]
+    instr_disable = [n for n in disable if n not in ACCEL_PASS_NAMES]
+    spec = accel_pipeline_spec(scratchpad_kib, accel_disable)  # checked before lowering
+    report = lower_to_instructions(module, instr_disable, print_ir_after_each)
+    try:
+        for one in (spec.split(",") if print_ir_after_each else [spec]):
+            run_pipeline(module, one)
+            if print_ir_after_each:
+                import sys
+
+                print(f"// -----// IR Dump After {one} //----- //\n{module}", file=sys.stderr)
+    except PassFailedException as err:
+        raise UserError(str(err)) from None
+    return report
+
+
+class AccelExecutor:
+    """The planned accelerator program on the simulator: numbers, checks, and the cycle and
+    traffic report of the last run (`report`, also known before the first run)."""
+
+    def __init__(self, module: ModuleOp, disable: Sequence[str] = (),
+                 scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB):
+        from glow_mlir.targets.accel.simulator import AccelSimulator
+
+        self.memory = lower_to_accel(module, scratchpad_kib, disable)
+        self.module = module
+        self._simulator = AccelSimulator(module)
+
+    @property
+    def report(self):
+        return self._simulator.report
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._simulator.run(list(inputs))
+
+
+def zero_inputs(module: ModuleOp) -> list[np.ndarray]:
+    """Zeros for every input of the (first) function: the simulator's counts do not
+    depend on the values, so `--accel-report` runs the program once on these."""
+    from glow_mlir.analysis.instr_memory import glow_ir_funcs
+    from glow_mlir.ir.element_types import numpy_dtype
+
+    fn = glow_ir_funcs(module)[0]
+    return [np.zeros(w.type.get_shape(), numpy_dtype(w.type.get_element_type()))
+            for w, _ in fn.placeholders("input")]
