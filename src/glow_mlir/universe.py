@@ -93,6 +93,8 @@ _PASS_PATHS = {
     "accel-double-buffer": "glow_mlir.transforms.accel.double_buffer:AccelDoubleBufferPass",
     "accel-plan-scratchpad":
         "glow_mlir.transforms.accel.plan_scratchpad:AccelPlanScratchpadPass",
+    "convert-glow-accel-to-loops":
+        "glow_mlir.conversion.glow_accel_to_loops:ConvertGlowAccelToLoopsPass",
     "convert-glow-accel-to-llvm":
         "glow_mlir.conversion.glow_accel_to_llvm:ConvertGlowAccelToLLVMPass",
 }
@@ -100,7 +102,10 @@ _PASS_PATHS = {
 
 def _available(path: str) -> bool:
     """Only advertise passes whose module exists (the set grows issue by issue)."""
-    return importlib.util.find_spec(path.split(":")[0]) is not None
+    try:
+        return importlib.util.find_spec(path.split(":")[0]) is not None
+    except ModuleNotFoundError:  # a parent package that does not exist (yet)
+        return False
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {

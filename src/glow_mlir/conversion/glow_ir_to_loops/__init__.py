@@ -239,11 +239,35 @@ def missing_kernels(fn: glow_ir.FuncOp) -> Counter:
                    if isinstance(op, glow_ir.InstrOp) and op.name not in GENERATORS)
 
 
-def convert_function(fn: glow_ir.FuncOp) -> func.FuncOp:
+class FunctionHooks:
+    """What a dialect extending the instruction IR changes in `convert_function` (the
+    accelerator's `glow_accel` lowering: scratchpad tiles placed past the activations,
+    DMA as copies). The defaults are the CPU backend's own behaviour."""
+
+    def activations_size(self, fn: glow_ir.FuncOp, planned: int) -> int:
+        """The activation area's size, given the memory plan's (`planned`)."""
+        return planned
+
+    def place(self, op: Operation, em: Emitter, base: dict[str, SSAValue]) -> None:
+        """Record the places of what `op` (not a glow_ir alloc or view) defines; `base`
+        maps each area name to its byte array."""
+
+    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue]) -> None:
+        """The code of the program's instructions, in order."""
+        for run in stackable_runs(fn, em):
+            if run[0].name in ELEMENTWISE:
+                emit_elementwise(run, em)
+            else:
+                GENERATORS[run[0].name](run[0], em)
+
+
+def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> func.FuncOp:
     """The entry point computing `fn` (which must be planned)."""
     _load_generators()
+    hooks = hooks or FunctionHooks()
     layout = weight_layout(fn)
-    sizes = (layout.constant_size, layout.mutable_size, layout.activations_size)
+    sizes = (layout.constant_size, layout.mutable_size,
+             hooks.activations_size(fn, layout.activations_size))
     entry = Block(arg_types=[bytes_type(s) for s in sizes])
     for arg, name in zip(entry.args, ARG_NAMES):
         arg.name_hint = name
@@ -258,11 +282,9 @@ def convert_function(fn: glow_ir.FuncOp) -> func.FuncOp:
         elif isinstance(op, glow_ir.TensorViewOp):
             root_base, root_offset = em.places[glow_ir.root_buffer(op.result)]
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
-    for run in stackable_runs(fn, em):
-        if run[0].name in ELEMENTWISE:
-            emit_elementwise(run, em)
         else:
-            GENERATORS[run[0].name](run[0], em)
+            hooks.place(op, em, base)
+    hooks.emit(fn, em, base)
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
     ftype = FunctionType.from_lists([a.type for a in entry.args], [i32])

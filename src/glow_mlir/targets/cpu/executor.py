@@ -10,12 +10,17 @@ the GIL during the native call, so such calls really run in parallel).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.tools.errors import UserError
+
+if TYPE_CHECKING:
+    from glow_mlir.targets.cpu.areas import Areas
+    from glow_mlir.targets.cpu.jit import CompiledEntry
 
 
 class CpuBackendError(UserError):
@@ -48,7 +53,27 @@ def lower_to_llvm(module: ModuleOp) -> None:
     run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)
 
 
-class CpuExecutor:
+class NativeProgram:
+    """A JIT-compiled entry point and the areas it runs on: `run` makes a mutable area
+    (inputs in) and an activation area per call. Shared by CpuExecutor and the
+    accelerator's native executor (targets/accel/native.py), whose entry points are the
+    same bundle API."""
+
+    name: str
+    areas: Areas
+    entry: CompiledEntry
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        mutable = self.areas.new_mutable(inputs)
+        activations = self.areas.new_activations()
+        status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
+                            activations.ctypes.data)
+        if status != 0:
+            raise RuntimeError(f"@{self.name} returned {status}")
+        return self.areas.read_outputs(mutable)
+
+
+class CpuExecutor(NativeProgram):
     """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
@@ -64,12 +89,3 @@ class CpuExecutor:
         lower_to_llvm(module)
         self.module = module
         self.entry = jit(module, self.name)
-
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        mutable = self.areas.new_mutable(inputs)
-        activations = self.areas.new_activations()
-        status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
-                            activations.ctypes.data)
-        if status != 0:
-            raise RuntimeError(f"@{self.name} returned {status}")
-        return self.areas.read_outputs(mutable)

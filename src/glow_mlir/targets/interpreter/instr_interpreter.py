@@ -39,7 +39,9 @@ from glow_mlir.targets.interpreter.registry import KERNELS, EvaluationError
 POISON = 0xFF
 
 
-def _where(op: Operation, func: glow_ir.FuncOp) -> str:
+def op_where(op: Operation, func: glow_ir.FuncOp) -> str:
+    """`file:line:col: error: 'name' op` (or the op's index in the function when it has
+    no location): how every message about one op of a program starts."""
     loc = location_text(op)
     if loc is not None:
         return f"{loc}: error: '{op.name}' op"
@@ -91,7 +93,7 @@ class InstrExecutor:
                 step()
         except EvaluationError as err:
             assert op is not None
-            raise EvaluationError(f"{_where(op, self.func)} {err}") from err
+            raise EvaluationError(f"{op_where(op, self.func)} {err}") from err
         return [view.copy() for _, view in self.outputs]
 
     def _input_list(self, inputs) -> list:
@@ -130,28 +132,34 @@ class InstrExecutor:
             elif weight.role_name == "output":
                 self.outputs.append((weight, self._views[arg]))
                 self._poison_each_run.append(self._where[arg][0].raw)
-        arena = self._arena()
+        self._arena_memory = self._arena()
         for op in func.body.ops:
-            if isinstance(op, glow_ir.AllocActivationOp):
-                if arena is None:
-                    memory = _Memory(np.empty(op.size_bytes, np.uint8), "its own buffer")
-                    self._poison_each_run.append(memory.raw)
-                    self._place(op.result, memory, 0, op)
-                else:
-                    assert op.offset is not None  # _arena checked every alloc
-                    self._place(op.result, arena, op.offset.value.data, op)
-                self._steps.append((op, self._poison_step(op.result)))
-            elif isinstance(op, glow_ir.DeallocActivationOp):
-                self._steps.append((op, self._poison_step(op.buffer)))
-            elif isinstance(op, glow_ir.TensorViewOp):
-                mem, start, _ = self._where[glow_ir.root_buffer(op.result)]
-                self._place(op.result, mem, start + glow_ir.view_byte_offset(op.result), op)
-            elif isinstance(op, glow_ir.InstrOp):
-                self._check_overlaps(op)
-                self._steps.append((op, self._instruction(op)))
+            self._prepare_op(op)
+
+    def _prepare_op(self, op: Operation) -> None:
+        """Place the memory `op` defines and append its run step (a subclass running a
+        dialect of its own on the same main memory handles its ops first)."""
+        func, arena = self.func, self._arena_memory
+        if isinstance(op, glow_ir.AllocActivationOp):
+            if arena is None:
+                memory = _Memory(np.empty(op.size_bytes, np.uint8), "its own buffer")
+                self._poison_each_run.append(memory.raw)
+                self._place(op.result, memory, 0, op)
             else:
-                raise EvaluationError(f"{_where(op, func)} is not an instruction the "
-                                      f"interpreter runs")
+                assert op.offset is not None  # _arena checked every alloc
+                self._place(op.result, arena, op.offset.value.data, op)
+            self._steps.append((op, self._poison_step(op.result)))
+        elif isinstance(op, glow_ir.DeallocActivationOp):
+            self._steps.append((op, self._poison_step(op.buffer)))
+        elif isinstance(op, glow_ir.TensorViewOp):
+            mem, start, _ = self._where[glow_ir.root_buffer(op.result)]
+            self._place(op.result, mem, start + glow_ir.view_byte_offset(op.result), op)
+        elif isinstance(op, glow_ir.InstrOp):
+            self._check_overlaps(op)
+            self._steps.append((op, self._instruction(op)))
+        else:
+            raise EvaluationError(f"{op_where(op, func)} is not an instruction the "
+                                  f"interpreter runs")
 
     def _weight_memory(self, weight: glow_ir.WeightOp) -> _Memory:
         what = f"weight @{weight.sym_name.data}"
@@ -172,7 +180,7 @@ class InstrExecutor:
             return None
         for op in allocs:
             if op.offset is None:
-                raise EvaluationError(f"{_where(op, func)} has no offset, but the function "
+                raise EvaluationError(f"{op_where(op, func)} has no offset, but the function "
                                       f"is planned (other allocs or activations_size)")
         if func.activations_size is not None:
             size = func.activations_size.value.data
@@ -190,7 +198,7 @@ class InstrExecutor:
         nbytes = glow_ir.buffer_bytes(t)
         if start < 0 or start + nbytes > memory.raw.size:
             raise EvaluationError(
-                f"{_where(op, self.func) if op is not None else 'error:'} puts "
+                f"{op_where(op, self.func) if op is not None else 'error:'} puts "
                 f"{nbytes} bytes at byte {start}, outside {memory.what} "
                 f"({memory.raw.size} bytes)")
         dtype = numpy_dtype(t.get_element_type())
@@ -219,51 +227,60 @@ class InstrExecutor:
         (mem, ws, wn), (_, rs, rn) = self._where[wv], self._where[rv]
         role = "destination" if op.kinds()[r].writes else "source"
         raise EvaluationError(
-            f"{_where(op, self.func)} destination #{w} ({_name(wv)}, bytes "
+            f"{op_where(op, self.func)} destination #{w} ({_name(wv)}, bytes "
             f"[{ws}, {ws + wn})) overlaps {role} #{r} ({_name(rv)}, bytes "
             f"[{rs}, {rs + rn})) in {mem.what}")
 
     def _instruction(self, op: glow_ir.InstrOp) -> Callable[[], None]:
-        views = [self._views[v] for v in op.operands]
-        if isinstance(op, glow_ir.GraphInstrOp):
-            return self._compute(op, views)
-        dest, src = views
-        src = _read_only(src)
-        if isinstance(op, glow_ir.CopyOp):
-            def copy() -> None:
-                dest[...] = src
-            return copy
-        if isinstance(op, glow_ir.ExtractTensorOp):
-            box = tuple(slice(o, o + n) for o, n in zip(op.offsets(), dest.shape))
+        try:
+            return instruction_step(op, [self._views[v] for v in op.operands])
+        except EvaluationError as err:
+            raise EvaluationError(f"{op_where(op, self.func)} {err}") from None
 
-            def extract() -> None:
-                dest[...] = src[box]
-            return extract
-        if isinstance(op, glow_ir.InsertTensorOp):
-            axis, boxes = op.axis(), []
-            for k in range(op.count()):
-                boxes.append(tuple(
-                    slice(o + (k * n if i == axis else 0), o + (k * n if i == axis else 0) + n)
-                    for i, (o, n) in enumerate(zip(op.offsets(), src.shape))))
 
-            def insert() -> None:
-                for box in boxes:
-                    dest[box] = src
-            return insert
-        raise EvaluationError(f"{_where(op, self.func)} is not an instruction the "
-                              f"interpreter runs")
+def instruction_step(op: glow_ir.InstrOp, views: list[np.ndarray]) -> Callable[[], None]:
+    """The run step of instruction `op` on `views` of its operands (destination first):
+    shared with the accelerator simulator, whose compute ops run the same kernels.
+    `EvaluationError` (without the op's location) when nothing runs `op`."""
+    if isinstance(op, glow_ir.GraphInstrOp):
+        return _compute(op, views)
+    dest, src = views
+    src = _read_only(src)
+    if isinstance(op, glow_ir.CopyOp):
+        def copy() -> None:
+            dest[...] = src
+        return copy
+    if isinstance(op, glow_ir.ExtractTensorOp):
+        box = tuple(slice(o, o + n) for o, n in zip(op.offsets(), dest.shape))
 
-    def _compute(self, op: glow_ir.GraphInstrOp, views: list[np.ndarray]) -> Callable[[], None]:
-        shadow = glow_ir.shadow_graph_op(op)
-        if shadow.name not in KERNELS:
-            raise EvaluationError(f"{_where(op, self.func)} has no kernel ({shadow.name})")
-        dests = views[: op.RESULTS]
-        srcs = [_read_only(v) for v in views[op.RESULTS:]]
+        def extract() -> None:
+            dest[...] = src[box]
+        return extract
+    if isinstance(op, glow_ir.InsertTensorOp):
+        axis, boxes = op.axis(), []
+        for k in range(op.count()):
+            boxes.append(tuple(
+                slice(o + (k * n if i == axis else 0), o + (k * n if i == axis else 0) + n)
+                for i, (o, n) in enumerate(zip(op.offsets(), src.shape))))
 
-        def compute() -> None:
-            for dest, result in zip(dests, evaluate_op(shadow, srcs)):
-                dest[...] = result
-        return compute
+        def insert() -> None:
+            for box in boxes:
+                dest[box] = src
+        return insert
+    raise EvaluationError("is not an instruction the interpreter runs")
+
+
+def _compute(op: glow_ir.GraphInstrOp, views: list[np.ndarray]) -> Callable[[], None]:
+    shadow = glow_ir.shadow_graph_op(op)
+    if shadow.name not in KERNELS:
+        raise EvaluationError(f"has no kernel ({shadow.name})")
+    dests = views[: op.RESULTS]
+    srcs = [_read_only(v) for v in views[op.RESULTS:]]
+
+    def compute() -> None:
+        for dest, result in zip(dests, evaluate_op(shadow, srcs)):
+            dest[...] = result
+    return compute
 
 
 def _read_only(view: np.ndarray) -> np.ndarray:
@@ -280,4 +297,4 @@ def run_instr_module(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[st
     return InstrExecutor(module, func_name).run(inputs)
 
 
-__all__ = ["InstrExecutor", "run_instr_module", "POISON"]
+__all__ = ["InstrExecutor", "run_instr_module", "instruction_step", "op_where", "POISON"]

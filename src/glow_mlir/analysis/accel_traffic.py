@@ -1,0 +1,127 @@
+"""Lower bounds on the DMA traffic of an instruction on the accelerator, and the traffic a
+converted program plans.
+
+`dma_lower_bound_bytes(instr, target)` is the larger of two bounds:
+
+- compulsory traffic: every byte of every distinct source read once and every byte of
+  the destination written once (the scratchpad starts and ends each instruction empty in
+  this model: no reuse across instructions is credited); for a convolution or pooling,
+  only the input rows and columns some window touches count (a strided 1x1 convolution
+  reads a quarter of its input);
+- for `mat_mul` C[m,n] = A[m,k] B[k,n], the Hong-Kung red-blue pebble bound for a
+  scratchpad of S bytes holding S/e elements: e * (2 m n k / sqrt(S/e) + m n) bytes
+  (Hong & Kung 1981; the constant 2 as in the tight form of Smith et al. 2019, "A
+  Tight I/O Lower Bound for Matrix Multiplication");
+- for a `convolution` (NCHW), the same bound on its im2col matmul (m = Cout,
+  n = N*OH*OW, k = Cin*KH*KW) with the window-reuse discount of Demmel and Dinh
+  ("Communication-Optimal Convolutional Neural Nets", 2018): one input element in the
+  scratchpad serves up to KH*KW/(sh*sw) windows, so the effective scratchpad is
+  S/e * KH*KW/(sh*sw) elements: e * (2 m n k / sqrt(S/e * KH*KW/(sh*sw)) + m n). The
+  factor is taken as at least 1: a strided 1x1 convolution is a plain matmul on a
+  subsampled input, bound by the matmul bound itself. Unlike the matmul bound this one
+  is an estimate with the constants of the matmul bound, not a proof: for a large
+  kernel with a small filter (ResNet-18's 7x7 stride-2 stem) a tiling can move about 6%
+  fewer bytes than it says.
+
+These are bounds for the whole scratchpad S; the converter tiles for S/2 per step (the
+other half holds the next step, for double buffering), so a large matmul's planned traffic
+is about sqrt(2) times the Hong-Kung term at best.
+
+`planned_dma_bytes(fn)` sums the bytes of every `glow_accel.dma_start` in a function.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.ir import Operation, SSAValue
+
+from glow_mlir.dialects import glow_accel, glow_ir
+
+
+def _bytes(v: SSAValue) -> int:
+    return glow_ir.buffer_bytes(v.type)
+
+
+WINDOW_KINDS = ("glow_ir.convolution", "glow_ir.max_pool", "glow_ir.avg_pool")
+
+
+def compulsory_bytes(instr: glow_ir.InstrOp) -> int:
+    """Every distinct source buffer read once (a window op's input: the part its windows
+    touch), every destination written once."""
+    sources = {v for v, k in instr.accesses() if k.reads}
+    dests = {v for v, k in instr.accesses() if k.writes}
+    total = sum(_bytes(v) for v in sources) + sum(_bytes(v) for v in dests)
+    if instr.name in WINDOW_KINDS and _is_nchw(instr):
+        inp = instr.operands[1]
+        if inp not in dests:
+            total -= _bytes(inp) - _touched_input_bytes(instr)
+    return total
+
+
+def _is_nchw(instr: Operation) -> bool:
+    layout = instr.attributes.get("layout")
+    return layout is None or getattr(layout, "data", "NCHW") == "NCHW"
+
+
+def _touched_input_bytes(instr: glow_ir.InstrOp) -> int:
+    """Bytes of the input elements at least one window reads."""
+    out, inp = instr.operands[0], instr.operands[1]
+    n, c, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
+    oh, ow = out.type.get_shape()[2:]  # type: ignore[attr-defined]
+    kh, kw = _ints(instr, "kernels", (1, 1))
+    sh, sw = _ints(instr, "strides", (1, 1))
+    pt, pl, _, _ = _ints(instr, "pads", (0, 0, 0, 0))
+    dh, dw = _ints(instr, "dilation", (1, 1))
+    rows = _touched(h, kh, sh, dh, pt, oh)
+    cols = _touched(w, kw, sw, dw, pl, ow)
+    return n * c * rows * cols * glow_ir.element_bytes(inp.type)  # type: ignore[arg-type]
+
+
+def _touched(size: int, kernel: int, stride: int, dilation: int, pad: int, out: int) -> int:
+    """How many of `size` input rows the `out` windows read."""
+    hit = {o * stride - pad + j * dilation for o in range(out) for j in range(kernel)}
+    return sum(1 for i in hit if 0 <= i < size)
+
+
+def _ints(instr: Operation, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
+    a = instr.attributes.get(name)
+    return tuple(int(x) for x in a.get_values()) if isinstance(a, DenseArrayBase) else default
+
+
+def hong_kung_bytes(m: int, n: int, k: int, e: int, scratchpad_elems: float) -> int:
+    """e * (2 m n k / sqrt(S) + m n), S in elements."""
+    return math.ceil(e * (2 * m * n * k / math.sqrt(scratchpad_elems) + m * n))
+
+
+def dma_lower_bound_bytes(instr: glow_ir.InstrOp, target: glow_accel.TargetAttr) -> int:
+    """A lower bound on the DMA bytes of `instr` on `target` (module docstring)."""
+    bound = compulsory_bytes(instr)
+    s_bytes = target.value("scratchpad_bytes")
+    if instr.name == "glow_ir.mat_mul":
+        c, a, _ = instr.operands
+        (m, k), n = a.type.get_shape(), c.type.get_shape()[1]  # type: ignore[attr-defined]
+        e = glow_ir.element_bytes(c.type)  # type: ignore[arg-type]
+        bound = max(bound, hong_kung_bytes(m, n, k, e, s_bytes / e))
+    elif instr.name == "glow_ir.convolution":
+        out, inp, filt = instr.operands[:3]
+        n_img, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
+        _, ci_g, kh, kw = filt.type.get_shape()  # type: ignore[attr-defined]
+        sh, sw = _ints(instr, "strides", (1, 1))
+        e = glow_ir.element_bytes(out.type)  # type: ignore[arg-type]
+        reuse = max(kh * kw / (sh * sw), 1.0)
+        bound = max(bound, hong_kung_bytes(co, n_img * oh * ow, ci_g * kh * kw, e,
+                                           s_bytes / e * reuse))
+    return bound
+
+
+def function_lower_bound(fn: glow_ir.FuncOp, target: glow_accel.TargetAttr) -> int:
+    """The sum over `fn`'s instructions (not yet converted to tile ops)."""
+    return sum(dma_lower_bound_bytes(op, target) for op in fn.body.ops
+               if isinstance(op, glow_ir.InstrOp) and not isinstance(op, glow_accel.TileOp))
+
+
+def planned_dma_bytes(fn: Operation) -> int:
+    """Bytes moved by every `dma_start` in `fn` (both ways)."""
+    return sum(op.bytes for op in fn.walk() if isinstance(op, glow_accel.DmaStartOp))

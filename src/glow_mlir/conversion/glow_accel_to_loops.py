@@ -1,0 +1,410 @@
+"""`convert-glow-accel-to-loops`: a planned accelerator program (a `glow_ir.func` whose
+compute instructions are `glow_accel` ops on scratchpad tiles) becomes the CPU backend's
+entry point (`convert-glow-ir-to-loops`: Glow's three-pointer bundle API), so the same
+program also runs natively. The accelerator's pieces become
+
+- the scratchpad: a static region at the end of the activation area, after the memory
+  plan's activations (rounded up to the alignment); a tile lives at the scratchpad's
+  start plus its planned `offset` (`accel-plan-scratchpad` must have run);
+- `dma_start`: a strided copy of its box between the main-memory buffer (placed as the
+  CPU backend places it: weights, allocs, views) and the tile, innermost dim contiguous
+  (`kernels_data._strided_copy`); `dma_wait`, `scratchpad_alloc` and `scratchpad_free`:
+  no code (a copy is done when it returns; places are static);
+- a compute op: the CPU backend's generator of the `glow_ir` instruction the op stands
+  for (`TileOp.instruction_on`) on values placed at its tiles; a computation repeated
+  at several tile steps is a private function called at each (`TileKernels`).
+
+Accumulation (`matmul`/`conv` with `accumulate`): the kernel writes a temporary region
+(after the scratchpad, sized for the largest accumulating destination) without the fused
+activation, then one loop computes `dest = activation(dest + temp)`. A conv without bias
+reads a zero bias region (after the temporary), zeroed once per call at entry. So the
+activation area grows by scratchpad + temporary + zero bias, and the function's
+`glow.activations_size` says so: a caller allocating that many bytes needs nothing else.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    i8,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.test_value import create_ssa_value
+
+from glow_mlir.conversion.glow_ir_to_loops import (
+    ELEMENTWISE,
+    GENERATORS,
+    FunctionHooks,
+    _load_generators,
+    convert_function,
+    emit_elementwise,
+    storage_type,
+)
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import activation, fadd, fused
+from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy
+from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT
+from glow_mlir.dialects import glow_accel as ga
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import location_text
+
+PASS_NAME = "convert-glow-accel-to-loops"
+
+_MEMORY_OPS = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.TensorViewOp,
+               ga.ScratchpadAllocOp, ga.ScratchpadFreeOp, ga.DmaWaitOp)
+"""Ops that emit no code (their places are set up front)."""
+
+_FUSED_ATTRS = ("fused_activation", "fused_activation_args")
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+# ====================================================================== layout
+
+
+@dataclass(frozen=True)
+class ScratchLayout:
+    """Byte offsets in the activation area: [planned activations | scratchpad | accumulation
+    temporary | zero bias]; `size` is the whole area."""
+
+    scratchpad: int
+    scratchpad_bytes: int
+    temp: int
+    temp_bytes: int
+    zero_bias: int
+    zero_bias_bytes: int
+    size: int
+
+
+def scratch_layout(fn: glow_ir.FuncOp, planned: int) -> ScratchLayout:
+    """Where the scratchpad and the lowering's own scratch go in `fn`'s activation area,
+    after the `planned` bytes of the memory plan."""
+    target = ga.target_of(fn)
+    capacity = target.value("scratchpad_bytes") if target is not None else 0
+    align = max(ALIGNMENT, target.value("alignment") if target is not None else 1)
+    temp_bytes = zero_bytes = 0
+    for op in fn.body.ops:
+        if isinstance(op, ga.TileOp):
+            types = op.plain_operand_types()
+            if op.accumulates:
+                temp_bytes = max(temp_bytes, glow_ir.buffer_bytes(types[0]))
+            if isinstance(op, ga.ConvOp) and not op.has_bias:
+                zero_bytes = max(zero_bytes, glow_ir.buffer_bytes(types[3]))
+    scratchpad = _align(planned, align)
+    temp = _align(scratchpad + capacity, align)
+    zero = _align(temp + temp_bytes, align)
+    return ScratchLayout(scratchpad, capacity, temp, temp_bytes, zero, zero_bytes,
+                         _align(zero + zero_bytes, align))
+
+
+# ====================================================================== checks
+
+
+def _describe(op: Operation) -> str:
+    """`op`'s name, result name and type as in the IR text: `%t : memref<4xf32, 1>`."""
+    out = io.StringIO()
+    Printer(stream=out).print_attribute(op.results[0].type)
+    hint = op.results[0].name_hint
+    loc = location_text(op)
+    return (f"{op.name} {'%' + hint + ' ' if hint else ''}: {out.getvalue()}"
+            + (f" at {loc}" if loc else ""))
+
+
+def kernel_name(op: Operation) -> str | None:
+    """The CPU generator `op` needs (None: it emits no code or is lowered here)."""
+    if isinstance(op, ga.TileOp):
+        return op.instruction_class().name
+    if isinstance(op, glow_ir.InstrOp):
+        return op.name
+    return None
+
+
+def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
+    """Refuse what cannot be lowered (with a message naming where and what); return the
+    instruction kinds without a CPU generator (reported for all functions at once)."""
+    where = f"{pass_name}: @{fn.sym_name.data}"
+    if fn.activations_size is None:
+        raise PassFailedException(f"{where} has no memory plan; run plan-memory first")
+    unplanned = [op for op in fn.body.ops
+                 if isinstance(op, ga.ScratchpadAllocOp) and op.offset_value is None]
+    if unplanned:
+        raise PassFailedException(
+            f"{where}: {len(unplanned)} scratchpad_alloc(s) without an offset (the first: "
+            f"{_describe(unplanned[0])}); run accel-plan-scratchpad first")
+    tiles = any(isinstance(op, ga.ScratchpadAllocOp) for op in fn.body.ops)
+    if tiles and ga.target_of(fn) is None:
+        raise PassFailedException(f"{where} has scratchpad tiles but no glow_accel.target")
+    missing: Counter = Counter()
+    for op in fn.body.ops:
+        name = kernel_name(op)
+        if name is not None:
+            if name not in GENERATORS:
+                missing[name] += 1
+        elif not isinstance(op, (*_MEMORY_OPS, ga.DmaStartOp)):
+            raise PassFailedException(f"{where}: cannot lower {op.name}")
+    return missing
+
+
+# ====================================================================== code
+
+
+def _strides(shape) -> list[int]:
+    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
+
+
+def emit_dma(op: ga.DmaStartOp, em: Emitter) -> None:
+    """The transfer as a copy of its box, innermost dim contiguous (both sides are
+    row-major buffers: weights, activations, views or tiles)."""
+    src_offsets, sizes = op.src_box
+    dst_offsets, _ = op.dst_box
+    ss, ds = _strides(op.src.type.get_shape()), _strides(op.dst.type.get_shape())
+    src_start = sum(o * s for o, s in zip(src_offsets, ss))
+    dst_start = sum(o * s for o, s in zip(dst_offsets, ds))
+    _strided_copy(em, _flat(em, op.dst), _flat(em, op.src), sizes, ds, ss, dst_start,
+                  src_start)
+
+
+def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
+    """The CPU backend's code for one instruction (element-wise kinds as a one-instruction
+    stack, every store kept: tiles outlive the instruction)."""
+    if instr.name in ELEMENTWISE:
+        emit_elementwise([instr], em, skip_dead_stores=False)
+    else:
+        GENERATORS[instr.name](instr, em)
+
+
+def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions) -> None:
+    """The kernels' arguments are `noalias`: refuse distinct tiles of one op that share
+    bytes (a broken scratchpad plan) rather than compute garbage."""
+    spans = sorted(((offset, offset + glow_ir.buffer_bytes(t), tile)
+                   for ((_, offset), t), tile in zip(regions, tiles)), key=lambda s: s[:2])
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if start < end:
+            names = " and ".join(f"%{v.name_hint}" if v.name_hint else "a tile"
+                                 for v in (a, b))
+            raise PassFailedException(
+                f"{op.name}: its tiles {names} overlap in the scratchpad; the scratchpad "
+                f"plan is broken (rerun accel-plan-scratchpad)")
+
+
+KERNEL_ATTR = "glow_accel.tile_kernel"
+"""Marks the private function of a tile kernel (`TileKernels`); the LLVM lowering gives
+those internal linkage."""
+
+
+def _tiles(op: ga.TileOp) -> tuple[list[SSAValue], list[int]]:
+    """`op`'s distinct tiles (destination first) and, per operand, the index of its tile."""
+    tiles: list[SSAValue] = []
+    pattern = []
+    for tile in op.operands:
+        if tile not in tiles:
+            tiles.append(tile)
+        pattern.append(tiles.index(tile))
+    return tiles, pattern
+
+
+def _region_types(op: ga.TileOp, pattern: list[int]) -> list[MemRefType]:
+    """The plain types of what `op`'s code touches: its distinct tiles, then the zero bias
+    (a conv without one), then the accumulator (if it accumulates)."""
+    types = op.plain_operand_types()
+    out = [types[pattern.index(i)] for i in range(max(pattern) + 1)]
+    out += types[len(op.operands):]  # the missing bias
+    return out + [types[0]] * op.accumulates
+
+
+def _kernel_key(op: ga.TileOp) -> tuple:
+    """Equal for ops whose code is the same up to where their tiles are."""
+    _, pattern = _tiles(op)
+    return (op.name, tuple(sorted(op.attributes.items(), key=lambda kv: kv[0])),
+            tuple(_region_types(op, pattern)), tuple(pattern))
+
+
+def _emit_tile_code(op: ga.TileOp, em: Emitter, places: list[tuple[SSAValue, int]],
+                    pattern: list[int]) -> None:
+    """`op`'s computation with its regions (`_region_types`) at `places`; see the module
+    docstring for accumulation."""
+    values = []
+    for place, t in zip(places, _region_types(op, pattern)):
+        values.append(create_ssa_value(t))
+        em.place(values[-1], *place)
+    extra = values[max(pattern) + 1:]
+    temp = extra.pop() if op.accumulates else None
+    operands = [values[i] for i in pattern] + extra  # extra: the zero bias, if any
+    if temp is None:
+        _run(op.instruction_on(operands), em)
+        return
+    instr = op.instruction_on([temp, *operands[1:]])
+    act, args = fused(instr)
+    for attr in _FUSED_ATTRS:
+        instr.attributes.pop(attr, None)
+    _run(instr, em)
+    _accumulate(em, operands[0], temp, act, args)
+
+
+class TileKernels:
+    """The compute ops' code. A computation done more than once in the function (same op
+    and attributes, same tile types, the same tiles repeated in the same places, the same
+    scratch: the steps of a tiled instruction, where only the tiles' offsets differ) is a
+    private function, generated, converted and compiled once and called at each step with
+    byte views of its regions (disjoint: live tiles never share bytes, so the arguments
+    are `noalias`); one done once is emitted in place."""
+
+    def __init__(self, fn: glow_ir.FuncOp):
+        self.prefix = f"{fn.sym_name.data}_tile"
+        self.funcs: list[func.FuncOp] = []
+        self._uses = Counter(_kernel_key(op) for op in fn.body.ops if isinstance(op, ga.TileOp))
+        self._names: dict[tuple, str] = {}
+
+    def emit(self, op: ga.TileOp, em: Emitter, area: SSAValue, layout: ScratchLayout) -> None:
+        """`op` at its tiles: its code, or a call of its kernel (built on first use)."""
+        tiles, pattern = _tiles(op)
+        types = _region_types(op, pattern)
+        places = [em.places[t] for t in tiles]
+        _check_disjoint(op, tiles, list(zip(places, types)))
+        if len(op.plain_operand_types()) > len(op.operands):  # a conv's missing bias
+            places.append((area, layout.zero_bias))
+        if op.accumulates:
+            places.append((area, layout.temp))
+        key = _kernel_key(op)
+        if self._uses[key] == 1:
+            _emit_tile_code(op, em, places, pattern)
+            return
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = self._build(op, types, pattern)
+        args = [byte_view(em, base, offset, bytes_type(glow_ir.buffer_bytes(t)))
+                for (base, offset), t in zip(places, types)]
+        em.op(func.CallOp(name, args, []))
+
+    def _build(self, op: ga.TileOp, types: list[MemRefType], pattern: list[int]) -> str:
+        """The kernel of `op`: one byte array argument per region."""
+        name = f"{self.prefix}_{op.kind}_{len(self.funcs)}"
+        block = Block(arg_types=[bytes_type(glow_ir.buffer_bytes(t)) for t in types])
+        n = max(pattern) + 1  # tiles, then the scratch regions
+        hints = ["out", *(f"in{i}" for i in range(1, n))]
+        hints += ["zero_bias"] * (len(types) - n - op.accumulates) + ["acc"] * op.accumulates
+        for arg, hint in zip(block.args, hints):
+            arg.name_hint = hint
+        em = Emitter(Builder(InsertPoint.at_end(block)))
+        _emit_tile_code(op, em, [(arg, 0) for arg in block.args], pattern)
+        em.op(func.ReturnOp())
+        noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
+        kernel = func.FuncOp(name, FunctionType.from_lists(list(block.arg_types), []),
+                             Region(block), "private",
+                             arg_attrs=ArrayAttr([noalias] * len(types)))
+        kernel.attributes[KERNEL_ATTR] = UnitAttr()
+        self.funcs.append(kernel)
+        return name
+
+
+def _accumulate(em: Emitter, dest: SSAValue, temp: SSAValue, act: str, args) -> None:
+    """dest = act(dest + temp), element by element."""
+    t = dest.type
+    n = math.prod(t.get_shape())  # type: ignore[attr-defined]
+    et = storage_type(t.get_element_type())  # type: ignore[attr-defined]
+    flat = MemRefType(et, [n])
+    d, s = (byte_view(em, *em.places[v], flat) for v in (dest, temp))
+
+    def body(i: SSAValue) -> None:
+        a, b = em.load(d, [i]), em.load(s, [i])
+        if isinstance(et, IntegerType):
+            total = em.value(arith.AddiOp(a, b))
+        else:
+            total = fadd(em, a, b)
+        em.store(activation(em, act, args, total), d, [i])
+
+    em.loop(0, n, body)
+
+
+def _zero(em: Emitter, area: SSAValue, offset: int, size: int) -> None:
+    """Zero `size` bytes at `offset` (the zero bias: each call gets a fresh, uninitialized
+    activation area)."""
+    if size:
+        buf = byte_view(em, area, offset, MemRefType(i8, [size]))
+        zero = em.value(arith.ConstantOp(IntegerAttr(0, i8)))
+        em.loop(0, size, lambda i: em.store(zero, buf, [i]))
+
+
+class AccelHooks(FunctionHooks):
+    """`convert_function` for accelerator programs: the enlarged activation area, tiles
+    placed in the scratchpad region, and the glow_accel ops' code."""
+
+    def __init__(self, fn: glow_ir.FuncOp) -> None:
+        self.layout: ScratchLayout | None = None
+        self.kernels = TileKernels(fn)
+
+    def activations_size(self, fn: glow_ir.FuncOp, planned: int) -> int:
+        self.layout = scratch_layout(fn, planned)
+        return self.layout.size
+
+    def place(self, op: Operation, em: Emitter, base: dict[str, SSAValue]) -> None:
+        if isinstance(op, ga.ScratchpadAllocOp):
+            assert self.layout is not None and op.offset_value is not None
+            em.place(op.result, base[ACTIVATIONS], self.layout.scratchpad + op.offset_value)
+
+    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue]) -> None:
+        layout = self.layout
+        assert layout is not None
+        area = base[ACTIVATIONS]
+        _zero(em, area, layout.zero_bias, layout.zero_bias_bytes)
+        for op in fn.body.ops:
+            if isinstance(op, ga.DmaStartOp):
+                emit_dma(op, em)
+            elif isinstance(op, ga.TileOp):
+                self.kernels.emit(op, em, area, layout)
+            elif isinstance(op, glow_ir.InstrOp):
+                _run(op, em)
+
+
+def convert_module(module: ModuleOp, pass_name: str = PASS_NAME) -> None:
+    """Every `glow_ir.func` of `module` (planned, scratchpad planned) to its entry point;
+    errors name `pass_name`."""
+    _load_generators()
+    funcs = [f for f in module.walk() if isinstance(f, glow_ir.FuncOp)]
+    missing: Counter = Counter()
+    for f in funcs:
+        missing += check_function(f, pass_name)
+    if missing:
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
+        raise PassFailedException(f"{pass_name}: no loop generator for {kinds}")
+    for f in funcs:
+        hooks = AccelHooks(f)
+        new = convert_function(f, hooks)
+        parent = f.parent_block()
+        assert parent is not None
+        for kernel in hooks.kernels.funcs:
+            parent.insert_op_before(kernel, f)
+        parent.insert_op_before(new, f)
+        f.detach()
+        f.erase()
+
+
+@dataclass(frozen=True)
+class ConvertGlowAccelToLoopsPass(ModulePass):
+    """Planned accelerator program to loop nests on the three memory areas (see the
+    module docstring)."""
+
+    name = "convert-glow-accel-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        convert_module(op)

@@ -1,0 +1,124 @@
+"""`convert-glow-ir-to-accel{scratchpad-kib=N}`: every compute instruction of a planned
+`glow_ir.func` becomes tiled accelerator code in its place.
+
+Main memory stays `glow_ir` (weights, planned activations, views); each instruction is
+replaced by tile steps (`steps.py`): scratchpad tiles, blocking DMA loads, the compute
+unit's op on the tiles, blocking stores, frees. Each step's tiles fit half the scratchpad,
+so `accel-double-buffer` can overlap two steps, and the tile sizes of each instruction
+family keep its DMA bytes near the fewest possible in few transfers (`tiling.py`: within
+10% of the fewest bytes, the least DMA engine time counting the target's per-transfer
+latency). One module per family:
+
+    matmul.py       mat_mul: output-stationary tiles, k-chunks accumulated
+    windows.py      convolution, max_pool, avg_pool: output tiles with input halos and
+                    per-tile pads, input-channel chunks accumulated
+    elementwise.py  element-wise kinds, batched_add, copy: 1-D chunks / row blocks
+    data.py         transpose, broadcast, splat, insert/extract (DMA boxes), reductions,
+                    and the whole-buffer step for what cannot be split
+
+A function without instructions is left alone. Any other gets `glow_accel.target`
+(from the option when it has none, nor its module) and `glow_accel.dma_lower_bound` (the sum of `analysis.accel_traffic`'s bound
+over its instructions). Instructions the accelerator has no unit for, and instructions
+whose smallest step does not fit, fail the pass naming the instruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.analysis.accel_traffic import function_lower_bound
+from glow_mlir.analysis.instr_memory import glow_ir_funcs
+from glow_mlir.conversion.glow_ir_to_accel import data, elementwise, matmul, windows
+from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
+from glow_mlir.conversion.glow_ir_to_accel.steps import Inserter, Step, emit_steps
+from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
+from glow_mlir.dialects import glow_accel, glow_ir
+
+Converter = Callable[[glow_ir.InstrOp, Inserter, Budget], list[Step]]
+
+
+def _windowed(tiled: Converter) -> Converter:
+    """Window tiling for NCHW single-group ops, whole buffers otherwise."""
+    def convert(instr, at, budget):
+        return (tiled if windows.is_tileable(instr) else data.convert_whole)(instr, at, budget)
+
+    return convert
+
+
+CONVERTERS: dict[str, Converter] = {
+    "glow_ir.mat_mul": matmul.convert_mat_mul,
+    "glow_ir.convolution": _windowed(windows.convert_convolution),
+    "glow_ir.max_pool": _windowed(windows.convert_pool),
+    "glow_ir.avg_pool": _windowed(windows.convert_pool),
+    "glow_ir.batched_add": elementwise.convert_batched_add,
+    "glow_ir.copy": elementwise.convert_copy,
+    "glow_ir.transpose": data.convert_transpose,
+    "glow_ir.broadcast": data.convert_broadcast,
+    "glow_ir.splat": data.convert_splat,
+    "glow_ir.extract_tensor": data.convert_extract,
+    "glow_ir.insert_tensor": data.convert_insert,
+    **{f"glow_ir.{k}": data.convert_reduce for k in glow_accel.REDUCE_KINDS},
+    **{f"glow_ir.{k}": elementwise.convert_elementwise
+       for k in glow_accel.ELEMENTWISE_KINDS - {"batched_add", "copy"}},
+}
+
+
+def converter_for(instr: glow_ir.InstrOp) -> Converter:
+    conv = CONVERTERS.get(instr.name)
+    if conv is None:
+        raise unsupported(instr, "has no accelerator unit (the accel backend's graph "
+                                 "pipeline lowers it, or it should not reach this pass)")
+    return conv
+
+
+def target_for(fn: glow_ir.FuncOp, scratchpad_kib: int) -> glow_accel.TargetAttr:
+    """The function's (or its module's) target, else one made from the option, which is
+    then recorded on the function."""
+    target = glow_accel.target_of(fn)
+    if target is None:
+        target = glow_accel.TargetAttr.make(scratchpad_bytes=scratchpad_kib * 1024)
+        fn.attributes["glow_accel.target"] = target
+    return target
+
+
+def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int) -> None:
+    """Convert every instruction of `fn` in place (see the module docstring). A
+    function without instructions is left as it is (no target, no bound)."""
+    instrs = [op for op in fn.body.ops if isinstance(op, glow_ir.InstrOp)
+              and not isinstance(op, glow_accel.TileOp)]  # tile ops are converted already
+    if not instrs:
+        return
+    for instr in instrs:  # every instruction must be convertible before anything changes
+        converter_for(instr)
+    target = target_for(fn, scratchpad_kib)
+    budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
+                    target.value("dma_latency") * target.value("dma_bytes_per_cycle"))
+    fn.attributes["glow_accel.dma_lower_bound"] = IntegerAttr(
+        function_lower_bound(fn, target), i64)
+    for instr in instrs:
+        at = Inserter(instr)
+        emit_steps(at, converter_for(instr)(instr, at, budget))
+        instr.detach()
+        instr.erase()
+
+
+@dataclass(frozen=True)
+class ConvertGlowIRToAccelPass(ModulePass):
+    """Tile every instruction to the scratchpad (see the module docstring)."""
+
+    name = "convert-glow-ir-to-accel"
+
+    scratchpad_kib: int = 256
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.scratchpad_kib <= 0:
+            raise PassFailedException(
+                f"{PASS}: scratchpad-kib must be positive, got {self.scratchpad_kib}")
+        for fn in glow_ir_funcs(op):
+            convert_function(fn, self.scratchpad_kib)

@@ -1,0 +1,52 @@
+"""`glow_ir.mat_mul` as output-stationary matmul tiles.
+
+For each output tile C(i, j) (tm x tn) and each k-chunk kk (tk): load A(i, kk) and
+B(kk, j), `glow_accel.matmul` into the C tile (accumulating after the first chunk), and
+store C(i, j) after the last chunk. With tk == k the A row panel (rows outer) or the B
+column panel (columns outer) is the same box across the inner loop and stays resident, so
+a matrix-vector product reads each weight once. Tile sizes: `tiling.choose_matmul`.
+"""
+
+from __future__ import annotations
+
+from glow_mlir.conversion.glow_ir_to_accel.errors import too_small
+from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
+from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, choose_matmul, ranges
+from glow_mlir.dialects import glow_accel, glow_ir
+
+
+def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
+    c, a, b = instr.operands
+    m, k = a.type.get_shape()  # type: ignore[attr-defined]
+    n = b.type.get_shape()[1]  # type: ignore[attr-defined]
+    e = glow_ir.element_bytes(a.type)  # type: ignore[arg-type]
+    t = choose_matmul(m, n, k, e, budget)
+    if t is None:
+        raise too_small(instr, budget.footprint([e, e, e]), "1x1 tiles of A, B and C",
+                        budget)
+    outer = ranges(m, t.tm) if t.rows_outer else ranges(n, t.tn)
+    steps = []
+    for o0, osz in outer:
+        inner = ranges(n, t.tn) if t.rows_outer else ranges(m, t.tm)
+        for i0, isz in inner:
+            (r0, rs), (c0, cs) = ((o0, osz), (i0, isz)) if t.rows_outer else ((i0, isz),
+                                                                              (o0, osz))
+            chunks = list(ranges(k, t.tk))
+            for q, (k0, ks) in enumerate(chunks):
+                box_a = Box(a, (r0, k0), (rs, ks))
+                box_b = Box(b, (k0, c0), (ks, cs))
+                box_c = Box(c, (r0, c0), (rs, cs))
+                last = q == len(chunks) - 1
+                steps.append(Step(
+                    tiles=[TileUse("a", tile_for(box_a), box_a),
+                           TileUse("b", tile_for(box_b), box_b),
+                           TileUse("c", tile_for(box_c), key=box_c)],
+                    computes=[_matmul(q > 0)],
+                    writes=frozenset({"c"}),
+                    stores=[("c", box_c)] if last else []))
+    return steps
+
+
+def _matmul(accumulate: bool):
+    return lambda tiles: glow_accel.MatmulOp.make_tile(
+        [tiles["c"], tiles["a"], tiles["b"]], accumulate=accumulate)

@@ -1,0 +1,161 @@
+"""`glow_ir.convolution` (NCHW, one group) and `max_pool` / `avg_pool` as window tiles.
+
+An output tile is (one image, a block of channels, a block of rows, a block of columns).
+Its input box is the rows and columns its windows touch, clipped to the input, and the
+tile op's own `pads` are the part of those windows outside the input (so they differ at
+the borders and are zero inside; the tile sees exactly the values the whole op would).
+
+A convolution also chunks the input channels: the first chunk's conv has the bias and
+overwrites the output tile, later chunks accumulate into it, and only the last one
+applies the `fused_activation` (accumulate semantics: activation after the sum). Loop
+order and tile sizes come from `tiling.choose_conv`: either output-channel blocks outer
+(the filter chunk stays resident across spatial tiles when it covers every input
+channel) or spatial tiles outer (the input box stays across channel blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects.builtin import DenseArrayBase, i64
+
+from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
+from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
+from glow_mlir.conversion.glow_ir_to_accel.tiling import (
+    Budget,
+    ConvShape,
+    ConvTiling,
+    Window,
+    choose_conv,
+    conv_tile_bytes,
+    ranges,
+)
+from glow_mlir.dialects import glow_accel, glow_ir
+
+
+def _ints(instr: glow_ir.InstrOp, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
+    a = instr.attributes.get(name)
+    return tuple(int(v) for v in a.get_values()) if isinstance(a, DenseArrayBase) else default
+
+
+def is_tileable(instr: glow_ir.InstrOp) -> bool:
+    """NCHW and (for a convolution) one group: what the window tiling handles."""
+    layout = instr.attributes.get("layout")
+    group = instr.attributes.get("group")
+    return ((layout is None or getattr(layout, "data", "NCHW") == "NCHW")
+            and (group is None or group.value.data == 1))  # type: ignore[attr-defined]
+
+
+def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
+    """The tiling problem of a conv or pool instruction."""
+    out, inp = instr.operands[0], instr.operands[1]
+    n, ci, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
+    _, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
+    kh, kw = _ints(instr, "kernels", (1, 1))
+    sh, sw = _ints(instr, "strides", (1, 1))
+    pt, pl, pb, pr = _ints(instr, "pads", (0, 0, 0, 0))
+    dh, dw = _ints(instr, "dilation", (1, 1))
+    return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
+                     rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
+                     e=glow_ir.element_bytes(out.type),  # type: ignore[arg-type]
+                     has_filter=instr.name == "glow_ir.convolution")
+
+
+def _choose(instr: glow_ir.InstrOp, budget: Budget) -> tuple[ConvShape, ConvTiling]:
+    s = window_shape(instr)
+    t = choose_conv(s, budget)
+    if t is None:
+        smallest = budget.footprint(conv_tile_bytes(s, 1, 1, 1, 1))
+        if budget.fits(conv_tile_bytes(s, 1, 1, 1, 1)):
+            raise unsupported(instr, "has output windows that lie entirely in the padding, "
+                                     "which its tiles cannot express (a tile's input box "
+                                     "would be empty)")
+        what = ("a 1x1 output tile of one channel, its input window, one filter channel "
+                "and bias" if s.has_filter else "a 1x1 output tile of one channel and its "
+                                                 "input window")
+        raise too_small(instr, smallest, what, budget)
+    return s, t
+
+
+def _spatial(s: ConvShape, t: ConvTiling) -> Iterator[tuple[int, int, int, int, int]]:
+    for img in range(s.n):
+        for r0, rs in ranges(s.oh, t.oh_t):
+            for c0, cs in ranges(s.ow, t.ow_t):
+                yield img, r0, rs, c0, cs
+
+
+def _input_box(inp, s: ConvShape, img, r0, rs, c0, cs, ch0, chs) -> tuple[Box, list[int]]:
+    """The input box of an output tile and the tile's pads [top, left, bottom, right]."""
+    rlo, rhi, pt, pb = s.rows.span(r0, rs)
+    clo, chi, pl, pr = s.cols.span(c0, cs)
+    return Box(inp, (img, ch0, rlo, clo), (1, chs, rhi - rlo, chi - clo)), [pt, pl, pb, pr]
+
+
+def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
+    out, inp, filt, bias = instr.operands
+    s, t = _choose(instr, budget)
+    kh, kw = s.rows.kernel, s.cols.kernel
+    co_blocks, ci_chunks = list(ranges(s.co, t.co_t)), list(ranges(s.ci, t.ci_t))
+    if t.channels_outer:
+        order = [(co, sp) for co in co_blocks for sp in _spatial(s, t)]
+    else:
+        order = [(co, sp) for sp in _spatial(s, t) for co in co_blocks]
+    steps = []
+    for (o0, os_), (img, r0, rs, c0, cs) in order:
+        box_o = Box(out, (img, o0, r0, c0), (1, os_, rs, cs))
+        for q, (i0, is_) in enumerate(ci_chunks):
+            box_i, pads = _input_box(inp, s, img, r0, rs, c0, cs, i0, is_)
+            box_f = Box(filt, (o0, i0, 0, 0), (os_, is_, kh, kw))
+            uses = [TileUse("in", tile_for(box_i), box_i), TileUse("f", tile_for(box_f), box_f)]
+            if q == 0:
+                box_b = Box(bias, (o0,), (os_,))
+                uses.append(TileUse("b", tile_for(box_b), box_b))
+            uses.append(TileUse("o", tile_for(box_o), key=box_o))
+            last = q == len(ci_chunks) - 1
+            steps.append(Step(tiles=uses, computes=[_conv(instr, pads, q, last)],
+                              writes=frozenset({"o"}), stores=[("o", box_o)] if last else []))
+    return steps
+
+
+def _conv(instr: glow_ir.InstrOp, pads: list[int], chunk: int, last: bool):
+    attrs = dict(instr.attributes)
+    attrs["pads"] = DenseArrayBase.from_list(i64, pads)
+    if not last:
+        attrs.pop("fused_activation", None)
+        attrs.pop("fused_activation_args", None)
+
+    def compute(tiles):
+        operands = [tiles["o"], tiles["in"], tiles["f"]] + ([tiles["b"]] if chunk == 0 else [])
+        op = glow_accel.ConvOp.make_tile(operands, accumulate=chunk > 0)
+        op.attributes.update(attrs)
+        return op
+
+    return compute
+
+
+def convert_pool(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
+    out, inp = instr.operands
+    s, t = _choose(instr, budget)
+    kind = instr.name.removeprefix("glow_ir.")
+    steps = []
+    for ch0, chs in ranges(s.co, t.co_t):
+        for img, r0, rs, c0, cs in _spatial(s, t):
+            box_i, pads = _input_box(inp, s, img, r0, rs, c0, cs, ch0, chs)
+            box_o = Box(out, (img, ch0, r0, c0), (1, chs, rs, cs))
+            attrs = dict(instr.attributes)
+            attrs["pads"] = DenseArrayBase.from_list(i64, pads)
+            steps.append(Step(
+                tiles=[TileUse("in", tile_for(box_i), box_i),
+                       TileUse("o", tile_for(box_o), key=box_o)],
+                computes=[_pool(kind, attrs)], writes=frozenset({"o"}),
+                stores=[("o", box_o)]))
+    return steps
+
+
+def _pool(kind: str, attrs):
+    def compute(tiles):
+        op = glow_accel.PoolOp.make_tile([tiles["o"], tiles["in"]], kind=kind)
+        op.attributes.update(attrs)
+        return op
+
+    return compute

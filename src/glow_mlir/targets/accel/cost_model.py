@@ -1,0 +1,81 @@
+"""The accelerator's cost model: how many cycles one DMA transfer or one compute op takes.
+
+Shared by the simulator and by anything that estimates a program (tile-size choices), so
+the two cannot disagree. The formulas (the target's fields from `#glow_accel.target`):
+
+- a DMA transfer of B bytes: `dma_latency + ceil(B / dma_bytes_per_cycle)`;
+- matmul / conv: `ceil(MACs / macs_per_cycle) + 16` (conv MACs: output elements times the
+  filter's per-output window, `C/group * KH * KW`);
+- every other compute op: `ceil(elements / vector_width) + 16`, where elements are the
+  destination's for element-wise and shuffle ops, the source's for reductions (each input
+  element is touched once) and output elements times the window for pooling;
+- issuing a `dma_start` costs the issuer `DMA_ISSUE_CYCLES`.
+
+Costs depend on the tile shapes and attributes only, never on data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr
+
+from glow_mlir.dialects import glow_accel
+
+COMPUTE_OVERHEAD_CYCLES = 16
+"""Fixed cost of starting one compute op (pipeline fill, instruction decode)."""
+
+DMA_ISSUE_CYCLES = 1
+"""Cycles the in-order issuer spends on one `dma_start` before moving on."""
+
+
+def dma_cycles(nbytes: int, target: glow_accel.TargetAttr) -> int:
+    """Cycles the DMA engine is busy with one transfer of `nbytes`."""
+    per_cycle = target.value("dma_bytes_per_cycle")
+    return target.value("dma_latency") + -(-nbytes // per_cycle)
+
+
+def _shape(value) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())
+
+
+def _ints(op, name: str) -> tuple[int, ...]:
+    a = op.attributes.get(name)
+    if isinstance(a, DenseArrayBase):
+        return tuple(int(v) for v in a.get_values())
+    if isinstance(a, ArrayAttr):
+        return tuple(int(v.value.data) for v in a.data if isinstance(v, IntegerAttr))
+    return ()
+
+
+def macs(op: glow_accel.TileOp) -> int:
+    """Multiply-accumulates of a matmul or conv tile op."""
+    out = math.prod(_shape(op.operands[0]))
+    if isinstance(op, glow_accel.MatmulOp):
+        return out * _shape(op.operands[1])[-1]  # c[m, n] += a[m, k] b[k, n]
+    if isinstance(op, glow_accel.ConvOp):
+        return out * math.prod(_shape(op.operands[2])[1:])  # OIHW or OHWI: C/g * KH * KW
+    raise ValueError(f"{op.name} has no multiply-accumulates")
+
+
+def vector_elements(op: glow_accel.TileOp) -> int:
+    """Elements the vector unit goes through for a non-MAC compute op."""
+    if isinstance(op, glow_accel.ReduceOp):
+        return math.prod(_shape(op.operands[1]))
+    out = math.prod(_shape(op.operands[0]))
+    if isinstance(op, glow_accel.PoolOp):
+        return out * math.prod(_ints(op, "kernels") or (1,))
+    return out
+
+
+def compute_cycles(op: glow_accel.TileOp, target: glow_accel.TargetAttr) -> int:
+    """Cycles the compute unit is busy with `op`."""
+    if isinstance(op, (glow_accel.MatmulOp, glow_accel.ConvOp)):
+        work = -(-macs(op) // target.value("macs_per_cycle"))
+    else:
+        work = -(-vector_elements(op) // target.value("vector_width"))
+    return work + COMPUTE_OVERHEAD_CYCLES
+
+
+__all__ = ["dma_cycles", "compute_cycles", "macs", "vector_elements",
+           "COMPUTE_OVERHEAD_CYCLES", "DMA_ISSUE_CYCLES"]

@@ -1,0 +1,34 @@
+"""The simulator's error, and how its messages name ops."""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import location_text
+from glow_mlir.targets.interpreter.registry import EvaluationError
+from glow_mlir.tools.errors import UserError
+
+
+class AccelSimulationError(UserError, EvaluationError):
+    """An accelerator program the simulator cannot run or that breaks a rule of the
+    hardware (a tile read before its DMA was waited for, tiles on the same scratchpad
+    bytes, ...). A `UserError`, so the tools print the message (`file:line:col: error:
+    'op' op ...`) without a traceback; an `EvaluationError`, so callers of the
+    interpreters catch both alike."""
+
+
+def op_at(op: Operation) -> str:
+    """Where `op` is, for a message about another op: `file:line:col`, or its index in
+    its function."""
+    loc = location_text(op)
+    if loc is not None:
+        return loc
+    func = op.parent_op()
+    block = op.parent_block()
+    if isinstance(func, glow_ir.FuncOp) and block is not None:
+        return f"#{list(block.ops).index(op)} in @{func.sym_name.data}"
+    return "an op without location"
+
+
+__all__ = ["AccelSimulationError", "op_at"]

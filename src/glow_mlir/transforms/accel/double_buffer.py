@@ -1,0 +1,262 @@
+"""`accel-double-buffer`: overlap each tile step's transfers with its neighbours' compute.
+
+After `accel-insert-dma`, a tile step still runs one after the other: its loads start
+after the previous step's compute, and its stores are waited for before the next step
+computes. Steps are found from the compute ops: a *compute group* is a run of compute ops
+with only `dma_wait`s between (and before) them; the ops between two groups are the
+*gap*. For each pair of consecutive groups i and i+1 the pass
+
+- prefetches: moves the gap's load `dma_start`s (and their tiles' allocs, when in the
+  gap) above group i, so step i+1's inputs arrive while step i computes;
+- writes back late: moves the gap's store `dma_wait`s (each with the free of its tile,
+  when that comes before the end of group i+1) below group i+1, so step i's results
+  leave while step i+1 computes (once: a store is waited for at most one step late).
+
+An op moves only when it may trade places with every op it passes (`program.Effects`: no
+shared bytes one of them writes, e.g. a load of bytes step i stores stays after that
+store's wait) and the tiles still fit: placed first-fit in program order (sizes rounded up
+to the target's alignment), the tiles allocated up to the step after next stay within
+`scratchpad_bytes`. Live bytes alone are not enough: a freed gap may be too small for
+the next tile. What cannot move stays. The whole schedule is checked with the planner at
+the end (`double_buffer`), and scheduled again with less room if it would not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from glow_mlir.dialects import glow_accel as acc
+from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.accel.program import (
+    Effects,
+    TileSizes,
+    check_transfers,
+    dmas_of,
+    has_accel_ops,
+    reorder,
+    split_waits,
+    target,
+)
+from glow_mlir.transforms.accel.plan_scratchpad import planned_bytes
+from glow_mlir.transforms.instr.function_pass import FunctionPass
+
+NAME = "accel-double-buffer"
+
+
+def _group(ops: list[Operation], start: int) -> tuple[int, int] | None:
+    """The next compute group at or after `start`: (first index, last index), where the
+    first index includes the waits right before its first compute op."""
+    n = len(ops)
+    i = start
+    while i < n and not isinstance(ops[i], acc.TileOp):
+        i += 1
+    if i == n:
+        return None
+    first = i
+    while first > start and isinstance(ops[first - 1], acc.DmaWaitOp):
+        first -= 1
+    last = i
+    j = i + 1
+    while j < n and isinstance(ops[j], (acc.TileOp, acc.DmaWaitOp)):
+        if isinstance(ops[j], acc.TileOp):
+            last = j
+        j += 1
+    return first, last
+
+
+class _FirstFit:
+    """Tiles placed in program order, each at the lowest offset where it fits among the
+    live ones: one of the planner's strategies (program order, first fit), so a schedule
+    this places within the capacity is one `accel-plan-scratchpad` can plan."""
+
+    def __init__(self, live: dict[SSAValue, tuple[int, int]] | None = None):
+        self.live = dict(live or {})  # tile -> (offset, aligned size)
+
+    def place(self, tile: SSAValue, size: int) -> int:
+        """Place `tile`; returns the end of its bytes."""
+        cur = 0
+        for lo, n in sorted(self.live.values()):
+            if lo - cur >= size:
+                break
+            cur = max(cur, lo + n)
+        self.live[tile] = (cur, size)
+        return cur + size
+
+    def apply(self, op: Operation, size: TileSizes) -> int:
+        """Follow `op`; returns the end of the tile it allocates (0 for other ops)."""
+        if isinstance(op, acc.ScratchpadAllocOp):
+            return self.place(op.result, size(op.result))
+        if isinstance(op, acc.ScratchpadFreeOp):
+            self.live.pop(op.tile, None)
+        return 0
+
+
+class _Scheduler:
+    """Moves ops in a list copy of the program. Everything before index `base` is final;
+    `placed` is the first-fit placement of the tiles live there."""
+
+    def __init__(self, func: glow_ir.FuncOp, budget: int):
+        self.func = func
+        t = target(func, NAME)
+        self.cap, self.align = budget, t.value("alignment")
+        self.size = TileSizes(self.align)
+        self.ops = list(func.body.ops)
+        self.effects = Effects()
+        self.base = 0
+        self.placed = _FirstFit()
+        self.moved = 0
+        self.late: set[Operation] = set()  # store waits already moved below a step
+
+    def advance(self, to: int) -> None:
+        for op in self.ops[self.base:to]:
+            self.placed.apply(op, self.size)
+        self.base = to
+
+    def fits(self, horizon: int) -> bool:
+        """Does every tile allocated in ops[base:horizon] fit the budget (first fit)?"""
+        sim = _FirstFit(self.placed.live)
+        return all(sim.apply(op, self.size) <= self.cap
+                   for op in self.ops[self.base:horizon])
+
+    def try_moves(self, moves: list[tuple[Operation, int]], horizon: int) -> bool:
+        """Make `moves` ((op, index) as for `move`, in order) if the tiles still fit up to
+        `horizon`; else leave the program as it was."""
+        saved = self.ops[self.base:horizon]
+        for op, to in moves:
+            self.move(op, to)
+        if self.fits(horizon):
+            return True
+        self.ops[self.base:horizon] = saved
+        self.moved -= len(moves)
+        return False
+
+    def passes(self, op: Operation, lo: int, hi: int, up: bool,
+               skip: frozenset[Operation] = frozenset()) -> bool:
+        """May `op` trade places with every op of ops[lo:hi] (but `skip`)?"""
+        for other in self.ops[lo:hi]:
+            if other is op or other in skip:
+                continue
+            first, second = (other, op) if up else (op, other)
+            if self.effects.must_stay_ordered(first, second):
+                return False
+        return True
+
+    def move(self, op: Operation, to: int) -> None:
+        """Move `op` to index `to` (of the list before the move)."""
+        i = self.ops.index(op, self.base)
+        del self.ops[i]
+        self.ops.insert(to - 1 if i < to else to, op)
+        self.moved += 1
+
+    # ------------------------------------------------------------------ the two moves
+    def prefetch(self, first: int, last: int, nxt: int, horizon: int) -> None:
+        """Move the load starts of the gap ops[last+1:nxt] (and allocs) above ops[first]."""
+        gap = self.ops[last + 1:nxt]
+        hoisted: set[Operation] = set()
+        at = first
+        for op in gap:
+            if not (isinstance(op, acc.DmaStartOp) and op.is_load):
+                continue
+            alloc = op.tile.owner
+            i = self.ops.index(op, at)
+            # The tile's alloc comes along if it is in the gap (and not moved already).
+            moving_alloc = isinstance(alloc, acc.ScratchpadAllocOp) and alloc in gap \
+                and alloc not in hoisted
+            skip = frozenset({alloc}) if moving_alloc else frozenset()
+            if not self.passes(op, at, i, up=True, skip=skip):
+                continue
+            if moving_alloc:
+                if not self.try_moves([(alloc, at), (op, at + 1)], horizon):
+                    continue
+                hoisted.add(alloc)
+                at += 2
+            else:
+                self.move(op, at)
+                at += 1
+
+    def write_back_late(self, last: int, nxt_first: int, nxt_last: int,
+                        horizon: int) -> None:
+        """Move the store waits of ops[last+1:nxt_first] (each with the free of its tile,
+        if that comes before the end of the next group) below ops[nxt_last]."""
+        end = nxt_last + 1  # insertion index: moved ops come from before it
+        for op in self.ops[last + 1:nxt_first]:
+            if not isinstance(op, acc.DmaWaitOp) or op in self.late \
+                    or any(d.is_load for d in dmas_of(op)):
+                continue
+            i = self.ops.index(op, self.base)
+            tiles = {d.tile for d in dmas_of(op)}
+            frees = [f for f in self.ops[i + 1:end]
+                     if isinstance(f, acc.ScratchpadFreeOp) and f.tile in tiles]
+            if not self.passes(op, i + 1, end, up=False, skip=frozenset(frees)):
+                continue
+            if not all(self.passes(f, self.ops.index(f, i) + 1, end, up=False)
+                       for f in frees):
+                continue
+            # Each move takes an op from before `end` to just before it: in order.
+            if self.try_moves([(op, end), *((f, end) for f in frees)], horizon):
+                self.late.add(op)  # one step late is enough
+
+    def run(self) -> int:
+        group = _group(self.ops, 0)
+        while group is not None:
+            first, _ = group
+            self.advance(first)
+            nxt = _group(self.ops, group[1] + 1)
+            if nxt is None:
+                break
+            # Placements are checked up to the step after next: far enough to see the
+            # tiles a move squeezes out.
+            after = _group(self.ops, nxt[1] + 1)
+            horizon = after[0] if after is not None else len(self.ops)
+            self.prefetch(first, group[1], nxt[0], horizon)
+            first, last = _group(self.ops, first) or group  # shifted by the prefetch
+            nxt = _group(self.ops, last + 1)
+            assert nxt is not None
+            self.write_back_late(last, nxt[0], nxt[1], horizon)
+            group = _group(self.ops, last + 1)
+        reorder(self.func.body, self.ops)
+        return self.moved
+
+
+MAX_ATTEMPTS = 8
+
+
+def double_buffer(func: glow_ir.FuncOp) -> int:
+    """Overlap consecutive tile steps of `func`; returns how many ops moved.
+
+    Live bytes within the capacity do not guarantee a placement (a freed gap may be too
+    small for the next tile), so the schedule is checked with the planner
+    `accel-plan-scratchpad` uses; when the plan would not fit, the pass schedules again
+    with the live-byte budget lowered by the overflow, and in the end keeps the input
+    order."""
+    if not has_accel_ops(func):
+        return 0
+    check_transfers(func, NAME)
+    split_waits(func.body)
+    t = target(func, NAME)
+    cap, align = t.value("scratchpad_bytes"), t.value("alignment")
+    original = list(func.body.ops)
+    budget = cap
+    for _ in range(MAX_ATTEMPTS):
+        moved = _Scheduler(func, budget).run()
+        if moved == 0:
+            return 0
+        need = planned_bytes(func)
+        if need <= cap:
+            return moved
+        reorder(func.body, original)
+        budget -= max(need - cap, align)
+    return 0
+
+
+@dataclass(frozen=True)
+class AccelDoubleBufferPass(FunctionPass):
+    """Prefetch the next step's tiles during this step's compute, and wait for this
+    step's stores during the next step's compute, while the scratchpad fits."""
+
+    name = "accel-double-buffer"
+
+    def run_on_function(self, func: glow_ir.FuncOp) -> int:
+        return double_buffer(func)

@@ -1,0 +1,164 @@
+"""`accel-plan-scratchpad`: a static byte offset for every scratchpad tile.
+
+Register allocation for tiles: a tile is live from its `scratchpad_alloc` to its
+`scratchpad_free` in program order (to the end of the program without one). Tiles live at
+the same time get disjoint, aligned byte ranges; a tile whose life ended leaves its bytes
+to later ones. The placement is the activation planner's (`analysis.memory_planner.plan`:
+the same interval model, several orders and strategies, the smallest arena kept), so the
+peak is the least found; it is recorded as the function's `glow_accel.scratchpad_peak`.
+
+The interval must hold the tile's whole use: every DMA on a tile is waited for before the
+tile's free (else the pass fails naming the wait). A program whose plan exceeds the
+target's scratchpad fails naming the op where the live tiles need the most bytes, how many
+bytes over the capacity that is, and the largest tile live there. Offsets already present
+are replaced (a changed program is planned again from scratch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.analysis.memory_planner import Buffer, align_up, plan
+from glow_mlir.dialects import glow_accel as acc
+from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.accel.program import (
+    dmas_of,
+    has_accel_ops,
+    target,
+    value_text,
+    where,
+)
+from glow_mlir.transforms.instr.function_pass import FunctionPass
+
+NAME = "accel-plan-scratchpad"
+PEAK_ATTR = "glow_accel.scratchpad_peak"
+
+
+def tile_intervals(func: glow_ir.FuncOp) -> tuple[list[Operation], list[Buffer]]:
+    """The program's ops and one `Buffer` per alloc (id: the alloc op; start: its index;
+    end: its free's index, or one past the last op)."""
+    ops = list(func.body.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    buffers = []
+    for i, op in enumerate(ops):
+        if not isinstance(op, acc.ScratchpadAllocOp):
+            continue
+        frees = [u.operation for u in op.result.uses
+                 if isinstance(u.operation, acc.ScratchpadFreeOp)]
+        if len(frees) > 1:
+            raise PassFailedException(
+                f"{NAME}: {where(frees[1], func)}: tile {value_text(op.result, func)} is "
+                f"freed {len(frees)} times")
+        end = len(ops)
+        if frees:
+            if frees[0] not in index or index[frees[0]] < i:
+                raise PassFailedException(
+                    f"{NAME}: {where(frees[0], func)}: tile {value_text(op.result, func)} is "
+                    f"freed outside its life (before its alloc or in another block)")
+            end = index[frees[0]]
+        _check_uses_inside(func, op.result, i, end, index)
+        buffers.append(Buffer(op, op.size_bytes, i, end))
+    return ops, buffers
+
+
+def _check_uses_inside(func: glow_ir.FuncOp, tile: SSAValue, start: int, end: int,
+                       index: dict[Operation, int]) -> None:
+    """Every use of the tile, and every wait of a DMA on it, lies in [start, end]."""
+    for use in tile.uses:
+        user = use.operation
+        at = index.get(user)
+        if at is None or not start < at <= end:
+            raise PassFailedException(
+                f"{NAME}: {where(user, func)} uses tile {value_text(tile, func)} outside its "
+                f"life (from its scratchpad_alloc to its scratchpad_free)")
+        if isinstance(user, acc.DmaStartOp):
+            for w in user.token.uses:
+                wait = w.operation
+                if isinstance(wait, acc.DmaWaitOp) and (wait not in index
+                                                        or index[wait] > end):
+                    raise PassFailedException(
+                        f"{NAME}: {where(wait, func)} waits for a DMA on tile "
+                        f"{value_text(tile, func)} after the tile's scratchpad_free: the "
+                        f"transfer may still touch freed bytes")
+
+
+def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buffer],
+                   align: int, cap: int, size: int) -> PassFailedException:
+    """The error for a plan of `size` bytes over `cap`, at the op where the live tiles
+    need the most bytes (an op using them rather than an alloc, when one is as bad)."""
+    by_start = {b.start: b for b in buffers}
+    by_end: dict[int, list[Buffer]] = {}
+    for b in buffers:
+        by_end.setdefault(b.end, []).append(b)
+    live: dict[Operation, Buffer] = {}
+    best: tuple[int, int] = (-1, 0)
+    best_at, best_live = 0, list(buffers)
+    total = 0
+    for i in range(len(ops)):
+        for b in by_end.get(i, []):
+            del live[b.id]
+            total -= align_up(b.size, align)
+        if i in by_start:
+            b = by_start[i]
+            live[b.id] = b
+            total += align_up(b.size, align)
+        key = (total, 0 if i in by_start else 1)
+        if key > best:
+            best, best_at, best_live = key, i, list(live.values())
+    need = best[0]
+    if need > cap:
+        what = f"live tiles need {need} bytes, {need - cap} over the {cap}-byte scratchpad"
+    else:
+        what = (f"live tiles need {need} bytes, but placing them at aligned offsets takes "
+                f"{size}, {size - cap} over the {cap}-byte scratchpad")
+    largest = max(best_live, key=lambda b: b.size).id
+    return PassFailedException(f"{NAME}: at {where(ops[best_at], func)}: {what}; largest "
+                               f"live tile {value_text(largest.result, func)}")
+
+
+def planned_bytes(func: glow_ir.FuncOp) -> int:
+    """The scratchpad bytes the plan of `func`'s tiles would reach (the end of its highest
+    tile), without setting anything: what `accel-double-buffer` checks its schedule with."""
+    align = target(func, NAME).value("alignment")
+    _, buffers = tile_intervals(func)
+    result = plan(buffers, align)
+    return max((result.offsets[b.id] + b.size for b in buffers), default=0)
+
+
+def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
+    """Set every tile's offset and the function's peak; returns the peak (None when the
+    function has no accelerator ops)."""
+    if not has_accel_ops(func):
+        return None
+    t = target(func, NAME)
+    cap, align = t.value("scratchpad_bytes"), t.value("alignment")
+    ops, buffers = tile_intervals(func)
+    for op in ops:
+        if isinstance(op, acc.DmaWaitOp):
+            for d in dmas_of(op):
+                if d.parent_block() is not func.body or not d.is_before_in_block(op):
+                    raise PassFailedException(
+                        f"{NAME}: {where(op, func)} waits for a DMA not started before it")
+    result = plan(buffers, align)
+    if any(result.offsets[b.id] + b.size > cap for b in buffers):
+        raise _over_capacity(func, ops, buffers, align, cap, result.size)
+    for b in buffers:
+        alloc = b.id
+        assert isinstance(alloc, acc.ScratchpadAllocOp)
+        alloc.attributes["offset"] = IntegerAttr(result.offsets[alloc], i64)
+    func.attributes[PEAK_ATTR] = IntegerAttr(result.size, i64)
+    return result.size
+
+
+@dataclass(frozen=True)
+class AccelPlanScratchpadPass(FunctionPass):
+    """Give every scratchpad tile a static, aligned offset; fail if the plan does not fit."""
+
+    name = "accel-plan-scratchpad"
+
+    def run_on_function(self, func: glow_ir.FuncOp) -> int | None:
+        return plan_scratchpad(func)

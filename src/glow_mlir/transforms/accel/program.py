@@ -1,0 +1,245 @@
+"""What the accelerator passes ask of a `glow_accel` program: which bytes an op reads and
+writes, whether two ops may trade places, which DMA a wait completes, how many scratchpad
+bytes are live at each op, and where an op is (for messages).
+
+A DMA is in flight from its `dma_start` to its `dma_wait`, so both ops carry the whole
+transfer's effects: anything that conflicts with the transfer must stay before the start
+or after the wait. Bytes are compared per root buffer (a tile is its own root; a main
+memory value is its root weight or activation, through views), as [first byte, last byte]
+of a box: exact for a box that is contiguous in its root, conservative otherwise.
+Different roots never share bytes while both are allocated, and an op never moves past the
+alloc or dealloc of a buffer it touches, so comparing roots is enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.analysis.instr_buffers import memory_accesses
+from glow_mlir.analysis.memory_planner import align_up
+from glow_mlir.dialects import glow_accel as acc
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.memory import element_bytes, linear_index
+from glow_mlir.ir.text import location_text
+
+# ====================================================================== effects
+
+
+@dataclass(frozen=True)
+class Effect:
+    """`op` reads (or writes) bytes [lo, hi) of buffer `root`."""
+
+    root: SSAValue
+    lo: int
+    hi: int
+    writes: bool
+
+
+def whole(value: SSAValue, writes: bool) -> Effect:
+    """All of `value`'s bytes in its root."""
+    root = glow_ir.root_buffer(value)
+    lo = glow_ir.view_byte_offset(value)
+    return Effect(root, lo, lo + glow_ir.buffer_bytes(value.type), writes)
+
+
+def box_effect(value: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
+               writes: bool) -> Effect:
+    """The box `offsets` + `sizes` of `value` as a byte range of its root, from the box's
+    first to its last byte."""
+    t = value.type
+    assert isinstance(t, MemRefType)
+    shape = tuple(t.get_shape())
+    e = element_bytes(t)
+    first = linear_index(offsets, shape)
+    last = linear_index([o + n - 1 for o, n in zip(offsets, sizes)], shape)
+    base = glow_ir.view_byte_offset(value)
+    return Effect(glow_ir.root_buffer(value), base + first * e, base + (last + 1) * e, writes)
+
+
+def dma_effects(dma: acc.DmaStartOp) -> tuple[Effect, ...]:
+    (so, sz), (do, _) = dma.src_box, dma.dst_box
+    return (box_effect(dma.src, so, sz, False), box_effect(dma.dst, do, sz, True))
+
+
+def dmas_of(wait: acc.DmaWaitOp) -> list[acc.DmaStartOp]:
+    """The transfers `wait` completes."""
+    out = []
+    for tok in wait.tokens:
+        assert isinstance(tok.owner, acc.DmaStartOp)
+        out.append(tok.owner)
+    return out
+
+
+def op_effects(op: Operation) -> tuple[Effect, ...]:
+    """What `op` reads and writes (a DMA's start and wait both carry the transfer's)."""
+    if isinstance(op, acc.DmaStartOp):
+        return dma_effects(op)
+    if isinstance(op, acc.DmaWaitOp):
+        return tuple(e for d in dmas_of(op) for e in dma_effects(d))
+    if isinstance(op, acc.ScratchpadAllocOp):
+        return (whole(op.result, True),)
+    if isinstance(op, acc.ScratchpadFreeOp):
+        return (whole(op.tile, True),)
+    if isinstance(op, (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp)):
+        value = op.results[0] if op.results else op.operands[0]
+        return (whole(glow_ir.root_buffer(value), True),)
+    return tuple(whole(v, k.writes) for v, k in memory_accesses(op))
+
+
+def conflict(a: Iterable[Effect], b: Iterable[Effect]) -> bool:
+    """Do two effect sets touch the same bytes, at least one of them writing?"""
+    b = tuple(b)
+    for x in a:
+        for y in b:
+            if (x.root is y.root and (x.writes or y.writes) and x.lo < y.hi
+                    and y.lo < x.hi):
+                return True
+    return False
+
+
+class Effects:
+    """`op_effects`, computed once per op (ops move, their effects do not change)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Operation, tuple[Effect, ...]] = {}
+
+    def __call__(self, op: Operation) -> tuple[Effect, ...]:
+        e = self._cache.get(op)
+        if e is None:
+            e = self._cache[op] = op_effects(op)
+        return e
+
+    def must_stay_ordered(self, first: Operation, second: Operation) -> bool:
+        """May `first` (earlier in the program) and `second` not trade places? They may not
+        when `second` uses a result of `first` or their effects conflict."""
+        if any(r in second.operands for r in first.results):
+            return True
+        return conflict(self(first), self(second))
+
+
+# ====================================================================== tiles
+
+
+def tile_bytes(tile: SSAValue, alignment: int) -> int:
+    """Scratchpad bytes a tile takes (its size rounded up to the alignment)."""
+    return align_up(glow_ir.buffer_bytes(tile.type), alignment)
+
+
+class TileSizes:
+    """`tile_bytes` of each tile, computed once (the passes ask again and again)."""
+
+    def __init__(self, alignment: int):
+        self.alignment = alignment
+        self._sizes: dict[SSAValue, int] = {}
+
+    def __call__(self, tile: SSAValue) -> int:
+        n = self._sizes.get(tile)
+        if n is None:
+            n = self._sizes[tile] = tile_bytes(tile, self.alignment)
+        return n
+
+    def delta(self, op: Operation) -> int:
+        """How `op` changes the live scratchpad bytes after it."""
+        if isinstance(op, acc.ScratchpadAllocOp):
+            return self(op.result)
+        if isinstance(op, acc.ScratchpadFreeOp):
+            return -self(op.tile)
+        return 0
+
+    def profile(self, ops: Sequence[Operation], live_before: int = 0) -> list[int]:
+        """Scratchpad bytes live during each of `ops` (a tile is live from its alloc to
+        just before its free), given `live_before` bytes live before the first."""
+        out = []
+        live = live_before
+        for op in ops:
+            live += self.delta(op)
+            out.append(live)
+        return out
+
+
+def free_of(tile: SSAValue) -> acc.ScratchpadFreeOp | None:
+    for use in tile.uses:
+        if isinstance(use.operation, acc.ScratchpadFreeOp):
+            return use.operation
+    return None
+
+
+# ====================================================================== functions
+
+
+def has_accel_ops(func: glow_ir.FuncOp) -> bool:
+    return any(op.name.startswith("glow_accel.") for op in func.body.ops)
+
+
+def target(func: glow_ir.FuncOp, pass_name: str) -> acc.TargetAttr:
+    """The function's target; a program without one cannot be scheduled or planned."""
+    t = acc.target_of(func)
+    if t is None:
+        raise PassFailedException(
+            f"{pass_name}: @{func.sym_name.data} has glow_accel ops but no glow_accel.target "
+            f"(convert-glow-ir-to-accel sets it)")
+    return t
+
+
+def where(op: Operation, func: glow_ir.FuncOp | None = None) -> str:
+    """`op`'s name and location for messages: `glow_accel.matmul (file:3:5)` or, for an
+    op without a file location, `glow_accel.matmul (#7 in @main)`."""
+    loc = location_text(op)
+    if loc is not None:
+        return f"{op.name} ({loc})"
+    if func is not None and op.parent_block() is func.body:
+        index = list(func.body.ops).index(op)
+        return f"{op.name} (#{index} in @{func.sym_name.data})"
+    return op.name
+
+
+def value_text(value: SSAValue, func: glow_ir.FuncOp | None = None) -> str:
+    """`%name : type` of a tile for messages; a tile without a name is named by its
+    alloc's place: `the tile of glow_accel.scratchpad_alloc (#3 in @main) : type`."""
+    if value.name_hint:
+        name = f"%{value.name_hint}"
+    elif isinstance(value.owner, Operation):
+        name = f"the tile of {where(value.owner, func)}"
+    else:
+        name = "an unnamed tile"
+    return f"{name} : {value.type}"
+
+
+def check_transfers(func: glow_ir.FuncOp, pass_name: str) -> None:
+    """Every `dma_start` in the program is waited for exactly once, later, in the same
+    block: the passes move starts and waits and need the pairs."""
+    for op in func.body.ops:
+        if not isinstance(op, acc.DmaStartOp):
+            continue
+        users = [u.operation for u in op.token.uses]
+        if len(users) != 1 or not isinstance(users[0], acc.DmaWaitOp) \
+                or users[0].parent_block() is not func.body \
+                or not op.is_before_in_block(users[0]):
+            raise PassFailedException(
+                f"{pass_name}: {where(op, func)}: every dma_start needs exactly one later "
+                f"dma_wait in the same block; this one has {len(users)} user(s)")
+
+
+def split_waits(block: Block) -> None:
+    """One `dma_wait` per token (in the same place and token order), so each wait can move
+    on its own."""
+    for op in list(block.ops):
+        if isinstance(op, acc.DmaWaitOp) and len(op.tokens) > 1:
+            for tok in op.tokens:
+                block.insert_op_before(acc.DmaWaitOp.create(operands=[tok]), op)
+            op.detach()
+            op.erase()
+
+
+def reorder(block: Block, ops: Sequence[Operation]) -> None:
+    """Put the block's ops (all of them, each once) in the order `ops`."""
+    assert len(ops) == len(block.ops)
+    for op in ops:
+        op.detach()
+    for op in ops:
+        block.add_op(op)

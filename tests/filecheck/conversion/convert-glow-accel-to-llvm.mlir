@@ -1,0 +1,174 @@
+// The last case must fail (exit status 1, one line naming the pass, the tile and the
+// fix); the others are printed all the same, so every RUN line expects the failure.
+// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm | FileCheck %s
+// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-loops --cse | FileCheck %s --check-prefix=LOOPS
+// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm 2>&1 | FileCheck %s --check-prefix=ERR
+
+// A matmul tiled over two column chunks of b and c and two k chunks (the second
+// accumulating). The entry point is Glow's three-pointer bundle API; the activation area
+// grows: the planned 100 bytes rounded up to 128, the 1024-byte scratchpad (tiles at 128 +
+// offset), then the accumulator (4x4 f32 at 1152): 1216 bytes. Each load and store is a
+// copy loop nest (rows of 4 out of rows of 8: strided); each compute op a call of its tile
+// kernel with byte views of its tiles: two kernels (plain, accumulating), each called
+// twice. The accumulating kernel computes into the accumulator, then out += acc.
+// CHECK-LABEL: llvm.func internal @tiled_tile_mat_mul_0(
+// CHECK-LABEL: llvm.func internal @tiled_tile_mat_mul_1(
+// CHECK-LABEL: llvm.func @tiled(
+// CHECK-SAME:      %constantWeight: !llvm.ptr {llvm.noalias}, %mutableWeight: !llvm.ptr {llvm.noalias}, %activations: !llvm.ptr {llvm.noalias}) -> i32
+// CHECK-SAME:      glow.activations_size = 1216 : i64
+// CHECK:         llvm.call @tiled_tile_mat_mul_0(
+// CHECK:         llvm.mlir.constant(1152) : i64
+// CHECK:         llvm.call @tiled_tile_mat_mul_1(
+// CHECK-NOT:     memref
+// CHECK-NOT:     scf.
+// CHECK-NOT:     glow_accel
+// CHECK:         llvm.return
+
+// LOOPS-LABEL: func.func private @tiled_tile_mat_mul_0(
+// LOOPS-SAME:      %out: memref<64xi8> {llvm.noalias}, %in1: memref<64xi8> {llvm.noalias}, %in2: memref<64xi8> {llvm.noalias}) attributes {glow_accel.tile_kernel}
+// LOOPS:           memref.view %out[%{{.*}}][] : memref<64xi8> to memref<4x4xf32>
+// LOOPS:           arith.mulf
+// LOOPS:           func.return
+// LOOPS-LABEL: func.func private @tiled_tile_mat_mul_1(
+// LOOPS-SAME:      %out: memref<64xi8> {llvm.noalias}, %in1: memref<64xi8> {llvm.noalias}, %in2: memref<64xi8> {llvm.noalias}, %acc: memref<64xi8> {llvm.noalias}) attributes {glow_accel.tile_kernel}
+// LOOPS:           %[[TMP:.*]] = memref.view %acc[%{{.*}}][] : memref<64xi8> to memref<4x4xf32>
+// LOOPS:           memref.store %{{.*}}, %[[TMP]]
+// LOOPS:           %[[DST:.*]] = memref.view %out[%{{.*}}][] : memref<64xi8> to memref<16xf32>
+// LOOPS-NEXT:      %[[ACC:.*]] = memref.view %acc[%{{.*}}][] : memref<64xi8> to memref<16xf32>
+// LOOPS-NEXT:      %[[C16:.*]] = arith.constant 16 : index
+// LOOPS-NEXT:      scf.for %[[E:.*]] = %{{.*}} to %[[C16]] step %{{.*}} {
+// LOOPS-NEXT:        %[[P:.*]] = memref.load %[[DST]][%[[E]]] : memref<16xf32>
+// LOOPS-NEXT:        %[[Q:.*]] = memref.load %[[ACC]][%[[E]]] : memref<16xf32>
+// LOOPS-NEXT:        %[[SUM:.*]] = arith.addf %[[P]], %[[Q]] fastmath<reassoc,contract> : f32
+// LOOPS-NEXT:        memref.store %[[SUM]], %[[DST]][%[[E]]] : memref<16xf32>
+// LOOPS-NEXT:      }
+// LOOPS-NEXT:      func.return
+// LOOPS-NOT:   func.func private
+// LOOPS-LABEL: func.func @tiled(
+// LOOPS-SAME:      %mutableWeight: memref<512xi8> {llvm.noalias}, %activations: memref<1216xi8> {llvm.noalias}) -> i32
+// LOOPS-SAME:      glow.activations_size = 1216 : i64
+// LOOPS:         %[[C128:.*]] = arith.constant 128 : index
+// LOOPS-NEXT:    %[[TA:.*]] = memref.view %activations[%[[C128]]][] : memref<1216xi8> to memref<16xf32>
+// LOOPS-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// LOOPS-NEXT:    %[[A:.*]] = memref.view %mutableWeight[%[[C0]]][] : memref<512xi8> to memref<32xf32>
+// LOOPS:         scf.for %[[I:.*]] =
+// LOOPS-NEXT:      %[[DROW:.*]] = arith.muli %[[I]], %{{.*}} : index
+// LOOPS-NEXT:      %[[C8:.*]] = arith.constant 8 : index
+// LOOPS-NEXT:      %[[SROW:.*]] = arith.muli %[[I]], %[[C8]] : index
+// LOOPS-NEXT:      scf.for %[[J:.*]] =
+// LOOPS-NEXT:        %[[D:.*]] = arith.addi %[[DROW]], %[[J]] : index
+// LOOPS-NEXT:        %[[S:.*]] = arith.addi %[[SROW]], %[[J]] : index
+// LOOPS-NEXT:        %[[X:.*]] = memref.load %[[A]][%[[S]]] : memref<32xf32>
+// LOOPS-NEXT:        memref.store %[[X]], %[[TA]][%[[D]]] : memref<16xf32>
+// LOOPS:         %[[C192:.*]] = arith.constant 192 : index
+// LOOPS-NEXT:    memref.view %activations[%[[C192]]][] : memref<1216xi8> to memref<16xf32>
+// LOOPS:         %[[C256:.*]] = arith.constant 256 : index
+// LOOPS-NEXT:    %[[VC:.*]] = memref.view %activations[%[[C256]]][] : memref<1216xi8> to memref<64xi8>
+// LOOPS-NEXT:    %[[VA:.*]] = memref.view %activations[%[[C128]]][] : memref<1216xi8> to memref<64xi8>
+// LOOPS-NEXT:    %[[VB:.*]] = memref.view %activations[%[[C192]]][] : memref<1216xi8> to memref<64xi8>
+// LOOPS-NEXT:    func.call @tiled_tile_mat_mul_0(%[[VC]], %[[VA]], %[[VB]])
+// LOOPS:         %[[C1152:.*]] = arith.constant 1152 : index
+// LOOPS-NEXT:    %[[VACC:.*]] = memref.view %activations[%[[C1152]]][] : memref<1216xi8> to memref<64xi8>
+// LOOPS-NEXT:    func.call @tiled_tile_mat_mul_1(%[[VC]], %[[VA]], %[[VB]], %[[VACC]])
+// The store of the first column chunk: rows of 4 into rows of 8 of @c (at 384).
+// LOOPS-NEXT:    %[[C384:.*]] = arith.constant 384 : index
+// LOOPS-NEXT:    %[[C:.*]] = memref.view %mutableWeight[%[[C384]]][] : memref<512xi8> to memref<32xf32>
+// LOOPS-NEXT:    %[[TC:.*]] = memref.view %activations[%[[C256]]][] : memref<1216xi8> to memref<16xf32>
+// LOOPS-NEXT:    scf.for
+// LOOPS-NEXT:      arith.constant 8 : index
+// LOOPS:             memref.load %[[TC]]
+// LOOPS-NEXT:        memref.store %{{.*}}, %[[C]]
+// LOOPS:         func.call @tiled_tile_mat_mul_0(%[[VC]], %[[VA]], %[[VB]])
+// LOOPS:         func.call @tiled_tile_mat_mul_1(%[[VC]], %[[VA]], %[[VB]], %[[VACC]])
+// LOOPS:         func.return
+glow_ir.func @tiled declare {
+  glow_ir.weight @a constant input : memref<4x8xf32>
+  glow_ir.weight @b constant input : memref<8x8xf32>
+  glow_ir.weight @c mutable output : memref<4x8xf32>
+} program(%a, %b, %c) {
+  %ta = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<4x4xf32, 1>
+  %tb = glow_accel.scratchpad_alloc {offset = 64 : i64} : memref<4x4xf32, 1>
+  %tc = glow_accel.scratchpad_alloc {offset = 128 : i64} : memref<4x4xf32, 1>
+  %ka00 = glow_accel.dma_start %a[0, 0] -> %ta[0, 0] sizes [4, 4] : memref<4x8xf32> -> memref<4x4xf32, 1>
+  %kb00 = glow_accel.dma_start %b[0, 0] -> %tb[0, 0] sizes [4, 4] : memref<8x8xf32> -> memref<4x4xf32, 1>
+  glow_accel.dma_wait %ka00, %kb00
+  glow_accel.matmul @out %tc, @in %ta, @in %tb : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>
+  %ka01 = glow_accel.dma_start %a[0, 4] -> %ta[0, 0] sizes [4, 4] : memref<4x8xf32> -> memref<4x4xf32, 1>
+  %kb01 = glow_accel.dma_start %b[4, 0] -> %tb[0, 0] sizes [4, 4] : memref<8x8xf32> -> memref<4x4xf32, 1>
+  glow_accel.dma_wait %ka01, %kb01
+  glow_accel.matmul @inout %tc, @in %ta, @in %tb {accumulate} : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>
+  %kc0 = glow_accel.dma_start %tc[0, 0] -> %c[0, 0] sizes [4, 4] : memref<4x4xf32, 1> -> memref<4x8xf32>
+  glow_accel.dma_wait %kc0
+  %ka10 = glow_accel.dma_start %a[0, 0] -> %ta[0, 0] sizes [4, 4] : memref<4x8xf32> -> memref<4x4xf32, 1>
+  %kb10 = glow_accel.dma_start %b[0, 4] -> %tb[0, 0] sizes [4, 4] : memref<8x8xf32> -> memref<4x4xf32, 1>
+  glow_accel.dma_wait %ka10, %kb10
+  glow_accel.matmul @out %tc, @in %ta, @in %tb : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>
+  %ka11 = glow_accel.dma_start %a[0, 4] -> %ta[0, 0] sizes [4, 4] : memref<4x8xf32> -> memref<4x4xf32, 1>
+  %kb11 = glow_accel.dma_start %b[4, 4] -> %tb[0, 0] sizes [4, 4] : memref<8x8xf32> -> memref<4x4xf32, 1>
+  glow_accel.dma_wait %ka11, %kb11
+  glow_accel.matmul @inout %tc, @in %ta, @in %tb {accumulate} : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>
+  %kc1 = glow_accel.dma_start %tc[0, 0] -> %c[0, 4] sizes [4, 4] : memref<4x4xf32, 1> -> memref<4x8xf32>
+  glow_accel.dma_wait %kc1
+  glow_accel.scratchpad_free %ta : memref<4x4xf32, 1>
+  glow_accel.scratchpad_free %tb : memref<4x4xf32, 1>
+  glow_accel.scratchpad_free %tc : memref<4x4xf32, 1>
+} attributes {activations_size = 100 : i64, alignment = 64 : i64, glow_accel.target = #glow_accel.target<scratchpad_bytes = 1024, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
+
+// -----
+
+// A convolution without bias reads a zero bias region after the scratchpad (at 256: no
+// accumulator here), zeroed at entry, once per call; its fused relu stays in the kernel
+// (it does not accumulate). Done once, it is emitted in place (no kernel function).
+// CHECK-NOT:   llvm.func internal
+// CHECK-LABEL: llvm.func @conv_without_bias(
+// CHECK-SAME:      glow.activations_size = 320 : i64
+// CHECK-NOT:     llvm.call @
+
+// LOOPS-NOT:   func.func private
+// LOOPS-LABEL: func.func @conv_without_bias(
+// LOOPS-SAME:      %activations: memref<320xi8> {llvm.noalias}) -> i32
+// LOOPS:         %[[C256:.*]] = arith.constant 256 : index
+// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<4xi8>
+// LOOPS-NEXT:    %[[Z:.*]] = arith.constant 0 : i8
+// LOOPS:         scf.for %[[I:.*]] =
+// LOOPS-NEXT:      memref.store %[[Z]], %[[ZERO]][%[[I]]] : memref<4xi8>
+// LOOPS-NEXT:    }
+// LOOPS:         memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<1xf32>
+// LOOPS:         arith.maximumf
+// LOOPS-NOT:     func.call
+glow_ir.func @conv_without_bias declare {
+  glow_ir.weight @x constant input : memref<1x1x3x3xf32>
+  glow_ir.weight @w constant input : memref<1x1x2x2xf32>
+  glow_ir.weight @y mutable output : memref<1x1x2x2xf32>
+} program(%x, %w, %y) {
+  %tx = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<1x1x3x3xf32, 1>
+  %tw = glow_accel.scratchpad_alloc {offset = 64 : i64} : memref<1x1x2x2xf32, 1>
+  %to = glow_accel.scratchpad_alloc {offset = 128 : i64} : memref<1x1x2x2xf32, 1>
+  %k0 = glow_accel.dma_start %x[0, 0, 0, 0] -> %tx[0, 0, 0, 0] sizes [1, 1, 3, 3] : memref<1x1x3x3xf32> -> memref<1x1x3x3xf32, 1>
+  %k1 = glow_accel.dma_start %w[0, 0, 0, 0] -> %tw[0, 0, 0, 0] sizes [1, 1, 2, 2] : memref<1x1x2x2xf32> -> memref<1x1x2x2xf32, 1>
+  glow_accel.dma_wait %k0, %k1
+  glow_accel.conv @out %to, @in %tx, @in %tw {kernels = array<i64: 2, 2>, fused_activation = "relu"} : memref<1x1x2x2xf32, 1>, memref<1x1x3x3xf32, 1>, memref<1x1x2x2xf32, 1>
+  %k2 = glow_accel.dma_start %to[0, 0, 0, 0] -> %y[0, 0, 0, 0] sizes [1, 1, 2, 2] : memref<1x1x2x2xf32, 1> -> memref<1x1x2x2xf32>
+  glow_accel.dma_wait %k2
+  glow_accel.scratchpad_free %tx : memref<1x1x3x3xf32, 1>
+  glow_accel.scratchpad_free %tw : memref<1x1x2x2xf32, 1>
+  glow_accel.scratchpad_free %to : memref<1x1x2x2xf32, 1>
+} attributes {activations_size = 0 : i64, alignment = 64 : i64, glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
+
+// -----
+
+// Must not lower: the scratchpad is not planned (no offset on a tile).
+// ERR-NOT: Traceback
+// ERR: convert-glow-accel-to-llvm: @unplanned: 1 scratchpad_alloc(s) without an offset (the first: glow_accel.scratchpad_alloc %t : memref<4xf32, 1 : i64> at {{.*}}); run accel-plan-scratchpad first
+glow_ir.func @unplanned declare {
+  glow_ir.weight @x constant input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %t = glow_accel.scratchpad_alloc : memref<4xf32, 1>
+  %k0 = glow_accel.dma_start %x[0] -> %t[0] sizes [4] : memref<4xf32> -> memref<4xf32, 1>
+  glow_accel.dma_wait %k0
+  glow_accel.elementwise @out %t, @in %t {kind = "relu"} : memref<4xf32, 1>, memref<4xf32, 1>
+  %k1 = glow_accel.dma_start %t[0] -> %y[0] sizes [4] : memref<4xf32, 1> -> memref<4xf32>
+  glow_accel.dma_wait %k1
+  glow_accel.scratchpad_free %t : memref<4xf32, 1>
+} attributes {activations_size = 0 : i64, alignment = 64 : i64, glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
