@@ -2,7 +2,13 @@
 single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
-                                     [--tail-folding] [--dump-ir DIR]
+                                     [--tail-folding] [--dump-ir DIR] [--cpu-time]
+
+Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
+(r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
+stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
+(bert_*). --cpu-time times with the thread's CPU time: on a shared machine the wall
+clock also counts time the process waits for a core.
 
 Each case is one glow op (its weights function inputs) taken through lower-to-instr,
 glow-instr-pipeline, convert-glow-ir-to-loops and the upstream mlir-opt-22 /
@@ -148,14 +154,110 @@ def case_matmul():
     return "mat_mul 128x768 @ 768x768", module, [a, b], ort, 2 * 128 * 768 * 768
 
 
-CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul}
+def conv_case(c, hw, o, k, stride, pad, group=1):
+    """A ResNet-18-like convolution: 1 x c x hw x hw, k x k, stride, pad -> o."""
+    def case():
+        x, w, b = (rand(1, c, hw, hw, seed=1), rand(o, c // group, k, k, seed=2),
+                   rand(o, seed=3))
+        oh = (hw + 2 * pad - k) // stride + 1
+        module = one_op_module(glow.ConvolutionOp, [x.shape, w.shape, b.shape], (1, o, oh, oh),
+                               kernels=[k, k], strides=[stride, stride], pads=[pad] * 4,
+                               group=group)
+        ort = ort_runner("Conv", [x, w, b], [1, o, oh, oh], kernel_shape=[k, k],
+                         strides=[stride, stride], pads=[pad] * 4, group=group)
+        g = f" g{group}" if group != 1 else ""
+        return (f"conv {c}x{hw}x{hw} {k}x{k}/{stride} p{pad}{g} -> {o}", module, [x, w, b],
+                ort, 2 * o * (c // group) * k * k * oh * oh)
+    return case
+
+
+def case_fc_bert():
+    x, w, b = rand(128, 768, seed=1), rand(768, 3072, seed=2), rand(3072, seed=3)
+    module = one_op_module(glow.FullyConnectedOp, [x.shape, w.shape, b.shape], (128, 3072))
+    ort = ort_runner("Gemm", [x, w, b], [128, 3072])
+    return "fully_connected 128x768 -> 3072", module, [x, w, b], ort, 2 * 128 * 768 * 3072
+
+
+def matmul_case(n, k, m):
+    def case():
+        a, b = rand(n, k, seed=1), rand(k, m, seed=2)
+        module = one_op_module(glow.MatMulOp, [a.shape, b.shape], (n, m))
+        ort = ort_runner("MatMul", [a, b], [n, m])
+        return f"mat_mul {n}x{k} @ {k}x{m}", module, [a, b], ort, 2 * n * k * m
+    return case
+
+
+def bmm_case(bs, n, k, m):
+    def case():
+        a, b = rand(bs, n, k, seed=1), rand(bs, k, m, seed=2)
+        module = one_op_module(glow.BatchMatMulOp, [a.shape, b.shape], (bs, n, m))
+        ort = ort_runner("MatMul", [a, b], [bs, n, m])
+        return (f"batch_mat_mul {bs}x{n}x{k} @ {k}x{m}", module, [a, b], ort,
+                2 * bs * n * k * m)
+    return case
+
+
+def unary_case(op_class, onnx_op, shape, **attrs):
+    def case():
+        x = rand(*shape, seed=1) * 3
+        module = one_op_module(op_class, [x.shape], shape, **attrs)
+        ort = ort_runner(onnx_op, [x], list(shape), **attrs)
+        return f"{onnx_op} {'x'.join(map(str, shape))}", module, [x], ort, 0
+    return case
+
+
+def case_pow2():
+    x, y = rand(128, 768, seed=1), np.full((128, 768), 2.0, np.float32)
+    module = one_op_module(glow.PowOp, [x.shape, y.shape], (128, 768))
+    ort = ort_runner("Pow", [x, y], [128, 768])
+    return "Pow 128x768 ^ 2", module, [x, y], ort, 0
+
+
+CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
+         # ResNet-18's other convolution shapes (stride 2 and the smaller images)
+         "r18_conv1": conv_case(3, 224, 64, 7, 2, 3),
+         "r18_s2_56": conv_case(64, 56, 128, 3, 2, 1),
+         "r18_ds_56": conv_case(64, 56, 128, 1, 2, 0),
+         "r18_s1_28": conv_case(128, 28, 128, 3, 1, 1),
+         "r18_s2_28": conv_case(128, 28, 256, 3, 2, 1),
+         "r18_ds_28": conv_case(128, 28, 256, 1, 2, 0),
+         "r18_s1_14": conv_case(256, 14, 256, 3, 1, 1),
+         "r18_s2_14": conv_case(256, 14, 512, 3, 2, 1),
+         "r18_ds_14": conv_case(256, 14, 512, 1, 2, 0),
+         "r18_s1_7": conv_case(512, 7, 512, 3, 1, 1),
+         # MobileNet-v1: first convolution, depthwise ones, a pointwise one
+         "mb_conv1": conv_case(3, 224, 32, 3, 2, 1),
+         "mb_dw_112": conv_case(32, 112, 32, 3, 1, 1, 32),
+         "mb_dw_112_s2": conv_case(64, 112, 64, 3, 2, 1, 64),
+         "mb_dw_56": conv_case(128, 56, 128, 3, 1, 1, 128),
+         "mb_dw_14": conv_case(512, 14, 512, 3, 1, 1, 512),
+         "mb_dw_7": conv_case(1024, 7, 1024, 3, 1, 1, 1024),
+         "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
+         "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
+         "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
+         "mb_pw_7": conv_case(1024, 7, 1024, 1, 1, 0),
+         # BERT-base encoder layer pieces
+         "bert_fc": case_fc_bert,
+         "bert_mm1": matmul_case(128, 768, 3072),
+         "bert_mm2": matmul_case(128, 3072, 768),
+         "bert_qk": bmm_case(12, 128, 64, 128),
+         "bert_av": bmm_case(12, 128, 128, 64),
+         "bert_erf": unary_case(glow.ErfOp, "Erf", (128, 3072)),
+         "bert_softmax": unary_case(glow.SoftMaxOp, "Softmax", (12, 128, 128)),
+         "bert_pow": case_pow2}
+
+
+CLOCK = [time.perf_counter]
+"""The clock of `timed`: wall time, or this thread's CPU time (--cpu-time: robust when
+other processes share the cores, both runners are single-threaded)."""
 
 
 def timed(fn, inner: int) -> float:
-    t0 = time.perf_counter()
+    clock = CLOCK[0]
+    t0 = clock()
     for _ in range(inner):
         fn()
-    return (time.perf_counter() - t0) / inner
+    return (clock() - t0) / inner
 
 
 def main(argv=None) -> None:
@@ -165,8 +267,12 @@ def main(argv=None) -> None:
     p.add_argument("--opt", type=int, default=3)
     p.add_argument("--tail-folding", action="store_true",
                    help="LLVM option: masked vector remainders (predicate-else-scalar-epilogue)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time with this thread's CPU time instead of the wall clock")
     p.add_argument("--dump-ir", help="write the optimized LLVM IR of each case to DIR")
     args = p.parse_args(argv)
+    if args.cpu_time:
+        CLOCK[0] = time.thread_time
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
@@ -187,7 +293,7 @@ def main(argv=None) -> None:
             g_times.append(timed(fast, inner))
             o_times.append(timed(ort, inner))
         g, o = statistics.median(g_times), statistics.median(o_times)
-        print(f"{title:42} {g * 1e3:9.3f} {o * 1e3:9.3f} {g / o:6.2f} {flops / g / 1e9:9.1f}"
+        print(f"{title:42} {g * 1e3:9.3f} {o * 1e3:9.3f} {g / o:6.2f} {flops / g / 1e9 if flops else 0:9.1f}"
               f"   (max rel err {err:.1e}, compile {compile_s:.1f} s)")
 
 

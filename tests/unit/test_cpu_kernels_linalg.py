@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_upstream import have_tools, upstream_runner
+from cpu_upstream import have_tools, to_planned_instr, upstream_runner
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from test_evaluator_common import rand, single_op_module, t
@@ -59,6 +59,17 @@ CONVS = {
     "split_3x3_s2_narrow": (1, 6, 9, 12, 10, (3, 3), (2, 2), (0, 1, 1, 0), (1, 1), 1),
     "direct_3x3_s2_wide": (1, 3, 6, 40, 5, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
     "split_3x3_s2_batch2": (2, 2, 5, 7, 3, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    # im2col + gemm (one group, small images): stride 2 with asymmetric pads, odd sizes
+    # and a batch; no pads (no zeroed columns); 1x1 stride 2 with pads; dilation with
+    # a rectangular kernel; output channels not a multiple of the gemm's row block
+    "im2col_s2_odd_batch": (2, 5, 13, 11, 7, (3, 3), (2, 2), (1, 0, 2, 1), (1, 1), 1),
+    "im2col_unpadded": (1, 6, 9, 8, 9, (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    "im2col_1x1_s2_pads": (1, 7, 9, 11, 5, (1, 1), (2, 2), (1, 1, 0, 1), (1, 1), 1),
+    "im2col_dilated_rect": (1, 4, 11, 10, 6, (2, 3), (2, 1), (1, 2, 0, 1), (2, 2), 1),
+    "im2col_deep_k": (1, 20, 7, 8, 5, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),  # K 180
+    # 32x32 outputs: output rows 4 KiB apart
+    "im2col_4k_rows": (1, 3, 32, 32, 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "pointwise_4k_rows": (2, 4, 32, 32, 6, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
 }
 ACTIVATIONS = [("none", []), ("relu", []), ("clip", [-0.5, 0.25]), ("leaky_relu", [0.1]),
                ("sigmoid", []), ("tanh", [])]
@@ -90,6 +101,104 @@ def test_convolution_fused_activation(act, layout):
     check(glow.ConvolutionOp, inputs, rt, **attrs)
 
 
+@pytest.mark.parametrize("name", [n for n, c in CONVS.items() if c[-1] == 1])
+def test_convolution_without_im2col(name, monkeypatch):
+    """The register tiles and direct forms, which im2col otherwise takes over on small
+    images of one group."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    monkeypatch.setattr(kernels_conv, "IM2COL", False)
+    inputs, rt, attrs = _conv(name, "NCHW")
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("act", [ACTIVATIONS[0], ACTIVATIONS[1], ACTIVATIONS[4]],
+                         ids=["none", "relu", "sigmoid"])
+@pytest.mark.parametrize("name", ["im2col_s2_odd_batch", "im2col_unpadded",
+                                  "im2col_1x1_s2_pads", "stride2_pads_odd"])
+def test_convolution_im2col_chunks(name, act, monkeypatch):
+    """im2col in chunks of input channels (a tiny buffer): the first chunk starts at the
+    bias, the others accumulate, the activation follows the last."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    n, c, h, w, o, k, s, p, d, g = CONVS[name]
+    oh, ow = spatial_out((h, w), k, s, p, d)
+    per_channel = k[0] * k[1] * oh * ow * 4
+    monkeypatch.setattr(kernels_conv, "IM2COL_BYTES", per_channel)  # one channel per chunk
+    assert kernels_conv._im2col_chunk(c, k[0] * k[1], oh * ow, 4) == 1
+    inputs, rt, attrs = _conv(name, "NCHW", fused_activation=act[0],
+                              fused_activation_args=act[1])
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("name", [n for n, c in CONVS.items() if c[-1] == 1])
+def test_convolution_im2col_bands(name, monkeypatch):
+    """im2col per band of output rows (the form of images too large for whole-image
+    columns): bands of 2 rows, so several bands and, for odd heights, a shorter last
+    one; a fused activation."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    n, c, h, w, o, k, s, p, d, g = CONVS[name]
+    oh, ow = spatial_out((h, w), k, s, p, d)
+    monkeypatch.setattr(kernels_conv, "IM2COL_MAX_PIXELS", 0)
+    monkeypatch.setattr(kernels_conv, "IM2COL_MIN_BAND", 1)
+    monkeypatch.setattr(kernels_conv, "IM2COL_BYTES", 2 * c * k[0] * k[1] * ow * 4)
+    if (k, s, p) != ((1, 1), (1, 1), (0, 0, 0, 0)):  # (that one: the gemm on the input)
+        assert kernels_conv._band_rows(k, s, p, g, c, oh, ow, 4) == min(2, oh)
+    inputs, rt, attrs = _conv(name, "NCHW", fused_activation="relu")
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+def test_convolutions_share_one_scratch_buffer(monkeypatch):
+    """Convolutions of one function in different forms (im2col by channel chunks, by row
+    bands, parity-split columns for a strided depthwise one) use views of one stack
+    buffer, allocated once at the start of the function with the largest size."""
+    from xdsl.dialects import func, memref
+    from xdsl.dialects.builtin import FunctionType, ModuleOp, i8
+    from xdsl.ir import Block, Region
+
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+    from glow_mlir.transforms.pass_runner import run_pipeline
+
+    monkeypatch.setattr(kernels_conv, "IM2COL_MAX_PIXELS", 40)  # the 9x11 image: bands
+    monkeypatch.setattr(kernels_conv, "IM2COL_MIN_BAND", 1)
+    x, w1, b1 = rand(1, 3, 9, 11, seed=1), rand(6, 3, 3, 3, seed=2), rand(6, seed=3)
+    w2, b2 = rand(6, 1, 3, 3, seed=4), rand(6, seed=5)  # depthwise, stride 2
+    w3, b3 = rand(4, 6, 3, 3, seed=6), rand(4, seed=7)  # 5x6 -> im2col
+
+    def build():
+        args = [x, w1, b1, w2, b2, w3, b3]
+        block = Block(arg_types=[t(list(a.shape)) for a in args])
+        xa, *ws = block.args
+        c1 = glow.ConvolutionOp.make([xa, ws[0], ws[1]], [t([1, 6, 9, 11])], kernels=[3, 3],
+                                     strides=[1, 1], pads=[1, 1, 1, 1])
+        c2 = glow.ConvolutionOp.make([c1.results[0], ws[2], ws[3]], [t([1, 6, 5, 6])],
+                                     kernels=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                     group=6)
+        c3 = glow.ConvolutionOp.make([c2.results[0], ws[4], ws[5]], [t([1, 4, 5, 6])],
+                                     kernels=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
+                                     fused_activation="relu")
+        for op in (c1, c2, c3):
+            block.add_op(op)
+        block.add_op(func.ReturnOp(c3.results[0]))
+        types = [a.type for a in block.args]
+        return ModuleOp([func.FuncOp("main", FunctionType.from_lists(types, [t([1, 4, 5, 6])]),
+                                     Region(block))]), args
+
+    module, args = build()
+    want = evaluate_module(module, args)
+    got = upstream_runner(build()[0])(args)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-5)
+    module = build()[0]
+    fn = to_planned_instr(module)
+    assert sorted(kernels_conv._nchw_form(op)[0] for op in fn.body.ops
+                  if op.name == "glow_ir.convolution") == ["bands", "im2col", "split"]
+    run_pipeline(module, "convert-glow-ir-to-loops")
+    allocas = [op for op in module.walk() if isinstance(op, memref.AllocaOp)]
+    scratch = [op for op in allocas if op.memref.type.get_element_type() == i8]
+    assert len(scratch) == 1  # (the others: the gemm's accumulation tiles)
+
+
 def test_convolution_f64():
     inputs, rt, attrs = _conv("3x3_same", "NCHW")
     inputs = [a.astype(np.float64) for a in inputs]
@@ -99,19 +208,48 @@ def test_convolution_f64():
 # ====================================================================== dense
 
 
-@pytest.mark.parametrize("n,k,m", [(1, 7, 9), (5, 7, 9), (4, 3, 300), (9, 17, 513)])
+@pytest.mark.parametrize("n,k,m", [(1, 7, 9), (5, 7, 9), (4, 3, 300), (9, 17, 513),
+                                   # blocks of k (KC) with a remainder, panels + remainder
+                                   (6, 300, 9), (3, 260, 1030),
+                                   # rows 4 KiB apart
+                                   (5, 140, 1024)])
 @pytest.mark.parametrize("act", ACTIVATIONS, ids=[a for a, _ in ACTIVATIONS])
 def test_fully_connected(n, k, m, act):
     check(glow.FullyConnectedOp, [rand(n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)],
           t([n, m]), fused_activation=act[0], fused_activation_args=act[1])
 
 
-@pytest.mark.parametrize("n,k,m", [(1, 1, 1), (3, 5, 7), (8, 16, 260), (13, 4, 6)])
+@pytest.mark.parametrize("n,k,m", [(6, 300, 9), (9, 260, 1030), (5, 140, 1024)])
+@pytest.mark.parametrize("act", [ACTIVATIONS[0], ACTIVATIONS[2]], ids=["none", "clip"])
+@pytest.mark.parametrize("ctile", [True, False], ids=["c_tile", "in_c"])
+def test_gemm_k_blocks(n, k, m, act, ctile, monkeypatch):
+    """Blocks of KC steps of k (full ones and a remainder; C from the bias in the first,
+    the activation after the last), with and without the stack tile of C."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
+
+    monkeypatch.setattr(kernels_matmul, "KBLOCK_MIN_BYTES", 0)
+    monkeypatch.setattr(kernels_matmul, "CTILE", ctile)
+    check(glow.FullyConnectedOp, [rand(n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)],
+          t([n, m]), fused_activation=act[0], fused_activation_args=act[1])
+    check(glow.MatMulOp, [rand(n, k, seed=1), rand(k, m, seed=2)], t([n, m]))
+
+
+def test_convolution_im2col_k_blocks(monkeypatch):
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
+
+    monkeypatch.setattr(kernels_matmul, "KBLOCK_MIN_BYTES", 0)
+    inputs, rt, attrs = _conv("im2col_deep_k", "NCHW", fused_activation="relu")
+    check(glow.ConvolutionOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 1, 1), (3, 5, 7), (8, 16, 260), (13, 4, 6), (5, 257, 11),
+                                   (6, 20, 1024)])
 def test_mat_mul(n, k, m):
     check(glow.MatMulOp, [rand(n, k, seed=1), rand(k, m, seed=2)], t([n, m]))
 
 
-@pytest.mark.parametrize("b,n,k,m", [(1, 2, 3, 4), (3, 5, 6, 7), (2, 9, 4, 17)])
+@pytest.mark.parametrize("b,n,k,m", [(1, 2, 3, 4), (3, 5, 6, 7), (2, 9, 4, 17), (2, 3, 131, 5),
+                                     (2, 5, 131, 1024)])
 def test_batch_mat_mul(b, n, k, m):
     check(glow.BatchMatMulOp, [rand(b, n, k, seed=1), rand(b, k, m, seed=2)], t([b, n, m]))
 

@@ -3,6 +3,16 @@ one of several forms by the window's shape:
 
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
   in[ic, p] (`gemm`, kernels_matmul.py).
+- NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
+  weights [oc, (ic, kh, kw)] as they are the left operand, the columns a stack buffer
+  of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
+  image per chunk of input channels (`_conv_im2col`), on larger ones all channels per
+  band of output rows (`_conv_im2col_bands`). Measured against the forms below
+  (`benchmarks/cpu_kernels.py --cpu-time`, time ratio to onnxruntime): ResNet-18's 3x3
+  stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up to 10x ->
+  0.77-0.87x, its 3x3 stride-1 ones at 28/14/7 2.5-4.2x -> 0.83-0.99x, its 7x7/2 stem
+  1.5x -> 0.9x (3x3 at 56: 1.9x -> 1.0x). The forms below remain for groups
+  (depthwise) and NHWC (and IM2COL = False).
 - NCHW with column stride 1 (3x3, 7x7, depthwise): a register tile (`_conv_nchw`): per
   output row, a block of CHANNELS output channels and a tile of up to 16 columns keep
   CHANNELS x 16 scalar accumulators (started at the bias, carried through the
@@ -28,8 +38,10 @@ one of several forms by the window's shape:
 - NHWC reduces over the contiguous input channels.
 
 The entry point (with the NHWC form) comes first, then the direct form, then the
-register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`). Window geometry
-(`tap_range`, `tap_rects`, `interior_rect`) is shared with the pools in kernels_common.py.
+register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`), then im2col
+(`_nchw_form` picks the form; `_scratch` is the stack buffer all the convolutions of a
+function share). Window geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared
+with the pools in kernels_common.py.
 """
 
 from __future__ import annotations
@@ -38,10 +50,11 @@ from collections.abc import Callable
 
 from xdsl.builder import InsertPoint
 from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import MemRefType, i8
 from xdsl.ir import Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     activation,
@@ -49,6 +62,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     block_loop,
     elem,
+    entry_alloca,
     fma,
     fmul,
     fused,
@@ -63,7 +77,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
     window_attrs,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 CHANNELS = 4
@@ -92,18 +106,25 @@ def convolution(instr, em: Emitter) -> None:
     def iw_of(kw, ow_iv):
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
-    if layout == "NCHW":
-        # a column stride makes the register tiles gather their inputs; for 1x1 kernels
-        # on narrow rows (one tile per row) that still beats the per-tap direct form
-        if sw == 1 or (tuple(kernels) == (1, 1) and ow <= TILE_W):
-            _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act)
-        elif sw == 2 and dilation[1] == 1 and (ow <= TILE_W or kernels[1] != 3):
-            # deinterleave the input columns by parity: the tiles read contiguous rows
-            _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act,
-                       split=_split_columns(em, x, pads[1], kernels[1]))
-        else:
-            _conv_nchw_strided(em, instr, kernels, strides, pads, dilation, group, act,
-                               taps, interior, ih_of, iw_of)
+    form = _nchw_form(instr)[0]
+    if form == "im2col":
+        _conv_im2col(em, instr, kernels, strides, pads, dilation, act)
+        return
+    if form == "bands":
+        nbytes = elem(out).bitwidth // 8
+        _conv_im2col_bands(em, instr, kernels, strides, pads, dilation, act,
+                           _band_rows(kernels, strides, pads, group, c, oh, ow, nbytes))
+        return
+    if form == "tiles":
+        _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act)
+        return
+    if form == "split":  # the tiles on the input's columns split by parity
+        _conv_nchw(em, instr, kernels, strides, pads, dilation, group, act,
+                   split=_split_columns(em, instr, x, pads[1], kernels[1]))
+        return
+    if form == "direct":
+        _conv_nchw_strided(em, instr, kernels, strides, pads, dilation, group, act,
+                           taps, interior, ih_of, iw_of)
         return
 
     # NHWC: out[n, oh, ow, o], filter OHWI [o, kh, kw, cg]: reduce over contiguous channels.
@@ -249,7 +270,7 @@ def loop_carry(em: Emitter, lower: int, upper: int, inits: list[SSAValue],
     return list(loop.results)
 
 
-def _split_columns(em: Emitter, x: SSAValue, pad: int, kw_n: int):
+def _split_columns(em: Emitter, instr, x: SSAValue, pad: int, kw_n: int):
     """For a column stride of 2: a stack copy D[n, c, h, q, j] = x[n, c, h, 2 j + parity_q]
     of the input for the column parities the taps read (`parities[q]`), so each tap of a
     register tile reads contiguous columns. Returns (D, {parity: q})."""
@@ -257,7 +278,7 @@ def _split_columns(em: Emitter, x: SSAValue, pad: int, kw_n: int):
     parities = sorted({(kw - pad) % 2 for kw in range(kw_n)})
     half = (wd + 1) // 2
     t = elem(x)
-    D = em.value(memref.AllocaOp.get(t, 64, [n, c, h, len(parities), half]))
+    D = _scratch(em, instr, t, [n, c, h, len(parities), half])
     X = view(em, x, [n * c * h, wd])
     zero = em.const(0.0, t)
 
@@ -311,6 +332,7 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         P = view(em, out, [n, o, oh * ow])
         X = view(em, x, [n, c, h * wd])
         W = view(em, w, [o, cg])
+        tile = c_tile(em, ct, oh * ow)
 
         def image_gemm(ni):
             def grp(g):
@@ -319,7 +341,7 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
                      lambda i, j: (P, [ni, iadd(em, ob, i), j]),
                      lambda i, k: (W, [iadd(em, ob, i), k]),
                      lambda k, j: (X, [ni, iadd(em, ib, k), j]),
-                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act)
+                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act, tile=tile)
 
             em.loop(0, group, grp)
 
@@ -446,3 +468,266 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         em.loop(0, group, grp)
 
     em.loop(0, n, image)
+
+
+IM2COL = True
+"""Whether NCHW convolutions of one group on images of at most IM2COL_MAX_PIXELS
+outputs go through `_conv_im2col` (False: the register tiles and direct forms, which
+the tests also check)."""
+IM2COL_BYTES = 512 * 1024
+"""Most bytes of the im2col columns (`_conv_im2col`, `_conv_im2col_bands`), reused (in
+L2) by every block of output channels; in the function's one scratch buffer
+(`_scratch`)."""
+IM2COL_MAX_PIXELS = 56 * 56
+"""Largest output image (pixels) whose columns are built whole, by chunks of input
+channels (`_conv_im2col`); larger ones go by bands of output rows
+(`_conv_im2col_bands`). (With 2 channels per chunk, 3x3 at 56x56 ran at 1.7x
+onnxruntime's time, with 4 at 1.0x: few channels per chunk reload the output often.)"""
+
+
+def _im2col_chunk(cg: int, taps: int, pixels: int, nbytes: int) -> int:
+    """Input channels per im2col chunk: the largest divisor of cg whose columns fit
+    IM2COL_BYTES (0: not even one channel fits)."""
+    best = 0
+    for d in range(1, cg + 1):
+        if cg % d == 0 and d * taps * pixels * nbytes <= IM2COL_BYTES:
+            best = d
+    return best
+
+
+def _use_im2col(kernels, strides, pads, group, c, pixels, nbytes) -> bool:
+    if not IM2COL or group != 1 or pixels > IM2COL_MAX_PIXELS:
+        return False
+    if tuple(kernels) == (1, 1) and tuple(strides) == (1, 1) and not any(pads):
+        return False  # the gemm on the input itself
+    return _im2col_chunk(c, kernels[0] * kernels[1], pixels, nbytes) > 0
+
+
+def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> None:
+    """NCHW convolution (one group) as im2col + matrix product, in chunks of input
+    channels: col[(icl, kh, kw), p] = in[ic0 + icl, ih(p, kh), iw(p, kw)], 0 outside the
+    image (`_im2col_fill`), then out[oc, p] (+)= W[oc, (ic, kh, kw)] x col (`gemm`; the
+    weights' own layout is the left operand's). The first chunk starts at the bias; the
+    activation follows the last chunk."""
+    out, x, w, bias = instr.operands
+    ct = elem(out)
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    taps = kernels[0] * kernels[1]
+    pixels = oh * ow
+    chunk = _im2col_chunk(c, taps, pixels, ct.bitwidth // 8)
+    chunks = c // chunk
+    kc = chunk * taps
+    B = em.buffer(bias)
+    P = view(em, out, [n, o, pixels])
+    Wf = view(em, w, [o, c * taps])
+    col = _scratch(em, instr, ct, [kc, pixels])
+    tile = c_tile(em, ct, pixels)
+    name, args = act
+
+    def image(ni):
+        def fill(c0):
+            _im2col_fill(em, x, col, ni, c0, chunk, em.index(0), oh, kernels, strides, pads,
+                         dilation, (oh, ow))
+
+        def product(c0, first: SSAValue | None, last: bool):
+            k0 = em.mul_index(c0, taps)
+
+            def init(i, j):
+                b = em.load(B, [i])
+                if first is None:
+                    return b
+                return em.value(arith.SelectOp(first, b, em.load(P, [ni, i, j])))
+
+            gemm(em, o, kc, pixels,
+                 lambda i, j: (P, [ni, i, j]),
+                 lambda i, k: (Wf, [i, iadd(em, k0, k)]),
+                 lambda k, j: (col, [k, j]),
+                 init, act if last else ("none", ()), tile=tile)
+
+        if chunks == 1:
+            fill(em.index(0))
+            product(em.index(0), None, True)
+            return
+
+        def step(ci):
+            c0 = em.mul_index(ci, chunk)
+            fill(c0)
+            product(c0, em.value(arith.CmpiOp(ci, em.index(0), "eq")), False)
+
+        em.loop(0, chunks, step)
+        apply_activation(em, name, args, P, (0, o), pixels, lambda i, j: [ni, i, j])
+
+    em.loop(0, n, image)
+
+
+def _band_rows(kernels, strides, pads, group, c, oh, ow, nbytes) -> int:
+    """Output rows per band of `_conv_im2col_bands` (0: not that form): images too large
+    for `_conv_im2col`, when the columns of all input channels for at least
+    IM2COL_MIN_BAND output pixels fit IM2COL_BYTES; as many rows as fit, evened out over
+    the bands."""
+    if not IM2COL or group != 1:
+        return 0
+    if tuple(kernels) == (1, 1) and tuple(strides) == (1, 1) and not any(pads):
+        return 0
+    row_bytes = c * kernels[0] * kernels[1] * ow * nbytes
+    rows = min(oh, IM2COL_BYTES // row_bytes)
+    if rows * ow < IM2COL_MIN_BAND:
+        return 0
+    bands = -(-oh // rows)
+    return -(-oh // bands)
+
+
+IM2COL_MIN_BAND = 256
+"""Fewest output pixels per band worth an im2col matrix product (`_band_rows`)."""
+
+
+def _conv_im2col_bands(em: Emitter, instr, kernels, strides, pads, dilation, act,
+                       rows: int) -> None:
+    """NCHW convolution (one group) of a large image as im2col + matrix product per band
+    of `rows` output rows (all input channels at once): col[(ic, kh, kw), (r, ow)] =
+    in[ic, ih(r0 + r, kh), iw(ow, kw)] (`_im2col_fill`), then out[:, band] = bias +
+    W[oc, (ic, kh, kw)] x col (`gemm`), activation applied."""
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    taps = kernels[0] * kernels[1]
+    B = em.buffer(bias)
+    P = view(em, out, [n, o, oh * ow])
+    Wf = view(em, w, [o, c * taps])
+    col = _scratch(em, instr, elem(out), [c * taps, rows * ow])
+    tile = c_tile(em, elem(out), oh * ow)
+
+    def image(ni):
+        def band(r0: SSAValue, height: int) -> None:
+            _im2col_fill(em, x, col, ni, em.index(0), c, r0, height, kernels, strides, pads,
+                         dilation, (oh, ow))
+            p0 = em.mul_index(r0, ow)
+            gemm(em, o, c * taps, height * ow,
+                 lambda i, j: (P, [ni, i, iadd(em, p0, j)]),
+                 lambda i, k: (Wf, [i, k]),
+                 lambda k, j: (col, [k, j]),
+                 lambda i, j: em.load(B, [i]), act, tile=tile)
+
+        block_loop(em, oh, rows, band)
+
+    em.loop(0, n, image)
+
+
+def _im2col_fill(em: Emitter, x: SSAValue, col: SSAValue, ni: SSAValue, c0: SSAValue,
+                 chans: int, r0: SSAValue, height: int, kernels, strides, pads,
+                 dilation, out_hw) -> None:
+    """col[(icl, kh, kw), (r, ow)] = in[ni, c0 + icl, ih(r0 + r, kh), iw(ow, kw)], 0 outside
+    the image: one loop nest (taps as loops, not unrolled: small IR); per row, the
+    columns inside the image for every tap are a plain strided copy, the border columns
+    (and rows outside the image) clamped and selected to 0."""
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    oh, ow = out_hw
+    kh_n, kw_n = kernels
+    sh, sw = strides
+    X = em.buffer(x)
+    zero = em.const(0.0, elem(x))
+    cl, cr = interior_rect(kernels, strides, pads, dilation, (h, wd), out_hw)[1]
+    if cr <= cl:
+        cl = cr = ow
+    rows_all_in = all(tap_range(oh, h, sh, kh * dilation[0] - pads[0]) == (0, oh)
+                      for kh in range(kh_n))
+
+    def chan(icl):
+        ic = iadd(em, c0, icl)
+
+        def tap_h(kh):
+            def tap_w(kw):
+                k = iadd(em, em.mul_index(icl, kh_n * kw_n),
+                         iadd(em, em.mul_index(kh, kw_n), kw))
+                col_off = em.add_index(em.mul_index(kw, dilation[1]), -pads[1])
+
+                def row(r):
+                    ih = iadd(em, em.mul_index(iadd(em, r0, r), sh),
+                              em.add_index(em.mul_index(kh, dilation[0]), -pads[0]))
+                    ok = None
+                    if not rows_all_in:
+                        ok = em.value(arith.AndIOp(
+                            em.value(arith.CmpiOp(ih, em.index(0), "sge")),
+                            em.value(arith.CmpiOp(ih, em.index(h), "slt"))))
+                        ih = imin(em, imax(em, ih, 0), h - 1)
+                    p0 = em.mul_index(r, ow)
+
+                    def px(owi, border):
+                        iw = iadd(em, em.mul_index(owi, sw), col_off)
+                        good = ok
+                        if border:
+                            inside = em.value(arith.AndIOp(
+                                em.value(arith.CmpiOp(iw, em.index(0), "sge")),
+                                em.value(arith.CmpiOp(iw, em.index(wd), "slt"))))
+                            good = inside if good is None else em.value(
+                                arith.AndIOp(good, inside))
+                            iw = imin(em, imax(em, iw, 0), wd - 1)
+                        v = em.load(X, [ni, ic, ih, iw])
+                        if good is not None:
+                            v = em.value(arith.SelectOp(good, v, zero))
+                        em.store(v, col, [k, iadd(em, p0, owi)])
+
+                    em.loop(0, cl, lambda q: px(q, True))
+                    em.loop(cl, cr, lambda q: px(q, False))
+                    em.loop(cr, ow, lambda q: px(q, True))
+
+                em.loop(0, height, row)
+
+            em.loop(0, kw_n, tap_w)
+
+        em.loop(0, kh_n, tap_h)
+
+    em.loop(0, chans, chan)
+
+
+def _nchw_form(instr) -> tuple[str, int]:
+    """Which form computes convolution `instr` ("im2col", "bands", "tiles", "split",
+    "direct"; "nhwc" for that layout) and the bytes of scratch (stack) memory it uses."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    if layout != "NCHW":
+        return "nhwc", 0
+    a = attrs(instr)
+    dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
+    out, x, _, _ = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    nbytes = elem(out).bitwidth // 8
+    taps = kernels[0] * kernels[1]
+    if _use_im2col(kernels, strides, pads, group, c, oh * ow, nbytes):
+        return "im2col", _im2col_chunk(c, taps, oh * ow, nbytes) * taps * oh * ow * nbytes
+    rows = _band_rows(kernels, strides, pads, group, c, oh, ow, nbytes)
+    if rows:
+        return "bands", c * taps * rows * ow * nbytes
+    sw = strides[1]
+    # a column stride makes the register tiles gather their inputs; for 1x1 kernels on
+    # narrow rows (one tile per row) that still beats the per-tap direct form
+    if sw == 1 or (tuple(kernels) == (1, 1) and ow <= TILE_W):
+        return "tiles", 0
+    if sw == 2 and dilation[1] == 1 and (ow <= TILE_W or kernels[1] != 3):
+        parities = {(kw - pads[1]) % 2 for kw in range(kernels[1])}
+        return "split", n * c * h * len(parities) * ((wd + 1) // 2) * (elem(x).bitwidth // 8)
+    return "direct", 0
+
+
+def _scratch(em: Emitter, instr, t, dims: list[int]) -> SSAValue:
+    """A memref<dims x t> on the stack for convolution `instr`: a view of one buffer per
+    function, as large as its largest convolution needs (`_nchw_form`) and allocated
+    at the start of the function (the convolutions run one after the other, so they can
+    share it: one buffer per convolution added up to 7.7 MB of stack frame for
+    ResNet-18)."""
+    need = t.bitwidth // 8
+    for d in dims:
+        need *= d
+    cache = em.__dict__.setdefault("_conv_scratch", {})
+    if "buffer" not in cache:
+        size = need
+        body = instr.parent_block()
+        for op in body.ops if body is not None else ():
+            if op.name == "glow_ir.convolution":
+                size = max(size, _nchw_form(op)[1])
+        cache["buffer"] = (entry_alloca(em, i8, [size]), size)
+    buf, size = cache["buffer"]
+    if need > size:  # (not foreseen: a buffer of its own)
+        return em.value(memref.AllocaOp.get(t, 64, dims))
+    return byte_view(em, buf, 0, MemRefType(t, dims))
