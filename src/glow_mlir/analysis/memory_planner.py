@@ -10,7 +10,8 @@ reaching it is optimal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import heapq
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 
@@ -159,16 +160,25 @@ def _glow_max_live(p: _Problem, by: Callable[[int], tuple]) -> list[int]:
             cover[i].append(k)
     done = [False] * n
     order: list[int] = []
+    # The position where live bytes peak, kept in a heap: live bytes only fall, so an
+    # entry whose value is stale is dropped when it surfaces (the first position wins
+    # ties, as max() over the positions would pick it).
+    heap = [(-b, k) for k, b in enumerate(live)]
+    heapq.heapify(heap)
     while len(order) < n:
-        k = max(range(len(positions)), key=lambda k: live[k])
+        while -heap[0][0] != live[heap[0][1]]:
+            heapq.heappop(heap)
+        k = heap[0][1]
         cand = [i for i in members[k] if not done[i]]
         if not cand:  # only zero-size buffers remain
             cand = [i for i in range(n) if not done[i]]
         i = max(cand, key=by)
         done[i] = True
         order.append(i)
-        for kk in cover[i]:
-            live[kk] -= p.sizes[i]
+        if p.sizes[i]:
+            for kk in cover[i]:
+                live[kk] -= p.sizes[i]
+                heapq.heappush(heap, (-live[kk], kk))
     return order
 
 
@@ -222,20 +232,20 @@ def _search(p: _Problem, order: Sequence[int], limit: int,
 SEARCH_BUDGET = 20000  # placements per search order, when no heuristic reaches the bound
 
 
-def _orders(p: _Problem) -> dict[str, list[int]]:
+def _orders(p: _Problem) -> Iterator[tuple[str, list[int]]]:
+    """The placement orders, cheapest first; lazily, since `plan` stops at the first one
+    that reaches the lower bound (Glow's max-live orders cost the most)."""
     n = range(p.n)
     s, st, e = p.sizes, p.starts, p.ends
     life = [e[i] - st[i] for i in n]
-    return {
-        "size": sorted(n, key=lambda i: (-s[i], st[i])),
-        "program": sorted(n, key=lambda i: (st[i], -s[i])),
-        "lifetime": sorted(n, key=lambda i: (-life[i], -s[i], st[i])),
-        "size*lifetime": sorted(n, key=lambda i: (-s[i] * life[i], st[i])),
-        "size,lifetime": sorted(n, key=lambda i: (-s[i], -life[i], st[i])),
-        "max-live/size": _glow_max_live(p, lambda i: (s[i], life[i], -i)),
-        "max-live/lifetime": _glow_max_live(p, lambda i: (life[i], s[i], -i)),
-        "max-live/size*lifetime": _glow_max_live(p, lambda i: (s[i] * life[i], s[i], -i)),
-    }
+    yield "size", sorted(n, key=lambda i: (-s[i], st[i]))
+    yield "program", sorted(n, key=lambda i: (st[i], -s[i]))
+    yield "lifetime", sorted(n, key=lambda i: (-life[i], -s[i], st[i]))
+    yield "size*lifetime", sorted(n, key=lambda i: (-s[i] * life[i], st[i]))
+    yield "size,lifetime", sorted(n, key=lambda i: (-s[i], -life[i], st[i]))
+    yield "max-live/size", _glow_max_live(p, lambda i: (s[i], life[i], -i))
+    yield "max-live/lifetime", _glow_max_live(p, lambda i: (life[i], s[i], -i))
+    yield "max-live/size*lifetime", _glow_max_live(p, lambda i: (s[i] * life[i], s[i], -i))
 
 
 def plan(buffers: Iterable[Buffer], alignment: int = 64) -> Plan:
@@ -250,7 +260,7 @@ def plan(buffers: Iterable[Buffer], alignment: int = 64) -> Plan:
     lower = peak_live(bufs, alignment)
     best: tuple[int, str, list[int]] | None = None
     tried: dict[str, int] = {}
-    for name, order in _orders(p).items():
+    for name, order in _orders(p):
         for best_fit in (False, True):
             offsets, top = _place(p, order, best_fit)
             key = f"{name}/{'best' if best_fit else 'first'}-fit"

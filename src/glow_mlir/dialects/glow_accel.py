@@ -31,6 +31,7 @@ function (or of the module, for every function in it).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import ClassVar
@@ -158,8 +159,11 @@ def in_scratchpad(t: Attribute) -> bool:
     return isinstance(space, IntegerAttr) and space.value.data == SCRATCHPAD_SPACE
 
 
+@functools.lru_cache(maxsize=4096)
 def main_memory_type(t: MemRefType) -> MemRefType:
-    """The same buffer type without the memory space (what a `glow_ir` instruction sees)."""
+    """The same buffer type without the memory space (what a `glow_ir` instruction sees).
+    Cached: building an xDSL type costs about 0.1 ms, and verification asks for every
+    operand of every op after every pass."""
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
@@ -174,11 +178,18 @@ def target_of(op: Operation) -> TargetAttr | None:
     return None
 
 
+_GOOD_TILE_TYPES: set[Attribute] = set()
+
+
 def _check_tile_type(t: Attribute, what: str) -> None:
+    if t in _GOOD_TILE_TYPES:
+        return
     if not in_scratchpad(t):
         raise VerifyException(f"{what} must be a scratchpad tile (memref in memory "
                               f"space 1), got {t}")
     check_buffer_type(main_memory_type(t), what)  # type: ignore[arg-type]
+    if len(_GOOD_TILE_TYPES) < 65536:
+        _GOOD_TILE_TYPES.add(t)
 
 
 # ====================================================================== scratchpad memory
@@ -399,6 +410,9 @@ SHUFFLE_KINDS = frozenset({"transpose", "broadcast", "splat", "insert_tensor",
                            "extract_tensor"})
 
 
+_CHECKED_TILE_OPS: set = set()
+
+
 class TileOp(InstrOp):
     """Base of the compute ops: operands are scratchpad tiles, destination first, marked
     `@out` (or `@inout` when the op accumulates), sources `@in`. `kind` names the
@@ -474,6 +488,21 @@ class TileOp(InstrOp):
 
     # ------------------------------------------------------------------ verification
     def verify_(self) -> None:
+        # What is checked depends only on the op class, access kinds, operand types and
+        # attributes, and verification runs after every pass on tens of thousands of tile
+        # ops: each signature is checked once (successes only), as glow_ir's are.
+        try:
+            key = (type(self), self.access, tuple(v.type for v in self.operands),
+                   tuple(sorted(self.attributes.items())))
+            if key in _CHECKED_TILE_OPS:
+                return
+        except TypeError:  # an unhashable attribute: no caching
+            key = None
+        self._verify_uncached()
+        if key is not None and len(_CHECKED_TILE_OPS) < 65536:
+            _CHECKED_TILE_OPS.add(key)
+
+    def _verify_uncached(self) -> None:
         kinds = [a.data for a in self.access.data]
         if len(kinds) != len(self.operands):
             raise VerifyException(
@@ -530,12 +559,12 @@ class ConvOp(TileOp):
             types.append(MemRefType(out.get_element_type(), [out.get_shape()[1]]))
         return types
 
-    def verify_(self) -> None:
+    def _verify_uncached(self) -> None:
         if len(self.operands) not in (3, 4):
             raise VerifyException(
                 f"glow_accel.conv takes output, input, filter and an optional bias, got "
                 f"{len(self.operands)} operands")
-        super().verify_()
+        super()._verify_uncached()
 
 
 @irdl_op_definition

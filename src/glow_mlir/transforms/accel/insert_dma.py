@@ -14,8 +14,9 @@ only the DMA ops, as far as the bytes they touch allow (`program.Effects`):
 - before that, a load is dropped when an earlier tile of the same type holds the same
   main-memory box, neither tile is written by anything but its one load, and no op wrote
   the source bytes in between: the new tile's uses take the old tile, whose life is
-  extended to the new tile's free (only if the scratchpad still fits, and, for a tile
-  freed before, only across `MAX_REVIVAL_OPS` ops).
+  extended to the new tile's free (for a tile freed before: only across
+  `MAX_REVIVAL_OPS` ops, and only while the live tiles stay within half the scratchpad,
+  so a step can still be prefetched into the other half).
 """
 
 from __future__ import annotations
@@ -169,7 +170,9 @@ class _Dropper:
         if f_old is not None and f_old < a_new:  # freed before: live again until then
             if a_new - f_old > MAX_REVIVAL_OPS:
                 return False
-            if any(b + size > self.cap for b in self.live[f_old:a_new]):
+            # Half the scratchpad: the tiler sizes each step to at most half of it, so
+            # the other half stays free for `accel-double-buffer` to prefetch into.
+            if any(b + size > self.cap // 2 for b in self.live[f_old:a_new]):
                 return False
             for k in range(f_old, a_new):
                 self.live[k] += size
