@@ -49,6 +49,7 @@ from glow_mlir.targets.interpreter.instr_interpreter import (
 )
 from glow_mlir.targets.interpreter.numerics import fused_activation, quantize
 from glow_mlir.targets.interpreter.registry import KERNELS, EvaluationError
+from glow_mlir.transforms.accel.gc_pause import paused_gc
 
 _ACTIVATION_ATTRS = ("fused_activation", "fused_activation_args")
 
@@ -62,7 +63,8 @@ class AccelSimulator(InstrExecutor):
         self.report = AccelReport()
         self._compiled: dict[tuple, tuple] = {}  # kernels shared by identical tile ops
         try:
-            super().__init__(module, func_name)
+            with paused_gc():  # preparing builds ~10 objects per op (see gc_pause)
+                super().__init__(module, func_name)
         except AccelSimulationError:
             raise
         except EvaluationError as err:
@@ -141,11 +143,12 @@ class AccelSimulator(InstrExecutor):
             raise self._error(op, "has no offset: the scratchpad is not planned; run "
                                   "accel-plan-scratchpad")
         size, capacity = op.size_bytes, self._scratchpad.raw.size
-        name = f"tile {value_name(op.result)}"
         if offset < 0:
-            raise self._error(op, f"puts {name} at negative offset {offset}")
+            raise self._error(op, f"puts tile {value_name(op.result)} at negative offset "
+                                  f"{offset}")
         if offset + size > capacity:
-            raise self._error(op, f"puts {name} ({size} bytes at offset {offset}) "
+            raise self._error(op, f"puts tile {value_name(op.result)} ({size} bytes at "
+                                  f"offset {offset}) "
                                   f"{offset + size - capacity} bytes past the end of the "
                                   f"{capacity}-byte scratchpad")
         self._place(op.result, self._scratchpad, offset, op)
@@ -165,8 +168,8 @@ class AccelSimulator(InstrExecutor):
                                       f"{what} {value_name(value)} of shape {list(shape)}")
         is_load = glow_accel.in_scratchpad(dst_value.type)
         tile_value, main_value = (dst_value, src_value) if is_load else (src_value, dst_value)
-        tile_box = box_of(*(dst_box if is_load else src_box))
-        main_box = box_of(*(src_box if is_load else dst_box))
+        src_elems, dst_elems = box_of(*src_box), box_of(*dst_box)
+        tile_box, main_box = (dst_elems, src_elems) if is_load else (src_elems, dst_elems)
         if tile_value not in self._checker.tiles:
             raise self._error(op, f"uses {value_name(tile_value)}, which is not a "
                                   f"scratchpad_alloc result")
@@ -180,8 +183,9 @@ class AccelSimulator(InstrExecutor):
         else:
             self.report.dma_bytes_out += nbytes
         src = _read_only(self._views[src_value])[
-            tuple(slice(lo, hi) for lo, hi in box_of(*src_box))]
-        dst = self._views[dst_value][tuple(slice(lo, hi) for lo, hi in box_of(*dst_box))]
+            tuple(slice(lo, hi) for lo, hi in src_elems) or ...]
+        # `...` keeps a rank-0 box a view (indexing with `()` gives a scalar copy).
+        dst = self._views[dst_value][tuple(slice(lo, hi) for lo, hi in dst_elems) or ...]
 
         def copy() -> None:
             dst[...] = src
