@@ -94,14 +94,23 @@ class _Problem:
         self.sizes = [align_up(b.size, alignment) for b in buffers]
         self.starts = [b.start for b in buffers]
         self.ends = [b.end for b in buffers]
-        order = sorted(range(self.n), key=lambda i: self.starts[i])
+        starts, ends = self.starts, self.ends
+        order = sorted(range(self.n), key=lambda i: starts[i])
         conflicts: list[list[int]] = [[] for _ in range(self.n)]
+        n = self.n
+        # Index the sorted order instead of slicing it: a slice per buffer copies the rest
+        # of the order, quadratic for the ~30k short-lived tiles of a scratchpad program.
         for k, i in enumerate(order):
-            for j in order[k + 1:]:
-                if self.starts[j] >= self.ends[i]:
+            end = ends[i]
+            mine = conflicts[i]
+            m = k + 1
+            while m < n:
+                j = order[m]
+                if starts[j] >= end:
                     break
-                conflicts[i].append(j)
+                mine.append(j)
                 conflicts[j].append(i)
+                m += 1
         self.conflicts = conflicts
 
 

@@ -257,8 +257,50 @@ class ScratchpadFreeOp(IRDLOperation):
 # ====================================================================== DMA
 
 
+_CACHE_LIMIT = 1 << 16
+_ARRAYS: dict[tuple[int, ...], DenseArrayBase] = {}
+_ARRAY_VALUES: dict[int, tuple[DenseArrayBase, tuple[int, ...]]] = {}
+
+
 def _int_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
+    """The i64 array of `values`. Shared per value tuple (attributes are immutable):
+    `DenseArrayBase.from_list` costs ~10 us, and a tiled program has 100k+ DMA boxes."""
+    key = tuple(values)
+    attr = _ARRAYS.get(key)
+    if attr is None:
+        if len(_ARRAYS) >= _CACHE_LIMIT:
+            _ARRAYS.clear()
+        attr = _ARRAYS[key] = DenseArrayBase.from_list(i64, list(key))
+    return attr
+
+
+def _values(attr: DenseArrayBase) -> tuple[int, ...]:
+    """`attr.get_values()`, remembered per attribute object (the passes ask for DMA boxes
+    again and again; unpacking costs ~2 us). Keyed by id, holding the attribute so the
+    id stays its own while cached."""
+    hit = _ARRAY_VALUES.get(id(attr))
+    if hit is not None and hit[0] is attr:
+        return hit[1]
+    values = tuple(attr.get_values())
+    if len(_ARRAY_VALUES) >= _CACHE_LIMIT:
+        _ARRAY_VALUES.clear()
+    _ARRAY_VALUES[id(attr)] = (attr, values)
+    return values
+
+
+_ELEMENT_BYTES: dict[int, tuple[Attribute, int]] = {}
+
+
+def _element_bytes(t: MemRefType) -> int:
+    """Bytes of one element of memref type `t`, remembered per type object."""
+    hit = _ELEMENT_BYTES.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    n = buffer_bytes(MemRefType(t.get_element_type(), [1]))
+    if len(_ELEMENT_BYTES) >= _CACHE_LIMIT:
+        _ELEMENT_BYTES.clear()
+    _ELEMENT_BYTES[id(t)] = (t, n)
+    return n
 
 
 @irdl_op_definition
@@ -284,29 +326,35 @@ class DmaStartOp(IRDLOperation):
 
     @property
     def src_box(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(self.src_offsets.get_values()), tuple(self.sizes.get_values())
+        props = self.properties
+        return _values(props["src_offsets"]), _values(props["sizes"])  # type: ignore[arg-type]
 
     @property
     def dst_box(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(self.dst_offsets.get_values()), tuple(self.sizes.get_values())
+        props = self.properties
+        return _values(props["dst_offsets"]), _values(props["sizes"])  # type: ignore[arg-type]
 
+    # (`operands` rather than the `src`/`dst` accessors: xDSL's are ~1 us a call, and the
+    # accelerator passes ask these for every transfer again and again.)
     @property
     def is_load(self) -> bool:
         """Main memory to scratchpad (else scratchpad to main memory)."""
-        return in_scratchpad(self.dst.type)
+        return in_scratchpad(self.operands[1].type)
 
     @property
     def tile(self) -> SSAValue:
-        return self.dst if self.is_load else self.src
+        src, dst = self.operands
+        return dst if in_scratchpad(dst.type) else src
 
     @property
     def main(self) -> SSAValue:
-        return self.src if self.is_load else self.dst
+        src, dst = self.operands
+        return src if in_scratchpad(dst.type) else dst
 
     @property
     def bytes(self) -> int:
-        elem = buffer_bytes(MemRefType(self.src.type.get_element_type(), [1]))  # type: ignore[attr-defined]
-        return elem * math.prod(self.sizes.get_values())
+        elem = _element_bytes(self.operands[0].type)  # type: ignore[arg-type]
+        return elem * math.prod(_values(self.properties["sizes"]))  # type: ignore[arg-type]
 
     def verify_(self) -> None:
         s, d = self.src.type, self.dst.type
@@ -318,12 +366,13 @@ class DmaStartOp(IRDLOperation):
         if s.get_element_type() != d.get_element_type():
             raise VerifyException(f"dma_start element types differ: {s.get_element_type()} "
                                   f"and {d.get_element_type()}")
-        sizes = tuple(self.sizes.get_values())
+        props = self.properties
+        sizes = _values(props["sizes"])  # type: ignore[arg-type]
         if any(n <= 0 for n in sizes):
             raise VerifyException(f"dma_start sizes must be positive, got {list(sizes)}")
-        for what, t, offs in (("source", s, self.src_offsets), ("destination", d,
-                                                                 self.dst_offsets)):
-            offs = tuple(offs.get_values())
+        for what, t, offs in (("source", s, props["src_offsets"]),
+                              ("destination", d, props["dst_offsets"])):
+            offs = _values(offs)  # type: ignore[arg-type]
             shape = tuple(t.get_shape())
             if not (len(offs) == len(sizes) == len(shape)):
                 raise VerifyException(

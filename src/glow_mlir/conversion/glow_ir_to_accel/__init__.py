@@ -39,6 +39,7 @@ from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import Inserter, Step, emit_steps
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
 from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.transforms.accel.gc_pause import paused_gc
 
 Converter = Callable[[glow_ir.InstrOp, Inserter, Budget], list[Step]]
 
@@ -120,5 +121,6 @@ class ConvertGlowIRToAccelPass(ModulePass):
         if self.scratchpad_kib <= 0:
             raise PassFailedException(
                 f"{PASS}: scratchpad-kib must be positive, got {self.scratchpad_kib}")
-        for fn in glow_ir_funcs(op):
-            convert_function(fn, self.scratchpad_kib)
+        with paused_gc():  # see gc_pause: collection is half the time on big programs
+            for fn in glow_ir_funcs(op):
+                convert_function(fn, self.scratchpad_kib)

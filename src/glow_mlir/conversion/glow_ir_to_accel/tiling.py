@@ -322,8 +322,7 @@ def choose_conv(s: ConvShape, budget: Budget) -> ConvTiling | None:
         for ci_opt in ci_choices:
             ci_t = co_t if ci_opt is None else ci_opt
             for ow_t in candidates(s.ow, limit=8):
-                def fits(oh_t: int) -> bool:
-                    return budget.fits(conv_tile_bytes(s, co_t, ci_t, oh_t, ow_t))
+                fits = _conv_fits(s, budget, co_t, ci_t, ow_t)
 
                 oh_t = largest_fitting(1, s.oh, fits)
                 if oh_t is None:
@@ -341,8 +340,35 @@ def choose_conv(s: ConvShape, budget: Budget) -> ConvTiling | None:
     return pick.best()
 
 
+def _conv_fits(s: ConvShape, budget: Budget, co_t: int, ci_t: int, ow_t: int):
+    """`oh_t -> budget.fits(conv_tile_bytes(s, co_t, ci_t, oh_t, ow_t))`, with the
+    tiles that do not depend on `oh_t` counted once (the search asks ~10 sizes per
+    (co_t, ci_t, ow_t), for every conv of a network)."""
+    a, limit, e = budget.alignment, budget.step_bytes, s.e
+    rows = s.rows
+    iw = min((ow_t - 1) * s.cols.stride + s.cols.extent, s.cols.size)
+    fixed = 0
+    if s.has_filter:
+        fixed = (-(-(co_t * ci_t * rows.kernel * s.cols.kernel * e) // a) * a
+                 + -(-(co_t * e) // a) * a)
+    in_row, out_row = ci_t * iw * e, co_t * ow_t * e
+    stride, extent, size = rows.stride, rows.extent, rows.size
+
+    def fits(oh_t: int) -> bool:
+        ih = min((oh_t - 1) * stride + extent, size)
+        return (-(-(in_row * ih) // a) * a + -(-(out_row * oh_t) // a) * a
+                + fixed) <= limit
+
+    return fits
+
+
 def _windows_touch_input(s: ConvShape, oh_t: int, ow_t: int) -> bool:
     """Every output tile reads at least one input row and column (a tile whose windows
     lie entirely in the padding would have an empty input box)."""
-    return (all(s.rows.covers_input(a, c) for a, c in ranges(s.oh, oh_t))
-            and all(s.cols.covers_input(a, c) for a, c in ranges(s.ow, ow_t)))
+    return _covers_input(s.rows, s.oh, oh_t) and _covers_input(s.cols, s.ow, ow_t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _covers_input(w: Window, out_size: int, t: int) -> bool:
+    """Every tile of `t` outputs (of `out_size`) along `w` reads some input."""
+    return all(w.covers_input(a, c) for a, c in ranges(out_size, t))

@@ -15,6 +15,7 @@ channel) or spatial tiles outer (the input box stays across channel blocks).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 from xdsl.dialects.builtin import DenseArrayBase, i64
@@ -117,9 +118,16 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) ->
     return steps
 
 
+@functools.lru_cache(maxsize=4096)
+def _pads_attr(pads: tuple[int, ...]) -> DenseArrayBase:
+    """A tile's `pads` attribute; the same few values repeat over thousands of tiles, and
+    attributes are immutable, so they are built once."""
+    return DenseArrayBase.from_list(i64, list(pads))
+
+
 def _conv(instr: glow_ir.InstrOp, pads: list[int], chunk: int, last: bool):
     attrs = dict(instr.attributes)
-    attrs["pads"] = DenseArrayBase.from_list(i64, pads)
+    attrs["pads"] = _pads_attr(tuple(pads))
     if not last:
         attrs.pop("fused_activation", None)
         attrs.pop("fused_activation_args", None)
@@ -143,7 +151,7 @@ def convert_pool(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[S
             box_i, pads = _input_box(inp, s, img, r0, rs, c0, cs, ch0, chs)
             box_o = Box(out, (img, ch0, r0, c0), (1, chs, rs, cs))
             attrs = dict(instr.attributes)
-            attrs["pads"] = DenseArrayBase.from_list(i64, pads)
+            attrs["pads"] = _pads_attr(tuple(pads))
             steps.append(Step(
                 tiles=[TileUse("in", tile_for(box_i), box_i),
                        TileUse("o", tile_for(box_o), key=box_o)],

@@ -207,25 +207,31 @@ class HazardChecker:
     def dma_start(self, transfer: Transfer) -> None:
         op, tile, box = transfer.op, transfer.tile, transfer.tile_box
         self.tile(op, tile.value)
-        where = f"{tile.name}{box_text(box)}"
-        main = f"{transfer.main_name}{box_text(transfer.main.box)}"
+
+        # The two box names only go into messages: built when one is raised.
+        def where() -> str:
+            return f"{tile.name}{box_text(box)}"
+
+        def main() -> str:
+            return f"{transfer.main_name}{box_text(transfer.main.box)}"
+
         for t in self.pending:
             tile_clash = t.tile is tile and _boxes_overlap(t.tile_box, box) and \
                 (transfer.is_load or t.is_load)
             if tile_clash:
                 verb = "writes" if transfer.is_load else "reads"
                 role = "still writes" if t.is_load else "still reads"
-                self._fail(op, f"{verb} {where} while the {t.what} {role} those bytes")
+                self._fail(op, f"{verb} {where()} while the {t.what} {role} those bytes")
             if (not transfer.is_load or not t.is_load) and t.main.overlaps(transfer.main):
                 verb = "reads" if transfer.is_load else "writes"
                 role = "still writes" if not t.is_load else "still reads"
-                self._fail(op, f"{verb} {main} while the {t.what} {role} those bytes")
+                self._fail(op, f"{verb} {main()} while the {t.what} {role} those bytes")
         if transfer.is_load:
             tile.written[tuple(slice(lo, hi) for lo, hi in box)] = True
         else:
             sub = tile.written[tuple(slice(lo, hi) for lo, hi in box)]
             if not sub.all():
-                self._fail(op, f"reads uninitialized {where}")
+                self._fail(op, f"reads uninitialized {where()}")
         self.transfers[transfer.token] = transfer
         self.pending.append(transfer)
 

@@ -29,6 +29,7 @@ from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.accel.gc_pause import paused_gc
 from glow_mlir.transforms.accel.program import (
     Effects,
     TileSizes,
@@ -45,25 +46,124 @@ from glow_mlir.transforms.instr.function_pass import FunctionPass
 NAME = "accel-double-buffer"
 
 
-def _group(ops: list[Operation], start: int) -> tuple[int, int] | None:
+_OTHER, _COMPUTE, _WAIT = 0, 1, 2
+_KINDS: dict[type, int] = {}
+
+
+def _kind(op: Operation) -> int:
+    """_COMPUTE for a TileOp, _WAIT for a dma_wait, else _OTHER; remembered per class
+    (isinstance on xDSL's ABC-based op classes costs ~0.4 us, and the group scan asks
+    a million times)."""
+    k = _KINDS.get(type(op))
+    if k is None:
+        k = _KINDS[type(op)] = (_COMPUTE if isinstance(op, acc.TileOp)
+                                else _WAIT if isinstance(op, acc.DmaWaitOp) else _OTHER)
+    return k
+
+
+def _group(ops: _GapList, start: int) -> tuple[int, int] | None:
     """The next compute group at or after `start`: (first index, last index), where the
     first index includes the waits right before its first compute op."""
-    n = len(ops)
-    i = start
-    while i < n and not isinstance(ops[i], acc.TileOp):
+    # Scanned on the gap list's reversed tail: ops[start + k] is right[top - k].
+    ops.move_gap(start)
+    right = ops.right
+    top = len(right) - 1
+    n = top + 1
+    i = 0
+    while i < n and _kind(right[top - i]) != _COMPUTE:
         i += 1
     if i == n:
         return None
     first = i
-    while first > start and isinstance(ops[first - 1], acc.DmaWaitOp):
+    while first > 0 and _kind(right[top - first + 1]) == _WAIT:
         first -= 1
     last = i
     j = i + 1
-    while j < n and isinstance(ops[j], (acc.TileOp, acc.DmaWaitOp)):
-        if isinstance(ops[j], acc.TileOp):
+    while j < n:
+        k = _kind(right[top - j])
+        if k == _OTHER:
+            break
+        if k == _COMPUTE:
             last = j
         j += 1
-    return first, last
+    return start + first, start + last
+
+
+class _GapList:
+    """The program as a list that is cheap to edit near one place: ops[:g] in `left`,
+    ops[g:] reversed in `right`, so an insert or delete at the gap costs O(1) and moving
+    the gap costs the distance. The scheduler edits only near its current step, which
+    moves forward: a plain list would shift the whole tail (100k+ ops) on every move."""
+
+    def __init__(self, items: list[Operation]):
+        self.left: list[Operation] = []
+        self.right: list[Operation] = items[::-1]
+
+    def __len__(self) -> int:
+        return len(self.left) + len(self.right)
+
+    def move_gap(self, i: int) -> None:
+        """Make ops[:i] `left` (and ops[i:] the reversed `right`)."""
+        left, right = self.left, self.right
+        while len(left) > i:
+            right.append(left.pop())
+        while len(left) < i:
+            left.append(right.pop())
+
+    def __getitem__(self, key):
+        left = self.left
+        if key.__class__ is int and 0 <= key:
+            if key < len(left):
+                return left[key]
+            right = self.right
+            return right[len(left) + len(right) - 1 - key]
+        nl = len(left)
+        if isinstance(key, slice):
+            lo, hi, step = key.indices(len(self))
+            assert step == 1
+            if hi <= lo:
+                return []
+            if hi <= nl:
+                return self.left[lo:hi]
+            n = len(self)
+            if lo >= nl:
+                return self.right[n - hi:n - lo][::-1]
+            return self.left[lo:] + self.right[n - hi:][::-1]
+        if key < 0:
+            key += len(self)
+        if key < nl:
+            return self.left[key]
+        return self.right[len(self) - 1 - key]
+
+    def __setitem__(self, key: slice, items: list[Operation]) -> None:
+        lo, hi, step = key.indices(len(self))
+        assert step == 1 and hi - lo == len(items)
+        self.move_gap(hi)
+        self.left[lo:hi] = items
+
+    def __delitem__(self, i: int) -> None:
+        self.move_gap(i)
+        self.right.pop()
+
+    def insert(self, i: int, op: Operation) -> None:
+        self.move_gap(i)
+        self.left.append(op)
+
+    def index(self, op: Operation, start: int = 0) -> int:
+        """The first index >= `start` of `op` (compared by identity, as ops compare)."""
+        left, right = self.left, self.right
+        nl = len(left)
+        for k in range(start, nl):
+            if left[k] is op:
+                return k
+        n = nl + len(right)
+        for k in range(n - 1 - max(start, nl), -1, -1):
+            if right[k] is op:
+                return n - 1 - k
+        raise ValueError(f"{op.name} is not in the program")
+
+    def to_list(self) -> list[Operation]:
+        return self.left + self.right[::-1]
 
 
 class _FirstFit:
@@ -84,13 +184,42 @@ class _FirstFit:
         self.live[tile] = (cur, size)
         return cur + size
 
-    def apply(self, op: Operation, size: TileSizes) -> int:
+    def apply(self, op: Operation, events: _TileEvents) -> int:
         """Follow `op`; returns the end of the tile it allocates (0 for other ops)."""
-        if isinstance(op, acc.ScratchpadAllocOp):
-            return self.place(op.result, size(op.result))
-        if isinstance(op, acc.ScratchpadFreeOp):
-            self.live.pop(op.tile, None)
+        event = events(op)
+        if event is None:
+            return 0
+        tile, size = event
+        if size >= 0:
+            return self.place(tile, size)
+        self.live.pop(tile, None)
         return 0
+
+
+_UNKNOWN = object()
+
+
+class _TileEvents:
+    """What an op does to the scratchpad, remembered per op (the placement is simulated
+    over the same ops again and again): (tile, aligned size) for an alloc, (tile, -1)
+    for a free, None for anything else."""
+
+    def __init__(self, size: TileSizes):
+        self.size = size
+        self._cache: dict[Operation, tuple[SSAValue, int] | None] = {}
+
+    def __call__(self, op: Operation) -> tuple[SSAValue, int] | None:
+        event = self._cache.get(op, _UNKNOWN)
+        if event is not _UNKNOWN:
+            return event  # type: ignore[return-value]
+        event: tuple[SSAValue, int] | None = None
+        if isinstance(op, acc.ScratchpadAllocOp):
+            tile = op.results[0]
+            event = (tile, self.size(tile))
+        elif isinstance(op, acc.ScratchpadFreeOp):
+            event = (op.operands[0], -1)
+        self._cache[op] = event
+        return event
 
 
 class _Scheduler:
@@ -102,7 +231,8 @@ class _Scheduler:
         t = target(func, NAME)
         self.cap, self.align = budget, t.value("alignment")
         self.size = TileSizes(self.align)
-        self.ops = list(func.body.ops)
+        self.events = _TileEvents(self.size)
+        self.ops = _GapList(list(func.body.ops))
         self.effects = Effects()
         self.base = 0
         self.placed = _FirstFit()
@@ -111,14 +241,23 @@ class _Scheduler:
 
     def advance(self, to: int) -> None:
         for op in self.ops[self.base:to]:
-            self.placed.apply(op, self.size)
+            self.placed.apply(op, self.events)
         self.base = to
 
     def fits(self, horizon: int) -> bool:
         """Does every tile allocated in ops[base:horizon] fit the budget (first fit)?"""
         sim = _FirstFit(self.placed.live)
-        return all(sim.apply(op, self.size) <= self.cap
-                   for op in self.ops[self.base:horizon])
+        cap, events = self.cap, self.events
+        for op in self.ops[self.base:horizon]:  # `sim.apply`, inlined: the hottest loop
+            event = events(op)
+            if event is None:
+                continue
+            tile, size = event
+            if size < 0:
+                sim.live.pop(tile, None)
+            elif sim.place(tile, size) > cap:
+                return False
+        return True
 
     def try_moves(self, moves: list[tuple[Operation, int]], horizon: int) -> bool:
         """Make `moves` ((op, index) as for `move`, in order) if the tiles still fit up to
@@ -216,7 +355,7 @@ class _Scheduler:
             assert nxt is not None
             self.write_back_late(last, nxt[0], nxt[1], horizon)
             group = _group(self.ops, last + 1)
-        reorder(self.func.body, self.ops)
+        reorder(self.func.body, self.ops.to_list())
         return self.moved
 
 
@@ -259,4 +398,5 @@ class AccelDoubleBufferPass(FunctionPass):
     name = "accel-double-buffer"
 
     def run_on_function(self, func: glow_ir.FuncOp) -> int:
-        return double_buffer(func)
+        with paused_gc():
+            return double_buffer(func)

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.accel.gc_pause import paused_gc
 from glow_mlir.transforms.accel.program import (
     Effect,
     Effects,
@@ -70,12 +71,32 @@ def _only_load(tile: SSAValue) -> acc.DmaStartOp | None:
     return load
 
 
-def _box_key(load: acc.DmaStartOp) -> tuple:
+class _TypeKeys:
+    """A small int per distinct type, equal for equal types: hashing an xDSL type walks
+    all its parameters, and the load keys are hashed for every load. Remembered per type
+    object (by id, holding the type so the id stays its own)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Attribute, int]] = {}
+        self._by_value: dict[Attribute, int] = {}
+
+    def __call__(self, t: Attribute) -> int:
+        hit = self._by_id.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        k = self._by_value.setdefault(t, len(self._by_value))
+        self._by_id[id(t)] = (t, k)
+        return k
+
+
+def _box_key(load: acc.DmaStartOp, type_key: _TypeKeys) -> tuple:
     """Loads with equal keys copy the same main-memory bytes to the same place of
     tiles of the same type."""
-    src = box_effect(load.src, *load.src_box, writes=False)
-    return (src.root, src.lo, src.hi, load.src.type, load.src_box, load.dst_box,
-            load.dst.type)
+    src_value, dst_value = load.operands
+    src_box = load.src_box
+    src = box_effect(src_value, *src_box, writes=False)
+    return (src.root, src.lo, src.hi, type_key(src_value.type), src_box, load.dst_box,
+            type_key(dst_value.type))
 
 
 @dataclass
@@ -109,6 +130,7 @@ class _Dropper:
         self.gone: set[Operation] = set()
         self.held: dict[tuple, _Held] = {}
         self.by_root: dict[SSAValue, set[tuple]] = {}  # main buffer -> keys of `held`
+        self.type_key = _TypeKeys()
 
     def run(self) -> int:
         dropped = 0
@@ -123,7 +145,7 @@ class _Dropper:
                 continue
             self._forget_overwritten(op)
             if isinstance(op, acc.DmaStartOp) and op.is_load and _only_load(op.tile) is op:
-                key = _box_key(op)
+                key = _box_key(op, self.type_key)
                 old = self.held.get(key)
                 if old is not None and self._merge(old, op, i):
                     dropped += 1
@@ -281,4 +303,5 @@ class AccelInsertDmaPass(FunctionPass):
     name = "accel-insert-dma"
 
     def run_on_function(self, func: glow_ir.FuncOp) -> tuple[int, int, int]:
-        return insert_dma(func)
+        with paused_gc():
+            return insert_dma(func)

@@ -25,7 +25,9 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.analysis.memory_planner import Buffer, align_up, plan
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
+from glow_mlir.transforms.accel.gc_pause import paused_gc
 from glow_mlir.transforms.accel.program import (
+    buffer_size,
     dmas_of,
     has_accel_ops,
     target,
@@ -47,7 +49,8 @@ def tile_intervals(func: glow_ir.FuncOp) -> tuple[list[Operation], list[Buffer]]
     for i, op in enumerate(ops):
         if not isinstance(op, acc.ScratchpadAllocOp):
             continue
-        frees = [u.operation for u in op.result.uses
+        tile = op.results[0]
+        frees = [u.operation for u in tile.uses
                  if isinstance(u.operation, acc.ScratchpadFreeOp)]
         if len(frees) > 1:
             raise PassFailedException(
@@ -60,8 +63,8 @@ def tile_intervals(func: glow_ir.FuncOp) -> tuple[list[Operation], list[Buffer]]
                     f"{NAME}: {where(frees[0], func)}: tile {value_text(op.result, func)} is "
                     f"freed outside its life (before its alloc or in another block)")
             end = index[frees[0]]
-        _check_uses_inside(func, op.result, i, end, index)
-        buffers.append(Buffer(op, op.size_bytes, i, end))
+        _check_uses_inside(func, tile, i, end, index)
+        buffers.append(Buffer(op, buffer_size(tile), i, end))
     return ops, buffers
 
 
@@ -76,7 +79,7 @@ def _check_uses_inside(func: glow_ir.FuncOp, tile: SSAValue, start: int, end: in
                 f"{NAME}: {where(user, func)} uses tile {value_text(tile, func)} outside its "
                 f"life (from its scratchpad_alloc to its scratchpad_free)")
         if isinstance(user, acc.DmaStartOp):
-            for w in user.token.uses:
+            for w in user.results[0].uses:
                 wait = w.operation
                 if isinstance(wait, acc.DmaWaitOp) and (wait not in index
                                                         or index[wait] > end):
@@ -161,4 +164,5 @@ class AccelPlanScratchpadPass(FunctionPass):
     name = "accel-plan-scratchpad"
 
     def run_on_function(self, func: glow_ir.FuncOp) -> int | None:
-        return plan_scratchpad(func)
+        with paused_gc():
+            return plan_scratchpad(func)

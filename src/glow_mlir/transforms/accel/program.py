@@ -24,7 +24,7 @@ from glow_mlir.analysis.instr_buffers import memory_accesses
 from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.glow_ir_ops.memory import element_bytes, linear_index
+from glow_mlir.dialects.glow_ir_ops.memory import element_bytes
 from glow_mlir.ir.text import location_text
 
 # ====================================================================== effects
@@ -40,30 +40,63 @@ class Effect:
     writes: bool
 
 
+_TYPE_INFO: dict[int, tuple[MemRefType, tuple[int, ...], int, int]] = {}
+
+
+def _type_info(t: MemRefType) -> tuple[tuple[int, ...], int, int]:
+    """(shape, element bytes, total bytes) of a memref type, remembered per type object:
+    the passes ask for the effects of 100k+ ops, and xDSL's `get_shape` and the element
+    type's size cost microseconds each. Keyed by id, holding the type so the id stays its
+    own while cached."""
+    hit = _TYPE_INFO.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1], hit[2], hit[3]
+    assert isinstance(t, MemRefType)
+    shape = tuple(t.get_shape())
+    e = element_bytes(t)
+    n = glow_ir.buffer_bytes(t)
+    if len(_TYPE_INFO) >= 1 << 16:
+        _TYPE_INFO.clear()
+    _TYPE_INFO[id(t)] = (t, shape, e, n)
+    return shape, e, n
+
+
+def _root_and_offset(value: SSAValue) -> tuple[SSAValue, int]:
+    """`(root_buffer(value), view_byte_offset(value))` in one walk (most values are not
+    views: no walk at all)."""
+    if not isinstance(value.owner, glow_ir.TensorViewOp):
+        return value, 0
+    return glow_ir.root_buffer(value), glow_ir.view_byte_offset(value)
+
+
+def buffer_size(value: SSAValue) -> int:
+    """`glow_ir.buffer_bytes(value.type)`, remembered per type."""
+    return _type_info(value.type)[2]  # type: ignore[arg-type]
+
+
 def whole(value: SSAValue, writes: bool) -> Effect:
     """All of `value`'s bytes in its root."""
-    root = glow_ir.root_buffer(value)
-    lo = glow_ir.view_byte_offset(value)
-    return Effect(root, lo, lo + glow_ir.buffer_bytes(value.type), writes)
+    root, lo = _root_and_offset(value)
+    return Effect(root, lo, lo + _type_info(value.type)[2], writes)  # type: ignore[arg-type]
 
 
 def box_effect(value: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
                writes: bool) -> Effect:
     """The box `offsets` + `sizes` of `value` as a byte range of its root, from the box's
     first to its last byte."""
-    t = value.type
-    assert isinstance(t, MemRefType)
-    shape = tuple(t.get_shape())
-    e = element_bytes(t)
-    first = linear_index(offsets, shape)
-    last = linear_index([o + n - 1 for o, n in zip(offsets, sizes)], shape)
-    base = glow_ir.view_byte_offset(value)
-    return Effect(glow_ir.root_buffer(value), base + first * e, base + (last + 1) * e, writes)
+    shape, e, _ = _type_info(value.type)  # type: ignore[arg-type]
+    first = last = 0  # linear_index of the first and the last element, inlined
+    for o, n, d in zip(offsets, sizes, shape):
+        first = first * d + o
+        last = last * d + o + n - 1
+    root, base = _root_and_offset(value)
+    return Effect(root, base + first * e, base + (last + 1) * e, writes)
 
 
 def dma_effects(dma: acc.DmaStartOp) -> tuple[Effect, ...]:
     (so, sz), (do, _) = dma.src_box, dma.dst_box
-    return (box_effect(dma.src, so, sz, False), box_effect(dma.dst, do, sz, True))
+    src, dst = dma.operands
+    return (box_effect(src, so, sz, False), box_effect(dst, do, sz, True))
 
 
 def dmas_of(wait: acc.DmaWaitOp) -> list[acc.DmaStartOp]:
@@ -111,15 +144,32 @@ class Effects:
     def __call__(self, op: Operation) -> tuple[Effect, ...]:
         e = self._cache.get(op)
         if e is None:
-            e = self._cache[op] = op_effects(op)
+            if isinstance(op, acc.DmaWaitOp):  # its transfers' effects, computed once
+                e = tuple(x for d in dmas_of(op) for x in self(d))
+            else:
+                e = op_effects(op)
+            self._cache[op] = e
         return e
 
     def must_stay_ordered(self, first: Operation, second: Operation) -> bool:
         """May `first` (earlier in the program) and `second` not trade places? They may not
         when `second` uses a result of `first` or their effects conflict."""
-        if any(r in second.operands for r in first.results):
-            return True
-        return conflict(self(first), self(second))
+        for v in second.operands:  # a result of `first` is a value `first` owns
+            if v.owner is first:
+                return True
+        cache = self._cache
+        a = cache.get(first)
+        if a is None:
+            a = self(first)
+        b = cache.get(second)
+        if b is None:
+            b = self(second)
+        for x in a:
+            for y in b:
+                if (x.root is y.root and (x.writes or y.writes) and x.lo < y.hi
+                        and y.lo < x.hi):
+                    return True
+        return False
 
 
 # ====================================================================== tiles
@@ -127,7 +177,7 @@ class Effects:
 
 def tile_bytes(tile: SSAValue, alignment: int) -> int:
     """Scratchpad bytes a tile takes (its size rounded up to the alignment)."""
-    return align_up(glow_ir.buffer_bytes(tile.type), alignment)
+    return align_up(buffer_size(tile), alignment)
 
 
 class TileSizes:
@@ -146,9 +196,9 @@ class TileSizes:
     def delta(self, op: Operation) -> int:
         """How `op` changes the live scratchpad bytes after it."""
         if isinstance(op, acc.ScratchpadAllocOp):
-            return self(op.result)
+            return self(op.results[0])
         if isinstance(op, acc.ScratchpadFreeOp):
-            return -self(op.tile)
+            return -self(op.operands[0])
         return 0
 
     def profile(self, ops: Sequence[Operation], live_before: int = 0) -> list[int]:
