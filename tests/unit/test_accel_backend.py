@@ -187,3 +187,31 @@ def test_cli_too_small_scratchpad_exits_1_without_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("glow-compile: error: convert-glow-ir-to-accel: ")
     assert "needs at least 9472 bytes" in err and "Traceback" not in err
+
+
+def test_conv_tiles_whose_windows_lie_in_the_padding():
+    """A strided 1x1 convolution on a one-column input with pads: every output column's
+    window lies in the padding (the output is relu(bias)); its tiles read a zero tile
+    (a DMA cannot move an empty box), on the simulator and natively."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from glow_mlir.targets.accel.native import AccelNativeExecutor
+
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((3, 2, 1, 1)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal((3,)).astype(np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2]),
+         helper.make_node("Relu", ["y"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 7, 1])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
+    x = rng.standard_normal((1, 2, 7, 1)).astype(np.float32)
+    want = run_onnxruntime(model, {"x": x})[0]
+    for kib in (8, 64):
+        compiled = glow_mlir.compile(model, backend="accel", scratchpad_kib=kib)
+        np.testing.assert_allclose(compiled(x)[0], want, rtol=RTOL, atol=ATOL)
+        native = AccelNativeExecutor(clone_module(compiled.module))
+        np.testing.assert_allclose(native.run([x])[0], want, rtol=RTOL, atol=ATOL)
+        assert any(isinstance(op, glow_accel.ShuffleOp) and op.kind == "splat"
+                   for op in compiled.module.walk())

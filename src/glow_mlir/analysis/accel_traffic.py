@@ -23,9 +23,10 @@ converted program plans.
   kernel with a small filter (ResNet-18's 7x7 stride-2 stem) a tiling can move about 6%
   fewer bytes than it says.
 
-These are bounds for the whole scratchpad S; the converter tiles for S/2 per step (the
-other half holds the next step, for double buffering), so a large matmul's planned traffic
-is about sqrt(2) times the Hong-Kung term at best.
+These are bounds for the whole scratchpad S; the converter keeps room for the next step
+(double buffering): half the scratchpad for a convolution's or pool's step, and for a
+matmul the streamed A and B chunks twice while the accumulator tile counts once, so a
+large matmul's planned traffic can come close to the Hong-Kung term.
 
 `planned_dma_bytes(fn)` sums the bytes of every `glow_accel.dma_start` in a function.
 """

@@ -42,20 +42,21 @@ glow_ir.func @one_tile declare {
 
 // -----
 
-// 2 KiB: k is chunked (11, ..., 11, 9); the first chunk overwrites the C tile, the others
-// accumulate into it; C is stored once, after the last chunk. A function's own target
-// wins over the option.
+// 2 KiB: k is chunked (13, 13, 13, 13, 12); the first chunk overwrites the C tile, the
+// others accumulate into it; C is stored once, after the last chunk. Only the A and B
+// chunks need a second copy (C 256 + 2 * (448 + 448) aligned bytes = 2048). A function's
+// own target wins over the option.
 // CHECK-LABEL:  glow_ir.func @k_chunks
-// CHECK:          glow_accel.dma_start %a[0, 0] -> %{{.*}}[0, 0] sizes [8, 11]
-// CHECK:          glow_accel.dma_start %b[0, 0] -> %{{.*}}[0, 0] sizes [11, 8]
+// CHECK:          glow_accel.dma_start %a[0, 0] -> %{{.*}}[0, 0] sizes [8, 13]
+// CHECK:          glow_accel.dma_start %b[0, 0] -> %{{.*}}[0, 0] sizes [13, 8]
 // CHECK:          %[[C:.*]] = glow_accel.scratchpad_alloc : memref<8x8xf32, 1 : i64>
 // CHECK-NEXT:     glow_accel.matmul @out %[[C]], @in
 // CHECK-NOT:      -> %c
-// CHECK:          glow_accel.dma_start %a[0, 11] -> %{{.*}}[0, 0] sizes [8, 11]
+// CHECK:          glow_accel.dma_start %a[0, 13] -> %{{.*}}[0, 0] sizes [8, 13]
 // CHECK:          glow_accel.matmul @inout %[[C]], @in %{{.*}}, @in %{{.*}} {accumulate}
 // CHECK-NOT:      -> %c
-// CHECK:          glow_accel.dma_start %a[0, 55] -> %{{.*}}[0, 0] sizes [8, 9]
-// CHECK:          glow_accel.dma_start %b[55, 0] -> %{{.*}}[0, 0] sizes [9, 8]
+// CHECK:          glow_accel.dma_start %a[0, 52] -> %{{.*}}[0, 0] sizes [8, 12]
+// CHECK:          glow_accel.dma_start %b[52, 0] -> %{{.*}}[0, 0] sizes [12, 8]
 // CHECK-NEXT:     glow_accel.dma_wait
 // CHECK-NEXT:     glow_accel.matmul @inout %[[C]], @in %{{.*}}, @in %{{.*}} {accumulate}
 // CHECK-NEXT:     %[[K:.*]] = glow_accel.dma_start %[[C]][0, 0] -> %c[0, 0] sizes [8, 8]
@@ -278,9 +279,9 @@ glow_ir.func @too_big declare {
 
 // -----
 
-// Even the smallest matmul step (1x1 tiles of A, B and C, each taking 64 aligned bytes)
-// needs 384 bytes of scratchpad.
-// ERR: error: convert-glow-ir-to-accel: glow_ir.mat_mul at {{.*}}:{{[0-9]+}}:3 needs at least 384 bytes of scratchpad for its smallest tile (1x1 tiles of A, B and C: 192 bytes, and a step may use half of the scratchpad); the scratchpad has 256 bytes
+// Even the smallest matmul step (a 1x1 C tile and, for double buffering, two 1x1 tiles
+// each of A and B, each taking 64 aligned bytes) needs 320 bytes of scratchpad.
+// ERR: error: convert-glow-ir-to-accel: glow_ir.mat_mul at {{.*}}:{{[0-9]+}}:3 needs at least 320 bytes of scratchpad for its smallest step (a 1x1 C tile and two 1x1 tiles each of A and B, each 64 aligned bytes); the scratchpad has 256 bytes
 glow_ir.func @tiny_scratchpad declare {
   glow_ir.weight @a mutable input : memref<4x8xf32>
   glow_ir.weight @b mutable input : memref<8x4xf32>

@@ -3,8 +3,9 @@
 
 Main memory stays `glow_ir` (weights, planned activations, views); each instruction is
 replaced by tile steps (`steps.py`): scratchpad tiles, blocking DMA loads, the compute
-unit's op on the tiles, blocking stores, frees. Each step's tiles fit half the scratchpad,
-so `accel-double-buffer` can overlap two steps, and the tile sizes of each instruction
+unit's op on the tiles, blocking stores, frees. Each step's tiles fit half the scratchpad
+(a matmul's accumulator counts once and only its streamed A and B chunks twice), so
+`accel-double-buffer` can overlap two steps, and the tile sizes of each instruction
 family keep its DMA bytes near the fewest possible in few transfers (`tiling.py`: within
 10% of the fewest bytes, the least DMA engine time counting the target's per-transfer
 latency). One module per family:

@@ -2,14 +2,19 @@
 
 For each output tile C(i, j) (tm x tn) and each k-chunk kk (tk): load A(i, kk) and
 B(kk, j), `glow_accel.matmul` into the C tile (accumulating after the first chunk), and
-store C(i, j) after the last chunk. With tk == k the A row panel (rows outer) or the B
-column panel (columns outer) is the same box across the inner loop and stays resident, so
-a matrix-vector product reads each weight once. Tile sizes: `tiling.choose_matmul`.
+store C(i, j) after the last chunk. The C tile stays in the scratchpad through all chunks
+and only the A and B chunks stream, so the tiling gives C most of the scratchpad and the
+chunks only what two copies of them need (`tiling.matmul_step_fits`). With tk == k the A
+row panel (rows outer) or the B column panel (columns outer) is the same box across the
+inner loop and stays resident, so a matrix-vector product reads each weight once. Tile
+sizes: `tiling.choose_matmul`.
 """
 
 from __future__ import annotations
 
-from glow_mlir.conversion.glow_ir_to_accel.errors import too_small
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, where
 from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, choose_matmul, ranges
 from glow_mlir.dialects import glow_accel, glow_ir
@@ -22,8 +27,7 @@ def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> lis
     e = glow_ir.element_bytes(a.type)  # type: ignore[arg-type]
     t = choose_matmul(m, n, k, e, budget)
     if t is None:
-        raise too_small(instr, budget.footprint([e, e, e]), "1x1 tiles of A, B and C",
-                        budget)
+        raise _too_small(instr, k, e, budget)
     outer = ranges(m, t.tm) if t.rows_outer else ranges(n, t.tn)
     steps = []
     for o0, osz in outer:
@@ -50,3 +54,17 @@ def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> lis
 def _matmul(accumulate: bool):
     return lambda tiles: glow_accel.MatmulOp.make_tile(
         [tiles["c"], tiles["a"], tiles["b"]], accumulate=accumulate)
+
+
+def _too_small(instr: glow_ir.InstrOp, k: int, e: int,
+               budget: Budget) -> PassFailedException:
+    """The smallest step does not fit: 1x1 tiles of A, B and C, with a second A and B
+    chunk for the next step when k is split (`tiling.matmul_step_fits`), else all three
+    in half of the scratchpad."""
+    one = budget.aligned(e)
+    need, why = ((5 * one, "a 1x1 C tile and two 1x1 tiles each of A and B") if k > 1
+                 else (6 * one, "1x1 tiles of A, B and C, in half of the scratchpad"))
+    return PassFailedException(
+        f"{PASS}: {instr.name} at {where(instr)} needs at least {need} bytes of scratchpad "
+        f"for its smallest step ({why}, each {one} aligned bytes); the scratchpad has "
+        f"{budget.capacity} bytes")

@@ -3,7 +3,9 @@ bytes between main memory and the scratchpad, in few transfers.
 
 Every step of a converted instruction must fit in `Budget.step_bytes`, half the
 scratchpad, so that `accel-double-buffer` can load the next step's tiles while the current
-one computes. Each tile is counted rounded up to the target's alignment, as
+one computes; except a matmul's k-chunked steps, where only the A and B chunks change from
+step to step and need room twice, while the C accumulator they add to is counted once
+(`matmul_step_fits`). Each tile is counted rounded up to the target's alignment, as
 `accel-plan-scratchpad` will place it.
 
 Bytes first, transfers second (`_Pick`): among the tilings that move at most
@@ -142,13 +144,25 @@ class MatmulTiling:
     transfers: int
 
 
+def _matmul_reads(m: int, n: int, k: int, tm: int, tn: int, tk: int,
+                  rows_outer: bool) -> tuple[int, int]:
+    """How many times A and B are read in all. A tile stays (`steps.emit_steps`) while
+    consecutive steps load the same box: with tk == k, A's row panel across a row
+    (rows outer) and B's column panel across a column; a panel also stays for good when
+    it is the only one of its matrix (one row tile: A; one column tile: B)."""
+    mi, nj = count(m, tm), count(n, tn)
+    if tk < k:
+        return nj, mi
+    if rows_outer:
+        return 1, (1 if nj == 1 else mi)
+    return (1 if mi == 1 else nj), 1
+
+
 def matmul_traffic(m: int, n: int, k: int, e: int, tm: int, tn: int, tk: int,
                    rows_outer: bool) -> int:
     """DMA bytes of the tiling: A and B re-read once per output tile that needs them,
-    except a panel that stays resident (tk == k) across the inner output loop."""
-    mi, nj = count(m, tm), count(n, tn)
-    a_reads = 1 if (tk == k and rows_outer) else nj
-    b_reads = 1 if (tk == k and not rows_outer) else mi
+    except a panel that stays resident (`_matmul_reads`); C written once."""
+    a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
     return e * (m * k * a_reads + k * n * b_reads + m * n)
 
 
@@ -157,19 +171,41 @@ def matmul_transfers(m: int, n: int, k: int, tm: int, tn: int, tk: int,
     """DMA transfers of the tiling: an A and a B block per step unless its panel stays,
     a C block per output tile."""
     mi, nj, kc = count(m, tm), count(n, tn), count(k, tk)
-    a_loads = mi if (tk == k and rows_outer) else mi * nj * kc
-    b_loads = nj if (tk == k and not rows_outer) else mi * nj * kc
-    return a_loads + b_loads + mi * nj
+    a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
+    return a_reads * mi * kc + b_reads * nj * kc + mi * nj
+
+
+def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int) -> bool:
+    """Do the tiles of a step fit, with room for `accel-double-buffer` to load the next
+    step's while this one computes?
+
+    With k-chunks (tk < k), the C accumulator lives through all the chunks of its output
+    tile and only the A and B chunks change from step to step, so only they need a
+    second copy: C + 2 (A + B) <= capacity. C can then take most of the scratchpad (with
+    every tile in half of it, as `Budget.fits` asks, C is at most S/2, which costs about
+    sqrt(2) times the Hong-Kung bound). The price: C's store at the end of an output tile
+    cannot overlap the next tile's first chunk, ~tm tn e / dma_bytes_per_cycle cycles
+    against the tile's tm tn k / macs_per_cycle of compute (4% at k = 768).
+
+    With tk == k every step is a whole output tile, C changes every step, and a panel
+    stays across a row or column: all three tiles in half the scratchpad (`Budget.fits`).
+    Counting only the changing tiles twice (A + 2 (B + C)) fits larger tiles, but a
+    first-fit placement of two streams of different sizes fragments and the prefetch
+    then fails (BERT's 768 x 3072 at 1 MiB: twice the exposed DMA cycles)."""
+    a, b, c = (budget.aligned(x) for x in (tm * tk * e, tk * tn * e, tm * tn * e))
+    if tk < k:
+        return c + 2 * (a + b) <= budget.capacity
+    return budget.fits([a, b, c])
 
 
 def choose_matmul(m: int, n: int, k: int, e: int, budget: Budget) -> MatmulTiling | None:
-    """The best tiling (module docstring) whose step (A, B and C tiles) fits. None if
-    not even 1x1x1 fits."""
+    """The best tiling (module docstring) whose tiles fit as `matmul_step_fits` says.
+    None if not even 1x1x1 fits."""
     pick = _Pick(budget)
     for tk in candidates(k):
         for tm in candidates(m):
             def fits(tn: int) -> bool:
-                return budget.fits([tm * tk * e, tk * tn * e, tm * tn * e])
+                return matmul_step_fits(budget, k, e, tm, tn, tk)
 
             tn = largest_fitting(1, n, fits)
             if tn is None:
@@ -328,7 +364,10 @@ def choose_conv(s: ConvShape, budget: Budget) -> ConvTiling | None:
                 if oh_t is None:
                     continue
                 oh_t = balanced(s.oh, oh_t)
-                if not _windows_touch_input(s, oh_t, ow_t):
+                # A conv tile whose windows lie in the padding computes from a zero tile
+                # (windows.py); a pooling window always touches the input (ONNX: pads
+                # are smaller than the kernel), but a pool tile could not express it.
+                if not s.has_filter and not _windows_touch_input(s, oh_t, ow_t):
                     continue
                 for channels_outer in (True, False):
                     nbytes = conv_traffic(s, co_t, ci_t, oh_t, ow_t, channels_outer)

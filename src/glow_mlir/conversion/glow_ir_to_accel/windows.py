@@ -18,10 +18,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
 
 from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
-from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
+from glow_mlir.conversion.glow_ir_to_accel.steps import (
+    Box,
+    Inserter,
+    Step,
+    TileUse,
+    tile_for,
+    tile_of,
+)
 from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     Budget,
     ConvShape,
@@ -107,15 +114,38 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) ->
         for q, (i0, is_) in enumerate(ci_chunks):
             box_i, pads = _input_box(inp, s, img, r0, rs, c0, cs, i0, is_)
             box_f = Box(filt, (o0, i0, 0, 0), (os_, is_, kh, kw))
-            uses = [TileUse("in", tile_for(box_i), box_i), TileUse("f", tile_for(box_f), box_f)]
+            zero_input = any(n <= 0 for n in box_i.sizes)
+            if zero_input:
+                # Every window of the tile lies in the padding: its output is the bias.
+                # The input box would be empty (a DMA moves at least one element), so the
+                # conv reads a 1x1 tile of zeros, with pads that give the tile's size.
+                pads = [0, 0, (rs - 1) * s.rows.stride + s.rows.extent - 1,
+                        (cs - 1) * s.cols.stride + s.cols.extent - 1]
+                zeros = tile_of(box_i.main.type.get_element_type(), (1, is_, 1, 1))
+                uses = [TileUse("in", zeros, key=("zeros", is_)),
+                        TileUse("f", tile_for(box_f), box_f)]
+            else:
+                uses = [TileUse("in", tile_for(box_i), box_i),
+                        TileUse("f", tile_for(box_f), box_f)]
             if q == 0:
                 box_b = Box(bias, (o0,), (os_,))
                 uses.append(TileUse("b", tile_for(box_b), box_b))
             uses.append(TileUse("o", tile_for(box_o), key=box_o))
             last = q == len(ci_chunks) - 1
-            steps.append(Step(tiles=uses, computes=[_conv(instr, pads, q, last)],
-                              writes=frozenset({"o"}), stores=[("o", box_o)] if last else []))
+            computes = [_conv(instr, pads, q, last)]
+            if zero_input:
+                computes.insert(0, _zeros)
+            steps.append(Step(tiles=uses, computes=computes,
+                              writes=frozenset({"o", "in"} if zero_input else {"o"}),
+                              stores=[("o", box_o)] if last else []))
     return steps
+
+
+def _zeros(tiles):
+    """Fill the zero input tile of a conv tile whose windows lie in the padding."""
+    t = tiles["in"]
+    return glow_accel.ShuffleOp.make_tile(
+        [t], kind="splat", value=FloatAttr(0.0, t.type.get_element_type()))
 
 
 @functools.lru_cache(maxsize=4096)
