@@ -169,8 +169,7 @@ class _Dropper:
             keys = self.by_root.get(e.root)
             if not keys:
                 continue
-            for key in [k for k in keys
-                        if e.lo < self.held[k].source.hi and self.held[k].source.lo < e.hi]:
+            for key in [k for k in keys if e.overlaps(self.held[k].source)]:
                 del self.held[key]
                 keys.discard(key)
 

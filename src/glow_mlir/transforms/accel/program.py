@@ -6,7 +6,13 @@ A DMA is in flight from its `dma_start` to its `dma_wait`, so both ops carry the
 transfer's effects: anything that conflicts with the transfer must stay before the start
 or after the wait. Bytes are compared per root buffer (a tile is its own root; a main
 memory value is its root weight or activation, through views), as [first byte, last byte]
-of a box: exact for a box that is contiguous in its root, conservative otherwise.
+of a box: exact for a box that is contiguous in its root, conservative otherwise. Two DMA
+boxes whose byte ranges overlap are compared exactly as N-D boxes when both are seen
+through the same row-major layout (same dimensions after the first, same element size;
+a view's offset is placed in that layout, and a box that would wrap a row there keeps
+only its byte range): a box of some channels x some rows spans most of a tensor's bytes,
+and the byte test alone would order the next instruction's first load after the previous
+instruction's last stores.
 Different roots never share bytes while both are allocated, and an op never moves past the
 alloc or dealloc of a buffer it touches, so comparing roots is enough.
 """
@@ -38,6 +44,24 @@ class Effect:
     lo: int
     hi: int
     writes: bool
+    # The same bytes as an N-D box [box_lo, box_hi) of a row-major array with rows of shape
+    # `layout[0]` and element size `layout[1]` laid over the root from byte 0, when
+    # the access is such a box; None otherwise (then only the byte range counts).
+    layout: tuple[tuple[int, ...], int] | None = None
+    box_lo: tuple[int, ...] = ()
+    box_hi: tuple[int, ...] = ()
+
+    def overlaps(self, other: Effect) -> bool:
+        """May the two accesses (on the same root) share a byte? Exact when both are boxes
+        of one row layout, else whether their [first, last] byte ranges meet."""
+        if not (self.lo < other.hi and other.lo < self.hi):
+            return False
+        if self.layout is None or self.layout != other.layout:
+            return True
+        for a0, a1, b0, b1 in zip(self.box_lo, self.box_hi, other.box_lo, other.box_hi):
+            if not (a0 < b1 and b0 < a1):
+                return False
+        return True
 
 
 _TYPE_INFO: dict[int, tuple[MemRefType, tuple[int, ...], int, int]] = {}
@@ -90,7 +114,33 @@ def box_effect(value: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
         first = first * d + o
         last = last * d + o + n - 1
     root, base = _root_and_offset(value)
-    return Effect(root, base + first * e, base + (last + 1) * e, writes)
+    lo, hi = base + first * e, base + (last + 1) * e
+    origin = _box_origin(shape, e, base)
+    if origin is None:
+        return Effect(root, lo, hi, writes)
+    box_lo = tuple(c + o for c, o in zip(origin, offsets))
+    box_hi = tuple(c + n for c, n in zip(box_lo, sizes))
+    for i in range(1, len(shape)):  # no carry: the box stays a box in the root's layout
+        if box_hi[i] > shape[i]:
+            return Effect(root, lo, hi, writes)
+    return Effect(root, lo, hi, writes, (shape[1:], e), box_lo, box_hi)
+
+
+def _box_origin(shape: tuple[int, ...], e: int, base: int) -> tuple[int, ...] | None:
+    """Where a view at byte `base` of its root starts in the row-major array of `shape`
+    (dim 0 unbounded) laid over the root from byte 0, or None if `base` is not a whole
+    element of it."""
+    if not shape or base % e:
+        return None
+    rest = base // e
+    out = []
+    for d in reversed(shape[1:]):
+        if d <= 0:
+            return None
+        rest, c = divmod(rest, d)
+        out.append(c)
+    out.append(rest)
+    return tuple(reversed(out))
 
 
 def dma_effects(dma: acc.DmaStartOp) -> tuple[Effect, ...]:
@@ -129,8 +179,7 @@ def conflict(a: Iterable[Effect], b: Iterable[Effect]) -> bool:
     b = tuple(b)
     for x in a:
         for y in b:
-            if (x.root is y.root and (x.writes or y.writes) and x.lo < y.hi
-                    and y.lo < x.hi):
+            if x.root is y.root and (x.writes or y.writes) and x.overlaps(y):
                 return True
     return False
 
@@ -166,8 +215,7 @@ class Effects:
             b = self(second)
         for x in a:
             for y in b:
-                if (x.root is y.root and (x.writes or y.writes) and x.lo < y.hi
-                        and y.lo < x.hi):
+                if x.root is y.root and (x.writes or y.writes) and x.overlaps(y):
                     return True
         return False
 
