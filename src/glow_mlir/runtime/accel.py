@@ -76,7 +76,8 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
 
 class AccelExecutor:
     """The planned accelerator program on the simulator: numbers, checks, and the cycle and
-    traffic report of the last run (`report`, also known before the first run)."""
+    traffic report (`report`: static, the program has no branches, so it is known before
+    the first run and the same for every run)."""
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = (),
                  scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB):
@@ -93,13 +94,3 @@ class AccelExecutor:
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self._simulator.run(list(inputs))
 
-
-def zero_inputs(module: ModuleOp) -> list[np.ndarray]:
-    """Zeros for every input of the (first) function: the simulator's counts do not
-    depend on the values, so `--accel-report` runs the program once on these."""
-    from glow_mlir.analysis.instr_memory import glow_ir_funcs
-    from glow_mlir.ir.element_types import numpy_dtype
-
-    fn = glow_ir_funcs(module)[0]
-    return [np.zeros(w.type.get_shape(), numpy_dtype(w.type.get_element_type()))
-            for w, _ in fn.placeholders("input")]

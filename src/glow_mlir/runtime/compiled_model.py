@@ -67,8 +67,8 @@ class CompiledModel:
     @property
     def accel_report(self):
         """The accelerator's `AccelReport` (DMA bytes each way and their lower bound,
-        cycles, compute and DMA cycles and their overlap, scratchpad size and peak) of the
-        last run, or None for another backend."""
+        cycles, compute and DMA cycles and their overlap, scratchpad size and peak; the same
+        for every run), or None for another backend."""
         return getattr(self._executor, "report", None) if self.backend == "accel" else None
 
     def __repr__(self) -> str:
