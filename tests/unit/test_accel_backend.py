@@ -215,3 +215,14 @@ def test_conv_tiles_whose_windows_lie_in_the_padding():
         np.testing.assert_allclose(native.run([x])[0], want, rtol=RTOL, atol=ATOL)
         assert any(isinstance(op, glow_accel.ShuffleOp) and op.kind == "splat"
                    for op in compiled.module.walk())
+
+
+@pytest.mark.parametrize("emit,marker", [("llvm", "llvm.func @main"), ("llvm-ir", "define")])
+def test_cli_emits_the_accel_programs_native_code(tmp_path, emit, marker):
+    model = _onnx_file(tmp_path, model_zoo.lenet())
+    out = tmp_path / "out.txt"
+    glow_compile.main([model, "--backend", "accel", "--scratchpad-kib", "64", "--emit", emit,
+                       "-o", str(out)])
+    text = out.read_text()
+    assert marker in text
+    assert "glow_accel" not in text  # every accelerator op lowered
