@@ -1,7 +1,6 @@
 // The last case must fail (exit status 1, one line naming the pass, the tile and the
 // fix); the others are printed all the same, so every RUN line expects the failure.
 // RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm | FileCheck %s
-// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-loops --cse | FileCheck %s --check-prefix=LOOPS
 // RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm 2>&1 | FileCheck %s --check-prefix=ERR
 
 // A matmul tiled over two column chunks of b and c and two k chunks (the second
@@ -24,63 +23,7 @@
 // CHECK-NOT:     glow_accel
 // CHECK:         llvm.return
 
-// LOOPS-LABEL: func.func private @tiled_tile_mat_mul_0(
-// LOOPS-SAME:      %out: memref<64xi8> {llvm.noalias}, %in1: memref<64xi8> {llvm.noalias}, %in2: memref<64xi8> {llvm.noalias}) attributes {glow_accel.tile_kernel}
-// LOOPS:           memref.view %out[%{{.*}}][] : memref<64xi8> to memref<4x4xf32>
-// LOOPS:           arith.mulf
-// LOOPS:           func.return
-// LOOPS-LABEL: func.func private @tiled_tile_mat_mul_1(
-// LOOPS-SAME:      %out: memref<64xi8> {llvm.noalias}, %in1: memref<64xi8> {llvm.noalias}, %in2: memref<64xi8> {llvm.noalias}, %acc: memref<64xi8> {llvm.noalias}) attributes {glow_accel.tile_kernel}
-// LOOPS:           %[[TMP:.*]] = memref.view %acc[%{{.*}}][] : memref<64xi8> to memref<4x4xf32>
-// LOOPS:           memref.store %{{.*}}, %[[TMP]]
-// LOOPS:           %[[DST:.*]] = memref.view %out[%{{.*}}][] : memref<64xi8> to memref<16xf32>
-// LOOPS-NEXT:      %[[ACC:.*]] = memref.view %acc[%{{.*}}][] : memref<64xi8> to memref<16xf32>
-// LOOPS-NEXT:      %[[C16:.*]] = arith.constant 16 : index
-// LOOPS-NEXT:      scf.for %[[E:.*]] = %{{.*}} to %[[C16]] step %{{.*}} {
-// LOOPS-NEXT:        %[[P:.*]] = memref.load %[[DST]][%[[E]]] : memref<16xf32>
-// LOOPS-NEXT:        %[[Q:.*]] = memref.load %[[ACC]][%[[E]]] : memref<16xf32>
-// LOOPS-NEXT:        %[[SUM:.*]] = arith.addf %[[P]], %[[Q]] fastmath<reassoc,contract> : f32
-// LOOPS-NEXT:        memref.store %[[SUM]], %[[DST]][%[[E]]] : memref<16xf32>
-// LOOPS-NEXT:      }
-// LOOPS-NEXT:      func.return
-// LOOPS-NOT:   func.func private
-// LOOPS-LABEL: func.func @tiled(
-// LOOPS-SAME:      %mutableWeight: memref<512xi8> {llvm.noalias}, %activations: memref<1216xi8> {llvm.noalias}) -> i32
-// LOOPS-SAME:      glow.activations_size = 1216 : i64
-// LOOPS:         %[[C128:.*]] = arith.constant 128 : index
-// LOOPS-NEXT:    %[[TA:.*]] = memref.view %activations[%[[C128]]][] : memref<1216xi8> to memref<16xf32>
-// LOOPS-NEXT:    %[[C0:.*]] = arith.constant 0 : index
-// LOOPS-NEXT:    %[[A:.*]] = memref.view %mutableWeight[%[[C0]]][] : memref<512xi8> to memref<32xf32>
-// LOOPS:         scf.for %[[I:.*]] =
-// LOOPS-NEXT:      %[[DROW:.*]] = arith.muli %[[I]], %{{.*}} : index
-// LOOPS-NEXT:      %[[C8:.*]] = arith.constant 8 : index
-// LOOPS-NEXT:      %[[SROW:.*]] = arith.muli %[[I]], %[[C8]] : index
-// LOOPS-NEXT:      scf.for %[[J:.*]] =
-// LOOPS-NEXT:        %[[D:.*]] = arith.addi %[[DROW]], %[[J]] : index
-// LOOPS-NEXT:        %[[S:.*]] = arith.addi %[[SROW]], %[[J]] : index
-// LOOPS-NEXT:        %[[X:.*]] = memref.load %[[A]][%[[S]]] : memref<32xf32>
-// LOOPS-NEXT:        memref.store %[[X]], %[[TA]][%[[D]]] : memref<16xf32>
-// LOOPS:         %[[C192:.*]] = arith.constant 192 : index
-// LOOPS-NEXT:    memref.view %activations[%[[C192]]][] : memref<1216xi8> to memref<16xf32>
-// LOOPS:         %[[C256:.*]] = arith.constant 256 : index
-// LOOPS-NEXT:    %[[VC:.*]] = memref.view %activations[%[[C256]]][] : memref<1216xi8> to memref<64xi8>
-// LOOPS-NEXT:    %[[VA:.*]] = memref.view %activations[%[[C128]]][] : memref<1216xi8> to memref<64xi8>
-// LOOPS-NEXT:    %[[VB:.*]] = memref.view %activations[%[[C192]]][] : memref<1216xi8> to memref<64xi8>
-// LOOPS-NEXT:    func.call @tiled_tile_mat_mul_0(%[[VC]], %[[VA]], %[[VB]])
-// LOOPS:         %[[C1152:.*]] = arith.constant 1152 : index
-// LOOPS-NEXT:    %[[VACC:.*]] = memref.view %activations[%[[C1152]]][] : memref<1216xi8> to memref<64xi8>
-// LOOPS-NEXT:    func.call @tiled_tile_mat_mul_1(%[[VC]], %[[VA]], %[[VB]], %[[VACC]])
 // The store of the first column chunk: rows of 4 into rows of 8 of @c (at 384).
-// LOOPS-NEXT:    %[[C384:.*]] = arith.constant 384 : index
-// LOOPS-NEXT:    %[[C:.*]] = memref.view %mutableWeight[%[[C384]]][] : memref<512xi8> to memref<32xf32>
-// LOOPS-NEXT:    %[[TC:.*]] = memref.view %activations[%[[C256]]][] : memref<1216xi8> to memref<16xf32>
-// LOOPS-NEXT:    scf.for
-// LOOPS-NEXT:      arith.constant 8 : index
-// LOOPS:             memref.load %[[TC]]
-// LOOPS-NEXT:        memref.store %{{.*}}, %[[C]]
-// LOOPS:         func.call @tiled_tile_mat_mul_0(%[[VC]], %[[VA]], %[[VB]])
-// LOOPS:         func.call @tiled_tile_mat_mul_1(%[[VC]], %[[VA]], %[[VB]], %[[VACC]])
-// LOOPS:         func.return
 glow_ir.func @tiled declare {
   glow_ir.weight @a constant input : memref<4x8xf32>
   glow_ir.weight @b constant input : memref<8x8xf32>
@@ -124,18 +67,6 @@ glow_ir.func @tiled declare {
 // CHECK-SAME:      glow.activations_size = 320 : i64
 // CHECK-NOT:     llvm.call @
 
-// LOOPS-NOT:   func.func private
-// LOOPS-LABEL: func.func @conv_without_bias(
-// LOOPS-SAME:      %activations: memref<320xi8> {llvm.noalias}) -> i32
-// LOOPS:         %[[C256:.*]] = arith.constant 256 : index
-// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<4xi8>
-// LOOPS-NEXT:    %[[Z:.*]] = arith.constant 0 : i8
-// LOOPS:         scf.for %[[I:.*]] =
-// LOOPS-NEXT:      memref.store %[[Z]], %[[ZERO]][%[[I]]] : memref<4xi8>
-// LOOPS-NEXT:    }
-// LOOPS:         memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<1xf32>
-// LOOPS:         arith.maximumf
-// LOOPS-NOT:     func.call
 glow_ir.func @conv_without_bias declare {
   glow_ir.weight @x constant input : memref<1x1x3x3xf32>
   glow_ir.weight @w constant input : memref<1x1x2x2xf32>
