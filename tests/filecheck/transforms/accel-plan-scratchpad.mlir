@@ -77,3 +77,27 @@ glow_ir.func @wait_after_free declare {
   glow_accel.scratchpad_free %a : memref<4x8xf32, 1>
   glow_accel.dma_wait %k
 } attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
+
+// -----
+
+// A tile freed twice has no single life to plan.
+// CHECK: accel-plan-scratchpad: glow_accel.scratchpad_free ({{.*}}:[[# @LINE + 5]]:3): tile %a : memref<4xf32, 1 : i64> is freed 2 times
+glow_ir.func @freed_twice declare {
+} program() {
+  %a = glow_accel.scratchpad_alloc : memref<4xf32, 1>
+  glow_accel.shuffle @out %a {kind = "splat", value = 0.000000e+00 : f32} : memref<4xf32, 1>
+  glow_accel.scratchpad_free %a : memref<4xf32, 1>
+  glow_accel.scratchpad_free %a : memref<4xf32, 1>
+} attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
+
+// -----
+
+// A use after the free would touch bytes another tile may own by then.
+// CHECK: accel-plan-scratchpad: glow_accel.shuffle ({{.*}}:[[# @LINE + 6]]:3) uses tile %a : memref<4xf32, 1 : i64> outside its life (from its scratchpad_alloc to its scratchpad_free)
+glow_ir.func @use_after_free declare {
+} program() {
+  %a = glow_accel.scratchpad_alloc : memref<4xf32, 1>
+  glow_accel.shuffle @out %a {kind = "splat", value = 0.000000e+00 : f32} : memref<4xf32, 1>
+  glow_accel.scratchpad_free %a : memref<4xf32, 1>
+  glow_accel.shuffle @out %a {kind = "splat", value = 1.000000e+00 : f32} : memref<4xf32, 1>
+} attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
