@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -30,10 +31,10 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter, byte_view
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
 
@@ -245,6 +246,22 @@ def interior_rect(kernels, strides, pads, dilation, hw, ohw):
                             k * dilation[axis] - pads[axis]) for k in range(kernels[axis])]
         out.append((max(r[0] for r in ranges), min(r[1] for r in ranges)))
     return out
+
+
+def for_carry(em: Emitter, lower: int | SSAValue, upper: int, inits: Sequence[SSAValue],
+              body: Callable[[SSAValue, list[SSAValue]], Sequence[SSAValue]]) -> list[SSAValue]:
+    """`accs = inits; for i: accs = body(i, accs); return accs`: an scf.for whose
+    iter_args carry the accumulators (kept in registers)."""
+    lb = em.index(lower) if isinstance(lower, int) else lower
+    block = Block(arg_types=[INDEX, *(v.type for v in inits)])
+    loop = scf.ForOp(lb, em.index(upper), em.index(1), list(inits), block)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(block)
+    out = body(block.args[0], list(block.args[1:]))
+    em.op(scf.YieldOp(*out))
+    em.b.insertion_point = saved
+    return list(loop.results)
 
 
 def entry_alloca(em: Emitter, t: Attribute, dims: Sequence[int]) -> SSAValue:

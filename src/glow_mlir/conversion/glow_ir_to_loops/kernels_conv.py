@@ -48,13 +48,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.builder import InsertPoint
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType, i8
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     activation,
@@ -65,6 +64,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     entry_alloca,
     fma,
     fmul,
+    for_carry,
     fused,
     iadd,
     imax,
@@ -258,16 +258,7 @@ def loop_carry(em: Emitter, lower: int, upper: int, inits: list[SSAValue],
         return list(inits)
     if upper - lower == 1:
         return body(em.index(lower), list(inits))
-    lb, ub, st_ = em.index(lower), em.index(upper), em.index(1)
-    block = Block(arg_types=[INDEX, *(v.type for v in inits)])
-    loop = scf.ForOp(lb, ub, st_, list(inits), block)
-    em.op(loop)
-    saved = em.b.insertion_point
-    em.b.insertion_point = InsertPoint.at_end(block)
-    accs = body(block.args[0], list(block.args[1:]))
-    em.op(scf.YieldOp(*accs))
-    em.b.insertion_point = saved
-    return list(loop.results)
+    return for_carry(em, lower, upper, inits, body)
 
 
 def _split_columns(em: Emitter, instr, x: SSAValue, pad: int, kw_n: int):

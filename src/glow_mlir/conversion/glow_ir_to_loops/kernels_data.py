@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.builder import InsertPoint
-from xdsl.dialects import arith, math, scf
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     Float32Type,
@@ -39,13 +38,14 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry as _for
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
 from glow_mlir.dialects import glow_ir
@@ -166,21 +166,6 @@ def _strided_copy(em: Emitter, dst: SSAValue, src: SSAValue, shape: Sequence[int
 
 def _fill(em: Emitter, dst: SSAValue, n: int, value: SSAValue) -> None:
     em.loop(0, n, lambda i: em.store(value, dst, [i]))
-
-
-def _for(em: Emitter, lower: int | SSAValue, upper: int, inits: Sequence[SSAValue],
-         body: Callable[[SSAValue, list[SSAValue]], Sequence[SSAValue]]) -> list[SSAValue]:
-    """An scf.for with several iter_args; `body(i, accs)` returns the next accs."""
-    lb = em.index(lower) if isinstance(lower, int) else lower
-    block = Block(arg_types=[INDEX, *(v.type for v in inits)])
-    loop = scf.ForOp(lb, em.index(upper), em.index(1), list(inits), block)
-    em.op(loop)
-    saved = em.b.insertion_point
-    em.b.insertion_point = InsertPoint.at_end(block)
-    out = body(block.args[0], list(block.args[1:]))
-    em.op(scf.YieldOp(*out))
-    em.b.insertion_point = saved
-    return list(loop.results)
 
 
 def _select(em: Emitter, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
