@@ -85,6 +85,20 @@ def _rows(instr: glow_ir.InstrOp, rows: int, per_row: Sequence[int], fixed: Sequ
     return balanced(rows, t)
 
 
+def _row_box(v: SSAValue, r0: int, rs: int) -> Box:
+    """Rows `r0 .. r0 + rs` of `v` along dimension 0, whole along the others."""
+    shape = _shape(v)
+    return Box(v, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
+
+
+def _map_step(instr: glow_ir.InstrOp, box_s: Box, box_d: Box) -> Step:
+    """One step computing `box_d` of the result from `box_s` of the input."""
+    return Step(tiles=[TileUse("s", tile_for(box_s), box_s),
+                       TileUse("d", tile_for(box_d), key=box_d)],
+                computes=[_compute(instr, ["d", "s"])], writes=frozenset({"d"}),
+                stores=[("d", box_d)])
+
+
 # ====================================================================== whole buffers
 
 
@@ -124,11 +138,8 @@ def convert_transpose(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> l
         sizes = list(src_shape)
         offs[axis], sizes[axis] = r0, rs
         box_s = Box(src, tuple(offs), tuple(sizes))
-        box_d = Box(dest, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
-        steps.append(Step(tiles=[TileUse("s", tile_for(box_s), box_s),
-                                 TileUse("d", tile_for(box_d), key=box_d)],
-                          computes=[_compute(instr, ["d", "s"])], writes=frozenset({"d"}),
-                          stores=[("d", box_d)]))
+        box_d = _row_box(dest, r0, rs)
+        steps.append(_map_step(instr, box_s, box_d))
     return steps
 
 
@@ -146,13 +157,9 @@ def convert_broadcast(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> l
               "one row of the result and its input")
     steps = []
     for r0, rs in ranges(shape[0], t):
-        box_s = (Box(src, (r0,) + (0,) * (len(src_shape) - 1), (rs,) + src_shape[1:])
-                 if follows else Box.whole(src))
-        box_d = Box(dest, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
-        steps.append(Step(tiles=[TileUse("s", tile_for(box_s), box_s),
-                                 TileUse("d", tile_for(box_d), key=box_d)],
-                          computes=[_compute(instr, ["d", "s"])], writes=frozenset({"d"}),
-                          stores=[("d", box_d)]))
+        box_s = _row_box(src, r0, rs) if follows else Box.whole(src)
+        box_d = _row_box(dest, r0, rs)
+        steps.append(_map_step(instr, box_s, box_d))
     return steps
 
 
@@ -181,7 +188,7 @@ def convert_extract(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> lis
     for r0, rs in ranges(rows, t):
         if shape:
             box_s = Box(src, (offsets[0] + r0, *offsets[1:]), (rs,) + shape[1:])
-            box_d = Box(dest, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
+            box_d = _row_box(dest, r0, rs)
         else:
             box_s, box_d = Box(src, (), ()), Box.whole(dest)
         steps.append(Step(tiles=[TileUse("x", tile_for(box_s), box_s)], stores=[("x", box_d)]))
@@ -202,7 +209,7 @@ def convert_insert(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list
             steps.append(Step(tiles=[TileUse("x", tile_for(Box.whole(src)), Box.whole(src))],
                               stores=[("x", Box.whole(dest))]))
             continue
-        box_s = Box(src, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
+        box_s = _row_box(src, r0, rs)
         stores = []
         for copy in range(count):
             offs = list(offsets)
@@ -235,9 +242,6 @@ def convert_reduce(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list
         offs, sizes = [0] * len(src_shape), list(src_shape)
         offs[axis], sizes[axis] = r0, rs
         box_s = Box(src, tuple(offs), tuple(sizes))
-        box_d = Box(dest, (r0,) + (0,) * (len(shape) - 1), (rs,) + shape[1:])
-        steps.append(Step(tiles=[TileUse("s", tile_for(box_s), box_s),
-                                 TileUse("d", tile_for(box_d), key=box_d)],
-                          computes=[_compute(instr, ["d", "s"])], writes=frozenset({"d"}),
-                          stores=[("d", box_d)]))
+        box_d = _row_box(dest, r0, rs)
+        steps.append(_map_step(instr, box_s, box_d))
     return steps

@@ -213,11 +213,7 @@ class Effects:
         b = cache.get(second)
         if b is None:
             b = self(second)
-        for x in a:
-            for y in b:
-                if x.root is y.root and (x.writes or y.writes) and x.overlaps(y):
-                    return True
-        return False
+        return conflict(a, b)
 
 
 # ====================================================================== tiles
