@@ -23,6 +23,10 @@ converted program plans.
   kernel with a small filter (ResNet-18's 7x7 stride-2 stem) a tiling can move about 6%
   fewer bytes than it says.
 
+A convolution or matmul with the element-wise instructions fused after it
+(`analysis.epilogue_fusion`) counts as one instruction: its intermediate results never
+leave the scratchpad (`epilogue_lower_bound_bytes`).
+
 These are bounds for the whole scratchpad S; the converter keeps room for the next step
 (double buffering): half the scratchpad for a convolution's or pool's step, and for a
 matmul the streamed A and B chunks twice while the accumulator tile counts once, so a
@@ -34,10 +38,12 @@ large matmul's planned traffic can come close to the Hong-Kung term.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Operation, SSAValue
 
+from glow_mlir.analysis.epilogue_fusion import Epilogue
 from glow_mlir.dialects import glow_accel, glow_ir
 
 
@@ -117,10 +123,26 @@ def dma_lower_bound_bytes(instr: glow_ir.InstrOp, target: glow_accel.TargetAttr)
     return bound
 
 
-def function_lower_bound(fn: glow_ir.FuncOp, target: glow_accel.TargetAttr) -> int:
-    """The sum over `fn`'s instructions (not yet converted to tile ops)."""
-    return sum(dma_lower_bound_bytes(op, target) for op in fn.body.ops
-               if isinstance(op, glow_ir.InstrOp) and not isinstance(op, glow_accel.TileOp))
+def epilogue_lower_bound_bytes(ep: Epilogue, target: glow_accel.TargetAttr) -> int:
+    """The bound of a producer with its fused element-wise epilogue, counted as one
+    instruction (its intermediate results never leave the scratchpad): the producer's
+    bound (its output write becomes the epilogue's result write, the same size) plus
+    every other source of the epilogue read once."""
+    read = {glow_ir.root_buffer(v) for v, k in ep.producer.accesses() if k.reads}
+    return dma_lower_bound_bytes(ep.producer, target) + sum(
+        _bytes(s) for s in ep.extra_sources() if glow_ir.root_buffer(s) not in read)
+
+
+def function_lower_bound(fn: glow_ir.FuncOp, target: glow_accel.TargetAttr,
+                         fused: Iterable[Epilogue] = ()) -> int:
+    """The sum over `fn`'s instructions (not yet converted to tile ops), a producer and
+    its fused epilogue (`fused`) counting as one."""
+    fused = list(fused)
+    inside = {e for ep in fused for e in ep.instrs} | {ep.producer for ep in fused}
+    return sum(epilogue_lower_bound_bytes(ep, target) for ep in fused) + sum(
+        dma_lower_bound_bytes(op, target) for op in fn.body.ops
+        if isinstance(op, glow_ir.InstrOp) and not isinstance(op, glow_accel.TileOp)
+        and op not in inside)
 
 
 def planned_dma_bytes(fn: Operation) -> int:

@@ -34,8 +34,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.analysis.accel_traffic import function_lower_bound
+from glow_mlir.analysis.epilogue_fusion import epilogues
 from glow_mlir.analysis.instr_memory import glow_ir_funcs
 from glow_mlir.conversion.glow_ir_to_accel import data, elementwise, matmul, windows
+from glow_mlir.conversion.glow_ir_to_accel.epilogue import convert_fused
 from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import Inserter, Step, emit_steps
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
@@ -89,7 +91,8 @@ def target_for(fn: glow_ir.FuncOp, scratchpad_kib: int) -> glow_accel.TargetAttr
     return target
 
 
-def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int) -> None:
+def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
+                     fuse_epilogues: bool = True) -> None:
     """Convert every instruction of `fn` in place (see the module docstring). A
     function without instructions is left as it is (no target, no bound)."""
     instrs = [op for op in fn.body.ops if isinstance(op, glow_ir.InstrOp)
@@ -101,11 +104,22 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int) -> None:
     target = target_for(fn, scratchpad_kib)
     budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
                     target.value("dma_latency") * target.value("dma_bytes_per_cycle"))
-    fn.attributes["glow_accel.dma_lower_bound"] = IntegerAttr(
-        function_lower_bound(fn, target), i64)
+    found = epilogues(list(fn.body.ops)) if fuse_epilogues else {}
+    fused = []
     for instr in instrs:
+        if any(instr in ep.instrs for ep in fused):
+            continue  # it runs in its producer's tiles
         at = Inserter(instr)
-        emit_steps(at, converter_for(instr)(instr, at, budget))
+        ep = found.get(instr)
+        steps = convert_fused(ep, at, budget) if ep is not None else None
+        if steps is not None:
+            fused.append(ep)
+        else:  # no epilogue, or no room for one: the instruction alone
+            steps = converter_for(instr)(instr, at, budget)
+        emit_steps(at, steps)
+    fn.attributes["glow_accel.dma_lower_bound"] = IntegerAttr(
+        function_lower_bound(fn, target, fused), i64)
+    for instr in instrs:
         instr.detach()
         instr.erase()
 
@@ -117,6 +131,7 @@ class ConvertGlowIRToAccelPass(ModulePass):
     name = "convert-glow-ir-to-accel"
 
     scratchpad_kib: int = 256
+    fuse_epilogues: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.scratchpad_kib <= 0:
@@ -124,4 +139,4 @@ class ConvertGlowIRToAccelPass(ModulePass):
                 f"{PASS}: scratchpad-kib must be positive, got {self.scratchpad_kib}")
         with paused_gc():  # see gc_pause: collection is half the time on big programs
             for fn in glow_ir_funcs(op):
-                convert_function(fn, self.scratchpad_kib)
+                convert_function(fn, self.scratchpad_kib, self.fuse_epilogues)

@@ -16,16 +16,23 @@ from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, where
 from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
-from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, choose_matmul, ranges
+from glow_mlir.conversion.glow_ir_to_accel.tiling import (
+    Budget,
+    EpilogueTiles,
+    choose_matmul,
+    ranges,
+)
 from glow_mlir.dialects import glow_accel, glow_ir
 
 
-def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
+def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
+                    epilogue: EpilogueTiles | None = None) -> list[Step]:
+    """The steps; with room in each output tile's last step for `epilogue`'s tiles."""
     c, a, b = instr.operands
     m, k = a.type.get_shape()  # type: ignore[attr-defined]
     n = b.type.get_shape()[1]  # type: ignore[attr-defined]
     e = glow_ir.element_bytes(a.type)  # type: ignore[arg-type]
-    t = choose_matmul(m, n, k, e, budget)
+    t = choose_matmul(m, n, k, e, budget, epilogue)
     if t is None:
         raise _too_small(instr, k, e, budget)
     outer = ranges(m, t.tm) if t.rows_outer else ranges(n, t.tn)

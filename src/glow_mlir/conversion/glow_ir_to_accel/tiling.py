@@ -130,6 +130,15 @@ def largest_fitting(lo: int, hi: int, fits) -> int | None:
 
 
 @dataclass(frozen=True)
+class EpilogueTiles:
+    """The tiles an epilogue (analysis.epilogue_fusion) adds to a matmul's last step:
+    `tiles` of C's shape and `columns` slices of its columns."""
+
+    tiles: int = 0
+    columns: int = 0
+
+
+@dataclass(frozen=True)
 class MatmulTiling:
     """Output-stationary tiles of C[m,n] = A[m,k] B[k,n]: output tiles tm x tn, each
     accumulated over k-chunks of tk. `rows_outer`: the output tiles are visited row by
@@ -159,23 +168,29 @@ def _matmul_reads(m: int, n: int, k: int, tm: int, tn: int, tk: int,
 
 
 def matmul_traffic(m: int, n: int, k: int, e: int, tm: int, tn: int, tk: int,
-                   rows_outer: bool) -> int:
+                   rows_outer: bool, epilogue: EpilogueTiles | None = None) -> int:
     """DMA bytes of the tiling: A and B re-read once per output tile that needs them,
-    except a panel that stays resident (`_matmul_reads`); C written once."""
+    except a panel that stays resident (`_matmul_reads`); C written once; an epilogue's
+    C-shaped sources read once, its column slices once per row of output tiles."""
     a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
-    return e * (m * k * a_reads + k * n * b_reads + m * n)
+    extra = 0
+    if epilogue is not None:
+        extra = epilogue.tiles * m * n + epilogue.columns * n * count(m, tm)
+    return e * (m * k * a_reads + k * n * b_reads + m * n + extra)
 
 
 def matmul_transfers(m: int, n: int, k: int, tm: int, tn: int, tk: int,
-                     rows_outer: bool) -> int:
+                     rows_outer: bool, epilogue: EpilogueTiles | None = None) -> int:
     """DMA transfers of the tiling: an A and a B block per step unless its panel stays,
-    a C block per output tile."""
+    a C block per output tile, and one per epilogue source per output tile."""
     mi, nj, kc = count(m, tm), count(n, tn), count(k, tk)
     a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
-    return a_reads * mi * kc + b_reads * nj * kc + mi * nj
+    extra = epilogue.tiles + epilogue.columns if epilogue is not None else 0
+    return a_reads * mi * kc + b_reads * nj * kc + mi * nj * (1 + extra)
 
 
-def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int) -> bool:
+def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int,
+                     epilogue: EpilogueTiles | None = None) -> bool:
     """Do the tiles of a step fit, with room for `accel-double-buffer` to load the next
     step's while this one computes?
 
@@ -191,29 +206,35 @@ def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int) 
     stays across a row or column: all three tiles in half the scratchpad (`Budget.fits`).
     Counting only the changing tiles twice (A + 2 (B + C)) fits larger tiles, but a
     first-fit placement of two streams of different sizes fragments and the prefetch
-    then fails (BERT's 768 x 3072 at 1 MiB: twice the exposed DMA cycles)."""
+    then fails (BERT's 768 x 3072 at 1 MiB: twice the exposed DMA cycles).
+
+    An epilogue's tiles (C-shaped sources, column slices) live in the last chunk's step
+    only and count like C."""
     a, b, c = (budget.aligned(x) for x in (tm * tk * e, tk * tn * e, tm * tn * e))
+    if epilogue is not None:
+        c += epilogue.tiles * c + epilogue.columns * budget.aligned(tn * e)
     if tk < k:
         return c + 2 * (a + b) <= budget.capacity
     return budget.fits([a, b, c])
 
 
-def choose_matmul(m: int, n: int, k: int, e: int, budget: Budget) -> MatmulTiling | None:
-    """The best tiling (module docstring) whose tiles fit as `matmul_step_fits` says.
-    None if not even 1x1x1 fits."""
+def choose_matmul(m: int, n: int, k: int, e: int, budget: Budget,
+                  epilogue: EpilogueTiles | None = None) -> MatmulTiling | None:
+    """The best tiling (module docstring) whose tiles fit as `matmul_step_fits` says
+    (with `epilogue`'s tiles). None if not even 1x1x1 fits."""
     pick = _Pick(budget)
     for tk in candidates(k):
         for tm in candidates(m):
             def fits(tn: int) -> bool:
-                return matmul_step_fits(budget, k, e, tm, tn, tk)
+                return matmul_step_fits(budget, k, e, tm, tn, tk, epilogue)
 
             tn = largest_fitting(1, n, fits)
             if tn is None:
                 continue
             tn = balanced(n, tn)
             for rows_outer in (True, False):
-                nbytes = matmul_traffic(m, n, k, e, tm, tn, tk, rows_outer)
-                transfers = matmul_transfers(m, n, k, tm, tn, tk, rows_outer)
+                nbytes = matmul_traffic(m, n, k, e, tm, tn, tk, rows_outer, epilogue)
+                transfers = matmul_transfers(m, n, k, tm, tn, tk, rows_outer, epilogue)
                 steps = count(m, tm) * count(n, tn) * count(k, tk)
                 pick.add(MatmulTiling(tm, tn, tk, rows_outer, nbytes, transfers), nbytes,
                          transfers, steps)
@@ -293,13 +314,14 @@ class ConvShape:
     cols: Window
     e: int
     has_filter: bool = True  # False for pooling: no filter, channels pass through
+    out_tiles: int = 1  # output-shaped tiles of a step: 1 + an epilogue's sources
 
 
 def conv_tile_bytes(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int) -> list[int]:
     """Bytes of the largest step's tiles: input box, filter, bias, output."""
     ih = min((oh_t - 1) * s.rows.stride + s.rows.extent, s.rows.size)
     iw = min((ow_t - 1) * s.cols.stride + s.cols.extent, s.cols.size)
-    tiles = [ci_t * ih * iw * s.e, co_t * oh_t * ow_t * s.e]
+    tiles = [ci_t * ih * iw * s.e] + [co_t * oh_t * ow_t * s.e] * s.out_tiles
     if s.has_filter:
         tiles += [co_t * ci_t * s.rows.kernel * s.cols.kernel * s.e, co_t * s.e]
     return tiles
@@ -313,7 +335,7 @@ def conv_traffic(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int,
     n_sp = s.n * count(s.oh, oh_t) * count(s.ow, ow_t)
     n_co, n_ci = count(s.co, co_t), count(s.ci, ci_t)
     halo_in = s.n * s.ci * s.rows.input_rows(s.oh, oh_t) * s.cols.input_rows(s.ow, ow_t)
-    out = s.n * s.co * s.oh * s.ow
+    out = s.n * s.co * s.oh * s.ow * s.out_tiles
     if not s.has_filter:
         return s.e * (halo_in + out)
     filt = s.co * s.ci * s.rows.kernel * s.cols.kernel
@@ -334,17 +356,17 @@ def conv_transfers(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int,
     n_sp = s.n * count(s.oh, oh_t) * count(s.ow, ow_t)
     n_co, n_ci = count(s.co, co_t), count(s.ci, ci_t)
     steps = n_sp * n_co * n_ci
-    outs = n_sp * n_co
+    outs = n_sp * n_co * s.out_tiles
     if not s.has_filter:
         return 2 * outs
     if channels_outer:
         ins = 1 if (n_sp == 1 and n_ci == 1) else steps
         filters = n_co if n_ci == 1 else steps
-        biases = n_co if n_ci == 1 else outs
+        biases = n_co if n_ci == 1 else n_sp * n_co
     else:
         ins = n_sp if n_ci == 1 else steps
         filters = 1 if (n_co == 1 and n_ci == 1) else steps
-        biases = 1 if (n_co == 1 and n_ci == 1) else outs
+        biases = 1 if (n_co == 1 and n_ci == 1) else n_sp * n_co
     return ins + filters + biases + outs
 
 
@@ -390,12 +412,12 @@ def _conv_fits(s: ConvShape, budget: Budget, co_t: int, ci_t: int, ow_t: int):
     if s.has_filter:
         fixed = (-(-(co_t * ci_t * rows.kernel * s.cols.kernel * e) // a) * a
                  + -(-(co_t * e) // a) * a)
-    in_row, out_row = ci_t * iw * e, co_t * ow_t * e
+    in_row, out_row, outs = ci_t * iw * e, co_t * ow_t * e, s.out_tiles
     stride, extent, size = rows.stride, rows.extent, rows.size
 
     def fits(oh_t: int) -> bool:
         ih = min((oh_t - 1) * stride + extent, size)
-        return (-(-(in_row * ih) // a) * a + -(-(out_row * oh_t) // a) * a
+        return (-(-(in_row * ih) // a) * a + outs * (-(-(out_row * oh_t) // a) * a)
                 + fixed) <= limit
 
     return fits

@@ -15,6 +15,7 @@ channel) or spatial tiles outer (the input box stays across channel blocks).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator
 
@@ -69,8 +70,9 @@ def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
                      has_filter=instr.name == "glow_ir.convolution")
 
 
-def _choose(instr: glow_ir.InstrOp, budget: Budget) -> tuple[ConvShape, ConvTiling]:
-    s = window_shape(instr)
+def _choose(instr: glow_ir.InstrOp, budget: Budget,
+            out_tiles: int = 1) -> tuple[ConvShape, ConvTiling]:
+    s = dataclasses.replace(window_shape(instr), out_tiles=out_tiles)
     t = choose_conv(s, budget)
     if t is None:
         smallest = budget.footprint(conv_tile_bytes(s, 1, 1, 1, 1))
@@ -99,9 +101,12 @@ def _input_box(inp, s: ConvShape, img, r0, rs, c0, cs, ch0, chs) -> tuple[Box, l
     return Box(inp, (img, ch0, rlo, clo), (1, chs, rhi - rlo, chi - clo)), [pt, pl, pb, pr]
 
 
-def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
+def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
+                        out_tiles: int = 1) -> list[Step]:
+    """The steps; `out_tiles` output-shaped tiles fit in each (more than one: room for an
+    epilogue's sources in the last chunk's step)."""
     out, inp, filt, bias = instr.operands
-    s, t = _choose(instr, budget)
+    s, t = _choose(instr, budget, out_tiles)
     kh, kw = s.rows.kernel, s.cols.kernel
     co_blocks, ci_chunks = list(ranges(s.co, t.co_t)), list(ranges(s.ci, t.ci_t))
     if t.channels_outer:

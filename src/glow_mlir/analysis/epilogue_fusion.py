@@ -1,0 +1,168 @@
+"""Which element-wise instructions can run as the epilogue of the convolution or matmul
+before them, on the accelerator: while the producer's output tile is still in the
+scratchpad, instead of a store, reloads and another store per instruction.
+
+ResNet's residual blocks end `convolution @out %r; element_add @out %r, @in %r, @in %x;
+relu @out %r, @in %r`, BERT's linear layers `mat_mul @out %y; batched_add @out %y, @in %y,
+@in %bias; relu`: element-wise instructions are DMA-bound on the accelerator (three
+tensor transfers for one vector operation per element), and as separate instructions
+their transfers cannot overlap any convolution's compute. Fused, each output tile of the
+producer is finished in place (its other operands loaded as tiles of the same box) and
+stored once, to the last instruction's destination.
+
+`epilogues(ops)` finds the chains. An element-wise instruction E joins the chain of a
+producer P (a `convolution` the window tiling handles or a `mat_mul`) whose running
+value is V (P's destination, then each joined instruction's) when
+
+- E comes right after P or the chain's last instruction, with only allocs, deallocs and
+  views between them, none of which defines or allocates anything E touches (the fused
+  code runs where P is: E's operands must exist there, its destination be allocated);
+- E is an element-wise kind (not `copy`) or, after a 2-D `mat_mul`, a `batched_add` of
+  V's rows and a slice of its columns; V is one of its sources, its destination has V's
+  shape and element type, and so have its other sources (element for element, as
+  flat vectors: they are seen in V's shape);
+- what E reads besides V is not written by P or the chain, and its destination is V
+  itself (in place) or a buffer that neither P nor the chain reads, nor E's other
+  sources: the tiles finish one box at a time while P still reads its inputs;
+- V is E's destination, or dead after E: an `alloc_activation` used only by P, the
+  chain, E and its dealloc (V is then never written to main memory at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from glow_mlir.dialects import glow_accel, glow_ir
+
+FUSABLE_KINDS = frozenset(glow_accel.ELEMENTWISE_KINDS - {"copy", "batched_add"})
+"""Element-wise kinds an epilogue may hold (`batched_add` too, after a matmul)."""
+
+_BETWEEN = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.TensorViewOp)
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """The element-wise instructions fused after `producer`, in program order, and the
+    buffer the fused result is stored to (the last one's destination)."""
+
+    producer: glow_ir.InstrOp
+    instrs: tuple[glow_ir.InstrOp, ...]
+
+    @property
+    def result(self) -> SSAValue:
+        return self.instrs[-1].operands[0]
+
+    def extra_sources(self) -> list[SSAValue]:
+        """The sources the epilogue loads (everything but the running value), each once,
+        in order of first use."""
+        out: list[SSAValue] = []
+        running = self.producer.operands[0]
+        for instr in self.instrs:
+            for s in instr.operands[1:]:
+                if s is not running and s not in out:
+                    out.append(s)
+            running = instr.operands[0]
+        return out
+
+
+def is_producer(instr: Operation) -> bool:
+    """An instruction whose output tiles can carry an epilogue."""
+    if instr.name == "glow_ir.mat_mul":
+        return True
+    if instr.name != "glow_ir.convolution":
+        return False
+    layout, group = instr.attributes.get("layout"), instr.attributes.get("group")
+    return ((layout is None or getattr(layout, "data", "NCHW") == "NCHW")
+            and (group is None or group.value.data == 1))  # type: ignore[attr-defined]
+
+
+def epilogues(ops: Sequence[Operation]) -> dict[glow_ir.InstrOp, Epilogue]:
+    """The epilogue of every producer in `ops` (a block's ops in order) that has one."""
+    found: dict[glow_ir.InstrOp, Epilogue] = {}
+    taken: set[Operation] = set()
+    for i, op in enumerate(ops):
+        if op in taken or not isinstance(op, glow_ir.InstrOp) or not is_producer(op):
+            continue
+        chain: list[glow_ir.InstrOp] = []
+        j = i + 1
+        while True:
+            k = j
+            while k < len(ops) and isinstance(ops[k], _BETWEEN):
+                k += 1
+            if k == len(ops) or not isinstance(ops[k], glow_ir.InstrOp):
+                break
+            nxt = ops[k]
+            if not _joins(op, chain, nxt, ops[i + 1:k]):  # type: ignore[arg-type]
+                break
+            chain.append(nxt)  # type: ignore[arg-type]
+            taken.add(nxt)
+            j = k + 1
+        if chain:
+            found[op] = Epilogue(op, tuple(chain))  # type: ignore[arg-type]
+    return found
+
+
+def fused_instructions(found: dict[glow_ir.InstrOp, Epilogue]) -> set[Operation]:
+    """The instructions that run inside some producer's tiles."""
+    return {e for ep in found.values() for e in ep.instrs}
+
+
+def _root(v: SSAValue) -> SSAValue:
+    return glow_ir.root_buffer(v)
+
+
+def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_ir.InstrOp,
+           between: Sequence[Operation]) -> bool:
+    """May `instr` join `producer`'s epilogue `chain` (module docstring)?"""
+    running = (chain[-1] if chain else producer).operands[0]
+    kind = instr.name.removeprefix("glow_ir.")
+    dest, *sources = instr.operands
+    if running not in sources or dest.type != running.type:
+        return False
+    others = [s for s in sources if s is not running]
+    if kind == "batched_add":
+        if producer.name != "glow_ir.mat_mul" or sources[0] is not running:
+            return False
+        (slice_,) = others or [None]
+        if slice_ is None or glow_ir.num_elements(slice_) != running.type.get_shape()[1] \
+                or slice_.type.get_element_type() != running.type.get_element_type():
+            return False
+    elif kind in FUSABLE_KINDS:
+        elem, n = running.type.get_element_type(), glow_ir.num_elements(running)
+        if any(s.type.get_element_type() != elem or glow_ir.num_elements(s) != n
+               for s in others):
+            return False
+    else:
+        return False
+    # Everything E touches must exist where the producer runs.
+    defined_between = {r for op in between for r in op.results}
+    allocated_between = {_root(r) for op in between for r in op.results}
+    if any(v in defined_between or _root(v) in allocated_between for v in instr.operands):
+        return False
+    group = [producer, *chain]
+    written = {_root(op.operands[0]) for op in group}
+    read = {_root(v) for op in group for v, a in op.accesses() if a.reads}
+    if any(_root(s) in written for s in others):
+        return False
+    if dest is not running:
+        if _root(dest) in read or any(_root(s) is _root(dest) and s is not dest
+                                      for s in others):
+            return False
+        if not _dead_after(running, [*group, instr]):
+            return False
+    return True
+
+
+def _dead_after(value: SSAValue, users: list[Operation]) -> bool:
+    """`value` is an activation nothing but `users` and its dealloc touches."""
+    if not isinstance(value.owner, glow_ir.AllocActivationOp):
+        return False
+    allowed = set(users)
+    return all(u.operation in allowed or isinstance(u.operation, glow_ir.DeallocActivationOp)
+               for u in value.uses)
+
+
+__all__ = ["Epilogue", "epilogues", "fused_instructions", "is_producer", "FUSABLE_KINDS"]

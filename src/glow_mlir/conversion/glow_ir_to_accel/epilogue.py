@@ -1,0 +1,94 @@
+"""A convolution or matmul with its element-wise epilogue (`analysis.epilogue_fusion`):
+the producer's steps, tiled with room for the epilogue's tiles, and each output tile
+finished in the scratchpad before its one store.
+
+In the step that stores an output tile, every source of the epilogue other than the
+running value is loaded as a tile of the same box (seen in the producer's output shape;
+a `batched_add` slice as the box's columns), the epilogue's instructions run in order on
+the output tile in place (`glow_accel.elementwise`, the instruction's kind and
+attributes), and the tile is stored to the last instruction's destination instead of the
+producer's.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.analysis.epilogue_fusion import Epilogue
+from glow_mlir.conversion.glow_ir_to_accel import matmul, windows
+from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
+from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
+from glow_mlir.dialects import glow_accel
+
+
+def _is_slice(ep: Epilogue, source: SSAValue) -> bool:
+    """Is `source` a `batched_add` slice (one value per output column)?"""
+    return any(i.name == "glow_ir.batched_add" and i.operands[2] is source
+               for i in ep.instrs)
+
+
+def tiles_of(ep: Epilogue) -> EpilogueTiles:
+    extra = ep.extra_sources()
+    columns = sum(1 for s in extra if _is_slice(ep, s))
+    return EpilogueTiles(tiles=len(extra) - columns, columns=columns)
+
+
+def convert_fused(ep: Epilogue, at: Inserter, budget: Budget) -> list[Step] | None:
+    """The producer's steps with `ep` attached; None when no tiling of the producer
+    leaves room for the epilogue's tiles (then the instructions go separately)."""
+    producer, tiles = ep.producer, tiles_of(ep)
+    try:
+        if producer.name == "glow_ir.mat_mul":
+            steps, role = matmul.convert_mat_mul(producer, at, budget, tiles), "c"
+        else:
+            steps, role = windows.convert_convolution(producer, at, budget,
+                                                      1 + tiles.tiles), "o"
+    except PassFailedException:
+        return None
+    attach(ep, steps, role, at)
+    return steps
+
+
+def attach(ep: Epilogue, steps: list[Step], role: str, at: Inserter) -> None:
+    """Finish every store of `role` in `steps` with the epilogue (module docstring)."""
+    shape = list(ep.producer.operands[0].type.get_shape())  # type: ignore[attr-defined]
+    extra = ep.extra_sources()
+    roles = {s: f"e{i}" for i, s in enumerate(extra)}
+    views = {s: at.view(s, [shape[-1]] if _is_slice(ep, s) else shape) for s in extra}
+    result = at.view(ep.result, shape)
+    computes, running = [], ep.producer.operands[0]
+    for instr in ep.instrs:
+        computes.append(_elementwise(instr, running, role, roles))
+        running = instr.operands[0]
+    for step in steps:
+        stores = []
+        for r, box in step.stores:
+            if r != role:
+                stores.append((r, box))
+                continue
+            for s in extra:
+                if _is_slice(ep, s):
+                    b = Box(views[s], (box.offsets[-1],), (box.sizes[-1],))
+                else:
+                    b = Box(views[s], box.offsets, box.sizes)
+                step.tiles.append(TileUse(roles[s], tile_for(b), b))
+            step.computes = [*step.computes, *computes]
+            stores.append((role, Box(result, box.offsets, box.sizes)))
+        step.stores = stores
+
+
+def _elementwise(instr, running: SSAValue, role: str, roles: dict[SSAValue, str]):
+    """The tile op of one epilogue instruction: the destination and the running value
+    are the output tile, other sources their loaded tiles."""
+    kind = instr.name.removeprefix("glow_ir.")
+    attrs = dict(instr.attributes)
+    operands = [role if i == 0 or v is running else roles[v]
+                for i, v in enumerate(instr.operands)]
+
+    def compute(tiles):
+        op = glow_accel.ElementwiseOp.make_tile([tiles[r] for r in operands], kind=kind)
+        op.attributes.update(attrs)
+        return op
+
+    return compute
