@@ -16,6 +16,9 @@ latency). One module per family:
     elementwise.py  element-wise kinds, batched_add, copy: 1-D chunks / row blocks
     data.py         transpose, broadcast, splat, insert/extract (DMA boxes), reductions,
                     and the whole-buffer step for what cannot be split
+    epilogue.py     a convolution or matmul with the element-wise instructions after it
+                    (analysis.epilogue_fusion) finished on its output tiles before their
+                    store; `fuse-epilogues=false` converts each instruction alone
 
 A function without instructions is left alone. Any other gets `glow_accel.target`
 (from the option when it has none, nor its module) and `glow_accel.dma_lower_bound` (the sum of `analysis.accel_traffic`'s bound
