@@ -9,7 +9,8 @@ simulator are checked against onnxruntime in the same run.
 ratio = dma_bytes / dma_lower_bound_bytes (1.0: no byte moved that a perfect schedule
 would not move; the bound is per instruction, see glow_mlir.analysis.accel_traffic);
 hidden = overlap_cycles / dma_cycles (the share of DMA time spent while compute runs);
-"hidden (no db)" is the same program without accel-double-buffer; overlap = overlap_cycles
+"hidden (no db)" is the same program without accel-double-buffer, "(no fusion)" without
+the element-wise epilogues fused into the convolutions and matmuls; overlap = overlap_cycles
 / min(dma_cycles, compute_cycles), the share of the overlap that is possible at all (a
 DMA-bound program such as a matrix-vector product cannot hide its DMA time under its
 shorter compute; its compute can hide under DMA).
@@ -79,10 +80,27 @@ def measure(name: str, kib: int) -> dict:
     no_db = glow_mlir.compile(proto, backend="accel", scratchpad_kib=kib,
                               disable_passes=["accel-double-buffer"])
     no_db.run(feeds)
+    no_fusion = _without_fusion(proto, kib)
     report.update(model=name, scratchpad_kib=kib, compile_s=round(compile_s, 2),
                   simulate_s=round(simulate_s, 2), max_abs_err=err,
-                  hidden_no_double_buffer=no_db.accel_report.dma_hidden_share)
+                  hidden_no_double_buffer=no_db.accel_report.dma_hidden_share,
+                  dma_bytes_no_fusion=no_fusion.dma_bytes,
+                  hidden_no_fusion=no_fusion.dma_hidden_share)
     return report
+
+
+def _without_fusion(proto, kib: int):
+    """The report of the same program with each element-wise instruction converted alone
+    (`convert-glow-ir-to-accel{fuse-epilogues=false}`)."""
+    from glow_mlir.frontends.onnx import import_onnx
+    from glow_mlir.runtime.accel import lower_to_accel
+    from glow_mlir.runtime.compiled_model import optimize_graph
+    from glow_mlir.targets.accel.simulator import AccelSimulator
+
+    module = import_onnx(proto)
+    optimize_graph(module, "accel")
+    lower_to_accel(module, kib, fuse_epilogues=False)
+    return AccelSimulator(module).report
 
 
 def _row(r: dict) -> str:
@@ -91,7 +109,9 @@ def _row(r: dict) -> str:
     return (f"| {r['model']} | {r['scratchpad_kib']} | {r['dma_bytes']:,} | "
             f"{r['dma_lower_bound_bytes']:,} | {ratio:.2f} | {r['cycles']:,} | "
             f"{r['compute_cycles']:,} | {r['dma_cycles']:,} | {hidden:.1%} | "
-            f"{r['hidden_no_double_buffer']:.1%} | {r['overlap_share']:.1%} | {r['scratchpad_peak_bytes']:,} | "
+            f"{r['hidden_no_double_buffer']:.1%} | {r['dma_bytes_no_fusion']:,} | "
+            f"{r['hidden_no_fusion']:.1%} | {r['overlap_share']:.1%} | "
+            f"{r['scratchpad_peak_bytes']:,} | "
             f"{r['compile_s']} | {r['max_abs_err']:.1e} |")
 
 
@@ -107,8 +127,9 @@ def main() -> None:
         p.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
     sizes = [int(k) for k in args.kib.split(",") if k]
     print("| model | KiB | DMA bytes | lower bound | ratio | cycles | compute | DMA | "
-          "hidden | hidden (no db) | overlap | peak scratchpad | compile s | max abs err vs ORT |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "hidden | hidden (no db) | DMA bytes (no fusion) | hidden (no fusion) | overlap | "
+          "peak scratchpad | compile s | max abs err vs ORT |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for name in names:
         for kib in sizes:

@@ -32,20 +32,24 @@ def check_scratchpad_kib(kib: object) -> int:
 
 
 def accel_pipeline_spec(scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
-                        disable: Sequence[str] = ()) -> str:
-    """The accelerator passes as a pipeline text (the order of the module docstring)."""
+                        disable: Sequence[str] = (), fuse_epilogues: bool = True) -> str:
+    """The accelerator passes as a pipeline text (the order of the module docstring);
+    `fuse_epilogues=False` converts each element-wise instruction alone (to measure what
+    the fusion buys)."""
     for name in disable:
         if name not in SCHEDULING_PASSES:
             raise UserError(f"cannot disable '{name}' in the accelerator pipeline (only "
                             f"{', '.join(SCHEDULING_PASSES)} may be disabled)")
-    passes = [f"convert-glow-ir-to-accel{{scratchpad-kib={scratchpad_kib}}}"]
+    fusion = "" if fuse_epilogues else " fuse-epilogues=false"
+    passes = [f"convert-glow-ir-to-accel{{scratchpad-kib={scratchpad_kib}{fusion}}}"]
     passes += [p for p in SCHEDULING_PASSES if p not in disable]
     passes.append("accel-plan-scratchpad")
     return ",".join(passes)
 
 
 def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
-                   disable: Sequence[str] = (), print_ir_after_each: bool = False):
+                   disable: Sequence[str] = (), print_ir_after_each: bool = False,
+                   fuse_epilogues: bool = True):
     """Lower `module` (an optimized graph) in place to a planned accelerator program;
     returns the main-memory `MemoryReport`. `disable` may name instruction passes and the
     accelerator's scheduling passes."""
@@ -55,7 +59,7 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
     check_scratchpad_kib(scratchpad_kib)
     accel_disable = [n for n in disable if n in ACCEL_PASS_NAMES]
     instr_disable = [n for n in disable if n not in ACCEL_PASS_NAMES]
-    spec = accel_pipeline_spec(scratchpad_kib, accel_disable)  # checked before lowering
+    spec = accel_pipeline_spec(scratchpad_kib, accel_disable, fuse_epilogues)  # checked before lowering
     report = lower_to_instructions(module, instr_disable, print_ir_after_each)
     from glow_mlir.ir.text import verify_module
 
