@@ -42,12 +42,11 @@ from glow_mlir.analysis.instr_memory import glow_ir_funcs
 from glow_mlir.conversion.glow_ir_to_accel import data, elementwise, matmul, windows
 from glow_mlir.conversion.glow_ir_to_accel.epilogue import convert_fused
 from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
-from glow_mlir.conversion.glow_ir_to_accel.steps import Inserter, Step, emit_steps
+from glow_mlir.conversion.glow_ir_to_accel.steps import Converter, Inserter, emit_steps
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.transforms.accel.gc_pause import paused_gc
 
-Converter = Callable[[glow_ir.InstrOp, Inserter, Budget], list[Step]]
 
 
 def _windowed(tiled: Converter) -> Converter:
@@ -114,7 +113,7 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
             continue  # it runs in its producer's tiles
         at = Inserter(instr)
         ep = found.get(instr)
-        steps = convert_fused(ep, at, budget) if ep is not None else None
+        steps = convert_fused(ep, at, budget, converter_for) if ep is not None else None
         if steps is not None:
             fused.append(ep)
         else:  # no epilogue, or no room for one: the instruction alone

@@ -12,14 +12,23 @@ producer's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.ir import SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.analysis.epilogue_fusion import Epilogue
 from glow_mlir.conversion.glow_ir_to_accel import matmul, windows
-from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
+from glow_mlir.conversion.glow_ir_to_accel.steps import (
+    Box,
+    Converter,
+    Inserter,
+    Step,
+    TileUse,
+    tile_for,
+    traffic,
+)
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
-from glow_mlir.dialects import glow_accel
+from glow_mlir.dialects import glow_accel, glow_ir
 
 
 def _is_slice(ep: Epilogue, source: SSAValue) -> bool:
@@ -34,20 +43,58 @@ def tiles_of(ep: Epilogue) -> EpilogueTiles:
     return EpilogueTiles(tiles=len(extra) - columns, columns=columns)
 
 
-def convert_fused(ep: Epilogue, at: Inserter, budget: Budget) -> list[Step] | None:
+def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
+                  converter_for: Callable[[glow_ir.InstrOp], Converter]) -> list[Step] | None:
     """The producer's steps with `ep` attached; None when no tiling of the producer
-    leaves room for the epilogue's tiles (then the instructions go separately)."""
+    leaves room for the epilogue's tiles, or when fusing would cost the DMA engine more
+    (`Budget.score`: bytes plus per-transfer latency) than the producer alone and each
+    instruction's own steps (`converter_for` it): the epilogue's tiles shrink the producer's,
+    and on a small scratchpad that can cost more transfers than the round trips save.
+    Then the instructions go separately."""
     producer, tiles = ep.producer, tiles_of(ep)
-    try:
-        if producer.name == "glow_ir.mat_mul":
-            steps, role = matmul.convert_mat_mul(producer, at, budget, tiles), "c"
-        else:
-            steps, role = windows.convert_convolution(producer, at, budget,
-                                                      1 + tiles.tiles), "o"
-    except PassFailedException:
+    fused = _producer_cost(producer, budget, tiles)
+    if fused is None:
         return None
+    alone = _producer_cost(producer, budget, None)
+    if alone is not None:
+        nbytes, transfers = alone
+        for instr in ep.instrs:
+            b, t = traffic(converter_for(instr)(instr, _DryRun(), budget))
+            nbytes, transfers = nbytes + b, transfers + t
+        if budget.score(*fused) > budget.score(nbytes, transfers):
+            return None
+    if producer.name == "glow_ir.mat_mul":
+        steps, role = matmul.convert_mat_mul(producer, at, budget, tiles), "c"
+    else:
+        steps, role = windows.convert_convolution(producer, at, budget,
+                                                  1 + tiles.tiles), "o"
     attach(ep, steps, role, at)
     return steps
+
+
+def _producer_cost(producer, budget: Budget,
+                   tiles: EpilogueTiles | None) -> tuple[int, int] | None:
+    """(bytes, transfers) of the producer's best tiling with room for `tiles` (the
+    epilogue's loads included), None if none fits."""
+    if producer.name == "glow_ir.mat_mul":
+        t = matmul.choose(producer, budget, tiles)
+    else:
+        t = windows.choose(producer, budget, 1 + (tiles.tiles if tiles else 0))
+    return None if t is None else (t.bytes, t.transfers)
+
+
+class _DryRun(Inserter):
+    """An inserter for counting a conversion's traffic: nothing is inserted, a value is
+    "viewed" as itself (only its element type and the boxes' sizes are read)."""
+
+    def __init__(self) -> None:
+        pass
+
+    def add(self, op):
+        raise AssertionError("a dry run inserts nothing")
+
+    def view(self, value, shape):
+        return value
 
 
 def attach(ep: Epilogue, steps: list[Step], role: str, at: Inserter) -> None:

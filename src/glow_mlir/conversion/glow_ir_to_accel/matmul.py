@@ -19,6 +19,7 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, Til
 from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     Budget,
     EpilogueTiles,
+    MatmulTiling,
     choose_matmul,
     ranges,
 )
@@ -29,10 +30,10 @@ def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
                     epilogue: EpilogueTiles | None = None) -> list[Step]:
     """The steps; with room in each output tile's last step for `epilogue`'s tiles."""
     c, a, b = instr.operands
-    m, k = a.type.get_shape()  # type: ignore[attr-defined]
-    n = b.type.get_shape()[1]  # type: ignore[attr-defined]
+    k = a.type.get_shape()[1]  # type: ignore[attr-defined]
     e = glow_ir.element_bytes(a.type)  # type: ignore[arg-type]
-    t = choose_matmul(m, n, k, e, budget, epilogue)
+    m, n = c.type.get_shape()  # type: ignore[attr-defined]
+    t = choose(instr, budget, epilogue)
     if t is None:
         raise _too_small(instr, k, e, budget)
     outer = ranges(m, t.tm) if t.rows_outer else ranges(n, t.tn)
@@ -56,6 +57,15 @@ def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
                     writes=frozenset({"c"}),
                     stores=[("c", box_c)] if last else []))
     return steps
+
+
+def choose(instr: glow_ir.InstrOp, budget: Budget,
+           epilogue: EpilogueTiles | None = None) -> MatmulTiling | None:
+    """`tiling.choose_matmul` for a mat_mul instruction."""
+    c, a, _ = instr.operands
+    (m, k), n = a.type.get_shape(), c.type.get_shape()[1]  # type: ignore[attr-defined]
+    return choose_matmul(m, n, k, glow_ir.element_bytes(a.type), budget,  # type: ignore
+                         epilogue)
 
 
 def _matmul(accumulate: bool):

@@ -21,12 +21,14 @@ dropping redundant loads across instructions are later passes' work.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
 from glow_mlir.dialects import glow_accel, glow_ir
 
 
@@ -71,6 +73,10 @@ class Step:
     computes: list[Compute] = field(default_factory=list)
     writes: frozenset[str] = frozenset()
     stores: list[tuple[str, Box]] = field(default_factory=list)
+
+
+Converter = Callable[[glow_ir.InstrOp, "Inserter", Budget], list[Step]]
+"""An instruction family's conversion: (instruction, inserter, budget) -> its steps."""
 
 
 def tile_of(elem: Attribute, shape: Sequence[int]) -> MemRefType:
@@ -124,7 +130,6 @@ class _Held:
     """A live tile: what it holds (`ident`) and whether a compute wrote it."""
 
     ident: object
-    tile: SSAValue
     dirty: bool
 
     def serves(self, use: TileUse) -> bool:
@@ -133,8 +138,10 @@ class _Held:
         return self.ident == use.ident and not (self.dirty and use.load is not None)
 
 
-def emit_steps(at: Inserter, steps: Sequence[Step]) -> None:
-    """Emit `steps` before `at.anchor` (see the module docstring)."""
+def _actions(steps: Sequence[Step]) -> Iterator[tuple]:
+    """What `emit_steps` does for `steps`, in order: ("alloc", role, use) for a tile the
+    previous step does not hold (then loaded if `use.load`), ("compute", compute),
+    ("store", role, box), ("free", role); one walk shared by the emitter and `traffic`."""
     live: dict[str, _Held] = {}  # role -> its tile, only tiles the current step uses
     for i, step in enumerate(steps):
         for use in step.tiles:
@@ -142,17 +149,47 @@ def emit_steps(at: Inserter, steps: Sequence[Step]) -> None:
             if held is not None:  # kept from the previous step (see below)
                 held.dirty |= use.role in step.writes
                 continue
-            tile = at.add(glow_accel.ScratchpadAllocOp.make(use.type)).results[0]
-            if use.load is not None:
-                b = use.load
-                at.transfer(b.main, b.offsets, tile, (0,) * len(b.sizes), b.sizes)
-            live[use.role] = _Held(use.ident, tile, use.role in step.writes)
-        tiles = {role: held.tile for role, held in live.items()}
+            live[use.role] = _Held(use.ident, use.role in step.writes)
+            yield "alloc", use.role, use
         for compute in step.computes:
-            at.add(compute(tiles))
+            yield "compute", compute
         for role, box in step.stores:
-            at.transfer(tiles[role], (0,) * len(box.sizes), box.main, box.offsets, box.sizes)
+            yield "store", role, box
         following = steps[i + 1].tiles if i + 1 < len(steps) else []
         keep = {u.role for u in following if u.role in live and live[u.role].serves(u)}
         for role in [r for r in live if r not in keep]:
-            at.add(glow_accel.ScratchpadFreeOp.create(operands=[live.pop(role).tile]))
+            del live[role]
+            yield "free", role
+
+
+def emit_steps(at: Inserter, steps: Sequence[Step]) -> None:
+    """Emit `steps` before `at.anchor` (see the module docstring)."""
+    tiles: dict[str, SSAValue] = {}
+    for action in _actions(steps):
+        kind = action[0]
+        if kind == "alloc":
+            _, role, use = action
+            tile = tiles[role] = at.add(glow_accel.ScratchpadAllocOp.make(use.type)).results[0]
+            if use.load is not None:
+                b = use.load
+                at.transfer(b.main, b.offsets, tile, (0,) * len(b.sizes), b.sizes)
+        elif kind == "compute":
+            at.add(action[1](tiles))
+        elif kind == "store":
+            _, role, box = action
+            at.transfer(tiles[role], (0,) * len(box.sizes), box.main, box.offsets, box.sizes)
+        else:
+            at.add(glow_accel.ScratchpadFreeOp.create(operands=[tiles.pop(action[1])]))
+
+
+def traffic(steps: Sequence[Step]) -> tuple[int, int]:
+    """(bytes, transfers) the DMAs of `steps` would move (`emit_steps`' loads and
+    stores), without emitting anything."""
+    nbytes = transfers = 0
+    for action in _actions(steps):
+        box = action[2].load if action[0] == "alloc" else action[2] \
+            if action[0] == "store" else None
+        if box is not None:
+            nbytes += math.prod(box.sizes) * glow_ir.element_bytes(box.main.type)
+            transfers += 1
+    return nbytes, transfers

@@ -70,6 +70,12 @@ def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
                      has_filter=instr.name == "glow_ir.convolution")
 
 
+def choose(instr: glow_ir.InstrOp, budget: Budget, out_tiles: int = 1) -> ConvTiling | None:
+    """`tiling.choose_conv` for a conv or pool instruction, with `out_tiles`
+    output-shaped tiles per step."""
+    return choose_conv(dataclasses.replace(window_shape(instr), out_tiles=out_tiles), budget)
+
+
 def _choose(instr: glow_ir.InstrOp, budget: Budget,
             out_tiles: int = 1) -> tuple[ConvShape, ConvTiling]:
     s = dataclasses.replace(window_shape(instr), out_tiles=out_tiles)
