@@ -22,8 +22,9 @@ value is V (P's destination, then each joined instruction's) when
   shape and element type, and so have its other sources (element for element, as
   flat vectors: they are seen in V's shape);
 - what E reads besides V is not written by P or the chain, and its destination is V
-  itself (in place) or a buffer that neither P nor the chain reads, nor E's other
-  sources: the tiles finish one box at a time while P still reads its inputs;
+  itself (in place) or a buffer that neither P nor the chain reads, nor another view of
+  one of E's sources (the very same value is fine: read and written element for
+  element): the tiles finish one box at a time while P still reads its inputs;
 - V is E's destination, or dead after E: an `alloc_activation` used only by P, the
   chain, E and its dealloc (V is then never written to main memory at all).
 """
