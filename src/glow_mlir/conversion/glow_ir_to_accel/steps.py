@@ -187,8 +187,12 @@ def traffic(steps: Sequence[Step]) -> tuple[int, int]:
     stores), without emitting anything."""
     nbytes = transfers = 0
     for action in _actions(steps):
-        box = action[2].load if action[0] == "alloc" else action[2] \
-            if action[0] == "store" else None
+        if action[0] == "alloc":
+            box = action[2].load  # None: a tile the step fills itself
+        elif action[0] == "store":
+            box = action[2]
+        else:
+            continue
         if box is not None:
             nbytes += math.prod(box.sizes) * glow_ir.element_bytes(box.main.type)
             transfers += 1
