@@ -113,7 +113,8 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
             continue  # it runs in its producer's tiles
         at = Inserter(instr)
         ep = found.get(instr)
-        steps = convert_fused(ep, at, budget, converter_for) if ep is not None else None
+        steps = convert_fused(ep, at, budget, converter_for, target) \
+            if ep is not None else None
         if steps is not None:
             fused.append(ep)
         else:  # no epilogue, or no room for one: the instruction alone

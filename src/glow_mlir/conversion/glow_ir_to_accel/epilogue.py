@@ -12,6 +12,7 @@ producer's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xdsl.ir import SSAValue
@@ -44,12 +45,16 @@ def tiles_of(ep: Epilogue) -> EpilogueTiles:
 
 
 def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
-                  converter_for: Callable[[glow_ir.InstrOp], Converter]) -> list[Step] | None:
+                  converter_for: Callable[[glow_ir.InstrOp], Converter],
+                  target: glow_accel.TargetAttr) -> list[Step] | None:
     """The producer's steps with `ep` attached; None when no tiling of the producer
-    leaves room for the epilogue's tiles, or when fusing would cost the DMA engine more
-    (`Budget.score`: bytes plus per-transfer latency) than the producer alone and each
-    instruction's own steps (`converter_for` it): the epilogue's tiles shrink the producer's,
-    and on a small scratchpad that can cost more transfers than the round trips save.
+    leaves room for the epilogue's tiles, or when fusing is estimated to take longer
+    than the producer alone followed by each instruction's own steps (`converter_for`
+    it). The epilogue's tiles shrink the producer's, which can cost more transfers than
+    the round trips save; but the producer's transfers run under its compute, while the
+    element-wise steps are DMA-bound and exposed. So, in cycles (the cost model's DMA
+    engine time, `Budget.score` / bytes per cycle; compute: MACs / MACs per cycle):
+    fused max(compute, DMA fused) against max(compute, DMA alone) + DMA of the steps.
     Then the instructions go separately."""
     producer, tiles = ep.producer, tiles_of(ep)
     fused = _producer_cost(producer, budget, tiles)
@@ -57,11 +62,13 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
         return None
     alone = _producer_cost(producer, budget, None)
     if alone is not None:
-        nbytes, transfers = alone
+        separate = 0
         for instr in ep.instrs:
-            b, t = traffic(converter_for(instr)(instr, _DryRun(), budget))
-            nbytes, transfers = nbytes + b, transfers + t
-        if budget.score(*fused) > budget.score(nbytes, transfers):
+            separate += budget.score(*traffic(converter_for(instr)(instr, _DryRun(), budget)))
+        per_cycle = target.value("dma_bytes_per_cycle")
+        compute = _macs(producer) / target.value("macs_per_cycle")
+        if max(compute, budget.score(*fused) / per_cycle) > \
+                max(compute, budget.score(*alone) / per_cycle) + separate / per_cycle:
             return None
     if producer.name == "glow_ir.mat_mul":
         steps, role = matmul.convert_mat_mul(producer, at, budget, tiles), "c"
@@ -70,6 +77,14 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
                                                   1 + tiles.tiles), "o"
     attach(ep, steps, role, at)
     return steps
+
+
+def _macs(producer: glow_ir.InstrOp) -> int:
+    """Multiply-accumulates of a mat_mul (out x k) or convolution (out x C/g KH KW)."""
+    out = glow_ir.num_elements(producer.operands[0])
+    if producer.name == "glow_ir.mat_mul":
+        return out * producer.operands[1].type.get_shape()[1]  # type: ignore[attr-defined]
+    return out * math.prod(producer.operands[2].type.get_shape()[1:])  # type: ignore
 
 
 def _producer_cost(producer, budget: Budget,
