@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from accel_testing import assert_blocking_form
 from glow_graphs import clone_module
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 from instr_testing import func_of, parse, program, random_inputs, run
 from test_accel_tiling import prefetch_peak
@@ -605,3 +605,86 @@ def test_fallback_when_the_epilogue_does_not_fit(name):
                  if fused_runs(func_of(lower(text, s, schedule=False)[3])))
     _, _, _, acc = lower(text, roomy)
     assert_close(simulate(acc, inputs)[0], expected)
+
+
+# ---------------------------------------------------------------------------- cost model
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40), st.booleans(),
+       st.sampled_from([1024, 2048, 4096, 16384]))
+@example(4, 19, 1, False, 1024)  # two rows of tiles, every step finishes one: the slice
+@example(16, 40, 7, False, 2048)  # stays across a column (columns outer), not a row
+def test_fused_tiling_model_counts_what_is_emitted(m, n, k, residual, spad):
+    """`convert_fused` decides with the tiling's (bytes, transfers) for the producer with
+    its epilogue: they are exactly what the attached steps move (`steps.traffic`), in
+    both loop orders (a bias slice stays across a column of tiles, not across a row),
+    residual tiles included."""
+    import dataclasses
+    from unittest import mock
+
+    from glow_mlir.conversion.glow_ir_to_accel import epilogue
+    from glow_mlir.conversion.glow_ir_to_accel import matmul as mm
+    from glow_mlir.conversion.glow_ir_to_accel.steps import traffic
+    from glow_mlir.conversion.glow_ir_to_accel.tiling import (
+        Budget,
+        matmul_traffic,
+        matmul_transfers,
+    )
+
+    c, a, w = mt((m, n)), mt((m, k)), mt((k, n))
+    extra = (f"glow_ir.element_add @out %y, @in %y, @in %z : {c}" if residual else
+             f"glow_ir.batched_add @out %y, @in %y, @in %bias : {c}, {c}, {mt((n,))}")
+    text = program(f"""
+    glow_ir.mat_mul @out %y, @in %a, @in %w : {c}, {a}, {w}
+    {extra}
+    """, inputs={"a": a, "w": w, "bias": mt((n,)), "z": c}, outputs={"y": c})
+    fn = func_of(parse(text))
+    (ep,) = epilogues(list(fn.body.ops)).values()
+    budget = Budget(spad, 64, 64 * 32)
+    tiles = epilogue.tiles_of(ep)
+    chosen = mm.choose(ep.producer, budget, tiles)
+    assume(chosen is not None)
+    for rows_outer in (True, False):
+        t = dataclasses.replace(chosen, rows_outer=rows_outer)
+        with mock.patch.object(mm, "choose", lambda *_: t):
+            steps = mm.convert_mat_mul(ep.producer, epilogue._DryRun(), budget, tiles)
+        epilogue.attach(ep, steps, "c", epilogue._DryRun())
+        assert traffic(steps) == (
+            matmul_traffic(m, n, k, 4, t.tm, t.tn, t.tk, rows_outer, tiles),
+            matmul_transfers(m, n, k, t.tm, t.tn, t.tk, rows_outer, tiles))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(3, 10), st.sampled_from([1, 3]),
+       st.sampled_from([1, 2]), st.sampled_from([1024, 2048, 4096]))
+def test_fused_conv_model_counts_what_is_emitted(ci, co, size, kernel, stride, spad):
+    """The same for a convolution with a residual add: `conv_traffic` / `conv_transfers`
+    with `out_tiles` = 2 are what the attached steps move, in both loop orders."""
+    import dataclasses
+    from unittest import mock
+
+    from glow_mlir.conversion.glow_ir_to_accel import epilogue, windows
+    from glow_mlir.conversion.glow_ir_to_accel.steps import traffic
+    from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, conv_traffic, conv_transfers
+
+    pad = kernel // 2
+    o = (size + 2 * pad - kernel) // stride + 1
+    x, f, y = mt((1, ci, size, size)), mt((co, ci, kernel, kernel)), mt((1, co, o, o))
+    text = program(f"""
+    glow_ir.convolution @out %y, @in %x, @in %f, @in %b {conv_attrs(kernel, stride, pad)} : {y}, {x}, {f}, {mt((co,))}
+    glow_ir.element_add @out %y, @in %y, @in %z : {y}
+    """, inputs={"x": x, "f": f, "b": mt((co,)), "z": y}, outputs={"y": y})
+    fn = func_of(parse(text))
+    (ep,) = epilogues(list(fn.body.ops)).values()
+    budget = Budget(spad, 64, 64 * 32)
+    chosen = windows.choose(ep.producer, budget, 2)
+    assume(chosen is not None)
+    s = dataclasses.replace(windows.window_shape(ep.producer), out_tiles=2)
+    for channels_outer in (True, False):
+        t = dataclasses.replace(chosen, channels_outer=channels_outer)
+        with mock.patch.object(windows, "choose_conv", lambda *_: t):
+            steps = windows.convert_convolution(ep.producer, epilogue._DryRun(), budget, 2)
+        epilogue.attach(ep, steps, "o", epilogue._DryRun())
+        args = (s, t.co_t, t.ci_t, t.oh_t, t.ow_t, channels_outer)
+        assert traffic(steps) == (conv_traffic(*args), conv_transfers(*args))

@@ -38,8 +38,9 @@ from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.dialects import glow_accel, glow_ir
 
-FUSABLE_KINDS = frozenset(glow_accel.ELEMENTWISE_KINDS - {"copy", "batched_add"})
-"""Element-wise kinds an epilogue may hold (`batched_add` too, after a matmul)."""
+ELEMENTWISE_EPILOGUE_KINDS = frozenset(glow_accel.ELEMENTWISE_KINDS - {"copy", "batched_add"})
+"""The element-wise kinds an epilogue may hold on operands of the running value's shape;
+`batched_add` (a slice per row) is a case of its own, after a matmul only."""
 
 _BETWEEN = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.TensorViewOp)
 
@@ -69,15 +70,18 @@ class Epilogue:
         return out
 
 
-def is_producer(instr: Operation) -> bool:
-    """An instruction whose output tiles can carry an epilogue."""
-    if instr.name == "glow_ir.mat_mul":
-        return True
-    if instr.name != "glow_ir.convolution":
-        return False
+def is_window_tileable(instr: Operation) -> bool:
+    """NCHW and (for a convolution) one group: what the accelerator's window tiling
+    handles (`conversion.glow_ir_to_accel.windows`); anything else runs whole."""
     layout, group = instr.attributes.get("layout"), instr.attributes.get("group")
     return ((layout is None or getattr(layout, "data", "NCHW") == "NCHW")
             and (group is None or group.value.data == 1))  # type: ignore[attr-defined]
+
+
+def is_producer(instr: Operation) -> bool:
+    """An instruction whose output tiles can carry an epilogue."""
+    return instr.name == "glow_ir.mat_mul" or (instr.name == "glow_ir.convolution"
+                                               and is_window_tileable(instr))
 
 
 def epilogues(ops: Sequence[Operation]) -> dict[glow_ir.InstrOp, Epilogue]:
@@ -131,7 +135,7 @@ def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_
         if slice_ is None or glow_ir.num_elements(slice_) != running.type.get_shape()[1] \
                 or slice_.type.get_element_type() != running.type.get_element_type():
             return False
-    elif kind in FUSABLE_KINDS:
+    elif kind in ELEMENTWISE_EPILOGUE_KINDS:
         elem, n = running.type.get_element_type(), glow_ir.num_elements(running)
         if any(s.type.get_element_type() != elem or glow_ir.num_elements(s) != n
                for s in others):
@@ -166,4 +170,5 @@ def _dead_after(value: SSAValue, users: list[Operation]) -> bool:
                for u in value.uses)
 
 
-__all__ = ["Epilogue", "epilogues", "fused_instructions", "is_producer", "FUSABLE_KINDS"]
+__all__ = ["Epilogue", "epilogues", "fused_instructions", "is_producer", "is_window_tileable",
+           "ELEMENTWISE_EPILOGUE_KINDS"]

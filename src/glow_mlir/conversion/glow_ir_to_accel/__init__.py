@@ -107,9 +107,10 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
     budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
                     target.value("dma_latency") * target.value("dma_bytes_per_cycle"))
     found = epilogues(list(fn.body.ops)) if fuse_epilogues else {}
-    fused = []
+    fused: list = []
+    inside: set = set()  # the instructions of the fused epilogues
     for instr in instrs:
-        if any(instr in ep.instrs for ep in fused):
+        if instr in inside:
             continue  # it runs in its producer's tiles
         at = Inserter(instr)
         ep = found.get(instr)
@@ -117,6 +118,7 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
             if ep is not None else None
         if steps is not None:
             fused.append(ep)
+            inside.update(ep.instrs)  # type: ignore[union-attr]
         else:  # no epilogue, or no room for one: the instruction alone
             steps = converter_for(instr)(instr, at, budget)
         emit_steps(at, steps)

@@ -117,20 +117,21 @@ def attach(ep: Epilogue, steps: list[Step], role: str, at: Inserter) -> None:
     shape = list(ep.producer.operands[0].type.get_shape())  # type: ignore[attr-defined]
     extra = ep.extra_sources()
     roles = {s: f"e{i}" for i, s in enumerate(extra)}
-    views = {s: at.view(s, [shape[-1]] if _is_slice(ep, s) else shape) for s in extra}
+    slices = {s for s in extra if _is_slice(ep, s)}
+    views = {s: at.view(s, [shape[-1]] if s in slices else shape) for s in extra}
     result = at.view(ep.result, shape)
     computes, running = [], ep.producer.operands[0]
     for instr in ep.instrs:
         computes.append(_elementwise(instr, running, role, roles))
         running = instr.operands[0]
-    for step in steps:
+    for step in steps:  # a step stores its output tile at most once (then: finished)
         stores = []
         for r, box in step.stores:
             if r != role:
                 stores.append((r, box))
                 continue
             for s in extra:
-                if _is_slice(ep, s):
+                if s in slices:
                     b = Box(views[s], (box.offsets[-1],), (box.sizes[-1],))
                 else:
                     b = Box(views[s], box.offsets, box.sizes)

@@ -131,8 +131,9 @@ def largest_fitting(lo: int, hi: int, fits) -> int | None:
 
 @dataclass(frozen=True)
 class EpilogueTiles:
-    """The tiles an epilogue (analysis.epilogue_fusion) adds to a matmul's last step:
-    `tiles` of C's shape and `columns` slices of its columns."""
+    """The tiles an epilogue (analysis.epilogue_fusion) adds to the step that finishes
+    an output tile: `tiles` of the output tile's shape and (after a matmul) `columns`
+    slices of its columns (a convolution takes the first as `ConvShape.out_tiles`)."""
 
     tiles: int = 0
     columns: int = 0
@@ -171,12 +172,23 @@ def matmul_traffic(m: int, n: int, k: int, e: int, tm: int, tn: int, tk: int,
                    rows_outer: bool, epilogue: EpilogueTiles | None = None) -> int:
     """DMA bytes of the tiling: A and B re-read once per output tile that needs them,
     except a panel that stays resident (`_matmul_reads`); C written once; an epilogue's
-    C-shaped sources read once, its column slices once per row of output tiles."""
+    C-shaped sources read once, its column slices as `_slice_reads` says."""
     a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
     extra = 0
     if epilogue is not None:
-        extra = epilogue.tiles * m * n + epilogue.columns * n * count(m, tm)
+        slices = _slice_reads(m, n, k, tm, tn, tk, rows_outer)
+        extra = epilogue.tiles * m * n + epilogue.columns * n * slices
     return e * (m * k * a_reads + k * n * b_reads + m * n + extra)
+
+
+def _slice_reads(m: int, n: int, k: int, tm: int, tn: int, tk: int, rows_outer: bool) -> int:
+    """How many times an epilogue's column slice is read: once per output tile, except
+    when every step finishes a tile (tk == k) and a column of tiles is visited in a row
+    (columns outer, or a single column of tiles): then its slice stays
+    (`steps.emit_steps`)."""
+    if tk == k and (not rows_outer or count(n, tn) == 1):
+        return 1
+    return count(m, tm)
 
 
 def matmul_transfers(m: int, n: int, k: int, tm: int, tn: int, tk: int,
@@ -185,8 +197,11 @@ def matmul_transfers(m: int, n: int, k: int, tm: int, tn: int, tk: int,
     a C block per output tile, and one per epilogue source per output tile."""
     mi, nj, kc = count(m, tm), count(n, tn), count(k, tk)
     a_reads, b_reads = _matmul_reads(m, n, k, tm, tn, tk, rows_outer)
-    extra = epilogue.tiles + epilogue.columns if epilogue is not None else 0
-    return a_reads * mi * kc + b_reads * nj * kc + mi * nj * (1 + extra)
+    extra = 0
+    if epilogue is not None:
+        extra = (epilogue.tiles * mi * nj
+                 + epilogue.columns * nj * _slice_reads(m, n, k, tm, tn, tk, rows_outer))
+    return a_reads * mi * kc + b_reads * nj * kc + mi * nj + extra
 
 
 def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int,
@@ -211,8 +226,8 @@ def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int,
     An epilogue's tiles (C-shaped sources, column slices) live in the last chunk's step
     only and count like C."""
     a, b, c = (budget.aligned(x) for x in (tm * tk * e, tk * tn * e, tm * tn * e))
-    if epilogue is not None:
-        c += epilogue.tiles * c + epilogue.columns * budget.aligned(tn * e)
+    if epilogue is not None:  # C-shaped sources and column slices, beside C
+        c = (1 + epilogue.tiles) * c + epilogue.columns * budget.aligned(tn * e)
     if tk < k:
         return c + 2 * (a + b) <= budget.capacity
     return budget.fits([a, b, c])

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
 
+from glow_mlir.analysis.epilogue_fusion import is_window_tileable
 from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import (
     Box,
@@ -47,12 +48,7 @@ def _ints(instr: glow_ir.InstrOp, name: str, default: tuple[int, ...]) -> tuple[
     return tuple(int(v) for v in a.get_values()) if isinstance(a, DenseArrayBase) else default
 
 
-def is_tileable(instr: glow_ir.InstrOp) -> bool:
-    """NCHW and (for a convolution) one group: what the window tiling handles."""
-    layout = instr.attributes.get("layout")
-    group = instr.attributes.get("group")
-    return ((layout is None or getattr(layout, "data", "NCHW") == "NCHW")
-            and (group is None or group.value.data == 1))  # type: ignore[attr-defined]
+is_tileable = is_window_tileable
 
 
 def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
