@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from accel_testing import live_tile_peak
+
 from glow_mlir.analysis.instr_buffers import root_element_offset
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
@@ -358,12 +360,4 @@ def program_text(lines: list[str], align: int, cap: int) -> str:
 
 def blocking_peak(lines: list[str], align: int) -> int:
     """The most aligned tile bytes live at once in the blocking program."""
-    module = parse(program_text(lines, align, 1 << 20))
-    live = peak = 0
-    for op in func_of(module).body.ops:
-        if isinstance(op, acc.ScratchpadAllocOp):
-            live += -(-op.size_bytes // align) * align
-            peak = max(peak, live)
-        elif isinstance(op, acc.ScratchpadFreeOp):
-            live -= -(-op.tile.owner.size_bytes // align) * align
-    return peak
+    return live_tile_peak(func_of(parse(program_text(lines, align, 1 << 20))), align)

@@ -1,7 +1,8 @@
 """An outside reference path for the CPU backend's loop IR, for tests only: upstream
 mlir-opt-22 lowers `convert-glow-ir-to-loops`' output to the LLVM dialect,
 mlir-translate-22 to LLVM IR, llvmlite runs it. Kernel generators can be checked with it
-independently of our own convert-*-to-llvm passes, and our passes against it.
+independently of our own convert-*-to-llvm passes, and our passes against it;
+`assert_mlir_translate_accepts` checks that a printed LLVM-dialect file is real MLIR.
 
     run = upstream_runner(graph_module)      # None when the tools are missing
     outputs = run(inputs)
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import pytest
 
 from glow_mlir.conversion.glow_ir_to_loops import missing_kernels
 from glow_mlir.dialects import glow_ir
@@ -35,6 +37,17 @@ _ENGINES = []  # keep every engine alive as long as the process (see DESIGN.md s
 
 def have_tools() -> bool:
     return shutil.which("mlir-opt-22") is not None and shutil.which("mlir-translate-22") is not None
+
+
+def assert_mlir_translate_accepts(path) -> None:
+    """Upstream `mlir-translate-22` turns the LLVM-dialect file at `path` into LLVM IR
+    with Glow's entry point (skips when the tool is not installed)."""
+    if shutil.which("mlir-translate-22") is None:
+        pytest.skip("mlir-translate-22 not installed")
+    proc = subprocess.run(["mlir-translate-22", "--mlir-to-llvmir", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "define i32 @main(ptr noalias" in proc.stdout
 
 
 def to_planned_instr(graph_module) -> glow_ir.FuncOp:

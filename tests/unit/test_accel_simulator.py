@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from accel_programs import (
+    A_MAIN,
     C_MAIN,
     CONV_ACCUMULATE,
     CONV_WEIGHTS,
@@ -214,45 +215,25 @@ def test_compute_writing_a_tile_a_load_still_writes():
                     + r"writes tile %tc while the load %kx \(.*\) still writes it$", msg), msg
 
 
-def test_load_over_bytes_a_pending_load_writes():
-    second = load("%kz", "%a", "0, 4", "%ta", "4, 4", "memref<4x8xf32>", T_A)
-    body = MATMUL_BLOCKING.replace("glow_accel.dma_wait %k0",
-                                   second + "\nglow_accel.dma_wait %k0, %kz")
-    msg, text = _error(body)
-    assert re.match(_at(text, "%kz =", "glow_accel.dma_start")
-                    + r"writes tile %ta\[0:4, 0:4\] while the load %k0 \(.*\) still writes "
-                    r"those bytes$", msg), msg
-
-
-def test_load_over_bytes_a_pending_store_reads():
-    reload = load("%kz", "%c", "0, 0", "%tc", "4, 6", C_MAIN, T_C)
-    body = MATMUL_BLOCKING.replace("glow_accel.dma_wait %k4",
-                                   reload + "\nglow_accel.dma_wait %k4, %kz")
-    msg, text = _error(body)
+@pytest.mark.parametrize("transfer,pending,message", [
+    (load("%kz", "%a", "0, 4", "%ta", "4, 4", A_MAIN, T_A), "%k0",
+     r"writes tile %ta\[0:4, 0:4\] while the load %k0 \(.*\) still writes those bytes$"),
     # the load also reads main memory the store writes; the tile clash is found first
-    assert re.match(_at(text, "%kz =", "glow_accel.dma_start")
-                    + r"writes tile %tc\[0:4, 0:6\] while the store %k4 \(.*\) still reads "
-                    r"those bytes$", msg), msg
-
-
-def test_store_of_bytes_a_pending_load_writes():
-    early = store("%ks", "%ta", "%c", "0, 0", "4, 4", T_A, C_MAIN)
-    body = MATMUL_BLOCKING.replace("glow_accel.dma_wait %k0",
-                                   early + "\nglow_accel.dma_wait %k0, %ks")
+    (load("%kz", "%c", "0, 0", "%tc", "4, 6", C_MAIN, T_C), "%k4",
+     r"writes tile %tc\[0:4, 0:6\] while the store %k4 \(.*\) still reads those bytes$"),
+    (store("%kz", "%ta", "%c", "0, 0", "4, 4", T_A, C_MAIN), "%k0",
+     r"reads tile %ta\[0:4, 0:4\] while the load %k0 \(.*\) still writes those bytes$"),
+    (load("%kz", "%c", "0, 2", "%ta", "4, 4", C_MAIN, T_A), "%k4",
+     r"reads %c\[0:4, 2:6\] while the store %k4 \(.*\) still writes those bytes$"),
+], ids=["load_over_a_pending_load", "load_over_a_pending_store", "store_of_a_pending_load",
+        "load_of_main_memory_a_pending_store_writes"])
+def test_transfer_over_bytes_a_pending_transfer_uses(transfer, pending, message):
+    """A transfer started (before the wait of `pending`) on bytes the pending transfer
+    still moves: an error on the new dma_start naming both."""
+    body = MATMUL_BLOCKING.replace(f"glow_accel.dma_wait {pending}",
+                                   f"{transfer}\nglow_accel.dma_wait {pending}, %kz")
     msg, text = _error(body)
-    assert re.match(_at(text, "%ks =", "glow_accel.dma_start")
-                    + r"reads tile %ta\[0:4, 0:4\] while the load %k0 \(.*\) still writes "
-                    r"those bytes$", msg), msg
-
-
-def test_load_of_main_memory_a_pending_store_writes():
-    reread = load("%kr", "%c", "0, 2", "%ta", "4, 4", C_MAIN, T_A)
-    body = MATMUL_BLOCKING.replace("glow_accel.dma_wait %k4",
-                                   reread + "\nglow_accel.dma_wait %k4, %kr")
-    msg, text = _error(body)
-    assert re.match(_at(text, "%kr =", "glow_accel.dma_start")
-                    + r"reads %c\[0:4, 2:6\] while the store %k4 \(.*\) still writes those "
-                    r"bytes$", msg), msg
+    assert re.match(_at(text, "%kz =", "glow_accel.dma_start") + message, msg), msg
 
 
 def test_stores_to_disjoint_column_blocks_may_be_in_flight_together():
