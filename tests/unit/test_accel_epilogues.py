@@ -264,7 +264,7 @@ def test_every_producer_gets_its_own_chain():
     found = epilogues(list(fn.body.ops))
     assert [[i.name for i in ep.instrs] for ep in found.values()] == [
         ["glow_ir.relu"], ["glow_ir.element_add"]]
-    assert len(fused_instructions(found)) == 2
+    assert len(fused_instructions(found.values())) == 2
 
 
 # ---------------------------------------------------------------------------- conversion

@@ -40,10 +40,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Operation, SSAValue
 
-from glow_mlir.analysis.epilogue_fusion import Epilogue
+from glow_mlir.analysis.epilogue_fusion import Epilogue, fused_instructions, is_nchw
 from glow_mlir.dialects import glow_accel, glow_ir
 
 
@@ -60,16 +59,11 @@ def compulsory_bytes(instr: glow_ir.InstrOp) -> int:
     sources = {v for v, k in instr.accesses() if k.reads}
     dests = {v for v, k in instr.accesses() if k.writes}
     total = sum(_bytes(v) for v in sources) + sum(_bytes(v) for v in dests)
-    if instr.name in WINDOW_KINDS and _is_nchw(instr):
+    if instr.name in WINDOW_KINDS and is_nchw(instr):
         inp = instr.operands[1]
         if inp not in dests:
             total -= _bytes(inp) - _touched_input_bytes(instr)
     return total
-
-
-def _is_nchw(instr: Operation) -> bool:
-    layout = instr.attributes.get("layout")
-    return layout is None or getattr(layout, "data", "NCHW") == "NCHW"
 
 
 def _touched_input_bytes(instr: glow_ir.InstrOp) -> int:
@@ -77,10 +71,10 @@ def _touched_input_bytes(instr: glow_ir.InstrOp) -> int:
     out, inp = instr.operands[0], instr.operands[1]
     n, c, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
     oh, ow = out.type.get_shape()[2:]  # type: ignore[attr-defined]
-    kh, kw = _ints(instr, "kernels", (1, 1))
-    sh, sw = _ints(instr, "strides", (1, 1))
-    pt, pl, _, _ = _ints(instr, "pads", (0, 0, 0, 0))
-    dh, dw = _ints(instr, "dilation", (1, 1))
+    kh, kw = glow_ir.int_array(instr, "kernels", (1, 1))
+    sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
+    pt, pl, _, _ = glow_ir.int_array(instr, "pads", (0, 0, 0, 0))
+    dh, dw = glow_ir.int_array(instr, "dilation", (1, 1))
     rows = _touched(h, kh, sh, dh, pt, oh)
     cols = _touched(w, kw, sw, dw, pl, ow)
     return n * c * rows * cols * glow_ir.element_bytes(inp.type)  # type: ignore[arg-type]
@@ -90,11 +84,6 @@ def _touched(size: int, kernel: int, stride: int, dilation: int, pad: int, out: 
     """How many of `size` input rows the `out` windows read."""
     hit = {o * stride - pad + j * dilation for o in range(out) for j in range(kernel)}
     return sum(1 for i in hit if 0 <= i < size)
-
-
-def _ints(instr: Operation, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
-    a = instr.attributes.get(name)
-    return tuple(int(x) for x in a.get_values()) if isinstance(a, DenseArrayBase) else default
 
 
 def hong_kung_bytes(m: int, n: int, k: int, e: int, scratchpad_elems: float) -> int:
@@ -115,7 +104,7 @@ def dma_lower_bound_bytes(instr: glow_ir.InstrOp, target: glow_accel.TargetAttr)
         out, inp, filt = instr.operands[:3]
         n_img, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
         _, ci_g, kh, kw = filt.type.get_shape()  # type: ignore[attr-defined]
-        sh, sw = _ints(instr, "strides", (1, 1))
+        sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
         e = glow_ir.element_bytes(out.type)  # type: ignore[arg-type]
         reuse = max(kh * kw / (sh * sw), 1.0)
         bound = max(bound, hong_kung_bytes(co, n_img * oh * ow, ci_g * kh * kw, e,
@@ -138,7 +127,7 @@ def function_lower_bound(fn: glow_ir.FuncOp, target: glow_accel.TargetAttr,
     """The sum over `fn`'s instructions (not yet converted to tile ops), a producer and
     its fused epilogue (`fused`) counting as one."""
     fused = list(fused)
-    inside = {e for ep in fused for e in ep.instrs} | {ep.producer for ep in fused}
+    inside = fused_instructions(fused) | {ep.producer for ep in fused}
     return sum(epilogue_lower_bound_bytes(ep, target) for ep in fused) + sum(
         dma_lower_bound_bytes(op, target) for op in fn.body.ops
         if isinstance(op, glow_ir.InstrOp) and not isinstance(op, glow_accel.TileOp)

@@ -31,7 +31,7 @@ value is V (P's destination, then each joined instruction's) when
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -70,12 +70,18 @@ class Epilogue:
         return out
 
 
+def is_nchw(instr: Operation) -> bool:
+    """A window instruction (convolution, pooling) in Glow's default NCHW layout."""
+    layout = instr.attributes.get("layout")
+    return layout is None or getattr(layout, "data", "NCHW") == "NCHW"
+
+
 def is_window_tileable(instr: Operation) -> bool:
     """NCHW and (for a convolution) one group: what the accelerator's window tiling
     handles (`conversion.glow_ir_to_accel.windows`); anything else runs whole."""
-    layout, group = instr.attributes.get("layout"), instr.attributes.get("group")
-    return ((layout is None or getattr(layout, "data", "NCHW") == "NCHW")
-            and (group is None or group.value.data == 1))  # type: ignore[attr-defined]
+    group = instr.attributes.get("group")
+    return is_nchw(instr) and (group is None
+                               or group.value.data == 1)  # type: ignore[attr-defined]
 
 
 def is_producer(instr: Operation) -> bool:
@@ -110,13 +116,9 @@ def epilogues(ops: Sequence[Operation]) -> dict[glow_ir.InstrOp, Epilogue]:
     return found
 
 
-def fused_instructions(found: dict[glow_ir.InstrOp, Epilogue]) -> set[Operation]:
+def fused_instructions(fused: Iterable[Epilogue]) -> set[Operation]:
     """The instructions that run inside some producer's tiles."""
-    return {e for ep in found.values() for e in ep.instrs}
-
-
-def _root(v: SSAValue) -> SSAValue:
-    return glow_ir.root_buffer(v)
+    return {e for ep in fused for e in ep.instrs}
 
 
 def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_ir.InstrOp,
@@ -144,16 +146,16 @@ def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_
         return False
     # Everything E touches must exist where the producer runs.
     defined_between = {r for op in between for r in op.results}
-    allocated_between = {_root(r) for op in between for r in op.results}
-    if any(v in defined_between or _root(v) in allocated_between for v in instr.operands):
+    allocated_between = {glow_ir.root_buffer(r) for op in between for r in op.results}
+    if any(v in defined_between or glow_ir.root_buffer(v) in allocated_between for v in instr.operands):
         return False
     group = [producer, *chain]
-    written = {_root(op.operands[0]) for op in group}
-    read = {_root(v) for op in group for v, a in op.accesses() if a.reads}
-    if any(_root(s) in written for s in others):
+    written = {glow_ir.root_buffer(op.operands[0]) for op in group}
+    read = {glow_ir.root_buffer(v) for op in group for v, a in op.accesses() if a.reads}
+    if any(glow_ir.root_buffer(s) in written for s in others):
         return False
     if dest is not running:
-        if _root(dest) in read or any(_root(s) is _root(dest) and s is not dest
+        if glow_ir.root_buffer(dest) in read or any(glow_ir.root_buffer(s) is glow_ir.root_buffer(dest) and s is not dest
                                       for s in others):
             return False
         if not _dead_after(running, [*group, instr]):
@@ -170,5 +172,6 @@ def _dead_after(value: SSAValue, users: list[Operation]) -> bool:
                for u in value.uses)
 
 
-__all__ = ["Epilogue", "epilogues", "fused_instructions", "is_producer", "is_window_tileable",
+__all__ = ["Epilogue", "epilogues", "fused_instructions", "is_producer", "is_nchw",
+           "is_window_tileable",
            "ELEMENTWISE_EPILOGUE_KINDS"]

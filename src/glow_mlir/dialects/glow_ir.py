@@ -20,6 +20,7 @@ from glow_mlir.dialects.glow_ir_ops.instructions import (
     NOT_INSTRUCTIONS,
     GraphInstrOp,
     instruction_name,
+    int_array,
     shadow_graph_op,
 )
 from glow_mlir.dialects.glow_ir_ops.memory import *  # noqa: F403
@@ -45,6 +46,6 @@ GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
 __all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
            "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
-           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_name",
+           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_name", "int_array",
            "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
            "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]

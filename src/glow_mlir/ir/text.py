@@ -196,6 +196,19 @@ def location_text(op: Operation) -> str | None:
     return None
 
 
+def position_text(op: Operation) -> str | None:
+    """Where `op` is, for messages: `file:line:col`, else `#index in @func` for an op of a
+    symbol's body (a `glow_ir.func` built in memory has no locations), else None."""
+    loc = location_text(op)
+    if loc is not None:
+        return loc
+    parent, block = op.parent_op(), op.parent_block()
+    name = getattr(parent, "sym_name", None)
+    if block is None or name is None:
+        return None
+    return f"#{list(block.ops).index(op)} in @{name.data}"
+
+
 @dataclass
 class OpDiagnostic(Exception):
     """A diagnostic anchored at an op: prints as `file:line:col: error: 'name' op msg`."""

@@ -37,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.analysis.accel_traffic import function_lower_bound
-from glow_mlir.analysis.epilogue_fusion import epilogues
+from glow_mlir.analysis.epilogue_fusion import epilogues, is_window_tileable
 from glow_mlir.analysis.instr_memory import glow_ir_funcs
 from glow_mlir.conversion.glow_ir_to_accel import data, elementwise, matmul, windows
 from glow_mlir.conversion.glow_ir_to_accel.epilogue import convert_fused
@@ -52,7 +52,7 @@ from glow_mlir.transforms.accel.gc_pause import paused_gc
 def _windowed(tiled: Converter) -> Converter:
     """Window tiling for NCHW single-group ops, whole buffers otherwise."""
     def convert(instr, at, budget):
-        return (tiled if windows.is_tileable(instr) else data.convert_whole)(instr, at, budget)
+        return (tiled if is_window_tileable(instr) else data.convert_whole)(instr, at, budget)
 
     return convert
 

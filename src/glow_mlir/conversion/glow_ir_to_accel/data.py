@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import SSAValue
 
-from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
+from glow_mlir.conversion.glow_ir_to_accel.errors import too_small
 from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
 from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     Budget,
@@ -29,22 +29,11 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 )
 from glow_mlir.dialects import glow_accel, glow_ir
 
-UNIT_OPS: dict[frozenset[str], type[glow_accel.TileOp]] = {
-    glow_accel.ELEMENTWISE_KINDS: glow_accel.ElementwiseOp,
-    glow_accel.POOL_KINDS: glow_accel.PoolOp,
-    glow_accel.REDUCE_KINDS: glow_accel.ReduceOp,
-    glow_accel.SHUFFLE_KINDS: glow_accel.ShuffleOp,
-    frozenset({"mat_mul"}): glow_accel.MatmulOp,
-    frozenset({"convolution"}): glow_accel.ConvOp,
-}
-
-
 def unit_op(kind: str) -> type[glow_accel.TileOp] | None:
-    """The glow_accel compute op that runs instruction kind `kind`, if any."""
-    for kinds, cls in UNIT_OPS.items():
-        if kind in kinds:
-            return cls
-    return None
+    """The glow_accel compute op that runs instruction kind `kind`, if any (each op
+    class names its kinds)."""
+    return next((cls for cls in glow_accel.COMPUTE_OPS
+                 if kind in cls.KINDS or kind == cls.FIXED_KIND), None)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -105,8 +94,6 @@ def _map_step(instr: glow_ir.InstrOp, box_s: Box, box_d: Box) -> Step:
 def convert_whole(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[Step]:
     """One step: every distinct source whole, the destination whole."""
     dest, *sources = instr.operands
-    if unit_op(instr.name.removeprefix("glow_ir.")) is None:
-        raise unsupported(instr, "has no accelerator unit")
     distinct = list(dict.fromkeys(sources))
     sizes = [glow_ir.buffer_bytes(v.type) for v in [*distinct, dest]]
     if not budget.fits(sizes):

@@ -7,21 +7,14 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
-from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import location_text
+from glow_mlir.ir.text import position_text
 
 PASS = "convert-glow-ir-to-accel"
 
 
 def where(op: Operation) -> str:
     """`file:line:col`, else `#index in @func`."""
-    loc = location_text(op)
-    if loc is not None:
-        return loc
-    func = glow_ir.owning_func(op)
-    if func is None:
-        return "(outside a glow_ir.func)"
-    return f"#{list(func.body.ops).index(op)} in @{func.sym_name.data}"
+    return position_text(op) or "(outside a glow_ir.func)"
 
 
 def too_small(op: Operation, step_bytes: int, which: str,

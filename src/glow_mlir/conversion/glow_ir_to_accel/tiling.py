@@ -32,6 +32,8 @@ import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from glow_mlir.analysis.memory_planner import align_up
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -47,8 +49,7 @@ class Budget:
         return self.capacity // 2
 
     def aligned(self, nbytes: int) -> int:
-        a = self.alignment
-        return -(-nbytes // a) * a
+        return align_up(nbytes, self.alignment)
 
     def footprint(self, tile_bytes: Sequence[int]) -> int:
         """Scratchpad bytes of tiles of `tile_bytes` bytes, each aligned."""
@@ -233,6 +234,7 @@ def matmul_step_fits(budget: Budget, k: int, e: int, tm: int, tn: int, tk: int,
     return budget.fits([a, b, c])
 
 
+@functools.lru_cache(maxsize=256)  # a fused producer is searched with and without room
 def choose_matmul(m: int, n: int, k: int, e: int, budget: Budget,
                   epilogue: EpilogueTiles | None = None) -> MatmulTiling | None:
     """The best tiling (module docstring) whose tiles fit as `matmul_step_fits` says
@@ -385,6 +387,7 @@ def conv_transfers(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int,
     return ins + filters + biases + outs
 
 
+@functools.lru_cache(maxsize=256)  # and ResNet's blocks repeat their shapes
 def choose_conv(s: ConvShape, budget: Budget) -> ConvTiling | None:
     """The best conv (or pooling, `has_filter=False`: then ci_t == co_t) tiling
     (module docstring) whose largest step fits; None if none fits."""

@@ -43,38 +43,34 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 from glow_mlir.dialects import glow_accel, glow_ir
 
 
-def _ints(instr: glow_ir.InstrOp, name: str, default: tuple[int, ...]) -> tuple[int, ...]:
-    a = instr.attributes.get(name)
-    return tuple(int(v) for v in a.get_values()) if isinstance(a, DenseArrayBase) else default
-
-
-is_tileable = is_window_tileable
-
-
 def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
     """The tiling problem of a conv or pool instruction."""
     out, inp = instr.operands[0], instr.operands[1]
     n, ci, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
     _, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
-    kh, kw = _ints(instr, "kernels", (1, 1))
-    sh, sw = _ints(instr, "strides", (1, 1))
-    pt, pl, pb, pr = _ints(instr, "pads", (0, 0, 0, 0))
-    dh, dw = _ints(instr, "dilation", (1, 1))
+    kh, kw = glow_ir.int_array(instr, "kernels", (1, 1))
+    sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
+    pt, pl, pb, pr = glow_ir.int_array(instr, "pads", (0, 0, 0, 0))
+    dh, dw = glow_ir.int_array(instr, "dilation", (1, 1))
     return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
                      rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
                      e=glow_ir.element_bytes(out.type),  # type: ignore[arg-type]
                      has_filter=instr.name == "glow_ir.convolution")
 
 
+def _shape(instr: glow_ir.InstrOp, out_tiles: int) -> ConvShape:
+    return dataclasses.replace(window_shape(instr), out_tiles=out_tiles)
+
+
 def choose(instr: glow_ir.InstrOp, budget: Budget, out_tiles: int = 1) -> ConvTiling | None:
     """`tiling.choose_conv` for a conv or pool instruction, with `out_tiles`
     output-shaped tiles per step."""
-    return choose_conv(dataclasses.replace(window_shape(instr), out_tiles=out_tiles), budget)
+    return choose_conv(_shape(instr, out_tiles), budget)
 
 
 def _choose(instr: glow_ir.InstrOp, budget: Budget,
             out_tiles: int = 1) -> tuple[ConvShape, ConvTiling]:
-    s = dataclasses.replace(window_shape(instr), out_tiles=out_tiles)
+    s = _shape(instr, out_tiles)
     t = choose_conv(s, budget)
     if t is None:
         smallest = budget.footprint(conv_tile_bytes(s, 1, 1, 1, 1))

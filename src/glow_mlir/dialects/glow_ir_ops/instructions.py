@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
     IntegerType,
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
+from xdsl.ir import Operation
 from xdsl.irdl import irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
@@ -106,6 +108,17 @@ class InsertTensorOp(InstrOp):
         _same_elem(dest.type, src.type)
         _check_box(self.offsets(), _shape(src.type), _shape(dest.type), self.count(),
                    self.axis(), "src")
+
+
+def int_array(op: Operation, name: str, default: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The values of an `array<i64>` (or integer ArrayAttr) attribute of a verified op,
+    `default` when it has none: how passes read kernels, strides, pads."""
+    a = op.attributes.get(name)
+    if isinstance(a, DenseArrayBase):
+        return tuple(int(v) for v in a.get_values())
+    if isinstance(a, ArrayAttr):
+        return tuple(int(v.value.data) for v in a.data if isinstance(v, IntegerAttr))
+    return default
 
 
 def _int_list(op: InstrOp, name: str) -> tuple[int, ...]:

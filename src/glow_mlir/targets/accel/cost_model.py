@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr
-
-from glow_mlir.dialects import glow_accel
+from glow_mlir.dialects import glow_accel, glow_ir
 
 COMPUTE_OVERHEAD_CYCLES = 16
 """Fixed cost of starting one compute op (pipeline fill, instruction decode)."""
@@ -39,15 +37,6 @@ def _shape(value) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def _ints(op, name: str) -> tuple[int, ...]:
-    a = op.attributes.get(name)
-    if isinstance(a, DenseArrayBase):
-        return tuple(int(v) for v in a.get_values())
-    if isinstance(a, ArrayAttr):
-        return tuple(int(v.value.data) for v in a.data if isinstance(v, IntegerAttr))
-    return ()
-
-
 def macs(op: glow_accel.TileOp) -> int:
     """Multiply-accumulates of a matmul or conv tile op."""
     out = math.prod(_shape(op.operands[0]))
@@ -64,7 +53,7 @@ def vector_elements(op: glow_accel.TileOp) -> int:
         return math.prod(_shape(op.operands[1]))
     out = math.prod(_shape(op.operands[0]))
     if isinstance(op, glow_accel.PoolOp):
-        return out * math.prod(_ints(op, "kernels") or (1,))
+        return out * math.prod(glow_ir.int_array(op, "kernels") or (1,))
     return out
 
 

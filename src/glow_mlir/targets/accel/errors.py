@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import location_text
+from glow_mlir.ir.text import position_text
 from glow_mlir.targets.interpreter.registry import EvaluationError
 from glow_mlir.tools.errors import UserError
 
@@ -21,14 +20,7 @@ class AccelSimulationError(UserError, EvaluationError):
 def op_at(op: Operation) -> str:
     """Where `op` is, for a message about another op: `file:line:col`, or its index in
     its function."""
-    loc = location_text(op)
-    if loc is not None:
-        return loc
-    func = op.parent_op()
-    block = op.parent_block()
-    if isinstance(func, glow_ir.FuncOp) and block is not None:
-        return f"#{list(block.ops).index(op)} in @{func.sym_name.data}"
-    return "an op without location"
+    return position_text(op) or "an op without location"
 
 
 __all__ = ["AccelSimulationError", "op_at"]

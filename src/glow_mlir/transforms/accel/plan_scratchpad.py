@@ -54,13 +54,13 @@ def tile_intervals(func: glow_ir.FuncOp) -> tuple[list[Operation], list[Buffer]]
                  if isinstance(u.operation, acc.ScratchpadFreeOp)]
         if len(frees) > 1:
             raise PassFailedException(
-                f"{NAME}: {where(frees[1], func)}: tile {value_text(op.result, func)} is "
+                f"{NAME}: {where(frees[1])}: tile {value_text(op.result)} is "
                 f"freed {len(frees)} times")
         end = len(ops)
         if frees:
             if frees[0] not in index or index[frees[0]] < i:
                 raise PassFailedException(
-                    f"{NAME}: {where(frees[0], func)}: tile {value_text(op.result, func)} is "
+                    f"{NAME}: {where(frees[0])}: tile {value_text(op.result)} is "
                     f"freed outside its life (before its alloc or in another block)")
             end = index[frees[0]]
         _check_uses_inside(func, tile, i, end, index)
@@ -76,7 +76,7 @@ def _check_uses_inside(func: glow_ir.FuncOp, tile: SSAValue, start: int, end: in
         at = index.get(user)
         if at is None or not start < at <= end:
             raise PassFailedException(
-                f"{NAME}: {where(user, func)} uses tile {value_text(tile, func)} outside its "
+                f"{NAME}: {where(user)} uses tile {value_text(tile)} outside its "
                 f"life (from its scratchpad_alloc to its scratchpad_free)")
         if isinstance(user, acc.DmaStartOp):
             for w in user.results[0].uses:
@@ -84,8 +84,8 @@ def _check_uses_inside(func: glow_ir.FuncOp, tile: SSAValue, start: int, end: in
                 if isinstance(wait, acc.DmaWaitOp) and (wait not in index
                                                         or index[wait] > end):
                     raise PassFailedException(
-                        f"{NAME}: {where(wait, func)} waits for a DMA on tile "
-                        f"{value_text(tile, func)} after the tile's scratchpad_free: the "
+                        f"{NAME}: {where(wait)} waits for a DMA on tile "
+                        f"{value_text(tile)} after the tile's scratchpad_free: the "
                         f"transfer may still touch freed bytes")
 
 
@@ -119,8 +119,8 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
         what = (f"live tiles need {need} bytes, but placing them at aligned offsets takes "
                 f"{size}, {size - cap} over the {cap}-byte scratchpad")
     largest = max(best_live, key=lambda b: b.size).id
-    return PassFailedException(f"{NAME}: at {where(ops[best_at], func)}: {what}; largest "
-                               f"live tile {value_text(largest.result, func)}")
+    return PassFailedException(f"{NAME}: at {where(ops[best_at])}: {what}; largest "
+                               f"live tile {value_text(largest.result)}")
 
 
 def planned_bytes(func: glow_ir.FuncOp) -> int:
@@ -145,7 +145,7 @@ def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
             for d in dmas_of(op):
                 if d.parent_block() is not func.body or not d.is_before_in_block(op):
                     raise PassFailedException(
-                        f"{NAME}: {where(op, func)} waits for a DMA not started before it")
+                        f"{NAME}: {where(op)} waits for a DMA not started before it")
     result = plan(buffers, align)
     if any(result.offsets[b.id] + b.size > cap for b in buffers):
         raise _over_capacity(func, ops, buffers, align, cap, result.size)

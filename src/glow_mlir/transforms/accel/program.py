@@ -31,7 +31,7 @@ from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.memory import element_bytes
-from glow_mlir.ir.text import location_text
+from glow_mlir.ir.text import position_text
 
 # ====================================================================== effects
 
@@ -280,25 +280,20 @@ def target(func: glow_ir.FuncOp, pass_name: str) -> acc.TargetAttr:
     return t
 
 
-def where(op: Operation, func: glow_ir.FuncOp | None = None) -> str:
+def where(op: Operation) -> str:
     """`op`'s name and location for messages: `glow_accel.matmul (file:3:5)` or, for an
     op without a file location, `glow_accel.matmul (#7 in @main)`."""
-    loc = location_text(op)
-    if loc is not None:
-        return f"{op.name} ({loc})"
-    if func is not None and op.parent_block() is func.body:
-        index = list(func.body.ops).index(op)
-        return f"{op.name} (#{index} in @{func.sym_name.data})"
-    return op.name
+    position = position_text(op)
+    return f"{op.name} ({position})" if position else op.name
 
 
-def value_text(value: SSAValue, func: glow_ir.FuncOp | None = None) -> str:
+def value_text(value: SSAValue) -> str:
     """`%name : type` of a tile for messages; a tile without a name is named by its
     alloc's place: `the tile of glow_accel.scratchpad_alloc (#3 in @main) : type`."""
     if value.name_hint:
         name = f"%{value.name_hint}"
     elif isinstance(value.owner, Operation):
-        name = f"the tile of {where(value.owner, func)}"
+        name = f"the tile of {where(value.owner)}"
     else:
         name = "an unnamed tile"
     return f"{name} : {value.type}"
@@ -315,7 +310,7 @@ def check_transfers(func: glow_ir.FuncOp, pass_name: str) -> None:
                 or users[0].parent_block() is not func.body \
                 or not op.is_before_in_block(users[0]):
             raise PassFailedException(
-                f"{pass_name}: {where(op, func)}: every dma_start needs exactly one later "
+                f"{pass_name}: {where(op)}: every dma_start needs exactly one later "
                 f"dma_wait in the same block; this one has {len(users)} user(s)")
 
 
