@@ -15,7 +15,6 @@ import io
 import shutil
 import subprocess
 
-import numpy as np
 import pytest
 
 from glow_mlir.conversion.glow_ir_to_loops import missing_kernels

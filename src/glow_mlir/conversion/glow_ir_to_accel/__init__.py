@@ -28,7 +28,6 @@ whose smallest step does not fit, fail the pass naming the instruction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context

@@ -12,7 +12,6 @@ producer's.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from xdsl.ir import SSAValue
@@ -30,6 +29,7 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import (
 )
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
 from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.targets.accel.cost_model import macs
 
 
 def _is_slice(ep: Epilogue, source: SSAValue) -> bool:
@@ -66,7 +66,7 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
         for instr in ep.instrs:
             separate += budget.score(*traffic(converter_for(instr)(instr, _DryRun(), budget)))
         per_cycle = target.value("dma_bytes_per_cycle")
-        compute = _macs(producer) / target.value("macs_per_cycle")
+        compute = macs(producer) / target.value("macs_per_cycle")
         if max(compute, budget.score(*fused) / per_cycle) > \
                 max(compute, budget.score(*alone) / per_cycle) + separate / per_cycle:
             return None
@@ -77,14 +77,6 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
                                                   1 + tiles.tiles), "o"
     attach(ep, steps, role, at)
     return steps
-
-
-def _macs(producer: glow_ir.InstrOp) -> int:
-    """Multiply-accumulates of a mat_mul (out x k) or convolution (out x C/g KH KW)."""
-    out = glow_ir.num_elements(producer.operands[0])
-    if producer.name == "glow_ir.mat_mul":
-        return out * producer.operands[1].type.get_shape()[1]  # type: ignore[attr-defined]
-    return out * math.prod(producer.operands[2].type.get_shape()[1:])  # type: ignore
 
 
 def _producer_cost(producer, budget: Budget,

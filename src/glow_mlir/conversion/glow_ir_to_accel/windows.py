@@ -21,7 +21,6 @@ from collections.abc import Iterator
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
 
-from glow_mlir.analysis.epilogue_fusion import is_window_tileable
 from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import (
     Box,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+from xdsl.ir import Operation
+
 from glow_mlir.dialects import glow_accel, glow_ir
 
 COMPUTE_OVERHEAD_CYCLES = 16
@@ -37,12 +39,14 @@ def _shape(value) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def macs(op: glow_accel.TileOp) -> int:
-    """Multiply-accumulates of a matmul or conv tile op."""
-    out = math.prod(_shape(op.operands[0]))
-    if isinstance(op, glow_accel.MatmulOp):
+def macs(op: Operation) -> int:
+    """Multiply-accumulates of a matmul or conv: a tile op, or the `glow_ir` instruction
+    it stands for (the same operands), which the converter estimates before tiling."""
+    kind = op.kind if isinstance(op, glow_accel.TileOp) else op.name.removeprefix("glow_ir.")
+    out = glow_ir.num_elements(op.operands[0])
+    if kind == "mat_mul":
         return out * _shape(op.operands[1])[-1]  # c[m, n] += a[m, k] b[k, n]
-    if isinstance(op, glow_accel.ConvOp):
+    if kind == "convolution":
         return out * math.prod(_shape(op.operands[2])[1:])  # OIHW or OHWI: C/g * KH * KW
     raise ValueError(f"{op.name} has no multiply-accumulates")
 
@@ -50,8 +54,8 @@ def macs(op: glow_accel.TileOp) -> int:
 def vector_elements(op: glow_accel.TileOp) -> int:
     """Elements the vector unit goes through for a non-MAC compute op."""
     if isinstance(op, glow_accel.ReduceOp):
-        return math.prod(_shape(op.operands[1]))
-    out = math.prod(_shape(op.operands[0]))
+        return glow_ir.num_elements(op.operands[1])
+    out = glow_ir.num_elements(op.operands[0])
     if isinstance(op, glow_accel.PoolOp):
         return out * math.prod(glow_ir.int_array(op, "kernels") or (1,))
     return out

@@ -23,7 +23,6 @@ run only executes the prepared copies and kernels.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -44,6 +43,7 @@ from glow_mlir.targets.interpreter.graph_evaluator import evaluate_op
 from glow_mlir.targets.interpreter.instr_interpreter import (
     InstrExecutor,
     _Memory,
+    _read_only,
     instruction_step,
     op_where,
 )
@@ -166,14 +166,13 @@ class AccelSimulator(InstrExecutor):
                     o < 0 or n <= 0 or o + n > d for o, n, d in zip(offs, sizes, shape)):
                 raise self._error(op, f"box {list(offs)} + {list(sizes)} is outside the "
                                       f"{what} {value_name(value)} of shape {list(shape)}")
-        is_load = glow_accel.in_scratchpad(dst_value.type)
-        tile_value, main_value = (dst_value, src_value) if is_load else (src_value, dst_value)
+        is_load, tile_value, main_value = op.is_load, op.tile, op.main
         src_elems, dst_elems = box_of(*src_box), box_of(*dst_box)
         tile_box, main_box = (dst_elems, src_elems) if is_load else (src_elems, dst_elems)
         if tile_value not in self._checker.tiles:
             raise self._error(op, f"uses {value_name(tile_value)}, which is not a "
                                   f"scratchpad_alloc result")
-        nbytes = self._views[tile_value].itemsize * math.prod(src_box[1])
+        nbytes = op.bytes
         done = self._timeline.dma(cost_model.dma_cycles(nbytes, self.target))
         self._checker.dma_start(Transfer(
             op, op.results[0], is_load, self._checker.tiles[tile_value], tile_box,
@@ -273,12 +272,6 @@ def _zero(t: MemRefType) -> np.ndarray:
     if isinstance(elem, QuantizedType):
         return quantize(zeros, elem)
     return zeros.astype(numpy_dtype(elem))
-
-
-def _read_only(view: np.ndarray) -> np.ndarray:
-    v = view.view()
-    v.flags.writeable = False
-    return v
 
 
 def simulate(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],

@@ -110,30 +110,18 @@ class _GapList:
         while len(left) < i:
             left.append(right.pop())
 
-    def __getitem__(self, key):
-        left = self.left
-        if key.__class__ is int and 0 <= key:
-            if key < len(left):
-                return left[key]
-            right = self.right
-            return right[len(left) + len(right) - 1 - key]
-        nl = len(left)
-        if isinstance(key, slice):
-            lo, hi, step = key.indices(len(self))
-            assert step == 1
-            if hi <= lo:
-                return []
-            if hi <= nl:
-                return self.left[lo:hi]
-            n = len(self)
-            if lo >= nl:
-                return self.right[n - hi:n - lo][::-1]
-            return self.left[lo:] + self.right[n - hi:][::-1]
-        if key < 0:
-            key += len(self)
-        if key < nl:
-            return self.left[key]
-        return self.right[len(self) - 1 - key]
+    def __getitem__(self, key: slice) -> list[Operation]:
+        """ops[lo:hi] (the scheduler reads slices only)."""
+        lo, hi, step = key.indices(len(self))
+        assert step == 1
+        nl, n = len(self.left), len(self)
+        if hi <= lo:
+            return []
+        if hi <= nl:
+            return self.left[lo:hi]
+        if lo >= nl:
+            return self.right[n - hi:n - lo][::-1]
+        return self.left[lo:] + self.right[n - hi:][::-1]
 
     def __setitem__(self, key: slice, items: list[Operation]) -> None:
         lo, hi, step = key.indices(len(self))

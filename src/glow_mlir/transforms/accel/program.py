@@ -245,16 +245,6 @@ class TileSizes:
             return -self(op.operands[0])
         return 0
 
-    def profile(self, ops: Sequence[Operation], live_before: int = 0) -> list[int]:
-        """Scratchpad bytes live during each of `ops` (a tile is live from its alloc to
-        just before its free), given `live_before` bytes live before the first."""
-        out = []
-        live = live_before
-        for op in ops:
-            live += self.delta(op)
-            out.append(live)
-        return out
-
 
 def free_of(tile: SSAValue) -> acc.ScratchpadFreeOp | None:
     for use in tile.uses:
