@@ -25,7 +25,6 @@ activation area grows by scratchpad + temporary + zero bias, and the function's
 from __future__ import annotations
 
 import io
-import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -37,7 +36,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     UnitAttr,
@@ -49,22 +47,23 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.test_value import create_ssa_value
 
+from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.conversion.glow_ir_to_loops import (
     ELEMENTWISE,
     GENERATORS,
     FunctionHooks,
     _load_generators,
-    convert_function,
+    check_planned,
+    convert_funcs,
     emit_elementwise,
-    storage_type,
 )
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import activation, fadd, fused
-from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy
+from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy, _strides
 from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT
 from glow_mlir.dialects import glow_accel as ga
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import location_text
+from glow_mlir.ir.text import location_text, position_text
 
 PASS_NAME = "convert-glow-accel-to-loops"
 
@@ -73,10 +72,6 @@ _MEMORY_OPS = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.T
 """Ops that emit no code (their places are set up front)."""
 
 _FUSED_ATTRS = ("fused_activation", "fused_activation_args")
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 # ====================================================================== layout
@@ -110,11 +105,11 @@ def scratch_layout(fn: glow_ir.FuncOp, planned: int) -> ScratchLayout:
                 temp_bytes = max(temp_bytes, glow_ir.buffer_bytes(types[0]))
             if isinstance(op, ga.ConvOp) and not op.has_bias:
                 zero_bytes = max(zero_bytes, glow_ir.buffer_bytes(types[3]))
-    scratchpad = _align(planned, align)
-    temp = _align(scratchpad + capacity, align)
-    zero = _align(temp + temp_bytes, align)
+    scratchpad = align_up(planned, align)
+    temp = align_up(scratchpad + capacity, align)
+    zero = align_up(temp + temp_bytes, align)
     return ScratchLayout(scratchpad, capacity, temp, temp_bytes, zero, zero_bytes,
-                         _align(zero + zero_bytes, align))
+                         align_up(zero + zero_bytes, align))
 
 
 # ====================================================================== checks
@@ -143,8 +138,7 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
     """Refuse what cannot be lowered (with a message naming where and what); return the
     instruction kinds without a CPU generator (reported for all functions at once)."""
     where = f"{pass_name}: @{fn.sym_name.data}"
-    if fn.activations_size is None:
-        raise PassFailedException(f"{where} has no memory plan; run plan-memory first")
+    check_planned(fn, pass_name)
     unplanned = [op for op in fn.body.ops
                  if isinstance(op, ga.ScratchpadAllocOp) and op.offset_value is None]
     if unplanned:
@@ -168,10 +162,6 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
 # ====================================================================== code
 
 
-def _strides(shape) -> list[int]:
-    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
-
-
 def emit_dma(op: ga.DmaStartOp, em: Emitter) -> None:
     """The transfer as a copy of its box, innermost dim contiguous (both sides are
     row-major buffers: weights, activations, views or tiles)."""
@@ -193,7 +183,7 @@ def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
         GENERATORS[instr.name](instr, em)
 
 
-def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions) -> None:
+def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions, pass_name: str) -> None:
     """The kernels' arguments are `noalias`: refuse distinct tiles of one op that share
     bytes (a broken scratchpad plan) rather than compute garbage."""
     spans = sorted(((offset, offset + glow_ir.buffer_bytes(t), tile)
@@ -203,8 +193,9 @@ def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions) -> None:
             names = " and ".join(f"%{v.name_hint}" if v.name_hint else "a tile"
                                  for v in (a, b))
             raise PassFailedException(
-                f"{op.name}: its tiles {names} overlap in the scratchpad; the scratchpad "
-                f"plan is broken (rerun accel-plan-scratchpad)")
+                f"{pass_name}: {op.name}: its tiles {names} overlap in the scratchpad (at "
+                f"{position_text(op)}); the scratchpad plan is broken (rerun "
+                f"accel-plan-scratchpad)")
 
 
 KERNEL_ATTR = "glow_accel.tile_kernel"
@@ -269,8 +260,9 @@ class TileKernels:
     byte views of its regions (disjoint: live tiles never share bytes, so the arguments
     are `noalias`); one done once is emitted in place."""
 
-    def __init__(self, fn: glow_ir.FuncOp):
+    def __init__(self, fn: glow_ir.FuncOp, pass_name: str):
         self.prefix = f"{fn.sym_name.data}_tile"
+        self.pass_name = pass_name
         self.funcs: list[func.FuncOp] = []
         self._uses = Counter(_kernel_key(op) for op in fn.body.ops if isinstance(op, ga.TileOp))
         self._names: dict[tuple, str] = {}
@@ -280,7 +272,7 @@ class TileKernels:
         tiles, pattern = _tiles(op)
         types = _region_types(op, pattern)
         places = [em.places[t] for t in tiles]
-        _check_disjoint(op, tiles, list(zip(places, types)))
+        _check_disjoint(op, tiles, list(zip(places, types)), self.pass_name)
         if len(op.plain_operand_types()) > len(op.operands):  # a conv's missing bias
             places.append((area, layout.zero_bias))
         if op.accumulates:
@@ -318,22 +310,15 @@ class TileKernels:
 
 
 def _accumulate(em: Emitter, dest: SSAValue, temp: SSAValue, act: str, args) -> None:
-    """dest = act(dest + temp), element by element."""
-    t = dest.type
-    n = math.prod(t.get_shape())  # type: ignore[attr-defined]
-    et = storage_type(t.get_element_type())  # type: ignore[attr-defined]
-    flat = MemRefType(et, [n])
-    d, s = (byte_view(em, *em.places[v], flat) for v in (dest, temp))
+    """dest = act(dest + temp), element by element (float: only matmul and conv
+    accumulate, and their generators take floats only)."""
+    d, s = _flat(em, dest), _flat(em, temp)
 
     def body(i: SSAValue) -> None:
-        a, b = em.load(d, [i]), em.load(s, [i])
-        if isinstance(et, IntegerType):
-            total = em.value(arith.AddiOp(a, b))
-        else:
-            total = fadd(em, a, b)
+        total = fadd(em, em.load(d, [i]), em.load(s, [i]))
         em.store(activation(em, act, args, total), d, [i])
 
-    em.loop(0, n, body)
+    em.loop(0, glow_ir.num_elements(dest), body)
 
 
 def _zero(em: Emitter, area: SSAValue, offset: int, size: int) -> None:
@@ -349,9 +334,9 @@ class AccelHooks(FunctionHooks):
     """`convert_function` for accelerator programs: the enlarged activation area, tiles
     placed in the scratchpad region, and the glow_accel ops' code."""
 
-    def __init__(self, fn: glow_ir.FuncOp) -> None:
+    def __init__(self, fn: glow_ir.FuncOp, pass_name: str = PASS_NAME) -> None:
         self.layout: ScratchLayout | None = None
-        self.kernels = TileKernels(fn)
+        self.kernels = TileKernels(fn, pass_name)
 
     def activations_size(self, fn: glow_ir.FuncOp, planned: int) -> int:
         self.layout = scratch_layout(fn, planned)
@@ -375,28 +360,16 @@ class AccelHooks(FunctionHooks):
             elif isinstance(op, glow_ir.InstrOp):
                 _run(op, em)
 
+    def extra_funcs(self) -> list[func.FuncOp]:
+        return self.kernels.funcs
+
 
 def convert_module(module: ModuleOp, pass_name: str = PASS_NAME) -> None:
     """Every `glow_ir.func` of `module` (planned, scratchpad planned) to its entry point;
     errors name `pass_name`."""
     _load_generators()
-    funcs = [f for f in module.walk() if isinstance(f, glow_ir.FuncOp)]
-    missing: Counter = Counter()
-    for f in funcs:
-        missing += check_function(f, pass_name)
-    if missing:
-        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-        raise PassFailedException(f"{pass_name}: no loop generator for {kinds}")
-    for f in funcs:
-        hooks = AccelHooks(f)
-        new = convert_function(f, hooks)
-        parent = f.parent_block()
-        assert parent is not None
-        for kernel in hooks.kernels.funcs:
-            parent.insert_op_before(kernel, f)
-        parent.insert_op_before(new, f)
-        f.detach()
-        f.erase()
+    convert_funcs(module, pass_name, lambda f: check_function(f, pass_name),
+                  lambda f: AccelHooks(f, pass_name))
 
 
 @dataclass(frozen=True)

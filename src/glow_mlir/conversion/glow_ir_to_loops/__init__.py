@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     UnitAttr,
     i32,
     i64,
@@ -260,6 +259,43 @@ class FunctionHooks:
             else:
                 GENERATORS[run[0].name](run[0], em)
 
+    def extra_funcs(self) -> list[func.FuncOp]:
+        """Functions the entry point calls, placed before it (the accelerator's tile
+        kernels)."""
+        return []
+
+
+def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
+    if fn.activations_size is None:
+        raise PassFailedException(
+            f"{pass_name}: @{fn.sym_name.data} has no memory plan; run plan-memory first")
+
+
+def convert_funcs(module: ModuleOp, pass_name: str,
+                  check: Callable[[glow_ir.FuncOp], Counter],
+                  hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None]) -> None:
+    """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
+    functions). `check` refuses a function that cannot be lowered and returns the
+    instruction kinds it has no generator for: those are reported for all functions at
+    once, before anything changes."""
+    funcs = [f for f in module.walk() if isinstance(f, glow_ir.FuncOp)]
+    missing: Counter = Counter()
+    for f in funcs:
+        missing += check(f)
+    if missing:
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
+        raise PassFailedException(f"{pass_name}: no loop generator for {kinds}")
+    for f in funcs:
+        hooks = hooks_for(f)
+        new = convert_function(f, hooks)
+        parent = f.parent_block()
+        assert parent is not None
+        for extra in (hooks.extra_funcs() if hooks is not None else []):
+            parent.insert_op_before(extra, f)
+        parent.insert_op_before(new, f)
+        f.detach()
+        f.erase()
+
 
 def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> func.FuncOp:
     """The entry point computing `fn` (which must be planned)."""
@@ -327,22 +363,9 @@ class ConvertGlowIRToLoopsPass(ModulePass):
     name = "convert-glow-ir-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        funcs = [f for f in op.walk() if isinstance(f, glow_ir.FuncOp)]
-        missing: Counter = Counter()
-        for f in funcs:
-            missing += missing_kernels(f)
-            if f.activations_size is None:
-                raise PassFailedException(
-                    f"convert-glow-ir-to-loops: @{f.sym_name.data} has no memory plan; "
-                    f"run plan-memory first")
-        if missing:
-            kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-            raise PassFailedException(
-                f"convert-glow-ir-to-loops: no loop generator for {kinds}")
-        for f in funcs:
-            new = convert_function(f)
-            parent = f.parent_block()
-            assert parent is not None
-            parent.insert_op_before(new, f)
-            f.detach()
-            f.erase()
+        def check(f: glow_ir.FuncOp) -> Counter:
+            missing = missing_kernels(f)
+            check_planned(f, self.name)
+            return missing
+
+        convert_funcs(op, self.name, check, lambda f: None)
