@@ -20,16 +20,10 @@ from xdsl.passes import ModulePass
 def lower_accel_to_llvm(module: ModuleOp, pass_name: str = "convert-glow-accel-to-llvm") -> None:
     """`module` (in place) to the LLVM dialect; errors name `pass_name`."""
     from glow_mlir.conversion.glow_accel_to_loops import KERNEL_ATTR, convert_module
-    from glow_mlir.conversion.loops_to_llvm import cse_pure, loops_to_llvm_spec
-    from glow_mlir.ir.text import verify_module
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
     convert_module(module, pass_name)
-    # As in the CPU backend (targets/cpu/executor.lower_to_llvm): the loop IR is verified
-    # once, then converted without xDSL's per-pass verification (quadratic in blocks).
-    verify_module(module)
-    cse_pure(module)
-    run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)
+    lower_loops_to_llvm(module)
     for f in module.ops:  # the tile kernels are private to the entry point
         if isinstance(f, llvm.FuncOp) and KERNEL_ATTR in f.attributes:
             del f.attributes[KERNEL_ATTR]

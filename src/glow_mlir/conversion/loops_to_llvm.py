@@ -176,3 +176,17 @@ def cse_pure(module: ModuleOp) -> None:
         for region in top.regions:
             for block in region.blocks:
                 visit(block, {})
+
+
+def lower_loops_to_llvm(module: ModuleOp) -> None:
+    """Loop IR (in place) to the LLVM dialect: verified once, common subexpressions of its
+    pure ops merged, then `loops_to_llvm_spec`. Not verified by xDSL after each pass: its
+    check of a region's terminators counts the region's blocks for every block (quadratic
+    in the thousands of blocks a ResNet's loops become) and cost more than the
+    conversions; LLVM's own verifier checks the result when the JIT parses it."""
+    from glow_mlir.ir.text import verify_module
+    from glow_mlir.transforms.pass_runner import run_pipeline
+
+    verify_module(module)
+    cse_pure(module)
+    run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)

@@ -30,8 +30,7 @@ class CpuBackendError(UserError):
 def lower_to_llvm(module: ModuleOp) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
     is a CpuBackendError naming every missing instruction kind at once."""
-    from glow_mlir.conversion.loops_to_llvm import cse_pure, loops_to_llvm_spec
-    from glow_mlir.ir.text import verify_module
+    from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
@@ -44,13 +43,7 @@ def lower_to_llvm(module: ModuleOp) -> None:
                 f"the cpu backend cannot compile this model yet: no code generator for "
                 f"the instruction kinds {kinds}") from None
         raise
-    # Not verified by xDSL after each pass: its check of a region's terminators counts the
-    # region's blocks for every block (quadratic in the thousands of blocks a ResNet's
-    # loops become) and cost more than the conversions. The loop IR is verified before,
-    # and LLVM's own verifier checks the result when the JIT parses it.
-    verify_module(module)
-    cse_pure(module)
-    run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)
+    lower_loops_to_llvm(module)
 
 
 class NativeProgram:
