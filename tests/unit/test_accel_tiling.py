@@ -11,6 +11,7 @@ only needs room once (`prefetch_peak`).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -394,6 +395,66 @@ def test_errors_name_the_instruction():
     with pytest.raises(PassFailedException, match=r"glow_ir.batched_reduce_add at .*:\d+:\d+ "
                        r"needs at least 32896 bytes .* the scratchpad has 1024 bytes"):
         convert(parse(text), 1024)
+
+
+def _mt(shape: str) -> str:
+    return f"memref<{shape}xf32>"
+
+
+CANNOT_CONVERT = {
+    # name: (instruction, inputs, outputs, scratchpad bytes, what the message says)
+    "relu": ("glow_ir.relu @out %y, @in %x : memref<4xf32>", {"x": _mt("4")}, {"y": _mt("4")},
+             64, r"needs at least 128 bytes .*\(one element of each operand: 64 bytes"),
+    "batched_add": ("glow_ir.batched_add @out %y, @in %x, @in %s : memref<2x4xf32>, "
+                    "memref<2x4xf32>, memref<4xf32>", {"x": _mt("2x4"), "s": _mt("4")},
+                    {"y": _mt("2x4")}, 64,
+                    r"needs at least 256 bytes .*\(one element of the batch and of the slice"),
+    "copy": ("glow_ir.copy @out %y, @in %x : memref<4xf32>", {"x": _mt("4")}, {"y": _mt("4")},
+             64, r"needs at least 128 bytes .*\(one element: 64 bytes"),
+    "splat": ("glow_ir.splat @out %y {value = 1.5 : f32} : memref<4xf32>", {}, {"y": _mt("4")},
+              64, r"needs at least 128 bytes .*\(one element: 64 bytes"),
+    "transpose": ("glow_ir.transpose @out %y, @in %x {shuffle = array<i64: 1, 0>} : "
+                  "memref<3x2xf32>, memref<2x3xf32>", {"x": _mt("2x3")}, {"y": _mt("3x2")}, 64,
+                  r"\(one row of the result and of the input: 128 bytes"),
+    "broadcast": ("glow_ir.broadcast @out %y, @in %x {axis = 1 : i64} : memref<3x4x5xf32>, "
+                  "memref<4x1xf32>", {"x": _mt("4x1")}, {"y": _mt("3x4x5")}, 256,
+                  r"needs at least 384 bytes .*\(one row of the result and its input"),
+    "extract": ("glow_ir.extract_tensor @out %y, @in %x {offsets = array<i64: 1, 0>} : "
+                "memref<2x3xf32>, memref<4x3xf32>", {"x": _mt("4x3")}, {"y": _mt("2x3")}, 64,
+                r"\(one row of the slice: 64 bytes"),
+    "insert": ("glow_ir.insert_tensor @inout %y, @in %x {offsets = array<i64: 1, 0>, count = 1 "
+               ": i64, axis = 0 : i64} : memref<4x3xf32>, memref<2x3xf32>", {"x": _mt("2x3")},
+               {"y": _mt("4x3")}, 64, r"\(one row of the inserted tensor: 64 bytes"),
+    "reduce": ("glow_ir.batched_reduce_add @out %y, @in %x {axes = array<i64: 1>} : "
+               "memref<4xf32>, memref<4x5xf32>", {"x": _mt("4x5")}, {"y": _mt("4")}, 64,
+               r"\(one row of the result and the input it reduces: 128 bytes"),
+    "matmul_k1": ("glow_ir.mat_mul @out %y, @in %a, @in %b : memref<2x2xf32>, memref<2x1xf32>, "
+                  "memref<1x2xf32>", {"a": _mt("2x1"), "b": _mt("1x2")}, {"y": _mt("2x2")}, 256,
+                  r"needs at least 384 bytes of scratchpad for its smallest step \(1x1 tiles of "
+                  r"A, B and C, in half of the scratchpad, each 64 aligned bytes\); the "
+                  r"scratchpad has 256 bytes"),
+    "pool_window_in_padding": (
+        "glow_ir.max_pool @out %y, @in %x {kernels = array<i64: 1, 1>, strides = array<i64: 1, "
+        "1>, pads = array<i64: 20, 20, 20, 20>} : memref<1x1x41x41xf32>, memref<1x1x1x1xf32>",
+        {"x": _mt("1x1x1x1")}, {"y": _mt("1x1x41x41")}, 512,
+        r"has output windows that lie entirely in the padding, which its tiles cannot "
+        r"express"),
+    "no_unit": ("glow_ir.element_pow @out %y, @in %x, @in %x : memref<4xf32>", {"x": _mt("4")},
+                {"y": _mt("4")}, 1 << 20, r"has no accelerator unit"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANNOT_CONVERT))
+def test_what_cannot_be_converted_is_named(name):
+    """Each way an instruction cannot be converted: the pass names the instruction, its
+    place and why (the smallest step and the scratchpad, or what it lacks)."""
+    body, inputs, outputs, spad, why = CANNOT_CONVERT[name]
+    module = parse(program(body, inputs=inputs, outputs=outputs))
+    instr = next(op for op in func_of(module).body.ops if isinstance(op, glow_ir.InstrOp))
+    with pytest.raises(PassFailedException,
+                       match=rf"^convert-glow-ir-to-accel: {re.escape(instr.name)} at "
+                             rf"<test>:\d+:\d+ .*{why}"):
+        convert(module, spad)
 
 
 # ---------------------------------------------------------------------------- traffic
