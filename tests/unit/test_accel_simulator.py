@@ -21,6 +21,7 @@ from accel_programs import (
     MATMUL_BLOCKING_PEAK,
     MM_TYPES,
     T_A,
+    T_B,
     T_C,
     VEC_WEIGHTS,
     VECTOR_OPS,
@@ -334,6 +335,25 @@ def test_dma_box_outside_its_buffer():
     assert re.match(_at(text, "%k3 =", "glow_accel.dma_start")
                     + r"box \[6, 0\] \+ \[4, 6\] is outside the source %b of shape \[8, 6\]$",
                     msg), msg
+
+
+def test_tile_freed_twice():
+    body = MATMUL_BLOCKING.replace(f"glow_accel.scratchpad_free %ta : {T_A}",
+                                   f"glow_accel.scratchpad_free %ta : {T_A}\n"
+                                   f"glow_accel.scratchpad_free %ta : {T_A}  // again")
+    msg, text = _error(body)
+    assert re.match(_at(text, "// again", "glow_accel.scratchpad_free")
+                    + rf"frees tile %ta again \(freed at {_loc(text, '%ta : ' + T_A)}\)$",
+                    msg), msg
+
+
+def test_compute_on_main_memory():
+    body = MATMUL_BLOCKING.replace(
+        f"glow_accel.matmul @out %tc, @in %ta, @in %tb : {MM_TYPES}",
+        f"glow_accel.matmul @out %tc, @in %a, @in %tb : {T_C}, {A_MAIN}, {T_B}  // main", 1)
+    msg, text = _error(body, verify=False)  # the verifier rejects it too
+    assert re.match(_at(text, "// main", "glow_accel.matmul")
+                    + r"uses %a, which is not a tile$", msg), msg
 
 
 def test_compute_reading_a_tile_never_loaded():
