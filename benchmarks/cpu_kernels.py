@@ -3,12 +3,15 @@ single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
+                                     [--no-im2col] [--no-ctile]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
 stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
 (bert_*). --cpu-time times with the thread's CPU time: on a shared machine the wall
-clock also counts time the process waits for a core.
+clock also counts time the process waits for a core. --no-im2col and --no-ctile time
+the forms the kernels used before im2col convolutions (kernels_conv.IM2COL) and gemm's
+accumulation tile (kernels_matmul.CTILE): the "before" figures of their docstrings.
 
 Each case is one glow op (its weights function inputs) taken through lower-to-instr,
 glow-instr-pipeline, convert-glow-ir-to-loops and the upstream mlir-opt-22 /
@@ -247,13 +250,10 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "bert_pow": case_pow2}
 
 
-CLOCK = [time.perf_counter]
-"""The clock of `timed`: wall time, or this thread's CPU time (--cpu-time: robust when
-other processes share the cores, both runners are single-threaded)."""
-
-
-def timed(fn, inner: int) -> float:
-    clock = CLOCK[0]
+def timed(fn, inner: int, clock=time.perf_counter) -> float:
+    """Seconds per call of `fn`; `clock`: wall time, or this thread's CPU time
+    (--cpu-time: robust when other processes share the cores, both runners are
+    single-threaded)."""
     t0 = clock()
     for _ in range(inner):
         fn()
@@ -270,9 +270,16 @@ def main(argv=None) -> None:
     p.add_argument("--cpu-time", action="store_true",
                    help="time with this thread's CPU time instead of the wall clock")
     p.add_argument("--dump-ir", help="write the optimized LLVM IR of each case to DIR")
+    p.add_argument("--no-im2col", action="store_true",
+                   help="convolutions in their direct forms (kernels_conv.IM2COL = False)")
+    p.add_argument("--no-ctile", action="store_true",
+                   help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
     args = p.parse_args(argv)
-    if args.cpu_time:
-        CLOCK[0] = time.thread_time
+    clock = time.thread_time if args.cpu_time else time.perf_counter
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv, kernels_matmul
+
+    kernels_conv.IM2COL = not args.no_im2col
+    kernels_matmul.CTILE = not args.no_ctile
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
@@ -286,12 +293,12 @@ def main(argv=None) -> None:
         got, want = call()[0], ort()
         err = float(np.max(np.abs(got - want)) / max(1e-30, float(np.max(np.abs(want)))))
         # calibrate the inner count to ~20 ms per sample
-        once = max(timed(fast, 1), timed(ort, 1), 1e-6)
+        once = max(timed(fast, 1, clock), timed(ort, 1, clock), 1e-6)
         inner = max(1, int(0.02 / once))
         g_times, o_times = [], []
         for _ in range(args.repeat):
-            g_times.append(timed(fast, inner))
-            o_times.append(timed(ort, inner))
+            g_times.append(timed(fast, inner, clock))
+            o_times.append(timed(ort, inner, clock))
         g, o = statistics.median(g_times), statistics.median(o_times)
         print(f"{title:42} {g * 1e3:9.3f} {o * 1e3:9.3f} {g / o:6.2f} {flops / g / 1e9 if flops else 0:9.1f}"
               f"   (max rel err {err:.1e}, compile {compile_s:.1f} s)")

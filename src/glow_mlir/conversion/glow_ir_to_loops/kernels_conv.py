@@ -8,10 +8,10 @@ one of several forms by the window's shape:
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
   image per chunk of input channels (`_conv_im2col`), on larger ones all channels per
   band of output rows (`_conv_im2col_bands`). Measured against the forms below
-  (`benchmarks/cpu_kernels.py --cpu-time`, time ratio to onnxruntime): ResNet-18's 3x3
-  stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up to 10x ->
-  0.77-0.87x, its 3x3 stride-1 ones at 28/14/7 2.5-4.2x -> 0.83-0.99x, its 7x7/2 stem
-  1.5x -> 0.9x (3x3 at 56: 1.9x -> 1.0x). The forms below remain for groups
+  (`benchmarks/cpu_kernels.py --cpu-time [--no-im2col]`, time ratio to onnxruntime):
+  ResNet-18's 3x3 stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up
+  to 10x -> 0.77-0.87x, its 3x3 stride-1 ones at 28/14/7 2.5-4.2x -> 0.83-0.99x, its
+  7x7/2 stem 1.5x -> 0.9x (3x3 at 56: 1.9x -> 1.0x). The forms below remain for groups
   (depthwise) and NHWC (and IM2COL = False).
 - NCHW with column stride 1 (3x3, 7x7, depthwise): a register tile (`_conv_nchw`): per
   output row, a block of CHANNELS output channels and a tile of up to 16 columns keep
