@@ -71,7 +71,6 @@ _MEMORY_OPS = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.T
                ga.ScratchpadAllocOp, ga.ScratchpadFreeOp, ga.DmaWaitOp)
 """Ops that emit no code (their places are set up front)."""
 
-_FUSED_ATTRS = ("fused_activation", "fused_activation_args")
 
 
 # ====================================================================== layout
@@ -244,11 +243,9 @@ def _emit_tile_code(op: ga.TileOp, em: Emitter, places: list[tuple[SSAValue, int
     if temp is None:
         _run(op.instruction_on(operands), em)
         return
-    instr = op.instruction_on([temp, *operands[1:]])
-    act, args = fused(instr)
-    for attr in _FUSED_ATTRS:
-        instr.attributes.pop(attr, None)
-    _run(instr, em)
+    buffers = [temp, *operands[1:]]
+    act, args = fused(op.instruction_on(buffers))
+    _run(op.instruction_on(buffers, fused_activation=False), em)
     _accumulate(em, operands[0], temp, act, args)
 
 
@@ -264,7 +261,8 @@ class TileKernels:
         self.prefix = f"{fn.sym_name.data}_tile"
         self.pass_name = pass_name
         self.funcs: list[func.FuncOp] = []
-        self._uses = Counter(_kernel_key(op) for op in fn.body.ops if isinstance(op, ga.TileOp))
+        self._keys = {op: _kernel_key(op) for op in fn.body.ops if isinstance(op, ga.TileOp)}
+        self._uses = Counter(self._keys.values())
         self._names: dict[tuple, str] = {}
 
     def emit(self, op: ga.TileOp, em: Emitter, area: SSAValue, layout: ScratchLayout) -> None:
@@ -277,7 +275,7 @@ class TileKernels:
             places.append((area, layout.zero_bias))
         if op.accumulates:
             places.append((area, layout.temp))
-        key = _kernel_key(op)
+        key = self._keys[op]
         if self._uses[key] == 1:
             _emit_tile_code(op, em, places, pattern)
             return

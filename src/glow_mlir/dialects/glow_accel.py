@@ -519,16 +519,22 @@ class TileOp(InstrOp):
                 return cls
         raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
 
-    def instruction_on(self, buffers: Sequence[SSAValue]) -> InstrOp:
+    def instruction_on(self, buffers: Sequence[SSAValue],
+                       fused_activation: bool = True) -> InstrOp:
         """A detached `glow_ir` instruction of this op's kind and attributes on `buffers`
         (main-memory memrefs, destination first): its verifier checks this op, and the
-        simulator and the native lowering run its kernel."""
+        simulator and the native lowering run its kernel. Without `fused_activation`:
+        the kernel an accumulating op adds to its destination before the activation."""
         from glow_mlir.dialects.glow_ir_ops.access import access_attr
 
         cls = self.instruction_class()
+        attributes = self.instruction_attributes()
+        if not fused_activation:
+            attributes = {k: v for k, v in attributes.items()
+                          if k not in ("fused_activation", "fused_activation_args")}
         return cls.create(operands=list(buffers),
                           properties={"access": access_attr(cls.ACCESS)},
-                          attributes=self.instruction_attributes())
+                          attributes=attributes)
 
     def plain_operand_types(self) -> list[MemRefType]:
         """Operand types as the instruction sees them (no memory space; a conv without

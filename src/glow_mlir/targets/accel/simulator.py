@@ -51,7 +51,6 @@ from glow_mlir.targets.interpreter.numerics import fused_activation, quantize
 from glow_mlir.targets.interpreter.registry import KERNELS, EvaluationError
 from glow_mlir.transforms.accel.gc_pause import paused_gc
 
-_ACTIVATION_ATTRS = ("fused_activation", "fused_activation_args")
 
 
 class AccelSimulator(InstrExecutor):
@@ -258,10 +257,7 @@ def _compile(op: glow_accel.TileOp) -> tuple:
         if isinstance(types[0].get_element_type(), QuantizedType):
             raise EvaluationError("accumulates into a quantized tile, which the simulator "
                                   "does not support")
-        stripped = op.instruction_on(values)
-        for name in _ACTIVATION_ATTRS:
-            stripped.attributes.pop(name, None)
-        plain = glow_ir.shadow_graph_op(stripped)
+        plain = glow_ir.shadow_graph_op(op.instruction_on(values, fused_activation=False))
     return "graph", full, plain, zero_bias
 
 
