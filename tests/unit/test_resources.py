@@ -8,7 +8,6 @@ global store back, and bytes survive print -> parse exactly, without per-element
 
 from __future__ import annotations
 
-import time
 from io import StringIO
 
 import numpy as np
@@ -176,10 +175,8 @@ def test_big_arrays_are_not_copied_into_python_objects():
     constant_of(m).attributes["value"] = DenseResourceAttr.from_params("big", attr.type)
     resource_table(m).set("big", array)
 
-    start = time.perf_counter()
     text = printed(m)
     m2 = parse_module(ctx, text, "again.mlir")
-    elapsed = time.perf_counter() - start
     got = resource_table(m2).get("big")
     assert got.tobytes() == array.tobytes()
     # A view of the decoded bytes: no per-element Python objects, no writable copy.
@@ -188,8 +185,6 @@ def test_big_arrays_are_not_copied_into_python_objects():
         base = base.base
     assert isinstance(base, (bytes, bytearray, memoryview)), type(base)
     assert not got.flags.writeable
-    # Per-element Python floats would take tens of seconds and gigabytes.
-    assert elapsed < 30, f"print + parse of {n} floats took {elapsed:.1f} s"
 
 
 @pytest.mark.parametrize("blob, message", [
