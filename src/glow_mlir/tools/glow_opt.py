@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from io import StringIO
@@ -105,17 +106,27 @@ class GlowOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self):
         spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
+        # --time-passes: seconds per pass name, summed over the chunks of the input; the
+        # clock runs from the callback before a pass to the one after it, so verification
+        # and --print-ir-between-passes are not charged to the pass.
+        self.pass_seconds: dict[str, float] = {}
+        started = 0.0
 
         def after_each_pass(prev: ModulePass | None, module: ModuleOp,
                             nxt: ModulePass | None) -> None:
-            if prev is None:
-                return
-            if not self.args.disable_verify:
-                verify_module(module)
-            if nxt is not None and self.args.print_between_passes:
-                print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
-                Printer(stream=sys.stderr).print_op(module)
-                print(file=sys.stderr)
+            nonlocal started
+            if prev is not None:
+                if self.args.time_passes:
+                    elapsed = time.perf_counter() - started
+                    self.pass_seconds[prev.name] = self.pass_seconds.get(prev.name, 0.0) + elapsed
+                if not self.args.disable_verify:
+                    verify_module(module)
+                if nxt is not None and self.args.print_between_passes:
+                    print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
+                    Printer(stream=sys.stderr).print_op(module)
+                    print(file=sys.stderr)
+            if nxt is not None:
+                started = time.perf_counter()
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
@@ -205,8 +216,25 @@ class GlowOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+            if self.args.time_passes:
+                print_pass_times(self.pass_seconds, sys.stderr)
         if failed:
             sys.exit(1)
+
+
+def print_pass_times(seconds: dict[str, float], out: IO[str]) -> None:
+    """mlir-opt's `--mlir-timing` report, in its layout: wall time per pass, in pipeline
+    order, with its share of the total. On stderr, so the IR on stdout stays usable."""
+    total = sum(seconds.values())
+    rule = "===" + "-" * 73 + "==="
+    print(rule, file=out)
+    print("... Pass execution timing report ...".center(79).rstrip(), file=out)
+    print(rule, file=out)
+    print(f"  Total Execution Time: {total:.4f} seconds\n", file=out)
+    print("  ----Wall Time----  ----Name----", file=out)
+    for name, t in [*seconds.items(), ("Total", total)]:
+        share = 100.0 * t / total if total else 0.0
+        print(f"  {t:8.4f} ({share:5.1f}%)  {name}", file=out)
 
 
 # ====================================================================== --verify-diagnostics
