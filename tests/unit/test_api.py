@@ -122,3 +122,10 @@ def test_outputs_do_not_alias_between_runs(compiled):
     compiled(A * 2, B * 2)
     for k, x in zip(kept, first):
         np.testing.assert_array_equal(k, x)
+
+
+def test_cpu_backend_needs_the_memory_plan(model_proto):
+    """Its code addresses every buffer at a planned offset: a clear UserError up front, not
+    the code generator's ValueError half-way."""
+    with pytest.raises(UserError, match="the cpu backend needs a memory plan"):
+        glow_mlir.compile(model_proto, backend="cpu", disable_passes=["plan-memory"])

@@ -252,3 +252,34 @@ def test_compile_disables_an_instruction_pass(tmp_path, capsys):
         assert code == 0, err
     a, b = json.loads(shared.read_text()), json.loads(unshared.read_text())
     assert a["activations_bytes"] <= b["activations_bytes"]
+
+
+def test_compile_refuses_code_without_a_memory_plan(tmp_path, capsys):
+    """Generated code addresses buffers at planned offsets: disabling plan-memory for a
+    bundle or --emit llvm was an internal error (and left an empty bundle directory)."""
+    target = tmp_path / "out" / "bundle"
+    code, out, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle", target,
+                                "--disable-pass", "plan-memory")
+    assert code == 1 and out == ""
+    assert err.startswith("glow-compile: error: an AOT bundle (--emit-bundle) needs a memory "
+                          "plan"), err
+    assert "plan-memory cannot be disabled" in err
+    assert not (tmp_path / "out").exists()  # nor the parent it would have created
+    for backend in ("cpu", "accel"):
+        code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "llvm",
+                                  "--backend", backend, "--disable-pass", "plan-memory")
+        assert code == 1 and "--emit llvm needs a memory plan" in err, err
+
+
+def test_compile_failing_after_the_bundle_directory_leaves_it_as_it_was(tmp_path, capsys):
+    """The bundle is written into a hidden directory and moved into place at the end: a
+    compile that fails leaves no partial bundle and removes the directory it created."""
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle",
+                              tmp_path / "new", "--input-shape", "image=1x3")
+    assert code == 1 and "has rank 2" in err
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "keep.txt").write_text("mine")
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle", tmp_path,
+                              "--input-shape", "image=1x3")
+    assert code == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]

@@ -60,8 +60,10 @@ class GraphEvaluatorExecutor:
 
 
 def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
+    from glow_mlir.runtime.instructions import require_memory_plan
     from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
 
+    require_memory_plan(disable, "the cpu backend")
     return CpuExecutor(module, disable)
 
 

@@ -13,6 +13,16 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.tools.errors import UserError
 
 
+def require_memory_plan(disable: Sequence[str], needed_by: str) -> None:
+    """Generated code (the cpu backend, an AOT bundle, `--emit llvm`) addresses every
+    buffer at an offset of the memory plan, so it cannot be made with `plan-memory`
+    disabled. Say so before any work is done (and before a bundle directory exists)
+    rather than fail half-way in the code generator with "no memory plan"."""
+    if "plan-memory" in disable:
+        raise UserError(f"{needed_by} needs a memory plan (its code addresses every buffer "
+                        f"at a planned offset), so plan-memory cannot be disabled")
+
+
 def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
                           print_ir_after_each: bool = False):
     """Lower `module` (a scheduled graph) in place to planned `glow_ir`; returns its
