@@ -144,6 +144,43 @@ def test_compare_tolerances():
     assert not glow_run.compare(want[:2], want, 1e-4, 1e-5)[2]
 
 
+def test_compare_nan_and_infinities():
+    """Same NaN positions and same-signed infinities are equal; anything else is not."""
+    want = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    assert glow_run.compare(want.copy(), want, 1e-4, 1e-5) == (0.0, 0.0, True)
+    assert glow_run.nonfinite_mismatch(want.copy(), want) == ""
+    moved = np.array([1.0, np.inf, -np.inf, np.nan], np.float32)
+    assert not glow_run.compare(moved, want, 1e-4, 1e-5)[2]
+    assert glow_run.nonfinite_mismatch(moved, want) == (
+        "NaN at different positions: 2 position(s), the first at index [0] "
+        "(glow-mlir 1, onnxruntime nan)")
+    flipped = np.array([np.nan, -np.inf, -np.inf, 1.0], np.float32)
+    assert not glow_run.compare(flipped, want, 1e-4, 1e-5)[2]
+    assert glow_run.nonfinite_mismatch(flipped, want).startswith("infinities differ: 1 ")
+
+
+def test_run_with_nan_inputs_against_onnxruntime(tmp_path, capsys, monkeypatch):
+    """A NaN in the input flows to the same output positions in both runtimes: a match
+    (it was reported as a mismatch); moved NaNs are a mismatch that says so."""
+    path = tmp_path / "add.onnx"
+    onnx.save(make_model([helper.make_node("Add", ["x", "x"], ["y"])], {"x": rand(2, 3)},
+                         ["y"]), str(path))
+    x = np.ones((2, 3), np.float32)
+    x[0, 1], x[1, 2], x[1, 0] = np.nan, np.inf, -np.inf
+    np.savez(tmp_path / "in.npz", x=x)
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime")
+    assert code == 0, err
+    assert "onnxruntime: max abs error 0, max rel error 0" in out and ": match" in out
+    monkeypatch.setattr(glow_run, "run_onnxruntime",
+                        lambda model, inputs: [np.roll(2 * inputs["x"], 1)])
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime")
+    assert code == 1
+    assert "output y differs from onnxruntime: NaN at different positions" in out, out
+    assert "outputs differ from onnxruntime" in err
+
+
 def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
     out = tmp_path / "cnn.mlir"
     proc = tool("glow_compile", EXAMPLE, "--emit", "graph", "-o", out)

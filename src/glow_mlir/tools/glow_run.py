@@ -73,18 +73,42 @@ def summary(x: np.ndarray) -> str:
 
 
 def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[float, float, bool]:
-    """(max abs error, max rel error, within tolerance) of one output."""
+    """(max abs error, max rel error, within tolerance) of one output.
+
+    NaN against NaN and an infinity against the same infinity are equal: both runtimes
+    produce them from the same inputs (a NaN in the input flows through), and a NaN is
+    never `<=` a tolerance. Any other disagreement at a non-finite value fails
+    (`nonfinite_mismatch` says where); the errors are measured where both are finite."""
     if got.shape != want.shape:
         return float("inf"), float("inf"), False
     if got.size == 0:
         return 0.0, 0.0, True
     g, w = got.astype(np.float64), want.astype(np.float64)
-    diff = np.abs(g - w)
-    same_nan = np.isnan(g) & np.isnan(w)
-    diff = np.where(same_nan | (g == w), 0.0, diff)
-    rel = diff / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
-    ok = bool(np.all(diff <= atol + rtol * np.abs(w)))
+    finite = np.isfinite(g) & np.isfinite(w)
+    scale = np.where(finite, np.abs(w), 0.0)
+    diff = np.abs(np.subtract(g, w, out=np.zeros_like(g), where=finite))
+    rel = diff / np.maximum(scale, np.finfo(np.float64).tiny)
+    ok = not _nonfinite_disagree(g, w).any() and bool(np.all(diff <= atol + rtol * scale))
     return float(diff.max()), float(rel.max()), ok
+
+
+def _nonfinite_disagree(g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Where at least one side is NaN or infinite and the two are not the same value."""
+    return ~((np.isfinite(g) & np.isfinite(w)) | (np.isnan(g) & np.isnan(w)) | (g == w))
+
+
+def nonfinite_mismatch(got: np.ndarray, want: np.ndarray) -> str:
+    """Where the NaNs or infinities of two same-shaped outputs differ, in words; '' when
+    they agree."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = _nonfinite_disagree(g, w)
+    if not bad.any():
+        return ""
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    what = ("NaN at different positions" if (np.isnan(g) != np.isnan(w)).any()
+            else "infinities differ")
+    return (f"{what}: {int(bad.sum())} position(s), the first at index {list(first)} "
+            f"(glow-mlir {g[first]:g}, onnxruntime {w[first]:g})")
 
 
 def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -140,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
         worst_abs, worst_rel, all_ok = max(worst_abs, max_abs), max(worst_rel, max_rel), all_ok and ok
         if not ok:
             detail = (f"shape {got.shape}, onnxruntime {want.shape}" if got.shape != want.shape
-                      else f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}")
+                      else nonfinite_mismatch(got, want)
+                      or f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}")
             print(f"  output {name} differs from onnxruntime: {detail}")
     verdict = "match" if all_ok else "MISMATCH"
     print(f"onnxruntime: max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g} "
