@@ -62,6 +62,15 @@ def test_run_rejects_bad_inputs(compiled, inputs, message):
     assert isinstance(info.value, UserError)
 
 
+def test_input_errors_are_value_errors(compiled):
+    """Callers catch a wrong input value as ValueError (InputError was only a UserError)."""
+    for bad in ({"a": A.T, "b": B}, {"a": A}, [A, B]):
+        with pytest.raises(ValueError, match="input"):
+            compiled.run(bad)
+    with pytest.raises(ValueError, match="takes 2 input"):
+        compiled(A)
+
+
 def test_every_input_problem_in_one_message(compiled):
     with pytest.raises(InputError, match="unknown input 'x'.*missing input 'a'.*input 'b' has shape 4"):
         compiled.run({"x": A, "b": rand(4)})
