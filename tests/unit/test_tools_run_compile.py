@@ -86,9 +86,6 @@ def test_run_garbage_file_in_a_new_process(tmp_path):
      "the shape given for input 'image', 1x3, has rank 2"),
     (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--scratchpad-kib", "64"],
      "--scratchpad-kib is an option of the accel backend"),
-    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--backend", "accel", "--scratchpad-kib", "0"],
-     "scratchpad_kib must be a positive whole number of KiB, got 0"),
-    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--runs", "0"], "--runs must be at least 1"),
 ])
 def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
     path = tmp_path / "model.onnx"
@@ -96,6 +93,38 @@ def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
     code, _, err = in_process(glow_run.main, capsys, path, *args)
     assert code == 1
     assert err.startswith("glow-run: error: ") and message in err, err
+
+
+@pytest.mark.parametrize("main,args,message", [
+    (glow_run.main, ["--rtol", "-1"], "argument --rtol: must be a finite number >= 0, got -1"),
+    (glow_run.main, ["--atol=-1e-5"], "argument --atol: must be a finite number >= 0"),
+    (glow_run.main, ["--atol", "nan"], "argument --atol: must be a finite number >= 0, got nan"),
+    (glow_run.main, ["--rtol", "x"], "argument --rtol: expected a number, got 'x'"),
+    (glow_run.main, ["--runs", "0"], "argument --runs: must be at least 1, got 0"),
+    (glow_run.main, ["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (glow_run.main, ["--backend", "accel", "--scratchpad-kib", "0"],
+     "argument --scratchpad-kib: must be at least 1, got 0"),
+    (glow_run.main, ["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (glow_compile.main, ["--emit", "nope"], "argument --emit: invalid choice: 'nope'"),
+    (glow_compile.main, ["--input-shape", "x"], "argument --input-shape: expected NAME=DIMS"),
+])
+def test_usage_errors_exit_1_in_one_line(capsys, main, args, message):
+    """Usage errors are user errors like any other: exit 1 (argparse exits 2), one line,
+    no usage dump, and they are found before the model is read."""
+    code, out, err = in_process(main, capsys, EXAMPLE, *args)
+    tool_name = "glow-run" if main is glow_run.main else "glow-compile"
+    assert code == 1 and out == ""
+    assert err.startswith(f"{tool_name}: error: ") and message in err, err
+    assert err.count("\n") == 1 and "usage:" not in err
+
+
+def test_every_tool_exits_1_on_a_usage_error():
+    """The same status in a new process for each tool, glow-opt and plan_memory too."""
+    for name in ("glow_opt", "glow_compile", "glow_run", "plan_memory"):
+        proc = tool(name, "--no-such-flag", EXAMPLE)
+        assert proc.returncode == 1, (name, proc.stderr)
+        assert "error: unrecognized arguments: --no-such-flag" in proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):

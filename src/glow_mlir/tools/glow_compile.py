@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -57,7 +57,7 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
                         "(batch=1); repeatable")
-    p.add_argument("--scratchpad-kib", type=int, default=None, metavar="KIB",
+    p.add_argument("--scratchpad-kib", type=at_least(1), default=None, metavar="KIB",
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -78,7 +78,7 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--emit", default=None, choices=EMITS,

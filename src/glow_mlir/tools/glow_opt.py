@@ -39,7 +39,7 @@ from glow_mlir.ir.text import (
     print_module,
     verify_module,
 )
-from glow_mlir.tools.errors import UserError, report, user_errors_exit
+from glow_mlir.tools.errors import UserError, report, usage_error, user_errors_exit
 from glow_mlir.universe import DIALECTS, PASSES
 
 
@@ -95,11 +95,10 @@ class GlowOptMain(xDSLOptMain):
         arg_parser.add_argument("--debug", action="store_true",
                                 help="show Python tracebacks of internal errors")
 
-        # A bad flag (an unknown pass among them) is bad input: status 1, as mlir-opt.
+        # A bad flag (an unknown pass among them) is bad input: status 1, as every tool.
         def error(message: str) -> NoReturn:
-            arg_parser.print_usage(sys.stderr)
             hint = " (not an option or a registered pass)" if "unrecognized" in message else ""
-            arg_parser.exit(1, f"glow-opt: error: {message}{hint}\n")
+            usage_error("glow-opt", message + hint)
 
         arg_parser.error = error  # type: ignore[method-assign]
 

@@ -18,21 +18,27 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.tools.errors import (
+    ArgumentParser,
+    UserError,
+    at_least,
+    non_negative_float,
+    user_errors_exit,
+)
 from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--runs", type=int, default=1, help="timed runs (default 1)")
+    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
-    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=non_negative_float, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--atol", type=non_negative_float, default=1e-5, help="absolute tolerance (default 1e-5)")
     return p
 
 
@@ -133,8 +139,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
 
-    if args.runs < 1:
-        raise UserError(f"--runs must be at least 1, got {args.runs}")
     model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args),
                               **backend_options(args))
     if args.inputs:
