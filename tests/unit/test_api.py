@@ -138,3 +138,18 @@ def test_cpu_backend_needs_the_memory_plan(model_proto):
     the code generator's ValueError half-way."""
     with pytest.raises(UserError, match="the cpu backend needs a memory plan"):
         glow_mlir.compile(model_proto, backend="cpu", disable_passes=["plan-memory"])
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu", "accel"])
+def test_planned_memory_larger_than_the_machine(monkeypatch, backend):
+    """Each tensor fits but weights, inputs, outputs and arena together do not: a
+    UserError naming the largest buffer before the executor allocates them."""
+    from glow_mlir.ir import memory_limits
+
+    x = np.ones(1000, np.float32)  # 4000 bytes per tensor; a, b, sum and relu: 16000
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]), helper.make_node("Relu", ["sum"], ["y"])]
+    monkeypatch.setattr(memory_limits, "machine_memory_bytes", lambda: 10_000)
+    with pytest.raises(UserError, match=r"running @\w+ needs \d+ bytes \(.*\), more than this "
+                                        r"machine's memory \(10000 bytes.*the largest buffer is "
+                                        r"\w+ [@%]\w+, 4000 bytes"):
+        glow_mlir.compile(make_model(nodes, {"a": x, "b": x}, ["y"]), backend=backend)

@@ -349,3 +349,14 @@ def test_compile_failing_after_the_bundle_directory_leaves_it_as_it_was(tmp_path
                               "--input-shape", "image=1x3")
     assert code == 1
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_run_a_model_larger_than_memory(tmp_path, capsys):
+    """An input dim of 2**40 ended in a bare MemoryError (the interpreter's arena)."""
+    path = tmp_path / "huge.onnx"
+    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                         {"x": ((2**40,), np.float32)}, ["y"]), str(path))
+    code, out, err = in_process(glow_run.main, capsys, path)
+    assert code == 1 and out == ""
+    assert err.startswith("glow-run: error: input 'x' (shape 1099511627776, f32) needs "
+                          "4398046511104 bytes (4 TiB), more than this machine's memory"), err
