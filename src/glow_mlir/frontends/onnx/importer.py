@@ -39,7 +39,7 @@ from glow_mlir.frontends.onnx.errors import (
 from glow_mlir.frontends.onnx.input_shapes import bind_input_shapes
 from glow_mlir.frontends.onnx.loading import default_opset, load_model
 from glow_mlir.frontends.onnx.node import Node
-from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 from glow_mlir.ir.resources import resource_table
 from glow_mlir.runtime.compiled_model import NAME_ATTR
@@ -288,7 +288,11 @@ def _check_fits(what: str, ttype: TensorType) -> None:
     MemoryError: say which tensor, of which node, needs how many bytes, before any of it
     is allocated."""
     elem = ttype.get_element_type()
-    problem = exceeds_memory(tensor_bytes(ttype.get_shape(), numpy_dtype(elem).itemsize))
+    try:
+        itemsize = numpy_dtype(elem).itemsize
+    except UnsupportedElementType:  # reported where it matters; count its bytes as one
+        itemsize = 1
+    problem = exceeds_memory(tensor_bytes(ttype.get_shape(), itemsize))
     if problem:
         raise OnnxImportError(f"{what} (shape {fmt_shape(ttype.get_shape())}, {elem}) {problem}")
 
