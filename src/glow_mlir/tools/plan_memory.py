@@ -2,8 +2,8 @@
 
     python -m glow_mlir.tools.plan_memory TRACE_FILE
 
-The trace format is Glow's `MemoryAllocatorTestModels.txt` (see
-`../shared/data/glow-memory-traces.txt`): per model `MODEL <name>`, `ALIGN <bytes>`,
+The trace format is that of the allocation traces Glow's memory allocator is tested on: per
+model `MODEL <name>`, `ALIGN <bytes>`,
 `ALLOC <id> <bytes>` / `FREE <id>` in program order, and Glow's result `MEM <bytes>` and
 `EFF <ratio>`. Lines starting with `#` and blank lines are ignored.
 """
