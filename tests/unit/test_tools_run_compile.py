@@ -360,3 +360,13 @@ def test_run_a_model_larger_than_memory(tmp_path, capsys):
     assert code == 1 and out == ""
     assert err.startswith("glow-run: error: input 'x' (shape 1099511627776, f32) needs "
                           "4398046511104 bytes (4 TiB), more than this machine's memory"), err
+
+
+def test_compile_says_when_a_disabled_lowering_left_unsupported_ops(capsys):
+    """The accelerator runs no fully_connected or soft_max: lower-graph turns them into ops
+    it runs. With it disabled the error lists the ops and says why they are left."""
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--backend", "accel",
+                              "--emit", "accel", "--disable-pass", "lower-graph")
+    assert code == 1
+    assert "backend 'accel' does not support 2 op kind(s)" in err and "glow.soft_max" in err
+    assert "(lower-graph disabled: backend 'accel' relies on it to lower" in err
