@@ -79,7 +79,7 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, unless --emit-bundle is given)")

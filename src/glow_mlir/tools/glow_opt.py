@@ -8,8 +8,9 @@ Built on xDSL's `xDSLOptMain` (its flags all work); what it adds: every op locat
 file:line:col, diagnostics as `file:line:col: error: 'op' op message`, exit status 1 and no
 traceback on bad input (`--debug` shows it), weights kept as resource blobs, MLIR's
 `// expected-error` checking for `--verify-diagnostics`, and mlir-opt's `--split-input-file`
-behaviour (every chunk is processed; a bad one is reported and makes the status 1). `-`
-names stdin (and stdout for `-o`).
+behaviour (every chunk is processed; a bad one is reported and makes the status 1),
+`--time-passes` as a wall-time table per pass on stderr (mlir-opt's layout). `-` names
+stdin (and stdout for `-o`).
 """
 
 from __future__ import annotations

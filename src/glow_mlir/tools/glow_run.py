@@ -30,7 +30,7 @@ from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, i
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
     p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
