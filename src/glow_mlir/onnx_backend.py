@@ -24,6 +24,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 import glow_mlir
+from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.tools.errors import UserError
 
 
@@ -64,7 +65,7 @@ class GlowBackendRep(BackendRep):
             values = list(inputs)
             if len(values) != len(self.input_names):
                 names = ", ".join(self.input_names) or "none"
-                raise UserError(f"the model takes {len(self.input_names)} input(s) ({names}), "
+                raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
                                 f"got {len(values)}")
             named = {name: _as_array(v) for name, v in zip(self.input_names, values)}
         outputs = self.compiled.run(named)
@@ -127,13 +128,13 @@ def make_node_model(node: NodeProto, inputs: Any, opset: int | None = None,
     if isinstance(inputs, Mapping):
         missing = [n for n in names if n not in inputs]
         if missing:
-            raise UserError(f"run_node: no value for input(s) {', '.join(missing)} of the "
+            raise InputError(f"run_node: no value for input(s) {', '.join(missing)} of the "
                             f"{node.op_type} node")
         arrays = [_as_array(inputs[n]) for n in names]
     else:
         arrays = [_as_array(v) for v in inputs]
         if len(arrays) != len(names):
-            raise UserError(f"run_node: the {node.op_type} node has {len(names)} input(s) "
+            raise InputError(f"run_node: the {node.op_type} node has {len(names)} input(s) "
                             f"({', '.join(names) or 'none'}), got {len(arrays)} value(s)")
     graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
                                                   a.shape) for n, a in zip(names, arrays)]

@@ -62,6 +62,15 @@ def test_run_rejects_bad_inputs(compiled, inputs, message):
     assert isinstance(info.value, UserError)
 
 
+def test_input_errors_are_value_errors(compiled):
+    """Callers catch a wrong input value as ValueError (InputError was only a UserError)."""
+    for bad in ({"a": A.T, "b": B}, {"a": A}, [A, B]):
+        with pytest.raises(ValueError, match="input"):
+            compiled.run(bad)
+    with pytest.raises(ValueError, match="takes 2 input"):
+        compiled(A)
+
+
 def test_every_input_problem_in_one_message(compiled):
     with pytest.raises(InputError, match="unknown input 'x'.*missing input 'a'.*input 'b' has shape 4"):
         compiled.run({"x": A, "b": rand(4)})
@@ -122,3 +131,25 @@ def test_outputs_do_not_alias_between_runs(compiled):
     compiled(A * 2, B * 2)
     for k, x in zip(kept, first):
         np.testing.assert_array_equal(k, x)
+
+
+def test_cpu_backend_needs_the_memory_plan(model_proto):
+    """Its code addresses every buffer at a planned offset: a clear UserError up front, not
+    the code generator's ValueError half-way."""
+    with pytest.raises(UserError, match="the cpu backend needs a memory plan"):
+        glow_mlir.compile(model_proto, backend="cpu", disable_passes=["plan-memory"])
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu", "accel"])
+def test_planned_memory_larger_than_the_machine(monkeypatch, backend):
+    """Each tensor fits but weights, inputs, outputs and arena together do not: a
+    UserError naming the largest buffer before the executor allocates them."""
+    from glow_mlir.ir import memory_limits
+
+    x = np.ones(1000, np.float32)  # 4000 bytes per tensor; a, b, sum and relu: 16000
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]), helper.make_node("Relu", ["sum"], ["y"])]
+    monkeypatch.setattr(memory_limits, "machine_memory_bytes", lambda: 10_000)
+    with pytest.raises(UserError, match=r"running @\w+ needs \d+ bytes \(.*\), more than this "
+                                        r"machine's memory \(10000 bytes.*the largest buffer is "
+                                        r"\w+ [@%]\w+, 4000 bytes"):
+        glow_mlir.compile(make_model(nodes, {"a": x, "b": x}, ["y"]), backend=backend)

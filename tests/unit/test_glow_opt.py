@@ -76,6 +76,18 @@ def test_output_file(good, tmp_path, capsys):
     assert out_path.read_text().count("glow.relu") == 1
 
 
+def test_time_passes_reports_each_pass_on_stderr(good, capsys):
+    """--time-passes used to print nothing (our pipeline callback replaced xDSL's timer)."""
+    code, plain, _ = run([good, "--cse", "--dce"], capsys)
+    code_timed, out, err = run([good, "--cse", "--dce", "--time-passes"], capsys)
+    assert code == code_timed == 0
+    assert out == plain  # the IR on stdout is untouched
+    rows = [line.split() for line in err.splitlines() if "%)" in line]
+    assert [row[-1] for row in rows] == ["cse", "dce", "Total"], err
+    assert all(float(row[0]) >= 0 for row in rows)
+    assert "Total Execution Time:" in err
+
+
 def inp(name):
     return os.path.join(INPUTS, name)
 

@@ -170,3 +170,40 @@ def test_external_data(tmp_path):
     (tmp_path / "weights.bin").rename(tmp_path / "moved.bin")
     with pytest.raises(OnnxImportError, match="external files that were not found.*'w' in 'weights.bin'"):
         import_onnx(path)
+
+
+HUGE = 2**40  # elements: 4 TiB of float32, more than any test machine has
+
+
+def _huge_initializer() -> TensorProto:
+    """An initializer that declares 2**40 floats but holds 4 bytes: allocating what it
+    declares is the failure the importer must foresee."""
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[HUGE])
+    w.raw_data = b"\0" * 4
+    return w
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                        {"x": ((HUGE,), F32)}, ["y"]),
+     "input 'x' (shape 1099511627776, f32) needs 4398046511104 bytes (4 TiB), more than "
+     "this machine's memory"),
+    (lambda: helper.make_model(helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_empty_tensor_value_info("y")], [_huge_initializer()]),
+        opset_imports=[helper.make_opsetid("", 17)]),
+     "initializer 'w' (shape 1099511627776, f32) needs 4398046511104 bytes"),
+    (lambda: make_model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="fill"),
+                         helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+                        {"x": rand(1)}, ["y"], {"s": np.array([HUGE], np.int64)}),
+     "node 'fill' (ConstantOfShape): output 'c' (shape 1099511627776, f32) needs "
+     "4398046511104 bytes"),
+])
+def test_tensors_larger_than_memory_are_named_before_allocation(build, message):
+    """Was a bare MemoryError from numpy (in the interpreter's arena, in constant folding)
+    after a 4 TiB allocation was attempted."""
+    with pytest.raises(OnnxImportError) as info:
+        import_onnx(build())
+    assert message in str(info.value)
+    assert isinstance(info.value, UserError)

@@ -86,9 +86,6 @@ def test_run_garbage_file_in_a_new_process(tmp_path):
      "the shape given for input 'image', 1x3, has rank 2"),
     (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--scratchpad-kib", "64"],
      "--scratchpad-kib is an option of the accel backend"),
-    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--backend", "accel", "--scratchpad-kib", "0"],
-     "scratchpad_kib must be a positive whole number of KiB, got 0"),
-    (lambda p: p.write_bytes(EXAMPLE.read_bytes()), ["--runs", "0"], "--runs must be at least 1"),
 ])
 def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
     path = tmp_path / "model.onnx"
@@ -96,6 +93,38 @@ def test_run_bad_model_or_options(tmp_path, capsys, make, args, message):
     code, _, err = in_process(glow_run.main, capsys, path, *args)
     assert code == 1
     assert err.startswith("glow-run: error: ") and message in err, err
+
+
+@pytest.mark.parametrize("main,args,message", [
+    (glow_run.main, ["--rtol", "-1"], "argument --rtol: must be a finite number >= 0, got -1"),
+    (glow_run.main, ["--atol=-1e-5"], "argument --atol: must be a finite number >= 0"),
+    (glow_run.main, ["--atol", "nan"], "argument --atol: must be a finite number >= 0, got nan"),
+    (glow_run.main, ["--rtol", "x"], "argument --rtol: expected a number, got 'x'"),
+    (glow_run.main, ["--runs", "0"], "argument --runs: must be at least 1, got 0"),
+    (glow_run.main, ["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (glow_run.main, ["--backend", "accel", "--scratchpad-kib", "0"],
+     "argument --scratchpad-kib: must be at least 1, got 0"),
+    (glow_run.main, ["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (glow_compile.main, ["--emit", "nope"], "argument --emit: invalid choice: 'nope'"),
+    (glow_compile.main, ["--input-shape", "x"], "argument --input-shape: expected NAME=DIMS"),
+])
+def test_usage_errors_exit_1_in_one_line(capsys, main, args, message):
+    """Usage errors are user errors like any other: exit 1 (argparse exits 2), one line,
+    no usage dump, and they are found before the model is read."""
+    code, out, err = in_process(main, capsys, EXAMPLE, *args)
+    tool_name = "glow-run" if main is glow_run.main else "glow-compile"
+    assert code == 1 and out == ""
+    assert err.startswith(f"{tool_name}: error: ") and message in err, err
+    assert err.count("\n") == 1 and "usage:" not in err
+
+
+def test_every_tool_exits_1_on_a_usage_error():
+    """The same status in a new process for each tool, glow-opt and plan_memory too."""
+    for name in ("glow_opt", "glow_compile", "glow_run", "plan_memory"):
+        proc = tool(name, "--no-such-flag", EXAMPLE)
+        assert proc.returncode == 1, (name, proc.stderr)
+        assert "error: unrecognized arguments: --no-such-flag" in proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
@@ -142,6 +171,43 @@ def test_compare_tolerances():
     max_abs, max_rel, ok = glow_run.compare(want * 1.01, want, 1e-4, 1e-5)
     assert not ok and max_abs == pytest.approx(0.02) and max_rel == pytest.approx(0.01, rel=1e-3)
     assert not glow_run.compare(want[:2], want, 1e-4, 1e-5)[2]
+
+
+def test_compare_nan_and_infinities():
+    """Same NaN positions and same-signed infinities are equal; anything else is not."""
+    want = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    assert glow_run.compare(want.copy(), want, 1e-4, 1e-5) == (0.0, 0.0, True)
+    assert glow_run.nonfinite_mismatch(want.copy(), want) == ""
+    moved = np.array([1.0, np.inf, -np.inf, np.nan], np.float32)
+    assert not glow_run.compare(moved, want, 1e-4, 1e-5)[2]
+    assert glow_run.nonfinite_mismatch(moved, want) == (
+        "NaN at different positions: 2 position(s), the first at index [0] "
+        "(glow-mlir 1, onnxruntime nan)")
+    flipped = np.array([np.nan, -np.inf, -np.inf, 1.0], np.float32)
+    assert not glow_run.compare(flipped, want, 1e-4, 1e-5)[2]
+    assert glow_run.nonfinite_mismatch(flipped, want).startswith("infinities differ: 1 ")
+
+
+def test_run_with_nan_inputs_against_onnxruntime(tmp_path, capsys, monkeypatch):
+    """A NaN in the input flows to the same output positions in both runtimes: a match
+    (it was reported as a mismatch); moved NaNs are a mismatch that says so."""
+    path = tmp_path / "add.onnx"
+    onnx.save(make_model([helper.make_node("Add", ["x", "x"], ["y"])], {"x": rand(2, 3)},
+                         ["y"]), str(path))
+    x = np.ones((2, 3), np.float32)
+    x[0, 1], x[1, 2], x[1, 0] = np.nan, np.inf, -np.inf
+    np.savez(tmp_path / "in.npz", x=x)
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime")
+    assert code == 0, err
+    assert "onnxruntime: max abs error 0, max rel error 0" in out and ": match" in out
+    monkeypatch.setattr(glow_run, "run_onnxruntime",
+                        lambda model, inputs: [np.roll(2 * inputs["x"], 1)])
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime")
+    assert code == 1
+    assert "output y differs from onnxruntime: NaN at different positions" in out, out
+    assert "outputs differ from onnxruntime" in err
 
 
 def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
@@ -252,3 +318,55 @@ def test_compile_disables_an_instruction_pass(tmp_path, capsys):
         assert code == 0, err
     a, b = json.loads(shared.read_text()), json.loads(unshared.read_text())
     assert a["activations_bytes"] <= b["activations_bytes"]
+
+
+def test_compile_refuses_code_without_a_memory_plan(tmp_path, capsys):
+    """Generated code addresses buffers at planned offsets: disabling plan-memory for a
+    bundle or --emit llvm was an internal error (and left an empty bundle directory)."""
+    target = tmp_path / "out" / "bundle"
+    code, out, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle", target,
+                                "--disable-pass", "plan-memory")
+    assert code == 1 and out == ""
+    assert err.startswith("glow-compile: error: an AOT bundle (--emit-bundle) needs a memory "
+                          "plan"), err
+    assert "plan-memory cannot be disabled" in err
+    assert not (tmp_path / "out").exists()  # nor the parent it would have created
+    for backend in ("cpu", "accel"):
+        code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "llvm",
+                                  "--backend", backend, "--disable-pass", "plan-memory")
+        assert code == 1 and "--emit llvm needs a memory plan" in err, err
+
+
+def test_compile_failing_after_the_bundle_directory_leaves_it_as_it_was(tmp_path, capsys):
+    """The bundle is written into a hidden directory and moved into place at the end: a
+    compile that fails leaves no partial bundle and removes the directory it created."""
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle",
+                              tmp_path / "new", "--input-shape", "image=1x3")
+    assert code == 1 and "has rank 2" in err
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "keep.txt").write_text("mine")
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit-bundle", tmp_path,
+                              "--input-shape", "image=1x3")
+    assert code == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_run_a_model_larger_than_memory(tmp_path, capsys):
+    """An input dim of 2**40 ended in a bare MemoryError (the interpreter's arena)."""
+    path = tmp_path / "huge.onnx"
+    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                         {"x": ((2**40,), np.float32)}, ["y"]), str(path))
+    code, out, err = in_process(glow_run.main, capsys, path)
+    assert code == 1 and out == ""
+    assert err.startswith("glow-run: error: input 'x' (shape 1099511627776, f32) needs "
+                          "4398046511104 bytes (4 TiB), more than this machine's memory"), err
+
+
+def test_compile_says_when_a_disabled_lowering_left_unsupported_ops(capsys):
+    """The accelerator runs no fully_connected or soft_max: lower-graph turns them into ops
+    it runs. With it disabled the error lists the ops and says why they are left."""
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--backend", "accel",
+                              "--emit", "accel", "--disable-pass", "lower-graph")
+    assert code == 1
+    assert "backend 'accel' does not support 2 op kind(s)" in err and "glow.soft_max" in err
+    assert "(lower-graph disabled: backend 'accel' relies on it to lower" in err

@@ -87,7 +87,10 @@ class AccelExecutor:
                  scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB):
         from glow_mlir.targets.accel.simulator import AccelSimulator
 
+        from glow_mlir.runtime.instructions import check_fits_in_memory
+
         self.memory = lower_to_accel(module, scratchpad_kib, disable)
+        check_fits_in_memory(module, self.memory)
         self.module = module
         self._simulator = AccelSimulator(module)
 

@@ -24,8 +24,10 @@ from glow_mlir.runtime.backends import Executor, check_backend
 from glow_mlir.tools.errors import UserError
 
 
-class InputError(UserError):
-    """Inputs that do not fit the model."""
+class InputError(UserError, ValueError):
+    """Inputs that do not fit the model. A `UserError` (the tools report it in one line,
+    exit 1) and a `ValueError`, which is what Python code calling `run` expects to catch
+    for a wrong value (numpy, onnxruntime's bindings and the ONNX backend tests do)."""
 
 
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:

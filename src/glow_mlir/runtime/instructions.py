@@ -13,6 +13,41 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.tools.errors import UserError
 
 
+def require_memory_plan(disable: Sequence[str], needed_by: str) -> None:
+    """Generated code (the cpu backend, an AOT bundle, `--emit llvm`) addresses every
+    buffer at an offset of the memory plan, so it cannot be made with `plan-memory`
+    disabled. Say so before any work is done (and before a bundle directory exists)
+    rather than fail half-way in the code generator with "no memory plan"."""
+    if "plan-memory" in disable:
+        raise UserError(f"{needed_by} needs a memory plan (its code addresses every buffer "
+                        f"at a planned offset), so plan-memory cannot be disabled")
+
+
+def check_fits_in_memory(module: ModuleOp, report) -> None:
+    """Before an executor allocates the planned memory (weights, inputs and outputs, the
+    activation arena), check that it fits in this machine: every tensor may fit (the
+    importer checked each) while their sum does not. Names the largest buffer."""
+    from glow_mlir.analysis.instr_memory import find_func
+    from glow_mlir.dialects import glow_ir
+    from glow_mlir.ir.memory_limits import exceeds_memory, format_bytes
+
+    total = report.constant_bytes + report.mutable_bytes + report.activations_bytes
+    problem = exceeds_memory(total)
+    if not problem:
+        return
+    func = find_func(module)
+    sizes = [(glow_ir.buffer_bytes(w.type), f"{w.role_name or 'weight'} @{w.sym_name.data}")
+             for w in func.weights]
+    sizes += [(op.size_bytes, f"activation %{op.result.name_hint or '?'}")
+              for op in func.body.ops if isinstance(op, glow_ir.AllocActivationOp)]
+    size, name = max(sizes)
+    raise UserError(f"running @{func.sym_name.data} {problem}: constants "
+                    f"{format_bytes(report.constant_bytes)}, inputs and outputs "
+                    f"{format_bytes(report.mutable_bytes)}, activations "
+                    f"{format_bytes(report.activations_bytes)}; the largest buffer is "
+                    f"{name}, {format_bytes(size)}")
+
+
 def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
                           print_ir_after_each: bool = False):
     """Lower `module` (a scheduled graph) in place to planned `glow_ir`; returns its

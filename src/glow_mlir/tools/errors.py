@@ -1,14 +1,18 @@
 """How every tool ends on bad input: one clear message on stderr, exit status 1, and no
-Python traceback unless `--debug` asks for it."""
+Python traceback unless `--debug` asks for it. Usage errors (an unknown flag, a bad or
+out-of-range value) are bad input too: exit 1 as well, not argparse's 2, so a script
+needs one test (`!= 0` or `== 1`) whatever the user got wrong."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
 import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import NoReturn
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
@@ -28,6 +32,46 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     DiagnosticException,
     ArgSpecParseError,
 )
+
+
+def usage_error(tool: str, message: str) -> NoReturn:
+    """End a tool on a command-line mistake: `tool: error: message` on one line, exit 1."""
+    print(f"{tool}: error: {message} (see {tool} --help)", file=sys.stderr)
+    sys.exit(1)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors end as `usage_error` does (argparse prints the usage
+    and exits 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        usage_error(self.prog, message)
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= low (`--runs 0` is a usage error, not a
+    loop that never runs)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type for tolerances: a finite number >= 0 (a negative `--rtol` would
+    make every comparison fail, NaN every comparison pass)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
 
 
 def report(tool: str, err: BaseException) -> str:

@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
+import shutil
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
-from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -52,7 +57,7 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
                         "(batch=1); repeatable")
-    p.add_argument("--scratchpad-kib", type=int, default=None, metavar="KIB",
+    p.add_argument("--scratchpad-kib", type=at_least(1), default=None, metavar="KIB",
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -73,8 +78,8 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, unless --emit-bundle is given)")
@@ -112,26 +117,32 @@ def _write(path: str, text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    with user_errors_exit("glow-compile", args.debug):
+    with user_errors_exit("glow-compile", args.debug), ExitStack() as cleanup:
+        from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
+        from glow_mlir.runtime.instructions import require_memory_plan
+
         if args.emit is None:  # only the bundle (or only the report) unless asked
             quiet = args.emit_bundle or args.accel_report
             args.emit = None if quiet else "graph"
         if args.network_name is not None and not args.emit_bundle:
             raise UserError("--network-name names a bundle: give --emit-bundle DIR too")
+        graph_disable, instr_disable = split_disabled(args.disable_pass)
+        if args.emit in _CODE:
+            require_memory_plan(instr_disable, f"--emit {args.emit}")
+        bundle_dir = None
         if args.emit_bundle:
             from glow_mlir.targets.cpu import bundle
 
             if args.backend == "accel" or args.accel_report or args.emit == "accel":
                 raise UserError("--emit-bundle writes the cpu backend's code; the accel "
                                 "backend has no bundles (use --emit llvm --backend accel)")
+            require_memory_plan(instr_disable, "an AOT bundle (--emit-bundle)")
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
                 args.network_name or bundle.default_network_name(args.model))
-            bundle.prepare_directory(args.emit_bundle)  # fail before compiling
+            bundle_dir = cleanup.enter_context(staged_directory(args.emit_bundle))
         from glow_mlir.frontends.onnx import import_onnx
-        from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
 
-        graph_disable, instr_disable = split_disabled(args.disable_pass)
         options = backend_options(args)
         if args.emit == "accel" or args.accel_report:
             if args.backend == "cpu":
@@ -169,12 +180,37 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.targets.cpu.bundle import write_bundle
 
-                write_bundle(module, args.emit_bundle, args.network_name)
+                write_bundle(module, bundle_dir, args.network_name)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm
 
             lower_to_llvm(module)
             _emit_code(module, args)
+
+
+@contextmanager
+def staged_directory(out_dir: str) -> Iterator[Path]:
+    """A hidden directory inside `out_dir` to write the bundle into; its files move into
+    `out_dir` only when the block succeeds. A compile that fails (bad model, a pass the
+    bundle needs disabled, a full disk) thus leaves no half-written bundle, and no empty
+    `out_dir` or parents if it created them. `out_dir` is created at once, so an
+    unwritable place is reported before the (long) compilation."""
+    from glow_mlir.targets.cpu.bundle import prepare_directory
+
+    path = Path(out_dir)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    directory = prepare_directory(path)
+    staging = Path(tempfile.mkdtemp(prefix=".glow-bundle-", dir=directory))
+    try:
+        yield staging
+        for f in sorted(staging.iterdir()):
+            os.replace(f, directory / f.name)
+    except BaseException:
+        if missing:
+            shutil.rmtree(missing[-1], ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:

@@ -8,8 +8,9 @@ Built on xDSL's `xDSLOptMain` (its flags all work); what it adds: every op locat
 file:line:col, diagnostics as `file:line:col: error: 'op' op message`, exit status 1 and no
 traceback on bad input (`--debug` shows it), weights kept as resource blobs, MLIR's
 `// expected-error` checking for `--verify-diagnostics`, and mlir-opt's `--split-input-file`
-behaviour (every chunk is processed; a bad one is reported and makes the status 1). `-`
-names stdin (and stdout for `-o`).
+behaviour (every chunk is processed; a bad one is reported and makes the status 1),
+`--time-passes` as a wall-time table per pass on stderr (mlir-opt's layout). `-` names
+stdin (and stdout for `-o`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from io import StringIO
@@ -38,7 +40,7 @@ from glow_mlir.ir.text import (
     print_module,
     verify_module,
 )
-from glow_mlir.tools.errors import UserError, report, user_errors_exit
+from glow_mlir.tools.errors import UserError, report, usage_error, user_errors_exit
 from glow_mlir.universe import DIALECTS, PASSES
 
 
@@ -94,28 +96,37 @@ class GlowOptMain(xDSLOptMain):
         arg_parser.add_argument("--debug", action="store_true",
                                 help="show Python tracebacks of internal errors")
 
-        # A bad flag (an unknown pass among them) is bad input: status 1, as mlir-opt.
+        # A bad flag (an unknown pass among them) is bad input: status 1, as every tool.
         def error(message: str) -> NoReturn:
-            arg_parser.print_usage(sys.stderr)
             hint = " (not an option or a registered pass)" if "unrecognized" in message else ""
-            arg_parser.exit(1, f"glow-opt: error: {message}{hint}\n")
+            usage_error("glow-opt", message + hint)
 
         arg_parser.error = error  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self):
         spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
+        # --time-passes: seconds per pass name, summed over the chunks of the input; the
+        # clock runs from the callback before a pass to the one after it, so verification
+        # and --print-ir-between-passes are not charged to the pass.
+        self.pass_seconds: dict[str, float] = {}
+        started = 0.0
 
         def after_each_pass(prev: ModulePass | None, module: ModuleOp,
                             nxt: ModulePass | None) -> None:
-            if prev is None:
-                return
-            if not self.args.disable_verify:
-                verify_module(module)
-            if nxt is not None and self.args.print_between_passes:
-                print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
-                Printer(stream=sys.stderr).print_op(module)
-                print(file=sys.stderr)
+            nonlocal started
+            if prev is not None:
+                if self.args.time_passes:
+                    elapsed = time.perf_counter() - started
+                    self.pass_seconds[prev.name] = self.pass_seconds.get(prev.name, 0.0) + elapsed
+                if not self.args.disable_verify:
+                    verify_module(module)
+                if nxt is not None and self.args.print_between_passes:
+                    print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
+                    Printer(stream=sys.stderr).print_op(module)
+                    print(file=sys.stderr)
+            if nxt is not None:
+                started = time.perf_counter()
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
@@ -205,8 +216,25 @@ class GlowOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+            if self.args.time_passes:
+                print_pass_times(self.pass_seconds, sys.stderr)
         if failed:
             sys.exit(1)
+
+
+def print_pass_times(seconds: dict[str, float], out: IO[str]) -> None:
+    """mlir-opt's `--mlir-timing` report, in its layout: wall time per pass, in pipeline
+    order, with its share of the total. On stderr, so the IR on stdout stays usable."""
+    total = sum(seconds.values())
+    rule = "===" + "-" * 73 + "==="
+    print(rule, file=out)
+    print("... Pass execution timing report ...".center(79).rstrip(), file=out)
+    print(rule, file=out)
+    print(f"  Total Execution Time: {total:.4f} seconds\n", file=out)
+    print("  ----Wall Time----  ----Name----", file=out)
+    for name, t in [*seconds.items(), ("Total", total)]:
+        share = 100.0 * t / total if total else 0.0
+        print(f"  {t:8.4f} ({share:5.1f}%)  {name}", file=out)
 
 
 # ====================================================================== --verify-diagnostics

@@ -18,21 +18,27 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from glow_mlir.tools.errors import UserError, user_errors_exit
+from glow_mlir.tools.errors import (
+    ArgumentParser,
+    UserError,
+    at_least,
+    non_negative_float,
+    user_errors_exit,
+)
 from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--runs", type=int, default=1, help="timed runs (default 1)")
+    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
-    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=non_negative_float, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--atol", type=non_negative_float, default=1e-5, help="absolute tolerance (default 1e-5)")
     return p
 
 
@@ -73,18 +79,42 @@ def summary(x: np.ndarray) -> str:
 
 
 def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[float, float, bool]:
-    """(max abs error, max rel error, within tolerance) of one output."""
+    """(max abs error, max rel error, within tolerance) of one output.
+
+    NaN against NaN and an infinity against the same infinity are equal: both runtimes
+    produce them from the same inputs (a NaN in the input flows through), and a NaN is
+    never `<=` a tolerance. Any other disagreement at a non-finite value fails
+    (`nonfinite_mismatch` says where); the errors are measured where both are finite."""
     if got.shape != want.shape:
         return float("inf"), float("inf"), False
     if got.size == 0:
         return 0.0, 0.0, True
     g, w = got.astype(np.float64), want.astype(np.float64)
-    diff = np.abs(g - w)
-    same_nan = np.isnan(g) & np.isnan(w)
-    diff = np.where(same_nan | (g == w), 0.0, diff)
-    rel = diff / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
-    ok = bool(np.all(diff <= atol + rtol * np.abs(w)))
+    finite = np.isfinite(g) & np.isfinite(w)
+    scale = np.where(finite, np.abs(w), 0.0)
+    diff = np.abs(np.subtract(g, w, out=np.zeros_like(g), where=finite))
+    rel = diff / np.maximum(scale, np.finfo(np.float64).tiny)
+    ok = not _nonfinite_disagree(g, w).any() and bool(np.all(diff <= atol + rtol * scale))
     return float(diff.max()), float(rel.max()), ok
+
+
+def _nonfinite_disagree(g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Where at least one side is NaN or infinite and the two are not the same value."""
+    return ~((np.isfinite(g) & np.isfinite(w)) | (np.isnan(g) & np.isnan(w)) | (g == w))
+
+
+def nonfinite_mismatch(got: np.ndarray, want: np.ndarray) -> str:
+    """Where the NaNs or infinities of two same-shaped outputs differ, in words; '' when
+    they agree."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = _nonfinite_disagree(g, w)
+    if not bad.any():
+        return ""
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    what = ("NaN at different positions" if (np.isnan(g) != np.isnan(w)).any()
+            else "infinities differ")
+    return (f"{what}: {int(bad.sum())} position(s), the first at index {list(first)} "
+            f"(glow-mlir {g[first]:g}, onnxruntime {w[first]:g})")
 
 
 def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -109,8 +139,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
 
-    if args.runs < 1:
-        raise UserError(f"--runs must be at least 1, got {args.runs}")
     model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args),
                               **backend_options(args))
     if args.inputs:
@@ -140,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         worst_abs, worst_rel, all_ok = max(worst_abs, max_abs), max(worst_rel, max_rel), all_ok and ok
         if not ok:
             detail = (f"shape {got.shape}, onnxruntime {want.shape}" if got.shape != want.shape
-                      else f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}")
+                      else nonfinite_mismatch(got, want)
+                      or f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}")
             print(f"  output {name} differs from onnxruntime: {detail}")
     verdict = "match" if all_ok else "MISMATCH"
     print(f"onnxruntime: max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g} "

@@ -2,20 +2,20 @@
 
     python -m glow_mlir.tools.plan_memory TRACE_FILE
 
-The trace format is Glow's `MemoryAllocatorTestModels.txt` (see
-`../shared/data/glow-memory-traces.txt`): per model `MODEL <name>`, `ALIGN <bytes>`,
+The trace format is that of the allocation traces Glow's memory allocator is tested on: per
+model `MODEL <name>`, `ALIGN <bytes>`,
 `ALLOC <id> <bytes>` / `FREE <id>` in program order, and Glow's result `MEM <bytes>` and
 `EFF <ratio>`. Lines starting with `#` and blank lines are ignored.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass, field
 
 from glow_mlir.analysis.memory_planner import Buffer, Plan, plan
+from glow_mlir.tools.errors import ArgumentParser
 
 
 class TraceError(Exception):
@@ -133,7 +133,7 @@ def plan_trace(t: Trace) -> Plan:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="plan_memory", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="plan_memory", description=__doc__.split("\n")[0])
     ap.add_argument("trace_file")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()

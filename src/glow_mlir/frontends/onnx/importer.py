@@ -39,6 +39,8 @@ from glow_mlir.frontends.onnx.errors import (
 from glow_mlir.frontends.onnx.input_shapes import bind_input_shapes
 from glow_mlir.frontends.onnx.loading import default_opset, load_model
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
+from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 from glow_mlir.ir.resources import resource_table
 from glow_mlir.runtime.compiled_model import NAME_ATTR
 
@@ -94,6 +96,7 @@ class OnnxImporter:
         module = ModuleOp([fn])
         self.b = GraphBuilder(module, fn)
         for info, arg in zip(inputs, fn.body.block.args):
+            _check_fits(f"input '{info.name}'", arg.type)
             arg.name_hint = valid_name(info.name)
             self.values[info.name] = self.b.from_ssa(arg)
         self._add_initializers(graph.initializer)
@@ -121,6 +124,9 @@ class OnnxImporter:
             b.node_label, b.node_op = label, node.op_type
             try:
                 outs = converter(Node(node, label, self.opset, b, values, self.used, self.inline))
+            except MemoryError:  # a folded constant no check below could foresee
+                raise OnnxImportError(f"node '{label}' ({node.op_type}): not enough memory "
+                                      f"to compute its constant result") from None
             except UnsupportedFeature as err:
                 self.problems.append(Unsupported(_op_kind(node), label, err.why))
                 self._placeholders(node)
@@ -181,6 +187,8 @@ class OnnxImporter:
                                                  f"{dtypes.dtype_name(tensor.data_type)} is not supported"))
                 self.values[tensor.name] = _UNKNOWN
                 continue
+            _check_fits(f"initializer '{tensor.name}'", TensorType(
+                dtypes.mlir_element_type(tensor.data_type), list(tensor.dims)))
             try:
                 array = numpy_helper.to_array(tensor, self.base_dir)
             except (OSError, ValueError, TypeError) as err:
@@ -205,6 +213,7 @@ class OnnxImporter:
                 out = self.b.from_ssa(out)
             elif isinstance(out, np.ndarray):
                 out = self.b.from_const(out)
+            _check_fits(f"{self.b.context()}: output '{name}'", out.type)
             out.take_name(name)
             self.values[name] = out
 
@@ -271,6 +280,21 @@ class OnnxImporter:
                 declared = "x".join("?" if d is None else str(d) for d in dims) or "scalar"
                 raise OnnxImportError(f"graph output '{info.name}' is declared with shape "
                                       f"{declared}, but the graph computes {fmt_shape(value.shape)}")
+
+
+def _check_fits(what: str, ttype: TensorType) -> None:
+    """A tensor the model declares must fit in this machine's memory, or the constant
+    folding, the interpreter's arena or the runtime that later allocates it ends in a bare
+    MemoryError: say which tensor, of which node, needs how many bytes, before any of it
+    is allocated."""
+    elem = ttype.get_element_type()
+    try:
+        itemsize = numpy_dtype(elem).itemsize
+    except UnsupportedElementType:  # reported where it matters; count its bytes as one
+        itemsize = 1
+    problem = exceeds_memory(tensor_bytes(ttype.get_shape(), itemsize))
+    if problem:
+        raise OnnxImportError(f"{what} (shape {fmt_shape(ttype.get_shape())}, {elem}) {problem}")
 
 
 def _erase_dead_ops(fn: func.FuncOp) -> None:

@@ -71,11 +71,12 @@ class CpuExecutor(NativeProgram):
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
         from glow_mlir.dialects import glow_ir
-        from glow_mlir.runtime.instructions import lower_to_instructions
+        from glow_mlir.runtime.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
 
         self.memory = lower_to_instructions(module, disable)
+        check_fits_in_memory(module, self.memory)
         fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
         self.name = fn.sym_name.data
         self.areas = Areas(fn)

@@ -184,6 +184,12 @@ class GraphPipelinePass(ModulePass):
         optimize(relowered)
         message = unsupported_ops_message(op, backend)
         if message is not None:
+            # The backend relies on the steps that turn these ops into ones it runs.
+            needed = [n for n in ("lower-graph", "transform-post-lowering") if n in self.disable]
+            if needed:
+                it = "it" if len(needed) == 1 else "them"
+                message += (f"\n({' and '.join(needed)} disabled: backend '{backend.name}' "
+                            f"relies on {it} to lower the ops it does not run)")
             raise PassFailedException(message)
         step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))
 
