@@ -243,3 +243,96 @@ def test_cli_default_still_prints_graph():
     proc = _glow_compile(str(SMALL_CNN))
     assert proc.returncode == 0, proc.stderr
     assert "func.func" in proc.stdout
+
+
+def test_write_bundle_takes_a_compiled_model(tmp_path):
+    """README's path: write_bundle(glow_mlir.compile(..., backend="cpu"), ...) writes the
+    code the model's JIT runs, renamed, and the model still runs afterwards."""
+    import glow_mlir
+
+    model = glow_mlir.compile(str(SMALL_CNN), backend="cpu")
+    info = write_bundle(model, tmp_path / "bundle", "cnn")
+    _check_files(info)
+    x = np.random.default_rng(2).standard_normal(info.inputs[0].shape).astype(np.float32)
+    (jit_out,) = model(x)
+    if CC is not None:
+        got = _run_bundle(info, _build_program(info, tmp_path), x, tmp_path)
+        np.testing.assert_allclose(got, jit_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jit_out, _onnxruntime(SMALL_CNN, x), rtol=1e-4, atol=1e-5)
+
+
+def test_write_bundle_refuses_a_model_of_another_backend(tmp_path):
+    import glow_mlir
+    from glow_mlir.targets.cpu.bundle import BundleError
+
+    model = glow_mlir.compile(str(SMALL_CNN), backend="interpreter")
+    with pytest.raises(BundleError, match="compiled for backend 'interpreter': compile it "
+                                          "with backend=\"cpu\""):
+        write_bundle(model, tmp_path, "cnn")
+    with pytest.raises(BundleError, match="not list"):
+        write_bundle([1, 2], tmp_path, "cnn")
+    assert not (tmp_path / "cnn.o").exists()
+
+
+BAD_TARGETS = r"""
+import sys
+import glow_mlir
+from glow_mlir.targets.cpu.bundle import write_bundle
+from glow_mlir.tools.errors import UserError
+model, out = sys.argv[1], sys.argv[2]
+for kwargs in ({"cpu": "not-a-cpu"}, {"cpu": "znver"}, {"cpu": "x86-64", "features": "+foo"},
+               {"features": "avx2"}):
+    try:
+        write_bundle(model, out, "cnn", **kwargs)
+    except UserError as err:
+        print(type(err).__name__, err)
+try:
+    glow_mlir.compile(model, backend="cpu", cpu="not-a-cpu")
+except UserError as err:
+    print(type(err).__name__, err)
+print("still alive")
+"""
+
+
+def test_bad_cpu_names_are_errors_not_aborts(tmp_path):
+    """LLVM warns about an unknown CPU name and then aborts the process when it generates
+    code (a feature without +/- aborts at once): each is refused first, as a UserError
+    saying how to list the names, and the process goes on (run apart, so an abort would
+    show as a signal)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, "-c", BAD_TARGETS, str(SMALL_CNN), str(tmp_path)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "still alive"
+    assert lines[0].startswith("CpuTargetError unknown CPU 'not-a-cpu' for target ")
+    assert "print(*cpu_names())" in lines[0]
+    assert "did you mean 'znver" in lines[1]
+    assert lines[2].startswith("CpuTargetError unknown CPU feature 'foo'")
+    assert "print(*cpu_features())" in lines[2]
+    assert "CPU feature 'avx2' must be '+NAME' (enable) or '-NAME'" in lines[3]
+    assert "unknown option 'cpu' for backend 'cpu'" in lines[4]
+    assert "LLVM ERROR" not in proc.stderr and "not a recognized" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cpu_names_are_llvms():
+    from glow_mlir.targets.cpu.jit import check_cpu, cpu_features, cpu_names
+
+    assert {"x86-64", "x86-64-v3", "skylake"} <= set(cpu_names())
+    assert {"avx2", "fma", "sse4.2"} <= set(cpu_features())
+    check_cpu("x86-64-v3", "+avx2,-fma")  # no error
+
+
+def test_cli_cpu_flags(tmp_path):
+    proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path / "bad"),
+                         "--cpu", "not-a-cpu")
+    assert proc.returncode == 1
+    assert "glow-compile: error: unknown CPU 'not-a-cpu'" in proc.stderr
+    assert "Traceback" not in proc.stderr and "LLVM ERROR" not in proc.stderr
+    proc = _glow_compile(str(SMALL_CNN), "--cpu", "x86-64")
+    assert proc.returncode == 1 and "give --emit-bundle DIR too" in proc.stderr
+    proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path / "ok"),
+                         "--cpu", "x86-64-v2", "--cpu-features", "+avx2,+fma")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ok" / "small_cnn.o").stat().st_size > 0
