@@ -24,7 +24,10 @@ writes into `out/`:
       #include "NET.weights.txt"
       };
 
-Each area must be aligned to `NET_MEM_ALIGN` bytes. The mutable and activation areas
+The three areas are all the memory a call needs: the kernels' scratch (im2col columns,
+accumulation tiles) is in the activation area, past the planned activations, so the code
+needs little stack and runs on small thread stacks. Each area must be aligned to
+`NET_MEM_ALIGN` bytes. The mutable and activation areas
 belong to one call at a time; the constant area may be shared by concurrent calls.
 """
 
@@ -224,7 +227,8 @@ def header_text(info: BundleInfo) -> str:
         "#endif",
         "",
         "// Runs the network once: inputs are read from and outputs written to mutableWeight",
-        "// at the offsets above; activations is scratch memory. Returns 0 on success.",
+        "// at the offsets above; activations is scratch memory (the kernels' own scratch",
+        "// included: the code needs little stack). Returns 0 on success.",
         f"int {net}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);",
         "",
         "#ifdef __cplusplus",
