@@ -376,3 +376,48 @@ def test_cli_cpu_flags(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "ok" / "small_cnn.o").stat().st_size > 0
 
+
+def _readme_bundle_blocks() -> list[tuple[str, str]]:
+    """(language, code) of each fenced block in README.md's "AOT bundles" section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## AOT bundles\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```(\w+)\n(.*?)^```$", section, re.M | re.S)
+
+
+def test_readme_bundle_section_runs_verbatim(tmp_path):
+    """README's bundle section, as a user of a fresh clone follows it: its commands run
+    as written (in a directory holding the clone's examples/, with `glow-compile` on
+    PATH as `pip install` puts it), its main.c compiles with them, and the program
+    prints onnxruntime's probabilities; its Python snippet runs too."""
+    if shutil.which("cc") is None:
+        pytest.skip("no cc")
+    blocks = _readme_bundle_blocks()
+    assert [lang for lang, _ in blocks] == ["sh", "c", "sh", "python"]
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "main.c").write_text(blocks[1][1])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "glow-compile"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m glow_mlir.tools.glow_compile "$@"\n')
+    shim.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=str(ROOT / "src"))
+    printed = []
+    for lang, code in blocks:
+        if lang == "sh":
+            for line in code.splitlines():
+                if line.strip() and not line.startswith("#"):
+                    proc = subprocess.run(line, shell=True, cwd=tmp_path, env=env,
+                                          capture_output=True, text=True)
+                    assert proc.returncode == 0, (line, proc.stderr)
+                    printed.append(proc.stdout)
+        elif lang == "python":
+            proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "build").iterdir()) == [
+        "cnn.h", "cnn.o", "cnn.weights.bin", "cnn.weights.txt"]
+    rows = [line.split() for line in printed[-1].splitlines()]
+    assert [int(i) for i, _ in rows] == list(range(10))
+    want = _onnxruntime(SMALL_CNN, np.ones((1, 3, 32, 32), np.float32)).reshape(-1)
+    np.testing.assert_allclose([float(p) for _, p in rows], want, rtol=1e-4, atol=2e-6)
