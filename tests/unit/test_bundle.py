@@ -363,6 +363,19 @@ def test_cpu_names_are_llvms():
     check_cpu("x86-64-v3", "+avx2,-fma")  # no error
 
 
+def test_cpu_check_without_llvms_lists(monkeypatch):
+    """LLVM prints its lists once per process: without them, its warning on a target
+    machine (harmless until code is generated) still tells a bad name from a good one."""
+    from glow_mlir.targets.cpu import jit
+
+    monkeypatch.setattr(jit, "_llvm_help", lambda: {"cpus": [], "features": []})
+    with pytest.raises(jit.CpuTargetError, match="unknown CPU 'not-a-cpu'"):
+        jit.check_cpu("not-a-cpu")
+    with pytest.raises(jit.CpuTargetError, match="unknown CPU feature 'foo'"):
+        jit.check_cpu("x86-64", "+avx2,+foo")
+    jit.check_cpu("x86-64-v3", "+avx2")
+
+
 def test_cli_cpu_flags(tmp_path):
     proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path / "bad"),
                          "--cpu", "not-a-cpu")

@@ -89,10 +89,13 @@ LIST_CPUS = ('python -c "from glow_mlir.targets.cpu.jit import cpu_names; '
 LIST_FEATURES = LIST_CPUS.replace("cpu_names", "cpu_features")
 
 
+_stderr_lock = threading.Lock()
+
+
 def _stderr_of(action) -> str:
     """What `action()` writes to file descriptor 2 (LLVM's errs(), which Python cannot
-    redirect otherwise)."""
-    with tempfile.TemporaryFile() as out:
+    redirect otherwise); one capture at a time."""
+    with _stderr_lock, tempfile.TemporaryFile() as out:
         sys_stderr = os.dup(2)
         os.dup2(out.fileno(), 2)
         try:
@@ -104,15 +107,6 @@ def _stderr_of(action) -> str:
         return out.read().decode(errors="replace")
 
 
-_stderr_lock = threading.Lock()
-
-
-def _with_lock(action):
-    """`action()` while no other thread captures file descriptor 2."""
-    with _stderr_lock:
-        return action()
-
-
 @functools.cache
 def _llvm_help() -> dict[str, list[str]]:
     """The default target's CPU names and feature names, from LLVM's `-mcpu=help` text
@@ -120,8 +114,7 @@ def _llvm_help() -> dict[str, list[str]]:
     most once per process, hence the cache)."""
     _initialize()
     target = llvm.Target.from_default_triple()
-    text = _with_lock(lambda: _stderr_of(
-        lambda: target.create_target_machine(cpu="help", features="")))
+    text = _stderr_of(lambda: target.create_target_machine(cpu="help", features=""))
     lists: dict[str, list[str]] = {"cpus": [], "features": []}
     current = None
     for line in text.splitlines():
@@ -176,8 +169,8 @@ def check_cpu(cpu: str, features: str = "") -> None:
             raise _unknown("CPU feature", f[1:], known_features, LIST_FEATURES)
     if not names or not known_features:
         target = llvm.Target.from_default_triple()
-        warning = _with_lock(lambda: _stderr_of(
-            lambda: target.create_target_machine(cpu=cpu, features=",".join(wanted))))
+        warning = _stderr_of(
+            lambda: target.create_target_machine(cpu=cpu, features=",".join(wanted)))
         if "not a recognized processor" in warning:
             raise _unknown("CPU", cpu, [], LIST_CPUS)
         if "not a recognized feature" in warning:
