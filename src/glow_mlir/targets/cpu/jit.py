@@ -215,11 +215,9 @@ def llvm_ir_text(module: ModuleOp, optimized: bool = True) -> str:
     return str(optimize(text, host_target_machine())) if optimized else text
 
 
-def object_code(module: ModuleOp, cpu: str | None = None,
-                features: str | None = None) -> bytes:
-    """An object file (PIC, so it links into shared libraries too) for this host, or for
-    LLVM CPU `cpu` and `features` (see `target_machine`)."""
-    tm = target_machine(cpu, features, reloc="pic", codemodel="default")
+def object_code(module: ModuleOp) -> bytes:
+    """An object file for the host (PIC, so it links into shared libraries too)."""
+    tm = host_target_machine(reloc="pic", codemodel="default")
     return tm.emit_object(optimize(unoptimized_ir(module), tm))
 
 
