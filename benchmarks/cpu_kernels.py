@@ -90,6 +90,7 @@ def glow_runner(module: ModuleOp, opt: int, tail_folding: bool = False):
     areas = Areas(fn)
     name = fn.sym_name.data
     run_pipeline(module, "convert-glow-ir-to-loops")
+    areas.fit_lowered(module, name)  # with the kernels' scratch
     entry, optimized_ir = jit_optimized(upstream_llvm_ir(module), name, opt, tail_folding)
 
     def prepare(inputs):

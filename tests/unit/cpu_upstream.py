@@ -90,6 +90,7 @@ def upstream_runner(graph_module):
     areas = Areas(fn)
     name = fn.sym_name.data
     run_pipeline(graph_module, "convert-glow-ir-to-loops")
+    areas.fit_lowered(graph_module, name)  # with the kernels' scratch
     entry = jit(upstream_llvm_ir(graph_module), name)
 
     def run(inputs):

@@ -151,8 +151,10 @@ def test_convolution_im2col_bands(name, monkeypatch):
 
 def test_convolutions_share_one_scratch_buffer(monkeypatch):
     """Convolutions of one function in different forms (im2col by channel chunks, by row
-    bands, parity-split columns for a strided depthwise one) use views of one stack
-    buffer, allocated once at the start of the function with the largest size."""
+    bands, parity-split columns for a strided depthwise one) use views of one scratch
+    buffer with the largest size, placed in the activation area past the planned
+    activations (not on the stack: a bundle's caller allocates every byte it needs from
+    the header's sizes), and the entry point's activation size covers it."""
     from xdsl.dialects import func, memref
     from xdsl.dialects.builtin import FunctionType, ModuleOp, i8
     from xdsl.ir import Block, Region
@@ -193,10 +195,18 @@ def test_convolutions_share_one_scratch_buffer(monkeypatch):
     fn = to_planned_instr(module)
     assert sorted(kernels_conv._nchw_form(op)[0] for op in fn.body.ops
                   if op.name == "glow_ir.convolution") == ["bands", "im2col", "split"]
+    planned = fn.activations_size.value.data
+    need = max(kernels_conv._nchw_form(op)[1] for op in fn.body.ops
+               if op.name == "glow_ir.convolution")
     run_pipeline(module, "convert-glow-ir-to-loops")
-    allocas = [op for op in module.walk() if isinstance(op, memref.AllocaOp)]
-    scratch = [op for op in allocas if op.memref.type.get_element_type() == i8]
-    assert len(scratch) == 1  # (the others: the gemm's accumulation tiles)
+    assert not [op for op in module.walk() if isinstance(op, memref.AllocaOp)]
+    scratch = [op for op in module.walk() if isinstance(op, memref.ViewOp)
+               and op.result.type.get_element_type() == i8]
+    assert [v.result.type.get_shape() for v in scratch] == [(need,)]
+    offset = scratch[0].byte_shift.owner.value.value.data
+    entry = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    assert scratch[0].source is entry.args[2] and offset >= planned
+    assert entry.attributes["glow.activations_size"].value.data >= offset + need
 
 
 def test_convolution_f64():

@@ -61,6 +61,12 @@ class CompiledModel:
             module, tuple(disable_passes), **dict(backend_options or {}))
 
     @property
+    def executor(self) -> Executor:
+        """What runs the compiled code (the cpu backend's `CpuExecutor` holds its LLVM
+        module and memory areas, which `targets.cpu.bundle.write_bundle` writes out)."""
+        return self._executor
+
+    @property
     def memory(self):
         """The `MemoryReport` (constant, mutable, activation bytes, the peak-live lower
         bound and the unshared total), or None for a backend without planned memory."""

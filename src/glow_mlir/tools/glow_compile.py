@@ -15,7 +15,8 @@ how much memory the model needs (constants, inputs and outputs, the activation a
 the peak-live lower bound the arena is measured against. `--accel-report FILE.json` (with
 `--backend accel`) writes the simulator's figures: DMA bytes and their lower bound,
 cycles, compute and DMA cycles, scratchpad size and peak. `--emit-bundle DIR
-[--network-name NET]` writes an AOT bundle for this host's CPU (NET.o, NET.h,
+[--network-name NET] [--cpu NAME] [--cpu-features +F,-G]` writes an AOT bundle for
+this host's CPU or the one named (NET.o, NET.h,
 NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
 `--emit`, only the bundle is written.
 """
@@ -103,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--network-name", metavar="NET",
                    help="the bundle's entry point and file names, a C identifier "
                         "(default: the model file's name as a C identifier)")
+    p.add_argument("--cpu", metavar="NAME",
+                   help="with --emit-bundle: the LLVM CPU name to compile for (x86-64, "
+                        "x86-64-v3, znver4, ...; default: this host's)")
+    p.add_argument("--cpu-features", metavar="+F,-G",
+                   help="with --emit-bundle: LLVM CPU features to enable (+avx2) or "
+                        "disable (-fma), comma-separated")
     return p
 
 
@@ -129,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         graph_disable, instr_disable = split_disabled(args.disable_pass)
         if args.emit in _CODE:
             require_memory_plan(instr_disable, f"--emit {args.emit}")
+        if (args.cpu is not None or args.cpu_features is not None) and not args.emit_bundle:
+            raise UserError("--cpu and --cpu-features choose a bundle's target: give "
+                            "--emit-bundle DIR too")
         bundle_dir = None
         if args.emit_bundle:
             from glow_mlir.targets.cpu import bundle
@@ -140,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
                 args.network_name or bundle.default_network_name(args.model))
+            from glow_mlir.targets.cpu.jit import check_target
+
+            check_target(args.cpu, args.cpu_features)  # before LLVM can abort on them
             bundle_dir = cleanup.enter_context(staged_directory(args.emit_bundle))
         from glow_mlir.frontends.onnx import import_onnx
 
@@ -180,7 +193,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.targets.cpu.bundle import write_bundle
 
-                write_bundle(module, bundle_dir, args.network_name)
+                write_bundle(module, bundle_dir, args.network_name,
+                             cpu=args.cpu, features=args.cpu_features)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm
 

@@ -61,10 +61,11 @@ glow_ir.func @tiled declare {
 
 // A convolution without bias reads a zero bias region after the scratchpad (at 256: no
 // accumulator here), zeroed at entry, once per call; its fused relu stays in the kernel
-// (it does not accumulate). Done once, it is emitted in place (no kernel function).
+// (it does not accumulate). Done once, it is emitted in place (no kernel function); the
+// CPU kernels' scratch follows (320..704: im2col columns, gemm's accumulation tile).
 // CHECK-NOT:   llvm.func internal
 // CHECK-LABEL: llvm.func @conv_without_bias(
-// CHECK-SAME:      glow.activations_size = 320 : i64
+// CHECK-SAME:      glow.activations_size = 704 : i64
 // CHECK-NOT:     llvm.call @
 
 glow_ir.func @conv_without_bias declare {

@@ -64,14 +64,20 @@
 // LOOPS:         func.return
 // LOOPS-NOT:   func.func private
 // LOOPS-LABEL: func.func @conv_without_bias(
-// LOOPS-SAME:      %activations: memref<320xi8> {llvm.noalias}) -> i32
+// LOOPS-SAME:      %activations: memref<704xi8> {llvm.noalias}) -> i32
+// The CPU kernels' scratch (im2col columns at 320, gemm's accumulation tile at 384) is
+// after the zero bias, viewed at the function's start.
+// LOOPS-NEXT:    %[[C384:.*]] = arith.constant 384 : index
+// LOOPS-NEXT:    memref.view %activations[%[[C384]]][] : memref<704xi8> to memref<4x20xf32>
+// LOOPS-NEXT:    %[[C320:.*]] = arith.constant 320 : index
+// LOOPS-NEXT:    memref.view %activations[%[[C320]]][] : memref<704xi8> to memref<64xi8>
 // LOOPS:         %[[C256:.*]] = arith.constant 256 : index
-// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<4xi8>
+// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<704xi8> to memref<4xi8>
 // LOOPS-NEXT:    %[[Z:.*]] = arith.constant 0 : i8
 // LOOPS:         scf.for %[[I:.*]] =
 // LOOPS-NEXT:      memref.store %[[Z]], %[[ZERO]][%[[I]]] : memref<4xi8>
 // LOOPS-NEXT:    }
-// LOOPS:         memref.view %activations[%[[C256]]][] : memref<320xi8> to memref<1xf32>
+// LOOPS:         memref.view %activations[%[[C256]]][] : memref<704xi8> to memref<1xf32>
 // LOOPS:         arith.maximumf
 // LOOPS-NOT:     func.call
 

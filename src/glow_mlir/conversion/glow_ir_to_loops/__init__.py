@@ -5,7 +5,9 @@
 
 (Glow's bundle API; returns 0), whose body computes every instruction with loop nests
 (`scf`, `arith`, `math`, `memref`) on `memref.view`s of those three areas at compile-time
-offsets (`layout.py`). Each instruction kind has a generator, registered with
+offsets (`layout.py`). The kernels' own scratch (`Emitter.scratch`) goes after the planned
+activations, so the activation area grows past the plan: the entry point's
+`glow.activations_size` is the size a caller allocates (the code needs little stack). Each instruction kind has a generator, registered with
 `@lowers("glow_ir.kind")` in a module of this package by concept; a program with kinds
 that have none fails once, naming every missing kind and how often it occurs.
 
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
@@ -308,7 +311,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> 
     for arg, name in zip(entry.args, ARG_NAMES):
         arg.name_hint = name
     base = dict(zip(AREAS, entry.args))
-    em = Emitter(Builder(InsertPoint.at_end(entry)))
+    em = Emitter(Builder(InsertPoint.at_end(entry)), base[ACTIVATIONS], sizes[2])
     for w, arg in fn.weight_values():
         place = layout.weights[w.sym_name.data]
         em.place(arg, base[place.area], place.offset)
@@ -321,6 +324,9 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> 
         else:
             hooks.place(op, em, base)
     hooks.emit(fn, em, base)
+    if em.scratch_end > sizes[2]:  # the kernels' scratch, past everything else
+        sizes = (sizes[0], sizes[1], em.scratch_end)
+        Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
     ftype = FunctionType.from_lists([a.type for a in entry.args], [i32])

@@ -26,14 +26,28 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 INDEX = IndexType()
 
 
+SCRATCH_ALIGNMENT = 64
+
+
+def align_up(n: int, alignment: int = SCRATCH_ALIGNMENT) -> int:
+    return (n + alignment - 1) // alignment * alignment
+
+
 class Emitter:
     """Builds ops at an insertion point; `buffer(v)` gives the memref of a glow_ir value,
-    `flat(v)` the same memory as a 1-D memref (element-wise kernels)."""
+    `flat(v)` the same memory as a 1-D memref (element-wise kernels), `scratch` a buffer
+    of the kernels' own."""
 
-    def __init__(self, builder: Builder):
+    def __init__(self, builder: Builder, scratch_area: SSAValue | None = None,
+                 scratch_start: int = 0):
+        """`scratch_area` (the entry point's activation byte array) holds what `scratch`
+        hands out, from byte `scratch_start` on; None: `scratch` uses the stack."""
         self.b = builder
         self.places: dict[SSAValue, tuple[SSAValue, int]] = {}
         """glow_ir value -> (byte array of its area, byte offset)."""
+        self.scratch_area = scratch_area
+        self.scratch_end = align_up(scratch_start)
+        """The end of what `scratch` handed out in `scratch_area`: the area's size."""
 
     # ------------------------------------------------------------------ basics
     def op(self, operation: Operation) -> Operation:
@@ -71,6 +85,50 @@ class Emitter:
         return byte_view(self, base, offset, MemRefType(t.get_element_type(), [n]))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ memory
+    def scratch(self, t: Attribute, dims: Sequence[int]) -> SSAValue:
+        """A memref<dims x t> (64-byte aligned) of the kernels' own (im2col columns,
+        accumulation tiles), valid in the whole function: a new region each call, so a
+        kernel asks once and reuses it (the kernels run one after another).
+
+        In an entry point it is a region of the activation area past everything else
+        there, so the area's size (the bundle header's ACTIVATIONS_MEM_SIZE) is all the
+        memory a call needs, as in Glow's bundles: on the stack these buffers made the
+        frame ~160 KiB for a small CNN (up to IM2COL_BYTES each), and a C program calling
+        a bundle on a 128 KiB thread stack crashed. In a function without an activation
+        area (an accelerator tile kernel, small tiles) it is in the stack frame."""
+        if self.scratch_area is None:
+            return self._entry_alloca(t, dims)
+        nbytes = t.bitwidth // 8  # type: ignore[attr-defined]
+        for d in dims:
+            nbytes *= d
+        offset = self.scratch_end
+        self.scratch_end = align_up(offset + nbytes)
+        saved = self.b.insertion_point  # at the function's start: it dominates every use
+        self.b.insertion_point = InsertPoint.at_start(self.scratch_area.block)  # type: ignore[attr-defined]
+        try:
+            return byte_view(self, self.scratch_area, offset, MemRefType(t, list(dims)))
+        finally:
+            self.b.insertion_point = saved
+
+    def _entry_alloca(self, t: Attribute, dims: Sequence[int]) -> SSAValue:
+        """A memref<dims x t> stack buffer (64-byte aligned) allocated at the start of the
+        function being emitted (a fixed part of its frame, not a dynamic alloca, whatever
+        loops surround the kernel asking for it)."""
+        from xdsl.dialects import func
+
+        entry = self.b.insertion_point.block
+        while True:  # up to the function's entry block (a detached block while emitting)
+            op = entry.parent_op()
+            if op is None or isinstance(op, func.FuncOp) or op.parent_block() is None:
+                break
+            entry = op.parent_block()
+        alloca = memref.AllocaOp.get(t, SCRATCH_ALIGNMENT, list(dims))
+        if entry.first_op is None:
+            entry.add_op(alloca)
+        else:
+            entry.insert_op_before(alloca, entry.first_op)
+        return alloca.results[0]
+
     def load(self, buf: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
         return self.value(memref.LoadOp.get(buf, list(indices)))
 

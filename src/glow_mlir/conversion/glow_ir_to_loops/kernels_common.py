@@ -262,23 +262,3 @@ def for_carry(em: Emitter, lower: int | SSAValue, upper: int, inits: Sequence[SS
     em.op(scf.YieldOp(*out))
     em.b.insertion_point = saved
     return list(loop.results)
-
-
-def entry_alloca(em: Emitter, t: Attribute, dims: Sequence[int]) -> SSAValue:
-    """A memref<dims x t> stack buffer (64-byte aligned) allocated at the start of the
-    function being emitted (a fixed part of its frame, not a dynamic alloca, whatever
-    loops surround the kernel asking for it)."""
-    from xdsl.dialects import func, memref
-
-    entry = em.b.insertion_point.block
-    while True:  # up to the function's entry block (a detached block while emitting)
-        op = entry.parent_op()
-        if op is None or isinstance(op, func.FuncOp) or op.parent_block() is None:
-            break
-        entry = op.parent_block()
-    alloca = memref.AllocaOp.get(t, 64, list(dims))
-    if entry.first_op is None:
-        entry.add_op(alloca)
-    else:
-        entry.insert_op_before(alloca, entry.first_op)
-    return alloca.results[0]

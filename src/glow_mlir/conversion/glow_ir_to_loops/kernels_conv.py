@@ -4,7 +4,7 @@ one of several forms by the window's shape:
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
   in[ic, p] (`gemm`, kernels_matmul.py).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
-  weights [oc, (ic, kh, kw)] as they are the left operand, the columns a stack buffer
+  weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
   image per chunk of input channels (`_conv_im2col`), on larger ones all channels per
   band of output rows (`_conv_im2col_bands`). Measured against the forms below
@@ -27,7 +27,7 @@ one of several forms by the window's shape:
   and the channel-block loop is outside the row loop (the weights dominate there); 1x1
   stride-2 convolutions with such rows also use the register tile.
 - NCHW with column stride 2 (undilated), except 3x3 kernels on rows wider than TILE_W:
-  the input is first copied, split by column parity, to a stack buffer
+  the input is first copied, split by column parity, to a scratch buffer
   (`_split_columns`), so the register tile reads contiguous columns (faster than the
   direct form on these shapes in single-convolution timings; 3x3/2 on rows wider than
   TILE_W was not, so those keep the direct form). `benchmarks/cpu_vs_onnxruntime.py`
@@ -39,7 +39,7 @@ one of several forms by the window's shape:
 
 The entry point (with the NHWC form) comes first, then the direct form, then the
 register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`), then im2col
-(`_nchw_form` picks the form; `_scratch` is the stack buffer all the convolutions of a
+(`_nchw_form` picks the form; `_scratch` is the scratch buffer all the convolutions of a
 function share). Window geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared
 with the pools in kernels_common.py.
 """
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, i8
 from xdsl.ir import SSAValue
 
@@ -61,7 +61,6 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     block_loop,
     elem,
-    entry_alloca,
     fma,
     fmul,
     for_carry,
@@ -262,7 +261,7 @@ def loop_carry(em: Emitter, lower: int, upper: int, inits: list[SSAValue],
 
 
 def _split_columns(em: Emitter, instr, x: SSAValue, pad: int, kw_n: int):
-    """For a column stride of 2: a stack copy D[n, c, h, q, j] = x[n, c, h, 2 j + parity_q]
+    """For a column stride of 2: a scratch copy D[n, c, h, q, j] = x[n, c, h, 2 j + parity_q]
     of the input for the column parities the taps read (`parities[q]`), so each tap of a
     register tile reads contiguous columns. Returns (D, {parity: q})."""
     n, c, h, wd = image_dims(shape(x), "NCHW")
@@ -674,7 +673,7 @@ def _im2col_fill(em: Emitter, x: SSAValue, col: SSAValue, ni: SSAValue, c0: SSAV
 
 def _nchw_form(instr) -> tuple[str, int]:
     """Which form computes convolution `instr` ("im2col", "bands", "tiles", "split",
-    "direct"; "nhwc" for that layout) and the bytes of scratch (stack) memory it uses."""
+    "direct"; "nhwc" for that layout) and the bytes of scratch memory it uses (`_scratch`)."""
     layout, kernels, strides, pads = window_attrs(instr)
     if layout != "NCHW":
         return "nhwc", 0
@@ -702,11 +701,10 @@ def _nchw_form(instr) -> tuple[str, int]:
 
 
 def _scratch(em: Emitter, instr, t, dims: list[int]) -> SSAValue:
-    """A memref<dims x t> on the stack for convolution `instr`: a view of one buffer per
-    function, as large as its largest convolution needs (`_nchw_form`) and allocated
-    at the start of the function (the convolutions run one after the other, so they can
-    share it: one buffer per convolution added up to 7.7 MB of stack frame for
-    ResNet-18)."""
+    """A memref<dims x t> of scratch for convolution `instr`: a view of one buffer per
+    function (`Emitter.scratch`: past the activations), as large as its largest
+    convolution needs (`_nchw_form`) and shared by all (the convolutions run one after
+    the other: one buffer per convolution added up to 7.7 MB for ResNet-18)."""
     need = t.bitwidth // 8
     for d in dims:
         need *= d
@@ -717,8 +715,8 @@ def _scratch(em: Emitter, instr, t, dims: list[int]) -> SSAValue:
         for op in body.ops if body is not None else ():
             if op.name == "glow_ir.convolution":
                 size = max(size, _nchw_form(op)[1])
-        cache["buffer"] = (entry_alloca(em, i8, [size]), size)
+        cache["buffer"] = (em.scratch(i8, [size]), size)
     buf, size = cache["buffer"]
     if need > size:  # (not foreseen: a buffer of its own)
-        return em.value(memref.AllocaOp.get(t, 64, dims))
+        return em.scratch(t, dims)
     return byte_view(em, buf, 0, MemRefType(t, dims))

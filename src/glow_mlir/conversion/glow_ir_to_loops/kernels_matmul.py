@@ -9,7 +9,7 @@ A[n, k] are broadcast against the contiguous row B[k, panel]: one load of B feed
 multiply-adds, the KC x TILE block of B stays in cache across the row blocks (a whole-k
 panel of a wide B does not), and the C rows stay in L1; DEPTH steps of k are
 unrolled, so each load/store of C carries DEPTH multiply-adds. The ROWS rows accumulate
-in a small stack tile (`c_tile`), copied back to C per block of k: C's own rows may be a
+in a small scratch tile (`c_tile`), copied back to C per block of k: C's own rows may be a
 multiple of 4 KiB apart (e.g. 3072 floats) and then map to the same L1 sets.
 Floating-point f32 and f64 only (batched_add also f16 and bf16).
 """
@@ -28,7 +28,6 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     block_loop,
     blocks,
     elem,
-    entry_alloca,
     fma,
     fused,
     iadd,
@@ -158,7 +157,7 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
 
 
 CTILE = True
-"""Whether `gemm` accumulates each block of ROWS rows of C in a stack tile (`c_tile`),
+"""Whether `gemm` accumulates each block of ROWS rows of C in a scratch tile (`c_tile`),
 copied back to C per block of k (False: straight in C; the tests run both). Timed on
 single ops against onnxruntime (`benchmarks/cpu_kernels.py --cpu-time [--no-ctile]`): C rows a multiple of 4 KiB apart (3072 floats: the
 rows compete for the same L1 sets) 1.4-1.9x -> 0.9x (BERT's 128x768 @ 768x3072);
@@ -169,14 +168,14 @@ change elsewhere."""
 def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
     """The accumulation tile of `gemm` for a C of rows of m elements (None: accumulate in
     C): [ROWS, min(m, TILE) + 16] (rows 64 bytes longer than a panel's), one per shape
-    and function (the kernels run one after the other)."""
+    and function (the kernels run one after the other; `Emitter.scratch`)."""
     if not CTILE:
         return None
     dims = [ROWS, min(m, TILE) + 16]
     cache = em.__dict__.setdefault("_gemm_tiles", {})
     key = (ct, dims[1])
     if key not in cache:
-        cache[key] = entry_alloca(em, ct, dims)
+        cache[key] = em.scratch(ct, dims)
     return cache[key]
 
 

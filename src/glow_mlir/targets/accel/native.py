@@ -13,24 +13,12 @@ llvm`).
 
 from __future__ import annotations
 
-import dataclasses
-
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
 from glow_mlir.conversion.glow_accel_to_llvm import lower_accel_to_llvm
 from glow_mlir.dialects import glow_ir
 from glow_mlir.targets.cpu.areas import Areas
 from glow_mlir.targets.cpu.executor import NativeProgram
-
-
-def _activations_size(module: ModuleOp, name: str) -> int:
-    """The `glow.activations_size` the lowering gave entry point `name`."""
-    for op in module.walk():
-        attr = op.attributes.get("glow.activations_size")
-        if isinstance(attr, IntegerAttr) and getattr(op, "sym_name", None) is not None \
-                and op.sym_name.data == name:
-            return attr.value.data
-    raise ValueError(f"no entry point @{name} with glow.activations_size after lowering")
 
 
 class AccelNativeExecutor(NativeProgram):
@@ -48,8 +36,7 @@ class AccelNativeExecutor(NativeProgram):
         self.areas = Areas(fn)  # from the weights, before the lowering replaces `fn`
         lower_accel_to_llvm(module)
         # The activation area grew by the scratchpad and the lowering's scratch.
-        self.areas.layout = dataclasses.replace(
-            self.areas.layout, activations_size=_activations_size(module, self.name))
+        self.areas.fit_lowered(module, self.name)
         self.module = module
         self.entry = jit(module, self.name)
 

@@ -4,9 +4,11 @@ an activation arena per call. Shared by the JIT, the bundle writer and tests."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerAttr
 
 from glow_mlir.conversion.glow_ir_to_loops.layout import WeightLayout, weight_layout
 from glow_mlir.dialects import glow_ir
@@ -36,6 +38,20 @@ class Areas:
                 place = self.layout.weights[w.sym_name.data]
                 data = np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
                 self.constant[place.offset:place.offset + place.size] = data
+
+    def fit_lowered(self, module, name: str) -> None:
+        """Take the activation area's size from entry point `name` of LLVM-dialect
+        `module` (its `glow.activations_size`): the lowering puts its own scratch (the
+        convolutions' im2col columns, the accelerator's scratchpad) past the planned
+        activations, so the area outgrows the memory plan."""
+        for op in module.walk():
+            size = op.attributes.get("glow.activations_size")
+            if isinstance(size, IntegerAttr) and getattr(op, "sym_name", None) is not None \
+                    and op.sym_name.data == name:
+                self.layout = dataclasses.replace(self.layout,
+                                                  activations_size=size.value.data)
+                return
+        raise ValueError(f"no entry point @{name} with glow.activations_size after lowering")
 
     def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
         """A mutable area holding `inputs` (in input order), outputs zeroed."""

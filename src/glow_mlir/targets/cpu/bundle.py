@@ -1,7 +1,8 @@
 """AOT bundles (Glow's `model-compiler -emit-bundle`, docs/AOT.md): a model compiled
 ahead of time into files a C or C++ program links and includes, without Python.
 
-    info = write_bundle("model.onnx", "out/", "NET")
+    info = write_bundle(glow_mlir.compile("model.onnx", backend="cpu"), "out/", "NET")
+    info = write_bundle("model.onnx", "out/", "NET")   # the same, compiled here
 
 writes into `out/`:
 
@@ -23,7 +24,10 @@ writes into `out/`:
       #include "NET.weights.txt"
       };
 
-Each area must be aligned to `NET_MEM_ALIGN` bytes. The mutable and activation areas
+The three areas are all the memory a call needs: the kernels' scratch (im2col columns,
+accumulation tiles) is in the activation area, past the planned activations, so the code
+needs little stack and runs on small thread stacks. Each area must be aligned to
+`NET_MEM_ALIGN` bytes. The mutable and activation areas
 belong to one call at a time; the constant area may be shared by concurrent calls.
 """
 
@@ -148,8 +152,8 @@ def _planned_module(model, input_shapes) -> ModuleOp:
 
         module = import_onnx(model, dict(input_shapes) if input_shapes else None)
     else:
-        raise TypeError(f"write_bundle takes an ONNX model or a module, not "
-                        f"{type(model).__name__}")
+        raise BundleError(f"write_bundle takes what glow_mlir.compile(..., backend=\"cpu\") "
+                          f"returns, an ONNX model or a module, not {type(model).__name__}")
     if not any(isinstance(op, glow_ir.FuncOp) for op in module.walk()):
         optimize_graph(module, "cpu")
         lower_to_instructions(module)
@@ -223,7 +227,8 @@ def header_text(info: BundleInfo) -> str:
         "#endif",
         "",
         "// Runs the network once: inputs are read from and outputs written to mutableWeight",
-        "// at the offsets above; activations is scratch memory. Returns 0 on success.",
+        "// at the offsets above; activations is scratch memory (the kernels' own scratch",
+        "// included: the code needs little stack). Returns 0 on success.",
         f"int {net}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);",
         "",
         "#ifdef __cplusplus",
@@ -259,43 +264,23 @@ def _write(path: Path, data: bytes | str) -> None:
         raise BundleError(f"cannot write '{path}': {err.strerror or err}") from None
 
 
-def object_code_for(module: ModuleOp, cpu: str | None = None) -> bytes:
-    """A PIC object of LLVM-dialect `module`: for this host's CPU and features, or for
-    LLVM CPU name `cpu` (e.g. "x86-64", "x86-64-v3") and its features only."""
-    import llvmlite.binding as llvm
-
+def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
+                 input_shapes=None, cpu: str | None = None,
+                 features: str | None = None) -> BundleInfo:
+    """Write the bundle of network `network_name` into `out_dir` (created if missing):
+    `model` is what `glow_mlir.compile(..., backend="cpu")` returned, an ONNX model (path,
+    bytes or ModelProto; `input_shapes` binds its symbolic dimensions) or a `glow` /
+    planned `glow_ir` module (lowered in place). The code is for this host's CPU, or for
+    LLVM CPU name `cpu` (e.g. "x86-64-v3", for other machines) with `features`
+    ("+avx2,-fma"); unknown names are a CpuTargetError before anything is compiled. See
+    the module docstring for the files."""
     from glow_mlir.targets.cpu import jit
 
-    if cpu is None:
-        return jit.object_code(module)
-    jit.host_target_machine()  # initializes llvmlite's native target once
-    target = llvm.Target.from_default_triple()
-    tm = target.create_target_machine(cpu=cpu, features="", opt=3, reloc="pic",
-                                      codemodel="default")
-    return tm.emit_object(jit.optimize(jit.unoptimized_ir(module), tm))
-
-
-def write_bundle(model_or_module, out_dir: str | os.PathLike, network_name: str,
-                 input_shapes=None, cpu: str | None = None) -> BundleInfo:
-    """Compile `model_or_module` for this host's CPU (or LLVM CPU name `cpu`, e.g.
-    "x86-64-v3" for machines other than this one) and write the bundle of network
-    `network_name` into `out_dir` (created if missing). See the module docstring."""
-    from glow_mlir.dialects import glow_ir
-    from glow_mlir.targets.cpu.areas import Areas
-    from glow_mlir.targets.cpu.executor import lower_to_llvm
-
     check_network_name(network_name)
+    jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
-    module = _planned_module(model_or_module, input_shapes)
-    funcs = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
-    if len(funcs) != 1:
-        raise BundleError(f"a bundle holds one network; the module has {len(funcs)} "
-                          f"glow_ir functions")
-    fn = funcs[0]
-    fn.sym_name = StringAttr(network_name)
-    areas = Areas(fn)
+    module, entry, areas = _lowered(model, input_shapes, network_name)
     layout = areas.layout
-    taken: set[str] = set()
     prefix = network_name.upper()
     info = BundleInfo(
         network_name=network_name, directory=directory,
@@ -305,16 +290,50 @@ def write_bundle(model_or_module, out_dir: str | os.PathLike, network_name: str,
         weights_txt=directory / f"{network_name}.weights.txt",
         constant_size=layout.constant_size, mutable_size=layout.mutable_size,
         activations_size=layout.activations_size, alignment=layout.alignment)
-    taken |= {f"{prefix}_{s}" for s in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE",
-                                        "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")}
+    taken = {f"{prefix}_{s}" for s in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE",
+                                       "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")}
     info.inputs = _placeholders(areas, "input", prefix, taken)
     info.outputs = _placeholders(areas, "output", prefix, taken)
     constant = areas.constant[:layout.constant_size].tobytes()
 
-    lower_to_llvm(module)
-    obj = object_code_for(module, cpu)
-    _write(info.object_file, obj)
+    tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
+    code = jit.optimize(jit.unoptimized_ir(module), tm)
+    code.get_function(entry).name = network_name  # a compiled model's keeps its own
+    _write(info.object_file, tm.emit_object(code))
     _write(info.header, header_text(info))
     _write(info.weights_bin, constant)
     _write(info.weights_txt, weights_text(constant))
     return info
+
+
+def _lowered(model, input_shapes, network_name: str):
+    """(LLVM-dialect module, its entry point's name, its Areas) of what `write_bundle`
+    was given. A compiled model's module is the one its JIT compiled, left unchanged; a
+    model or module is compiled here with the entry point named `network_name` (so
+    `glow-compile --emit llvm` after the bundle shows that name)."""
+    from glow_mlir.dialects import glow_ir
+    from glow_mlir.runtime.compiled_model import CompiledModel
+    from glow_mlir.targets.cpu.areas import Areas
+    from glow_mlir.targets.cpu.executor import CpuExecutor, lower_to_llvm
+
+    if isinstance(model, CompiledModel):
+        executor = model.executor
+        if not isinstance(executor, CpuExecutor):
+            raise BundleError(
+                f"a bundle holds the cpu backend's code, and this model was compiled for "
+                f"backend '{model.backend}': compile it with backend=\"cpu\" (or give "
+                f"write_bundle the ONNX model itself)")
+        if input_shapes:
+            raise BundleError("input_shapes cannot change a compiled model: give them to "
+                              "glow_mlir.compile, or give write_bundle the ONNX model")
+        return executor.module, executor.name, executor.areas
+    module = _planned_module(model, input_shapes)
+    funcs = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
+    if len(funcs) != 1:
+        raise BundleError(f"a bundle holds one network; the module has {len(funcs)} "
+                          f"glow_ir functions")
+    funcs[0].sym_name = StringAttr(network_name)
+    areas = Areas(funcs[0])
+    lower_to_llvm(module)
+    areas.fit_lowered(module, network_name)
+    return module, network_name, areas

@@ -81,5 +81,6 @@ class CpuExecutor(NativeProgram):
         self.name = fn.sym_name.data
         self.areas = Areas(fn)
         lower_to_llvm(module)
+        self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
         self.module = module
         self.entry = jit(module, self.name)

@@ -16,11 +16,16 @@ entry point can be called.
 from __future__ import annotations
 
 import ctypes
+import difflib
 import functools
+import os
+import tempfile
 import threading
 
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
+
+from glow_mlir.tools.errors import UserError
 
 ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p)
@@ -50,11 +55,127 @@ def host_target_machine(reloc: str = "default", codemodel: str = "jitdefault"):
     """A new target machine for this host's CPU and features, at O3. Not cached: MCJIT
     takes ownership of the machine it is given (llvmlite marks it owned), so each engine
     needs its own; creating one is cheap next to optimizing the module."""
-    _initialize()
-    cpu, features = _host_cpu()
+    return target_machine(None, None, reloc, codemodel)
+
+
+def target_machine(cpu: str | None = None, features: str | None = None,
+                   reloc: str = "default", codemodel: str = "jitdefault"):
+    """A new target machine at O3 for LLVM CPU name `cpu` (None: this host's) with
+    `features` ("+avx2,-fma"; None: the host's own with the host's CPU, none with another
+    CPU). Names are checked first (`check_cpu`): LLVM only warns about an unknown one and
+    then aborts the process when it generates code."""
+    check_target(cpu, features)
+    if cpu is None:
+        cpu, features = _host_cpu()[0], _host_cpu()[1] if features is None else features
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=cpu, features=features,
+    return target.create_target_machine(cpu=cpu, features=features or "",
                                         opt=3, reloc=reloc, codemodel=codemodel)
+
+
+def check_target(cpu: str | None, features: str | None) -> None:
+    """`check_cpu` for what `target_machine` is given (None and None: the host's own names,
+    which need no check)."""
+    _initialize()
+    if cpu is not None or features is not None:
+        check_cpu(_host_cpu()[0] if cpu is None else cpu, features or "")
+
+
+class CpuTargetError(UserError):
+    """An LLVM CPU name or feature this target does not know."""
+
+
+LIST_CPUS = ('python -c "from glow_mlir.targets.cpu.jit import cpu_names; '
+             'print(*cpu_names())"')
+LIST_FEATURES = LIST_CPUS.replace("cpu_names", "cpu_features")
+
+
+_stderr_lock = threading.Lock()
+
+
+def _stderr_of(action) -> str:
+    """What `action()` writes to file descriptor 2 (LLVM's errs(), which Python cannot
+    redirect otherwise); one capture at a time."""
+    with _stderr_lock, tempfile.TemporaryFile() as out:
+        sys_stderr = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            action()
+        finally:
+            os.dup2(sys_stderr, 2)
+            os.close(sys_stderr)
+        out.seek(0)
+        return out.read().decode(errors="replace")
+
+
+@functools.cache
+def _llvm_help() -> dict[str, list[str]]:
+    """The default target's CPU names and feature names, from LLVM's `-mcpu=help` text
+    (what `llc -mcpu=help` prints; LLVM has no other API for the lists, and prints them at
+    most once per process, hence the cache)."""
+    _initialize()
+    target = llvm.Target.from_default_triple()
+    text = _stderr_of(lambda: target.create_target_machine(cpu="help", features=""))
+    lists: dict[str, list[str]] = {"cpus": [], "features": []}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("Available CPUs"):
+            current = lists["cpus"]
+        elif line.startswith("Available features"):
+            current = lists["features"]
+        elif current is not None and line.startswith("  ") and " - " in line:
+            current.append(line.split()[0])
+        elif current is not None and line.strip() and not line.startswith("  "):
+            current = None
+    return lists
+
+
+def cpu_names() -> list[str]:
+    """The LLVM CPU names this target knows (x86-64, x86-64-v3, znver4, ...)."""
+    return list(_llvm_help()["cpus"])
+
+
+def cpu_features() -> list[str]:
+    """The LLVM feature names this target knows (avx2, fma, ...), to give as +NAME or -NAME."""
+    return list(_llvm_help()["features"])
+
+
+def _unknown(kind: str, name: str, known: list[str], how: str) -> CpuTargetError:
+    close = difflib.get_close_matches(name, known, n=4)
+    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    return CpuTargetError(
+        f"unknown {kind} '{name}' for target {llvm.get_default_triple()}{hint}; this "
+        f"host's CPU is '{_host_cpu()[0]}'; list the names with: {how}")
+
+
+def check_cpu(cpu: str, features: str = "") -> None:
+    """Refuse a CPU name or a feature string LLVM does not know, with a CpuTargetError
+    that says how to list the names: given such names LLVM prints a warning, then kills
+    the whole process with a fatal error when it generates code (or at once, for a
+    feature without its + or -). When the names cannot be listed (LLVM printed them once
+    already in this process), LLVM's warning on a new target machine decides."""
+    if not isinstance(cpu, str) or not isinstance(features, str):
+        raise CpuTargetError(f"the CPU name and its features must be strings, got "
+                             f"{cpu!r} and {features!r}")
+    wanted = [f.strip() for f in features.split(",") if f.strip()]
+    for f in wanted:
+        if f[0] not in "+-" or len(f) == 1:
+            raise CpuTargetError(f"CPU feature '{f}' must be '+NAME' (enable) or '-NAME' "
+                                 f"(disable), e.g. '+avx2,-fma'")
+    names, known_features = cpu_names(), cpu_features()
+    if names and cpu not in names:
+        raise _unknown("CPU", cpu, names, LIST_CPUS)
+    for f in wanted:
+        if known_features and f[1:] not in known_features:
+            raise _unknown("CPU feature", f[1:], known_features, LIST_FEATURES)
+    if not names or not known_features:
+        target = llvm.Target.from_default_triple()
+        warning = _stderr_of(
+            lambda: target.create_target_machine(cpu=cpu, features=",".join(wanted)))
+        if "not a recognized processor" in warning:
+            raise _unknown("CPU", cpu, [], LIST_CPUS)
+        if "not a recognized feature" in warning:
+            bad = warning.split("'")[1] if "'" in warning else features
+            raise _unknown("CPU feature", bad.lstrip("+-"), [], LIST_FEATURES)
 
 
 def unoptimized_ir(module: ModuleOp) -> str:
