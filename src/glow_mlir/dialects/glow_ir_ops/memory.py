@@ -161,7 +161,8 @@ class WeightOp(IRDLOperation):
             if not self.is_constant:
                 raise VerifyException("a weight with a value must be constant")
             if not resources.has_data(self.value, self):
-                raise VerifyException(resources.missing_data_message(self.value.resource_handle.data))
+                raise VerifyException(
+                    resources.missing_data_message(self.value.resource_handle.data))
         elif self.role is None:
             raise VerifyException("a weight is a placeholder (input/output) or has a value")
 
