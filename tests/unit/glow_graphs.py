@@ -276,25 +276,19 @@ class GeneratedGraph:
 # ====================================================================== helpers for tests
 
 
-def _print_context():
-    ctx = make_context()
-    # print_module used to look the builtin dialect up among the *loaded* dialects only,
-    # to print dense_resource blobs; a fresh context has loaded none (harmless now).
-    ctx.load_registered_dialect("builtin")
-    return ctx
 
 
 def module_text(module: ModuleOp) -> str:
     """The module as MLIR text, with its `dialect_resources` blobs."""
     out = io.StringIO()
-    print_module(module, out, _print_context())
+    print_module(module, out, make_context())
     return out.getvalue()
 
 
 def clone_module(source: GeneratedGraph | ModuleOp) -> ModuleOp:
     """A deep copy (through text, keeping weights) with its own resource table."""
     module = source.module if isinstance(source, GeneratedGraph) else source
-    ctx = _print_context()
+    ctx = make_context()
     out = io.StringIO()
     print_module(module, out, ctx)
     return parse_module(ctx, out.getvalue(), "<clone>")

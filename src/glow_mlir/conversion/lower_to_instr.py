@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.ir.element_types import numpy_dtype
-from glow_mlir.ir.resources import add_resource
+from glow_mlir.ir.resources import add_resource, load_resource_dialect
 from glow_mlir.ir.text import location_text
 from glow_mlir.transforms.graph.utils import constant_value
 
@@ -273,6 +273,7 @@ class LowerToInstrPass(ModulePass):
     name = "lower-to-instr"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         # Lower every function before replacing any: a failure leaves the module as it was.
         lowered = [lower_function(fn, op) for fn in functions]

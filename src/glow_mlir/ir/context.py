@@ -6,6 +6,8 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 
+from glow_mlir.ir.resources import load_resource_dialect
+
 
 def make_context(allow_unregistered: bool = False) -> Context:
     from glow_mlir.universe import DIALECTS
@@ -16,4 +18,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
             ctx.register_dialect(name, factory)
     for name, factory in DIALECTS.items():
         ctx.register_dialect(name, factory)
+    # Loaded now, not lazily: a module built in memory holds weights, and xDSL's printer
+    # finds the owner of their blobs among `ctx.loaded_dialects`.
+    load_resource_dialect(ctx)
     return ctx

@@ -5,28 +5,46 @@ bytes live in a `ResourceTable` attached to the top-level module, as numpy array
 view memory owned elsewhere (an ONNX initializer), so no weight ever goes through a Python
 list or a per-element attribute.
 
-Workaround for xDSL 0.74: the builtin dialect keeps ONE blob store (hex strings) for every
-Context in the process, and its parser renames a handle that is already in the store, so a
-second module with the same handle loses its data. `parse_module`/`print_module` in
-`glow_mlir.ir.text` therefore parse with a private, empty store whose blobs go to the
-module's table, and print with a store holding this module's blobs, restoring the global
-store afterwards. Modules parsed by plain `xdsl-opt` keep their blobs in the global store;
-`resource_value` falls back to it. A module copied with `clone()` has no table of its own
-(copy through text, or `attach_table` the original's).
+How the tables meet xDSL 0.74's resource mechanism (`OpAsmDialectInterface` of `builtin`:
+the parser declares and fills handles in it, `Printer.print_metadata` asks it for the blobs
+of the handles the printer saw):
+
+- Parsing: that interface keeps ONE blob store for every Context in the process, and its
+  parser renames a handle that is already in the store, so a second module with the same
+  handle would lose its data. `glow_mlir.ir.text.parse_module` therefore parses with a
+  private, empty store (`private_blob_store`) whose blobs go to the module's table. Modules
+  parsed by plain xDSL keep their blobs in the global store; `resource_value` falls back
+  to it.
+- Printing: `ResourceStore` replaces builtin's interface (importing this module installs
+  it), so every printer that calls `print_metadata` (xDSL's `Printer`, `xdsl-opt`, our
+  `print_module`) emits the blobs of our tables, encoded only then. xDSL asks for blobs by
+  handle alone, not by module: `blobs_for_printing(module)` says which module is printed;
+  without it, the live module holding the handle is used (two live modules holding
+  different data under one handle is an error, never a silent pick).
+- `str(module)` never calls `print_metadata` in xDSL; `ModuleOp.__str__` is replaced so a
+  top-level module prints its resources, as MLIR's `Operation::print` does.
+
+A module copied with `clone()` has no table of its own (copy through text, or
+`attach_table` the original's).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import struct
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
+from io import StringIO
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, ShapedType
 from xdsl.ir import Attribute, Operation
+from xdsl.printer import Printer
 
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -111,10 +129,28 @@ def add_resource(module: ModuleOp, name_hint: str, array: np.ndarray) -> DenseRe
     return DenseResourceAttr.from_params(handle, tensor_type_of(array))
 
 
-def _global_store() -> OpAsmDialectInterface:
-    iface = Builtin.get_interface(OpAsmDialectInterface)
-    assert iface is not None
-    return iface
+def _global_store() -> ResourceStore:
+    return _STORE
+
+
+def missing_data_message(handle: str) -> str:
+    """What parse and verify say about a `dense_resource` whose bytes are nowhere."""
+    return (f"dense_resource<{handle}> has no data (no blob '{handle}' in a "
+            "{-# dialect_resources #-} section)")
+
+
+def has_data(attr: DenseResourceAttr, anchor: Operation) -> bool:
+    """Whether the bytes behind `attr` are in the table of `anchor`'s module or in xDSL's
+    global store (a plain-xDSL parse). Verifiers use it so that a handle with no blob is an
+    error at verification, not a KeyError in a later pass. True for an op not (yet) in a
+    module: there is no table to look in."""
+    try:
+        module = top_module(anchor)
+    except ValueError:
+        return True
+    handle = attr.resource_handle.data
+    table = _TABLES.get(module)
+    return (table is not None and handle in table) or bool(_global_store().lookup(handle))
 
 
 class BlobError(ValueError):
@@ -170,7 +206,7 @@ def resource_value(attr: DenseResourceAttr, anchor: Operation) -> np.ndarray:
     if value is None:
         blob = _global_store().lookup(handle)
         if not blob:
-            raise KeyError(f"no data for dense_resource<{handle}>")
+            raise KeyError(missing_data_message(handle))
         value = decode_blob(blob, attr.type)
         table.set(handle, value)
     return value
@@ -194,7 +230,8 @@ def take_parsed_blobs(module: ModuleOp, blobs: Mapping[str, str]) -> None:
     """Decode the blobs a parse read (handle -> hex) into `module`'s table.
 
     Blobs no attribute refers to are dropped (as mlir-opt does); a blob that does not fit
-    its attribute's type raises `BlobError` at the op holding the attribute.
+    its attribute's type, and an attribute with no blob (the text lost its weights), raise
+    `BlobError` at the op holding the attribute.
     """
     table = resource_table(module)
     users: dict[str, tuple[Operation, DenseResourceAttr]] = {}
@@ -202,34 +239,120 @@ def take_parsed_blobs(module: ModuleOp, blobs: Mapping[str, str]) -> None:
         for a in (*op.attributes.values(), *op.properties.values()):
             if isinstance(a, DenseResourceAttr):
                 users.setdefault(a.resource_handle.data, (op, a))
-    for handle, blob in blobs.items():
-        if not blob or handle not in users:
-            continue
-        op, attr = users[handle]
+    for handle, (op, attr) in users.items():
+        blob = blobs.get(handle)
+        if not blob:
+            raise BlobError(op, missing_data_message(handle))
         try:
             table.set(handle, decode_blob(blob, attr.type))
         except ValueError as err:  # includes UnsupportedElementType
             raise BlobError(op, f"dense_resource<{handle}>: {err}") from None
 
 
-class blobs_for_printing:
-    """Context manager: let xDSL's printer see `module`'s table (over whatever the global
-    store holds), then restore the global store."""
+_PRINTING: ContextVar[ModuleOp | None] = ContextVar("glow_printing_module", default=None)
 
-    def __init__(self, module: ModuleOp):
-        self.module = module
-        self.saved: dict[str, str] | None = None
 
-    def __enter__(self):
-        iface = _global_store()
-        self.saved = iface._blob_storage  # noqa: SLF001 - see module docstring
-        store = dict(self.saved)
-        for handle, array in resource_table(self.module).items():
-            store[handle] = encode_blob(array)
-        iface._blob_storage = store  # noqa: SLF001
-        return self
+@contextmanager
+def blobs_for_printing(module: ModuleOp) -> Iterator[None]:
+    """Within it, xDSL's printer takes blobs from `module`'s table (then from the global
+    store), whatever other module holds the same handles."""
+    token = _PRINTING.set(module)
+    try:
+        yield
+    finally:
+        _PRINTING.reset(token)
 
-    def __exit__(self, *exc):
-        assert self.saved is not None
-        _global_store()._blob_storage = self.saved  # noqa: SLF001
-        return False
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or (a.dtype == b.dtype and a.shape == b.shape
+                      and a.tobytes() == b.tobytes())
+
+
+def _live_array(handle: str) -> np.ndarray | None:
+    """The array a live module's table holds under `handle`, when no module is named."""
+    for _ in range(2):
+        arrays: list[np.ndarray] = []
+        for table in list(_TABLES.values()):
+            a = table.get(handle)
+            if a is not None and not any(_same_bytes(a, b) for b in arrays):
+                arrays.append(a)
+        if len(arrays) <= 1:
+            return arrays[0] if arrays else None
+        # A dropped module stays in _TABLES until the cycle collector frees it (its ops
+        # point back at it): collect once before calling the handle ambiguous.
+        gc.collect()
+    raise ValueError(
+        f"dense_resource<{handle}>: several modules hold different data under this handle; "
+        "print inside glow_mlir.ir.resources.blobs_for_printing(module), or use str(module) "
+        "or glow_mlir.ir.text.print_module")
+
+
+class ResourceStore(OpAsmDialectInterface):
+    """builtin's resource interface, answering xDSL's printer from our per-module tables
+    (encoding a blob only when it is printed), then from its own global store."""
+
+    def build_resources(self, keys: Iterable[str]) -> dict[str, str]:
+        module = _PRINTING.get()
+        out: dict[str, str] = {}
+        for key in keys:
+            if module is not None:
+                table = _TABLES.get(module)
+                array = table.get(key) if table is not None else None
+            else:
+                array = _live_array(key)
+            blob = encode_blob(array) if array is not None else self._blob_storage.get(key)
+            if blob:
+                out[key] = blob
+        return out
+
+
+def _install_store() -> ResourceStore:
+    """Put a `ResourceStore` in place of builtin's stock interface, keeping its blobs.
+
+    Workaround for xDSL 0.74: a dialect's interfaces are fixed when it is built and the
+    printer can only reach a resource's bytes through its owner's interface, so we swap
+    the instance inside the `Builtin` dialect every Context shares.
+    """
+    stock = Builtin.get_interface(OpAsmDialectInterface)
+    if isinstance(stock, ResourceStore):
+        return stock
+    store = ResourceStore()
+    if stock is not None:
+        store._blob_storage = stock._blob_storage  # noqa: SLF001
+        Builtin._interfaces.remove(stock)  # noqa: SLF001
+    Builtin._interfaces.append(store)  # noqa: SLF001
+    return store
+
+
+_STORE = _install_store()
+
+
+def load_resource_dialect(ctx: Context) -> None:
+    """Load `builtin`, the owner of `dense_resource` blobs, into `ctx`; a pass that adds
+    resources calls it.
+
+    Workaround for xDSL 0.74: xdsl-opt prints metadata with `ctx.loaded_dialects` and
+    asserts that the owner of every printed resource is among them, while a context loads
+    `builtin` only when parsing looked something up in it (an implicit module of func and
+    glow ops does not), so `xdsl-opt -p lower-to-instr` ended in an AssertionError.
+    """
+    ctx.get_optional_dialect("builtin")
+
+
+def _top_module_str(self: ModuleOp) -> str:
+    """`str(module)` with its `{-# dialect_resources #-}` section when it is top-level.
+
+    Workaround for xDSL 0.74: `Operation.__str__` prints the op alone and drops the blobs,
+    so the text read back had no weights.
+    """
+    if self.parent is not None:
+        return Operation.__str__(self)
+    out = StringIO()
+    printer = Printer(stream=out)
+    with blobs_for_printing(self):
+        printer.print_op(self)
+        printer.print_metadata([Builtin])  # in xDSL 0.74 only builtin has resources
+    return out.getvalue()
+
+
+ModuleOp.__str__ = _top_module_str  # type: ignore[method-assign]

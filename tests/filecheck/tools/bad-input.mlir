@@ -67,6 +67,13 @@
 // A weight blob too small for its type, at the constant that uses it:
 // RUN: not glow-opt %S/inputs/blob-size.mlir 2>&1 | FileCheck %s --check-prefix=BLOB
 // BLOB-NOT:  Traceback
+
+// A weight with no blob in the file (its dialect_resources section was lost), at the
+// constant that uses it:
+// RUN: not glow-opt %S/inputs/missing-blob.mlir 2>&1 | FileCheck %s --check-prefix=NOBLOB
+// NOBLOB-NOT:  Traceback
+// NOBLOB:      missing-blob.mlir:2:8: error: 'glow.constant' op dense_resource<w> has no data (no blob 'w' in a {-# dialect_resources #-} section)
+// NOBLOB-NOT:  Traceback
 // BLOB:      blob-size.mlir:2:8: error: 'glow.constant' op dense_resource<w>: resource blob holds 8 bytes, but tensor<2x2xf32> needs 16
 // BLOB-NOT:  Traceback
 

@@ -57,6 +57,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from glow_mlir.ir import resources
+
 MUTABILITIES = ("constant", "mutable")
 ROLES = ("input", "output")
 
@@ -158,6 +160,9 @@ class WeightOp(IRDLOperation):
                 raise VerifyException(f"an {self.role.data} placeholder has no value")
             if not self.is_constant:
                 raise VerifyException("a weight with a value must be constant")
+            if not resources.has_data(self.value, self):
+                raise VerifyException(
+                    resources.missing_data_message(self.value.resource_handle.data))
         elif self.role is None:
             raise VerifyException("a weight is a placeholder (input/output) or has a value")
 

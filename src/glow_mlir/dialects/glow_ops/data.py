@@ -39,6 +39,7 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+from glow_mlir.ir import resources
 
 
 def _end_before(text: str, start: int, pos: int) -> int:
@@ -72,6 +73,9 @@ class ConstantOp(GlowOp):
         assert isinstance(v, TypedAttribute) or isinstance(v, DenseResourceAttr)
         require(v.type == self.result.type,  # type: ignore[union-attr]
                 f"value type {v.type} must equal the result type {self.result.type}")  # type: ignore[union-attr]
+        if isinstance(v, DenseResourceAttr):
+            require(resources.has_data(v, self),
+                    resources.missing_data_message(v.resource_handle.data))
 
     @classmethod
     def from_attr(cls, value: DenseResourceAttr | DenseIntOrFPElementsAttr) -> ConstantOp:

@@ -21,6 +21,7 @@ from xdsl.rewriter import Rewriter
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import UnsupportedElementType
 from glow_mlir.transforms.graph.utils import erase_dead_constants, make_constant
+from glow_mlir.ir.resources import load_resource_dialect
 
 
 def _is_source(op: Operation) -> bool:
@@ -37,6 +38,7 @@ class ConstantFoldPass(ModulePass):
     """Results with more elements than this are left unfolded."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         from glow_mlir.targets.interpreter import EvaluationError, evaluate_op
 
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:

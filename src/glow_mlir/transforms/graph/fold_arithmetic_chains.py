@@ -28,6 +28,7 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
+from glow_mlir.ir.resources import load_resource_dialect
 
 _ADDITIVE = (glow.AddOp, glow.SubOp)
 _MULTIPLICATIVE = (glow.MulOp, glow.DivOp)
@@ -100,4 +101,5 @@ class FoldArithmeticChainsPass(ModulePass):
     name: ClassVar[str] = "fold-arithmetic-chains"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         apply_patterns(op, [FoldChain()])

@@ -40,6 +40,7 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
+from glow_mlir.ir.resources import load_resource_dialect
 
 
 def _channel_dim(producer: Operation) -> int:
@@ -100,4 +101,5 @@ class FoldBatchNormPass(ModulePass):
     name: ClassVar[str] = "fold-batchnorm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         apply_patterns(op, [FoldBatchNorm()])

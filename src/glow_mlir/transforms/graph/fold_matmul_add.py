@@ -33,6 +33,7 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
+from glow_mlir.ir.resources import load_resource_dialect
 
 
 def _product(value: SSAValue) -> glow.MatMulOp | None:
@@ -99,4 +100,5 @@ class FoldMatMulAddPass(ModulePass):
     name: ClassVar[str] = "fold-matmul-add"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         apply_patterns(op, [FoldMatMulAdd()])

@@ -25,6 +25,7 @@ from glow_mlir.backends import Backend
 from glow_mlir.backends.common import backend_option
 from glow_mlir.transforms.graph.lowering import Emitter, rule_for
 from glow_mlir.transforms.graph.utils import apply_patterns
+from glow_mlir.ir.resources import load_resource_dialect
 
 
 class LowerOp(RewritePattern):
@@ -48,4 +49,5 @@ class LowerGraphPass(ModulePass):
     backend: str = "interpreter"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         apply_patterns(op, [LowerOp(backend_option(self.name, self.backend))])

@@ -26,7 +26,12 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
-from glow_mlir.ir.resources import resource_table, resource_value, top_module
+from glow_mlir.ir.resources import (
+    load_resource_dialect,
+    resource_table,
+    resource_value,
+    top_module,
+)
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
 
 
@@ -91,4 +96,5 @@ class MergeReshapesPass(ModulePass):
     name: ClassVar[str] = "merge-reshapes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         apply_patterns(op, [CollapseReshapes(), FoldConstantReshape()])

@@ -54,6 +54,7 @@ from glow_mlir.transforms.graph.utils import (
     make_constant,
     users,
 )
+from glow_mlir.ir.resources import load_resource_dialect
 
 MAX_ROUNDS = 64
 """A bound on analysis + rewrite rounds (one per level of stacked transposes; transposes
@@ -230,6 +231,7 @@ class SinkTransposesPass(ModulePass):
     name: ClassVar[str] = "sink-transposes"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         for _ in range(MAX_ROUNDS):
             sinkable: dict[Operation, Perm] = {}
             for block in _blocks(op):

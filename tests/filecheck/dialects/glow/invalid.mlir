@@ -1183,6 +1183,33 @@ func.func @constant_4() {
 
 // -----
 
+// A weight whose blob is not in the file (printed by a printer that dropped the
+// dialect_resources section): an error where it is used, naming the resource.
+func.func @constant_no_blob() {
+  // expected-error @+1 {{'glow.constant' op dense_resource<lost> has no data (no blob 'lost' in a {-# dialect_resources #-} section)}}
+  %0 = glow.constant dense_resource<lost> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// The blob of another handle does not count.
+func.func @constant_other_blob() {
+  // expected-error @+1 {{'glow.constant' op dense_resource<lost> has no data}}
+  %0 = "glow.constant"() {value = dense_resource<lost> : tensor<2xf32>} : () -> tensor<2xf32>
+  func.return
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      found: "0x040000000000803f00000040"
+    }
+  }
+#-}
+
+// -----
+
 func.func @parse_6() {
   // expected-error @+1 {{glow.constant expects dense<...> or dense_resource<...>, got 1.000000e+00 : f32}}
   %0 = glow.constant 1.0 : f32

@@ -69,6 +69,14 @@ glow_ir.func @write_constant declare {
   glow_ir.relu @out %w, @in %x : memref<2xf32>
 }
 
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000003f0000803f"
+    }
+  }
+#-}
+
 // -----
 
 glow_ir.func @write_constant_view declare {
@@ -79,6 +87,14 @@ glow_ir.func @write_constant_view declare {
   // expected-error @+1 {{'glow_ir.copy' op writes (@out) to constant weight @w}}
   glow_ir.copy @out %v, @in %x : memref<2xf32>
 }
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000003f0000803f0000c03f00000040"
+    }
+  }
+#-}
 
 // -----
 
@@ -113,6 +129,15 @@ glow_ir.func @conv_shape declare {
   // expected-error @+1 {{'glow_ir.convolution' op result shape is 1x4x8x8, expected 1x4x6x6}}
   glow_ir.convolution @out %y, @in %x, @in %w, @in %b {kernels = array<i64: 3, 3>} : memref<1x4x8x8xf32>, memref<1x3x8x8xf32>, memref<4x3x3x3xf32>, memref<4xf32>
 }
+
+{-#
+  dialect_resources: {
+    builtin: {
+      b: "0x040000000000003f0000803f0000c03f00000040",
+      w: "0x040000000000003f0000803f0000c03f0000004000002040000040400000604000008040000090400000a0400000b0400000c0400000d0400000e0400000f0400000004100000841000010410000184100002041000028410000304100003841000040410000484100005041000058410000604100006841000070410000784100008041000084410000884100008c4100009041000094410000984100009c410000a0410000a4410000a8410000ac410000b0410000b4410000b8410000bc410000c0410000c4410000c8410000cc410000d0410000d4410000d8410000dc410000e0410000e4410000e8410000ec410000f0410000f4410000f8410000fc41000000420000024200000442000006420000084200000a4200000c4200000e42000010420000124200001442000016420000184200001a4200001c4200001e42000020420000224200002442000026420000284200002a4200002c4200002e42000030420000324200003442000036420000384200003a4200003c4200003e42000040420000424200004442000046420000484200004a4200004c4200004e420000504200005242000054420000564200005842"
+    }
+  }
+#-}
 
 // -----
 
@@ -222,6 +247,14 @@ glow_ir.func @value_type declare {
 } program(%w) {
 }
 
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000003f0000803f0000c03f"
+    }
+  }
+#-}
+
 // -----
 
 glow_ir.func @placeholder_value declare {
@@ -230,6 +263,14 @@ glow_ir.func @placeholder_value declare {
 } program(%w) {
 }
 
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000003f0000803f0000c03f00000040"
+    }
+  }
+#-}
+
 // -----
 
 glow_ir.func @mutable_value declare {
@@ -237,6 +278,14 @@ glow_ir.func @mutable_value declare {
   glow_ir.weight @w mutable : memref<4xf32> = dense_resource<w> : tensor<4xf32>
 } program(%w) {
 }
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000003f0000803f0000c03f00000040"
+    }
+  }
+#-}
 
 // -----
 
