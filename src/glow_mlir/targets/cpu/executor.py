@@ -42,6 +42,9 @@ def lower_to_llvm(module: ModuleOp) -> None:
             raise CpuBackendError(
                 f"the cpu backend cannot compile this model yet: no code generator for "
                 f"the instruction kinds {kinds}") from None
+        if "is not supported" in message:  # an element type no kernel handles
+            raise CpuBackendError(f"the cpu backend cannot compile this model: "
+                                  f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
     lower_loops_to_llvm(module)
 

@@ -124,6 +124,8 @@ def arg_reduction(op_type: str):
 
     def convert(n: Node) -> Value:
         x = n.input(0)
+        if x.rank == 0:
+            n.fail(f"input '{n.proto.input[0]}' is a scalar; {op_type} needs rank 1 or more")
         axis = n.normalize_axis(n.int("axis", 0), x.rank)
         keep = bool(n.int("keepdims", 1))
         last = bool(n.int("select_last_index", 0))
