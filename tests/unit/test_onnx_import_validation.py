@@ -133,3 +133,10 @@ def test_cpu_backend_names_an_element_type_it_cannot_convert():
                                         r"glow_ir.convert_to on element type f4E2M1FN is not "
                                         r"supported \(operands 'output', 'input'\)"):
         glow_mlir.compile(model, backend="cpu")
+
+
+def test_empty_name_for_a_variadic_input():
+    model = node_model("Max", {"x": rand(3)}, order=[""])
+    model.graph.node[0].name = "mx"
+    with pytest.raises(OnnxImportError, match=r"node 'mx' \(Max\): required input #0 \('data_0'\) is empty"):
+        import_onnx(model)

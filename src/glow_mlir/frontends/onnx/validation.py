@@ -159,9 +159,10 @@ def _check_node(node: NodeProto, label: str, schema) -> None:
     if not schema.min_output <= n_out <= schema.max_output:
         raise OnnxImportError(f"{where} has {n_out} output(s); {node.op_type} (opset "
                               f"{schema.since_version}) gives {_range(schema.min_output, schema.max_output)}")
-    for i, param in enumerate(schema.inputs[: n_in]):
-        single = param.option == onnx.defs.OpSchema.FormalParameterOption.Single
-        if single and not node.input[i]:
+    optional = onnx.defs.OpSchema.FormalParameterOption.Optional
+    for i, name in enumerate(node.input):
+        param = schema.inputs[min(i, len(schema.inputs) - 1)]  # the last may be variadic
+        if not name and param.option != optional:
             raise OnnxImportError(f"{where}: required input #{i} ('{param.name}') is empty")
 
 
