@@ -35,6 +35,7 @@ import gc
 import os
 import random
 import resource
+import select
 import signal
 import sys
 import time
@@ -686,7 +687,6 @@ def run_case_forked(case: Case, seconds: float) -> tuple[str, str]:
     with os.fdopen(r, "rb") as f:
         deadline = time.monotonic() + seconds + 30
         data = b""
-        import select
         while True:
             left = deadline - time.monotonic()
             if left <= 0:

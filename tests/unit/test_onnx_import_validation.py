@@ -140,3 +140,10 @@ def test_empty_name_for_a_variadic_input():
     model.graph.node[0].name = "mx"
     with pytest.raises(OnnxImportError, match=r"node 'mx' \(Max\): required input #0 \('data_0'\) is empty"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_reduction_over_an_empty_axis(op):
+    model = node_model(op, {"x": np.zeros((2, 0), F32)}, {"axis": 1})
+    with pytest.raises(OnnxImportError, match=rf"\({op}\).*axis 1 of input 'x' \(2x0\) is empty"):
+        import_onnx(model)
