@@ -312,7 +312,7 @@ def m_duplicate(m: ModelProto, rng: random.Random) -> str:
         b.name = a.name or "dup"
         a.name = b.name
         return "duplicate node name"
-    g.output.append(copy.deepcopy(rng.choice(list(g.output))))
+    g.output.append(copy.deepcopy(_pick(rng, g.output)))
     return "duplicate graph output"
 
 
@@ -486,7 +486,7 @@ def m_empty(m: ModelProto, rng: random.Random) -> str:
     if r < 0.85:
         m.ClearField("graph")
         return "no graph"
-    g.output[0].ClearField("type")
+    _pick(rng, g.output).ClearField("type")
     return "untyped output"
 
 
