@@ -147,3 +147,15 @@ def test_arg_reduction_over_an_empty_axis(op):
     model = node_model(op, {"x": np.zeros((2, 0), F32)}, {"axis": 1})
     with pytest.raises(OnnxImportError, match=rf"\({op}\).*axis 1 of input 'x' \(2x0\) is empty"):
         import_onnx(model)
+
+
+def test_cpu_backend_names_an_element_type_its_code_generator_lacks():
+    """xDSL's LLVM translation has no bf16: a CpuBackendError naming the values, not
+    xDSL's LLVMTranslationException."""
+    node = helper.make_node("ArgMin", ["x"], ["y"], axis=1)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2, 3])],
+                              [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(UserError, match=r"the cpu backend cannot compile this model: its code "
+                                        r"generator does not support element type bf16 \(values 'x'\)"):
+        glow_mlir.compile(model, backend="cpu")
