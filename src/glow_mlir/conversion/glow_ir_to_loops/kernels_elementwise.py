@@ -63,8 +63,10 @@ def _elem(v: SSAValue) -> Attribute:
 
 
 def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> PassFailedException:
+    names = [v.name_hint for v in instr.operands if v.name_hint]
+    on = f" (operands {', '.join(map(repr, names))})" if names else ""
     return PassFailedException(
-        f"convert-glow-ir-to-loops: {instr.name} on element type {t} is not supported")
+        f"convert-glow-ir-to-loops: {instr.name} on element type {t} is not supported{on}")
 
 
 def _is_float(t: Attribute) -> bool:

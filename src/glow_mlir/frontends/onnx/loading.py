@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto, external_data_helper
 
 from glow_mlir.frontends.onnx.errors import OnnxImportError
+from glow_mlir.frontends.onnx.validation import validate_model
 
 def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProto, str]:
     """The model and the directory its external data is relative to."""
@@ -38,6 +39,7 @@ def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProt
         raise OnnxImportError(
             f"expected an ONNX ModelProto, a file path or bytes, got {type(model).__name__}")
     check_structure(proto, what)
+    validate_model(proto, what)
     check_external_data(proto, base_dir, what)
     return proto, base_dir
 

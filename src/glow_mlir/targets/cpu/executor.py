@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
 from glow_mlir.tools.errors import UserError
 
@@ -42,6 +42,9 @@ def lower_to_llvm(module: ModuleOp) -> None:
             raise CpuBackendError(
                 f"the cpu backend cannot compile this model yet: no code generator for "
                 f"the instruction kinds {kinds}") from None
+        if "is not supported" in message:  # an element type no kernel handles
+            raise CpuBackendError(f"the cpu backend cannot compile this model: "
+                                  f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
     lower_loops_to_llvm(module)
 
@@ -66,6 +69,19 @@ class NativeProgram:
         return self.areas.read_outputs(mutable)
 
 
+def _values_by_element_type(fn) -> dict[str, list[str]]:
+    """The named buffers of a glow_ir function, by element type (`bf16`: ['x', 'y'])."""
+    found: dict[str, list[str]] = {}
+    for op in fn.walk():
+        for v in [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]:
+            t = getattr(v.type, "get_element_type", None)
+            if v.name_hint and t is not None:
+                names = found.setdefault(str(t()), [])
+                if v.name_hint not in names:
+                    names.append(v.name_hint)
+    return found
+
+
 class CpuExecutor(NativeProgram):
     """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
 
@@ -80,7 +96,15 @@ class CpuExecutor(NativeProgram):
         fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
         self.name = fn.sym_name.data
         self.areas = Areas(fn)
-        lower_to_llvm(module)
-        self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
-        self.module = module
-        self.entry = jit(module, self.name)
+        names = _values_by_element_type(fn)
+        try:
+            lower_to_llvm(module)
+            self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
+            self.module = module
+            self.entry = jit(module, self.name)
+        except LLVMTranslationException as err:  # xDSL's LLVM translation lacks a type
+            what = str(err).removeprefix("Type not supported: ")
+            values = names.get(what, [])
+            on = f" (values {', '.join(map(repr, values[:5]))})" if values else ""
+            raise CpuBackendError(f"the cpu backend cannot compile this model: its code "
+                                  f"generator does not support element type {what}{on}") from None

@@ -96,6 +96,10 @@ def conv_transpose(n: Node) -> Value:
     strides, dilations = n.ints("strides", [1] * nd), n.ints("dilations", [1] * nd)
     pads, extra = n.ints("pads", [0] * (2 * nd)), n.ints("output_padding", [0] * nd)
     auto_pad = n.choice("auto_pad", "NOTSET", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"))
+    if (len(kernels) != nd or len(strides) != nd or len(dilations) != nd
+            or len(pads) != 2 * nd or len(extra) != nd):
+        n.fail(f"kernel_shape {kernels}, strides {strides}, dilations {dilations}, pads {pads} "
+               f"and output_padding {extra} do not fit {nd} spatial dims")
     spans = [dl * (k - 1) + 1 for dl, k in zip(dilations, kernels)]
     if auto_pad == "VALID":
         pads = [0] * (2 * nd)

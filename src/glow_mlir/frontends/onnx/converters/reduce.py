@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import reduced_shape
-from glow_mlir.dialects.glow_ops.types import is_bool, is_float, is_unsigned
+from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool, is_float, is_unsigned
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import element_type, numpy_dtype
@@ -124,10 +124,15 @@ def arg_reduction(op_type: str):
 
     def convert(n: Node) -> Value:
         x = n.input(0)
+        if x.rank == 0:
+            n.fail(f"input '{n.proto.input[0]}' is a scalar; {op_type} needs rank 1 or more")
         axis = n.normalize_axis(n.int("axis", 0), x.rank)
         keep = bool(n.int("keepdims", 1))
         last = bool(n.int("select_last_index", 0))
         d = x.shape[axis]
+        if d == 0:
+            n.fail(f"axis {axis} of input '{n.proto.input[0]}' ({fmt_shape(x.shape)}) is empty; "
+                   f"{op_type} of no elements has no index")
         shape = list(x.shape)
         if keep:
             shape[axis] = 1
