@@ -159,3 +159,14 @@ def test_cpu_backend_names_an_element_type_its_code_generator_lacks():
     with pytest.raises(UserError, match=r"the cpu backend cannot compile this model: its code "
                                         r"generator does not support element type bf16 \(values 'x'\)"):
         glow_mlir.compile(model, backend="cpu")
+
+
+@pytest.mark.parametrize("op", ["AveragePool", "MaxPool"])
+def test_window_whose_same_padding_needs_more_memory_than_the_machine(op):
+    """A kernel of 2^40 under auto_pad SAME declares no huge tensor, but the padded input
+    every backend materializes is one: refused at import (was a MemoryError when run)."""
+    model = node_model(op, {"x": rand(1, 3, 8, 8)},
+                       {"kernel_shape": [1, 2 ** 40], "auto_pad": "SAME_LOWER"})
+    with pytest.raises(OnnxImportError, match=rf"\({op}\).*kernel_shape \[1, {2 ** 40}\].*"
+                                              r"more than this machine's memory"):
+        import_onnx(model)

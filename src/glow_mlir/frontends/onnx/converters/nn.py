@@ -18,6 +18,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 
 
 def _window(n: Node, spatial: tuple[int, ...], kernels: list[int]):
@@ -39,6 +40,14 @@ def _window(n: Node, spatial: tuple[int, ...], kernels: list[int]):
             total = max(0, (out - 1) * strides[i] + (kernels[i] - 1) * dilations[i] + 1 - spatial[i])
             begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
             pads[i], pads[i + nd] = begin, total - begin
+    # The backends materialize the padded input (the interpreter pads, cpu's im2col reads
+    # it): a huge kernel under SAME padding is a huge tensor although no declared one is.
+    # One byte per padded element is a lower bound, so nothing that fits is refused.
+    padded = [d + pads[i] + pads[i + nd] for i, d in enumerate(spatial)]
+    problem = exceeds_memory(tensor_bytes(padded, 1))
+    if problem:
+        n.fail(f"kernel_shape {kernels} with pads {pads} makes a padded input of spatial "
+               f"size {'x'.join(map(str, padded))} that {problem}")
     return strides, pads, dilations
 
 
