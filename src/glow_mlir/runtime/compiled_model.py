@@ -184,8 +184,11 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
         if input_shapes:
             raise UserError("input shapes bind an ONNX model's symbolic dimensions; a model "
                             "in IR has its shapes in its types")
-        module = model if isinstance(model, ModuleOp) else load_mlir(model)
-        return module, isinstance(runnable_function(module), func.FuncOp)
+        if isinstance(model, ModuleOp):
+            module, source = model, None
+        else:
+            module, source = load_mlir(model), os.fspath(model)
+        return module, isinstance(runnable_function(module, source), func.FuncOp)
 
 
 def check_backend_options(backend: str, options: Mapping[str, object]) -> None:

@@ -56,10 +56,10 @@ def load_mlir(path: str | os.PathLike) -> ModuleOp:
     return module
 
 
-def runnable_function(module: ModuleOp) -> func.FuncOp | glow_ir.FuncOp:
+def runnable_function(module: ModuleOp, source: str | None = None) -> func.FuncOp | glow_ir.FuncOp:
     """The module's one function, a `glow` graph or a `glow_ir` program; an OpDiagnostic at
     the first op that is not (another dialect's op, a second function), or a UserError for
-    a module without a function."""
+    a module without a function (naming `source`, the file, when there is one)."""
     found: func.FuncOp | glow_ir.FuncOp | None = None
     for op in module.ops:
         if not isinstance(op, (func.FuncOp, glow_ir.FuncOp)):
@@ -70,7 +70,8 @@ def runnable_function(module: ModuleOp) -> func.FuncOp | glow_ir.FuncOp:
                                    f"{_WHAT_RUNS}")
         found = op
     if found is None:
-        raise UserError("the module has no function to run: " + _WHAT_RUNS)
+        where = f"{source}: " if source else ""
+        raise UserError(f"{where}the module has no function to run: {_WHAT_RUNS}")
     if isinstance(found, func.FuncOp):
         _check_graph(found)
     else:
