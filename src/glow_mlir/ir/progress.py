@@ -43,6 +43,9 @@ DELAY_SECONDS = 1.0
 REFRESH_SECONDS = 0.1
 """At most this often the bar is redrawn for a pass or a kernel (a stage change always)."""
 
+STAGE_FORMAT = "{desc}{postfix} [{elapsed}]"  # glow-mlir: graph passes, cse [00:03]
+KERNELS_FORMAT = "{desc}: {bar} {n_fmt}/{total_fmt} kernels [{elapsed}]"
+
 
 class Recorder:
     """The stages and passes of one compile: their times, and the bar (tqdm, on `stream`)
@@ -75,8 +78,10 @@ class Recorder:
     def kernels(self, done: int, total: int) -> None:
         """The code generator has finished `done` of its `total` kernels."""
         with self._lock:
-            self._kernels = (self._stage(), done, total)
-            self._draw(force=done >= total)
+            stage = self._stage()
+            first = self._kernels is None or self._kernels[0] != stage
+            self._kernels = (stage, done, total)
+            self._draw(force=first or done >= total)
 
     @contextmanager
     def _open(self, is_stage: bool, name: str) -> Iterator[None]:
@@ -119,18 +124,19 @@ class Recorder:
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(file=self._stream, leave=False, dynamic_ncols=True)
-            self._bar.start_t = self._start  # elapsed: since the compile began
+            self._bar = tqdm(file=self._stream, leave=False, dynamic_ncols=True,
+                             bar_format=STAGE_FORMAT, desc=f"glow-mlir: {stage}")
+            self._bar.start_t -= now - self._start  # elapsed: since the compile began
         bar = self._bar
         bar.set_description_str(f"glow-mlir: {stage}", refresh=False)
         inner = self._frames[-1][1] if self._frames and not self._frames[-1][0] else ""
         kernels = self._kernels if self._kernels and self._kernels[0] == stage else None
         if kernels is not None:
-            bar.bar_format = "{desc}: {bar} {n_fmt}/{total_fmt} kernels [{elapsed}]"
+            bar.bar_format = KERNELS_FORMAT
             bar.total, bar.n = kernels[2], kernels[1]
         else:
-            bar.bar_format = "{desc}{postfix} [{elapsed}]"
-            bar.set_postfix_str(f"({inner})" if inner else "", refresh=False)
+            bar.bar_format = STAGE_FORMAT
+            bar.set_postfix_str(inner, refresh=False)
         bar.refresh()
         self._drawn_at, self._drawn_stage = now, stage
 
