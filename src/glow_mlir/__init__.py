@@ -1,7 +1,7 @@
 """glow-mlir: a Glow-style neural-network compiler on xDSL.
 
     import glow_mlir
-    model = glow_mlir.compile("model.onnx", backend="interpreter",
+    model = glow_mlir.compile("model.onnx", backend="cpu",
                               input_shapes={"input": (1, 3, 224, 224)})
     outputs = model.run({"input": x})   # list of numpy arrays, in the graph's output order
     outputs = model(x)                  # positional inputs
@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 
-def compile(model, backend: str = "interpreter", input_shapes=None, optimize: bool = True,
+def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
             **backend_options) -> CompiledModel:  # noqa: A001
-    """Compile a model for `backend`: "interpreter" (the instruction IR on numpy), "cpu"
-    (native x86 code) or "accel" (the accelerator's program on its simulator;
+    """Compile a model for `backend`: "cpu" (native x86 code, the default,
+    `runtime.backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
+    "accel" (the accelerator's program on its simulator;
     `scratchpad_kib=256` sets the scratchpad size, and `model.accel_report` gives DMA
     bytes, cycles and scratchpad use).
 

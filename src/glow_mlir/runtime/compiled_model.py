@@ -25,7 +25,7 @@ from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.types import fmt_shape
 from glow_mlir.ir import progress as progress_hooks
 from glow_mlir.ir.element_types import numpy_dtype
-from glow_mlir.runtime.backends import Executor, check_backend
+from glow_mlir.runtime.backends import DEFAULT_BACKEND, Executor, check_backend
 from glow_mlir.tools.errors import UserError
 
 
@@ -142,7 +142,7 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str],
 
 
 def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
-                  backend: str = "interpreter",
+                  backend: str = DEFAULT_BACKEND,
                   input_shapes: Mapping[str, Sequence[int] | int] | None = None,
                   optimize: bool = True,
                   disable_passes: Sequence[str] = (),

@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
@@ -53,7 +54,9 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
     """The model arguments glow-compile and glow-run share."""
     p.add_argument("model", help=model_help)
-    p.add_argument("--backend", default="interpreter", choices=["interpreter", "cpu", "accel"])
+    p.add_argument("--backend", default=None, choices=["interpreter", "cpu", "accel"],
+                   help=f"what compiles and runs the model (default: {DEFAULT_BACKEND}, "
+                        f"native code)")
     p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
@@ -184,7 +187,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             args.backend = "accel"
         accel = args.backend == "accel"
         if args.emit in _CODE and not accel:
-            args.backend = "cpu"  # LLVM code is the cpu backend's, whatever the default
+            args.backend = "cpu"  # LLVM code is the cpu backend's
+        args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
         with progress.stage("import"):
             module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"

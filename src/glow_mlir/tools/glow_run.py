@@ -32,6 +32,7 @@ from glow_mlir.tools.errors import (
     usage_error,
     user_errors_exit,
 )
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
 
 
@@ -140,6 +141,7 @@ def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[n
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
         sys.exit(run(args))
 
