@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from onnx import ModelProto
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from glow_mlir.conversion.lower_to_instr import NAME_ATTR as NAME_ATTR  # re-exported
@@ -134,7 +134,7 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str],
                 [w.sym_name.data for w, _ in outs], [w.type for w, _ in outs])
     ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
     for t in (*ins, *outs):
-        if not isinstance(t, (TensorType, MemRefType)):
+        if not isinstance(t, TensorType):
             raise UserError(f"@{fn.sym_name.data} has a {t} input or output; a model's inputs "
                             f"and outputs are tensors")
     return (placeholder_names(fn.arg_attrs, len(ins), "input"), list(ins),

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import (
     ArgumentParser,
     UserError,
@@ -32,7 +33,6 @@ from glow_mlir.tools.errors import (
     usage_error,
     user_errors_exit,
 )
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
 
 
