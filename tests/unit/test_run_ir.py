@@ -75,6 +75,17 @@ def test_parsed_module_compiles_like_the_file():
                                conv_relu_reference(X_CONV), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("emit", ["graph", "optimized-graph"])
+def test_emitted_graph_runs_with_its_onnx_names_and_numbers(tmp_path, emit, onnx_outputs):
+    """The glow-opt workflow: print the graph, (transform it), run it."""
+    path = tmp_path / f"{emit}.mlir"
+    glow_compile.main([str(SMALL_CNN), "--emit", emit, "-o", str(path)])
+    model = glow_mlir.compile(path, backend="cpu")
+    assert model.input_names == ["image"] and model.output_names == ["probabilities"]
+    np.testing.assert_allclose(model.run({"image": X_CNN})[0], onnx_outputs[0],
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
 def test_planned_program_runs_as_is_with_the_onnx_numbers(backend, programs, onnx_outputs):
     text = programs["interpreter"].read_text()
