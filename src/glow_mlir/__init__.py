@@ -1,7 +1,7 @@
 """glow-mlir: a Glow-style neural-network compiler on xDSL.
 
     import glow_mlir
-    model = glow_mlir.compile("model.onnx", backend="interpreter",
+    model = glow_mlir.compile("model.onnx", backend="cpu",
                               input_shapes={"input": (1, 3, 224, 224)})
     outputs = model.run({"input": x})   # list of numpy arrays, in the graph's output order
     outputs = model(x)                  # positional inputs
@@ -21,19 +21,28 @@ if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 
-def compile(model, backend: str = "interpreter", input_shapes=None, optimize: bool = True,
-            disable_passes=(), **backend_options) -> CompiledModel:  # noqa: A001
-    """Compile an ONNX model (ModelProto, file path or bytes) for `backend`: "interpreter"
-    (the instruction IR on numpy), "cpu" (native x86 code) or "accel" (the accelerator's
-    program on its simulator; `scratchpad_kib=256` sets the scratchpad size, and
-    `model.accel_report` gives DMA bytes, cycles and scratchpad use). `input_shapes` binds
-    symbolic dimensions: `{"input": (1, 3, 224, 224)}` or `{"batch": 1}`. The graph goes
-    through the whole graph pipeline (`optimize=False` skips it; `disable_passes` skips
-    some of its passes, or of the instruction or accelerator pipeline)."""
+def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
+            disable_passes=(), verbose: bool = False, progress: bool | None = None,
+            **backend_options) -> CompiledModel:  # noqa: A001
+    """Compile a model for `backend`: "cpu" (native x86 code, the default,
+    `runtime.backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
+    "accel" (the accelerator's program on its simulator;
+    `scratchpad_kib=256` sets the scratchpad size, and `model.accel_report` gives DMA
+    bytes, cycles and scratchpad use).
+
+    `model` is an ONNX model (ModelProto, file path or bytes) or a model in IR: a `.mlir`
+    path or a parsed ModuleOp with one function, a `glow` graph (it goes through the same
+    pipelines) or a `glow_ir` program (a planned one runs as it is); its weights are the
+    module's `dense_resource` blobs. `input_shapes` binds an ONNX model's symbolic
+    dimensions: `{"input": (1, 3, 224, 224)}` or `{"batch": 1}`. The graph goes through
+    the whole graph pipeline (`optimize=False` skips it; `disable_passes` skips some of its
+    passes, or of the instruction or accelerator pipeline). `progress` shows the stages
+    on stderr as they run (default: when stderr is a terminal); `verbose=True` prints the
+    time of each stage and pass there when the compile is done."""
     from glow_mlir.runtime.compiled_model import compile_model
 
     return compile_model(model, backend, input_shapes, optimize, disable_passes,
-                         **backend_options)
+                         verbose=verbose, progress=progress, **backend_options)
 
 
 def __getattr__(name: str):

@@ -370,3 +370,15 @@ def test_compile_says_when_a_disabled_lowering_left_unsupported_ops(capsys):
     assert code == 1
     assert "backend 'accel' does not support 2 op kind(s)" in err and "glow.soft_max" in err
     assert "(lower-graph disabled: backend 'accel' relies on it to lower" in err
+
+
+def test_tools_default_to_native_code_unless_a_flag_implies_a_backend(tmp_path, capsys):
+    """No --backend: glow-run compiles to native code; glow-compile's --emit accel still
+    means the accel backend (only an explicit --backend cpu contradicts it)."""
+    code, out, _ = in_process(glow_run.main, capsys, EXAMPLE)
+    assert code == 0 and f"model: {EXAMPLE} (backend cpu)" in out
+    code, out, _ = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "accel")
+    assert code == 0 and "glow_accel." in out
+    code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "accel",
+                              "--backend", "cpu")
+    assert code == 1 and "--emit accel and --accel-report are the accel backend's" in err

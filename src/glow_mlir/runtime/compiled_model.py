@@ -1,7 +1,8 @@
 """`CompiledModel`: a compiled network that runs on numpy arrays (DESIGN.md section 5).
 
 It knows its inputs' names, shapes and dtypes from the module (the ONNX names are kept as
-`glow.name` argument and result attributes), and checks every input before anything runs:
+`glow.name` argument and result attributes; a `glow_ir` program names its input and output
+weights), and checks every input before anything runs:
 a missing input, an unknown name, a wrong shape or dtype is an `InputError` that gives the
 expected and the given.
 """
@@ -9,18 +10,22 @@ expected and the given.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from onnx import ModelProto
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute
 
 from glow_mlir.conversion.lower_to_instr import NAME_ATTR as NAME_ATTR  # re-exported
 from glow_mlir.conversion.lower_to_instr import placeholder_names
+from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.types import fmt_shape
+from glow_mlir.ir import progress as progress_hooks
 from glow_mlir.ir.element_types import numpy_dtype
-from glow_mlir.runtime.backends import Executor, check_backend
+from glow_mlir.runtime.backends import DEFAULT_BACKEND, Executor, check_backend
 from glow_mlir.tools.errors import UserError
 
 
@@ -40,25 +45,21 @@ class CompiledModel:
     def __init__(self, module: ModuleOp, backend: str = "interpreter",
                  executor: Executor | None = None, disable_passes: Sequence[str] = (),
                  backend_options: Mapping[str, object] | None = None):
-        """`module` is the optimized graph; the backend lowers it in place (afterwards
-        `self.module` is what the backend runs, e.g. the planned instruction IR)."""
+        """`module` is the optimized graph (or a `glow_ir` program); the backend lowers it
+        in place (afterwards `self.module` is what the backend runs, e.g. the planned
+        instruction IR)."""
         self.module = module
         self.backend = backend
-        fn = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
-        if fn is None:
-            raise UserError("the module has no function to run")
-        ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
-        self.input_names: list[str] = placeholder_names(fn.arg_attrs, len(ins), "input")
-        self.output_names: list[str] = placeholder_names(fn.res_attrs, len(outs), "output")
+        self.input_names, ins, self.output_names, outs = _signature(module)
         self.input_shapes: dict[str, tuple[int, ...]] = {
-            n: tuple(t.get_shape()) for n, t in zip(self.input_names, ins) if isinstance(t, TensorType)}
+            n: tuple(t.get_shape()) for n, t in zip(self.input_names, ins)}
         self.input_dtypes: dict[str, np.dtype] = {
-            n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)
-            if isinstance(t, TensorType)}
+            n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)}
         self.output_shapes: dict[str, tuple[int, ...]] = {
-            n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs) if isinstance(t, TensorType)}
-        self._executor = executor if executor is not None else check_backend(backend)(
-            module, tuple(disable_passes), **dict(backend_options or {}))
+            n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs)}
+        with progress_hooks.stage("codegen"):  # the instruction passes mark their own
+            self._executor = executor if executor is not None else check_backend(backend)(
+                module, tuple(disable_passes), **dict(backend_options or {}))
 
     @property
     def executor(self) -> Executor:
@@ -121,30 +122,73 @@ class CompiledModel:
         return self.run(dict(zip(self.input_names, inputs)))
 
 
+def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str], list[Attribute]]:
+    """Input names and types, output names and types of the module's first function: a
+    graph's arguments and results, or a `glow_ir` program's input and output weights."""
+    fn = next((op for op in module.ops if isinstance(op, (func.FuncOp, glow_ir.FuncOp))), None)
+    if fn is None:
+        raise UserError("the module has no function to run")
+    if isinstance(fn, glow_ir.FuncOp):
+        ins, outs = fn.placeholders("input"), fn.placeholders("output")
+        return ([w.sym_name.data for w, _ in ins], [w.type for w, _ in ins],
+                [w.sym_name.data for w, _ in outs], [w.type for w, _ in outs])
+    ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
+    for t in (*ins, *outs):
+        if not isinstance(t, TensorType):
+            raise UserError(f"@{fn.sym_name.data} has a {t} input or output; a model's inputs "
+                            f"and outputs are tensors")
+    return (placeholder_names(fn.arg_attrs, len(ins), "input"), list(ins),
+            placeholder_names(fn.res_attrs, len(outs), "output"), list(outs))
+
+
 def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
-                  backend: str = "interpreter",
+                  backend: str = DEFAULT_BACKEND,
                   input_shapes: Mapping[str, Sequence[int] | int] | None = None,
                   optimize: bool = True,
                   disable_passes: Sequence[str] = (),
+                  verbose: bool = False,
+                  progress: bool | None = None,
                   **backend_options: object) -> CompiledModel:
-    """Import (an ONNX model) and compile for `backend`; a `glow` module is taken as is.
+    """Import and compile `model` for `backend`: an ONNX model (ModelProto, bytes, a path),
+    or a model in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
+    function is a `glow` graph or a `glow_ir` program (`runtime.ir_models`).
 
     `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);
     `disable_passes` names passes of it (or of the instruction or accelerator pipeline) to
-    skip. `backend_options` are the backend's own (accel: `scratchpad_kib`)."""
+    skip. `backend_options` are the backend's own (accel: `scratchpad_kib`). `progress`
+    draws a bar of the stages on stderr (None: when stderr is a terminal); `verbose`
+    prints the time of each stage and pass on stderr when done."""
     check_backend(backend)  # before the import: a bad name fails fast
     check_backend_options(backend, backend_options)
-    if isinstance(model, ModuleOp):
-        module = model
-    else:
-        from glow_mlir.frontends.onnx import import_onnx
-
-        module = import_onnx(model, dict(input_shapes) if input_shapes else None)
     graph_disable, instr_disable = split_disabled(disable_passes)
-    if optimize:
-        module = optimize_graph(module, backend, graph_disable)
-    return CompiledModel(module, backend, disable_passes=instr_disable,
-                         backend_options=backend_options)
+    with progress_hooks.recording(show=progress) as recorder:
+        module, is_graph = _import(model, input_shapes)
+        if optimize and is_graph:
+            module = optimize_graph(module, backend, graph_disable)
+        compiled = CompiledModel(module, backend, disable_passes=instr_disable,
+                                 backend_options=backend_options)
+    if verbose:
+        recorder.print_report(sys.stderr)
+    return compiled
+
+
+def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
+    """The module to compile, and whether it is a graph (else a `glow_ir` program)."""
+    from glow_mlir.runtime.ir_models import is_mlir_path, load_mlir, runnable_function
+
+    with progress_hooks.stage("import"):
+        if not isinstance(model, ModuleOp) and not is_mlir_path(model):
+            from glow_mlir.frontends.onnx import import_onnx
+
+            return import_onnx(model, dict(input_shapes) if input_shapes else None), True
+        if input_shapes:
+            raise UserError("input shapes bind an ONNX model's symbolic dimensions; a model "
+                            "in IR has its shapes in its types")
+        if isinstance(model, ModuleOp):
+            module, source = model, None
+        else:
+            module, source = load_mlir(model), os.fspath(model)
+        return module, isinstance(runnable_function(module, source), func.FuncOp)
 
 
 def check_backend_options(backend: str, options: Mapping[str, object]) -> None:
@@ -190,7 +234,8 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each))
+        with progress_hooks.stage("graph passes"):
+            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return module

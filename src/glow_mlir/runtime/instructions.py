@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.ir import progress
 from glow_mlir.tools.errors import UserError
 
 
@@ -52,18 +53,28 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
                           print_ir_after_each: bool = False):
     """Lower `module` (a scheduled graph) in place to planned `glow_ir`; returns its
     `MemoryReport`. `unshared_bytes` is measured right after IRGen, when every value
-    still has a buffer of its own."""
+    still has a buffer of its own.
+
+    A module that is `glow_ir` already (a program written by hand or printed by
+    `glow-compile --emit instr`) skips IRGen; a planned one only has its rules checked
+    (`verify-instr`): running the optimizer again would redo its plan."""
     from glow_mlir.analysis.instr_memory import glow_ir_funcs, memory_report, unshared_bytes
+    from glow_mlir.runtime.ir_models import is_planned_program
     from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, "lower-to-instr")
-        if not glow_ir_funcs(module):
-            raise UserError("the module has no function to compile")
-        unshared = unshared_bytes(module)
-        run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
-                                                  print_ir_after_each=print_ir_after_each))
+        with progress.stage("instruction passes"):
+            if is_planned_program(module):
+                run_pipeline(module, "verify-instr")
+                return memory_report(module)
+            if not glow_ir_funcs(module):
+                run_pipeline(module, "lower-to-instr")
+            if not glow_ir_funcs(module):
+                raise UserError("the module has no function to compile")
+            unshared = unshared_bytes(module)
+            run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
+                                                      print_ir_after_each=print_ir_after_each))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return memory_report(module, unshared_bytes=unshared)

@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
@@ -50,10 +51,12 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return m.group(1), dims
 
 
-def add_model_arguments(p: argparse.ArgumentParser) -> None:
+def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
     """The model arguments glow-compile and glow-run share."""
-    p.add_argument("model", help="ONNX model file")
-    p.add_argument("--backend", default="interpreter", choices=["interpreter", "cpu", "accel"])
+    p.add_argument("model", help=model_help)
+    p.add_argument("--backend", default=None, choices=["interpreter", "cpu", "accel"],
+                   help=f"what compiles and runs the model (default: {DEFAULT_BACKEND}, "
+                        f"native code)")
     p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
@@ -61,6 +64,10 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scratchpad-kib", type=at_least(1), default=None, metavar="KIB",
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print the wall time of each stage and pass on stderr")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (it is drawn only when stderr is a terminal)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
 
 
@@ -124,10 +131,26 @@ def _write(path: str, text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    with user_errors_exit("glow-compile", args.debug), ExitStack() as cleanup:
+    from glow_mlir.ir import progress
+
+    with user_errors_exit("glow-compile", args.debug):
+        with progress.recording(show=False if args.quiet else None) as recorder:
+            compile_and_emit(args)
+        if args.time_passes:
+            recorder.print_report(sys.stderr)
+
+
+def compile_and_emit(args: argparse.Namespace) -> None:
+    from glow_mlir.ir import progress
+
+    with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
         from glow_mlir.runtime.instructions import require_memory_plan
+        from glow_mlir.runtime.ir_models import is_mlir_path
 
+        if is_mlir_path(args.model):
+            raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
+                            f"model (glow-opt transforms IR, glow-run runs it)")
         if args.emit is None:  # only the bundle (or only the report) unless asked
             quiet = args.emit_bundle or args.accel_report
             args.emit = None if quiet else "graph"
@@ -164,8 +187,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.backend = "accel"
         accel = args.backend == "accel"
         if args.emit in _CODE and not accel:
-            args.backend = "cpu"  # LLVM code is the cpu backend's, whatever the default
-        module = import_onnx(args.model, input_shapes(args))
+            args.backend = "cpu"  # LLVM code is the cpu backend's
+        args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
+        with progress.stage("import"):
+            module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if optimized:
             optimize_graph(module, args.backend, graph_disable, args.print_ir_after_each)
@@ -178,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if accel and (args.emit in ("accel", *_CODE) or args.accel_report):
             if not optimized:
                 optimize_graph(module, args.backend, graph_disable)
-            _accel(module, args, options, instr_disable)
+            with progress.stage("codegen"):
+                _accel(module, args, options, instr_disable)
             return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
             from glow_mlir.runtime.instructions import lower_to_instructions
@@ -193,13 +219,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.targets.cpu.bundle import write_bundle
 
-                write_bundle(module, bundle_dir, args.network_name,
-                             cpu=args.cpu, features=args.cpu_features)
+                with progress.stage("codegen"):
+                    write_bundle(module, bundle_dir, args.network_name,
+                                 cpu=args.cpu, features=args.cpu_features)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm
 
-            lower_to_llvm(module)
-            _emit_code(module, args)
+            with progress.stage("codegen"):
+                lower_to_llvm(module)
+                _emit_code(module, args)
 
 
 @contextmanager

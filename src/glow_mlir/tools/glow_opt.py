@@ -32,6 +32,7 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from glow_mlir.ir.progress import print_timing_report
 from glow_mlir.ir.text import (
     OpDiagnostic,
     format_parse_error,
@@ -223,18 +224,9 @@ class GlowOptMain(xDSLOptMain):
 
 
 def print_pass_times(seconds: dict[str, float], out: IO[str]) -> None:
-    """mlir-opt's `--mlir-timing` report, in its layout: wall time per pass, in pipeline
-    order, with its share of the total. On stderr, so the IR on stdout stays usable."""
-    total = sum(seconds.values())
-    rule = "===" + "-" * 73 + "==="
-    print(rule, file=out)
-    print("... Pass execution timing report ...".center(79).rstrip(), file=out)
-    print(rule, file=out)
-    print(f"  Total Execution Time: {total:.4f} seconds\n", file=out)
-    print("  ----Wall Time----  ----Name----", file=out)
-    for name, t in [*seconds.items(), ("Total", total)]:
-        share = 100.0 * t / total if total else 0.0
-        print(f"  {t:8.4f} ({share:5.1f}%)  {name}", file=out)
+    """mlir-opt's `--mlir-timing` report: wall time per pass, in pipeline order (the
+    table compile(verbose=True) and glow-compile --time-passes print too)."""
+    print_timing_report([(name, t, 0) for name, t in seconds.items()], out)
 
 
 # ====================================================================== --verify-diagnostics

@@ -1,7 +1,13 @@
-"""glow-run: run an ONNX model on given or random inputs, optionally against onnxruntime.
+"""glow-run: run an ONNX model or a model in IR on given or random inputs, optionally
+against onnxruntime.
 
     glow-run model.onnx [--backend B] [--inputs x.npz] [--input-shape input=1x3x224x224]
              [--compare-onnxruntime] [--runs N]
+    glow-run prog.mlir [--backend B] [--inputs x.npz]
+
+A `.mlir` file holds one function: a `glow` graph (compiled as an imported ONNX model is)
+or a `glow_ir` program, such as `glow-compile --emit instr` prints (a planned one runs as
+it is); its weights are the file's `dense_resource` blobs.
 
 Prints each output's name, shape and a summary of its values (min/max/mean), the time per
 run, and with --compare-onnxruntime the largest absolute and relative error against
@@ -18,11 +24,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import (
     ArgumentParser,
     UserError,
     at_least,
     non_negative_float,
+    usage_error,
     user_errors_exit,
 )
 from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
@@ -31,7 +39,8 @@ from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, i
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
+    add_model_arguments(p, "ONNX model, or a model in IR (.mlir: one glow graph or "
+                           "glow_ir program)")
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
     p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
@@ -132,14 +141,24 @@ def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[n
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
         sys.exit(run(args))
 
 
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
+    from glow_mlir.runtime.ir_models import is_mlir_path
 
+    if is_mlir_path(args.model):
+        if args.compare_onnxruntime:
+            usage_error("glow-run", f"--compare-onnxruntime runs an ONNX model on onnxruntime; "
+                                    f"'{args.model}' is a model in IR")
+        if args.input_shape:
+            usage_error("glow-run", f"--input-shape binds an ONNX model's symbolic dimensions; "
+                                    f"the shapes of '{args.model}' are in its types")
     model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args),
+                              verbose=args.time_passes, progress=False if args.quiet else None,
                               **backend_options(args))
     if args.inputs:
         inputs, origin = load_inputs(args.inputs), f"from {args.inputs}"

@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.ir import progress
 from glow_mlir.ir.text import location_text, verify_module
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
@@ -104,7 +105,8 @@ class GlowOptimizePass(ModulePass):
         before = fingerprint(op)
         for _ in range(self.max_iterations):
             for name, p in passes:
-                p.apply(ctx, op)
+                with progress.timed_pass(name):
+                    p.apply(ctx, op)
                 if self.print_ir_after_each:
                     _print_after(name, op)
             after = fingerprint(op)
@@ -163,13 +165,15 @@ class GraphPipelinePass(ModulePass):
         def optimize(extra_disable: tuple[str, ...] = ()) -> None:
             if "glow-optimize" in self.disable:
                 return
-            GlowOptimizePass(self.max_iterations, (*self.disable, *extra_disable),
-                             self.print_ir_after_each).apply(ctx, op)
+            with progress.timed_pass("glow-optimize"):  # keeps its fixed-point checks
+                GlowOptimizePass(self.max_iterations, (*self.disable, *extra_disable),
+                                 self.print_ir_after_each).apply(ctx, op)
 
         def step(name: str, run) -> None:
             if name in self.disable:
                 return
-            run()
+            with progress.timed_pass(name):
+                run()
             verify_module(op)
             if self.print_ir_after_each:
                 _print_after(name, op)
