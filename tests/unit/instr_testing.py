@@ -308,11 +308,11 @@ class _Program:
         self.views.append((name, root, offset, tuple(shape)))
         return f"%{name}", root, offset
 
-    def early_view(self) -> None:
-        """A view made ahead of any use (of a weight or an activation; maybe never used:
-        passes must neither trip on it nor keep it alive)."""
+    def early_view(self, root: str | None = None) -> None:
+        """A view made ahead of any use (of a weight or an activation, `root` if given;
+        maybe never used: passes must neither trip on it nor keep it alive)."""
         shape = self.draw(st.sampled_from(VIEW_SHAPES))
-        root = self.draw(st.sampled_from(self.readable()))
+        root = root or self.draw(st.sampled_from(self.readable()))
         rshape = self.roots[root]
         size = _size(shape)
         if size <= _size(rshape):
@@ -333,6 +333,8 @@ class _Program:
         name = self.fresh("a")
         self.lines.append(f"%{name} = glow_ir.alloc_activation : {_mt(shape)}")
         self.roots[name] = tuple(shape)
+        if self.draw(st.integers(0, 3)) == 0:  # before the buffer is even written
+            self.early_view(name)
         if init:  # written in full at once: nothing ever reads uninitialized bytes
             if self.draw(st.booleans()):
                 src = self.region(self.readable(), shape)
