@@ -234,11 +234,12 @@ def check_dominance(module: Operation) -> None:
     """Raise `OpDiagnostic` at the first op using a value its own block (or the block of
     one of its ancestors) defines later, or that the op itself defines: MLIR's "operand
     #N does not dominate this use". xDSL's parser and verifier accept such IR, and passes
-    then crash on it (a view of a view defined later even loops forever in
-    `root_buffer`). One walk, linear in ops and operands: the values visible at an op are
-    the arguments and earlier results of each block on the way down. A value of another
-    block of the same region (a CFG) is not checked: that needs the dominator tree, and
-    no front end writes one out of order."""
+    then crash on it (lower-to-instr with a KeyError; dse looped forever in `root_buffer`
+    on a view of itself). One walk, linear in ops and operands: the values visible at an
+    op are the arguments and earlier results of each block on the way down. A use of a
+    value of another block of the same region (a CFG, as the LLVM lowering makes) is not
+    checked: that needs the dominator tree, and our IR graphs are single blocks. So this
+    never rejects valid IR, but misses an out-of-order CFG."""
     visible: set[SSAValue] = set()
     open_blocks: set[Block] = set()
 
