@@ -4,6 +4,8 @@ small programs and concats/slices lowered from graphs, and that the numbers neve
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from instr_testing import (
     check_lowered_graph,
     check_pass_on_program,
     dag_graphs,
+    filecheck_cases,
     instr_programs,
     names,
     needs_interpreter,
@@ -213,3 +216,19 @@ def test_forwarding_past_a_dead_view_keeps_the_outputs():
     stay the same."""
     module = check_pass_on_program(DEAD_VIEW_FIRST, f"peephole,dse,{SPEC},peephole")
     assert names(module) == ["relu", "element_neg", "relu"]
+
+
+def _view_cases():
+    """The FileCheck cases of forwarding past views made ahead (dead ones first)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "filecheck",
+                        "transforms")
+    return [pytest.param(spec, *case.values, id=case.id)
+            for spec in ("peephole", SPEC)
+            for case in filecheck_cases(os.path.join(here, f"{spec}.mlir"))
+            if case.values[0].startswith(("dead_view", "views_ahead"))]
+
+
+@needs_interpreter
+@pytest.mark.parametrize("spec,name,text", _view_cases())
+def test_forwarding_past_views_made_ahead_keeps_the_outputs(spec, name, text):
+    check_pass_on_program(text, spec)
