@@ -5,7 +5,8 @@ against the graph reference evaluator.
 
 Random programs: `instr_programs()` writes glow_ir directly, with the things the
 instruction passes must be careful about and lowered graphs rarely show: several views of
-one buffer at overlapping offsets, partial writes, in-place element-wise ops, inserts and
+one buffer at overlapping offsets (views of weights and of activations, views of views,
+views made far ahead of their use or never used), partial writes, in-place element-wise ops, inserts and
 extracts, writes to inputs and outputs (several times), buffers freed early. Every buffer
 is written in full when it is created, so a program reads no uninitialized memory and the
 interpreter (which poisons free memory) must give the same bytes before and after a pass.
@@ -237,6 +238,9 @@ SMALL_BOXES = [((1, 4), (1, 0)), ((1, 4), (0, 0)), ((2, 2), (0, 2)), ((1, 2), (1
                ((2, 4), (0, 0))]
 """(shape, offsets) of boxes in a 2x4 buffer: contiguous or not, all of it."""
 
+VIEW_SHAPES = [(8,), (2, 4), (4, 2), (4,), (2,), (2, 2)]
+"""Shapes of the views made ahead of their use (those of the instructions' operands)."""
+
 
 def _mt(shape) -> str:
     return "memref<" + "x".join(map(str, shape)) + "xf32>"
@@ -264,6 +268,8 @@ class _Program:
             "x0": (8,), "x1": (2, 4), "y0": (8,), "y1": (2, 4)}
         self.writable = ["x0", "y0", "y1"]  # x1 stays a pure input
         self.alive_acts: list[str] = []
+        self.views: list[tuple[str, str, int, tuple[int, ...]]] = []
+        """(name, root, element offset in the root, shape) of each view of a live root."""
         self.n = 0
 
     def fresh(self, prefix: str) -> str:
@@ -271,18 +277,47 @@ class _Program:
         return f"{prefix}{self.n}"
 
     def region(self, roots: list[str], shape) -> tuple[str, str, int]:
-        """A value of type `shape` inside one of `roots`: (ssa name, root, offset)."""
+        """A value of type `shape` inside one of `roots`: (ssa name, root, offset). Often
+        a new view right here; sometimes a view made earlier (anywhere: ahead of its use,
+        by another instruction, or a view of a view)."""
         size = _size(shape)
+        earlier = [v for v in self.views if v[1] in roots and v[3] == tuple(shape)]
+        if earlier and self.draw(st.integers(0, 3)) == 0:
+            name, root, offset, _ = self.draw(st.sampled_from(earlier))
+            return f"%{name}", root, offset
         root = self.draw(st.sampled_from([r for r in roots if _size(self.roots[r]) >= size]))
         rshape = self.roots[root]
         offset = self.draw(st.sampled_from(list(range(0, _size(rshape) - size + 1, 2))))
         if offset == 0 and tuple(shape) == rshape:
             return f"%{root}", root, offset
+        return self.view(root, offset, shape)
+
+    def view(self, root: str, offset: int, shape) -> tuple[str, str, int]:
+        """A new view of `shape` at element `offset` of `root`: of the root itself, or of
+        an earlier view of it holding that run (a view of a view)."""
+        size = _size(shape)
+        holders = [v for v in self.views
+                   if v[1] == root and v[2] <= offset and offset + size <= v[2] + _size(v[3])]
+        base, base_offset, base_shape = root, 0, self.roots[root]
+        if holders and self.draw(st.booleans()):
+            base, _, base_offset, base_shape = self.draw(st.sampled_from(holders))
         name = self.fresh("v")
         self.lines.append(
-            f"%{name} = glow_ir.tensor_view %{root}{_delinearize(offset, rshape)} : "
-            f"{_mt(rshape)} to {_mt(shape)}")
+            f"%{name} = glow_ir.tensor_view %{base}{_delinearize(offset - base_offset, base_shape)}"
+            f" : {_mt(base_shape)} to {_mt(shape)}")
+        self.views.append((name, root, offset, tuple(shape)))
         return f"%{name}", root, offset
+
+    def early_view(self, root: str | None = None) -> None:
+        """A view made ahead of any use (of a weight or an activation, `root` if given;
+        maybe never used: passes must neither trip on it nor keep it alive)."""
+        shape = self.draw(st.sampled_from(VIEW_SHAPES))
+        root = root or self.draw(st.sampled_from(self.readable()))
+        rshape = self.roots[root]
+        size = _size(shape)
+        if size <= _size(rshape):
+            offset = self.draw(st.sampled_from(list(range(0, _size(rshape) - size + 1, 2))))
+            self.view(root, offset, shape)
 
     def readable(self) -> list[str]:
         return ["x0", "x1", "y0", "y1", *self.alive_acts]
@@ -298,6 +333,8 @@ class _Program:
         name = self.fresh("a")
         self.lines.append(f"%{name} = glow_ir.alloc_activation : {_mt(shape)}")
         self.roots[name] = tuple(shape)
+        if self.draw(st.integers(0, 3)) == 0:  # before the buffer is even written
+            self.early_view(name)
         if init:  # written in full at once: nothing ever reads uninitialized bytes
             if self.draw(st.booleans()):
                 src = self.region(self.readable(), shape)
@@ -311,6 +348,7 @@ class _Program:
 
     def dealloc(self, name: str) -> None:
         self.alive_acts.remove(name)
+        self.views = [v for v in self.views if v[1] != name]
         self.lines.append(f"glow_ir.dealloc_activation %{name} : {_mt(self.roots[name])}")
 
     def maybe_dealloc(self, name: str) -> None:
@@ -321,7 +359,7 @@ class _Program:
         draw = self.draw
         kind = draw(st.sampled_from(
             ["unary", "unary", "binary", "copy", "splat", "extract", "insert", "transpose",
-             "alloc", "dealloc", "concat", "slice", "copy_out", "copy_in", "splat_t"]))
+             "alloc", "dealloc", "concat", "slice", "copy_out", "copy_in", "splat_t", "view"]))
         if kind == "alloc":
             self.alloc(draw(st.sampled_from(ROOT_SHAPES)))
         elif kind == "dealloc":
@@ -397,6 +435,8 @@ class _Program:
             self.insert(small, offs, count, src[0], src)
         elif kind == "transpose":
             self.transpose(self.region(self.readable(), (2, 4)))
+        elif kind == "view":
+            self.early_view()
 
     def compute(self, op: str, shape, srcs) -> None:
         """An element-wise op may write over a source of its type (an in-place pair),

@@ -101,6 +101,9 @@ BAD = {
     "directory": ([INPUTS], "Is a directory"),
     "verifier failure": ([inp("verifier.mlir")], "'glow.convolution' op group 2 does not divide"),
     "blob size": ([inp("blob-size.mlir")], "resource blob holds 8 bytes"),
+    "use before definition": ([inp("use-before-def.mlir"), "--lower-to-instr"],
+                              "use-before-def.mlir:2:8: error: 'glow.tanh' op operand #0 "
+                              "does not dominate this use"),
     "unknown pass flag": ([inp("verifier.mlir"), "--frobnicate"], "unrecognized arguments"),
     "unknown pass in pipeline": ([inp("verifier.mlir"), "-p", "cse,frobnicate"],
                                  "unknown pass(es): ['frobnicate']"),

@@ -227,3 +227,20 @@ glow_ir.func @main declare {
                    "t": ("mutable", "input"), "y": ("mutable", "output")}
     assert make_weights_const(func) == 0
     verify_module(module)
+
+
+def test_verify_instr_names_a_use_before_the_alloc_in_unverified_ir():
+    """Verification rejects a use before the alloc as a dominance error; verify-instr
+    still names the buffer when it sees IR nobody verified (built in memory)."""
+    from glow_mlir.ir.text import OpDiagnostic
+    from glow_mlir.transforms.instr.verify_instr import verify_instr
+
+    text = program("""
+        glow_ir.relu @out %a, @in %x : memref<4xf32>
+        %a = glow_ir.alloc_activation : memref<4xf32>
+        glow_ir.dealloc_activation %a : memref<4xf32>
+    """, outputs={})
+    with pytest.raises(OpDiagnostic, match="operand #0 does not dominate this use"):
+        parse(text)
+    with pytest.raises(OpDiagnostic, match="'glow_ir.relu' op uses %a before its alloc"):
+        verify_instr(parse(text, verify=False))

@@ -190,3 +190,53 @@ def test_ops_by_name_table_is_complete():
     # The custom and generic forms of every op are exercised by
     # tests/filecheck/dialects/glow/roundtrip.mlir; this only guards the table itself.
     assert len(OPS_BY_NAME) == 78 and all(name.startswith("glow.") for name in OPS_BY_NAME)
+
+
+# ------------------------------------------------------------------ dominance
+
+def dominance_error(text: str) -> str:
+    with pytest.raises(OpDiagnostic) as info:
+        verify_module(parse(text, "d.mlir"))
+    return str(info.value)
+
+
+def test_use_before_definition_is_located_at_the_use():
+    """Two lines swapped: MLIR's dominance error, at the use, naming the definition."""
+    text = GOOD.replace("  %0 = glow.relu %x : tensor<2x3xf32>\n", "")
+    text = text.replace("  func.return", "  %0 = glow.relu %x : tensor<2x3xf32>\n  func.return")
+    assert dominance_error(text) == (
+        "d.mlir:2:8: error: 'glow.transpose' op operand #0 does not dominate this use "
+        "(defined later, at d.mlir:3:8)")
+
+
+def test_use_in_a_nested_region_of_a_value_defined_after_its_op():
+    """A region sees only what its op's block defined before the op."""
+    text = """\
+func.func @f(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %r = scf.if %c -> (tensor<4xf32>) {
+    scf.yield %0 : tensor<4xf32>
+  } else {
+    scf.yield %x : tensor<4xf32>
+  }
+  %0 = glow.relu %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+    assert dominance_error(text).startswith(
+        "d.mlir:3:5: error: 'scf.yield' op operand #0 does not dominate this use")
+    verify_module(parse(text.replace("scf.yield %0", "scf.yield %x")))
+
+
+def test_blocks_of_a_cfg_in_any_order_are_accepted():
+    """A value of another block of the same region is left alone (here ^bb2 dominates
+    ^bb1 though it comes later in the text, which MLIR accepts)."""
+    verify_module(parse("""\
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^bb2
+^bb1:
+  func.return %0 : tensor<4xf32>
+^bb2:
+  %0 = glow.relu %x : tensor<4xf32>
+  cf.br ^bb1
+}
+"""))

@@ -4,6 +4,8 @@ small programs and concats/slices lowered from graphs, and that the numbers neve
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from instr_testing import (
     check_lowered_graph,
     check_pass_on_program,
     dag_graphs,
+    filecheck_cases,
     instr_programs,
     names,
     needs_interpreter,
@@ -179,3 +182,53 @@ def test_channel_concat_and_slice_of_a_lowered_graph():
 def test_lowered_graphs_keep_their_numbers(families, data):
     g = data.draw(dag_graphs(families=families))
     check_lowered_graph(g, f"dse,{SPEC},verify-instr,plan-memory,verify-instr", what=SPEC)
+
+
+DEAD_VIEW_FIRST = """
+glow_ir.func @main declare {
+  glow_ir.weight @x0 mutable input : memref<8xf32>
+  glow_ir.weight @x1 mutable input : memref<2x4xf32>
+  glow_ir.weight @y0 mutable output : memref<8xf32>
+  glow_ir.weight @y1 mutable output : memref<2x4xf32>
+} program(%x0, %x1, %y0, %y1) {
+  glow_ir.relu @out %y0, @in %x0 : memref<8xf32>
+  glow_ir.element_neg @out %y1, @in %x1 : memref<2x4xf32>
+  %a1 = glow_ir.alloc_activation : memref<2x4xf32>
+  glow_ir.splat @out %a1 {value = 1.5 : f32} : memref<2x4xf32>
+  %v2 = glow_ir.tensor_view %a1[0, 0] : memref<2x4xf32> to memref<4x2xf32>
+  %a3 = glow_ir.alloc_activation : memref<8xf32>
+  glow_ir.splat @out %a3 {value = 0.5 : f32} : memref<8xf32>
+  %v4 = glow_ir.tensor_view %a1[0, 0] : memref<2x4xf32> to memref<8xf32>
+  glow_ir.copy @out %v4, @in %x0 : memref<8xf32>
+  %v5 = glow_ir.tensor_view %a1[0, 0] : memref<2x4xf32> to memref<8xf32>
+  glow_ir.relu @out %y0, @in %v5 : memref<8xf32>
+  glow_ir.dealloc_activation %a3 : memref<8xf32>
+  glow_ir.dealloc_activation %a1 : memref<2x4xf32>
+}
+"""
+"""Found by hypothesis: after dse the first op using %a1 is the view %v2 nobody reads;
+forwarding the copy erased it and then placed the view of %x0 before it."""
+
+
+@needs_interpreter
+def test_forwarding_past_a_dead_view_keeps_the_outputs():
+    """The copy is forwarded (every buffer goes, %y0 = relu(%x0) twice) and the numbers
+    stay the same."""
+    module = check_pass_on_program(DEAD_VIEW_FIRST, f"peephole,dse,{SPEC},peephole")
+    assert names(module) == ["relu", "element_neg", "relu"]
+
+
+def _view_cases():
+    """The FileCheck cases of forwarding past views made ahead (dead ones first)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "filecheck",
+                        "transforms")
+    return [pytest.param(spec, *case.values, id=case.id)
+            for spec in ("peephole", SPEC)
+            for case in filecheck_cases(os.path.join(here, f"{spec}.mlir"))
+            if case.values[0].startswith(("dead_view", "views_ahead"))]
+
+
+@needs_interpreter
+@pytest.mark.parametrize("spec,name,text", _view_cases())
+def test_forwarding_past_views_made_ahead_keeps_the_outputs(spec, name, text):
+    check_pass_on_program(text, spec)

@@ -127,6 +127,14 @@ def views_of(value: SSAValue) -> list[glow_ir.TensorViewOp]:
     return [op for op in buffer_users(value) if isinstance(op, glow_ir.TensorViewOp)]
 
 
+def is_dead_view(op: Operation) -> bool:
+    """A `tensor_view` nothing reads or writes through: only dead views use its result
+    (or nothing does). `erase_if_unused` erases such a chain whole, so a rewrite must not
+    place anything relative to one of them."""
+    return (isinstance(op, glow_ir.TensorViewOp)
+            and all(is_dead_view(use.operation) for use in op.result.uses))
+
+
 def root_accesses(op: Operation, root: SSAValue) -> list[tuple[SSAValue, Access]]:
     """`op`'s accesses whose buffer lies in `root`."""
     return [(v, k) for v, k in memory_accesses(op) if glow_ir.root_buffer(v) is root]

@@ -17,7 +17,7 @@ from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
@@ -230,8 +230,60 @@ def _walk_post_order(op: Operation) -> Iterator[Operation]:
     yield op
 
 
+def check_dominance(module: Operation) -> None:
+    """Raise `OpDiagnostic` at the first op using a value its own block (or the block of
+    one of its ancestors) defines later, or that the op itself defines: MLIR's "operand
+    #N does not dominate this use". xDSL's parser and verifier accept such IR, and passes
+    then crash on it (lower-to-instr with a KeyError; dse looped forever in `root_buffer`
+    on a view of itself). One walk, linear in ops and operands: the values visible at an
+    op are the arguments and earlier results of each block on the way down. A use of a
+    value of another block of the same region (a CFG, as the LLVM lowering makes) is not
+    checked: that needs the dominator tree, and our IR graphs are single blocks. So this
+    never rejects valid IR, but misses an out-of-order CFG."""
+    visible: set[SSAValue] = set()
+    open_blocks: set[Block] = set()
+
+    def walk(block: Block) -> None:
+        open_blocks.add(block)
+        defined: list[SSAValue] = list(block.args)
+        visible.update(defined)
+        for op in block.ops:
+            for i, value in enumerate(op.operands):
+                if value not in visible and _defining_block(value) in open_blocks:
+                    raise OpDiagnostic(op, f"operand #{i} does not dominate this use "
+                                           f"({_definition_text(value, op)})")
+            for region in op.regions:
+                for inner in region.blocks:
+                    walk(inner)
+            visible.update(op.results)
+            defined.extend(op.results)
+        visible.difference_update(defined)
+        open_blocks.discard(block)
+
+    for region in module.regions:
+        for block in region.blocks:
+            walk(block)
+
+
+def _defining_block(value: SSAValue) -> Block | None:
+    owner = value.owner
+    return owner if isinstance(owner, Block) else owner.parent_block()
+
+
+def _definition_text(value: SSAValue, user: Operation) -> str:
+    """Where the value a use does not see is defined, as MLIR's note says it."""
+    owner = value.owner
+    if owner is user:
+        return "defined by this op"
+    where = location_text(owner) if isinstance(owner, Operation) else None
+    return f"defined later, at {where}" if where else "defined later in the block"
+
+
 def verify_module(module: Operation) -> None:
-    """Verify every op, inner ops first, raising `OpDiagnostic` for the first failure."""
+    """Verify every op, inner ops first, raising `OpDiagnostic` for the first failure.
+    Dominance comes first: op verifiers may follow operands (views to their root) and
+    assume every value is defined before it is used."""
+    check_dominance(module)
     for op in _walk_post_order(module):
         try:
             # verify_() first: it is the op's own checks, and on failure xDSL's verify()
@@ -258,6 +310,7 @@ __all__ = [
     "parse_module",
     "print_module",
     "verify_module",
+    "check_dominance",
     "format_parse_error",
     "OpDiagnostic",
     "location_text",

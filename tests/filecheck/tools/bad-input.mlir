@@ -88,3 +88,10 @@
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %x : tensor<4xf32>
 }
+
+// A value used before its definition (two lines swapped), whatever passes follow (it used
+// to pass verification and crash lower-to-instr):
+// RUN: not glow-opt %S/inputs/use-before-def.mlir --lower-to-instr 2>&1 | FileCheck %s --check-prefix=DOMINANCE
+// DOMINANCE-NOT:  Traceback
+// DOMINANCE:      use-before-def.mlir:2:8: error: 'glow.tanh' op operand #0 does not dominate this use (defined later, at {{.*}}use-before-def.mlir:3:8)
+// DOMINANCE-NOT:  internal error

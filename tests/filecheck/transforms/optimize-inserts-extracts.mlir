@@ -248,3 +248,58 @@ glow_ir.func @extract_stays declare {
   glow_ir.dealloc_activation %t : memref<1x3xf32>
   glow_ir.dealloc_activation %s : memref<4x2xf32>
 }
+
+// -----
+
+// Views of the extract's destination made before it is written: a dead one first (it
+// goes), and a view of a view the reader reads through. The new view of %x takes %d's
+// place before the first view that stays, which now views it.
+// CHECK-LABEL: glow_ir.func @views_ahead_of_the_extract
+// CHECK:         %d = glow_ir.tensor_view %x[1, 0] : memref<2x4xf32> to memref<1x4xf32>
+// CHECK-NEXT:    %dv = glow_ir.tensor_view %d[0, 0] : memref<1x4xf32> to memref<4xf32>
+// CHECK-NEXT:    %dvv = glow_ir.tensor_view %dv[2] : memref<4xf32> to memref<2xf32>
+// CHECK-NEXT:    glow_ir.relu @out %y, @in %dvv : memref<2xf32>
+// CHECK-NEXT:  }
+glow_ir.func @views_ahead_of_the_extract declare {
+  glow_ir.weight @x mutable input : memref<2x4xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%x, %y) {
+  %d = glow_ir.alloc_activation : memref<1x4xf32>
+  %dead = glow_ir.tensor_view %d[0, 0] : memref<1x4xf32> to memref<2x2xf32>
+  %dv = glow_ir.tensor_view %d[0, 0] : memref<1x4xf32> to memref<4xf32>
+  %dvv = glow_ir.tensor_view %dv[2] : memref<4xf32> to memref<2xf32>
+  glow_ir.extract_tensor @out %d, @in %x {offsets = array<i64: 1, 0>} : memref<1x4xf32>, memref<2x4xf32>
+  glow_ir.relu @out %y, @in %dvv : memref<2xf32>
+  glow_ir.dealloc_activation %d : memref<1x4xf32>
+}
+
+// -----
+
+// The same for an insert: the producer of %s writes through a view made before it (with a
+// dead view first); %c's alloc moves up before the first view that stays.
+// CHECK-LABEL: glow_ir.func @views_ahead_of_the_insert
+// CHECK:         %c = glow_ir.alloc_activation : memref<2x4xf32>
+// CHECK-NEXT:    %s = glow_ir.tensor_view %c[1, 0] : memref<2x4xf32> to memref<1x4xf32>
+// CHECK-NEXT:    %sv = glow_ir.tensor_view %s[0, 0] : memref<1x4xf32> to memref<4xf32>
+// CHECK-NEXT:    glow_ir.tanh @out %sv, @in %x : memref<4xf32>
+// CHECK-NEXT:    %c0 = glow_ir.tensor_view %c[0, 0]
+// CHECK-NEXT:    glow_ir.splat @out %c0
+// CHECK-NEXT:    glow_ir.copy @out %y, @in %c : memref<2x4xf32>
+// CHECK-NEXT:    glow_ir.dealloc_activation %c : memref<2x4xf32>
+// CHECK-NEXT:  }
+glow_ir.func @views_ahead_of_the_insert declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<2x4xf32>
+} program(%x, %y) {
+  %s = glow_ir.alloc_activation : memref<1x4xf32>
+  %dead = glow_ir.tensor_view %s[0, 0] : memref<1x4xf32> to memref<2x2xf32>
+  %sv = glow_ir.tensor_view %s[0, 0] : memref<1x4xf32> to memref<4xf32>
+  glow_ir.tanh @out %sv, @in %x : memref<4xf32>
+  %c = glow_ir.alloc_activation : memref<2x4xf32>
+  %c0 = glow_ir.tensor_view %c[0, 0] : memref<2x4xf32> to memref<4xf32>
+  glow_ir.splat @out %c0 {value = 0.5 : f32} : memref<4xf32>
+  glow_ir.insert_tensor @inout %c, @in %s {offsets = array<i64: 1, 0>} : memref<2x4xf32>, memref<1x4xf32>
+  glow_ir.copy @out %y, @in %c : memref<2x4xf32>
+  glow_ir.dealloc_activation %c : memref<2x4xf32>
+  glow_ir.dealloc_activation %s : memref<1x4xf32>
+}

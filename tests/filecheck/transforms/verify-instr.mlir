@@ -47,10 +47,13 @@ glow_ir.func @view_after_dealloc declare {
 
 // -----
 
+// A use before the alloc is a use before the definition: the verifier's dominance check
+// (ir/text.py) reports it before verify-instr runs (which still checks it in IR built in
+// memory without verification).
 glow_ir.func @use_before_alloc declare {
   glow_ir.weight @x mutable input : memref<4xf32>
 } program(%x) {
-  // expected-error @+1 {{'glow_ir.relu' op uses %a before its alloc_activation}}
+  // expected-error @+1 {{'glow_ir.relu' op operand #0 does not dominate this use}}
   glow_ir.relu @out %a, @in %x : memref<4xf32>
   %a = glow_ir.alloc_activation : memref<4xf32>
   glow_ir.dealloc_activation %a : memref<4xf32>

@@ -41,6 +41,7 @@ from glow_mlir.analysis.instr_buffers import (
     covers_root,
     erase_if_unused,
     erase_op,
+    is_dead_view,
     overlaps,
     root_accesses,
     root_element_offset,
@@ -87,7 +88,9 @@ class _Forwarding:
     """What both rewrites share: `instr` (at `ops[p]`) copies between `small`, all of the
     activation `root`, and the run of `big_root` from element `start` (bytes `region`).
     `users` are the instructions (and unknown ops) using `root`, views and deallocs
-    excepted; `first_user` the position of the first op using it at all."""
+    excepted; `first_user` the position of the first op using it at all, dead views
+    excepted: `replace` erases those, and the new view of `big_root` goes before
+    `ops[first_user]`, so that op must survive."""
 
     instr: glow_ir.InstrOp
     root: SSAValue
@@ -117,7 +120,7 @@ class _Forwarding:
         p = first_user = pos[instr]
         users = []
         for user in buffer_users(root):
-            if isinstance(user, glow_ir.DeallocActivationOp):
+            if isinstance(user, glow_ir.DeallocActivationOp) or is_dead_view(user):
                 continue
             if user not in pos:
                 return None

@@ -1866,3 +1866,32 @@ func.func @parse_13(%x: tensor<4xf32>) {
   %0 = glow.relu %x tensor<4xf32>
   func.return
 }
+
+
+// ===== Dominance (ir/text.py check_dominance): a value used before its definition
+
+// -----
+
+func.func @used_before_defined(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'glow.tanh' op operand #0 does not dominate this use (defined later, at}}
+  %1 = glow.tanh %0 : tensor<4xf32>
+  %0 = glow.relu %x : tensor<4xf32>
+  func.return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @returned_before_defined(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = glow.relu %x : tensor<4xf32>
+  // expected-error @+1 {{'func.return' op operand #0 does not dominate this use}}
+  func.return %1 : tensor<4xf32>
+  %1 = glow.tanh %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @own_result(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'glow.add' op operand #1 does not dominate this use (defined by this op)}}
+  %0 = glow.add %x, %0 : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}

@@ -477,3 +477,35 @@ glow_ir.func @count_kind declare {
   // expected-error @+1 {{attribute 'count' must be an integer, got 1.500000e+00 : f32}}
   glow_ir.insert_tensor @inout %y, @in %x {offsets = array<i64: 0>, count = 1.5 : f32} : memref<8xf32>, memref<2xf32>
 }
+
+// -----
+
+// Dominance (ir/text.py check_dominance): a value used before its definition.
+glow_ir.func @view_used_before_defined declare {
+  glow_ir.weight @x mutable input : memref<8xf32>
+  glow_ir.weight @y mutable output : memref<2x4xf32>
+} program(%x, %y) {
+  // expected-error @+1 {{'glow_ir.relu' op operand #1 does not dominate this use (defined later, at}}
+  glow_ir.relu @out %y, @in %v : memref<2x4xf32>
+  %v = glow_ir.tensor_view %x[0] : memref<8xf32> to memref<2x4xf32>
+}
+
+// -----
+
+// A view of itself (dse looped forever looking for its root).
+glow_ir.func @view_of_itself declare {
+  glow_ir.weight @y mutable output : memref<8xf32>
+} program(%y) {
+  // expected-error @+1 {{'glow_ir.tensor_view' op operand #0 does not dominate this use (defined by this op)}}
+  %v = glow_ir.tensor_view %v[0] : memref<8xf32> to memref<8xf32>
+  glow_ir.splat @out %v {value = 1.0 : f32} : memref<8xf32>
+}
+
+// -----
+
+glow_ir.func @dealloc_before_alloc declare {
+} program() {
+  // expected-error @+1 {{'glow_ir.dealloc_activation' op operand #0 does not dominate this use}}
+  glow_ir.dealloc_activation %a : memref<8xf32>
+  %a = glow_ir.alloc_activation : memref<8xf32>
+}
