@@ -241,3 +241,16 @@ def test_glow_compile_says_it_takes_onnx(capsys):
     code, _, err = in_process(glow_compile.main, capsys, CONV_RELU, "--emit", "instr")
     assert code == 1
     assert "is a model in IR: glow-compile takes an ONNX model" in err
+
+
+def test_a_module_built_in_python_is_verified_before_any_pass():
+    """A use before its definition in a module given to compile() (never parsed, so never
+    verified) is the located dominance error, not a KeyError inside lower-to-instr."""
+    module = parse_module(make_context(), CONV_RELU.read_text(), str(CONV_RELU))
+    fn = next(op for op in module.walk() if op.name == "func.func")
+    ops = list(fn.body.block.ops)
+    relu = next(op for op in ops if op.name == "glow.relu")
+    relu.detach()
+    fn.body.block.insert_op_before(relu, ops[0])  # the relu now reads a later value
+    with pytest.raises(OpDiagnostic, match="'glow.relu' op operand #0 does not dominate this use"):
+        glow_mlir.compile(module, backend="interpreter", optimize=False)

@@ -185,7 +185,10 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
             raise UserError("input shapes bind an ONNX model's symbolic dimensions; a model "
                             "in IR has its shapes in its types")
         if isinstance(model, ModuleOp):
+            from glow_mlir.ir.text import verify_module
+
             module, source = model, None
+            verify_module(module)  # a module built in Python was never verified
         else:
             module, source = load_mlir(model), os.fspath(model)
         return module, isinstance(runnable_function(module, source), func.FuncOp)
