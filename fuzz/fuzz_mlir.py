@@ -376,7 +376,8 @@ class Outcome:
     seconds: float
 
 
-LOCATED = re.compile(r"^\S.*?:\d+:\d+: error: ", re.M)
+LOCATED = re.compile(r"^\S.*?:\d+:\d+: error: |\S+\.mlir:\d+:\d+\b", re.M)
+"""`FILE:LINE:COL: error: ...`, or a pass's one-line refusal naming `... at FILE:LINE:COL`."""
 LOCATED_GLOBAL = re.compile(r"^glow-opt: error: (invalid pass pipeline|cannot read)", re.M)
 
 

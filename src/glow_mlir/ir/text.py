@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 
 import re
@@ -19,15 +20,27 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from glow_mlir.ir import resources
 
 
+MAX_DENSE_LITERAL_ELEMENTS = 1 << 26
+"""The most elements a textual `dense<...>` literal may expand to."""
+
 _OP_START = re.compile(r'(%[^=\n]*=\s*)?("?)([A-Za-z_][\w$.-]*)')
 """An op's results and name: `%a, %b = glow.x` or `%0 = "glow.x"`."""
+
+
+class _Lexer(MLIRLexer):
+    # xDSL's string-literal pattern nests `+` inside `*`: an unterminated string (`"abc`
+    # up to the end of the line) backtracks exponentially, and 60 characters never end.
+    # The same language, one character per repetition: linear.
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 class LocatingParser(Parser):
@@ -37,6 +50,11 @@ class LocatingParser(Parser):
 
     line_offset: int = 0
     """Lines before this chunk in its file (`--split-input-file`)."""
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(_Lexer(Input(text, name)))
 
     def parse_operation(self) -> Operation:
         # As mlir-opt, locate an op at its name (`%0 = glow.relu ...`: at `glow.relu`).
@@ -82,9 +100,46 @@ class LocatingParser(Parser):
             self.raise_error(f"literal does not fit its type: {err}", start,
                              max(self.pos, start + 1))
 
+    def _parse_dense_literal_type(self):
+        # xDSL builds a dense literal as a Python list of every element (a splat too):
+        # `dense<1> : tensor<1099511627776xi8>` would take the machine's memory.
+        start = self._current_token.span.start
+        t = super()._parse_dense_literal_type()
+        n = math.prod(t.get_shape())
+        if n > MAX_DENSE_LITERAL_ELEMENTS:
+            self.raise_error(
+                f"dense literal of {n} elements is too large (at most "
+                f"{MAX_DENSE_LITERAL_ELEMENTS}; keep large weights in dense_resource blobs)",
+                start, max(self.pos, start + 1))
+        return t
+
+    def parse_dense_int_or_fp_elements_attr(self, type):  # type: ignore[override]
+        # A value its element type cannot hold (`dense<300> : tensor<2xi8>`), or an element
+        # type xDSL cannot pack (i3), escapes xDSL as ValueError/NotImplementedError.
+        start = self._current_token.span.start
+        try:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
+            self.raise_error(f"invalid dense literal: {_one_line(str(err))}", start,
+                             max(self.pos, start + 1))
+
+    def _parse_builtin_densearray_attr(self):
+        # The same for `array<i8: 300>` and `array<i643>`.
+        start = self._current_token.span.start
+        try:
+            return super()._parse_builtin_densearray_attr()
+        except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
+            self.raise_error(f"invalid array attribute: {_one_line(str(err))}", start,
+                             max(self.pos, start + 1))
+
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            # xDSL's parser is recursive descent: regions, types and dense literals nested
+            # a few hundred deep exhaust Python's stack. Say where, as a parse error.
+            self.raise_error("input nested too deeply (regions, types or literals nested "
+                             "hundreds of levels deep)", self._current_token.span)
         except ParseError as err:
             if not err.msg.startswith("values used but not defined") \
                     or not self.forward_ssa_references:

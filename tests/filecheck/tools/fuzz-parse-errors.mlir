@@ -1,0 +1,48 @@
+// Parse errors found by fuzz/fuzz_mlir.py that used to escape as internal errors or
+// hang: each is now a located parse error (exit 1, no traceback).
+//
+// RUN: glow-opt %s --split-input-file --verify-diagnostics
+
+// A value the element type of a dense literal cannot hold (was: internal error, ValueError).
+func.func @dense_out_of_range() {
+  // expected-error @+1 {{invalid dense literal: Integer value 300 is out of range for type i8}}
+  %c = glow.constant dense<[1, 300]> : tensor<2xi8>
+  func.return
+}
+
+// -----
+
+// A splat of 2^32 elements: xDSL expands it into a Python list (was: MemoryError, or
+// the machine's memory without a limit).
+func.func @dense_huge_splat() {
+  // expected-error @+1 {{dense literal of 4294967296 elements is too large}}
+  %c = glow.constant dense<1.0> : tensor<65536x65536xf32>
+  func.return
+}
+
+// -----
+
+// The same for dense arrays (an out-of-range value was already located; an element type
+// xDSL cannot pack was an internal error, NotImplementedError).
+func.func @array_out_of_range(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{Integer value 300 is out of range for type i8}}
+  %0 = glow.max_pool %x {kernels = array<i8: 300, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @array_odd_width(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{invalid array attribute: Format not implemented for i643}}
+  %0 = glow.max_pool %x {kernels = array<i643>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  func.return
+}
+
+// -----
+
+// An unterminated string literal: xDSL's lexer backtracked exponentially on it (was: a hang).
+glow_ir.func @unterminated declare {
+  // expected-error @+1 {{End of file reached before closing string literal.}}
+  glow_ir.weight @w"constant input : memref<4xf32> = dense_resource<w> : tensor<4xf32> and more
+} program(%w) {
+}
