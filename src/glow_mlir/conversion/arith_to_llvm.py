@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.loops_to_llvm import converted_operands, llvm_type, replace
+from glow_mlir.conversion.loops_to_llvm import at, converted_operands, llvm_type, replace
 
 
 def element(t: Attribute) -> Attribute:
@@ -229,7 +229,8 @@ if hasattr(arith, "RemFOp"):
 def lower_op(op: Operation) -> None:
     lowering = LOWERINGS.get(type(op))
     if lowering is None:
-        raise PassFailedException(f"convert-arith-to-llvm: no lowering for {op.name}")
+        raise PassFailedException(
+            f"convert-arith-to-llvm: no lowering for {op.name} at {at(op)}")
     args = converted_operands(op)
     new = lowering(op, args)
     replace(op, new, None if new else args)

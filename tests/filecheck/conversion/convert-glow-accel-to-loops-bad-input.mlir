@@ -5,8 +5,8 @@
 // CHECK-NOT: Traceback
 // LLVM-NOT: Traceback
 
-// CHECK: convert-glow-accel-to-loops: @no_plan has no memory plan; run plan-memory first
-// LLVM: convert-glow-accel-to-llvm: @no_plan has no memory plan; run plan-memory first
+// CHECK: convert-glow-accel-to-loops: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
+// LLVM: convert-glow-accel-to-llvm: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
 glow_ir.func @no_plan declare {
   glow_ir.weight @x constant input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<4xf32>
