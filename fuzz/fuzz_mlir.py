@@ -173,7 +173,7 @@ class Mutator:
 
     # -------- byte level
     def m_flip(self, t: str) -> str | None:
-        b = bytearray(t.encode())
+        b = bytearray(t.encode("utf-8", errors="surrogateescape"))
         if not b:
             return None
         for _ in range(self.rng.randint(1, 4)):
@@ -378,6 +378,8 @@ class Outcome:
 
 LOCATED = re.compile(r"^\S.*?:\d+:\d+: error: |\S+\.mlir:\d+:\d+\b", re.M)
 """`FILE:LINE:COL: error: ...`, or a pass's one-line refusal naming `... at FILE:LINE:COL`."""
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):$", re.M)
+INTERNAL = re.compile(r"^glow-opt: internal error: ", re.M)
 LOCATED_GLOBAL = re.compile(r"^glow-opt: error: (invalid pass pipeline|cannot read)", re.M)
 
 
@@ -417,9 +419,9 @@ def run_glow_opt(argv: list[str], timeout: float) -> Outcome:
     so, se = out.getvalue(), err.getvalue()
     if status == "timeout":
         cls = "hang"
-    elif escaped or "Traceback (most recent call last)" in so + se:
+    elif escaped or TRACEBACK.search(so + se):
         cls = "traceback"
-    elif "internal error" in se:
+    elif INTERNAL.search(se):
         cls = "internal-error"
     elif status == 0:
         cls = "ok"

@@ -40,3 +40,31 @@ def test_deep_nesting_is_a_located_parse_error(tmp_path, text, capsys):
     assert code == 1
     assert "in.mlir:" in err and "error: input nested too deeply" in err
     assert "internal error" not in err and "Traceback" not in err
+
+
+ACCUMULATE = """glow_ir.func @source_still_read declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %x : memref<4xf32>
+  %b = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.element_exp @out %b, @in %a : memref<4xf32>
+  %c = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.element_add @out %c, @in %a, @in %b : memref<4xf32>
+  glow_ir.copy @out %y, @in %c : memref<4xf32>
+  glow_ir.dealloc_activation %c : memref<4xf32>
+  glow_ir.dealloc_activation %b : memref<4xf32>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+"""
+
+
+def test_verify_instr_knows_tile_ops_in_place_pairs(tmp_path, capsys):
+    # convert-glow-ir-to-accel adds into a source's tile (`elementwise @out %t, @in %t,
+    # @in %u`), which element_add allows; verify-instr used to reject it (operand #0
+    # overlaps operand #1), without a location since the op is new.
+    code, out, err = run(tmp_path, ACCUMULATE, "-p", "convert-glow-ir-to-accel,verify-instr",
+                         capsys=capsys)
+    assert code == 0, err
+    assert any("glow_accel.elementwise @out" in ln for ln in out.splitlines())

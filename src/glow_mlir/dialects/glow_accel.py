@@ -519,6 +519,17 @@ class TileOp(InstrOp):
                 return cls
         raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
 
+    def inplace_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Those of the instruction it computes (`elementwise @out %t, @in %t, @in %u`
+        adds into its first source's tile, as `glow_ir.element_add` may)."""
+        try:
+            inplace = self.instruction_class().INPLACE
+        except VerifyException:  # an unknown kind (the verifier says so)
+            return ()
+        n = len(self.operands)
+        return tuple((d, s) for d, s in inplace
+                     if d < n and s < n and self.operands[d].type == self.operands[s].type)
+
     def instruction_on(self, buffers: Sequence[SSAValue],
                        fused_activation: bool = True) -> InstrOp:
         """A detached `glow_ir` instruction of this op's kind and attributes on `buffers`

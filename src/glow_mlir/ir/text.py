@@ -29,6 +29,9 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 from glow_mlir.ir import resources
 
 
+MAX_INTEGER_WIDTH = (1 << 24) - 1
+"""The widest integer type, as MLIR's IntegerType::kMaxWidth."""
+
 MAX_DENSE_LITERAL_ELEMENTS = 1 << 26
 """The most elements a textual `dense<...>` literal may expand to."""
 
@@ -122,6 +125,15 @@ class LocatingParser(Parser):
         except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
             self.raise_error(f"invalid dense literal: {_one_line(str(err))}", start,
                              max(self.pos, start + 1))
+
+    def _parse_optional_integer_or_float_type(self):
+        # MLIR's limit; xDSL has none, and `1 : i429496729664` computed 1 << 429496729664.
+        token = self._current_token
+        m = self._builtin_integer_type_regex.match(token.text)
+        if m is not None and int(m.group(1)) > MAX_INTEGER_WIDTH:
+            self.raise_error(f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits",
+                             token.span)
+        return super()._parse_optional_integer_or_float_type()
 
     def _parse_builtin_densearray_attr(self):
         # The same for `array<i8: 300>` and `array<i643>`.

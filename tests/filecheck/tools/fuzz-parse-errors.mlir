@@ -46,3 +46,13 @@ glow_ir.func @unterminated declare {
   glow_ir.weight @w"constant input : memref<4xf32> = dense_resource<w> : tensor<4xf32> and more
 } program(%w) {
 }
+
+// -----
+
+// An integer type wider than MLIR's limit: the range check of its literal computed
+// 1 << width (was: internal error, MemoryError).
+func.func @wide_integer(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{integer bitwidth is limited to 16777215 bits}}
+  %0 = glow.tile %x {count = 2 : i64, axis = 1 : i429496729664} : tensor<2x3xf32> -> tensor<2x6xf32>
+  func.return
+}
