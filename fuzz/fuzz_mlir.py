@@ -67,9 +67,8 @@ def load_seeds(root: Path = ROOT) -> list[tuple[str, str]]:
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         for i, chunk in enumerate(text.split("// -----")):
-            # RUN/CHECK lines are noise for the fuzzer; the IR is what matters.
-            lines = [ln for ln in chunk.split("\n")
-                     if not re.match(r"\s*//\s*(RUN|CHECK|expected-)", ln)]
+            # Comments (RUN/CHECK lines, prose) are noise for the fuzzer; the IR matters.
+            lines = [ln for ln in chunk.split("\n") if not re.match(r"\s*//", ln)]
             body = "\n".join(lines).strip()
             if re.search(r"^\s*[%\"a-z_]", body, re.M):
                 seeds.append((f"{path.relative_to(root)}#{i}", body + "\n"))

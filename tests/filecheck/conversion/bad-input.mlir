@@ -49,6 +49,21 @@ glow_ir.func @main declare {
 
 // -----
 
+// Found by fuzz/fuzz_mlir.py: a planned function with an alloc_activation that has no
+// offset (was: internal error, AttributeError).
+// LOOPS: convert-glow-ir-to-loops: alloc_activation at {{.*}}bad-input.mlir:{{[0-9]+}}:{{[0-9]+}} has no offset in the planned @unplaced; run plan-memory again
+glow_ir.func @unplaced declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%x, %y) {
+  %t = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %t, @in %x : memref<4xf32>
+  glow_ir.copy @out %y, @in %t : memref<4xf32>
+  glow_ir.dealloc_activation %t : memref<4xf32>
+} attributes {activations_size = 64 : i64, alignment = 64 : i64}
+
+// -----
+
 // Found by fuzz/fuzz_mlir.py: a function whose arguments have no LLVM type, and one that
 // returns two values (were: an unlocated xDSL verifier message, and an internal error).
 // FUNC: convert-func-to-llvm: @tensor_arg at {{.*}}bad-input.mlir:{{[0-9]+}}:1: LLVM function argument #0 has incompatible type 'tensor<4xf32>'

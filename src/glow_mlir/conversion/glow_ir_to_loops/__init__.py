@@ -271,6 +271,11 @@ def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
         raise PassFailedException(
             f"{pass_name}: @{fn.sym_name.data} at {position_text(fn) or 'an unknown location'} "
             f"has no memory plan; run plan-memory first")
+    for op in fn.body.ops:
+        if isinstance(op, glow_ir.AllocActivationOp) and op.offset is None:
+            raise PassFailedException(
+                f"{pass_name}: alloc_activation at {position_text(op) or 'an unknown location'}"
+                f" has no offset in the planned @{fn.sym_name.data}; run plan-memory again")
 
 
 def convert_funcs(module: ModuleOp, pass_name: str,
