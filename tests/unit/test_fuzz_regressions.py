@@ -1,5 +1,5 @@
 """Regressions found by fuzz/fuzz_mlir.py whose inputs are easier to build than to write
-down (the others are FileCheck cases: tests/filecheck/tools/fuzz-parse-errors.mlir and the
+down (the others are FileCheck cases: tests/filecheck/tools/fuzz-regressions.mlir and the
 passes' own files). Each used to end in `glow-opt: internal error` or a hang; now it is a
 located error with status 1."""
 

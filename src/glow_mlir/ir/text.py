@@ -306,7 +306,27 @@ def verify_module(module: Operation) -> None:
             op.verify_()
             op.verify(verify_nested_ops=False)
         except VerifyException as err:
-            raise OpDiagnostic(op, _strip_xdsl_prefix(str(err))) from err
+            message = _strip_xdsl_prefix(str(err))
+            raise _symbol_redefinition(op, message) or OpDiagnostic(op, message) from err
+
+
+def _symbol_redefinition(table: Operation, message: str) -> OpDiagnostic | None:
+    """xDSL reports a symbol defined twice at the symbol table (an implicit module has no
+    location); MLIR at the second definition."""
+    m = re.fullmatch(r'Redefinition of symbol "(.*)"', message.strip())
+    if m is None:
+        return None
+    seen = False
+    for region in table.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                name = child.properties.get("sym_name") or child.attributes.get("sym_name")
+                if isinstance(name, StringAttr) and name.data == m.group(1):
+                    if seen:
+                        return OpDiagnostic(child, f"redefinition of symbol named "
+                                                   f"'{m.group(1)}'")
+                    seen = True
+    return None
 
 
 def _strip_xdsl_prefix(message: str) -> str:

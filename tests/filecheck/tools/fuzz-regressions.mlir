@@ -1,5 +1,5 @@
-// Parse errors found by fuzz/fuzz_mlir.py that used to escape as internal errors or
-// hang: each is now a located parse error (exit 1, no traceback).
+// Parse and verifier errors found by fuzz/fuzz_mlir.py that used to escape as internal
+// errors, hang or say no place: each is now a located error (exit 1, no traceback).
 //
 // RUN: glow-opt %s --split-input-file --verify-diagnostics
 
@@ -56,3 +56,11 @@ func.func @wide_integer(%x: tensor<2x3xf32>) {
   %0 = glow.tile %x {count = 2 : i64, axis = 1 : i429496729664} : tensor<2x3xf32> -> tensor<2x6xf32>
   func.return
 }
+
+// -----
+
+// A symbol defined twice: xDSL reports it at the (implicit, unlocated) module; now at the
+// second definition, as MLIR (was: an error without a location).
+func.func private @ext(f32) -> f32
+// expected-error @+1 {{'func.func' op redefinition of symbol named 'ext'}}
+func.func private @ext(f32) -> f32
