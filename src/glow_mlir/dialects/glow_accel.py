@@ -63,7 +63,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
-from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type
+from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
 
 # ====================================================================== attributes and types
 
@@ -408,7 +408,7 @@ class DmaStartOp(IRDLOperation):
     def parse(cls, parser: Parser) -> DmaStartOp:
         def ints() -> list[int]:
             return parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
-                                                     parser.parse_integer)
+                                                     lambda: parse_i64(parser))
 
         src = parser.parse_unresolved_operand()
         src_offs = ints()

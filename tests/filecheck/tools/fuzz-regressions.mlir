@@ -64,3 +64,22 @@ func.func @wide_integer(%x: tensor<2x3xf32>) {
 func.func private @ext(f32) -> f32
 // expected-error @+1 {{'func.func' op redefinition of symbol named 'ext'}}
 func.func private @ext(f32) -> f32
+
+// -----
+
+// Offsets and sizes of the custom forms are i64 arrays: a wider integer was a ValueError
+// of DenseArrayBase (internal error); now a parse error at it.
+glow_ir.func @wide_offset declare {
+  glow_ir.weight @a mutable input : memref<2x8xf32>
+} program(%a) {
+  // expected-error @+1 {{integer 18446744073709551616 does not fit in 64 bits}}
+  %row = glow_ir.tensor_view %a[18446744073709551616, 0] : memref<2x8xf32> to memref<8xf32>
+}
+
+// -----
+
+func.func @wide_dma(%x: memref<4xf32>, %t: memref<4xf32, 1 : i64>) {
+  // expected-error @+1 {{integer 18446744073709551616 does not fit in 64 bits}}
+  %k = glow_accel.dma_start %x[0] -> %t[0] sizes [18446744073709551616] : memref<4xf32> -> memref<4xf32, 1 : i64>
+  func.return
+}

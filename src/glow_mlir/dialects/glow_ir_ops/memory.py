@@ -102,6 +102,16 @@ def check_buffer_type(t: MemRefType, what: str) -> None:
             f"here") from None
 
 
+def parse_i64(parser: Parser) -> int:
+    """An integer of a custom form's list (offsets, sizes) that must fit an i64 array:
+    a wider one is a parse error at it, not a ValueError from DenseArrayBase."""
+    start = parser.pos
+    value = parser.parse_integer()
+    if not -(1 << 63) <= value < (1 << 63):
+        parser.raise_error(f"integer {value} does not fit in 64 bits", start, parser.pos)
+    return value
+
+
 # ====================================================================== weights
 
 
@@ -417,7 +427,7 @@ class TensorViewOp(IRDLOperation):
     def parse(cls, parser: Parser) -> TensorViewOp:
         source = parser.parse_unresolved_operand()
         offsets = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
-                                                    parser.parse_integer)
+                                                    lambda: parse_i64(parser))
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
