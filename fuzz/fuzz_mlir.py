@@ -375,8 +375,9 @@ class Outcome:
     seconds: float
 
 
-LOCATED = re.compile(r"^\S.*?:\d+:\d+: error: |\S+\.mlir:\d+:\d+\b", re.M)
-"""`FILE:LINE:COL: error: ...`, or a pass's one-line refusal naming `... at FILE:LINE:COL`."""
+LOCATED = re.compile(r"^\S.*?:\d+:\d+: error: |\S+\.mlir:\d+:\d+\b|#\d+ in @\S+", re.M)
+"""`FILE:LINE:COL: error: ...`, or a pass's one-line refusal naming `... at FILE:LINE:COL`
+(or `#INDEX in @FUNC`, ir.text.position_text's place of an op a pass created)."""
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):$", re.M)
 INTERNAL = re.compile(r"^glow-opt: internal error: ", re.M)
 LOCATED_GLOBAL = re.compile(r"^glow-opt: error: (invalid pass pipeline|cannot read)", re.M)

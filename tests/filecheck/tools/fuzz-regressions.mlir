@@ -83,3 +83,22 @@ func.func @wide_dma(%x: memref<4xf32>, %t: memref<4xf32, 1 : i64>) {
   %k = glow_accel.dma_start %x[0] -> %t[0] sizes [18446744073709551616] : memref<4xf32> -> memref<4xf32, 1 : i64>
   func.return
 }
+
+// -----
+
+// A declare region of two blocks (was: internal error, Region.block of a multi-block region).
+// expected-error @+1 {{the declare region of glow_ir.func @two_blocks is one block, got 2}}
+glow_ir.func @two_blocks declare {
+  glow_ir.weight @x mutable input : memref<4xf32>
+^bb1:
+} program(%x) {
+}
+
+// -----
+
+// A weight in generic form without its type property (was: internal error, KeyError).
+glow_ir.func @untyped declare {
+  "glow_ir.weight"() <{sym_name = "x", mutability = "mutable", role = "input"}> : () -> ()
+// expected-error @+1 {{glow_ir.weight "x" has no 'type' property, so its program argument has no type}}
+} program(%x) {
+}

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -325,9 +325,13 @@ class FuncOp(IRDLOperation):
     def parse(cls, parser: Parser) -> FuncOp:
         name = parser.parse_symbol_name().data
         parser.parse_keyword("declare")
+        pos = parser.pos
         declare = parser.parse_region()
         if not declare.blocks:
             declare.add_block(Block())
+        if len(declare.blocks) != 1:
+            parser.raise_error(f"the declare region of glow_ir.func @{name} is one block, "
+                               f"got {len(declare.blocks)}", pos, parser.pos)
         weights = [op for op in declare.block.ops if isinstance(op, WeightOp)]
         parser.parse_keyword("program")
         pos = parser.pos
@@ -337,7 +341,15 @@ class FuncOp(IRDLOperation):
             parser.raise_error(
                 f"program names {len(names)} arguments for {len(weights)} weights", pos,
                 parser.pos)
-        program = parser.parse_region([n.resolve(w.type) for n, w in zip(names, weights)])
+        types = []
+        for w in weights:  # the generic form may lack the property (the verifier says so)
+            t = w.properties.get("type")
+            if not isinstance(t, TypeAttribute):
+                parser.raise_error(f"glow_ir.weight {w.properties.get('sym_name')} has no "
+                                   f"'type' property, so its program argument has no type",
+                                   pos, parser.pos)
+            types.append(t)
+        program = parser.parse_region([n.resolve(t) for n, t in zip(names, types)])
         if not program.blocks:
             program.add_block(Block())
         attrs = parser.parse_optional_attr_dict_with_keyword()
