@@ -18,6 +18,8 @@ Outcomes:
   user-error      exit 1 with a located diagnostic (`FILE:LINE:COL: error: ...`)
   unlocated       exit 1 with an error that does not say where (a defect: DESIGN.md asks
                   for file:line:col for IR)
+  broken-ir       the input verified, a pass ran, and its output did not verify (a pass
+                  that cannot handle its input must refuse it, not produce invalid IR)
   internal-error  `glow-opt: internal error: ...` (a bug the tool caught)
   traceback       a Python traceback was printed, or an exception escaped main()
   hang            the input ran longer than --timeout seconds
@@ -53,8 +55,9 @@ if str(ROOT / "src") not in sys.path:
 from glow_mlir.tools.glow_opt import main as glow_opt_main  # noqa: E402
 from glow_mlir.universe import PASSES  # noqa: E402
 
-CLASSES = ("ok", "user-error", "unlocated", "internal-error", "traceback", "hang", "crash")
-DEFECTS = ("unlocated", "internal-error", "traceback", "hang", "crash")
+CLASSES = ("ok", "user-error", "unlocated", "broken-ir", "internal-error", "traceback", "hang",
+           "crash")
+DEFECTS = ("unlocated", "broken-ir", "internal-error", "traceback", "hang", "crash")
 
 # ---------------------------------------------------------------------------- seeds
 
@@ -387,11 +390,39 @@ def _alarm(signum, frame):  # noqa: ARG001
     raise FuzzTimeout(124)
 
 
+_broken_after: list[str] = []
+
+
+def _watch_verify_after_passes() -> None:
+    """Wrap glow-opt's verify_module so that a failure of the verification glow-opt runs
+    after each pass (in its `after_each_pass` hook) is recorded, with the pass's name."""
+    import glow_mlir.tools.glow_opt as tool
+
+    verify = tool.verify_module
+    if getattr(verify, "fuzz_watched", False):
+        return
+
+    def watched(module):
+        try:
+            verify(module)
+        except BaseException:
+            frame = sys._getframe(1)
+            if frame.f_code.co_name == "after_each_pass":
+                prev = frame.f_locals.get("prev")
+                _broken_after.append(getattr(prev, "name", "?"))
+            raise
+
+    watched.fuzz_watched = True  # type: ignore[attr-defined]
+    tool.verify_module = watched
+
+
 def run_glow_opt(argv: list[str], timeout: float) -> Outcome:
     """glow-opt's main(argv) in this process, classified."""
     out, err = io.StringIO(), io.StringIO()
     status: object = None
     escaped = False
+    _watch_verify_after_passes()
+    _broken_after.clear()
     previous = signal.signal(signal.SIGALRM, _alarm)
     start = time.perf_counter()
     try:
@@ -423,6 +454,9 @@ def run_glow_opt(argv: list[str], timeout: float) -> Outcome:
         cls = "traceback"
     elif INTERNAL.search(se):
         cls = "internal-error"
+    elif _broken_after:
+        cls = "broken-ir"
+        se = f"after {_broken_after[0]}: {se}"
     elif status == 0:
         cls = "ok"
     elif status == 1 and (LOCATED.search(se) or LOCATED_GLOBAL.search(se)):

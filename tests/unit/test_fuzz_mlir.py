@@ -64,3 +64,26 @@ def test_outcomes_are_classified(fuzz_mlir, tmp_path):
     # The classifier itself: the tool's last-resort message is an internal error.
     outcome = fuzz_mlir.Outcome("", 1, "", "glow-opt: internal error: ValueError: x\n", 0.0)
     assert fuzz_mlir.INTERNAL.search(outcome.stderr)
+
+
+def test_invalid_ir_after_a_pass_is_noticed(fuzz_mlir):
+    # glow-opt verifies after each pass in its `after_each_pass` hook; the fuzzer records
+    # which pass left invalid IR (class broken-ir).
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
+    import glow_mlir.tools.glow_opt as tool
+
+    fuzz_mlir._watch_verify_after_passes()
+    fuzz_mlir._broken_after.clear()
+
+    class Pass:
+        name = "some-pass"
+
+    def after_each_pass(prev, module, nxt):
+        tool.verify_module(module)
+
+    with pytest.raises(Exception):
+        after_each_pass(Pass(), ModuleOp([func.ReturnOp()]), None)
+    assert fuzz_mlir._broken_after == ["some-pass"]
+    fuzz_mlir._broken_after.clear()
