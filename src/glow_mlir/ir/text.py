@@ -24,7 +24,7 @@ from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from glow_mlir.ir import resources
 
@@ -143,6 +143,18 @@ class LocatingParser(Parser):
         except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
             self.raise_error(f"invalid array attribute: {_one_line(str(err))}", start,
                              max(self.pos, start + 1))
+
+    def _parse_block(self):
+        # xDSL forgets where a block first referenced ahead (`cf.br ^head`) was defined, so
+        # a second `^head:` fell through its re-declaration check into a KeyError.
+        token = self._current_token
+        if token.kind == MLIRTokenKind.CARET_IDENT:
+            name = token.text[1:]
+            entry = self.blocks.get(name)
+            if entry is not None and entry[1] is None \
+                    and name not in self.forward_block_references:
+                self.raise_error(f"re-declaration of block '{name}'", token.span)
+        return super()._parse_block()
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:

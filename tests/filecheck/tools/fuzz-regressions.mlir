@@ -102,3 +102,24 @@ glow_ir.func @untyped declare {
 // expected-error @+1 {{glow_ir.weight "x" has no 'type' property, so its program argument has no type}}
 } program(%x) {
 }
+
+// -----
+
+// An infinite resize scale (was: internal error, OverflowError in the shape check).
+func.func @resize_inf(%x: tensor<1x1x2x2xf32>) {
+  // expected-error @+1 {{'glow.resize_nearest' op scale must be positive and finite, got [1.0, 1.0, inf, 2.0]}}
+  %0 = glow.resize_nearest %x {scale = array<f32: 1.0, 1.0, 1.0e400, 2.0>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+  func.return
+}
+
+// -----
+
+// A block defined twice after a branch to it (was: internal error, KeyError in xDSL).
+func.func @loop(%n: index) {
+  cf.br ^head
+^head:
+  cf.br ^head
+// expected-error @+1 {{re-declaration of block 'head'}}
+^head:
+  func.return
+}
