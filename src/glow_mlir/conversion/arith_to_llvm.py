@@ -21,9 +21,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
+    TensorType,
+    UnrankedTensorType,
     VectorType,
     i1,
 )
@@ -231,6 +235,16 @@ def lower_op(op: Operation) -> None:
     if lowering is None:
         raise PassFailedException(
             f"convert-arith-to-llvm: no lowering for {op.name} at {at(op)}")
+    for t in [*op.operand_types, *op.result_types]:
+        if isinstance(t, (TensorType, UnrankedTensorType, MemRefType)):
+            raise PassFailedException(
+                f"convert-arith-to-llvm: {op.name} at {at(op)} on {t}: only scalars and "
+                f"vectors lower to the LLVM dialect")
+    if isinstance(op, arith.ConstantOp) and not isinstance(
+            op.value, (IntegerAttr, FloatAttr, DenseIntOrFPElementsAttr)):
+        raise PassFailedException(
+            f"convert-arith-to-llvm: arith.constant at {at(op)} has value {op.value}; only "
+            f"integer, float and dense literals lower to the LLVM dialect")
     args = converted_operands(op)
     new = lowering(op, args)
     replace(op, new, None if new else args)

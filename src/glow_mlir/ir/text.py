@@ -18,7 +18,7 @@ from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -154,7 +154,21 @@ class LocatingParser(Parser):
             if entry is not None and entry[1] is None \
                     and name not in self.forward_block_references:
                 self.raise_error(f"re-declaration of block '{name}'", token.span)
+            self._check_block_name(token)
         return super()._parse_block()
+
+    def parse_optional_successor(self):
+        if self._current_token.kind == MLIRTokenKind.CARET_IDENT:
+            self._check_block_name(self._current_token)
+        return super().parse_optional_successor()
+
+    def _check_block_name(self, token) -> None:
+        # xDSL keeps a block's name as a hint, and its setter refuses names MLIR allows
+        # (`^0`) with a ValueError.
+        name = token.text[1:]
+        if not Block.is_default_block_name(name) and not Block.is_valid_name(name):
+            self.raise_error(f"block name '^{name}' is not supported (a name starts with a "
+                             f"letter, or is ^bb followed by digits)", token.span)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:

@@ -5,6 +5,7 @@
 // RUN: not glow-opt %s --split-input-file --convert-math-to-llvm 2>&1 | FileCheck %s --check-prefix=MATH
 // RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-loops 2>&1 | FileCheck %s --check-prefix=LOOPS
 // RUN: not glow-opt %s --split-input-file --convert-func-to-llvm 2>&1 | FileCheck %s --check-prefix=FUNC
+// RUN: not glow-opt %s --split-input-file --convert-arith-to-llvm 2>&1 | FileCheck %s --check-prefix=ARITH
 
 // MEMREF: convert-memref-to-llvm: memref.view at {{.*}}bad-input.mlir:{{[0-9]+}}:8: only static identity-layout memrefs are supported, got memref<?xf32>
 func.func @dynamic_view(%b: memref<64xi8>, %n: index) {
@@ -76,4 +77,14 @@ func.func @tensor_arg(%x: tensor<4xf32>) {
 // FUNC: convert-func-to-llvm: @two_results at {{.*}}bad-input.mlir:{{[0-9]+}}:1: functions with several results are not supported
 func.func @two_results(%x: i32) -> (i32, i32) {
   func.return %x, %x : i32, i32
+}
+
+// -----
+
+// Found by fuzz/fuzz_mlir.py: an arith op on tensors has no LLVM form (was: an
+// llvm.mlir.constant holding a dense_resource, which failed verification after the pass).
+// ARITH: convert-arith-to-llvm: arith.constant at {{.*}}bad-input.mlir:{{[0-9]+}}:{{[0-9]+}} on tensor<2xf32>: only scalars and vectors lower to the LLVM dialect
+func.func @tensor_constant() -> tensor<2xf32> {
+  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  func.return %c : tensor<2xf32>
 }

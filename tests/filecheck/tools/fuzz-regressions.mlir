@@ -123,3 +123,13 @@ func.func @loop(%n: index) {
 ^head:
   func.return
 }
+
+// -----
+
+// A block name xDSL refuses as a name hint (MLIR allows ^0; was: internal error, ValueError).
+func.func @numbered() {
+  // expected-error @+1 {{block name '^0' is not supported}}
+  cf.br ^0
+^0:
+  func.return
+}
