@@ -21,9 +21,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
+    TensorType,
+    UnrankedTensorType,
     VectorType,
     i1,
 )
@@ -32,7 +36,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.loops_to_llvm import converted_operands, llvm_type, replace
+from glow_mlir.conversion.loops_to_llvm import at, converted_operands, llvm_type, replace
 
 
 def element(t: Attribute) -> Attribute:
@@ -229,7 +233,18 @@ if hasattr(arith, "RemFOp"):
 def lower_op(op: Operation) -> None:
     lowering = LOWERINGS.get(type(op))
     if lowering is None:
-        raise PassFailedException(f"convert-arith-to-llvm: no lowering for {op.name}")
+        raise PassFailedException(
+            f"convert-arith-to-llvm: no lowering for {op.name} at {at(op)}")
+    for t in [*op.operand_types, *op.result_types]:
+        if isinstance(t, (TensorType, UnrankedTensorType, MemRefType)):
+            raise PassFailedException(
+                f"convert-arith-to-llvm: {op.name} at {at(op)} on {t}: only scalars and "
+                f"vectors lower to the LLVM dialect")
+    if isinstance(op, arith.ConstantOp) and not isinstance(
+            op.value, (IntegerAttr, FloatAttr, DenseIntOrFPElementsAttr)):
+        raise PassFailedException(
+            f"convert-arith-to-llvm: arith.constant at {at(op)} has value {op.value}; only "
+            f"integer, float and dense literals lower to the LLVM dialect")
     args = converted_operands(op)
     new = lowering(op, args)
     replace(op, new, None if new else args)

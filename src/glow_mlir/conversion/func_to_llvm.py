@@ -18,8 +18,10 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from glow_mlir.conversion.loops_to_llvm import (
+    at,
     check_memref,
     convert_block_args,
     converted_operands,
@@ -36,17 +38,29 @@ def _function_type(t) -> llvm.LLVMFunctionType:
     return llvm.LLVMFunctionType([llvm_type(i) for i in t.inputs], out)
 
 
-def convert_func(op: func.FuncOp) -> llvm.FuncOp:
+def check_func(op: func.FuncOp) -> llvm.LLVMFunctionType:
+    """The LLVM type of `op`, or a located refusal (before anything is rewritten)."""
+    where = f"convert-func-to-llvm: @{op.sym_name.data} at {at(op)}"
     for t in op.function_type.inputs:
         if isinstance(t, MemRefType):
-            check_memref(t, f"convert-func-to-llvm: @{op.sym_name.data}")
+            check_memref(t, where)
+    try:
+        t = _function_type(op.function_type)
+        t.verify()  # every argument and result has an LLVM type
+    except (ValueError, VerifyException) as err:
+        raise PassFailedException(f"{where}: {err}") from None
+    return t
+
+
+def convert_func(op: func.FuncOp) -> llvm.FuncOp:
+    fn_type = check_func(op)
     body = Region()
     op.body.move_blocks(body)
     if body.blocks:
         convert_block_args(body.blocks[0])
     linkage = llvm.LinkageAttr("external")
     props = {"arg_attrs": op.arg_attrs, "res_attrs": op.res_attrs}
-    new = llvm.FuncOp(op.sym_name.data, _function_type(op.function_type), linkage=linkage,
+    new = llvm.FuncOp(op.sym_name.data, fn_type, linkage=linkage,
                       body=body, other_props={k: v for k, v in props.items() if v})
     for name, value in op.attributes.items():
         new.attributes[name] = value
@@ -60,10 +74,15 @@ class ConvertFuncToLLVMPass(ModulePass):
     name = "convert-func-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in ops_of(op, func.FuncOp):
+            check_func(f)
+        for ret in ops_of(op, func.ReturnOp):
+            if len(ret.operands) > 1:
+                raise PassFailedException(
+                    f"convert-func-to-llvm: func.return at {at(ret)} returns "
+                    f"{len(ret.operands)} values; an LLVM function returns at most one")
         for ret in ops_of(op, func.ReturnOp):
             values = converted_operands(ret)
-            if len(values) > 1:
-                raise ValueError("returning several values is not supported")
             replace(ret, [llvm.ReturnOp(values[0] if values else None)])
         for call in ops_of(op, func.CallOp):
             results = [llvm_type(t) for t in call.result_types]

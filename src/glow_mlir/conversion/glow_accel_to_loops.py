@@ -146,7 +146,8 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
             f"{_describe(unplanned[0])}); run accel-plan-scratchpad first")
     tiles = any(isinstance(op, ga.ScratchpadAllocOp) for op in fn.body.ops)
     if tiles and ga.target_of(fn) is None:
-        raise PassFailedException(f"{where} has scratchpad tiles but no glow_accel.target")
+        raise PassFailedException(f"{where} at {position_text(fn) or 'an unknown location'} "
+                                  f"has scratchpad tiles but no glow_accel.target")
     missing: Counter = Counter()
     for op in fn.body.ops:
         name = kernel_name(op)
@@ -154,7 +155,8 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
             if name not in GENERATORS:
                 missing[name] += 1
         elif not isinstance(op, (*_MEMORY_OPS, ga.DmaStartOp)):
-            raise PassFailedException(f"{where}: cannot lower {op.name}")
+            raise PassFailedException(f"{where}: cannot lower {op.name} at "
+                                      f"{position_text(op) or 'an unknown location'}")
     return missing
 
 

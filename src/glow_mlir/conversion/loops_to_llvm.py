@@ -32,6 +32,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.ir.text import position_text
+
 
 def loops_to_llvm_spec() -> list[str]:
     """The passes, in order. `cse` must run before `convert-scf-to-cf` (xDSL's cse skips
@@ -64,6 +66,11 @@ def llvm_type(t: Attribute) -> Attribute:
     if isinstance(t, MemRefType):
         return llvm.LLVMPointerType()
     return t
+
+
+def at(op: Operation) -> str:
+    """Where `op` is, for a pass's refusal: `file:line:col` (or `#index in @func`)."""
+    return position_text(op) or "an unknown location"
 
 
 def check_memref(t: MemRefType, where: str) -> None:

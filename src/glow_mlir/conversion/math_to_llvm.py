@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.arith_to_llvm import constant, intrinsic_suffix
-from glow_mlir.conversion.loops_to_llvm import converted_operands, replace
+from glow_mlir.conversion.loops_to_llvm import at, converted_operands, replace
 
 _LLVM_OPS: dict[type[Operation], type[Operation]] = {
     math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
@@ -112,7 +112,7 @@ def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
         no_poison = constant(0, i1)  # abs(INT_MIN) is INT_MIN, not poison
         return [no_poison, llvm.CallIntrinsicOp(f"llvm.abs.{intrinsic_suffix(t)}",
                                                 [args[0], no_poison.results[0]], [t])]
-    raise PassFailedException(f"convert-math-to-llvm: no lowering for {op.name}")
+    raise PassFailedException(f"convert-math-to-llvm: no lowering for {op.name} at {at(op)}")
 
 
 @dataclass(frozen=True)
@@ -128,5 +128,5 @@ class ConvertMathToLLVMPass(ModulePass):
                                                   VectorType)) and not isinstance(
                     o, math.AbsIOp):
                 raise PassFailedException(
-                    f"convert-math-to-llvm: {o.name} on {o.results[0].type}")
+                    f"convert-math-to-llvm: {o.name} on {o.results[0].type} at {at(o)}")
             replace(o, lower_op(o, libm))

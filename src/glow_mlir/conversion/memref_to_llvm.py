@@ -30,7 +30,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.loops_to_llvm import check_memref, converted, ops_of, replace
+from glow_mlir.conversion.loops_to_llvm import at, check_memref, converted, ops_of, replace
 
 _NSW = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP,))
 
@@ -141,7 +141,7 @@ def element_pointer(base: SSAValue, t: MemRefType, indices: list[SSAValue],
 def _memref_type(value: SSAValue, op: Operation) -> MemRefType:
     t = value.type
     assert isinstance(t, MemRefType)
-    check_memref(t, f"convert-memref-to-llvm: {op.name}")
+    check_memref(t, f"convert-memref-to-llvm: {op.name} at {at(op)}")
     return t
 
 
@@ -209,7 +209,8 @@ class ConvertMemRefToLLVMPass(ModulePass):
                     lower_load(o, consts)
                 else:
                     lower_store(o, consts)
-        left = [o.name for o in op.walk() if o.dialect_name() == "memref"]
+        left = [o for o in op.walk() if o.dialect_name() == "memref"]
         if left:
             raise PassFailedException(
-                f"convert-memref-to-llvm: no lowering for {', '.join(sorted(set(left)))}")
+                f"convert-memref-to-llvm: no lowering for "
+                f"{', '.join(sorted({o.name for o in left}))} (first at {at(left[0])})")

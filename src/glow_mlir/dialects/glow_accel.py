@@ -63,7 +63,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
-from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type
+from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
 
 # ====================================================================== attributes and types
 
@@ -408,7 +408,7 @@ class DmaStartOp(IRDLOperation):
     def parse(cls, parser: Parser) -> DmaStartOp:
         def ints() -> list[int]:
             return parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
-                                                     parser.parse_integer)
+                                                     lambda: parse_i64(parser))
 
         src = parser.parse_unresolved_operand()
         src_offs = ints()
@@ -518,6 +518,17 @@ class TileOp(InstrOp):
             if cls.name == name:
                 return cls
         raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+
+    def inplace_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Those of the instruction it computes (`elementwise @out %t, @in %t, @in %u`
+        adds into its first source's tile, as `glow_ir.element_add` may)."""
+        try:
+            inplace = self.instruction_class().INPLACE
+        except VerifyException:  # an unknown kind (the verifier says so)
+            return ()
+        n = len(self.operands)
+        return tuple((d, s) for d, s in inplace
+                     if d < n and s < n and self.operands[d].type == self.operands[s].type)
 
     def instruction_on(self, buffers: Sequence[SSAValue],
                        fused_activation: bool = True) -> InstrOp:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 
 import re
@@ -19,15 +20,30 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from glow_mlir.ir import resources
 
 
+MAX_INTEGER_WIDTH = (1 << 24) - 1
+"""The widest integer type, as MLIR's IntegerType::kMaxWidth."""
+
+MAX_DENSE_LITERAL_ELEMENTS = 1 << 26
+"""The most elements a textual `dense<...>` literal may expand to."""
+
 _OP_START = re.compile(r'(%[^=\n]*=\s*)?("?)([A-Za-z_][\w$.-]*)')
 """An op's results and name: `%a, %b = glow.x` or `%0 = "glow.x"`."""
+
+
+class _Lexer(MLIRLexer):
+    # xDSL's string-literal pattern nests `+` inside `*`: an unterminated string (`"abc`
+    # up to the end of the line) backtracks exponentially, and 60 characters never end.
+    # The same language, one character per repetition: linear.
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 class LocatingParser(Parser):
@@ -37,6 +53,11 @@ class LocatingParser(Parser):
 
     line_offset: int = 0
     """Lines before this chunk in its file (`--split-input-file`)."""
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(_Lexer(Input(text, name)))
 
     def parse_operation(self) -> Operation:
         # As mlir-opt, locate an op at its name (`%0 = glow.relu ...`: at `glow.relu`).
@@ -82,9 +103,81 @@ class LocatingParser(Parser):
             self.raise_error(f"literal does not fit its type: {err}", start,
                              max(self.pos, start + 1))
 
+    def _parse_dense_literal_type(self):
+        # xDSL builds a dense literal as a Python list of every element (a splat too):
+        # `dense<1> : tensor<1099511627776xi8>` would take the machine's memory.
+        start = self._current_token.span.start
+        t = super()._parse_dense_literal_type()
+        n = math.prod(t.get_shape())
+        if n > MAX_DENSE_LITERAL_ELEMENTS:
+            self.raise_error(
+                f"dense literal of {n} elements is too large (at most "
+                f"{MAX_DENSE_LITERAL_ELEMENTS}; keep large weights in dense_resource blobs)",
+                start, max(self.pos, start + 1))
+        return t
+
+    def parse_dense_int_or_fp_elements_attr(self, type):  # type: ignore[override]
+        # A value its element type cannot hold (`dense<300> : tensor<2xi8>`), or an element
+        # type xDSL cannot pack (i3), escapes xDSL as ValueError/NotImplementedError.
+        start = self._current_token.span.start
+        try:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
+            self.raise_error(f"invalid dense literal: {_one_line(str(err))}", start,
+                             max(self.pos, start + 1))
+
+    def _parse_optional_integer_or_float_type(self):
+        # MLIR's limit; xDSL has none, and `1 : i429496729664` computed 1 << 429496729664.
+        token = self._current_token
+        m = self._builtin_integer_type_regex.match(token.text)
+        if m is not None and int(m.group(1)) > MAX_INTEGER_WIDTH:
+            self.raise_error(f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits",
+                             token.span)
+        return super()._parse_optional_integer_or_float_type()
+
+    def _parse_builtin_densearray_attr(self):
+        # The same for `array<i8: 300>` and `array<i643>`.
+        start = self._current_token.span.start
+        try:
+            return super()._parse_builtin_densearray_attr()
+        except (ValueError, NotImplementedError, OverflowError, struct.error) as err:
+            self.raise_error(f"invalid array attribute: {_one_line(str(err))}", start,
+                             max(self.pos, start + 1))
+
+    def _parse_block(self):
+        # xDSL forgets where a block first referenced ahead (`cf.br ^head`) was defined, so
+        # a second `^head:` fell through its re-declaration check into a KeyError.
+        token = self._current_token
+        if token.kind == MLIRTokenKind.CARET_IDENT:
+            name = token.text[1:]
+            entry = self.blocks.get(name)
+            if entry is not None and entry[1] is None \
+                    and name not in self.forward_block_references:
+                self.raise_error(f"re-declaration of block '{name}'", token.span)
+            self._check_block_name(token)
+        return super()._parse_block()
+
+    def parse_optional_successor(self):
+        if self._current_token.kind == MLIRTokenKind.CARET_IDENT:
+            self._check_block_name(self._current_token)
+        return super().parse_optional_successor()
+
+    def _check_block_name(self, token) -> None:
+        # xDSL keeps a block's name as a hint, and its setter refuses names MLIR allows
+        # (`^0`) with a ValueError.
+        name = token.text[1:]
+        if not Block.is_default_block_name(name) and not Block.is_valid_name(name):
+            self.raise_error(f"block name '^{name}' is not supported (a name starts with a "
+                             f"letter, or is ^bb followed by digits)", token.span)
+
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            # xDSL's parser is recursive descent: regions, types and dense literals nested
+            # a few hundred deep exhaust Python's stack. Say where, as a parse error.
+            self.raise_error("input nested too deeply (regions, types or literals nested "
+                             "hundreds of levels deep)", self._current_token.span)
         except ParseError as err:
             if not err.msg.startswith("values used but not defined") \
                     or not self.forward_ssa_references:
@@ -291,7 +384,27 @@ def verify_module(module: Operation) -> None:
             op.verify_()
             op.verify(verify_nested_ops=False)
         except VerifyException as err:
-            raise OpDiagnostic(op, _strip_xdsl_prefix(str(err))) from err
+            message = _strip_xdsl_prefix(str(err))
+            raise _symbol_redefinition(op, message) or OpDiagnostic(op, message) from err
+
+
+def _symbol_redefinition(table: Operation, message: str) -> OpDiagnostic | None:
+    """xDSL reports a symbol defined twice at the symbol table (an implicit module has no
+    location); MLIR at the second definition."""
+    m = re.fullmatch(r'Redefinition of symbol "(.*)"', message.strip())
+    if m is None:
+        return None
+    seen = False
+    for region in table.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                name = child.properties.get("sym_name") or child.attributes.get("sym_name")
+                if isinstance(name, StringAttr) and name.data == m.group(1):
+                    if seen:
+                        return OpDiagnostic(child, f"redefinition of symbol named "
+                                                   f"'{m.group(1)}'")
+                    seen = True
+    return None
 
 
 def _strip_xdsl_prefix(message: str) -> str:

@@ -5,8 +5,8 @@
 // CHECK-NOT: Traceback
 // LLVM-NOT: Traceback
 
-// CHECK: convert-glow-accel-to-loops: @no_plan has no memory plan; run plan-memory first
-// LLVM: convert-glow-accel-to-llvm: @no_plan has no memory plan; run plan-memory first
+// CHECK: convert-glow-accel-to-loops: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
+// LLVM: convert-glow-accel-to-llvm: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
 glow_ir.func @no_plan declare {
   glow_ir.weight @x constant input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<4xf32>
@@ -21,8 +21,8 @@ glow_ir.func @no_plan declare {
 
 // -----
 
-// CHECK: convert-glow-accel-to-loops: @no_target has scratchpad tiles but no glow_accel.target
-// LLVM: convert-glow-accel-to-llvm: @no_target has scratchpad tiles but no glow_accel.target
+// CHECK: convert-glow-accel-to-loops: @no_target at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has scratchpad tiles but no glow_accel.target
+// LLVM: convert-glow-accel-to-llvm: @no_target at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has scratchpad tiles but no glow_accel.target
 glow_ir.func @no_target declare {
   glow_ir.weight @x constant input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<4xf32>
@@ -60,7 +60,7 @@ glow_ir.func @overlap declare {
 // -----
 
 // An op of another dialect in the program: no code for it.
-// CHECK: convert-glow-accel-to-loops: @foreign: cannot lower arith.constant
+// CHECK: convert-glow-accel-to-loops: @foreign: cannot lower arith.constant at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}}
 // LLVM: convert-glow-accel-to-llvm: @foreign: cannot lower arith.constant
 glow_ir.func @foreign declare {
   glow_ir.weight @y mutable output : memref<4xf32>

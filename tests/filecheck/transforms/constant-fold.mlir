@@ -54,3 +54,22 @@ func.func @fold_to_resource() -> tensor<3x8xf32> {
   %t = glow.transpose %a {shuffle = array<i64: 1, 0>} : tensor<8x3xf32> -> tensor<3x8xf32>
   func.return %t : tensor<3x8xf32>
 }
+
+// -----
+
+// Found by fuzz/fuzz_mlir.py: a declaration (no body) and a body of two blocks were an
+// internal error ('block' property of Region ... only available for single-block regions).
+// CHECK-LABEL: func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+// CHECK-LABEL: func.func @two_blocks
+// CHECK:         cf.br ^bb1
+// CHECK:         %{{.*}} = glow.constant dense<2.000000e+00> : tensor<4xf32>
+// CHECK-NEXT:    func.return
+// LIMIT-LABEL: func.func @two_blocks
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+func.func @two_blocks() -> tensor<4xf32> {
+  %c = glow.constant dense<1.0> : tensor<4xf32>
+  cf.br ^bb1
+^bb1:
+  %d = glow.add %c, %c : tensor<4xf32>
+  func.return %d : tensor<4xf32>
+}

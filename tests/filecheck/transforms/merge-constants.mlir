@@ -43,3 +43,28 @@ func.func @different() -> (tensor<2xf32>, tensor<2xi32>) {
     }
   }
 #-}
+
+// -----
+
+// Found by fuzz/fuzz_mlir.py: a declaration and a body of two blocks were an internal
+// error. Equal constants merge within a block, not across blocks (the first need not
+// dominate the second).
+// CHECK-LABEL: func.func private @declared(tensor<4xf32>)
+// CHECK-LABEL: func.func @two_blocks
+// CHECK:         glow.constant dense<1.000000e+00>
+// CHECK-NOT:     glow.constant
+// CHECK:         cf.br ^bb1
+// CHECK:         glow.constant dense<1.000000e+00>
+// CHECK-NOT:     glow.constant
+// CHECK:         func.return
+func.func private @declared(tensor<4xf32>)
+func.func @two_blocks() -> tensor<4xf32> {
+  %a = glow.constant dense<1.0> : tensor<4xf32>
+  %b = glow.constant dense<1.0> : tensor<4xf32>
+  %s = glow.add %a, %b : tensor<4xf32>
+  cf.br ^bb1
+^bb1:
+  %c = glow.constant dense<1.0> : tensor<4xf32>
+  %d = glow.add %s, %c : tensor<4xf32>
+  func.return %d : tensor<4xf32>
+}

@@ -55,6 +55,7 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     weight_layout,
 )
 from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import position_text
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
 GENERATORS: dict[str, Generator] = {}
@@ -271,7 +272,13 @@ class FunctionHooks:
 def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
     if fn.activations_size is None:
         raise PassFailedException(
-            f"{pass_name}: @{fn.sym_name.data} has no memory plan; run plan-memory first")
+            f"{pass_name}: @{fn.sym_name.data} at {position_text(fn) or 'an unknown location'} "
+            f"has no memory plan; run plan-memory first")
+    for op in fn.body.ops:
+        if isinstance(op, glow_ir.AllocActivationOp) and op.offset is None:
+            raise PassFailedException(
+                f"{pass_name}: alloc_activation at {position_text(op) or 'an unknown location'}"
+                f" has no offset in the planned @{fn.sym_name.data}; run plan-memory again")
 
 
 def convert_funcs(module: ModuleOp, pass_name: str,
@@ -287,7 +294,9 @@ def convert_funcs(module: ModuleOp, pass_name: str,
         missing += check(f)
     if missing:
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-        raise PassFailedException(f"{pass_name}: no loop generator for {kinds}")
+        first = next(o for f in funcs for o in f.walk() if o.name in missing)
+        raise PassFailedException(f"{pass_name}: no loop generator for {kinds} (first at "
+                                  f"{position_text(first) or 'an unknown location'})")
     for f in funcs:
         hooks = hooks_for(f)
         new = convert_function(f, hooks)

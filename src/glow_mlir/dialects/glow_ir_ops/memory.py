@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -102,6 +102,16 @@ def check_buffer_type(t: MemRefType, what: str) -> None:
         raise VerifyException(
             f"{what} {t} has element type {t.get_element_type()}, which has no byte size "
             f"here") from None
+
+
+def parse_i64(parser: Parser) -> int:
+    """An integer of a custom form's list (offsets, sizes) that must fit an i64 array:
+    a wider one is a parse error at it, not a ValueError from DenseArrayBase."""
+    start = parser.pos
+    value = parser.parse_integer()
+    if not -(1 << 63) <= value < (1 << 63):
+        parser.raise_error(f"integer {value} does not fit in 64 bits", start, parser.pos)
+    return value
 
 
 # ====================================================================== weights
@@ -320,9 +330,13 @@ class FuncOp(IRDLOperation):
     def parse(cls, parser: Parser) -> FuncOp:
         name = parser.parse_symbol_name().data
         parser.parse_keyword("declare")
+        pos = parser.pos
         declare = parser.parse_region()
         if not declare.blocks:
             declare.add_block(Block())
+        if len(declare.blocks) != 1:
+            parser.raise_error(f"the declare region of glow_ir.func @{name} is one block, "
+                               f"got {len(declare.blocks)}", pos, parser.pos)
         weights = [op for op in declare.block.ops if isinstance(op, WeightOp)]
         parser.parse_keyword("program")
         pos = parser.pos
@@ -332,7 +346,15 @@ class FuncOp(IRDLOperation):
             parser.raise_error(
                 f"program names {len(names)} arguments for {len(weights)} weights", pos,
                 parser.pos)
-        program = parser.parse_region([n.resolve(w.type) for n, w in zip(names, weights)])
+        types = []
+        for w in weights:  # the generic form may lack the property (the verifier says so)
+            t = w.properties.get("type")
+            if not isinstance(t, TypeAttribute):
+                parser.raise_error(f"glow_ir.weight {w.properties.get('sym_name')} has no "
+                                   f"'type' property, so its program argument has no type",
+                                   pos, parser.pos)
+            types.append(t)
+        program = parser.parse_region([n.resolve(t) for n, t in zip(names, types)])
         if not program.blocks:
             program.add_block(Block())
         attrs = parser.parse_optional_attr_dict_with_keyword()
@@ -422,7 +444,7 @@ class TensorViewOp(IRDLOperation):
     def parse(cls, parser: Parser) -> TensorViewOp:
         source = parser.parse_unresolved_operand()
         offsets = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
-                                                    parser.parse_integer)
+                                                    lambda: parse_i64(parser))
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()

@@ -377,7 +377,8 @@ class _ResizeOp(GlowOp):
         scale = self.floats("scale")
         require(len(scale) == len(shape),
                 f"scale has {len(scale)} entries, expected one per dim ({len(shape)})")
-        require(all(s > 0 for s in scale), f"scale must be positive, got {list(scale)}")
+        require(all(s > 0 and math.isfinite(s) for s in scale),
+                f"scale must be positive and finite, got {list(scale)}")
         for i, (d, o, s) in enumerate(zip(shape, out, scale)):
             require(abs(d * s - o) < 1.0 or math.floor(d * s) == o,
                     f"result dim {i} is {o}, but input {d} x scale {s} gives {d * s:g}")

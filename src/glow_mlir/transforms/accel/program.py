@@ -265,7 +265,8 @@ def target(func: glow_ir.FuncOp, pass_name: str) -> acc.TargetAttr:
     t = acc.target_of(func)
     if t is None:
         raise PassFailedException(
-            f"{pass_name}: @{func.sym_name.data} has glow_accel ops but no glow_accel.target "
+            f"{pass_name}: @{func.sym_name.data} at {position_text(func) or 'an unknown location'} "
+            f"has glow_accel ops but no glow_accel.target "
             f"(convert-glow-ir-to-accel sets it)")
     return t
 

@@ -43,7 +43,8 @@ class ConstantFoldPass(ModulePass):
 
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             known: dict[SSAValue, np.ndarray] = {}
-            for node in list(fn.body.block.ops):
+            # Every block (a declaration has none): a folded value replaces its op in place.
+            for node in [o for b in fn.body.blocks for o in b.ops]:
                 if _is_source(node):
                     known[node.results[0]] = evaluate_op(node, [])[0]
                     continue

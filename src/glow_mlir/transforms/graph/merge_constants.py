@@ -28,9 +28,11 @@ class MergeConstantsPass(ModulePass):
     name: ClassVar[str] = "merge-constants"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
+        # Every block on its own (a declaration has none; the first of two equal constants
+        # in different blocks need not dominate the second).
+        for block in [b for o in op.walk() if isinstance(o, func.FuncOp) for b in o.body.blocks]:
             seen: dict[tuple, glow.ConstantOp] = {}
-            for const in [o for o in fn.body.block.ops if isinstance(o, glow.ConstantOp)]:
+            for const in [o for o in block.ops if isinstance(o, glow.ConstantOp)]:
                 array = evaluate_op(const, [])[0]
                 key = (const.result.type, hashlib.blake2b(array.tobytes(), digest_size=16).digest())
                 first = seen.get(key)

@@ -1070,7 +1070,7 @@ func.func @resize_nearest_5(%x: tensor<1x3x8x8xf32>) {
 // -----
 
 func.func @resize_nearest_6(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+1 {{'glow.resize_nearest' op scale must be positive, got [1.0, 1.0, 0.0, 2.0]}}
+  // expected-error @+1 {{'glow.resize_nearest' op scale must be positive and finite, got [1.0, 1.0, 0.0, 2.0]}}
   %0 = glow.resize_nearest %x {scale = array<f32: 1.0, 1.0, 0.0, 2.0>} : tensor<1x3x8x8xf32> -> tensor<1x3x0x16xf32>
   func.return
 }
