@@ -36,7 +36,6 @@ import argparse
 import collections
 import contextlib
 import io
-import os
 import random
 import re
 import resource
@@ -486,44 +485,6 @@ def signature(outcome: Outcome) -> str:
     return text[:160]
 
 
-# ---------------------------------------------------------------------------- triage
-
-KNOWN_ELSEWHERE = "[known, fixed elsewhere: use before def] "
-"""Prefix of the signature of a defect whose input uses a value before (or in) its
-definition: glow-opt does not check dominance yet, and the passes assume it (that check is
-another change of issue 13). Counted as defects all the same."""
-
-_ctx = None
-
-
-def uses_before_def(text: str) -> bool:
-    """Whether `text` parses and some op uses a value defined later in its block (or its
-    own result)."""
-    global _ctx
-    from xdsl.context import Context
-    from xdsl.dialects import get_all_dialects
-    from xdsl.ir import Operation
-
-    from glow_mlir.ir.text import parse_module
-    from glow_mlir.universe import DIALECTS
-
-    if _ctx is None:
-        _ctx = Context(allow_unregistered=True)
-        for name, factory in {**get_all_dialects(), **DIALECTS}.items():
-            _ctx.register_dialect(name, factory)
-    try:
-        module = parse_module(_ctx, text, "input.mlir")
-    except Exception:  # noqa: BLE001 - only a question about inputs that parse
-        return False
-    for block in (b for op in module.walk() for r in op.regions for b in r.blocks):
-        index = {op: i for i, op in enumerate(block.ops)}
-        for op, i in index.items():
-            for v in op.operands:
-                if isinstance(v.owner, Operation) and index.get(v.owner, -1) >= i:
-                    return True
-    return False
-
-
 # ---------------------------------------------------------------------------- driver
 
 
@@ -609,11 +570,7 @@ def fuzz(count: int | None = None, seconds: float | None = None, seed: int = 0,
                 print(f"#{i} {outcome.cls:14} {outcome.seconds:6.2f}s {seed_name} "
                       f"{'+'.join(applied)} [{','.join(pipeline)}]", file=sys.stderr)
             if outcome.cls in DEFECTS:
-                sig = signature(outcome)
-                if outcome.cls in ("internal-error", "traceback", "hang") \
-                        and uses_before_def(text):
-                    sig = KNOWN_ELSEWHERE + sig
-                report.signatures[sig].append(i)
+                report.signatures[signature(outcome)].append(i)
                 if save_failures:
                     stem = save_failures / f"{i:06d}-{outcome.cls}"
                     stem.with_suffix(".mlir").write_bytes(path.read_bytes())
