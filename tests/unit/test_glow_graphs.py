@@ -22,8 +22,8 @@ from glow_graphs import (  # noqa: I001
     evaluate,
     glow_graphs,
     module_text,
-    _print_context,
 )
+from glow_mlir.ir.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_table
 from glow_mlir.ir.text import parse_module, verify_module
@@ -52,7 +52,7 @@ def _result_types(g: GeneratedGraph):
 def test_graphs_verify_and_round_trip(g: GeneratedGraph):
     verify_module(g.module)
     text = module_text(g.module)
-    ctx = _print_context()
+    ctx = make_context()
     again = parse_module(ctx, text, "<roundtrip>")
     verify_module(again)
     assert module_text(again) == text
