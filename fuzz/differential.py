@@ -90,7 +90,8 @@ def compare(expected, got, rtol: float, bounds) -> str | None:
         bad = ~close | (nan_e != nan_g)
         if bad.any():
             where = tuple(np.argwhere(bad)[0])
-            err = np.nanmax(np.abs(np.where(bad, g64 - e64, 0)))
+            with np.errstate(invalid="ignore"):
+                err = np.nanmax(np.abs(np.where(bad, g64 - e64, 0)))
             return (f"output {i}: {int(bad.sum())} of {e.size} elements differ (max abs "
                     f"error {err:.3g}, rtol {rtol:g}, atol {atol:.3g}); first at {where}: "
                     f"{g[where]!r} vs onnxruntime {e[where]!r}")
