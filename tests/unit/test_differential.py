@@ -73,3 +73,15 @@ def test_scalar_initializer_keeps_rank_0():
         {"x": ((2, 3), np.float32)}, ["y"],
         {"axes": np.array([0, 1], np.int64), "q": np.array(0.25, np.float32)})
     assert_backends_match(model, {"x": np.arange(6, dtype=np.float32).reshape(2, 3)})
+
+
+def test_folded_scalar_constant_keeps_rank_0():
+    """sigmoid(scalar initializer) + scalar initializer folds to a rank-0 constant;
+    make_constant made it (1,) (np.ascontiguousarray) and raised 'constant of shape (1,)
+    does not fit tensor<f32>'. (graph 2000125)"""
+    model = make_model(
+        [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Add", ["s", "q"], ["p"]),
+         helper.make_node("Div", ["x", "p"], ["y"])],
+        {"x": ((), np.float32)}, ["y"],
+        {"c": np.array(-1.203125, np.float32), "q": np.array(0.25, np.float32)})
+    assert_backends_match(model, {"x": np.array(1.5, np.float32)})
