@@ -6,7 +6,8 @@ each backend and compared with onnxruntime.
 
 Graph k of a campaign is `random_onnx_graph(seed * 1_000_003 + k)`, so a campaign is
 deterministic for its seed (the order tasks finish in does not matter) and one graph is
-reproduced alone with `--only SEED` (the per-graph seed printed and saved with a failure).
+reproduced alone with `--only SEED[,SEED...]` (the per-graph seeds printed and saved with
+failures).
 
 Each (graph, backend) pair runs in a worker process (spawned, recycled every
 `--max-tasks-per-child` tasks), so native code that crashes the process is counted as a
@@ -295,15 +296,15 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (2)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per graph (120)")
     ap.add_argument("--max-tasks-per-child", type=int, default=40)
-    ap.add_argument("--only", type=int, default=None, metavar="GRAPH_SEED",
-                    help="run one graph (its per-graph seed, as a failure names it)")
+    ap.add_argument("--only", default=None, metavar="GRAPH_SEED[,...]",
+                    help="run these graphs only (per-graph seeds, as failures name them)")
     ap.add_argument("--quiet", action="store_true", help="no line per failure")
     args = ap.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
         ap.error(f"unknown backend(s) {', '.join(unknown)} (backends: {', '.join(BACKENDS)})")
-    seeds = ([args.only] if args.only is not None
+    seeds = ([int(s) for s in args.only.split(",") if s.strip()] if args.only is not None
              else [graph_seed(args.seed, k) for k in range(args.count)])
     tasks = [(s, b) for s in seeds for b in backends]
     start = time.monotonic()
