@@ -44,6 +44,7 @@ BACKENDS = ("interpreter", "cpu", "accel")
 STATUSES = ("ok", "mismatch", "user_error", "internal", "crash")
 DEFECTS = ("mismatch", "internal", "crash")
 SEED_STRIDE = 1_000_003
+STARTUP_TIMEOUT = 600.0
 
 
 def graph_seed(campaign_seed: int, k: int) -> int:
@@ -142,6 +143,10 @@ def _worker(conn, max_ops: int) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
+    import onnxruntime  # noqa: F401 - imported before the first task's clock starts
+
+    import glow_mlir.runtime.compiled_model  # noqa: F401
+    conn.send("ready")
     while True:
         try:
             task = conn.recv()
@@ -167,6 +172,13 @@ class _Slot:
         self.task: tuple[int, str] | None = None
         self.started = 0.0
         self.done = 0
+        # The worker says "ready" once its imports are done: a task's timeout counts from
+        # then, so a slow start on a loaded machine is not taken for a hang.
+        if self.conn.poll(STARTUP_TIMEOUT):
+            try:
+                assert self.conn.recv() == "ready"
+            except EOFError:
+                pass  # died while starting: its first task is reported as a crash
 
     def stop(self) -> None:
         try:
@@ -212,7 +224,10 @@ def run_campaign(tasks, max_ops: int = 8, jobs: int = 2, timeout: float = 120.0,
                     slot.task = pending.pop()
                     slot.started = time.monotonic()
                     slot.done += 1
-                    slot.conn.send(slot.task)
+                    try:
+                        slot.conn.send(slot.task)
+                    except (BrokenPipeError, OSError):
+                        pass  # a dead worker: reported as a crash below
             busy = [s for s in slots if s.task]
             if not busy:
                 break
