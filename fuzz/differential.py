@@ -27,6 +27,8 @@ the message (.txt).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import multiprocessing as mp
 import os
 import sys
@@ -113,7 +115,11 @@ def check(seed: int, backend: str, max_ops: int) -> Outcome:
     from onnx_graphs import random_onnx_graph
 
     start = time.perf_counter()
-    g = random_onnx_graph(seed, max_ops)
+    try:
+        g = random_onnx_graph(seed, max_ops)
+    except Exception:  # a generator bug, reported rather than killing the worker
+        return Outcome(seed, backend, "internal",
+                       "the graph generator failed:\n" + traceback.format_exc(limit=6))
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     opts.intra_op_num_threads = 1
@@ -314,6 +320,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, metavar="GRAPH_SEED[,...]",
                     help="run these graphs only (per-graph seeds, as failures name them)")
     ap.add_argument("--quiet", action="store_true", help="no line per failure")
+    ap.add_argument("--log", metavar="FILE.jsonl", default=None,
+                    help="append every outcome as it comes (survives the campaign dying)")
     args = ap.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [b for b in backends if b not in BACKENDS]
@@ -326,8 +334,13 @@ def main(argv=None) -> int:
     deadline = start + args.seconds if args.seconds else None
     done = Counter()
 
+    log = open(args.log, "a") if args.log else None
+
     def on_outcome(o: Outcome) -> None:
         done[o.backend] += 1
+        if log is not None:
+            log.write(json.dumps(dataclasses.asdict(o)) + "\n")
+            log.flush()
         if o.status in DEFECTS or (o.status == "user_error" and args.only is not None):
             if not args.quiet:
                 first = o.detail.strip().splitlines()[-1] if o.detail.strip() else ""

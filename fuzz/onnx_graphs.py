@@ -712,14 +712,15 @@ class Builder:
         b = x.bound
         if op == "ReduceLogSum":
             x = self.positive(x)
-        if op == "ReduceProd" and b ** count > 1e4:
+        if op == "ReduceProd" and count * math.log(max(b, 1.0)) > math.log(1e4):
             raise _Skip
+        prod = max(b, 1.0) ** count if op == "ReduceProd" else 0.0  # b ** count overflowed
         lo, hi, exact, fam = {
             "ReduceSum": (-b * count, b * count, False, "reduce"),
             "ReduceMean": (-b, b, False, "reduce"),
             "ReduceMax": (x.lo, x.hi, x.exact, "exact"),
             "ReduceMin": (x.lo, x.hi, x.exact, "exact"),
-            "ReduceProd": (-(b ** count), b ** count, False, "reduce"),
+            "ReduceProd": (-prod, prod, False, "reduce"),
             "ReduceSumSquare": (0, b * b * count, False, "reduce"),
             "ReduceL1": (0, b * count, False, "reduce"),
             "ReduceL2": (0, b * math.sqrt(count), False, "reduce"),
