@@ -356,7 +356,8 @@ def main(argv=None) -> int:
                             args.max_tasks_per_child, deadline, on_outcome)
     counts = summarize(outcomes, backends)
     graphs = len({o.seed for o in outcomes})
-    print(f"\n{graphs} graphs (seed {args.seed}, max {args.max_ops} ops), "
+    origin = "given by --only" if args.only is not None else f"seed {args.seed}"
+    print(f"\n{graphs} graphs ({origin}, max {args.max_ops} ops), "
           f"{time.monotonic() - start:.0f} s")
     print(format_counts(counts))
     defects = sum(c[s] for c in counts.values() for s in DEFECTS)
