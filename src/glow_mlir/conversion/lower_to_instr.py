@@ -99,7 +99,8 @@ def _resource_of(op: glow.ConstantOp, module: ModuleOp) -> DenseResourceAttr:
     assert isinstance(ttype, TensorType)
     array = constant_value(op.result)
     assert array is not None
-    array = np.ascontiguousarray(np.asarray(array, dtype=numpy_dtype(ttype.get_element_type())))
+    # order="C", not np.ascontiguousarray (which makes a 0-d array 1-d)
+    array = np.asarray(array, dtype=numpy_dtype(ttype.get_element_type()), order="C")
     handle = add_resource(module, op.result.name_hint or "constant", array).resource_handle
     return DenseResourceAttr.from_params(handle, ttype)
 

@@ -136,7 +136,9 @@ class GraphBuilder:
         reference; arrays computed at import are splats, inline dense or resources."""
         assert value.const is not None
         if value.weight or isinstance(value.elem, QuantizedType):
-            attr = add_resource(self.module, value.hint, np.ascontiguousarray(value.const))
+            # np.asarray, not np.ascontiguousarray: that one makes a 0-d array 1-d, and
+            # the resource of a scalar initializer had shape (1,) under a tensor<f32> type.
+            attr = add_resource(self.module, value.hint, np.asarray(value.const, order="C"))
             if attr.type != value.type:
                 attr = DenseResourceAttr.from_params(attr.resource_handle, value.type)
             op: Operation = glow.ConstantOp.from_attr(attr)

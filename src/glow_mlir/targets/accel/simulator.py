@@ -56,7 +56,8 @@ from glow_mlir.transforms.accel.gc_pause import paused_gc
 class AccelSimulator(InstrExecutor):
     """An accelerator program prepared once (memory, checks, cycles, kernels), run many
     times with `run(inputs)` (outputs in output-weight order). `report` is its
-    `AccelReport`. Not reentrant: every run uses the same memory."""
+    `AccelReport`. Every run uses the same memory (main memory and the scratchpad), so
+    concurrent runs are serialized by InstrExecutor's lock."""
 
     def __init__(self, module: ModuleOp, func_name: str | None = None):
         self.report = AccelReport()

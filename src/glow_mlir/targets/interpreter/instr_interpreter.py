@@ -20,6 +20,7 @@ is an `EvaluationError` naming the instruction and its location.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -62,7 +63,15 @@ class _Memory:
 class InstrExecutor:
     """A `glow_ir.func` prepared once (memory, views, kernels, checks), run many times.
 
-    Not reentrant: every run uses the same arena and weight buffers.
+    Thread-safe by a lock, not by per-call memory: every run uses the same arena and
+    weight buffers, because the prepared steps are closures bound to views of them (and
+    the poisoning that makes a wrong memory plan visible needs the memory to itself). Two
+    threads running at once would overwrite each other's activations, so `run` holds
+    `self._lock` from binding the inputs to copying the outputs; concurrent calls are
+    serialized. Per-call memory would mean preparing the views and steps again for every
+    call (more than a whole run costs on small models), for little gain: the numpy
+    kernels hold the GIL for most of their work. The cpu backend's native code, which
+    releases the GIL, does get its own areas per call (targets/cpu/executor.py).
     """
 
     def __init__(self, module: ModuleOp, func_name: str | None = None):
@@ -77,12 +86,17 @@ class InstrExecutor:
         self.inputs: list[tuple[glow_ir.WeightOp, np.ndarray]] = []
         self.outputs: list[tuple[glow_ir.WeightOp, np.ndarray]] = []
         self._steps: list[tuple[Operation, Callable[[], None]]] = []
+        self._lock = threading.Lock()  # one run at a time on the shared memory
         self._prepare()
 
     # ------------------------------------------------------------------ running
     def run(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """Outputs (copies) in the order the output weights are declared."""
         values = self._input_list(inputs)
+        with self._lock:
+            return self._run_locked(values)
+
+    def _run_locked(self, values: list) -> list[np.ndarray]:
         for raw in self._poison_each_run:
             raw.fill(POISON)
         for (weight, view), value in zip(self.inputs, values):

@@ -68,7 +68,7 @@ def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded
                   tensor_type: TensorType | None = None) -> glow.ConstantOp | glow.SplatOp:
     """A new op (not inserted) holding `array`: glow.splat when it is uniform, an inline
     dense<> when small, else a dense_resource in the resource table of `anchor`'s module."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
     ttype = tensor_type or TensorType(element_type(array.dtype), array.shape)
     if tuple(ttype.get_shape()) != array.shape:
         raise ValueError(f"constant of shape {array.shape} does not fit {ttype}")

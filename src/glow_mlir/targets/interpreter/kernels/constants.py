@@ -18,7 +18,9 @@ def constant(op):
     dtype = result_dtype(op)
     shape = result_shape(op)
     values = np.asarray(value.get_values(), dtype=dtype)
-    return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+    if values.size == 1:  # a splat, or a rank-0 constant: (1,) does not broadcast to ()
+        return np.broadcast_to(values.reshape(()), shape)
+    return values.reshape(shape)
 
 
 @kernel("glow.splat")
