@@ -118,3 +118,15 @@ def test_regions_merge_overlapping_buffers_only():
     regions, refs = regions_of([(a, 0, 16), (a, 8, 16), (a, 32, 8), (b, 0, 16), (a, 24, 8)])
     assert regions == [(a, 0, 24), (a, 32, 8), (b, 0, 16), (a, 24, 8)]
     assert refs == [(0, 0), (0, 8), (1, 0), (2, 0), (3, 0)]
+
+
+def test_one_module_keeps_kernels_internal_and_apart():
+    """The one-module form (bundles, --emit llvm-ir): kernels stay internal (a bundle
+    exports its entry point only) and are not inlined into it (one huge function is
+    what O3 is slow on)."""
+    compiled = glow_mlir.compile(_convs(2), backend="cpu")
+    text = jit.llvm_ir_text(compiled.executor.module)
+    defines = [line for line in text.splitlines() if line.startswith("define ")]
+    entry = [d for d in defines if f"@{compiled.executor.name}(" in d]
+    assert len(entry) == 1 and len(defines) == 3
+    assert all(d.startswith("define internal") for d in defines if d not in entry)

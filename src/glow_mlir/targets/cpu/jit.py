@@ -179,11 +179,24 @@ def check_cpu(cpu: str, features: str = "") -> None:
 
 
 def unoptimized_ir(module: ModuleOp) -> str:
-    """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`)."""
+    """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`), functions with
+    internal linkage (the kernel functions) kept internal (`convert_module` drops the
+    linkage: a bundle's object would export every kernel, and two bundles linked into
+    one program would clash) and `noinline`: inlined into the entry point (each called
+    once) they would make it one huge function again, which O3 takes superlinear time
+    on (DESIGN.md section 4), and the JIT compiles them apart anyway (`split_ir`)."""
     from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as xllvm
 
     _initialize()
-    return str(convert_module(module, fallback_target_triple=llvm.get_default_triple()))
+    ir_module = convert_module(module, fallback_target_triple=llvm.get_default_triple())
+    for op in module.ops:
+        if (isinstance(op, xllvm.FuncOp) and op.body.blocks and op.linkage is not None
+                and op.linkage.linkage.data == "internal"):
+            fn = ir_module.get_global(op.sym_name.data)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+    return str(ir_module)
 
 
 def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
