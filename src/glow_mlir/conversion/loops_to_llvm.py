@@ -179,23 +179,27 @@ def cse_pure(module: ModuleOp) -> None:
 
 
 def lower_loops_to_llvm(module: ModuleOp) -> None:
-    """Loop IR (in place) to the LLVM dialect: verified once, then each function on its
-    own (`lower_function`): common subexpressions of its pure ops merged, then
-    `loops_to_llvm_spec`. Kernel functions (`glow.kernel`) get internal linkage: the
-    entry point is all a bundle exports.
+    """Loop IR (in place) to the LLVM dialect: common subexpressions of its pure ops
+    merged (a third of the ops: the generators' repeated constants), verified once, then
+    each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
+    (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 
     Not verified by xDSL after each pass: its check of a region's terminators counts the
     region's blocks for every block (quadratic in the blocks of one function) and cost
     more than the conversions; LLVM's own verifier checks the result when the JIT parses
     it. One function at a time, because xDSL's `convert-scf-to-cf` is quadratic in the
-    blocks of the region it rewrites (each `Region.insert_block` finds its index by
-    walking the block list: `benchmarks/xdsl_scf_to_cf_quadratic.py` reproduces it) and
-    every pattern walk of a pass is over the module it is given: the work is linear in
-    the model when each walk sees one kernel."""
+    blocks of the function it rewrites (lowering an `scf.for` splits its block with
+    `Block.split_before`, which finds the block's index by walking the region's block
+    list, then inserts the new block by index, walking it again:
+    `benchmarks/xdsl_scf_to_cf_quadratic.py` reproduces it), and every pattern walk of
+    a pass is over the module it is given: the work is linear in the model when each
+    walk sees one kernel (the largest kernel of ResNet-18 has ~300 blocks; its entry
+    point had thousands)."""
     from glow_mlir.ir.context import make_context
     from glow_mlir.ir.text import verify_module
     from glow_mlir.transforms.pass_runner import all_passes
 
+    cse_pure(module)
     verify_module(module)
     pipeline = PassPipeline.parse_spec(all_passes(), ",".join(loops_to_llvm_spec()))
     ctx = make_context()
@@ -218,14 +222,13 @@ def lower_loops_to_llvm(module: ModuleOp) -> None:
 
 
 def lower_function(f: func.FuncOp, pipeline: PassPipeline, ctx: Context) -> list[Operation]:
-    """`f` (detached from its module) to the LLVM dialect in a module of its own with
-    `pipeline` (`loops_to_llvm_spec`, not verified); returns the ops of that module (the
-    function and what it declares), detached."""
+    """`f` (its pure ops merged: `cse_pure`) to the LLVM dialect in a module of its own
+    with `pipeline` (`loops_to_llvm_spec`, not verified); returns the ops of that module
+    (the function and what it declares), detached."""
     from glow_mlir.conversion.glow_ir_to_loops.functions import KERNEL_ATTR
 
     f.detach()
     piece = ModuleOp([f])
-    cse_pure(piece)
     pipeline.apply(ctx, piece)
     out = []
     for op in list(piece.body.block.ops):
