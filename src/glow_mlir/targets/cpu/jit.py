@@ -213,6 +213,9 @@ def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
         return unoptimized_ir(module), []  # globals: one module (not generated today)
     decls = [op for op in ops if not op.body.blocks]
     defs = [op for op in ops if op.body.blocks]
+    mains = [f for f in defs if f.sym_name.data == entry]
+    if len(mains) != 1:
+        raise ValueError(f"no function @{entry} in the compiled module")
     triple = llvm.get_default_triple()
 
     def text(f, extra_decls) -> str:
@@ -232,8 +235,8 @@ def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
         return str(ir_module)
 
     try:
-        kernels = [text(f, []) for f in defs if f.sym_name.data != entry]
-        (main,) = [f for f in defs if f.sym_name.data == entry]
+        main = mains[0]
+        kernels = [text(f, []) for f in defs if f is not main]
         callees = [xllvm.FuncOp(f.sym_name.data, f.function_type,
                                 linkage=xllvm.LinkageAttr("external"))
                    for f in defs if f is not main]
