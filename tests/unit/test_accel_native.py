@@ -134,12 +134,19 @@ def test_tiled_matmul_with_accumulation_matches_numpy_and_the_interpreter():
 def test_the_activation_area_grows_by_the_scratchpad_and_the_accumulator():
     a = RNG.standard_normal((8, 32)).astype(np.float32)
     ex = AccelNativeExecutor(parse(MATMUL, {"b": np.ones((32, 12), np.float32)}))
-    # 384 planned bytes, the 64 KiB scratchpad, then the 8x6 f32 accumulator.
-    assert ex.areas.layout.activations_size == 384 + 65536 + 8 * 6 * 4
-    # Five compute ops: the plain and the accumulating matmul, twice each, are kernels
-    # (functions); the relu, once, is in the entry point.
+    # 384 planned bytes, the 64 KiB scratchpad, the 8x6 f32 accumulator, then the
+    # kernels' scratch (gemm's 4x24 f32 accumulation tile).
+    assert ex.areas.layout.activations_size == 384 + 65536 + 8 * 6 * 4 + 4 * 24 * 4
+    # Every DMA and compute op is a call of a kernel function; equal ones share it: the
+    # plain and the accumulating matmul, twice each, are two functions, the loads of the
+    # a and b tiles two, the relu's and the stores one each.
     funcs = [f.sym_name.data for f in ex.module.ops if isinstance(f, llvm.FuncOp)]
-    assert funcs == ["main_tile_mat_mul_0", "main_tile_mat_mul_1", "main"]
+    assert funcs == ["main_k0_dma", "main_k1_dma", "main_k2_mat_mul", "main_k3_mat_mul",
+                     "main_k4_dma", "main_k5_dma", "main_k6_relu", "main"]
+    calls = [op.callee.string_value() for op in ex.module.ops.last.walk()
+             if isinstance(op, llvm.CallOp)]
+    assert calls.count("main_k2_mat_mul") == calls.count("main_k3_mat_mul") == 2
+    assert len(calls) == 17
     for _ in range(2):  # the scratchpad holds nothing from one call to the next
         (got,) = ex.run([a])
         np.testing.assert_allclose(got, np.maximum(a @ np.ones((32, 12)), 0), rtol=1e-5)

@@ -151,10 +151,11 @@ def test_convolution_im2col_bands(name, monkeypatch):
 
 def test_convolutions_share_one_scratch_buffer(monkeypatch):
     """Convolutions of one function in different forms (im2col by channel chunks, by row
-    bands, parity-split columns for a strided depthwise one) use views of one scratch
-    buffer with the largest size, placed in the activation area past the planned
+    bands, parity-split columns for a strided depthwise one) are kernel functions whose
+    scratch argument is a view of one region of the activation area past the planned
     activations (not on the stack: a bundle's caller allocates every byte it needs from
-    the header's sizes), and the entry point's activation size covers it."""
+    the header's sizes), as large as the largest kernel's, and the entry point's
+    activation size covers it."""
     from xdsl.dialects import func, memref
     from xdsl.dialects.builtin import FunctionType, ModuleOp, i8
     from xdsl.ir import Block, Region
@@ -200,13 +201,18 @@ def test_convolutions_share_one_scratch_buffer(monkeypatch):
                if op.name == "glow_ir.convolution")
     run_pipeline(module, "convert-glow-ir-to-loops")
     assert not [op for op in module.walk() if isinstance(op, memref.AllocaOp)]
-    scratch = [op for op in module.walk() if isinstance(op, memref.ViewOp)
-               and op.result.type.get_element_type() == i8]
-    assert [v.result.type.get_shape() for v in scratch] == [(need,)]
-    offset = scratch[0].byte_shift.owner.value.value.data
-    entry = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    assert scratch[0].source is entry.args[2] and offset >= planned
-    assert entry.attributes["glow.activations_size"].value.data >= offset + need
+    entry = next(op for op in module.ops
+                 if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    calls = [op for op in entry.walk() if isinstance(op, func.CallOp)]
+    assert len(calls) == 3
+    scratch = [call.arguments[-1].owner for call in calls]  # each kernel's last argument
+    assert all(isinstance(v, memref.ViewOp) and v.source is entry.args[2]
+               and v.result.type.get_element_type() == i8 for v in scratch)
+    (offset,) = {v.byte_shift.owner.value.value.data for v in scratch}
+    assert offset >= planned
+    largest = max(v.result.type.get_shape()[0] for v in scratch)
+    assert largest >= need
+    assert entry.attributes["glow.activations_size"].value.data == offset + largest
 
 
 def test_convolution_f64():

@@ -2,7 +2,7 @@
 dialect, so it runs natively: `convert-glow-accel-to-loops` (the scratchpad a static
 region of the activation area, a DMA a strided copy, each compute op a call of its tile
 kernel, built from the CPU backend's generators), then the CPU backend's own conversions
-of the loop IR (`loops_to_llvm_spec`); the tile kernels get internal linkage. The result
+of the loop IR (`lower_loops_to_llvm`: each kernel function on its own, internal linkage). The result
 is the CPU backend's entry point (Glow's three-pointer bundle API), so its JIT, bundles
 and executor take it unchanged.
 """
@@ -12,22 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 
 def lower_accel_to_llvm(module: ModuleOp, pass_name: str = "convert-glow-accel-to-llvm") -> None:
     """`module` (in place) to the LLVM dialect; errors name `pass_name`."""
-    from glow_mlir.conversion.glow_accel_to_loops import KERNEL_ATTR, convert_module
+    from glow_mlir.conversion.glow_accel_to_loops import convert_module
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
     convert_module(module, pass_name)
     lower_loops_to_llvm(module)
-    for f in module.ops:  # the tile kernels are private to the entry point
-        if isinstance(f, llvm.FuncOp) and KERNEL_ATTR in f.attributes:
-            del f.attributes[KERNEL_ATTR]
-            f.linkage = llvm.LinkageAttr("internal")
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,30 @@
 """`convert-glow-accel-to-loops`: a planned accelerator program (a `glow_ir.func` whose
 compute instructions are `glow_accel` ops on scratchpad tiles) becomes the CPU backend's
 entry point (`convert-glow-ir-to-loops`: Glow's three-pointer bundle API), so the same
-program also runs natively. The accelerator's pieces become
+program also runs natively. As there, the entry point is a list of calls of kernel
+functions (`glow_ir_to_loops/functions.py`: one per distinct computation, equal ones
+shared). The accelerator's pieces become
 
 - the scratchpad: a static region at the end of the activation area, after the memory
   plan's activations (rounded up to the alignment); a tile lives at the scratchpad's
   start plus its planned `offset` (`accel-plan-scratchpad` must have run);
-- `dma_start`: a strided copy of its box between the main-memory buffer (placed as the
-  CPU backend places it: weights, allocs, views) and the tile, innermost dim contiguous
-  (`kernels_data._strided_copy`); `dma_wait`, `scratchpad_alloc` and `scratchpad_free`:
-  no code (a copy is done when it returns; places are static);
-- a compute op: the CPU backend's generator of the `glow_ir` instruction the op stands
-  for (`TileOp.instruction_on`) on values placed at its tiles; a computation repeated
-  at several tile steps is a private function called at each (`TileKernels`).
+- `dma_start`: a call of a strided copy of its box between the main-memory buffer
+  (placed as the CPU backend places it: weights, allocs, views) and the tile, innermost
+  dim contiguous (`kernels_data._strided_copy`), with the bytes the box spans on both
+  sides, so equal boxes at other offsets share one function (`emit_dma_call`);
+  `dma_wait`, `scratchpad_alloc` and `scratchpad_free`: no code (a copy is done when it
+  returns; places are static);
+- a compute op: a call of the CPU backend's generator of the `glow_ir` instruction the
+  op stands for (`TileOp.instruction_on`) on values placed at its tiles, one function
+  for the steps of a tiled instruction (`TileKernels`); a plain `glow_ir` instruction:
+  the CPU backend's kernel (`emit_run`).
 
 Accumulation (`matmul`/`conv` with `accumulate`): the kernel writes a temporary region
 (after the scratchpad, sized for the largest accumulating destination) without the fused
 activation, then one loop computes `dest = activation(dest + temp)`. A conv without bias
-reads a zero bias region (after the temporary), zeroed once per call at entry. So the
-activation area grows by scratchpad + temporary + zero bias, and the function's
+reads a zero bias region (after the temporary), zeroed once per call at entry (the one
+loop of the entry point). So the activation area grows by scratchpad + temporary + zero
+bias + the kernels' own scratch (`Emitter.scratch`), and the function's
 `glow.activations_size` says so: a caller allocating that many bytes needs nothing else.
 """
 
@@ -29,19 +35,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.builder import Builder, InsertPoint
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    FunctionType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
-    UnitAttr,
     i8,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
@@ -56,9 +57,16 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     check_planned,
     convert_funcs,
     emit_elementwise,
+    emit_run,
 )
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.functions import (
+    KernelFunctions,
+    regions_of,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import activation, fadd, fused
+from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy, _strides
 from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT
 from glow_mlir.dialects import glow_accel as ga
@@ -163,18 +171,6 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
 # ====================================================================== code
 
 
-def emit_dma(op: ga.DmaStartOp, em: Emitter) -> None:
-    """The transfer as a copy of its box, innermost dim contiguous (both sides are
-    row-major buffers: weights, activations, views or tiles)."""
-    src_offsets, sizes = op.src_box
-    dst_offsets, _ = op.dst_box
-    ss, ds = _strides(op.src.type.get_shape()), _strides(op.dst.type.get_shape())
-    src_start = sum(o * s for o, s in zip(src_offsets, ss))
-    dst_start = sum(o * s for o, s in zip(dst_offsets, ds))
-    _strided_copy(em, _flat(em, op.dst), _flat(em, op.src), sizes, ds, ss, dst_start,
-                  src_start)
-
-
 def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The CPU backend's code for one instruction (element-wise kinds as a one-instruction
     stack, every store kept: tiles outlive the instruction)."""
@@ -182,6 +178,36 @@ def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
         emit_elementwise([instr], em, skip_dead_stores=False)
     else:
         GENERATORS[instr.name](instr, em)
+
+
+def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> None:
+    """A call of the transfer's kernel function: its arguments are the bytes the box
+    spans in the source and in the destination (one a tile in the scratchpad region, the
+    other in main memory), so transfers of equal boxes (sizes, element type, strides of
+    both sides) share one function whatever their offsets: the steps of a tiled
+    instruction."""
+    src_offsets, sizes = op.src_box
+    dst_offsets, _ = op.dst_box
+    if any(n <= 0 for n in sizes):
+        return
+    t = _machine(_elem(op.src))
+    esize = glow_ir.buffer_bytes(MemRefType(t, [1]))
+    ss, ds = _strides(op.src.type.get_shape()), _strides(op.dst.type.get_shape())
+    extents, counts = [], []
+    for v, offsets, strides in ((op.dst, dst_offsets, ds), (op.src, src_offsets, ss)):
+        base, offset = em.places[v]
+        start = sum(o * s for o, s in zip(offsets, strides))
+        count = 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
+        extents.append((base, offset + start * esize, count * esize))
+        counts.append(count)
+    regions, refs = regions_of(extents)
+
+    def body(kem: Emitter, args: list[SSAValue]) -> None:
+        (dst, src) = (byte_view(kem, args[index], offset, MemRefType(t, [count]))
+                      for (index, offset), count in zip(refs, counts))
+        _strided_copy(kem, dst, src, sizes, ds, ss)
+
+    kernels.call(em, "dma", (t, tuple(sizes), tuple(ds), tuple(ss), tuple(refs)), regions, body)
 
 
 def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions, pass_name: str) -> None:
@@ -197,11 +223,6 @@ def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions, pass_name: st
                 f"{pass_name}: {op.name}: its tiles {names} overlap in the scratchpad (at "
                 f"{position_text(op)}); the scratchpad plan is broken (rerun "
                 f"accel-plan-scratchpad)")
-
-
-KERNEL_ATTR = "glow_accel.tile_kernel"
-"""Marks the private function of a tile kernel (`TileKernels`); the LLVM lowering gives
-those internal linkage."""
 
 
 def _tiles(op: ga.TileOp) -> tuple[list[SSAValue], list[int]]:
@@ -252,23 +273,18 @@ def _emit_tile_code(op: ga.TileOp, em: Emitter, places: list[tuple[SSAValue, int
 
 
 class TileKernels:
-    """The compute ops' code. A computation done more than once in the function (same op
-    and attributes, same tile types, the same tiles repeated in the same places, the same
-    scratch: the steps of a tiled instruction, where only the tiles' offsets differ) is a
-    private function, generated, converted and compiled once and called at each step with
-    byte views of its regions (disjoint: live tiles never share bytes, so the arguments
-    are `noalias`); one done once is emitted in place."""
+    """The compute ops' code: a kernel function per distinct computation (same op and
+    attributes, same tile types, the same tiles repeated in the same places: the steps
+    of a tiled instruction, where only the tiles' offsets differ, share one), called at
+    each step with byte views of its regions (disjoint: live tiles never share bytes, so
+    the arguments are `noalias`)."""
 
     def __init__(self, fn: glow_ir.FuncOp, pass_name: str):
-        self.prefix = f"{fn.sym_name.data}_tile"
         self.pass_name = pass_name
-        self.funcs: list[func.FuncOp] = []
-        self._keys = {op: _kernel_key(op) for op in fn.body.ops if isinstance(op, ga.TileOp)}
-        self._uses = Counter(self._keys.values())
-        self._names: dict[tuple, str] = {}
 
-    def emit(self, op: ga.TileOp, em: Emitter, area: SSAValue, layout: ScratchLayout) -> None:
-        """`op` at its tiles: its code, or a call of its kernel (built on first use)."""
+    def emit(self, op: ga.TileOp, em: Emitter, area: SSAValue, layout: ScratchLayout,
+             kernels: KernelFunctions) -> None:
+        """A call of `op`'s kernel function at its tiles (built on first use)."""
         tiles, pattern = _tiles(op)
         types = _region_types(op, pattern)
         places = [em.places[t] for t in tiles]
@@ -277,36 +293,11 @@ class TileKernels:
             places.append((area, layout.zero_bias))
         if op.accumulates:
             places.append((area, layout.temp))
-        key = self._keys[op]
-        if self._uses[key] == 1:
-            _emit_tile_code(op, em, places, pattern)
-            return
-        name = self._names.get(key)
-        if name is None:
-            name = self._names[key] = self._build(op, types, pattern)
-        args = [byte_view(em, base, offset, bytes_type(glow_ir.buffer_bytes(t)))
-                for (base, offset), t in zip(places, types)]
-        em.op(func.CallOp(name, args, []))
-
-    def _build(self, op: ga.TileOp, types: list[MemRefType], pattern: list[int]) -> str:
-        """The kernel of `op`: one byte array argument per region."""
-        name = f"{self.prefix}_{op.kind}_{len(self.funcs)}"
-        block = Block(arg_types=[bytes_type(glow_ir.buffer_bytes(t)) for t in types])
-        n = max(pattern) + 1  # tiles, then the scratch regions
-        hints = ["out", *(f"in{i}" for i in range(1, n))]
-        hints += ["zero_bias"] * (len(types) - n - op.accumulates) + ["acc"] * op.accumulates
-        for arg, hint in zip(block.args, hints):
-            arg.name_hint = hint
-        em = Emitter(Builder(InsertPoint.at_end(block)))
-        _emit_tile_code(op, em, [(arg, 0) for arg in block.args], pattern)
-        em.op(func.ReturnOp())
-        noalias = DictionaryAttr({"llvm.noalias": UnitAttr()})
-        kernel = func.FuncOp(name, FunctionType.from_lists(list(block.arg_types), []),
-                             Region(block), "private",
-                             arg_attrs=ArrayAttr([noalias] * len(types)))
-        kernel.attributes[KERNEL_ATTR] = UnitAttr()
-        self.funcs.append(kernel)
-        return name
+        regions = [(base, offset, glow_ir.buffer_bytes(t))
+                   for (base, offset), t in zip(places, types)]
+        kernels.call(em, op.kind, _kernel_key(op), regions,
+                     lambda kem, args: _emit_tile_code(op, kem, [(a, 0) for a in args],
+                                                       pattern))
 
 
 def _accumulate(em: Emitter, dest: SSAValue, temp: SSAValue, act: str, args) -> None:
@@ -336,7 +327,7 @@ class AccelHooks(FunctionHooks):
 
     def __init__(self, fn: glow_ir.FuncOp, pass_name: str = PASS_NAME) -> None:
         self.layout: ScratchLayout | None = None
-        self.kernels = TileKernels(fn, pass_name)
+        self.tiles = TileKernels(fn, pass_name)
 
     def activations_size(self, fn: glow_ir.FuncOp, planned: int) -> int:
         self.layout = scratch_layout(fn, planned)
@@ -347,21 +338,19 @@ class AccelHooks(FunctionHooks):
             assert self.layout is not None and op.offset_value is not None
             em.place(op.result, base[ACTIVATIONS], self.layout.scratchpad + op.offset_value)
 
-    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue]) -> None:
+    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue],
+             kernels: KernelFunctions) -> None:
         layout = self.layout
         assert layout is not None
         area = base[ACTIVATIONS]
         _zero(em, area, layout.zero_bias, layout.zero_bias_bytes)
         for op in fn.body.ops:
             if isinstance(op, ga.DmaStartOp):
-                emit_dma(op, em)
+                emit_dma_call(op, em, kernels)
             elif isinstance(op, ga.TileOp):
-                self.kernels.emit(op, em, area, layout)
+                self.tiles.emit(op, em, area, layout, kernels)
             elif isinstance(op, glow_ir.InstrOp):
-                _run(op, em)
-
-    def extra_funcs(self) -> list[func.FuncOp]:
-        return self.kernels.funcs
+                emit_run([op], em, kernels, skip_dead_stores=False)
 
 
 def convert_module(module: ModuleOp, pass_name: str = PASS_NAME) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import llvm
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
@@ -186,14 +186,62 @@ def cse_pure(module: ModuleOp) -> None:
 
 
 def lower_loops_to_llvm(module: ModuleOp) -> None:
-    """Loop IR (in place) to the LLVM dialect: verified once, common subexpressions of its
-    pure ops merged, then `loops_to_llvm_spec`. Not verified by xDSL after each pass: its
-    check of a region's terminators counts the region's blocks for every block (quadratic
-    in the thousands of blocks a ResNet's loops become) and cost more than the
-    conversions; LLVM's own verifier checks the result when the JIT parses it."""
-    from glow_mlir.ir.text import verify_module
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    """Loop IR (in place) to the LLVM dialect: common subexpressions of its pure ops
+    merged (a third of the ops: the generators' repeated constants), verified once, then
+    each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
+    (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 
-    verify_module(module)
+    Not verified by xDSL after each pass: its check of a region's terminators counts the
+    region's blocks for every block (quadratic in the blocks of one function) and cost
+    more than the conversions; LLVM's own verifier checks the result when the JIT parses
+    it. One function at a time, because xDSL's `convert-scf-to-cf` is quadratic in the
+    blocks of the function it rewrites (lowering an `scf.for` splits its block with
+    `Block.split_before`, which finds the block's index by walking the region's block
+    list, then inserts the new block by index, walking it again:
+    `benchmarks/xdsl_scf_to_cf_quadratic.py` reproduces it), and every pattern walk of
+    a pass is over the module it is given: the work is linear in the model when each
+    walk sees one kernel (the largest kernel of ResNet-18 has ~300 blocks; its entry
+    point had thousands)."""
+    from glow_mlir.ir.context import make_context
+    from glow_mlir.ir.text import verify_module
+    from glow_mlir.transforms.pass_runner import all_passes
+
     cse_pure(module)
-    run_pipeline(module, ",".join(loops_to_llvm_spec()), verify=False)
+    verify_module(module)
+    pipeline = PassPipeline.parse_spec(all_passes(), ",".join(loops_to_llvm_spec()))
+    ctx = make_context()
+    block = module.body.block
+    declared = {o.sym_name.data for o in block.ops
+                if isinstance(o, llvm.FuncOp) and not o.body.blocks}
+    for op in list(block.ops):
+        if not isinstance(op, func.FuncOp):
+            continue
+        after = op.next_op
+        for new in lower_function(op, pipeline, ctx):
+            if isinstance(new, llvm.FuncOp) and not new.body.blocks:
+                if new.sym_name.data in declared:  # a libm declaration, already there
+                    continue
+                declared.add(new.sym_name.data)
+            if after is None:
+                block.add_op(new)
+            else:
+                block.insert_op_before(new, after)
+
+
+def lower_function(f: func.FuncOp, pipeline: PassPipeline, ctx: Context) -> list[Operation]:
+    """`f` (its pure ops merged: `cse_pure`) to the LLVM dialect in a module of its own
+    with `pipeline` (`loops_to_llvm_spec`, not verified); returns the ops of that module
+    (the function and what it declares), detached."""
+    from glow_mlir.conversion.glow_ir_to_loops.functions import KERNEL_ATTR
+
+    f.detach()
+    piece = ModuleOp([f])
+    pipeline.apply(ctx, piece)
+    out = []
+    for op in list(piece.body.block.ops):
+        op.detach()
+        if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes:
+            del op.attributes[KERNEL_ATTR]
+            op.linkage = llvm.LinkageAttr("internal")
+        out.append(op)
+    return out

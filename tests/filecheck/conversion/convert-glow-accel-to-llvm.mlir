@@ -6,18 +6,22 @@
 // A matmul tiled over two column chunks of b and c and two k chunks (the second
 // accumulating). The entry point is Glow's three-pointer bundle API; the activation area
 // grows: the planned 100 bytes rounded up to 128, the 1024-byte scratchpad (tiles at 128 +
-// offset), then the accumulator (4x4 f32 at 1152): 1216 bytes. Each load and store is a
-// copy loop nest (rows of 4 out of rows of 8: strided); each compute op a call of its tile
-// kernel with byte views of its tiles: two kernels (plain, accumulating), each called
-// twice. The accumulating kernel computes into the accumulator, then out += acc.
-// CHECK-LABEL: llvm.func internal @tiled_tile_mat_mul_0(
-// CHECK-LABEL: llvm.func internal @tiled_tile_mat_mul_1(
+// offset), then the accumulator (4x4 f32 at 1152), then the kernels' scratch (gemm's
+// accumulation tile, 320 bytes at 1216): 1536 bytes. Each load and store is a call of a
+// copy kernel (rows of 4 out of rows of 8: strided; the loads share one); each compute op
+// a call of its tile kernel with byte views of its tiles: two kernels (plain,
+// accumulating), each called twice. The accumulating kernel computes into the
+// accumulator, then out += acc. Kernel functions have internal linkage.
+// CHECK-LABEL: llvm.func internal @tiled_k0_dma(
+// CHECK-LABEL: llvm.func internal @tiled_k1_mat_mul(
+// CHECK-LABEL: llvm.func internal @tiled_k2_mat_mul(
+// CHECK-LABEL: llvm.func internal @tiled_k3_dma(
 // CHECK-LABEL: llvm.func @tiled(
 // CHECK-SAME:      %constantWeight: !llvm.ptr {llvm.noalias}, %mutableWeight: !llvm.ptr {llvm.noalias}, %activations: !llvm.ptr {llvm.noalias}) -> i32
-// CHECK-SAME:      glow.activations_size = 1216 : i64
-// CHECK:         llvm.call @tiled_tile_mat_mul_0(
+// CHECK-SAME:      glow.activations_size = 1536 : i64
+// CHECK:         llvm.call @tiled_k1_mat_mul(
 // CHECK:         llvm.mlir.constant(1152) : i64
-// CHECK:         llvm.call @tiled_tile_mat_mul_1(
+// CHECK:         llvm.call @tiled_k2_mat_mul(
 // CHECK-NOT:     memref
 // CHECK-NOT:     scf.
 // CHECK-NOT:     glow_accel
@@ -61,12 +65,12 @@ glow_ir.func @tiled declare {
 
 // A convolution without bias reads a zero bias region after the scratchpad (at 256: no
 // accumulator here), zeroed at entry, once per call; its fused relu stays in the kernel
-// (it does not accumulate). Done once, it is emitted in place (no kernel function); the
-// CPU kernels' scratch follows (320..704: im2col columns, gemm's accumulation tile).
-// CHECK-NOT:   llvm.func internal
+// (it does not accumulate); the CPU kernels' scratch follows (320..704: im2col columns,
+// gemm's accumulation tile).
+// CHECK-LABEL: llvm.func internal @conv_without_bias_k2_convolution(
 // CHECK-LABEL: llvm.func @conv_without_bias(
 // CHECK-SAME:      glow.activations_size = 704 : i64
-// CHECK-NOT:     llvm.call @
+// CHECK:         llvm.call @conv_without_bias_k2_convolution(
 
 glow_ir.func @conv_without_bias declare {
   glow_ir.weight @x constant input : memref<1x1x3x3xf32>

@@ -1,14 +1,15 @@
 // RUN: glow-opt %s --split-input-file --lower-to-instr --glow-instr-pipeline --convert-glow-ir-to-loops --cse | FileCheck %s
 // RUN: glow-opt %s --split-input-file --convert-glow-ir-to-loops --cse | FileCheck %s --check-prefix=VIEW
 
-// Stacking: an element-wise chain over equal element counts is ONE loop. Each input is
-// loaded once per element, intermediates stay in registers (the activation the chain
-// computes in place is never stored: nothing reads it after the chain), and only the
-// output is stored.
-// CHECK-LABEL: func.func @chain(
-// CHECK-SAME:      %constantWeight: memref<1xi8> {llvm.noalias}, %mutableWeight: memref<384xi8> {llvm.noalias}, %activations: memref<{{[0-9]+}}xi8> {llvm.noalias}) -> i32
-// CHECK-DAG:     %[[X:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<384xi8> to memref<32xf32>
-// CHECK-DAG:     %[[OUT:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<384xi8> to memref<32xf32>
+// Stacking: an element-wise chain over equal element counts is ONE loop, in ONE kernel
+// function (the entry point calls it with byte views of the memory it touches). Each
+// input is loaded once per element, intermediates stay in registers (the activation the
+// chain computes in place is never stored: nothing reads it after the chain), and only
+// the output is stored.
+// CHECK-LABEL: func.func private @chain_k0_elementwise(
+// CHECK-SAME:      %r0: memref<128xi8> {llvm.noalias}, %r1: memref<128xi8> {llvm.noalias}, %r2: memref<128xi8> {llvm.noalias}, %r3: memref<128xi8> {llvm.noalias}) attributes {glow.kernel}
+// CHECK-DAG:     %[[X:.*]] = memref.view %r1[%{{.*}}][] : memref<128xi8> to memref<32xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.view %r3[%{{.*}}][] : memref<128xi8> to memref<32xf32>
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[I]]] : memref<32xf32>
 // CHECK-NEXT:      %[[B:.*]] = memref.load %{{.*}}[%[[I]]] : memref<32xf32>
@@ -25,8 +26,15 @@
 // CHECK-NOT:       memref.load
 // CHECK:           %[[SIG:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:      %[[R:.*]] = arith.mulf %[[SIG]], %[[A]] : f32
-// CHECK-NEXT:      memref.store %[[R]], %{{.*}}[%[[I]]] : memref<32xf32>
+// CHECK-NEXT:      memref.store %[[R]], %[[OUT]][%[[I]]] : memref<32xf32>
 // CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         func.return
+// The entry point: views of the areas at the plan's offsets, one call.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:      %constantWeight: memref<1xi8> {llvm.noalias}, %mutableWeight: memref<384xi8> {llvm.noalias}, %activations: memref<{{[0-9]+}}xi8> {llvm.noalias}) -> i32
+// CHECK:         %[[IN0:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<384xi8> to memref<128xi8>
+// CHECK:         func.call @chain_k0_elementwise(%{{.*}}, %[[IN0]], %{{.*}}, %{{.*}}) : (memref<128xi8>, memref<128xi8>, memref<128xi8>, memref<128xi8>) -> ()
 // CHECK-NOT:     scf.for
 // CHECK:         func.return
 func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -41,7 +49,7 @@ func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // A value of the chain that is also an output is stored (once), and read back from its
 // register, not from memory.
-// CHECK-LABEL: func.func @two_outputs(
+// CHECK-LABEL: func.func private @two_outputs_k0_elementwise(
 // CHECK:         scf.for %[[I:.*]] =
 // CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[I]]] : memref<16xf32>
 // CHECK-NEXT:      %[[N:.*]] = arith.negf %[[X]] : f32
@@ -58,12 +66,17 @@ func.func @two_outputs(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
 
 // -----
 
-// Different element counts: two loops.
-// CHECK-LABEL: func.func @counts(
+// Different element counts: two loops, two kernels.
+// CHECK-LABEL: func.func private @counts_k0_element_floor(
 // CHECK:         scf.for
 // CHECK:           math.floor {{.*}} : f32
+// CHECK-LABEL: func.func private @counts_k1_element_ceil(
 // CHECK:         scf.for
 // CHECK:           math.ceil {{.*}} : f32
+// CHECK-LABEL: func.func @counts(
+// CHECK-NOT:     scf.for
+// CHECK:         func.call @counts_k0_element_floor(
+// CHECK:         func.call @counts_k1_element_ceil(
 // CHECK-NOT:     scf.for
 func.func @counts(%x: tensor<8xf32>, %y: tensor<2x8xf32>) -> (tensor<8xf32>, tensor<2x8xf32>) {
   %0 = glow.floor %x : tensor<8xf32>
@@ -74,7 +87,7 @@ func.func @counts(%x: tensor<8xf32>, %y: tensor<2x8xf32>) -> (tensor<8xf32>, ten
 // -----
 
 // Quantized, integer and bool element types load their storage integers (signless).
-// CHECK-LABEL: func.func @types(
+// CHECK-LABEL: func.func private @types_k0_elementwise(
 // CHECK:         scf.for
 // CHECK:           memref.load %{{.*}} : memref<6xi8>
 // CHECK:           arith.sitofp {{.*}} : i32 to f32
@@ -92,19 +105,26 @@ func.func @types(%q: tensor<6x!glow.quant<i8, scale = 0.5, offset = 2>>, %a: ten
 // element, so the relu writing %v0 and the neg reading %v1 cannot share a loop (iteration
 // i would read element i+1 of the relu's result before it is written). The disjoint
 // halves %h0, %h1 of one buffer stack with the add reading both.
-// VIEW-LABEL: func.func @views(
+// VIEW-LABEL: func.func private @views_k0_relu(
 // VIEW:         scf.for
 // VIEW:           arith.select
 // VIEW-NEXT:      memref.store
 // VIEW-NEXT:    }
+// VIEW-LABEL: func.func private @views_k1_element_neg(
 // VIEW:         scf.for
 // VIEW:           arith.negf
 // VIEW:         }
+// VIEW-LABEL: func.func private @views_k2_elementwise(
 // VIEW:         scf.for
 // VIEW:           math.floor
 // VIEW:           math.ceil
 // VIEW:           arith.addf
 // VIEW:         }
+// VIEW-LABEL: func.func @views(
+// VIEW-NOT:     scf.for
+// VIEW:         func.call @views_k0_relu(
+// VIEW:         func.call @views_k1_element_neg(
+// VIEW:         func.call @views_k2_elementwise(
 // VIEW-NOT:     scf.for
 // VIEW:         func.return
 glow_ir.func @views declare {
@@ -125,3 +145,37 @@ glow_ir.func @views declare {
   glow_ir.element_add @out %z, @in %h0, @in %h1 : memref<4xf32>
   glow_ir.dealloc_activation %a : memref<9xf32>
 } attributes {activations_size = 64 : i64, alignment = 64 : i64}
+
+// -----
+
+// Kernel functions are shared: two equal convolutions (same shapes, attributes and
+// operand layout, different buffers) are ONE function called twice with the buffers'
+// offsets; a convolution on another shape gets its own.
+// VIEW-LABEL: func.func private @shared_k0_convolution(
+// VIEW-SAME:      %r0: memref<512xi8> {llvm.noalias}, %r1: memref<512xi8> {llvm.noalias}, %r2: memref<576xi8> {llvm.noalias}, %r3: memref<16xi8> {llvm.noalias}
+// VIEW-LABEL: func.func private @shared_k1_convolution(
+// VIEW-SAME:      %r0: memref<128xi8> {llvm.noalias}, %r1: memref<512xi8> {llvm.noalias}
+// VIEW-NOT:     func.func private
+// VIEW-LABEL: func.func @shared(
+// VIEW:         %[[A:.*]] = memref.view %activations[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<512xi8>
+// VIEW:         func.call @shared_k0_convolution(%[[A]], %{{.*}}, %{{.*}}, %{{.*}})
+// VIEW:         %[[B:.*]] = memref.view %activations[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<512xi8>
+// VIEW:         func.call @shared_k0_convolution(%[[B]], %[[A]], %{{.*}}, %{{.*}})
+// VIEW:         func.call @shared_k1_convolution(
+// VIEW-NOT:     func.call
+// VIEW:         func.return
+glow_ir.func @shared declare {
+  glow_ir.weight @x constant input : memref<1x4x4x8xf32>
+  glow_ir.weight @w constant input : memref<4x4x3x3xf32>
+  glow_ir.weight @w2 constant input : memref<4x4x3x3xf32>
+  glow_ir.weight @b constant input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<1x4x2x4xf32>
+} program(%x, %w, %w2, %b, %y) {
+  %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<1x4x4x8xf32>
+  %c = glow_ir.alloc_activation {offset = 512 : i64} : memref<1x4x4x8xf32>
+  glow_ir.convolution @out %a, @in %x, @in %w, @in %b {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x4x8xf32>, memref<1x4x4x8xf32>, memref<4x4x3x3xf32>, memref<4xf32>
+  glow_ir.convolution @out %c, @in %a, @in %w2, @in %b {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x4x8xf32>, memref<1x4x4x8xf32>, memref<4x4x3x3xf32>, memref<4xf32>
+  glow_ir.convolution @out %y, @in %c, @in %w, @in %b {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x2x4xf32>, memref<1x4x4x8xf32>, memref<4x4x3x3xf32>, memref<4xf32>
+  glow_ir.dealloc_activation %c : memref<1x4x4x8xf32>
+  glow_ir.dealloc_activation %a : memref<1x4x4x8xf32>
+} attributes {activations_size = 1024 : i64, alignment = 64 : i64}

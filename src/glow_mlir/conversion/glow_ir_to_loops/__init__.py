@@ -3,11 +3,15 @@
     func.func @NET(%constantWeight: memref<Cxi8>, %mutableWeight: memref<Mxi8>,
                    %activations: memref<Axi8>) -> i32
 
-(Glow's bundle API; returns 0), whose body computes every instruction with loop nests
-(`scf`, `arith`, `math`, `memref`) on `memref.view`s of those three areas at compile-time
-offsets (`layout.py`). The kernels' own scratch (`Emitter.scratch`) goes after the planned
-activations, so the activation area grows past the plan: the entry point's
-`glow.activations_size` is the size a caller allocates (the code needs little stack). Each instruction kind has a generator, registered with
+(Glow's bundle API; returns 0), whose body is a straight list of calls of kernel
+functions (`functions.py`: one private `func.func` per distinct instruction signature,
+Glow's libjit with function specialization; equal instructions share one) with
+`memref.view`s of those three areas at compile-time offsets (`layout.py`). A kernel
+computes its instruction with loop nests (`scf`, `arith`, `math`, `memref`). The kernels'
+own scratch (`Emitter.scratch`) goes after the planned activations, shared by all of them
+(they run one after another), so the activation area grows past the plan: the entry
+point's `glow.activations_size` is the size a caller allocates (the code needs little
+stack). Each instruction kind has a generator, registered with
 `@lowers("glow_ir.kind")` in a module of this package by concept; a program with kinds
 that have none fails once, naming every missing kind and how often it occurs.
 
@@ -47,7 +51,17 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view, bytes_type
+from glow_mlir.conversion.glow_ir_to_loops.emitter import (
+    Emitter,
+    align_up,
+    byte_view,
+    bytes_type,
+)
+from glow_mlir.conversion.glow_ir_to_loops.functions import (
+    KernelFunctions,
+    attributes_key,
+    regions_of,
+)
 from glow_mlir.conversion.glow_ir_to_loops.layout import (
     ACTIVATIONS,
     CONSTANT,
@@ -223,6 +237,50 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
     em.loop(0, n, body)
 
 
+def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
+             skip_dead_stores: bool = True) -> None:
+    """A call of the kernel function computing `run` (one instruction, or a stack of
+    element-wise ones: `stackable_runs`), built on first use. Its arguments are the
+    regions of memory the run touches (buffers that share bytes are one region, at their
+    offsets in it), so its code depends only on the key: each instruction's kind,
+    attributes, operand types and operand places in the regions, and, for a stack, which
+    of its stores are dead (`_dead_keys`: that depends on what reads them later)."""
+    values: list[SSAValue] = []
+    seen: set[SSAValue] = set()
+    for instr in run:
+        for v in instr.operands:
+            if v not in seen:
+                seen.add(v)
+                values.append(v)
+    extents = []
+    for v in values:
+        base, offset = em.places[v]
+        extents.append((base, offset, glow_ir.buffer_bytes(v.type)))  # type: ignore[arg-type]
+    regions, refs = regions_of(extents)
+    ref_of = dict(zip(values, refs))
+    elementwise = run[0].name in ELEMENTWISE
+    dead: tuple[bool, ...] = ()
+    if elementwise and skip_dead_stores:
+        dead_keys = _dead_keys(em, run)
+        dead = tuple(_key(em, d) in dead_keys for instr in run
+                     for d in instr.dests())  # type: ignore[attr-defined]
+    key = (tuple((attributes_key(i), tuple(v.type for v in i.operands),
+                  tuple(ref_of[v] for v in i.operands)) for i in run),
+           skip_dead_stores, dead)
+    kind = "elementwise" if len(run) > 1 else run[0].name.split(".", 1)[1]
+
+    def body(kem: Emitter, args: list[SSAValue]) -> None:
+        for v in values:
+            index, offset = ref_of[v]
+            kem.place(v, args[index], offset)
+        if elementwise:
+            emit_elementwise(run, kem, skip_dead_stores)
+        else:
+            GENERATORS[run[0].name](run[0], kem)
+
+    kernels.call(em, kind, key, regions, body)
+
+
 @functools.cache
 def _load_generators() -> None:
     """Import the kernels_* modules (which register the generators), once."""
@@ -255,17 +313,15 @@ class FunctionHooks:
         """Record the places of what `op` (not a glow_ir alloc or view) defines; `base`
         maps each area name to its byte array."""
 
-    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue]) -> None:
-        """The code of the program's instructions, in order."""
+    def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue],
+             kernels: KernelFunctions) -> None:
+        """The code of the program's instructions, in order: calls of `kernels`."""
         for run in stackable_runs(fn, em):
-            if run[0].name in ELEMENTWISE:
-                emit_elementwise(run, em)
-            else:
-                GENERATORS[run[0].name](run[0], em)
+            emit_run(run, em, kernels)
 
     def extra_funcs(self) -> list[func.FuncOp]:
-        """Functions the entry point calls, placed before it (the accelerator's tile
-        kernels)."""
+        """Functions the entry point calls besides the kernel functions, placed before
+        it."""
         return []
 
 
@@ -299,18 +355,20 @@ def convert_funcs(module: ModuleOp, pass_name: str,
                                   f"{position_text(first) or 'an unknown location'})")
     for f in funcs:
         hooks = hooks_for(f)
-        new = convert_function(f, hooks)
+        new, kernel_funcs = convert_function(f, hooks)
         parent = f.parent_block()
         assert parent is not None
-        for extra in (hooks.extra_funcs() if hooks is not None else []):
+        for extra in [*(hooks.extra_funcs() if hooks is not None else []), *kernel_funcs]:
             parent.insert_op_before(extra, f)
         parent.insert_op_before(new, f)
         f.detach()
         f.erase()
 
 
-def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> func.FuncOp:
-    """The entry point computing `fn` (which must be planned)."""
+def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
+                     ) -> tuple[func.FuncOp, list[func.FuncOp]]:
+    """The entry point computing `fn` (which must be planned) and the kernel functions
+    it calls (in first-use order)."""
     _load_generators()
     hooks = hooks or FunctionHooks()
     layout = weight_layout(fn)
@@ -332,9 +390,12 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> 
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
         else:
             hooks.place(op, em, base)
-    hooks.emit(fn, em, base)
-    if em.scratch_end > sizes[2]:  # the kernels' scratch, past everything else
-        sizes = (sizes[0], sizes[1], em.scratch_end)
+    kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end)
+    hooks.emit(fn, em, base, kernels)
+    end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
+              em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
+    if end > sizes[2]:  # the kernels' scratch, past everything else
+        sizes = (sizes[0], sizes[1], end)
         Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
@@ -344,7 +405,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None) -> 
                       arg_attrs=ArrayAttr([noalias, noalias, noalias]))
     for name, size in zip(("constant", "mutable", "activations"), sizes):
         out.attributes[f"glow.{name}_size"] = IntegerAttr(size, i64)
-    return out
+    return out, kernels.funcs
 
 
 def stackable_runs(fn: glow_ir.FuncOp, em: Emitter) -> list[list[glow_ir.InstrOp]]:

@@ -39,8 +39,8 @@ one of several forms by the window's shape:
 
 The entry point (with the NHWC form) comes first, then the direct form, then the
 register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`), then im2col
-(`_nchw_form` picks the form; `_scratch` is the scratch buffer all the convolutions of a
-function share). Window geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared
+(`_nchw_form` picks the form; `_scratch` is the kernel's scratch: every convolution is a
+kernel function of its own, and the kernel functions share one scratch region). Window geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared
 with the pools in kernels_common.py.
 """
 
@@ -49,11 +49,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, i8
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     activation,
@@ -701,22 +700,9 @@ def _nchw_form(instr) -> tuple[str, int]:
 
 
 def _scratch(em: Emitter, instr, t, dims: list[int]) -> SSAValue:
-    """A memref<dims x t> of scratch for convolution `instr`: a view of one buffer per
-    function (`Emitter.scratch`: past the activations), as large as its largest
-    convolution needs (`_nchw_form`) and shared by all (the convolutions run one after
-    the other: one buffer per convolution added up to 7.7 MB for ResNet-18)."""
-    need = t.bitwidth // 8
-    for d in dims:
-        need *= d
-    cache = em.__dict__.setdefault("_conv_scratch", {})
-    if "buffer" not in cache:
-        size = need
-        body = instr.parent_block()
-        for op in body.ops if body is not None else ():
-            if op.name == "glow_ir.convolution":
-                size = max(size, _nchw_form(op)[1])
-        cache["buffer"] = (em.scratch(i8, [size]), size)
-    buf, size = cache["buffer"]
-    if need > size:  # (not foreseen: a buffer of its own)
-        return em.scratch(t, dims)
-    return byte_view(em, buf, 0, MemRefType(t, dims))
+    """A memref<dims x t> of scratch for convolution `instr` (`Emitter.scratch`). Each
+    convolution is a kernel function of its own, and all kernel functions share one
+    scratch region past the activations (they run one after the other: one buffer per
+    convolution added up to 7.7 MB for ResNet-18), so the region is as large as the
+    largest kernel's scratch."""
+    return em.scratch(t, dims)

@@ -179,11 +179,95 @@ def check_cpu(cpu: str, features: str = "") -> None:
 
 
 def unoptimized_ir(module: ModuleOp) -> str:
-    """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`)."""
+    """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`), functions with
+    internal linkage (the kernel functions) kept internal (`convert_module` drops the
+    linkage: a bundle's object would export every kernel, and two bundles linked into
+    one program would clash) and `noinline`: inlined into the entry point (each called
+    once) they would make it one huge function again, which O3 takes superlinear time
+    on (DESIGN.md section 4), and the JIT compiles them apart anyway (`split_ir`)."""
     from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as xllvm
 
     _initialize()
-    return str(convert_module(module, fallback_target_triple=llvm.get_default_triple()))
+    ir_module = convert_module(module, fallback_target_triple=llvm.get_default_triple())
+    for op in module.ops:
+        if (isinstance(op, xllvm.FuncOp) and op.body.blocks and op.linkage is not None
+                and op.linkage.linkage.data == "internal"):
+            fn = ir_module.get_global(op.sym_name.data)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+    return str(ir_module)
+
+
+def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
+    """LLVM IR text of entry point `entry` (the functions it calls declared) and of each
+    other function defined in LLVM-dialect `module` (external linkage, so the JIT links
+    them by name), each translated on its own; `module` is left as it was."""
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as xllvm
+
+    _initialize()
+    block = module.body.block
+    ops = list(block.ops)
+    if not all(isinstance(op, xllvm.FuncOp) for op in ops):
+        return unoptimized_ir(module), []  # globals: one module (not generated today)
+    decls = [op for op in ops if not op.body.blocks]
+    defs = [op for op in ops if op.body.blocks]
+    mains = [f for f in defs if f.sym_name.data == entry]
+    if len(mains) != 1:
+        raise ValueError(f"no function @{entry} in the compiled module")
+    triple = llvm.get_default_triple()
+
+    def text(f, extra_decls) -> str:
+        piece = ModuleOp([])
+        for d in decls:
+            piece.body.block.add_op(d.clone())
+        for d in extra_decls:
+            piece.body.block.add_op(d)
+        f.detach()
+        piece.body.block.add_op(f)
+        try:
+            ir_module = convert_module(piece, fallback_target_triple=triple)
+        finally:
+            f.detach()
+        fn = ir_module.get_global(f.sym_name.data)
+        fn.linkage = ""  # external: the entry point's module calls it by name
+        return str(ir_module)
+
+    try:
+        main = mains[0]
+        kernels = [text(f, []) for f in defs if f is not main]
+        callees = [xllvm.FuncOp(f.sym_name.data, f.function_type,
+                                linkage=xllvm.LinkageAttr("external"))
+                   for f in defs if f is not main]
+        entry_text = text(main, callees)
+    finally:
+        for op in ops:  # back in their order
+            if op.parent is not None:
+                op.detach()
+            block.add_op(op)
+    return entry_text, kernels
+
+
+COMPILE_JOBS: int | None = None
+"""Processes compiling a model's kernels to machine code (`llvm_compile`): None, all
+cores when the kernels' LLVM IR is large enough to pay for starting the workers
+(`PARALLEL_MIN_IR_BYTES`); 1, serially in this process. The code is the same either
+way."""
+
+PARALLEL_MIN_IR_BYTES = 400_000
+"""Below this much kernel IR text, one process: starting a worker (a Python with
+llvmlite, ~0.2 s) costs more than it saves."""
+
+
+def compile_jobs(texts: list[str]) -> int:
+    if COMPILE_JOBS is not None:
+        return max(1, COMPILE_JOBS)
+    from glow_mlir.targets.cpu.llvm_compile import available_cores
+
+    if sum(len(t) for t in texts) < PARALLEL_MIN_IR_BYTES:
+        return 1
+    return available_cores()
 
 
 LOOP_UNROLLING = False
@@ -196,17 +280,9 @@ interleaves."""
 
 def optimize(ir_text: str, tm) -> llvm.ModuleRef:
     """Parse, verify and optimize `ir_text` at O3 for target machine `tm`."""
-    mod = llvm.parse_assembly(ir_text)
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    mod.verify()
-    pto = llvm.PipelineTuningOptions(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = LOOP_UNROLLING
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return mod
+    from glow_mlir.targets.cpu.llvm_compile import optimize as optimize_text
+
+    return optimize_text(ir_text, tm, LOOP_UNROLLING)
 
 
 def llvm_ir_text(module: ModuleOp, optimized: bool = True) -> str:
@@ -225,12 +301,25 @@ class CompiledEntry:
     """A JIT-compiled entry point. Holds the execution engine (which owns the module and
     the machine code) for as long as the function may be called. Calls may come from
     several threads at once as long as each passes its own mutable and activation areas:
-    the code keeps no state of its own."""
+    the code keeps no state of its own.
 
-    def __init__(self, module: ModuleOp, name: str):
+    Each kernel function is its own LLVM module, compiled to an object file (by `jobs`
+    processes: `COMPILE_JOBS`, `llvm_compile.compile_objects`) that the engine links
+    with the entry point's module; the code does not depend on `jobs`."""
+
+    def __init__(self, module: ModuleOp, name: str, jobs: int | None = None):
+        from glow_mlir.targets.cpu.llvm_compile import CompileSpec, compile_objects
+
         tm = host_target_machine()
-        self.module_ref = optimize(unoptimized_ir(module), tm)
+        entry_text, kernel_texts = split_ir(module, name)
+        self.jobs = compile_jobs(kernel_texts) if jobs is None else max(1, jobs)
+        spec = CompileSpec(*_host_cpu(), reloc="default", codemodel="jitdefault",
+                           loop_unrolling=LOOP_UNROLLING)
+        self.objects = compile_objects(kernel_texts, spec, self.jobs)
+        self.module_ref = optimize(entry_text, tm)
         self.engine = llvm.create_mcjit_compiler(self.module_ref, tm)
+        for data in self.objects:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(data))
         self.engine.finalize_object()
         address = self.engine.get_function_address(name)
         if not address:
@@ -241,6 +330,7 @@ class CompiledEntry:
         return self.function(constant, mutable, activations)
 
 
-def jit(module: ModuleOp, name: str) -> CompiledEntry:
-    """Compile LLVM-dialect `module` for the host and return entry point `name`."""
-    return CompiledEntry(module, name)
+def jit(module: ModuleOp, name: str, jobs: int | None = None) -> CompiledEntry:
+    """Compile LLVM-dialect `module` for the host and return entry point `name` (`jobs`:
+    compiling processes, None: `COMPILE_JOBS`)."""
+    return CompiledEntry(module, name, jobs)
