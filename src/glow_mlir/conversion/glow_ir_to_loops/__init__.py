@@ -350,7 +350,10 @@ def convert_funcs(module: ModuleOp, pass_name: str,
         missing += check(f)
     if missing:
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-        first = next(o for f in funcs for o in f.walk() if o.name in missing)
+        # An accelerator tile op names the instruction it computes, not itself: then the
+        # function that holds it is the place.
+        first = next((o for f in funcs for o in f.walk() if o.name in missing),
+                     next(f for f in funcs if check(f)))
         raise PassFailedException(f"{pass_name}: no loop generator for {kinds} (first at "
                                   f"{position_text(first) or 'an unknown location'})")
     for f in funcs:
