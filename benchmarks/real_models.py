@@ -27,6 +27,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -46,6 +47,10 @@ SEQ_LEN = 128
 """Tokens per example of the text models (batch 1)."""
 IMAGE = (1, 3, 224, 224)
 TIME_LIMIT = 120.0
+"""CPU seconds a check may take (import, compile and run of one model on one backend): CPU
+time, not wall time, so a busy machine doesn't turn slow compiles into timeouts."""
+WALL_FACTOR = 4
+"""A check that waits (a hang) is stopped after this many times the limit of wall time."""
 TOLERANCE = 1e-3
 """Largest relative error (max |glow - ort| / max |ort|) that counts as the right numbers."""
 BACKENDS = ("interpreter", "cpu")
@@ -344,6 +349,7 @@ def _child(onnx_path: str, data_path: str, backend: str) -> None:
         print("@@" + json.dumps(kw), flush=True)
 
     entry = Entry("", Path(onnx_path), Path(data_path), {})
+    stage = "import"
     try:
         import onnx
 
@@ -351,20 +357,22 @@ def _child(onnx_path: str, data_path: str, backend: str) -> None:
         from glow_mlir.frontends.onnx import import_onnx
 
         proto = onnx.load(onnx_path)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         module = import_onnx(proto)
-        emit(stage="import", seconds=time.perf_counter() - t)
-        t = time.perf_counter()
+        emit(stage="import", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
+        stage = "compile"
+        t, c = time.perf_counter(), time.process_time()
         compiled = glow_mlir.compile(module, backend=backend)
-        emit(stage="compile", seconds=time.perf_counter() - t)
+        emit(stage="compile", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
         inputs, expected = load_data(entry)
-        t = time.perf_counter()
+        stage = "run"
+        t, c = time.perf_counter(), time.process_time()
         got = compiled.run({n: inputs[n] for n in compiled.input_names})
-        emit(stage="run", seconds=time.perf_counter() - t)
+        emit(stage="run", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
         emit(stage="compare", **compare(got, expected))
     except BaseException as e:  # noqa: BLE001 - reported to the parent
-        emit(stage="error", type=type(e).__name__, message=str(e),
-             where=_where(e))
+        emit(stage="error", type=type(e).__name__, message=str(e), where=_where(e),
+             failed_in=stage)
         sys.exit(3)
 
 
@@ -384,15 +392,22 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO / "src")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     start = time.perf_counter()
+
+    def limit_cpu():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time_limit) + 1, int(time_limit) + 2))
+
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
+                            env=env, start_new_session=True, preexec_fn=limit_cpu)
     try:
-        out, err = proc.communicate(timeout=time_limit)
-        timed_out = False
+        out, err = proc.communicate(timeout=WALL_FACTOR * time_limit)
+        timed_out = proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+        limit = "CPU"
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
+        os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        timed_out = True
+        timed_out, limit = True, "wall"
     result: dict = {"backend": backend, "wall_s": time.perf_counter() - start}
     for line in out.splitlines():
         if line.startswith("@@"):
@@ -400,16 +415,19 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
             stage = rec.pop("stage")
             if stage in ("import", "compile", "run"):
                 result[f"{stage}_s"] = rec["seconds"]
+                result[f"{stage}_cpu_s"] = rec["cpu"]
             else:
                 result.update(rec)
     if timed_out:
         stage = next(s for s in ("import", "compile", "run", "compare")
                      if f"{s}_s" not in result and s not in result)
         result["status"] = "timeout"
-        result["message"] = f"over {time_limit:.0f} s in {stage}"
+        result["message"] = (f"over {time_limit:.0f} s of CPU time in {stage}" if limit == "CPU"
+                             else f"over {WALL_FACTOR * time_limit:.0f} s of wall time in {stage}")
     elif "type" in result:
         result["status"] = "error"
-        result["message"] = f"{result['type']}: {_first_line(result['message'])}"
+        lines = [s.strip() for s in result["message"].splitlines() if s.strip()]
+        result["message"] = f"{result['type']}: {' / '.join(lines)}"[:600]
     elif proc.returncode != 0 or "max_abs" not in result and "mismatch" not in result:
         result["status"] = "crash"
         tail = (err.strip().splitlines() or [""])[-1]
@@ -422,7 +440,22 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
         result["status"] = "ok" if ok else "wrong"
         if not ok:
             result["message"] = (f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}")
+    result["cause"] = cause(result)
     return result
+
+
+def cause(result: dict) -> str:
+    """What kind of failure a check is: unsupported op, importer bug, compile error, run
+    error, wrong numbers, timeout, crash (or ok)."""
+    status = result.get("status")
+    if status in ("ok", "wrong", "crash"):
+        return {"ok": "ok", "wrong": "wrong numbers", "crash": "crash"}[status]
+    if status == "timeout":
+        return "timeout"
+    stage = result.get("failed_in", "import")
+    if result.get("type") == "UnsupportedOnnxError":
+        return "unsupported op"
+    return {"import": "importer bug", "compile": "compile error", "run": "run error"}[stage]
 
 
 def _first_line(e: object) -> str:
@@ -433,7 +466,9 @@ def _first_line(e: object) -> str:
 # -- the table -------------------------------------------------------------------------------
 
 def _fmt_s(r: dict, key: str) -> str:
-    return f"{r[key]:.1f}" if key in r else "-"
+    """CPU seconds (wall seconds when the CPU time was not recorded)."""
+    cpu = key.replace("_s", "_cpu_s")
+    return f"{r[cpu]:.1f}" if cpu in r else f"{r[key]:.1f}w" if key in r else "-"
 
 
 def _fmt_err(r: dict) -> str:
@@ -455,7 +490,7 @@ def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
         imported = "export fail" if "export_error" in row else "-"
         for r in checks.values():
             if "import_s" in r:
-                imported = f"ok {r['import_s']:.1f}s"
+                imported = f"ok {_fmt_s(r, 'import_s')}"
                 break
             if r.get("status") in ("error", "crash", "timeout"):
                 imported = "FAIL"
@@ -486,6 +521,26 @@ def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
         print(fmt(cells), file=file)
 
 
+def report(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
+    """The table, then the failures grouped by cause."""
+    print_table(rows, backends, file)
+    failures: dict[str, list[str]] = {}
+    for row in rows:
+        if "export_error" in row:
+            failures.setdefault("export", []).append(f"{row['name']}: {row['export_error']}")
+        for b, r in row.get("checks", {}).items():
+            c = r.get("cause") or cause(r)
+            if c != "ok":
+                failures.setdefault(c, []).append(
+                    f"{row['name']} on {b}: {r.get('message', '')[:300]}")
+    if failures:
+        print("\nFailures by cause:", file=file)
+        for c, items in sorted(failures.items()):
+            print(f"  {c} ({len(items)}):", file=file)
+            for item in items:
+                print(f"    {item}", file=file)
+
+
 # -- the command line ------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
@@ -500,13 +555,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", nargs="+", metavar="BACKEND", choices=[*BACKENDS, "accel"],
                    help="compile and run on these backends, compare with onnxruntime")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
-                   help=f"seconds per model and backend (default {TIME_LIMIT:.0f})")
+                   help=f"CPU seconds per model and backend (default {TIME_LIMIT:.0f}; "
+                        f"{WALL_FACTOR}x that of wall time)")
     p.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto",
                    help="torch.onnx.export's exporter (auto: legacy, then dynamo)")
     p.add_argument("--cache-dir", help=f"where the exports live (default {DEFAULT_CACHE})")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON lines")
     p.add_argument("--ops", action="store_true", help="print each model's op types")
+    p.add_argument("--report", nargs="+", metavar="JSON",
+                   help="print the table of earlier --json results (the last row of a model wins)")
     args = p.parse_args(argv)
+    if args.report:
+        by_name: dict[str, dict] = {}
+        for path in args.report:
+            for line in Path(path).read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    old = by_name.get(row["name"], {}).get("checks", {})
+                    row["checks"] = {**old, **row.get("checks", {})}
+                    by_name[row["name"]] = row
+        seen = [b for row in by_name.values() for b in row["checks"]]
+        report(list(by_name.values()), [b for b in (*BACKENDS, "accel") if b in seen])
+        return 0
     try:
         names = list_names()
     except MissingTorch as e:
@@ -550,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if out:
             out.close()
-    print_table(rows, backends)
+    report(rows, backends)
     if args.ops:
         for row in rows:
             ops = " ".join(f"{k}x{v}" for k, v in row.get("op_types", {}).items())
