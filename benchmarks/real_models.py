@@ -225,7 +225,9 @@ def _paths(d: Path, spec: ModelSpec, exporter: str) -> tuple[Path, Path, Path]:
     return d / f"{stem}.onnx", d / f"{stem}.npz", d / f"{stem}.json"
 
 
-def _export(spec: ModelSpec, path: Path, exporter: str) -> None:
+def _export(spec: ModelSpec, path: Path,
+            exporter: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Write `spec`'s ONNX file; its example inputs and torch's outputs for them."""
     torch, _ = _torch()
     model, inputs = spec.build()
     args = tuple(inputs.values())
@@ -237,6 +239,9 @@ def _export(spec: ModelSpec, path: Path, exporter: str) -> None:
                               do_constant_folding=True, **kw)
         else:
             torch.onnx.export(model, args, str(path), dynamo=True, external_data=False, **kw)
+        out = model(*args)
+    outs = [out] if isinstance(out, torch.Tensor) else list(out)
+    return {k: v.numpy() for k, v in inputs.items()}, [o.numpy() for o in outs]
 
 
 def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
@@ -255,13 +260,11 @@ def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
         onnx_path, data_path, meta_path = _paths(d, spec, kind)
         start = time.perf_counter()
         try:
-            _export(spec, onnx_path, kind)
+            feeds, torch_outputs = _export(spec, onnx_path, kind)
         except Exception as e:  # noqa: BLE001 - try the next exporter, report all
             errors.append(f"{kind}: {type(e).__name__}: {_first_line(e)}")
             continue
         seconds = time.perf_counter() - start
-        _, inputs = spec.build()  # the same seeds: the same inputs
-        feeds = {k: v.numpy() for k, v in inputs.items()}
         outputs = _onnxruntime(onnx_path, feeds)
         import onnx
 
@@ -273,6 +276,7 @@ def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
                 "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in feeds.items()},
                 "outputs": [[list(o.shape), str(o.dtype)] for o in outputs],
                 "reference_finite": bool(all(np.isfinite(o).all() for o in outputs)),
+                "onnxruntime_vs_torch": compare(outputs, torch_outputs),
                 "bytes": onnx_path.stat().st_size, "previous_errors": errors}
         np.savez(data_path, **{f"in:{k}": v for k, v in feeds.items()},
                  **{f"out:{i}": o for i, o in enumerate(outputs)})
