@@ -1,7 +1,8 @@
 """A corpus of real architectures, exported from PyTorch to ONNX: nothing is downloaded.
 
 Every torchvision classification model at 224x224 (`weights=None`, `torch.manual_seed(0)`,
-eval mode), and BERT-base, DistilBERT, GPT-2 and ViT-B/16 random-initialised from the
+eval mode; weights that start at zero, ViT's head and class token, get N(0, 0.02) instead, so
+that the logits are not all zeros whatever a compiler does), and BERT-base, DistilBERT, GPT-2 and ViT-B/16 random-initialised from the
 default `transformers` configs. Each export is cached on disk (`.cache/real_models/` at the
 top of the repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the torch (and
 transformers) version, the exporter and the opset, together with its example inputs and
@@ -54,6 +55,9 @@ WALL_FACTOR = 4
 TOLERANCE = 1e-3
 """Largest relative error (max |glow - ort| / max |ort|) that counts as the right numbers."""
 BACKENDS = ("interpreter", "cpu")
+RECIPE = 1
+"""Part of the cache key: bump it when what a model's export is made of changes (its
+initialisation, inputs or export options)."""
 
 INSTALL_HINT = """\
 The real-model corpus needs PyTorch, torchvision, transformers and onnxscript (the `torch` extra):
@@ -91,7 +95,7 @@ class ModelSpec:
 
     def key(self) -> str:
         torch, _ = _torch()
-        parts = [self.name, f"torch{torch.__version__}"]
+        parts = [self.name, f"r{RECIPE}", f"torch{torch.__version__}"]
         if self.family == "transformers":
             import transformers
 
@@ -104,6 +108,12 @@ def _torchvision_spec(name: str) -> ModelSpec:
         torch, torchvision = _torch()
         torch.manual_seed(0)
         model = torchvision.models.get_model(name, weights=None).eval()
+        with torch.no_grad():
+            for param in model.parameters():
+                # ViT's head and class token start at zero: its logits would be all zeros
+                # whatever the compiler did, so they get small random values instead
+                if param.dim() > 1 and not param.any():
+                    torch.nn.init.normal_(param, std=0.02)
         x = torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
         return model, {"input": x}
 
@@ -277,6 +287,8 @@ def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
                 "outputs": [[list(o.shape), str(o.dtype)] for o in outputs],
                 "reference_finite": bool(all(np.isfinite(o).all() for o in outputs)),
                 "onnxruntime_vs_torch": compare(outputs, torch_outputs),
+                "reference_max_abs": [float(np.abs(o).max()) if o.size else 0.0
+                                      for o in outputs],
                 "bytes": onnx_path.stat().st_size, "previous_errors": errors}
         np.savez(data_path, **{f"in:{k}": v for k, v in feeds.items()},
                  **{f"out:{i}": o for i, o in enumerate(outputs)})
