@@ -25,6 +25,7 @@ torch==2.14.1 torchvision==0.29.1, which pip takes from local disk).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -44,7 +45,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE = REPO / ".cache" / "real_models"
 OPSET = 17
-"""The legacy (TorchScript) exporter's opset; the dynamo exporter writes opset 18."""
+"""The legacy (TorchScript) exporter's opset; the dynamo exporter (torch 2.14) writes opset 20.
+The legacy one fails on torchvision's ViTs (aten::_native_multi_head_attention) and on GPT-2
+(aten::diff), so `exporter="auto"` falls back to dynamo for them."""
 SEQ_LEN = 128
 """Tokens per example of the text models (batch 1)."""
 IMAGE = (1, 3, 224, 224)
@@ -265,13 +268,15 @@ def _export(spec: ModelSpec, path: Path,
     model, inputs = spec.build()
     args = tuple(inputs.values())
     kw = dict(input_names=list(inputs), output_names=list(spec.output_names))
-    with torch.no_grad(), warnings.catch_warnings():
+    # the exporters' warnings and progress lines would drown the table: stderr, and quiet
+    with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")
         if exporter == "legacy":
             torch.onnx.export(model, args, str(path), dynamo=False, opset_version=OPSET,
                               do_constant_folding=True, **kw)
         else:
-            torch.onnx.export(model, args, str(path), dynamo=True, external_data=False, **kw)
+            torch.onnx.export(model, args, str(path), dynamo=True, external_data=False,
+                              verbose=False, **kw)
         out = model(*args)
     outs = [out] if isinstance(out, torch.Tensor) else list(out)
     return {k: v.numpy() for k, v in inputs.items()}, [o.numpy() for o in outs]
