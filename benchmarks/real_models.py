@@ -138,11 +138,23 @@ def _calibrate_batch_norm(torch, model) -> None:
     for m in norms:
         m.reset_running_stats()
         m.momentum = None  # a plain average over the calibration batches
+    def calibrate():
+        g = torch.Generator().manual_seed(2)
+        with torch.no_grad():
+            for _ in range(CALIBRATION_BATCHES):
+                model(torch.randn(CALIBRATION_BATCH, *IMAGE[1:], generator=g))
+
     model.train()
-    g = torch.Generator().manual_seed(2)
-    with torch.no_grad():
-        for _ in range(CALIBRATION_BATCHES):
-            model(torch.randn(CALIBRATION_BATCH, *IMAGE[1:], generator=g))
+    try:
+        calibrate()
+    except RuntimeError:
+        # Inception v3's auxiliary classifier, run only in training, needs 299x299 images:
+        # the batch norms alone in training mode
+        model.eval()
+        for m in norms:
+            m.reset_running_stats()
+            m.train()
+        calibrate()
     model.eval()
 
 
@@ -415,9 +427,19 @@ def _child(onnx_path: str, data_path: str, backend: str) -> None:
         emit(stage="run", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
         emit(stage="compare", **compare(got, expected))
     except BaseException as e:  # noqa: BLE001 - reported to the parent
-        emit(stage="error", type=type(e).__name__, message=str(e), where=_where(e),
+        emit(stage="error", type=type(e).__name__, message=_summary(e), where=_where(e),
              failed_in=stage)
         sys.exit(3)
+
+
+def _summary(e: BaseException) -> str:
+    """The message; for the importer's list of unsupported things, one short line per kind
+    (what, how many times, why) without the node names, so that none is cut off."""
+    entries = getattr(e, "entries", None)
+    if not entries:
+        return str(e)
+    kinds = Counter((x.what, x.why) for x in entries)
+    return "unsupported: " + "; ".join(f"{what} x{n} ({why})" for (what, why), n in kinds.items())
 
 
 def _where(e: BaseException) -> str:
