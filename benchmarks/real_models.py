@@ -438,7 +438,7 @@ def _summary(e: BaseException) -> str:
     entries = getattr(e, "entries", None)
     if not entries:
         return str(e)
-    kinds = Counter((x.what, x.why) for x in entries)
+    kinds = Counter((x.what, re.sub(r"'[^']*'", "'...'", x.why)) for x in entries)
     return "unsupported: " + "; ".join(f"{what} x{n} ({why})" for (what, why), n in kinds.items())
 
 
