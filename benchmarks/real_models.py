@@ -3,10 +3,11 @@
 Every torchvision classification model at 224x224 (`weights=None`, `torch.manual_seed(0)`,
 eval mode; weights that start at zero, ViT's head and class token, get N(0, 0.02) instead, so
 that the logits are not all zeros whatever a compiler does; batch norm takes its statistics
-from 8 random images, so activations neither vanish nor explode), and BERT-base, DistilBERT, GPT-2 and ViT-B/16 random-initialised from the
-default `transformers` configs. Each export is cached on disk (`.cache/real_models/` at the
-top of the repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the torch (and
-transformers) version, the exporter and the opset, together with its example inputs and
+from 8 random images, so that activations neither vanish nor explode), and BERT-base,
+DistilBERT, GPT-2 and ViT-B/16 random-initialised from the default `transformers` configs
+(batch 1; 128 tokens). Each export is cached on disk (`.cache/real_models/` at the top of the
+repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the recipe number, the torch
+(and transformers) version and the exporter, together with its example inputs and
 onnxruntime's outputs for them.
 
     from real_models import corpus, list_names
@@ -16,8 +17,11 @@ onnxruntime's outputs for them.
     python benchmarks/real_models.py --list
     python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
 
-`--check` compiles each model on each backend in a child process with a time limit (a hang
-or a crash is counted, not fatal) and compares its outputs with onnxruntime's. Needs the
+`--check` compiles each model on each backend in a child process with a limit of CPU time (a
+hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
+gives CPU seconds per stage, max abs / max rel error (relative to onnxruntime's largest
+magnitude), and the failures grouped by cause. `--json` keeps the results; `--report` prints
+them again (several files merge, the later winning). Needs the
 `torch` extra: `pip install -e ".[torch]"` (on this project's machines with
 torch==2.14.1 torchvision==0.29.1, which pip takes from local disk).
 """
