@@ -1,0 +1,702 @@
+"""A corpus of real architectures, exported from PyTorch to ONNX: nothing is downloaded.
+
+Every torchvision classification model at 224x224 (`weights=None`, `torch.manual_seed(0)`,
+eval mode; weights that start at zero, ViT's head and class token, get N(0, 0.02) instead, so
+that the logits are not all zeros whatever a compiler does; batch norm takes its statistics
+from 8 random images, so that activations neither vanish nor explode), and BERT-base,
+DistilBERT, GPT-2 and ViT-B/16 random-initialised from the default `transformers` configs
+(batch 1; 128 tokens). Each export is cached on disk (`.cache/real_models/` at the top of the
+repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the recipe number, the torch
+(and transformers) version and the exporter, together with its example inputs and
+onnxruntime's outputs for them.
+
+    from real_models import corpus, list_names
+    for name, model, inputs in corpus(["resnet18", "bert"]):
+        ...                          # onnx.ModelProto, {input name: numpy array}
+
+    python benchmarks/real_models.py --list
+    python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
+
+`--check` compiles each model on each backend in a child process with a limit of CPU time (a
+hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
+gives CPU seconds per stage, max abs / max rel error (relative to onnxruntime's largest
+magnitude), and the failures grouped by cause. `--json` keeps the results; `--report` prints
+them again (several files merge, the later winning). Needs the
+`torch` extra: `pip install -e ".[torch]"` (on this project's machines with
+torch==2.14.1 torchvision==0.29.1, which pip takes from local disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CACHE = REPO / ".cache" / "real_models"
+OPSET = 17
+"""The legacy (TorchScript) exporter's opset; the dynamo exporter (torch 2.14) writes opset 20.
+The legacy one fails on torchvision's ViTs (aten::_native_multi_head_attention) and on GPT-2
+(aten::diff), so `exporter="auto"` falls back to dynamo for them."""
+SEQ_LEN = 128
+"""Tokens per example of the text models (batch 1)."""
+IMAGE = (1, 3, 224, 224)
+CALIBRATION_BATCH, CALIBRATION_BATCHES = 4, 2
+"""Random images that set the batch-norm statistics of the torchvision models."""
+TIME_LIMIT = 120.0
+"""CPU seconds a check may take (import, compile and run of one model on one backend): CPU
+time, not wall time, so a busy machine doesn't turn slow compiles into timeouts."""
+WALL_FACTOR = 4
+"""A check that waits (a hang) is stopped after this many times the limit of wall time."""
+TOLERANCE = 1e-3
+"""Largest relative error (max |glow - ort| / max |ort|) that counts as the right numbers."""
+BACKENDS = ("interpreter", "cpu")
+RECIPE = 2
+"""Part of the cache key: bump it when what a model's export is made of changes (its
+initialisation, inputs or export options)."""
+
+INSTALL_HINT = """\
+The real-model corpus needs PyTorch, torchvision, transformers and onnxscript (the `torch` extra):
+
+    pip install torch==2.14.1 torchvision==0.29.1   # from local disk on this project's x86_64 machines
+    pip install -e ".[torch]"
+
+(Ask for these pins first: a plain `pip install torch` takes a CUDA build of several GB from the network.)"""
+
+
+class MissingTorch(ImportError):
+    """torch (or torchvision) is not installed; the message says how to install it."""
+
+
+def _torch():
+    try:
+        import torch
+        import torchvision
+    except ImportError as e:
+        raise MissingTorch(f"{e}\n\n{INSTALL_HINT}") from None
+    return torch, torchvision
+
+
+# -- the models ------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """One model of the corpus: `build()` gives the eval-mode torch module and its example
+    inputs (name -> tensor, in the order of the module's arguments)."""
+
+    name: str
+    family: str  # "torchvision" or "transformers"
+    build: Callable[[], tuple[object, dict[str, object]]]
+    output_names: tuple[str, ...]
+
+    def key(self) -> str:
+        torch, _ = _torch()
+        parts = [self.name, f"r{RECIPE}", f"torch{torch.__version__}"]
+        if self.family == "transformers":
+            import transformers
+
+            parts.append(f"transformers{transformers.__version__}")
+        return re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+
+
+def _torchvision_spec(name: str) -> ModelSpec:
+    def build():
+        torch, torchvision = _torch()
+        torch.manual_seed(0)
+        model = torchvision.models.get_model(name, weights=None).eval()
+        with torch.no_grad():
+            for param in model.parameters():
+                # ViT's head and class token start at zero: its logits would be all zeros
+                # whatever the compiler did, so they get small random values instead
+                if param.dim() > 1 and not param.any():
+                    torch.nn.init.normal_(param, std=0.02)
+        _calibrate_batch_norm(torch, model)
+        x = torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
+        return model, {"input": x}
+
+    return ModelSpec(name, "torchvision", build, ("logits",))
+
+
+def _calibrate_batch_norm(torch, model) -> None:
+    """Gives batch norm the statistics of a few random images instead of its initial mean 0,
+    variance 1, which don't normalise anything: without this, the activations of a random
+    GoogLeNet underflow to zero (its logits are its last bias) and EfficientNet's logits
+    are 1e-14."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a plain average over the calibration batches
+    def calibrate():
+        g = torch.Generator().manual_seed(2)
+        with torch.no_grad():
+            for _ in range(CALIBRATION_BATCHES):
+                model(torch.randn(CALIBRATION_BATCH, *IMAGE[1:], generator=g))
+
+    model.train()
+    try:
+        calibrate()
+    except RuntimeError:
+        # Inception v3's auxiliary classifier, run only in training, needs 299x299 images:
+        # the batch norms alone in training mode
+        model.eval()
+        for m in norms:
+            m.reset_running_stats()
+            m.train()
+        calibrate()
+    model.eval()
+
+
+class _HiddenStates:
+    """Wraps a transformers model so the export has plain tensor outputs."""
+
+    def __new__(cls, model, outputs: tuple[str, ...]):
+        torch, _ = _torch()
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *args):
+                out = self.model(*args, return_dict=True)
+                return tuple(out[k] for k in outputs)
+
+        return Wrapper().eval()
+
+
+def _transformers_spec(name: str, config_cls: str, model_cls: str, text: bool,
+                       outputs: tuple[str, ...], with_mask: bool = True,
+                       **config) -> ModelSpec:
+    def build():
+        torch, _ = _torch()
+        import transformers
+
+        torch.manual_seed(0)
+        cfg = getattr(transformers, config_cls)(**config)
+        cfg._attn_implementation = "eager"  # plain MatMul/Softmax, whichever exporter
+        if hasattr(cfg, "use_cache"):
+            cfg.use_cache = False
+        model = getattr(transformers, model_cls)(cfg).eval()
+        g = torch.Generator().manual_seed(1)
+        if text:
+            ids = torch.randint(0, cfg.vocab_size, (1, SEQ_LEN), generator=g)
+            inputs = {"input_ids": ids}
+            if with_mask:
+                mask = torch.ones(1, SEQ_LEN, dtype=torch.int64)
+                mask[:, SEQ_LEN - SEQ_LEN // 8:] = 0  # some padding, so the mask matters
+                inputs["attention_mask"] = mask
+        else:
+            size = cfg.image_size
+            inputs = {"pixel_values": torch.randn(1, cfg.num_channels, size, size, generator=g)}
+        return _HiddenStates(model, outputs), inputs
+
+    return ModelSpec(name, "transformers", build, outputs)
+
+
+TRANSFORMERS = {
+    # BertConfig() is BERT-base: 12 layers, hidden 768, 12 heads.
+    "bert": lambda **kw: _transformers_spec(
+        _variant("bert", kw), "BertConfig", "BertModel", True,
+        ("last_hidden_state", "pooler_output"), **kw),
+    "distilbert": lambda **kw: _transformers_spec(
+        _variant("distilbert", kw), "DistilBertConfig", "DistilBertModel", True,
+        ("last_hidden_state",), **kw),
+    "gpt2": lambda **kw: _transformers_spec(
+        _variant("gpt2", kw), "GPT2Config", "GPT2Model", True, ("last_hidden_state",),
+        with_mask=False, **kw),
+    # ViTConfig() is ViT-B/16 at 224.
+    "vit_b_16_hf": lambda **kw: _transformers_spec(
+        _variant("vit_b_16_hf", kw), "ViTConfig", "ViTModel", False,
+        ("last_hidden_state", "pooler_output"), **kw),
+}
+
+
+def _variant(name: str, config: dict) -> str:
+    return name + "".join(f"@{k}={v}" for k, v in sorted(config.items()))
+
+
+def make_spec(name: str, **config) -> ModelSpec:
+    """The spec of a corpus model; a transformers model takes config overrides
+    (`make_spec("bert", num_hidden_layers=2)`), which become part of its name."""
+    if name in TRANSFORMERS:
+        return TRANSFORMERS[name](**config)
+    if config:
+        raise ValueError(f"only the transformers models take config overrides, not {name!r}")
+    if name not in _torchvision_names():
+        raise KeyError(f"{name!r} is not in the corpus (see --list)")
+    return _torchvision_spec(name)
+
+
+def _torchvision_names() -> list[str]:
+    _, torchvision = _torch()
+    return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def list_names() -> list[str]:
+    """Every model of the corpus: the torchvision classification models, then the
+    transformers ones."""
+    return _torchvision_names() + list(TRANSFORMERS)
+
+
+# -- export and cache ------------------------------------------------------------------------
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    d = Path(path or os.environ.get("GLOW_CORPUS_CACHE") or DEFAULT_CACHE)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@dataclasses.dataclass
+class Entry:
+    """A model exported and cached: its ONNX file, its inputs and onnxruntime's outputs."""
+
+    name: str
+    onnx_path: Path
+    data_path: Path  # npz: in:<name> the inputs, out:<i> onnxruntime's outputs
+    meta: dict
+
+
+def _paths(d: Path, spec: ModelSpec, exporter: str) -> tuple[Path, Path, Path]:
+    stem = f"{spec.key()}-{exporter}"
+    return d / f"{stem}.onnx", d / f"{stem}.npz", d / f"{stem}.json"
+
+
+def _export(spec: ModelSpec, path: Path,
+            exporter: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Write `spec`'s ONNX file; its example inputs and torch's outputs for them."""
+    torch, _ = _torch()
+    model, inputs = spec.build()
+    args = tuple(inputs.values())
+    kw = dict(input_names=list(inputs), output_names=list(spec.output_names))
+    # the exporters' warnings and progress lines would drown the table: stderr, and quiet
+    with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("ignore")
+        if exporter == "legacy":
+            torch.onnx.export(model, args, str(path), dynamo=False, opset_version=OPSET,
+                              do_constant_folding=True, **kw)
+        else:
+            torch.onnx.export(model, args, str(path), dynamo=True, external_data=False,
+                              verbose=False, **kw)
+        out = model(*args)
+    outs = [out] if isinstance(out, torch.Tensor) else list(out)
+    return {k: v.numpy() for k, v in inputs.items()}, [o.numpy() for o in outs]
+
+
+def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
+           exporter: str = "auto") -> Entry:
+    """Export `spec` to ONNX (unless cached), with its example inputs and onnxruntime's
+    outputs. `exporter`: "legacy" (TorchScript), "dynamo" (torch.export), or "auto" (legacy,
+    then dynamo if it fails)."""
+    d = cache_dir(cache)
+    order = {"auto": ("legacy", "dynamo"), "legacy": ("legacy",), "dynamo": ("dynamo",)}[exporter]
+    errors = []
+    for kind in order:
+        onnx_path, data_path, meta_path = _paths(d, spec, kind)
+        if onnx_path.exists() and data_path.exists() and meta_path.exists():
+            return Entry(spec.name, onnx_path, data_path, json.loads(meta_path.read_text()))
+    for kind in order:
+        onnx_path, data_path, meta_path = _paths(d, spec, kind)
+        start = time.perf_counter()
+        try:
+            feeds, torch_outputs = _export(spec, onnx_path, kind)
+        except Exception as e:  # noqa: BLE001 - try the next exporter, report all
+            errors.append(f"{kind}: {type(e).__name__}: {_first_line(e)}")
+            continue
+        seconds = time.perf_counter() - start
+        outputs = _onnxruntime(onnx_path, feeds)
+        import onnx
+
+        proto = onnx.load(str(onnx_path), load_external_data=False)
+        ops = Counter(n.op_type for n in _all_nodes(proto.graph))
+        meta = {"name": spec.name, "exporter": kind, "export_s": round(seconds, 2),
+                "opset": {o.domain or "ai.onnx": o.version for o in proto.opset_import},
+                "nodes": len(proto.graph.node), "op_types": dict(sorted(ops.items())),
+                "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in feeds.items()},
+                "outputs": [[list(o.shape), str(o.dtype)] for o in outputs],
+                "reference_finite": bool(all(np.isfinite(o).all() for o in outputs)),
+                "onnxruntime_vs_torch": compare(outputs, torch_outputs),
+                "reference_max_abs": [float(np.abs(o).max()) if o.size else 0.0
+                                      for o in outputs],
+                "bytes": onnx_path.stat().st_size, "previous_errors": errors}
+        np.savez(data_path, **{f"in:{k}": v for k, v in feeds.items()},
+                 **{f"out:{i}": o for i, o in enumerate(outputs)})
+        meta_path.write_text(json.dumps(meta, indent=1))
+        return Entry(spec.name, onnx_path, data_path, meta)
+    raise RuntimeError(f"export of {spec.name} failed: " + "; ".join(errors))
+
+
+def _all_nodes(graph):
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from _all_nodes(g)
+
+
+def _onnxruntime(path: Path, feeds: dict) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def load_data(entry: Entry) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """The example inputs and onnxruntime's outputs of an exported model."""
+    with np.load(entry.data_path) as data:
+        inputs = {k[3:]: data[k] for k in data.files if k.startswith("in:")}
+        outs = sorted((int(k[4:]), data[k]) for k in data.files if k.startswith("out:"))
+    return inputs, [o for _, o in outs]
+
+
+def corpus(names: Iterable[str | ModelSpec] | None = None,
+           cache: str | os.PathLike | None = None,
+           exporter: str = "auto") -> Iterator[tuple[str, object, dict[str, np.ndarray]]]:
+    """(name, onnx.ModelProto, example inputs) for each model of `names` (all by default;
+    a name or a `make_spec(...)`), exported on first use and cached."""
+    import onnx
+
+    for name in (list_names() if names is None else names):
+        spec = name if isinstance(name, ModelSpec) else make_spec(name)
+        entry = export(spec, cache, exporter)
+        inputs, _ = load_data(entry)
+        yield spec.name, onnx.load(str(entry.onnx_path)), inputs
+
+
+# -- checking on a backend -------------------------------------------------------------------
+
+def compare(got: list[np.ndarray], expected: list[np.ndarray]) -> dict:
+    """Max absolute error and max relative error (to the reference's largest magnitude) over
+    all outputs, or a shape/dtype mismatch."""
+    if len(got) != len(expected):
+        return {"mismatch": f"{len(got)} outputs, onnxruntime gives {len(expected)}"}
+    abs_err = rel_err = 0.0
+    for i, (g, e) in enumerate(zip(got, expected)):
+        g = np.asarray(g)
+        if g.shape != e.shape:
+            return {"mismatch": f"output {i}: shape {g.shape}, onnxruntime {e.shape}"}
+        d = np.abs(g.astype(np.float64) - e.astype(np.float64))
+        a = float(d.max()) if d.size else 0.0
+        scale = float(np.abs(e).max()) if e.size else 0.0
+        if not np.isfinite(a):
+            a = float("inf")
+        abs_err = max(abs_err, a)
+        rel_err = max(rel_err, a / scale if scale > 0 else a)
+    return {"max_abs": abs_err, "max_rel": rel_err}
+
+
+def _child(onnx_path: str, data_path: str, backend: str) -> None:
+    """Runs in a child process: one JSON line per stage on stdout, so a parent that kills
+    it for taking too long still knows how far it got."""
+    def emit(**kw):
+        print("@@" + json.dumps(kw), flush=True)
+
+    entry = Entry("", Path(onnx_path), Path(data_path), {})
+    stage = "import"
+    try:
+        import onnx
+
+        import glow_mlir
+        from glow_mlir.frontends.onnx import import_onnx
+
+        proto = onnx.load(onnx_path)
+        t, c = time.perf_counter(), time.process_time()
+        module = import_onnx(proto)
+        emit(stage="import", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
+        stage = "compile"
+        t, c = time.perf_counter(), time.process_time()
+        compiled = glow_mlir.compile(module, backend=backend)
+        emit(stage="compile", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
+        inputs, expected = load_data(entry)
+        stage = "run"
+        t, c = time.perf_counter(), time.process_time()
+        got = compiled.run({n: inputs[n] for n in compiled.input_names})
+        emit(stage="run", seconds=time.perf_counter() - t, cpu=time.process_time() - c)
+        emit(stage="compare", **compare(got, expected))
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        emit(stage="error", type=type(e).__name__, message=_summary(e), where=_where(e),
+             failed_in=stage)
+        sys.exit(3)
+
+
+def _summary(e: BaseException) -> str:
+    """The message; for the importer's list of unsupported things, one short line per kind
+    (what, how many times, why) without the node names, so that none is cut off."""
+    entries = getattr(e, "entries", None)
+    if not entries:
+        return str(e)
+    kinds = Counter((x.what, re.sub(r"'[^']*'", "'...'", x.why)) for x in entries)
+    return "unsupported: " + "; ".join(f"{what} x{n} ({why})" for (what, why), n in kinds.items())
+
+
+def _where(e: BaseException) -> str:
+    frames = traceback.extract_tb(e.__traceback__)
+    ours = [f for f in frames if "glow_mlir" in f.filename] or frames
+    f = ours[-1] if ours else None
+    return f"{Path(f.filename).name}:{f.lineno} ({f.name})" if f else ""
+
+
+def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
+    """Import, compile and run `entry` on `backend` in a child process; the stages it got
+    through, their seconds, the errors against onnxruntime, or why it failed."""
+    cmd = [sys.executable, __file__, "--_child", str(entry.onnx_path), str(entry.data_path),
+           backend]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO / "src")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    start = time.perf_counter()
+
+    def limit_cpu():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (int(time_limit) + 1, int(time_limit) + 2))
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True, preexec_fn=limit_cpu)
+    try:
+        out, err = proc.communicate(timeout=WALL_FACTOR * time_limit)
+        timed_out = proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+        limit = "CPU"
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        timed_out, limit = True, "wall"
+    result: dict = {"backend": backend, "wall_s": time.perf_counter() - start}
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            rec = json.loads(line[2:])
+            stage = rec.pop("stage")
+            if stage in ("import", "compile", "run"):
+                result[f"{stage}_s"] = rec["seconds"]
+                result[f"{stage}_cpu_s"] = rec["cpu"]
+            else:
+                result.update(rec)
+    if timed_out:
+        stage = next(s for s in ("import", "compile", "run", "compare")
+                     if f"{s}_s" not in result and s not in result)
+        result["status"] = "timeout"
+        result["message"] = (f"over {time_limit:.0f} s of CPU time in {stage}" if limit == "CPU"
+                             else f"over {WALL_FACTOR * time_limit:.0f} s of wall time in {stage}")
+    elif "type" in result:
+        result["status"] = "error"
+        lines = [s.strip() for s in result["message"].splitlines() if s.strip()]
+        result["message"] = f"{result['type']}: {' / '.join(lines)}"[:600]
+    elif proc.returncode != 0 or "max_abs" not in result and "mismatch" not in result:
+        result["status"] = "crash"
+        tail = (err.strip().splitlines() or [""])[-1]
+        result["message"] = f"exit code {proc.returncode}: {tail[:200]}"
+    elif "mismatch" in result:
+        result["status"] = "wrong"
+        result["message"] = result["mismatch"]
+    else:
+        ok = result["max_rel"] <= TOLERANCE
+        result["status"] = "ok" if ok else "wrong"
+        if not ok:
+            result["message"] = (f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}")
+    result["cause"] = cause(result)
+    return result
+
+
+def cause(result: dict) -> str:
+    """What kind of failure a check is: unsupported op, importer bug, compile error, run
+    error, wrong numbers, timeout, crash (or ok)."""
+    status = result.get("status")
+    if status in ("ok", "wrong", "crash"):
+        return {"ok": "ok", "wrong": "wrong numbers", "crash": "crash"}[status]
+    if status == "timeout":
+        return "timeout"
+    stage = result.get("failed_in", "import")
+    if result.get("type") == "UnsupportedOnnxError":
+        return "unsupported op"
+    return {"import": "importer bug", "compile": "compile error", "run": "run error"}[stage]
+
+
+def _first_line(e: object) -> str:
+    lines = [s for s in str(e).strip().splitlines() if s.strip()]
+    return lines[0][:300] if lines else ""
+
+
+# -- the table -------------------------------------------------------------------------------
+
+def _fmt_s(r: dict, key: str) -> str:
+    """CPU seconds (wall seconds when the CPU time was not recorded)."""
+    cpu = key.replace("_s", "_cpu_s")
+    return f"{r[cpu]:.1f}" if cpu in r else f"{r[key]:.1f}w" if key in r else "-"
+
+
+def _fmt_err(r: dict) -> str:
+    if "max_abs" in r:
+        return f"{r['max_abs']:.1e}/{r['max_rel']:.1e}"
+    return {"timeout": "TIMEOUT", "crash": "CRASH", "error": "FAIL", "wrong": "WRONG"}.get(
+        r.get("status"), "-")
+
+
+def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
+    head = ["model", "nodes", "ops", "import"]
+    for b in backends:
+        short = b[:6]
+        head += [f"{short} compile s", f"{short} run s", f"{short} abs/rel err"]
+    head.append("error")
+    lines = []
+    for row in rows:
+        checks = row.get("checks", {})
+        imported = "export fail" if "export_error" in row else "-"
+        for r in checks.values():
+            if "import_s" in r:
+                imported = f"ok {_fmt_s(r, 'import_s')}"
+                break
+            if r.get("status") in ("error", "crash", "timeout"):
+                imported = "FAIL"
+        cells = [row["name"], str(row.get("nodes", "-")), str(len(row.get("op_types", {})) or "-"),
+                 imported]
+        messages = []
+        for b in backends:
+            r = checks.get(b, {})
+            cells += [_fmt_s(r, "compile_s"), _fmt_s(r, "run_s"), _fmt_err(r)]
+            if r.get("message"):
+                messages.append(f"{b}: {r['message']}")
+        if "export_error" in row:
+            messages.append(row["export_error"])
+        # one message when both backends fail the same way (e.g. in the importer)
+        uniq = []
+        for m in messages:
+            body = m.split(": ", 1)[-1]
+            if body not in [u.split(": ", 1)[-1] for u in uniq]:
+                uniq.append(m)
+        cells.append(" | ".join(uniq)[:240])
+        lines.append(cells)
+    widths = [max(len(h), *(len(c[i]) for c in lines)) if lines else len(h)
+              for i, h in enumerate(head)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    print(fmt(head), file=file)
+    print(fmt(["-" * w for w in widths]), file=file)
+    for cells in lines:
+        print(fmt(cells), file=file)
+
+
+def report(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
+    """The table, then the failures grouped by cause."""
+    print_table(rows, backends, file)
+    failures: dict[str, list[str]] = {}
+    for row in rows:
+        if "export_error" in row:
+            failures.setdefault("export", []).append(f"{row['name']}: {row['export_error']}")
+        for b, r in row.get("checks", {}).items():
+            c = r.get("cause") or cause(r)
+            if c != "ok":
+                failures.setdefault(c, []).append(
+                    f"{row['name']} on {b}: {r.get('message', '')[:300]}")
+    if failures:
+        print("\nFailures by cause:", file=file)
+        for c, items in sorted(failures.items()):
+            print(f"  {c} ({len(items)}):", file=file)
+            for item in items:
+                print(f"    {item}", file=file)
+
+
+# -- the command line ------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--_child"]:
+        _child(*argv[1:4])
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--list", action="store_true", help="print the corpus' model names")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="these models (default: all)")
+    p.add_argument("--check", nargs="+", metavar="BACKEND", choices=[*BACKENDS, "accel"],
+                   help="compile and run on these backends, compare with onnxruntime")
+    p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
+                   help=f"CPU seconds per model and backend (default {TIME_LIMIT:.0f}; "
+                        f"{WALL_FACTOR}x that of wall time)")
+    p.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto",
+                   help="torch.onnx.export's exporter (auto: legacy, then dynamo)")
+    p.add_argument("--cache-dir", help=f"where the exports live (default {DEFAULT_CACHE})")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON lines")
+    p.add_argument("--ops", action="store_true", help="print each model's op types")
+    p.add_argument("--report", nargs="+", metavar="JSON",
+                   help="print the table of earlier --json results (the last row of a model wins)")
+    args = p.parse_args(argv)
+    if args.report:
+        by_name: dict[str, dict] = {}
+        for path in args.report:
+            for line in Path(path).read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    old = by_name.get(row["name"], {}).get("checks", {})
+                    row["checks"] = {**old, **row.get("checks", {})}
+                    by_name[row["name"]] = row
+        seen = [b for row in by_name.values() for b in row["checks"]]
+        report(list(by_name.values()), [b for b in (*BACKENDS, "accel") if b in seen])
+        return 0
+    try:
+        names = list_names()
+    except MissingTorch as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.list:
+        print("\n".join(names))
+        return 0
+    wanted = args.only or names
+    unknown = [n for n in wanted if n not in names]
+    if unknown:
+        print(f"error: not in the corpus: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 1
+    backends = args.check or []
+    rows = []
+    out = open(args.json, "a") if args.json else None  # noqa: SIM115
+    try:
+        for name in wanted:
+            row: dict = {"name": name}
+            try:
+                entry = export(make_spec(name), args.cache_dir, args.exporter)
+                row.update(nodes=entry.meta["nodes"], op_types=entry.meta["op_types"],
+                           exporter=entry.meta["exporter"])
+            except MissingTorch as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
+            except Exception as e:  # noqa: BLE001 - counted in the table
+                row["export_error"] = f"export: {_first_line(e)}"
+                entry = None
+            row["checks"] = {}
+            if entry is not None:
+                for b in backends:
+                    row["checks"][b] = check(entry, b, args.time_limit)
+            rows.append(row)
+            if out:
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+            print(f"# {name}: " + (", ".join(f"{b} {r['status']}" for b, r in row["checks"].items())
+                                   or row.get("export_error", "exported")),
+                  file=sys.stderr, flush=True)
+    finally:
+        if out:
+            out.close()
+    report(rows, backends)
+    if args.ops:
+        for row in rows:
+            ops = " ".join(f"{k}x{v}" for k, v in row.get("op_types", {}).items())
+            print(f"{row['name']}: {ops}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

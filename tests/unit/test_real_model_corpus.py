@@ -1,0 +1,78 @@
+"""The real-model corpus (benchmarks/real_models.py): two of its models, exported from
+PyTorch with nothing downloaded, give onnxruntime's numbers on the interpreter. Skipped
+without the `torch` extra."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+pytest.importorskip("onnxruntime")
+
+import glow_mlir  # noqa: E402
+
+PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "real_models.py"
+
+
+@pytest.fixture(scope="module")
+def real_models():
+    spec = importlib.util.spec_from_file_location("real_models", PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_models"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("real_models")
+
+
+def _check_interpreter(real_models, cache, spec):
+    [(name, model, inputs)] = list(real_models.corpus([spec], cache=cache))
+    assert name == spec.name
+    entry = real_models.export(spec, cache)  # cached now: the same files
+    _, expected = real_models.load_data(entry)
+    compiled = glow_mlir.compile(model, backend="interpreter")
+    assert set(compiled.input_names) == set(inputs)
+    got = compiled.run(inputs)
+    errors = real_models.compare(got, expected)
+    assert "mismatch" not in errors, errors
+    assert errors["max_rel"] <= real_models.TOLERANCE, errors
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-4)
+
+
+def test_names(real_models):
+    names = real_models.list_names()
+    assert {"squeezenet1_0", "resnet50", "vit_b_16", "bert", "distilbert", "gpt2"} <= set(names)
+    assert len(names) == len(set(names))
+
+
+def test_squeezenet(real_models, cache):
+    _check_interpreter(real_models, cache, real_models.make_spec("squeezenet1_0"))
+
+
+def test_bert_two_layers(real_models, cache):
+    pytest.importorskip("transformers")
+    spec = real_models.make_spec("bert", num_hidden_layers=2)
+    assert spec.name == "bert@num_hidden_layers=2"
+    _check_interpreter(real_models, cache, spec)
+
+
+def test_without_torch_the_command_says_how_to_install(tmp_path):
+    import subprocess
+
+    # a `torch` package that fails to import stands for a missing one
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('No module named torch')\n")
+    proc = subprocess.run([sys.executable, str(PATH), "--list"], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": ""}, timeout=120)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert 'pip install -e ".[torch]"' in proc.stderr and "torch==2.14.1" in proc.stderr
