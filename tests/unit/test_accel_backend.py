@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import glow_mlir
 from glow_mlir import model_zoo
 from glow_mlir.dialects import glow_accel, glow_ir
-from glow_mlir.tools import glow_compile
+from glow_mlir.tools import glow_compile, glow_run
 from glow_mlir.tools.errors import UserError
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from onnx_testing import model_feeds, run_onnxruntime
@@ -123,6 +123,38 @@ def test_backend_options_are_checked(tmp_path):
     with pytest.raises(UserError, match="cannot disable 'accel-plan-scratchpad'"):
         glow_mlir.compile(model_zoo.mlp(), backend="accel",
                           disable_passes=["accel-plan-scratchpad"])
+
+
+def test_a_scratchpad_larger_than_the_machine_is_a_user_error(tmp_path, capsys):
+    """The simulator holds the scratchpad in memory: a size beyond the machine's is named
+    (was a bare MemoryError reported as an internal error)."""
+    with pytest.raises(UserError, match=r"a scratchpad of 99999999999 KiB needs .* more than "
+                                        r"this machine's memory"):
+        glow_mlir.compile(model_zoo.mlp(), backend="accel", scratchpad_kib=99999999999)
+    model = _onnx_file(tmp_path, model_zoo.mlp())
+    with pytest.raises(SystemExit) as done:
+        glow_run.main([model, "--backend", "accel", "--scratchpad-kib", "99999999999"])
+    assert done.value.code == 1
+    err = capsys.readouterr().err
+    assert "more than this machine's memory" in err and "internal error" not in err
+
+
+def test_tensors_without_elements_are_refused_by_name(tmp_path, capsys):
+    """A batch bound to 0 has no tile to move: refused naming the value (was a
+    ZeroDivisionError in tiling); cpu runs it."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UserError, match=r"accel backend cannot run tensors without elements: "
+                                        r"'x' has shape 0x4"):
+        glow_mlir.compile(model, backend="accel", input_shapes={"batch": 0})
+    out, = glow_mlir.compile(model, backend="cpu", input_shapes={"batch": 0})(
+        np.zeros((0, 4), np.float32))
+    assert out.shape == (0, 4)
 
 
 def big_kernel_model():

@@ -26,9 +26,32 @@ ACCEL_PASS_NAMES = ("convert-glow-ir-to-accel", *SCHEDULING_PASSES, "accel-plan-
 
 
 def check_scratchpad_kib(kib: object) -> int:
+    """A positive number of KiB the simulator can allocate (it holds the scratchpad as one
+    array: a size beyond this machine's memory would be a bare MemoryError)."""
+    from glow_mlir.ir.memory_limits import exceeds_memory
+
     if isinstance(kib, bool) or not isinstance(kib, int) or kib <= 0:
         raise UserError(f"scratchpad_kib must be a positive whole number of KiB, got {kib!r}")
+    problem = exceeds_memory(kib * 1024)
+    if problem:
+        raise UserError(f"a scratchpad of {kib} KiB {problem}: the simulator holds it in memory")
     return kib
+
+
+def refuse_empty_tensors(module: ModuleOp) -> None:
+    """The accelerator tiles every tensor into steps; a tensor with no elements (a batch
+    bound to 0) has no tile, so it is refused by name rather than met deep in tiling."""
+    from glow_mlir.dialects.glow_ops.types import fmt_shape
+
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            shape = getattr(v.type, "get_shape", None)
+            if shape is not None and 0 in shape():
+                name = f"'{v.name_hint}'" if v.name_hint else f"a value of {op.name}"
+                raise UserError(f"the accel backend cannot run tensors without elements: "
+                                f"{name} has shape {fmt_shape(shape())} (use backend 'cpu' "
+                                f"or 'interpreter')")
 
 
 def accel_pipeline_spec(scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
@@ -61,6 +84,7 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
     instr_disable = [n for n in disable if n not in ACCEL_PASS_NAMES]
     spec = accel_pipeline_spec(scratchpad_kib, accel_disable, fuse_epilogues)  # checked before lowering
     report = lower_to_instructions(module, instr_disable, print_ir_after_each)
+    refuse_empty_tensors(module)
     from glow_mlir.ir.text import verify_module
 
     try:
