@@ -11,6 +11,7 @@ from glow_mlir.tools.glow_opt import _expectations, main, split_pass_flags
 
 INPUTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "filecheck", "tools", "inputs")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PASSES = {"cse", "dce", "constant-fold", "lower-graph"}
 
 GOOD = """\
@@ -113,6 +114,10 @@ BAD = {
                             "Error parsing pass pipeline specification"),
     "unwritable output": ([inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
                           "cannot write /nonexistent-dir/out.mlir"),
+    "llvm target on our dialects": ([os.path.join(REPO, "examples", "conv_relu.mlir"), "-t", "llvm"],
+                                    "-t llvm takes a module in the LLVM dialect"),
+    "target that reads no dialect of ours": ([inp("verifier.mlir"), "-t", "wat"],
+                                             "invalid choice: 'wat' (choose from llvm, mlir)"),
     "bad expected-error location": ([inp("bad-annotation.mlir"), "--verify-diagnostics"],
                                     "invalid expected-error location '@next'"),
 }

@@ -92,6 +92,15 @@ class GlowOptMain(xDSLOptMain):
         for name, factory in {**get_all_passes(), **PASSES}.items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self):
+        """Only the outputs that work on our IR: `mlir` (text) and `llvm` (LLVM IR from a
+        module in the LLVM dialect). xDSL's other targets (assembly, wasm, wgsl, csl, ...)
+        read dialects we never produce and failed with internal errors or printed nothing."""
+        super().register_all_targets()
+        for name in list(self.available_targets):
+            if name not in ("mlir", "llvm"):
+                del self.available_targets[name]
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--debug", action="store_true",
@@ -171,8 +180,12 @@ class GlowOptMain(xDSLOptMain):
         if self.args.target != "mlir":
             from glow_mlir.ir import resources
 
-            with resources.blobs_for_printing(module):
-                return self.output_resulting_program(module)
+            try:
+                with resources.blobs_for_printing(module):
+                    return self.output_resulting_program(module)
+            except NotImplementedError as err:  # xDSL's LLVM translation met another dialect
+                raise UserError(f"-t {self.args.target} takes a module in the LLVM dialect "
+                                f"(glow-compile --emit llvm prints one): {err}") from None
         out = StringIO()
         print_module(module, out, self.ctx, generic=self.args.print_op_generic,
                      debuginfo=self.args.print_debuginfo,
