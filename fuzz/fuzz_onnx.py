@@ -14,7 +14,6 @@ Every input ends in one class:
     ok        compiled and ran
     user      a glow_mlir `UserError` whose message names where (a node, op type or
               tensor of the model, or the model as a whole for unreadable files)
-    known     an internal error listed in `KNOWN_ISSUES` (reported, fixed elsewhere)
     unlocated a `UserError` whose message names nothing of the model       (defect)
     internal  any other exception, MemoryError and KeyError included       (defect)
     hang      over the per-input time limit (`--seconds`)                  (defect)
@@ -60,11 +59,7 @@ from glow_mlir.frontends.onnx import import_onnx  # noqa: E402
 from glow_mlir.tools.errors import UserError  # noqa: E402
 
 DEFECTS = ("unlocated", "internal", "hang", "crash")
-CLASSES = ("ok", "user", "known", *DEFECTS)
-
-KNOWN_ISSUES: tuple[tuple[str, str], ...] = ()
-"""Internal errors already reported and being fixed elsewhere: counted as `known` (and
-listed), not as defects, so the fuzzer's verdict is about what is new."""
+CLASSES = ("ok", "user", *DEFECTS)
 
 HUGE = 2 ** 40
 
@@ -660,8 +655,6 @@ def run_case(case: Case, seconds: float) -> tuple[str, str]:
         raise
     except BaseException as err:  # noqa: BLE001 - this is what we are looking for
         msg = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
-        if any(msg.startswith(prefix) for prefix, _ in KNOWN_ISSUES):
-            return "known", msg
         return "internal", msg
 
 
@@ -764,7 +757,7 @@ def fuzz(count: int, seed: int = 0, seconds: float = 20.0, seeds: list[Seed] | N
                 cls, msg = run_case(case, seconds)
         report.by_class[cls] += 1
         report.by_kind[case.kind][cls] += 1
-        if cls in DEFECTS or cls == "known":
+        if cls in DEFECTS:
             report.failures.append((case, cls, msg))
             if save_failures is not None:
                 save_failure(save_failures, case, cls, msg)

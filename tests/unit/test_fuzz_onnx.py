@@ -24,7 +24,6 @@ def test_fifty_mutated_models_end_in_no_defect(fuzz_onnx):
     report = fuzz_onnx.fuzz(50, seed=0, seconds=20, seeds=seeds, cpu_share=0.0)
     assert sum(report.by_class.values()) == 50
     assert report.defects == 0, report.format()
-    assert report.by_class["known"] == 0, report.format()
     assert report.by_class["ok"] > 0 and report.by_class["user"] > 0  # it does reach both
 
 
