@@ -139,6 +139,11 @@ def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
     code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
                               "--inputs", tmp_path / "nope.npz")
     assert code == 1 and "cannot read inputs" in err
+    (tmp_path / "text.npz").write_text("not an archive\n")
+    code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
+                              "--inputs", tmp_path / "text.npz")
+    assert code == 1 and "not an .npz file (it is neither a zip archive nor an .npy array)" in err
+    assert "allow_pickle" not in err  # numpy's hint to load it unsafely is not ours to give
 
 
 def test_run_reports_every_unsupported_op(tmp_path):

@@ -77,7 +77,10 @@ def load_inputs(path: str) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise UserError(f"cannot read inputs '{path}': no such file") from None
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot read inputs '{path}': not an .npz file ({err})") from None
+        # numpy takes any file that is neither zip nor .npy for a pickle and suggests
+        # allow_pickle=True, an unsafe hint for what is simply not an .npz: say that instead.
+        reason = "it is neither a zip archive nor an .npy array" if "pickle" in str(err) else err
+        raise UserError(f"cannot read inputs '{path}': not an .npz file ({reason})") from None
 
 
 def summary(x: np.ndarray) -> str:
