@@ -104,6 +104,22 @@ def test_kernels_reported_from_a_worker_thread_are_drawn(no_delay):
         assert "10/10 kernels" in term.getvalue()
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_cpu_codegen_reports_its_kernels(monkeypatch, no_delay, jobs):
+    """The cpu backend's kernel compile (serial, or with a worker process) draws kernels
+    done/total, ending at total."""
+    from glow_mlir.targets.cpu import jit
+
+    monkeypatch.setattr(jit, "COMPILE_JOBS", jobs)
+    term = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", term)
+    glow_mlir.compile(SMALL_CNN, backend="cpu", progress=True)
+    counts = re.findall(r"(\d+)/(\d+) kernels", term.getvalue())
+    assert counts, term.getvalue()
+    done, total = map(int, counts[-1])
+    assert done == total > 1
+
+
 def _run_tool(main, args, capsys):
     with pytest.raises(SystemExit) as info:
         main([str(a) for a in args])

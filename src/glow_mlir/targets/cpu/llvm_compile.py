@@ -20,6 +20,8 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding as llvm
@@ -59,10 +61,15 @@ def optimize(ir_text: str, tm, loop_unrolling: bool = False) -> llvm.ModuleRef:
     return mod
 
 
-def compile_serial(texts: list[str], spec: CompileSpec) -> list[bytes]:
-    """The object code of each LLVM IR text, in this process."""
+def compile_serial(texts: list[str], spec: CompileSpec,
+                   compiled: Callable[[int], None] = lambda n: None) -> list[bytes]:
+    """The object code of each LLVM IR text, in this process; `compiled(1)` after each."""
     tm = spec.machine()
-    return [tm.emit_object(optimize(text, tm, spec.loop_unrolling)) for text in texts]
+    objects = []
+    for text in texts:
+        objects.append(tm.emit_object(optimize(text, tm, spec.loop_unrolling)))
+        compiled(1)
+    return objects
 
 
 def available_cores() -> int:
@@ -100,15 +107,33 @@ def _in_worker(texts: list[str], spec: CompileSpec) -> list[bytes]:
 
 
 def compile_objects(texts: list[str], spec: CompileSpec, jobs: int = 1) -> list[bytes]:
-    """The object code of each text, compiled by `jobs` processes (this one included)."""
+    """The object code of each text, compiled by `jobs` processes (this one included).
+    Kernels done are reported to the compile's progress (ir.progress) as they finish."""
+    from glow_mlir.ir import progress  # here: a worker running this file imports llvmlite only
+
+    report = progress.kernel_reporter()
+    done = [0]
+    lock = threading.Lock()
+
+    def compiled(n: int) -> None:
+        with lock:
+            done[0] += n
+            report(done[0], len(texts))
+
     if jobs <= 1 or len(texts) <= 1:
-        return compile_serial(texts, spec)
+        return compile_serial(texts, spec, compiled)
     parts = batches([len(t) for t in texts], jobs)
     objects: list[bytes | None] = [None] * len(texts)
+
+    def in_worker(part: list[int]) -> list[bytes]:
+        result = _in_worker([texts[i] for i in part], spec)
+        compiled(len(part))
+        return result
+
     with ThreadPoolExecutor(len(parts) - 1) as pool:  # threads wait on the workers
-        futures = [pool.submit(_in_worker, [texts[i] for i in part], spec)
-                   for part in parts[1:]]
-        for i, obj in zip(parts[0], compile_serial([texts[i] for i in parts[0]], spec)):
+        futures = [pool.submit(in_worker, part) for part in parts[1:]]
+        for i, obj in zip(parts[0], compile_serial([texts[i] for i in parts[0]], spec,
+                                                   compiled)):
             objects[i] = obj
         for part, future in zip(parts[1:], futures):
             for i, obj in zip(part, future.result()):
