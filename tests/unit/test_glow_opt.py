@@ -110,6 +110,8 @@ BAD = {
                                  "unknown pass(es): ['frobnicate']"),
     "bad pass option": ([inp("verifier.mlir"), "--constant-fold=max-elements=x"],
                         "invalid pass pipeline"),
+    "negative pass option": ([inp("verifier.mlir"), "--disable-verify", "--constant-fold=max-elements=-5"],
+                             "constant-fold: max-elements must be 0 or more, got -5"),
     "bad pipeline syntax": ([inp("verifier.mlir"), "-p", "cse{"],
                             "Error parsing pass pipeline specification"),
     "unwritable output": ([inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],

@@ -161,3 +161,5 @@ def test_bad_alignment_is_a_user_error():
     module, _ = build([("alloc", 0, 4, f32)])
     with pytest.raises(DiagnosticException, match="alignment must be positive, got -8"):
         run_pipeline(module, "plan-memory{alignment=-8}")
+    with pytest.raises(DiagnosticException, match="alignment must be a power of two, got 3"):
+        run_pipeline(module, "plan-memory{alignment=3}")

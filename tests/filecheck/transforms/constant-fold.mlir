@@ -1,5 +1,7 @@
 // RUN: glow-opt %s --split-input-file --constant-fold | FileCheck %s
 // RUN: glow-opt %s --split-input-file --constant-fold=max-elements=2 | FileCheck %s --check-prefix=LIMIT
+// RUN: not glow-opt %s --split-input-file --constant-fold=max-elements=-5 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: glow-opt: error: constant-fold: max-elements must be 0 or more, got -5
 
 // A constant sub-graph folds into one constant; the graph input keeps its ops.
 // CHECK-LABEL: func.func @fold_chain

@@ -3,7 +3,10 @@
 // RUN: glow-opt %s --split-input-file -p 'plan-memory{alignment=16}' | FileCheck %s --check-prefix=A16
 // RUN: not glow-opt %s --split-input-file --plan-memory=alignment=0 2>&1 | FileCheck %s --check-prefix=BAD
 
+// RUN: not glow-opt %s --split-input-file --plan-memory=alignment=3 2>&1 | FileCheck %s --check-prefix=POW2
+
 // BAD: glow-opt: error: plan-memory: alignment must be positive, got 0
+// POW2: glow-opt: error: plan-memory: alignment must be a power of two, got 3
 
 // Disjoint lives: %b is allocated after %a is freed, so both sit at offset 0.
 // CHECK-LABEL:  glow_ir.func @disjoint

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import UnsupportedElementType
@@ -26,6 +27,10 @@ from glow_mlir.ir.resources import load_resource_dialect
 
 def _is_source(op: Operation) -> bool:
     return isinstance(op, (glow.ConstantOp, glow.SplatOp))
+
+
+class ConstantFoldOptionError(ValueError, DiagnosticException):
+    """A bad pass option: the user's mistake, reported by tools without a traceback."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,9 @@ class ConstantFoldPass(ModulePass):
     """Results with more elements than this are left unfolded."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_elements < 0:
+            raise ConstantFoldOptionError(
+                f"constant-fold: max-elements must be 0 or more, got {self.max_elements}")
         load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         from glow_mlir.targets.interpreter import EvaluationError, evaluate_op
 

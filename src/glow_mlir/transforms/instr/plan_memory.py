@@ -54,6 +54,9 @@ class PlanMemoryPass(ModulePass):
         if self.alignment <= 0:
             raise PlanMemoryOptionError(
                 f"plan-memory: alignment must be positive, got {self.alignment}")
+        if self.alignment & (self.alignment - 1):  # 3 would misalign every f32 after the first
+            raise PlanMemoryOptionError(
+                f"plan-memory: alignment must be a power of two, got {self.alignment}")
         for func in glow_ir_funcs(op):
             plan_function(func, self.alignment)
 
