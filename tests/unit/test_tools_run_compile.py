@@ -304,11 +304,24 @@ def test_compile_writes_a_memory_report(tmp_path, capsys):
 
 
 def test_compile_memory_report_to_a_bad_path_keeps_the_emitted_ir(tmp_path, capsys):
+    """A report that cannot be written once the compile is done (here a folder stands at
+    its path) leaves the IR already emitted in place."""
     out = tmp_path / "g.mlir"
+    (tmp_path / "r.json").mkdir()
     code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "optimized-graph",
-                              "-o", out, "--memory-report", tmp_path / "no" / "r.json")
+                              "-o", out, "--memory-report", tmp_path / "r.json")
     assert code == 1 and "cannot write" in err and "r.json" in err
     assert "glow.convolution" in out.read_text()
+
+
+@pytest.mark.parametrize("flag", ["-o", "--memory-report", "--dump-graph-dag", "--accel-report"])
+def test_compile_output_in_a_missing_folder_is_refused_before_compiling(tmp_path, capsys, flag):
+    bad = tmp_path / "no" / "file"
+    backend = ["--backend", "accel"] if flag == "--accel-report" else []
+    code, out, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "instr",
+                                *backend, flag, bad)
+    assert code == 1 and out == ""  # nothing printed, nothing compiled
+    assert f"cannot write '{bad}': no folder '{tmp_path / 'no'}'" in err
 
 
 def test_compile_disables_an_instruction_pass(tmp_path, capsys):

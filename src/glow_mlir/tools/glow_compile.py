@@ -140,9 +140,20 @@ def main(argv: Sequence[str] | None = None) -> None:
             recorder.print_report(sys.stderr)
 
 
+def _check_output_places(args: argparse.Namespace) -> None:
+    """Every file the command will write goes into a folder that exists: said before the
+    compile, not after the IR has already been printed and the compile time spent."""
+    for path in (args.output, args.memory_report, args.dump_graph_dag, args.accel_report):
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise UserError(f"cannot write '{path}': no folder '{folder}'")
+
+
 def compile_and_emit(args: argparse.Namespace) -> None:
     from glow_mlir.ir import progress
 
+    _check_output_places(args)
     with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
         from glow_mlir.runtime.instructions import require_memory_plan
