@@ -13,6 +13,7 @@ from glow_mlir.ir.text import OpDiagnostic, parse_module
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.tools import glow_compile, glow_opt, glow_run
 from glow_mlir.tools.errors import UserError
+from tool_testing import in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CONV_RELU = ROOT / "examples" / "conv_relu.mlir"
@@ -30,16 +31,6 @@ def conv_relu_reference(x: np.ndarray) -> np.ndarray:
     window_sums = sum(padded[:, i:i + 8, j:j + 8] for i in range(3) for j in range(3)).sum(axis=0)
     y = 0.5 * window_sums[None] + np.array([0.0, 0.1, 0.2, 0.3])[:, None, None]
     return np.maximum(y, 0)[None].astype(np.float32)
-
-
-def in_process(main, capsys, *args):
-    """(exit status, stdout, stderr) of a tool's main() in this process."""
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return info.value.code, out, err
 
 
 @pytest.fixture(scope="module")

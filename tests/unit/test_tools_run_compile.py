@@ -15,6 +15,7 @@ from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.interpreter import evaluate_module
 from glow_mlir.tools import glow_compile, glow_run
 from onnx_testing import make_model, node_model, rand
+from tool_testing import in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "small_cnn.onnx"
@@ -27,17 +28,6 @@ def tool(name, *args, cwd=None):
                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
-
-
-def in_process(main, capsys, *args):
-    """The tool's main() in this process (cheaper than a new one per variant):
-    (exit status, stdout, stderr)."""
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return info.value.code, out, err
 
 
 @pytest.fixture(scope="module")
