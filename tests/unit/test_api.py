@@ -165,4 +165,6 @@ def test_planned_memory_larger_than_the_machine(monkeypatch, backend):
     with pytest.raises(UserError, match=r"running @\w+ needs \d+ bytes \(.*\), more than this "
                                         r"machine's memory \(10000 bytes.*the largest buffer is "
                                         r"\w+ [@%]\w+, 4000 bytes"):
-        glow_mlir.compile(make_model(nodes, {"a": x, "b": x}, ["y"]), backend=backend)
+        # accel: a scratchpad that fits the pretended machine (the default 256 KiB would not)
+        options = {"scratchpad_kib": 4} if backend == "accel" else {}
+        glow_mlir.compile(make_model(nodes, {"a": x, "b": x}, ["y"]), backend=backend, **options)
