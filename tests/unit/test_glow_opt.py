@@ -181,3 +181,17 @@ def test_expectations():
         (14, "warning", "w"),
         (13, "remark", "r"),
     ]
+
+
+def test_disable_verify_does_not_outlive_the_call(capsys):
+    """xDSL's --disable-verify turns attribute verification off for the whole process;
+    after glow-opt returns, a bad attribute is refused again."""
+    from xdsl.utils.exceptions import ParseError
+
+    from glow_mlir.ir.context import make_context
+    from glow_mlir.ir.text import parse_module
+
+    run([inp("verifier.mlir"), "--disable-verify"], capsys)
+    with pytest.raises(ParseError, match="scale must be positive"):
+        parse_module(make_context(), "func.func @f(%x: tensor<2x!glow.quant<i8, scale = -1.0, "
+                                     "offset = 0>>) {\n  func.return\n}\n", "q.mlir")

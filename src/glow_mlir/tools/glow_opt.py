@@ -26,6 +26,7 @@ from typing import IO, NoReturn
 
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.transforms import get_all_passes
@@ -328,8 +329,15 @@ def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    with user_errors_exit("glow-opt", "--debug" in argv):
-        GlowOptMain(argv).run()
+    # xDSL's --disable-verify replaces `Attribute.__post_init__` for the whole process and
+    # never puts it back: restored here, or every attribute built after one in-process call
+    # (a test, a notebook) would skip its verifier.
+    post_init = Attribute.__post_init__
+    try:
+        with user_errors_exit("glow-opt", "--debug" in argv):
+            GlowOptMain(argv).run()
+    finally:
+        Attribute.__post_init__ = post_init
 
 
 if __name__ == "__main__":
