@@ -14,7 +14,7 @@ from glow_mlir.analysis.memory_planner import Buffer, check_plan, peak_live, pla
 from glow_mlir.tools.plan_memory import TraceError, load_traces, main, parse_traces
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TRACES = os.path.join(REPO_ROOT, "..", "shared", "data", "glow-memory-traces.txt")
+TRACES = os.path.join(REPO_ROOT, "tests", "data", "glow-memory-traces.txt")
 
 needs_traces = pytest.mark.skipif(
     not os.path.exists(TRACES),
