@@ -11,6 +11,10 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+_CACHE_DIR = tempfile.mkdtemp(prefix="glow-mlir-test-cache-")
+os.environ["GLOW_MLIR_CACHE_DIR"] = _CACHE_DIR  # the tools' subprocesses inherit it
+atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
-            **backend_options) -> CompiledModel:  # noqa: A001
+            cache: bool = True, **backend_options) -> CompiledModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
     `runtime.backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
@@ -38,11 +38,14 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     the whole graph pipeline (`optimize=False` skips it; `disable_passes` skips some of its
     passes, or of the instruction or accelerator pipeline). `progress` shows the stages
     on stderr as they run (default: when stderr is a terminal); `verbose=True` prints the
-    time of each stage and pass there when the compile is done."""
+    time of each stage and pass there when the compile is done, and the compile cache's
+    hits and misses. Compiled code is cached on disk (`$GLOW_MLIR_CACHE_DIR`, default
+    `~/.cache/glow-mlir`; `glow_mlir.targets.compile_cache`): the same kernel or the same
+    model compiled again is read back; `cache=False` neither reads nor writes it."""
     from glow_mlir.runtime.compiled_model import compile_model
 
     return compile_model(model, backend, input_shapes, optimize, disable_passes,
-                         verbose=verbose, progress=progress, **backend_options)
+                         verbose=verbose, progress=progress, cache=cache, **backend_options)
 
 
 def __getattr__(name: str):

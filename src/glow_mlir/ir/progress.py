@@ -13,7 +13,8 @@ recording (the default) a hook is one lookup and does nothing.
             with progress.timed_pass("cse"):
                 ...
         progress.kernels(done, total)            # the code generator, per kernel
-    rec.print_report(sys.stderr)                 # time per stage and per pass
+        progress.count("object cache hits", 3)   # events worth a number in the report
+    rec.print_report(sys.stderr)                 # time per stage and per pass, then counts
 
 Time is exclusive: a second is charged to the innermost stage open at that moment and, if
 the innermost thing open is a pass, to that pass. So the instruction passes that a backend
@@ -63,6 +64,7 @@ class Recorder:
         self._drawn_at = 0.0
         self._drawn_stage: str | None = None
         self._kernels: tuple[str, int, int] | None = None  # stage, done, total
+        self.counts: dict[str, int] = {}  # name -> total, in the order first counted
 
     # ------------------------------------------------------------------ events
     @contextmanager
@@ -82,6 +84,11 @@ class Recorder:
             first = self._kernels is None or self._kernels[0] != stage
             self._kernels = (stage, done, total)
             self._draw(force=first or done >= total)
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Add `n` to counter `name` (cache hits and misses, ...)."""
+        with self._lock:
+            self.counts[name] = self.counts.get(name, 0) + n
 
     @contextmanager
     def _open(self, is_stage: bool, name: str) -> Iterator[None]:
@@ -164,6 +171,10 @@ class Recorder:
 
     def print_report(self, out: IO[str]) -> None:
         print_timing_report(self.rows(), out, "Compile timing report")
+        if self.counts:
+            print("\n  ----Count----  ----Name----", file=out)
+            for name, n in self.counts.items():
+                print(f"  {n:13d}  {name}", file=out)
 
 
 _current: ContextVar[Recorder | None] = ContextVar("glow_mlir_progress", default=None)
@@ -213,6 +224,14 @@ def kernels(done: int, total: int) -> None:
     recorder = _current.get()
     if recorder is not None:
         recorder.kernels(done, total)
+
+
+def count(name: str, n: int = 1) -> None:
+    """Add `n` to counter `name` of the compile being recorded (shown after the times by
+    `compile(..., verbose=True)` and `--time-passes`)."""
+    recorder = _current.get()
+    if recorder is not None:
+        recorder.count(name, n)
 
 
 def kernel_reporter() -> Callable[[int, int], None]:

@@ -148,6 +148,7 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                   disable_passes: Sequence[str] = (),
                   verbose: bool = False,
                   progress: bool | None = None,
+                  cache: bool = True,
                   **backend_options: object) -> CompiledModel:
     """Import and compile `model` for `backend`: an ONNX model (ModelProto, bytes, a path),
     or a model in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
@@ -157,11 +158,16 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     `disable_passes` names passes of it (or of the instruction or accelerator pipeline) to
     skip. `backend_options` are the backend's own (accel: `scratchpad_kib`). `progress`
     draws a bar of the stages on stderr (None: when stderr is a terminal); `verbose`
-    prints the time of each stage and pass on stderr when done."""
+    prints the time of each stage and pass on stderr when done, then the compile cache's
+    hits and misses. `cache=False` neither reads nor writes the compile cache
+    (`targets/compile_cache.py`: `$GLOW_MLIR_CACHE_DIR`)."""
+    from glow_mlir.targets import compile_cache
+
     check_backend(backend)  # before the import: a bad name fails fast
     check_backend_options(backend, backend_options)
     graph_disable, instr_disable = split_disabled(disable_passes)
-    with progress_hooks.recording(show=progress) as recorder:
+    with progress_hooks.recording(show=progress) as recorder, \
+            compile_cache.using(compile_cache.open_cache(cache)):
         module, is_graph = _import(model, input_shapes)
         if optimize and is_graph:
             module = optimize_graph(module, backend, graph_disable)

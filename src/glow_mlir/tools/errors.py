@@ -16,12 +16,8 @@ from typing import NoReturn
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+from glow_mlir.ir.errors import UserError as UserError  # re-exported: its home is `ir`
 from glow_mlir.ir.text import OpDiagnostic, format_parse_error
-
-
-class UserError(Exception):
-    """A problem with what the user gave us (file, flag, model, inputs); the message says
-    where and what."""
 
 
 # Errors whose message is already a complete diagnostic for the user.

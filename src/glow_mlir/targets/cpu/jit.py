@@ -15,7 +15,6 @@ entry point can be called.
 
 from __future__ import annotations
 
-import ctypes
 import difflib
 import functools
 import os
@@ -25,30 +24,12 @@ import threading
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
 
+from glow_mlir.targets.cpu.engine import ENTRY_TYPE as ENTRY_TYPE  # re-exported
+from glow_mlir.targets.cpu.engine import NativeEntry, host_cpu
+from glow_mlir.targets.cpu.engine import initialize as _initialize
 from glow_mlir.tools.errors import UserError
 
-ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
-                              ctypes.c_void_p)
-"""Glow's bundle entry point: int32 NET(constantWeight*, mutableWeight*, activations*).
-A CFUNCTYPE (not PYFUNCTYPE): ctypes releases the GIL during the call."""
-
-_init_lock = threading.Lock()
-_initialized = False
-
-
-def _initialize() -> None:
-    global _initialized
-    with _init_lock:
-        if not _initialized:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            _initialized = True
-
-
-@functools.cache
-def _host_cpu() -> tuple[str, str]:
-    """This host's LLVM CPU name and features (asked once per process)."""
-    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+_host_cpu = host_cpu  # the name tests and older callers use
 
 
 def host_target_machine(reloc: str = "default", codemodel: str = "jitdefault"):
@@ -297,40 +278,38 @@ def object_code(module: ModuleOp) -> bytes:
     return tm.emit_object(optimize(unoptimized_ir(module), tm))
 
 
-class CompiledEntry:
-    """A JIT-compiled entry point. Holds the execution engine (which owns the module and
-    the machine code) for as long as the function may be called. Calls may come from
-    several threads at once as long as each passes its own mutable and activation areas:
-    the code keeps no state of its own.
+class CompiledEntry(NativeEntry):
+    """A JIT-compiled entry point (`NativeEntry`: the engine, held as long as the
+    function may be called; calls from several threads at once, each with its own
+    mutable and activation areas).
 
-    Each kernel function is its own LLVM module, compiled to an object file (by `jobs`
-    processes: `COMPILE_JOBS`, `llvm_compile.compile_objects`) that the engine links
-    with the entry point's module; the code does not depend on `jobs`."""
+    The entry point's text and each kernel function's (their own LLVM modules) are
+    compiled to object files for the host CPU, which the engine links: through the
+    compile cache when a compile opened one (`compile_cache.using`), only the texts it
+    lacks by `jobs` processes (`COMPILE_JOBS`, `llvm_compile.compile_objects`; the code
+    does not depend on `jobs`). `entry_object` and `objects` (the kernels') are what a
+    saved model holds; `cache_hits` and `cache_misses` count this compile's objects."""
 
-    def __init__(self, module: ModuleOp, name: str, jobs: int | None = None):
-        from glow_mlir.targets.cpu.llvm_compile import CompileSpec, compile_objects
+    def __init__(self, entry_text: str, kernel_texts: list[str], name: str,
+                 jobs: int | None = None):
+        from glow_mlir.targets import compile_cache
+        from glow_mlir.targets.cpu.llvm_compile import CompileSpec
+        from glow_mlir.targets.cpu.object_cache import compile_cached
 
-        tm = host_target_machine()
-        entry_text, kernel_texts = split_ir(module, name)
-        self.jobs = compile_jobs(kernel_texts) if jobs is None else max(1, jobs)
-        spec = CompileSpec(*_host_cpu(), reloc="default", codemodel="jitdefault",
-                           loop_unrolling=LOOP_UNROLLING)
-        self.objects = compile_objects(kernel_texts, spec, self.jobs)
-        self.module_ref = optimize(entry_text, tm)
-        self.engine = llvm.create_mcjit_compiler(self.module_ref, tm)
-        for data in self.objects:
-            self.engine.add_object_file(llvm.ObjectFileRef.from_data(data))
-        self.engine.finalize_object()
-        address = self.engine.get_function_address(name)
-        if not address:
-            raise ValueError(f"no function @{name} in the compiled module")
-        self.function = ENTRY_TYPE(address)
-
-    def __call__(self, constant: int, mutable: int, activations: int) -> int:
-        return self.function(constant, mutable, activations)
+        self.name = name
+        self.spec = CompileSpec(*host_cpu(), reloc="default", codemodel="jitdefault",
+                                loop_unrolling=LOOP_UNROLLING)
+        done = compile_cached([entry_text, *kernel_texts], self.spec, compile_cache.active(),
+                              lambda texts: compile_jobs(texts) if jobs is None
+                              else max(1, jobs))
+        self.jobs = done.jobs
+        self.cache_hits, self.cache_misses = done.hits, done.misses
+        self.entry_object, self.objects = done.objects[0], done.objects[1:]
+        super().__init__(done.objects, name, self.spec.cpu, self.spec.features)
 
 
 def jit(module: ModuleOp, name: str, jobs: int | None = None) -> CompiledEntry:
     """Compile LLVM-dialect `module` for the host and return entry point `name` (`jobs`:
     compiling processes, None: `COMPILE_JOBS`)."""
-    return CompiledEntry(module, name, jobs)
+    entry_text, kernel_texts = split_ir(module, name)
+    return CompiledEntry(entry_text, kernel_texts, name, jobs)
