@@ -5,6 +5,7 @@
                               input_shapes={"input": (1, 3, 224, 224)})
     outputs = model.run({"input": x})   # list of numpy arrays, in the graph's output order
     outputs = model(x)                  # positional inputs
+    model.save("m.glow"); model = glow_mlir.load("m.glow")   # native code + weights
 
 The dialects live in `glow_mlir.dialects`, the ONNX importer in `glow_mlir.frontends.onnx`,
 the reference evaluator in `glow_mlir.targets.interpreter`. Imports are lazy, so
@@ -48,6 +49,16 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
                          verbose=verbose, progress=progress, cache=cache, **backend_options)
 
 
+def load(path) -> CompiledModel:
+    """A model saved by `CompiledModel.save(path)`, ready to run without compiling (and
+    without the ONNX file). A file that is not a saved model, is damaged, or was saved by
+    another glow-mlir or LLVM version or for a CPU this host is not, is a `UserError`
+    that says which."""
+    from glow_mlir.runtime.saved_model import load as load_saved
+
+    return load_saved(path)
+
+
 def __getattr__(name: str):
     if name == "CompiledModel":
         from glow_mlir.runtime.compiled_model import CompiledModel
@@ -56,4 +67,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
-__all__ = ["compile", "CompiledModel", "__version__"]
+__all__ = ["compile", "load", "CompiledModel", "__version__"]

@@ -11,12 +11,10 @@ two activations shared memory.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-
 from xdsl.ir import Operation
 
 from glow_mlir.analysis.memory_planner import Buffer, align_up, peak_live
+from glow_mlir.analysis.memory_report import MemoryReport as MemoryReport  # re-exported
 from glow_mlir.dialects import glow_ir
 
 DEFAULT_ALIGNMENT = 64
@@ -62,32 +60,6 @@ def func_alignment(func: glow_ir.FuncOp) -> int:
 
 def is_planned(func: glow_ir.FuncOp) -> bool:
     return func.activations_size is not None
-
-
-@dataclass(frozen=True)
-class MemoryReport:
-    """Bytes of one compiled function's memory regions (DESIGN.md section 5)."""
-
-    constant_bytes: int  # weights with a value
-    mutable_bytes: int  # input and output placeholders
-    activations_bytes: int  # the activation arena (planned size, else every alloc apart)
-    peak_live_bytes: int  # most aligned activation bytes live at once: the arena's bound
-    unshared_bytes: int  # the arena if no two activations shared memory
-
-    @property
-    def efficiency(self) -> float:
-        """How close the arena is to its lower bound (1.0 is optimal)."""
-        if self.activations_bytes == 0:
-            return 1.0
-        return self.peak_live_bytes / self.activations_bytes
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-    def to_json(self, **extra) -> str:
-        """The five numbers, the efficiency and `extra` fields (e.g. `model=`) as JSON."""
-        return json.dumps({**self.as_dict(), "efficiency": round(self.efficiency, 6),
-                           **extra}, indent=2)
 
 
 def _aligned_alloc_bytes(func: glow_ir.FuncOp) -> int:

@@ -11,12 +11,14 @@ executor runs it on checked inputs many times. An executor may carry `memory` (i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
+
+if TYPE_CHECKING:  # not imported at run time: a saved model loads without xDSL
+    from xdsl.dialects.builtin import ModuleOp
 
 
 class BackendError(UserError):

@@ -12,21 +12,30 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from onnx import ModelProto
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute
 
-from glow_mlir.conversion.lower_to_instr import NAME_ATTR as NAME_ATTR  # re-exported
-from glow_mlir.conversion.lower_to_instr import placeholder_names
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.glow_ops.types import fmt_shape
 from glow_mlir.ir import progress as progress_hooks
-from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.backends import DEFAULT_BACKEND, Executor, check_backend
-from glow_mlir.tools.errors import UserError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute
+
+# xDSL, onnx and the dialects are imported where they are used, not here: a saved model
+# (`glow_mlir.load`) makes a CompiledModel without them, in a fraction of their import
+# time.
+
+
+def __getattr__(name: str):
+    if name == "NAME_ATTR":  # re-exported (the importer's name attribute), lazily
+        from glow_mlir.conversion.lower_to_instr import NAME_ATTR
+
+        return NAME_ATTR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class InputError(UserError, ValueError):
@@ -36,11 +45,18 @@ class InputError(UserError, ValueError):
 
 
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
+    from glow_mlir.dialects.glow_ops.types import fmt_shape
+
     return f"shape {fmt_shape(shape)}, dtype {dtype}"
 
 
 class CompiledModel:
-    """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`."""
+    """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`.
+    `save(path)` writes its native code and weights (`runtime/saved_model.py`);
+    `origin` says where the code came from: "compiled", "cache" (the model cache) or the
+    path of the saved model it was loaded from (then `module` is None)."""
+
+    origin = "compiled"
 
     def __init__(self, module: ModuleOp, backend: str = "interpreter",
                  executor: Executor | None = None, disable_passes: Sequence[str] = (),
@@ -48,6 +64,8 @@ class CompiledModel:
         """`module` is the optimized graph (or a `glow_ir` program); the backend lowers it
         in place (afterwards `self.module` is what the backend runs, e.g. the planned
         instruction IR)."""
+        from glow_mlir.ir.element_types import numpy_dtype
+
         self.module = module
         self.backend = backend
         self.input_names, ins, self.output_names, outs = _signature(module)
@@ -60,6 +78,30 @@ class CompiledModel:
         with progress_hooks.stage("codegen"):  # the instruction passes mark their own
             self._executor = executor if executor is not None else check_backend(backend)(
                 module, tuple(disable_passes), **dict(backend_options or {}))
+
+    @classmethod
+    def restored(cls, backend: str, executor: Executor,
+                 inputs: Sequence[tuple[str, tuple[int, ...], np.dtype]],
+                 outputs: Sequence[tuple[str, tuple[int, ...]]]) -> CompiledModel:
+        """A model whose code was compiled before (a saved model): its signature (name,
+        shape, dtype of each input; name, shape of each output) and what runs it, with
+        no module."""
+        model = cls.__new__(cls)
+        model.module, model.backend, model._executor = None, backend, executor
+        model.input_names = [n for n, _, _ in inputs]
+        model.input_shapes = {n: tuple(s) for n, s, _ in inputs}
+        model.input_dtypes = {n: np.dtype(d) for n, _, d in inputs}
+        model.output_names = [n for n, _ in outputs]
+        model.output_shapes = {n: tuple(s) for n, s in outputs}
+        return model
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the compiled code, the weights, the memory plan and the signature to
+        `path`; `glow_mlir.load(path)` runs it without compiling (the cpu backend only:
+        the others have no native code)."""
+        from glow_mlir.runtime.saved_model import save
+
+        save(self, path)
 
     @property
     def executor(self) -> Executor:
@@ -81,6 +123,8 @@ class CompiledModel:
         return getattr(self._executor, "report", None) if self.backend == "accel" else None
 
     def __repr__(self) -> str:
+        from glow_mlir.dialects.glow_ops.types import fmt_shape
+
         ins = ", ".join(f"{n}: {fmt_shape(self.input_shapes[n])} {self.input_dtypes[n]}"
                         for n in self.input_names)
         return f"CompiledModel(backend={self.backend!r}, inputs=[{ins}], outputs={self.output_names})"
@@ -125,6 +169,12 @@ class CompiledModel:
 def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str], list[Attribute]]:
     """Input names and types, output names and types of the module's first function: a
     graph's arguments and results, or a `glow_ir` program's input and output weights."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
+    from glow_mlir.conversion.lower_to_instr import placeholder_names
+    from glow_mlir.dialects import glow_ir
+
     fn = next((op for op in module.ops if isinstance(op, (func.FuncOp, glow_ir.FuncOp))), None)
     if fn is None:
         raise UserError("the module has no function to run")
@@ -166,13 +216,26 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     check_backend(backend)  # before the import: a bad name fails fast
     check_backend_options(backend, backend_options)
     graph_disable, instr_disable = split_disabled(disable_passes)
-    with progress_hooks.recording(show=progress) as recorder, \
-            compile_cache.using(compile_cache.open_cache(cache)):
-        module, is_graph = _import(model, input_shapes)
-        if optimize and is_graph:
-            module = optimize_graph(module, backend, graph_disable)
-        compiled = CompiledModel(module, backend, disable_passes=instr_disable,
-                                 backend_options=backend_options)
+    with progress_hooks.recording(show=progress) as recorder:
+        store = compile_cache.open_cache(cache)
+        key = compiled = None
+        if store is not None:
+            from glow_mlir.runtime import model_cache
+
+            with progress_hooks.stage("model cache"):
+                key = model_cache.model_key(model, backend, input_shapes, optimize,
+                                            disable_passes, backend_options)
+                compiled = model_cache.lookup(store, key) if key is not None else None
+        if compiled is None:
+            with compile_cache.using(store):
+                module, is_graph = _import(model, input_shapes)
+                if optimize and is_graph:
+                    module = optimize_graph(module, backend, graph_disable)
+                compiled = CompiledModel(module, backend, disable_passes=instr_disable,
+                                         backend_options=backend_options)
+            if key is not None:
+                with progress_hooks.stage("model cache"):
+                    model_cache.store(store, key, compiled)
     if verbose:
         recorder.print_report(sys.stderr)
     return compiled
@@ -180,6 +243,9 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
 
 def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
     """The module to compile, and whether it is a graph (else a `glow_ir` program)."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
     from glow_mlir.runtime.ir_models import is_mlir_path, load_mlir, runnable_function
 
     with progress_hooks.stage("import"):

@@ -178,6 +178,9 @@ class CompileCache:
             return False
         return True
 
+    def remove(self, kind: str, key: bytes) -> None:
+        _remove(self._path(kind, key))
+
     def entries(self) -> Iterator[tuple[Path, os.stat_result]]:
         """Every entry file (temporary files left by a dead process are removed)."""
         now = time.time()

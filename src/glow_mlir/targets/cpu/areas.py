@@ -1,11 +1,11 @@
-"""The three memory areas a compiled entry point takes (Glow's bundle API): the constant
-area packed once from the weights, a mutable area per call (inputs in, outputs out) and
-an activation arena per call. Shared by the JIT, the bundle writer and tests."""
+"""The three memory areas a compiled entry point takes (Glow's bundle API), laid out from
+a planned `glow_ir.func`: the constant area packed once from the weights, a mutable area
+per call (inputs in, outputs out) and an activation arena per call. Shared by the JIT,
+the bundle writer and tests; the run-time part is `area_plan.AreaPlan`."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr
@@ -14,30 +14,33 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import WeightLayout, weight_la
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
+from glow_mlir.targets.cpu.area_plan import AreaPlan, Slot
 
 
-def _dtype_shape(w: glow_ir.WeightOp) -> tuple[np.dtype, tuple[int, ...]]:
-    return numpy_dtype(w.type.get_element_type()), tuple(w.type.get_shape())
+def _slot(w: glow_ir.WeightOp, place) -> Slot:
+    return Slot(np.dtype(numpy_dtype(w.type.get_element_type())), tuple(w.type.get_shape()),
+                place.offset, place.size)
 
 
-class Areas:
-    """Byte arrays laid out as `weight_layout(func)` says."""
+class Areas(AreaPlan):
+    """Byte arrays laid out as `weight_layout(func)` says (`layout`; `inputs` and
+    `outputs` pair each placeholder's weight op with its place)."""
 
     def __init__(self, func: glow_ir.FuncOp):
         self.layout: WeightLayout = weight_layout(func)
         self.inputs = self.layout.inputs(func)
         self.outputs = self.layout.outputs(func)
-        # What every run needs, computed once: (dtype, shape, byte range) per input/output.
-        self._input_specs = [(*_dtype_shape(w), place.offset, place.offset + place.size)
-                             for w, place in self.inputs]
-        self._output_specs = [(*_dtype_shape(w), place.offset, place.offset + place.size)
-                              for w, place in self.outputs]
-        self.constant = np.zeros(max(self.layout.constant_size, 1), np.uint8)
+        constant = np.zeros(max(self.layout.constant_size, 1), np.uint8)
         for w in func.weights:
             if w.value is not None:
                 place = self.layout.weights[w.sym_name.data]
                 data = np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
-                self.constant[place.offset:place.offset + place.size] = data
+                constant[place.offset:place.offset + place.size] = data
+        layout = self.layout
+        super().__init__(constant, layout.constant_size, layout.mutable_size,
+                         layout.activations_size, layout.alignment,
+                         [_slot(w, p) for w, p in self.inputs],
+                         [_slot(w, p) for w, p in self.outputs])
 
     def fit_lowered(self, module, name: str) -> None:
         """Take the activation area's size from entry point `name` of LLVM-dialect
@@ -50,20 +53,6 @@ class Areas:
                     and op.sym_name.data == name:
                 self.layout = dataclasses.replace(self.layout,
                                                   activations_size=size.value.data)
+                self.activations_size = size.value.data
                 return
         raise ValueError(f"no entry point @{name} with glow.activations_size after lowering")
-
-    def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
-        """A mutable area holding `inputs` (in input order), outputs zeroed."""
-        area = np.zeros(max(self.layout.mutable_size, 1), np.uint8)
-        for (dtype, _, start, end), x in zip(self._input_specs, inputs):
-            area[start:end] = np.ascontiguousarray(x, dtype=dtype).reshape(-1).view(np.uint8)
-        return area
-
-    def new_activations(self) -> np.ndarray:
-        return np.empty(max(self.layout.activations_size, 1), np.uint8)
-
-    def read_outputs(self, mutable: np.ndarray) -> list[np.ndarray]:
-        """Copies of the outputs (in output order) out of a mutable area."""
-        return [mutable[start:end].view(dtype).reshape(shape).copy()
-                for dtype, shape, start, end in self._output_specs]

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
+from glow_mlir.targets.cpu.llvm_compile import CompileSpec
+
 ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p)
 """Glow's bundle entry point: int32 NET(constantWeight*, mutableWeight*, activations*).
@@ -50,18 +52,22 @@ def jit_machine(cpu: str, features: str):
 
 
 class NativeEntry:
-    """Entry point `name` of `objects` linked by an MCJIT engine, which it holds for as
-    long as the function may be called. Calls may come from several threads at once as
-    long as each passes its own mutable and activation areas (the code keeps no state)."""
+    """Entry point `name` of `objects` (compiled as `spec` says) linked by an MCJIT
+    engine, which it holds for as long as the function may be called. Calls may come
+    from several threads at once as long as each passes its own mutable and activation
+    areas (the code keeps no state). `object_code` and `spec` are what a saved model
+    holds."""
 
-    def __init__(self, objects: Sequence[bytes], name: str, cpu: str, features: str):
-        tm = jit_machine(cpu, features)
+    def __init__(self, objects: Sequence[bytes], name: str, spec: CompileSpec):
+        self.name, self.spec = name, spec
+        self.object_code = [bytes(o) for o in objects]
+        tm = jit_machine(spec.cpu, spec.features)
         empty = llvm.parse_assembly("")  # MCJIT wants a module; the code is in the objects
         empty.triple = tm.triple
         empty.data_layout = str(tm.target_data)
         self.engine = llvm.create_mcjit_compiler(empty, tm)
-        for data in objects:
-            self.engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(data)))
+        for data in self.object_code:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(data))
         self.engine.finalize_object()
         address = self.engine.get_function_address(name)
         if not address:

@@ -10,17 +10,12 @@ the GIL during the native call, so such calls really run in parallel).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
+from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 from glow_mlir.tools.errors import UserError
-
-if TYPE_CHECKING:
-    from glow_mlir.targets.cpu.areas import Areas
-    from glow_mlir.targets.cpu.jit import CompiledEntry
 
 
 class CpuBackendError(UserError):
@@ -47,26 +42,6 @@ def lower_to_llvm(module: ModuleOp) -> None:
                                   f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
     lower_loops_to_llvm(module)
-
-
-class NativeProgram:
-    """A JIT-compiled entry point and the areas it runs on: `run` makes a mutable area
-    (inputs in) and an activation area per call. Shared by CpuExecutor and the
-    accelerator's native executor (targets/accel/native.py), whose entry points are the
-    same bundle API."""
-
-    name: str
-    areas: Areas
-    entry: CompiledEntry
-
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        mutable = self.areas.new_mutable(inputs)
-        activations = self.areas.new_activations()
-        status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
-                            activations.ctypes.data)
-        if status != 0:
-            raise RuntimeError(f"@{self.name} returned {status}")
-        return self.areas.read_outputs(mutable)
 
 
 def _values_by_element_type(fn) -> dict[str, list[str]]:

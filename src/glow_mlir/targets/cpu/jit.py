@@ -296,16 +296,15 @@ class CompiledEntry(NativeEntry):
         from glow_mlir.targets.cpu.llvm_compile import CompileSpec
         from glow_mlir.targets.cpu.object_cache import compile_cached
 
-        self.name = name
-        self.spec = CompileSpec(*host_cpu(), reloc="default", codemodel="jitdefault",
-                                loop_unrolling=LOOP_UNROLLING)
-        done = compile_cached([entry_text, *kernel_texts], self.spec, compile_cache.active(),
+        spec = CompileSpec(*host_cpu(), reloc="default", codemodel="jitdefault",
+                           loop_unrolling=LOOP_UNROLLING)
+        done = compile_cached([entry_text, *kernel_texts], spec, compile_cache.active(),
                               lambda texts: compile_jobs(texts) if jobs is None
                               else max(1, jobs))
         self.jobs = done.jobs
         self.cache_hits, self.cache_misses = done.hits, done.misses
         self.entry_object, self.objects = done.objects[0], done.objects[1:]
-        super().__init__(done.objects, name, self.spec.cpu, self.spec.features)
+        super().__init__(done.objects, name, spec)
 
 
 def jit(module: ModuleOp, name: str, jobs: int | None = None) -> CompiledEntry:

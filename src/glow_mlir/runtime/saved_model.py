@@ -1,0 +1,195 @@
+"""Saving a compiled model and loading it back without compiling (DESIGN.md section 5):
+
+    model.save("m.glow")            # CompiledModel.save
+    model = glow_mlir.load("m.glow")
+    model.run({"input": x})         # the same checks on inputs, bit-identical outputs
+
+A saved model is one file (`section_file`: magic b"GLOWMLIR", format `FORMAT`, a sha256
+of everything after the header) whose JSON manifest holds
+
+    glow_mlir, llvmlite, llvm     the versions that wrote it
+    backend, network              "cpu"; the entry point's name (the network)
+    target                        triple, cpu, features, reloc, codemodel, loop_unrolling:
+                                  what the objects were compiled for (`CompileSpec`)
+    inputs, outputs               name, shape, dtype, offset and size in the mutable area
+    areas                         constant_size, mutable_size, activations_size, alignment
+    memory                        the `MemoryReport`
+    objects                       the object sections in link order (entry point first)
+
+and whose sections are the object files (`entry.o`, `kernel.N.o`: the JIT's code,
+linked again by an MCJIT engine when loaded) and `constant`, the constant area (the
+weights, packed as the code addresses them). Loading imports numpy and llvmlite, not
+xDSL or onnx, and compiles nothing. It refuses, each with its own `UserError`: a file
+that is not a saved model, a truncated or corrupted one, another format, another
+glow-mlir or LLVM version (`IncompatibleModelError`), and code for a CPU whose features
+this host lacks or another architecture.
+
+Only native code is saved: the `cpu` backend's models (a loaded model saves again); the
+interpreter and the accelerator's simulator have no code to save (`SaveError`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime import section_file
+from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
+
+if TYPE_CHECKING:
+    from glow_mlir.runtime.compiled_model import CompiledModel
+
+MAGIC = b"GLOWMLIR"
+FORMAT = 1
+KIND = "a glow-mlir saved model"
+SAVEABLE_BACKENDS = ("cpu",)
+
+__all__ = ["save", "load", "to_bytes", "from_bytes", "SaveError", "IncompatibleModelError",
+           "WrongKindError", "OtherFormatError", "DamagedError"]
+
+
+class SaveError(UserError):
+    """The model cannot be saved (its backend has no native code to save)."""
+
+
+class IncompatibleModelError(UserError):
+    """A saved model written by another glow-mlir or LLVM, or for a CPU this host is not."""
+
+
+def to_bytes(model: CompiledModel) -> bytearray:
+    """The saved file's bytes (what `save` writes)."""
+    from glow_mlir.targets import compile_cache
+
+    program = model.executor
+    entry = getattr(program, "entry", None)
+    if model.backend not in SAVEABLE_BACKENDS or not hasattr(entry, "object_code"):
+        raise SaveError(f"only native code can be saved, and a model compiled for backend "
+                        f"'{model.backend}' has none: compile it with backend='cpu'")
+    areas, spec = program.areas, entry.spec
+    import llvmlite.binding as llvm
+
+    objects = {("entry.o" if i == 0 else f"kernel.{i - 1}.o"): obj
+               for i, obj in enumerate(entry.object_code)}
+
+    def slots(names, found):
+        return [{"name": n, **s.as_dict()} for n, s in zip(names, found)]
+
+    manifest = {
+        **compile_cache.versions(),
+        "backend": model.backend,
+        "network": program.name,
+        "target": {"triple": llvm.get_default_triple(), "cpu": spec.cpu,
+                   "features": spec.features, "reloc": spec.reloc,
+                   "codemodel": spec.codemodel, "loop_unrolling": spec.loop_unrolling},
+        "inputs": slots(model.input_names, areas.input_slots),
+        "outputs": slots(model.output_names, areas.output_slots),
+        "areas": areas.sizes(),
+        "memory": None if program.memory is None else program.memory.as_dict(),
+        "objects": list(objects),
+    }
+    constant = areas.constant[:areas.constant_size]
+    return section_file.pack(MAGIC, FORMAT, manifest, {**objects, "constant": constant})
+
+
+def save(model: CompiledModel, path: str | os.PathLike) -> None:
+    """Write `model` to `path` (atomically: a failed save leaves no file)."""
+    section_file.write_atomically(path, to_bytes(model))
+
+
+def load(path: str | os.PathLike) -> CompiledModel:
+    """The model saved in `path`, ready to run."""
+    model = from_bytes(section_file.read_file(path), f"'{os.fspath(path)}'")
+    model.origin = os.fspath(path)
+    return model
+
+
+def from_bytes(data: bytes, what: str = "the saved model",
+               check_digest: bool = True) -> CompiledModel:
+    """The model whose saved file is `data` (`what` names it in messages)."""
+    from glow_mlir.runtime.compiled_model import CompiledModel
+    from glow_mlir.targets.cpu.native_program import NativeProgram
+
+    manifest, sections = section_file.unpack(data, MAGIC, FORMAT, what, KIND, check_digest)
+    try:
+        _check_versions(manifest, what)
+        spec = _check_target(manifest["target"], what)
+        if manifest["backend"] not in SAVEABLE_BACKENDS:
+            raise IncompatibleModelError(f"{what} holds code of backend "
+                                         f"'{manifest['backend']}', which this glow-mlir "
+                                         f"cannot load")
+        areas = _areas(manifest, sections)
+        objects = [sections[name] for name in manifest["objects"]]
+        memory = manifest["memory"]
+        inputs, outputs = manifest["inputs"], manifest["outputs"]
+        name = manifest["network"]
+    except (KeyError, TypeError, ValueError) as err:
+        raise DamagedError(f"{what} is damaged: its manifest lacks or garbles "
+                           f"{err}") from None
+    from glow_mlir.analysis.memory_report import MemoryReport
+    from glow_mlir.targets.cpu.engine import NativeEntry
+
+    try:
+        entry = NativeEntry(objects, name, spec)
+    except (RuntimeError, ValueError) as err:  # llvmlite's errors on bad object files
+        raise DamagedError(f"{what} is damaged: its code cannot be linked ({err})") from None
+    program = NativeProgram(name, areas, entry,
+                            None if memory is None else MemoryReport(**memory))
+    return CompiledModel.restored(
+        manifest["backend"], program,
+        inputs=[(d["name"], tuple(d["shape"]), areas.input_slots[i].dtype)
+                for i, d in enumerate(inputs)],
+        outputs=[(d["name"], tuple(d["shape"])) for d in outputs])
+
+
+def _check_versions(manifest: dict, what: str) -> None:
+    from glow_mlir.targets import compile_cache
+
+    mine = compile_cache.versions()
+    for key, label in (("glow_mlir", "glow-mlir"), ("llvm", "LLVM")):
+        if manifest[key] != mine[key]:
+            raise IncompatibleModelError(
+                f"{what} was saved by {label} {manifest[key]}; this is {label} {mine[key]}: "
+                f"compile the model again and save it with this version")
+
+
+def _check_target(target: dict, what: str):
+    """The `CompileSpec` of the saved code, if this host can run it."""
+    import llvmlite.binding as llvm
+
+    from glow_mlir.targets.cpu import engine
+    from glow_mlir.targets.cpu.llvm_compile import CompileSpec
+
+    triple = llvm.get_default_triple()
+    if target["triple"].split("-")[0] != triple.split("-")[0]:
+        raise IncompatibleModelError(f"{what} holds code for {target['triple']}; this host "
+                                     f"is {triple}")
+    host_name, host_features = engine.host_cpu()
+    have = {f[1:] for f in host_features.split(",") if f.startswith("+")}
+    lacking = [f[1:] for f in target["features"].split(",")
+               if f.startswith("+") and f[1:] not in have]
+    if lacking:
+        shown = ", ".join(f"+{f}" for f in lacking[:8]) + (", ..." if len(lacking) > 8 else "")
+        raise IncompatibleModelError(
+            f"{what} holds code compiled for CPU '{target['cpu']}' with features this CPU "
+            f"('{host_name}') lacks: {shown}; compile the model again on this machine")
+    return CompileSpec(target["cpu"], target["features"], target["reloc"],
+                       target["codemodel"], bool(target["loop_unrolling"]))
+
+
+def _areas(manifest: dict, sections: dict):
+    from glow_mlir.targets.cpu.area_plan import AreaPlan, Slot
+
+    sizes = manifest["areas"]
+    data = sections["constant"]
+    if len(data) != sizes["constant_size"]:
+        raise ValueError(f"the constant area ({len(data)} bytes, the manifest says "
+                         f"{sizes['constant_size']})")
+    constant = np.empty(max(len(data), 1), np.uint8)  # writable and owned, as compiled
+    constant[:len(data)] = np.frombuffer(data, np.uint8)
+    return AreaPlan(constant, sizes["constant_size"], sizes["mutable_size"],
+                    sizes["activations_size"], sizes["alignment"],
+                    [Slot.from_dict(d) for d in manifest["inputs"]],
+                    [Slot.from_dict(d) for d in manifest["outputs"]])

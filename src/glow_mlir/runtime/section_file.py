@@ -1,0 +1,149 @@
+"""A file of named byte sections described by a JSON manifest, checked when read: the
+container of saved models (`saved_model.py`). Standard library only.
+
+    offset  0  magic                       8 bytes (the kind of file: b"GLOWMLIR")
+            8  format version              u32, little-endian
+           12  manifest length M           u64, little-endian
+           20  body length B               u64: every byte after the header
+           28  sha256 of the body          32 bytes
+           60  body: the manifest (M bytes of UTF-8 JSON, an object), then each section
+               at its 64-byte aligned offset
+
+The manifest's `"sections"` maps each section's name to `[offset, length]`, the offset
+counted from the first 64-byte boundary after the manifest. Reading checks, in this
+order, and names what failed: the magic (not this kind of file), the format version (a
+layout this code does not read), the lengths (truncated), the digest (corrupted), the
+manifest and the sections' bounds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from glow_mlir.ir.errors import UserError
+
+HEADER = struct.Struct("<8sIQQ32s")
+ALIGN = 64
+
+
+class SectionFileError(UserError):
+    """A file that cannot be read as the kind of file it should be."""
+
+
+class WrongKindError(SectionFileError):
+    """Not this kind of file (its magic differs)."""
+
+
+class OtherFormatError(SectionFileError):
+    """This kind of file, in a format version this code does not read."""
+
+
+class DamagedError(SectionFileError):
+    """Truncated, or its bytes are not the ones written (the digest differs)."""
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def pack(magic: bytes, fmt: int, manifest: Mapping,
+         sections: Mapping[str, object]) -> bytearray:
+    """The file's bytes. `sections` maps names to bytes-like objects (numpy arrays too);
+    `manifest` must not hold "sections" (it is added)."""
+    views = {name: memoryview(data).cast("B") for name, data in sections.items()}
+    table, offset = {}, 0
+    for name, view in views.items():
+        table[name] = [offset, len(view)]
+        offset = _align(offset + len(view))
+    text = json.dumps({**manifest, "sections": table}, indent=1).encode()
+    data_start = _align(HEADER.size + len(text))  # in the file
+    out = bytearray(data_start + offset)  # one buffer: the weights are copied once
+    out[HEADER.size:HEADER.size + len(text)] = text
+    for name, view in views.items():
+        at = data_start + table[name][0]
+        out[at:at + len(view)] = view
+    body = memoryview(out)[HEADER.size:]
+    HEADER.pack_into(out, 0, magic, fmt, len(text), len(body), hashlib.sha256(body).digest())
+    return out
+
+
+def write_atomically(path: str | os.PathLike, data: bytes | bytearray) -> None:
+    """Write `data` to `path` through a temporary file in its folder and a rename, so a
+    reader never sees half a file and a failed write leaves no file."""
+    path = Path(path)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    except OSError as err:
+        raise UserError(f"cannot write '{path}': {err.strerror or err}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(temp, 0o644 & ~_umask())
+        os.replace(temp, path)
+    except OSError as err:
+        Path(temp).unlink(missing_ok=True)
+        raise UserError(f"cannot write '{path}': {err.strerror or err}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_file(path: str | os.PathLike) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"cannot open '{path}': no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"cannot open '{path}': it is a directory") from None
+    except OSError as err:
+        raise UserError(f"cannot read '{path}': {err.strerror or err}") from None
+
+
+def unpack(data: bytes, magic: bytes, fmt: int, what: str, kind: str,
+           check_digest: bool = True) -> tuple[dict, dict[str, memoryview]]:
+    """(manifest, sections as views of `data`) of file `what` (its name, for messages),
+    expected to be a `kind` ("a glow-mlir saved model") with `magic` and format `fmt`.
+    `check_digest=False` skips the body's digest (when the caller checked these bytes
+    already)."""
+    if len(data) < len(magic) or data[:len(magic)] != magic:
+        raise WrongKindError(f"{what} is not {kind} (it does not start with {magic!r})")
+    if len(data) < HEADER.size:
+        raise DamagedError(f"{what} is truncated: {len(data)} bytes, shorter than the "
+                           f"{HEADER.size}-byte header of {kind}")
+    _, found_fmt, manifest_len, body_len, digest = HEADER.unpack_from(data)
+    if found_fmt != fmt:
+        raise OtherFormatError(f"{what} is {kind} in format {found_fmt}; this glow-mlir "
+                               f"reads format {fmt}: save the model again with this version")
+    if len(data) - HEADER.size < body_len:
+        raise DamagedError(f"{what} is truncated: {len(data)} bytes, its header says "
+                           f"{HEADER.size + body_len}")
+    if len(data) - HEADER.size > body_len:
+        raise DamagedError(f"{what} is damaged: {len(data) - HEADER.size - body_len} "
+                           f"bytes after its end")
+    body = memoryview(data)[HEADER.size:]
+    if check_digest and hashlib.sha256(body).digest() != digest:
+        raise DamagedError(f"{what} is damaged: its bytes do not match their sha256 digest "
+                           f"(changed or corrupted since it was written)")
+    try:
+        manifest = json.loads(bytes(body[:manifest_len]))
+        if not isinstance(manifest, dict):
+            raise ValueError("not an object")
+        data_start = _align(HEADER.size + manifest_len) - HEADER.size
+        sections = {}
+        for name, (offset, length) in manifest.pop("sections").items():
+            start = data_start + int(offset)
+            if offset < 0 or length < 0 or start + length > body_len:
+                raise ValueError(f"section '{name}' out of bounds")
+            sections[name] = body[start:start + int(length)]
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise DamagedError(f"{what} is damaged: its manifest cannot be read ({err})") from None
+    return manifest, sections

@@ -1,0 +1,79 @@
+"""The three memory areas of a compiled entry point as plain data (Glow's bundle API):
+the constant area's bytes, the mutable area's size and where each input and output sits
+in it, the activation area's size. What a call needs, without the IR: `Areas` builds one
+from a planned `glow_ir.func`, a saved model (`runtime/saved_model.py`) from its manifest,
+which is why this module imports numpy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An input or output in the mutable area: its array and its bytes."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    offset: int
+    size: int
+
+    def as_dict(self) -> dict:
+        return {"dtype": self.dtype.name, "shape": list(self.shape), "offset": self.offset,
+                "size": self.size}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Slot:
+        return cls(dtype_named(d["dtype"]), tuple(int(n) for n in d["shape"]),
+                   int(d["offset"]), int(d["size"]))
+
+
+def dtype_named(name: str) -> np.dtype:
+    """The numpy dtype called `name`, ml_dtypes' low-precision ones included (bfloat16,
+    float8_*: numpy does not know their names until ml_dtypes registers them)."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, name))
+
+
+class AreaPlan:
+    """The constant area (filled), and the sizes and slots to make a mutable area and an
+    activation area per call."""
+
+    def __init__(self, constant: np.ndarray, constant_size: int, mutable_size: int,
+                 activations_size: int, alignment: int, input_slots: Sequence[Slot],
+                 output_slots: Sequence[Slot]):
+        self.constant = constant
+        self.constant_size = constant_size
+        self.mutable_size = mutable_size
+        self.activations_size = activations_size
+        self.alignment = alignment
+        self.input_slots = list(input_slots)
+        self.output_slots = list(output_slots)
+
+    def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
+        """A mutable area holding `inputs` (in input order), outputs zeroed."""
+        area = np.zeros(max(self.mutable_size, 1), np.uint8)
+        for s, x in zip(self.input_slots, inputs):
+            area[s.offset:s.offset + s.size] = \
+                np.ascontiguousarray(x, dtype=s.dtype).reshape(-1).view(np.uint8)
+        return area
+
+    def new_activations(self) -> np.ndarray:
+        return np.empty(max(self.activations_size, 1), np.uint8)
+
+    def read_outputs(self, mutable: np.ndarray) -> list[np.ndarray]:
+        """Copies of the outputs (in output order) out of a mutable area."""
+        return [mutable[s.offset:s.offset + s.size].view(s.dtype).reshape(s.shape).copy()
+                for s in self.output_slots]
+
+    def sizes(self) -> dict[str, int]:
+        return {"constant_size": self.constant_size, "mutable_size": self.mutable_size,
+                "activations_size": self.activations_size, "alignment": self.alignment}
