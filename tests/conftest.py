@@ -5,15 +5,34 @@ CI (`CI=true`, as `.ci/run` and most CI services set it) runs the `ci` profile: 
 deadline and no timing health check, so one commit always gives the same result on a shared,
 noisy machine. Locally the `dev` profile keeps hypothesis random, so every run explores new
 inputs; `HYPOTHESIS_PROFILE=ci` reproduces CI. Random exploration at scale lives in `fuzz/`.
+
+The compile cache (`glow_mlir.targets.compile_cache`) goes to a temporary folder of this
+session, removed at exit, so the suite never writes to the user's cache; each test gets
+a folder of its own inside it (removed after the test), so no test is served what
+another compiled: a test's result does not depend on which tests ran before it.
 """
 
+import atexit
+import hashlib
 import os
+import shutil
+import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _CACHE_DIR = tempfile.mkdtemp(prefix="glow-mlir-test-cache-")
 os.environ["GLOW_MLIR_CACHE_DIR"] = _CACHE_DIR  # the tools' subprocesses inherit it
 atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_compile_cache(request, monkeypatch):
+    folder = os.path.join(_CACHE_DIR, hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16])
+    monkeypatch.setenv("GLOW_MLIR_CACHE_DIR", folder)  # the tools' subprocesses too
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
 
 settings.register_profile(
     "ci",

@@ -57,6 +57,7 @@ class CompiledModel:
     path of the saved model it was loaded from (then `module` is None)."""
 
     origin = "compiled"
+    source: dict | None = None  # from the model cache: what compile() was given
 
     def __init__(self, module: ModuleOp, backend: str = "interpreter",
                  executor: Executor | None = None, disable_passes: Sequence[str] = (),
@@ -226,6 +227,11 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                 key = model_cache.model_key(model, backend, input_shapes, optimize,
                                             disable_passes, backend_options)
                 compiled = model_cache.lookup(store, key) if key is not None else None
+            if compiled is not None:
+                compiled.source = {"model": model, "input_shapes": input_shapes,
+                                   "optimize": optimize,
+                                   "disable_passes": tuple(disable_passes),
+                                   **backend_options}
         if compiled is None:
             with compile_cache.using(store):
                 module, is_graph = _import(model, input_shapes)

@@ -316,6 +316,17 @@ def _lowered(model, input_shapes, network_name: str):
     from glow_mlir.targets.cpu.areas import Areas
     from glow_mlir.targets.cpu.executor import CpuExecutor, lower_to_llvm
 
+    if isinstance(model, CompiledModel) and model.module is None and model.backend == "cpu":
+        if model.source is None:  # loaded from a file: JIT code only, no module
+            raise BundleError(
+                f"this model was loaded from {model.origin} and holds JIT-compiled code, "
+                f"not the program a bundle is compiled from: give write_bundle the ONNX "
+                f"model")
+        # From the model cache: its JIT code is not a bundle's (position independent,
+        # one object); compile the model it was made from again.
+        from glow_mlir.runtime.compiled_model import compile_model
+
+        model = compile_model(**model.source, backend="cpu", cache=False)
     if isinstance(model, CompiledModel):
         executor = model.executor
         if not isinstance(executor, CpuExecutor):
