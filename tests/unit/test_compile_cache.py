@@ -5,6 +5,7 @@ nothing; an unwritable folder warns and compiles; processes share one folder saf
 Each test has its own cache folder (tests/conftest.py); `cache_dir` is that folder."""
 
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -356,3 +357,24 @@ def test_two_processes_compiling_into_one_folder(cache_dir, tmp_path, counted):
     _, counts = counted(model)
     assert counts["object cache misses"] == 0
     assert "cache entries found bad and rebuilt" not in counts
+
+
+COUNTS = """
+import sys, glow_mlir
+glow_mlir.compile(sys.argv[1], backend="cpu", verbose=True)
+"""
+
+
+def test_another_process_hits_every_object(cache_dir, tmp_path):
+    """The IR texts are the same in every process: xDSL lists fast-math flags from a set,
+    whose order follows PYTHONHASHSEED (seeds 1 and 2 gave two texts of small_cnn)."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
+    reports = []
+    for seed in ("1", "2"):
+        CompileCache(cache_dir).clear("models")
+        proc = subprocess.run([sys.executable, "-c", COUNTS, str(path)], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        reports.append(proc.stderr)
+    assert re.search(r"\s0  object cache hits", reports[0])
+    assert re.search(r"\s0  object cache misses", reports[1]), reports[1]

@@ -191,7 +191,12 @@ def is_terminal(stream: IO[str]) -> bool:
 def recording(show: bool | None = None, stream: IO[str] | None = None) -> Iterator[Recorder]:
     """Record the stages and passes run inside the block. `show`: draw a progress bar on
     `stream` (default stderr); None draws it only when `stream` is a terminal, so logs and
-    pipes never get one."""
+    pipes never get one. Inside another recording (glow-compile records, and calls
+    compile(), which records too) the block joins it: one bar, one report."""
+    outer = _current.get()
+    if outer is not None:  # a compile inside a recorded one (a tool's): part of it
+        yield outer
+        return
     stream = sys.stderr if stream is None else stream
     recorder = Recorder(is_terminal(stream) if show is None else show, stream)
     token = _current.set(recorder)

@@ -59,6 +59,20 @@ class IncompatibleModelError(UserError):
     """A saved model written by another glow-mlir or LLVM, or for a CPU this host is not."""
 
 
+def is_saved_model(path: object) -> bool:
+    """Whether `path` names a saved model: a `.glow` file, or a file that starts as one
+    (a `.glow` that does not is reported by `load`)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    if os.fspath(path).endswith(".glow"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
 def to_bytes(model: CompiledModel) -> bytearray:
     """The saved file's bytes (what `save` writes)."""
     from glow_mlir.targets import compile_cache

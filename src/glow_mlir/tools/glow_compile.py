@@ -18,7 +18,9 @@ cycles, compute and DMA cycles, scratchpad size and peak. `--emit-bundle DIR
 [--network-name NET] [--cpu NAME] [--cpu-features +F,-G]` writes an AOT bundle for
 this host's CPU or the one named (NET.o, NET.h,
 NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
-`--emit`, only the bundle is written.
+`--emit`, only the bundle is written. `--save FILE.glow` compiles for the cpu backend and
+saves the model (`glow-run FILE.glow` runs it without compiling); `--no-cache` neither
+reads nor writes the compile cache.
 """
 
 from __future__ import annotations
@@ -65,7 +67,11 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
     p.add_argument("--time-passes", action="store_true",
-                   help="print the wall time of each stage and pass on stderr")
+                   help="print the wall time of each stage and pass on stderr, then the "
+                        "compile cache's hits and misses")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the compile cache ($GLOW_MLIR_CACHE_DIR, "
+                        "default ~/.cache/glow-mlir)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (it is drawn only when stderr is a terminal)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -111,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--network-name", metavar="NET",
                    help="the bundle's entry point and file names, a C identifier "
                         "(default: the model file's name as a C identifier)")
+    p.add_argument("--save", metavar="FILE.glow",
+                   help="compile for the cpu backend and save the model (native code, "
+                        "weights, memory plan): glow-run FILE.glow or glow_mlir.load runs it "
+                        "without compiling")
     p.add_argument("--cpu", metavar="NAME",
                    help="with --emit-bundle: the LLVM CPU name to compile for (x86-64, "
                         "x86-64-v3, znver4, ...; default: this host's)")
@@ -143,7 +153,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _check_output_places(args: argparse.Namespace) -> None:
     """Every file the command will write goes into a folder that exists: said before the
     compile, not after the IR has already been printed and the compile time spent."""
-    for path in (args.output, args.memory_report, args.dump_graph_dag, args.accel_report):
+    for path in (args.output, args.memory_report, args.dump_graph_dag, args.accel_report,
+                 args.save):
         if path:
             folder = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(folder):
@@ -162,6 +173,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
+        if args.save:
+            return save_model(args)
         if args.emit is None:  # only the bundle (or only the report) unless asked
             quiet = args.emit_bundle or args.accel_report
             args.emit = None if quiet else "graph"
@@ -239,6 +252,30 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             with progress.stage("codegen"):
                 lower_to_llvm(module)
                 _emit_code(module, args)
+
+
+SAVE_ALONE = ("emit", "emit_bundle", "accel_report", "dump_graph_dag", "print_ir_after_each",
+              "network_name", "cpu", "cpu_features")
+
+
+def save_model(args: argparse.Namespace) -> None:
+    """--save FILE.glow: `glow_mlir.compile` (through the compile cache unless
+    --no-cache) and `CompiledModel.save`; with --memory-report, the model's report too."""
+    import glow_mlir
+
+    given = [f"--{name.replace('_', '-')}" for name in SAVE_ALONE if getattr(args, name)]
+    if given:
+        raise UserError(f"--save writes the compiled model alone: give {', '.join(given)} "
+                        f"in a glow-compile command of its own")
+    if args.backend not in (None, "cpu"):
+        raise UserError(f"--save writes native code, the cpu backend's; backend "
+                        f"'{args.backend}' has none (drop --backend)")
+    model = glow_mlir.compile(args.model, backend="cpu", input_shapes=input_shapes(args),
+                              disable_passes=args.disable_pass, cache=not args.no_cache,
+                              progress=False if args.quiet else None)
+    model.save(args.save)
+    if args.memory_report:
+        _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")
 
 
 @contextmanager

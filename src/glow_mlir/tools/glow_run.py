@@ -4,10 +4,13 @@ against onnxruntime.
     glow-run model.onnx [--backend B] [--inputs x.npz] [--input-shape input=1x3x224x224]
              [--compare-onnxruntime] [--runs N]
     glow-run prog.mlir [--backend B] [--inputs x.npz]
+    glow-run model.glow [--inputs x.npz]
 
 A `.mlir` file holds one function: a `glow` graph (compiled as an imported ONNX model is)
 or a `glow_ir` program, such as `glow-compile --emit instr` prints (a planned one runs as
-it is); its weights are the file's `dense_resource` blobs.
+it is); its weights are the file's `dense_resource` blobs. A `.glow` file is a saved model
+(`glow-compile --save`, `CompiledModel.save`): it runs without compiling. Compiled code
+is cached (`--no-cache`: neither read nor write the cache).
 
 Prints each output's name, shape and a summary of its values (min/max/mean), the time per
 run, and with --compare-onnxruntime the largest absolute and relative error against
@@ -39,8 +42,8 @@ from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, i
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p, "ONNX model, or a model in IR (.mlir: one glow graph or "
-                           "glow_ir program)")
+    add_model_arguments(p, "ONNX model, a model in IR (.mlir: one glow graph or "
+                           "glow_ir program), or a saved model (.glow)")
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
     p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
@@ -144,6 +147,7 @@ def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[n
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.given_backend = args.backend
     args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
         sys.exit(run(args))
@@ -152,17 +156,33 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
     from glow_mlir.runtime.ir_models import is_mlir_path
+    from glow_mlir.runtime.saved_model import is_saved_model
 
-    if is_mlir_path(args.model):
+    model = None
+    if is_saved_model(args.model):
+        given = [flag for flag, on in (("--backend", args.given_backend),
+                                       ("--input-shape", args.input_shape),
+                                       ("--scratchpad-kib", args.scratchpad_kib),
+                                       ("--compare-onnxruntime", args.compare_onnxruntime))
+                 if on]
+        if given:
+            usage_error("glow-run", f"'{args.model}' is a saved model, compiled already (its "
+                                    f"shapes fixed, for backend cpu, without its ONNX "
+                                    f"model): drop {', '.join(given)}")
+        model = glow_mlir.load(args.model)
+        args.backend = model.backend
+    elif is_mlir_path(args.model):
         if args.compare_onnxruntime:
             usage_error("glow-run", f"--compare-onnxruntime runs an ONNX model on onnxruntime; "
                                     f"'{args.model}' is a model in IR")
         if args.input_shape:
             usage_error("glow-run", f"--input-shape binds an ONNX model's symbolic dimensions; "
                                     f"the shapes of '{args.model}' are in its types")
-    model = glow_mlir.compile(args.model, backend=args.backend, input_shapes=input_shapes(args),
-                              verbose=args.time_passes, progress=False if args.quiet else None,
-                              **backend_options(args))
+    if model is None:
+        model = glow_mlir.compile(args.model, backend=args.backend,
+                                  input_shapes=input_shapes(args), verbose=args.time_passes,
+                                  progress=False if args.quiet else None,
+                                  cache=not args.no_cache, **backend_options(args))
     if args.inputs:
         inputs, origin = load_inputs(args.inputs), f"from {args.inputs}"
     else:

@@ -159,6 +159,23 @@ def check_cpu(cpu: str, features: str = "") -> None:
             raise _unknown("CPU feature", bad.lstrip("+-"), [], LIST_FEATURES)
 
 
+_ORDERLESS_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn",
+                               "reassoc", "nuw", "nsw", "exact", "disjoint"})
+
+
+def _sort_flags(ir_module) -> None:
+    """Put each instruction's fast-math and overflow flags in one order. xDSL's
+    `convert_module` lists them from a set of strings, so their order changes with
+    PYTHONHASHSEED from one process to the next: the same kernel gave another text (the
+    same code), and the compile cache, keyed by the text, missed across processes."""
+    for fn in ir_module.functions:
+        for block in fn.blocks:
+            for instr in block.instructions:
+                flags = getattr(instr, "flags", None)
+                if flags and len(flags) > 1 and _ORDERLESS_FLAGS.issuperset(flags):
+                    flags.sort()
+
+
 def unoptimized_ir(module: ModuleOp) -> str:
     """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`), functions with
     internal linkage (the kernel functions) kept internal (`convert_module` drops the
@@ -171,6 +188,7 @@ def unoptimized_ir(module: ModuleOp) -> str:
 
     _initialize()
     ir_module = convert_module(module, fallback_target_triple=llvm.get_default_triple())
+    _sort_flags(ir_module)
     for op in module.ops:
         if (isinstance(op, xllvm.FuncOp) and op.body.blocks and op.linkage is not None
                 and op.linkage.linkage.data == "internal"):
@@ -211,6 +229,7 @@ def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
             ir_module = convert_module(piece, fallback_target_triple=triple)
         finally:
             f.detach()
+        _sort_flags(ir_module)
         fn = ir_module.get_global(f.sym_name.data)
         fn.linkage = ""  # external: the entry point's module calls it by name
         return str(ir_module)
