@@ -2,7 +2,12 @@
 count, the kernel calls of its entry point, its distinct kernel functions and the
 seconds `glow_mlir.compile(model, backend="cpu")` takes (import to native code): wall
 clock, and CPU time of this process and its compile workers (on a shared, loaded
-machine the CPU time is the steadier figure).
+machine the CPU time is the steadier figure). Then, from the compile cache (a fresh
+temporary one, so the first compile is cold): `warm s`, the same compile again (a hit of
+the whole-model cache); `kernels s`, compiled again with only the kernels' objects
+cached (the model entry removed: import, passes and lowering run, LLVM does not); and
+`load s`, `glow_mlir.load` of the model saved to a file (in this process: the modules
+are imported already).
 
     python benchmarks/compile_time.py [--models mlp,lenet,...] [--jobs N] [--profile OUT]
 
@@ -16,7 +21,9 @@ from __future__ import annotations
 import argparse
 import cProfile
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,6 +45,9 @@ class CompileFigures:
     distinct: int  # kernel functions
     seconds: float
     cpu_seconds: float  # this process and its children (the compile workers)
+    warm_seconds: float  # compiled again: the model cache
+    kernels_seconds: float  # compiled again with the kernels' objects cached only
+    load_seconds: float  # glow_mlir.load of the saved model
 
 
 def kernel_counts(compiled) -> tuple[int, int]:
@@ -53,18 +63,44 @@ def kernel_counts(compiled) -> tuple[int, int]:
 
 
 def measure(name: str, proto: ModelProto, profile: str | None = None) -> CompileFigures:
-    prof = cProfile.Profile(time.process_time) if profile else None  # CPU time: steadier
-    start, cpu_start = time.perf_counter(), _cpu()
-    if prof is not None:
-        prof.enable()
-    compiled = glow_mlir.compile(proto, backend="cpu")
-    if prof is not None:
-        prof.disable()
-    seconds, cpu_seconds = time.perf_counter() - start, _cpu() - cpu_start
-    if prof is not None:
-        prof.dump_stats(f"{profile}.{name}.prof")
-    calls, distinct = kernel_counts(compiled)
-    return CompileFigures(name, len(proto.graph.node), calls, distinct, seconds, cpu_seconds)
+    """Cold, warm, kernels-cached and load times of `proto` with a cache of its own."""
+    from glow_mlir.targets.compile_cache import CompileCache, ENV_DIR
+
+    folder = tempfile.mkdtemp(prefix="glow-mlir-compile-time-")
+    previous = os.environ.get(ENV_DIR)
+    os.environ[ENV_DIR] = os.path.join(folder, "cache")
+    try:
+        prof = cProfile.Profile(time.process_time) if profile else None  # CPU time: steadier
+        start, cpu_start = time.perf_counter(), _cpu()
+        if prof is not None:
+            prof.enable()
+        compiled = glow_mlir.compile(proto, backend="cpu")
+        if prof is not None:
+            prof.disable()
+        seconds, cpu_seconds = time.perf_counter() - start, _cpu() - cpu_start
+        if prof is not None:
+            prof.dump_stats(f"{profile}.{name}.prof")
+        calls, distinct = kernel_counts(compiled)
+        warm = _timed(lambda: glow_mlir.compile(proto, backend="cpu"))
+        CompileCache(os.environ[ENV_DIR]).clear("models")
+        kernels = _timed(lambda: glow_mlir.compile(proto, backend="cpu"))
+        path = os.path.join(folder, f"{name}.glow")
+        compiled.save(path)
+        load = _timed(lambda: glow_mlir.load(path))
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_DIR, None)
+        else:
+            os.environ[ENV_DIR] = previous
+        shutil.rmtree(folder, ignore_errors=True)
+    return CompileFigures(name, len(proto.graph.node), calls, distinct, seconds, cpu_seconds,
+                          warm, kernels, load)
+
+
+def _timed(action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
 
 
 def _cpu() -> float:
@@ -73,12 +109,13 @@ def _cpu() -> float:
 
 
 HEADER = (f"{'model':<24}{'nodes':>7}{'kernels':>9}{'distinct':>10}{'compile s':>11}"
-          f"{'cpu s':>8}")
+          f"{'cpu s':>8}{'warm s':>8}{'kernels s':>11}{'load s':>8}")
 
 
 def row(f: CompileFigures) -> str:
     return (f"{f.model:<24}{f.nodes:>7}{f.kernels:>9}{f.distinct:>10}{f.seconds:>11.1f}"
-            f"{f.cpu_seconds:>8.1f}")
+            f"{f.cpu_seconds:>8.1f}{f.warm_seconds:>8.2f}{f.kernels_seconds:>11.1f}"
+            f"{f.load_seconds:>8.2f}")
 
 
 def compile_table(models: Iterable[tuple[str, ModelProto]], profile: str | None = None,

@@ -284,7 +284,7 @@ def test_the_default_folder_is_the_users_cache(monkeypatch, tmp_path):
 
 
 def test_the_size_bound_evicts_the_least_recently_used(tmp_path, monkeypatch):
-    cache = CompileCache(tmp_path, max_bytes=3 * (compile_cache.HEADER.size + 100))
+    cache = CompileCache(tmp_path, max_bytes=3 * (compile_cache.PAYLOAD_AT + 100))
     keys = [bytes([i]) * 32 for i in range(4)]
     for i, key in enumerate(keys[:3]):
         cache.put("objects", key, bytes([i]) * 100)

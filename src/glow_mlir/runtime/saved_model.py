@@ -201,8 +201,9 @@ def _areas(manifest: dict, sections: dict):
     if len(data) != sizes["constant_size"]:
         raise ValueError(f"the constant area ({len(data)} bytes, the manifest says "
                          f"{sizes['constant_size']})")
-    constant = np.empty(max(len(data), 1), np.uint8)  # writable and owned, as compiled
-    constant[:len(data)] = np.frombuffer(data, np.uint8)
+    constant = np.frombuffer(data, np.uint8) if len(data) else np.zeros(1, np.uint8)
+    if constant.ctypes.data % sizes["alignment"] or not constant.flags.writeable:
+        constant = constant.copy()  # bytes given (not a file read aligned): an own array
     return AreaPlan(constant, sizes["constant_size"], sizes["mutable_size"],
                     sizes["activations_size"], sizes["alignment"],
                     [Slot.from_dict(d) for d in manifest["inputs"]],

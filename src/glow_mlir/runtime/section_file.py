@@ -97,9 +97,13 @@ def _umask() -> int:
     return mask
 
 
-def read_file(path: str | os.PathLike) -> bytes:
+def read_file(path: str | os.PathLike) -> memoryview:
+    """The file's bytes, 64-byte aligned in memory (`aligned_read`): the sections that
+    are aligned in the file are aligned where they were read."""
+    from glow_mlir.ir.aligned_read import read_aligned
+
     try:
-        return Path(path).read_bytes()
+        return read_aligned(path)
     except FileNotFoundError:
         raise UserError(f"cannot open '{path}': no such file") from None
     except IsADirectoryError:
@@ -108,13 +112,13 @@ def read_file(path: str | os.PathLike) -> bytes:
         raise UserError(f"cannot read '{path}': {err.strerror or err}") from None
 
 
-def unpack(data: bytes, magic: bytes, fmt: int, what: str, kind: str,
+def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: str,
            check_digest: bool = True) -> tuple[dict, dict[str, memoryview]]:
     """(manifest, sections as views of `data`) of file `what` (its name, for messages),
     expected to be a `kind` ("a glow-mlir saved model") with `magic` and format `fmt`.
     `check_digest=False` skips the body's digest (when the caller checked these bytes
     already)."""
-    if len(data) < len(magic) or data[:len(magic)] != magic:
+    if len(data) < len(magic) or bytes(data[:len(magic)]) != magic:
         raise WrongKindError(f"{what} is not {kind} (it does not start with {magic!r})")
     if len(data) < HEADER.size:
         raise DamagedError(f"{what} is truncated: {len(data)} bytes, shorter than the "

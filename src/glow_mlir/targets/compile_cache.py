@@ -17,7 +17,8 @@ Each entry is a header and a payload:
            12  key                    32 bytes: the entry's name, sha256 of its inputs
            44  payload length         u64, little-endian
            52  sha256 of the payload  32 bytes
-           84  payload
+           84  zeros, to 128          (the payload 64-byte aligned, as read: `aligned_read`)
+          128  payload
 
 An entry whose header does not match (another format, truncated, a key that is not its
 name) or whose digest does not is ignored, removed and rebuilt: never trusted. Entries
@@ -53,6 +54,7 @@ kernels; ccache's default is 5 GB."""
 MAGIC = b"GLOWCCH\x00"
 FORMAT = 1
 HEADER = struct.Struct("<8sI32sQ32s")
+PAYLOAD_AT = 128
 KINDS = ("objects", "models")
 TRIM_TO = 0.9  # of the bound, so a cache at its bound is not trimmed after every compile
 STALE_TEMP_SECONDS = 3600  # a temporary file this old was left by a process that died
@@ -135,9 +137,11 @@ class CompileCache:
     def get(self, kind: str, key: bytes) -> memoryview | None:
         """The payload stored under `key`, or None (absent, unreadable or bad: a bad
         entry is removed, so the caller's rebuild replaces it)."""
+        from glow_mlir.ir.aligned_read import read_aligned
+
         path = self._path(kind, key)
         try:
-            data = path.read_bytes()
+            data = read_aligned(path)
         except OSError:  # absent, or a folder we may not read: a miss either way
             return None
         payload = _payload(data, key)
@@ -158,6 +162,7 @@ class CompileCache:
             return False
         path = self._path(kind, key)
         header = HEADER.pack(MAGIC, FORMAT, key, len(payload), hashlib.sha256(payload).digest())
+        header += bytes(PAYLOAD_AT - len(header))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
@@ -224,14 +229,14 @@ class CompileCache:
                 _remove(path)
 
 
-def _payload(data: bytes, key: bytes) -> memoryview | None:
+def _payload(data: memoryview, key: bytes) -> memoryview | None:
     """The payload of entry `data` if its header and digest hold, else None."""
-    if len(data) < HEADER.size:
+    if len(data) < PAYLOAD_AT:
         return None
     magic, fmt, stored_key, length, digest = HEADER.unpack_from(data)
-    if magic != MAGIC or fmt != FORMAT or stored_key != key or length != len(data) - HEADER.size:
+    if magic != MAGIC or fmt != FORMAT or stored_key != key or length != len(data) - PAYLOAD_AT:
         return None
-    payload = memoryview(data)[HEADER.size:]
+    payload = data[PAYLOAD_AT:]
     return payload if hashlib.sha256(payload).digest() == digest else None
 
 
