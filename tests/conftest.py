@@ -1,4 +1,4 @@
-"""Hypothesis profiles for the whole suite.
+"""Settings for the whole suite: hypothesis profiles, and where the compile cache goes.
 
 CI (`CI=true`, as `.ci/run` and most CI services set it) runs the `ci` profile: derandomized
 (each test's examples come from a seed derived from the test itself), no example database, no
@@ -7,9 +7,10 @@ noisy machine. Locally the `dev` profile keeps hypothesis random, so every run e
 inputs; `HYPOTHESIS_PROFILE=ci` reproduces CI. Random exploration at scale lives in `fuzz/`.
 
 The compile cache (`glow_mlir.targets.compile_cache`) goes to a temporary folder of this
-session, removed at exit, so the suite never writes to the user's cache; each test gets
-a folder of its own inside it (removed after the test), so no test is served what
-another compiled: a test's result does not depend on which tests ran before it.
+session, removed at exit, so the suite never writes to the user's cache; each test (and
+each test module, for its module-scoped fixtures) gets a folder of its own inside it,
+removed after it, so no test is served what another compiled: a test's result does not
+depend on which tests ran before it.
 """
 
 import atexit
@@ -26,9 +27,23 @@ os.environ["GLOW_MLIR_CACHE_DIR"] = _CACHE_DIR  # the tools' subprocesses inheri
 atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
 
+def _cache_folder(node) -> str:
+    return os.path.join(_CACHE_DIR, hashlib.sha256(node.nodeid.encode()).hexdigest()[:16])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_compile_cache(request):
+    """A test module's own folder, for its module-scoped fixtures (set up before it)."""
+    folder = _cache_folder(request.node)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GLOW_MLIR_CACHE_DIR", folder)
+        yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _own_compile_cache(request, monkeypatch):
-    folder = os.path.join(_CACHE_DIR, hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16])
+    folder = _cache_folder(request.node)
     monkeypatch.setenv("GLOW_MLIR_CACHE_DIR", folder)  # the tools' subprocesses too
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
