@@ -378,3 +378,23 @@ def test_another_process_hits_every_object(cache_dir, tmp_path):
         reports.append(proc.stderr)
     assert re.search(r"\s0  object cache hits", reports[0])
     assert re.search(r"\s0  object cache misses", reports[1]), reports[1]
+
+
+WARM = """
+import sys, glow_mlir
+model = glow_mlir.compile(sys.argv[1], backend="cpu")
+print(model.origin, sorted({k.split(".")[0] for k in sys.modules} & {"xdsl", "onnx"}))
+"""
+
+
+def test_a_model_cache_hit_imports_no_compiler(tmp_path):
+    """The key is the file's bytes: a hit neither imports the model nor the compiler."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_convnet().SerializeToString())
+    outs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", WARM, str(path)], capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout.strip())
+    assert outs == ["compiled ['onnx', 'xdsl']", "cache []"]

@@ -216,7 +216,8 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
 
     check_backend(backend)  # before the import: a bad name fails fast
     check_backend_options(backend, backend_options)
-    graph_disable, instr_disable = split_disabled(disable_passes)
+    # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
+    graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
     with progress_hooks.recording(show=progress) as recorder:
         store = compile_cache.open_cache(cache)
         key = compiled = None
