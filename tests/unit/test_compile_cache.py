@@ -29,7 +29,8 @@ X = rand(1, 3, 8, 8, seed=3)
 
 def _convnet(seed: int = 0, channels: int = 4):
     """Two equal convolutions (one shared kernel) and a relu: small, several kernels."""
-    inits = {"w0": rand(channels, 3, 3, 3, seed=seed), "w1": rand(channels, channels, 3, 3, seed=seed + 1)}
+    inits = {"w0": rand(channels, 3, 3, 3, seed=seed),
+             "w1": rand(channels, channels, 3, 3, seed=seed + 1)}
     nodes = [helper.make_node("Conv", ["x", "w0"], ["c0"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c0"], ["r0"]),
              helper.make_node("Conv", ["r0", "w1"], ["y"], pads=[1, 1, 1, 1])]

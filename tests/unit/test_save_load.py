@@ -225,7 +225,8 @@ def test_glow_compile_save_then_glow_run(capsys, tmp_path):
     assert code == 0, err
     import json
 
-    assert json.loads(report.read_text())["constant_bytes"] == glow_mlir.load(path).memory.constant_bytes
+    loaded = glow_mlir.load(path)
+    assert json.loads(report.read_text())["constant_bytes"] == loaded.memory.constant_bytes
     code, out, err = in_process(glow_run.main, capsys, path, "--seed", 3)
     assert code == 0, err
     assert f"model: {path} (backend cpu)" in out
