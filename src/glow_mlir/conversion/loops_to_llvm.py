@@ -185,9 +185,36 @@ def cse_pure(module: ModuleOp) -> None:
                 visit(block, {})
 
 
-def lower_loops_to_llvm(module: ModuleOp) -> None:
-    """Loop IR (in place) to the LLVM dialect: common subexpressions of its pure ops
-    merged (a third of the ops: the generators' repeated constants), verified once, then
+VERIFY_ENV = "GLOW_MLIR_VERIFY_LOOPS"
+"""Set (to anything but '' or '0'), `prepare_loops` verifies the generated loop IR with
+xDSL's verifiers (tests/conftest.py sets it for the test suite)."""
+
+
+def prepare_loops(module: ModuleOp) -> None:
+    """The generated loop IR (in place) made ready for LLVM: common subexpressions of its
+    pure ops merged (a third of the ops: the generators' repeated constants), and, under
+    `GLOW_MLIR_VERIFY_LOOPS`, verified.
+
+    Verified only on request: every kernel function is built once however often it is
+    called, so one verification of the module is one per distinct kernel, and still
+    cost ~1 s of ResNet-18's compile (xDSL's generic per-op checks, ~0.15 ms an op),
+    more than the translation to LLVM IR. The generators are tested with the check on
+    (the whole test suite runs with it), and LLVM's verifier checks every module we hand
+    it in any case (`llvm_compile.optimize`), so a generator bug still cannot reach
+    machine code unnoticed."""
+    import os
+
+    from glow_mlir.ir.text import verify_module
+
+    cse_pure(module)
+    if os.environ.get(VERIFY_ENV, "") not in ("", "0"):
+        verify_module(module)
+
+
+def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:
+    """Loop IR (in place) to the LLVM dialect, the reference route (glow-opt,
+    `--emit llvm`; the cpu backend translates the loop IR to LLVM IR text directly,
+    `loops_to_llvm_ir.py`, to the same code): `prepare_loops` (unless `prepared`), then
     each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
     (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 
@@ -203,11 +230,10 @@ def lower_loops_to_llvm(module: ModuleOp) -> None:
     walk sees one kernel (the largest kernel of ResNet-18 has ~300 blocks; its entry
     point had thousands)."""
     from glow_mlir.ir.context import make_context
-    from glow_mlir.ir.text import verify_module
     from glow_mlir.transforms.pass_runner import all_passes
 
-    cse_pure(module)
-    verify_module(module)
+    if not prepared:
+        prepare_loops(module)
     pipeline = PassPipeline.parse_spec(all_passes(), ",".join(loops_to_llvm_spec()))
     ctx = make_context()
     block = module.body.block

@@ -28,9 +28,19 @@ class CpuBackendError(UserError):
 
 
 def lower_to_llvm(module: ModuleOp) -> None:
-    """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
-    is a CpuBackendError naming every missing instruction kind at once."""
+    """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
+    and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
+
+    lower_to_loops(module)
+    lower_loops_to_llvm(module, prepared=True)
+
+
+def lower_to_loops(module: ModuleOp) -> None:
+    """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
+    `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
+    CpuBackendError naming every missing instruction kind at once."""
+    from glow_mlir.conversion.loops_to_llvm import prepare_loops
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
@@ -46,7 +56,7 @@ def lower_to_llvm(module: ModuleOp) -> None:
             raise CpuBackendError(f"the cpu backend cannot compile this model: "
                                   f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
-    lower_loops_to_llvm(module)
+    prepare_loops(module)
 
 
 class NativeProgram:
@@ -98,7 +108,7 @@ class CpuExecutor(NativeProgram):
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
-            lower_to_llvm(module)
+            lower_to_loops(module)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             self.module = module
             self.entry = jit(module, self.name)
