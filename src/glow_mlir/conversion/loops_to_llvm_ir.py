@@ -38,6 +38,7 @@ dialect passes' located message.
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -98,7 +99,7 @@ _TYPES: dict[Attribute, str] = {}
 def _float_literal(value: float, t: str) -> str:
     """A float constant as llvmlite spells it (the double's bits in hex, the value first
     rounded to the type), so the text parses to the same constant."""
-    key = (value, t)
+    key = (struct.pack("<d", value), t)  # by bits: -0.0 == 0.0, nan != nan
     text = _FLOATS.get(key)
     if text is None:
         import llvmlite.ir as ir
@@ -108,7 +109,7 @@ def _float_literal(value: float, t: str) -> str:
     return text
 
 
-_FLOATS: dict[tuple[float, str], str] = {}
+_FLOATS: dict[tuple[bytes, str], str] = {}
 
 _PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*")
 
@@ -262,20 +263,21 @@ class FunctionWriter:
 def dead_ops(f: func.FuncOp) -> set[Operation]:
     """The ops of `f` the dialect route drops as dead: the pattern walker of xDSL's
     `convert-scf-to-cf` erases every op that `would_be_trivially_dead` (no effect but
-    reads and its own allocations) and whose results are unused, to a fixpoint, visiting
-    ops in order: so an `scf.for`/`scf.if` goes as a whole only if its results had no
-    uses to begin with (its users come after it, and it is lowered at its turn), while
-    plain ops go transitively (a backward pass finds them: their users come later)."""
-    from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
+    reads and allocations of its own values) and whose results are unused, to a
+    fixpoint, visiting ops in order: so an `scf.for`/`scf.if` goes as a whole only if
+    its results had no uses to begin with (its users come after it, and it is lowered at
+    its turn), while plain ops go transitively (one backward pass finds them: their users
+    come later). The effects are xDSL's own (`result_only_effects`), asked once per op
+    class: asked of each loop, they are recomputed for every op it nests."""
+    from xdsl.traits import IsTerminator, SymbolOpInterface
+    from xdsl.transforms.dead_code_elimination import result_only_effects
 
     dead: set[Operation] = set()
 
-    def removable(op: Operation) -> bool:
-        if op.regions:
-            return False
-        ok = _REMOVABLE.get(type(op))
+    def clean(op: Operation) -> bool:
+        ok = _CLEAN.get(type(op))
         if ok is None:
-            ok = _REMOVABLE[type(op)] = would_be_trivially_dead(op)
+            ok = _CLEAN[type(op)] = result_only_effects(op)
         return ok
 
     def unused(op: Operation) -> bool:
@@ -285,28 +287,31 @@ def dead_ops(f: func.FuncOp) -> set[Operation]:
                     return False
         return True
 
-    def backward(block: Block) -> None:
+    def backward(block: Block) -> bool:
+        """Marks the dead ops of `block`; whether all its ops are free of effects."""
+        all_clean = True
         op = block.last_op
         while op is not None:
             if op.regions:
-                if op not in dead:
-                    for region in op.regions:
-                        for inner in reversed(list(region.blocks)):
-                            backward(inner)
-            elif removable(op) and unused(op):
-                dead.add(op)
+                inner = [backward(b) for r in op.regions for b in reversed(list(r.blocks))]
+                ok = isinstance(op, (scf.ForOp, scf.IfOp)) and all(inner)
+                if ok and all(r.first_use is None for r in op.results):
+                    dead.update(op.walk())
+            else:
+                ok = clean(op)
+                if ok and unused(op) and not op.has_trait(IsTerminator) \
+                        and not op.has_trait(SymbolOpInterface):
+                    dead.add(op)
+            all_clean = all_clean and ok
             op = op.prev_op
+        return all_clean
 
-    for op in f.walk():  # structured ops whose results were never used
-        if op.regions and op is not f and op not in dead and all(
-                r.first_use is None for r in op.results) and would_be_trivially_dead(op):
-            dead.update(op.walk())
     for block in f.body.blocks:
         backward(block)
     return dead
 
 
-_REMOVABLE: dict[type[Operation], bool] = {}
+_CLEAN: dict[type[Operation], bool] = {}
 
 
 Emitter = Callable[[FunctionWriter, Operation], None]
