@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 
 class Untranslatable(Exception):
@@ -345,6 +346,10 @@ def _call(w: FunctionWriter, op: Operation) -> None:
     decl = w.callees.get(callee)
     if decl is None:
         raise Untranslatable(op, f"a call of @{callee}, not defined in the module")
+    # xDSL's own check of the call against the callee's type: with opaque pointers,
+    # LLVM's verifier accepts a call whose arguments do not match the callee (a few
+    # calls per model: cheap, unlike verifying every op).
+    op.verify_()
     w.declare(callee, decl)
     args = ", ".join(w.typed(a) for a in op.operands)
     if op.results:  # llvm.call prints its calling convention
@@ -725,6 +730,11 @@ def _element_pointer(w: FunctionWriter, op: Operation, buf: SSAValue,
     one `getelementptr inbounds` of the element type."""
     t = buf.type
     type_text(t, op)  # a static identity-layout memref
+    if len(indices) != len(t.get_shape()):  # type: ignore[attr-defined]
+        # LLVM could not tell (one linear index); the verifier under tests does
+        from glow_mlir.conversion.loops_to_llvm import at
+
+        raise VerifyException(f"{op.name} at {at(op)}: {len(indices)} indices into {t}")
     base = w.ref(buf)
     if not indices:
         return base
@@ -902,7 +912,7 @@ def translate_module(module: ModuleOp, triple: str) -> list[FunctionText]:
 
 def _module(triple: str, decls: dict[str, str], defines: list[str]) -> str:
     head = f'; ModuleID = ""\ntarget triple = "{triple}"\ntarget datalayout = ""\n\n'
-    return head + "".join(f"{d}\n" for d in decls.values()) + "\n" + "\n".join(defines)
+    return head + "".join(f"{d}\n\n" for d in decls.values()) + "\n".join(defines)
 
 
 def module_text(module: ModuleOp, triple: str) -> str:
