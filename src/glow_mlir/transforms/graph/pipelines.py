@@ -53,9 +53,11 @@ def fingerprint(module: ModuleOp) -> int:
             for block in region.blocks:
                 for arg in block.args:
                     numbering[arg] = len(numbering)
+        # The attributes themselves (hashable, compared by value), not their text:
+        # printing them was most of this function's time.
         items.append((op.name, tuple(numbering.get(v, -1) for v in op.operands),
-                      tuple(str(r.type) for r in op.results),
-                      tuple(sorted((k, str(v)) for k, v in op.attributes.items()))))
+                      tuple(r.type for r in op.results),
+                      tuple(sorted(op.attributes.items(), key=lambda kv: kv[0]))))
     return hash(tuple(items))
 
 
