@@ -102,16 +102,23 @@ def st(em: Emitter, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None
     em.store(x, buf, idx)
 
 
+def _fast(cls, em, a, b):
+    """`cls` (a float op) with FAST flags, built as the emitter builds its hot ops
+    (emitter.py: `Operation.create`, the constructor's properties)."""
+    return em.value(cls.create(operands=[a, b], result_types=[a.type],
+                               properties={"fastmath": FAST}))
+
+
 def fadd(em, a, b):
-    return em.value(arith.AddfOp(a, b, FAST))
+    return _fast(arith.AddfOp, em, a, b)
 
 
 def fsub(em, a, b):
-    return em.value(arith.SubfOp(a, b, FAST))
+    return _fast(arith.SubfOp, em, a, b)
 
 
 def fmul(em, a, b):
-    return em.value(arith.MulfOp(a, b, FAST))
+    return _fast(arith.MulfOp, em, a, b)
 
 
 def fdiv(em, a, b):
