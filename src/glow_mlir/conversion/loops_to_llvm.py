@@ -147,6 +147,7 @@ def ops_of(module: ModuleOp, *types: type[Operation]) -> list[Operation]:
 # ---------------------------------------------------------------------------- fast cse
 _PURE_DIALECTS = frozenset(("arith", "math"))
 _PURE_OPS = frozenset(("memref.view",))
+_PURE: dict[type[Operation], bool] = {}
 
 
 def cse_pure(module: ModuleOp) -> None:
@@ -157,27 +158,42 @@ def cse_pure(module: ModuleOp) -> None:
     (which dominated its cost)."""
 
     def key(op: Operation):
+        props, attrs = op.properties, op.attributes
         return (op.name, tuple(op.operands), tuple(r.type for r in op.results),
-                tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
+                tuple(sorted(props.items())) if len(props) > 1 else tuple(props.items()),
+                tuple(sorted(attrs.items())) if attrs else ())
+
+    def pure(op: Operation) -> bool:
+        answer = _PURE.get(type(op))
+        if answer is None:
+            answer = _PURE[type(op)] = (op.dialect_name() in _PURE_DIALECTS
+                                        or op.name in _PURE_OPS)
+        return answer
 
     def visit(block: Block, table: dict) -> None:
-        for op in list(block.ops):
+        """One table for the whole walk: what a block adds is removed when it is done
+        (copying the table for every nested block cost more than the lookups)."""
+        added = []
+        op = block.first_op
+        while op is not None:
+            following = op.next_op
             if op.regions:
                 for region in op.regions:
                     for inner in region.blocks:
-                        visit(inner, dict(table))
-                continue
-            if not op.results or (op.dialect_name() not in _PURE_DIALECTS
-                                  and op.name not in _PURE_OPS):
-                continue
-            k = key(op)
-            same = table.get(k)
-            if same is None:
-                table[k] = op
-                continue
-            for old, new in zip(op.results, same.results):
-                old.replace_all_uses_with(new)
-            block.erase_op(op)
+                        visit(inner, table)
+            elif op.results and pure(op):
+                k = key(op)
+                same = table.get(k)
+                if same is None:
+                    table[k] = op
+                    added.append(k)
+                else:
+                    for old, new in zip(op.results, same.results):
+                        old.replace_all_uses_with(new)
+                    block.erase_op(op)
+            op = following
+        for k in added:
+            del table[k]
 
     for top in module.ops:
         for region in top.regions:
