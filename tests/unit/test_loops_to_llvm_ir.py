@@ -21,10 +21,10 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 import glow_mlir
 from glow_mlir import model_zoo
-from glow_mlir.conversion.loops_to_llvm import VERIFY_ENV, lower_loops_to_llvm, prepare_loops
+from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm, prepare_loops
 from glow_mlir.conversion.loops_to_llvm_ir import Untranslatable, split_texts, translate_function
 from glow_mlir.ir.context import make_context
-from glow_mlir.ir.text import parse_module
+from glow_mlir.ir.text import VERIFY_EACH_STEP_ENV, parse_module
 from glow_mlir.targets.cpu import jit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -245,10 +245,10 @@ BROKEN = DOUBLE.replace("func.call @k(%in, %out) : (memref<4x8xf32>, memref<4x8x
 def test_loop_ir_is_verified_only_under_the_switch(monkeypatch):
     from glow_mlir.ir.text import OpDiagnostic
 
-    monkeypatch.setenv(VERIFY_ENV, "1")  # as tests/conftest.py sets it
+    monkeypatch.setenv(VERIFY_EACH_STEP_ENV, "1")  # as tests/conftest.py sets it
     with pytest.raises(OpDiagnostic, match="incorrect number of operands"):
         prepare_loops(_module(BROKEN))
-    monkeypatch.setenv(VERIFY_ENV, "0")  # production: LLVM's verifier checks the result,
+    monkeypatch.setenv(VERIFY_EACH_STEP_ENV, "0")  # production: LLVM's verifier checks the result,
     module = _module(BROKEN)              # the translation what LLVM cannot see
     prepare_loops(module)
     with pytest.raises(VerifyException, match="incorrect number of operands for callee"):

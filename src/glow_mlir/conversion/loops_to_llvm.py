@@ -201,30 +201,22 @@ def cse_pure(module: ModuleOp) -> None:
                 visit(block, {})
 
 
-VERIFY_ENV = "GLOW_MLIR_VERIFY_LOOPS"
-"""Set (to anything but '' or '0'), `prepare_loops` verifies the generated loop IR with
-xDSL's verifiers (tests/conftest.py sets it for the test suite)."""
-
-
 def prepare_loops(module: ModuleOp) -> None:
     """The generated loop IR (in place) made ready for LLVM: common subexpressions of its
-    pure ops merged (a third of the ops: the generators' repeated constants), and, under
-    `GLOW_MLIR_VERIFY_LOOPS`, verified.
+    pure ops merged (a third of the ops: the generators' repeated constants), and verified
+    under `GLOW_MLIR_VERIFY_EACH_STEP` (`ir.text.verify_step`).
 
     Verified only on request: every kernel function is built once however often it is
     called, so one verification of the module is one per distinct kernel, and still
     cost ~1 s of ResNet-18's compile (xDSL's generic per-op checks, ~0.15 ms an op),
     more than the translation to LLVM IR. The generators are tested with the check on
     (the whole test suite runs with it), and LLVM's verifier checks every module we hand
-    it in any case (`llvm_compile.optimize`), so a generator bug still cannot reach
-    machine code unnoticed."""
-    import os
-
-    from glow_mlir.ir.text import verify_module
+    it in any case (`llvm_compile.optimize`); the translation checks what LLVM cannot
+    see (a call's arguments against its callee, an access's indices against its rank)."""
+    from glow_mlir.ir.text import verify_step
 
     cse_pure(module)
-    if os.environ.get(VERIFY_ENV, "") not in ("", "0"):
-        verify_module(module)
+    verify_step(module)
 
 
 def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:

@@ -216,7 +216,7 @@ def byte_view(emitter: Emitter, base: SSAValue, byte_offset: int, type: MemRefTy
 # The hot ops are built with `Operation.create` and the properties their constructors
 # would set (so `cse_pure` sees equal ops as equal): the constructors check and convert
 # their arguments generically, 3-4x the cost, and the generators build ~10,000 ops for
-# ResNet-18. The result is checked by the verifier under tests (GLOW_MLIR_VERIFY_LOOPS).
+# ResNet-18. The result is checked by the verifier under tests (GLOW_MLIR_VERIFY_EACH_STEP).
 _INDEX_ATTRS: dict[int, IntegerAttr] = {}
 _NO_WRAP = arith.IntegerOverflowAttr("none")
 

@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import location_text, verify_module
+from glow_mlir.ir.text import location_text, verify_step
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
     "dce",
@@ -176,7 +176,7 @@ class GraphPipelinePass(ModulePass):
                 return
             with progress.timed_pass(name):
                 run()
-            verify_module(op)
+            verify_step(op)  # the whole pipeline's result is verified in any case
             if self.print_ir_after_each:
                 _print_after(name, op)
 
