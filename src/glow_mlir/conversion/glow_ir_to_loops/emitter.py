@@ -218,11 +218,12 @@ def byte_view(emitter: Emitter, base: SSAValue, byte_offset: int, type: MemRefTy
 # their arguments generically, 3-4x the cost, and the generators build ~10,000 ops for
 # ResNet-18. The result is checked by the verifier under tests (GLOW_MLIR_VERIFY_EACH_STEP).
 _INDEX_ATTRS: dict[int, IntegerAttr] = {}
-_NO_WRAP = arith.IntegerOverflowAttr("none")
+NO_WRAP = arith.IntegerOverflowAttr("none")
+"""The overflow flags `arith.addi`'s constructor sets: none."""
 
 
 def _NO_WRAP_FLAGS() -> dict[str, Attribute]:
-    return {"overflowFlags": _NO_WRAP}
+    return {"overflowFlags": NO_WRAP}
 
 
 def bytes_type(size: int) -> MemRefType:
