@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
+from glow_mlir.ir import progress
 from glow_mlir.tools.errors import UserError
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ def lower_to_loops(module: ModuleOp) -> None:
             raise CpuBackendError(f"the cpu backend cannot compile this model: "
                                   f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
-    prepare_loops(module)
+    with progress.timed_pass("prepare-loops"):
+        prepare_loops(module)
 
 
 class NativeProgram:
@@ -111,7 +113,8 @@ class CpuExecutor(NativeProgram):
             lower_to_loops(module)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             self.module = module
-            self.entry = jit(module, self.name)
+            with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen
+                self.entry = jit(module, self.name)
         except LLVMTranslationException as err:  # xDSL's LLVM translation lacks a type
             what = str(err).removeprefix("Type not supported: ")
             values = names.get(what, [])

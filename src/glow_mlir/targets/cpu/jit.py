@@ -194,14 +194,14 @@ def unoptimized_ir(module: ModuleOp) -> str:
     one program would clash) and `noinline`: inlined into the entry point (each called
     once) they would make it one huge function again, which O3 takes superlinear time
     on (DESIGN.md section 4), and the JIT compiles them apart anyway (`split_ir`)."""
-    from xdsl.backend.llvm.convert import convert_module
-    from xdsl.dialects import llvm as xllvm
-
     _initialize()
     if is_loop_ir(module):
         from glow_mlir.conversion.loops_to_llvm_ir import module_text
 
         return module_text(module, llvm.get_default_triple())
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as xllvm
+
     ir_module = convert_module(module, fallback_target_triple=llvm.get_default_triple())
     for op in module.ops:
         if (isinstance(op, xllvm.FuncOp) and op.body.blocks and op.linkage is not None
@@ -216,14 +216,14 @@ def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
     """LLVM IR text of entry point `entry` (the functions it calls declared) and of each
     other function defined in `module` (external linkage, so the JIT links them by name),
     each translated on its own; `module` (loop IR or LLVM dialect) is left as it was."""
-    from xdsl.backend.llvm.convert import convert_module
-    from xdsl.dialects import llvm as xllvm
-
     _initialize()
     if is_loop_ir(module):
         from glow_mlir.conversion.loops_to_llvm_ir import split_texts
 
         return split_texts(module, entry, llvm.get_default_triple())
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as xllvm
+
     block = module.body.block
     ops = list(block.ops)
     if not all(isinstance(op, xllvm.FuncOp) for op in ops):
