@@ -57,7 +57,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 
 class Untranslatable(Exception):
@@ -182,7 +182,6 @@ class FunctionWriter:
     label of the block being written."""
 
     def __init__(self, f: func.FuncOp, callees: dict[str, str]):
-        self.f = f
         self.dead = dead_ops(f)
         self.callees = callees  # function name -> its `declare` line
         self.refs: dict[SSAValue, str] = {}
@@ -227,15 +226,14 @@ class FunctionWriter:
     def declare(self, name: str, line: str) -> None:
         self.decls.setdefault(name, line)
 
-    def call_intrinsic(self, result: SSAValue, name: str, args: list[SSAValue],
-                       ccc: bool = False) -> None:
-        """`call` of function `name` (declared as taking `args`' types), the result in
-        `result`. `ccc` as llvm.call prints it (xDSL's llvm.call_intrinsic has none)."""
+    def call_intrinsic(self, result: SSAValue, name: str, args: list[SSAValue]) -> None:
+        """`call` of intrinsic `name` (declared as taking `args`' types), the result in
+        `result` (no calling convention written, as xDSL's translator writes them)."""
         rt = type_text(result.type)
         arg_types = [type_text(a.type) for a in args]
         self.declare(name, f"declare {rt} {global_name(name)}({', '.join(arg_types)})")
         operands = ", ".join(f"{t} {self.ref(a)}" for t, a in zip(arg_types, args))
-        self.define(result, f"call {'ccc ' if ccc else ''}{rt} {global_name(name)}({operands})")
+        self.define(result, f"call {rt} {global_name(name)}({operands})")
 
     # --------------------------------------------------------------- walking
     def ops(self, block: Block, stop_at_terminator: bool = False) -> Operation | None:
@@ -867,7 +865,11 @@ def _fallback(f: func.FuncOp, module: ModuleOp, triple: str) -> FunctionText:
             defined.add(op.sym_name.data)
     for other in module.ops:  # what it may call
         if isinstance(other, func.FuncOp) and other.sym_name.data not in defined:
-            piece.body.block.add_op(llvm.FuncOp(other.sym_name.data, check_func(other),
+            try:
+                callee_type = check_func(other)
+            except PassFailedException:
+                continue  # refused where it is defined (its own fallback)
+            piece.body.block.add_op(llvm.FuncOp(other.sym_name.data, callee_type,
                                                 linkage=llvm.LinkageAttr("external")))
     ir_module = convert_module(piece, fallback_target_triple=triple)
     fn = ir_module.get_global(name)
