@@ -51,14 +51,17 @@ class CompileFigures:
 
 
 def kernel_counts(compiled) -> tuple[int, int]:
-    """(kernel calls in the entry point, kernel functions) of a cpu-compiled model."""
-    from xdsl.dialects import llvm
+    """(kernel calls in the entry point, kernel functions) of a cpu-compiled model (its
+    module: the loop IR, or the LLVM dialect)."""
+    from xdsl.dialects import func, llvm
 
     module = compiled.executor.module
-    funcs = [op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks]
+    funcs = [op for op in module.ops
+             if isinstance(op, (func.FuncOp, llvm.FuncOp)) and op.body.blocks]
     name = compiled.executor.name
     entry = [f for f in funcs if f.sym_name.data == name]
-    calls = sum(1 for f in entry for op in f.walk() if isinstance(op, llvm.CallOp))
+    calls = sum(1 for f in entry for op in f.walk()
+                if isinstance(op, (func.CallOp, llvm.CallOp)))
     return calls, len(funcs) - len(entry)
 
 

@@ -1,7 +1,8 @@
 """An outside reference path for the CPU backend's loop IR, for tests only: upstream
 mlir-opt-22 lowers `convert-glow-ir-to-loops`' output to the LLVM dialect,
 mlir-translate-22 to LLVM IR, llvmlite runs it. Kernel generators can be checked with it
-independently of our own convert-*-to-llvm passes, and our passes against it;
+independently of our own convert-*-to-llvm passes, and our passes against it (the
+runner also checks that the JIT's one-walk translation gives our passes' LLVM IR);
 `assert_mlir_translate_accepts` checks that a printed LLVM-dialect file is real MLIR.
 
     run = upstream_runner(graph_module)      # None when the tools are missing
@@ -16,6 +17,8 @@ import shutil
 import subprocess
 
 import pytest
+
+from llvm_ir_check import assert_same_llvm_ir
 
 from glow_mlir.conversion.glow_ir_to_loops import missing_kernels
 from glow_mlir.dialects import glow_ir
@@ -90,6 +93,9 @@ def upstream_runner(graph_module):
     areas = Areas(fn)
     name = fn.sym_name.data
     run_pipeline(graph_module, "convert-glow-ir-to-loops")
+    # Every kernel a kernel test builds is also translated both ways: the JIT's one-walk
+    # translation must give the reference route's LLVM IR (llvm_ir_check.py).
+    assert_same_llvm_ir(graph_module.clone(), name)
     areas.fit_lowered(graph_module, name)  # with the kernels' scratch
     entry = jit(upstream_llvm_ir(graph_module), name)
 

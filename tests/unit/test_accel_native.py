@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from xdsl.dialects import llvm
+from xdsl.dialects import func as xfunc
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir.context import make_context
@@ -140,11 +140,11 @@ def test_the_activation_area_grows_by_the_scratchpad_and_the_accumulator():
     # Every DMA and compute op is a call of a kernel function; equal ones share it: the
     # plain and the accumulating matmul, twice each, are two functions, the loads of the
     # a and b tiles two, the relu's and the stores one each.
-    funcs = [f.sym_name.data for f in ex.module.ops if isinstance(f, llvm.FuncOp)]
+    funcs = [f.sym_name.data for f in ex.module.ops if isinstance(f, xfunc.FuncOp)]
     assert funcs == ["main_k0_dma", "main_k1_dma", "main_k2_mat_mul", "main_k3_mat_mul",
                      "main_k4_dma", "main_k5_dma", "main_k6_relu", "main"]
     calls = [op.callee.string_value() for op in ex.module.ops.last.walk()
-             if isinstance(op, llvm.CallOp)]
+             if isinstance(op, xfunc.CallOp)]
     assert calls.count("main_k2_mat_mul") == calls.count("main_k3_mat_mul") == 2
     assert len(calls) == 17
     for _ in range(2):  # the scratchpad holds nothing from one call to the next

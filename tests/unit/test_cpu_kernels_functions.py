@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from onnx import helper
-from xdsl.dialects import llvm
+from xdsl.dialects import func
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops.functions import regions_of
@@ -31,13 +31,14 @@ def _convs(n_equal: int = 2):
 
 
 def _functions(compiled) -> tuple[list[str], list[str]]:
-    """(kernel functions defined, callees of the entry point's calls)."""
+    """(kernel functions defined, callees of the entry point's calls) in the compiled
+    loop IR."""
     module = compiled.executor.module
     defined = [f.sym_name.data for f in module.ops
-               if isinstance(f, llvm.FuncOp) and f.body.blocks]
-    entry = next(f for f in module.ops if isinstance(f, llvm.FuncOp)
+               if isinstance(f, func.FuncOp) and f.body.blocks]
+    entry = next(f for f in module.ops if isinstance(f, func.FuncOp)
                  and f.sym_name.data == compiled.executor.name)
-    calls = [op.callee.string_value() for op in entry.walk() if isinstance(op, llvm.CallOp)]
+    calls = [op.callee.string_value() for op in entry.walk() if isinstance(op, func.CallOp)]
     return [d for d in defined if d != compiled.executor.name], calls
 
 
@@ -56,15 +57,24 @@ def test_equal_convolutions_share_one_kernel_function():
 
 
 def test_kernel_functions_have_internal_linkage_and_the_entry_point_only_calls():
+    import llvmlite.binding as llvm
+
+    from glow_mlir.conversion.glow_ir_to_loops.functions import KERNEL_ATTR
+
     compiled = glow_mlir.compile(_convs(2), backend="cpu")
     module = compiled.executor.module
+    name = compiled.executor.name
     for f in module.ops:
-        if isinstance(f, llvm.FuncOp) and f.body.blocks:
-            internal = f.linkage is not None and f.linkage.linkage.data == "internal"
-            assert internal == (f.sym_name.data != compiled.executor.name)
-    entry = next(f for f in module.ops if isinstance(f, llvm.FuncOp)
-                 and f.sym_name.data == compiled.executor.name)
-    assert len(entry.body.blocks) == 1  # no loops: a straight list of calls
+        assert isinstance(f, func.FuncOp)
+        assert (KERNEL_ATTR in f.attributes) == (f.sym_name.data != name)
+    entry = next(f for f in module.ops if f.sym_name.data == name)
+    assert not any(op.regions for op in entry.walk() if op is not entry)  # no loops: calls
+    linked = llvm.parse_assembly(jit.unoptimized_ir(module))  # one module (bundles)
+    for f in linked.functions:
+        if not f.is_declaration:
+            kernel = f.name != name
+            assert (f.linkage == llvm.Linkage.internal) == kernel
+            assert ("noinline" in {a.decode() for a in f.attributes}) == kernel
 
 
 def test_parallel_compile_gives_the_serial_code_and_numbers():

@@ -18,11 +18,20 @@ from xdsl.passes import ModulePass
 
 def lower_accel_to_llvm(module: ModuleOp, pass_name: str = "convert-glow-accel-to-llvm") -> None:
     """`module` (in place) to the LLVM dialect; errors name `pass_name`."""
-    from glow_mlir.conversion.glow_accel_to_loops import convert_module
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
+    lower_accel_to_loops(module, pass_name)
+    lower_loops_to_llvm(module, prepared=True)
+
+
+def lower_accel_to_loops(module: ModuleOp, pass_name: str = "convert-glow-accel-to-llvm") -> None:
+    """`module` (in place) to the CPU backend's loop IR (`prepare_loops`d), which the JIT
+    and bundles translate to the same LLVM IR as `lower_accel_to_llvm`'s dialect."""
+    from glow_mlir.conversion.glow_accel_to_loops import convert_module
+    from glow_mlir.conversion.loops_to_llvm import prepare_loops
+
     convert_module(module, pass_name)
-    lower_loops_to_llvm(module)
+    prepare_loops(module)
 
 
 @dataclass(frozen=True)

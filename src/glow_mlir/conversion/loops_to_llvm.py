@@ -147,6 +147,7 @@ def ops_of(module: ModuleOp, *types: type[Operation]) -> list[Operation]:
 # ---------------------------------------------------------------------------- fast cse
 _PURE_DIALECTS = frozenset(("arith", "math"))
 _PURE_OPS = frozenset(("memref.view",))
+_PURE: dict[type[Operation], bool] = {}
 
 
 def cse_pure(module: ModuleOp) -> None:
@@ -157,27 +158,42 @@ def cse_pure(module: ModuleOp) -> None:
     (which dominated its cost)."""
 
     def key(op: Operation):
+        props, attrs = op.properties, op.attributes
         return (op.name, tuple(op.operands), tuple(r.type for r in op.results),
-                tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
+                tuple(sorted(props.items())) if len(props) > 1 else tuple(props.items()),
+                tuple(sorted(attrs.items())) if attrs else ())
+
+    def pure(op: Operation) -> bool:
+        answer = _PURE.get(type(op))
+        if answer is None:
+            answer = _PURE[type(op)] = (op.dialect_name() in _PURE_DIALECTS
+                                        or op.name in _PURE_OPS)
+        return answer
 
     def visit(block: Block, table: dict) -> None:
-        for op in list(block.ops):
+        """One table for the whole walk: what a block adds is removed when it is done
+        (copying the table for every nested block cost more than the lookups)."""
+        added = []
+        op = block.first_op
+        while op is not None:
+            following = op.next_op
             if op.regions:
                 for region in op.regions:
                     for inner in region.blocks:
-                        visit(inner, dict(table))
-                continue
-            if not op.results or (op.dialect_name() not in _PURE_DIALECTS
-                                  and op.name not in _PURE_OPS):
-                continue
-            k = key(op)
-            same = table.get(k)
-            if same is None:
-                table[k] = op
-                continue
-            for old, new in zip(op.results, same.results):
-                old.replace_all_uses_with(new)
-            block.erase_op(op)
+                        visit(inner, table)
+            elif op.results and pure(op):
+                k = key(op)
+                same = table.get(k)
+                if same is None:
+                    table[k] = op
+                    added.append(k)
+                else:
+                    for old, new in zip(op.results, same.results):
+                        old.replace_all_uses_with(new)
+                    block.erase_op(op)
+            op = following
+        for k in added:
+            del table[k]
 
     for top in module.ops:
         for region in top.regions:
@@ -185,9 +201,28 @@ def cse_pure(module: ModuleOp) -> None:
                 visit(block, {})
 
 
-def lower_loops_to_llvm(module: ModuleOp) -> None:
-    """Loop IR (in place) to the LLVM dialect: common subexpressions of its pure ops
-    merged (a third of the ops: the generators' repeated constants), verified once, then
+def prepare_loops(module: ModuleOp) -> None:
+    """The generated loop IR (in place) made ready for LLVM: common subexpressions of its
+    pure ops merged (a third of the ops: the generators' repeated constants), and verified
+    under `GLOW_MLIR_VERIFY_EACH_STEP` (`ir.text.verify_step`).
+
+    Verified only on request: every kernel function is built once however often it is
+    called, so one verification of the module is one per distinct kernel, and still
+    cost ~1 s of ResNet-18's compile (xDSL's generic per-op checks, ~0.15 ms an op),
+    more than the translation to LLVM IR. The generators are tested with the check on
+    (the whole test suite runs with it), and LLVM's verifier checks every module we hand
+    it in any case (`llvm_compile.optimize`); the translation checks what LLVM cannot
+    see (a call's arguments against its callee, an access's indices against its rank)."""
+    from glow_mlir.ir.text import verify_step
+
+    cse_pure(module)
+    verify_step(module)
+
+
+def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:
+    """Loop IR (in place) to the LLVM dialect, the reference route (glow-opt,
+    `--emit llvm`; the cpu backend translates the loop IR to LLVM IR text directly,
+    `loops_to_llvm_ir.py`, to the same code): `prepare_loops` (unless `prepared`), then
     each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
     (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 
@@ -203,11 +238,10 @@ def lower_loops_to_llvm(module: ModuleOp) -> None:
     walk sees one kernel (the largest kernel of ResNet-18 has ~300 blocks; its entry
     point had thousands)."""
     from glow_mlir.ir.context import make_context
-    from glow_mlir.ir.text import verify_module
     from glow_mlir.transforms.pass_runner import all_passes
 
-    cse_pure(module)
-    verify_module(module)
+    if not prepared:
+        prepare_loops(module)
     pipeline = PassPipeline.parse_spec(all_passes(), ",".join(loops_to_llvm_spec()))
     ctx = make_context()
     block = module.body.block

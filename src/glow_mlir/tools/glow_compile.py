@@ -247,10 +247,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                     write_bundle(module, bundle_dir, args.network_name,
                                  cpu=args.cpu, features=args.cpu_features)
         if args.emit in _CODE:
-            from glow_mlir.targets.cpu.executor import lower_to_llvm
+            from glow_mlir.targets.cpu.executor import lower_to_llvm, lower_to_loops
 
-            with progress.stage("codegen"):
-                lower_to_llvm(module)
+            with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
+                (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(module)
                 _emit_code(module, args)
 
 
@@ -324,14 +324,15 @@ def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
         figures = {"model": args.model, **AccelSimulator(module).report.as_dict()}
         _write(args.accel_report, json.dumps(figures, indent=2) + "\n")
     if args.emit in _CODE:
-        from glow_mlir.targets.accel.native import lower_accel_to_llvm
+        from glow_mlir.targets.accel.native import lower_accel_to_llvm, lower_accel_to_loops
 
-        lower_accel_to_llvm(module)
+        (lower_accel_to_llvm if args.emit == "llvm" else lower_accel_to_loops)(module)
         _emit_code(module, args)
 
 
 def _emit_code(module, args: argparse.Namespace) -> None:
-    """--emit llvm (the LLVM-dialect module) or llvm-ir (its LLVM IR after O3)."""
+    """--emit llvm (the LLVM-dialect module) or llvm-ir (the LLVM IR of the loop IR, after
+    O3)."""
     if args.emit == "llvm":
         _emit(module, args.output)
         return

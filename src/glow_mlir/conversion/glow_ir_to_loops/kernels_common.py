@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, NO_WRAP, Emitter, byte_view
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
 
@@ -102,16 +102,23 @@ def st(em: Emitter, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None
     em.store(x, buf, idx)
 
 
+def _fast(cls, em, a, b):
+    """`cls` (a float op) with FAST flags, built as the emitter builds its hot ops
+    (emitter.py: `Operation.create`, the constructor's properties)."""
+    return em.value(cls.create(operands=[a, b], result_types=[a.type],
+                               properties={"fastmath": FAST}))
+
+
 def fadd(em, a, b):
-    return em.value(arith.AddfOp(a, b, FAST))
+    return _fast(arith.AddfOp, em, a, b)
 
 
 def fsub(em, a, b):
-    return em.value(arith.SubfOp(a, b, FAST))
+    return _fast(arith.SubfOp, em, a, b)
 
 
 def fmul(em, a, b):
-    return em.value(arith.MulfOp(a, b, FAST))
+    return _fast(arith.MulfOp, em, a, b)
 
 
 def fdiv(em, a, b):
@@ -130,15 +137,16 @@ def to_float(em: Emitter, i: SSAValue, ct: Attribute) -> SSAValue:
 
 
 def iadd(em, a, b):
-    return em.value(arith.AddiOp(a, b))
+    return em.value(arith.AddiOp.create(operands=[a, b], result_types=[a.type],
+                                        properties={"overflowFlags": NO_WRAP}))
 
 
 def imin(em, a, n: int):
-    return em.value(arith.MinSIOp(a, em.index(n)))
+    return em.value(arith.MinSIOp.create(operands=[a, em.index(n)], result_types=[a.type]))
 
 
 def imax(em, a, n: int):
-    return em.value(arith.MaxSIOp(a, em.index(n)))
+    return em.value(arith.MaxSIOp.create(operands=[a, em.index(n)], result_types=[a.type]))
 
 
 def activation(em: Emitter, name: str, args: Sequence[float], x: SSAValue) -> SSAValue:

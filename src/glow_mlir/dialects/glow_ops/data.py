@@ -28,6 +28,7 @@ from xdsl.utils.lexer import Span
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
 from glow_mlir.dialects.glow_ops.shapes import broadcast_compatible, gather_shape, reduced_shape
 from glow_mlir.dialects.glow_ops.types import (
+    fail,
     fmt_shape,
     is_float,
     is_index_type,
@@ -68,11 +69,11 @@ class ConstantOp(GlowOp):
     def check(self) -> None:
         v = self.attributes.get("value")
         require(v is not None, "requires attribute 'value'")
-        require(isinstance(v, (DenseResourceAttr, DenseIntOrFPElementsAttr)),
-                f"value must be dense<...> or dense_resource<...>, got {v}")
+        if not isinstance(v, (DenseResourceAttr, DenseIntOrFPElementsAttr)):
+            fail(f"value must be dense<...> or dense_resource<...>, got {v}")
         assert isinstance(v, TypedAttribute) or isinstance(v, DenseResourceAttr)
-        require(v.type == self.result.type,  # type: ignore[union-attr]
-                f"value type {v.type} must equal the result type {self.result.type}")  # type: ignore[union-attr]
+        if v.type != self.result.type:  # type: ignore[union-attr]
+            fail(f"value type {v.type} must equal the result type {self.result.type}")  # type: ignore[union-attr]
         if isinstance(v, DenseResourceAttr):
             require(resources.has_data(v, self),
                     resources.missing_data_message(v.resource_handle.data))
@@ -194,8 +195,8 @@ class InsertTensorOp(GlowOp):
             ext = sm * (count if i == axis else 1)
             require(0 <= s and s + ext <= b,
                     f"insertion [{s}, {s + ext}) of dim {i} is outside big's {b}")
-        require(self.result.type == self.big.type,
-                f"result type {self.result.type} must equal big's type {self.big.type}")
+        if self.result.type != self.big.type:
+            fail(f"result type {self.result.type} must equal big's type {self.big.type}")
         require_same_elem("big and small", self.big, self.small)
 
 

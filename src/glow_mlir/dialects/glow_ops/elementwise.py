@@ -13,6 +13,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def
 
 from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.types import (
+    fail,
     elem_of,
     is_bool,
     is_float,
@@ -383,8 +384,8 @@ class SelectOp(GlowOp):
         require_elem("condition", self.cond, is_bool, "i1")
         require_same_shape("condition and result", self.cond, self.result)
         for what, v in (("true value", self.lhs), ("false value", self.rhs)):
-            require(v.type == self.result.type,
-                    f"{what} type {v.type} must equal the result type {self.result.type}")
+            if v.type != self.result.type:
+                fail(f"{what} type {v.type} must equal the result type {self.result.type}")
 
 
 # ====================================================================== casts and quantization

@@ -11,6 +11,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.glow_ops.types import (
+    fail,
     elem_of,
     fmt_shape,
     is_float,
@@ -257,8 +258,8 @@ class BatchedAddOp(GlowOp):
         bshape = shape_of(self.batch)
         require(len(bshape) >= 1, "batch must have rank >= 1")
         require_shape("slice", self.slice, bshape[1:], "the batch without its first dim")
-        require(self.result.type == self.batch.type,
-                f"result type {self.result.type} must equal the batch type {self.batch.type}")
+        if self.result.type != self.batch.type:
+            fail(f"result type {self.result.type} must equal the batch type {self.batch.type}")
 
 
 @irdl_op_definition
@@ -284,8 +285,8 @@ class BatchNormalizationOp(GlowOp):
         for what, v in (("scale", self.scale), ("bias", self.bias), ("mean", self.mean),
                         ("var", self.var)):
             require_shape(what, v, (shape[ch],), "one per channel")
-        require(self.result.type == self.input.type,
-                f"result type {self.result.type} must equal the input type {self.input.type}")
+        if self.result.type != self.input.type:
+            fail(f"result type {self.result.type} must equal the input type {self.input.type}")
 
 
 @irdl_op_definition
@@ -309,8 +310,8 @@ class LayerNormalizationOp(GlowOp):
                 f"{fmt_shape(shape)}")
         require_shape("bias", self.bias, sshape, "same as scale")
         self.float_attr("epsilon", 1e-5)
-        require(self.result.type == self.input.type,
-                f"result type {self.result.type} must equal the input type {self.input.type}")
+        if self.result.type != self.input.type:
+            fail(f"result type {self.result.type} must equal the input type {self.input.type}")
 
 
 @irdl_op_definition

@@ -144,14 +144,13 @@ def require(cond: bool, message: str) -> None:
 
 def require_static(op_name: str, values: Sequence[SSAValue]) -> None:
     """Glow's graph is statically shaped; dynamic dims come only from unbound inputs."""
-    for v in values:
+    for v in values:  # messages formatted on failure only: printing a type is slow
         t = v.type
-        require(isinstance(t, TensorType), f"expects ranked tensor operands and results, got {t}")
+        if not isinstance(t, TensorType):
+            fail(f"expects ranked tensor operands and results, got {t}")
         assert isinstance(t, TensorType)
-        require(
-            all(d >= 0 for d in t.get_shape()),
-            f"expects static shapes, got {t} (bind every dynamic dimension first)",
-        )
+        if not all(d >= 0 for d in t.get_shape()):
+            fail(f"expects static shapes, got {t} (bind every dynamic dimension first)")
 
 
 def require_same_shape(what: str, a: SSAValue, b: SSAValue) -> None:
@@ -163,10 +162,8 @@ def require_same_shape(what: str, a: SSAValue, b: SSAValue) -> None:
 
 
 def require_same_elem(what: str, a: SSAValue, b: SSAValue) -> None:
-    require(
-        elem_of(a) == elem_of(b),
-        f"{what} must have the same element type, got {elem_of(a)} and {elem_of(b)}",
-    )
+    if elem_of(a) != elem_of(b):
+        fail(f"{what} must have the same element type, got {elem_of(a)} and {elem_of(b)}")
 
 
 def require_shape(what: str, value: SSAValue, expected: Sequence[int], why: str = "") -> None:

@@ -8,14 +8,15 @@ computes, at native speed, so whole models can be checked against a reference.
     outputs = ex.run([x])              # inputs in input order, outputs in output order
 
 `lower_accel_to_llvm(module)` is the lowering alone (`glow-compile --backend accel --emit
-llvm`).
+llvm`); the executor compiles the loop IR (`lower_accel_to_loops`), which the CPU
+backend's JIT translates to the same LLVM IR.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from glow_mlir.conversion.glow_accel_to_llvm import lower_accel_to_llvm
+from glow_mlir.conversion.glow_accel_to_llvm import lower_accel_to_llvm, lower_accel_to_loops
 from glow_mlir.dialects import glow_ir
 from glow_mlir.targets.cpu.areas import Areas
 from glow_mlir.targets.cpu.executor import NativeProgram
@@ -34,11 +35,11 @@ class AccelNativeExecutor(NativeProgram):
             raise ValueError("AccelNativeExecutor: the module has no glow_ir.func")
         self.name = fn.sym_name.data
         self.areas = Areas(fn)  # from the weights, before the lowering replaces `fn`
-        lower_accel_to_llvm(module)
+        lower_accel_to_loops(module)
         # The activation area grew by the scratchpad and the lowering's scratch.
         self.areas.fit_lowered(module, self.name)
         self.module = module
         self.entry = jit(module, self.name)
 
 
-__all__ = ["AccelNativeExecutor", "lower_accel_to_llvm"]
+__all__ = ["AccelNativeExecutor", "lower_accel_to_llvm", "lower_accel_to_loops"]

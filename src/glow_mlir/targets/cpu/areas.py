@@ -43,11 +43,11 @@ class Areas(AreaPlan):
                          [_slot(w, p) for w, p in self.outputs])
 
     def fit_lowered(self, module, name: str) -> None:
-        """Take the activation area's size from entry point `name` of LLVM-dialect
-        `module` (its `glow.activations_size`): the lowering puts its own scratch (the
-        convolutions' im2col columns, the accelerator's scratchpad) past the planned
-        activations, so the area outgrows the memory plan."""
-        for op in module.walk():
+        """Take the activation area's size from entry point `name` of the lowered
+        `module` (loop IR or LLVM dialect: its `glow.activations_size`): the lowering
+        puts its own scratch (the convolutions' im2col columns, the accelerator's
+        scratchpad) past the planned activations, so the area outgrows the memory plan."""
+        for op in module.ops:  # the functions: not every op of the loop nests
             size = op.attributes.get("glow.activations_size")
             if isinstance(size, IntegerAttr) and getattr(op, "sym_name", None) is not None \
                     and op.sym_name.data == name:

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
 from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
+from glow_mlir.ir import progress
 from glow_mlir.tools.errors import UserError
 
 
@@ -23,9 +24,19 @@ class CpuBackendError(UserError):
 
 
 def lower_to_llvm(module: ModuleOp) -> None:
-    """Planned glow_ir (in place) -> loop nests -> LLVM dialect. A missing loop generator
-    is a CpuBackendError naming every missing instruction kind at once."""
+    """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
+    and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
+
+    lower_to_loops(module)
+    lower_loops_to_llvm(module, prepared=True)
+
+
+def lower_to_loops(module: ModuleOp) -> None:
+    """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
+    `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
+    CpuBackendError naming every missing instruction kind at once."""
+    from glow_mlir.conversion.loops_to_llvm import prepare_loops
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
@@ -41,7 +52,8 @@ def lower_to_llvm(module: ModuleOp) -> None:
             raise CpuBackendError(f"the cpu backend cannot compile this model: "
                                   f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
         raise
-    lower_loops_to_llvm(module)
+    with progress.timed_pass("prepare-loops"):
+        prepare_loops(module)
 
 
 def _values_by_element_type(fn) -> dict[str, list[str]]:
@@ -73,10 +85,11 @@ class CpuExecutor(NativeProgram):
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
-            lower_to_llvm(module)
+            lower_to_loops(module)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             self.module = module
-            self.entry = jit(module, self.name)
+            with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen
+                self.entry = jit(module, self.name)
         except LLVMTranslationException as err:  # xDSL's LLVM translation lacks a type
             what = str(err).removeprefix("Type not supported: ")
             values = names.get(what, [])

@@ -176,17 +176,30 @@ def _sort_flags(ir_module) -> None:
                     flags.sort()
 
 
+def is_loop_ir(module: ModuleOp) -> bool:
+    """`module` holds the loop IR (`func.func`s: the production path, translated by
+    `conversion/loops_to_llvm_ir.py`), not the LLVM dialect (`--emit llvm`, glow-opt)."""
+    from xdsl.dialects import func
+
+    return any(isinstance(op, func.FuncOp) for op in module.ops)
+
+
 def unoptimized_ir(module: ModuleOp) -> str:
-    """LLVM IR text of an LLVM-dialect module (xDSL's `convert_module`), functions with
+    """LLVM IR text of a loop-IR module (`loops_to_llvm_ir.module_text`: the same code,
+    in one walk) or of an LLVM-dialect module (xDSL's `convert_module`), functions with
     internal linkage (the kernel functions) kept internal (`convert_module` drops the
     linkage: a bundle's object would export every kernel, and two bundles linked into
     one program would clash) and `noinline`: inlined into the entry point (each called
     once) they would make it one huge function again, which O3 takes superlinear time
     on (DESIGN.md section 4), and the JIT compiles them apart anyway (`split_ir`)."""
+    _initialize()
+    if is_loop_ir(module):
+        from glow_mlir.conversion.loops_to_llvm_ir import module_text
+
+        return module_text(module, llvm.get_default_triple())
     from xdsl.backend.llvm.convert import convert_module
     from xdsl.dialects import llvm as xllvm
 
-    _initialize()
     ir_module = convert_module(module, fallback_target_triple=llvm.get_default_triple())
     _sort_flags(ir_module)
     for op in module.ops:
@@ -200,12 +213,16 @@ def unoptimized_ir(module: ModuleOp) -> str:
 
 def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
     """LLVM IR text of entry point `entry` (the functions it calls declared) and of each
-    other function defined in LLVM-dialect `module` (external linkage, so the JIT links
-    them by name), each translated on its own; `module` is left as it was."""
+    other function defined in `module` (external linkage, so the JIT links them by name),
+    each translated on its own; `module` (loop IR or LLVM dialect) is left as it was."""
+    _initialize()
+    if is_loop_ir(module):
+        from glow_mlir.conversion.loops_to_llvm_ir import split_texts
+
+        return split_texts(module, entry, llvm.get_default_triple())
     from xdsl.backend.llvm.convert import convert_module
     from xdsl.dialects import llvm as xllvm
 
-    _initialize()
     block = module.body.block
     ops = list(block.ops)
     if not all(isinstance(op, xllvm.FuncOp) for op in ops):

@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import location_text, verify_module
+from glow_mlir.ir.text import location_text, verify_step
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
     "dce",
@@ -53,9 +53,11 @@ def fingerprint(module: ModuleOp) -> int:
             for block in region.blocks:
                 for arg in block.args:
                     numbering[arg] = len(numbering)
+        # The attributes themselves (hashable, compared by value), not their text:
+        # printing them was most of this function's time.
         items.append((op.name, tuple(numbering.get(v, -1) for v in op.operands),
-                      tuple(str(r.type) for r in op.results),
-                      tuple(sorted((k, str(v)) for k, v in op.attributes.items()))))
+                      tuple(r.type for r in op.results),
+                      tuple(sorted(op.attributes.items(), key=lambda kv: kv[0]))))
     return hash(tuple(items))
 
 
@@ -174,7 +176,7 @@ class GraphPipelinePass(ModulePass):
                 return
             with progress.timed_pass(name):
                 run()
-            verify_module(op)
+            verify_step(op)  # the whole pipeline's result is verified in any case
             if self.print_ir_after_each:
                 _print_after(name, op)
 

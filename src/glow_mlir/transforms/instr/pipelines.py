@@ -96,9 +96,11 @@ class InstrPipelinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glow_mlir.transforms.pass_runner import run_pipeline
 
+        from glow_mlir.ir.text import verify_each_step
+
         names = instr_pass_names(self.share_buffers, self.plan, self.disable)
-        if not self.print_ir_after_each:
-            run_pipeline(op, ",".join(names))
+        if not self.print_ir_after_each:  # the result is verified as any pass's is
+            run_pipeline(op, ",".join(names), verify=verify_each_step())
             return
         for name in names:
             run_pipeline(op, name)

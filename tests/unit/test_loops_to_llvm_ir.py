@@ -1,0 +1,259 @@
+"""The one-walk translation of the loop IR to LLVM IR (conversion/loops_to_llvm_ir.py),
+which the JIT, bundles and the accelerator's native path compile: its text on a small
+function (bare pointers, `noalias`, inbounds GEPs with nsw index math, kernel calls,
+linkage), models compiled through it and through the reference LLVM-dialect route giving
+the same LLVM IR and bit-identical outputs, the fallback to that route for a function it
+cannot translate, and the loop-IR verification switch. (Every kernel the cpu kernel
+tests build is compared too: cpu_upstream.upstream_runner.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from glow_graphs import clone_module
+from llvm_ir_check import assert_same_llvm_ir
+from onnx_testing import model_feeds
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+import glow_mlir
+from glow_mlir import model_zoo
+from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm, prepare_loops
+from glow_mlir.conversion.loops_to_llvm_ir import Untranslatable, split_texts, translate_function
+from glow_mlir.ir.context import make_context
+from glow_mlir.ir.text import VERIFY_EACH_STEP_ENV, parse_module
+from glow_mlir.targets.cpu import jit
+
+REPO = Path(__file__).resolve().parents[2]
+TRIPLE = "x86_64-unknown-linux-gnu"
+
+DOUBLE = """
+func.func private @k(%a: memref<4x8xf32> {llvm.noalias}, %b: memref<4x8xf32> {llvm.noalias})
+    attributes {glow.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<4x8xf32>
+      %y = arith.addf %x, %x fastmath<reassoc,contract> : f32
+      memref.store %y, %b[%i, %j] : memref<4x8xf32>
+    }
+  }
+  %first = memref.load %a[%c2, %c1] : memref<4x8xf32>
+  memref.store %first, %b[%c0, %c0] : memref<4x8xf32>
+  func.return
+}
+func.func @main(%cw: memref<1xi8> {llvm.noalias}, %mw: memref<256xi8> {llvm.noalias},
+                %act: memref<1xi8> {llvm.noalias}) -> i32 attributes {glow.activations_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %in = memref.view %mw[%c0][] : memref<256xi8> to memref<4x8xf32>
+  %out = memref.view %mw[%c128][] : memref<256xi8> to memref<4x8xf32>
+  func.call @k(%in, %out) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  %z = arith.constant 0 : i32
+  func.return %z : i32
+}
+"""
+
+
+def _module(text: str):
+    return parse_module(make_context(), text)
+
+
+def _run(entry, mutable: np.ndarray) -> None:
+    one = np.zeros(64, np.uint8)
+    assert entry(one.ctypes.data, mutable.ctypes.data, one.ctypes.data) == 0
+
+
+def test_text_of_a_kernel_and_its_call():
+    entry, (kernel,) = split_texts(_module(DOUBLE), "main", TRIPLE)
+    # The kernel: bare noalias pointers, external (its own module, linked by name), the
+    # row-major index with nsw and an inbounds GEP of the element type; a constant index
+    # folded into one offset (2 * 8 + 1); the arith fast-math flags.
+    assert "define void @k(ptr noalias %v1, ptr noalias %v2) {" in kernel
+    assert re.search(r"(%v\d+) = mul nsw i64 %v\d+, 8\n  (%v\d+) = add nsw i64 \1, %v\d+\n"
+                     r"  %v\d+ = getelementptr inbounds float, ptr %v1, i64 \2\n", kernel)
+    assert re.search(r"fadd contract reassoc float (%v\d+), \1\n", kernel)
+    assert "getelementptr inbounds float, ptr %v1, i64 17\n" in kernel
+    assert re.search(r"phi i64 \[0, %b\d+\], \[%v\d+, %b\d+\]", kernel)
+    assert re.search(r"icmp slt i64 %v\d+, 4\n", kernel)
+    # The entry point: the kernel declared (no definition), byte views as i8 GEPs.
+    assert "declare void @k(ptr, ptr)" in entry and "define void @k" not in entry
+    assert "define i32 @main(ptr noalias %v1, ptr noalias %v2, ptr noalias %v3)" in entry
+    assert "getelementptr inbounds i8, ptr %v2, i64 128" in entry
+    assert re.search(r"call ccc void @k\(ptr %v\d+, ptr %v\d+\)", entry)
+    assert "ret i32 0" in entry
+    for text in (entry, kernel):
+        llvm.parse_assembly(text).verify()
+
+
+def test_one_module_keeps_the_kernel_internal_and_noinline():
+    text = jit.unoptimized_ir(_module(DOUBLE))
+    assert "define internal void @k(ptr noalias %v1, ptr noalias %v2) noinline {" in text
+    assert "define i32 @main(" in text and "declare" not in text
+    llvm.parse_assembly(text).verify()
+
+
+def test_the_translation_runs_and_equals_the_dialect_route():
+    module = _module(DOUBLE)
+    assert_same_llvm_ir(module, "main")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    mutable = np.zeros(256, np.uint8)
+    mutable[:128] = x.reshape(-1).view(np.uint8)
+    _run(jit.jit(module, "main"), mutable)
+    want = 2 * x
+    want[0, 0] = x[2, 1]
+    np.testing.assert_array_equal(mutable[128:].view(np.float32).reshape(4, 8), want)
+
+
+# ---------------------------------------------------------------------- fallback
+
+VECTOR = """
+func.func @main(%cw: memref<1xi8> {llvm.noalias}, %mw: memref<16xi8> {llvm.noalias},
+                %act: memref<1xi8> {llvm.noalias}) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.view %mw[%c0][] : memref<16xi8> to memref<2xvector<2xf32>>
+  %x = memref.load %v[%c0] : memref<2xvector<2xf32>>
+  %y = arith.addf %x, %x : vector<2xf32>
+  memref.store %y, %v[%c1] : memref<2xvector<2xf32>>
+  %z = arith.constant 0 : i32
+  func.return %z : i32
+}
+"""
+
+
+def test_a_function_the_walk_cannot_translate_goes_the_dialect_route():
+    """Vectors: the dialect route lowers them, the walk does not; the function is the
+    dialect route's (the same text), and runs."""
+    module = _module(VECTOR)
+    with pytest.raises(Untranslatable, match="vector"):
+        translate_function(next(iter(module.ops)), {})
+    assert_same_llvm_ir(module, "main")
+    mutable = np.zeros(16, np.uint8)
+    mutable[:8] = np.array([1.5, -3.0], np.float32).view(np.uint8)
+    _run(jit.jit(module, "main"), mutable)
+    np.testing.assert_array_equal(mutable[8:].view(np.float32), [3.0, -6.0])
+
+
+def test_an_op_neither_route_lowers_is_the_dialect_routes_located_error():
+    module = _module("""
+func.func @main(%cw: memref<1xi8> {llvm.noalias}, %mw: memref<8xi8> {llvm.noalias},
+                %act: memref<1xi8> {llvm.noalias}) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.view %mw[%c0][] : memref<8xi8> to memref<2xi32>
+  %x = memref.load %v[%c0] : memref<2xi32>
+  %y = math.ctpop %x : i32
+  memref.store %y, %v[%c1] : memref<2xi32>
+  %z = arith.constant 0 : i32
+  func.return %z : i32
+}
+""")
+    with pytest.raises(PassFailedException, match=r"convert-math-to-llvm: math.ctpop on i32 "
+                                                   r"at <stdin>:8:8"):
+        jit.split_ir(module, "main")
+
+
+# ------------------------------------------------------------------ models, both ways
+
+def _reference_outputs(model, feeds):
+    """`model` compiled by the reference route (loop IR -> LLVM dialect ->
+    convert_module), run on `feeds`."""
+    from glow_mlir.dialects import glow_ir
+    from glow_mlir.frontends.onnx import import_onnx
+    from glow_mlir.runtime.compiled_model import optimize_graph
+    from glow_mlir.runtime.instructions import lower_to_instructions
+    from glow_mlir.targets.cpu.areas import Areas
+    from glow_mlir.targets.cpu.executor import lower_to_loops
+
+    module = optimize_graph(import_onnx(model), "cpu")
+    lower_to_instructions(module)
+    fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
+    name, areas = fn.sym_name.data, Areas(fn)
+    lower_to_loops(module)
+    areas.fit_lowered(module, name)
+    assert_same_llvm_ir(module.clone(), name)
+    lower_loops_to_llvm(module, prepared=True)
+    entry = jit.jit(module, name)
+    mutable, activations = areas.new_mutable(list(feeds.values())), areas.new_activations()
+    assert entry(areas.constant.ctypes.data, mutable.ctypes.data, activations.ctypes.data) == 0
+    return areas.read_outputs(mutable)
+
+
+def _small_models():
+    return {
+        "mlp": model_zoo.mlp(),
+        "lenet": model_zoo.lenet(),
+        "small_cnn": str(REPO / "examples" / "small_cnn.onnx"),
+        "resnet18": model_zoo.resnet18(image=32, classes=10),
+        "mobilenet_v1": model_zoo.mobilenet_v1(image=32, classes=10, width=0.25),
+        "bert_layer": model_zoo.bert_layer(seq=16, hidden=64, heads=4, ffn=128),
+    }
+
+
+@pytest.mark.parametrize("name", list(_small_models()))
+def test_models_give_bit_identical_outputs_both_ways(name):
+    model = _small_models()[name]
+    compiled = glow_mlir.compile(model, backend="cpu")  # the translation
+    feeds = model_feeds(compiled)
+    got = compiled.run(feeds)
+    want = _reference_outputs(model, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tobytes() == w.tobytes()
+
+
+def test_accelerator_native_path_is_bit_identical_both_ways():
+    from glow_mlir.conversion.glow_accel_to_llvm import lower_accel_to_llvm, lower_accel_to_loops
+    from glow_mlir.dialects import glow_ir
+    from glow_mlir.targets.accel.native import AccelNativeExecutor
+    from glow_mlir.targets.cpu.areas import Areas
+
+    compiled = glow_mlir.compile(model_zoo.lenet(), backend="accel", scratchpad_kib=64)
+    feeds = list(model_feeds(compiled).values())
+    program = compiled.module
+    loops = clone_module(program)
+    lower_accel_to_loops(loops)
+    fn = next(op for op in program.walk() if isinstance(op, glow_ir.FuncOp))
+    assert_same_llvm_ir(loops, fn.sym_name.data)
+    reference = clone_module(program)
+    areas = Areas(next(op for op in reference.walk() if isinstance(op, glow_ir.FuncOp)))
+    lower_accel_to_llvm(reference)
+    areas.fit_lowered(reference, fn.sym_name.data)
+    entry = jit.jit(reference, fn.sym_name.data)
+    mutable, activations = areas.new_mutable(feeds), areas.new_activations()
+    assert entry(areas.constant.ctypes.data, mutable.ctypes.data, activations.ctypes.data) == 0
+    got = AccelNativeExecutor(clone_module(program)).run(feeds)
+    for g, w in zip(got, areas.read_outputs(mutable)):
+        assert g.tobytes() == w.tobytes()
+
+
+# ----------------------------------------------------------------- verification switch
+
+BROKEN = DOUBLE.replace("func.call @k(%in, %out) : (memref<4x8xf32>, memref<4x8xf32>) -> ()",
+                        "func.call @k(%in) : (memref<4x8xf32>) -> ()")
+
+
+def test_loop_ir_is_verified_only_under_the_switch(monkeypatch):
+    from glow_mlir.ir.text import OpDiagnostic
+
+    monkeypatch.setenv(VERIFY_EACH_STEP_ENV, "1")  # as tests/conftest.py sets it
+    with pytest.raises(OpDiagnostic, match="incorrect number of operands"):
+        prepare_loops(_module(BROKEN))
+    monkeypatch.setenv(VERIFY_EACH_STEP_ENV, "0")  # production: LLVM's verifier checks the result,
+    module = _module(BROKEN)              # the translation what LLVM cannot see
+    prepare_loops(module)
+    with pytest.raises(VerifyException, match="incorrect number of operands for callee"):
+        jit.jit(module, "main")
+    module = _module(DOUBLE.replace("%x = memref.load %a[%i, %j]", "%x = memref.load %a[%i]"))
+    with pytest.raises(VerifyException, match=r"memref.load at <stdin>:\d+:\d+: 1 indices "
+                                              r"into memref<4x8xf32>"):
+        jit.jit(module, "main")
