@@ -257,3 +257,24 @@ def test_loop_ir_is_verified_only_under_the_switch(monkeypatch):
     with pytest.raises(VerifyException, match=r"memref.load at <stdin>:\d+:\d+: 1 indices "
                                               r"into memref<4x8xf32>"):
         jit.jit(module, "main")
+
+
+def test_the_text_does_not_depend_on_the_process():
+    """Fast-math flags come from a frozenset, whose order follows the string hash seed:
+    the text must not (a cache of compiled objects is keyed by it)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys; from glow_mlir.ir.context import make_context; "
+              "from glow_mlir.ir.text import parse_module; "
+              "from glow_mlir.conversion.loops_to_llvm_ir import module_text; "
+              "print(module_text(parse_module(make_context(), sys.stdin.read()), 'x'))")
+    texts = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script], input=DOUBLE, env=env,
+                              capture_output=True, text=True, check=True)
+        assert "fadd contract reassoc float" in done.stdout
+        texts.add(done.stdout)
+    assert len(texts) == 1
