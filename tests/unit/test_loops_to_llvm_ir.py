@@ -278,3 +278,21 @@ def test_the_text_does_not_depend_on_the_process():
         assert "fadd contract reassoc float" in done.stdout
         texts.add(done.stdout)
     assert len(texts) == 1
+
+
+def test_an_intrinsic_on_two_types_in_one_module():
+    """xDSL's translator names `llvm.exp` without its type, so the dialect route fails on
+    exp of f32 and of f64 in one module (a bundle's); the translation mangles the names."""
+    module = _module("""
+func.func @main(%a: f32, %b: f64) -> f64 {
+  %x = math.exp %a : f32
+  %y = math.exp %b : f64
+  %z = arith.extf %x : f32 to f64
+  %w = arith.addf %z, %y : f64
+  func.return %w : f64
+}
+""")
+    text = jit.unoptimized_ir(module)
+    assert "call float @llvm.exp.f32(float %v1)" in text
+    assert "call double @llvm.exp.f64(double %v2)" in text
+    llvm.parse_assembly(text).verify()
