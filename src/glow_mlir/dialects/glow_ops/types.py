@@ -144,14 +144,15 @@ def require(cond: bool, message: str) -> None:
 
 def require_static(op_name: str, values: Sequence[SSAValue]) -> None:
     """Glow's graph is statically shaped; dynamic dims come only from unbound inputs."""
+    # every graph op runs this at each verification: the messages (which print a type,
+    # ~0.2 ms each) are made only on failure (they were 5% of a MobileNetV3 compile)
     for v in values:
         t = v.type
-        require(isinstance(t, TensorType), f"expects ranked tensor operands and results, got {t}")
+        if not isinstance(t, TensorType):
+            fail(f"expects ranked tensor operands and results, got {t}")
         assert isinstance(t, TensorType)
-        require(
-            all(d >= 0 for d in t.get_shape()),
-            f"expects static shapes, got {t} (bind every dynamic dimension first)",
-        )
+        if not all(d >= 0 for d in t.get_shape()):
+            fail(f"expects static shapes, got {t} (bind every dynamic dimension first)")
 
 
 def require_same_shape(what: str, a: SSAValue, b: SSAValue) -> None:
