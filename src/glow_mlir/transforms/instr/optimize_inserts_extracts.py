@@ -30,7 +30,6 @@ full; that one dimension may be partial.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -53,16 +52,11 @@ from glow_mlir.dialects.glow_ir_ops.access import Access
 from glow_mlir.dialects.glow_ir_ops.memory import (  # noqa: F401 - delinearize re-exported
     delinearize,
     element_bytes,
+    is_slice_contiguous,
     linear_index,
     num_elements,
 )
 from glow_mlir.transforms.instr.function_pass import FunctionPass
-
-
-def is_slice_contiguous(small: Sequence[int], big: Sequence[int]) -> bool:
-    """Are the elements of a `small` box inside a row-major `big` buffer one run?"""
-    first = next((i for i, s in enumerate(small) if s != 1), len(small))
-    return all(small[i] == big[i] for i in range(first + 1, len(small)))
 
 
 def _not_dealloc(use) -> bool:
@@ -216,22 +210,16 @@ def forward_into(instr: glow_ir.InstrOp, dest: SSAValue, src: SSAValue,
     return f.replace(dest, src)
 
 
-def _shape(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
-
-
 def optimize_insert(op: glow_ir.InsertTensorOp) -> bool:
     dest, src = op.operands
-    if op.count() != 1 or not is_slice_contiguous(_shape(src), _shape(dest)):
-        return False
-    return forward_into(op, dest, src, linear_index(op.offsets(), _shape(dest)))
+    start = op.contiguous_box()
+    return start is not None and forward_into(op, dest, src, start)
 
 
 def optimize_extract(op: glow_ir.ExtractTensorOp) -> bool:
     dest, src = op.operands
-    if not is_slice_contiguous(_shape(dest), _shape(src)):
-        return False
-    return forward_source(op, dest, src, linear_index(op.offsets(), _shape(src)))
+    start = op.contiguous_box()
+    return start is not None and forward_source(op, dest, src, start)
 
 
 def optimize_inserts_extracts(func: glow_ir.FuncOp) -> int:
