@@ -16,8 +16,8 @@ erased once the call is emitted: the `glow_ir` program is unchanged.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.dialects import glow_ir
