@@ -238,7 +238,9 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
 
     try:
         with progress_hooks.stage("graph passes"):
-            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each))
+            # verified once, after the pipeline (each step too when printing after each)
+            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each,
+                                                     verify_each=print_ir_after_each))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return module

@@ -73,8 +73,10 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
             if not glow_ir_funcs(module):
                 raise UserError("the module has no function to compile")
             unshared = unshared_bytes(module)
+            # verified once, after the pipeline (each pass too when printing after each)
             run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
-                                                      print_ir_after_each=print_ir_after_each))
+                                                      print_ir_after_each=print_ir_after_each,
+                                                      verify_each=print_ir_after_each))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return memory_report(module, unshared_bytes=unshared)
