@@ -284,6 +284,11 @@ POOLS = {
     "3x3_s1_same": (1, 4, 5, 6, (3, 3), (1, 1), (1, 1, 1, 1)),
     "asymmetric": (1, 2, 7, 8, (3, 2), (1, 2), (0, 1, 2, 0)),
     "global": (1, 3, 4, 5, (4, 5), (1, 1), (0, 0, 0, 0)),
+    # more taps than MAX_UNROLLED_TAPS: one loop nest, windows clipped on both sides, on
+    # the bottom/right only, and not at all
+    "window_5x4_s2_pads": (2, 2, 9, 10, (5, 4), (2, 3), (2, 1, 1, 2)),
+    "window_4x4_clip_end": (1, 2, 9, 9, (4, 4), (2, 2), (0, 0, 1, 1)),
+    "window_4x4_s2": (1, 3, 10, 10, (4, 4), (2, 2), (0, 0, 0, 0)),
 }
 
 

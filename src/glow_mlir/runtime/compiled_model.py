@@ -313,11 +313,15 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
     from xdsl.utils.exceptions import PassFailedException
 
     from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
+    from glow_mlir.ir.text import verify_each_step
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
         with progress_hooks.stage("graph passes"):
-            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each))
+            # verified once, after the pipeline (each step too when printing after each)
+            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each,
+                                                     verify_each=print_ir_after_each
+                                                     or verify_each_step()))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return module

@@ -61,6 +61,7 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
     from glow_mlir.analysis.instr_memory import glow_ir_funcs, memory_report, unshared_bytes
     from glow_mlir.runtime.ir_models import is_planned_program
     from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
+    from glow_mlir.ir.text import verify_each_step
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
@@ -73,8 +74,11 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
             if not glow_ir_funcs(module):
                 raise UserError("the module has no function to compile")
             unshared = unshared_bytes(module)
+            # verified once, after the pipeline (each pass too when printing after each)
             run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
-                                                      print_ir_after_each=print_ir_after_each))
+                                                      print_ir_after_each=print_ir_after_each,
+                                                      verify_each=print_ir_after_each
+                                                     or verify_each_step()))
     except PassFailedException as err:
         raise UserError(str(err)) from None
     return memory_report(module, unshared_bytes=unshared)

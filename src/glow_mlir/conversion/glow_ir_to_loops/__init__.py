@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
     Emitter,
     align_up,
@@ -244,7 +245,13 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
     regions of memory the run touches (buffers that share bytes are one region, at their
     offsets in it), so its code depends only on the key: each instruction's kind,
     attributes, operand types and operand places in the regions, and, for a stack, which
-    of its stores are dead (`_dead_keys`: that depends on what reads them later)."""
+    of its stores are dead (`_dead_keys`: that depends on what reads them later). A
+    contiguous insert or extract is called as a copy (`box_copies`)."""
+    if len(run) == 1:
+        with as_copy(run[0], em) as copy:
+            if copy is not None:
+                emit_run([copy], em, kernels, skip_dead_stores)
+                return
     values: list[SSAValue] = []
     seen: set[SSAValue] = set()
     for instr in run:

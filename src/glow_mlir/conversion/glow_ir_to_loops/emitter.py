@@ -151,12 +151,18 @@ class Emitter:
         self.op(memref.StoreOp.create(operands=[value, buf, *indices]))
 
     # ------------------------------------------------------------------ loops
-    def loop(self, lower: int, upper: int, body: Callable[[SSAValue], None],
-             step: int = 1) -> None:
-        """`for i in range(lower, upper, step): body(i)` as an scf.for (constant bounds)."""
-        if upper <= lower:
+    def bound(self, b: int | SSAValue) -> SSAValue:
+        """A loop bound: an index constant, or an index value computed in the kernel."""
+        return self.index(b) if isinstance(b, int) else b
+
+    def loop(self, lower: int | SSAValue, upper: int | SSAValue,
+             body: Callable[[SSAValue], None], step: int = 1) -> None:
+        """`for i in range(lower, upper, step): body(i)` as an scf.for. Bounds are
+        constants, except where a window's extent depends on the output position (a
+        pool's window clipped by the image): then index values."""
+        if isinstance(lower, int) and isinstance(upper, int) and upper <= lower:
             return
-        lb, ub, st = self.index(lower), self.index(upper), self.index(step)
+        lb, ub, st = self.bound(lower), self.bound(upper), self.index(step)
         block = Block(arg_types=[INDEX])
         self.op(scf.ForOp.create(operands=[lb, ub, st], regions=[Region(block)]))
         saved = self.b.insertion_point
@@ -179,13 +185,13 @@ class Emitter:
             else:
                 level(0, [])
 
-    def loop_reduce(self, lower: int, upper: int, init: SSAValue,
+    def loop_reduce(self, lower: int | SSAValue, upper: int | SSAValue, init: SSAValue,
                     body: Callable[[SSAValue, SSAValue], SSAValue]) -> SSAValue:
         """`acc = init; for i: acc = body(i, acc); return acc` (an scf.for with an
-        iter_arg: the accumulator stays in a register)."""
-        if upper <= lower:
+        iter_arg: the accumulator stays in a register). Bounds as in `loop`."""
+        if isinstance(lower, int) and isinstance(upper, int) and upper <= lower:
             return init
-        lb, ub, st = self.index(lower), self.index(upper), self.index(1)
+        lb, ub, st = self.bound(lower), self.bound(upper), self.index(1)
         block = Block(arg_types=[INDEX, init.type])
         loop = scf.ForOp(lb, ub, st, [init], block)
         self.op(loop)

@@ -1,15 +1,21 @@
 """Pools: max_pool, avg_pool, adaptive_avg_pool, in NCHW and NHWC.
 
-max_pool and avg_pool use the per-tap rectangles of valid outputs (`tap_rects`, as the
-convolution): the output is initialized, then each tap combines its constant rectangle
-(no bounds checks in any loop); avg_pool's divisor (without count_include_pad) is the
-product of a row and a column count computed with index arithmetic. f16 and bf16
-compute in f32.
+max_pool and avg_pool over small windows use the per-tap rectangles of valid outputs
+(`tap_rects`, as the convolution): the output is initialized, then each tap combines its
+constant rectangle (no bounds checks in any loop). The taps are unrolled at generation
+time, so that form grows with the window: a global pool (the window is the whole image,
+as in every squeeze-excite block) had one loop nest per pixel, and a 28x28 one took ~40 s
+to compile. Windows of more than `MAX_UNROLLED_TAPS` taps are one loop nest instead: per
+output, a reduction over the window's rows and columns, whose bounds are clipped to the
+image with index arithmetic where the padding needs it. avg_pool's divisor (without
+count_include_pad) is the product of a row and a column count computed with index
+arithmetic. f16 and bf16 compute in f32.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
+from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
@@ -32,6 +38,12 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 
+MAX_UNROLLED_TAPS = 9
+"""The largest window (in taps) generated tap by tap: 3x3, the max pools of ResNet,
+GoogLeNet, Inception and DenseNet. Larger ones (global pools, 7x7 averages) are one
+loop nest, whatever their size."""
+
+
 def _pool(instr, em: Emitter, average: bool) -> None:
     ct = require_float(instr)
     layout, kernels, strides, pads = window_attrs(instr)
@@ -39,6 +51,9 @@ def _pool(instr, em: Emitter, average: bool) -> None:
     n, c, h, wd = image_dims(shape(x), layout)
     _, _, oh, ow = image_dims(shape(out), layout)
     taps = tap_rects(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))
+    if len(taps) > MAX_UNROLLED_TAPS:
+        _window_pool(instr, em, average, ct)
+        return
     X, O = em.buffer(x), em.buffer(out)
     sh, sw = strides
     include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
@@ -119,6 +134,85 @@ def _pool(instr, em: Emitter, average: bool) -> None:
         em.loop_nest([n, c], lambda iv: per_plane(iv[0], iv[1]))
     else:
         em.loop(0, n, lambda ni: per_plane(ni, None))
+
+
+def _window(em: Emitter, o: SSAValue, kernel: int, stride: int, pad: int, size: int,
+            outputs: int) -> tuple[SSAValue, SSAValue]:
+    """The input range [lo, hi) of output position `o` along one axis: the window
+    clipped to the image, with a clip only on a side some window crosses (an unpadded
+    window keeps a constant trip count that LLVM can unroll and vectorize)."""
+    start = em.add_index(em.mul_index(o, stride), -pad)
+    lo = imax(em, start, 0) if pad > 0 else start
+    end = em.add_index(start, kernel)
+    hi = imin(em, end, size) if (outputs - 1) * stride - pad + kernel > size else end
+    return lo, hi
+
+
+def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
+    """max_pool / avg_pool as one loop nest over the outputs, each a reduction over its
+    window (see the module's docstring)."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(out), layout)
+    X, O = em.buffer(x), em.buffer(out)
+    include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
+    nchw = layout == "NCHW"
+    init = 0.0 if average else float("-inf")
+
+    def index(ni, ci, hi, wi):
+        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+
+    def combine(acc, v):
+        if average:
+            return em.value(arith.AddfOp(acc, v, FAST))
+        return em.value(arith.MaximumfOp(acc, v))
+
+    def divisor(rows, cols):
+        if include_pad:
+            return em.const(float(kernels[0] * kernels[1]), ct)
+        count = em.value(arith.MuliOp(em.value(arith.SubiOp(rows[1], rows[0])),
+                                      em.value(arith.SubiOp(cols[1], cols[0]))))
+        return to_float(em, count, ct)
+
+    def pixel(ni, ohi, owi, ci=None):
+        rows = _window(em, ohi, kernels[0], strides[0], pads[0], h, oh)
+        cols = _window(em, owi, kernels[1], strides[1], pads[1], wd, ow)
+        if nchw:  # the window of one channel: a reduction in a register
+            def row(hi, acc):
+                return em.loop_reduce(*cols, acc, lambda wi, a: combine(
+                    a, ld(em, X, index(ni, ci, hi, wi), ct)))
+
+            total = em.loop_reduce(*rows, em.const(init, ct), row)
+            if average:
+                total = fdiv(em, total, divisor(rows, cols))
+            st(em, total, O, index(ni, ci, ohi, owi))
+            return
+        # NHWC: every channel of the window at once, channels innermost (contiguous)
+        em.loop(0, c, lambda cj: st(em, em.const(init, ct), O, index(ni, cj, ohi, owi)))
+
+        def tap(hi, wi):
+            def chan(cj):
+                idx = index(ni, cj, ohi, owi)
+                st(em, combine(ld(em, O, idx, ct), ld(em, X, index(ni, cj, hi, wi), ct)),
+                   O, idx)
+
+            em.loop(0, c, chan)
+
+        em.loop(*rows, lambda hi: em.loop(*cols, lambda wi: tap(hi, wi)))
+        if average:
+            count = divisor(rows, cols)
+
+            def scale(cj):
+                idx = index(ni, cj, ohi, owi)
+                st(em, fdiv(em, ld(em, O, idx, ct), count), O, idx)
+
+            em.loop(0, c, scale)
+
+    if nchw:
+        em.loop_nest([n, c, oh, ow], lambda iv: pixel(iv[0], iv[2], iv[3], iv[1]))
+    else:
+        em.loop_nest([n, oh, ow], lambda iv: pixel(*iv))
 
 
 @lowers("glow_ir.max_pool")

@@ -37,6 +37,7 @@ from glow_mlir.dialects.glow_ops.elementwise import (
 )
 from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
+from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 
 IN, OUT, INOUT = Access.IN, Access.OUT, Access.INOUT
 
@@ -80,6 +81,14 @@ class ExtractTensorOp(InstrOp):
     def offsets(self) -> tuple[int, ...]:
         return _int_list(self, "offsets")
 
+    def contiguous_box(self) -> int | None:
+        """The linear index in `src` of the box's first element when the box is one run
+        of elements (then the extract is a copy from that run), else None."""
+        dest, src = self.operands
+        if not is_slice_contiguous(_shape(dest.type), _shape(src.type)):
+            return None
+        return linear_index(self.offsets(), _shape(src.type))
+
     def check(self) -> None:
         dest, src = self.operands
         _same_elem(dest.type, src.type)
@@ -102,6 +111,14 @@ class InsertTensorOp(InstrOp):
 
     def axis(self) -> int:
         return _int(self, "axis", 0)
+
+    def contiguous_box(self) -> int | None:
+        """The linear index in `dest` of the box's first element when one copy (count 1)
+        fills one run of elements (then the insert is a copy into that run), else None."""
+        dest, src = self.operands
+        if self.count() != 1 or not is_slice_contiguous(_shape(src.type), _shape(dest.type)):
+            return None
+        return linear_index(self.offsets(), _shape(dest.type))
 
     def check(self) -> None:
         dest, src = self.operands

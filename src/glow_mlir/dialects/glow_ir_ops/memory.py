@@ -77,6 +77,14 @@ def linear_index(offsets: Sequence[int], shape: Sequence[int]) -> int:
     return index
 
 
+def is_slice_contiguous(small: Sequence[int], big: Sequence[int]) -> bool:
+    """Are the elements of a `small` box inside a row-major `big` buffer one run? (Glow's
+    isSliceContiguous: all dimensions before the first one that is not 1 are 1, all after
+    it are full; that one may be partial.)"""
+    first = next((i for i, s in enumerate(small) if s != 1), len(small))
+    return all(small[i] == big[i] for i in range(first + 1, len(small)))
+
+
 def delinearize(index: int, shape: Sequence[int]) -> list[int]:
     """Row-major multi-index of linear element `index` in `shape` (an index past the
     last element wraps: the element count of `shape` gives all zeros)."""
