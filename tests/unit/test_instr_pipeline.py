@@ -192,6 +192,9 @@ def test_compile_verifies_once_per_stage(monkeypatch):
     model = make_model([helper.make_node("Relu", ["x"], ["r"]),
                         helper.make_node("Exp", ["r"], ["y"])],
                        {"x": ((2, 3), "float32")}, ["y"])
+    from glow_mlir.ir.text import VERIFY_EACH_STEP_ENV
+
+    monkeypatch.delenv(VERIFY_EACH_STEP_ENV, raising=False)  # tests/conftest.py sets it
     calls = _count_verifications(monkeypatch)
     glow_mlir.compile(model, backend="interpreter")
     assert len(calls) == 3
