@@ -54,6 +54,18 @@ def test_a_saved_model_loads_and_gives_bit_identical_outputs(name, tmp_path):
     assert saved_model.to_bytes(loaded) == path.read_bytes()  # it saves again, the same
 
 
+def test_saving_does_not_copy_the_weights():
+    """The file is written piece by piece, the constant area from where it lies: one
+    buffer of the whole file took BERT-base's compile (which saves into the model cache)
+    from 1.4 to 2.2 GiB of peak memory."""
+    model = glow_mlir.compile(model_zoo.lenet(), backend="cpu", cache=False)
+    constant = model.executor.areas.constant
+    pieces = saved_model.to_pieces(model)
+    assert any(np.shares_memory(np.frombuffer(p, np.uint8), constant) for p in pieces
+               if len(p) >= 1024)
+    assert b"".join(pieces) == bytes(saved_model.to_bytes(model))
+
+
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> tuple[Path, dict, list]:
     """small_cnn saved, its inputs and outputs."""

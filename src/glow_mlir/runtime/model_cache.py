@@ -186,7 +186,7 @@ def lookup(cache: CompileCache, key: bytes) -> CompiledModel | None:
 
 
 def store(cache: CompileCache, key: bytes, model: CompiledModel) -> None:
-    from glow_mlir.runtime.saved_model import to_bytes
+    from glow_mlir.runtime.saved_model import to_pieces
 
-    if cache.put("models", key, to_bytes(model)):
+    if cache.put("models", key, to_pieces(model)):
         cache.trim()

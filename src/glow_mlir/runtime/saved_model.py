@@ -47,7 +47,7 @@ FORMAT = 1
 KIND = "a glow-mlir saved model"
 SAVEABLE_BACKENDS = ("cpu",)
 
-__all__ = ["save", "load", "to_bytes", "from_bytes", "SaveError", "IncompatibleModelError",
+__all__ = ["save", "load", "to_bytes", "to_pieces", "from_bytes", "SaveError", "IncompatibleModelError",
            "WrongKindError", "OtherFormatError", "DamagedError"]
 
 
@@ -73,7 +73,7 @@ def is_saved_model(path: object) -> bool:
         return False
 
 
-def to_bytes(model: CompiledModel) -> bytearray:
+def to_pieces(model: CompiledModel) -> list[memoryview]:
     """The saved file's bytes (what `save` writes)."""
     from glow_mlir.targets import compile_cache
 
@@ -105,12 +105,17 @@ def to_bytes(model: CompiledModel) -> bytearray:
         "objects": list(objects),
     }
     constant = areas.constant[:areas.constant_size]
-    return section_file.pack(MAGIC, FORMAT, manifest, {**objects, "constant": constant})
+    return section_file.pieces(MAGIC, FORMAT, manifest, {**objects, "constant": constant})
+
+
+def to_bytes(model: CompiledModel) -> bytearray:
+    """The saved model's file, in one buffer (`to_pieces` joined)."""
+    return bytearray(b"".join(to_pieces(model)))
 
 
 def save(model: CompiledModel, path: str | os.PathLike) -> None:
     """Write `model` to `path` (atomically: a failed save leaves no file)."""
-    section_file.write_atomically(path, to_bytes(model))
+    section_file.write_atomically(path, to_pieces(model))
 
 
 def load(path: str | os.PathLike) -> CompiledModel:

@@ -40,7 +40,7 @@ import struct
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -155,13 +155,20 @@ class CompileCache:
             pass
         return payload
 
-    def put(self, kind: str, key: bytes, payload: bytes | memoryview) -> bool:
-        """Store `payload` under `key` (atomically); False when the cache cannot be
-        written (warned once per folder)."""
+    def put(self, kind: str, key: bytes,
+            payload: bytes | memoryview | Sequence[memoryview]) -> bool:
+        """Store `payload` (bytes, or consecutive pieces, written without joining them:
+        a model's weights are not copied) under `key` (atomically); False when the cache
+        cannot be written (warned once per folder)."""
         if not self.writable:
             return False
         path = self._path(kind, key)
-        header = HEADER.pack(MAGIC, FORMAT, key, len(payload), hashlib.sha256(payload).digest())
+        parts = [payload] if isinstance(payload, (bytes, bytearray, memoryview)) else payload
+        digest = hashlib.sha256()
+        for part in parts:
+            digest.update(part)
+        length = sum(memoryview(part).nbytes for part in parts)
+        header = HEADER.pack(MAGIC, FORMAT, key, length, digest.digest())
         header += bytes(PAYLOAD_AT - len(header))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,7 +176,8 @@ class CompileCache:
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(header)
-                    f.write(payload)
+                    for part in parts:
+                        f.write(part)
                 os.replace(temp, path)
             except BaseException:
                 _remove(Path(temp))
