@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from onnx import helper
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 import glow_mlir
 from glow_mlir.frontends.onnx import import_onnx
@@ -24,8 +25,8 @@ from onnx_testing import make_model, rand, run_onnxruntime
 
 def kernel_functions(model) -> list[tuple[str, int]]:
     """(kind, ops) of each kernel function of the loop IR (`convert-glow-ir-to-loops`),
-    as `compile` makes it for the cpu backend."""
-    module = optimize_graph(import_onnx(model), "cpu")
+    as `compile` makes it for the cpu backend, of an ONNX model or a `glow` module."""
+    module = optimize_graph(model if isinstance(model, ModuleOp) else import_onnx(model), "cpu")
     lower_to_instructions(module)
     run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
     return [(f.sym_name.data.split("_", 2)[2],  # main_k3_avg_pool -> avg_pool
@@ -66,6 +67,22 @@ CASES = [
                                     strides=[2, 2]),
      pool("AveragePool", 32, kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2])),
 ]
+
+
+def adaptive_pool(hw: int, layout: str):
+    """glow.adaptive_avg_pool to half the image (no ONNX op imports as one)."""
+    from test_evaluator_common import single_op_module, t
+
+    from glow_mlir.dialects import glow
+
+    shape = [1, 3, hw, hw] if layout == "NCHW" else [1, hw, hw, 3]
+    out = [1, 3, hw // 2, hw // 2] if layout == "NCHW" else [1, hw // 2, hw // 2, 3]
+    return single_op_module(glow.AdaptiveAvgPoolOp, [np.zeros(shape, np.float32)], t(out),
+                            layout=layout)
+
+
+CASES += [(f"adaptive_avg_pool_{layout}", adaptive_pool(8, layout), adaptive_pool(32, layout))
+          for layout in ("NCHW", "NHWC")]
 
 
 @pytest.mark.parametrize("name,small,large", CASES, ids=[c[0] for c in CASES])

@@ -50,10 +50,12 @@ from glow_mlir.ir.element_types import numpy_dtype
 
 
 class ResourceTable:
-    """Handle -> array for one module; handles are unique within the module."""
+    """Handle -> array for one module; handles are unique within the module. The arrays
+    are never changed in place (a pass that computes new bytes adds a new handle)."""
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
+        self._digests: dict[str, bytes] = {}
 
     def __contains__(self, handle: str) -> bool:
         return handle in self._arrays
@@ -69,6 +71,16 @@ class ResourceTable:
 
     def set(self, handle: str, array: np.ndarray) -> None:
         self._arrays[handle] = array
+        self._digests.pop(handle, None)
+
+    def digest(self, handle: str, array: np.ndarray) -> bytes:
+        """A hash of the bytes of `array`, the array held under `handle`, computed once:
+        `merge-constants` runs at every round of the graph optimizer, and hashing the
+        1.2 GB of ViT-L's weights each time was half of its compile."""
+        d = self._digests.get(handle)
+        if d is None:
+            d = self._digests[handle] = bytes_digest(array)
+        return d
 
     def add(self, name_hint: str, array: np.ndarray) -> str:
         """Store `array` under a fresh handle derived from `name_hint`; return the handle."""
@@ -85,9 +97,17 @@ class ResourceTable:
         keep = set(handles)
         for h in [h for h in self._arrays if h not in keep]:
             del self._arrays[h]
+            self._digests.pop(h, None)
 
 
 _TABLES: weakref.WeakKeyDictionary[ModuleOp, ResourceTable] = weakref.WeakKeyDictionary()
+
+
+def bytes_digest(array: np.ndarray) -> bytes:
+    """A 16-byte hash of an array's bytes in row-major order (no copy when contiguous)."""
+    import hashlib
+
+    return hashlib.blake2b(np.ascontiguousarray(array).data, digest_size=16).digest()
 
 
 def _sanitize(name: str) -> str:
@@ -196,6 +216,12 @@ def encode_blob(array: np.ndarray) -> str:
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     align = max(arr.dtype.itemsize, 1)
     return "0x" + struct.pack("<I", align).hex() + arr.tobytes().hex()
+
+
+def resource_digest(attr: DenseResourceAttr, anchor: Operation) -> bytes:
+    """`bytes_digest` of the array behind `attr`, computed once per handle."""
+    value = resource_value(attr, anchor)
+    return resource_table(top_module(anchor)).digest(attr.resource_handle.data, value)
 
 
 def resource_value(attr: DenseResourceAttr, anchor: Operation) -> np.ndarray:

@@ -9,7 +9,8 @@ to compile. Windows of more than `MAX_UNROLLED_TAPS` taps are one loop nest inst
 output, a reduction over the window's rows and columns, whose bounds are clipped to the
 image with index arithmetic where the padding needs it. avg_pool's divisor (without
 count_include_pad) is the product of a row and a column count computed with index
-arithmetic. f16 and bf16 compute in f32.
+arithmetic. adaptive_avg_pool is one loop nest the same way, its windows' bounds
+computed from the output position. f16 and bf16 compute in f32.
 """
 
 from __future__ import annotations
@@ -228,8 +229,8 @@ def avg_pool(instr, em: Emitter) -> None:
 @lowers("glow_ir.adaptive_avg_pool")
 def adaptive_avg_pool(instr, em: Emitter) -> None:
     """Output (i, j) averages rows [i*H//OH, ceil((i+1)*H/OH)) and the same for columns:
-    the row windows are unrolled at generation time, the column windows computed in the
-    column loop (bounds of a dynamic inner loop)."""
+    one loop nest over the outputs, each window's bounds computed with index arithmetic
+    (unrolled window by window, the code grew with the output: 784 loop nests for 28x28)."""
     ct = require_float(instr)
     layout = attrs(instr).str_attr("layout", "NCHW")
     out, x = instr.operands
@@ -241,49 +242,45 @@ def adaptive_avg_pool(instr, em: Emitter) -> None:
     def index(ni, ci, hi, wi):
         return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
 
-    col_windows = [((j * wd) // ow, -(-((j + 1) * wd) // ow)) for j in range(ow)]
-    row_windows = [((i * h) // oh, -(-((i + 1) * h) // oh)) for i in range(oh)]
+    def window(o: SSAValue, size: int, outputs: int) -> tuple[SSAValue, SSAValue]:
+        """[o*size // outputs, ceil((o+1)*size / outputs)) (indices are never negative)."""
+        lo = em.value(arith.DivUIOp(em.mul_index(o, size), em.index(outputs)))
+        end = em.add_index(em.mul_index(o, size), size + outputs - 1)
+        return lo, em.value(arith.DivUIOp(end, em.index(outputs)))
 
-    def per_image(ni, ci_outer):
-        def each_channel(body):
-            if nchw:
-                body(ci_outer)
-            else:
-                em.loop(0, c, body)
+    def pixel(ni, oi, oj, ci=None):
+        rows, cols = window(oi, h, oh), window(oj, wd, ow)
+        count = em.value(arith.MuliOp(em.value(arith.SubiOp(rows[1], rows[0])),
+                                      em.value(arith.SubiOp(cols[1], cols[0]))))
+        inv = fdiv(em, em.const(1.0, ct), to_float(em, count, ct))
+        if nchw:  # one channel's window: a reduction in a register
+            def row(hi, acc):
+                return em.loop_reduce(*cols, acc, lambda wi, a: fadd(
+                    em, a, ld(em, X, index(ni, ci, hi, wi), ct)))
 
-        for i, (h0, h1) in enumerate(row_windows):
-            for j, (w0, w1) in enumerate(col_windows):
-                inv = em.const(1.0 / ((h1 - h0) * (w1 - w0)), ct)
-                oi, oj = em.index(i), em.index(j)
-                if nchw:
-                    def red_row(hi, s, w0=w0, w1=w1):
-                        return em.loop_reduce(w0, w1, s, lambda wi, s2: em.value(arith.AddfOp(
-                            s2, ld(em, X, index(ni, ci_outer, hi, wi), ct), FAST)))
+            total = em.loop_reduce(*rows, em.const(0.0, ct), row)
+            st(em, fmul(em, total, inv), O, index(ni, ci, oi, oj))
+            return
+        # NHWC: every channel of the window at once, channels innermost (contiguous)
+        em.loop(0, c, lambda cj: st(em, em.const(0.0, ct), O, index(ni, cj, oi, oj)))
 
-                    total = em.loop_reduce(h0, h1, em.const(0.0, ct), red_row)
-                    st(em, fmul(em, total, inv), O, index(ni, ci_outer, oi, oj))
-                    continue
-                em.loop(0, c, lambda ci, oi=oi, oj=oj: st(
-                    em, em.const(0.0, ct), O, index(ni, ci, oi, oj)))
+        def acc_pixel(hi, wi):
+            def chan(cj):
+                idx = index(ni, cj, oi, oj)
+                st(em, fadd(em, ld(em, O, idx, ct), ld(em, X, index(ni, cj, hi, wi), ct)),
+                   O, idx)
 
-                def acc_pixel(hi, wi, oi=oi, oj=oj):
-                    def chan(ci):
-                        idx = index(ni, ci, oi, oj)
-                        st(em, fadd(em, ld(em, O, idx, ct), ld(em, X, index(ni, ci, hi, wi), ct)),
-                           O, idx)
+            em.loop(0, c, chan)
 
-                    em.loop(0, c, chan)
+        em.loop(*rows, lambda hi: em.loop(*cols, lambda wi: acc_pixel(hi, wi)))
 
-                em.loop(h0, h1, lambda hi, w0=w0, w1=w1, f=acc_pixel: em.loop(
-                    w0, w1, lambda wi: f(hi, wi)))
+        def scale(cj):
+            idx = index(ni, cj, oi, oj)
+            st(em, fmul(em, ld(em, O, idx, ct), inv), O, idx)
 
-                def scale(ci, oi=oi, oj=oj, inv=inv):
-                    idx = index(ni, ci, oi, oj)
-                    st(em, fmul(em, ld(em, O, idx, ct), inv), O, idx)
-
-                em.loop(0, c, scale)
+        em.loop(0, c, scale)
 
     if nchw:
-        em.loop_nest([n, c], lambda iv: per_image(iv[0], iv[1]))
+        em.loop_nest([n, c, oh, ow], lambda iv: pixel(iv[0], iv[2], iv[3], iv[1]))
     else:
-        em.loop(0, n, lambda ni: per_image(ni, None))
+        em.loop_nest([n, oh, ow], lambda iv: pixel(*iv))
