@@ -25,7 +25,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 
 import glow_mlir
 from glow_mlir.runtime.compiled_model import InputError
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 class DeviceError(UserError):

@@ -19,7 +19,7 @@ import glow_mlir
 from glow_mlir import model_zoo
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.tools import glow_compile, glow_run
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from onnx_testing import model_feeds, run_onnxruntime
 from test_backends import ACCEL_RUNNABLE_AFTER_LOWERING

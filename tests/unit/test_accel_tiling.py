@@ -542,7 +542,7 @@ def test_random_graphs_match_the_interpreter(data):
 
     from glow_mlir.runtime.compiled_model import optimize_graph
     from glow_mlir.runtime.instructions import lower_to_instructions
-    from glow_mlir.tools.errors import UserError
+    from glow_mlir.ir.errors import UserError
 
     g = data.draw(glow_graphs(families=ACCEL_FAMILIES, exclude=ACCEL_UNSUPPORTED, max_ops=6,
                               max_elements=2048))

@@ -23,7 +23,7 @@ from glow_mlir.targets.cpu.bundle import (
     weights_text,
     write_bundle,
 )
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_CNN = ROOT / "examples" / "small_cnn.onnx"
@@ -317,7 +317,7 @@ BAD_TARGETS = r"""
 import sys
 import glow_mlir
 from glow_mlir.targets.cpu.bundle import write_bundle
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 model, out = sys.argv[1], sys.argv[2]
 for kwargs in ({"cpu": "not-a-cpu"}, {"cpu": "znver"}, {"cpu": "x86-64", "features": "+foo"},
                {"features": "avx2"}):

@@ -22,7 +22,7 @@ from glow_mlir.runtime.saved_model import IncompatibleModelError, SaveError
 from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
 from glow_mlir.targets import compile_cache
 from glow_mlir.tools import glow_compile, glow_run
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from onnx_testing import model_feeds
 from tool_testing import in_process
 

@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 DEFAULT_SCRATCHPAD_KIB = 256
 SCHEDULING_PASSES = ("accel-insert-dma", "accel-double-buffer")

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 def require_memory_plan(disable: Sequence[str], needed_by: str) -> None:

@@ -37,7 +37,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from glow_mlir.runtime.backends import DEFAULT_BACKEND
-from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
+from glow_mlir.ir.errors import UserError
+from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages

@@ -42,7 +42,8 @@ from glow_mlir.ir.text import (
     print_module,
     verify_module,
 )
-from glow_mlir.tools.errors import UserError, report, usage_error, user_errors_exit
+from glow_mlir.ir.errors import UserError
+from glow_mlir.tools.errors import report, usage_error, user_errors_exit
 from glow_mlir.universe import DIALECTS, PASSES
 
 

@@ -6,7 +6,7 @@ from xdsl.ir import Operation
 
 from glow_mlir.ir.text import position_text
 from glow_mlir.targets.interpreter.registry import EvaluationError
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 class AccelSimulationError(UserError, EvaluationError):

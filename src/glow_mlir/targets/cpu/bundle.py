@@ -41,7 +41,7 @@ from pathlib import Path
 from onnx import ModelProto
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 C_KEYWORDS = frozenset("""

@@ -16,7 +16,7 @@ from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
 from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 from glow_mlir.ir import progress
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 class CpuBackendError(UserError):
