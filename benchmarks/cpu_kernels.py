@@ -41,7 +41,7 @@ from xdsl.ir import Block, Region  # noqa: E402
 
 from glow_mlir.dialects import glow  # noqa: E402
 from glow_mlir.targets.cpu.areas import Areas  # noqa: E402
-from glow_mlir.transforms.pass_runner import run_pipeline  # noqa: E402
+from glow_mlir.conversion.pass_runner import run_pipeline  # noqa: E402
 
 _KEEP = []
 

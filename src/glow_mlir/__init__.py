@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from glow_mlir.ir.version import __version__
 
 if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel

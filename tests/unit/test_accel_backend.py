@@ -203,7 +203,7 @@ def test_cli_accel_report_and_program(tmp_path, capsys):
     assert 0 < figures["scratchpad_peak_bytes"] <= 64 * 1024
     text = program.read_text()
     assert "glow_accel.dma_start" in text and "glow_accel.conv" in text
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module
 
     parse_module(make_context(), text, str(program)).verify()

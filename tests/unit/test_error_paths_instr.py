@@ -9,9 +9,9 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
-from glow_mlir.transforms.pass_runner import run_pipeline
+from glow_mlir.conversion.pass_runner import run_pipeline
 
 
 def _fails(module: ModuleOp, spec: str, message: str) -> None:

@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, Block, Region
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.element_types import tensor_type_of
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.targets.interpreter import (

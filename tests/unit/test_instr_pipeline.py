@@ -28,7 +28,7 @@ from glow_mlir.transforms.instr.pipelines import (
     instr_pass_names,
     instr_pipeline_spec,
 )
-from glow_mlir.transforms.pass_runner import all_passes, run_pipeline
+from glow_mlir.conversion.pass_runner import all_passes, run_pipeline
 
 GLOW_ORDER = [
     # the input must keep the rules the optimizer relies on

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.utils.exceptions import ParseError
 
 from glow_mlir.dialects.glow import OPS_BY_NAME
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import (
     OpDiagnostic,
     format_parse_error,

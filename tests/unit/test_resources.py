@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.dialects.glow import ConstantOp
 from glow_mlir.ir import resources
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.resources import (
     ResourceTable,
     add_resource,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import glow_mlir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import OpDiagnostic, parse_module
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.tools import glow_compile, glow_opt, glow_run

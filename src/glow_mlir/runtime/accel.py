@@ -77,7 +77,7 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
     returns the main-memory `MemoryReport`. `disable` may name instruction passes and the
     accelerator's scheduling passes."""
     from glow_mlir.runtime.instructions import lower_to_instructions
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     check_scratchpad_kib(scratchpad_kib)
     accel_disable = [n for n in disable if n in ACCEL_PASS_NAMES]

@@ -314,7 +314,7 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
 
     from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
         with progress_hooks.stage("graph passes"):

@@ -62,7 +62,7 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
     from glow_mlir.runtime.ir_models import is_planned_program
     from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
         with progress.stage("instruction passes"):

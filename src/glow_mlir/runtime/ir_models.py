@@ -38,7 +38,7 @@ def is_mlir_path(model: object) -> bool:
 
 def load_mlir(path: str | os.PathLike) -> ModuleOp:
     """Parse and verify a `.mlir` file; every op located at file:line:col."""
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module, verify_module
 
     name = os.fspath(path)

@@ -344,7 +344,7 @@ def _emit_code(module, args: argparse.Namespace) -> None:
 
 
 def _emit(module, output: str | None) -> None:
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import print_module
 
     text = io.StringIO()

@@ -44,7 +44,8 @@ from glow_mlir.ir.text import (
 )
 from glow_mlir.ir.errors import UserError
 from glow_mlir.tools.errors import report, usage_error, user_errors_exit
-from glow_mlir.universe import DIALECTS, PASSES
+from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
+from glow_mlir.dialects.registry import DIALECTS
 
 
 def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[str], list[str]]:

@@ -37,7 +37,7 @@ def lower_to_loops(module: ModuleOp) -> None:
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once."""
     from glow_mlir.conversion.loops_to_llvm import prepare_loops
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
         run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
