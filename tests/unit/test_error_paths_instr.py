@@ -45,8 +45,8 @@ def test_function_with_a_non_tensor_result():
 
 
 def test_nothing_to_compile(tmp_path):
-    from glow_mlir.runtime.instructions import lower_to_instructions
-    from glow_mlir.targets.cpu.bundle import write_bundle
+    from glow_mlir.targets.instructions import lower_to_instructions
+    from glow_mlir.runtime.bundle import write_bundle
     from glow_mlir.ir.errors import UserError
 
     with pytest.raises(UserError, match="the module has no function to compile"):

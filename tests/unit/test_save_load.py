@@ -200,7 +200,7 @@ def test_only_native_code_is_saved(tmp_path, saved):
 def test_bundles_from_a_cached_model_and_from_a_loaded_one(tmp_path, saved):
     """A model from the model cache has JIT code only; write_bundle compiles what it was
     made from again. One loaded from a file has no source: a clear error."""
-    from glow_mlir.targets.cpu.bundle import BundleError, write_bundle
+    from glow_mlir.runtime.bundle import BundleError, write_bundle
 
     glow_mlir.compile(str(SMALL_CNN), backend="cpu")
     cached = glow_mlir.compile(str(SMALL_CNN), backend="cpu")

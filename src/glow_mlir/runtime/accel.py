@@ -76,7 +76,7 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
     """Lower `module` (an optimized graph) in place to a planned accelerator program;
     returns the main-memory `MemoryReport`. `disable` may name instruction passes and the
     accelerator's scheduling passes."""
-    from glow_mlir.runtime.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.conversion.pass_runner import run_pipeline
 
     check_scratchpad_kib(scratchpad_kib)
@@ -111,7 +111,7 @@ class AccelExecutor:
                  scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB):
         from glow_mlir.targets.accel.simulator import AccelSimulator
 
-        from glow_mlir.runtime.instructions import check_fits_in_memory
+        from glow_mlir.targets.instructions import check_fits_in_memory
 
         self.memory = lower_to_accel(module, scratchpad_kib, disable)
         check_fits_in_memory(module, self.memory)

@@ -17,7 +17,7 @@ the peak-live lower bound the arena is measured against. `--accel-report FILE.js
 cycles, compute and DMA cycles, scratchpad size and peak. `--emit-bundle DIR
 [--network-name NET] [--cpu NAME] [--cpu-features +F,-G]` writes an AOT bundle for
 this host's CPU or the one named (NET.o, NET.h,
-NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
+NET.weights.bin, NET.weights.txt; see `glow_mlir.runtime.bundle`); without an explicit
 `--emit`, only the bundle is written. `--save FILE.glow` compiles for the cpu backend and
 saves the model (`glow-run FILE.glow` runs it without compiling); `--no-cache` neither
 reads nor writes the compile cache.
@@ -168,7 +168,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
     _check_output_places(args)
     with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
-        from glow_mlir.runtime.instructions import require_memory_plan
+        from glow_mlir.targets.instructions import require_memory_plan
         from glow_mlir.runtime.ir_models import is_mlir_path
 
         if is_mlir_path(args.model):
@@ -189,7 +189,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                             "--emit-bundle DIR too")
         bundle_dir = None
         if args.emit_bundle:
-            from glow_mlir.targets.cpu import bundle
+            from glow_mlir.runtime import bundle
 
             if args.backend == "accel" or args.accel_report or args.emit == "accel":
                 raise UserError("--emit-bundle writes the cpu backend's code; the accel "
@@ -232,7 +232,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                 _accel(module, args, options, instr_disable)
             return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
-            from glow_mlir.runtime.instructions import lower_to_instructions
+            from glow_mlir.targets.instructions import lower_to_instructions
 
             if not optimized:
                 optimize_graph(module, args.backend, graph_disable)
@@ -242,7 +242,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.memory_report:
                 _write(args.memory_report, report.to_json(model=args.model) + "\n")
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
-                from glow_mlir.targets.cpu.bundle import write_bundle
+                from glow_mlir.runtime.bundle import write_bundle
 
                 with progress.stage("codegen"):
                     write_bundle(module, bundle_dir, args.network_name,
@@ -286,7 +286,7 @@ def staged_directory(out_dir: str) -> Iterator[Path]:
     bundle needs disabled, a full disk) thus leaves no half-written bundle, and no empty
     `out_dir` or parents if it created them. `out_dir` is created at once, so an
     unwritable place is reported before the (long) compilation."""
-    from glow_mlir.targets.cpu.bundle import prepare_directory
+    from glow_mlir.runtime.bundle import prepare_directory
 
     path = Path(out_dir)
     missing = [p for p in (path, *path.parents) if not p.exists()]

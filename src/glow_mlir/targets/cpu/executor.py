@@ -74,7 +74,7 @@ class CpuExecutor(NativeProgram):
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
         from glow_mlir.dialects import glow_ir
-        from glow_mlir.runtime.instructions import check_fits_in_memory, lower_to_instructions
+        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
 
