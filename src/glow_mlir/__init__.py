@@ -8,7 +8,7 @@
     model.save("m.glow"); model = glow_mlir.load("m.glow")   # native code + weights
 
 The dialects live in `glow_mlir.dialects`, the ONNX importer in `glow_mlir.frontends.onnx`,
-the reference evaluator in `glow_mlir.targets.interpreter`. Imports are lazy, so
+the reference evaluator in `glow_mlir.semantics`. Imports are lazy, so
 `import glow_mlir` stays cheap for the tools.
 """
 

@@ -12,8 +12,22 @@ from xdsl.universe import Universe
 
 from glow_mlir.conversion.passes import GLOW_PASS_PATHS, GLOW_PASSES
 from glow_mlir.dialects.registry import DIALECTS
+from glow_mlir.transforms.passes import PassFactory
 
 _PASS_PATHS = GLOW_PASS_PATHS
-PASSES = GLOW_PASSES
+
+
+def _with_backends(factory: PassFactory) -> PassFactory:
+    """The pass class, once the graph passes can find backends by name (importing
+    `glow_mlir.backends` installs the lookup, `transforms/graph/backend_hooks.py`)."""
+    def load():
+        import glow_mlir.backends  # noqa: F401
+
+        return factory()
+
+    return load
+
+
+PASSES = {name: _with_backends(factory) for name, factory in GLOW_PASSES.items()}
 
 GLOW_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -25,7 +25,7 @@ from glow_mlir.targets.interpreter import (
     evaluate_module,
     evaluate_op,
 )
-from glow_mlir.targets.interpreter.registry import KERNELS
+from glow_mlir.semantics.registry import KERNELS
 
 RTOL, ATOL = 1e-5, 1e-6  # float32 results against onnxruntime
 

@@ -304,9 +304,10 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
     """Run the graph pipeline in place; an op the backend cannot run is a UserError."""
     from xdsl.utils.exceptions import PassFailedException
 
-    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
-    from glow_mlir.ir.text import verify_each_step
+    import glow_mlir.backends  # noqa: F401 - the graph passes find the backend through it
     from glow_mlir.conversion.pass_runner import run_pipeline
+    from glow_mlir.ir.text import verify_each_step
+    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
 
     try:
         with progress_hooks.stage("graph passes"):

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from glow_mlir.dialects import glow
-from glow_mlir.targets.interpreter import evaluate_op
+from glow_mlir.semantics import evaluate_op
 
 
 @dataclass(frozen=True)
