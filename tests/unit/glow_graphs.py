@@ -108,8 +108,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region, SSAValue
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.context import make_context
+from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.ir.resources import add_resource
 from glow_mlir.ir.text import parse_module, print_module, verify_module
 

@@ -16,6 +16,7 @@ import onnx
 import pytest
 
 from glow_mlir import model_zoo
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.bundle import (
     check_network_name,
     default_network_name,
@@ -23,7 +24,6 @@ from glow_mlir.runtime.bundle import (
     weights_text,
     write_bundle,
 )
-from glow_mlir.ir.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_CNN = ROOT / "examples" / "small_cnn.onnx"

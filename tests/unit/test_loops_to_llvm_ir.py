@@ -169,9 +169,9 @@ def _reference_outputs(model, feeds):
     from glow_mlir.dialects import glow_ir
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.targets.cpu.areas import Areas
     from glow_mlir.targets.cpu.executor import lower_to_loops
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     module = optimize_graph(import_onnx(model), "cpu")
     lower_to_instructions(module)

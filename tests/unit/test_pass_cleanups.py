@@ -8,8 +8,8 @@ import pytest
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 
-from glow_mlir.ir.text import verify_module
 from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.ir.text import verify_module
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

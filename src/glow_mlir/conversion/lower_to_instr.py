@@ -49,7 +49,6 @@ from glow_mlir.ir.text import location_text
 from glow_mlir.transforms.graph.utils import constant_value
 
 
-
 def memref_of(t: Attribute) -> MemRefType:
     """The buffer type holding a tensor of type `t`."""
     assert isinstance(t, TensorType)

@@ -63,8 +63,8 @@ class GraphEvaluatorExecutor:
 
 
 def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
-    from glow_mlir.targets.instructions import require_memory_plan
     from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+    from glow_mlir.targets.instructions import require_memory_plan
 
     require_memory_plan(disable, "the cpu backend")
     return CpuExecutor(module, disable)

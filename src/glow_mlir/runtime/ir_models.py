@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import OpDiagnostic
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.text import OpDiagnostic
 
 _WHAT_RUNS = ("a module to run holds one func.func of glow ops (a graph) or one "
               "glow_ir.func (a program)")

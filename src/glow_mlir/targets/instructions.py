@@ -69,9 +69,9 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
     `glow-compile --emit instr`) skips IRGen; a planned one only has its rules checked
     (`verify-instr`): running the optimizer again would redo its plan."""
     from glow_mlir.analysis.instr_memory import glow_ir_funcs, memory_report, unshared_bytes
-    from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
-    from glow_mlir.ir.text import verify_each_step
     from glow_mlir.conversion.pass_runner import run_pipeline
+    from glow_mlir.ir.text import verify_each_step
+    from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
 
     try:
         with progress.stage("instruction passes"):

@@ -36,8 +36,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
@@ -168,8 +168,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
     _check_output_places(args)
     with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
-        from glow_mlir.targets.instructions import require_memory_plan
         from glow_mlir.runtime.ir_models import is_mlir_path
+        from glow_mlir.targets.instructions import require_memory_plan
 
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "

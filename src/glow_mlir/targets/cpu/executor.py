@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
-from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 from glow_mlir.ir import progress
 from glow_mlir.ir.errors import UserError
+from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 
 
 class CpuBackendError(UserError):
@@ -74,9 +74,9 @@ class CpuExecutor(NativeProgram):
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
         from glow_mlir.dialects import glow_ir
-        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
+        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
 
         self.memory = lower_to_instructions(module, disable)
         check_fits_in_memory(module, self.memory)
