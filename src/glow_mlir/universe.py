@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from xdsl.universe import Universe
 
-from glow_mlir.conversion.passes import GLOW_PASS_PATHS, GLOW_PASSES
+from glow_mlir.conversion.passes import GLOW_PASSES
 from glow_mlir.dialects.registry import DIALECTS
 from glow_mlir.transforms.passes import PassFactory
-
-_PASS_PATHS = GLOW_PASS_PATHS
 
 
 def _with_backends(factory: PassFactory) -> PassFactory:
