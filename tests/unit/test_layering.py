@@ -117,3 +117,24 @@ def test_pass_tables_load():
 
     for name, factory in GLOW_PASSES.items():
         assert factory().name == name
+
+
+def test_graph_passes_find_backends_once_an_entry_point_imported_them():
+    """`transforms` asks backends (a layer above) through `backend_hooks`; importing
+    `glow_mlir.backends` installs the lookup. Before that a graph pass says what is
+    missing (a fresh interpreter: the suite's conftest.py imports it)."""
+    script = textwrap.dedent("""
+        from glow_mlir.transforms.graph.backend_hooks import get_graph_backend
+        try:
+            get_graph_backend("cpu")
+        except RuntimeError as err:
+            print(err)
+        import glow_mlir.backends
+        print(get_graph_backend("cpu").name)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    missing, found = result.stdout.strip().splitlines()
+    assert "import glow_mlir.backends" in missing
+    assert found == "cpu"
