@@ -39,9 +39,9 @@ from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32  # noqa: E402
 from xdsl.ir import Block, Region  # noqa: E402
 
+from glow_mlir.conversion.pass_runner import run_pipeline  # noqa: E402
 from glow_mlir.dialects import glow  # noqa: E402
 from glow_mlir.targets.cpu.areas import Areas  # noqa: E402
-from glow_mlir.transforms.pass_runner import run_pipeline  # noqa: E402
 
 _KEEP = []
 

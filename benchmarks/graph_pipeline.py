@@ -17,9 +17,10 @@ from pathlib import Path
 
 from xdsl.dialects import func
 
+import glow_mlir.backends  # noqa: F401 - the graph passes find backends through it
 from glow_mlir.analysis.graph_memory import peak_live_bytes
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.frontends.onnx import import_onnx
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import REAL_MODELS  # noqa: E402

@@ -111,7 +111,7 @@ def check(seed: int, backend: str, max_ops: int) -> Outcome:
     import onnxruntime as ort
 
     import glow_mlir
-    from glow_mlir.tools.errors import UserError
+    from glow_mlir.ir.errors import UserError
     from onnx_graphs import random_onnx_graph
 
     start = time.perf_counter()

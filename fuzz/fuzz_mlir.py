@@ -10,8 +10,8 @@ huge or negative dimensions, a dropped terminator or closing brace, deep nesting
 duplicated or undefined SSA name, a use moved before its definition, bad attribute
 values, unknown or swapped op names). Each runs through glow-opt *in process* (its
 `main(argv)`, stdout and stderr captured, SystemExit caught) with a pass pipeline chosen
-from the passes registered in `glow_mlir.universe` (passes for the seed's dialect, or a
-random pipeline, or none: parse and verify only).
+from glow-mlir's passes (`glow_mlir.conversion.passes.GLOW_PASSES`: passes for the seed's
+dialect, or a random pipeline, or none: parse and verify only).
 
 Outcomes:
   ok              exit 0
@@ -52,7 +52,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from glow_mlir.tools.glow_opt import main as glow_opt_main  # noqa: E402
-from glow_mlir.universe import PASSES  # noqa: E402
+from glow_mlir.conversion.passes import GLOW_PASSES as PASSES  # noqa: E402
 
 CLASSES = ("ok", "user-error", "unlocated", "broken-ir", "internal-error", "traceback", "hang",
            "crash")
@@ -93,7 +93,7 @@ XDSL_PASSES = ("dce", "cse", "canonicalize")
 
 def pass_groups() -> dict[str, list[str]]:
     """Our registered passes by the dialect they work on (from their module path)."""
-    from glow_mlir.universe import _PASS_PATHS
+    from glow_mlir.conversion.passes import GLOW_PASS_PATHS as _PASS_PATHS
 
     groups: dict[str, list[str]] = collections.defaultdict(list)
     for name in sorted(PASSES):

@@ -56,7 +56,7 @@ if str(REPO / "src") not in sys.path:
 import glow_mlir  # noqa: E402
 from glow_mlir import model_zoo  # noqa: E402
 from glow_mlir.frontends.onnx import import_onnx  # noqa: E402
-from glow_mlir.tools.errors import UserError  # noqa: E402
+from glow_mlir.ir.errors import UserError  # noqa: E402
 
 DEFECTS = ("unlocated", "internal", "hang", "crash")
 CLASSES = ("ok", "user", *DEFECTS)

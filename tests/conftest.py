@@ -11,6 +11,10 @@ session, removed at exit, so the suite never writes to the user's cache; each te
 each test module, for its module-scoped fixtures) gets a folder of its own inside it,
 removed after it, so no test is served what another compiled: a test's result does not
 depend on which tests ran before it.
+
+The suite is an entry point like glow-opt: it imports `glow_mlir.backends`, which lets the
+graph passes find a backend by name (`transforms/graph/backend_hooks.py`), whichever test
+runs first.
 """
 
 import atexit
@@ -21,6 +25,8 @@ import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+import glow_mlir.backends  # noqa: F401 - the graph passes' backend lookup
 
 _CACHE_DIR = tempfile.mkdtemp(prefix="glow-mlir-test-cache-")
 os.environ["GLOW_MLIR_CACHE_DIR"] = _CACHE_DIR  # the tools' subprocesses inherit it

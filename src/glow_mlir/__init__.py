@@ -8,7 +8,7 @@
     model.save("m.glow"); model = glow_mlir.load("m.glow")   # native code + weights
 
 The dialects live in `glow_mlir.dialects`, the ONNX importer in `glow_mlir.frontends.onnx`,
-the reference evaluator in `glow_mlir.targets.interpreter`. Imports are lazy, so
+the reference evaluator in `glow_mlir.semantics`. Imports are lazy, so
 `import glow_mlir` stays cheap for the tools.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from glow_mlir.ir.version import __version__
 
 if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel

@@ -24,8 +24,8 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 import glow_mlir
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import InputError
-from glow_mlir.tools.errors import UserError
 
 
 class DeviceError(UserError):

@@ -24,7 +24,7 @@ from xdsl.utils.test_value import create_ssa_value
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
-from glow_mlir.targets.interpreter.graph_evaluator import evaluate_op
+from glow_mlir.semantics.graph_evaluator import evaluate_op
 
 POISON = 0xFF
 

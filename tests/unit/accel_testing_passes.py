@@ -26,7 +26,7 @@ from accel_testing import live_tile_peak
 from glow_mlir.analysis.instr_buffers import root_element_offset
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
 
 

@@ -18,7 +18,7 @@ the same numbers.
     def test_my_pass_preserves_numbers(g):
         before = evaluate(g)
         module = clone_module(g)              # deep copy, own resource table
-        run_pipeline(module, "my-pass")        # glow_mlir.transforms.pass_runner
+        run_pipeline(module, "my-pass")        # glow_mlir.conversion.pass_runner
         verify_module(module)
         assert_outputs_close(g, before, evaluate(g, module))
 
@@ -108,8 +108,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region, SSAValue
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.resources import add_resource
 from glow_mlir.ir.text import parse_module, print_module, verify_module
 

@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.resources import encode_blob
 from glow_mlir.ir.text import parse_module, print_module, verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 # ---------------------------------------------------------------------------- availability
 

@@ -19,7 +19,7 @@ import glow_mlir
 from glow_mlir import model_zoo
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.tools import glow_compile, glow_run
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from onnx_testing import model_feeds, run_onnxruntime
 from test_backends import ACCEL_RUNNABLE_AFTER_LOWERING
@@ -203,7 +203,7 @@ def test_cli_accel_report_and_program(tmp_path, capsys):
     assert 0 < figures["scratchpad_peak_bytes"] <= 64 * 1024
     text = program.read_text()
     assert "glow_accel.dma_start" in text and "glow_accel.conv" in text
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module
 
     parse_module(make_context(), text, str(program)).verify()

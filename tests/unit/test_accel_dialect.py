@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects import glow_accel, glow_ir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
 
 TARGET = ("#glow_accel.target<scratchpad_bytes = 4096, dma_bytes_per_cycle = 16, "

@@ -31,9 +31,9 @@ from glow_mlir.analysis.accel_traffic import (
     planned_dma_bytes,
 )
 from glow_mlir.analysis.epilogue_fusion import epilogues, fused_instructions
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.targets.accel.simulator import AccelSimulator
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 SCHEDULE = "accel-insert-dma,accel-double-buffer,accel-plan-scratchpad"
 

@@ -15,7 +15,7 @@ import pytest
 from xdsl.dialects import func as xfunc
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import print_module
 from glow_mlir.targets.accel.native import AccelNativeExecutor
 from cpu_upstream import assert_mlir_translate_accepts
@@ -358,7 +358,7 @@ def test_kinds_without_a_generator_are_named(monkeypatch):
 
 
 def test_llvm_dialect_output_is_accepted_by_mlir_translate(tmp_path):
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     module = parse(CONV_CHANNEL_CHUNKS, {"w": np.ones((3, 4, 3, 3), np.float32),
                                          "bias": np.ones(3, np.float32)})

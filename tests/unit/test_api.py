@@ -7,7 +7,7 @@ from onnx import helper
 import glow_mlir
 from glow_mlir.runtime.backends import BackendError
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from onnx_testing import make_model, rand, run_onnxruntime
 
 A, B = rand(2, 3, seed=1), rand(3, seed=2)

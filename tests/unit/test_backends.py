@@ -10,10 +10,10 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from glow_mlir.backends import get_backend
 from glow_mlir.backends.registry import BACKENDS
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.graph.lowering import RULES, rule_for
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 # One op of every kind lower-graph has a rule for (all rules apply to these).
 LOWERABLE = """

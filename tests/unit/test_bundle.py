@@ -16,14 +16,14 @@ import onnx
 import pytest
 
 from glow_mlir import model_zoo
-from glow_mlir.targets.cpu.bundle import (
+from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.bundle import (
     check_network_name,
     default_network_name,
     sanitize_identifier,
     weights_text,
     write_bundle,
 )
-from glow_mlir.tools.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL_CNN = ROOT / "examples" / "small_cnn.onnx"
@@ -302,7 +302,7 @@ def test_write_bundle_takes_a_compiled_model(tmp_path):
 
 def test_write_bundle_refuses_a_model_of_another_backend(tmp_path):
     import glow_mlir
-    from glow_mlir.targets.cpu.bundle import BundleError
+    from glow_mlir.runtime.bundle import BundleError
 
     model = glow_mlir.compile(str(SMALL_CNN), backend="interpreter")
     with pytest.raises(BundleError, match="compiled for backend 'interpreter': compile it "
@@ -316,8 +316,8 @@ def test_write_bundle_refuses_a_model_of_another_backend(tmp_path):
 BAD_TARGETS = r"""
 import sys
 import glow_mlir
-from glow_mlir.targets.cpu.bundle import write_bundle
-from glow_mlir.tools.errors import UserError
+from glow_mlir.runtime.bundle import write_bundle
+from glow_mlir.ir.errors import UserError
 model, out = sys.argv[1], sys.argv[2]
 for kwargs in ({"cpu": "not-a-cpu"}, {"cpu": "znver"}, {"cpu": "x86-64", "features": "+foo"},
                {"features": "avx2"}):

@@ -13,9 +13,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from cpu_upstream import assert_mlir_translate_accepts
 from onnx_testing import make_model, rand
 

@@ -158,7 +158,7 @@ def test_splat_quantized():
 
 
 def _parse(src):
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module, verify_module
 
     m = parse_module(make_context(), src)

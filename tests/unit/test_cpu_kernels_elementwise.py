@@ -14,11 +14,11 @@ from xdsl.parser import Parser
 import cpu_upstream
 import glow_mlir.conversion.glow_ir_to_loops.kernels_elementwise  # noqa: F401 - registers
 from glow_mlir.conversion.glow_ir_to_loops import ELEMENTWISE, stackable_runs
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.interpreter import evaluate_module
-from glow_mlir.transforms.pass_runner import run_pipeline
+from glow_mlir.conversion.pass_runner import run_pipeline
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="mlir-opt-22 / mlir-translate-22 missing")
 

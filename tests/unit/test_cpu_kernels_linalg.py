@@ -161,7 +161,7 @@ def test_convolutions_share_one_scratch_buffer(monkeypatch):
     from xdsl.ir import Block, Region
 
     from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     monkeypatch.setattr(kernels_conv, "IM2COL_MAX_PIXELS", 40)  # the 9x11 image: bands
     monkeypatch.setattr(kernels_conv, "IM2COL_MIN_BAND", 1)

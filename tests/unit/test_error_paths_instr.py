@@ -9,9 +9,9 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 
 def _fails(module: ModuleOp, spec: str, message: str) -> None:
@@ -45,9 +45,9 @@ def test_function_with_a_non_tensor_result():
 
 
 def test_nothing_to_compile(tmp_path):
-    from glow_mlir.runtime.instructions import lower_to_instructions
-    from glow_mlir.targets.cpu.bundle import write_bundle
-    from glow_mlir.tools.errors import UserError
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.runtime.bundle import write_bundle
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     with pytest.raises(UserError, match="the module has no function to compile"):
         lower_to_instructions(ModuleOp([]))

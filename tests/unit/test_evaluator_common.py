@@ -15,17 +15,17 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32, i8, i
 from xdsl.ir import Attribute, Block, Region
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow_ops.types import QuantizedType
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.element_types import tensor_type_of
 from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.semantics.registry import KERNELS
 from glow_mlir.targets.interpreter import (
     EvaluationError,
     evaluate_function,
     evaluate_module,
     evaluate_op,
 )
-from glow_mlir.targets.interpreter.registry import KERNELS
 
 RTOL, ATOL = 1e-5, 1e-6  # float32 results against onnxruntime
 

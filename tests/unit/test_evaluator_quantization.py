@@ -121,7 +121,7 @@ func.func @main(%q: tensor<256x!glow.quant<i8, scale = 0.37, offset = -7>>)
 
 def test_rescale_equals_dequantize_then_quantize_for_every_value():
     """What a pass folding dequantize+quantize into rescale_quantized relies on."""
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module, verify_module
     from glow_mlir.targets.interpreter import evaluate_module
 

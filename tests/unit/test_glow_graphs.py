@@ -23,7 +23,7 @@ from glow_graphs import (  # noqa: I001
     glow_graphs,
     module_text,
 )
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_table
 from glow_mlir.ir.text import parse_module, verify_module

@@ -188,7 +188,7 @@ def test_disable_verify_does_not_outlive_the_call(capsys):
     after glow-opt returns, a bad attribute is refused again."""
     from xdsl.utils.exceptions import ParseError
 
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module
 
     run([inp("verifier.mlir"), "--disable-verify"], capsys)

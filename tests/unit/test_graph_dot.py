@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from glow_mlir.analysis.graph_dot import graph_to_dot
-from glow_mlir.transforms.pass_runner import run_pipeline
+from glow_mlir.conversion.pass_runner import run_pipeline
 from test_schedule_graph import functions, parse
 
 MODULE = """

@@ -30,8 +30,8 @@ from instr_testing import (
 )
 
 from glow_mlir.analysis.instr_liveness import buffer_users
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSES = ("hoist-dealloc", "sink-alloc", "delete-dead-allocs")

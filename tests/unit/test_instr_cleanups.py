@@ -32,9 +32,9 @@ from instr_testing import (
     random_settings,
 )
 
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 
 @needs_interpreter

@@ -22,7 +22,7 @@ from glow_graphs import glow_graphs
 
 from glow_mlir.dialects import glow_ir
 from glow_mlir.targets.interpreter import EvaluationError, InstrExecutor, run_instr_module
-from glow_mlir.transforms.pass_runner import run_pipeline
+from glow_mlir.conversion.pass_runner import run_pipeline
 
 parse = functools.partial(parse_verified, verify=False)
 """Not verified: some programs here are wrong on purpose, for the interpreter to catch."""

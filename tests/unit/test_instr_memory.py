@@ -9,9 +9,9 @@ import pytest
 from instr_testing import FC_WEIGHTS, parse, program
 
 from glow_mlir.analysis.instr_memory import MemoryReport, memory_report, unshared_bytes
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 # Weights: x 2x3 f32 (24 B, input), w 3x4 f32 (48 B), b 4 f32 (16 B), y 2x4 f32 (32 B,
 # output). Activations: %a (32 B) and %b (32 B) live together, %c (100 B of i8) after %a is

@@ -21,6 +21,7 @@ from instr_testing import (
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.conversion.pass_runner import all_passes, run_pipeline
 from glow_mlir.transforms.instr.pipelines import (
     KNOWN_PASSES,
     InstrPipelinePass,
@@ -28,7 +29,6 @@ from glow_mlir.transforms.instr.pipelines import (
     instr_pass_names,
     instr_pipeline_spec,
 )
-from glow_mlir.transforms.pass_runner import all_passes, run_pipeline
 
 GLOW_ORDER = [
     # the input must keep the rules the optimizer relies on

@@ -33,9 +33,9 @@ from instr_testing import (
 )
 
 from glow_mlir.analysis.instr_liveness import InstrLiveness, Interval
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILECHECK = os.path.join(HERE, "..", "filecheck", "transforms", "share-buffers.mlir")

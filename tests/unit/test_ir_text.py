@@ -9,8 +9,8 @@ import pytest
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.utils.exceptions import ParseError
 
+from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow import OPS_BY_NAME
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.text import (
     OpDiagnostic,
     format_parse_error,
@@ -82,8 +82,9 @@ def test_irdl_constraint_failure_is_one_line_without_the_module():
 
 
 def test_diagnostic_without_location():
-    from glow_mlir.dialects.glow import ReluOp
     from xdsl.dialects.builtin import TensorType, f32
+
+    from glow_mlir.dialects.glow import ReluOp
 
     op = ReluOp.create(result_types=[TensorType(f32, [2])])
     assert str(OpDiagnostic(op, "is odd")) == "error: 'glow.relu' op is odd"

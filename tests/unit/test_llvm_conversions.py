@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.cpu.jit import jit
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 N = 64
 MLIR_TYPES = {np.float32: "f32", np.float64: "f64", np.int32: "i32", np.uint8: "i8",

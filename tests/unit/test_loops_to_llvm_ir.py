@@ -23,7 +23,7 @@ import glow_mlir
 from glow_mlir import model_zoo
 from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm, prepare_loops
 from glow_mlir.conversion.loops_to_llvm_ir import Untranslatable, split_texts, translate_function
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import VERIFY_EACH_STEP_ENV, parse_module
 from glow_mlir.targets.cpu import jit
 
@@ -169,9 +169,9 @@ def _reference_outputs(model, feeds):
     from glow_mlir.dialects import glow_ir
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.runtime.instructions import lower_to_instructions
     from glow_mlir.targets.cpu.areas import Areas
     from glow_mlir.targets.cpu.executor import lower_to_loops
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     module = optimize_graph(import_onnx(model), "cpu")
     lower_to_instructions(module)
@@ -266,7 +266,7 @@ def test_the_text_does_not_depend_on_the_process():
     import subprocess
     import sys
 
-    script = ("import sys; from glow_mlir.ir.context import make_context; "
+    script = ("import sys; from glow_mlir.dialects.context import make_context; "
               "from glow_mlir.ir.text import parse_module; "
               "from glow_mlir.conversion.loops_to_llvm_ir import module_text; "
               "print(module_text(parse_module(make_context(), sys.stdin.read()), 'x'))")

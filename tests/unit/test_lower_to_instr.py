@@ -24,15 +24,15 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir import model_zoo
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.context import make_context
 from glow_mlir.frontends.onnx import import_onnx
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.runtime.compiled_model import optimize_graph
 from glow_mlir.targets.interpreter import evaluate_module, evaluate_op
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 # ====================================================================== helpers
 

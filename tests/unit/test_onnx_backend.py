@@ -8,9 +8,9 @@ from onnx.backend.base import Backend
 
 import glow_mlir.onnx_backend as backend
 from glow_mlir.frontends.onnx import UnsupportedOnnxError
+from glow_mlir.ir.errors import UserError
 from glow_mlir.onnx_backend import DeviceError, GlowBackend, make_node_model
 from glow_mlir.runtime.compiled_model import InputError
-from glow_mlir.tools.errors import UserError
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((2, 3)).astype(np.float32)

@@ -12,7 +12,7 @@ from glow_mlir.frontends.onnx import (
     UnsupportedOnnxError,
     import_onnx,
 )
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from glow_mlir.targets.interpreter import evaluate_module
 from onnx_testing import assert_matches_onnxruntime, make_model, node_model, rand, run_onnxruntime
 

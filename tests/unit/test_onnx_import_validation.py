@@ -7,7 +7,7 @@ from onnx import AttributeProto, TensorProto, helper
 
 import glow_mlir
 from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from onnx_testing import make_model, node_model, rand
 
 F32 = np.float32

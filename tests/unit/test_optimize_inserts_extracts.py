@@ -24,8 +24,9 @@ from instr_testing import (
     run,
 )
 
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.instr.optimize_inserts_extracts import (
     Positions,
@@ -34,7 +35,6 @@ from glow_mlir.transforms.instr.optimize_inserts_extracts import (
     linear_index,
     optimize_inserts_extracts,
 )
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 SPEC = "optimize-inserts-extracts"
 

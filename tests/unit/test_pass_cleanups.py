@@ -8,8 +8,8 @@ import pytest
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.ir.text import verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -89,7 +89,7 @@ def test_graph_pipeline_preserves_numbers(backend, data):
 
 def test_glow_optimize_reaches_fixed_point_on_a_chain():
     """A hand-made graph every clean-up applies to ends as one add."""
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module
     from glow_mlir.targets.interpreter import evaluate_module
 

@@ -11,9 +11,9 @@ from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graph
 from hypothesis import HealthCheck, given, settings
 from pass_harness import assert_pass_preserves_numbers
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 N, K, M = 4, 5, 4  # square output: a bias along the rows has the columns' shape
 HEAD = f"""func.func @f(%x: tensor<{N}x{K}xf32>, %w: tensor<{K}x{M}xf32>, %b: tensor<{M}xf32>, %r: tensor<1x{M}xf32>) -> tensor<{N}x{M}xf32> {{

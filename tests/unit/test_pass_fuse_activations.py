@@ -12,11 +12,11 @@ from pass_harness import assert_pass_preserves_numbers
 
 from glow_mlir.backends import get_backend
 from glow_mlir.backends.common import fused_activation
-from glow_mlir.ir.context import make_context
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.graph.fuse_activations import ACTIVATIONS
 from glow_mlir.transforms.graph.utils import defining_op
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 ACTIVATION_TEXT = {
     "relu": "glow.relu %0",

@@ -10,10 +10,10 @@ from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graph
 from hypothesis import HealthCheck, given, settings
 from pass_harness import assert_pass_preserves_numbers
 
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow_ops.shapes import spatial_out
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 
 def _t(shape) -> str:

@@ -35,7 +35,7 @@ from glow_mlir.transforms.graph.merge_transposes import (
 )
 from glow_mlir.transforms.graph.sink_transposes import sinkable_ops
 from glow_mlir.transforms.graph.utils import make_constant
-from glow_mlir.transforms.pass_runner import run_pipeline
+from glow_mlir.conversion.pass_runner import run_pipeline
 from pass_harness import assert_pass_preserves_numbers, op_names
 
 SETTINGS = settings(max_examples=25, deadline=None,

@@ -12,10 +12,10 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr,
 
 from glow_mlir.analysis.instr_memory import activation_buffers
 from glow_mlir.analysis.memory_planner import peak_live
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import verify_module
 from glow_mlir.targets.interpreter import run_instr_module
-from glow_mlir.transforms.pass_runner import run_pipeline
 
 
 @st.composite

@@ -22,9 +22,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow import ConstantOp
 from glow_mlir.ir import resources
-from glow_mlir.ir.context import make_context
 from glow_mlir.ir.resources import (
     ResourceTable,
     add_resource,
@@ -358,8 +358,9 @@ def test_missing_blob_fails_xdsl_s_verifier():
 
 
 def test_missing_weight_value_fails_the_verifier():
-    from glow_mlir.dialects.glow_ir import WeightOp
     from xdsl.dialects.builtin import MemRefType, TensorType, f32
+
+    from glow_mlir.dialects.glow_ir import WeightOp
 
     m = ModuleOp([])
     weight = WeightOp.make("w", MemRefType(f32, [2]), "constant",

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import glow_mlir
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import OpDiagnostic, parse_module
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.tools import glow_compile, glow_opt, glow_run
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from tool_testing import in_process
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from glow_mlir.runtime.saved_model import IncompatibleModelError, SaveError
 from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
 from glow_mlir.targets import compile_cache
 from glow_mlir.tools import glow_compile, glow_run
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 from onnx_testing import model_feeds
 from tool_testing import in_process
 
@@ -212,7 +212,7 @@ def test_only_native_code_is_saved(tmp_path, saved):
 def test_bundles_from_a_cached_model_and_from_a_loaded_one(tmp_path, saved):
     """A model from the model cache has JIT code only; write_bundle compiles what it was
     made from again. One loaded from a file has no source: a clear error."""
-    from glow_mlir.targets.cpu.bundle import BundleError, write_bundle
+    from glow_mlir.runtime.bundle import BundleError, write_bundle
 
     glow_mlir.compile(str(SMALL_CNN), backend="cpu")
     cached = glow_mlir.compile(str(SMALL_CNN), backend="cpu")

@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from glow_mlir.ir.context import make_context
+from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.interpreter import evaluate_module
 from glow_mlir.tools import glow_compile, glow_run

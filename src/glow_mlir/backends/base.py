@@ -1,4 +1,5 @@
-"""The three hooks a backend gives the graph compiler, as in Glow's Backend class."""
+"""The three hooks a backend gives the graph compiler, as in Glow's Backend class: the
+default implementation of `transforms.graph.backend_hooks.GraphBackend`."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ class ConvertLoopsToLLVMPass(ModulePass):
     name = "convert-loops-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.transforms.pass_runner import run_pipeline
+        from glow_mlir.conversion.pass_runner import run_pipeline
 
         run_pipeline(op, ",".join(loops_to_llvm_spec()))
 
@@ -237,8 +237,8 @@ def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:
     a pass is over the module it is given: the work is linear in the model when each
     walk sees one kernel (the largest kernel of ResNet-18 has ~300 blocks; its entry
     point had thousands)."""
-    from glow_mlir.ir.context import make_context
-    from glow_mlir.transforms.pass_runner import all_passes
+    from glow_mlir.conversion.pass_runner import all_passes
+    from glow_mlir.dialects.context import make_context
 
     if not prepared:
         prepare_loops(module)

@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import (
-    FloatAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -848,8 +848,8 @@ def _fallback(f: func.FuncOp, module: ModuleOp, triple: str) -> FunctionText:
     from glow_mlir.conversion.func_to_llvm import check_func
     from glow_mlir.conversion.glow_ir_to_loops.functions import KERNEL_ATTR
     from glow_mlir.conversion.loops_to_llvm import loops_to_llvm_spec, lower_function
-    from glow_mlir.ir.context import make_context
-    from glow_mlir.transforms.pass_runner import all_passes
+    from glow_mlir.conversion.pass_runner import all_passes
+    from glow_mlir.dialects.context import make_context
 
     name = f.sym_name.data
     kernel = KERNEL_ATTR in f.attributes

@@ -41,15 +41,12 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import add_resource, load_resource_dialect
 from glow_mlir.ir.text import location_text
 from glow_mlir.transforms.graph.utils import constant_value
-
-NAME_ATTR = "glow.name"
-"""Argument and result attribute holding an input's or output's name (Glow's placeholder
-name; the ONNX importer sets it), so a module alone says how its inputs are called."""
 
 
 def memref_of(t: Attribute) -> MemRefType:

@@ -29,5 +29,10 @@ Glow = Dialect("glow", list(ALL_OPS), [QuantizedType])
 
 OPS_BY_NAME: dict[str, type[GlowOp]] = {op.name: op for op in ALL_OPS}
 
+NAME_ATTR = "glow.name"
+"""Argument and result attribute holding an input's or output's name (Glow's placeholder
+name; the ONNX importer sets it, IRGen names the weights after it), so a module alone says
+how its inputs are called."""
+
 __all__ = ["Glow", "GlowOp", "ALL_OPS", "OPS_BY_NAME", "UNARY_OPS", "BINARY_OPS",
-           "QuantizedType", "to_attr"]
+           "QuantizedType", "to_attr", "NAME_ATTR"]

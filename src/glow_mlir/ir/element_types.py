@@ -29,8 +29,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from glow_mlir.dialects.glow_ops.types import QuantizedType
-
 _u8 = IntegerType(8, Signedness.UNSIGNED)
 
 _TO_NUMPY: list[tuple[Attribute, np.dtype]] = [
@@ -77,10 +75,19 @@ class UnsupportedElementType(ValueError):
     pass
 
 
+class StoredElementType:
+    """Base of element types that memory holds as another element type, such as the glow
+    dialect's quantized type (`!glow.quant<i8, ...>` is stored as i8). `numpy_dtype` asks
+    for `storage_type()`, so this bottom layer needs no dialect (docs/architecture.md §2)."""
+
+    def storage_type(self) -> Attribute:
+        raise NotImplementedError
+
+
 def numpy_dtype(elem: Attribute) -> np.dtype:
     """The numpy dtype that stores elements of `elem` (quantized: its storage type)."""
-    if isinstance(elem, QuantizedType):
-        elem = elem.storage
+    if isinstance(elem, StoredElementType):
+        elem = elem.storage_type()
     for mlir_type, dtype in _TO_NUMPY:
         if mlir_type == elem:
             return dtype
@@ -140,6 +147,7 @@ __all__ = [
     "cast_array",
     "is_reduced_precision",
     "UnsupportedElementType",
+    "StoredElementType",
     "Float32Type",
     "Float16Type",
     "Float64Type",

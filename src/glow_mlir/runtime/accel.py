@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 DEFAULT_SCRATCHPAD_KIB = 256
 SCHEDULING_PASSES = ("accel-insert-dma", "accel-double-buffer")
@@ -76,8 +76,8 @@ def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KI
     """Lower `module` (an optimized graph) in place to a planned accelerator program;
     returns the main-memory `MemoryReport`. `disable` may name instruction passes and the
     accelerator's scheduling passes."""
-    from glow_mlir.runtime.instructions import lower_to_instructions
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     check_scratchpad_kib(scratchpad_kib)
     accel_disable = [n for n in disable if n in ACCEL_PASS_NAMES]
@@ -110,8 +110,7 @@ class AccelExecutor:
     def __init__(self, module: ModuleOp, disable: Sequence[str] = (),
                  scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB):
         from glow_mlir.targets.accel.simulator import AccelSimulator
-
-        from glow_mlir.runtime.instructions import check_fits_in_memory
+        from glow_mlir.targets.instructions import check_fits_in_memory
 
         self.memory = lower_to_accel(module, scratchpad_kib, disable)
         check_fits_in_memory(module, self.memory)

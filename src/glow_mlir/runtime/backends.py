@@ -35,7 +35,7 @@ class InterpreterExecutor:
     """The instruction interpreter on the planned instruction IR of the graph."""
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
-        from glow_mlir.runtime.instructions import check_fits_in_memory, lower_to_instructions
+        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.interpreter.instr_interpreter import InstrExecutor
 
         self.memory = lower_to_instructions(module, disable)
@@ -63,8 +63,8 @@ class GraphEvaluatorExecutor:
 
 
 def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
-    from glow_mlir.runtime.instructions import require_memory_plan
     from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+    from glow_mlir.targets.instructions import require_memory_plan
 
     require_memory_plan(disable, "the cpu backend")
     return CpuExecutor(module, disable)

@@ -30,14 +30,6 @@ if TYPE_CHECKING:
 # time.
 
 
-def __getattr__(name: str):
-    if name == "NAME_ATTR":  # re-exported (the importer's name attribute), lazily
-        from glow_mlir.conversion.lower_to_instr import NAME_ATTR
-
-        return NAME_ATTR
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class InputError(UserError, ValueError):
     """Inputs that do not fit the model. A `UserError` (the tools report it in one line,
     exit 1) and a `ValueError`, which is what Python code calling `run` expects to catch
@@ -107,7 +99,7 @@ class CompiledModel:
     @property
     def executor(self) -> Executor:
         """What runs the compiled code (the cpu backend's `CpuExecutor` holds its LLVM
-        module and memory areas, which `targets.cpu.bundle.write_bundle` writes out)."""
+        module and memory areas, which `runtime.bundle.write_bundle` writes out)."""
         return self._executor
 
     @property
@@ -312,9 +304,10 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
     """Run the graph pipeline in place; an op the backend cannot run is a UserError."""
     from xdsl.utils.exceptions import PassFailedException
 
-    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
+    import glow_mlir.backends  # noqa: F401 - the graph passes find the backend through it
+    from glow_mlir.conversion.pass_runner import run_pipeline
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
 
     try:
         with progress_hooks.stage("graph passes"):

@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
 from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import OpDiagnostic
-from glow_mlir.tools.errors import UserError
 
 _WHAT_RUNS = ("a module to run holds one func.func of glow ops (a graph) or one "
               "glow_ir.func (a program)")
@@ -38,7 +38,7 @@ def is_mlir_path(model: object) -> bool:
 
 def load_mlir(path: str | os.PathLike) -> ModuleOp:
     """Parse and verify a `.mlir` file; every op located at file:line:col."""
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import parse_module, verify_module
 
     name = os.fspath(path)
@@ -101,11 +101,3 @@ def _check_dialect(ops, prefix: str, why: str, allowed: tuple[type[Operation], .
     for op in ops:
         if not op.name.startswith(prefix) and not isinstance(op, allowed):
             raise OpDiagnostic(op, f"is not in the {prefix[:-1]} dialect: {why}")
-
-
-def is_planned_program(module: ModuleOp) -> bool:
-    """A module whose function is `glow_ir` already planned by `plan-memory`."""
-    from glow_mlir.analysis.instr_memory import glow_ir_funcs, is_planned
-
-    funcs = glow_ir_funcs(module)
-    return bool(funcs) and is_planned(funcs[0])

@@ -103,7 +103,7 @@ def versions() -> dict[str, str]:
     import llvmlite
     import llvmlite.binding as llvm
 
-    from glow_mlir import __version__
+    from glow_mlir.ir.version import __version__
 
     return {"glow_mlir": __version__, "llvmlite": llvmlite.__version__,
             "llvm": ".".join(map(str, llvm.llvm_version_info))}

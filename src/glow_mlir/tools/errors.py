@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from glow_mlir.ir.errors import UserError as UserError  # re-exported: its home is `ir`
+from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import OpDiagnostic, format_parse_error
 
 

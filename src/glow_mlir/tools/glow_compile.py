@@ -17,7 +17,7 @@ the peak-live lower bound the arena is measured against. `--accel-report FILE.js
 cycles, compute and DMA cycles, scratchpad size and peak. `--emit-bundle DIR
 [--network-name NET] [--cpu NAME] [--cpu-features +F,-G]` writes an AOT bundle for
 this host's CPU or the one named (NET.o, NET.h,
-NET.weights.bin, NET.weights.txt; see `glow_mlir.targets.cpu.bundle`); without an explicit
+NET.weights.bin, NET.weights.txt; see `glow_mlir.runtime.bundle`); without an explicit
 `--emit`, only the bundle is written. `--save FILE.glow` compiles for the cpu backend and
 saves the model (`glow-run FILE.glow` runs it without compiling); `--no-cache` neither
 reads nor writes the compile cache.
@@ -36,8 +36,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.backends import DEFAULT_BACKEND
-from glow_mlir.tools.errors import ArgumentParser, UserError, at_least, user_errors_exit
+from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -167,8 +168,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
     _check_output_places(args)
     with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
-        from glow_mlir.runtime.instructions import require_memory_plan
         from glow_mlir.runtime.ir_models import is_mlir_path
+        from glow_mlir.targets.instructions import require_memory_plan
 
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
@@ -188,7 +189,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                             "--emit-bundle DIR too")
         bundle_dir = None
         if args.emit_bundle:
-            from glow_mlir.targets.cpu import bundle
+            from glow_mlir.runtime import bundle
 
             if args.backend == "accel" or args.accel_report or args.emit == "accel":
                 raise UserError("--emit-bundle writes the cpu backend's code; the accel "
@@ -231,7 +232,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                 _accel(module, args, options, instr_disable)
             return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
-            from glow_mlir.runtime.instructions import lower_to_instructions
+            from glow_mlir.targets.instructions import lower_to_instructions
 
             if not optimized:
                 optimize_graph(module, args.backend, graph_disable)
@@ -241,7 +242,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.memory_report:
                 _write(args.memory_report, report.to_json(model=args.model) + "\n")
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
-                from glow_mlir.targets.cpu.bundle import write_bundle
+                from glow_mlir.runtime.bundle import write_bundle
 
                 with progress.stage("codegen"):
                     write_bundle(module, bundle_dir, args.network_name,
@@ -285,7 +286,7 @@ def staged_directory(out_dir: str) -> Iterator[Path]:
     bundle needs disabled, a full disk) thus leaves no half-written bundle, and no empty
     `out_dir` or parents if it created them. `out_dir` is created at once, so an
     unwritable place is reported before the (long) compilation."""
-    from glow_mlir.targets.cpu.bundle import prepare_directory
+    from glow_mlir.runtime.bundle import prepare_directory
 
     path = Path(out_dir)
     missing = [p for p in (path, *path.parents) if not p.exists()]
@@ -343,7 +344,7 @@ def _emit_code(module, args: argparse.Namespace) -> None:
 
 
 def _emit(module, output: str | None) -> None:
-    from glow_mlir.ir.context import make_context
+    from glow_mlir.dialects.context import make_context
     from glow_mlir.ir.text import print_module
 
     text = io.StringIO()

@@ -33,6 +33,10 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+import glow_mlir.backends  # noqa: F401 - the graph passes find backends through it
+from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
+from glow_mlir.dialects.registry import DIALECTS
+from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.progress import print_timing_report
 from glow_mlir.ir.text import (
     OpDiagnostic,
@@ -42,8 +46,7 @@ from glow_mlir.ir.text import (
     print_module,
     verify_module,
 )
-from glow_mlir.tools.errors import UserError, report, usage_error, user_errors_exit
-from glow_mlir.universe import DIALECTS, PASSES
+from glow_mlir.tools.errors import report, usage_error, user_errors_exit
 
 
 def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[str], list[str]]:

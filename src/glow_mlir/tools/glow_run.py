@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import (
     ArgumentParser,
-    UserError,
     at_least,
     non_negative_float,
     usage_error,

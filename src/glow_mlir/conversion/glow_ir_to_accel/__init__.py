@@ -44,7 +44,7 @@ from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import Converter, Inserter, emit_steps
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
 from glow_mlir.dialects import glow_accel, glow_ir
-from glow_mlir.transforms.accel.gc_pause import paused_gc
+from glow_mlir.ir.gc_pause import paused_gc
 
 
 

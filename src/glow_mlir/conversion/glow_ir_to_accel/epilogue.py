@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from xdsl.ir import SSAValue
 
+from glow_mlir.analysis.accel_work import macs
 from glow_mlir.analysis.epilogue_fusion import Epilogue
 from glow_mlir.conversion.glow_ir_to_accel import matmul, windows
 from glow_mlir.conversion.glow_ir_to_accel.steps import (
@@ -29,7 +30,6 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import (
 )
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
 from glow_mlir.dialects import glow_accel, glow_ir
-from glow_mlir.targets.accel.cost_model import macs
 
 
 def _is_slice(ep: Epilogue, source: SSAValue) -> bool:

@@ -2,7 +2,7 @@
 insert_tensor, transpose, broadcast, tile, pad, gather, space_to_depth, resize_nearest,
 resize_bilinear, top_k, arg_max, arg_min, batched_reduce_{add,mean,max,min,prod}.
 
-Semantics are the interpreter's reference kernels (targets/interpreter/kernels/data.py,
+Semantics are the interpreter's reference kernels (semantics/kernels/data.py,
 resize.py, reductions.py, constants.py), bit for bit where they are exact.
 
 Every buffer is contiguous, so most data movement is one *strided copy*: the destination
@@ -316,7 +316,7 @@ def pad(instr, em: Emitter) -> None:
         t = _elem(dest)
         value = a.float_attr("value", 0.0)
         if isinstance(t, QuantizedType):
-            from glow_mlir.targets.interpreter.numerics import quantize
+            from glow_mlir.semantics.numerics import quantize
 
             fill = quantize(np.float32(value), t).item()
         else:

@@ -1,8 +1,8 @@
 """Element-wise instructions: the scalar function of each kind (`@lowers_elementwise`);
 the package stacks consecutive ones into one flat loop (`emit_elementwise`).
 
-Each function computes what the reference kernel (targets/interpreter/kernels/
-elementwise.py, trigonometry.py, quantization.py) computes for one element:
+Each function computes what the reference kernel (semantics/kernels/elementwise.py,
+trigonometry.py, quantization.py) computes for one element:
 
 - float math runs in the element type; f16 and bf16 compute in f32 and round once (as
   numpy's half loops do); erf and gelu compute in f64 and round once (as the reference);

@@ -24,9 +24,11 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from glow_mlir.ir.element_types import StoredElementType
+
 
 @irdl_attr_definition
-class QuantizedType(ParametrizedAttribute, TypeAttribute):
+class QuantizedType(ParametrizedAttribute, TypeAttribute, StoredElementType):
     """Glow's quantized element kind: `real = scale * (stored - offset)`."""
 
     name = "glow.quant"
@@ -34,6 +36,9 @@ class QuantizedType(ParametrizedAttribute, TypeAttribute):
     storage: IntegerType
     scale: FloatData
     offset: IntAttr
+
+    def storage_type(self) -> IntegerType:
+        return self.storage
 
     def __init__(self, storage: IntegerType, scale: float, offset: int):
         super().__init__(storage, FloatData(float(scale)), IntAttr(int(offset)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 class OnnxImportError(UserError):

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape
 from glow_mlir.frontends.onnx import dtypes, table
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
@@ -42,7 +43,6 @@ from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 from glow_mlir.ir.resources import resource_table
-from glow_mlir.runtime.compiled_model import NAME_ATTR
 
 _UNKNOWN = None
 """The value of an output nobody could compute (downstream of something unsupported)."""

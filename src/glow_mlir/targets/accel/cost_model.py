@@ -11,15 +11,15 @@ the two cannot disagree. The formulas (the target's fields from `#glow_accel.tar
   element is touched once) and output elements times the window for pooling;
 - issuing a `dma_start` costs the issuer `DMA_ISSUE_CYCLES`.
 
-Costs depend on the tile shapes and attributes only, never on data.
+Costs depend on the tile shapes and attributes only, never on data. `macs` is
+`analysis/accel_work.py`'s, which the converter counts with too.
 """
 
 from __future__ import annotations
 
 import math
 
-from xdsl.ir import Operation
-
+from glow_mlir.analysis.accel_work import macs
 from glow_mlir.dialects import glow_accel, glow_ir
 
 COMPUTE_OVERHEAD_CYCLES = 16
@@ -33,22 +33,6 @@ def dma_cycles(nbytes: int, target: glow_accel.TargetAttr) -> int:
     """Cycles the DMA engine is busy with one transfer of `nbytes`."""
     per_cycle = target.value("dma_bytes_per_cycle")
     return target.value("dma_latency") + -(-nbytes // per_cycle)
-
-
-def _shape(value) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
-def macs(op: Operation) -> int:
-    """Multiply-accumulates of a matmul or conv: a tile op, or the `glow_ir` instruction
-    it stands for (the same operands), which the converter estimates before tiling."""
-    kind = op.kind if isinstance(op, glow_accel.TileOp) else op.name.removeprefix("glow_ir.")
-    out = glow_ir.num_elements(op.operands[0])
-    if kind == "mat_mul":
-        return out * _shape(op.operands[1])[-1]  # c[m, n] += a[m, k] b[k, n]
-    if kind == "convolution":
-        return out * math.prod(_shape(op.operands[2])[1:])  # OIHW or OHWI: C/g * KH * KW
-    raise ValueError(f"{op.name} has no multiply-accumulates")
 
 
 def vector_elements(op: glow_accel.TileOp) -> int:

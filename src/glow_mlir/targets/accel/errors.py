@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import position_text
-from glow_mlir.targets.interpreter.registry import EvaluationError
-from glow_mlir.tools.errors import UserError
+from glow_mlir.semantics.registry import EvaluationError
 
 
 class AccelSimulationError(UserError, EvaluationError):

@@ -39,7 +39,7 @@ from glow_mlir.targets.accel.errors import AccelSimulationError
 from glow_mlir.targets.accel.hazards import HazardChecker, MainRegion, Transfer, box_of
 from glow_mlir.targets.accel.report import AccelReport
 from glow_mlir.targets.accel.timeline import Timeline
-from glow_mlir.targets.interpreter.graph_evaluator import evaluate_op
+from glow_mlir.semantics.graph_evaluator import evaluate_op
 from glow_mlir.targets.interpreter.instr_interpreter import (
     InstrExecutor,
     _Memory,
@@ -47,9 +47,9 @@ from glow_mlir.targets.interpreter.instr_interpreter import (
     instruction_step,
     op_where,
 )
-from glow_mlir.targets.interpreter.numerics import fused_activation, quantize
-from glow_mlir.targets.interpreter.registry import KERNELS, EvaluationError
-from glow_mlir.transforms.accel.gc_pause import paused_gc
+from glow_mlir.semantics.numerics import fused_activation, quantize
+from glow_mlir.semantics.registry import KERNELS, EvaluationError
+from glow_mlir.ir.gc_pause import paused_gc
 
 
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
 
-from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 from glow_mlir.ir import progress
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
+from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 
 
 class CpuBackendError(UserError):
@@ -37,7 +37,7 @@ def lower_to_loops(module: ModuleOp) -> None:
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once."""
     from glow_mlir.conversion.loops_to_llvm import prepare_loops
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
         run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
@@ -74,9 +74,9 @@ class CpuExecutor(NativeProgram):
 
     def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
         from glow_mlir.dialects import glow_ir
-        from glow_mlir.runtime.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
+        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
 
         self.memory = lower_to_instructions(module, disable)
         check_fits_in_memory(module, self.memory)

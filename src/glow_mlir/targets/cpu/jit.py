@@ -24,10 +24,10 @@ import threading
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
 
+from glow_mlir.ir.errors import UserError
 from glow_mlir.targets.cpu.engine import ENTRY_TYPE as ENTRY_TYPE  # re-exported
 from glow_mlir.targets.cpu.engine import NativeEntry, host_cpu
 from glow_mlir.targets.cpu.engine import initialize as _initialize
-from glow_mlir.tools.errors import UserError
 
 _host_cpu = host_cpu  # the name tests and older callers use
 

@@ -1,9 +1,10 @@
-"""The reference evaluator: runs `glow` graphs with numpy, one clear kernel per op.
-
-It is the oracle for every graph pass and the frontend: clarity over speed.
+"""The interpreter target: the instruction IR run with numpy on one byte arena at the
+planned offsets (`instr_interpreter.py`), each instruction by the reference kernel of its
+graph op. The reference evaluator itself (the numpy semantics of each `glow` op and the
+graph evaluator) is `glow_mlir.semantics`, re-exported here.
 """
 
-from glow_mlir.targets.interpreter.graph_evaluator import (
+from glow_mlir.semantics import (
     EvaluationError,
     evaluate_function,
     evaluate_module,

@@ -34,8 +34,8 @@ from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
 from glow_mlir.ir.text import location_text
-from glow_mlir.targets.interpreter.graph_evaluator import evaluate_op
-from glow_mlir.targets.interpreter.registry import KERNELS, EvaluationError
+from glow_mlir.semantics.graph_evaluator import evaluate_op
+from glow_mlir.semantics.registry import KERNELS, EvaluationError
 
 POISON = 0xFF
 

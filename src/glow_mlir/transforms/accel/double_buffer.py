@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
-from glow_mlir.transforms.accel.gc_pause import paused_gc
+from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.transforms.accel.program import (
     Effects,
     TileSizes,

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.analysis.memory_planner import Buffer, align_up, plan
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
-from glow_mlir.transforms.accel.gc_pause import paused_gc
+from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.transforms.accel.program import (
     buffer_size,
     dmas_of,

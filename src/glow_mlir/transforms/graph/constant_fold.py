@@ -47,7 +47,7 @@ class ConstantFoldPass(ModulePass):
             raise ConstantFoldOptionError(
                 f"constant-fold: max-elements must be 0 or more, got {self.max_elements}")
         load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
-        from glow_mlir.targets.interpreter import EvaluationError, evaluate_op
+        from glow_mlir.semantics import EvaluationError, evaluate_op
 
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             known: dict[SSAValue, np.ndarray] = {}

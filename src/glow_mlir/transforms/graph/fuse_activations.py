@@ -24,10 +24,13 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from glow_mlir.backends import Backend
-from glow_mlir.backends.common import backend_option, fused_activation
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.base import to_attr
+from glow_mlir.transforms.graph.backend_hooks import (
+    GraphBackend,
+    backend_option,
+    fused_activation,
+)
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
 
 ACTIVATIONS: dict[type, str] = {
@@ -48,7 +51,7 @@ def _activation_args(op: Operation) -> list[float]:
 
 
 class FuseActivation(RewritePattern):
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: GraphBackend):
         self.backend = backend
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

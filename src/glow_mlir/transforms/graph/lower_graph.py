@@ -21,15 +21,14 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from glow_mlir.backends import Backend
-from glow_mlir.backends.common import backend_option
+from glow_mlir.transforms.graph.backend_hooks import GraphBackend, backend_option
 from glow_mlir.transforms.graph.lowering import Emitter, rule_for
 from glow_mlir.transforms.graph.utils import apply_patterns
 from glow_mlir.ir.resources import load_resource_dialect
 
 
 class LowerOp(RewritePattern):
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: GraphBackend):
         self.backend = backend
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

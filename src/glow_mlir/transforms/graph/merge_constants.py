@@ -24,7 +24,7 @@ from xdsl.rewriter import Rewriter
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.resources import bytes_digest, resource_digest
-from glow_mlir.targets.interpreter import evaluate_op
+from glow_mlir.semantics import evaluate_op
 
 
 SAMPLE_BYTES = 4096

@@ -161,10 +161,10 @@ class GraphPipelinePass(ModulePass):
     ~0.25 s, and the two pipelines made 22 of them: 5 s of a 36 s compile)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.backends import get_backend
+        from glow_mlir.transforms.graph.backend_hooks import get_graph_backend
 
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
-        backend = get_backend(self.backend)
+        backend = get_graph_backend(self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
         relowered = ("fold-matmul-add",) if backend.should_lower(_probe_fully_connected()) else ()
 

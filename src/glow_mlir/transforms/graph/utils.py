@@ -31,7 +31,7 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     """The array a value is known to hold (glow.constant or glow.splat), else None."""
     op = defining_op(value)
     if isinstance(op, (glow.ConstantOp, glow.SplatOp)):
-        from glow_mlir.targets.interpreter import evaluate_op
+        from glow_mlir.semantics import evaluate_op
 
         return evaluate_op(op, [])[0]
     return None

@@ -17,9 +17,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
-from glow_mlir.backends.base import Backend
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, shape_of
+from glow_mlir.transforms.graph.backend_hooks import GraphBackend
 from glow_mlir.transforms.graph.utils import make_constant
 
 
@@ -28,7 +28,7 @@ class Emitter:
     (rules may ask it what the ops they emit may carry, e.g. a fused activation)."""
 
     def __init__(self, rewriter: PatternRewriter, anchor: Operation,
-                 backend: Backend | None = None):
+                 backend: GraphBackend | None = None):
         self.rewriter = rewriter
         self.anchor = anchor
         self.backend = backend

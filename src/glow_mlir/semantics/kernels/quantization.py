@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.ir.element_types import cast_array, is_reduced_precision
-from glow_mlir.targets.interpreter.numerics import dequantize, elem, quantize
-from glow_mlir.targets.interpreter.registry import kernel, result_dtype
+from glow_mlir.semantics.numerics import dequantize, elem, quantize
+from glow_mlir.semantics.registry import kernel, result_dtype
 
 
 @kernel("glow.convert_to")

@@ -29,6 +29,10 @@ accumulation tiles) is in the activation area, past the planned activations, so 
 needs little stack and runs on small thread stacks. Each area must be aligned to
 `NET_MEM_ALIGN` bytes. The mutable and activation areas
 belong to one call at a time; the constant area may be shared by concurrent calls.
+
+It lives in `runtime`, not `targets/cpu`, because it takes what `glow_mlir.compile`
+returns and compiles a model itself (docs/architecture.md §2); the code it writes is the
+cpu target's (`targets/cpu/jit.py`, `executor.py`, `areas.py`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from pathlib import Path
 from onnx import ModelProto
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 C_KEYWORDS = frozenset("""
@@ -143,7 +147,7 @@ def _planned_module(model, input_shapes) -> ModuleOp:
     lowered in place)."""
     from glow_mlir.dialects import glow_ir
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.runtime.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     if isinstance(model, ModuleOp):
         module = model

@@ -11,8 +11,8 @@ from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.ir.element_types import numpy_dtype
-from glow_mlir.targets.interpreter import kernels  # noqa: F401 - registers every kernel
-from glow_mlir.targets.interpreter.registry import (
+from glow_mlir.semantics import kernels  # noqa: F401 - registers every kernel
+from glow_mlir.semantics.registry import (
     KERNELS,
     EvaluationError,
     result_dtype,

@@ -12,14 +12,14 @@ import math
 
 import numpy as np
 
-from glow_mlir.targets.interpreter.numerics import (
+from glow_mlir.semantics.numerics import (
     activation,
     erf,
     real_valued,
     sigmoid,
     trunc_div,
 )
-from glow_mlir.targets.interpreter.registry import kernel
+from glow_mlir.semantics.registry import kernel
 
 # ---------------------------------------------------------------- activations
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from glow_mlir.targets.interpreter.registry import kernel
+from glow_mlir.semantics.registry import kernel
 
 
 def _per_channel(a: np.ndarray, rank: int, axis: int) -> np.ndarray:

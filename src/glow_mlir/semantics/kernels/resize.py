@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from glow_mlir.targets.interpreter.numerics import real_valued
-from glow_mlir.targets.interpreter.registry import EvaluationError, kernel, result_shape
+from glow_mlir.semantics.numerics import real_valued
+from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
 
 f32 = np.float32
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.dialects.glow_ops.types import is_quantized
-from glow_mlir.targets.interpreter.numerics import elem, quantize
-from glow_mlir.targets.interpreter.registry import EvaluationError, kernel, result_shape
+from glow_mlir.semantics.numerics import elem, quantize
+from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
 
 
 @kernel("glow.concat")

@@ -1,6 +1,8 @@
-"""From an optimized graph to planned instruction IR: what every backend that runs the
+"""From an optimized graph to planned instruction IR: what every target that runs the
 instruction IR shares (IRGen, Glow's IR optimizer, memory planning), plus the memory
 report the user sees as `CompiledModel.memory` and `glow-compile --memory-report`.
+In `targets`, below the executors of `runtime` and the cpu executor that use it
+(docs/architecture.md §2).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.errors import UserError
 
 
 def require_memory_plan(disable: Sequence[str], needed_by: str) -> None:
@@ -49,6 +51,14 @@ def check_fits_in_memory(module: ModuleOp, report) -> None:
                     f"{name}, {format_bytes(size)}")
 
 
+def is_planned_program(module: ModuleOp) -> bool:
+    """A module whose function is `glow_ir` already planned by `plan-memory`."""
+    from glow_mlir.analysis.instr_memory import glow_ir_funcs, is_planned
+
+    funcs = glow_ir_funcs(module)
+    return bool(funcs) and is_planned(funcs[0])
+
+
 def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
                           print_ir_after_each: bool = False):
     """Lower `module` (a scheduled graph) in place to planned `glow_ir`; returns its
@@ -59,10 +69,9 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
     `glow-compile --emit instr`) skips IRGen; a planned one only has its rules checked
     (`verify-instr`): running the optimizer again would redo its plan."""
     from glow_mlir.analysis.instr_memory import glow_ir_funcs, memory_report, unshared_bytes
-    from glow_mlir.runtime.ir_models import is_planned_program
-    from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
+    from glow_mlir.conversion.pass_runner import run_pipeline
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.pass_runner import run_pipeline
+    from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
 
     try:
         with progress.stage("instruction passes"):

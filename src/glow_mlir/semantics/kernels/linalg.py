@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from glow_mlir.targets.interpreter.numerics import dense_bias, fused_activation, real_valued
-from glow_mlir.targets.interpreter.registry import kernel
+from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
+from glow_mlir.semantics.registry import kernel
 
 
 def _wide(x: np.ndarray) -> np.ndarray:

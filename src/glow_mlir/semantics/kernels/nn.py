@@ -12,8 +12,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from glow_mlir.dialects.glow_ops.shapes import image_dims
-from glow_mlir.targets.interpreter.numerics import dense_bias, fused_activation, real_valued
-from glow_mlir.targets.interpreter.registry import kernel, result_shape
+from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
+from glow_mlir.semantics.registry import kernel, result_shape
 
 
 def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr
 
 from glow_mlir.ir.resources import resource_value
-from glow_mlir.targets.interpreter.registry import kernel, result_dtype, result_shape
+from glow_mlir.semantics.registry import kernel, result_dtype, result_shape
 
 
 @kernel("glow.constant")

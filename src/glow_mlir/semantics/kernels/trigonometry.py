@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from glow_mlir.targets.interpreter.registry import kernel
+from glow_mlir.semantics.registry import kernel
 
 
 @kernel("glow.acos")

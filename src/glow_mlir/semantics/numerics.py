@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 from glow_mlir.ir.element_types import numpy_dtype
-from glow_mlir.targets.interpreter.registry import EvaluationError
+from glow_mlir.semantics.registry import EvaluationError
 
 
 def elem(value: SSAValue) -> Attribute:

@@ -8,6 +8,8 @@ periodically the whole heap: about half of `convert-glow-ir-to-accel`'s time on
 ResNet-18 at 64 KiB. Nothing the passes compute depends on when (or whether) garbage is
 collected, so they run with the collector paused; reference counting still frees
 everything not in a cycle, and the collector, re-enabled afterwards, collects the rest.
+Used by the accelerator's passes, its converter and its simulator, so it sits in the
+bottom layer with the other plumbing (docs/architecture.md §2).
 """
 
 from __future__ import annotations

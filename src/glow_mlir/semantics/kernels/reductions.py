@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from glow_mlir.targets.interpreter.numerics import real_valued
-from glow_mlir.targets.interpreter.registry import kernel
+from glow_mlir.semantics.numerics import real_valued
+from glow_mlir.semantics.registry import kernel
 
 
 def _axes(op, x) -> tuple[int, ...]:
