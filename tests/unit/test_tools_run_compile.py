@@ -136,6 +136,47 @@ def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
     assert "allow_pickle" not in err  # numpy's hint to load it unsafely is not ours to give
 
 
+@pytest.mark.parametrize("make, message", [
+    (lambda d: (d / "empty.npz").write_bytes(b""), "the file is empty"),
+    (lambda d: (d / "cut.npz").write_bytes(d.joinpath("ok.npz").read_bytes()[:100]),
+     "not an .npz file (File is not a zip file)"),
+    (lambda d: np.save(d / "one.npy", np.zeros(3)), "is a single .npy array"),
+    (lambda d: np.savez(d / "objects.npz", x=np.array([1, "a"], dtype=object)),
+     "holds an object array"),
+    (lambda d: None, "it is a directory"),
+])
+def test_run_refuses_each_kind_of_bad_inputs_file(tmp_path, capsys, dynamic_model, make,
+                                                   message):
+    np.savez(tmp_path / "ok.npz", x=np.zeros((2, 5), np.float32))
+    before = set(tmp_path.iterdir())
+    make(tmp_path)
+    made = set(tmp_path.iterdir()) - before
+    path = made.pop() if made else tmp_path
+    code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape",
+                              "batch=2", "--inputs", path)
+    assert code == 1 and message in err, err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_a_warning_is_one_line_of_the_tool(tmp_path, capsys, monkeypatch):
+    """An unwritable compile cache is a one-line warning, the run goes on."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("GLOW_MLIR_CACHE_DIR", str(blocker / "cache"))
+    from glow_mlir.targets import compile_cache
+
+    monkeypatch.setattr(compile_cache, "_warned", set(), raising=False)
+    model = tmp_path / "m.onnx"
+    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"])],
+                         {"x": ((2, 3), "float32")}, ["y"]), str(model))
+    code, out, err = in_process(glow_run.main, capsys, model)
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if "compile cache" in ln]
+    assert lines and all(ln.startswith("glow-run: warning: cannot write the glow-mlir "
+                                       "compile cache") for ln in lines), err
+    assert ".py:" not in err
+
+
 def test_run_reports_every_unsupported_op(tmp_path):
     nodes = [helper.make_node("Hardmax", ["x"], ["h"], name="h1"),
              helper.make_node("NonMaxSuppression", ["h", "s"], ["y"], name="nms")]

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import NoReturn
@@ -84,9 +85,14 @@ def report(tool: str, err: BaseException) -> str:
 
 @contextmanager
 def user_errors_exit(tool: str, debug: bool, extra: tuple[type[BaseException], ...] = ()):
-    """Turn exceptions into `report` + exit 1; `--debug` keeps the traceback."""
+    """Turn exceptions into `report` + exit 1; `--debug` keeps the traceback. Warnings
+    (an unwritable compile cache, ...) print as one line, `TOOL: warning: ...`, not as
+    Python's two lines with a source path (`--debug` keeps those too)."""
     try:
-        yield
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = _one_line_warning(tool)
+            yield
     except (KeyboardInterrupt, SystemExit):
         raise
     except BrokenPipeError:
@@ -99,6 +105,13 @@ def user_errors_exit(tool: str, debug: bool, extra: tuple[type[BaseException], .
             traceback.print_exc()
         print(report(tool, err), file=sys.stderr)
         sys.exit(1)
+
+
+def _one_line_warning(tool: str):
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"{tool}: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def run_main(tool: str, main: Callable[[list[str]], int], argv: list[str]) -> int:

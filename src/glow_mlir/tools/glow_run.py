@@ -72,18 +72,33 @@ def random_inputs(shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, np
 
 
 def load_inputs(path: str) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file by name; anything else is a UserError that says why."""
+    import zipfile
+
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):
-                raise UserError(f"'{path}' is a single .npy array; give an .npz of inputs by name")
-            return {k: data[k] for k in data.files}
+        data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise UserError(f"cannot read inputs '{path}': no such file") from None
-    except (OSError, ValueError) as err:
+    except IsADirectoryError:
+        raise UserError(f"cannot read inputs '{path}': it is a directory") from None
+    except EOFError:
+        raise UserError(f"cannot read inputs '{path}': the file is empty") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as err:
         # numpy takes any file that is neither zip nor .npy for a pickle and suggests
         # allow_pickle=True, an unsafe hint for what is simply not an .npz: say that instead.
         reason = "it is neither a zip archive nor an .npy array" if "pickle" in str(err) else err
         raise UserError(f"cannot read inputs '{path}': not an .npz file ({reason})") from None
+    if isinstance(data, np.ndarray):
+        raise UserError(f"'{path}' is a single .npy array; give an .npz of inputs by name")
+    with data:
+        try:
+            return {k: data[k] for k in data.files}
+        except ValueError:  # an object array: it would need pickle
+            raise UserError(f"cannot read inputs '{path}': it holds an object array "
+                            f"(inputs are numeric arrays)") from None
+        except (OSError, EOFError, zipfile.BadZipFile) as err:
+            raise UserError(f"cannot read inputs '{path}': a damaged .npz file "
+                            f"({err})") from None
 
 
 def summary(x: np.ndarray) -> str:

@@ -11,7 +11,8 @@ pipeline (IRVerify), then memory planning and a last check of the planned progra
 Options: `share-buffers=false` drops share-buffers (Glow's shouldShareBuffers),
 `plan=false` stops before plan-memory, `disable=a,b` skips passes by name (every
 instance), `print-ir-after-each=true` prints the module to stderr after each pass. The
-passes run through `run_pipeline`, so the IR is verified after every one.
+passes run through `run_pipeline`, which verifies the IR after every one unless
+`verify-each=false` (what `compile()` gives: it verifies the result once).
 """
 
 from __future__ import annotations
