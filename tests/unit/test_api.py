@@ -168,3 +168,32 @@ def test_planned_memory_larger_than_the_machine(monkeypatch, backend):
         # accel: a scratchpad that fits the pretended machine (the default 256 KiB would not)
         options = {"scratchpad_kib": 4} if backend == "accel" else {}
         glow_mlir.compile(make_model(nodes, {"a": x, "b": x}, ["y"]), backend=backend, **options)
+
+
+def test_compile_pauses_the_cyclic_collector(model_proto, monkeypatch):
+    """The collector's passes over the IR's millions of objects were a quarter of a large
+    compile's CPU time: compile() runs with it paused, and restores it (also after an
+    error)."""
+    import gc
+
+    import glow_mlir.runtime.compiled_model as compiled_model
+
+    seen = []
+    original = compiled_model.optimize_graph
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_model, "optimize_graph", recording)
+    assert gc.isenabled()
+    glow_mlir.compile(model_proto, backend="interpreter", cache=False)
+    assert seen == [False] and gc.isenabled()
+
+    def failing(*args, **kwargs):
+        raise UserError("no")
+
+    monkeypatch.setattr(compiled_model, "optimize_graph", failing)
+    with pytest.raises(UserError):
+        glow_mlir.compile(model_proto, backend="interpreter", cache=False)
+    assert gc.isenabled()

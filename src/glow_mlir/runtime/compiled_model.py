@@ -18,6 +18,7 @@ import numpy as np
 
 from glow_mlir.ir import progress as progress_hooks
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.runtime.backends import DEFAULT_BACKEND, Executor, check_backend
 
 if TYPE_CHECKING:
@@ -226,7 +227,10 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                                    "disable_passes": tuple(disable_passes),
                                    **backend_options}
         if compiled is None:
-            with compile_cache.using(store):
+            # the cyclic collector paused (ir/gc_pause.py): the compile builds and drops
+            # millions of IR objects, and the collector's passes over them were a quarter
+            # of the CPU time of a DenseNet-201 compile (33.6 -> 24.2 s)
+            with compile_cache.using(store), paused_gc():
                 module, is_graph = _import(model, input_shapes)
                 if optimize and is_graph:
                     module = optimize_graph(module, backend, graph_disable)

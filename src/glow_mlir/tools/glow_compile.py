@@ -37,6 +37,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
 
@@ -145,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from glow_mlir.ir import progress
 
     with user_errors_exit("glow-compile", args.debug):
-        with progress.recording(show=False if args.quiet else None) as recorder:
+        # the cyclic collector paused, as in compile() (ir/gc_pause.py)
+        with progress.recording(show=False if args.quiet else None) as recorder, paused_gc():
             compile_and_emit(args)
         if args.time_passes:
             recorder.print_report(sys.stderr)
