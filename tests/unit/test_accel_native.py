@@ -378,7 +378,7 @@ def test_llvm_dialect_output_is_accepted_by_mlir_translate(tmp_path):
 def test_lenet_through_the_accelerator_pipeline_natively(kib):
     """The real pipeline (tiling, DMA scheduling, double buffering, scratchpad plan), then
     natively: onnxruntime's numbers and the simulator's."""
-    pytest.importorskip("glow_mlir.runtime.accel")
+    pytest.importorskip("glow_mlir.backends.accel")
     import glow_mlir
     from glow_mlir import model_zoo
     from onnx_testing import model_feeds, run_onnxruntime

@@ -1,27 +1,21 @@
-"""Backends as the graph compiler sees them: which ops to lower, which ops run, and what to
-rewrite after lowering (Glow's Backend::shouldLower / isOpSupported /
-transformPostLowering). `get_backend(name)` returns one by name."""
+"""One `Backend` object per target (interpreter, cpu, accel), as in Glow: its graph hooks
+(which ops to lower, which ops it runs, which activations it fuses, what to rewrite after
+lowering), its options, its pipelines as data, and how it compiles and runs a module.
+`get_backend(name)` returns one by name from the one registry (`registry.py`).
+
+Importing this package imports neither xDSL nor llvmlite (see `base.py`)."""
 
 from __future__ import annotations
 
-from xdsl.utils.exceptions import DiagnosticException
+from glow_mlir.backends.base import Backend, BackendOption, Executor, NodeInfo
+from glow_mlir.backends.registry import (
+    DEFAULT_BACKEND,
+    BackendError,
+    UnknownBackendError,
+    all_backends,
+    backend_names,
+    get_backend,
+)
 
-from glow_mlir.backends.base import Backend
-
-
-class UnknownBackendError(ValueError, DiagnosticException):
-    """A backend name nobody registered: the user's mistake (a flag, a pass option), so tools
-    report it as a diagnostic, without a traceback; still a ValueError for API callers."""
-
-
-def get_backend(name: str) -> Backend:
-    from glow_mlir.backends.registry import BACKENDS
-
-    try:
-        return BACKENDS[name]()
-    except KeyError:
-        known = ", ".join(sorted(BACKENDS))
-        raise UnknownBackendError(f"unknown backend '{name}' (known: {known})") from None
-
-
-__all__ = ["Backend", "UnknownBackendError", "get_backend"]
+__all__ = ["Backend", "BackendError", "BackendOption", "DEFAULT_BACKEND", "Executor",
+           "NodeInfo", "UnknownBackendError", "all_backends", "backend_names", "get_backend"]

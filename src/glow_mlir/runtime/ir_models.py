@@ -103,9 +103,3 @@ def _check_dialect(ops, prefix: str, why: str, allowed: tuple[type[Operation], .
             raise OpDiagnostic(op, f"is not in the {prefix[:-1]} dialect: {why}")
 
 
-def is_planned_program(module: ModuleOp) -> bool:
-    """A module whose function is `glow_ir` already planned by `plan-memory`."""
-    from glow_mlir.analysis.instr_memory import glow_ir_funcs, is_planned
-
-    funcs = glow_ir_funcs(module)
-    return bool(funcs) and is_planned(funcs[0])

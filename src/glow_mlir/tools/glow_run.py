@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
+from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import (
     ArgumentParser,
     UserError,

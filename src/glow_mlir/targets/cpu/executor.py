@@ -23,6 +23,11 @@ class CpuBackendError(UserError):
     """The CPU backend cannot generate code for this program."""
 
 
+LOOP_LOWERING: tuple[str, ...] = ("convert-glow-ir-to-loops",)
+"""The passes from planned glow_ir to loop IR: the cpu backend's lowering steps
+(`backends.cpu.CpuBackend.lowering_steps`, which the tests check against this)."""
+
+
 def lower_to_llvm(module: ModuleOp) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
@@ -32,7 +37,7 @@ def lower_to_llvm(module: ModuleOp) -> None:
     lower_loops_to_llvm(module, prepared=True)
 
 
-def lower_to_loops(module: ModuleOp) -> None:
+def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> None:
     """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once."""
@@ -40,7 +45,7 @@ def lower_to_loops(module: ModuleOp) -> None:
     from glow_mlir.transforms.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
+        run_pipeline(module, ",".join(steps), verify=False)
     except PassFailedException as err:
         message = str(err)
         if "no loop generator for" in message:
@@ -70,22 +75,22 @@ def _values_by_element_type(fn) -> dict[str, list[str]]:
 
 
 class CpuExecutor(NativeProgram):
-    """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
+    """Native code for the host CPU, from a planned `glow_ir` program (lowered in place
+    by `lowering`, the cpu backend's steps); `memory` is the plan's `MemoryReport`."""
 
-    def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
+    def __init__(self, module: ModuleOp, memory=None,
+                 lowering: Sequence[str] = LOOP_LOWERING):
         from glow_mlir.dialects import glow_ir
-        from glow_mlir.runtime.instructions import check_fits_in_memory, lower_to_instructions
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
 
-        self.memory = lower_to_instructions(module, disable)
-        check_fits_in_memory(module, self.memory)
+        self.memory = memory
         fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
         self.name = fn.sym_name.data
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
-            lower_to_loops(module)
+            lower_to_loops(module, lowering)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             self.module = module
             with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
@@ -117,22 +116,12 @@ class GlowOptimizePass(ModulePass):
             before = after
 
 
-def _probe_fully_connected() -> Operation:
-    from glow_mlir.dialects import glow
-
-    from xdsl.dialects.builtin import TensorType as T
-    from xdsl.ir import Block
-
-    block = Block(arg_types=[T(f32, [1, 1]), T(f32, [1, 1]), T(f32, [1])])
-    return glow.FullyConnectedOp.make(block.args, TensorType(f32, [1, 1]))
-
-
 def unsupported_ops_message(module: ModuleOp, backend) -> str | None:
     """One message listing every op kind the backend cannot run (count, first place)."""
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for op in module.walk():
-        if op.name.startswith("glow.") and not backend.is_op_supported(op):
+        if op.name.startswith("glow.") and not backend.runs(op):
             counts[op.name] += 1
             first.setdefault(op.name, location_text(op) or "")
     if not counts:
@@ -161,12 +150,13 @@ class GraphPipelinePass(ModulePass):
     ~0.25 s, and the two pipelines made 22 of them: 5 s of a 36 s compile)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.backends import get_backend
+        from glow_mlir.backends.common import backend_option
+        from glow_mlir.dialects import glow
 
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
-        backend = get_backend(self.backend)
+        backend = backend_option(self.name, self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
-        relowered = ("fold-matmul-add",) if backend.should_lower(_probe_fully_connected()) else ()
+        relowered = ("fold-matmul-add",) if backend.should_lower(glow.FullyConnectedOp) else ()
 
         def optimize(extra_disable: tuple[str, ...] = ()) -> None:
             if "glow-optimize" in self.disable:
