@@ -12,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
+from xdsl.utils.exceptions import LLVMTranslationException
 
-from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
+from glow_mlir.conversion.glow_ir_to_loops.errors import (
+    NoLoopGenerator,
+    UnsupportedElementType,
+    kinds_text,
+)
 from glow_mlir.ir import progress
-from glow_mlir.tools.errors import UserError
+from glow_mlir.ir.text import DiagnosticError
+from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 
 
-class CpuBackendError(UserError):
-    """The CPU backend cannot generate code for this program."""
+class CpuBackendError(DiagnosticError):
+    """The CPU backend cannot generate code for this program: a summary, then an error at
+    each instruction concerned (none when the problem is not an op's)."""
 
 
 LOOP_LOWERING: tuple[str, ...] = ("convert-glow-ir-to-loops",)
@@ -46,17 +52,14 @@ def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> No
 
     try:
         run_pipeline(module, ",".join(steps), verify=False)
-    except PassFailedException as err:
-        message = str(err)
-        if "no loop generator for" in message:
-            kinds = message.split("no loop generator for", 1)[1].strip()
-            raise CpuBackendError(
-                f"the cpu backend cannot compile this model yet: no code generator for "
-                f"the instruction kinds {kinds}") from None
-        if "is not supported" in message:  # an element type no kernel handles
-            raise CpuBackendError(f"the cpu backend cannot compile this model: "
-                                  f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
-        raise
+    except NoLoopGenerator as err:
+        raise CpuBackendError(err.diagnostics,
+                              f"the cpu backend cannot compile this model yet: no code "
+                              f"generator for the instruction kinds {kinds_text(err.kinds)}"
+                              ) from None
+    except UnsupportedElementType as err:  # an element type no kernel handles
+        raise CpuBackendError(err.diagnostics, f"the cpu backend cannot compile this "
+                                               f"model: {err.description}") from None
     with progress.timed_pass("prepare-loops"):
         prepare_loops(module)
 
@@ -99,5 +102,6 @@ class CpuExecutor(NativeProgram):
             what = str(err).removeprefix("Type not supported: ")
             values = names.get(what, [])
             on = f" (values {', '.join(map(repr, values[:5]))})" if values else ""
-            raise CpuBackendError(f"the cpu backend cannot compile this model: its code "
-                                  f"generator does not support element type {what}{on}") from None
+            raise CpuBackendError([], f"the cpu backend cannot compile this model: its code "
+                                      f"generator does not support element type {what}{on}"
+                                  ) from None
