@@ -153,6 +153,23 @@ def test_pipelines_are_data():
         cpu.lowering_pipeline(["convert-glow-ir-to-loops"])
 
 
+def test_each_backend_lowers_a_graph_to_what_its_target_runs():
+    """`lower` runs the instruction pipeline and the lowering steps in place."""
+    from glow_mlir.dialects import glow_ir
+
+    relu = ONE_OP.format(args="%x: tensor<4xf32>", op="glow.relu %x : tensor<4xf32>",
+                         rtype="tensor<4xf32>")
+    for name, left in (("interpreter", "glow_ir.relu"), ("cpu", "glow.kernel"),
+                       ("accel", "glow_accel.elementwise")):
+        module = _module(relu)
+        memory = get_backend(name).lower(module)
+        assert memory.mutable_bytes == 32
+        text = str(module)
+        assert left in text, (name, text)
+        assert (name == "cpu") == (not any(isinstance(op, glow_ir.FuncOp)
+                                           for op in module.walk()))
+
+
 def test_questions_about_a_kind_need_no_op():
     """The graph pipeline asks whether a backend lowers fully_connected with the class
     alone, and support with a class and types (Glow's NodeInfo)."""

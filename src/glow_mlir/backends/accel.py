@@ -123,11 +123,10 @@ class AccelBackend(Backend):
         """A planned accelerator program, in place. `fuse_epilogues=False` converts each
         element-wise instruction alone (to measure what the fusion buys)."""
         options = self.check_options(options)
-        steps_disabled = [n for n in disable if n in self.lowering_steps]
+        instr_disabled, steps_disabled = self.split_disabled(disable)
         steps = self.lowering_pipeline(steps_disabled, **options,
                                        fuse_epilogues=fuse_epilogues)  # checked first
-        report = self.lower_to_instructions(
-            module, [n for n in disable if n not in self.lowering_steps], print_ir_after_each)
+        report = self.lower_to_instructions(module, instr_disabled, print_ir_after_each)
         refuse_empty_tensors(module)
         self.run_lowering(module, steps, print_ir_after_each)
         return report

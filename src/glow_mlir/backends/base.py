@@ -181,6 +181,11 @@ class Backend:
         """The pipeline text of lowering step `step` given the backend's options."""
         return step
 
+    def split_disabled(self, disable: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Disabled pass names for the instruction pipeline, and for the lowering steps."""
+        return ([n for n in disable if n not in self.lowering_steps],
+                [n for n in disable if n in self.lowering_steps])
+
     def pass_names(self) -> tuple[str, ...]:
         """Every pass name `disable_passes` may name after the graph pipeline."""
         from glow_mlir.transforms.instr.pipelines import KNOWN_PASSES
@@ -203,10 +208,9 @@ class Backend:
         then the lowering steps. Returns the main-memory `MemoryReport`. `disable` may
         name instruction passes and optional lowering steps."""
         options = self.check_options(options)
-        steps_disabled = [n for n in disable if n in self.lowering_steps]
+        instr_disabled, steps_disabled = self.split_disabled(disable)
         steps = self.lowering_pipeline(steps_disabled, **options)  # checked before lowering
-        report = self.lower_to_instructions(
-            module, [n for n in disable if n not in self.lowering_steps], print_ir_after_each)
+        report = self.lower_to_instructions(module, instr_disabled, print_ir_after_each)
         self.run_lowering(module, steps, print_ir_after_each)
         return report
 

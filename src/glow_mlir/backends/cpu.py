@@ -94,8 +94,8 @@ class CpuBackend(Backend):
 
         self.check_options(options)
         require_memory_plan(disable, "the cpu backend")
-        steps = self.lowering_pipeline([n for n in disable if n in self.lowering_steps])
-        memory = self.lower_to_instructions(
-            module, [n for n in disable if n not in self.lowering_steps])
+        instr_disabled, steps_disabled = self.split_disabled(disable)
+        steps = self.lowering_pipeline(steps_disabled)
+        memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
         return CpuExecutor(module, memory, steps)
