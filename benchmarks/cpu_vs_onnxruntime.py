@@ -84,7 +84,7 @@ def _planned_instructions(proto):
     """The planned glow_ir the cpu backend compiles (a second, cheap lowering)."""
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     module = optimize_graph(import_onnx(proto), "cpu")
     lower_to_instructions(module)

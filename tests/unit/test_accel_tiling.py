@@ -491,7 +491,7 @@ def _model(name: str):
     from glow_mlir import model_zoo
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     module = import_onnx(getattr(model_zoo, name)())
     optimize_graph(module, "accel")
@@ -542,7 +542,7 @@ def test_random_graphs_match_the_interpreter(data):
     from glow_graphs import clone_module, glow_graphs
 
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.tools.errors import UserError
 
     g = data.draw(glow_graphs(families=ACCEL_FAMILIES, exclude=ACCEL_UNSUPPORTED, max_ops=6,

@@ -17,7 +17,7 @@ from xdsl.dialects import func
 import glow_mlir
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.runtime.compiled_model import optimize_graph
-from glow_mlir.backends.instructions import lower_to_instructions
+from glow_mlir.targets.instructions import lower_to_instructions
 from glow_mlir.transforms.pass_runner import run_pipeline
 from onnx_testing import make_model, rand, run_onnxruntime
 

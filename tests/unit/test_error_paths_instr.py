@@ -46,7 +46,7 @@ def test_function_with_a_non_tensor_result():
 
 
 def test_nothing_to_compile(tmp_path):
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.targets.cpu.bundle import write_bundle
     from glow_mlir.tools.errors import UserError
 

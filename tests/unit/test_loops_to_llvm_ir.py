@@ -169,7 +169,7 @@ def _reference_outputs(model, feeds):
     from glow_mlir.dialects import glow_ir
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.targets.cpu.areas import Areas
     from glow_mlir.targets.cpu.executor import lower_to_loops
 

@@ -196,8 +196,8 @@ class Backend:
     def lower_to_instructions(self, module: ModuleOp, disable: Sequence[str] = (),
                               print_ir_after_each: bool = False) -> MemoryReport:
         """An optimized graph (in place) to planned `glow_ir`: IRGen and the instruction
-        pipeline (see `backends.instructions.lower_to_instructions`)."""
-        from glow_mlir.backends.instructions import lower_to_instructions
+        pipeline (see `targets.instructions.lower_to_instructions`)."""
+        from glow_mlir.targets.instructions import lower_to_instructions
 
         return lower_to_instructions(module, disable, print_ir_after_each,
                                      pipeline=self.instruction_pipeline)
@@ -246,7 +246,7 @@ class Backend:
         """The executor of `module` (an optimized graph, or a `glow_ir` program), which is
         lowered in place first (`lower`); `options` are the backend's own. The planned
         memory is checked against this machine's before the executor allocates it."""
-        from glow_mlir.backends.instructions import check_fits_in_memory
+        from glow_mlir.targets.instructions import check_fits_in_memory
 
         options = self.check_options(options)
         memory = self.lower(module, disable, **options)

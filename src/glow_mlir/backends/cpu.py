@@ -74,7 +74,7 @@ class CpuBackend(Backend):
               print_ir_after_each: bool = False, **options: object) -> MemoryReport:
         """The planned program (in place) as loop IR: the entry point and its kernels
         (`glow-compile --emit llvm` goes on to the LLVM dialect)."""
-        from glow_mlir.backends.instructions import require_memory_plan
+        from glow_mlir.targets.instructions import require_memory_plan
 
         require_memory_plan(disable, "the cpu backend")
         return super().lower(module, disable, print_ir_after_each, **options)
@@ -89,7 +89,7 @@ class CpuBackend(Backend):
                 **options: object) -> CpuExecutor:
         """Native code: the memory areas are laid out from the planned program, before
         it is lowered to loops (`targets.cpu.executor.CpuExecutor`)."""
-        from glow_mlir.backends.instructions import check_fits_in_memory, require_memory_plan
+        from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
         from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
 
         self.check_options(options)

@@ -167,7 +167,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
     _check_output_places(args)
     with ExitStack() as cleanup:
         from glow_mlir.runtime.compiled_model import optimize_graph, split_disabled
-        from glow_mlir.backends.instructions import require_memory_plan
+        from glow_mlir.targets.instructions import require_memory_plan
         from glow_mlir.runtime.ir_models import is_mlir_path
 
         if is_mlir_path(args.model):

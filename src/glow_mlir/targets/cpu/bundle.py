@@ -143,7 +143,7 @@ def _planned_module(model, input_shapes) -> ModuleOp:
     lowered in place)."""
     from glow_mlir.dialects import glow_ir
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.backends.instructions import lower_to_instructions
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     if isinstance(model, ModuleOp):
         module = model

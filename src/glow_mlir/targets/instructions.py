@@ -1,7 +1,8 @@
-"""From an optimized graph to planned instruction IR: what every backend shares (IRGen,
-Glow's IR optimizer, memory planning; `Backend.lower_to_instructions`), plus the memory
-report the user sees as `CompiledModel.memory` and `glow-compile --memory-report`, and
-the checks made before planned memory is allocated or addressed.
+"""From an optimized graph to planned instruction IR: what every target shares (IRGen,
+Glow's IR optimizer, memory planning; a backend runs it with its own instruction pipeline,
+`Backend.lower_to_instructions`), plus the memory report the user sees as
+`CompiledModel.memory` and `glow-compile --memory-report`, and the checks made before
+planned memory is allocated or addressed. In `targets`, below `backends`, which use it.
 """
 
 from __future__ import annotations
