@@ -26,7 +26,7 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
             cache: bool = True, **backend_options) -> CompiledModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
-    `runtime.backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
+    `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
     `scratchpad_kib=256` sets the scratchpad size, and `model.accel_report` gives DMA
     bytes, cycles and scratchpad use).

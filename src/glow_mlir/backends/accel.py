@@ -14,16 +14,31 @@ Compute units work on f32; the DMA engine moves any element type. Everything `lo
 can lower is lowered: fully_connected to mat_mul + batched_add, group convolution per group,
 batch_mat_mul per batch, soft-max to exp/reduce/div, normalizations and composite
 activations to element-wise ops, constant pads to splat + insert_tensor, tiles to concat.
+
+Compiling: after the instruction pipeline (IRGen, Glow's IR optimizer, activation planning
+in main memory), `convert-glow-ir-to-accel` tiles every instruction to the scratchpad with
+blocking DMAs (element-wise epilogues fused into convolutions and matmuls),
+`accel-insert-dma` makes them asynchronous, `accel-double-buffer` overlaps each tile step
+with the next, `accel-plan-scratchpad` fixes every tile's offset. The two scheduling
+passes may be disabled (`disable_passes`); tiling and planning may not (nothing could run
+without them). The planned program runs on the simulator (`targets.accel.simulator`).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import f32
-from xdsl.ir import Operation
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
-from glow_mlir.backends.base import Backend
+from glow_mlir.backends.base import Backend, BackendOption, NodeInfo
 from glow_mlir.backends.common import fused_activation_ok
-from glow_mlir.dialects.glow_ops.types import elem_of
+from glow_mlir.ir.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute, Operation
+
+    from glow_mlir.analysis.memory_report import MemoryReport
 
 MATMUL_UNIT = frozenset({"glow.mat_mul", "glow.convolution"})
 ELEMENTWISE_UNIT = frozenset({
@@ -43,23 +58,127 @@ DMA_ENGINE = frozenset({
 COMPUTE = MATMUL_UNIT | ELEMENTWISE_UNIT | POOLING_UNIT | REDUCTION_UNIT
 
 
-class AccelBackend(Backend):
-    name = "accel"
+DEFAULT_SCRATCHPAD_KIB = 256
+SCHEDULING_PASSES = ("accel-insert-dma", "accel-double-buffer")
+ACCEL_PASS_NAMES = ("convert-glow-ir-to-accel", *SCHEDULING_PASSES, "accel-plan-scratchpad")
 
-    def should_lower(self, op: Operation) -> bool:
+
+def check_scratchpad_kib(kib: object) -> int:
+    """A positive number of KiB the simulator can allocate (it holds the scratchpad as one
+    array: a size beyond this machine's memory would be a bare MemoryError)."""
+    from glow_mlir.ir.memory_limits import exceeds_memory
+
+    if isinstance(kib, bool) or not isinstance(kib, int) or kib <= 0:
+        raise UserError(f"scratchpad_kib must be a positive whole number of KiB, got {kib!r}")
+    problem = exceeds_memory(kib * 1024)
+    if problem:
+        raise UserError(f"a scratchpad of {kib} KiB {problem}: the simulator holds it in memory")
+    return kib
+
+
+class AccelBackend(Backend):
+    name: ClassVar[str] = "accel"
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption("scratchpad_kib", DEFAULT_SCRATCHPAD_KIB, check_scratchpad_kib,
+                      "the scratchpad's size in KiB"),
+    )
+    lowering_steps: ClassVar[tuple[str, ...]] = ACCEL_PASS_NAMES
+    optional_steps: ClassVar[tuple[str, ...]] = SCHEDULING_PASSES
+    lowering_title: ClassVar[str] = "the accelerator pipeline"
+
+    # ------------------------------------------------------------------ graph hooks
+    def should_lower(self, kind: type[Operation]) -> bool:
         return True
 
-    def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        return (op.name == "glow.convolution" and activation == "relu"
-                and elem_of(op.results[0]) == f32)
+    def supports_fused_activation(self, producer: type[Operation], activation: str,
+                                  element_type: Attribute) -> bool:
+        from xdsl.dialects.builtin import f32
 
-    def is_op_supported(self, op: Operation) -> bool:
-        if op.name in DMA_ENGINE:
+        return (producer.name == "glow.convolution" and activation == "relu"
+                and element_type == f32)
+
+    def is_op_supported(self, info: NodeInfo) -> bool:
+        """What a unit or the DMA engine does: compute on f32 only (group convolutions
+        and the other ops `lower-graph` removes are not asked: `Backend.runs`)."""
+        from xdsl.dialects.builtin import f32
+
+        if info.name in DMA_ENGINE:
             return True
-        if op.name not in COMPUTE:
+        if info.name not in COMPUTE:
             return False
-        if any(elem_of(v) != f32 for v in (*op.operands, *op.results)):
+        if any(t != f32 for t in info.element_types()):
             return False
-        if op.name == "glow.convolution" and op.int_attr("group", 1) != 1:  # type: ignore
-            return False  # lower-graph splits it per group
-        return fused_activation_ok(self, op)
+        return fused_activation_ok(self, info)
+
+    # ------------------------------------------------------------------ compiling
+    def step_with_options(self, step: str, options) -> str:
+        if step != "convert-glow-ir-to-accel":
+            return step
+        fusion = "" if options.get("fuse_epilogues", True) else " fuse-epilogues=false"
+        return f"convert-glow-ir-to-accel{{scratchpad-kib={options['scratchpad_kib']}{fusion}}}"
+
+    def lower(self, module: ModuleOp, disable: Sequence[str] = (),
+              print_ir_after_each: bool = False, fuse_epilogues: bool = True,
+              **options: object) -> MemoryReport:
+        """A planned accelerator program, in place. `fuse_epilogues=False` converts each
+        element-wise instruction alone (to measure what the fusion buys)."""
+        options = self.check_options(options)
+        instr_disabled, steps_disabled = self.split_disabled(disable)
+        steps = self.lowering_pipeline(steps_disabled, **options,
+                                       fuse_epilogues=fuse_epilogues)  # checked first
+        report = self.lower_to_instructions(module, instr_disabled, print_ir_after_each)
+        refuse_empty_tensors(module)
+        self.run_lowering(module, steps, print_ir_after_each)
+        return report
+
+    def executor(self, module: ModuleOp, memory: MemoryReport,
+                 **options: object) -> AccelExecutor:
+        return AccelExecutor(module, memory)
+
+
+def refuse_empty_tensors(module: ModuleOp) -> None:
+    """The accelerator tiles every tensor into steps; a tensor with no elements (a batch
+    bound to 0) has no tile, so it is refused by name rather than met deep in tiling."""
+    from glow_mlir.dialects.glow_ops.types import fmt_shape
+
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            shape = getattr(v.type, "get_shape", None)
+            if shape is not None and 0 in shape():
+                name = f"'{v.name_hint}'" if v.name_hint else f"a value of {op.name}"
+                raise UserError(f"the accel backend cannot run tensors without elements: "
+                                f"{name} has shape {fmt_shape(shape())} (use backend 'cpu' "
+                                f"or 'interpreter')")
+
+
+def lower_to_accel(module: ModuleOp, scratchpad_kib: int = DEFAULT_SCRATCHPAD_KIB,
+                   disable: Sequence[str] = (), print_ir_after_each: bool = False,
+                   fuse_epilogues: bool = True) -> MemoryReport:
+    """`AccelBackend.lower`: `module` (an optimized graph) in place to a planned
+    accelerator program; returns the main-memory `MemoryReport`."""
+    from glow_mlir.backends.registry import get_backend
+
+    return get_backend("accel").lower(module, disable, print_ir_after_each,
+                                      fuse_epilogues=fuse_epilogues,
+                                      scratchpad_kib=scratchpad_kib)
+
+
+class AccelExecutor:
+    """The planned accelerator program on the simulator: numbers, checks, and the cycle and
+    traffic report (`report`: static, the program has no branches, so it is known before
+    the first run and the same for every run)."""
+
+    def __init__(self, module: ModuleOp, memory: MemoryReport | None = None):
+        from glow_mlir.targets.accel.simulator import AccelSimulator
+
+        self.memory = memory
+        self.module = module
+        self._simulator = AccelSimulator(module)
+
+    @property
+    def report(self):
+        return self._simulator.report
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._simulator.run(list(inputs))

@@ -21,16 +21,28 @@ element-wise loops and copies after lowering).
 
 Fused activations: relu, clip, leaky_relu, sigmoid and tanh on float convolution and
 fully_connected (the kernels' epilogue applies them).
+
+Compiling: the instruction pipeline (it needs the memory plan: its code addresses every
+buffer at a planned offset), then `convert-glow-ir-to-loops` (every instruction kind
+without a loop generator reported at once, each at its instruction), then
+`targets.cpu`: the loop IR translated to LLVM IR, compiled at O3 and linked by MCJIT.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends import interpreter
-from glow_mlir.backends.base import Backend
-from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok, lowered_away
-from glow_mlir.dialects.glow_ops.types import elem_of, is_float
+from glow_mlir.backends.base import Backend, NodeInfo
+from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute, Operation
+
+    from glow_mlir.analysis.memory_report import MemoryReport
+    from glow_mlir.targets.cpu.executor import CpuExecutor
 
 KEPT = interpreter.KEPT | {"glow.clip", "glow.leaky_relu"}
 """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus the
@@ -40,16 +52,50 @@ FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"
 
 
 class CpuBackend(Backend):
-    name = "cpu"
+    name: ClassVar[str] = "cpu"
+    lowering_steps: ClassVar[tuple[str, ...]] = ("convert-glow-ir-to-loops",)
 
-    def should_lower(self, op: Operation) -> bool:
-        return op.name not in KEPT
+    def should_lower(self, kind: type[Operation]) -> bool:
+        return kind.name not in KEPT
 
-    def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        return (op.name in FUSABLE_PRODUCERS and activation in FUSABLE_ACTIVATIONS
-                and is_float(elem_of(op.results[0])))
+    def supports_fused_activation(self, producer: type[Operation], activation: str,
+                                  element_type: Attribute) -> bool:
+        from glow_mlir.dialects.glow_ops.types import is_float
 
-    def is_op_supported(self, op: Operation) -> bool:
-        """Every glow op that lowering leaves in place, with a fused activation it supports."""
-        return (op.name.startswith("glow.") and not lowered_away(self, op)
-                and fused_activation_ok(self, op))
+        return (producer.name in FUSABLE_PRODUCERS and activation in FUSABLE_ACTIVATIONS
+                and is_float(element_type))
+
+    def is_op_supported(self, info: NodeInfo) -> bool:
+        """Every glow op with a fused activation it supports (those `lower-graph` removes
+        are not asked: `Backend.runs`)."""
+        return info.name.startswith("glow.") and fused_activation_ok(self, info)
+
+    def lower(self, module: ModuleOp, disable: Sequence[str] = (),
+              print_ir_after_each: bool = False, **options: object) -> MemoryReport:
+        """The planned program (in place) as loop IR: the entry point and its kernels
+        (`glow-compile --emit llvm` goes on to the LLVM dialect)."""
+        from glow_mlir.targets.instructions import require_memory_plan
+
+        require_memory_plan(disable, "the cpu backend")
+        return super().lower(module, disable, print_ir_after_each, **options)
+
+    def run_lowering(self, module: ModuleOp, steps: Sequence[str],
+                     print_ir_after_each: bool = False) -> None:
+        from glow_mlir.targets.cpu.executor import lower_to_loops
+
+        lower_to_loops(module, steps)
+
+    def compile(self, module: ModuleOp, disable: Sequence[str] = (),
+                **options: object) -> CpuExecutor:
+        """Native code: the memory areas are laid out from the planned program, before
+        it is lowered to loops (`targets.cpu.executor.CpuExecutor`)."""
+        from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
+        from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+
+        self.check_options(options)
+        require_memory_plan(disable, "the cpu backend")
+        instr_disabled, steps_disabled = self.split_disabled(disable)
+        steps = self.lowering_pipeline(steps_disabled)
+        memory = self.lower_to_instructions(module, instr_disabled)
+        check_fits_in_memory(module, memory)
+        return CpuExecutor(module, memory, steps)

@@ -36,9 +36,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
@@ -58,7 +58,7 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
     """The model arguments glow-compile and glow-run share."""
     p.add_argument("model", help=model_help)
-    p.add_argument("--backend", default=None, choices=["interpreter", "cpu", "accel"],
+    p.add_argument("--backend", default=None, choices=backend_names(),
                    help=f"what compiles and runs the model (default: {DEFAULT_BACKEND}, "
                         f"native code)")
     p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
@@ -234,11 +234,12 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                 _accel(module, args, options, instr_disable)
             return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
-            from glow_mlir.targets.instructions import lower_to_instructions
+            from glow_mlir.backends import get_backend
 
             if not optimized:
                 optimize_graph(module, args.backend, graph_disable)
-            report = lower_to_instructions(module, instr_disable, args.print_ir_after_each)
+            report = get_backend(args.backend).lower_to_instructions(
+                module, instr_disable, args.print_ir_after_each)
             if args.emit == "instr":
                 _emit(module, args.output)
             if args.memory_report:
@@ -311,10 +312,9 @@ def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
     llvm / llvm-ir), its memory report and its simulator report (--accel-report: the
     simulator counts while it prepares the program, which has no branches, so nothing
     needs to run)."""
-    from glow_mlir.runtime.accel import DEFAULT_SCRATCHPAD_KIB, lower_to_accel
+    from glow_mlir.backends import get_backend
 
-    report = lower_to_accel(module, int(options.get("scratchpad_kib", DEFAULT_SCRATCHPAD_KIB)),
-                            disable, args.print_ir_after_each)
+    report = get_backend("accel").lower(module, disable, args.print_ir_after_each, **options)
     if args.emit == "accel":
         _emit(module, args.output)  # written before a report can fail
     if args.memory_report:

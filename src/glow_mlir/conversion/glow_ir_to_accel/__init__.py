@@ -45,6 +45,7 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import Converter, Inserter, emi
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 
 
@@ -74,11 +75,14 @@ CONVERTERS: dict[str, Converter] = {
 }
 
 
+NO_UNIT = ("has no accelerator unit (the accel backend's graph pipeline lowers it, or it "
+           "should not reach this pass)")
+
+
 def converter_for(instr: glow_ir.InstrOp) -> Converter:
     conv = CONVERTERS.get(instr.name)
     if conv is None:
-        raise unsupported(instr, "has no accelerator unit (the accel backend's graph "
-                                 "pipeline lowers it, or it should not reach this pass)")
+        raise unsupported(instr, NO_UNIT)
     return conv
 
 
@@ -100,8 +104,11 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
               and not isinstance(op, glow_accel.TileOp)]  # tile ops are converted already
     if not instrs:
         return
-    for instr in instrs:  # every instruction must be convertible before anything changes
-        converter_for(instr)
+    problems = Diagnostics()  # every instruction must be convertible before anything changes
+    for instr in instrs:
+        if instr.name not in CONVERTERS:
+            problems.error(instr, NO_UNIT)
+    problems.check()
     target = target_for(fn, scratchpad_kib)
     budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
                     target.value("dma_latency") * target.value("dma_bytes_per_cycle"))
@@ -113,14 +120,19 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
             continue  # it runs in its producer's tiles
         at = Inserter(instr)
         ep = found.get(instr)
-        steps = convert_fused(ep, at, budget, converter_for, target) \
-            if ep is not None else None
-        if steps is not None:
-            fused.append(ep)
-            inside.update(ep.instrs)  # type: ignore[union-attr]
-        else:  # no epilogue, or no room for one: the instruction alone
-            steps = converter_for(instr)(instr, at, budget)
+        try:  # an instruction that does not fit is reported with all the others
+            steps = convert_fused(ep, at, budget, converter_for, target) \
+                if ep is not None else None
+            if steps is not None:
+                fused.append(ep)
+                inside.update(ep.instrs)  # type: ignore[union-attr]
+            else:  # no epilogue, or no room for one: the instruction alone
+                steps = converter_for(instr)(instr, at, budget)
+        except DiagnosticError as err:
+            problems.errors += err.diagnostics
+            continue
         emit_steps(at, steps)
+    problems.check()
     fn.attributes["glow_accel.dma_lower_bound"] = IntegerAttr(
         function_lower_bound(fn, target, fused), i64)
     for instr in instrs:

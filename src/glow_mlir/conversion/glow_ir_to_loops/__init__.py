@@ -49,7 +49,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
@@ -69,8 +68,9 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     MUTABLE,
     weight_layout,
 )
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import position_text
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
 GENERATORS: dict[str, Generator] = {}
@@ -301,10 +301,11 @@ def _load_generators() -> None:
             importlib.import_module(f"{pkg.__name__}.{info.name}")
 
 
-def missing_kernels(fn: glow_ir.FuncOp) -> Counter:
+def missing_kernels(fn: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
+    """The instructions of `fn` without a loop generator, with their kinds."""
     _load_generators()
-    return Counter(op.name for op in fn.body.ops
-                   if isinstance(op, glow_ir.InstrOp) and op.name not in GENERATORS)
+    return [(op, op.name) for op in fn.body.ops
+            if isinstance(op, glow_ir.InstrOp) and op.name not in GENERATORS]
 
 
 class FunctionHooks:
@@ -333,36 +334,34 @@ class FunctionHooks:
 
 
 def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
+    """Refuse a function without a memory plan, or with allocs the plan did not place
+    (every one, each at its op)."""
     if fn.activations_size is None:
-        raise PassFailedException(
-            f"{pass_name}: @{fn.sym_name.data} at {position_text(fn) or 'an unknown location'} "
-            f"has no memory plan; run plan-memory first")
+        raise DiagnosticError.at(fn, "has no memory plan; run plan-memory first")
+    found = Diagnostics()
     for op in fn.body.ops:
         if isinstance(op, glow_ir.AllocActivationOp) and op.offset is None:
-            raise PassFailedException(
-                f"{pass_name}: alloc_activation at {position_text(op) or 'an unknown location'}"
-                f" has no offset in the planned @{fn.sym_name.data}; run plan-memory again")
+            found.error(op, f"has no offset in the planned @{fn.sym_name.data}; run "
+                            f"plan-memory again")
+    found.check()
 
 
 def convert_funcs(module: ModuleOp, pass_name: str,
-                  check: Callable[[glow_ir.FuncOp], Counter],
+                  check: Callable[[glow_ir.FuncOp], list[tuple[Operation, str]]],
                   hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None]) -> None:
     """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
-    functions). `check` refuses a function that cannot be lowered and returns the
-    instruction kinds it has no generator for: those are reported for all functions at
-    once, before anything changes."""
+    functions). `check` refuses a function that cannot be lowered and returns its ops
+    without a loop generator, with the instruction kind each needs: those of all
+    functions are reported at once (`NoLoopGenerator`, an error at each), before anything
+    changes."""
     funcs = [f for f in module.walk() if isinstance(f, glow_ir.FuncOp)]
-    missing: Counter = Counter()
-    for f in funcs:
-        missing += check(f)
+    missing = [pair for f in funcs for pair in check(f)]
     if missing:
-        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-        # An accelerator tile op names the instruction it computes, not itself: then the
-        # function that holds it is the place.
-        first = next((o for f in funcs for o in f.walk() if o.name in missing),
-                     next(f for f in funcs if check(f)))
-        raise PassFailedException(f"{pass_name}: no loop generator for {kinds} (first at "
-                                  f"{position_text(first) or 'an unknown location'})")
+        kinds = Counter(kind for _, kind in missing)
+        raise NoLoopGenerator(
+            [OpDiagnostic(op, "has no loop generator" if op.name == kind
+                          else f"computes {kind}, which has no loop generator")
+             for op, kind in missing], kinds, pass_name)
     for f in funcs:
         hooks = hooks_for(f)
         new, kernel_funcs = convert_function(f, hooks)
@@ -449,9 +448,8 @@ class ConvertGlowIRToLoopsPass(ModulePass):
     name = "convert-glow-ir-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        def check(f: glow_ir.FuncOp) -> Counter:
-            missing = missing_kernels(f)
+        def check(f: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
             check_planned(f, self.name)
-            return missing
+            return missing_kernels(f)
 
         convert_funcs(op, self.name, check, lambda f: None)

@@ -44,6 +44,7 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry as _for
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
@@ -648,8 +649,7 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
     t = _elem(src)
     quant = isinstance(t, QuantizedType) and kind in ("add", "mean", "prod")
     if quant and kind == "prod":
-        raise PassFailedException(
-            f"convert-glow-ir-to-loops: {instr.name} on quantized {t} is not supported yet")
+        raise NoLoopGenerator.for_type(instr, f"quantized {t}", "not supported yet")
     et = _machine(t)
     # Quantized sums: the stored integers summed exactly in i64, then real (scale * (S -
     # n * offset), exact in f64 as the reference's float64 sum), quantized once.

@@ -45,10 +45,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers_elementwise, storage_type
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.errors import UnsupportedElementType
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
@@ -62,11 +62,8 @@ def _elem(v: SSAValue) -> Attribute:
     return v.type.get_element_type()  # type: ignore[attr-defined]
 
 
-def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> PassFailedException:
-    names = [v.name_hint for v in instr.operands if v.name_hint]
-    on = f" (operands {', '.join(map(repr, names))})" if names else ""
-    return PassFailedException(
-        f"convert-glow-ir-to-loops: {instr.name} on element type {t} is not supported{on}")
+def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> UnsupportedElementType:
+    return UnsupportedElementType(instr, t)
 
 
 def _is_float(t: Attribute) -> bool:

@@ -8,7 +8,7 @@ It fires when
   or fully_connected result;
 - that result has no other user (the other user needs the value before the activation);
 - the producer has no fused activation yet (two activations do not fit in one attribute);
-- `backend.supports_fused_activation(producer, activation)` says yes.
+- `backend.supports_fused_activation(type(producer), activation, element type)` says yes.
 The default backend is "interpreter", which fuses nothing (see backends/interpreter.py);
 pass `backend=cpu` or `backend=accel` to fuse for those targets.
 """
@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.base import to_attr
+from glow_mlir.dialects.glow_ops.types import elem_of
 from glow_mlir.transforms.graph.backend_hooks import (
     GraphBackend,
     backend_option,
@@ -63,7 +64,8 @@ class FuseActivation(RewritePattern):
             return
         if not has_single_use(producer.results[0]) or fused_activation(producer) != "none":
             return
-        if not self.backend.supports_fused_activation(producer, activation):
+        if not self.backend.supports_fused_activation(type(producer), activation,
+                                                      elem_of(producer.results[0])):
             return
         attrs = {**producer.attributes, "fused_activation": to_attr(activation)}
         args = _activation_args(op)

@@ -33,7 +33,7 @@ class LowerOp(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         rule = rule_for(op)
-        if rule is None or not self.backend.should_lower(op):
+        if rule is None or not self.backend.should_lower(type(op)):
             return
         replacement = rule.lower(op, Emitter(rewriter, op, self.backend))
         rewriter.replace(op, [], [replacement])
