@@ -126,6 +126,7 @@ class AccelBackend(Backend):
         instr_disabled, steps_disabled = self.split_disabled(disable)
         steps = self.lowering_pipeline(steps_disabled, **options,
                                        fuse_epilogues=fuse_epilogues)  # checked first
+        refuse_instructions_without_unit(module)  # a glow_ir program made for another backend
         report = self.lower_to_instructions(module, instr_disabled, print_ir_after_each)
         refuse_empty_tensors(module)
         self.run_lowering(module, steps, print_ir_after_each)
@@ -134,6 +135,40 @@ class AccelBackend(Backend):
     def executor(self, module: ModuleOp, memory: MemoryReport,
                  **options: object) -> AccelExecutor:
         return AccelExecutor(module, memory)
+
+
+def refuse_instructions_without_unit(module: ModuleOp) -> None:
+    """A `glow_ir` program given as it is (a `.mlir` file) skips this backend's graph
+    pipeline, which lowers the ops no unit runs; one made for the cpu backend keeps
+    fully_connected, soft_max and others. Say which, where, in one line, before any
+    pass runs (the tiling pass would report each at its instruction, as a pass does)."""
+    from collections import Counter
+
+    from glow_mlir.analysis.instr_memory import glow_ir_funcs
+    from glow_mlir.conversion.glow_ir_to_accel import without_unit
+    from glow_mlir.ir.text import location_text
+
+    found = [op for fn in glow_ir_funcs(module) for op in without_unit(fn)]
+    if not found:
+        return
+    counts = Counter(op.name for op in found)
+    first: dict[str, str | None] = {}
+    for op in found:
+        first.setdefault(op.name, location_text(op))
+    source = next((loc.rsplit(":", 2)[0] for loc in first.values() if loc), None)
+
+    def kind(name: str) -> str:
+        n, at = counts[name], first[name]
+        line = at.rsplit(":", 2)[1] if at else None
+        if line is None:
+            return name if n == 1 else f"{name} ({n} times)"
+        return f"{name} (line {line})" if n == 1 else f"{name} ({n} times, first at line {line})"
+
+    kinds = ", ".join(kind(name) for name in counts)
+    raise UserError(f"{source + ': ' if source else ''}backend 'accel' cannot run this glow_ir "
+                    f"program: no accelerator unit runs {kinds}; compile the model for "
+                    f"backend 'accel' (its graph pipeline lowers these ops), or run this "
+                    f"program on backend 'cpu' or 'interpreter'")
 
 
 def refuse_empty_tensors(module: ModuleOp) -> None:

@@ -79,6 +79,14 @@ NO_UNIT = ("has no accelerator unit (the accel backend's graph pipeline lowers i
            "should not reach this pass)")
 
 
+def without_unit(fn: glow_ir.FuncOp) -> list[glow_ir.InstrOp]:
+    """The instructions of `fn` that no accelerator unit runs (no converter): the accel
+    backend's graph pipeline lowers their ops, so they come from a program made for
+    another backend."""
+    return [op for op in fn.body.ops if isinstance(op, glow_ir.InstrOp)
+            and not isinstance(op, glow_accel.TileOp) and op.name not in CONVERTERS]
+
+
 def converter_for(instr: glow_ir.InstrOp) -> Converter:
     conv = CONVERTERS.get(instr.name)
     if conv is None:
@@ -105,9 +113,8 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
     if not instrs:
         return
     problems = Diagnostics()  # every instruction must be convertible before anything changes
-    for instr in instrs:
-        if instr.name not in CONVERTERS:
-            problems.error(instr, NO_UNIT)
+    for instr in without_unit(fn):
+        problems.error(instr, NO_UNIT)
     problems.check()
     target = target_for(fn, scratchpad_kib)
     budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
