@@ -172,6 +172,22 @@ def test_a_file_of_another_version_is_refused(saved, tmp_path, monkeypatch, fiel
         glow_mlir.load(path)
 
 
+@pytest.mark.parametrize("backend", ["accel", "tpu"])
+def test_code_of_a_backend_without_native_code_is_refused(saved, tmp_path, monkeypatch,
+                                                           backend):
+    """The manifest's backend is asked (`Backend.saves_code`): one without native code,
+    or one this glow-mlir does not know, cannot have written it."""
+    model = glow_mlir.load(saved[0])
+    model.backend = backend
+    monkeypatch.setattr(saved_model, "saves_code", lambda name: True)
+    path = tmp_path / f"{backend}.glow"
+    model.save(path)
+    monkeypatch.undo()
+    with pytest.raises(IncompatibleModelError, match=f"holds code of backend '{backend}', "
+                                                     f"which this glow-mlir cannot load"):
+        glow_mlir.load(path)
+
+
 def test_code_for_features_this_cpu_lacks_is_refused(saved, monkeypatch):
     from glow_mlir.targets.cpu import engine
 
@@ -202,7 +218,8 @@ def test_missing_files_and_folders_are_clear_errors(tmp_path):
 
 def test_only_native_code_is_saved(tmp_path, saved):
     model = glow_mlir.compile(str(SMALL_CNN), backend="interpreter")
-    with pytest.raises(SaveError, match="backend 'interpreter' has none"):
+    with pytest.raises(SaveError, match="backend 'interpreter' has none: compile it with "
+                                        "backend='cpu'"):
         model.save(tmp_path / "i.glow")
     assert not (tmp_path / "i.glow").exists()
     with pytest.raises(UserError, match="cannot write"):

@@ -70,6 +70,9 @@ class Backend(GraphBackend):
     """The lowering steps `disable_passes` may skip (the others are needed to run)."""
     lowering_title: ClassVar[str] = ""
     """How messages name the lowering steps ("the accelerator pipeline")."""
+    saves_code: ClassVar[bool] = False
+    """Its compiled models are native code, which `CompiledModel.save` writes and the
+    model cache keeps (`runtime/saved_model.py`); the others have no code to save."""
 
     # ------------------------------------------------------------------ graph hooks
     def should_lower(self, kind: type[Operation]) -> bool:

@@ -54,6 +54,7 @@ FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"
 class CpuBackend(Backend):
     name: ClassVar[str] = "cpu"
     lowering_steps: ClassVar[tuple[str, ...]] = ("convert-glow-ir-to-loops",)
+    saves_code: ClassVar[bool] = True
 
     def should_lower(self, kind: type[Operation]) -> bool:
         return kind.name not in KEPT

@@ -24,8 +24,9 @@ that is not a saved model, a truncated or corrupted one, another format, another
 glow-mlir or LLVM version (`IncompatibleModelError`), and code for a CPU whose features
 this host lacks or another architecture.
 
-Only native code is saved: the `cpu` backend's models (a loaded model saves again); the
-interpreter and the accelerator's simulator have no code to save (`SaveError`).
+Only native code is saved: the models of a backend whose `saves_code` says so, the `cpu`
+backend's (a loaded model saves again); the interpreter and the accelerator's simulator
+have no code to save (`SaveError`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from glow_mlir.backends import all_backends, backend_names, get_backend
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import section_file
 from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
 MAGIC = b"GLOWMLIR"
 FORMAT = 1
 KIND = "a glow-mlir saved model"
-SAVEABLE_BACKENDS = ("cpu",)
 
 __all__ = ["save", "load", "to_bytes", "to_pieces", "from_bytes", "SaveError", "IncompatibleModelError",
            "WrongKindError", "OtherFormatError", "DamagedError"]
@@ -57,6 +58,12 @@ class SaveError(UserError):
 
 class IncompatibleModelError(UserError):
     """A saved model written by another glow-mlir or LLVM, or for a CPU this host is not."""
+
+
+def saves_code(backend: str) -> bool:
+    """Whether `backend` names a backend whose compiled models are native code to save
+    (`Backend.saves_code`); an unknown name does not."""
+    return backend in backend_names() and get_backend(backend).saves_code
 
 
 def is_saved_model(path: object) -> bool:
@@ -79,9 +86,10 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
 
     program = model.executor
     entry = getattr(program, "entry", None)
-    if model.backend not in SAVEABLE_BACKENDS or not hasattr(entry, "object_code"):
+    if not saves_code(model.backend) or not hasattr(entry, "object_code"):
+        native = " or ".join(f"backend='{b.name}'" for b in all_backends() if b.saves_code)
         raise SaveError(f"only native code can be saved, and a model compiled for backend "
-                        f"'{model.backend}' has none: compile it with backend='cpu'")
+                        f"'{model.backend}' has none: compile it with {native}")
     areas, spec = program.areas, entry.spec
     import llvmlite.binding as llvm
 
@@ -135,7 +143,7 @@ def from_bytes(data: bytes, what: str = "the saved model",
     try:
         _check_versions(manifest, what)
         spec = _check_target(manifest["target"], what)
-        if manifest["backend"] not in SAVEABLE_BACKENDS:
+        if not saves_code(manifest["backend"]):
             raise IncompatibleModelError(f"{what} holds code of backend "
                                          f"'{manifest['backend']}', which this glow-mlir "
                                          f"cannot load")
