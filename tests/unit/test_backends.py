@@ -75,6 +75,28 @@ def test_registry_and_unknown_name():
         get_backend("interpeter")
 
 
+def test_the_graph_passes_ask_the_backend_objects():
+    """`GraphBackend` (what the graph passes, a layer below, ask) is the interface the
+    Backend objects implement, with the same parameters, and the passes' lookup gives
+    the registry's objects."""
+    import inspect
+
+    from glow_mlir.transforms.graph.backend_hooks import GraphBackend, get_graph_backend
+
+    questions = [n for n, f in vars(GraphBackend).items()
+                 if inspect.isfunction(f) and not n.startswith("_")]
+    assert {"should_lower", "is_op_supported", "supports_fused_activation",
+            "transform_post_lowering", "runs"} <= set(questions)
+    for name in BACKENDS:
+        backend = get_backend(name)
+        assert GraphBackend in type(backend).__mro__  # a subclass: one concept, not two
+        assert get_graph_backend(name) is backend
+        for q in questions:
+            mine, asked = (list(inspect.signature(getattr(c, q)).parameters)
+                           for c in (type(backend), GraphBackend))
+            assert mine == asked, f"{name}.{q}{mine} is asked with {asked}"
+
+
 def test_every_place_says_the_same_for_an_unknown_backend():
     """compile(), a pass option and the graph pipeline raise the registry's one error."""
     import glow_mlir
