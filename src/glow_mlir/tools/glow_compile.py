@@ -266,15 +266,18 @@ def save_model(args: argparse.Namespace) -> None:
     """--save FILE.glow: `glow_mlir.compile` (through the compile cache unless
     --no-cache) and `CompiledModel.save`; with --memory-report, the model's report too."""
     import glow_mlir
+    from glow_mlir.backends import all_backends, get_backend
 
     given = [f"--{name.replace('_', '-')}" for name in SAVE_ALONE if getattr(args, name)]
     if given:
         raise UserError(f"--save writes the compiled model alone: give {', '.join(given)} "
                         f"in a glow-compile command of its own")
-    if args.backend not in (None, "cpu"):
-        raise UserError(f"--save writes native code, the cpu backend's; backend "
-                        f"'{args.backend}' has none (drop --backend)")
-    model = glow_mlir.compile(args.model, backend="cpu", input_shapes=input_shapes(args),
+    backend = args.backend or DEFAULT_BACKEND
+    if not get_backend(backend).saves_code:  # Backend.saves_code: native code to save
+        native = " or ".join(f"the {b.name} backend's" for b in all_backends() if b.saves_code)
+        raise UserError(f"--save writes native code, {native}; backend '{backend}' has none "
+                        f"(drop --backend)")
+    model = glow_mlir.compile(args.model, backend=backend, input_shapes=input_shapes(args),
                               disable_passes=args.disable_pass, cache=not args.no_cache,
                               progress=False if args.quiet else None)
     model.save(args.save)
