@@ -10,9 +10,6 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.backends import get_backend
 from glow_mlir.backends.base import Backend
 
-FUSABLE_PRODUCERS = ("glow.convolution", "glow.fully_connected")
-
-
 def lowered_away(backend: Backend, op: Operation) -> bool:
     """True when `lower-graph{backend}` replaces `op`: a rule applies and the backend agrees.
     Such an op never reaches the backend, which therefore needs no kernel for it."""

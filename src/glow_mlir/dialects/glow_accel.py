@@ -62,8 +62,10 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 
 # ====================================================================== attributes and types
 
@@ -167,11 +169,17 @@ def main_memory_type(t: MemRefType) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
+TARGET_ATTR = TargetAttr.name
+"""The discardable attribute (of a function or module) holding its `TargetAttr`."""
+DMA_LOWER_BOUND_ATTR = "glow_accel.dma_lower_bound"
+"""A converted function's lower bound on DMA bytes (`convert-glow-ir-to-accel`)."""
+
+
 def target_of(op: Operation) -> TargetAttr | None:
     """The `glow_accel.target` of the nearest enclosing op (function or module) with one."""
     cur: Operation | None = op
     while cur is not None:
-        t = cur.attributes.get("glow_accel.target")
+        t = cur.attributes.get(TARGET_ATTR)
         if isinstance(t, TargetAttr):
             return t
         cur = cur.parent_op()
@@ -446,17 +454,22 @@ class DmaWaitOp(IRDLOperation):
 # ====================================================================== compute on tiles
 
 
-ELEMENTWISE_KINDS = frozenset({
-    "element_add", "element_sub", "element_mul", "element_div", "element_max",
-    "element_min", "element_neg", "element_abs", "relu", "sigmoid", "tanh", "element_exp",
-    "element_log", "element_sqrt", "element_rsqrt", "element_reciprocal", "element_erf",
-    "batched_add", "copy",
-})
-POOL_KINDS = frozenset({"max_pool", "avg_pool"})
-REDUCE_KINDS = frozenset({"batched_reduce_add", "batched_reduce_mean", "batched_reduce_max",
-                          "batched_reduce_min"})
-SHUFFLE_KINDS = frozenset({"transpose", "broadcast", "splat", "insert_tensor",
-                           "extract_tensor"})
+def _kinds(unit: AccelUnit) -> frozenset[str]:
+    """The instruction kinds (names after `glow_ir.`) the unit computes (the ops' trait
+    `OnAccelUnit`)."""
+    return frozenset(cls.name.removeprefix("glow_ir.")
+                     for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS)
+                     if accel_unit(cls) is unit)
+
+
+def _kind(op: type) -> str:
+    return glow_ir.instruction_name(op).removeprefix("glow_ir.")
+
+
+ELEMENTWISE_KINDS = _kinds(AccelUnit.ELEMENTWISE)
+POOL_KINDS = _kinds(AccelUnit.POOL)
+REDUCE_KINDS = _kinds(AccelUnit.REDUCE)
+SHUFFLE_KINDS = _kinds(AccelUnit.DMA)
 
 
 _CHECKED_TILE_OPS: set = set()
@@ -511,8 +524,6 @@ class TileOp(InstrOp):
         return {k: v for k, v in self.attributes.items() if k not in ("kind", "accumulate")}
 
     def instruction_class(self) -> type[InstrOp]:
-        from glow_mlir.dialects import glow_ir
-
         name = f"glow_ir.{self.kind}"
         for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS):
             if cls.name == name:
@@ -600,7 +611,7 @@ class MatmulOp(TileOp):
     """`glow_accel.matmul @out %c, @in %a, @in %b`: c (+)= a[m,k] x b[k,n]."""
 
     name = "glow_accel.matmul"
-    FIXED_KIND: ClassVar[str | None] = "mat_mul"
+    FIXED_KIND: ClassVar[str | None] = _kind(glow.MatMulOp)
     CAN_ACCUMULATE: ClassVar[bool] = True
 
 
@@ -611,7 +622,7 @@ class ConvOp(TileOp):
     stand for the border of the whole input); without a bias, a zero bias."""
 
     name = "glow_accel.conv"
-    FIXED_KIND: ClassVar[str | None] = "convolution"
+    FIXED_KIND: ClassVar[str | None] = _kind(glow.ConvolutionOp)
     CAN_ACCUMULATE: ClassVar[bool] = True
 
     @property
@@ -673,7 +684,7 @@ ALL_OPS = (ScratchpadAllocOp, ScratchpadFreeOp, DmaStartOp, DmaWaitOp, *COMPUTE_
 
 GlowAccel = Dialect("glow_accel", list(ALL_OPS), [TargetAttr, TokenType])
 
-__all__ = ["GlowAccel", "ALL_OPS", "COMPUTE_OPS", "TargetAttr", "SCRATCHPAD_SPACE",
+__all__ = ["GlowAccel", "TARGET_ATTR", "DMA_LOWER_BOUND_ATTR", "ALL_OPS", "COMPUTE_OPS", "TargetAttr", "SCRATCHPAD_SPACE",
            "TokenType", "SCRATCHPAD", "ScratchpadAllocOp", "ScratchpadFreeOp", "DmaStartOp",
            "DmaWaitOp", "TileOp", "MatmulOp", "ConvOp", "ElementwiseOp", "PoolOp", "ReduceOp",
            "ShuffleOp", "tile_type", "in_scratchpad", "main_memory_type", "target_of",

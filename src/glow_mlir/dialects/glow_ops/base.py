@@ -58,6 +58,11 @@ class GlowOp(IRDLOperation):
     ATTRS: ClassVar[tuple[str, ...]] = ()
     """The op's own attribute names; anything else without a dialect prefix is a typo."""
 
+    INSTRUCTION_PREFIX: ClassVar[str] = ""
+    """Prefix of its instruction's name after `glow_ir.`: `element_` for Glow's
+    ElementXxx instructions (arithmetic, unary math, comparisons, select); none for
+    activations and everything else (`glow.relu` -> `glow_ir.relu`)."""
+
     def verify_(self) -> None:
         require_static(self.name, [*self.operands, *self.results])
         for name in self.attributes:

@@ -40,6 +40,7 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+from glow_mlir.dialects.glow_ops.traits import ON_DMA_ENGINE, ON_REDUCE_UNIT, NoInstruction
 from glow_mlir.ir import resources
 
 
@@ -59,7 +60,7 @@ class ConstantOp(GlowOp):
 
     name = "glow.constant"
     ATTRS: ClassVar = ("value",)
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), NoInstruction(), ON_DMA_ENGINE)
     result = result_def(TensorType)
 
     @property
@@ -116,6 +117,7 @@ class SplatOp(GlowOp):
     integer (not the real number it represents)."""
 
     name = "glow.splat"
+    traits = traits_def(ON_DMA_ENGINE)
     ATTRS: ClassVar = ("value",)
     result = result_def(TensorType)
     assembly_format = "attr-dict `:` type($result)"
@@ -129,6 +131,7 @@ class ConcatOp(GlowOp):
     """Concatenation along `dim`."""
 
     name = "glow.concat"
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
     ATTRS: ClassVar = ("dim",)
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -155,6 +158,7 @@ class SliceOp(GlowOp):
     """The block of the result's shape starting at `start`."""
 
     name = "glow.slice"
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
     ATTRS: ClassVar = ("start",)
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -177,6 +181,7 @@ class InsertTensorOp(GlowOp):
     """`big` with `small` written at `start`, repeated `count` times along `axis`."""
 
     name = "glow.insert_tensor"
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
     ATTRS: ClassVar = ("start", "count", "axis")
     big = operand_def(TensorType)
     small = operand_def(TensorType)
@@ -205,6 +210,7 @@ class ReshapeOp(GlowOp):
     """Same elements, new shape (row-major)."""
 
     name = "glow.reshape"
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -222,6 +228,7 @@ class TransposeOp(GlowOp):
     """result dim i is input dim shuffle[i]."""
 
     name = "glow.transpose"
+    traits = traits_def(ON_DMA_ENGINE)
     ATTRS: ClassVar = ("shuffle",)
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -242,6 +249,7 @@ class BroadcastOp(GlowOp):
     """Input dims line up with the result's from `axis`; each is 1 or equal (Glow's Broadcast)."""
 
     name = "glow.broadcast"
+    traits = traits_def(ON_DMA_ENGINE)
     ATTRS: ClassVar = ("axis",)
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -352,6 +360,7 @@ class BatchedReduceAddOp(_ReduceOp):
     """Sum over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_add"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition
@@ -359,6 +368,7 @@ class BatchedReduceMeanOp(_ReduceOp):
     """Mean over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_mean"
+    traits = traits_def(ON_REDUCE_UNIT)
 
     def check(self) -> None:
         super().check()
@@ -370,6 +380,7 @@ class BatchedReduceMaxOp(_ReduceOp):
     """Max over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_max"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition
@@ -377,6 +388,7 @@ class BatchedReduceMinOp(_ReduceOp):
     """Min over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_min"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition

@@ -6,9 +6,10 @@ import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.elementwise import UNARY_OPS
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.glow_ops.types import (
     fail,
@@ -25,9 +26,24 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_MATMUL_UNIT,
+    ON_ELEMENTWISE_UNIT,
+    ON_POOL_UNIT,
+    FusableActivation,
+    FusableProducer,
+    InPlace,
+    MacCount,
+    Windowed,
+    conv_macs,
+    matmul_macs,
+)
 
 LAYOUTS = ("NCHW", "NHWC")
-FUSABLE_ACTIVATIONS = ("none", "relu", "clip", "leaky_relu", "sigmoid", "tanh")
+ACTIVATION_OPS = {t.name: (op, t) for op in UNARY_OPS
+                  if (t := op.get_trait(FusableActivation)) is not None}
+"""`fused_activation` value -> (its op class, its trait): every `FusableActivation` op."""
+FUSABLE_ACTIVATIONS = ("none", *ACTIVATION_OPS)
 
 
 def _float_or_quantized(v) -> bool:
@@ -72,7 +88,7 @@ def _check_dense_elems(op: GlowOp, input, weights, bias, result, wname: str) -> 
 def _check_fused_activation(op: GlowOp) -> None:
     act = op.str_attr("fused_activation", "none", FUSABLE_ACTIVATIONS)
     args = op.floats("fused_activation_args", ())
-    want = {"clip": 2, "leaky_relu": 1}.get(act, 0)
+    want = len(ACTIVATION_OPS[act][1].args) if act != "none" else 0
     require(len(args) == want,
             f"fused_activation '{act}' takes {want} argument(s), got {len(args)}")
 
@@ -86,6 +102,8 @@ class ConvolutionOp(GlowOp):
     """
 
     name = "glow.convolution"
+    traits = traits_def(Windowed(dilation=True), FusableProducer(), MacCount(conv_macs),
+                        ON_MATMUL_UNIT)
     ATTRS: ClassVar = ("kernels", "strides", "pads", "dilation", "group", "layout",
                        "fused_activation", "fused_activation_args")
     input = operand_def(TensorType)
@@ -140,6 +158,7 @@ class MaxPoolOp(_PoolOp):
     """2-D max pooling; padding never wins the max."""
 
     name = "glow.max_pool"
+    traits = traits_def(Windowed(), ON_POOL_UNIT)
     ATTRS: ClassVar = ("kernels", "strides", "pads", "layout")
 
 
@@ -148,6 +167,7 @@ class AvgPoolOp(_PoolOp):
     """2-D average pooling; `count_include_pad` counts padding in the divisor."""
 
     name = "glow.avg_pool"
+    traits = traits_def(Windowed(), ON_POOL_UNIT)
     ATTRS: ClassVar = ("kernels", "strides", "pads", "layout", "count_include_pad")
 
     def check(self) -> None:
@@ -184,6 +204,7 @@ class FullyConnectedOp(GlowOp):
     as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution)."""
 
     name = "glow.fully_connected"
+    traits = traits_def(FusableProducer(), MacCount(matmul_macs))
     ATTRS: ClassVar = ("fused_activation", "fused_activation_args")
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
@@ -208,6 +229,7 @@ class MatMulOp(GlowOp):
     """lhs[N, K] x rhs[K, M] -> [N, M]."""
 
     name = "glow.mat_mul"
+    traits = traits_def(MacCount(matmul_macs), ON_MATMUL_UNIT)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -228,6 +250,7 @@ class BatchMatMulOp(GlowOp):
     """lhs[B, N, K] x rhs[B, K, M] -> [B, N, M]."""
 
     name = "glow.batch_mat_mul"
+    traits = traits_def(MacCount(matmul_macs))
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -249,6 +272,7 @@ class BatchedAddOp(GlowOp):
     """batch[B, ...] + slice[...]: the slice is added to every batch element."""
 
     name = "glow.batched_add"
+    traits = traits_def(InPlace((0,)), ON_ELEMENTWISE_UNIT)
     batch = operand_def(TensorType)
     slice = operand_def(TensorType)
     result = result_def(TensorType)

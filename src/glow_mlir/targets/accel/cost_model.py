@@ -21,6 +21,7 @@ import math
 from xdsl.ir import Operation
 
 from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects.glow_ops import traits
 
 COMPUTE_OVERHEAD_CYCLES = 16
 """Fixed cost of starting one compute op (pipeline fill, instruction decode)."""
@@ -41,14 +42,10 @@ def _shape(value) -> tuple[int, ...]:
 
 def macs(op: Operation) -> int:
     """Multiply-accumulates of a matmul or conv: a tile op, or the `glow_ir` instruction
-    it stands for (the same operands), which the converter estimates before tiling."""
-    kind = op.kind if isinstance(op, glow_accel.TileOp) else op.name.removeprefix("glow_ir.")
-    out = glow_ir.num_elements(op.operands[0])
-    if kind == "mat_mul":
-        return out * _shape(op.operands[1])[-1]  # c[m, n] += a[m, k] b[k, n]
-    if kind == "convolution":
-        return out * math.prod(_shape(op.operands[2])[1:])  # OIHW or OHWI: C/g * KH * KW
-    raise ValueError(f"{op.name} has no multiply-accumulates")
+    it stands for (the same operands), which the converter estimates before tiling; the
+    count is the graph op's trait `MacCount` (destination first, then its operands)."""
+    cls = op.instruction_class() if isinstance(op, glow_accel.TileOp) else type(op)
+    return traits.macs(cls, _shape(op.operands[0]), [_shape(v) for v in op.operands[1:]])
 
 
 def vector_elements(op: glow_accel.TileOp) -> int:
@@ -57,7 +54,7 @@ def vector_elements(op: glow_accel.TileOp) -> int:
         return glow_ir.num_elements(op.operands[1])
     out = glow_ir.num_elements(op.operands[0])
     if isinstance(op, glow_accel.PoolOp):
-        return out * math.prod(glow_ir.int_array(op, "kernels") or (1,))
+        return out * math.prod(traits.window(op).kernels)
     return out
 
 
