@@ -474,6 +474,15 @@ SHUFFLE_KINDS = _kinds(AccelUnit.DMA)
 
 _CHECKED_TILE_OPS: set = set()
 
+_BY_KIND: dict[str, type[InstrOp]] = {
+    cls.name.removeprefix("glow_ir."): cls
+    for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS)}
+
+
+def _instruction_of_kind(kind: str) -> type[InstrOp] | None:
+    """The `glow_ir` instruction class of a tile op's `kind`."""
+    return _BY_KIND.get(kind)
+
 
 class TileOp(InstrOp):
     """Base of the compute ops: operands are scratchpad tiles, destination first, marked
@@ -491,7 +500,9 @@ class TileOp(InstrOp):
         from glow_mlir.dialects.glow_ops.base import to_attr
 
         kinds = [Access.INOUT if accumulate else Access.OUT] + [Access.IN] * (len(buffers) - 1)
-        attributes = {k: to_attr(v) for k, v in attrs.items() if v is not None}
+        graph_op = getattr(_instruction_of_kind(cls.FIXED_KIND or kind or ""), "GRAPH_OP", None)
+        encode = graph_op.attr_of if graph_op is not None else lambda _, v: to_attr(v)
+        attributes = {k: encode(k, v) for k, v in attrs.items() if v is not None}
         if cls.FIXED_KIND is None:
             attributes["kind"] = StringAttr(kind or "")
         if accumulate:
@@ -524,11 +535,10 @@ class TileOp(InstrOp):
         return {k: v for k, v in self.attributes.items() if k not in ("kind", "accumulate")}
 
     def instruction_class(self) -> type[InstrOp]:
-        name = f"glow_ir.{self.kind}"
-        for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS):
-            if cls.name == name:
-                return cls
-        raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+        cls = _instruction_of_kind(self.kind)
+        if cls is None:
+            raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+        return cls
 
     def inplace_pairs(self) -> tuple[tuple[int, int], ...]:
         """Those of the instruction it computes (`elementwise @out %t, @in %t, @in %u`

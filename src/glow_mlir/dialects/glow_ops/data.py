@@ -25,6 +25,14 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
+from glow_mlir.dialects.glow_ops.attrs import (
+    PadMode,
+    bool_attr,
+    int_attr,
+    ints_attr,
+    number_attr,
+    str_attr,
+)
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
 from glow_mlir.dialects.glow_ops.shapes import broadcast_compatible, gather_shape, reduced_shape
 from glow_mlir.dialects.glow_ops.types import (
@@ -118,12 +126,9 @@ class SplatOp(GlowOp):
 
     name = "glow.splat"
     traits = traits_def(ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("value",)
+    value = number_attr(required=True)
     result = result_def(TensorType)
     assembly_format = "attr-dict `:` type($result)"
-
-    def check(self) -> None:
-        self.float_attr("value")
 
 
 @irdl_op_definition
@@ -132,7 +137,7 @@ class ConcatOp(GlowOp):
 
     name = "glow.concat"
     traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("dim",)
+    dim = int_attr(required=True)
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL_FORMAT
@@ -159,7 +164,7 @@ class SliceOp(GlowOp):
 
     name = "glow.slice"
     traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("start",)
+    start = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -182,7 +187,9 @@ class InsertTensorOp(GlowOp):
 
     name = "glow.insert_tensor"
     traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("start", "count", "axis")
+    start = ints_attr(required=True)
+    count = int_attr(1)
+    axis = int_attr(0)
     big = operand_def(TensorType)
     small = operand_def(TensorType)
     result = result_def(TensorType)
@@ -191,8 +198,8 @@ class InsertTensorOp(GlowOp):
     def check(self) -> None:
         big, small = shape_of(self.big), shape_of(self.small)
         start = self.ints("start")
-        count = self.int_attr("count", 1)
-        axis = normalize_axis(self.int_attr("axis", 0), len(big))
+        count = self.int_attr("count")
+        axis = normalize_axis(self.int_attr("axis"), len(big))
         require(len(start) == len(big) == len(small),
                 f"start, big and small must agree in rank ({len(start)}, {len(big)}, {len(small)})")
         require(count >= 1, f"count must be >= 1, got {count}")
@@ -229,7 +236,7 @@ class TransposeOp(GlowOp):
 
     name = "glow.transpose"
     traits = traits_def(ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("shuffle",)
+    shuffle = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -250,7 +257,7 @@ class BroadcastOp(GlowOp):
 
     name = "glow.broadcast"
     traits = traits_def(ON_DMA_ENGINE)
-    ATTRS: ClassVar = ("axis",)
+    axis = int_attr()  # default: the trailing dims line up (check)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -268,7 +275,8 @@ class TileOp(GlowOp):
     """The input repeated `count` times along `axis`."""
 
     name = "glow.tile"
-    ATTRS: ClassVar = ("count", "axis")
+    count = int_attr(required=True)
+    axis = int_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -284,7 +292,7 @@ class TileOp(GlowOp):
         require_same_elem("input and result", self.input, self.result)
 
 
-PAD_MODES = ("constant", "reflect", "edge")
+PAD_MODES = tuple(PadMode)
 
 
 @irdl_op_definition
@@ -295,7 +303,9 @@ class PadOp(GlowOp):
     zero pad is the zero point (what merge-pad-into-conv relies on)."""
 
     name = "glow.pad"
-    ATTRS: ClassVar = ("pads", "mode", "value")
+    pads = ints_attr(required=True)
+    mode = str_attr(PadMode, PadMode.CONSTANT)
+    value = number_attr(0.0)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -303,8 +313,7 @@ class PadOp(GlowOp):
     def check(self) -> None:
         shape = shape_of(self.input)
         pads = self.ints("pads")
-        mode = self.str_attr("mode", "constant", PAD_MODES)
-        self.float_attr("value", 0.0)
+        mode = self.str_attr("mode")
         rank = len(shape)
         require(len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)")
         require(all(p >= 0 for p in pads), f"pads must be non-negative, got {list(pads)}")
@@ -322,7 +331,7 @@ class GatherOp(GlowOp):
     """data taken along `axis` at `indices` (ONNX Gather; negative indices count back)."""
 
     name = "glow.gather"
-    ATTRS: ClassVar = ("axis",)
+    axis = int_attr(0)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
@@ -338,7 +347,7 @@ class GatherOp(GlowOp):
 
 
 class _ReduceOp(GlowOp):
-    ATTRS: ClassVar = ("axes",)
+    axes = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -399,15 +408,16 @@ class BatchedReduceProdOp(_ReduceOp):
 
 
 class _ArgOp(GlowOp):
-    ATTRS: ClassVar = ("axis", "keep_dims")
+    axis = int_attr(0)
+    keep_dims = bool_attr(True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check(self) -> None:
         shape = shape_of(self.input)
-        axis = normalize_axis(self.int_attr("axis", 0), len(shape))
-        keep = self.bool_attr("keep_dims", True)
+        axis = normalize_axis(self.int_attr("axis"), len(shape))
+        keep = self.bool_attr("keep_dims")
         want = list(shape)
         if keep:
             want[axis] = 1
@@ -436,7 +446,7 @@ class TopKOp(GlowOp):
     """The `k` largest values along the last dim, sorted, and their indices."""
 
     name = "glow.top_k"
-    ATTRS: ClassVar = ("k",)
+    k = int_attr(required=True)
     input = operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)

@@ -11,6 +11,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
+from glow_mlir.dialects.glow_ops.attrs import GeluApproximation, float_attr, int_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
@@ -90,11 +91,7 @@ class GeluOp(UnaryOp):
 
     name = "glow.gelu"
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
-    ATTRS: ClassVar[tuple[str, ...]] = ("approximate",)
-
-    def check(self) -> None:
-        super().check()
-        self.str_attr("approximate", "none", ("none", "tanh"))
+    approximate = str_attr(GeluApproximation, GeluApproximation.NONE)
 
 
 @irdl_op_definition
@@ -221,11 +218,7 @@ class LeakyReluOp(UnaryOp):
     name = "glow.leaky_relu"
     traits = traits_def(FusableActivation("leaky_relu", ("alpha",)))
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
-    ATTRS: ClassVar[tuple[str, ...]] = ("alpha",)
-
-    def check(self) -> None:
-        super().check()
-        self.float_attr("alpha")
+    alpha = float_attr(required=True)
 
 
 @irdl_op_definition
@@ -236,7 +229,8 @@ class ClipOp(UnaryOp):
     traits = traits_def(FusableActivation("clip", ("min", "max")))
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
     ELEMENTS: ClassVar[str] = "numeric"
-    ATTRS: ClassVar[tuple[str, ...]] = ("min", "max")
+    min = float_attr(required=True)
+    max = float_attr(required=True)
 
     def check(self) -> None:
         super().check()
@@ -453,7 +447,7 @@ class ConvertToOp(_CastOp):
     largest finite value, 0 gives inf or NaN."""
 
     name = "glow.convert_to"
-    ATTRS: ClassVar = ("saturate",)
+    saturate = int_attr(1)
 
     def check(self) -> None:
         super().check()

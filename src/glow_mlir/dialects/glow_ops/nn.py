@@ -8,6 +8,17 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
+from glow_mlir.dialects.glow_ops.attrs import (
+    CoordinateMode,
+    Layout,
+    NearestMode,
+    bool_attr,
+    float_attr,
+    floats_attr,
+    int_attr,
+    ints_attr,
+    str_attr,
+)
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.elementwise import UNARY_OPS
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
@@ -39,7 +50,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     matmul_macs,
 )
 
-LAYOUTS = ("NCHW", "NHWC")
+LAYOUTS = tuple(Layout)
 ACTIVATION_OPS = {t.name: (op, t) for op in UNARY_OPS
                   if (t := op.get_trait(FusableActivation)) is not None}
 """`fused_activation` value -> (its op class, its trait): every `FusableActivation` op."""
@@ -53,9 +64,9 @@ def _float_or_quantized(v) -> bool:
 def _check_window(op: GlowOp, hw: tuple[int, int], with_dilation: bool) -> tuple:
     """Common checks of kernels/strides/pads(/dilation); returns them."""
     kernels = op.ints("kernels")
-    strides = op.ints("strides", (1, 1))
-    pads = op.ints("pads", (0, 0, 0, 0))
-    dilation = op.ints("dilation", (1, 1)) if with_dilation else (1, 1)
+    strides = op.ints("strides")
+    pads = op.ints("pads")
+    dilation = op.ints("dilation") if with_dilation else (1, 1)
     require(len(kernels) == 2 and all(k > 0 for k in kernels),
             f"kernels must be 2 positive integers, got {list(kernels)}")
     require(len(strides) == 2 and all(s > 0 for s in strides),
@@ -86,8 +97,8 @@ def _check_dense_elems(op: GlowOp, input, weights, bias, result, wname: str) -> 
 
 
 def _check_fused_activation(op: GlowOp) -> None:
-    act = op.str_attr("fused_activation", "none", FUSABLE_ACTIVATIONS)
-    args = op.floats("fused_activation_args", ())
+    act = op.str_attr("fused_activation")
+    args = op.floats("fused_activation_args")
     want = len(ACTIVATION_OPS[act][1].args) if act != "none" else 0
     require(len(args) == want,
             f"fused_activation '{act}' takes {want} argument(s), got {len(args)}")
@@ -104,8 +115,14 @@ class ConvolutionOp(GlowOp):
     name = "glow.convolution"
     traits = traits_def(Windowed(dilation=True), FusableProducer(), MacCount(conv_macs),
                         ON_MATMUL_UNIT)
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "dilation", "group", "layout",
-                       "fused_activation", "fused_activation_args")
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    dilation = ints_attr((1, 1))
+    group = int_attr(1)
+    layout = str_attr(Layout, Layout.NCHW)
+    fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
+    fused_activation_args = floats_attr(())
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -113,14 +130,14 @@ class ConvolutionOp(GlowOp):
     assembly_format = FUNCTIONAL_FORMAT
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_rank("filter", self.filter, 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
         _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
         n, c, h, w = image_dims(shape_of(self.input), layout)
         kernels, strides, pads, dilation = _check_window(self, (h, w), True)
-        group = self.int_attr("group", 1)
+        group = self.int_attr("group")
         require(group > 0, f"group must be positive, got {group}")
         require(c % group == 0, f"group {group} does not divide the {c} input channels")
         fshape = shape_of(self.filter)
@@ -141,9 +158,13 @@ class _PoolOp(GlowOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    layout = str_attr(Layout, Layout.NCHW)
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_same_elem("input and result", self.input, self.result)
         n, c, h, w = image_dims(shape_of(self.input), layout)
@@ -159,7 +180,6 @@ class MaxPoolOp(_PoolOp):
 
     name = "glow.max_pool"
     traits = traits_def(Windowed(), ON_POOL_UNIT)
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout")
 
 
 @irdl_op_definition
@@ -168,11 +188,7 @@ class AvgPoolOp(_PoolOp):
 
     name = "glow.avg_pool"
     traits = traits_def(Windowed(), ON_POOL_UNIT)
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout", "count_include_pad")
-
-    def check(self) -> None:
-        super().check()
-        self.bool_attr("count_include_pad", False)
+    count_include_pad = bool_attr(False)
 
 
 @irdl_op_definition
@@ -180,13 +196,13 @@ class AdaptiveAvgPoolOp(GlowOp):
     """Average pooling to the result's spatial size (PyTorch's adaptive windows)."""
 
     name = "glow.adaptive_avg_pool"
-    ATTRS: ClassVar = ("layout",)
+    layout = str_attr(Layout, Layout.NCHW)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_rank("result", self.result, 4)
         require_same_elem("input and result", self.input, self.result)
@@ -205,7 +221,8 @@ class FullyConnectedOp(GlowOp):
 
     name = "glow.fully_connected"
     traits = traits_def(FusableProducer(), MacCount(matmul_macs))
-    ATTRS: ClassVar = ("fused_activation", "fused_activation_args")
+    fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
+    fused_activation_args = floats_attr(())
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -291,7 +308,9 @@ class BatchNormalizationOp(GlowOp):
     """Inference batch norm: scale * (x - mean) / sqrt(var + epsilon) + bias, per channel."""
 
     name = "glow.batch_normalization"
-    ATTRS: ClassVar = ("epsilon", "momentum", "channel_idx")
+    epsilon = float_attr(1e-5)
+    momentum = float_attr()
+    channel_idx = int_attr(1)
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -304,8 +323,7 @@ class BatchNormalizationOp(GlowOp):
         shape = shape_of(self.input)
         require(len(shape) >= 2, f"input must have rank >= 2, got {len(shape)}")
         require_elem("input", self.input, is_float, "floating-point")
-        ch = normalize_axis(self.int_attr("channel_idx", 1), len(shape), "channel_idx")
-        self.float_attr("epsilon", 1e-5)
+        ch = normalize_axis(self.int_attr("channel_idx"), len(shape), "channel_idx")
         for what, v in (("scale", self.scale), ("bias", self.bias), ("mean", self.mean),
                         ("var", self.var)):
             require_shape(what, v, (shape[ch],), "one per channel")
@@ -318,7 +336,7 @@ class LayerNormalizationOp(GlowOp):
     """Normalizes over the trailing dims that `scale` and `bias` have, then scales and shifts."""
 
     name = "glow.layer_normalization"
-    ATTRS: ClassVar = ("epsilon",)
+    epsilon = float_attr(1e-5)
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -333,7 +351,6 @@ class LayerNormalizationOp(GlowOp):
                 f"scale shape {fmt_shape(sshape)} must equal the trailing dims of the input "
                 f"{fmt_shape(shape)}")
         require_shape("bias", self.bias, sshape, "same as scale")
-        self.float_attr("epsilon", 1e-5)
         if self.result.type != self.input.type:
             fail(f"result type {self.result.type} must equal the input type {self.input.type}")
 
@@ -343,24 +360,24 @@ class LocalResponseNormalizationOp(GlowOp):
     """Across-channel LRN: x / (k + alpha / size * sum(x^2 over the window)) ^ beta."""
 
     name = "glow.local_response_normalization"
-    ATTRS: ClassVar = ("half_window_size", "alpha", "beta", "k", "layout")
+    half_window_size = int_attr(required=True)
+    alpha = float_attr(1e-4)
+    beta = float_attr(0.75)
+    k = float_attr(1.0)
+    layout = str_attr(Layout, Layout.NCHW)
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
     result = result_def(T)
     assembly_format = "$input attr-dict `:` type($result)"
 
     def check(self) -> None:
-        self.str_attr("layout", "NCHW", LAYOUTS)
         require_rank("input", self.input, 4)
         require_elem("input", self.input, is_float, "floating-point")
         require(self.int_attr("half_window_size") >= 0, "half_window_size must be >= 0")
-        self.float_attr("alpha", 1e-4)
-        self.float_attr("beta", 0.75)
-        self.float_attr("k", 1.0)
 
 
 class _SoftMaxOp(GlowOp):
-    ATTRS: ClassVar = ("axis",)
+    axis = int_attr(-1)
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
     result = result_def(T)
@@ -368,7 +385,7 @@ class _SoftMaxOp(GlowOp):
 
     def check(self) -> None:
         require_elem("input", self.input, is_float, "floating-point")
-        normalize_axis(self.int_attr("axis", -1), len(shape_of(self.input)))
+        normalize_axis(self.int_attr("axis"), len(shape_of(self.input)))
 
 
 @irdl_op_definition
@@ -385,9 +402,8 @@ class LogSoftMaxOp(_SoftMaxOp):
     name = "glow.log_soft_max"
 
 
-COORDINATE_MODES = ("asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn")
-NEAREST_MODES = ("floor", "round_prefer_floor", "round_prefer_ceil", "ceil")
+COORDINATE_MODES = tuple(CoordinateMode)
+NEAREST_MODES = tuple(NearestMode)
 
 
 class _ResizeOp(GlowOp):
@@ -407,7 +423,6 @@ class _ResizeOp(GlowOp):
         for i, (d, o, s) in enumerate(zip(shape, out, scale)):
             require(abs(d * s - o) < 1.0 or math.floor(d * s) == o,
                     f"result dim {i} is {o}, but input {d} x scale {s} gives {d * s:g}")
-        self.str_attr("coordinate_transformation_mode", "asymmetric", COORDINATE_MODES)
 
 
 @irdl_op_definition
@@ -415,11 +430,12 @@ class ResizeNearestOp(_ResizeOp):
     """Nearest-neighbour resize with ONNX's coordinate transformation and nearest modes."""
 
     name = "glow.resize_nearest"
-    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode", "nearest_mode")
+    scale = floats_attr(required=True)
+    coordinate_transformation_mode = str_attr(CoordinateMode, CoordinateMode.ASYMMETRIC)
+    nearest_mode = str_attr(NearestMode, NearestMode.FLOOR)
 
     def check(self) -> None:
         super().check()
-        self.str_attr("nearest_mode", "floor", NEAREST_MODES)
 
 
 @irdl_op_definition
@@ -427,7 +443,8 @@ class ResizeBilinearOp(_ResizeOp):
     """(Bi)linear resize over every dim whose scale is not 1."""
 
     name = "glow.resize_bilinear"
-    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode")
+    scale = floats_attr(required=True)
+    coordinate_transformation_mode = str_attr(CoordinateMode, CoordinateMode.ASYMMETRIC)
 
     def check(self) -> None:
         super().check()
@@ -439,7 +456,7 @@ class SpaceToDepthOp(GlowOp):
     """NCHW [N, C, H, W] -> [N, C*b*b, H/b, W/b], as ONNX SpaceToDepth."""
 
     name = "glow.space_to_depth"
-    ATTRS: ClassVar = ("block_size",)
+    block_size = int_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"

@@ -27,7 +27,6 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.backends import Backend
 from glow_mlir.backends.common import backend_option, fused_activation
-from glow_mlir.dialects.glow_ops.base import to_attr
 from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
 from glow_mlir.dialects.glow_ops.traits import FusableProducer, fusable_activation
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
@@ -52,11 +51,12 @@ class FuseActivation(RewritePattern):
             return
         if not self.backend.supports_fused_activation(producer, activation):
             return
-        attrs = {**producer.attributes, "fused_activation": to_attr(activation)}
+        attrs = {**producer.attributes,
+                 "fused_activation": producer.attr_of("fused_activation", activation)}
         args = [op.float_attr(a) for a in fact.args]  # type: ignore[attr-defined]
         attrs.pop("fused_activation_args", None)
         if args:
-            attrs["fused_activation_args"] = to_attr(args)
+            attrs["fused_activation_args"] = producer.attr_of("fused_activation_args", args)
         fused = type(producer).create(operands=list(producer.operands),
                                       result_types=[op.results[0].type], attributes=attrs)
         rewriter.replace(op, fused)

@@ -160,9 +160,9 @@ def _attributes(op: Operation, p: Perm) -> dict:
     rank = len(p)
     if isinstance(op, glow.BatchNormalizationOp):
         c = normalize_axis(op.int_attr("channel_idx", 1), rank, "channel_idx")
-        attrs["channel_idx"] = glow.to_attr(p[c])
+        attrs["channel_idx"] = op.attr_of("channel_idx", p[c])
     elif isinstance(op, glow.ConcatOp):
-        attrs["dim"] = glow.to_attr(p[normalize_axis(op.int_attr("dim"), rank, "dim")])
+        attrs["dim"] = op.attr_of("dim", p[normalize_axis(op.int_attr("dim"), rank, "dim")])
     return attrs
 
 
