@@ -13,10 +13,12 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.attrs import GeluApproximation, float_attr, int_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.scalar import X
 from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
     Elementwise,
     FusableActivation,
+    ScalarBody,
 )
 from glow_mlir.dialects.glow_ops.types import (
     fail,
@@ -236,6 +238,14 @@ class ClipOp(UnaryOp):
         super().check()
         lo, hi = self.float_attr("min"), self.float_attr("max")
         require(lo <= hi, f"min ({lo}) must not exceed max ({hi})")
+
+
+@irdl_op_definition
+class SoftsignOp(UnaryOp):
+    """x / (1 + |x|)."""
+
+    name = "glow.softsign"
+    traits = traits_def(ScalarBody(X / (1 + abs(X))), ON_ELEMENTWISE_UNIT)
 
 
 # ====================================================================== binary
@@ -494,7 +504,7 @@ class RescaleQuantizedOp(_CastOp):
 
 UNARY_OPS = (ReluOp, SigmoidOp, TanhOp, GeluOp, SwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ErfOp,
              AbsOp, NegOp, FloorOp, CeilOp, RoundOp, ReciprocalOp, SinOp, CosOp, NotOp,
-             LeakyReluOp, ClipOp)
+             LeakyReluOp, ClipOp, SoftsignOp)
 BINARY_OPS = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, PReluOp)
 ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, CmpEqOp, CmpLtOp, CmpLteOp, SelectOp,
                    ConvertToOp, QuantizeOp, DequantizeOp, RescaleQuantizedOp)
