@@ -130,15 +130,10 @@ __all__ = [
 
 # ====================================================================== vocabulary
 
-BODY_UNARY: tuple[str, ...] = tuple(op.name for op in glow.UNARY_OPS
-                                    if scalar_body(op) is not None)
-"""Unary ops defined by their scalar body (trait `ScalarBody`, e.g. glow.softsign): drawn
-with the unary family, their output bounds from interval arithmetic on the body."""
-
 FAMILIES: dict[str, tuple[str, ...]] = {
     "unary": ("glow.abs", "glow.neg", "glow.exp", "glow.log", "glow.sqrt", "glow.rsqrt",
               "glow.reciprocal", "glow.erf", "glow.sin", "glow.cos", "glow.floor",
-              "glow.ceil", "glow.round", *BODY_UNARY),
+              "glow.ceil", "glow.round"),
     "activation": ("glow.relu", "glow.sigmoid", "glow.tanh", "glow.gelu", "glow.swish",
                    "glow.leaky_relu", "glow.clip", "glow.prelu"),
     "binary": ("glow.add", "glow.sub", "glow.mul", "glow.div", "glow.max", "glow.min",
@@ -174,6 +169,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                 "glow.rescale_quantized"),
 }
 """Op families a generated graph draws its ops from (every float-computing glow op)."""
+
+BODY_UNARY: tuple[str, ...] = tuple(
+    op.name for op in glow.UNARY_OPS if scalar_body(op) is not None
+    and not any(op.name in ops for ops in FAMILIES.values()))
+"""Unary ops defined by their scalar body (trait `ScalarBody`, e.g. glow.softsign) that no
+family lists: drawn with the unary family, their output bounds from interval arithmetic
+on the body."""
+FAMILIES["unary"] += BODY_UNARY
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "elementwise": ("unary", "activation", "binary"),

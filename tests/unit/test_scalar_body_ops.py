@@ -1,7 +1,7 @@
 """Native element-wise ops defined by their scalar body (trait `ScalarBody`), end to end.
 
 The op list comes from the dialect and the importer: every ONNX op type of the importer's
-unary table whose glow op has a scalar body and no kernel of its own (`glow.softsign`...).
+unary table whose glow op has a scalar body (`glow.softsign`, `glow.sigmoid`, ...).
 Each is imported, compiled for every backend and compared with onnxruntime; the reference
 kernel and the CPU's loop are both derived from the body, and the accelerator runs it on
 its element-wise unit (trait `OnAccelUnit`). Adding such an op to the dialect and the

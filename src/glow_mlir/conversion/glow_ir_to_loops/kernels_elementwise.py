@@ -19,8 +19,9 @@ Transcendental functions are `math` ops (exp, log, tanh, erf, sin, cos, acos, as
 powf, ...): the LLVM conversion maps them to intrinsics or libm; except that f32 exp,
 log, tanh, erf (and sigmoid, swish through exp) are straight-line arith code that LLVM
 vectorizes ("fast f32 math" below, a few ulp). sigmoid is
-1 / (1 + exp(-x)), relu, leaky_relu, prelu and clip are compare+select (cheap and
-vectorizable; NaN passes through as in numpy).
+1 / (1 + exp(-x)) (its scalar body, as swish, rsqrt and reciprocal), relu, leaky_relu,
+prelu and clip are compare+select (cheap and vectorizable; NaN passes through as in
+numpy).
 """
 
 from __future__ import annotations
@@ -452,10 +453,7 @@ def _tanh(em: Emitter, x: SSAValue) -> SSAValue:
 # ====================================================================== activations
 
 
-def _sigmoid(em: Emitter, x: SSAValue) -> SSAValue:
-    one = _c(em, 1.0, x.type)
-    e = _exp(em, _v(em, arith.NegfOp(x)))
-    return _v(em, arith.DivfOp(one, _v(em, arith.AddfOp(one, e))))
+# sigmoid, swish, rsqrt, reciprocal: their scalar bodies (end of this module).
 
 
 def _relu_f(em, x):
@@ -468,10 +466,7 @@ def _relu_i(em, unsigned, x):
 
 
 lowers_elementwise(glow.ReluOp)(_real_valued(_relu_f, _relu_i))
-lowers_elementwise(glow.SigmoidOp)(_float_math(_sigmoid))
 lowers_elementwise(glow.TanhOp)(_float_math(_tanh))
-lowers_elementwise(glow.SwishOp)(
-    _float_math(lambda em, x: _v(em, arith.MulfOp(x, _sigmoid(em, x)))))
 
 
 @lowers_elementwise(glow.GeluOp)
@@ -550,13 +545,6 @@ lowers_elementwise(glow.ExpOp)(_float_math(_exp))
 lowers_elementwise(glow.LogOp)(_float_math(_log))
 
 
-def _reciprocal(em, x):
-    return _v(em, arith.DivfOp(_c(em, 1.0, x.type), x))
-
-
-lowers_elementwise(glow.RsqrtOp)(
-    _float_math(lambda em, x: _reciprocal(em, _v(em, mmath.SqrtOp(x)))))
-lowers_elementwise(glow.ReciprocalOp)(_float_math(_reciprocal))
 
 
 @lowers_elementwise(glow.ErfOp)

@@ -13,7 +13,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.attrs import GeluApproximation, float_attr, int_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
-from glow_mlir.dialects.glow_ops.scalar import X
+from glow_mlir.dialects.glow_ops.scalar import X, exp, sqrt
 from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
     Elementwise,
@@ -74,7 +74,8 @@ class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "glow.sigmoid"
-    traits = traits_def(FusableActivation("sigmoid"), ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ScalarBody(1 / (1 + exp(-X))), FusableActivation("sigmoid"),
+                        ON_ELEMENTWISE_UNIT)
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
@@ -101,6 +102,7 @@ class SwishOp(UnaryOp):
     """x * sigmoid(x) (SiLU)."""
 
     name = "glow.swish"
+    traits = traits_def(ScalarBody(X * (1 / (1 + exp(-X)))))
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
@@ -133,7 +135,7 @@ class RsqrtOp(UnaryOp):
     """1 / sqrt(x)."""
 
     name = "glow.rsqrt"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ScalarBody(1 / sqrt(X)), ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -188,7 +190,7 @@ class ReciprocalOp(UnaryOp):
     """1 / x."""
 
     name = "glow.reciprocal"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ScalarBody(1 / X), ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition

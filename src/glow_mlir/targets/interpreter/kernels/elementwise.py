@@ -17,7 +17,6 @@ from glow_mlir.targets.interpreter.numerics import (
     activation,
     erf,
     real_valued,
-    sigmoid,
     trunc_div,
 )
 from glow_mlir.targets.interpreter.registry import kernel
@@ -29,11 +28,6 @@ from glow_mlir.targets.interpreter.registry import kernel
 @real_valued
 def relu(op, x):
     return activation("relu", (), x)
-
-
-@kernel(glow.SigmoidOp)
-def sigmoid_(op, x):
-    return sigmoid(x)
 
 
 @kernel(glow.TanhOp)
@@ -49,11 +43,6 @@ def gelu(op, x):
         inner = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)
         return 0.5 * x64 * (1 + np.tanh(inner))
     return 0.5 * x64 * (1 + erf(x64 / math.sqrt(2)))
-
-
-@kernel(glow.SwishOp)
-def swish(op, x):
-    return x * sigmoid(x)
 
 
 @kernel(glow.LeakyReluOp)
@@ -80,11 +69,9 @@ _UNARY = {
     glow.ExpOp: np.exp,
     glow.LogOp: np.log,
     glow.SqrtOp: np.sqrt,
-    glow.RsqrtOp: lambda x: 1 / np.sqrt(x),
     glow.FloorOp: np.floor,
     glow.CeilOp: np.ceil,
     glow.RoundOp: np.rint,  # half to even, as ONNX Round
-    glow.ReciprocalOp: lambda x: 1 / x,
     glow.SinOp: np.sin,
     glow.CosOp: np.cos,
     glow.NotOp: np.logical_not,
