@@ -694,7 +694,8 @@ ALL_OPS = (ScratchpadAllocOp, ScratchpadFreeOp, DmaStartOp, DmaWaitOp, *COMPUTE_
 
 GlowAccel = Dialect("glow_accel", list(ALL_OPS), [TargetAttr, TokenType])
 
-__all__ = ["GlowAccel", "TARGET_ATTR", "DMA_LOWER_BOUND_ATTR", "ALL_OPS", "COMPUTE_OPS", "TargetAttr", "SCRATCHPAD_SPACE",
+__all__ = ["GlowAccel", "TARGET_ATTR", "DMA_LOWER_BOUND_ATTR", "ALL_OPS", "COMPUTE_OPS",
+           "TargetAttr", "SCRATCHPAD_SPACE",
            "TokenType", "SCRATCHPAD", "ScratchpadAllocOp", "ScratchpadFreeOp", "DmaStartOp",
            "DmaWaitOp", "TileOp", "MatmulOp", "ConvOp", "ElementwiseOp", "PoolOp", "ReduceOp",
            "ShuffleOp", "tile_type", "in_scratchpad", "main_memory_type", "target_of",

@@ -105,7 +105,8 @@ def lowers(*ops: type) -> Callable[[Generator], Generator]:
 
 Scalar = Callable[[glow_ir.InstrOp, Emitter, list[SSAValue]], SSAValue]
 ELEMENTWISE: dict[type[glow_ir.InstrOp], Scalar] = {}
-"""Element-wise instruction class -> scalar function `fn(instr, em, sources) -> destination element`;
+"""Element-wise instruction class -> scalar function
+`fn(instr, em, sources) -> destination element`;
 sources are loaded as their storage type (`storage_type`)."""
 
 
