@@ -4,14 +4,16 @@ leaves for a backend is what that backend says it runs."""
 from __future__ import annotations
 
 import pytest
-from glow_graphs import clone_module, glow_graphs
+from glow_graphs import FAMILIES, clone_module, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from xdsl.utils.exceptions import DiagnosticException
 
 from glow_mlir.backends import get_backend
 from glow_mlir.backends.registry import BACKENDS
 from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.context import make_context
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.graph.lowering import RULES, rule_for
 
@@ -172,8 +174,10 @@ ACCEL_RUNNABLE_AFTER_LOWERING = [
     "activation", "binary", "convolution", "pool", "fully_connected", "mat_mul",
     "batch_mat_mul", "batched_add", "batch_normalization", "layer_normalization", "softmax",
     "reshape", "transpose", "concat", "slice", "broadcast", "tile", "insert_tensor",
-    "reduction", "glow.abs", "glow.neg", "glow.exp", "glow.log", "glow.sqrt", "glow.rsqrt",
-    "glow.reciprocal", "glow.erf"]
+    "reduction",
+    # the unary ops of the accelerator's element-wise unit (their trait OnAccelUnit)
+    *(name for name in FAMILIES["unary"]
+      if accel_unit(glow.OPS_BY_NAME[name]) is AccelUnit.ELEMENTWISE)]
 
 
 @settings(max_examples=25, deadline=None,

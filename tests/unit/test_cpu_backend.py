@@ -119,9 +119,10 @@ def test_concurrent_calls_from_threads_are_independent():
 def test_missing_code_generators_are_one_user_error(monkeypatch):
     """Every missing instruction kind is named at once, as a UserError (no traceback)."""
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow_ir
 
     loops._load_generators()
-    for kind in ("glow_ir.relu", "glow_ir.element_add"):
+    for kind in (glow_ir.INSTRUCTION_FOR["glow.relu"], glow_ir.INSTRUCTION_FOR["glow.add"]):
         monkeypatch.delitem(loops.GENERATORS, kind)
     with pytest.raises(UserError) as info:
         glow_mlir.compile(parse_module(make_context(), ADD_RELU), "cpu")

@@ -10,7 +10,8 @@ units (DESIGN.md: glow_accel). What it runs is what those units and the DMA engi
 - DMA engine: constants and splats, slices, concats, insertions, reshapes, transposes and
   broadcasts (strided copies between memory and the scratchpad).
 
-Compute units work on f32; the DMA engine moves any element type. Everything `lower-graph`
+Which unit runs an op is its trait `OnAccelUnit` (dialects/glow_ops/traits.py). Compute
+units work on f32; the DMA engine moves any element type. Everything `lower-graph`
 can lower is lowered: fully_connected to mat_mul + batched_add, group convolution per group,
 batch_mat_mul per batch, soft-max to exp/reduce/div, normalizations and composite
 activations to element-wise ops, constant pads to splat + insert_tensor, tiles to concat.
@@ -23,24 +24,9 @@ from xdsl.ir import Operation
 
 from glow_mlir.backends.base import Backend
 from glow_mlir.backends.common import fused_activation_ok
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.dialects.glow_ops.types import elem_of
-
-MATMUL_UNIT = frozenset({"glow.mat_mul", "glow.convolution"})
-ELEMENTWISE_UNIT = frozenset({
-    "glow.add", "glow.sub", "glow.mul", "glow.div", "glow.max", "glow.min", "glow.neg",
-    "glow.abs", "glow.relu", "glow.sigmoid", "glow.tanh", "glow.exp", "glow.log", "glow.sqrt",
-    "glow.rsqrt", "glow.reciprocal", "glow.erf", "glow.batched_add",
-})
-POOLING_UNIT = frozenset({"glow.max_pool", "glow.avg_pool"})
-REDUCTION_UNIT = frozenset({
-    "glow.batched_reduce_add", "glow.batched_reduce_mean", "glow.batched_reduce_max",
-    "glow.batched_reduce_min",
-})
-DMA_ENGINE = frozenset({
-    "glow.constant", "glow.splat", "glow.slice", "glow.concat", "glow.insert_tensor",
-    "glow.reshape", "glow.transpose", "glow.broadcast",
-})
-COMPUTE = MATMUL_UNIT | ELEMENTWISE_UNIT | POOLING_UNIT | REDUCTION_UNIT
 
 
 class AccelBackend(Backend):
@@ -50,16 +36,17 @@ class AccelBackend(Backend):
         return True
 
     def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        return (op.name == "glow.convolution" and activation == "relu"
+        return (isinstance(op, glow.ConvolutionOp) and activation == "relu"
                 and elem_of(op.results[0]) == f32)
 
     def is_op_supported(self, op: Operation) -> bool:
-        if op.name in DMA_ENGINE:
+        unit = accel_unit(op)  # the op's trait `OnAccelUnit`
+        if unit is AccelUnit.DMA:
             return True
-        if op.name not in COMPUTE:
+        if unit is None:
             return False
         if any(elem_of(v) != f32 for v in (*op.operands, *op.results)):
             return False
-        if op.name == "glow.convolution" and op.int_attr("group", 1) != 1:  # type: ignore
+        if isinstance(op, glow.ConvolutionOp) and op.int_attr("group", 1) != 1:
             return False  # lower-graph splits it per group
         return fused_activation_ok(self, op)

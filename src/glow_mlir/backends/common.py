@@ -8,8 +8,6 @@ from xdsl.ir import Operation
 from glow_mlir.backends.base import Backend
 from glow_mlir.transforms.graph.backend_hooks import fused_activation
 
-FUSABLE_PRODUCERS = ("glow.convolution", "glow.fully_connected")
-
 
 def lowered_away(backend: Backend, op: Operation) -> bool:
     """True when `lower-graph{backend}` replaces `op`: a rule applies and the backend agrees.
@@ -25,4 +23,4 @@ def fused_activation_ok(backend: Backend, op: Operation) -> bool:
     return act == "none" or backend.supports_fused_activation(op, act)
 
 
-__all__ = ["FUSABLE_PRODUCERS", "lowered_away", "fused_activation", "fused_activation_ok"]
+__all__ = ["lowered_away", "fused_activation", "fused_activation_ok"]

@@ -29,24 +29,30 @@ from xdsl.ir import Operation
 
 from glow_mlir.backends import interpreter
 from glow_mlir.backends.base import Backend
-from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok, lowered_away
+from glow_mlir.backends.common import fused_activation_ok, lowered_away
+from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
+from glow_mlir.dialects.glow_ops.traits import FusableActivation, FusableProducer
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float
 
-KEPT = interpreter.KEPT | {"glow.clip", "glow.leaky_relu"}
-"""Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus the
-activations it fuses."""
 
-FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"})
+def kept(op: Operation) -> bool:
+    """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
+    the activations it fuses (every op with the trait `FusableActivation`)."""
+    return interpreter.kept(op) or op.has_trait(FusableActivation)
+
+
+FUSABLE_ACTIVATIONS = frozenset(ACTIVATION_OPS)
+"""Every `fused_activation` the dialect has (the kernels' epilogue applies each)."""
 
 
 class CpuBackend(Backend):
     name = "cpu"
 
     def should_lower(self, op: Operation) -> bool:
-        return op.name not in KEPT
+        return not kept(op)
 
     def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        return (op.name in FUSABLE_PRODUCERS and activation in FUSABLE_ACTIVATIONS
+        return (op.has_trait(FusableProducer) and activation in FUSABLE_ACTIVATIONS
                 and is_float(elem_of(op.results[0])))
 
     def is_op_supported(self, op: Operation) -> bool:

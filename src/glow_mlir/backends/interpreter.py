@@ -18,22 +18,22 @@ from xdsl.ir import Operation
 
 from glow_mlir.backends.base import Backend
 from glow_mlir.backends.common import lowered_away
+from glow_mlir.dialects import glow
 
-KEPT = frozenset({
-    "glow.convolution",
-    "glow.fully_connected",
-    "glow.batch_mat_mul",
-    "glow.soft_max",
-    "glow.log_soft_max",
-})
+KEPT = (glow.ConvolutionOp, glow.FullyConnectedOp, glow.BatchMatMulOp, glow.SoftMaxOp,
+        glow.LogSoftMaxOp)
 """Ops `lower-graph` could lower that the interpreter runs as they are."""
+
+
+def kept(op: Operation) -> bool:
+    return isinstance(op, KEPT)
 
 
 class InterpreterBackend(Backend):
     name = "interpreter"
 
     def should_lower(self, op: Operation) -> bool:
-        return op.name not in KEPT
+        return not kept(op)
 
     def is_op_supported(self, op: Operation) -> bool:
         """Every glow op that lowering leaves in place."""

@@ -132,12 +132,13 @@ def _describe(op: Operation) -> str:
             + (f" at {loc}" if loc else ""))
 
 
-def kernel_name(op: Operation) -> str | None:
-    """The CPU generator `op` needs (None: it emits no code or is lowered here)."""
+def kernel_class(op: Operation) -> type[glow_ir.InstrOp] | None:
+    """The instruction whose CPU generator `op` needs (None: it emits no code or is
+    lowered here)."""
     if isinstance(op, ga.TileOp):
-        return op.instruction_class().name
+        return op.instruction_class()
     if isinstance(op, glow_ir.InstrOp):
-        return op.name
+        return type(op)
     return None
 
 
@@ -158,10 +159,10 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
                                   f"has scratchpad tiles but no glow_accel.target")
     missing: Counter = Counter()
     for op in fn.body.ops:
-        name = kernel_name(op)
-        if name is not None:
-            if name not in GENERATORS:
-                missing[name] += 1
+        cls = kernel_class(op)
+        if cls is not None:
+            if cls not in GENERATORS:
+                missing[cls.name] += 1
         elif not isinstance(op, (*_MEMORY_OPS, ga.DmaStartOp)):
             raise PassFailedException(f"{where}: cannot lower {op.name} at "
                                       f"{position_text(op) or 'an unknown location'}")
@@ -174,10 +175,10 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
 def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The CPU backend's code for one instruction (element-wise kinds as a one-instruction
     stack, every store kept: tiles outlive the instruction)."""
-    if instr.name in ELEMENTWISE:
+    if type(instr) in ELEMENTWISE:
         emit_elementwise([instr], em, skip_dead_stores=False)
     else:
-        GENERATORS[instr.name](instr, em)
+        GENERATORS[type(instr)](instr, em)
 
 
 def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> None:

@@ -42,6 +42,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow_ops.traits import NoInstruction
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import add_resource, load_resource_dialect
@@ -181,7 +182,7 @@ class _FunctionLowering:
     def _computed(value: SSAValue) -> bool:
         """Whether an instruction writes `value` (not an input, constant or view)."""
         op = value.owner
-        return isinstance(op, Operation) and op.name not in ("glow.constant", "glow.reshape")
+        return isinstance(op, Operation) and not isinstance(op, (glow.ConstantOp, glow.ReshapeOp))
 
     # ------------------------------------------------------------------ program
     def dest(self, value: SSAValue) -> SSAValue:
@@ -204,7 +205,8 @@ class _FunctionLowering:
         self.body.add_op(op)
 
     def lower(self, op: Operation) -> None:
-        if op.name not in glow_ir.INSTRUCTION_FOR and op.name not in glow_ir.NOT_INSTRUCTIONS:
+        instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
+        if instr is None and not op.has_trait(NoInstruction):
             raise PassFailedException(
                 f"lower-to-instr: op {op.name} at {_where(op)} has no instruction")
         if isinstance(op, glow.ConstantOp):
@@ -241,7 +243,8 @@ class _FunctionLowering:
                 at += value.type.get_shape()[dim]  # type: ignore[attr-defined]
             return
         dests = [self.dest(r) for r in op.results]
-        self.emit(glow_ir.INSTRUCTION_FOR[op.name].make([*dests, *src], **op.attributes), op)
+        assert instr is not None
+        self.emit(instr.make([*dests, *src], **op.attributes), op)
 
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()
