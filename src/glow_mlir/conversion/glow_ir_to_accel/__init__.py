@@ -48,7 +48,6 @@ from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.ir.gc_pause import paused_gc
 
 
-
 def _windowed(tiled: Converter) -> Converter:
     """Window tiling for NCHW single-group ops, whole buffers otherwise."""
     def convert(instr, at, budget):

@@ -28,7 +28,12 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, VarConstraint, base, traits_def
 from xdsl.traits import Pure
 
-from glow_mlir.dialects.glow_ops.attrs import GlowAttr, Kind, declared_attributes, name_fields
+from glow_mlir.dialects.glow_ops.attrs import (
+    GlowAttr,
+    Kind,
+    declared_attributes,
+    name_fields,
+)
 from glow_mlir.dialects.glow_ops.types import fail, require_static
 
 

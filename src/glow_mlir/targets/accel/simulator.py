@@ -34,12 +34,15 @@ from glow_mlir.analysis.instr_buffers import value_name
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.semantics.graph_evaluator import evaluate_op
+from glow_mlir.semantics.numerics import fused_activation, quantize
+from glow_mlir.semantics.registry import EvaluationError, kernel_for
 from glow_mlir.targets.accel import cost_model
 from glow_mlir.targets.accel.errors import AccelSimulationError
 from glow_mlir.targets.accel.hazards import HazardChecker, MainRegion, Transfer, box_of
 from glow_mlir.targets.accel.report import AccelReport
 from glow_mlir.targets.accel.timeline import Timeline
-from glow_mlir.semantics.graph_evaluator import evaluate_op
 from glow_mlir.targets.interpreter.instr_interpreter import (
     InstrExecutor,
     _Memory,
@@ -47,10 +50,6 @@ from glow_mlir.targets.interpreter.instr_interpreter import (
     instruction_step,
     op_where,
 )
-from glow_mlir.ir.gc_pause import paused_gc
-from glow_mlir.semantics.numerics import fused_activation, quantize
-from glow_mlir.semantics.registry import EvaluationError, kernel_for
-
 
 
 class AccelSimulator(InstrExecutor):
