@@ -350,9 +350,10 @@ def test_tiles_of_one_op_sharing_bytes_are_refused():
 
 def test_kinds_without_a_generator_are_named(monkeypatch):
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow_ir
 
     loops._load_generators()
-    monkeypatch.delitem(loops.GENERATORS, "glow_ir.max_pool")
+    monkeypatch.delitem(loops.GENERATORS, glow_ir.INSTRUCTION_FOR["glow.max_pool"])
     with pytest.raises(PassFailedException,
                        match=r"no loop generator for glow_ir.max_pool \(2\)") as err:
         AccelNativeExecutor(parse(POOL))

@@ -5,7 +5,7 @@ and its error, their options, and their pipelines as data."""
 from __future__ import annotations
 
 import pytest
-from glow_graphs import clone_module, glow_graphs
+from glow_graphs import FAMILIES, clone_module, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from xdsl.dialects.builtin import TensorType, f16, f32, i32
 
@@ -14,6 +14,7 @@ from glow_mlir.backends.registry import BACKENDS
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.context import make_context
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.dialects.glow_ops.types import elem_of
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import parse_module, verify_module
@@ -323,8 +324,10 @@ ACCEL_RUNNABLE_AFTER_LOWERING = [
     "activation", "binary", "convolution", "pool", "fully_connected", "mat_mul",
     "batch_mat_mul", "batched_add", "batch_normalization", "layer_normalization", "softmax",
     "reshape", "transpose", "concat", "slice", "broadcast", "tile", "insert_tensor",
-    "reduction", "glow.abs", "glow.neg", "glow.exp", "glow.log", "glow.sqrt", "glow.rsqrt",
-    "glow.reciprocal", "glow.erf"]
+    "reduction",
+    # the unary ops of the accelerator's element-wise unit (their trait OnAccelUnit)
+    *(name for name in FAMILIES["unary"]
+      if accel_unit(glow.OPS_BY_NAME[name]) is AccelUnit.ELEMENTWISE)]
 
 
 @settings(max_examples=25, deadline=None,

@@ -119,9 +119,10 @@ def test_concurrent_calls_from_threads_are_independent():
 def test_missing_code_generators_are_one_user_error(monkeypatch):
     """Every missing instruction kind is named at once, as a UserError (no traceback)."""
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow_ir
 
     loops._load_generators()
-    for kind in ("glow_ir.relu", "glow_ir.element_add"):
+    for kind in (glow_ir.INSTRUCTION_FOR["glow.relu"], glow_ir.INSTRUCTION_FOR["glow.add"]):
         monkeypatch.delitem(loops.GENERATORS, kind)
     with pytest.raises(UserError) as info:
         glow_mlir.compile(parse_module(make_context(), ADD_RELU), "cpu")
@@ -142,9 +143,10 @@ def test_missing_code_generators_are_one_user_error(monkeypatch):
 def test_missing_code_generators_of_an_onnx_model_name_its_nodes(monkeypatch):
     """An ONNX model's ops have no file location: each error names the node."""
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow, glow_ir
 
     loops._load_generators()
-    monkeypatch.delitem(loops.GENERATORS, "glow_ir.relu")
+    monkeypatch.delitem(loops.GENERATORS, glow_ir.instruction_of(glow.ReluOp))
     model = make_model([helper.make_node("Relu", ["x"], ["h"], name="first"),
                         helper.make_node("Neg", ["h"], ["n"], name="neg"),
                         helper.make_node("Relu", ["n"], ["y"], name="second")],

@@ -10,7 +10,8 @@ units (DESIGN.md: glow_accel). What it runs is what those units and the DMA engi
 - DMA engine: constants and splats, slices, concats, insertions, reshapes, transposes and
   broadcasts (strided copies between memory and the scratchpad).
 
-Compute units work on f32; the DMA engine moves any element type. Everything `lower-graph`
+Which unit runs an op is its trait `OnAccelUnit` (dialects/glow_ops/traits.py). Compute
+units work on f32; the DMA engine moves any element type. Everything `lower-graph`
 can lower is lowered: fully_connected to mat_mul + batched_add, group convolution per group,
 batch_mat_mul per batch, soft-max to exp/reduce/div, normalizations and composite
 activations to element-wise ops, constant pads to splat + insert_tensor, tiles to concat.
@@ -39,23 +40,6 @@ if TYPE_CHECKING:
     from xdsl.ir import Attribute, Operation
 
     from glow_mlir.analysis.memory_report import MemoryReport
-
-MATMUL_UNIT = frozenset({"glow.mat_mul", "glow.convolution"})
-ELEMENTWISE_UNIT = frozenset({
-    "glow.add", "glow.sub", "glow.mul", "glow.div", "glow.max", "glow.min", "glow.neg",
-    "glow.abs", "glow.relu", "glow.sigmoid", "glow.tanh", "glow.exp", "glow.log", "glow.sqrt",
-    "glow.rsqrt", "glow.reciprocal", "glow.erf", "glow.batched_add",
-})
-POOLING_UNIT = frozenset({"glow.max_pool", "glow.avg_pool"})
-REDUCTION_UNIT = frozenset({
-    "glow.batched_reduce_add", "glow.batched_reduce_mean", "glow.batched_reduce_max",
-    "glow.batched_reduce_min",
-})
-DMA_ENGINE = frozenset({
-    "glow.constant", "glow.splat", "glow.slice", "glow.concat", "glow.insert_tensor",
-    "glow.reshape", "glow.transpose", "glow.broadcast",
-})
-COMPUTE = MATMUL_UNIT | ELEMENTWISE_UNIT | POOLING_UNIT | REDUCTION_UNIT
 
 
 DEFAULT_SCRATCHPAD_KIB = 256
@@ -94,17 +78,23 @@ class AccelBackend(Backend):
                                   element_type: Attribute) -> bool:
         from xdsl.dialects.builtin import f32
 
-        return (producer.name == "glow.convolution" and activation == "relu"
+        from glow_mlir.dialects import glow
+
+        return (issubclass(producer, glow.ConvolutionOp) and activation == "relu"
                 and element_type == f32)
 
     def is_op_supported(self, info: NodeInfo) -> bool:
-        """What a unit or the DMA engine does: compute on f32 only (group convolutions
-        and the other ops `lower-graph` removes are not asked: `Backend.runs`)."""
+        """What a unit or the DMA engine does (the op's trait `OnAccelUnit`): compute on
+        f32 only (group convolutions and the other ops `lower-graph` removes are not
+        asked: `Backend.runs`)."""
         from xdsl.dialects.builtin import f32
 
-        if info.name in DMA_ENGINE:
+        from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
+
+        unit = accel_unit(info.kind)
+        if unit is AccelUnit.DMA:
             return True
-        if info.name not in COMPUTE:
+        if unit is None:
             return False
         if any(t != f32 for t in info.element_types()):
             return False

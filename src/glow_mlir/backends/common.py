@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 
     from glow_mlir.backends.base import Backend, NodeInfo
 
-FUSABLE_PRODUCERS = ("glow.convolution", "glow.fully_connected")
-
 
 def lowered_away(backend: Backend, op: Operation) -> bool:
     """True when `lower-graph{backend}` replaces `op`: a rule applies and the backend agrees.
@@ -32,4 +30,4 @@ def fused_activation_ok(backend: Backend, info: NodeInfo) -> bool:
         info.kind, act, element_type(info.result_types[0]))
 
 
-__all__ = ["FUSABLE_PRODUCERS", "lowered_away", "fused_activation_ok"]
+__all__ = ["lowered_away", "fused_activation_ok"]

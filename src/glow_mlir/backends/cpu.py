@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends import interpreter
 from glow_mlir.backends.base import Backend, NodeInfo
-from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok
+from glow_mlir.backends.common import fused_activation_ok
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -44,11 +44,13 @@ if TYPE_CHECKING:
     from glow_mlir.analysis.memory_report import MemoryReport
     from glow_mlir.targets.cpu.executor import CpuExecutor
 
-KEPT = interpreter.KEPT | {"glow.clip", "glow.leaky_relu"}
-"""Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus the
-activations it fuses."""
 
-FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"})
+def kept(kind: type[Operation]) -> bool:
+    """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
+    the activations it fuses (every op with the trait `FusableActivation`)."""
+    from glow_mlir.dialects.glow_ops.traits import FusableActivation
+
+    return interpreter.kept(kind) or kind.has_trait(FusableActivation)
 
 
 class CpuBackend(Backend):
@@ -57,13 +59,17 @@ class CpuBackend(Backend):
     saves_code: ClassVar[bool] = True
 
     def should_lower(self, kind: type[Operation]) -> bool:
-        return kind.name not in KEPT
+        return not kept(kind)
 
     def supports_fused_activation(self, producer: type[Operation], activation: str,
                                   element_type: Attribute) -> bool:
+        """Every `fused_activation` the dialect has (the kernels' epilogue applies each)
+        on a float `FusableProducer`."""
+        from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
+        from glow_mlir.dialects.glow_ops.traits import FusableProducer
         from glow_mlir.dialects.glow_ops.types import is_float
 
-        return (producer.name in FUSABLE_PRODUCERS and activation in FUSABLE_ACTIVATIONS
+        return (producer.has_trait(FusableProducer) and activation in ACTIVATION_OPS
                 and is_float(element_type))
 
     def is_op_supported(self, info: NodeInfo) -> bool:

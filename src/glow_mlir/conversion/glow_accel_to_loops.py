@@ -118,12 +118,13 @@ def scratch_layout(fn: glow_ir.FuncOp, planned: int) -> ScratchLayout:
 # ====================================================================== checks
 
 
-def kernel_name(op: Operation) -> str | None:
-    """The CPU generator `op` needs (None: it emits no code or is lowered here)."""
+def kernel_class(op: Operation) -> type[glow_ir.InstrOp] | None:
+    """The instruction whose CPU generator `op` needs (None: it emits no code or is
+    lowered here)."""
     if isinstance(op, ga.TileOp):
-        return op.instruction_class().name
+        return op.instruction_class()
     if isinstance(op, glow_ir.InstrOp):
-        return op.name
+        return type(op)
     return None
 
 
@@ -144,10 +145,10 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> list[tuple[Operation, 
         raise DiagnosticError.at(fn, "has scratchpad tiles but no glow_accel.target")
     missing = []
     for op in fn.body.ops:
-        name = kernel_name(op)
-        if name is not None:
-            if name not in GENERATORS:
-                missing.append((op, name))
+        cls = kernel_class(op)
+        if cls is not None:
+            if cls not in GENERATORS:
+                missing.append((op, cls.name))
         elif not isinstance(op, (*_MEMORY_OPS, ga.DmaStartOp)):
             found.error(op, "cannot be lowered to loops (not a glow_ir or glow_accel op of "
                             "a planned program)")
@@ -161,10 +162,10 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> list[tuple[Operation, 
 def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The CPU backend's code for one instruction (element-wise kinds as a one-instruction
     stack, every store kept: tiles outlive the instruction)."""
-    if instr.name in ELEMENTWISE:
+    if type(instr) in ELEMENTWISE:
         emit_elementwise([instr], em, skip_dead_stores=False)
     else:
-        GENERATORS[instr.name](instr, em)
+        GENERATORS[type(instr)](instr, em)
 
 
 def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> None:

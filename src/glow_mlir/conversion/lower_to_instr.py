@@ -41,6 +41,7 @@ from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow_ops.traits import NoInstruction
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import add_resource, load_resource_dialect
@@ -176,7 +177,7 @@ class _FunctionLowering:
     def _computed(value: SSAValue) -> bool:
         """Whether an instruction writes `value` (not an input, constant or view)."""
         op = value.owner
-        return isinstance(op, Operation) and op.name not in ("glow.constant", "glow.reshape")
+        return isinstance(op, Operation) and not isinstance(op, (glow.ConstantOp, glow.ReshapeOp))
 
     # ------------------------------------------------------------------ program
     def dest(self, value: SSAValue) -> SSAValue:
@@ -200,11 +201,12 @@ class _FunctionLowering:
 
     @staticmethod
     def has_instruction(op: Operation) -> bool:
-        return op.name in glow_ir.INSTRUCTION_FOR or op.name in glow_ir.NOT_INSTRUCTIONS
+        return type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
 
     def lower(self, op: Operation) -> None:
         if not self.has_instruction(op):
             raise DiagnosticError.at(op, "has no instruction")
+        instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
         if isinstance(op, glow.ConstantOp):
             return
         src = [self.buffer[v] for v in op.operands]
@@ -239,7 +241,8 @@ class _FunctionLowering:
                 at += value.type.get_shape()[dim]  # type: ignore[attr-defined]
             return
         dests = [self.dest(r) for r in op.results]
-        self.emit(glow_ir.INSTRUCTION_FOR[op.name].make([*dests, *src], **op.attributes), op)
+        assert instr is not None
+        self.emit(instr.make([*dests, *src], **op.attributes), op)
 
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()

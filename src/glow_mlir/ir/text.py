@@ -50,7 +50,7 @@ MAX_DENSE_LITERAL_ELEMENTS = 1 << 26
 """The most elements a textual `dense<...>` literal may expand to."""
 
 _OP_START = re.compile(r'(%[^=\n]*=\s*)?("?)([A-Za-z_][\w$.-]*)')
-"""An op's results and name: `%a, %b = glow.x` or `%0 = "glow.x"`."""
+"""An op's results and name: `%a, %b = glow.x`, or the name in quotes (generic form)."""
 
 
 class _Lexer(MLIRLexer):

@@ -11,12 +11,14 @@ computes its instruction with loop nests (`scf`, `arith`, `math`, `memref`). The
 own scratch (`Emitter.scratch`) goes after the planned activations, shared by all of them
 (they run one after another), so the activation area grows past the plan: the entry
 point's `glow.activations_size` is the size a caller allocates (the code needs little
-stack). Each instruction kind has a generator, registered with
-`@lowers("glow_ir.kind")` in a module of this package by concept; a program with kinds
-that have none fails once, naming every missing kind and how often it occurs.
+stack). Each instruction kind has a generator, registered by class with
+`@lowers(glow.ConvolutionOp)` (a graph op class stands for its instruction) in a module of
+this package by concept; a program with kinds that have none fails once, naming every
+missing kind and how often it occurs.
 
 Element-wise kinds register a scalar function instead (`@lowers_elementwise`): what one
-element of the destination is, given one element of each source. As in Glow's CPU
+element of the destination is, given one element of each source. An op with a
+`ScalarBody` trait gets one from its body (`kernels_elementwise.py`). As in Glow's CPU
 backend, consecutive element-wise instructions over the same number of elements are
 *stacked* into one loop (`stackable_runs`, `emit_elementwise`): a chain reads its inputs
 and writes its results once, and a value produced earlier in the same iteration is taken
@@ -70,22 +72,30 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
 )
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
-GENERATORS: dict[str, Generator] = {}
+GENERATORS: dict[type[glow_ir.InstrOp], Generator] = {}
+"""Instruction class -> its loop-nest generator."""
 
 AREAS = (CONSTANT, MUTABLE, ACTIVATIONS)
 ARG_NAMES = ("constantWeight", "mutableWeight", "activations")
 
 
-def lowers(*names: str) -> Callable[[Generator], Generator]:
-    """Register the loop-nest generator of instruction kinds `names`."""
+def instruction_class(op: type) -> type[glow_ir.InstrOp]:
+    """An instruction class, or the instruction class of a graph op class."""
+    return glow_ir.instruction_of(op) if issubclass(op, GlowOp) else op
+
+
+def lowers(*ops: type) -> Callable[[Generator], Generator]:
+    """Register the loop-nest generator of instructions `ops` (instruction classes, or
+    graph op classes standing for their instructions)."""
     def register(fn: Generator) -> Generator:
-        for name in names:
-            if name in GENERATORS:
-                raise ValueError(f"two loop generators for {name}")
-            GENERATORS[name] = fn
+        for op in map(instruction_class, ops):
+            if op in GENERATORS:
+                raise ValueError(f"two loop generators for {op.name}")
+            GENERATORS[op] = fn
         return fn
 
     return register
@@ -94,20 +104,22 @@ def lowers(*names: str) -> Callable[[Generator], Generator]:
 # ====================================================================== element-wise
 
 Scalar = Callable[[glow_ir.InstrOp, Emitter, list[SSAValue]], SSAValue]
-ELEMENTWISE: dict[str, Scalar] = {}
-"""Element-wise kind -> scalar function `fn(instr, em, sources) -> destination element`;
+ELEMENTWISE: dict[type[glow_ir.InstrOp], Scalar] = {}
+"""Element-wise instruction class -> scalar function
+`fn(instr, em, sources) -> destination element`;
 sources are loaded as their storage type (`storage_type`)."""
 
 
-def lowers_elementwise(*names: str) -> Callable[[Scalar], Scalar]:
-    """Register the scalar function of element-wise kinds `names` (their generator, a
-    single-instruction loop, is registered too, so other kernels may call it)."""
+def lowers_elementwise(*ops: type) -> Callable[[Scalar], Scalar]:
+    """Register the scalar function of element-wise instructions `ops` (classes, as for
+    `lowers`); their generator, a single-instruction loop, is registered too, so other
+    kernels may call it."""
     def register(fn: Scalar) -> Scalar:
-        for name in names:
-            if name in ELEMENTWISE:
-                raise ValueError(f"two scalar functions for {name}")
-            ELEMENTWISE[name] = fn
-        lowers(*names)(lambda instr, em: emit_elementwise([instr], em))
+        for op in map(instruction_class, ops):
+            if op in ELEMENTWISE:
+                raise ValueError(f"two scalar functions for {op.name}")
+            ELEMENTWISE[op] = fn
+        lowers(*ops)(lambda instr, em: emit_elementwise([instr], em))
         return fn
 
     return register
@@ -154,7 +166,7 @@ def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp)
     for element (same area, offset and element type) or disjoint bytes, where either is
     written (a partial overlap would let one iteration clobber an element another
     iteration still has to read)."""
-    if instr.name not in ELEMENTWISE:
+    if type(instr) not in ELEMENTWISE:
         return False
     if not group:
         return True
@@ -231,7 +243,7 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
                 args.append(regs[k])
             (dest,) = instr.dests()  # type: ignore[attr-defined]
             k = _key(em, dest)
-            regs[k] = ELEMENTWISE[instr.name](instr, em, args)
+            regs[k] = ELEMENTWISE[type(instr)](instr, em, args)
             if last_writer[k] is instr and k not in dead:
                 em.store(regs[k], views[k], [i])
 
@@ -265,7 +277,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         extents.append((base, offset, glow_ir.buffer_bytes(v.type)))  # type: ignore[arg-type]
     regions, refs = regions_of(extents)
     ref_of = dict(zip(values, refs))
-    elementwise = run[0].name in ELEMENTWISE
+    elementwise = type(run[0]) in ELEMENTWISE
     dead: tuple[bool, ...] = ()
     if elementwise and skip_dead_stores:
         dead_keys = _dead_keys(em, run)
@@ -283,7 +295,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         if elementwise:
             emit_elementwise(run, kem, skip_dead_stores)
         else:
-            GENERATORS[run[0].name](run[0], kem)
+            GENERATORS[type(run[0])](run[0], kem)
 
     kernels.call(em, kind, key, regions, body)
 
@@ -305,7 +317,7 @@ def missing_kernels(fn: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
     """The instructions of `fn` without a loop generator, with their kinds."""
     _load_generators()
     return [(op, op.name) for op in fn.body.ops
-            if isinstance(op, glow_ir.InstrOp) and op.name not in GENERATORS]
+            if isinstance(op, glow_ir.InstrOp) and type(op) not in GENERATORS]
 
 
 class FunctionHooks:
@@ -426,13 +438,13 @@ def stackable_runs(fn: glow_ir.FuncOp, em: Emitter) -> list[list[glow_ir.InstrOp
     for op in fn.body.ops:
         if not isinstance(op, glow_ir.InstrOp):
             continue
-        if op.name in ELEMENTWISE and can_stack(em, stack, op):
+        if type(op) in ELEMENTWISE and can_stack(em, stack, op):
             stack.append(op)
             continue
         if stack:
             runs.append(stack)
             stack = []
-        if op.name in ELEMENTWISE:
+        if type(op) in ELEMENTWISE:
             stack = [op]
         else:
             runs.append([op])

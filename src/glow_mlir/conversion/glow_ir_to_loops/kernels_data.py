@@ -49,7 +49,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry as _for
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
-from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -198,7 +198,7 @@ def _attrs(instr):
 # ====================================================================== copies
 
 
-@lowers("glow_ir.copy")
+@lowers(glow_ir.CopyOp)
 def copy(instr, em: Emitter) -> None:
     dest, src = instr.operands
     n = _size(_shape(dest))
@@ -206,7 +206,7 @@ def copy(instr, em: Emitter) -> None:
     em.loop(0, n, lambda i: em.store(em.load(s, [i]), d, [i]))
 
 
-@lowers("glow_ir.splat")
+@lowers(glow.SplatOp)
 def splat(instr, em: Emitter) -> None:
     """np.full(shape, value, dtype): the float `value` cast to the element type (for a
     quantized type, `value` is the stored integer)."""
@@ -217,7 +217,7 @@ def splat(instr, em: Emitter) -> None:
     _fill(em, out, _size(_shape(dest)), _scalar_const(em, value, _machine(t)))
 
 
-@lowers("glow_ir.extract_tensor")
+@lowers(glow_ir.ExtractTensorOp)
 def extract_tensor(instr, em: Emitter) -> None:
     dest, src = instr.operands
     shape, big = _shape(dest), _shape(src)
@@ -226,7 +226,7 @@ def extract_tensor(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), shape, _strides(shape), ss, 0, start)
 
 
-@lowers("glow_ir.insert_tensor")
+@lowers(glow_ir.InsertTensorOp)
 def insert_tensor(instr, em: Emitter) -> None:
     """dest[offsets + ...] = src, `count` copies back to back along `axis`: a strided
     copy with an extra dim (the copy number) of source stride 0."""
@@ -245,7 +245,7 @@ def insert_tensor(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), shape, dst_strides, src_strides, start, 0)
 
 
-@lowers("glow_ir.transpose")
+@lowers(glow.TransposeOp)
 def transpose(instr, em: Emitter) -> None:
     """Destination dims in order (innermost writes contiguously), source strides permuted."""
     dest, src = instr.operands
@@ -256,7 +256,7 @@ def transpose(instr, em: Emitter) -> None:
                   [ss[p] for p in shuffle])
 
 
-@lowers("glow_ir.broadcast")
+@lowers(glow.BroadcastOp)
 def broadcast(instr, em: Emitter) -> None:
     dest, src = instr.operands
     out, shape = _shape(dest), _shape(src)
@@ -269,7 +269,7 @@ def broadcast(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), out, _strides(out), src_strides)
 
 
-@lowers("glow_ir.tile")
+@lowers(glow.TileOp)
 def tile(instr, em: Emitter) -> None:
     """The whole input `count` times along `axis`: an extra dim (copy number) before it."""
     dest, src = instr.operands
@@ -284,7 +284,7 @@ def tile(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), loop_shape, dst_strides, src_strides)
 
 
-@lowers("glow_ir.space_to_depth")
+@lowers(glow.SpaceToDepthOp)
 def space_to_depth(instr, em: Emitter) -> None:
     """out[n, (bh*b + bw)*C + c, h, w] = x[n, c, h*b + bh, w*b + bw]: a 6-d strided copy
     over (n, bh, bw, c, h, w), contiguous in the destination."""
@@ -300,7 +300,7 @@ def space_to_depth(instr, em: Emitter) -> None:
 # ====================================================================== pad
 
 
-@lowers("glow_ir.pad")
+@lowers(glow.PadOp)
 def pad(instr, em: Emitter) -> None:
     """constant: fill with `value` (quantized: quantize(value)), copy the input inside;
     edge/reflect: every destination element reads the clamped/mirrored source index."""
@@ -360,7 +360,7 @@ def pad(instr, em: Emitter) -> None:
 # ====================================================================== gather
 
 
-@lowers("glow_ir.gather")
+@lowers(glow.GatherOp)
 def gather(instr, em: Emitter) -> None:
     """out[a, j, b] = data[a, idx[j] (+ size if negative), b]: for each (a, j) one
     contiguous copy of the inner block b. Indices outside [-size, size) (an error in the
@@ -439,7 +439,7 @@ def _f_to_index(em: Emitter, t: SSAValue) -> SSAValue:
     return _to_index(em, em.value(arith.FPToSIOp(t, i64)))
 
 
-@lowers("glow_ir.resize_nearest")
+@lowers(glow.ResizeNearestOp)
 def resize_nearest(instr, em: Emitter) -> None:
     """Per resized dim, the source index of each output index is computed at that loop
     level (floating-point as the reference); other dims copy straight."""
@@ -480,7 +480,7 @@ def resize_nearest(instr, em: Emitter) -> None:
         level(0, Lin(), Lin())
 
 
-@lowers("glow_ir.resize_bilinear")
+@lowers(glow.ResizeBilinearOp)
 def resize_bilinear(instr, em: Emitter) -> None:
     """Separable linear interpolation in float64 in the reference's order: the first
     resized dim is interpolated first (innermost), the result cast once."""
@@ -579,11 +579,11 @@ def _arg(instr, em: Emitter, largest: bool) -> None:
     em.loop_nest([outer, inner], body)
 
 
-lowers("glow_ir.arg_max")(lambda instr, em: _arg(instr, em, largest=True))
-lowers("glow_ir.arg_min")(lambda instr, em: _arg(instr, em, largest=False))
+lowers(glow.ArgMaxOp)(lambda instr, em: _arg(instr, em, largest=True))
+lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 
-@lowers("glow_ir.top_k")
+@lowers(glow.TopKOp)
 def top_k(instr, em: Emitter) -> None:
     """Selection without scratch memory: the j-th result is the largest (value, -index)
     strictly below the (j-1)-th, so values come largest first and equal values in
@@ -779,9 +779,10 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
         per_output([em.index(0), em.index(0)])
 
 
-for _kind in ("add", "mean", "max", "min", "prod"):
-    lowers(f"glow_ir.batched_reduce_{_kind}")(
-        lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
+for _op, _kind in ((glow.BatchedReduceAddOp, "add"), (glow.BatchedReduceMeanOp, "mean"),
+                   (glow.BatchedReduceMaxOp, "max"), (glow.BatchedReduceMinOp, "min"),
+                   (glow.BatchedReduceProdOp, "prod")):
+    lowers(_op)(lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
 
 
 def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,

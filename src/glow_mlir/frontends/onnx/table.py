@@ -80,7 +80,6 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "HardSigmoid": _e(act.hard_sigmoid),
     "HardSwish": _e(act.hard_swish, 14),
     "Softplus": _e(act.softplus),
-    "Softsign": _e(act.softsign),
     "Mish": _e(act.mish, 18),
     "ThresholdedRelu": _e(act.thresholded_relu, 10),
     "Shrink": _e(act.shrink, 9),

@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.semantics.numerics import elem, quantize
 from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
 
 
-@kernel("glow.concat")
+@kernel(glow.ConcatOp)
 def concat(op, *inputs):
     return np.concatenate(inputs, axis=op.int_attr("dim"))
 
 
-@kernel("glow.slice")
+@kernel(glow.SliceOp)
 def slice_(op, x):
     start = op.ints("start")
     return x[tuple(slice(s, s + n) for s, n in zip(start, result_shape(op)))]
 
 
-@kernel("glow.insert_tensor")
+@kernel(glow.InsertTensorOp)
 def insert_tensor(op, big, small):
     """`small` written `count` times back to back along `axis`, the first at `start`."""
     axis = op.int_attr("axis", 0) % big.ndim
@@ -36,17 +37,17 @@ def insert_tensor(op, big, small):
     return out
 
 
-@kernel("glow.reshape")
+@kernel(glow.ReshapeOp)
 def reshape(op, x):
     return x.reshape(result_shape(op))
 
 
-@kernel("glow.transpose")
+@kernel(glow.TransposeOp)
 def transpose(op, x):
     return np.transpose(x, op.ints("shuffle"))
 
 
-@kernel("glow.broadcast")
+@kernel(glow.BroadcastOp)
 def broadcast(op, x):
     """Input dim i lines up with result dim axis+i (each 1 or equal); the result's other
     dims are new. Default axis: right-aligned, as numpy and ONNX broadcast."""
@@ -56,7 +57,7 @@ def broadcast(op, x):
     return np.broadcast_to(aligned, out).copy()
 
 
-@kernel("glow.tile")
+@kernel(glow.TileOp)
 def tile(op, x):
     """The whole input repeated `count` times along `axis` (not each element repeated)."""
     reps = [1] * x.ndim
@@ -64,7 +65,7 @@ def tile(op, x):
     return np.tile(x, reps)
 
 
-@kernel("glow.pad")
+@kernel(glow.PadOp)
 def pad(op, x):
     """`pads` = [begin_0, ..., begin_n-1, end_0, ..., end_n-1]. Modes as ONNX Pad:
     constant (`value`), reflect (mirror without repeating the edge), edge (repeat it)."""
@@ -79,7 +80,7 @@ def pad(op, x):
     return np.pad(x, width, mode="constant", constant_values=fill)
 
 
-@kernel("glow.gather")
+@kernel(glow.GatherOp)
 def gather(op, data, indices):
     """ONNX Gather: data taken along `axis` at `indices`, whose dims replace that axis."""
     axis = op.int_attr("axis", 0) % data.ndim

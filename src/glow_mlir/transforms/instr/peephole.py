@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
 
-from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
 from glow_mlir.analysis.instr_buffers import (
     buffer_users,
@@ -42,9 +42,9 @@ from glow_mlir.dialects.glow_ir_ops.memory import delinearize
 from glow_mlir.transforms.instr.function_pass import FunctionPass
 from glow_mlir.transforms.instr.optimize_inserts_extracts import forward_into, forward_source
 
-SPLAT = glow_ir.INSTRUCTION_FOR["glow.splat"]
-TRANSPOSE = glow_ir.INSTRUCTION_FOR["glow.transpose"]
-ELEMENT_MAX = glow_ir.INSTRUCTION_FOR["glow.max"]
+SPLAT = glow_ir.instruction_of(glow.SplatOp)
+TRANSPOSE = glow_ir.instruction_of(glow.TransposeOp)
+ELEMENT_MAX = glow_ir.instruction_of(glow.MaxOp)
 
 MAX_SWEEPS = 16
 

@@ -590,7 +590,7 @@ func.func @convolution_23(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: 
 // -----
 
 func.func @convolution_24(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
-  // expected-error @+1 {{'glow.convolution' op attribute 'fused_activation' must be one of 'none', 'relu', 'clip', 'leaky_relu', 'sigmoid', 'tanh', got 'gelu'}}
+  // expected-error @+1 {{'glow.convolution' op attribute 'fused_activation' must be one of 'none', 'relu', 'sigmoid', 'tanh', 'leaky_relu', 'clip', got 'gelu'}}
   %0 = glow.convolution %x, %w, %b {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, fused_activation = "gelu"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   func.return
 }

@@ -270,6 +270,24 @@ func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %p: tensor<4x8xi1>, %
   func.return
 }
 
+// An op defined by its scalar body (x / (1 + |x|)).
+// CHECK-LABEL: func.func @softsign(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> tensor<4x8xf16> {
+// CHECK-NEXT:    %0 = glow.softsign %x : tensor<4x8xf32>
+// CHECK-NEXT:    %1 = glow.softsign %h : tensor<4x8xf16>
+// CHECK-NEXT:    func.return %1 : tensor<4x8xf16>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "softsign", function_type = (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf16>}> ({
+// GENERIC-NEXT:    ^bb0(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>):
+// GENERIC-NEXT:    %0 = "glow.softsign"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// GENERIC-NEXT:    %1 = "glow.softsign"(%h) : (tensor<4x8xf16>) -> tensor<4x8xf16>
+// GENERIC-NEXT:    "func.return"(%1) : (tensor<4x8xf16>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @softsign(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %0 = glow.softsign %x : tensor<4x8xf32>
+  %1 = glow.softsign %h : tensor<4x8xf16>
+  func.return %1 : tensor<4x8xf16>
+}
+
 // CHECK-LABEL: func.func @binary(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %i: tensor<4x8xi64>, %j: tensor<4x8xi64>, %p: tensor<4x8xi1>, %q: tensor<4x8xi1>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    %0 = glow.add %a, %b : tensor<4x8xf32>
 // CHECK-NEXT:    %1 = glow.sub %a, %b : tensor<4x8xf32>

@@ -79,6 +79,7 @@
 // GENERIC: "glow_ir.element_acos"
 // GENERIC: "glow_ir.element_asin"
 // GENERIC: "glow_ir.element_atan"
+// GENERIC: "glow_ir.element_softsign"
 // GENERIC: "glow_ir.element_sub"
 // GENERIC: "glow_ir.element_mul"
 // GENERIC: "glow_ir.element_div"
@@ -610,6 +611,27 @@ glow_ir.func @unary declare {
   glow_ir.dealloc_activation %2 : memref<4x8xf16>
   glow_ir.dealloc_activation %1 : memref<4x8xf32>
   glow_ir.dealloc_activation %0 : memref<4x8xi32>
+}
+
+// CHECK-LABEL: glow_ir.func @softsign declare {
+// CHECK-NEXT: glow_ir.weight @input0 mutable input : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.weight @input1 mutable input : memref<4x8xf16>
+// CHECK-NEXT: glow_ir.weight @output0 mutable output : memref<4x8xf16>
+// CHECK-NEXT: } program(%input0, %input1, %output0) {
+// CHECK-NEXT: %0 = glow_ir.alloc_activation : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.element_softsign @out %0, @in %input0 : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.element_softsign @out %output0, @in %input1 : memref<4x8xf16>
+// CHECK-NEXT: glow_ir.dealloc_activation %0 : memref<4x8xf32>
+// CHECK-NEXT: }
+glow_ir.func @softsign declare {
+  glow_ir.weight @input0 mutable input : memref<4x8xf32>
+  glow_ir.weight @input1 mutable input : memref<4x8xf16>
+  glow_ir.weight @output0 mutable output : memref<4x8xf16>
+} program(%input0, %input1, %output0) {
+  %0 = glow_ir.alloc_activation : memref<4x8xf32>
+  glow_ir.element_softsign @out %0, @in %input0 : memref<4x8xf32>
+  glow_ir.element_softsign @out %output0, @in %input1 : memref<4x8xf16>
+  glow_ir.dealloc_activation %0 : memref<4x8xf32>
 }
 
 // CHECK-LABEL: glow_ir.func @binary declare {

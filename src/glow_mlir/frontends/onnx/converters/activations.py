@@ -121,12 +121,6 @@ def softplus(n: Node) -> Value:
     return _softplus(n, n.input(0))
 
 
-def softsign(n: Node) -> Value:
-    """x / (1 + |x|)."""
-    x = n.input(0)
-    return _ew(n, glow.DivOp, x, _ew(n, glow.AddOp, _ew(n, glow.AbsOp, x), _c(n, x, 1.0)))
-
-
 def mish(n: Node) -> Value:
     """x * tanh(softplus(x))."""
     x = n.input(0)

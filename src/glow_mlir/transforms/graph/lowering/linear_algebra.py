@@ -85,7 +85,7 @@ def _group_convolution(op: Operation, em: Emitter) -> SSAValue:
 
 
 RULES = (
-    LoweringRule("glow.fully_connected", _fully_connected, float_result),
-    LoweringRule("glow.batch_mat_mul", _batch_mat_mul),
-    LoweringRule("glow.convolution", _group_convolution, _is_group_convolution),
+    LoweringRule(glow.FullyConnectedOp, _fully_connected, float_result),
+    LoweringRule(glow.BatchMatMulOp, _batch_mat_mul),
+    LoweringRule(glow.ConvolutionOp, _group_convolution, _is_group_convolution),
 )
