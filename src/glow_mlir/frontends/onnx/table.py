@@ -148,8 +148,11 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     # quantization
     "QuantizeLinear": _e(quant.quantize_linear, 10),
     "DequantizeLinear": _e(quant.dequantize_linear, 10),
+    "DynamicQuantizeLinear": _e(quant.dynamic_quantize_linear, 11),
     "MatMulInteger": _e(quant.matmul_integer, 10),
+    "ConvInteger": _e(quant.conv_integer, 10),
     "QLinearMatMul": _e(quant.qlinear_matmul, 10),
+    "QLinearConv": _e(quant.qlinear_conv, 10),
 }
 
 
