@@ -115,7 +115,7 @@ def dequantize_linear(n: Node) -> Value:
 # exact in any order of summation (the backends reassociate and contract freely) when the
 # sum of the terms' magnitudes stays below that. That bound is computed at import from the
 # constant weights (x's centered values lie within its storage range's width, 255 for
-# 8 bits): f32 when the bound is below 2^24, else f64. Every backend then runs the product
+# 8 bits): f32 when the bound is at most 2^24, else f64. Every backend then runs the product
 # with its float kernels, and the integer result equals onnxruntime's int32 accumulation
 # bit for bit, as long as that accumulation does not overflow (a bound below 2^31, i.e.
 # up to 33,025 terms of full-range values; beyond, int32 overflow has no defined value).
@@ -153,9 +153,9 @@ def _magnitude(n: Node, x: Value, zero: Value | None, role: str) -> np.ndarray |
 
 def _sum_type(n: Node, bound: float):
     """The float type that sums terms whose magnitudes add up to `bound` exactly."""
-    if bound < F32_EXACT:
+    if bound <= F32_EXACT:
         return f32
-    if bound < F64_EXACT:
+    if bound <= F64_EXACT:
         return f64
     n.unsupported(f"an integer product whose sum may reach {bound:.3g} (beyond float64's "
                   f"exact integers)")
