@@ -35,6 +35,7 @@ from glow_mlir.dialects.glow_ops.types import (
     is_numeric,
     normalize_axis,
     require,
+    require_rank,
     require_elem,
     require_same_elem,
     require_shape,
@@ -329,6 +330,39 @@ class GatherOp(GlowOp):
         require_same_elem("data and result", self.data, self.result)
 
 
+SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+@irdl_op_definition
+class ScatterDataOp(GlowOp):
+    """data with rows replaced: row indices[i] of data (its first dim) becomes updates[i],
+    or is combined with it by `reduction` (add, mul, max, min), in the order of i, so with
+    repeated indices the last update wins (Glow's ScatterData, `Cumulative` being add).
+    ONNX's ScatterND and ScatterElements are this on flattened data."""
+
+    name = "glow.scatter_data"
+    ATTRS: ClassVar = ("reduction",)
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        reduction = self.str_attr("reduction", "none", SCATTER_REDUCTIONS)
+        data = shape_of(self.data)
+        require(len(data) >= 1, "data must have rank >= 1")
+        require_rank("indices", self.indices, 1)
+        require_elem("indices", self.indices, is_index_type, "i32 or i64")
+        require_shape("updates", self.updates, (shape_of(self.indices)[0], *data[1:]),
+                      "one row of data per index")
+        require_same_elem("data and updates", self.data, self.updates)
+        require_same_elem("data and result", self.data, self.result)
+        require_shape("result", self.result, data)
+        if reduction != "none":
+            require_elem("data", self.data, is_numeric, "numeric")
+
+
 class _ReduceOp(GlowOp):
     ATTRS: ClassVar = ("axes",)
     input = operand_def(TensorType)
@@ -443,6 +477,6 @@ class TopKOp(GlowOp):
 
 
 DATA_OPS = (ConstantOp, SplatOp, ConcatOp, SliceOp, InsertTensorOp, ReshapeOp, TransposeOp,
-            BroadcastOp, TileOp, PadOp, GatherOp, BatchedReduceAddOp, BatchedReduceMeanOp,
+            BroadcastOp, TileOp, PadOp, GatherOp, ScatterDataOp, BatchedReduceAddOp, BatchedReduceMeanOp,
             BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp, ArgMaxOp, ArgMinOp,
             TopKOp)
