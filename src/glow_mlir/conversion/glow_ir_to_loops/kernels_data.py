@@ -1,6 +1,6 @@
 """Data movement, resizing and reductions as loop nests: copy, splat, extract_tensor,
-insert_tensor, transpose, broadcast, tile, pad, gather, space_to_depth, resize_nearest,
-resize_bilinear, top_k, arg_max, arg_min, batched_reduce_{add,mean,max,min,prod}.
+insert_tensor, transpose, broadcast, tile, pad, gather, scatter_data, space_to_depth,
+resize_nearest, resize_bilinear, top_k, arg_max, arg_min, batched_reduce_{add,mean,max,min,prod}.
 
 Semantics are the interpreter's reference kernels (semantics/kernels/data.py,
 resize.py, reductions.py, constants.py), bit for bit where they are exact.
@@ -50,6 +50,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry as _f
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
 from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -393,6 +394,56 @@ def gather(instr, em: Emitter) -> None:
         em.loop(0, nidx, per_index)
 
     em.loop(0, outer, per_outer)
+
+
+# ====================================================================== scatter_data
+
+
+_SCATTER_OPS = {  # reduction -> (float op, signed integer op, unsigned integer op)
+    ScatterReduction.ADD: (arith.AddfOp, arith.AddiOp, arith.AddiOp),
+    ScatterReduction.MUL: (arith.MulfOp, arith.MuliOp, arith.MuliOp),
+    ScatterReduction.MAX: (arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp),
+    ScatterReduction.MIN: (arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp),
+}
+
+
+@lowers(glow.ScatterDataOp)
+def scatter_data(instr, em: Emitter) -> None:
+    """out = data; then, for each update i in order, row idx[i] of out replaced by (or
+    combined with) the contiguous row updates[i]. The update loop stays sequential (each
+    row may be written again), so repeated indices combine in the reference's order and
+    the last "none" update wins; the ops carry no fast-math flags, so float sums round
+    as the reference's. Indices outside [0, rows) (an error in the reference) are clamped,
+    so memory outside `out` is never written."""
+    dest, data, indices, updates = instr.operands
+    dshape = _shape(data)
+    rows, inner = dshape[0], _size(dshape[1:])
+    count = _shape(indices)[0]
+    out, x, idx, upd = _flat(em, dest), _flat(em, data), _flat(em, indices), _flat(em, updates)
+    if rows == 0 or inner == 0:
+        return
+    if em.places[dest] != em.places[data]:
+        em.loop(0, rows * inner, lambda e: em.store(em.load(x, [e]), out, [e]))
+    t = _elem(dest)
+    ops = _SCATTER_OPS.get(_attrs(instr).enum("reduction"))  # None: the update replaces
+    combine = (None if ops is None else ops[0] if _is_float(_machine(t))
+               else ops[2] if _unsigned(t) else ops[1])
+
+    def per_update(i):
+        k = _to_index(em, em.load(idx, [i]))
+        k = em.value(arith.MinSIOp(em.value(arith.MaxSIOp(k, em.index(0))), em.index(rows - 1)))
+        dst0, src0 = em.mul_index(k, inner), em.mul_index(i, inner)
+
+        def per_elem(e):
+            d = em.value(arith.AddiOp(dst0, e))
+            v = em.load(upd, [em.value(arith.AddiOp(src0, e))])
+            if combine is not None:
+                v = em.value(combine(em.load(out, [d]), v))
+            em.store(v, out, [d])
+
+        em.loop(0, inner, per_elem)
+
+    em.loop(0, count, per_update)
 
 
 # ====================================================================== resize

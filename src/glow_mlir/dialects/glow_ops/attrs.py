@@ -98,6 +98,16 @@ class NearestMode(StrEnum):
     CEIL = "ceil"
 
 
+class ScatterReduction(StrEnum):
+    """How scatter_data combines a row with an update: replaces it, or add/mul/max/min."""
+
+    NONE = "none"
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+
 def _is_ints(a: Attribute) -> bool:
     return isinstance(a, DenseArrayBase) and a.elt_type == i64
 
@@ -273,5 +283,5 @@ def declared_attributes(op: type) -> dict[str, GlowAttr]:
 
 
 __all__ = ["Kind", "GlowAttr", "Layout", "PadMode", "GeluApproximation", "CoordinateMode",
-           "NearestMode", "ints_attr", "floats_attr", "int_attr", "float_attr",
+           "NearestMode", "ScatterReduction", "ints_attr", "floats_attr", "int_attr", "float_attr",
            "number_attr", "bool_attr", "str_attr", "declared_attributes", "name_fields"]

@@ -1,5 +1,5 @@
 """Constants and data movement: splat, concat, slice, insert, reshape, transpose, broadcast,
-tile, pad, gather; reductions, arg_max/arg_min and top_k."""
+tile, pad, gather, scatter_data; reductions, arg_max/arg_min and top_k."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from xdsl.utils.lexer import Span
 
 from glow_mlir.dialects.glow_ops.attrs import (
     PadMode,
+    ScatterReduction,
     bool_attr,
     int_attr,
     ints_attr,
@@ -34,7 +35,17 @@ from glow_mlir.dialects.glow_ops.attrs import (
     str_attr,
 )
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
-from glow_mlir.dialects.glow_ops.shapes import broadcast_compatible, gather_shape, reduced_shape
+from glow_mlir.dialects.glow_ops.shapes import (
+    broadcast_compatible,
+    gather_shape,
+    reduced_shape,
+)
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_DMA_ENGINE,
+    ON_REDUCE_UNIT,
+    InPlace,
+    NoInstruction,
+)
 from glow_mlir.dialects.glow_ops.types import (
     fail,
     fmt_shape,
@@ -44,11 +55,11 @@ from glow_mlir.dialects.glow_ops.types import (
     normalize_axis,
     require,
     require_elem,
+    require_rank,
     require_same_elem,
     require_shape,
     shape_of,
 )
-from glow_mlir.dialects.glow_ops.traits import ON_DMA_ENGINE, ON_REDUCE_UNIT, NoInstruction
 from glow_mlir.ir import resources
 
 
@@ -346,6 +357,38 @@ class GatherOp(GlowOp):
         require_same_elem("data and result", self.data, self.result)
 
 
+@irdl_op_definition
+class ScatterDataOp(GlowOp):
+    """data with rows replaced: row indices[i] of data (its first dim) becomes updates[i],
+    or is combined with it by `reduction` (add, mul, max, min), in the order of i, so with
+    repeated indices the last update wins (Glow's ScatterData, `Cumulative` being add).
+    ONNX's ScatterND and ScatterElements are this on flattened data. The result may be
+    written over data (Glow's ScatterData updates its data in place): every row is read,
+    as the result's first value, before it is written."""
+
+    name = "glow.scatter_data"
+    traits = traits_def(InPlace((0,)))
+    reduction = str_attr(ScatterReduction, ScatterReduction.NONE)
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        data = shape_of(self.data)
+        require(len(data) >= 1, "data must have rank >= 1")
+        require_rank("indices", self.indices, 1)
+        require_elem("indices", self.indices, is_index_type, "i32 or i64")
+        require_shape("updates", self.updates, (shape_of(self.indices)[0], *data[1:]),
+                      "one row of data per index")
+        require_same_elem("data and updates", self.data, self.updates)
+        require_same_elem("data and result", self.data, self.result)
+        require_shape("result", self.result, data)
+        if self.enum("reduction") is not ScatterReduction.NONE:
+            require_elem("data", self.data, is_numeric, "numeric")
+
+
 class _ReduceOp(GlowOp):
     axes = ints_attr(required=True)
     input = operand_def(TensorType)
@@ -465,6 +508,6 @@ class TopKOp(GlowOp):
 
 
 DATA_OPS = (ConstantOp, SplatOp, ConcatOp, SliceOp, InsertTensorOp, ReshapeOp, TransposeOp,
-            BroadcastOp, TileOp, PadOp, GatherOp, BatchedReduceAddOp, BatchedReduceMeanOp,
-            BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp, ArgMaxOp, ArgMinOp,
-            TopKOp)
+            BroadcastOp, TileOp, PadOp, GatherOp, ScatterDataOp, BatchedReduceAddOp,
+            BatchedReduceMeanOp, BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp,
+            ArgMaxOp, ArgMinOp, TopKOp)

@@ -119,6 +119,9 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Gather": _e(tensor.gather),
     "GatherElements": _e(indexing.gather_elements, 11),
     "GatherND": _e(indexing.gather_nd, 11),
+    "ScatterND": _e(indexing.scatter_nd, 11),
+    "ScatterElements": _e(indexing.scatter_elements, 11),
+    "Scatter": _e(indexing.scatter_elements, 9, 10),
     "Expand": _e(tensor.expand, 8),
     "Tile": _e(tensor.tile),
     "Pad": _e(tensor.pad),
@@ -147,8 +150,11 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     # quantization
     "QuantizeLinear": _e(quant.quantize_linear, 10),
     "DequantizeLinear": _e(quant.dequantize_linear, 10),
+    "DynamicQuantizeLinear": _e(quant.dynamic_quantize_linear, 11),
     "MatMulInteger": _e(quant.matmul_integer, 10),
+    "ConvInteger": _e(quant.conv_integer, 10),
     "QLinearMatMul": _e(quant.qlinear_matmul, 10),
+    "QLinearConv": _e(quant.qlinear_conv, 10),
 }
 
 

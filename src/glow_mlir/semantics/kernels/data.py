@@ -1,5 +1,5 @@
 """Data movement: concat, slice, insert_tensor, reshape, transpose, broadcast, tile, pad,
-gather.
+gather, scatter_data (whose reductions are its only arithmetic).
 
 These ops move stored elements without arithmetic, so quantized tensors move as their
 stored integers (the verifiers require one element type in and out). The one value that
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
 from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.semantics.numerics import elem, quantize
 from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
@@ -89,3 +90,29 @@ def gather(op, data, indices):
     if np.any((idx < -size) | (idx >= size)):
         raise EvaluationError(f"glow.gather index out of range [-{size}, {size}) on axis {axis}")
     return np.take(data, np.where(idx < 0, idx + size, idx), axis=axis)
+
+
+_SCATTER_UFUNCS = {ScatterReduction.ADD: np.add, ScatterReduction.MUL: np.multiply,
+                   ScatterReduction.MAX: np.maximum, ScatterReduction.MIN: np.minimum}
+
+
+@kernel(glow.ScatterDataOp)
+def scatter_data(op, data, indices, updates):
+    """Rows indices[i] of data replaced by (or combined with) updates[i], in the order of
+    i: `ufunc.at` applies repeated indices one after another, and for "none" the last
+    update of a row is the one kept. An index outside the rows is an error (the cpu kernel
+    clamps it, as glow.gather's does)."""
+    rows = data.shape[0]
+    idx = indices.astype(np.int64)
+    if np.any((idx < 0) | (idx >= rows)):
+        raise EvaluationError(f"glow.scatter_data index out of range [0, {rows})")
+    out = data.copy()
+    reduction = op.enum("reduction")
+    if reduction is ScatterReduction.NONE:
+        # the last occurrence of each row: numpy's fancy assignment does not promise an order
+        _, first_from_end = np.unique(idx[::-1], return_index=True)
+        keep = len(idx) - 1 - first_from_end
+        out[idx[keep]] = updates[keep]
+    else:
+        _SCATTER_UFUNCS[reduction].at(out, idx, updates)
+    return out

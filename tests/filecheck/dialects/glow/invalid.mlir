@@ -1618,6 +1618,38 @@ func.func @gather_5(%x: tensor<6x4xf32>, %i: tensor<2xi32>) {
 
 // -----
 
+func.func @scatter_data_1(%x: tensor<6x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op indices must have rank 1}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_2(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<3x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op updates shape is 3x4, expected 2x4 (one row of data per index)}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_3(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op attribute 'reduction' must be one of}}
+  %0 = glow.scatter_data %x, %i, %u {reduction = "sub"} : (tensor<6x4xf32>, tensor<2xi64>, tensor<2x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_4(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<2x4xf16>) {
+  // expected-error @+1 {{'glow.scatter_data' op data and updates must have the same element type}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2xi64>, tensor<2x4xf16>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
 // ===== Reductions, arg_max/arg_min, top_k (data.py)
 
 func.func @batched_reduce_add_1(%x: tensor<8x16xf32>) {
