@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.arith_to_llvm import constant, intrinsic_suffix
 from glow_mlir.conversion.loops_to_llvm import at, converted_operands, replace
+from glow_mlir.conversion.math_functions import LIBM, MATH_INTRINSICS
 
 _LLVM_OPS: dict[type[Operation], type[Operation]] = {
     math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
@@ -41,17 +42,6 @@ _LLVM_OPS: dict[type[Operation], type[Operation]] = {
 }
 _LLVM_BINARY: dict[type[Operation], type[Operation]] = {
     math.PowFOp: llvm.FPowOp, math.CopySignOp: llvm.FCopySignOp,
-}
-_INTRINSICS: dict[type[Operation], str] = {
-    math.RoundOp: "llvm.round", math.RoundEvenOp: "llvm.roundeven",
-    math.TruncOp: "llvm.trunc", math.Log10Op: "llvm.log10",
-}
-_LIBM: dict[type[Operation], str] = {
-    math.TanhOp: "tanh", math.ErfOp: "erf", math.AtanOp: "atan", math.AcosOp: "acos",
-    math.AsinOp: "asin", math.TanOp: "tan", math.SinhOp: "sinh", math.CoshOp: "cosh",
-    math.AsinhOp: "asinh", math.AcoshOp: "acosh", math.AtanhOp: "atanh",
-    math.CbrtOp: "cbrt", math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
-    math.Atan2Op: "atan2",
 }
 
 
@@ -93,12 +83,13 @@ def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
         return [_LLVM_OPS[type(op)](args[0])]  # type: ignore[call-arg]
     if type(op) in _LLVM_BINARY:
         return [_LLVM_BINARY[type(op)](args[0], args[1])]  # type: ignore[call-arg]
-    if type(op) in _INTRINSICS:
-        return [llvm.CallIntrinsicOp(f"{_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}", args, [t])]
-    if type(op) in _LIBM:
-        return libm.call(_LIBM[type(op)], args)
     if isinstance(op, math.FmaOp):
         return [llvm.FMAOp(*args)]
+    if type(op) in MATH_INTRINSICS:
+        name = f"llvm.{MATH_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}"
+        return [llvm.CallIntrinsicOp(name, args, [t])]
+    if type(op) in LIBM:
+        return libm.call(LIBM[type(op)], args)
     if isinstance(op, math.RsqrtOp):
         if isinstance(t, VectorType):
             raise PassFailedException("convert-math-to-llvm: vector rsqrt")
