@@ -29,7 +29,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from glow_mlir.ir.text import DiagnosticError, position_text
 

@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 
 from glow_mlir.conversion.arith_to_llvm import constant, intrinsic_suffix
 from glow_mlir.conversion.loops_to_llvm import converted_operands, replace
+from glow_mlir.conversion.math_functions import LIBM, MATH_INTRINSICS
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 _LLVM_OPS: dict[type[Operation], type[Operation]] = {
@@ -41,17 +42,6 @@ _LLVM_OPS: dict[type[Operation], type[Operation]] = {
 }
 _LLVM_BINARY: dict[type[Operation], type[Operation]] = {
     math.PowFOp: llvm.FPowOp, math.CopySignOp: llvm.FCopySignOp,
-}
-_INTRINSICS: dict[type[Operation], str] = {
-    math.RoundOp: "llvm.round", math.RoundEvenOp: "llvm.roundeven",
-    math.TruncOp: "llvm.trunc", math.Log10Op: "llvm.log10",
-}
-_LIBM: dict[type[Operation], str] = {
-    math.TanhOp: "tanh", math.ErfOp: "erf", math.AtanOp: "atan", math.AcosOp: "acos",
-    math.AsinOp: "asin", math.TanOp: "tan", math.SinhOp: "sinh", math.CoshOp: "cosh",
-    math.AsinhOp: "asinh", math.AcoshOp: "acosh", math.AtanhOp: "atanh",
-    math.CbrtOp: "cbrt", math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
-    math.Atan2Op: "atan2",
 }
 
 
@@ -94,12 +84,13 @@ def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
         return [_LLVM_OPS[type(op)](args[0])]  # type: ignore[call-arg]
     if type(op) in _LLVM_BINARY:
         return [_LLVM_BINARY[type(op)](args[0], args[1])]  # type: ignore[call-arg]
-    if type(op) in _INTRINSICS:
-        return [llvm.CallIntrinsicOp(f"{_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}", args, [t])]
-    if type(op) in _LIBM:
-        return libm.call(op, _LIBM[type(op)], args)
     if isinstance(op, math.FmaOp):
         return [llvm.FMAOp(*args)]
+    if type(op) in MATH_INTRINSICS:
+        name = f"llvm.{MATH_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}"
+        return [llvm.CallIntrinsicOp(name, args, [t])]
+    if type(op) in LIBM:
+        return libm.call(op, LIBM[type(op)], args)
     if isinstance(op, math.RsqrtOp):
         if isinstance(t, VectorType):
             raise DiagnosticError.at(op, "on vectors has no lowering to the LLVM dialect")
