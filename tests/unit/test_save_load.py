@@ -149,8 +149,9 @@ def _bad_file(tmp_path: Path, saved_path: Path, how: str) -> Path:
     ("truncated", DamagedError, "is truncated"),
     ("extra-bytes", DamagedError, "7 bytes after its end"),
     ("flipped-byte", DamagedError, "do not match their sha256 digest"),
-    ("other-format", OtherFormatError, "in format 2; this glow-mlir reads format 1"),
-    ("bad-manifest", DamagedError, "manifest lacks or garbles 'network'"),
+    ("other-format", OtherFormatError, f"in format {saved_model.FORMAT + 1}; this "
+                                       f"glow-mlir reads format {saved_model.FORMAT}"),
+    ("bad-manifest", DamagedError, "its manifest field 'network' is missing"),
 ])
 def test_a_bad_file_is_a_clear_error(saved, tmp_path, how, error, message):
     path = _bad_file(tmp_path, saved[0], how)
