@@ -125,10 +125,24 @@ def save(model: CompiledModel, path: str | os.PathLike) -> None:
     section_file.write_atomically(path, to_pieces(model))
 
 
-def load(path: str | os.PathLike) -> CompiledModel:
-    """The model saved in `path`, ready to run."""
-    model = from_bytes(section_file.read_file(path), f"'{os.fspath(path)}'")
-    model.origin = os.fspath(path)
+def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:
+    """The model saved in file `source` (a path), or whose saved file's bytes `source`
+    is (fetched over a network, read from a database): those are copied, so the model
+    owns its weights and the caller may reuse the buffer. Another type is a TypeError."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        from glow_mlir.ir.aligned_read import aligned_copy
+
+        data = aligned_copy(source)
+        model = from_bytes(data, f"the saved model given as {type(source).__name__} "
+                                 f"({len(data)} bytes)")
+        model.origin = "memory"
+        return model
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"glow_mlir.load takes a saved model's path (str or os.PathLike) "
+                        f"or its bytes (bytes, bytearray, memoryview), not "
+                        f"{type(source).__name__}")
+    model = from_bytes(section_file.read_file(source), f"'{os.fspath(source)}'")
+    model.origin = os.fspath(source)
     return model
 
 
