@@ -138,7 +138,7 @@ def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: st
            check_digest: bool = True) -> tuple[dict, dict[str, memoryview]]:
     """(manifest, sections as views of `data`) of file `what` (its name, for messages),
     expected to be a `kind` ("a glow-mlir saved model") with `magic` and format `fmt`.
-    `check_digest=False` skips the body's digest (when the caller checked these bytes
+    `check_digest=False` skips the digest (when the caller checked these bytes
     already)."""
     if len(data) < len(magic) or bytes(data[:len(magic)]) != magic:
         raise WrongKindError(f"{what} is not {kind} (it does not start with {magic!r})")
