@@ -47,7 +47,8 @@ class CompiledModel:
     """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`.
     `save(path)` writes its native code and weights (`runtime/saved_model.py`);
     `origin` says where the code came from: "compiled", "cache" (the model cache) or the
-    path of the saved model it was loaded from (then `module` is None)."""
+    path of the saved model it was loaded from, or "memory" when `glow_mlir.load` was
+    given its bytes (then `module` is None)."""
 
     origin = "compiled"
     source: dict | None = None  # from the model cache: what compile() was given
