@@ -188,8 +188,8 @@ def _gru_step(d: Direction, x: Value, state: State) -> State:
     n, size = d.n, d.hidden
     r_zr = n.b.slice(d.r, [0, 0], [size, 2 * size])
     r_h = n.b.slice(d.r, [0, 2 * size], [size, size])
-    zr = d.add(d.gate(x, 0, 2), d.matmul(h, r_zr))
-    z, r = d.act(0, d.gate(zr, 0)), d.act(0, d.gate(zr, 1))
+    zr = d.act(0, d.add(d.gate(x, 0, 2), d.matmul(h, r_zr)))  # z and r: one activation
+    z, r = d.gate(zr, 0), d.gate(zr, 1)
     if d.options["linear_before_reset"]:
         recurrent = d.mul(r, d.add(d.matmul(h, r_h), d.reset_bias))
     else:
@@ -204,7 +204,14 @@ def _lstm_step(d: Direction, x: Value, state: State) -> State:
     input_forget, ft = 1 - it."""
     h, c = state
     gates = d.add(x, d.matmul(h, d.r))
-    i, o, f, cell = (d.gate(gates, k) for k in range(4))
+    cell = d.act(1, d.gate(gates, 3))
+    if not d.peepholes and not d.options["input_forget"]:
+        # i, o and f are side by side and take the same function: one activation for all
+        iof = d.act(0, d.gate(gates, 0, 3))
+        i, o, f = (d.gate(iof, k) for k in range(3))
+        c_new = d.add(d.mul(f, c), d.mul(i, cell))
+        return d.mul(o, d.acts[2](c_new)), c_new
+    i, o, f = (d.gate(gates, k) for k in range(3))
     p_i, p_o, p_f = d.peepholes or (None, None, None)
     if p_i is not None:
         i = d.add(i, d.mul(p_i, c))
@@ -215,7 +222,7 @@ def _lstm_step(d: Direction, x: Value, state: State) -> State:
         if p_f is not None:
             f = d.add(f, d.mul(p_f, c))
         f = d.act(0, f)
-    c_new = d.add(d.mul(f, c), d.mul(i, d.act(1, cell)))
+    c_new = d.add(d.mul(f, c), d.mul(i, cell))
     if p_o is not None:
         o = d.add(o, d.mul(p_o, c_new))
     o = d.act(0, o)
