@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from onnx_testing import IR_VERSION, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.frontends.onnx import OnnxImportError, UnboundDimensionError, import_onnx
 from glow_mlir.ir.errors import UserError
-from onnx_testing import IR_VERSION, run_onnxruntime
 
 RTOL, ATOL = 1e-4, 1e-5
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}

@@ -16,8 +16,9 @@ onnx = pytest.importorskip("onnx")
 pytestmark = pytest.mark.filterwarnings(  # the exporters' notes on batch sizes and tracing
     "ignore::UserWarning", "ignore::torch.jit.TracerWarning", "ignore::DeprecationWarning")
 
-import glow_mlir  # noqa: E402
-from onnx_testing import run_onnxruntime  # noqa: E402
+from onnx_testing import run_onnxruntime
+
+import glow_mlir
 
 RTOL, ATOL = 1e-4, 1e-5
 CONFIGS = {
@@ -54,7 +55,7 @@ class _Plain(torch.nn.Module):
         return (y, *state) if isinstance(state, tuple) else (y, state)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exported(kind: str, config: str, dynamo: bool):
     """The model, its inputs and torch's outputs (one export per case, shared by backends)."""
     layers, bidirectional, batch_first, with_state = CONFIGS[config]
