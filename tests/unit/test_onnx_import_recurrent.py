@@ -253,14 +253,45 @@ ACCEL_CASES = {
     "lstm_bidirectional": Case("LSTM", "bidirectional", initial=True, peepholes=True),
     "gru_linear_before_reset": Case("GRU", "reverse", linear_before_reset=True),
     "rnn_layout1": Case("RNN", "forward", layout=1),
+    "gru_clip_activations": Case("GRU", "bidirectional", clip=1.0,
+                                 activations=("HardSigmoid", "Softsign") * 2,
+                                 alphas=(0.3, 0.4), betas=(0.6, 0.5)),
 }
-"""What the accelerator's units run: matrix products, sigmoid, tanh, relu and arithmetic
-(sequence_lens needs select and comparison, clip needs clip: not on its units)."""
+"""What the accelerator's units run: matrix products, element-wise arithmetic and the
+activations built from them (sequence_lens needs glow.select, and glow.cmp_lt when computed
+at run time; Elu and ThresholdedRelu both: not on its units, so it refuses them)."""
 
 
 @pytest.mark.parametrize("name", sorted(ACCEL_CASES))
 def test_accel(name):
     check(ACCEL_CASES[name], "accel")
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float16], ids=["f64", "f16"])
+@pytest.mark.parametrize("op", sorted(GATES))
+def test_other_float_types(op, dtype, backend):
+    """f64 and f16 against ONNX's reference (onnxruntime runs these ops in f32 only)."""
+    from onnx.reference import ReferenceEvaluator
+
+    model, feeds = build(Case(op, "bidirectional", bias=True, initial=True))
+    for init in model.graph.initializer:
+        init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(dtype), init.name))
+    for info in model.graph.input:
+        info.type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    feeds = {k: v.astype(dtype) for k, v in feeds.items()}
+    want = ReferenceEvaluator(model).run(None, feeds)
+    try:
+        compiled = glow_mlir.compile(model, backend=backend, progress=False)
+    except UserError as err:
+        if backend == "cpu" and dtype == np.float16 and "on f16" in str(err):
+            pytest.skip(f"the cpu backend lacks an f16 kernel: {err}")
+        raise
+    got = compiled.run(feeds)
+    tol = 1e-12 if dtype == np.float64 else 2e-2
+    for g, e in zip(got, want):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
 
 
 def test_lowercase_activation_names():
