@@ -127,9 +127,6 @@ class Direction:
     hidden: int
     r: Value
     """The recurrence weights, [hidden, gates * hidden]."""
-    rb: Value
-    """The recurrence bias, [gates * hidden] (the cells that keep it out of the input
-    projection read it)."""
     acts: list[Activation]
     clip: float | None
     peepholes: list[Value] = field(default_factory=list)
@@ -268,7 +265,7 @@ class _Lengths:
     comparison per step)."""
 
     def __init__(self, n: Node, lens: Value | None, steps: int, batch: int, hidden: int):
-        self.n, self.steps, self.shape = n, steps, (batch, hidden)
+        self.n, self.shape = n, (batch, hidden)
         self.known: np.ndarray | None = None
         self.runtime: Value | None = None
         if lens is None:
@@ -382,7 +379,7 @@ def _unroll(n: Node, cell: Cell) -> list[Value | None]:
         rd = n.b.transpose(n.b.reshape(n.b.slice(r, [d, 0, 0], [1, gh, hidden]), [gh, hidden]), [1, 0])
         wb = n.b.reshape(n.b.slice(bias, [d, 0], [1, gh]), [gh])
         rb = n.b.reshape(n.b.slice(bias, [d, gh], [1, gh]), [gh])
-        dn = Direction(n, batch, hidden, rd, rb, acts[d], None if clip is None else float(clip),
+        dn = Direction(n, batch, hidden, rd, acts[d], None if clip is None else float(clip),
                        options=options)
         if peepholes is not None:
             dn.peepholes = [n.b.broadcast(n.b.reshape(n.b.slice(peepholes, [d, k * hidden], [1, hidden]),
