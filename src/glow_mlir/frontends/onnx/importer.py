@@ -173,7 +173,12 @@ class OnnxImporter:
                                                  f"{dtypes.dtype_name(elem_type)} is not supported"))
             else:
                 tensors.append(info)
-        shapes = dict(zip((i.name for i in tensors), bind_input_shapes(tensors, input_shapes)))
+        readers: dict[str, str] = {}
+        for index, node in enumerate(self.proto.graph.node):
+            for name in node.input:
+                readers.setdefault(name, f"node '{node_label(node, index)}' ({_op_kind(node)})")
+        shapes = dict(zip((i.name for i in tensors),
+                          bind_input_shapes(tensors, input_shapes, readers)))
         f32 = dtypes.mlir_element_type(onnx.TensorProto.FLOAT)
         return [TensorType(dtypes.mlir_element_type(i.type.tensor_type.elem_type), shapes[i.name])
                 if i.name in shapes else TensorType(f32, []) for i in inputs]
