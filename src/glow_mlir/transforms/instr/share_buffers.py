@@ -292,7 +292,7 @@ class BufferSharing:
                 continue
             first = first_user(alloc, index)
             if first is not None and index[first] < index[alloc]:
-                place_alloc_before(alloc, first)
+                place_alloc_before(alloc, first, index)
         index = {op: i for i, op in enumerate(self.func.body.ops)}
         for alloc in gained:
             if alloc.parent_block() is None:
