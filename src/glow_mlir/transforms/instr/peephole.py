@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
 
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
 from glow_mlir.analysis.instr_buffers import (
     buffer_users,
     byte_range,
@@ -38,6 +36,8 @@ from glow_mlir.analysis.instr_buffers import (
     root_accesses,
     root_element_offset,
 )
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
 from glow_mlir.dialects.glow_ir_ops.memory import delinearize
 from glow_mlir.transforms.instr.function_pass import FunctionPass
 from glow_mlir.transforms.instr.optimize_inserts_extracts import (

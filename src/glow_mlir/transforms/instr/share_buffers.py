@@ -64,7 +64,6 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.analysis.instr_buffers import (
-    aliasing_conflict,
     buffer_users,
     byte_range,
     erase_op,
