@@ -174,7 +174,12 @@ class OnnxImporter:
                                                  f"{dtypes.dtype_name(elem_type)} is not supported"))
             else:
                 tensors.append(info)
-        shapes = dict(zip((i.name for i in tensors), bind_input_shapes(tensors, input_shapes)))
+        readers: dict[str, str] = {}
+        for index, node in enumerate(self.proto.graph.node):
+            for name in node.input:
+                readers.setdefault(name, f"node '{node_label(node, index)}' ({_op_kind(node)})")
+        shapes = dict(zip((i.name for i in tensors),
+                          bind_input_shapes(tensors, input_shapes, readers)))
         # A declared 0 bound to another size meant "unknown" (input_shapes.py): read the
         # graph outputs' declared 0s that way too.
         self._zero_is_unknown = any(d == ZERO and s != ZERO for i in tensors

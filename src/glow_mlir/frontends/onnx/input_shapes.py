@@ -52,8 +52,10 @@ def _fmt(dims: Sequence[Dim]) -> str:
 
 
 def bind_input_shapes(inputs: Sequence[ValueInfoProto],
-                      given: Mapping[str, Sequence[int] | int] | None) -> list[tuple[int, ...]]:
-    """Every input's static shape, or an error naming each dimension left unbound."""
+                      given: Mapping[str, Sequence[int] | int] | None,
+                      readers: Mapping[str, str] | None = None) -> list[tuple[int, ...]]:
+    """Every input's static shape, or an error naming each dimension left unbound (and,
+    from `readers`, the node that reads the input first: an LSTM's sequence length)."""
     given = dict(given or {})
     declared = {i.name: declared_dims(i) for i in inputs}
     symbols_in_model = {d for dims in declared.values() if dims for d in dims if isinstance(d, str)}
@@ -103,7 +105,9 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
                 shape.append(symbols[d])
             else:
                 what = f"'{d}'" if d else "dynamic"
-                unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)})")
+                reader = (readers or {}).get(info.name)
+                unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)}"
+                               + (f", read by {reader})" if reader else ")"))
                 shape.append(-1)
         result.append(tuple(shape))
     if unbound:

@@ -30,6 +30,7 @@ from glow_mlir.frontends.onnx.converters import (
     linalg,
     nn,
     quant,
+    recurrent,
     reduce,
     resize,
     shape_folding,
@@ -107,6 +108,9 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "MatMul": _e(linalg.matmul),
     "Einsum": _e(linalg.einsum, 12),
     "Dropout": _e(tensor.dropout),
+    "RNN": _e(recurrent.rnn, 7),
+    "GRU": _e(recurrent.gru, 7),
+    "LSTM": _e(recurrent.lstm, 7),
     # data movement
     "Reshape": _e(tensor.reshape),
     "Flatten": _e(tensor.flatten),
