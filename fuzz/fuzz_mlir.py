@@ -16,8 +16,8 @@ dialect, or a random pipeline, or none: parse and verify only).
 Outcomes:
   ok              exit 0
   user-error      exit 1 with a located diagnostic (`FILE:LINE:COL: error: ...`)
-  unlocated       exit 1 with an error that does not say where (a defect: DESIGN.md asks
-                  for file:line:col for IR)
+  unlocated       exit 1 with an error that does not say where (a defect: docs/architecture.md
+                  §6 asks for file:line:col for IR)
   broken-ir       the input verified, a pass ran, and its output did not verify (a pass
                   that cannot handle its input must refuse it, not produce invalid IR)
   internal-error  `glow-opt: internal error: ...` (a bug the tool caught)

@@ -34,7 +34,7 @@ UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
                      "--convert-func-to-llvm=use-bare-ptr-memref-call-conv=1",
                      "--reconcile-unrealized-casts"]
 
-_ENGINES = []  # keep every engine alive as long as the process (see DESIGN.md section 4)
+_ENGINES = []  # keep every engine alive as long as the process (docs/architecture.md §5, llvmlite)
 
 
 def have_tools() -> bool:

@@ -1,4 +1,4 @@
-"""The Python API: glow_mlir.compile and CompiledModel (DESIGN.md section 5)."""
+"""The Python API: glow_mlir.compile and CompiledModel (README: ONNX models from Python)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Saving and loading compiled models (issue 14 item 5, DESIGN.md section 5):
+"""Saving and loading compiled models (issue 14 item 5; README,
+"Saving, loading and the compile cache"):
 `model.save(path)`, `glow_mlir.load(path)`, `glow-compile --save`, `glow-run FILE.glow`.
 A loaded model runs the saved code on the saved weights (bit-identical outputs), keeps
 the input checks, and a file that is not ours, damaged, of another version or for

@@ -1,7 +1,7 @@
 """Live tensor bytes of a `glow` function body in a given op order.
 
 This is the quantity `schedule-graph` minimizes and reports, and the lower bound the
-activation memory planner (one arena, DESIGN.md section 4) can reach for that order.
+activation memory planner (one arena, docs/architecture.md §3) can reach for that order.
 
 Which values count. Compiled code gets three memory regions: constant weights, mutable
 weights (the inputs and outputs), and activations. Only the activation arena depends on the

@@ -3,7 +3,7 @@
 `activation_buffers` turns a program into the planner's input (one `Buffer` per
 `alloc_activation`, live from its alloc to its dealloc, in program positions), so
 `plan-memory` and the report measure lives the same way. `memory_report` gives the five
-numbers of `CompiledModel.memory` (DESIGN.md section 5): bytes of constant weights, of
+numbers of `CompiledModel.memory` (docs/architecture.md §3): bytes of constant weights, of
 mutable weights (inputs and outputs), of the activation arena, the lower bound of that
 arena for this schedule (peak of aligned live bytes) and what the arena would take if no
 two activations shared memory.

@@ -1,4 +1,4 @@
-"""`MemoryReport`: the five numbers of `CompiledModel.memory` (DESIGN.md section 5). A
+"""`MemoryReport`: the five numbers of `CompiledModel.memory` (README: ONNX models from Python). A
 module of its own, without xDSL, so a saved model carries its report and loads it
 without importing the IR (`instr_memory.memory_report` computes it from a program)."""
 
@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class MemoryReport:
-    """Bytes of one compiled function's memory regions (DESIGN.md section 5)."""
+    """Bytes of one compiled function's memory regions (README: ONNX models from Python)."""
 
     constant_bytes: int  # weights with a value
     mutable_bytes: int  # input and output placeholders

@@ -1,5 +1,5 @@
 """The accelerator backend: an on-chip scratchpad fed by a DMA engine, with four compute
-units (DESIGN.md: glow_accel). What it runs is what those units and the DMA engine do:
+units (README: The accelerator). What it runs is what those units and the DMA engine do:
 
 - matmul/conv tile: mat_mul and single-group convolution; the tile's write-back stage can
   apply a relu, so a relu fuses into a convolution (nothing else does);

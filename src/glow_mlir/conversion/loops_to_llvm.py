@@ -1,7 +1,7 @@
 """`convert-loops-to-llvm`: the CPU backend's loop IR (func, scf, arith, math, memref on
 static memrefs) to the LLVM dialect that `xdsl.backend.llvm.convert_module` takes.
 
-xDSL 0.74 has no convert-{func,arith,cf,math,memref}-to-llvm (DESIGN.md section 4), so
+xDSL 0.74 has no convert-{func,arith,cf,math,memref}-to-llvm (docs/architecture.md §5), so
 each is a small pass of its own in this package. They convert op by op in the MLIR way:
 a value whose type changes (`index` -> i64, a static memref -> `!llvm.ptr`) crosses the
 boundary between converted and not yet converted ops through

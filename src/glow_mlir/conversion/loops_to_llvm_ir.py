@@ -9,8 +9,8 @@ Why: the LLVM-dialect route (`convert-loops-to-llvm`, then xDSL's `convert_modul
 builds every op three or four times as xDSL objects (scf -> cf, each dialect -> llvm
 behind unrealized casts, then llvmlite objects) through xDSL's generic pattern
 rewriter, ~0.6 ms per op: 4.5 s of ResNet-18's 7 s compile for 6,300 ops. Here each op
-is one line of text. DESIGN.md's table allows kernels generated "as LLVM dialect (or
-llvmlite IR)"; the dialect passes stay, for glow-opt, FileCheck and `--emit llvm`, and
+is one line of text (docs/architecture.md §5 records the decision). The dialect passes
+stay, for glow-opt, FileCheck and `--emit llvm`, and
 are the reference: this walk produces, instruction for instruction and block for block,
 what they and `convert_module` produce (same order, same flags, same intrinsics and
 libm calls), so LLVM compiles the same code (tests/unit/test_loops_to_llvm_ir.py
@@ -20,7 +20,7 @@ carry their type suffix (`llvm.exp.f32`; LLVM renames xDSL's `llvm.exp` so on pa
 fast-math flags are sorted (xDSL's come from a frozenset, whose order changes between
 processes: a cache keyed by the text needs it stable).
 
-What `lower_loops_to_llvm` guarantees, kept here (DESIGN.md section 4): memrefs are
+What `lower_loops_to_llvm` guarantees, kept here (docs/architecture.md §5): memrefs are
 bare pointers (the entry point is Glow's three-pointer bundle API), `index` is i64,
 accesses are `getelementptr inbounds` off the `noalias` arguments with row-major
 linear indices (`nsw`), no ptrtoint/inttoptr (they stop LLVM's vectorizer); kernel

@@ -6,9 +6,9 @@
   `llvm.getelementptr inbounds %m[%lin] : T` and `llvm.load/store`;
 - `memref.alloca` (static) -> `llvm.alloca` of the element count.
 
-No ptrtoint/inttoptr, unlike xDSL's convert-memref-to-ptr + convert-ptr-to-llvm: DESIGN.md
-measured that they stop LLVM's loop vectorizer; inbounds GEPs off `noalias` arguments let
-it prove the accesses independent.
+No ptrtoint/inttoptr, unlike xDSL's convert-memref-to-ptr + convert-ptr-to-llvm: they
+stop LLVM's loop vectorizer (measured, docs/architecture.md §5); inbounds GEPs off
+`noalias` arguments let it prove the accesses independent.
 """
 
 from __future__ import annotations

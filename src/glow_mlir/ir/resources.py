@@ -1,4 +1,4 @@
-"""Weights held by reference, one table per module (DESIGN.md section 4).
+"""Weights held by reference, one table per module (docs/architecture.md §4).
 
 `glow.constant` refers to its bytes with a builtin `dense_resource<handle>` attribute. The
 bytes live in a `ResourceTable` attached to the top-level module, as numpy arrays that may

@@ -1,4 +1,4 @@
-"""`CompiledModel`: a compiled network that runs on numpy arrays (DESIGN.md section 5).
+"""`CompiledModel`: a compiled network that runs on numpy arrays (README: ONNX models from Python).
 
 It knows its inputs' names, shapes and dtypes from the module (the ONNX names are kept as
 `glow.name` argument and result attributes; a `glow_ir` program names its input and output

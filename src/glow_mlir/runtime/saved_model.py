@@ -1,4 +1,5 @@
-"""Saving a compiled model and loading it back without compiling (DESIGN.md section 5):
+"""Saving a compiled model and loading it back without compiling (README, "Saving, loading
+and the compile cache"):
 
     model.save("m.glow")            # CompiledModel.save
     model = glow_mlir.load("m.glow")

@@ -2,9 +2,9 @@
 indices, loop nests, loads and stores — so a kernel reads like the math it computes.
 
 Every buffer is a `memref.view` of one of the entry point's three byte arrays (constant
-weights, mutable weights, activations) at a compile-time byte offset (DESIGN.md section
-4), with its static shape; kernels see constant shapes, strides and pads (function
-specialization), so LLVM gets constant trip counts to unroll and vectorize.
+weights, mutable weights, activations) at a compile-time byte offset
+(docs/architecture.md §3), with its static shape; kernels see constant shapes, strides and
+pads (function specialization), so LLVM gets constant trip counts to unroll and vectorize.
 """
 
 from __future__ import annotations

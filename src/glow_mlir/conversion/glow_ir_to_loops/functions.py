@@ -15,7 +15,7 @@ accumulation tiles), one for that: every kernel's scratch starts at the same pla
 everything else in the activation area (the kernels run one after another), so the area
 grows by the largest kernel scratch only.
 
-Why functions (DESIGN.md section 4): with every loop nest in the entry point, each later
+Why functions (docs/architecture.md §5): with every loop nest in the entry point, each later
 step walked one function holding the whole model, and xDSL's `convert-scf-to-cf` is
 quadratic in a function's blocks; small functions, lowered one at a time, keep the
 compile time linear in the model (and distinct kernels are compiled once).

@@ -3,7 +3,7 @@ model (its entry point and its kernels) and gives the entry point as a ctypes fu
 
 Objects are all it takes, whether just compiled, read from the compile cache or from a
 saved model (`runtime/saved_model.py`), so this module imports llvmlite only (not xDSL):
-loading a saved model stays fast. Following DESIGN.md we never call
+loading a saved model stays fast. As docs/architecture.md §5 records, we never call
 `llvm.binding.initialize()` (removed in llvmlite 0.50) and keep the engine alive as long
 as the entry point may be called.
 """

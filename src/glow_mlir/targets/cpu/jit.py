@@ -7,9 +7,9 @@
 
 The IR is optimized at O3 (without loop unrolling: see `optimize`) with the new pass
 manager for the host CPU (its name and features, so AVX2/AVX-512 are used where
-present); weights are never in the IR (DESIGN.md section 4), so compile time depends on
-the program only. Following DESIGN.md we never call `llvm.binding.initialize()` (removed
-in llvmlite 0.50) and keep the execution engine and its module alive as long as the
+present); weights are never in the IR (docs/architecture.md §4), so compile time depends on
+the program only. As docs/architecture.md §5 records, we never call
+`llvm.binding.initialize()` (removed in llvmlite 0.50) and keep the execution engine and its module alive as long as the
 entry point can be called.
 """
 
@@ -191,7 +191,7 @@ def unoptimized_ir(module: ModuleOp) -> str:
     linkage: a bundle's object would export every kernel, and two bundles linked into
     one program would clash) and `noinline`: inlined into the entry point (each called
     once) they would make it one huge function again, which O3 takes superlinear time
-    on (DESIGN.md section 4), and the JIT compiles them apart anyway (`split_ir`)."""
+    on (docs/architecture.md §5), and the JIT compiles them apart anyway (`split_ir`)."""
     _initialize()
     if is_loop_ir(module):
         from glow_mlir.conversion.loops_to_llvm_ir import module_text

@@ -20,7 +20,7 @@ from glow_mlir.ir.resources import add_resource, top_module
 
 INLINE_LIMIT = 16
 """Constants with at most this many elements print inline as dense<...>; larger ones are
-dense_resource blobs (DESIGN.md section 4: weights never go through per-element IR)."""
+dense_resource blobs (docs/architecture.md §4: weights never go through per-element IR)."""
 
 
 def defining_op(value: SSAValue) -> Operation | None:

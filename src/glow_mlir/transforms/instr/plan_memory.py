@@ -1,7 +1,7 @@
 """`plan-memory`: place every activation of a `glow_ir.func` in one arena.
 
 Compiled code gets the activations as one base pointer and every buffer as a constant
-offset from it (DESIGN.md section 4), so memory planning is the last instruction pass: it
+offset from it (docs/architecture.md §3), so memory planning is the last instruction pass: it
 writes `offset` (bytes) on every `alloc_activation` and `activations_size` and `alignment`
 on the function. Buffers whose lives (alloc to dealloc, in program order) do not overlap
 may share bytes; the planner (`analysis.memory_planner.plan`) tries several placement
