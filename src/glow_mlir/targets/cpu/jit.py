@@ -9,8 +9,8 @@ The IR is optimized at O3 (without loop unrolling: see `optimize`) with the new 
 manager for the host CPU (its name and features, so AVX2/AVX-512 are used where
 present); weights are never in the IR (docs/architecture.md §4), so compile time depends on
 the program only. As docs/architecture.md §5 records, we never call
-`llvm.binding.initialize()` (removed in llvmlite 0.50) and keep the execution engine and its module alive as long as the
-entry point can be called.
+`llvm.binding.initialize()` (removed in llvmlite 0.50) and keep the execution engine
+and its module alive as long as the entry point can be called.
 """
 
 from __future__ import annotations
