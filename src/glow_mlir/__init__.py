@@ -69,26 +69,12 @@ def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = 
     compiled model has static shapes). A module neither exporter takes is a
     `TorchExportError` with torch's reason and the other exporter to try; without torch
     installed, a `MissingTorchError` naming the `torch` extra."""
-    from glow_mlir.frontends.torch.export import BATCH, export_to_onnx
-    from glow_mlir.runtime.compiled_model import compile_model
+    from glow_mlir.runtime.torch_models import compile_torch
 
-    exported = export_to_onnx(module, example_inputs, exporter=exporter, dynamic=dynamic,
-                              input_names=input_names, output_names=output_names,
-                              opset=opset)
-    if dynamic and input_shapes is None:
-        first = exported.proto.graph.input[0].name if exported.proto.graph.input else None
-        batch = _example_batch(example_inputs)
-        input_shapes = {BATCH: batch} if first is not None and batch is not None else None
-    return compile_model(exported.proto, backend, input_shapes, **compile_options)
-
-
-def _example_batch(example_inputs) -> int | None:
-    """Dimension 0 of the first example input (what `dynamic=True` binds `batch` to)."""
-    values = (list(example_inputs.values()) if isinstance(example_inputs, dict)
-              else list(example_inputs) if isinstance(example_inputs, (tuple, list))
-              else [example_inputs])
-    shape = getattr(values[0], "shape", ()) if values else ()
-    return int(shape[0]) if len(shape) else None
+    return compile_torch(module, example_inputs, backend=backend, dynamic=dynamic,
+                         exporter=exporter, input_shapes=input_shapes,
+                         input_names=input_names, output_names=output_names, opset=opset,
+                         **compile_options)
 
 
 def load(path) -> CompiledModel:
@@ -103,7 +89,7 @@ def load(path) -> CompiledModel:
 
 def __getattr__(name: str):
     if name == "torch_backend":  # torch.compile(m, backend=glow_mlir.torch_backend)
-        from glow_mlir.torch_compile import torch_backend
+        from glow_mlir.runtime.torch_backend import torch_backend
 
         return torch_backend
     if name == "CompiledModel":

@@ -1,7 +1,8 @@
 """The PyTorch frontend: a `torch.nn.Module` becomes an ONNX model in memory through
 `torch.onnx.export` (either exporter), which the ONNX frontend then imports. The public
-`glow_mlir.from_torch` compiles it; `glow_mlir.torch_backend` (`torch.compile(m,
-backend="glow")`) uses `partition.py` to compile only what the importer takes.
+`glow_mlir.from_torch` compiles it (`runtime/torch_models.py`); `glow_mlir.torch_backend`
+(`torch.compile(m, backend="glow")`, `runtime/torch_backend.py`) uses `partition.py` to
+compile only what the importer takes.
 
     errors.py     what a user is told: torch missing (and the extra to install), an export
                   that failed (which exporter, torch's reason, the other exporter to try)
@@ -11,8 +12,9 @@ backend="glow")`) uses `partition.py` to compile only what the importer takes.
     partition.py  FX graphs: which nodes the importer takes (asked by exporting each op),
                   the supported partitions, parameters frozen as weights
 
-Only this package (and the top-level `glow_mlir.torch_compile`) imports torch, and only
-inside functions: `import glow_mlir` works without it.
+Only this package imports torch (the runtime's torch modules get it from `loading.py`),
+and only inside functions: `import glow_mlir` works without it (a contract in
+pyproject.toml keeps it so).
 """
 
 from glow_mlir.frontends.torch.errors import (

@@ -77,8 +77,6 @@ def _example_inputs(torch, example) -> tuple[tuple, dict]:
         args, kwargs = tuple(example), {}
     else:
         args, kwargs = (example,), {}
-    if not args and not kwargs:
-        raise TorchInputError("example_inputs is empty: give the tensors forward() takes")
 
     def tensor(where: str, x):
         if isinstance(x, torch.Tensor):
@@ -127,9 +125,11 @@ def _eval_mode(module):
 
 @contextlib.contextmanager
 def _quiet():
-    """The exporters' progress lines (on stdout) and warnings (deprecation of the
-    TorchScript exporter, tracer warnings) would bury the caller's output."""
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+    """The exporters' progress lines (stdout), their dumps of the graph on failure
+    (stderr; the error says why) and warnings (deprecation of the TorchScript exporter,
+    tracer warnings) would bury the caller's output."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
         yield
 
