@@ -134,14 +134,43 @@ def _quiet():
         yield
 
 
+@contextlib.contextmanager
+def _quiet_native_output():
+    """File descriptors 1 and 2 to /dev/null for the block. The TorchScript exporter
+    prints the whole TorchScript graph with C++'s std::cout when an op fails to convert
+    (torch 2.14's `setup_onnx_logging` tests the function `_jit_is_onnx_log_enabled`
+    instead of calling it, so its log is always on); the error says what failed.
+    Other threads' output is muted meanwhile."""
+    import os
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = []
+    try:
+        with open(os.devnull, "w") as null:
+            for fd in (1, 2):
+                try:
+                    saved.append((fd, os.dup(fd)))
+                    os.dup2(null.fileno(), fd)
+                except OSError:  # no such descriptor (an embedded interpreter)
+                    pass
+        yield
+    finally:
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
 def _export_torchscript(torch, module, args, kwargs, names, dynamic, opset):
     import onnx
 
     buffer = io.BytesIO()
     dynamic_axes = {n: {0: BATCH} for n in names} if dynamic else None
-    torch.onnx.export(module, args, buffer, kwargs=kwargs or None, dynamo=False,
-                      input_names=names, opset_version=opset, do_constant_folding=True,
-                      dynamic_axes=dynamic_axes)
+    with _quiet_native_output():
+        torch.onnx.export(module, args, buffer, kwargs=kwargs or None, dynamo=False,
+                          input_names=names, opset_version=opset, do_constant_folding=True,
+                          dynamic_axes=dynamic_axes)
     return onnx.load_from_string(buffer.getvalue())
 
 
