@@ -124,16 +124,17 @@ class GlowBackend:
             return gm.forward
         frozen = frozen_inputs(gm, example_inputs)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        frozen_nodes = {n for n, f in zip(placeholders, frozen) if f}
+        # by name: the partitioner's graph has placeholders of its own (same names)
+        frozen_names = {n.name for n, f in zip(placeholders, frozen) if f}
         fused, parts = split(gm, self._support, opts["min_ops"])
         for part in parts:
-            mask = tuple(a in frozen_nodes for a in part.node.args)
+            mask = tuple(getattr(a, "op", None) == "placeholder" and a.name in frozen_names
+                         for a in part.node.args)
             label = f"graph {stats.graphs} {part.name}"
             setattr(fused, part.name,
                     GlowPartition(getattr(fused, part.name), mask, opts, self, label))
         in_glow = sum(len(p.ops) for p in parts)
-        left = [n for n in _ops(fused) if not str(n.target).startswith("glow_")
-                and not _reads_partition(n)]
+        left = [n for n in _ops(fused) if not _is_partition(n) and not _reads_partition(n)]
         stats.partitions += len(parts)
         stats.ops_glow += in_glow
         stats.ops_eager += len(left)
@@ -152,13 +153,16 @@ def _ops(gm) -> list:
     return [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
 
 
+def _is_partition(node) -> bool:
+    return node.op == "call_module" and str(node.target).startswith("glow_")
+
+
 def _reads_partition(node) -> bool:
     """`getitem` of a partition's result tuple: plumbing, not an op left to eager."""
     import operator
 
-    return (node.target is operator.getitem and node.args
-            and getattr(node.args[0], "op", None) == "call_module"
-            and str(node.args[0].target).startswith("glow_"))
+    return (node.target is operator.getitem and bool(node.args)
+            and hasattr(node.args[0], "op") and _is_partition(node.args[0]))
 
 
 def _options(options: dict | None) -> dict:

@@ -47,6 +47,8 @@ def node_name(node) -> str:
         return f"module {node.target}"
     target = node.target
     module = getattr(target, "__module__", None) or ""
+    if module.startswith("torch._ops"):  # an OpOverload: torch.ops.<namespace>.<op>.<overload>
+        return f"torch.ops.{target}"
     name = getattr(target, "__name__", None) or str(target)
     module = {"_operator": "operator", "torch._C._nn": "torch.nn.functional",
               "torch._C._special": "torch.special", "torch._C._linalg": "torch.linalg",
