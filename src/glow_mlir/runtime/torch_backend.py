@@ -81,6 +81,7 @@ class GlowBackend:
         self._lock = threading.Lock()
 
     def __call__(self, gm, example_inputs, options: dict | None = None, **_mode):
+        require_torch()  # the error that names the extra, before anything else
         opts = _options(options)
         with self._lock:
             return self._compile_graph(gm, list(example_inputs), opts)
