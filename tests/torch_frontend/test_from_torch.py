@@ -38,10 +38,9 @@ def models():
 
     def get(name):
         if name not in built:
-            if name in ("bert", "gpt2"):
-                pytest.importorskip("transformers", reason="transformers is in the torch extra")
-            else:
-                pytest.importorskip("torchvision", reason="torchvision is in the torch extra")
+            package = "transformers" if name in ("bert", "gpt2") else "torchvision"
+            pytest.importorskip(package, reason=f"{package} is not installed (the torch "
+                                                f"extra brings it)")
             built[name] = build(name)
         return built[name]
 
