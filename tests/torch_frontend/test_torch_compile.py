@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason='the torch.compile backend tests need the torch extra: pip install -e ".[torch]"')
+    "torch", reason='the torch.compile tests need the torch extra: pip install -e ".[torch]"')
 
 import glow_mlir  # noqa: E402
 
