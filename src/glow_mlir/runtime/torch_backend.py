@@ -37,6 +37,7 @@ from glow_mlir.frontends.torch.partition import (
     has_dynamic_shapes,
     node_name,
     split,
+    tensor_outputs,
 )
 from glow_mlir.ir.errors import UserError
 
@@ -77,7 +78,7 @@ class GlowBackend:
 
     def __init__(self):
         self._stats = Stats()
-        self._support = ImporterSupport()
+        self._support: dict[str, ImporterSupport] = {}  # per glow backend
         self._lock = threading.Lock()
 
     def __call__(self, gm, example_inputs, options: dict | None = None, **_mode):
@@ -127,7 +128,14 @@ class GlowBackend:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         # by name: the partitioner's graph has placeholders of its own (same names)
         frozen_names = {n.name for n, f in zip(placeholders, frozen) if f}
-        fused, parts = split(gm, self._support, opts["min_ops"])
+        if opts["backend"] not in self._support:
+            self._support[opts["backend"]] = ImporterSupport(backend_check(opts["backend"]))
+        support = self._support[opts["backend"]]
+        fused, parts = split(gm, support, opts["min_ops"])
+        for part in [p for p in parts if not tensor_outputs(getattr(fused, p.name))]:
+            stats.compile_failures.append(f"graph {stats.graphs} {part.name}: a result is "
+                                          f"not a tensor; it runs eagerly")
+        parts = [p for p in parts if tensor_outputs(getattr(fused, p.name))]
         for part in parts:
             mask = tuple(getattr(a, "op", None) == "placeholder" and a.name in frozen_names
                          for a in part.node.args)
@@ -141,13 +149,38 @@ class GlowBackend:
         stats.ops_eager += len(left)
         stats.eager_ops.update(node_name(n) for n in left)
         for n in left:
-            why = self._support.reasons.get(node_name(n))
+            why = support.reasons.get(node_name(n))
             if why is not None:
                 stats.reasons.setdefault(node_name(n), why)
         LOG.info("graph %d: %d op(s), %d partition(s) compiled with glow (%d ops), %d op(s) "
                  "left to eager%s", stats.graphs, len(ops), len(parts), in_glow, len(left),
                  ": " + ", ".join(sorted({node_name(n) for n in left})) if left else "")
         return fused.forward
+
+
+def backend_check(backend: str):
+    """The question `ImporterSupport` asks of one exported op: does the importer take it,
+    and does `backend` compile it (the graph pipeline's check of every op; for `cpu` also
+    the loop generators, which lack some element types, e.g. a matmul on booleans), short
+    of LLVM. Without this, one such op would send its whole partition to eager when the
+    partition's compile failed."""
+    def check(proto) -> str | None:
+        from glow_mlir.frontends.onnx import import_onnx
+        from glow_mlir.runtime.compiled_model import optimize_graph
+
+        try:
+            module = optimize_graph(import_onnx(proto), backend)
+            if backend == "cpu":
+                from glow_mlir.targets.cpu.executor import lower_to_loops
+                from glow_mlir.targets.instructions import lower_to_instructions
+
+                lower_to_instructions(module)
+                lower_to_loops(module)
+        except UserError as err:
+            return str(err).splitlines()[-1].strip()
+        return None
+
+    return check
 
 
 def _ops(gm) -> list:

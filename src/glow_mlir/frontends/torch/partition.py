@@ -57,7 +57,7 @@ def node_name(node) -> str:
 
 
 def _example(value):
-    """The FakeTensor dynamo recorded for a node's value, or None."""
+    """The FakeTensor (or tuple of them) dynamo recorded for a node's value, or None."""
     return value.meta.get("example_value") if hasattr(value, "meta") else None
 
 
@@ -97,7 +97,22 @@ class ImporterSupport:
         torch = require_torch()
         from torch.fx.node import map_arg
 
-        if not _is_static_tensor(torch, _example(node)):
+        value = _example(node)
+        source = node.args[0] if node.target is operator.getitem and node.args else None
+        if isinstance(_example(source), (tuple, list)):
+            # an element of a tuple result (split, chunk, max with indices): supported
+            # with the op that makes the tuple, which then lands in the same partition
+            if not _is_static_tensor(torch, value):
+                return "its result is not one tensor of static shape"
+            if not self.is_node_supported(submodules, source):
+                return "it reads a result of an op left to eager"
+            return None
+        if isinstance(value, (tuple, list)):
+            if not all(_is_static_tensor(torch, v) for v in value):
+                return "its result is not tensors of static shape"
+            if any(user.target is not operator.getitem for user in node.users):
+                return "its tuple result is used whole"
+        elif not _is_static_tensor(torch, value):
             return "its result is not one tensor of static shape"
         inputs = []
         bad = []
@@ -214,6 +229,15 @@ def frozen_inputs(gm, example_inputs: Sequence) -> list[bool]:
     return flags
 
 
+def tensor_outputs(sub) -> bool:
+    """Whether a fused partition returns plain tensors only (a tuple result of an op
+    inside it leaving whole would not come back from the compiled model's flat outputs)."""
+    torch = require_torch()
+    out = next(n for n in sub.graph.nodes if n.op == "output")
+    values = out.args[0] if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
+    return all(_is_static_tensor(torch, _example(v)) for v in values)
+
+
 @dataclasses.dataclass
 class Partition:
     """A fused submodule of the split graph and what it holds."""
@@ -221,6 +245,27 @@ class Partition:
     name: str  # the submodule's attribute name in the split graph module
     node: object  # its call_module node
     ops: list[str]  # node_name of each op in it
+
+
+def _index_as_method(gm) -> None:
+    """Tensor indexing `operator.getitem(x, i)` becomes the method call `x.__getitem__(i)`
+    (the same op). The partitioner moves every `operator.getitem` into its source's
+    partition, for tuple results; an index that is itself a tensor (`x[mask]`, as GPT-2's
+    attention mask does) makes the getitem a user of two sources, and when those sit in
+    different partitions torch 2.14's reassignment loop moves it back and forth forever."""
+    torch = require_torch()
+    changed = False
+    for node in list(gm.graph.nodes):
+        if (node.op == "call_function" and node.target is operator.getitem
+                and isinstance(_example(node.args[0]), torch.Tensor)):
+            with gm.graph.inserting_after(node):
+                method = gm.graph.call_method("__getitem__", node.args, node.kwargs)
+            method.meta = dict(node.meta)
+            node.replace_all_uses_with(method)
+            gm.graph.erase_node(node)
+            changed = True
+    if changed:
+        gm.recompile()
 
 
 def split(gm, support: ImporterSupport, min_ops: int = 2) -> tuple[object, list[Partition]]:
@@ -232,6 +277,7 @@ def split(gm, support: ImporterSupport, min_ops: int = 2) -> tuple[object, list[
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
+    _index_as_method(gm)
     partitioner = CapabilityBasedPartitioner(gm, support,
                                              allows_single_node_partition=min_ops <= 1)
     proposed = [p for p in partitioner.propose_partitions()
