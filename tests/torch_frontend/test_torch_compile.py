@@ -173,3 +173,43 @@ def test_the_entry_point_names_the_backend(tmp_path):
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["1"]
+
+
+def test_tuple_results_and_tensor_indices(backend):
+    """`split` (a tuple result read by getitems) goes into a partition with its readers;
+    `z[i]` reads a tensor left to eager, indexed by one from a partition: torch's
+    partitioner moved such a getitem between the two forever (the alarm ends the test if
+    it does again)."""
+    import signal
+
+    class Indexed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 8)
+
+        def forward(self, x, idx):
+            a, b = self.fc(x).split(4, dim=1)
+            z = mystery(torch.relu(a) * torch.sigmoid(b))
+            i = (idx * 2) % 3
+            return (z[i] + 1).exp()
+
+    def timeout(*_):
+        raise TimeoutError("the backend did not finish partitioning in 60 s")
+
+    torch.manual_seed(0)
+    model = Indexed().eval()
+    x, idx = torch.randn(3, 6), torch.tensor([2, 0, 1, 1])
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(60)
+    try:
+        with torch.no_grad():
+            got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x, idx)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    with torch.no_grad():
+        np.testing.assert_allclose(got.numpy(), model(x, idx).numpy(), rtol=1e-5, atol=1e-6)
+    stats = backend.stats()
+    assert stats["partitions"] == 2 and stats["glow_calls"] == 2
+    assert "Tensor.split" not in stats["eager_ops"]
+    assert stats["eager_ops"] == {"torch.ops.glow_test.mystery.default": 1}
