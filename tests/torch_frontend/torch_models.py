@@ -12,7 +12,7 @@ TOKENS = (2, 16)
 VOCAB = 100
 
 
-def _calibrate_batch_norm(model) -> None:
+def _calibrate_batch_norm(model, image=IMAGE) -> None:
     """Running statistics from two random batches: a random network's initial mean 0,
     variance 1 normalise nothing, and MobileNet's logits come out near 1e-9, too small to
     tell a right answer from a wrong one."""
@@ -24,17 +24,17 @@ def _calibrate_batch_norm(model) -> None:
     model.train()
     with torch.no_grad():
         for _ in range(2):
-            model(torch.randn(4, *IMAGE[1:], generator=g))
+            model(torch.randn(4, *image[1:], generator=g))
     model.eval()
 
 
-def torchvision_model(name: str):
+def torchvision_model(name: str, image=IMAGE):
     import torchvision
 
     torch.manual_seed(0)
     model = torchvision.models.get_model(name, weights=None)
-    _calibrate_batch_norm(model)
-    return model.eval(), (torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1)),)
+    _calibrate_batch_norm(model, image)
+    return model.eval(), (torch.randn(*image, generator=torch.Generator().manual_seed(1)),)
 
 
 class LastHiddenState(torch.nn.Module):
@@ -73,10 +73,10 @@ def transformers_model(name: str):
     return LastHiddenState(model).eval(), (ids, mask)
 
 
-def build(name: str):
+def build(name: str, image=IMAGE):
     if name in ("bert", "gpt2"):
         return transformers_model(name)
-    return torchvision_model(name)
+    return torchvision_model(name, image)
 
 
 def eager(model, inputs):
