@@ -165,6 +165,20 @@ def test_bad_arguments(module, inputs, exporter, message):
         glow_mlir.from_torch(module, inputs, exporter=exporter)
 
 
+@pytest.mark.parametrize(("names", "message"), [
+    (["a", "b"], r"output_names has 2 name\(s\); the exported model has 1 output\(s\)"),
+    # ReLU.forward's parameter is `input`, the name of the model's input
+    (["input"], r"output_names \['input'\] repeat a name or reuse one of the exported "
+                r"graph's values \('input'\)"),
+], ids=["count", "clash"])
+def test_bad_output_names(names, message):
+    from glow_mlir.frontends.torch import TorchInputError
+
+    with pytest.raises(TorchInputError, match=message):
+        glow_mlir.from_torch(torch.nn.ReLU(), torch.ones(2), output_names=names,
+                             exporter="torchscript", backend="interpreter")
+
+
 class Bessel(torch.nn.Module):
     """torch.special.i0: neither exporter translates it (no ONNX op, no decomposition)."""
 
