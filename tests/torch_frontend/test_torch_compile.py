@@ -213,3 +213,22 @@ def test_tuple_results_and_tensor_indices(backend):
     assert stats["partitions"] == 2 and stats["glow_calls"] == 2
     assert "Tensor.split" not in stats["eager_ops"]
     assert stats["eager_ops"] == {"torch.ops.glow_test.mystery.default": 1}
+
+
+@pytest.mark.parametrize("dynamic", [False, None])
+def test_new_shapes(backend, dynamic):
+    """A new batch size: with dynamic=False dynamo recompiles and glow compiles the new
+    graph; by default dynamo's second graph has symbolic shapes, which stays eager."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    compiled = torch.compile(model.eval(), backend=backend, dynamic=dynamic,
+                             options={"backend": "interpreter"})
+    with torch.no_grad():
+        for batch in (2, 5):
+            x = torch.randn(batch, 4)
+            np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5,
+                                       atol=1e-6)
+    stats = backend.stats()
+    assert stats["graphs"] == 2
+    assert stats["dynamic_graphs"] == (0 if dynamic is False else 1)
+    assert stats["glow_calls"] == (2 if dynamic is False else 1)
