@@ -57,8 +57,8 @@ class Stats:
     graphs: int = 0
     """FX graphs dynamo gave the backend (graph breaks and recompiles make more)."""
     dynamic_graphs: int = 0
-    """Graphs with symbolic shapes, left to eager (`torch.compile(dynamic=False)`
-    recompiles each shape instead)."""
+    """Graphs with symbolic shapes (or inputs on a GPU), left to eager
+    (`torch.compile(dynamic=False)` recompiles each shape instead)."""
     partitions: int = 0
     ops_glow: int = 0
     ops_eager: int = 0
@@ -121,8 +121,8 @@ class GlowBackend:
             stats.dynamic_graphs += 1
             stats.ops_eager += len(ops)
             stats.eager_ops.update(node_name(n) for n in ops)
-            LOG.info("graph %d: symbolic shapes, left to eager (torch.compile(..., "
-                     "dynamic=False) compiles each shape)", stats.graphs)
+            LOG.info("graph %d: symbolic shapes or inputs not on the CPU, left to eager "
+                     "(torch.compile(..., dynamic=False) compiles each shape)", stats.graphs)
             return gm.forward
         frozen = frozen_inputs(gm, example_inputs)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]

@@ -68,8 +68,8 @@ def _is_static_tensor(torch, value) -> bool:
 
 
 def has_dynamic_shapes(gm) -> bool:
-    """Whether a placeholder is not a tensor of static shape (a SymInt, a symbolic
-    dimension: dynamo's automatic dynamic shapes after a recompile)."""
+    """Whether an input is not a CPU tensor of static shape: a SymInt or a symbolic
+    dimension (dynamo's automatic dynamic shapes after a recompile), or a GPU tensor."""
     torch = require_torch()
     return any(not _is_static_tensor(torch, _example(n))
                for n in gm.graph.nodes if n.op == "placeholder")
@@ -177,17 +177,11 @@ def _sample(torch, fake):
     return torch.zeros(shape, dtype=dtype)
 
 
-def _attr(root, target: str):
-    if isinstance(root, dict):
-        *path, last = target.split(".")
-        owner = root.get(".".join(path), None) if path else root.get("", None)
-        if owner is not None:
-            return getattr(owner, last)
-        return None
-    obj = root
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
+def _attr(submodules: dict, target: str):
+    """A `get_attr` node's value, from the partitioner's table of submodules by name."""
+    *path, last = target.split(".")
+    owner = submodules.get(".".join(path))
+    return getattr(owner, last, None) if owner is not None else None
 
 
 def _set_attr(root, target: str, value) -> None:
