@@ -133,8 +133,11 @@ class GlowBackend:
         support = self._support[opts["backend"]]
         fused, parts = split(gm, support, opts["min_ops"])
         for part in [p for p in parts if not tensor_outputs(getattr(fused, p.name))]:
+            # it stays a plain (eager) submodule; its ops count as eager ones
             stats.compile_failures.append(f"graph {stats.graphs} {part.name}: a result is "
                                           f"not a tensor; it runs eagerly")
+            stats.ops_eager += len(part.ops)
+            stats.eager_ops.update(part.ops)
         parts = [p for p in parts if tensor_outputs(getattr(fused, p.name))]
         for part in parts:
             mask = tuple(getattr(a, "op", None) == "placeholder" and a.name in frozen_names
