@@ -217,18 +217,22 @@ def test_tuple_results_and_tensor_indices(backend):
 
 @pytest.mark.parametrize("dynamic", [False, None])
 def test_new_shapes(backend, dynamic):
-    """A new batch size: with dynamic=False dynamo recompiles and glow compiles the new
-    graph; by default dynamo's second graph has symbolic shapes, which stays eager."""
+    """A new batch size: with dynamic=False dynamo makes a new static graph; by default
+    its second graph has a symbolic batch, which glow compiles for each batch it is
+    called with (traced again on the inputs)."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
     compiled = torch.compile(model.eval(), backend=backend, dynamic=dynamic,
                              options={"backend": "interpreter"})
     with torch.no_grad():
-        for batch in (2, 5):
+        for batch in (2, 5, 7, 5):
             x = torch.randn(batch, 4)
             np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5,
                                        atol=1e-6)
     stats = backend.stats()
-    assert stats["graphs"] == 2
-    assert stats["dynamic_graphs"] == (0 if dynamic is False else 1)
-    assert stats["glow_calls"] == (2 if dynamic is False else 1)
+    assert stats["glow_calls"] == 4 and stats["eager_calls"] == 0
+    if dynamic is False:
+        assert stats["graphs"] == 3 and stats["specializations"] == 0
+    else:
+        assert stats["graphs"] == 2 and stats["specializations"] == 2  # batches 5 and 7
+    assert stats["compiles"] == 3

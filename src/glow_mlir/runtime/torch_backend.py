@@ -9,6 +9,8 @@ importer takes are found by exporting each op alone (`ImporterSupport`); torch.f
 becomes a `GlowPartition`, which at its first call with given input shapes exports the
 partition with its weights as constants (`runtime.torch_models.compile_torch`, what
 `glow_mlir.from_torch` does) and compiles it. The
+A graph with symbolic shapes (dynamo's second graph after a new shape) is
+compiled per concrete signature from a static copy (`partition.specialize`). The
 compiled code runs inference only: a call that needs autograd (grad enabled and an input
 that requires grad) runs the partition eagerly, and so does a partition whose compile
 failed. A parameter changed in place (`_version` moved) is compiled again.
@@ -36,6 +38,7 @@ from glow_mlir.frontends.torch.partition import (
     frozen_inputs,
     has_dynamic_shapes,
     node_name,
+    specialize,
     split,
     tensor_outputs,
 )
@@ -56,9 +59,10 @@ class TorchBackendError(UserError):
 class Stats:
     graphs: int = 0
     """FX graphs dynamo gave the backend (graph breaks and recompiles make more)."""
-    dynamic_graphs: int = 0
-    """Graphs with symbolic shapes (or inputs on a GPU), left to eager
-    (`torch.compile(dynamic=False)` recompiles each shape instead)."""
+    eager_graphs: int = 0
+    """Graphs with inputs on a GPU, left to eager."""
+    specializations: int = 0
+    """Static graphs made from graphs with symbolic shapes, one per shape called with."""
     partitions: int = 0
     ops_glow: int = 0
     ops_eager: int = 0
@@ -91,7 +95,8 @@ class GlowBackend:
         """The counts since the last `reset_stats()`: `graphs`, `graph_breaks` (dynamo's
         own count), `partitions`, `ops_glow`, `ops_eager`, `eager_ops` (op -> count),
         `reasons` (op -> why the importer refused it), `compiles`, `compile_failures`,
-        `glow_calls`, `eager_calls`, `dynamic_graphs`."""
+        `glow_calls`, `eager_calls`, `specializations` (static graphs made from graphs with
+        symbolic shapes), `eager_graphs` (graphs left to eager: inputs on a GPU)."""
         s = dataclasses.asdict(self._stats)
         s["graph_breaks"] = dynamo_graph_breaks() - s.pop("graph_breaks_at_reset")
         s["eager_ops"] = dict(self._stats.eager_ops)
@@ -108,7 +113,8 @@ class GlowBackend:
                  f"({s['ops_glow']} ops), {s['ops_eager']} op(s) left to eager: {eager}",
                  f"  {s['compiles']} compile(s), {len(s['compile_failures'])} failed; "
                  f"{s['glow_calls']} partition call(s) ran compiled, {s['eager_calls']} "
-                 f"eagerly; {s['dynamic_graphs']} graph(s) with dynamic shapes left to eager"]
+                 f"eagerly; {s['specializations']} static graph(s) made from symbolic "
+                 f"shapes; {s['eager_graphs']} graph(s) left to eager (inputs not on the CPU)"]
         lines += [f"  {op}: {why}" for op, why in sorted(s["reasons"].items())]
         lines += [f"  failed: {msg}" for msg in s["compile_failures"]]
         return "\n".join(lines)
@@ -116,15 +122,24 @@ class GlowBackend:
     def _compile_graph(self, gm, example_inputs, opts):
         stats = self._stats
         stats.graphs += 1
-        ops = _ops(gm)
-        if has_dynamic_shapes(gm):
-            stats.dynamic_graphs += 1
-            stats.ops_eager += len(ops)
-            stats.eager_ops.update(node_name(n) for n in ops)
-            LOG.info("graph %d: symbolic shapes or inputs not on the CPU, left to eager "
-                     "(torch.compile(..., dynamic=False) compiles each shape)", stats.graphs)
-            return gm.forward
         frozen = frozen_inputs(gm, example_inputs)
+        if has_dynamic_shapes(gm):
+            if not _specializable(example_inputs):
+                ops = _ops(gm)
+                stats.eager_graphs += 1
+                stats.ops_eager += len(ops)
+                stats.eager_ops.update(node_name(n) for n in ops)
+                LOG.info("graph %d: inputs not on the CPU, left to eager", stats.graphs)
+                return gm.forward
+            LOG.info("graph %d: symbolic shapes; compiled for each shape it is called with",
+                     stats.graphs)
+            return _Specializing(self, gm, frozen, opts, stats.graphs)
+        return self._partition_graph(gm, frozen, opts, f"graph {stats.graphs}")
+
+    def _partition_graph(self, gm, frozen, opts, where):
+        """`gm` (static shapes) split, its supported partitions made `GlowPartition`s."""
+        stats = self._stats
+        ops = _ops(gm)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         # by name: the partitioner's graph has placeholders of its own (same names)
         frozen_names = {n.name for n, f in zip(placeholders, frozen) if f}
@@ -134,15 +149,15 @@ class GlowBackend:
         fused, parts = split(gm, support, opts["min_ops"])
         for part in [p for p in parts if not tensor_outputs(getattr(fused, p.name))]:
             # it stays a plain (eager) submodule; its ops count as eager ones
-            stats.compile_failures.append(f"graph {stats.graphs} {part.name}: a result is "
-                                          f"not a tensor; it runs eagerly")
+            stats.compile_failures.append(f"{where} {part.name}: a result is not a "
+                                          f"tensor; it runs eagerly")
             stats.ops_eager += len(part.ops)
             stats.eager_ops.update(part.ops)
         parts = [p for p in parts if tensor_outputs(getattr(fused, p.name))]
         for part in parts:
             mask = tuple(getattr(a, "op", None) == "placeholder" and a.name in frozen_names
                          for a in part.node.args)
-            label = f"graph {stats.graphs} {part.name}"
+            label = f"{where} {part.name}"
             setattr(fused, part.name,
                     GlowPartition(getattr(fused, part.name), mask, opts, self, label))
         in_glow = sum(len(p.ops) for p in parts)
@@ -155,8 +170,8 @@ class GlowBackend:
             why = support.reasons.get(node_name(n))
             if why is not None:
                 stats.reasons.setdefault(node_name(n), why)
-        LOG.info("graph %d: %d op(s), %d partition(s) compiled with glow (%d ops), %d op(s) "
-                 "left to eager%s", stats.graphs, len(ops), len(parts), in_glow, len(left),
+        LOG.info("%s: %d op(s), %d partition(s) compiled with glow (%d ops), %d op(s) "
+                 "left to eager%s", where, len(ops), len(parts), in_glow, len(left),
                  ": " + ", ".join(sorted({node_name(n) for n in left})) if left else "")
         return fused.forward
 
@@ -184,6 +199,44 @@ def backend_check(backend: str):
         return None
 
     return check
+
+
+def _specializable(example_inputs) -> bool:
+    """CPU tensors and ints (the SymInts of symbolic dimensions) only."""
+    torch = require_torch()
+    return all((isinstance(x, torch.Tensor) and x.device.type == "cpu")
+               or isinstance(x, (int, torch.SymInt)) for x in example_inputs)
+
+
+class _Specializing:
+    """A graph with symbolic shapes, run as a static graph per concrete signature (input
+    shapes, dtypes and the ints given for the symbols): traced again on the inputs
+    (`specialize`), then split and compiled like any static graph. A call that needs
+    autograd runs the graph as dynamo made it."""
+
+    def __init__(self, backend, gm, frozen, opts, graph: int):
+        self.backend, self.gm, self.frozen, self.opts = backend, gm, frozen, opts
+        self.graph = graph
+        self.static = {}
+
+    def __call__(self, *args):
+        torch = require_torch()
+        if torch.is_grad_enabled() and any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+            self.backend._stats.eager_calls += 1
+            return self.gm(*args)
+        key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else int(a)
+                    for a in args)
+        if key not in self.static:
+            if len(self.static) >= MAX_SIGNATURES:
+                self.static.pop(next(iter(self.static)))
+            with self.backend._lock:
+                stats = self.backend._stats
+                stats.specializations += 1
+                where = f"graph {self.graph} shape {stats.specializations}"
+                self.static[key] = self.backend._partition_graph(
+                    specialize(self.gm, args), self.frozen, self.opts, where)
+        return self.static[key](*args)
 
 
 def _ops(gm) -> list:

@@ -62,9 +62,56 @@ def _example(value):
 
 
 def _is_static_tensor(torch, value) -> bool:
+    """A tensor of static shape on the CPU (or on `meta`, as `specialize` records)."""
     return (isinstance(value, torch.Tensor)
             and all(isinstance(d, int) for d in value.shape)
-            and value.device.type == "cpu")
+            and value.device.type in ("cpu", "meta"))
+
+
+def specialize(gm, args):
+    """A copy of `gm` (a graph dynamo made with symbolic shapes) for the concrete `args`:
+    run once on them, each node's value recorded as its example value (a tensor on the
+    `meta` device: shape and dtype, no data), and every value that is not a tensor (the
+    ints given for the symbols, sizes read from tensors, arithmetic on them) put into
+    its users as a constant. The copy is a static graph of the same torch-level ops, which
+    `split` takes like any other; it is right for inputs of these shapes only."""
+    torch = require_torch()
+    from torch.fx.node import map_arg
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    graph = torch.fx.Graph()
+    output = graph.graph_copy(gm.graph, {})
+    graph.output(output)
+    static = torch.fx.GraphModule(gm, graph)
+
+    class Record(torch.fx.Interpreter):
+        def run_node(self, node):
+            value = super().run_node(node)
+            node.meta["example_value"] = tree_map(
+                lambda v: v.detach().to("meta") if isinstance(v, torch.Tensor) else v, value)
+            return value
+
+    with torch.no_grad():
+        Record(static).run(*args)
+    for node in list(static.graph.nodes):
+        if node.op == "output":
+            continue
+        value = node.meta["example_value"]
+        leaves = tree_leaves(value)
+        if any(isinstance(v, torch.Tensor) for v in leaves) or not all(
+                isinstance(v, (int, float, bool, type(None))) for v in leaves):
+            continue
+        for user in list(node.users):
+            if user.op == "output":
+                continue
+            user.args = map_arg(user.args, lambda n, node=node, value=value:
+                                value if n is node else n)
+            user.kwargs = map_arg(user.kwargs, lambda n, node=node, value=value:
+                                  value if n is node else n)
+        if node.op != "placeholder" and not node.users:
+            static.graph.erase_node(node)
+    static.recompile()
+    return static
 
 
 def has_dynamic_shapes(gm) -> bool:
