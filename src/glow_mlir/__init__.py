@@ -6,6 +6,8 @@
     outputs = model.run({"input": x})   # list of numpy arrays, in the graph's output order
     outputs = model(x)                  # positional inputs
     model.save("m.glow"); model = glow_mlir.load("m.glow")   # native code + weights
+    model = glow_mlir.from_torch(torch_module, (x,))       # a PyTorch module, via ONNX
+    torch.compile(torch_module, backend="glow")            # supported ops compiled, rest eager
 
 The dialects live in `glow_mlir.dialects`, the ONNX importer in `glow_mlir.frontends.onnx`,
 the reference evaluator in `glow_mlir.semantics`. Imports are lazy, so
@@ -51,6 +53,32 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
                          verbose=verbose, progress=progress, cache=cache, **backend_options)
 
 
+def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = False,
+               exporter: str = "dynamo", input_shapes=None, input_names=None,
+               output_names=None, opset: int | None = None,
+               **compile_options) -> CompiledModel:
+    """Compile a `torch.nn.Module`: it is exported to ONNX in memory by
+    `torch.onnx.export` (`exporter="dynamo"`, torch.export-based, or `"torchscript"`, the
+    tracing one) with `example_inputs` (a tensor, a tuple of tensors for `forward`'s
+    positional parameters, or a dict of keyword arguments), in eval mode, then imported
+    and compiled as `compile` does (`backend`, `verbose`, `cache`, ... as there). Returns
+    the same `CompiledModel`: its inputs are named after `forward`'s parameters, its
+    outputs `output` (or `output_0`, ...; `output_names=` renames them); it takes numpy
+    arrays or torch tensors and returns numpy arrays.
+
+    `dynamic=True` exports dimension 0 of every input as the symbolic dimension `batch`,
+    bound to the example's batch unless `input_shapes={"batch": 8}` says otherwise (each
+    compiled model has static shapes). A module neither exporter takes is a
+    `TorchExportError` with torch's reason and the other exporter to try; without torch
+    installed, a `MissingTorchError` naming the `torch` extra."""
+    from glow_mlir.runtime.torch_models import compile_torch
+
+    return compile_torch(module, example_inputs, backend=backend, dynamic=dynamic,
+                         exporter=exporter, input_shapes=input_shapes,
+                         input_names=input_names, output_names=output_names, opset=opset,
+                         **compile_options)
+
+
 def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:
     """A model saved by `CompiledModel.save(path)`, ready to run without compiling (and
     without the ONNX file): `source` is the file's path, or its bytes (a model fetched
@@ -64,6 +92,10 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> Compiled
 
 
 def __getattr__(name: str):
+    if name == "torch_backend":  # torch.compile(m, backend=glow_mlir.torch_backend)
+        from glow_mlir.runtime.torch_backend import torch_backend
+
+        return torch_backend
     if name == "CompiledModel":
         from glow_mlir.runtime.compiled_model import CompiledModel
 
@@ -71,4 +103,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
-__all__ = ["compile", "load", "CompiledModel", "__version__"]
+__all__ = ["compile", "from_torch", "load", "torch_backend", "CompiledModel", "__version__"]

@@ -1,6 +1,7 @@
 """The packages import one way (docs/architecture.md §2): the contracts in pyproject.toml
-(`[tool.importlinter]`: a `layers` contract from `ir` up to `universe`, and no package
-below `tools` importing the public API `glow_mlir/__init__.py`), checked with
+(`[tool.importlinter]`: a `layers` contract from `ir` up to `universe`, no package
+below `tools` importing the public API `glow_mlir/__init__.py`, the ONNX frontend not
+importing the PyTorch one, and torch imported by `frontends.torch` only), checked with
 import-linter, so `python -m pytest` (CI) keeps them true.
 
 import-linter's graph (grimp) holds every `import` statement of a module, those inside
@@ -92,7 +93,18 @@ def _with_added(package_copy: Path, module: str, code: str):
         if False:
             from glow_mlir import __version__
      """, "glow_mlir.targets.compile_cache is not allowed to import glow_mlir"),
-], ids=["lazy-upward", "siblings", "public-api"])
+    # the ONNX frontend does not depend on the PyTorch one
+    ("frontends/onnx/errors.py", """
+        from glow_mlir.frontends.torch import errors
+     """, "glow_mlir.frontends.onnx is not allowed to import glow_mlir.frontends.torch"),
+    # torch (optional) is imported by frontends.torch only, lazily or not
+    ("runtime/backends.py", """
+        def _lazy():
+            import torch
+
+            return torch
+     """, "glow_mlir.runtime is not allowed to import torch"),
+], ids=["lazy-upward", "siblings", "public-api", "onnx-not-on-torch", "torch-optional"])
 def test_the_contract_catches_a_violation(package_copy, module, code, message):
     with _with_added(package_copy, module, code):
         result = _lint(CONFIG, pythonpath=package_copy)

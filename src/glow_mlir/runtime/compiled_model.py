@@ -37,6 +37,19 @@ class InputError(UserError, ValueError):
     for a wrong value (numpy, onnxruntime's bindings and the ONNX backend tests do)."""
 
 
+def as_array(x: object) -> np.ndarray:
+    """An input as a numpy array. A torch tensor (duck-typed: anything with `detach` and
+    `numpy`; the runtime does not import torch) goes through its CPU numpy view without
+    autograd, which `np.asarray` alone refuses for a tensor that requires grad or lives
+    on a GPU."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "detach") and hasattr(x, "numpy"):
+        x = x.detach()
+        return (x.cpu() if hasattr(x, "cpu") else x).numpy()
+    return np.asarray(x)
+
+
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
     from glow_mlir.dialects.glow_ops.types import fmt_shape
 
@@ -139,7 +152,7 @@ class CompiledModel:
             if name not in inputs:
                 problems.append(f"missing input '{name}' (expected {_describe(shape, dtype)})")
                 continue
-            x = np.asarray(inputs[name])
+            x = as_array(inputs[name])
             if x.dtype != dtype or x.shape != shape:
                 problems.append(f"input '{name}' has {_describe(x.shape, x.dtype)}; expected "
                                 f"{_describe(shape, dtype)}")
@@ -149,7 +162,8 @@ class CompiledModel:
         return arrays
 
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
-        """Outputs (numpy arrays) in the graph's output order."""
+        """Outputs (numpy arrays) in the graph's output order. Inputs are numpy arrays or
+        anything `np.asarray` takes, torch tensors included (`as_array`)."""
         return self._executor.run(self.check_inputs(inputs))
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
