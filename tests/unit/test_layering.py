@@ -98,7 +98,7 @@ def _with_added(package_copy: Path, module: str, code: str):
         from glow_mlir.frontends.torch import errors
      """, "glow_mlir.frontends.onnx is not allowed to import glow_mlir.frontends.torch"),
     # torch (optional) is imported by frontends.torch only, lazily or not
-    ("runtime/backends.py", """
+    ("runtime/compiled_model.py", """
         def _lazy():
             import torch
 
