@@ -23,8 +23,7 @@ gives CPU seconds per stage (the child's and its compile workers'; compiled with
 cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error (relative to onnxruntime's largest
 magnitude), and the failures grouped by cause. `--json` keeps the results; `--report` prints
 them again (several files merge, the later winning). Needs the
-`torch` extra: `pip install -e ".[torch]"` (on this project's machines with
-torch==2.14.1 torchvision==0.29.1, which pip takes from local disk).
+`corpus` extra (torch, torchvision, transformers, onnxscript): INSTALL_HINT below.
 """
 
 from __future__ import annotations
@@ -71,12 +70,12 @@ RECIPE = 2
 initialisation, inputs or export options)."""
 
 INSTALL_HINT = """\
-The real-model corpus needs PyTorch, torchvision, transformers and onnxscript (the `torch` extra):
+The real-model corpus needs PyTorch, torchvision, transformers and onnxscript (the `corpus` extra):
 
-    pip install torch==2.14.1 torchvision==0.29.1   # from local disk on this project's x86_64 machines
-    pip install -e ".[torch]"
+    pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu
+    pip install -e ".[corpus]"
 
-(Ask for these pins first: a plain `pip install torch` takes a CUDA build of several GB from the network.)"""
+(CPU builds first: a plain `pip install torch` takes a CUDA build of several GB.)"""
 
 
 class MissingTorch(ImportError):

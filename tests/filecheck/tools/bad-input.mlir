@@ -52,6 +52,10 @@
 // OPTION-NOT:  Traceback
 // OPTION:      glow-opt: error: invalid pass pipeline 'constant-fold{max-elements=many}': {{.*}}many
 // OPTION-NOT:  Traceback
+// RUN: not glow-opt %s -p 'glow-optimize{max-iterations=0}' 2>&1 | FileCheck %s --check-prefix=ITERS
+// RUN: not glow-opt %s -p 'glow-graph-pipeline{max-iterations=-1}' 2>&1 | FileCheck %s --check-prefix=ITERS
+// ITERS-NOT:  Traceback
+// ITERS:      max-iterations must be 1 or more, got {{-1|0}}
 // RUN: not glow-opt %s -p 'cse{' 2>&1 | FileCheck %s --check-prefix=SPEC
 // SPEC-NOT:  Traceback
 // SPEC:      glow-opt: error: Error parsing pass pipeline specification

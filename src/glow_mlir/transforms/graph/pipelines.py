@@ -77,6 +77,12 @@ def check_disable(names: tuple[str, ...], known: tuple[str, ...]) -> None:
             f"the passes are: {', '.join(sorted(set(known)))}")
 
 
+def check_max_iterations(pass_name: str, n: int) -> None:
+    """`max-iterations` below 1 would run no optimization at all and say nothing."""
+    if n < 1:
+        raise PassFailedException(f"{pass_name}: max-iterations must be 1 or more, got {n}")
+
+
 def _pass(name: str, **options) -> ModulePass:
     from glow_mlir.transforms.pass_runner import all_passes
 
@@ -101,6 +107,7 @@ class GlowOptimizePass(ModulePass):
     print_ir_after_each: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_max_iterations(self.name, self.max_iterations)
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
         passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
         before = fingerprint(op)
@@ -152,6 +159,7 @@ class GraphPipelinePass(ModulePass):
         from glow_mlir.dialects import glow
         from glow_mlir.transforms.graph.backend_hooks import backend_option
 
+        check_max_iterations(self.name, self.max_iterations)
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
         backend = backend_option(self.name, self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
