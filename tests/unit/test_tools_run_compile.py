@@ -446,3 +446,12 @@ def test_tools_default_to_native_code_unless_a_flag_implies_a_backend(tmp_path, 
     code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "accel",
                               "--backend", "cpu")
     assert code == 1 and "--emit accel and --accel-report are the accel backend's" in err
+
+
+@pytest.mark.parametrize("tool", [glow_run, glow_compile])
+@pytest.mark.parametrize("given", ["cpuu", "CPU"])
+def test_a_misspelt_backend_flag_gets_the_registry_did_you_mean(tool, given, capsys):
+    """--backend says what the API says (argparse's `choices` listed names only)."""
+    code, _, err = in_process(tool.main, capsys, EXAMPLE, "--backend", given)
+    assert code == 1 and "Traceback" not in err
+    assert f"unknown backend '{given}'" in err and "did you mean 'cpu'?" in err

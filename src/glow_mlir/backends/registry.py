@@ -49,7 +49,7 @@ def backend_names() -> tuple[str, ...]:
 def unknown_backend(name: object) -> UnknownBackendError:
     """The error for `name`: the backends, and the one it was probably meant to be."""
     known = ", ".join(f"'{b}'" for b in BACKENDS)
-    close = difflib.get_close_matches(str(name), list(BACKENDS), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(str(name).lower(), list(BACKENDS), n=1, cutoff=0.75)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return UnknownBackendError(f"unknown backend '{name}' (backends: {known}){hint}")
 

@@ -37,6 +37,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from glow_mlir.backends import DEFAULT_BACKEND, backend_names
+from glow_mlir.backends.registry import unknown_backend
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
@@ -55,12 +56,20 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return m.group(1), dims
 
 
+def backend_name(text: str) -> str:
+    """`--backend`: a registered name, else the registry's message (with its did-you-mean,
+    which argparse's `choices` would not give)."""
+    if text in backend_names():
+        return text
+    raise argparse.ArgumentTypeError(str(unknown_backend(text)))
+
+
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
     """The model arguments glow-compile and glow-run share."""
     p.add_argument("model", help=model_help)
-    p.add_argument("--backend", default=None, choices=backend_names(),
-                   help=f"what compiles and runs the model (default: {DEFAULT_BACKEND}, "
-                        f"native code)")
+    p.add_argument("--backend", default=None, type=backend_name,
+                   help=f"what compiles and runs the model: {', '.join(backend_names())} "
+                        f"(default: {DEFAULT_BACKEND}, native code)")
     p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
                    metavar="NAME=DIMS",
                    help="bind an input's shape (input=1x3x224x224) or a symbolic dimension "
