@@ -20,9 +20,9 @@ onnxruntime's outputs for them.
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
 gives CPU seconds per stage (the child's and its compile workers'; compiled with the compile
-cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error (relative to onnxruntime's largest
-magnitude), and the failures grouped by cause. `--json` keeps the results; `--report` prints
-them again (several files merge, the later winning). Needs the
+cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error
+(relative to onnxruntime's largest magnitude), and the failures grouped by cause. `--json` keeps the
+results; `--report` prints them again (several files merge, the later winning). Needs the
 `torch` extra: `pip install -e ".[torch]"` (on this project's machines with
 torch==2.14.1 torchvision==0.29.1, which pip takes from local disk).
 """
@@ -73,10 +73,12 @@ initialisation, inputs or export options)."""
 INSTALL_HINT = """\
 The real-model corpus needs PyTorch, torchvision, transformers and onnxscript (the `torch` extra):
 
-    pip install torch==2.14.1 torchvision==0.29.1   # from local disk on this project's x86_64 machines
+    # from local disk on this project's x86_64 machines:
+    pip install torch==2.14.1 torchvision==0.29.1
     pip install -e ".[torch]"
 
-(Ask for these pins first: a plain `pip install torch` takes a CUDA build of several GB from the network.)"""
+(Ask for these pins first: a plain `pip install torch` takes a CUDA build of several GB
+from the network.)"""
 
 
 class MissingTorch(ImportError):

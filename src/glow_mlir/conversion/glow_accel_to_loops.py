@@ -55,13 +55,13 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     emit_elementwise,
     emit_run,
 )
+from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.functions import (
     KernelFunctions,
     regions_of,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import activation, fadd, fused
-from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy, _strides
 from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT

@@ -51,8 +51,8 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
-    opt_attr_def,
     operand_def,
+    opt_attr_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -243,8 +243,10 @@ class ScratchpadAllocOp(IRDLOperation):
                                   f"target's alignment {align}")
         if off + self.size_bytes > cap:
             raise VerifyException(
-                f"tile of {self.size_bytes} bytes at offset {off} ends {off + self.size_bytes - cap} "
-                f"bytes past the {cap}-byte scratchpad")
+                f"tile of {self.size_bytes} bytes at offset {off} ends "
+                f"{off + self.size_bytes - cap} "
+                f"bytes past the {cap}-byte scratchpad"
+            )
 
 
 @irdl_op_definition

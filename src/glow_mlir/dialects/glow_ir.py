@@ -46,9 +46,32 @@ ALL_OPS = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
 
 GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
-__all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
-           "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
-           "INSTRUCTION_FOR", "INSTRUCTION_OF", "instruction_of", "NOT_INSTRUCTIONS",
-           "instruction_name", "int_array",
-           "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
-           "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]
+__all__ = [
+    "GlowIR",
+    "ALL_OPS",
+    "Access",
+    "InstrOp",
+    "GraphInstrOp",
+    "access_attr",
+    "FuncOp",
+    "WeightOp",
+    "AllocActivationOp",
+    "DeallocActivationOp",
+    "TensorViewOp",
+    "INSTRUCTION_FOR",
+    "INSTRUCTION_OF",
+    "instruction_of",
+    "NOT_INSTRUCTIONS",
+    "instruction_name",
+    "int_array",
+    "shadow_graph_op",
+    "buffer_bytes",
+    "root_buffer",
+    "view_byte_offset",
+    "weight_of",
+    "constant_weight_of",
+    "drop_plan",
+    "owning_func",
+    "COMPUTE_INSTRUCTIONS",
+    "DATA_INSTRUCTIONS",
+]

@@ -9,9 +9,8 @@
 from __future__ import annotations
 
 import math
-import struct
-
 import re
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import IO
@@ -41,7 +40,6 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from glow_mlir.ir import resources
 from glow_mlir.ir.errors import UserError
-
 
 MAX_INTEGER_WIDTH = (1 << 24) - 1
 """The widest integer type, as MLIR's IntegerType::kMaxWidth."""

@@ -18,7 +18,7 @@ from enum import Enum
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, MemRefType, StringAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer

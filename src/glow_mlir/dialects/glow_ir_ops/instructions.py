@@ -29,14 +29,14 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects.glow import ALL_OPS, GlowOp
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
+from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 from glow_mlir.dialects.glow_ops.traits import (
     ON_DMA_ENGINE,
     ON_ELEMENTWISE_UNIT,
     NoInstruction,
     inplace_operands,
 )
-from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
-from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 
 IN, OUT, INOUT = Access.IN, Access.OUT, Access.INOUT
 

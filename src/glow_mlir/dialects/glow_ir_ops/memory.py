@@ -60,6 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.ir import resources
 
+
 class Mutability(StrEnum):
     """A weight's `mutability` (the IR keeps the word, as MLIR's StrEnumAttr)."""
 

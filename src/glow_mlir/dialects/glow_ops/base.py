@@ -200,7 +200,9 @@ class GlowOp(IRDLOperation):
         else:
             value = a.data
         if allowed is not None and value not in allowed:
-            fail(f"attribute '{name}' must be one of {', '.join(map(repr, allowed))}, got '{value}'")
+            fail(
+                f"attribute '{name}' must be one of {', '.join(map(repr, allowed))}, got '{value}'"
+            )
         return value
 
     # ----------------------------------------------------------- building

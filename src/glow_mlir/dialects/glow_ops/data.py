@@ -166,7 +166,9 @@ class ConcatOp(GlowOp):
                     f"{fmt_shape(out)} outside dim {dim}")
             require_same_elem(f"input #{i} and result", v, self.result)
             total += s[dim]
-        require(total == out[dim], f"inputs add up to {total} along dim {dim}, result has {out[dim]}")
+        require(
+            total == out[dim], f"inputs add up to {total} along dim {dim}, result has {out[dim]}"
+        )
 
 
 @irdl_op_definition
@@ -326,7 +328,9 @@ class PadOp(GlowOp):
         pads = self.ints("pads")
         mode = self.str_attr("mode")
         rank = len(shape)
-        require(len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)")
+        require(
+            len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)"
+        )
         require(all(p >= 0 for p in pads), f"pads must be non-negative, got {list(pads)}")
         if mode == "reflect":
             for i, d in enumerate(shape):
