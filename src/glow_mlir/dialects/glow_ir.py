@@ -12,16 +12,19 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
-from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
-from glow_mlir.dialects.glow_ir_ops.instructions import (
+from glow_mlir.dialects.glow_ir_ops.compute import *  # noqa: F403 - the compute instructions
+from glow_mlir.dialects.glow_ir_ops.compute import (
     COMPUTE_INSTRUCTIONS,
-    DATA_INSTRUCTIONS,
     INSTRUCTION_FOR,
     INSTRUCTION_OF,
+    instruction_of,
+)
+from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
+from glow_mlir.dialects.glow_ir_ops.instructions import (
+    DATA_INSTRUCTIONS,
     NOT_INSTRUCTIONS,
     GraphInstrOp,
     instruction_name,
-    instruction_of,
     int_array,
     shadow_graph_op,
 )
