@@ -60,12 +60,12 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
 from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
+from glow_mlir.ir.values import detached_values
 
 # ====================================================================== attributes and types
 
@@ -614,7 +614,7 @@ class TileOp(InstrOp):
                                       f"{', '.join(sorted(self.KINDS))}, got '{self.kind}'")
         for i, v in enumerate(self.operands):
             _check_tile_type(v.type, f"operand #{i}")
-        values = [create_ssa_value(t) for t in self.plain_operand_types()]
+        values = list(detached_values(self.plain_operand_types()))
         self.instruction_on(values).verify_()
 
 

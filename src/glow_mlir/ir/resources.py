@@ -24,6 +24,13 @@ of the handles the printer saw):
 - `str(module)` never calls `print_metadata` in xDSL; `ModuleOp.__str__` is replaced so a
   top-level module prints its resources, as MLIR's `Operation::print` does.
 
+The private names this takes are upstream's limits, not shortcuts: xDSL 0.74's
+`xdsl/dialect_interfaces/op_asm.py` keeps the blobs in `OpAsmDialectInterface._blob_storage`
+with no public way to scope or swap it, and `Dialect._interfaces` (xdsl/ir/core.py) has no
+public setter (the interface and its store came with xdslproject/xdsl#4503, "core: Dialect
+interfaces, OpAsmDialectInterface"). They are used in `private_blob_store` and
+`_install_store` only.
+
 A module copied with `clone()` has no table of its own (copy through text, or
 `attach_table` the original's).
 """

@@ -26,7 +26,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects.glow import ALL_OPS, GlowOp
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
@@ -37,6 +36,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     NoInstruction,
     inplace_operands,
 )
+from glow_mlir.ir.values import detached_values
 
 IN, OUT, INOUT = Access.IN, Access.OUT, Access.INOUT
 
@@ -242,7 +242,7 @@ _CHECKED_MAX = 65536
 def shadow_graph_op(instr: GraphInstrOp) -> GlowOp:
     """The graph op computing what `instr` computes, on detached tensor values of the
     same types (for its verifier and the interpreter's kernel)."""
-    ins = [create_ssa_value(tensor_of(v.type)) for v in instr.sources()]
+    ins = detached_values(tensor_of(v.type) for v in instr.sources())
     return instr.GRAPH_OP.create(
         operands=ins, result_types=[tensor_of(v.type) for v in instr.dests()],
         attributes=dict(instr.attributes))
