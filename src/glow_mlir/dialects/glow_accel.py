@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -284,7 +285,7 @@ def _int_array(values: Sequence[int]) -> DenseArrayBase:
     return attr
 
 
-def _values(attr: DenseArrayBase) -> tuple[int, ...]:
+def _values(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
     """`attr.get_values()`, remembered per attribute object (the passes ask for DMA boxes
     again and again; unpacking costs ~2 us). Keyed by id, holding the attribute so the
     id stays its own while cached."""
@@ -380,9 +381,9 @@ class DmaStartOp(IRDLOperation):
         sizes = _values(props["sizes"])  # type: ignore[arg-type]
         if any(n <= 0 for n in sizes):
             raise VerifyException(f"dma_start sizes must be positive, got {list(sizes)}")
-        for what, t, offs in (("source", s, props["src_offsets"]),
-                              ("destination", d, props["dst_offsets"])):
-            offs = _values(offs)  # type: ignore[arg-type]
+        for what, t, box in (("source", s, props["src_offsets"]),
+                             ("destination", d, props["dst_offsets"])):
+            offs = _values(box)  # type: ignore[arg-type]  # verified array<i64> above
             shape = tuple(t.get_shape())
             if not (len(offs) == len(sizes) == len(shape)):
                 raise VerifyException(

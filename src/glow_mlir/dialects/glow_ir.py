@@ -9,7 +9,7 @@ the interpreter can check.
 
 from __future__ import annotations
 
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
 from glow_mlir.dialects.glow_ir_ops.compute import *  # noqa: F403 - the compute instructions
@@ -45,7 +45,7 @@ from glow_mlir.dialects.glow_ir_ops.memory import (
 )
 
 MEMORY_OPS = (FuncOp, WeightOp, AllocActivationOp, DeallocActivationOp, TensorViewOp)
-ALL_OPS = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
+ALL_OPS: tuple[type[Operation], ...] = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
 
 GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 

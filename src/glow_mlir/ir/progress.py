@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import IO
+from typing import IO, Any
 
 STAGES: tuple[str, ...] = ("import", "graph passes", "instruction passes", "codegen")
 """The stages of a compile, in the order they run and are reported."""
@@ -60,7 +60,7 @@ class Recorder:
         self._start = self._last = time.perf_counter()
         self._lock = threading.Lock()
         self._show, self._stream = show, stream
-        self._bar = None
+        self._bar: Any = None  # a tqdm bar (tqdm has no type stubs)
         self._drawn_at = 0.0
         self._drawn_stage: str | None = None
         self._kernels: tuple[str, int, int] | None = None  # stage, done, total

@@ -49,7 +49,7 @@ from io import StringIO
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, ShapedType
+from xdsl.dialects.builtin import Builtin, ContainerType, DenseResourceAttr, ModuleOp, ShapedType
 from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
@@ -195,7 +195,7 @@ def decode_blob(hex_blob: str, tensor: Attribute) -> np.ndarray:
 
     The array is a read-only view of the decoded bytes (no per-element Python objects).
     """
-    if not isinstance(tensor, ShapedType):
+    if not isinstance(tensor, ShapedType) or not isinstance(tensor, ContainerType):
         raise ValueError(f"dense_resource needs a shaped type, got {tensor}")
     dtype = numpy_dtype(tensor.get_element_type()).newbyteorder("<")
     shape = tuple(tensor.get_shape())
@@ -388,4 +388,5 @@ def _top_module_str(self: ModuleOp) -> str:
     return out.getvalue()
 
 
-ModuleOp.__str__ = _top_module_str  # type: ignore[method-assign]
+# Patched on purpose (module docstring); mypy sees a ModuleOp-only method on Operation.
+ModuleOp.__str__ = _top_module_str  # type: ignore[method-assign,assignment]

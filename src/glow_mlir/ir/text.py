@@ -245,7 +245,7 @@ def _clarify(err: ParseError, ctx: Context | None = None) -> str:
     msg = _printable(err.msg)
     content = err.span.input.content
     unknown = re.fullmatch(r"Operation (\S+) is not registered", msg)
-    if unknown:
+    if unknown and isinstance(content, str):
         name = unknown.group(1)
         at = content.rfind(name, content.rfind("\n", 0, err.span.start) + 1, err.span.start)
         if at >= 0:

@@ -27,7 +27,8 @@ from xdsl.ir import Operation
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.utils.exceptions import VerifyException
 
-from glow_mlir.dialects.glow import ALL_OPS, GlowOp
+from glow_mlir.dialects.glow import ALL_OPS as _GRAPH_OPS
+from glow_mlir.dialects.glow import GlowOp
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 from glow_mlir.dialects.glow_ops.traits import (
@@ -248,7 +249,7 @@ def shadow_graph_op(instr: GraphInstrOp) -> GlowOp:
         attributes=dict(instr.attributes))
 
 
-NOT_INSTRUCTIONS = frozenset(op.name for op in ALL_OPS if op.has_trait(NoInstruction))
+NOT_INSTRUCTIONS = frozenset(op.name for op in _GRAPH_OPS if op.has_trait(NoInstruction))
 """Graph ops IRGen turns into weights, views, copies or inserts (trait `NoInstruction`)."""
 
 
@@ -256,7 +257,7 @@ def instruction_name(op: type[GlowOp] | str) -> str:
     """Glow's instruction kind for a graph op (class or name): AddNode -> ElementAddInst,
     ..."""
     if isinstance(op, str):
-        op = next(o for o in ALL_OPS if o.name == op)
+        op = next(o for o in _GRAPH_OPS if o.name == op)
     return f"glow_ir.{op.INSTRUCTION_PREFIX}{op.name.removeprefix('glow.')}"
 
 
@@ -270,5 +271,5 @@ def class_name(name: str) -> str:
     return "".join(p.capitalize() for p in name.removeprefix("glow_ir.").split("_")) + "Op"
 
 
-DATA_INSTRUCTIONS = (CopyOp, ExtractTensorOp, InsertTensorOp)
+DATA_INSTRUCTIONS: tuple[type[InstrOp], ...] = (CopyOp, ExtractTensorOp, InsertTensorOp)
 
