@@ -257,7 +257,9 @@ def _compile(op: glow_accel.TileOp) -> tuple:
         if isinstance(types[0].get_element_type(), QuantizedType):
             raise EvaluationError("accumulates into a quantized tile, which the simulator "
                                   "does not support")
-        plain = glow_ir.shadow_graph_op(op.instruction_on(values, fused_activation=False))
+        plain_instr = op.instruction_on(values, fused_activation=False)
+        assert isinstance(plain_instr, glow_ir.GraphInstrOp)  # as `instr` above
+        plain = glow_ir.shadow_graph_op(plain_instr)
     return "graph", full, plain, zero_bias
 
 
