@@ -31,6 +31,7 @@ import glow_mlir
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import REAL_MODELS  # noqa: E402
 
+
 def bert_ffn():
     """A BERT-base feed-forward block on 128 tokens (768 -> 3072 -> 768, relu): the
     matmul-heavy case where tiles are reused (the batch-1 MLP is matrix-vector). The BERT
@@ -92,8 +93,8 @@ def measure(name: str, kib: int) -> dict:
 def _without_fusion(proto, kib: int):
     """The report of the same program with each element-wise instruction converted alone
     (`convert-glow-ir-to-accel{fuse-epilogues=false}`)."""
-    from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.backends.accel import lower_to_accel
+    from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
     from glow_mlir.targets.accel.simulator import AccelSimulator
 

@@ -87,6 +87,7 @@ def models(only: str | None, layers: list[int],
 def exported(name: str, family: str, depth: int) -> Path:
     if family == "lstm":
         import onnx
+
         from recurrent import stacked
 
         path = Path(tempfile.gettempdir()) / f"glow-compile-scaling-{name}.onnx"

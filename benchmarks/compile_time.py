@@ -67,7 +67,7 @@ def kernel_counts(compiled) -> tuple[int, int]:
 
 def measure(name: str, proto: ModelProto, profile: str | None = None) -> CompileFigures:
     """Cold, warm, kernels-cached and load times of `proto` with a cache of its own."""
-    from glow_mlir.targets.compile_cache import CompileCache, ENV_DIR
+    from glow_mlir.targets.compile_cache import ENV_DIR, CompileCache
 
     folder = tempfile.mkdtemp(prefix="glow-mlir-compile-time-")
     previous = os.environ.get(ENV_DIR)

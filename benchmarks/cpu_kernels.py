@@ -1,5 +1,5 @@
-"""Speed of the CPU loop-nest generators (convert-glow-ir-to-loops, kernels_matmul.py, kernels_conv.py) on
-single ops against onnxruntime on one thread.
+"""Speed of the CPU loop-nest generators (convert-glow-ir-to-loops, kernels_matmul.py,
+kernels_conv.py) on single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
@@ -34,11 +34,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
 
-from cpu_upstream import to_planned_instr, upstream_llvm_ir  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32  # noqa: E402
 from xdsl.ir import Block, Region  # noqa: E402
 
+from cpu_upstream import to_planned_instr, upstream_llvm_ir  # noqa: E402
 from glow_mlir.conversion.pass_runner import run_pipeline  # noqa: E402
 from glow_mlir.dialects import glow  # noqa: E402
 from glow_mlir.targets.cpu.areas import Areas  # noqa: E402
@@ -115,9 +115,14 @@ def ort_runner(op_type, inputs, n_out_shape, **attrs):
     names = [f"in{i}" for i in range(len(inputs))]
     node = helper.make_node(op_type, names, ["out"], **attrs)
     graph = helper.make_graph(
-        [node], "bench",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, x.shape) for n, x in zip(names, inputs)],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, n_out_shape)])
+        [node],
+        "bench",
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, x.shape)
+            for n, x in zip(names, inputs)
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, n_out_shape)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     so = ort.SessionOptions()
@@ -141,7 +146,13 @@ def case_conv3x3():
                            kernels=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
     ort = ort_runner("Conv", [x, w, b], [1, 64, 56, 56], kernel_shape=[3, 3],
                      pads=[1, 1, 1, 1])
-    return "conv 1x64x56x56 3x3 pad 1 -> 64 (NCHW)", module, [x, w, b], ort, 2 * 64 * 64 * 9 * 56 * 56
+    return (
+        "conv 1x64x56x56 3x3 pad 1 -> 64 (NCHW)",
+        module,
+        [x, w, b],
+        ort,
+        2 * 64 * 64 * 9 * 56 * 56,
+    )
 
 
 def case_fc():
@@ -301,8 +312,11 @@ def main(argv=None) -> None:
             g_times.append(timed(fast, inner, clock))
             o_times.append(timed(ort, inner, clock))
         g, o = statistics.median(g_times), statistics.median(o_times)
-        print(f"{title:42} {g * 1e3:9.3f} {o * 1e3:9.3f} {g / o:6.2f} {flops / g / 1e9 if flops else 0:9.1f}"
-              f"   (max rel err {err:.1e}, compile {compile_s:.1f} s)")
+        print(
+            f"{title:42} {g * 1e3:9.3f} {o * 1e3:9.3f} {g / o:6.2f} "
+            f"{flops / g / 1e9 if flops else 0:9.1f}"
+            f"   (max rel err {err:.1e}, compile {compile_s:.1f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,11 @@ MODELS = REAL_MODELS
 
 def op_count(module) -> Counter:
     """Glow ops other than constants and splats (the work the graph does)."""
-    return Counter(op.name for op in module.walk()
-                   if op.name.startswith("glow.") and op.name not in ("glow.constant", "glow.splat"))
+    return Counter(
+        op.name
+        for op in module.walk()
+        if op.name.startswith("glow.") and op.name not in ("glow.constant", "glow.splat")
+    )
 
 
 def main_function(module) -> func.FuncOp:

@@ -20,9 +20,9 @@ onnxruntime's outputs for them.
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
 gives CPU seconds per stage (the child's and its compile workers'; compiled with the compile
-cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error (relative to onnxruntime's largest
-magnitude), and the failures grouped by cause. `--json` keeps the results; `--report` prints
-them again (several files merge, the later winning). Needs the
+cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error
+(relative to onnxruntime's largest magnitude), and the failures grouped by cause. `--json` keeps
+the results; `--report` prints them again (several files merge, the later winning). Needs the
 `corpus` extra (torch, torchvision, transformers, onnxscript): INSTALL_HINT below.
 """
 

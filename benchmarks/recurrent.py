@@ -28,7 +28,9 @@ from glow_mlir.frontends.onnx import import_onnx
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 
-def stacked(op: str, layers: int, hidden: int, seq: int, batch: int, direction: str) -> onnx.ModelProto:
+def stacked(
+    op: str, layers: int, hidden: int, seq: int, batch: int, direction: str
+) -> onnx.ModelProto:
     rng = np.random.default_rng(0)
     dirs = 2 if direction == "bidirectional" else 1
     gh = GATES[op] * hidden
@@ -43,12 +45,18 @@ def stacked(op: str, layers: int, hidden: int, seq: int, batch: int, direction: 
         nodes.append(helper.make_node(op, [prev, f"W{k}", f"R{k}", f"B{k}"], outs,
                                       hidden_size=hidden, direction=direction))
         nodes.append(helper.make_node("Transpose", [f"y{k}"], [f"t{k}"], perm=[0, 2, 1, 3]))
-        inits.append(numpy_helper.from_array(np.array([seq, batch, dirs * hidden], np.int64), f"s{k}"))
+        inits.append(
+            numpy_helper.from_array(np.array([seq, batch, dirs * hidden], np.int64), f"s{k}")
+        )
         nodes.append(helper.make_node("Reshape", [f"t{k}", f"s{k}"], [f"l{k}"]))
         prev, width = f"l{k}", dirs * hidden
     graph = helper.make_graph(
-        nodes, "stacked", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, hidden])],
-        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [seq, batch, dirs * hidden])], inits)
+        nodes,
+        "stacked",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, hidden])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [seq, batch, dirs * hidden])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
 
 
@@ -78,7 +86,11 @@ def main() -> None:
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     ort_session_s = time.process_time() - t
 
-    x = np.random.default_rng(1).standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
+    x = (
+        np.random.default_rng(1)
+        .standard_normal((args.seq, args.batch, args.hidden))
+        .astype(np.float32)
+    )
     want, got = sess.run(None, {"x": x})[0], ours.run({"x": x})[0]
     ours_t, ort_t = [], []
     for _ in range(args.runs):

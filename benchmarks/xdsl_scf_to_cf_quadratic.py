@@ -8,10 +8,10 @@ region's block list (`Region.get_block_index`) and inserts the new block by inde
 
 prints the seconds per N (default 250 500 1000 2000) and how many blocks
 `Region.get_block_index` stepped over (`Block.split_before` calls it, then
-`Region.insert_block(index)` walks as far again): doubling N quadruples the walk. The same loops split over functions of one loop each are
-linear (second column), which is what the cpu backend does (one function per kernel,
-conversion/glow_ir_to_loops/functions.py, lowered one at a time:
-conversion/loops_to_llvm.py).
+`Region.insert_block(index)` walks as far again): doubling N quadruples the walk. The
+same loops split over functions of one loop each are linear (second column), which is what the cpu
+backend does (one function per kernel, conversion/glow_ir_to_loops/functions.py, lowered one at a
+time: conversion/loops_to_llvm.py).
 """
 
 from __future__ import annotations

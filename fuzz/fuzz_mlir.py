@@ -51,8 +51,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from glow_mlir.tools.glow_opt import main as glow_opt_main  # noqa: E402
 from glow_mlir.conversion.passes import GLOW_PASSES as PASSES  # noqa: E402
+from glow_mlir.tools.glow_opt import main as glow_opt_main  # noqa: E402
 
 CLASSES = ("ok", "user-error", "unlocated", "broken-ir", "internal-error", "traceback", "hang",
            "crash")

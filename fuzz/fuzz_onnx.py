@@ -387,7 +387,9 @@ def m_opset(m: ModelProto, rng: random.Random) -> str:
         e.version = rng.choice([0, 1, 6, 7, 9, 11, 100, -3, 2 ** 40])
         return f"opset {e.domain!r} version {e.version}"
     if r < 0.65:
-        m.opset_import.append(helper.make_opsetid(rng.choice(["", "ai.onnx"]), rng.choice([1, 12, 99])))
+        m.opset_import.append(
+            helper.make_opsetid(rng.choice(["", "ai.onnx"]), rng.choice([1, 12, 99]))
+        )
         return "duplicate default opset"
     if r < 0.75:
         m.ir_version = rng.choice([0, 1, 3, 99, -1])

@@ -345,7 +345,11 @@ class Builder:
             return self.node("Cast", [c.name], a.shape, 0, 1, True, "exact", a.depth + 2,
                              to=TensorProto.FLOAT)
         other = self.pick()
-        out = tuple(np.broadcast_shapes(a.shape, other.shape)) if self._bcast_ok(a.shape, other.shape) else None
+        out = (
+            tuple(np.broadcast_shapes(a.shape, other.shape))
+            if self._bcast_ok(a.shape, other.shape)
+            else None
+        )
         if out is None or int(np.prod(out)) > MAX_ELEMENTS:
             other = self.input(a.shape)
             out = a.shape
@@ -373,7 +377,11 @@ class Builder:
         m = g * int(self.rng.integers(1, max(2, 5 // g) + 1))
         k = (int(self.rng.integers(1, 4)), int(self.rng.integers(1, 4)))
         s = (int(self.rng.integers(1, 3)), int(self.rng.integers(1, 3)))
-        d = (int(self.rng.integers(1, 3)), int(self.rng.integers(1, 3))) if self.coin(0.2) else (1, 1)
+        d = (
+            (int(self.rng.integers(1, 3)), int(self.rng.integers(1, 3)))
+            if self.coin(0.2)
+            else (1, 1)
+        )
         pads = [int(self.rng.integers(0, k[i % 2])) if k[i % 2] > 1 else 0 for i in range(4)]
         oh = (h + pads[0] + pads[2] - d[0] * (k[0] - 1) - 1) // s[0] + 1
         ow = (w + pads[1] + pads[3] - d[1] * (k[1] - 1) - 1) // s[1] + 1

@@ -200,7 +200,11 @@ def _layer_norm_decomposed(nb: NetBuilder, x: str, hidden: int) -> str:
     centered = nb.op("Sub", [x, mean], "ln_centered")
     sq = nb.op("Pow", [centered, nb.const(np.array(2.0, np.float32), "two")], "ln_sq")
     var = nb.op("ReduceMean", [sq], "ln_var", axes=[-1], keepdims=1)
-    std = nb.op("Sqrt", [nb.op("Add", [var, nb.const(np.array(1e-12, np.float32), "eps")], "ln_add")], "ln_std")
+    std = nb.op(
+        "Sqrt",
+        [nb.op("Add", [var, nb.const(np.array(1e-12, np.float32), "eps")], "ln_add")],
+        "ln_std",
+    )
     normed = nb.op("Div", [centered, std], "ln_norm")
     scaled = nb.op("Mul", [normed, nb.uniform([hidden], 0.9, 1.1, "ln_gamma")], "ln_scaled")
     return nb.op("Add", [scaled, nb.uniform([hidden], -0.1, 0.1, "ln_beta")], "ln_out")
@@ -233,22 +237,42 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
     scores = nb.op("Div", [nb.op("MatMul", [q, k], "scores"),
                            nb.const(np.array(math.sqrt(head_dim), np.float32), "sqrt_d")], "scaled")
     # mask: (1 - mask) * -10000 broadcast over heads and query positions
-    m = nb.op("Unsqueeze", ["attention_mask", nb.const(np.array([1, 2], np.int64), "mask_axes")], "mask4")
+    m = nb.op(
+        "Unsqueeze", ["attention_mask", nb.const(np.array([1, 2], np.int64), "mask_axes")], "mask4"
+    )
     m = nb.op("Cast", [m], "mask_f", to=TensorProto.FLOAT)
     m = nb.op("Sub", [nb.const(np.array(1.0, np.float32), "one"), m], "mask_inv")
     m = nb.op("Mul", [m, nb.const(np.array(-10000.0, np.float32), "neg_big")], "mask_add")
     probs = nb.op("Softmax", [nb.op("Add", [scores, m], "masked")], "probs", axis=-1)
-    context = nb.op("Transpose", [nb.op("MatMul", [probs, v], "context")], "context_t", perm=[0, 2, 1, 3])
-    context = nb.op("Reshape", [context, nb.const(np.array([1, seq, hidden], np.int64), "merge")], "merged")
+    context = nb.op(
+        "Transpose", [nb.op("MatMul", [probs, v], "context")], "context_t", perm=[0, 2, 1, 3]
+    )
+    context = nb.op(
+        "Reshape", [context, nb.const(np.array([1, seq, hidden], np.int64), "merge")], "merged"
+    )
     attn = nb.op("Add", [nb.linear(context, hidden, hidden), x], "attn_residual")
     attn = nb.op("LayerNormalization", [attn, nb.uniform([hidden], 0.9, 1.1, "ln1_gamma"),
                                         nb.uniform([hidden], -0.1, 0.1, "ln1_beta")],
                  "ln1", axis=-1, epsilon=1e-12)
     h = nb.linear(attn, hidden, ffn, gain=2.0)
     # GELU as exporters write it: x * 0.5 * (1 + erf(x / sqrt(2)))
-    erf = nb.op("Erf", [nb.op("Div", [h, nb.const(np.array(math.sqrt(2.0), np.float32), "sqrt2")], "gelu_div")], "gelu_erf")
-    gelu = nb.op("Mul", [nb.op("Mul", [h, nb.op("Add", [erf, nb.const(np.array(1.0, np.float32), "one")], "gelu_add")], "gelu_mul"),
-                         nb.const(np.array(0.5, np.float32), "half")], "gelu")
+    erf = nb.op(
+        "Erf",
+        [nb.op("Div", [h, nb.const(np.array(math.sqrt(2.0), np.float32), "sqrt2")], "gelu_div")],
+        "gelu_erf",
+    )
+    gelu = nb.op(
+        "Mul",
+        [
+            nb.op(
+                "Mul",
+                [h, nb.op("Add", [erf, nb.const(np.array(1.0, np.float32), "one")], "gelu_add")],
+                "gelu_mul",
+            ),
+            nb.const(np.array(0.5, np.float32), "half"),
+        ],
+        "gelu",
+    )
     out = nb.op("Add", [nb.linear(gelu, ffn, hidden), attn], "ffn_residual")
     out = _layer_norm_decomposed(nb, out, hidden)
     nb.nodes[-1].output[0] = "output"

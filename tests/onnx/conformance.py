@@ -131,7 +131,11 @@ def run_case(case: NodeCase, constant_inputs: bool = True, backend: str = "inter
 
 def classify(err: BaseException) -> tuple[str, str]:
     """The failure category of an exception, and a one-line message."""
-    from glow_mlir.frontends.onnx import OnnxImportError, UnboundDimensionError, UnsupportedOnnxError
+    from glow_mlir.frontends.onnx import (
+        OnnxImportError,
+        UnboundDimensionError,
+        UnsupportedOnnxError,
+    )
     from glow_mlir.runtime.compiled_model import InputError
     from glow_mlir.targets.interpreter import EvaluationError
 
@@ -207,7 +211,9 @@ def onnxruntime_opinion(model, inputs: list, outputs: list, expected: list,
     if compare(expected, theirs, rtol, atol)[0] == "pass":
         return " (onnxruntime matches the expected outputs)"
     if compare(theirs, outputs, rtol, atol)[0] == "pass":
-        return " (onnxruntime computes the same as glow-mlir: the expected outputs differ from both)"
+        return (
+            " (onnxruntime computes the same as glow-mlir: the expected outputs differ from both)"
+        )
     return " (onnxruntime differs from both)"
 
 

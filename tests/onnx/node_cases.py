@@ -160,7 +160,7 @@ def collect(ops: tuple[str, ...]) -> list[tuple[object, str]]:
                 importlib.import_module(f"{node_pkg.__name__}.{info.name}")
     # `_NodeTestCases` is where `expect` puts every case (`collect_testcases` returns it
     # after importing everything, which is what we avoid).
-    cases = list(getattr(node_pkg, "_NodeTestCases"))
+    cases = list(node_pkg._NodeTestCases)
     op_of: dict[str, str] = {}
     found = []
     for case in cases:

@@ -65,7 +65,10 @@ def test_an_input_also_used_as_data_is_not_bound():
 def test_data_inputs_stay_inputs():
     """NonZero's input and Clip's bounds are data: binding them would test constant
     folding instead of the op."""
-    nodes = [helper.make_node("NonZero", ["x"], ["y"]), helper.make_node("Clip", ["x", "lo"], ["z"])]
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["y"]),
+        helper.make_node("Clip", ["x", "lo"], ["z"]),
+    ]
     inputs = [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3]),
               helper.make_tensor_value_info("lo", onnx.TensorProto.FLOAT, [])]
     graph = helper.make_graph(nodes, "g", inputs, [helper.make_empty_tensor_value_info("y"),
@@ -94,7 +97,10 @@ def test_classify_names_the_cause():
     assert conformance.classify(runtime)[0] == "needs-constant"
     err = EvaluationError("the reference evaluator has no kernel for glow.foo")
     assert conformance.classify(err)[0] == "no-kernel"
-    assert conformance.classify(EvaluationError("glow.foo kernel produced shape (2,)"))[0] == "evaluator-error"
+    assert (
+        conformance.classify(EvaluationError("glow.foo kernel produced shape (2,)"))[0]
+        == "evaluator-error"
+    )
     try:
         np.zeros(0).max()
     except ValueError as crash:
@@ -118,4 +124,6 @@ def test_written_list_reads_back(tmp_path):
                conformance.Result("test_a", "A", "unsupported", "A: op type not supported")]
     path = tmp_path / "expected.txt"
     path.write_text(conformance.format_expected_failures(results))
-    assert conformance.read_expected_failures(path) == {"test_a": "unsupported: A: op type not supported"}
+    assert conformance.read_expected_failures(path) == {
+        "test_a": "unsupported: A: op type not supported"
+    }

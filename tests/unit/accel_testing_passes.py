@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from accel_testing import live_tile_peak
-
 from glow_mlir.analysis.instr_buffers import root_element_offset
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir

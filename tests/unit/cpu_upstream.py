@@ -18,14 +18,13 @@ import subprocess
 
 import pytest
 
-from llvm_ir_check import assert_same_llvm_ir
-
 from glow_mlir.conversion.glow_ir_to_loops import missing_kernels
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import print_module
 from glow_mlir.targets.cpu.areas import Areas
-from glow_mlir.conversion.pass_runner import run_pipeline
+from llvm_ir_check import assert_same_llvm_ir
 
 UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
                      "--finalize-memref-to-llvm", "--convert-math-to-llvm",

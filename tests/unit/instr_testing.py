@@ -6,9 +6,9 @@ against the graph reference evaluator.
 Random programs: `instr_programs()` writes glow_ir directly, with the things the
 instruction passes must be careful about and lowered graphs rarely show: several views of
 one buffer at overlapping offsets (views of weights and of activations, views of views,
-views made far ahead of their use or never used), partial writes, in-place element-wise ops, inserts and
-extracts, writes to inputs and outputs (several times), buffers freed early. Every buffer
-is written in full when it is created, so a program reads no uninitialized memory and the
+views made far ahead of their use or never used), partial writes, in-place element-wise
+ops, inserts and extracts, writes to inputs and outputs (several times), buffers freed early. Every
+buffer is written in full when it is created, so a program reads no uninitialized memory and the
 interpreter (which poisons free memory) must give the same bytes before and after a pass.
 """
 
@@ -170,8 +170,12 @@ def assert_program_rules(module) -> None:
                 for v in op.operands:
                     root = glow_ir.root_buffer(v)
                     if isinstance(root.owner, glow_ir.AllocActivationOp):
-                        assert root in allocated, f"{op.name} uses %{root.name_hint} before its alloc"
-                        assert root not in freed, f"{op.name} uses %{root.name_hint} after its dealloc"
+                        assert root in allocated, (
+                            f"{op.name} uses %{root.name_hint} before its alloc"
+                        )
+                        assert root not in freed, (
+                            f"{op.name} uses %{root.name_hint} after its dealloc"
+                        )
             if isinstance(op, glow_ir.AllocActivationOp):
                 allocated.add(op.result)
             elif isinstance(op, glow_ir.DeallocActivationOp):

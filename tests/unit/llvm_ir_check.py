@@ -35,7 +35,7 @@ def normalized_definitions(text: str) -> dict[str, str]:
 
         def number(m: re.Match) -> str:
             key = m.group(1) or m.group(2)
-            n = names.setdefault(key, f"x{len(names)}")
+            n = names.setdefault(key, f"x{len(names)}")  # noqa: B023 (used in this iteration)
             return f"%{n}" if m.group(1) else f"{n}:"
 
         body = re.sub(r"[ \t]*;.*", "", str(f))

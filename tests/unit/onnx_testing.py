@@ -25,7 +25,9 @@ def make_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, np.ndarray 
     outputs, so the importer's own types are what is compared."""
     infos = []
     for name, spec in inputs.items():
-        shape, dtype = (spec.shape, spec.dtype) if isinstance(spec, (np.ndarray, np.generic)) else spec
+        shape, dtype = (
+            (spec.shape, spec.dtype) if isinstance(spec, (np.ndarray, np.generic)) else spec
+        )
         dims = (dynamic or {}).get(name, shape)
         infos.append(helper.make_tensor_value_info(name, onnx_type_of(np.dtype(dtype)), list(dims)))
     graph = helper.make_graph(

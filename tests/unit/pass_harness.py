@@ -12,10 +12,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from glow_graphs import clone_module
-
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.ir.text import verify_module
 from glow_mlir.targets.interpreter import evaluate_module
-from glow_mlir.conversion.pass_runner import run_pipeline
 
 
 def copy_module(module: ModuleOp) -> ModuleOp:

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import glow_mlir
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir import model_zoo
 from glow_mlir.dialects import glow_accel, glow_ir
-from glow_mlir.tools import glow_compile, glow_run
 from glow_mlir.ir.errors import UserError
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from glow_mlir.tools import glow_compile, glow_run
 from onnx_testing import model_feeds, run_onnxruntime
 from test_backends import ACCEL_RUNNABLE_AFTER_LOWERING
 
@@ -35,7 +35,11 @@ def _check_report(compiled) -> None:
     assert r.dma_bytes == r.dma_bytes_in + r.dma_bytes_out
     assert 0 < r.dma_lower_bound_bytes <= r.dma_bytes
     assert 0 <= r.overlap_cycles <= min(r.dma_cycles, r.compute_cycles)
-    assert max(r.dma_cycles, r.compute_cycles) <= r.cycles <= r.dma_cycles + r.compute_cycles + 64 * 1024
+    assert (
+        max(r.dma_cycles, r.compute_cycles)
+        <= r.cycles
+        <= r.dma_cycles + r.compute_cycles + 64 * 1024
+    )
     assert set(r.as_dict()) >= {"dma_bytes", "dma_lower_bound_bytes", "cycles", "compute_cycles",
                                 "dma_cycles", "scratchpad_bytes", "scratchpad_peak_bytes"}
 

@@ -42,14 +42,16 @@ def _program(body: str, args: str = "%a", weights: str = "") -> glow_ir.FuncOp:
 
 
 def test_dma_knows_its_direction_tile_and_bytes():
-    fn = _program("""
+    fn = _program(
+        """
       %t = glow_accel.scratchpad_alloc {offset = 64 : i64} : memref<2x3xf32, 1>
       %k = glow_accel.dma_start %a[1, 2] -> %t[0, 0] sizes [2, 3] : memref<4x8xf32> -> memref<2x3xf32, 1>
       glow_accel.dma_wait %k
       %s = glow_accel.dma_start %t[0, 0] -> %a[0, 0] sizes [1, 3] : memref<2x3xf32, 1> -> memref<4x8xf32>
       glow_accel.dma_wait %s
       glow_accel.scratchpad_free %t : memref<2x3xf32, 1>""",
-                  weights="glow_ir.weight @a mutable input : memref<4x8xf32>")
+        weights="glow_ir.weight @a mutable input : memref<4x8xf32>",
+    )
     alloc, load, _, store, *_ = fn.body.ops
     assert alloc.offset_value == 64 and alloc.size_bytes == 24
     assert glow_accel.target_of(alloc).value("scratchpad_bytes") == 4096

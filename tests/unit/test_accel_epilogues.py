@@ -16,14 +16,12 @@ import math
 
 import numpy as np
 import pytest
-from accel_testing import assert_blocking_form
-from glow_graphs import clone_module
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
-from instr_testing import func_of, parse, program, random_inputs, run
-from test_accel_tiling import prefetch_peak
 from xdsl.utils.exceptions import PassFailedException
 
+from accel_testing import assert_blocking_form
+from glow_graphs import clone_module
 from glow_mlir.analysis.accel_traffic import (
     dma_lower_bound_bytes,
     epilogue_lower_bound_bytes,
@@ -34,6 +32,8 @@ from glow_mlir.analysis.epilogue_fusion import epilogues, fused_instructions
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.targets.accel.simulator import AccelSimulator
+from instr_testing import func_of, parse, program, random_inputs, run
+from test_accel_tiling import prefetch_peak
 
 SCHEDULE = "accel-insert-dma,accel-double-buffer,accel-plan-scratchpad"
 
@@ -161,10 +161,14 @@ NOT_FIRES = {
         {conv("%y")}
         glow_ir.max_pool @out %s, @in %y {{kernels = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}} : {T}, {T}
         """),
-    "batched_add_after_conv": program(f"""
+    "batched_add_after_conv": program(
+        f"""
         {conv("%y")}
         glow_ir.batched_add @out %y, @in %y, @in %q : {T}, {T}, {mt((2, 4, 4))}
-        """, inputs={**CONV_IO, "q": mt((2, 4, 4))}, outputs={"y": T}),
+        """,
+        inputs={**CONV_IO, "q": mt((2, 4, 4))},
+        outputs={"y": T},
+    ),
     "other_source_written_by_producer": conv_program(f"""
         %t = glow_ir.alloc_activation : {T}
         {conv()}
@@ -186,10 +190,14 @@ NOT_FIRES = {
         glow_ir.copy @out %y, @in %u : {T}
         glow_ir.dealloc_activation %u : {T}
         """),
-    "grouped_conv": program(f"""
+    "grouped_conv": program(
+        f"""
         glow_ir.convolution @out %y, @in %x, @in %g, @in %b {conv_attrs(group=2)} : {T}, {mt(X)}, {mt((2, 1, 3, 3))}, {mt(B)}
         glow_ir.relu @out %y, @in %y : {T}
-        """, inputs={"x": mt(X), "g": mt((2, 1, 3, 3)), "b": mt(B)}, outputs={"y": T}),
+        """,
+        inputs={"x": mt(X), "g": mt((2, 1, 3, 3)), "b": mt(B)},
+        outputs={"y": T},
+    ),
 }
 
 
@@ -485,14 +493,17 @@ LINEAR = program(f"""
     """, inputs={"a": mt((4, 8)), "w": mt((8, 6)), "bias": mt((6,))}, outputs={"y": TM})
 """y = relu(a @ w + bias), a 4x8, w 8x6: one step at 64 KiB."""
 
-RESIDUAL = program(f"""
+RESIDUAL = program(
+    f"""
     %t = glow_ir.alloc_activation : {mt((1, 3, 4, 4))}
     glow_ir.convolution @out %t, @in %x, @in %f, @in %b {conv_attrs()} : {mt((1, 3, 4, 4))}, {mt(X)}, {mt((3, 2, 3, 3))}, {mt((3,))}
     glow_ir.element_add @out %t, @in %t, @in %z : {mt((1, 3, 4, 4))}
     glow_ir.relu @out %y, @in %t : {mt((1, 3, 4, 4))}
     glow_ir.dealloc_activation %t : {mt((1, 3, 4, 4))}
-    """, inputs={"x": mt(X), "f": mt((3, 2, 3, 3)), "b": mt((3,)), "z": mt((1, 3, 4, 4))},
-    outputs={"y": mt((1, 3, 4, 4))})
+    """,
+    inputs={"x": mt(X), "f": mt((3, 2, 3, 3)), "b": mt((3,)), "z": mt((1, 3, 4, 4))},
+    outputs={"y": mt((1, 3, 4, 4))},
+)
 """y = relu(conv3x3(x) + z), x 1x2x4x4, 3 output channels."""
 
 
@@ -550,14 +561,17 @@ def test_lower_bound_of_a_fused_group(text, spad):
     assert planned_dma_bytes(func_of(acc)) >= bound
 
 
-COSTLY = program("""
+COSTLY = program(
+    """
     %t = glow_ir.alloc_activation : memref<1x3x2x6xf32>
     glow_ir.convolution @out %t, @in %x, @in %f, @in %b {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, group = 1 : i64} : memref<1x3x2x6xf32>, memref<1x2x4x8xf32>, memref<3x2x3x3xf32>, memref<3xf32>
     glow_ir.element_add @out %t, @in %t, @in %e0 : memref<1x3x2x6xf32>
     glow_ir.copy @out %y, @in %t : memref<1x3x2x6xf32>
     glow_ir.dealloc_activation %t : memref<1x3x2x6xf32>
-    """, inputs={"x": mt((1, 2, 4, 8)), "f": mt((3, 2, 3, 3)), "b": mt((3,)),
-                 "e0": mt((1, 3, 2, 6))}, outputs={"y": mt((1, 3, 2, 6))})
+    """,
+    inputs={"x": mt((1, 2, 4, 8)), "f": mt((3, 2, 3, 3)), "b": mt((3,)), "e0": mt((1, 3, 2, 6))},
+    outputs={"y": mt((1, 3, 2, 6))},
+)
 """Found by hypothesis: at 1 KiB the convolution alone runs in 2 steps (input channels
 accumulated, 11 transfers); with room for the residual tile, in 6 (28 transfers)."""
 
@@ -647,7 +661,7 @@ def test_fused_tiling_model_counts_what_is_emitted(m, n, k, residual, spad):
     assume(chosen is not None)
     for rows_outer in (True, False):
         t = dataclasses.replace(chosen, rows_outer=rows_outer)
-        with mock.patch.object(mm, "choose", lambda *_: t):
+        with mock.patch.object(mm, "choose", lambda *_: t):  # noqa: B023 (used at once)
             steps = mm.convert_mat_mul(ep.producer, epilogue._DryRun(), budget, tiles)
         epilogue.attach(ep, steps, "c", epilogue._DryRun())
         assert traffic(steps) == (
@@ -671,10 +685,14 @@ def test_fused_conv_model_counts_what_is_emitted(ci, co, size, kernel, stride, s
     pad = kernel // 2
     o = (size + 2 * pad - kernel) // stride + 1
     x, f, y = mt((1, ci, size, size)), mt((co, ci, kernel, kernel)), mt((1, co, o, o))
-    text = program(f"""
+    text = program(
+        f"""
     glow_ir.convolution @out %y, @in %x, @in %f, @in %b {conv_attrs(kernel, stride, pad)} : {y}, {x}, {f}, {mt((co,))}
     glow_ir.element_add @out %y, @in %y, @in %z : {y}
-    """, inputs={"x": x, "f": f, "b": mt((co,)), "z": y}, outputs={"y": y})
+    """,
+        inputs={"x": x, "f": f, "b": mt((co,)), "z": y},
+        outputs={"y": y},
+    )
     fn = func_of(parse(text))
     (ep,) = epilogues(list(fn.body.ops)).values()
     budget = Budget(spad, 64, 64 * 32)
@@ -683,7 +701,7 @@ def test_fused_conv_model_counts_what_is_emitted(ci, co, size, kernel, stride, s
     s = dataclasses.replace(windows.window_shape(ep.producer), out_tiles=2)
     for channels_outer in (True, False):
         t = dataclasses.replace(chosen, channels_outer=channels_outer)
-        with mock.patch.object(windows, "choose_conv", lambda *_: t):
+        with mock.patch.object(windows, "choose_conv", lambda *_: t):  # noqa: B023 (used at once)
             steps = windows.convert_convolution(ep.producer, epilogue._DryRun(), budget, 2)
         epilogue.attach(ep, steps, "o", epilogue._DryRun())
         args = (s, t.co_t, t.ci_t, t.oh_t, t.ow_t, channels_outer)

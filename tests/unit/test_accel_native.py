@@ -15,10 +15,10 @@ import pytest
 from xdsl.dialects import func as xfunc
 from xdsl.utils.exceptions import PassFailedException
 
+from cpu_upstream import assert_mlir_translate_accepts
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import print_module
 from glow_mlir.targets.accel.native import AccelNativeExecutor
-from cpu_upstream import assert_mlir_translate_accepts
 from instr_testing import parse, run
 
 TARGET = ("#glow_accel.target<scratchpad_bytes = 65536, dma_bytes_per_cycle = 32, "
@@ -55,8 +55,8 @@ def interpreted(text: str, inputs, blobs=None) -> list[np.ndarray]:
 
 def conv_ref(x, w, b, pads, relu=False):
     """NCHW x OIHW, stride 1, pads [top, left, bottom, right]."""
-    t, l, bo, r = pads
-    xp = np.pad(x, ((0, 0), (0, 0), (t, bo), (l, r)))
+    top, left, bottom, right = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     n, _, h, wd = xp.shape
     o, _, kh, kw = w.shape
     out = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.float64)
@@ -96,7 +96,9 @@ def _matmul_step(j: int) -> str:
     """
 
 
-MATMUL = func(MATMUL_WEIGHTS, f"""
+MATMUL = func(
+    MATMUL_WEIGHTS,
+    f"""
     %t = glow_ir.alloc_activation {{offset = 0 : i64}} : memref<8x12xf32>
     %ta = glow_accel.scratchpad_alloc {{offset = 0 : i64}} : memref<8x16xf32, 1>
     %tb = glow_accel.scratchpad_alloc {{offset = 512 : i64}} : memref<16x6xf32, 1>
@@ -114,7 +116,9 @@ MATMUL = func(MATMUL_WEIGHTS, f"""
     glow_accel.scratchpad_free %tr : memref<8x12xf32, 1>
     glow_accel.scratchpad_free %tc : memref<8x6xf32, 1>
     glow_ir.dealloc_activation %t : memref<8x12xf32>
-    """, activations_size=384)
+    """,
+    activations_size=384,
+)
 
 MATMUL_PLAIN = func(MATMUL_WEIGHTS, """
     glow_ir.mat_mul @out %c, @in %a, @in %b : memref<8x12xf32>, memref<8x32xf32>, memref<32x12xf32>
@@ -161,7 +165,9 @@ CONV_WEIGHTS = """
 @y mutable output : memref<1x3x6x6xf32>
 """
 
-CONV_CHANNEL_CHUNKS = func(CONV_WEIGHTS, """
+CONV_CHANNEL_CHUNKS = func(
+    CONV_WEIGHTS,
+    """
     %to = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<1x3x6x6xf32, 1>
     %tx = glow_accel.scratchpad_alloc {offset = 448 : i64} : memref<1x2x6x6xf32, 1>
     %tw = glow_accel.scratchpad_alloc {offset = 768 : i64} : memref<3x2x3x3xf32, 1>
@@ -181,11 +187,16 @@ CONV_CHANNEL_CHUNKS = func(CONV_WEIGHTS, """
     glow_accel.scratchpad_free %tw : memref<3x2x3x3xf32, 1>
     glow_accel.scratchpad_free %tb : memref<3xf32, 1>
     glow_accel.scratchpad_free %to : memref<1x3x6x6xf32, 1>
-    """)
+    """,
+)
 
-CONV_PLAIN = func(CONV_WEIGHTS, """
+CONV_PLAIN = func(
+    CONV_WEIGHTS,
+    """
     glow_ir.convolution @out %y, @in %x, @in %w, @in %bias {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, fused_activation = "relu"} : memref<1x3x6x6xf32>, memref<1x4x6x6xf32>, memref<3x4x3x3xf32>, memref<3xf32>
-    """, accel=False)
+    """,
+    accel=False,
+)
 
 
 def test_conv_over_channel_chunks_bias_first_relu_last():
@@ -219,7 +230,9 @@ def _row_tile(i: int, in_row: int, out_row: int, pads: str) -> str:
     """
 
 
-CONV_NO_BIAS = func(NOBIAS_WEIGHTS, f"""
+CONV_NO_BIAS = func(
+    NOBIAS_WEIGHTS,
+    f"""
     %tw = glow_accel.scratchpad_alloc {{offset = 0 : i64}} : memref<3x2x3x3xf32, 1>
     %tx = glow_accel.scratchpad_alloc {{offset = 256 : i64}} : memref<1x2x4x6xf32, 1>
     %to = glow_accel.scratchpad_alloc {{offset = 512 : i64}} : memref<1x3x3x6xf32, 1>
@@ -230,7 +243,8 @@ CONV_NO_BIAS = func(NOBIAS_WEIGHTS, f"""
     glow_accel.scratchpad_free %tw : memref<3x2x3x3xf32, 1>
     glow_accel.scratchpad_free %tx : memref<1x2x4x6xf32, 1>
     glow_accel.scratchpad_free %to : memref<1x3x3x6xf32, 1>
-    """)
+    """,
+)
 
 
 def test_conv_without_bias_over_row_tiles_with_their_own_pads():
@@ -315,9 +329,13 @@ POOL = func(POOL_WEIGHTS, f"""
     {_channels(1)}
     """)
 
-POOL_PLAIN = func(POOL_WEIGHTS, """
+POOL_PLAIN = func(
+    POOL_WEIGHTS,
+    """
     glow_ir.max_pool @out %y, @in %x {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : memref<1x4x3x3xf32>, memref<1x4x6x6xf32>
-    """, accel=False)
+    """,
+    accel=False,
+)
 
 
 def test_max_pool_over_channel_tiles():

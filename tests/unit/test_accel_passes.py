@@ -20,13 +20,12 @@ from accel_testing_passes import (
     program_text,
     run,
 )
-from instr_testing import random_settings
-
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.transforms.accel.double_buffer import double_buffer
 from glow_mlir.transforms.accel.insert_dma import insert_dma
 from glow_mlir.transforms.accel.plan_scratchpad import PEAK_ATTR, plan_scratchpad
-from glow_mlir.conversion.pass_runner import run_pipeline
+from instr_testing import random_settings
 
 PIPELINE = "accel-insert-dma,accel-double-buffer,accel-plan-scratchpad"
 

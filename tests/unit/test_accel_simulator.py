@@ -35,7 +35,6 @@ from accel_programs import (
     parse_accel,
     store,
 )
-
 from glow_mlir.targets.accel import AccelReport, AccelSimulationError, AccelSimulator, simulate
 from glow_mlir.targets.accel.hazards import MainRegion
 from glow_mlir.targets.interpreter import EvaluationError

@@ -15,12 +15,11 @@ import re
 
 import numpy as np
 import pytest
-from accel_testing import assert_blocking_form, live_tile_peak, run_accel
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from instr_testing import func_of, parse, program, random_inputs
 from xdsl.utils.exceptions import PassFailedException
 
+from accel_testing import assert_blocking_form, live_tile_peak, run_accel
 from glow_mlir.analysis.accel_traffic import (
     compulsory_bytes,
     dma_lower_bound_bytes,
@@ -45,6 +44,7 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.ir.text import DiagnosticError
 from glow_mlir.targets.interpreter.instr_interpreter import run_instr_module
+from instr_testing import func_of, parse, program, random_inputs
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -383,8 +383,11 @@ def test_too_small_for_the_smallest_matmul_step(k, need):
     """k-chunks need a 1x1 C tile and two 1x1 tiles each of A and B (5 x 64 aligned
     bytes); with k == 1, all three tiles in half the scratchpad."""
     text = matmul_text(4, k, 4)
-    with pytest.raises(PassFailedException, match=rf"<test>:\d+:\d+: error: 'glow_ir.mat_mul' op needs "
-                       rf"at least {need} bytes .* the scratchpad has 256 bytes"):
+    with pytest.raises(
+        PassFailedException,
+        match=rf"<test>:\d+:\d+: error: 'glow_ir.mat_mul' op needs "
+        rf"at least {need} bytes .* the scratchpad has 256 bytes",
+    ):
         convert(parse(text), 256)
     convert(parse(text), need)
 
@@ -452,8 +455,9 @@ def test_what_cannot_be_converted_is_named(name):
     body, inputs, outputs, spad, why = CANNOT_CONVERT[name]
     module = parse(program(body, inputs=inputs, outputs=outputs))
     instr = next(op for op in func_of(module).body.ops if isinstance(op, glow_ir.InstrOp))
-    with pytest.raises(DiagnosticError,
-                       match=rf"^<test>:\d+:\d+: error: '{re.escape(instr.name)}' op .*{why}") as err:
+    with pytest.raises(
+        DiagnosticError, match=rf"^<test>:\d+:\d+: error: '{re.escape(instr.name)}' op .*{why}"
+    ) as err:
         convert(module, spad)
     assert err.value.ops() == [instr]
 
@@ -540,7 +544,6 @@ ACCEL_UNSUPPORTED = ["glow.pow", "glow.batched_reduce_prod"]  # no unit runs the
 @given(st.data())
 def test_random_graphs_match_the_interpreter(data):
     from glow_graphs import clone_module, glow_graphs
-
     from glow_mlir.ir.errors import UserError
     from glow_mlir.runtime.compiled_model import optimize_graph
     from glow_mlir.targets.instructions import lower_to_instructions

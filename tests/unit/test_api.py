@@ -6,8 +6,8 @@ from onnx import helper
 
 import glow_mlir
 from glow_mlir.backends import BackendError
-from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from onnx_testing import make_model, rand, run_onnxruntime
 
 A, B = rand(2, 3, seed=1), rand(3, seed=2)
@@ -15,7 +15,10 @@ A, B = rand(2, 3, seed=1), rand(3, seed=2)
 
 @pytest.fixture(scope="module")
 def model_proto():
-    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]), helper.make_node("Relu", ["sum"], ["relu"])]
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["relu"]),
+    ]
     return make_model(nodes, {"a": A, "b": B}, ["relu", "sum"])
 
 
@@ -49,13 +52,22 @@ def test_compile_from_path_and_bytes(tmp_path, model_proto):
         np.testing.assert_array_equal(glow_mlir.compile(source)(A, B)[0], np.maximum(A + B, 0))
 
 
-@pytest.mark.parametrize("inputs,message", [
-    ({"a": A}, "missing input 'b' \\(expected shape 3, dtype float32\\)"),
-    ({"a": A, "b": B, "c": B}, "unknown input 'c' \\(the model's inputs: 'a', 'b'\\)"),
-    ({"a": A.T, "b": B}, "input 'a' has shape 3x2, dtype float32; expected shape 2x3, dtype float32"),
-    ({"a": A.astype(np.float64), "b": B}, "input 'a' has shape 2x3, dtype float64; expected shape 2x3, dtype float32"),
-    ({"a": A, "b": [1.0, 2.0, 3.0]}, "input 'b' has shape 3, dtype float64"),
-])
+@pytest.mark.parametrize(
+    "inputs,message",
+    [
+        ({"a": A}, "missing input 'b' \\(expected shape 3, dtype float32\\)"),
+        ({"a": A, "b": B, "c": B}, "unknown input 'c' \\(the model's inputs: 'a', 'b'\\)"),
+        (
+            {"a": A.T, "b": B},
+            "input 'a' has shape 3x2, dtype float32; expected shape 2x3, dtype float32",
+        ),
+        (
+            {"a": A.astype(np.float64), "b": B},
+            "input 'a' has shape 2x3, dtype float64; expected shape 2x3, dtype float32",
+        ),
+        ({"a": A, "b": [1.0, 2.0, 3.0]}, "input 'b' has shape 3, dtype float64"),
+    ],
+)
 def test_run_rejects_bad_inputs(compiled, inputs, message):
     with pytest.raises(InputError, match=message) as info:
         compiled.run(inputs)
@@ -72,7 +84,9 @@ def test_input_errors_are_value_errors(compiled):
 
 
 def test_every_input_problem_in_one_message(compiled):
-    with pytest.raises(InputError, match="unknown input 'x'.*missing input 'a'.*input 'b' has shape 4"):
+    with pytest.raises(
+        InputError, match="unknown input 'x'.*missing input 'a'.*input 'b' has shape 4"
+    ):
         compiled.run({"x": A, "b": rand(4)})
 
 

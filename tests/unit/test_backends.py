@@ -5,10 +5,10 @@ and its error, their options, and their pipelines as data."""
 from __future__ import annotations
 
 import pytest
-from glow_graphs import FAMILIES, clone_module, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from xdsl.dialects.builtin import TensorType, f16, f32, i32
 
+from glow_graphs import FAMILIES, clone_module, glow_graphs
 from glow_mlir.backends import Backend, NodeInfo, UnknownBackendError, get_backend
 from glow_mlir.backends.registry import BACKENDS
 from glow_mlir.conversion.pass_runner import run_pipeline
@@ -103,7 +103,9 @@ def test_every_place_says_the_same_for_an_unknown_backend():
     import glow_mlir
     from glow_mlir.runtime.compiled_model import optimize_graph
 
-    expected = r"unknown backend 'cpuu' \(backends: 'interpreter', 'cpu', 'accel'\); did you mean 'cpu'\?"
+    expected = (
+        r"unknown backend 'cpuu' \(backends: 'interpreter', 'cpu', 'accel'\); did you mean 'cpu'\?"
+    )
     with pytest.raises(UnknownBackendError, match=expected):
         glow_mlir.compile(_module(), backend="cpuu")
     with pytest.raises(UnknownBackendError, match=expected):

@@ -13,10 +13,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.dialects.context import make_context
-from glow_mlir.ir.text import parse_module
-from glow_mlir.ir.errors import UserError
 from cpu_upstream import assert_mlir_translate_accepts
+from glow_mlir.dialects.context import make_context
+from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.text import parse_module
 from onnx_testing import make_model, rand
 
 ROOT = Path(__file__).resolve().parents[2]

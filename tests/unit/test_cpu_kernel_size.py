@@ -16,10 +16,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import glow_mlir
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.runtime.compiled_model import optimize_graph
 from glow_mlir.targets.instructions import lower_to_instructions
-from glow_mlir.conversion.pass_runner import run_pipeline
 from onnx_testing import make_model, rand, run_onnxruntime
 
 
@@ -71,9 +71,8 @@ CASES = [
 
 def adaptive_pool(hw: int, layout: str):
     """glow.adaptive_avg_pool to half the image (no ONNX op imports as one)."""
-    from test_evaluator_common import single_op_module, t
-
     from glow_mlir.dialects import glow
+    from test_evaluator_common import single_op_module, t
 
     shape = [1, 3, hw, hw] if layout == "NCHW" else [1, hw, hw, 3]
     out = [1, 3, hw // 2, hw // 2] if layout == "NCHW" else [1, hw // 2, hw // 2, 3]

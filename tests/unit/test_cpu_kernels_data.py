@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_upstream import have_tools, upstream_runner
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from test_evaluator_common import q, single_op_module, t
 from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
@@ -22,9 +19,12 @@ from xdsl.dialects.builtin import (
     i64,
 )
 
+from cpu_upstream import have_tools, upstream_runner
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.targets.interpreter import evaluate_module
+from test_evaluator_common import q, single_op_module, t
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="mlir-opt-22 / mlir-translate-22 missing")
 
@@ -81,10 +81,17 @@ def _elem(dtype):
             np.bool_: i1, np.uint8: u8}[np.dtype(dtype).type]
 
 
-@pytest.mark.parametrize("shape,shuffle", [((5, 7), [1, 0]), ((2, 3, 4, 5), [0, 2, 3, 1]),
-                                           ((2, 3, 4, 5), [0, 3, 1, 2]),
-                                           ((2, 1, 4, 3), [1, 0, 2, 3]),
-                                           ((2, 3, 4), [0, 1, 2]), ((3, 2, 1, 2, 2), [4, 2, 0, 3, 1])])
+@pytest.mark.parametrize(
+    "shape,shuffle",
+    [
+        ((5, 7), [1, 0]),
+        ((2, 3, 4, 5), [0, 2, 3, 1]),
+        ((2, 3, 4, 5), [0, 3, 1, 2]),
+        ((2, 1, 4, 3), [1, 0, 2, 3]),
+        ((2, 3, 4), [0, 1, 2]),
+        ((3, 2, 1, 2, 2), [4, 2, 0, 3, 1]),
+    ],
+)
 def test_transpose(shape, shuffle):
     x = arr(shape)
     run1(glow.TransposeOp, [x], t([shape[p] for p in shuffle]), shuffle=shuffle)

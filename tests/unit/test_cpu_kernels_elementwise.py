@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_upstream import have_tools, to_planned_instr, upstream_runner
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from xdsl.parser import Parser
 
 import cpu_upstream
 import glow_mlir.conversion.glow_ir_to_loops.kernels_elementwise  # noqa: F401 - registers
+from cpu_upstream import have_tools, to_planned_instr, upstream_runner
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.glow_ir_to_loops import ELEMENTWISE, stackable_runs
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.text import parse_module
 from glow_mlir.targets.interpreter import evaluate_module
-from glow_mlir.conversion.pass_runner import run_pipeline
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="mlir-opt-22 / mlir-translate-22 missing")
 
@@ -360,7 +360,7 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
 
     fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
     em = Emitter(None)  # type: ignore[arg-type]
-    for i, (w, arg) in enumerate(fn.weight_values()):
+    for _, arg in fn.weight_values():
         em.place(arg, arg, 0)
     for op in fn.body.ops:
         if isinstance(op, glow_ir.AllocActivationOp):

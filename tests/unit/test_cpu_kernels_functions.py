@@ -78,12 +78,12 @@ def test_kernel_functions_have_internal_linkage_and_the_entry_point_only_calls()
 
 
 def test_parallel_compile_gives_the_serial_code_and_numbers():
-    from glow_mlir.targets.cpu.executor import lower_to_llvm
+    from glow_mlir.dialects import glow_ir
     from glow_mlir.frontends.onnx import import_onnx
     from glow_mlir.runtime.compiled_model import optimize_graph
-    from glow_mlir.targets.instructions import lower_to_instructions
     from glow_mlir.targets.cpu.areas import Areas
-    from glow_mlir.dialects import glow_ir
+    from glow_mlir.targets.cpu.executor import lower_to_llvm
+    from glow_mlir.targets.instructions import lower_to_instructions
 
     module = optimize_graph(import_onnx(_convs(2)), "cpu")
     lower_to_instructions(module)

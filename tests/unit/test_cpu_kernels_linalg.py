@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_upstream import have_tools, to_planned_instr, upstream_runner
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from test_evaluator_common import rand, single_op_module, t
-from test_evaluator_nn import CONVS as EVALUATOR_CONVS
 from xdsl.dialects.builtin import f64
 
+from cpu_upstream import have_tools, to_planned_instr, upstream_runner
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_shape, spatial_out
 from glow_mlir.targets.interpreter import evaluate_module
+from test_evaluator_common import rand, single_op_module, t
+from test_evaluator_nn import CONVS as EVALUATOR_CONVS
 
 pytestmark = pytest.mark.skipif(not have_tools(), reason="mlir-opt-22 / mlir-translate-22 missing")
 
@@ -375,14 +375,18 @@ def test_quantized_convolution_is_refused():
 
     q = "!glow.quant<i8, scale = 0.5, offset = 0>"
     x, w = f"memref<1x2x3x3x{q}>", f"memref<2x2x1x1x{q}>"
-    module = parse_module(make_context(), f"""glow_ir.func @main declare {{
+    module = parse_module(
+        make_context(),
+        f"""glow_ir.func @main declare {{
   glow_ir.weight @x constant input : {x}
   glow_ir.weight @w constant input : {w}
   glow_ir.weight @b constant input : memref<2xi32>
   glow_ir.weight @y mutable output : {x}
 }} program(%x, %w, %b, %y) {{
   glow_ir.convolution @out %y, @in %x, @in %w, @in %b {{kernels = array<i64: 1, 1>}} : {x}, {x}, {w}, memref<2xi32>
-}}""", "q.mlir")
+}}""",
+        "q.mlir",
+    )
     conv = next(op for op in module.walk() if op.name == "glow_ir.convolution")
     with pytest.raises(NoLoopGenerator, match=r"q.mlir:7:3: error: 'glow_ir.convolution' op "
                                               r"has no loop generator on !glow.quant<.*>, i32 "

@@ -8,7 +8,6 @@ import os
 import sys
 
 import numpy as np
-import pytest
 from onnx import helper
 
 import glow_mlir

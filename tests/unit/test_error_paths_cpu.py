@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_tools_run_compile import EXAMPLE, in_process
 from xdsl.dialects.builtin import ModuleOp
 
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import bundle
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from glow_mlir.tools import glow_compile
+from test_tools_run_compile import EXAMPLE, in_process
 
 
 def _cli_error(capsys, *args) -> str:

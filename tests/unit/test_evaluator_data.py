@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 from xdsl.dialects.builtin import i8, i32, i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.targets.interpreter import EvaluationError
+from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 
 X = rand(2, 3, 4, seed=1)
 

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 from xdsl.dialects.builtin import i1, i8, i32
 
 from glow_mlir.dialects import glow
+from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 
 SHAPE = (3, 4, 5)
 X = rand(*SHAPE, lo=-3, hi=3)

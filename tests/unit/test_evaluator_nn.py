@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 from xdsl.dialects.builtin import i8, i32
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import spatial_out
+from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, rand, run_glow1, run_onnx, t
 
 from glow_mlir.dialects import glow
+from test_evaluator_common import assert_same, rand, run_glow1, run_onnx, t
 
 
 def _bn_params(c, seed):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
@@ -20,6 +19,7 @@ from xdsl.dialects.builtin import (
 )
 
 from glow_mlir.dialects import glow
+from test_evaluator_common import assert_same, q, rand, run_glow1, run_onnx, t
 
 u8 = IntegerType(8, Signedness.UNSIGNED)
 X = rand(4, 6, lo=-40, hi=40)

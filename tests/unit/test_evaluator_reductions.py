@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, q, rand, run_glow1, run_glow, run_onnx, t
 from xdsl.dialects.builtin import IntegerType, Signedness, i8, i32, i64
 
 from glow_mlir.dialects import glow
+from test_evaluator_common import assert_same, q, rand, run_glow, run_glow1, run_onnx, t
 
 X = rand(3, 4, 5, seed=1, lo=0.5, hi=1.5)  # products of up to 60 terms stay moderate
 REDUCE = [(glow.BatchedReduceAddOp, "ReduceSum"), (glow.BatchedReduceMeanOp, "ReduceMean"),

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from test_evaluator_common import assert_same, rand, run_glow1, run_onnx, t
 from xdsl.dialects.builtin import i32
 
 from glow_mlir.dialects import glow
+from test_evaluator_common import assert_same, rand, run_glow1, run_onnx, t
 
 COORDS = ["asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel"]
 NEAREST = ["floor", "ceil", "round_prefer_floor", "round_prefer_ceil"]

@@ -73,6 +73,7 @@ def test_invalid_ir_after_a_pass_is_noticed(fuzz_mlir):
     from xdsl.dialects.builtin import ModuleOp
 
     import glow_mlir.tools.glow_opt as tool
+    from glow_mlir.ir.text import OpDiagnostic
 
     fuzz_mlir._watch_verify_after_passes()
     fuzz_mlir._broken_after.clear()
@@ -83,7 +84,7 @@ def test_invalid_ir_after_a_pass_is_noticed(fuzz_mlir):
     def after_each_pass(prev, module, nxt):
         tool.verify_module(module)
 
-    with pytest.raises(Exception):
+    with pytest.raises(OpDiagnostic):
         after_each_pass(Pass(), ModuleOp([func.ReturnOp()]), None)
     assert fuzz_mlir._broken_after == ["some-pass"]
     fuzz_mlir._broken_after.clear()

@@ -102,26 +102,43 @@ BAD = {
     "directory": ([INPUTS], "Is a directory"),
     "verifier failure": ([inp("verifier.mlir")], "'glow.convolution' op group 2 does not divide"),
     "blob size": ([inp("blob-size.mlir")], "resource blob holds 8 bytes"),
-    "use before definition": ([inp("use-before-def.mlir"), "--lower-to-instr"],
-                              "use-before-def.mlir:2:8: error: 'glow.tanh' op operand #0 "
-                              "does not dominate this use"),
+    "use before definition": (
+        [inp("use-before-def.mlir"), "--lower-to-instr"],
+        "use-before-def.mlir:2:8: error: 'glow.tanh' op operand #0 does not dominate this use",
+    ),
     "unknown pass flag": ([inp("verifier.mlir"), "--frobnicate"], "unrecognized arguments"),
-    "unknown pass in pipeline": ([inp("verifier.mlir"), "-p", "cse,frobnicate"],
-                                 "unknown pass(es): ['frobnicate']"),
-    "bad pass option": ([inp("verifier.mlir"), "--constant-fold=max-elements=x"],
-                        "invalid pass pipeline"),
-    "negative pass option": ([inp("verifier.mlir"), "--disable-verify", "--constant-fold=max-elements=-5"],
-                             "constant-fold: max-elements must be 0 or more, got -5"),
-    "bad pipeline syntax": ([inp("verifier.mlir"), "-p", "cse{"],
-                            "Error parsing pass pipeline specification"),
-    "unwritable output": ([inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
-                          "cannot write /nonexistent-dir/out.mlir"),
-    "llvm target on our dialects": ([os.path.join(REPO, "examples", "conv_relu.mlir"), "-t", "llvm"],
-                                    "-t llvm takes a module in the LLVM dialect"),
-    "target that reads no dialect of ours": ([inp("verifier.mlir"), "-t", "wat"],
-                                             "invalid choice: 'wat' (choose from llvm, mlir)"),
-    "bad expected-error location": ([inp("bad-annotation.mlir"), "--verify-diagnostics"],
-                                    "invalid expected-error location '@next'"),
+    "unknown pass in pipeline": (
+        [inp("verifier.mlir"), "-p", "cse,frobnicate"],
+        "unknown pass(es): ['frobnicate']",
+    ),
+    "bad pass option": (
+        [inp("verifier.mlir"), "--constant-fold=max-elements=x"],
+        "invalid pass pipeline",
+    ),
+    "negative pass option": (
+        [inp("verifier.mlir"), "--disable-verify", "--constant-fold=max-elements=-5"],
+        "constant-fold: max-elements must be 0 or more, got -5",
+    ),
+    "bad pipeline syntax": (
+        [inp("verifier.mlir"), "-p", "cse{"],
+        "Error parsing pass pipeline specification",
+    ),
+    "unwritable output": (
+        [inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
+        "cannot write /nonexistent-dir/out.mlir",
+    ),
+    "llvm target on our dialects": (
+        [os.path.join(REPO, "examples", "conv_relu.mlir"), "-t", "llvm"],
+        "-t llvm takes a module in the LLVM dialect",
+    ),
+    "target that reads no dialect of ours": (
+        [inp("verifier.mlir"), "-t", "wat"],
+        "invalid choice: 'wat' (choose from llvm, mlir)",
+    ),
+    "bad expected-error location": (
+        [inp("bad-annotation.mlir"), "--verify-diagnostics"],
+        "invalid expected-error location '@next'",
+    ),
 }
 
 

@@ -11,6 +11,10 @@ import os
 
 import pytest
 from hypothesis import given
+
+from glow_mlir.analysis.instr_liveness import buffer_users
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow_ir
 from instr_testing import (
     HAVE_INTERPRETER,
     HAVE_PLANNER,
@@ -28,10 +32,6 @@ from instr_testing import (
     random_settings,
     run_instr,
 )
-
-from glow_mlir.analysis.instr_liveness import buffer_users
-from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects import glow_ir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSES = ("hoist-dealloc", "sink-alloc", "delete-dead-allocs")
@@ -189,10 +189,9 @@ def test_sink_alloc_moves_a_view_chain_with_its_buffer():
 @given(g=__import__("glow_graphs").glow_graphs(max_ops=10))
 def test_lowered_graphs_tight_lives_same_numbers(g):
     """On lowered graphs: rules after each pass, instructions untouched, tight lives after
-    hoist-dealloc and sink-alloc, no dead buffer left after delete-dead-allocs, peak live bytes not above the lowered program's, and after planning
-    the graph evaluator's numbers."""
+    hoist-dealloc and sink-alloc, no dead buffer left after delete-dead-allocs, peak live
+    bytes not above the lowered program's, and after planning the graph evaluator's numbers."""
     from glow_graphs import assert_outputs_close, clone_module, evaluate
-
     from glow_mlir.analysis.instr_memory import memory_report
 
     expected = evaluate(g)

@@ -17,6 +17,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import verify_module
 from instr_testing import (
     SETTINGS,
     check_lowered_graph,
@@ -31,10 +35,6 @@ from instr_testing import (
     program,
     random_settings,
 )
-
-from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import verify_module
 
 
 @needs_interpreter

@@ -9,6 +9,11 @@ import functools
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+
+from glow_graphs import glow_graphs
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow_ir
+from glow_mlir.targets.interpreter import EvaluationError, InstrExecutor, run_instr_module
 from instr_testing import (
     FC_WEIGHTS,
     HAVE_INSTR_PIPELINE,
@@ -17,12 +22,6 @@ from instr_testing import (
     program,
 )
 from instr_testing import parse as parse_verified
-
-from glow_graphs import glow_graphs
-
-from glow_mlir.dialects import glow_ir
-from glow_mlir.targets.interpreter import EvaluationError, InstrExecutor, run_instr_module
-from glow_mlir.conversion.pass_runner import run_pipeline
 
 parse = functools.partial(parse_verified, verify=False)
 """Not verified: some programs here are wrong on purpose, for the interpreter to catch."""
@@ -47,13 +46,16 @@ RNG = np.random.default_rng(0)
 
 # ---------------------------------------------------------------------------- programs
 
-FC_RELU = FC_WEIGHTS + """
+FC_RELU = (
+    FC_WEIGHTS
+    + """
   %t = glow_ir.alloc_activation : memref<2x4xf32>
   glow_ir.fully_connected @out %t, @in %x, @in %w, @in %b : memref<2x4xf32>, memref<2x3xf32>, memref<3x4xf32>, memref<4xf32>
   glow_ir.relu @out %y, @in %t : memref<2x4xf32>
   glow_ir.dealloc_activation %t : memref<2x4xf32>
 }
 """
+)
 
 
 def fc_relu():

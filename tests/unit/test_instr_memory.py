@@ -6,17 +6,19 @@ import json
 
 import numpy as np
 import pytest
-from instr_testing import FC_WEIGHTS, parse, program
 
 from glow_mlir.analysis.instr_memory import MemoryReport, memory_report, unshared_bytes
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module
+from instr_testing import FC_WEIGHTS, parse, program
 
 # Weights: x 2x3 f32 (24 B, input), w 3x4 f32 (48 B), b 4 f32 (16 B), y 2x4 f32 (32 B,
 # output). Activations: %a (32 B) and %b (32 B) live together, %c (100 B of i8) after %a is
 # freed, %d (4 B) never freed.
-TEXT = FC_WEIGHTS + """
+TEXT = (
+    FC_WEIGHTS
+    + """
   %a = glow_ir.alloc_activation : memref<2x4xf32>
   glow_ir.fully_connected @out %a, @in %x, @in %w, @in %b : memref<2x4xf32>, memref<2x3xf32>, memref<3x4xf32>, memref<4xf32>
   %b2 = glow_ir.alloc_activation : memref<2x4xf32>
@@ -29,6 +31,7 @@ TEXT = FC_WEIGHTS + """
   glow_ir.dealloc_activation %b2 : memref<2x4xf32>
 }
 """
+)
 
 
 def module():

@@ -40,8 +40,12 @@ def stacked_lstm(seq: int):
         nodes.append(helper.make_node("Reshape", [f"t{k}", f"s{k}"], [f"l{k}"]))
         prev, width = f"l{k}", 2 * HIDDEN
     graph = helper.make_graph(
-        nodes, "stacked", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, BATCH, HIDDEN])],
-        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [seq, BATCH, 2 * HIDDEN])], inits)
+        nodes,
+        "stacked",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, BATCH, HIDDEN])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [seq, BATCH, 2 * HIDDEN])],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
     return import_onnx(model)
 

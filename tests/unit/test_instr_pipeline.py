@@ -6,6 +6,17 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import PassFailedException
+
+from glow_mlir.conversion.pass_runner import all_passes, run_pipeline
+from glow_mlir.transforms.instr.pipelines import (
+    KNOWN_PASSES,
+    InstrPipelinePass,
+    expanded_instr_pipeline,
+    instr_pass_names,
+    instr_pipeline_spec,
+)
 from instr_testing import (
     CHAIN,
     check_lowered_graph,
@@ -17,17 +28,6 @@ from instr_testing import (
     needs_lowering,
     parse,
     random_settings,
-)
-from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import PassFailedException
-
-from glow_mlir.conversion.pass_runner import all_passes, run_pipeline
-from glow_mlir.transforms.instr.pipelines import (
-    KNOWN_PASSES,
-    InstrPipelinePass,
-    expanded_instr_pipeline,
-    instr_pass_names,
-    instr_pipeline_spec,
 )
 
 GLOW_ORDER = [
@@ -141,7 +141,6 @@ def test_pipeline_never_needs_more_activation_memory(data):
     one: optimize-inserts-extracts allocates a concat's buffer before its first
     producer, so it is not smaller than every other order.)"""
     from glow_graphs import clone_module
-
     from glow_mlir.dialects import glow_ir
 
     g = data.draw(dag_graphs(max_outputs=2))
@@ -185,9 +184,9 @@ def test_compile_verifies_once_per_stage(monkeypatch):
     """compile() verifies the optimized graph, IRGen's program and the planned program
     once each, not after every pass (0.25 s each on DenseNet-201: 22 of them were 5 s)."""
     from onnx import helper
-    from onnx_testing import make_model
 
     import glow_mlir
+    from onnx_testing import make_model
 
     model = make_model([helper.make_node("Relu", ["x"], ["r"]),
                         helper.make_node("Exp", ["r"], ["y"])],

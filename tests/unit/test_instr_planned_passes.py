@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from instr_testing import assert_same_outputs, run_spec
 
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import OpDiagnostic, parse_module
+from instr_testing import assert_same_outputs, run_spec
 
 # Planned with %a and %e on the same bytes (their lives are disjoint); forwarding the copy
 # %d <- %a makes the add read %a, stretching its life over %e's.

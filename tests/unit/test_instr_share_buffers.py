@@ -13,6 +13,11 @@ import os
 import numpy as np
 import pytest
 from hypothesis import given
+
+from glow_mlir.analysis.instr_liveness import InstrLiveness, Interval
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import verify_module
 from instr_testing import (
     CHAIN,
     HAVE_INTERPRETER,
@@ -31,11 +36,6 @@ from instr_testing import (
     random_settings,
     run_instr,
 )
-
-from glow_mlir.analysis.instr_liveness import InstrLiveness, Interval
-from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import verify_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILECHECK = os.path.join(HERE, "..", "filecheck", "transforms", "share-buffers.mlir")
@@ -244,7 +244,6 @@ def test_lowered_graphs_keep_their_numbers(g):
     the graph evaluator's numbers, the rules after every pass, and no more activation
     bytes live at once than without sharing."""
     from glow_graphs import assert_outputs_close, clone_module, evaluate
-
     from glow_mlir.analysis.instr_memory import memory_report
 
     expected = evaluate(g)

@@ -14,18 +14,18 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
-from glow_graphs import clone_module
-from llvm_ir_check import assert_same_llvm_ir
-from onnx_testing import model_feeds
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 import glow_mlir
+from glow_graphs import clone_module
 from glow_mlir import model_zoo
 from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm, prepare_loops
 from glow_mlir.conversion.loops_to_llvm_ir import Untranslatable, split_texts, translate_function
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import VERIFY_EACH_STEP_ENV, parse_module
 from glow_mlir.targets.cpu import jit
+from llvm_ir_check import assert_same_llvm_ir
+from onnx_testing import model_feeds
 
 REPO = Path(__file__).resolve().parents[2]
 TRIPLE = "x86_64-unknown-linux-gnu"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir import model_zoo
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow, glow_ir

@@ -19,10 +19,16 @@ B = RNG.standard_normal((3,)).astype(np.float32)
 
 def _model(opset: int = 17) -> onnx.ModelProto:
     """relu(a + b) and a + b, with typed inputs and untyped outputs."""
-    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]), helper.make_node("Relu", ["sum"], ["relu"])]
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["relu"]),
+    ]
     inputs = [helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT, [2, 3]),
               helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, [3])]
-    outputs = [helper.make_empty_tensor_value_info("relu"), helper.make_empty_tensor_value_info("sum")]
+    outputs = [
+        helper.make_empty_tensor_value_info("relu"),
+        helper.make_empty_tensor_value_info("sum"),
+    ]
     graph = helper.make_graph(nodes, "add_relu", inputs, outputs)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
@@ -95,7 +101,9 @@ def test_run_node_opset_and_outputs_info_reach_the_model():
     model = make_node_model(node, [A], opset=13, outputs_info=[(np.float32, (2, 3))])
     assert model.opset_import[0].version == 13
     assert model.graph.output[0].type.tensor_type.shape.dim[1].dim_value == 3
-    np.testing.assert_array_equal(backend.run_node(node, [A], opset_version=13)[0], np.maximum(A, 0))
+    np.testing.assert_array_equal(
+        backend.run_node(node, [A], opset_version=13)[0], np.maximum(A, 0)
+    )
     # a declared output shape the node does not produce is caught by the importer
     with pytest.raises(UserError, match="declared with shape"):
         backend.run_node(node, [A], outputs_info=[(np.float32, (3, 2))])
@@ -113,8 +121,17 @@ def test_unsupported_ops_surface_as_the_importers_error():
         backend.prepare(model)
 
 
-@pytest.mark.parametrize("device, supported", [
-    ("CPU", True), ("CPU:0", True), ("CUDA", False), ("CUDA:1", False), ("TPU", False), ("", False)])
+@pytest.mark.parametrize(
+    "device, supported",
+    [
+        ("CPU", True),
+        ("CPU:0", True),
+        ("CUDA", False),
+        ("CUDA:1", False),
+        ("TPU", False),
+        ("", False),
+    ],
+)
 def test_supports_only_the_cpu_device(device, supported):
     assert backend.supports_device(device) is supported
 

@@ -26,11 +26,19 @@ def _assert_backends_match(model, feeds, atol=1e-5):
         got = glow_mlir.compile(model, backend=backend, cache=False).run(feeds)
         assert len(got) == len(expected)
         for i, (g, e) in enumerate(zip(got, expected)):
-            assert g.shape == e.shape and g.dtype == e.dtype, (backend, i, g.shape, e.shape, g.dtype)
+            assert g.shape == e.shape and g.dtype == e.dtype, (
+                backend,
+                i,
+                g.shape,
+                e.shape,
+                g.dtype,
+            )
             if e.dtype.kind in "iu":
                 np.testing.assert_array_equal(g, e, err_msg=f"{backend}: output {i}")
             else:
-                np.testing.assert_allclose(g, e, rtol=1e-6, atol=atol, err_msg=f"{backend}: output {i}")
+                np.testing.assert_allclose(
+                    g, e, rtol=1e-6, atol=atol, err_msg=f"{backend}: output {i}"
+                )
     return expected
 
 
@@ -119,8 +127,9 @@ def test_runtime_operands_bound_by_their_storage_range():
     """Both operands at run time, no zero points: |a| <= 255, |b| <= 128, so the bound is
     255 * 128 * K: float32 up to K = 514 (2^24 / 32640 = 514.008), float64 from 515."""
     for k, elem in ((514, "f32"), (515, "f64")):
-        model = node_model("MatMulInteger", {"a": _ints((2, k), U8, 24), "b": _ints((k, 2), I8, 25)},
-                           opset=10)
+        model = node_model(
+            "MatMulInteger", {"a": _ints((2, k), U8, 24), "b": _ints((k, 2), I8, 25)}, opset=10
+        )
         assert _product_elems(model) == {elem}, k
     a, b = _ints((2, 600), U8, 24), _ints((600, 2), I8, 25)
     model = node_model("MatMulInteger", {"a": a, "b": b}, opset=10)
@@ -183,13 +192,21 @@ def _attention_block():
         return name
 
     n = helper.make_node
-    nodes = [n("MatMul", ["x", init("wq", d, d)], ["q"]), n("MatMul", ["x", init("wk", d, d)], ["k"]),
-             n("MatMul", ["x", init("wv", d, d)], ["v"]), n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
-             n("MatMul", ["q", "kt"], ["s"]), n("Softmax", ["s"], ["p"], axis=-1),
-             n("MatMul", ["p", "v"], ["a"]), n("MatMul", ["a", init("wo", d, d)], ["o"]),
-             n("Add", ["o", "x"], ["r"]), n("MatMul", ["r", init("w1", d, hidden)], ["h"]),
-             n("Add", ["h", init("b1", hidden)], ["hb"]), n("Relu", ["hb"], ["hr"]),
-             n("MatMul", ["hr", init("w2", hidden, d)], ["y"])]
+    nodes = [
+        n("MatMul", ["x", init("wq", d, d)], ["q"]),
+        n("MatMul", ["x", init("wk", d, d)], ["k"]),
+        n("MatMul", ["x", init("wv", d, d)], ["v"]),
+        n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        n("MatMul", ["q", "kt"], ["s"]),
+        n("Softmax", ["s"], ["p"], axis=-1),
+        n("MatMul", ["p", "v"], ["a"]),
+        n("MatMul", ["a", init("wo", d, d)], ["o"]),
+        n("Add", ["o", "x"], ["r"]),
+        n("MatMul", ["r", init("w1", d, hidden)], ["h"]),
+        n("Add", ["h", init("b1", hidden)], ["hb"]),
+        n("Relu", ["hb"], ["hr"]),
+        n("MatMul", ["hr", init("w2", hidden, d)], ["y"]),
+    ]
     return nodes, inits, [2, 8, d]
 
 
@@ -198,13 +215,20 @@ def _quantize_dynamic(build, weight_type, per_channel):
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     nodes, inits, shape = build()
-    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    graph = helper.make_graph(
+        nodes,
+        "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "quant.onnx")
         onnx.save(model, src)
-        quantize_dynamic(src, dst, weight_type=getattr(QuantType, weight_type), per_channel=per_channel)
+        quantize_dynamic(
+            src, dst, weight_type=getattr(QuantType, weight_type), per_channel=per_channel
+        )
         quant = onnx.load(dst)
     for node in quant.graph.node:
         if node.op_type in ("DynamicQuantizeLinear", "ConvInteger", "MatMulInteger"):

@@ -69,17 +69,26 @@ def test_dilated_and_3d_pooling(op, shape, attrs):
                                rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("attrs,scales", [
-    ({"mode": "cubic"}, [1, 1, 1.5, 2.0]),
-    ({"mode": "cubic"}, [1, 1, 0.6, 0.5]),
-    ({"mode": "cubic", "coordinate_transformation_mode": "asymmetric"}, [1, 1, 2.0, 1.5]),
-    ({"mode": "cubic", "coordinate_transformation_mode": "align_corners"}, [1, 1, 2.0, 2.0]),
-    ({"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"}, [1, 1, 1.5, 0.5]),
-    ({"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}, [1, 1, 0.8, 1.7]),
-    ({"mode": "cubic", "antialias": 1}, [1, 1, 0.6, 0.5]),
-    ({"mode": "linear", "antialias": 1}, [1, 1, 0.6, 0.4]),
-    ({"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"}, [1, 1, 1.7, 0.6]),
-])
+@pytest.mark.parametrize(
+    "attrs,scales",
+    [
+        ({"mode": "cubic"}, [1, 1, 1.5, 2.0]),
+        ({"mode": "cubic"}, [1, 1, 0.6, 0.5]),
+        ({"mode": "cubic", "coordinate_transformation_mode": "asymmetric"}, [1, 1, 2.0, 1.5]),
+        ({"mode": "cubic", "coordinate_transformation_mode": "align_corners"}, [1, 1, 2.0, 2.0]),
+        (
+            {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"},
+            [1, 1, 1.5, 0.5],
+        ),
+        ({"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}, [1, 1, 0.8, 1.7]),
+        ({"mode": "cubic", "antialias": 1}, [1, 1, 0.6, 0.5]),
+        ({"mode": "linear", "antialias": 1}, [1, 1, 0.6, 0.4]),
+        (
+            {"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"},
+            [1, 1, 1.7, 0.6],
+        ),
+    ],
+)
 def test_resize_by_interpolation_matrices(attrs, scales):
     x = rand(1, 2, 5, 6, seed=47)
     consts = {"roi": np.zeros(0, np.float32), "scales": np.array(scales, np.float32)}

@@ -20,7 +20,9 @@ UNARY = ["Abs", "Neg", "Ceil", "Floor", "Round", "Sqrt", "Reciprocal", "Relu", "
 def test_unary(op):
     x = {"Sqrt": POS, "Log": POS, "Acosh": POS + 1, "Atanh": np.tanh(X)}.get(op, X * 3)
     opset = 18 if op == "Mish" else 17
-    assert_matches_onnxruntime(node_model(op, {"x": x}, opset=opset), {"x": x}, rtol=1e-5, atol=1e-6)
+    assert_matches_onnxruntime(
+        node_model(op, {"x": x}, opset=opset), {"x": x}, rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("op,attrs", [
@@ -82,7 +84,9 @@ def test_logic(op):
 def test_not_and_where():
     c = np.array([[True, False, True]])
     x, y = rand(2, 3, seed=7), rand(3, seed=8)
-    assert_matches_onnxruntime(node_model("Where", {"c": c, "x": x, "y": y}), {"c": c, "x": x, "y": y})
+    assert_matches_onnxruntime(
+        node_model("Where", {"c": c, "x": x, "y": y}), {"c": c, "x": x, "y": y}
+    )
     assert_matches_onnxruntime(node_model("Not", {"c": c}), {"c": c})
 
 
@@ -96,7 +100,9 @@ def test_integer_div_truncates_toward_zero():
 def test_mod(fmod):
     a = np.array([7, -7, 7, -7, 6], np.int32)
     b = np.array([3, 3, -3, -3, 3], np.int32)
-    assert_matches_onnxruntime(node_model("Mod", {"a": a, "b": b}, {"fmod": fmod}), {"a": a, "b": b})
+    assert_matches_onnxruntime(
+        node_model("Mod", {"a": a, "b": b}, {"fmod": fmod}), {"a": a, "b": b}
+    )
 
 
 def test_fmod_float():
@@ -155,7 +161,9 @@ def test_mismatched_shapes_are_a_clear_error():
     from glow_mlir.frontends.onnx import OnnxImportError
 
     model = node_model("Add", {"a": rand(2, 3), "b": rand(4)})
-    with pytest.raises(OnnxImportError, match=r"'#0 \(output 'y0'\)' \(Add\).*2x3, 4 do not broadcast"):
+    with pytest.raises(
+        OnnxImportError, match=r"'#0 \(output 'y0'\)' \(Add\).*2x3, 4 do not broadcast"
+    ):
         import_onnx(model)
 
 
@@ -172,7 +180,9 @@ def test_element_type_the_op_lacks_is_reported_unsupported():
     from glow_mlir.frontends.onnx import UnsupportedOnnxError
 
     x = np.arange(6, dtype=np.int32)
-    with pytest.raises(UnsupportedOnnxError, match=r"Erf: i32 elements \(glow.erf takes floating-point ones\)"):
+    with pytest.raises(
+        UnsupportedOnnxError, match=r"Erf: i32 elements \(glow.erf takes floating-point ones\)"
+    ):
         import_onnx(node_model("Erf", {"x": x}, opset=13))
 
 

@@ -14,7 +14,14 @@ from glow_mlir.frontends.onnx import (
 )
 from glow_mlir.ir.errors import UserError
 from glow_mlir.targets.interpreter import evaluate_module
-from onnx_testing import assert_matches_onnxruntime, make_model, node_model, rand, run_glow, run_onnxruntime
+from onnx_testing import (
+    assert_matches_onnxruntime,
+    make_model,
+    node_model,
+    rand,
+    run_glow,
+    run_onnxruntime,
+)
 
 F32 = np.float32
 
@@ -41,7 +48,10 @@ def test_every_unsupported_feature_is_listed_once_with_counts():
     assert isinstance(err, UserError)
     text = str(err)
     assert "Hardmax: op type not supported (2 times: 'hard_a', 'hard_b')" in text
-    assert "com.microsoft.FusedConv: ops of domain 'com.microsoft' are not supported (1 time: 'fused')" in text
+    assert (
+        "com.microsoft.FusedConv: ops of domain 'com.microsoft' are not supported (1 time: 'fused')"
+        in text
+    )
     assert "Resize: coordinate_transformation_mode 'tf_crop_and_resize' is not supported" in text
     assert "'up'" in text
     assert "Conv: 3-D convolution" in text and "'conv3d'" in text
@@ -105,7 +115,9 @@ def _minus_one_model(out_dims=None):
     nodes = [helper.make_node("Relu", ["x"], ["y"])]
     model = make_model(nodes, {"x": ((1, 3, 4, 5), F32)}, ["y"], dynamic={"x": [-1, 3, "h", None]})
     if out_dims is not None:
-        model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, out_dims))
+        model.graph.output[0].CopyFrom(
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, out_dims)
+        )
     return model
 
 
@@ -123,11 +135,21 @@ def test_unbound_minus_one_is_named():
         import_onnx(_minus_one_model(), {"h": 4})
 
 
-@pytest.mark.parametrize("shape,message", [
-    ((2, 3, 4), "the shape given for input 'x', 2x3x4, has rank 3, but the model declares ?x3xhx? (rank 4)"),
-    ((2, 4, 4, 5), "the shape given for input 'x', 2x4x4x5, differs from the model's ?x3xhx? in dim 1"),
-    ((2, 3, -4, 5), "the shape given for input 'x', 2x3x-4x5, has a negative dim 2 (-4)"),
-])
+@pytest.mark.parametrize(
+    "shape,message",
+    [
+        (
+            (2, 3, 4),
+            "the shape given for input 'x', 2x3x4, has rank 3, "
+            "but the model declares ?x3xhx? (rank 4)",
+        ),
+        (
+            (2, 4, 4, 5),
+            "the shape given for input 'x', 2x4x4x5, differs from the model's ?x3xhx? in dim 1",
+        ),
+        ((2, 3, -4, 5), "the shape given for input 'x', 2x3x-4x5, has a negative dim 2 (-4)"),
+    ],
+)
 def test_bad_bindings_of_a_minus_one_model_name_input_and_dim(shape, message):
     with pytest.raises(OnnxImportError) as info:
         import_onnx(_minus_one_model(), {"x": shape})
@@ -172,13 +194,19 @@ def test_inconsistent_shapes_name_the_node():
 def test_declared_output_shape_must_match():
     model = node_model("Relu", {"x": rand(2, 3)})
     model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y0", TensorProto.FLOAT, [3, 2]))
-    with pytest.raises(OnnxImportError, match="'y0' is declared with shape 3x2, but the graph computes 2x3"):
+    with pytest.raises(
+        OnnxImportError, match="'y0' is declared with shape 3x2, but the graph computes 2x3"
+    ):
         import_onnx(model)
 
 
 def test_undefined_node_input():
-    model = make_model([helper.make_node("Add", ["x", "ghost"], ["y"], name="add")], {"x": rand(2)}, ["y"])
-    with pytest.raises(OnnxImportError, match="node 'add' \\(Add\\) uses 'ghost', which no graph input"):
+    model = make_model(
+        [helper.make_node("Add", ["x", "ghost"], ["y"], name="add")], {"x": rand(2)}, ["y"]
+    )
+    with pytest.raises(
+        OnnxImportError, match="node 'add' \\(Add\\) uses 'ghost', which no graph input"
+    ):
         import_onnx(model)
 
 
@@ -201,7 +229,9 @@ def test_truncated_file(tmp_path):
         import_onnx(path)
 
 
-@pytest.mark.parametrize("content", [b"\x00\x01garbage\xff\xfe" * 10, b"not an onnx model at all\n", b""])
+@pytest.mark.parametrize(
+    "content", [b"\x00\x01garbage\xff\xfe" * 10, b"not an onnx model at all\n", b""]
+)
 def test_garbage_files(tmp_path, content):
     path = tmp_path / "g.onnx"
     path.write_bytes(content)
@@ -226,9 +256,13 @@ def test_external_data(tmp_path):
                     location="weights.bin", size_threshold=0)
     assert onnx.load(str(path), load_external_data=False).graph.initializer[0].data_location \
         == onnx.TensorProto.EXTERNAL
-    np.testing.assert_allclose(evaluate_module(import_onnx(path), [x])[0], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        evaluate_module(import_onnx(path), [x])[0], expected, rtol=1e-5, atol=1e-5
+    )
     (tmp_path / "weights.bin").rename(tmp_path / "moved.bin")
-    with pytest.raises(OnnxImportError, match="external files that were not found.*'w' in 'weights.bin'"):
+    with pytest.raises(
+        OnnxImportError, match="external files that were not found.*'w' in 'weights.bin'"
+    ):
         import_onnx(path)
 
 

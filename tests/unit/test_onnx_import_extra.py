@@ -25,8 +25,9 @@ I64 = np.int64
 ])
 def test_einsum(equation, shapes):
     inputs = {f"x{i}": rand(*s, seed=i) for i, s in enumerate(shapes)}
-    assert_matches_onnxruntime(node_model("Einsum", inputs, {"equation": equation}, opset=12), inputs,
-                               rtol=1e-5, atol=1e-5)
+    assert_matches_onnxruntime(
+        node_model("Einsum", inputs, {"equation": equation}, opset=12), inputs, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_einsum_diagonal_is_unsupported():
@@ -38,14 +39,20 @@ def test_einsum_diagonal_is_unsupported():
 @pytest.mark.parametrize("runtime", [False, True])
 def test_gather_elements(axis, runtime):
     data = rand(3, 4, seed=1)
-    idx = np.array([[0, 2, -1, 1], [2, 0, 1, -3]], I64) if axis == 0 else np.array([[0, 3], [-1, 1], [2, 2]], I64)
+    idx = (
+        np.array([[0, 2, -1, 1], [2, 0, 1, -3]], I64)
+        if axis == 0
+        else np.array([[0, 3], [-1, 1], [2, 2]], I64)
+    )
     if axis == 0:
         idx = np.clip(idx, -3, 2)
     if runtime:
         model = node_model("GatherElements", {"d": data, "i": idx}, {"axis": axis}, opset=13)
         feeds = {"d": data, "i": idx}
     else:
-        model = node_model("GatherElements", {"d": data}, {"axis": axis}, consts={"i": idx}, opset=13)
+        model = node_model(
+            "GatherElements", {"d": data}, {"axis": axis}, consts={"i": idx}, opset=13
+        )
         feeds = {"d": data}
     assert_matches_onnxruntime(model, feeds)
 
@@ -96,8 +103,12 @@ def test_conv_transpose_1d_runtime_weights():
 def test_matmul_integer():
     a = np.random.default_rng(0).integers(0, 255, (3, 4, 5)).astype(np.uint8)
     b = np.random.default_rng(1).integers(-128, 127, (5, 2)).astype(np.int8)
-    model = node_model("MatMulInteger", {"a": a, "b": b},
-                       consts={"za": np.array(128, np.uint8), "zb": np.array([3, -2], np.int8)}, opset=13)
+    model = node_model(
+        "MatMulInteger",
+        {"a": a, "b": b},
+        consts={"za": np.array(128, np.uint8), "zb": np.array([3, -2], np.int8)},
+        opset=13,
+    )
     assert_matches_onnxruntime(model, {"a": a, "b": b})
 
 
@@ -118,8 +129,12 @@ def _if_model(cond_from_shape: bool, then_op: str = "Relu"):
 
     from onnx_testing import make_model
 
-    then_g = helper.make_graph([helper.make_node(then_op, ["x"], ["t"], name="then_op")], "then", [],
-                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    then_g = helper.make_graph(
+        [helper.make_node(then_op, ["x"], ["t"], name="then_op")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
     else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="else_op")], "else", [],
                                [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
     n = helper.make_node
@@ -136,11 +151,15 @@ def _if_model(cond_from_shape: bool, then_op: str = "Relu"):
 def test_if_with_a_condition_known_at_import_is_its_branch():
     model = _if_model(True)
     assert_matches_onnxruntime(model, {"x": rand(2, 3)})
-    assert [op.name for op in import_onnx(model).walk() if op.name.startswith("glow.")] == ["glow.relu"]
+    assert [op.name for op in import_onnx(model).walk() if op.name.startswith("glow.")] == [
+        "glow.relu"
+    ]
 
 
 def test_if_with_runtime_condition_or_unsupported_branch_is_reported():
-    with pytest.raises(UnsupportedOnnxError, match="If: the condition .*known at import.* 'branch'"):
+    with pytest.raises(
+        UnsupportedOnnxError, match="If: the condition .*known at import.* 'branch'"
+    ):
         import_onnx(_if_model(False))
     with pytest.raises(UnsupportedOnnxError, match="Hardmax: op type not supported .*'then_op'"):
         import_onnx(_if_model(True, then_op="Hardmax"))

@@ -26,7 +26,6 @@ from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.ir.element_types import cast_array, element_type, numpy_dtype
 from glow_mlir.ir.resources import decode_blob, encode_blob
 from glow_mlir.targets.interpreter import evaluate_module
-
 from onnx_testing import IR_VERSION
 
 VALUES = np.array([0.0, -0.0, 0.3, -1.7, 2.5, 3.5, 100.0, 1e6, -1e6, 1e-7, -1e-7,
@@ -124,12 +123,17 @@ def test_constant_cast_folds_with_saturate():
 
 def test_element_type_table():
     cases = [
-        (BFloat16Type(), ml_dtypes.bfloat16), (Float8E4M3FNType(), ml_dtypes.float8_e4m3fn),
+        (BFloat16Type(), ml_dtypes.bfloat16),
+        (Float8E4M3FNType(), ml_dtypes.float8_e4m3fn),
         (Float8E4M3FNUZType(), ml_dtypes.float8_e4m3fnuz),
-        (Float8E5M2Type(), ml_dtypes.float8_e5m2), (Float8E5M2FNUZType(), ml_dtypes.float8_e5m2fnuz),
-        (Float8E8M0FNUType(), ml_dtypes.float8_e8m0fnu), (Float4E2M1FNType(), ml_dtypes.float4_e2m1fn),
-        (IntegerType(4), ml_dtypes.int4), (IntegerType(4, Signedness.UNSIGNED), ml_dtypes.uint4),
-        (IntegerType(2), ml_dtypes.int2), (IntegerType(2, Signedness.UNSIGNED), ml_dtypes.uint2),
+        (Float8E5M2Type(), ml_dtypes.float8_e5m2),
+        (Float8E5M2FNUZType(), ml_dtypes.float8_e5m2fnuz),
+        (Float8E8M0FNUType(), ml_dtypes.float8_e8m0fnu),
+        (Float4E2M1FNType(), ml_dtypes.float4_e2m1fn),
+        (IntegerType(4), ml_dtypes.int4),
+        (IntegerType(4, Signedness.UNSIGNED), ml_dtypes.uint4),
+        (IntegerType(2), ml_dtypes.int2),
+        (IntegerType(2, Signedness.UNSIGNED), ml_dtypes.uint2),
     ]
     for mlir_type, dtype in cases:
         assert numpy_dtype(mlir_type) == np.dtype(dtype)

@@ -28,7 +28,9 @@ def test_conv2d(attrs):
 
 def test_conv_without_bias_and_runtime_weights():
     w = rand(3, 4, 1, 1, seed=24)
-    assert_matches_onnxruntime(node_model("Conv", {"x": X, "w": w}), {"x": X, "w": w}, rtol=1e-4, atol=1e-5)
+    assert_matches_onnxruntime(
+        node_model("Conv", {"x": X, "w": w}), {"x": X, "w": w}, rtol=1e-4, atol=1e-5
+    )
 
 
 def test_conv1d():
@@ -58,7 +60,9 @@ def test_average_pool_count_include_pad(ceil):
 
 def test_pool1d():
     x = rand(2, 3, 9, seed=27)
-    assert_matches_onnxruntime(node_model("MaxPool", {"x": x}, {"kernel_shape": [3], "strides": [2]}), {"x": x})
+    assert_matches_onnxruntime(
+        node_model("MaxPool", {"x": x}, {"kernel_shape": [3], "strides": [2]}), {"x": x}
+    )
 
 
 @pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
@@ -73,7 +77,9 @@ def test_batch_normalization():
     consts = {"s": rand(c, seed=1), "b": rand(c, seed=2), "m": rand(c, seed=3),
               "v": rand(c, seed=4, low=0.5)}
     for opset in (7, 9, 15):
-        model = node_model("BatchNormalization", {"x": X}, {"epsilon": 1e-3}, consts=consts, opset=opset)
+        model = node_model(
+            "BatchNormalization", {"x": X}, {"epsilon": 1e-3}, consts=consts, opset=opset
+        )
         assert_matches_onnxruntime(model, {"x": X}, rtol=1e-5, atol=1e-5)
 
 
@@ -91,7 +97,9 @@ def test_layer_normalization(axis, with_bias):
     consts = {"s": rand(*norm, seed=7)}
     if with_bias:
         consts["b"] = rand(*norm, seed=8)
-    model = node_model("LayerNormalization", {"x": x}, {"axis": axis, "epsilon": 1e-5}, consts=consts)
+    model = node_model(
+        "LayerNormalization", {"x": x}, {"axis": axis, "epsilon": 1e-5}, consts=consts
+    )
     assert_matches_onnxruntime(model, {"x": x}, rtol=1e-4, atol=1e-5)
 
 

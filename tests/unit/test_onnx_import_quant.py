@@ -3,10 +3,10 @@
 
 import numpy as np
 import pytest
+from onnx import helper
 
 from glow_mlir.frontends.onnx import import_onnx
 from onnx_testing import assert_matches_onnxruntime, make_model, node_model, rand
-from onnx import helper
 
 X = rand(2, 3, 4, seed=61) * 4
 F32 = np.float32
@@ -20,7 +20,9 @@ def _glow_ops(model):
 def test_quantize_dequantize_round_trip(zp):
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
              helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
-    model = make_model(nodes, {"x": X}, ["q", "y"], {"s": np.array(0.05, F32), "z": np.array(zp)}, opset=13)
+    model = make_model(
+        nodes, {"x": X}, ["q", "y"], {"s": np.array(0.05, F32), "z": np.array(zp)}, opset=13
+    )
     assert_matches_onnxruntime(model, {"x": X})
     assert _glow_ops(model) == ["glow.quantize", "glow.dequantize"]
 

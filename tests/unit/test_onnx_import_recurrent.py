@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
-from onnx_testing import IR_VERSION, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.frontends.onnx import OnnxImportError, UnboundDimensionError, import_onnx
 from glow_mlir.ir.errors import UserError
+from onnx_testing import IR_VERSION, run_onnxruntime
 
 RTOL, ATOL = 1e-4, 1e-5
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -79,8 +79,11 @@ def _arrays(case: Case) -> dict[str, np.ndarray]:
     def normal(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    arrays = {"X": normal(case.steps, case.batch, case.inputs),
-              "W": normal(d, gh, case.inputs, scale=0.6), "R": normal(d, gh, case.hidden, scale=0.6)}
+    arrays = {
+        "X": normal(case.steps, case.batch, case.inputs),
+        "W": normal(d, gh, case.inputs, scale=0.6),
+        "R": normal(d, gh, case.hidden, scale=0.6),
+    }
     if case.bias:
         arrays["B"] = normal(d, 2 * gh, scale=0.5)
     if case.lens is not None:
@@ -116,7 +119,9 @@ def build(case: Case, layout: int | None = None) -> tuple[onnx.ModelProto, dict[
     names = [s if s in arrays else "" for s in _SLOTS[:8 if case.op == "LSTM" else 6]]
     while names and not names[-1]:
         names.pop()
-    outs = [o if keep else "" for o, keep in zip(("Y", "Y_h", "Y_c")[:1 + case.states], case.outputs)]
+    outs = [
+        o if keep else "" for o, keep in zip(("Y", "Y_h", "Y_c")[: 1 + case.states], case.outputs)
+    ]
     while outs and not outs[-1]:
         outs.pop()
     attrs = dict(hidden_size=case.hidden, direction=case.direction, **case.extra_attrs)
@@ -136,8 +141,10 @@ def build(case: Case, layout: int | None = None) -> tuple[onnx.ModelProto, dict[
         attrs["activation_beta"] = list(case.betas)
     node = helper.make_node(case.op, names, outs, name="rec", **attrs)
     feeds = {k: v for k, v in arrays.items() if k in run_time}
-    inputs = [helper.make_tensor_value_info(k, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-              for k, v in feeds.items()]
+    inputs = [
+        helper.make_tensor_value_info(k, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+        for k, v in feeds.items()
+    ]
     inits = [numpy_helper.from_array(v, k) for k, v in arrays.items() if k not in run_time]
     graph = helper.make_graph([node], "g", inputs,
                               [helper.make_empty_tensor_value_info(o) for o in outs if o], inits)
@@ -195,17 +202,32 @@ def cases(draw) -> Case:
     outputs = draw(st.tuples(*[st.booleans()] * 3).filter(any))
     lstm, gru = op == "LSTM", op == "GRU"
     return Case(
-        op=op, direction=direction, layout=draw(st.sampled_from([0, 1])), steps=steps,
-        batch=batch, inputs=draw(st.integers(1, 3)), hidden=draw(st.integers(1, 4)),
-        bias=draw(st.booleans()), lens=lens,
+        op=op,
+        direction=direction,
+        layout=draw(st.sampled_from([0, 1])),
+        steps=steps,
+        batch=batch,
+        inputs=draw(st.integers(1, 3)),
+        hidden=draw(st.integers(1, 4)),
+        bias=draw(st.booleans()),
+        lens=lens,
         lens_at_run_time=lens is not None and draw(st.booleans()),
-        initial=draw(st.booleans()), peepholes=lstm and draw(st.booleans()),
+        initial=draw(st.booleans()),
+        peepholes=lstm and draw(st.booleans()),
         input_forget=lstm and draw(st.booleans()),
         linear_before_reset=gru and draw(st.booleans()),
-        clip=draw(st.none() | st.sampled_from([0.5, 2.0])), activations=activations,
-        alphas=tuple(alphas), betas=tuple(betas),
-        outputs=outputs if lstm else (*outputs[:2], False) if any(outputs[:2]) else (True, False, False),
-        weights_at_run_time=draw(st.booleans()), seed=draw(st.integers(0, 1000)))
+        clip=draw(st.none() | st.sampled_from([0.5, 2.0])),
+        activations=activations,
+        alphas=tuple(alphas),
+        betas=tuple(betas),
+        outputs=outputs
+        if lstm
+        else (*outputs[:2], False)
+        if any(outputs[:2])
+        else (True, False, False),
+        weights_at_run_time=draw(st.booleans()),
+        seed=draw(st.integers(0, 1000)),
+    )
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
@@ -380,7 +402,9 @@ def test_w_of_the_wrong_shape():
     model, _ = build(case)
     w = next(t for t in model.graph.initializer if t.name == "W")
     w.CopyFrom(numpy_helper.from_array(np.zeros((1, 11, 3), np.float32), "W"))
-    with pytest.raises(OnnxImportError, match=r"node 'rec' \(GRU\): W has shape 1x11x3, expected 1x12x3"):
+    with pytest.raises(
+        OnnxImportError, match=r"node 'rec' \(GRU\): W has shape 1x11x3, expected 1x12x3"
+    ):
         import_onnx(model)
 
 
@@ -392,7 +416,9 @@ def test_invalid_layout_and_clip():
 def test_sequence_lens_out_of_range():
     case = Case("RNN", steps=3, lens=(3, 4))
     model, _ = build(case)
-    with pytest.raises(OnnxImportError, match=r"node 'rec' \(RNN\): sequence_lens holds \[3, 4\], outside 0..3"):
+    with pytest.raises(
+        OnnxImportError, match=r"node 'rec' \(RNN\): sequence_lens holds \[3, 4\], outside 0..3"
+    ):
         import_onnx(model)
 
 
@@ -401,7 +427,9 @@ def test_sequence_lens_of_the_wrong_shape():
     model, _ = build(case)
     lens = next(t for t in model.graph.initializer if t.name == "sequence_lens")
     lens.CopyFrom(numpy_helper.from_array(np.array([1, 2, 3], np.int32), "sequence_lens"))
-    with pytest.raises(OnnxImportError, match=r"sequence_lens has shape 3, expected 2 \(the batch size\)"):
+    with pytest.raises(
+        OnnxImportError, match=r"sequence_lens has shape 3, expected 2 \(the batch size\)"
+    ):
         import_onnx(model)
 
 
@@ -413,7 +441,9 @@ def test_unbound_sequence_length_or_batch():
     dims[0].dim_param, dims[1].dim_param = "seq", "batch"
     with pytest.raises(UnboundDimensionError) as info:
         import_onnx(model)
-    assert "input 'X' dim 0 is 'seq' (shape seqxbatchx3, read by node 'rec' (LSTM))" in str(info.value)
+    assert "input 'X' dim 0 is 'seq' (shape seqxbatchx3, read by node 'rec' (LSTM))" in str(
+        info.value
+    )
     assert "input 'X' dim 1 is 'batch'" in str(info.value)
     compiled = glow_mlir.compile(model, backend="interpreter", input_shapes={"seq": 3, "batch": 2},
                                  progress=False)
@@ -425,5 +455,7 @@ def test_unbound_sequence_length_or_batch():
 def test_integer_input_is_unsupported():
     model, _ = build(Case("RNN"))
     model.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
-    with pytest.raises(UserError, match=r"RNN: i32 elements \(recurrent ops take floating-point ones\)"):
+    with pytest.raises(
+        UserError, match=r"RNN: i32 elements \(recurrent ops take floating-point ones\)"
+    ):
         import_onnx(model)

@@ -38,8 +38,14 @@ def test_resize_sizes_opset11():
 
 @pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
 def test_resize_axes_and_aspect_policy_opset18(policy):
-    model = node_model("Resize", {"x": X}, {"axes": [2, 3], "keep_aspect_ratio_policy": policy},
-                       consts={"sizes": np.array([8, 7], I64)}, order=["x", "", "", "sizes"], opset=18)
+    model = node_model(
+        "Resize",
+        {"x": X},
+        {"axes": [2, 3], "keep_aspect_ratio_policy": policy},
+        consts={"sizes": np.array([8, 7], I64)},
+        order=["x", "", "", "sizes"],
+        opset=18,
+    )
     assert_matches_onnxruntime(model, {"x": X})
 
 
@@ -62,8 +68,12 @@ def test_upsample(opset, mode):
 
 
 def test_nearest_half_pixel_symmetric_is_reported_unsupported():
-    model = node_model("Resize", {"x": X}, {"mode": "nearest",
-                                            "coordinate_transformation_mode": "half_pixel_symmetric"},
-                       consts={"roi": EMPTY, "scales": np.array([1, 1, 2, 2], F32)}, opset=19)
+    model = node_model(
+        "Resize",
+        {"x": X},
+        {"mode": "nearest", "coordinate_transformation_mode": "half_pixel_symmetric"},
+        consts={"roi": EMPTY, "scales": np.array([1, 1, 2, 2], F32)},
+        opset=19,
+    )
     with pytest.raises(UnsupportedOnnxError, match="'half_pixel_symmetric' in a nearest resize"):
         import_onnx(model)

@@ -29,8 +29,14 @@ def test_torch_style_flatten_and_attention_reshape():
         n("Reshape", ["x", "new_shape"], ["r"]),
         n("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3]),
     ]
-    consts = {"zero": np.array(0, I64), "one": np.array(1, I64), "axes0": np.array([0], I64),
-              "hidden": np.array([8], I64), "heads": np.array([2], I64), "heads1": np.array([2], I64)}
+    consts = {
+        "zero": np.array(0, I64),
+        "one": np.array(1, I64),
+        "axes0": np.array([0], I64),
+        "hidden": np.array([8], I64),
+        "heads": np.array([2], I64),
+        "heads1": np.array([2], I64),
+    }
     model = make_model(nodes, {"x": x}, ["y"], consts, opset=13, dynamic={"x": ["batch", "seq", 8]})
     assert_matches_onnxruntime(model, {"x": x}, input_shapes={"x": (2, 6, 8)})
     assert _glow_ops(model, input_shapes={"x": (2, 6, 8)}) == ["glow.reshape", "glow.transpose"]
@@ -41,12 +47,17 @@ def test_constant_of_shape_range_cast_and_expand():
     n = helper.make_node
     nodes = [
         n("Shape", ["x"], ["s"]),
-        n("ConstantOfShape", ["s"], ["ones"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
-        n("Slice", ["s", "start", "end"], ["last"]),        # [4]
+        n(
+            "ConstantOfShape",
+            ["s"],
+            ["ones"],
+            value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]),
+        ),
+        n("Slice", ["s", "start", "end"], ["last"]),  # [4]
         n("Squeeze", ["last", "ax"], ["last_scalar"]),
         n("Range", ["zero", "last_scalar", "one"], ["idx"]),  # [0, 1, 2, 3]
         n("Cast", ["idx"], ["idxf"], to=TensorProto.FLOAT),
-        n("Mul", ["idxf", "ones"], ["ramp"]),                # known at import
+        n("Mul", ["idxf", "ones"], ["ramp"]),  # known at import
         n("Add", ["x", "ramp"], ["sum"]),
         n("Equal", ["s", "minus1"], ["is_neg"]),
         n("Where", ["is_neg", "s", "s"], ["shape2"]),
@@ -59,7 +70,11 @@ def test_constant_of_shape_range_cast_and_expand():
     model = make_model(nodes, {"x": x}, ["y"], consts, opset=13)
     assert_matches_onnxruntime(model, {"x": x})
     ops = _glow_ops(model)
-    assert ops.count("glow.add") == 2 and not {"glow.gather", "glow.concat", "glow.convert_to"} & set(ops)
+    assert ops.count("glow.add") == 2 and not {
+        "glow.gather",
+        "glow.concat",
+        "glow.convert_to",
+    } & set(ops)
 
 
 def test_size_and_arithmetic_on_shapes():
@@ -82,7 +97,12 @@ def test_constant_node_and_nonzero_on_constants():
     x = rand(4, seed=75)
     n = helper.make_node
     nodes = [
-        n("Constant", [], ["mask"], value=helper.make_tensor("m", TensorProto.BOOL, [4], [1, 0, 1, 1])),
+        n(
+            "Constant",
+            [],
+            ["mask"],
+            value=helper.make_tensor("m", TensorProto.BOOL, [4], [1, 0, 1, 1]),
+        ),
         n("NonZero", ["mask"], ["nz"]),
         n("Squeeze", ["nz", "ax"], ["idx"]),
         n("Gather", ["x", "idx"], ["y"], axis=0),

@@ -42,14 +42,20 @@ def test_transpose(perm):
 
 def test_concat():
     a, b = rand(2, 3, seed=1), rand(2, 5, seed=2)
-    assert_matches_onnxruntime(node_model("Concat", {"a": a, "b": b}, {"axis": -1}), {"a": a, "b": b})
+    assert_matches_onnxruntime(
+        node_model("Concat", {"a": a, "b": b}, {"axis": -1}), {"a": a, "b": b}
+    )
 
 
-@pytest.mark.parametrize("opset,how", [(11, "attr"), (13, "input"), (13, "equal"), (18, "num_outputs")])
+@pytest.mark.parametrize(
+    "opset,how", [(11, "attr"), (13, "input"), (13, "equal"), (18, "num_outputs")]
+)
 def test_split(opset, how):
     x = rand(2, 7, seed=13)
     if how == "attr":
-        model = node_model("Split", {"x": x}, {"axis": 1, "split": [2, 5]}, n_outputs=2, opset=opset)
+        model = node_model(
+            "Split", {"x": x}, {"axis": 1, "split": [2, 5]}, n_outputs=2, opset=opset
+        )
     elif how == "input":
         model = node_model("Split", {"x": x}, {"axis": 1}, consts={"s": np.array([3, 4], I64)},
                            n_outputs=2, opset=opset)
@@ -57,7 +63,9 @@ def test_split(opset, how):
         x = rand(2, 6, seed=13)
         model = node_model("Split", {"x": x}, {"axis": 1}, n_outputs=3, opset=opset)
     else:
-        model = node_model("Split", {"x": x}, {"axis": 1, "num_outputs": 3}, n_outputs=3, opset=opset)
+        model = node_model(
+            "Split", {"x": x}, {"axis": 1, "num_outputs": 3}, n_outputs=3, opset=opset
+        )
     assert_matches_onnxruntime(model, {"x": x})
 
 
@@ -77,7 +85,9 @@ def test_slice_opset10_inputs(starts, ends, axes, steps):
 
 
 def test_slice_opset1_attributes():
-    model = node_model("Slice", {"x": X}, {"starts": [1, 1], "ends": [3, 1000], "axes": [1, 3]}, opset=9)
+    model = node_model(
+        "Slice", {"x": X}, {"starts": [1, 1], "ends": [3, 1000], "axes": [1, 3]}, opset=9
+    )
     assert_matches_onnxruntime(model, {"x": X})
 
 
@@ -96,12 +106,16 @@ def test_gather_runtime_indices():
 @pytest.mark.parametrize("shape", [[2, 3, 4, 5], [3, 1, 1], [1, 1, 2, 1, 1, 1]])
 def test_expand(shape):
     x = rand(3, 1, 1, seed=3)
-    assert_matches_onnxruntime(node_model("Expand", {"x": x}, consts={"s": np.array(shape, I64)}), {"x": x})
+    assert_matches_onnxruntime(
+        node_model("Expand", {"x": x}, consts={"s": np.array(shape, I64)}), {"x": x}
+    )
 
 
 def test_tile():
     x = rand(2, 3, seed=4)
-    assert_matches_onnxruntime(node_model("Tile", {"x": x}, consts={"r": np.array([2, 3], I64)}), {"x": x})
+    assert_matches_onnxruntime(
+        node_model("Tile", {"x": x}, consts={"r": np.array([2, 3], I64)}), {"x": x}
+    )
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
@@ -123,14 +137,18 @@ def test_pad_axes_input():
     x = rand(2, 3, 4, seed=7)
     model = node_model("Pad", {"x": x}, consts={"p": np.array([1, 2, 3, 0], I64)},
                        order=["x", "p", "", "a"], opset=18)
-    model.graph.initializer.append(__import__("onnx").numpy_helper.from_array(np.array([0, 2], I64), "a"))
+    model.graph.initializer.append(
+        __import__("onnx").numpy_helper.from_array(np.array([0, 2], I64), "a")
+    )
     assert_matches_onnxruntime(model, {"x": x})
 
 
 @pytest.mark.parametrize("mode", ["DCR", "CRD"])
 def test_depth_to_space(mode):
     x = rand(1, 8, 2, 3, seed=8)
-    assert_matches_onnxruntime(node_model("DepthToSpace", {"x": x}, {"blocksize": 2, "mode": mode}), {"x": x})
+    assert_matches_onnxruntime(
+        node_model("DepthToSpace", {"x": x}, {"blocksize": 2, "mode": mode}), {"x": x}
+    )
 
 
 def test_space_to_depth():

@@ -21,8 +21,10 @@ def _concat_model():
 def test_attribute_of_the_wrong_type_names_node_and_types():
     model = _concat_model()
     model.graph.node[0].attribute[0].CopyFrom(helper.make_attribute("axis", [0.5]))
-    with pytest.raises(OnnxImportError,
-                       match=r"node 'cat' \(Concat\): attribute 'axis' is FLOATS, but Concat takes INT"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"node 'cat' \(Concat\): attribute 'axis' is FLOATS, but Concat takes INT",
+    ):
         import_onnx(model)
 
 
@@ -35,30 +37,40 @@ def test_attribute_whose_type_tag_lies_about_its_value():
     attr = model.graph.node[0].attribute[0]
     attr.ClearField("i")
     attr.f = 1.0  # the INT tag with a FLOAT payload
-    with pytest.raises(OnnxImportError, match=r"'axis' says it is INT but holds a value in field\(s\) f"):
+    with pytest.raises(
+        OnnxImportError, match=r"'axis' says it is INT but holds a value in field\(s\) f"
+    ):
         import_onnx(model)
 
 
 def test_unknown_attribute_is_refused_not_ignored():
     model = node_model("Relu", {"x": rand(3)}, {"alpha": 0.1})
     model.graph.node[0].name = "act"
-    with pytest.raises(OnnxImportError,
-                       match=r"node 'act' \(Relu\) has attribute 'alpha', which Relu .* does not define"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"node 'act' \(Relu\) has attribute 'alpha', which Relu .* does not define",
+    ):
         import_onnx(model)
 
 
 def test_missing_required_attribute():
     model = node_model("Cast", {"x": rand(3)})
-    with pytest.raises(OnnxImportError, match=r"\(Cast\) requires attribute 'to', which is missing"):
+    with pytest.raises(
+        OnnxImportError, match=r"\(Cast\) requires attribute 'to', which is missing"
+    ):
         import_onnx(model)
 
 
 def test_wrong_number_of_inputs_and_outputs():
     model = node_model("Relu", {"x": rand(3), "z": rand(3)})
-    with pytest.raises(OnnxImportError, match=r"\(Relu\) has 2 input\(s\); Relu \(opset \d+\) takes 1"):
+    with pytest.raises(
+        OnnxImportError, match=r"\(Relu\) has 2 input\(s\); Relu \(opset \d+\) takes 1"
+    ):
         import_onnx(model)
     model = node_model("Relu", {"x": rand(3)}, n_outputs=2)
-    with pytest.raises(OnnxImportError, match=r"\(Relu\) has 2 output\(s\); Relu \(opset \d+\) gives 1"):
+    with pytest.raises(
+        OnnxImportError, match=r"\(Relu\) has 2 output\(s\); Relu \(opset \d+\) gives 1"
+    ):
         import_onnx(model)
 
 
@@ -72,15 +84,21 @@ def test_a_value_defined_twice():
     n = helper.make_node
     model = make_model([n("Relu", ["x"], ["y"], name="r1"), n("Neg", ["x"], ["y"], name="r2")],
                        {"x": rand(3)}, ["y"])
-    with pytest.raises(OnnxImportError,
-                       match=r"'y' is defined twice, by node 'r1' \(Relu\) and by node 'r2' \(Neg\)"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"'y' is defined twice, by node 'r1' \(Relu\) and by node 'r2' \(Neg\)",
+    ):
         import_onnx(model)
     model = make_model([n("Relu", ["x"], ["x"], name="r")], {"x": rand(3)}, ["x"])
-    with pytest.raises(OnnxImportError, match=r"'x' is defined twice, by graph input 'x' and by node 'r'"):
+    with pytest.raises(
+        OnnxImportError, match=r"'x' is defined twice, by graph input 'x' and by node 'r'"
+    ):
         import_onnx(model)
     model = node_model("Add", {"x": rand(3)}, consts={"c": rand(3)})
     model.graph.initializer.append(model.graph.initializer[0])
-    with pytest.raises(OnnxImportError, match=r"'c' is defined twice, by initializer 'c' and by initializer 'c'"):
+    with pytest.raises(
+        OnnxImportError, match=r"'c' is defined twice, by initializer 'c' and by initializer 'c'"
+    ):
         import_onnx(model)
 
 
@@ -114,7 +132,9 @@ def test_initializer_giving_an_input_a_value_of_another_type():
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 def test_arg_reduction_of_a_scalar(op):
     model = node_model(op, {"x": np.array(1.0, F32)})
-    with pytest.raises(OnnxImportError, match=rf"\({op}\).*input 'x' is a scalar; {op} needs rank 1"):
+    with pytest.raises(
+        OnnxImportError, match=rf"\({op}\).*input 'x' is a scalar; {op} needs rank 1"
+    ):
         import_onnx(model)
 
 
@@ -140,7 +160,9 @@ def test_cpu_backend_names_an_element_type_it_cannot_convert():
 def test_empty_name_for_a_variadic_input():
     model = node_model("Max", {"x": rand(3)}, order=[""])
     model.graph.node[0].name = "mx"
-    with pytest.raises(OnnxImportError, match=r"node 'mx' \(Max\): required input #0 \('data_0'\) is empty"):
+    with pytest.raises(
+        OnnxImportError, match=r"node 'mx' \(Max\): required input #0 \('data_0'\) is empty"
+    ):
         import_onnx(model)
 
 
@@ -155,11 +177,18 @@ def test_cpu_backend_names_an_element_type_its_code_generator_lacks():
     """xDSL's LLVM translation has no bf16: a CpuBackendError naming the values, not
     xDSL's LLVMTranslationException."""
     node = helper.make_node("ArgMin", ["x"], ["y"], axis=1)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2, 3])],
-                              [helper.make_empty_tensor_value_info("y")])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [2, 3])],
+        [helper.make_empty_tensor_value_info("y")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(UserError, match=r"the cpu backend cannot compile this model: its code "
-                                        r"generator does not support element type bf16 \(values 'x'\)"):
+    with pytest.raises(
+        UserError,
+        match=r"the cpu backend cannot compile this model: its code "
+        r"generator does not support element type bf16 \(values 'x'\)",
+    ):
         glow_mlir.compile(model, backend="cpu")
 
 

@@ -4,13 +4,13 @@ run time, repeated indices combined in order."""
 
 import numpy as np
 import pytest
-from onnx_testing import node_model, rand, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
 from glow_mlir.semantics.graph_evaluator import evaluate_op
 from glow_mlir.semantics.registry import EvaluationError
+from onnx_testing import node_model, rand, run_onnxruntime
 
 I64 = np.int64
 REDUCTIONS = ["none", "add", "mul", "max", "min"]
@@ -22,7 +22,9 @@ def _assert_backends_match(model, feeds):
         got = glow_mlir.compile(model, backend=backend, cache=False).run(feeds)
         for g, e in zip(got, expected):
             assert g.dtype == e.dtype and g.shape == e.shape, backend
-            np.testing.assert_array_equal(g, e, err_msg=backend)  # no arithmetic but the reduction's
+            np.testing.assert_array_equal(
+                g, e, err_msg=backend
+            )  # no arithmetic but the reduction's
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -88,7 +90,9 @@ def test_scatter_opset_9():
     ("ScatterElements", np.zeros((2, 2), I64), rand(2, 2), "of data's rank 3"),
 ])
 def test_bad_shapes_are_import_errors(op, indices, updates, message):
-    model = node_model(op, {"data": rand(2, 3, 4), "indices": indices, "updates": updates}, opset=16)
+    model = node_model(
+        op, {"data": rand(2, 3, 4), "indices": indices, "updates": updates}, opset=16
+    )
     with pytest.raises(OnnxImportError, match=message.replace("[", r"\[").replace("]", r"\]")):
         import_onnx(model)
 
@@ -98,11 +102,15 @@ def test_reference_refuses_an_index_outside_the_rows():
     from xdsl.dialects.builtin import StringAttr, TensorType, f32, i64
     from xdsl.dialects.test import TestOp
 
-    args = TestOp(result_types=[TensorType(f32, [3, 2]), TensorType(i64, [1]), TensorType(f32, [1, 2])])
+    args = TestOp(
+        result_types=[TensorType(f32, [3, 2]), TensorType(i64, [1]), TensorType(f32, [1, 2])]
+    )
     scatter = op.create(operands=list(args.results), result_types=[TensorType(f32, [3, 2])],
                         attributes={"reduction": StringAttr("add")})
     with pytest.raises(EvaluationError, match=r"index out of range \[0, 3\)"):
-        evaluate_op(scatter, [np.zeros((3, 2), np.float32), np.array([3]), np.ones((1, 2), np.float32)])
+        evaluate_op(
+            scatter, [np.zeros((3, 2), np.float32), np.array([3]), np.ones((1, 2), np.float32)]
+        )
 
 
 INPLACE = """

@@ -10,6 +10,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.context import make_context
+from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.transforms.instr.optimize_inserts_extracts import (
+    Positions,
+    delinearize,
+    is_slice_contiguous,
+    linear_index,
+    optimize_inserts_extracts,
+)
 from instr_testing import (
     check_lowered_graph,
     check_pass_on_program,
@@ -22,18 +34,6 @@ from instr_testing import (
     parse,
     random_settings,
     run,
-)
-
-from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.context import make_context
-from glow_mlir.ir.text import parse_module, verify_module
-from glow_mlir.transforms.instr.optimize_inserts_extracts import (
-    Positions,
-    delinearize,
-    is_slice_contiguous,
-    linear_index,
-    optimize_inserts_extracts,
 )
 
 SPEC = "optimize-inserts-extracts"

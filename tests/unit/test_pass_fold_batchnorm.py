@@ -7,13 +7,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from pass_harness import assert_pass_preserves_numbers
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
+from pass_harness import assert_pass_preserves_numbers
 
 
 def _t(shape) -> str:
@@ -59,7 +59,7 @@ def _conv_bn(layout: str, group: int, filter_as_input=False, extra_use=False,
     text = f"""func.func @f(%x: {_t(x_shape)}{w_arg}) -> ({results}) {{
       {w_def}
       %b = {_dense(b)}
-      {chr(10).join(f'%p{i} = {_dense(p)}' for i, p in enumerate(params))}
+      {chr(10).join(f"%p{i} = {_dense(p)}" for i, p in enumerate(params))}
       %0 = glow.convolution %x, %w, %b {{{attrs}}} : ({_t(x_shape)}, {_t(w_shape)}, {pt}) -> {_t(r_shape)}
       %1 = glow.batch_normalization %0, %p0, %p1, %p2, %p3 {{channel_idx = {1 if layout == "NCHW" else 3} : i64, epsilon = 1.0e-3 : f32}} : ({_t(r_shape)}, {pt}, {pt}, {pt}, {pt}) -> {_t(r_shape)}
       func.return {returned}
@@ -92,7 +92,7 @@ def test_folds_into_fully_connected(channel_idx):
     text = f"""func.func @f(%x: tensor<3x5xf32>) -> tensor<3x4xf32> {{
       %w = {_dense(w)}
       %b = {_dense(b)}
-      {chr(10).join(f'%p{i} = {_dense(p)}' for i, p in enumerate(params))}
+      {chr(10).join(f"%p{i} = {_dense(p)}" for i, p in enumerate(params))}
       %0 = glow.fully_connected %x, %w, %b : (tensor<3x5xf32>, tensor<5x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
       %1 = glow.batch_normalization %0, %p0, %p1, %p2, %p3 {{channel_idx = {channel_idx} : i64}} : (tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
       func.return %1 : tensor<3x4xf32>

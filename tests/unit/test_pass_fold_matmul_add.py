@@ -7,13 +7,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from pass_harness import assert_pass_preserves_numbers
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
+from pass_harness import assert_pass_preserves_numbers
 
 N, K, M = 4, 5, 4  # square output: a bias along the rows has the columns' shape
 HEAD = f"""func.func @f(%x: tensor<{N}x{K}xf32>, %w: tensor<{K}x{M}xf32>, %b: tensor<{M}xf32>, %r: tensor<1x{M}xf32>) -> tensor<{N}x{M}xf32> {{
@@ -25,11 +25,11 @@ ROWS = np.tile(np.linspace(-1, 1, M, dtype=np.float32), (N, 1))
 BIASES = {
     "batched_add": f"%y = glow.batched_add %mm, %b : ({T}, tensor<{M}xf32>) -> {T}",
     "broadcast_axis_1": f"%bb = glow.broadcast %b {{axis = 1 : i64}} : tensor<{M}xf32> -> {T}\n"
-                        f"%y = glow.add %mm, %bb : {T}",
+    f"%y = glow.add %mm, %bb : {T}",
     "broadcast_row_on_left": f"%bb = glow.broadcast %r {{axis = 0 : i64}} : tensor<1x{M}xf32> -> {T}\n"
-                             f"%y = glow.add %bb, %mm : {T}",
+    f"%y = glow.add %bb, %mm : {T}",
     "equal_rows_constant": f"%c = glow.constant dense<{json.dumps(ROWS.tolist())}> : {T}\n"
-                           f"%y = glow.add %mm, %c : {T}",
+    f"%y = glow.add %mm, %c : {T}",
     "splat": f"%c = glow.splat {{value = 0.75 : f32}} : {T}\n%y = glow.add %c, %mm : {T}",
 }
 
@@ -59,15 +59,18 @@ def test_does_not_fold_a_product_used_twice():
     assert ops["glow.fully_connected"] == 0 and ops["glow.mat_mul"] == 1
 
 
-@pytest.mark.parametrize("body", [
-    # rows that differ, a bias broadcast along the rows, a full tensor
-    f"%c = glow.constant dense<{json.dumps((ROWS + np.arange(N)[:, None]).tolist())}> : {T}\n"
-    f"%y = glow.add %mm, %c : {T}",
-    f"%s = glow.slice %x {{start = array<i64: 0, 0>}} : tensor<{N}x{K}xf32> -> tensor<{N}x1xf32>\n"
-    f"%c = glow.reshape %s : tensor<{N}x1xf32> -> tensor<{N}xf32>\n"
-    f"%bb = glow.broadcast %c {{axis = 0 : i64}} : tensor<{N}xf32> -> {T}\n%y = glow.add %mm, %bb : {T}",
-    f"%y = glow.add %mm, %mm : {T}",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        # rows that differ, a bias broadcast along the rows, a full tensor
+        f"%c = glow.constant dense<{json.dumps((ROWS + np.arange(N)[:, None]).tolist())}> : {T}\n"
+        f"%y = glow.add %mm, %c : {T}",
+        f"%s = glow.slice %x {{start = array<i64: 0, 0>}} : tensor<{N}x{K}xf32> -> tensor<{N}x1xf32>\n"
+        f"%c = glow.reshape %s : tensor<{N}x1xf32> -> tensor<{N}xf32>\n"
+        f"%bb = glow.broadcast %c {{axis = 0 : i64}} : tensor<{N}xf32> -> {T}\n%y = glow.add %mm, %bb : {T}",
+        f"%y = glow.add %mm, %mm : {T}",
+    ],
+)
 def test_does_not_fold_other_adds(body):
     ops = _fold(body)
     assert ops["glow.fully_connected"] == 0

@@ -6,10 +6,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from pass_harness import assert_pass_preserves_numbers
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.backends import get_backend
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
@@ -18,6 +17,7 @@ from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.graph.backend_hooks import fused_activation
 from glow_mlir.transforms.graph.fuse_activations import ACTIVATIONS
 from glow_mlir.transforms.graph.utils import defining_op
+from pass_harness import assert_pass_preserves_numbers
 
 ACTIVATION_TEXT = {
     "relu": "glow.relu %0",

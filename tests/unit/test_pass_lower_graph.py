@@ -7,15 +7,15 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from pass_harness import assert_pass_preserves_numbers
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.backends import get_backend
 from glow_mlir.backends.common import lowered_away
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
+from pass_harness import assert_pass_preserves_numbers
 
 BACKENDS = ("interpreter", "cpu", "accel")
 
@@ -100,13 +100,20 @@ def test_group_convolution_per_group(layout, channels, group, out, act):
 def test_batch_normalization(constant, shape, channel):
     rng = np.random.default_rng(4)
     c = shape[channel]
-    params = [_rand(rng, c, lo=0.5, hi=2.0), _rand(rng, c), _rand(rng, c), _rand(rng, c, lo=0.1, hi=3.0)]
+    params = [
+        _rand(rng, c, lo=0.5, hi=2.0),
+        _rand(rng, c),
+        _rand(rng, c),
+        _rand(rng, c, lo=0.1, hi=3.0),
+    ]
     x = _rand(rng, *shape)
     pt = _t([c])
     if constant:
         consts = "\n".join(
-            f"  %p{i} = glow.constant dense<{np.array2string(p, separator=', ', precision=9)}> : {pt}"
-            for i, p in enumerate(params))
+            f"  %p{i} = glow.constant "
+            f"dense<{np.array2string(p, separator=', ', precision=9)}> : {pt}"
+            for i, p in enumerate(params)
+        )
         sig, inputs = f"%x: {_t(shape)}", [x]
     else:
         consts = ""

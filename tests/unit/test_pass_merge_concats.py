@@ -4,11 +4,11 @@ never change."""
 
 from __future__ import annotations
 
-from glow_graphs import glow_graphs
 from hypothesis import given
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import TensorType, f32
 
+from glow_graphs import glow_graphs
 from glow_mlir.dialects import glow
 from glow_mlir.transforms.graph.merge_concats import concat_dim
 from pass_harness import assert_pass_preserves_numbers, op_names

@@ -6,14 +6,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
-from pass_harness import assert_pass_preserves_numbers
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow_ops.shapes import spatial_out
 from glow_mlir.ir.text import parse_module, verify_module
+from pass_harness import assert_pass_preserves_numbers
 
 
 def _t(shape) -> str:

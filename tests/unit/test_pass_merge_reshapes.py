@@ -4,16 +4,16 @@ constants fold without copying, shared constants stay, the numbers never change.
 from __future__ import annotations
 
 import numpy as np
-from glow_graphs import glow_graphs
 from hypothesis import given
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, TensorType, f32
 
+from glow_graphs import glow_graphs
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow
 from glow_mlir.ir.resources import resource_table
 from glow_mlir.ir.text import verify_module
 from glow_mlir.targets.interpreter import evaluate_module
-from glow_mlir.conversion.pass_runner import run_pipeline
 from pass_harness import assert_close, assert_pass_preserves_numbers, op_names
 from test_pass_sink_transposes import SETTINGS, Graph, _check_generated, arrays
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from functools import reduce
 
-from glow_graphs import glow_graphs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from glow_graphs import glow_graphs
 from glow_mlir.dialects import glow
 from glow_mlir.transforms.graph.merge_transposes import (
     compose,

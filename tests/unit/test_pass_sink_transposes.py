@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -24,6 +23,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType, shape_of
 from glow_mlir.ir.text import verify_module
@@ -35,7 +36,6 @@ from glow_mlir.transforms.graph.merge_transposes import (
 )
 from glow_mlir.transforms.graph.sink_transposes import sinkable_ops
 from glow_mlir.transforms.graph.utils import make_constant
-from glow_mlir.conversion.pass_runner import run_pipeline
 from pass_harness import assert_pass_preserves_numbers, op_names
 
 SETTINGS = settings(max_examples=25, deadline=None,

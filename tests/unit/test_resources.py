@@ -20,7 +20,7 @@ import pytest
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from glow_mlir.dialects.context import make_context
 from glow_mlir.dialects.glow import ConstantOp
@@ -109,7 +109,7 @@ def test_failed_parse_does_not_poison_the_next_one():
     ctx = make_context()
     bad = module_text("w", "tensor<2xf32>", encode_blob(F32_A)).replace(
         "func.return", "%x = glow.bogus %w : tensor<2xf32>\n  func.return")
-    with pytest.raises(Exception):
+    with pytest.raises(ParseError):
         parse_module(ctx, bad, "bad.mlir")
     good = parse_module(ctx, module_text("w", "tensor<2xf32>", encode_blob(F32_B)), "good.mlir")
     assert constant_of(good).value.resource_handle.data == "w"

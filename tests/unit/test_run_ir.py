@@ -9,10 +9,10 @@ import pytest
 
 import glow_mlir
 from glow_mlir.dialects.context import make_context
+from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import OpDiagnostic, parse_module
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.tools import glow_compile, glow_opt, glow_run
-from glow_mlir.ir.errors import UserError
 from tool_testing import in_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +136,9 @@ def test_unplanned_program_is_planned(tmp_path, capsys, backend):
 def test_glow_run_runs_a_program_with_npz_inputs(tmp_path, capsys, programs):
     inputs = tmp_path / "x.npz"
     np.savez(inputs, image=X_CNN)
-    code, from_ir, _ = in_process(glow_run.main, capsys, programs["interpreter"], "--inputs", inputs)
+    code, from_ir, _ = in_process(
+        glow_run.main, capsys, programs["interpreter"], "--inputs", inputs
+    )
     assert code == 0
     code, from_onnx, _ = in_process(glow_run.main, capsys, SMALL_CNN, "--inputs", inputs)
     assert code == 0

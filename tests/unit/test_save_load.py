@@ -17,13 +17,13 @@ import pytest
 
 import glow_mlir
 from glow_mlir import model_zoo
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import saved_model, section_file
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.runtime.saved_model import IncompatibleModelError, SaveError
 from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
 from glow_mlir.targets import compile_cache
 from glow_mlir.tools import glow_compile, glow_run
-from glow_mlir.ir.errors import UserError
 from onnx_testing import model_feeds
 from tool_testing import in_process
 

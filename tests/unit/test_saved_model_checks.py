@@ -12,7 +12,6 @@ import struct
 
 import numpy as np
 import pytest
-from tool_testing import in_process
 
 import glow_mlir
 from glow_mlir import model_zoo
@@ -27,6 +26,7 @@ from glow_mlir.runtime.section_file import (
 )
 from glow_mlir.targets.cpu.object_check import check_object
 from glow_mlir.tools import glow_run
+from tool_testing import in_process
 
 HEADER = struct.Struct("<8sIQQ32s")  # the layout section_file.py documents
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx_testing import node_model, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit, scalar_body
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.frontends.onnx.converters.elementwise import UNARY
+from onnx_testing import node_model, run_onnxruntime
 
 BODY_OPS = sorted(onnx_type for onnx_type, (op, _) in UNARY.items()
                   if scalar_body(op) is not None)

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.ir import Block
 
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.analysis.graph_memory import body_ops, peak_live_bytes
+from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
 from glow_mlir.transforms.graph.schedule_graph import (
@@ -24,8 +26,6 @@ from glow_mlir.transforms.graph.schedule_graph import (
     BEFORE_ATTR,
     child_mem_size_order,
 )
-from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from pass_harness import assert_pass_preserves_numbers
 
 MAX_ELEMENTS = 1024

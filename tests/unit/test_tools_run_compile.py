@@ -33,8 +33,12 @@ def tool(name, *args, cwd=None):
 @pytest.fixture(scope="module")
 def dynamic_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("m") / "dyn.onnx"
-    model = make_model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": rand(2, 5)}, ["y"],
-                       dynamic={"x": ["batch", 5]})
+    model = make_model(
+        [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+        {"x": rand(2, 5)},
+        ["y"],
+        dynamic={"x": ["batch", 5]},
+    )
     onnx.save(model, str(path))
     return path
 
@@ -66,7 +70,9 @@ def test_run_garbage_file_in_a_new_process(tmp_path):
     path.write_bytes(b"garbage bytes \x00\xff" * 7)
     proc = tool("glow_run", path)
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.startswith("glow-run: error: ") and "is not a valid ONNX model" in proc.stderr
+    assert (
+        proc.stderr.startswith("glow-run: error: ") and "is not a valid ONNX model" in proc.stderr
+    )
 
 
 @pytest.mark.parametrize("make,args,message", [
@@ -142,7 +148,11 @@ def test_run_binds_a_minus_one_dimension(tmp_path, capsys):
     onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": rand(2, 5)}, ["y"],
                          dynamic={"x": [-1, 5]}), str(path))
     code, _, err = in_process(glow_run.main, capsys, path)
-    assert code == 1 and "input 'x' dim 0 is dynamic (shape ?x5, read by node" in err and "--input-shape x=1x" in err
+    assert (
+        code == 1
+        and "input 'x' dim 0 is dynamic (shape ?x5, read by node" in err
+        and "--input-shape x=1x" in err
+    )
     code, out, err = in_process(glow_run.main, capsys, path, "--input-shape", "x=3x5",
                                 "--compare-onnxruntime")
     assert code == 0 and "output y: 3x5 float32" in out and ": match" in out, err
@@ -196,7 +206,9 @@ def test_run_reports_every_unsupported_op(tmp_path):
     nodes = [helper.make_node("Hardmax", ["x"], ["h"], name="h1"),
              helper.make_node("NonMaxSuppression", ["h", "s"], ["y"], name="nms")]
     path = tmp_path / "u.onnx"
-    onnx.save(make_model(nodes, {"x": rand(1, 4, 4), "s": rand(1, 1, 4)}, ["y"], opset=13), str(path))
+    onnx.save(
+        make_model(nodes, {"x": rand(1, 4, 4), "s": rand(1, 1, 4)}, ["y"], opset=13), str(path)
+    )
     proc = tool("glow_run", path)
     assert proc.returncode == 1
     assert "Hardmax: op type not supported (1 time: 'h1')" in proc.stderr

@@ -11,14 +11,15 @@ import io
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed: the PyTorch export tests need it")
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: the PyTorch export tests need it"
+)
 onnx = pytest.importorskip("onnx")
 pytestmark = pytest.mark.filterwarnings(  # the exporters' notes on batch sizes and tracing
     "ignore::UserWarning", "ignore::torch.jit.TracerWarning", "ignore::DeprecationWarning")
 
-from onnx_testing import run_onnxruntime
-
-import glow_mlir
+import glow_mlir  # noqa: E402 (after the importorskip above)
+from onnx_testing import run_onnxruntime  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
 CONFIGS = {
@@ -102,4 +103,6 @@ def test_torch_recurrent(kind, config, dynamo, backend):
     for name, g, w, o in zip(compiled.output_names, got, want, ort_outs):
         assert g.shape == w.shape, f"{name}: {g.shape}, torch {w.shape}"
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"{name} against torch")
-        np.testing.assert_allclose(g, o, rtol=RTOL, atol=ATOL, err_msg=f"{name} against onnxruntime")
+        np.testing.assert_allclose(
+            g, o, rtol=RTOL, atol=ATOL, err_msg=f"{name} against onnxruntime"
+        )

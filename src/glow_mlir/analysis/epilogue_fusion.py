@@ -159,7 +159,9 @@ def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_
     # Everything E touches must exist where the producer runs.
     defined_between = {r for op in between for r in op.results}
     allocated_between = {glow_ir.root_buffer(r) for op in between for r in op.results}
-    if any(v in defined_between or glow_ir.root_buffer(v) in allocated_between for v in instr.operands):
+    if any(
+        v in defined_between or glow_ir.root_buffer(v) in allocated_between for v in instr.operands
+    ):
         return False
     group = [producer, *chain]
     written = {glow_ir.root_buffer(op.operands[0]) for op in group}
@@ -167,8 +169,9 @@ def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_
     if any(glow_ir.root_buffer(s) in written for s in others):
         return False
     if dest is not running:
-        if glow_ir.root_buffer(dest) in read or any(glow_ir.root_buffer(s) is glow_ir.root_buffer(dest) and s is not dest
-                                      for s in others):
+        if glow_ir.root_buffer(dest) in read or any(
+            glow_ir.root_buffer(s) is glow_ir.root_buffer(dest) and s is not dest for s in others
+        ):
             return False
         if not _dead_after(running, [*group, instr]):
             return False

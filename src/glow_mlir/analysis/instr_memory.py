@@ -46,7 +46,7 @@ def activation_buffers(func: glow_ir.FuncOp) -> list[tuple[glow_ir.AllocActivati
             alloc = op.buffer.owner
             if isinstance(alloc, glow_ir.AllocActivationOp):
                 end_of.setdefault(alloc, pos)
-    result = []
+    result: list = []
     for pos, op in enumerate(ops):
         if isinstance(op, glow_ir.AllocActivationOp):
             end = max(end_of.get(op, len(ops)), pos + 1)  # a dealloc before its alloc: bad IR

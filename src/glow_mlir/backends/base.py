@@ -194,9 +194,9 @@ class Backend(GraphBackend):
         A step's refusal is the user's error (a `DiagnosticError` stays one)."""
         from xdsl.utils.exceptions import PassFailedException
 
+        from glow_mlir.conversion.pass_runner import run_pipeline
         from glow_mlir.ir.errors import UserError
         from glow_mlir.ir.text import verify_module
-        from glow_mlir.conversion.pass_runner import run_pipeline
 
         if not steps:
             return

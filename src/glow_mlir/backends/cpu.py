@@ -96,8 +96,8 @@ class CpuBackend(Backend):
                 **options: object) -> CpuExecutor:
         """Native code: the memory areas are laid out from the planned program, before
         it is lowered to loops (`targets.cpu.executor.CpuExecutor`)."""
-        from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
         from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+        from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
 
         self.check_options(options)
         require_memory_plan(disable, "the cpu backend")

@@ -2,9 +2,9 @@
 dialect, so it runs natively: `convert-glow-accel-to-loops` (the scratchpad a static
 region of the activation area, a DMA a strided copy, each compute op a call of its tile
 kernel, built from the CPU backend's generators), then the CPU backend's own conversions
-of the loop IR (`lower_loops_to_llvm`: each kernel function on its own, internal linkage). The result
-is the CPU backend's entry point (Glow's three-pointer bundle API), so its JIT, bundles
-and executor take it unchanged.
+of the loop IR (`lower_loops_to_llvm`: each kernel function on its own, internal
+linkage). The result is the CPU backend's entry point (Glow's three-pointer bundle API), so its JIT,
+bundles and executor take it unchanged.
 """
 
 from __future__ import annotations

@@ -42,7 +42,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.conversion.glow_ir_to_loops import (
@@ -55,19 +54,20 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     emit_elementwise,
     emit_run,
 )
+from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.functions import (
     KernelFunctions,
     regions_of,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import activation, fadd, fused
-from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_copy, _strides
 from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT
 from glow_mlir.dialects import glow_accel as ga
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
+from glow_mlir.ir.values import detached_values
 
 PASS_NAME = "convert-glow-accel-to-loops"
 
@@ -243,10 +243,9 @@ def _emit_tile_code(op: ga.TileOp, em: Emitter, places: list[tuple[SSAValue, int
                     pattern: list[int]) -> None:
     """`op`'s computation with its regions (`_region_types`) at `places`; see the module
     docstring for accumulation."""
-    values = []
-    for place, t in zip(places, _region_types(op, pattern)):
-        values.append(create_ssa_value(t))
-        em.place(values[-1], *place)
+    values = list(detached_values(_region_types(op, pattern)))
+    for place, v in zip(places, values):
+        em.place(v, *place)
     extra = values[max(pattern) + 1:]
     temp = extra.pop() if op.accumulates else None
     operands = [values[i] for i in pattern] + extra  # extra: the zero bias, if any

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -51,8 +52,8 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
-    opt_attr_def,
     operand_def,
+    opt_attr_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -60,12 +61,12 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
 from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
+from glow_mlir.ir.values import detached_values
 
 # ====================================================================== attributes and types
 
@@ -243,8 +244,10 @@ class ScratchpadAllocOp(IRDLOperation):
                                   f"target's alignment {align}")
         if off + self.size_bytes > cap:
             raise VerifyException(
-                f"tile of {self.size_bytes} bytes at offset {off} ends {off + self.size_bytes - cap} "
-                f"bytes past the {cap}-byte scratchpad")
+                f"tile of {self.size_bytes} bytes at offset {off} ends "
+                f"{off + self.size_bytes - cap} "
+                f"bytes past the {cap}-byte scratchpad"
+            )
 
 
 @irdl_op_definition
@@ -282,7 +285,7 @@ def _int_array(values: Sequence[int]) -> DenseArrayBase:
     return attr
 
 
-def _values(attr: DenseArrayBase) -> tuple[int, ...]:
+def _values(attr: DenseArrayBase[IntegerType]) -> tuple[int, ...]:
     """`attr.get_values()`, remembered per attribute object (the passes ask for DMA boxes
     again and again; unpacking costs ~2 us). Keyed by id, holding the attribute so the
     id stays its own while cached."""
@@ -378,9 +381,9 @@ class DmaStartOp(IRDLOperation):
         sizes = _values(props["sizes"])  # type: ignore[arg-type]
         if any(n <= 0 for n in sizes):
             raise VerifyException(f"dma_start sizes must be positive, got {list(sizes)}")
-        for what, t, offs in (("source", s, props["src_offsets"]),
-                              ("destination", d, props["dst_offsets"])):
-            offs = _values(offs)  # type: ignore[arg-type]
+        for what, t, box in (("source", s, props["src_offsets"]),
+                             ("destination", d, props["dst_offsets"])):
+            offs = _values(box)  # type: ignore[arg-type]  # verified array<i64> above
             shape = tuple(t.get_shape())
             if not (len(offs) == len(sizes) == len(shape)):
                 raise VerifyException(
@@ -612,7 +615,7 @@ class TileOp(InstrOp):
                                       f"{', '.join(sorted(self.KINDS))}, got '{self.kind}'")
         for i, v in enumerate(self.operands):
             _check_tile_type(v.type, f"operand #{i}")
-        values = [create_ssa_value(t) for t in self.plain_operand_types()]
+        values = list(detached_values(self.plain_operand_types()))
         self.instruction_on(values).verify_()
 
 

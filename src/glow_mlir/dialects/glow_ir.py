@@ -9,19 +9,22 @@ the interpreter can check.
 
 from __future__ import annotations
 
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
-from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
-from glow_mlir.dialects.glow_ir_ops.instructions import (
+from glow_mlir.dialects.glow_ir_ops.compute import *  # noqa: F403 - the compute instructions
+from glow_mlir.dialects.glow_ir_ops.compute import (
     COMPUTE_INSTRUCTIONS,
-    DATA_INSTRUCTIONS,
     INSTRUCTION_FOR,
     INSTRUCTION_OF,
+    instruction_of,
+)
+from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
+from glow_mlir.dialects.glow_ir_ops.instructions import (
+    DATA_INSTRUCTIONS,
     NOT_INSTRUCTIONS,
     GraphInstrOp,
     instruction_name,
-    instruction_of,
     int_array,
     shadow_graph_op,
 )
@@ -42,13 +45,36 @@ from glow_mlir.dialects.glow_ir_ops.memory import (
 )
 
 MEMORY_OPS = (FuncOp, WeightOp, AllocActivationOp, DeallocActivationOp, TensorViewOp)
-ALL_OPS = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
+ALL_OPS: tuple[type[Operation], ...] = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
 
 GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
-__all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
-           "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
-           "INSTRUCTION_FOR", "INSTRUCTION_OF", "instruction_of", "NOT_INSTRUCTIONS",
-           "instruction_name", "int_array",
-           "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
-           "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]
+__all__ = [
+    "GlowIR",
+    "ALL_OPS",
+    "Access",
+    "InstrOp",
+    "GraphInstrOp",
+    "access_attr",
+    "FuncOp",
+    "WeightOp",
+    "AllocActivationOp",
+    "DeallocActivationOp",
+    "TensorViewOp",
+    "INSTRUCTION_FOR",
+    "INSTRUCTION_OF",
+    "instruction_of",
+    "NOT_INSTRUCTIONS",
+    "instruction_name",
+    "int_array",
+    "shadow_graph_op",
+    "buffer_bytes",
+    "root_buffer",
+    "view_byte_offset",
+    "weight_of",
+    "constant_weight_of",
+    "drop_plan",
+    "owning_func",
+    "COMPUTE_INSTRUCTIONS",
+    "DATA_INSTRUCTIONS",
+]

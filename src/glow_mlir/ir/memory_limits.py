@@ -25,10 +25,13 @@ def machine_memory_bytes() -> int | None:
         return None
 
 
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
 def format_bytes(n: int) -> str:
     """`4398046511104 bytes (4 TiB)`: exact, then readable."""
     size, unit = float(n), "bytes"
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+    for unit in _UNITS:  # noqa: B007 (the unit the loop stops at is the answer)
         if size < 1024:
             break
         size /= 1024

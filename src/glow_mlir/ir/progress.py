@@ -28,9 +28,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import IO, ContextManager
+from typing import IO, Any
 
 STAGES: tuple[str, ...] = ("import", "graph passes", "instruction passes", "codegen")
 """The stages of a compile, in the order they run and are reported."""
@@ -60,7 +60,7 @@ class Recorder:
         self._start = self._last = time.perf_counter()
         self._lock = threading.Lock()
         self._show, self._stream = show, stream
-        self._bar = None
+        self._bar: Any = None  # a tqdm bar (tqdm has no type stubs)
         self._drawn_at = 0.0
         self._drawn_stage: str | None = None
         self._kernels: tuple[str, int, int] | None = None  # stage, done, total
@@ -211,13 +211,13 @@ def current() -> Recorder | None:
     return _current.get()
 
 
-def stage(name: str) -> ContextManager[None]:
+def stage(name: str) -> AbstractContextManager[None]:
     """Mark the block as stage `name` (one of `STAGES`) of the compile being recorded."""
     recorder = _current.get()
     return recorder.stage(name) if recorder is not None else nullcontext()
 
 
-def timed_pass(name: str) -> ContextManager[None]:
+def timed_pass(name: str) -> AbstractContextManager[None]:
     """Mark the block as a run of pass `name`."""
     recorder = _current.get()
     return recorder.timed_pass(name) if recorder is not None else nullcontext()

@@ -24,6 +24,13 @@ of the handles the printer saw):
 - `str(module)` never calls `print_metadata` in xDSL; `ModuleOp.__str__` is replaced so a
   top-level module prints its resources, as MLIR's `Operation::print` does.
 
+The private names this takes are upstream's limits, not shortcuts: xDSL 0.74's
+`xdsl/dialect_interfaces/op_asm.py` keeps the blobs in `OpAsmDialectInterface._blob_storage`
+with no public way to scope or swap it, and `Dialect._interfaces` (xdsl/ir/core.py) has no
+public setter (the interface and its store came with xdslproject/xdsl#4503, "core: Dialect
+interfaces, OpAsmDialectInterface"). They are used in `private_blob_store` and
+`_install_store` only.
+
 A module copied with `clone()` has no table of its own (copy through text, or
 `attach_table` the original's).
 """
@@ -42,7 +49,7 @@ from io import StringIO
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, ShapedType
+from xdsl.dialects.builtin import Builtin, ContainerType, DenseResourceAttr, ModuleOp, ShapedType
 from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
@@ -188,7 +195,7 @@ def decode_blob(hex_blob: str, tensor: Attribute) -> np.ndarray:
 
     The array is a read-only view of the decoded bytes (no per-element Python objects).
     """
-    if not isinstance(tensor, ShapedType):
+    if not isinstance(tensor, ShapedType) or not isinstance(tensor, ContainerType):
         raise ValueError(f"dense_resource needs a shaped type, got {tensor}")
     dtype = numpy_dtype(tensor.get_element_type()).newbyteorder("<")
     shape = tuple(tensor.get_shape())
@@ -381,4 +388,5 @@ def _top_module_str(self: ModuleOp) -> str:
     return out.getvalue()
 
 
-ModuleOp.__str__ = _top_module_str  # type: ignore[method-assign]
+# Patched on purpose (module docstring); mypy sees a ModuleOp-only method on Operation.
+ModuleOp.__str__ = _top_module_str  # type: ignore[method-assign,assignment]

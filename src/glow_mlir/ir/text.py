@@ -9,9 +9,8 @@
 from __future__ import annotations
 
 import math
-import struct
-
 import re
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import IO
@@ -41,7 +40,6 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from glow_mlir.ir import resources
 from glow_mlir.ir.errors import UserError
-
 
 MAX_INTEGER_WIDTH = (1 << 24) - 1
 """The widest integer type, as MLIR's IntegerType::kMaxWidth."""
@@ -247,7 +245,7 @@ def _clarify(err: ParseError, ctx: Context | None = None) -> str:
     msg = _printable(err.msg)
     content = err.span.input.content
     unknown = re.fullmatch(r"Operation (\S+) is not registered", msg)
-    if unknown:
+    if unknown and isinstance(content, str):
         name = unknown.group(1)
         at = content.rfind(name, content.rfind("\n", 0, err.span.start) + 1, err.span.start)
         if at >= 0:

@@ -135,7 +135,9 @@ class CompiledModel:
 
         ins = ", ".join(f"{n}: {fmt_shape(self.input_shapes[n])} {self.input_dtypes[n]}"
                         for n in self.input_names)
-        return f"CompiledModel(backend={self.backend!r}, inputs=[{ins}], outputs={self.output_names})"
+        return (
+            f"CompiledModel(backend={self.backend!r}, inputs=[{ins}], outputs={self.output_names})"
+        )
 
     def check_inputs(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
         """The inputs as arrays in argument order, or one InputError listing every problem."""

@@ -56,8 +56,18 @@ MAGIC = b"GLOWMLIR"
 FORMAT = 2  # 2: the digest covers the header; the section table is checked
 KIND = "a glow-mlir saved model"
 
-__all__ = ["save", "load", "to_bytes", "to_pieces", "from_bytes", "SaveError", "IncompatibleModelError",
-           "WrongKindError", "OtherFormatError", "DamagedError"]
+__all__ = [
+    "save",
+    "load",
+    "to_bytes",
+    "to_pieces",
+    "from_bytes",
+    "SaveError",
+    "IncompatibleModelError",
+    "WrongKindError",
+    "OtherFormatError",
+    "DamagedError",
+]
 
 
 class SaveError(UserError):

@@ -149,7 +149,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     """The Gauss error function, correctly rounded in float64 (numpy has none; libm's erf
     through `math.erf` is exact to double precision, far beyond float32's needs)."""
     x = np.asarray(x)
-    return _erf(x.astype(np.float64)).astype(np.float64).reshape(x.shape)
+    return np.asarray(_erf(x.astype(np.float64)), np.float64).reshape(x.shape)
 
 
 def trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:

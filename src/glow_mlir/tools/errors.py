@@ -20,7 +20,6 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import DiagnosticError, OpDiagnostic, format_parse_error
 
-
 # Errors whose message is already a complete diagnostic for the user.
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,

@@ -45,12 +45,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_arguments(p, "ONNX model, a model in IR (.mlir: one glow graph or "
                            "glow_ir program), or a saved model (.glow)")
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
-    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
+    p.add_argument(
+        "--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)"
+    )
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
-    p.add_argument("--rtol", type=non_negative_float, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=non_negative_float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument(
+        "--rtol", type=non_negative_float, default=1e-4, help="relative tolerance (default 1e-4)"
+    )
+    p.add_argument(
+        "--atol", type=non_negative_float, default=1e-5, help="absolute tolerance (default 1e-5)"
+    )
     return p
 
 
@@ -108,7 +114,9 @@ def summary(x: np.ndarray) -> str:
     return f"min {v.min():.6g}  max {v.max():.6g}  mean {v.mean():.6g}"
 
 
-def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[float, float, bool]:
+def compare(
+    got: np.ndarray, want: np.ndarray, rtol: float, atol: float
+) -> tuple[float, float, bool]:
     """(max abs error, max rel error, within tolerance) of one output.
 
     NaN against NaN and an infinity against the same infinity are equal: both runtimes
@@ -151,7 +159,9 @@ def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[n
     try:
         import onnxruntime as ort
     except ImportError:
-        raise UserError("--compare-onnxruntime needs onnxruntime (pip install onnxruntime)") from None
+        raise UserError(
+            "--compare-onnxruntime needs onnxruntime (pip install onnxruntime)"
+        ) from None
     try:
         session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
         return session.run(None, dict(inputs))
@@ -222,7 +232,11 @@ def run(args: argparse.Namespace) -> int:
     worst_abs, worst_rel, all_ok = 0.0, 0.0, True
     for name, got, want in zip(model.output_names, outputs, expected):
         max_abs, max_rel, ok = compare(got, want, args.rtol, args.atol)
-        worst_abs, worst_rel, all_ok = max(worst_abs, max_abs), max(worst_rel, max_rel), all_ok and ok
+        worst_abs, worst_rel, all_ok = (
+            max(worst_abs, max_abs),
+            max(worst_rel, max_rel),
+            all_ok and ok,
+        )
         if not ok:
             detail = (f"shape {got.shape}, onnxruntime {want.shape}" if got.shape != want.shape
                       else nonfinite_mismatch(got, want)

@@ -21,9 +21,10 @@ latency). One module per family:
                     store; `fuse-epilogues=false` converts each instruction alone
 
 A function without instructions is left alone. Any other gets `glow_accel.target`
-(from the option when it has none, nor its module) and `glow_accel.dma_lower_bound` (the sum of `analysis.accel_traffic`'s bound
-over its instructions). Instructions the accelerator has no unit for, and instructions
-whose smallest step does not fit, fail the pass naming the instruction.
+(from the option when it has none, nor its module) and `glow_accel.dma_lower_bound`
+(the sum of `analysis.accel_traffic`'s bound over its instructions). Instructions the
+accelerator has no unit for, and instructions whose smallest step does not fit, fail the
+pass naming the instruction.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 )
 from glow_mlir.dialects import glow_accel, glow_ir
 
+
 def unit_op(kind: str) -> type[glow_accel.TileOp] | None:
     """The glow_accel compute op that runs instruction kind `kind`, if any (each op
     class names its kinds)."""

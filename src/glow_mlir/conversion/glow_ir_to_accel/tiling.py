@@ -242,8 +242,8 @@ def choose_matmul(m: int, n: int, k: int, e: int, budget: Budget,
     pick = _Pick(budget)
     for tk in candidates(k):
         for tm in candidates(m):
-            def fits(tn: int) -> bool:
-                return matmul_step_fits(budget, k, e, tm, tn, tk, epilogue)
+            def fits(tn: int) -> bool:  # called at once, in this iteration
+                return matmul_step_fits(budget, k, e, tm, tn, tk, epilogue)  # noqa: B023
 
             tn = largest_fitting(1, n, fits)
             if tn is None:

@@ -37,13 +37,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    IntegerType,
-    MemRefType,
-    Signedness,
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
+    IntegerType,
+    MemRefType,
     ModuleOp,
+    Signedness,
     UnitAttr,
     i32,
     i64,
@@ -59,6 +59,7 @@ from glow_mlir.conversion.glow_ir_to_loops.emitter import (
     byte_view,
     bytes_type,
 )
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.conversion.glow_ir_to_loops.functions import (
     KernelFunctions,
     attributes_key,
@@ -70,7 +71,6 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     MUTABLE,
     weight_layout,
 )
-from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic

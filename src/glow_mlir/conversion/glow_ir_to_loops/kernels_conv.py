@@ -40,8 +40,8 @@ one of several forms by the window's shape:
 The entry point (with the NHWC form) comes first, then the direct form, then the
 register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`), then im2col
 (`_nchw_form` picks the form; `_scratch` is the kernel's scratch: every convolution is a
-kernel function of its own, and the kernel functions share one scratch region). Window geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared
-with the pools in kernels_common.py.
+kernel function of its own, and the kernel functions share one scratch region). Window
+geometry (`tap_range`, `tap_rects`, `interior_rect`) is shared with the pools in kernels_common.py.
 """
 
 from __future__ import annotations

@@ -849,7 +849,9 @@ def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,
                                  c(np.float32(qin.scale.data))))
     if mean:
         real = em.value(arith.DivfOp(real, c(count)))
-    scaled = em.value(math.RoundEvenOp(em.value(arith.DivfOp(real, c(np.float32(qout.scale.data))))))
+    scaled = em.value(
+        math.RoundEvenOp(em.value(arith.DivfOp(real, c(np.float32(qout.scale.data)))))
+    )
     info = np.iinfo(numpy_dtype(qout))
     off = qout.offset.data
     scaled = em.value(arith.MinimumfOp(em.value(arith.MaximumfOp(scaled, c(info.min - off))),

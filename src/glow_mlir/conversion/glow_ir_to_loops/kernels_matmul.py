@@ -160,10 +160,10 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
 CTILE = True
 """Whether `gemm` accumulates each block of ROWS rows of C in a scratch tile (`c_tile`),
 copied back to C per block of k (False: straight in C; the tests run both). Timed on
-single ops against onnxruntime (`benchmarks/cpu_kernels.py --cpu-time [--no-ctile]`): C rows a multiple of 4 KiB apart (3072 floats: the
-rows compete for the same L1 sets) 1.4-1.9x -> 0.9x (BERT's 128x768 @ 768x3072);
-short rows too: 1024x7x7 pointwise 1.16x -> 0.76x, 512x7x7 3x3 1.04x -> 0.82x; no
-change elsewhere."""
+single ops against onnxruntime (`benchmarks/cpu_kernels.py --cpu-time [--no-ctile]`):
+C rows a multiple of 4 KiB apart (3072 floats: the rows compete for the same L1 sets) 1.4-1.9x ->
+0.9x (BERT's 128x768 @ 768x3072); short rows too: 1024x7x7 pointwise 1.16x -> 0.76x, 512x7x7 3x3
+1.04x -> 0.82x; no change elsewhere."""
 
 
 def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:

@@ -39,7 +39,6 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
-
 MAX_UNROLLED_TAPS = 9
 """The largest window (in taps) generated tap by tap: 3x3, the max pools of ResNet,
 GoogLeNet, Inception and DenseNet. Larger ones (global pools, 7x7 averages) are one

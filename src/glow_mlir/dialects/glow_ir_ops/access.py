@@ -18,7 +18,7 @@ from enum import Enum
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, MemRefType, StringAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -140,17 +140,20 @@ class InstrOp(IRDLOperation):
         kinds: list[Access] = []
         names = []
 
-        def one() -> None:
-            pos = parser.pos
-            kind = parser.parse_symbol_name().data
+        def one(pos: int, kind: str) -> None:
             if kind not in ("in", "out", "inout"):
                 parser.raise_error(f"expected @in, @out or @inout, got @{kind}", pos,
                                    parser.pos)
             kinds.append(Access(kind))
             names.append(parser.parse_unresolved_operand())
 
-        if parser._current_token.text.startswith("@"):  # noqa: SLF001 - no public peek
-            parser.parse_comma_separated_list(parser.Delimiter.NONE, one)
+        pos = parser.pos
+        first = parser.parse_optional_symbol_name()  # no operands: attributes or the end
+        if first is not None:
+            one(pos, first.data)
+            while parser.parse_optional_punctuation(",") is not None:
+                pos = parser.pos
+                one(pos, parser.parse_symbol_name().data)
         attrs = parser.parse_optional_attr_dict()
         types: list[Attribute] = []
         if names:

@@ -26,17 +26,18 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
-from glow_mlir.dialects.glow import ALL_OPS, GlowOp
+from glow_mlir.dialects.glow import ALL_OPS as _GRAPH_OPS
+from glow_mlir.dialects.glow import GlowOp
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
+from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 from glow_mlir.dialects.glow_ops.traits import (
     ON_DMA_ENGINE,
     ON_ELEMENTWISE_UNIT,
     NoInstruction,
     inplace_operands,
 )
-from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
-from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
+from glow_mlir.ir.values import detached_values
 
 IN, OUT, INOUT = Access.IN, Access.OUT, Access.INOUT
 
@@ -183,10 +184,33 @@ def _check_box(offsets, small, big, count: int, axis: int, what: str) -> None:
 
 
 class GraphInstrOp(InstrOp):
-    """An instruction that computes what graph op `GRAPH_OP` computes."""
+    """An instruction that computes what graph op `GRAPH_OP` computes.
+
+    A subclass names its graph op and its own name (glow_ir_ops/compute.py, generated);
+    the rest is derived from the graph op here, when the subclass is made: `RESULTS`,
+    `ACCESS` (@out per graph result, then @in per graph operand) and `INPLACE`."""
 
     GRAPH_OP: ClassVar[type[GlowOp]]
     RESULTS: ClassVar[int] = 1
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        op = cls.__dict__.get("GRAPH_OP")
+        if op is None:  # xDSL's own subclasses of a defined op (none today)
+            return
+        if cls.name != instruction_name(op):
+            raise TypeError(f"{cls.__name__}.name is {cls.name!r}; the instruction of "
+                            f"{op.name} is named {instruction_name(op)!r}")
+        d = op.get_irdl_definition()
+        n_in, n_out = len(d.operands), len(d.results)
+        cls.RESULTS = n_out
+        cls.ACCESS = (OUT,) * n_out + (IN,) * n_in
+        cls.INPLACE = _inplace_pairs(op, n_in)
+        # irdl_op_definition accepts upper-case class fields only as ClassVars of the class
+        # itself.
+        cls.__annotations__ = {**cls.__dict__.get("__annotations__", {}),
+                               "RESULTS": "ClassVar", "ACCESS": "ClassVar",
+                               "INPLACE": "ClassVar"}
 
     def dests(self):
         return self.operands[: self.RESULTS]
@@ -219,13 +243,13 @@ _CHECKED_MAX = 65536
 def shadow_graph_op(instr: GraphInstrOp) -> GlowOp:
     """The graph op computing what `instr` computes, on detached tensor values of the
     same types (for its verifier and the interpreter's kernel)."""
-    ins = [create_ssa_value(tensor_of(v.type)) for v in instr.sources()]
+    ins = detached_values(tensor_of(v.type) for v in instr.sources())
     return instr.GRAPH_OP.create(
         operands=ins, result_types=[tensor_of(v.type) for v in instr.dests()],
         attributes=dict(instr.attributes))
 
 
-NOT_INSTRUCTIONS = frozenset(op.name for op in ALL_OPS if op.has_trait(NoInstruction))
+NOT_INSTRUCTIONS = frozenset(op.name for op in _GRAPH_OPS if op.has_trait(NoInstruction))
 """Graph ops IRGen turns into weights, views, copies or inserts (trait `NoInstruction`)."""
 
 
@@ -233,7 +257,7 @@ def instruction_name(op: type[GlowOp] | str) -> str:
     """Glow's instruction kind for a graph op (class or name): AddNode -> ElementAddInst,
     ..."""
     if isinstance(op, str):
-        op = next(o for o in ALL_OPS if o.name == op)
+        op = next(o for o in _GRAPH_OPS if o.name == op)
     return f"glow_ir.{op.INSTRUCTION_PREFIX}{op.name.removeprefix('glow.')}"
 
 
@@ -242,45 +266,10 @@ def _inplace_pairs(op: type[GlowOp], n_in: int) -> tuple[tuple[int, int], ...]:
     return tuple((0, 1 + i) for i in inplace_operands(op, n_in))
 
 
-def _class_name(name: str) -> str:
+def class_name(name: str) -> str:
+    """The class name of instruction `name`: glow_ir.element_add -> ElementAddOp."""
     return "".join(p.capitalize() for p in name.removeprefix("glow_ir.").split("_")) + "Op"
 
 
-def _make_instruction(op: type[GlowOp]) -> type[GraphInstrOp]:
-    d = op.get_irdl_definition()
-    n_in, n_out = len(d.operands), len(d.results)
-    name = instruction_name(op)
-    body = {
-        "name": name,
-        "GRAPH_OP": op,
-        "RESULTS": n_out,
-        "ACCESS": (OUT,) * n_out + (IN,) * n_in,
-        "INPLACE": tuple((d_, s) for d_, s in _inplace_pairs(op, n_in)),
-        "__doc__": f"Destination-passing form of `{op.name}`: "
-                   f"{(op.__doc__ or '').strip().splitlines()[0] if op.__doc__ else ''}",
-        "__module__": __name__,
-        "__annotations__": {k: ClassVar for k in ("GRAPH_OP", "RESULTS", "ACCESS", "INPLACE")},
-    }
-    return irdl_op_definition(type(_class_name(name), (GraphInstrOp,), body))
-
-
-COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = tuple(
-    _make_instruction(op) for op in ALL_OPS if not op.has_trait(NoInstruction))
-
-INSTRUCTION_OF: dict[type[GlowOp], type[GraphInstrOp]] = {
-    i.GRAPH_OP: i for i in COMPUTE_INSTRUCTIONS}
-"""Graph op class -> its instruction class."""
-
-INSTRUCTION_FOR: dict[str, type[GraphInstrOp]] = {
-    i.GRAPH_OP.name: i for i in COMPUTE_INSTRUCTIONS}
-"""Graph op name -> its instruction class (for text and tools; code uses `INSTRUCTION_OF`)."""
-
-
-def instruction_of(op: type[GlowOp]) -> type[GraphInstrOp]:
-    """The instruction class of graph op class `op` (KeyError for a `NoInstruction` op)."""
-    return INSTRUCTION_OF[op]
-
-globals().update({cls.__name__: cls for cls in COMPUTE_INSTRUCTIONS})
-
-DATA_INSTRUCTIONS = (CopyOp, ExtractTensorOp, InsertTensorOp)
+DATA_INSTRUCTIONS: tuple[type[InstrOp], ...] = (CopyOp, ExtractTensorOp, InsertTensorOp)
 

@@ -60,6 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.ir import resources
 
+
 class Mutability(StrEnum):
     """A weight's `mutability` (the IR keeps the word, as MLIR's StrEnumAttr)."""
 
@@ -224,13 +225,14 @@ class WeightOp(IRDLOperation):
         type = parser.parse_type()
         if not isinstance(type, MemRefType):
             parser.raise_error(f"a weight's type is a memref, got {type}", start, parser.pos)
-        value = None
+        value: DenseResourceAttr | None = None
         if parser.parse_optional_punctuation("=") is not None:
             start = parser.pos
-            value = parser.parse_attribute()
-            if not isinstance(value, DenseResourceAttr):
-                parser.raise_error(f"a weight's value is a dense_resource, got {value}", start,
+            attr = parser.parse_attribute()
+            if not isinstance(attr, DenseResourceAttr):
+                parser.raise_error(f"a weight's value is a dense_resource, got {attr}", start,
                                    parser.pos)
+            value = attr
         return cls.make(name, type, mutability, role, value)
 
 
@@ -554,9 +556,8 @@ def view_byte_offset(value: SSAValue) -> int:
 
 
 def owning_func(op_or_value: Operation | SSAValue) -> FuncOp | None:
-    op = op_or_value.owner if isinstance(op_or_value, SSAValue) else op_or_value
-    if isinstance(op, Block):
-        op = op.parent_op()
+    owner = op_or_value.owner if isinstance(op_or_value, SSAValue) else op_or_value
+    op = owner.parent_op() if isinstance(owner, Block) else owner
     while op is not None and not isinstance(op, FuncOp):
         op = op.parent_op()
     return op

@@ -25,7 +25,7 @@ returns the member.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum, StrEnum
 from typing import Any
 
@@ -40,8 +40,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
-from xdsl.irdl import ConstraintContext, opt_attr_def
-from xdsl.irdl.constraints import AttrConstraint
+from xdsl.irdl import IRDLOperation, opt_attr_def
+from xdsl.irdl.constraints import AttrConstraint, VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -144,7 +144,7 @@ class GlowAttr(AttrConstraint):
         self.name = "?"
 
     # ------------------------------------------------------------------ xDSL constraint
-    def verify(self, attr: Attribute, constraint_context: ConstraintContext) -> None:
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
         if not _CHECKS[self.kind](attr):
             raise VerifyException(
                 f"attribute '{self.name}' must be {_WHAT[self.kind]}, got {attr}")
@@ -180,7 +180,7 @@ class GlowAttr(AttrConstraint):
             return bool(attr.value.data)
         if k is Kind.STRING and isinstance(attr, StringAttr):
             return attr.data
-        self.verify(attr, ConstraintContext())
+        self.verify(attr, VerificationContext())
         raise AssertionError("unreachable")
 
     def encode(self, value: Any) -> Attribute:
@@ -220,7 +220,7 @@ def _field(kind: Kind, default: Any, required: bool,
     return field
 
 
-def name_fields(namespace: dict[str, Any]) -> None:
+def name_fields(namespace: Mapping[str, Any]) -> None:
     """Tell the constraints of the attribute fields in a class body their names (called
     by `GlowOp.__init_subclass__`, before xDSL reads the fields)."""
     for name, value in namespace.items():
@@ -268,7 +268,7 @@ def str_attr(allowed: type[StrEnum] | Sequence[str] | None = None, default: str 
 _DECLARED: dict[type, dict[str, GlowAttr]] = {}
 
 
-def declared_attributes(op: type) -> dict[str, GlowAttr]:
+def declared_attributes(op: type[IRDLOperation]) -> dict[str, GlowAttr]:
     """The declared attributes of an op class, in declaration order (and each
     constraint told its attribute's name, for its messages)."""
     attrs = _DECLARED.get(op)

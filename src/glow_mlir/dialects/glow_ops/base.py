@@ -138,7 +138,7 @@ class GlowOp(IRDLOperation):
             return spec.decode(a)
         if not isinstance(a, DenseArrayBase) or not a.elt_type == i64:
             fail(f"attribute '{name}' must be array<i64: ...>, got {a}")
-        return tuple(int(v) for v in a.get_values())  # type: ignore[union-attr]
+        return tuple(int(v) for v in a.get_values())
 
     def floats(self, name: str, default: Sequence[float] | None = None) -> tuple[float, ...]:
         a = self._attr(name)
@@ -148,7 +148,7 @@ class GlowOp(IRDLOperation):
             return spec.decode(a)
         if not isinstance(a, DenseArrayBase):
             fail(f"attribute '{name}' must be array<f32: ...>, got {a}")
-        return tuple(float(v) for v in a.get_values())  # type: ignore[union-attr]
+        return tuple(float(v) for v in a.get_values())
 
     def int_attr(self, name: str, default: int | None = None) -> int:
         a = self._attr(name)
@@ -158,7 +158,7 @@ class GlowOp(IRDLOperation):
             return spec.decode(a)
         if not isinstance(a, IntegerAttr):
             fail(f"attribute '{name}' must be an integer, got {a}")
-        return int(a.value.data)  # type: ignore[union-attr]
+        return int(a.value.data)
 
     def float_attr(self, name: str, default: float | None = None) -> float:
         a = self._attr(name)
@@ -184,7 +184,7 @@ class GlowOp(IRDLOperation):
         if not (isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType)
                 and a.type.width.data == 1):
             fail(f"attribute '{name}' must be true or false, got {a}")
-        return bool(a.value.data)  # type: ignore[union-attr]
+        return bool(a.value.data)
 
     def str_attr(self, name: str, default: str | None = None,
                  allowed: Sequence[str] | None = None) -> str:
@@ -200,7 +200,9 @@ class GlowOp(IRDLOperation):
         else:
             value = a.data
         if allowed is not None and value not in allowed:
-            fail(f"attribute '{name}' must be one of {', '.join(map(repr, allowed))}, got '{value}'")
+            fail(
+                f"attribute '{name}' must be one of {', '.join(map(repr, allowed))}, got '{value}'"
+            )
         return value
 
     # ----------------------------------------------------------- building
@@ -222,7 +224,7 @@ class GlowOp(IRDLOperation):
         return self.results[0]
 
 
-SAME_TYPE: ClassVar = VarConstraint("T", base(TensorType))
+SAME_TYPE = VarConstraint("T", base(TensorType))
 """Operands and result of one tensor type: lets the custom form print one type."""
 
 FUNCTIONAL_FORMAT = "operands attr-dict `:` functional-type(operands, results)"

@@ -3,6 +3,7 @@ tile, pad, gather, scatter_data; reductions, arg_max/arg_min and top_k."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -23,7 +24,6 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError
-from xdsl.utils.lexer import Span
 
 from glow_mlir.dialects.glow_ops.attrs import (
     PadMode,
@@ -120,7 +120,8 @@ class ConstantOp(GlowOp):
             content = parser.lexer.input.content
             if "\n" not in content[start:err.span.start]:
                 raise
-            err.span = Span(start, _end_before(content, start, err.span.start), err.span.input)
+            err.span = replace(err.span, start=start,
+                               end=_end_before(content, start, err.span.start))
             raise
         end = _end_before(parser.lexer.input.content, start, parser.pos)
         if not isinstance(value, (DenseResourceAttr, DenseIntOrFPElementsAttr)):
@@ -166,7 +167,9 @@ class ConcatOp(GlowOp):
                     f"{fmt_shape(out)} outside dim {dim}")
             require_same_elem(f"input #{i} and result", v, self.result)
             total += s[dim]
-        require(total == out[dim], f"inputs add up to {total} along dim {dim}, result has {out[dim]}")
+        require(
+            total == out[dim], f"inputs add up to {total} along dim {dim}, result has {out[dim]}"
+        )
 
 
 @irdl_op_definition
@@ -326,7 +329,9 @@ class PadOp(GlowOp):
         pads = self.ints("pads")
         mode = self.str_attr("mode")
         rank = len(shape)
-        require(len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)")
+        require(
+            len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)"
+        )
         require(all(p >= 0 for p in pads), f"pads must be non-negative, got {list(pads)}")
         if mode == "reflect":
             for i, d in enumerate(shape):

@@ -21,8 +21,8 @@ from glow_mlir.dialects.glow_ops.traits import (
     ScalarBody,
 )
 from glow_mlir.dialects.glow_ops.types import (
-    fail,
     elem_of,
+    fail,
     is_bool,
     is_float,
     is_numeric,
@@ -32,7 +32,6 @@ from glow_mlir.dialects.glow_ops.types import (
     require_same_elem,
     require_same_shape,
 )
-
 
 # ====================================================================== unary
 

@@ -22,9 +22,21 @@ from glow_mlir.dialects.glow_ops.attrs import (
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.elementwise import UNARY_OPS
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_ELEMENTWISE_UNIT,
+    ON_MATMUL_UNIT,
+    ON_POOL_UNIT,
+    FusableActivation,
+    FusableProducer,
+    InPlace,
+    MacCount,
+    Windowed,
+    conv_macs,
+    matmul_macs,
+)
 from glow_mlir.dialects.glow_ops.types import (
-    fail,
     elem_of,
+    fail,
     fmt_shape,
     is_float,
     is_int,
@@ -36,18 +48,6 @@ from glow_mlir.dialects.glow_ops.types import (
     require_same_elem,
     require_shape,
     shape_of,
-)
-from glow_mlir.dialects.glow_ops.traits import (
-    ON_MATMUL_UNIT,
-    ON_ELEMENTWISE_UNIT,
-    ON_POOL_UNIT,
-    FusableActivation,
-    FusableProducer,
-    InPlace,
-    MacCount,
-    Windowed,
-    conv_macs,
-    matmul_macs,
 )
 
 LAYOUTS = tuple(Layout)
@@ -208,7 +208,10 @@ class AdaptiveAvgPoolOp(GlowOp):
         require_same_elem("input and result", self.input, self.result)
         n, c, _, _ = image_dims(shape_of(self.input), layout)
         rn, rc, rh, rw = image_dims(shape_of(self.result), layout)
-        require((rn, rc) == (n, c), f"result batch and channels {rn}x{rc} must equal the input's {n}x{c}")
+        require(
+            (rn, rc) == (n, c),
+            f"result batch and channels {rn}x{rc} must equal the input's {n}x{c}",
+        )
         require(rh > 0 and rw > 0, "result spatial dims must be positive")
 
 
@@ -413,7 +416,9 @@ class _ResizeOp(GlowOp):
 
     def check(self) -> None:
         shape, out = shape_of(self.input), shape_of(self.result)
-        require(len(shape) == len(out), f"result rank {len(out)} must equal input rank {len(shape)}")
+        require(
+            len(shape) == len(out), f"result rank {len(out)} must equal input rank {len(shape)}"
+        )
         require_same_elem("input and result", self.input, self.result)
         scale = self.floats("scale")
         require(len(scale) == len(shape),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NoReturn
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -138,7 +139,7 @@ def fmt_shape(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape) if shape else "scalar"
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     raise VerifyException(message)
 
 

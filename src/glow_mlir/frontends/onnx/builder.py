@@ -28,7 +28,13 @@ from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape, is_bool, is_float, is_numeric
+from glow_mlir.dialects.glow_ops.types import (
+    QuantizedType,
+    fmt_shape,
+    is_bool,
+    is_float,
+    is_numeric,
+)
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnsupportedFeature
 from glow_mlir.ir.element_types import cast_array, element_type, numpy_dtype
 from glow_mlir.ir.resources import add_resource
@@ -142,7 +148,9 @@ class GraphBuilder:
             if attr.type != value.type:
                 attr = DenseResourceAttr.from_params(attr.resource_handle, value.type)
             op: Operation = glow.ConstantOp.from_attr(attr)
-        elif (scalar := splat_scalar(value.const)) is not None and (value.rank == 0 or value.size > 16):
+        elif (scalar := splat_scalar(value.const)) is not None and (
+            value.rank == 0 or value.size > 16
+        ):
             op = glow.SplatOp.make([], value.type, value=scalar)
         else:
             op = make_constant(value.const, self.fn, value.hint, value.type)
@@ -200,7 +208,9 @@ class GraphBuilder:
             self.fail(f"cannot reshape {fmt_shape(v.shape)} ({v.size} elements) to "
                       f"{fmt_shape(shape)}")
         if v.is_const:
-            return self.from_const(v.const.reshape(shape), v.hint, v.weight, self.tensor(shape, v.elem))
+            return self.from_const(
+                v.const.reshape(shape), v.hint, v.weight, self.tensor(shape, v.elem)
+            )
         return self.op(glow.ReshapeOp, [v], self.tensor(shape, v.elem))
 
     def transpose(self, v: Value, perm: Sequence[int]) -> Value:
@@ -325,7 +335,9 @@ def check_elements(cls: type[glow.GlowOp], elem: Attribute) -> None:
     Erf on integers; the dialect's erf is for floats)."""
     kind = getattr(cls, "ELEMENTS", None)
     if kind in _ELEMENT_KINDS and not _ELEMENT_KINDS[kind][0](elem):
-        raise UnsupportedFeature(f"{elem} elements ({cls.name} takes {_ELEMENT_KINDS[kind][1]} ones)")
+        raise UnsupportedFeature(
+            f"{elem} elements ({cls.name} takes {_ELEMENT_KINDS[kind][1]} ones)"
+        )
 
 
 def splat_scalar(array: np.ndarray) -> float | None:

@@ -170,8 +170,13 @@ class OnnxImporter:
                 self.problems.append(Unsupported("input", info.name, f"{kind or 'untyped'} "
                                                  "inputs are not supported (tensors only)"))
             elif not dtypes.is_supported(elem_type):
-                self.problems.append(Unsupported("input", info.name, f"element type "
-                                                 f"{dtypes.dtype_name(elem_type)} is not supported"))
+                self.problems.append(
+                    Unsupported(
+                        "input",
+                        info.name,
+                        f"element type {dtypes.dtype_name(elem_type)} is not supported",
+                    )
+                )
             else:
                 tensors.append(info)
         readers: dict[str, str] = {}
@@ -193,8 +198,13 @@ class OnnxImporter:
         become `glow.constant dense_resource` ops when an op uses them."""
         for tensor in initializers:
             if not dtypes.is_supported(tensor.data_type):
-                self.problems.append(Unsupported("initializer", tensor.name, f"element type "
-                                                 f"{dtypes.dtype_name(tensor.data_type)} is not supported"))
+                self.problems.append(
+                    Unsupported(
+                        "initializer",
+                        tensor.name,
+                        f"element type {dtypes.dtype_name(tensor.data_type)} is not supported",
+                    )
+                )
                 self.values[tensor.name] = _UNKNOWN
                 continue
             _check_fits(f"initializer '{tensor.name}'", TensorType(
@@ -216,7 +226,9 @@ class OnnxImporter:
                 continue
             if out is None:
                 if name in self.used and not self.problems:
-                    raise AssertionError(f"the {node.op_type} converter left used output '{name}' unset")
+                    raise AssertionError(
+                        f"the {node.op_type} converter left used output '{name}' unset"
+                    )
                 self.values[name] = _UNKNOWN
                 continue
             if isinstance(out, SSAValue):
@@ -236,7 +248,9 @@ class OnnxImporter:
             if ttype is None:
                 self.values[name] = _UNKNOWN
             else:
-                self.values[name] = self.b.from_ssa(glow.SplatOp.make([], ttype, value=0.0).results[0])
+                self.values[name] = self.b.from_ssa(
+                    glow.SplatOp.make([], ttype, value=0.0).results[0]
+                )
 
     def _inferred_types(self) -> dict[str, TensorType]:
         if self._inferred is None:
@@ -249,8 +263,14 @@ class OnnxImporter:
                 t = info.type.tensor_type
                 dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else -1
                         for d in t.shape.dim]
-                if t.HasField("shape") and all(d >= 0 for d in dims) and dtypes.is_supported(t.elem_type):
-                    self._inferred[info.name] = TensorType(dtypes.mlir_element_type(t.elem_type), dims)
+                if (
+                    t.HasField("shape")
+                    and all(d >= 0 for d in dims)
+                    and dtypes.is_supported(t.elem_type)
+                ):
+                    self._inferred[info.name] = TensorType(
+                        dtypes.mlir_element_type(t.elem_type), dims
+                    )
         return self._inferred
 
     def _finish(self, fn: func.FuncOp) -> None:
@@ -282,16 +302,22 @@ class OnnxImporter:
             want = dtypes.mlir_element_type(t.elem_type)
             got = value.elem.storage if isinstance(value.elem, QuantizedType) else value.elem
             if want != got:
-                raise OnnxImportError(f"graph output '{info.name}' is declared "
-                                      f"{dtypes.dtype_name(t.elem_type)}, but the graph computes {got}")
+                raise OnnxImportError(
+                    f"graph output '{info.name}' is declared "
+                    f"{dtypes.dtype_name(t.elem_type)}, but the graph computes {got}"
+                )
         if t.HasField("shape"):
             dims = [d if isinstance(d, int) and not (zero_is_unknown and d == ZERO) else None
                     for d in map(dim_of, t.shape.dim)]
-            ok = len(dims) == value.rank and all(d is None or d == s for d, s in zip(dims, value.shape))
+            ok = len(dims) == value.rank and all(
+                d is None or d == s for d, s in zip(dims, value.shape)
+            )
             if not ok:
                 declared = "x".join("?" if d is None else str(d) for d in dims) or "scalar"
-                raise OnnxImportError(f"graph output '{info.name}' is declared with shape "
-                                      f"{declared}, but the graph computes {fmt_shape(value.shape)}")
+                raise OnnxImportError(
+                    f"graph output '{info.name}' is declared with shape "
+                    f"{declared}, but the graph computes {fmt_shape(value.shape)}"
+                )
 
 
 def _check_fits(what: str, ttype: TensorType) -> None:

@@ -131,8 +131,10 @@ def _given_shape(name: str, value, dims: list[Dim] | None) -> tuple[int, ...]:
                               f"dim {negative[0]} ({shape[negative[0]]})")
     if dims is not None:
         if len(dims) != len(shape):
-            raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, has rank "
-                                  f"{len(shape)}, but the model declares {_fmt(dims)} (rank {len(dims)})")
+            raise OnnxImportError(
+                f"the shape given for input '{name}', {_fmt(shape)}, has rank "
+                f"{len(shape)}, but the model declares {_fmt(dims)} (rank {len(dims)})"
+            )
         for i, (d, s) in enumerate(zip(dims, shape)):
             if isinstance(d, int) and d != s and d != ZERO:
                 raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, differs "

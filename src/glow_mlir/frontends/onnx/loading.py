@@ -17,6 +17,7 @@ from onnx import ModelProto, external_data_helper
 from glow_mlir.frontends.onnx.errors import OnnxImportError
 from glow_mlir.frontends.onnx.validation import validate_model
 
+
 def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProto, str]:
     """The model and the directory its external data is relative to."""
     if isinstance(model, ModelProto):
@@ -90,7 +91,9 @@ def check_structure(proto: ModelProto, what: str) -> None:
         if out.name not in defined:
             problems.append(f"graph output '{out.name}'")
     if problems:
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        shown = "; ".join(problems[:5]) + (
+            f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
         raise OnnxImportError(
             f"{what} is inconsistent: {shown}, which no graph input, initializer or earlier "
             f"node defines (is the file truncated, or the graph not topologically sorted?)")

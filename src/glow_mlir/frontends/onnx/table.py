@@ -22,9 +22,6 @@ from glow_mlir.frontends.onnx.converters import (
     activations as act,
 )
 from glow_mlir.frontends.onnx.converters import (
-    elementwise as ew,
-)
-from glow_mlir.frontends.onnx.converters import (
     control_flow,
     indexing,
     linalg,
@@ -35,6 +32,9 @@ from glow_mlir.frontends.onnx.converters import (
     resize,
     shape_folding,
     tensor,
+)
+from glow_mlir.frontends.onnx.converters import (
+    elementwise as ew,
 )
 
 Converter = Callable

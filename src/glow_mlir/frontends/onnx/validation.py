@@ -157,11 +157,15 @@ def _check_node(node: NodeProto, label: str, schema) -> None:
             raise OnnxImportError(f"{where} requires attribute '{name}', which is missing")
     n_in, n_out = len(node.input), len(node.output)
     if not schema.min_input <= n_in <= schema.max_input:
-        raise OnnxImportError(f"{where} has {n_in} input(s); {node.op_type} (opset "
-                              f"{schema.since_version}) takes {_range(schema.min_input, schema.max_input)}")
+        raise OnnxImportError(
+            f"{where} has {n_in} input(s); {node.op_type} (opset "
+            f"{schema.since_version}) takes {_range(schema.min_input, schema.max_input)}"
+        )
     if not schema.min_output <= n_out <= schema.max_output:
-        raise OnnxImportError(f"{where} has {n_out} output(s); {node.op_type} (opset "
-                              f"{schema.since_version}) gives {_range(schema.min_output, schema.max_output)}")
+        raise OnnxImportError(
+            f"{where} has {n_out} output(s); {node.op_type} (opset "
+            f"{schema.since_version}) gives {_range(schema.min_output, schema.max_output)}"
+        )
     optional = onnx.defs.OpSchema.FormalParameterOption.Optional
     for i, name in enumerate(node.input):
         param = schema.inputs[min(i, len(schema.inputs) - 1)]  # the last may be variadic

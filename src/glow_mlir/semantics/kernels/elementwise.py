@@ -9,6 +9,7 @@ Quantized operands go through their real values (`numerics.real_valued`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -100,14 +101,15 @@ def neg(op, x):
 
 # ---------------------------------------------------------------- binary
 
-_REAL_BINARY = {  # quantized operands go through their real values
+_BinaryFn = Callable[..., np.ndarray]
+_REAL_BINARY: dict[type[glow.GlowOp], _BinaryFn] = {  # quantized operands: their real values
     glow.AddOp: np.add,
     glow.SubOp: np.subtract,
     glow.MulOp: np.multiply,
     glow.MaxOp: np.maximum,
     glow.MinOp: np.minimum,
 }
-_BINARY = {
+_BINARY: dict[type[glow.GlowOp], _BinaryFn] = {
     glow.PowOp: np.power,
     glow.AndOp: np.logical_and,
     glow.OrOp: np.logical_or,
@@ -119,10 +121,10 @@ _BINARY = {
     glow.CmpLteOp: np.less_equal,
 }
 
-for _name, _fn in _REAL_BINARY.items():
-    kernel(_name)(real_valued(lambda op, a, b, _fn=_fn: _fn(a, b)))
-for _name, _fn in _BINARY.items():
-    kernel(_name)(lambda op, a, b, _fn=_fn: _fn(a, b))
+for _bin_op, _bin_fn in _REAL_BINARY.items():
+    kernel(_bin_op)(real_valued(lambda op, a, b, _fn=_bin_fn: _fn(a, b)))
+for _bin_op, _bin_fn in _BINARY.items():
+    kernel(_bin_op)(lambda op, a, b, _fn=_bin_fn: _fn(a, b))
 
 
 @kernel(glow.DivOp)

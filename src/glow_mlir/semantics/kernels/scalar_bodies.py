@@ -4,6 +4,8 @@ computes each step in float32 and rounds, as the CPU's loops do)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from xdsl.ir import Operation
 
@@ -13,7 +15,7 @@ from glow_mlir.dialects.glow_ops.traits import scalar_body
 from glow_mlir.semantics.numerics import erf
 from glow_mlir.semantics.registry import KERNELS, Kernel, kernel
 
-_NUMPY = {
+_NUMPY: dict[str, Callable[..., np.ndarray]] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
     "max": np.maximum, "min": np.minimum, "neg": np.negative, "abs": np.abs,
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh,

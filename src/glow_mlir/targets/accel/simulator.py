@@ -28,13 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.analysis.instr_buffers import value_name
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.ir.values import detached_values
 from glow_mlir.semantics.graph_evaluator import evaluate_op
 from glow_mlir.semantics.numerics import fused_activation, quantize
 from glow_mlir.semantics.registry import EvaluationError, kernel_for
@@ -243,7 +243,7 @@ def _compile(op: glow_accel.TileOp) -> tuple:
     the zero bias of a conv without one) for a kernel, ('data', glow_ir instruction, None,
     None) for copy / insert / extract."""
     types = op.plain_operand_types()
-    values = [create_ssa_value(t) for t in types]
+    values = list(detached_values(types))
     instr = op.instruction_on(values)
     zero_bias = _zero(types[3]) if isinstance(op, glow_accel.ConvOp) and not op.has_bias \
         else None
@@ -257,7 +257,9 @@ def _compile(op: glow_accel.TileOp) -> tuple:
         if isinstance(types[0].get_element_type(), QuantizedType):
             raise EvaluationError("accumulates into a quantized tile, which the simulator "
                                   "does not support")
-        plain = glow_ir.shadow_graph_op(op.instruction_on(values, fused_activation=False))
+        plain_instr = op.instruction_on(values, fused_activation=False)
+        assert isinstance(plain_instr, glow_ir.GraphInstrOp)  # as `instr` above
+        plain = glow_ir.shadow_graph_op(plain_instr)
     return "graph", full, plain, zero_bias
 
 

@@ -103,7 +103,7 @@ class InstrExecutor:
             view[...] = self._bind(weight, view, value)
         op: Operation | None = None
         try:
-            for op, step in self._steps:
+            for op, step in self._steps:  # noqa: B007 (`op` names the failing step below)
                 step()
         except EvaluationError as err:
             assert op is not None

@@ -30,6 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.transforms.accel.plan_scratchpad import planned_bytes
 from glow_mlir.transforms.accel.program import (
     Effects,
     TileSizes,
@@ -40,7 +41,6 @@ from glow_mlir.transforms.accel.program import (
     split_waits,
     target,
 )
-from glow_mlir.transforms.accel.plan_scratchpad import planned_bytes
 from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 NAME = "accel-double-buffer"

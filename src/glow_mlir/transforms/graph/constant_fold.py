@@ -21,8 +21,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import UnsupportedElementType
-from glow_mlir.transforms.graph.utils import erase_dead_constants, make_constant
 from glow_mlir.ir.resources import load_resource_dialect
+from glow_mlir.transforms.graph.utils import erase_dead_constants, make_constant
 
 
 def _is_source(op: Operation) -> bool:

@@ -21,6 +21,7 @@ from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_float
+from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
     constant_value,
@@ -28,7 +29,6 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
-from glow_mlir.ir.resources import load_resource_dialect
 
 _ADDITIVE = (glow.AddOp, glow.SubOp)
 _MULTIPLICATIVE = (glow.MulOp, glow.DivOp)
@@ -39,7 +39,11 @@ def _split(op: Operation) -> tuple[SSAValue, np.ndarray, str] | None:
     lhs, rhs = op.operands
     c = constant_value(rhs)
     if c is not None and constant_value(lhs) is None:
-        return lhs, c, {glow.AddOp: "+", glow.SubOp: "-", glow.MulOp: "*", glow.DivOp: "/"}[type(op)]
+        return (
+            lhs,
+            c,
+            {glow.AddOp: "+", glow.SubOp: "-", glow.MulOp: "*", glow.DivOp: "/"}[type(op)],
+        )
     c = constant_value(lhs)
     if c is not None and constant_value(rhs) is None and isinstance(op, (glow.AddOp, glow.MulOp)):
         return rhs, c, "+" if isinstance(op, glow.AddOp) else "*"

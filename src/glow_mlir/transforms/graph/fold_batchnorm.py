@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float, normalize_axis, shape_of
+from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.lowering.normalization import batchnorm_scale_shift
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
@@ -40,7 +41,6 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
-from glow_mlir.ir.resources import load_resource_dialect
 
 
 def _channel_dim(producer: Operation) -> int:

@@ -26,6 +26,7 @@ from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float, shape_of
+from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
     constant_value,
@@ -33,7 +34,6 @@ from glow_mlir.transforms.graph.utils import (
     has_single_use,
     make_constant,
 )
-from glow_mlir.ir.resources import load_resource_dialect
 
 
 def _product(value: SSAValue) -> glow.MatMulOp | None:

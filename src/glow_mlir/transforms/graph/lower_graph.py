@@ -21,10 +21,10 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
+from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.backend_hooks import GraphBackend, backend_option
 from glow_mlir.transforms.graph.lowering import Emitter, rule_for
 from glow_mlir.transforms.graph.utils import apply_patterns
-from glow_mlir.ir.resources import load_resource_dialect
 
 
 class LowerOp(RewritePattern):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
@@ -25,7 +24,6 @@ from xdsl.rewriter import Rewriter
 from glow_mlir.dialects import glow
 from glow_mlir.ir.resources import bytes_digest, resource_digest
 from glow_mlir.semantics import evaluate_op
-
 
 SAMPLE_BYTES = 4096
 """Bytes at each end of a constant compared before its whole contents are hashed."""

@@ -108,7 +108,7 @@ class _ChildMemSizeScheduler:
         # A user that needs no memory and that nothing uses runs right away: waiting would
         # only keep this op's results alive longer (Glow does the same).
         users = {u.operation for r in op.results for u in r.uses}
-        for user in sorted((u for u in users if u in self.position), key=self.position.get):
+        for user in sorted((u for u in users if u in self.position), key=self.position.__getitem__):
             if self.result_mem[user] == 0 and not any(r.uses for r in user.results):
                 yield user
 

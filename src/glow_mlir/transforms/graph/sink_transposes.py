@@ -46,6 +46,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.traits import Elementwise
 from glow_mlir.dialects.glow_ops.types import normalize_axis, shape_of
+from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.merge_transposes import Perm, inverse, shuffle_of
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
@@ -55,7 +56,6 @@ from glow_mlir.transforms.graph.utils import (
     make_constant,
     users,
 )
-from glow_mlir.ir.resources import load_resource_dialect
 
 MAX_ROUNDS = 64
 """A bound on analysis + rewrite rounds (one per level of stacked transposes; transposes

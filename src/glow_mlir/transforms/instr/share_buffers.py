@@ -308,6 +308,7 @@ class BufferSharing:
                     isinstance(u, glow_ir.DeallocActivationOp) for u in buffer_users(root)):
                 for u in buffer_users(root):
                     erase_op(u)
+                assert isinstance(root.owner, Operation)  # a buffer is an op's result
                 erase_op(root.owner)
         gained = [root.owner for root in self.gained
                   if isinstance(root.owner, glow_ir.AllocActivationOp)]

@@ -81,7 +81,10 @@ def elu(n: Node) -> Value:
 def selu(n: Node) -> Value:
     """gamma * (x <= 0 ? alpha * (exp(x) - 1) : x)."""
     x = n.input(0)
-    alpha, gamma = n.float("alpha", 1.67326319217681884765625), n.float("gamma", 1.05070102214813232421875)
+    alpha, gamma = (
+        n.float("alpha", 1.67326319217681884765625),
+        n.float("gamma", 1.05070102214813232421875),
+    )
     pos = _ew(n, glow.CmpLtOp, _c(n, x, 0.0), x, elem=i1)
     inner = n.b.select(pos, x, _ew(n, glow.MulOp, _exp_minus_one(n, x), _c(n, x, alpha)))
     return _ew(n, glow.MulOp, inner, _c(n, x, gamma))

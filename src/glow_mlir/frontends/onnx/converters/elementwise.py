@@ -286,7 +286,9 @@ def asinh(n: Node) -> Value:
     """sign(x) * log(|x| + sqrt(x^2 + 1)): no cancellation for negative x."""
     x = n.input(0)
     a = _math(n, glow.AbsOp, x)
-    root = _math(n, glow.SqrtOp, _math(n, glow.AddOp, _math(n, glow.MulOp, a, a), n.b.scalar_like(x, 1.0)))
+    root = _math(
+        n, glow.SqrtOp, _math(n, glow.AddOp, _math(n, glow.MulOp, a, a), n.b.scalar_like(x, 1.0))
+    )
     magnitude = _math(n, glow.LogOp, _math(n, glow.AddOp, a, root))
     negative = _math(n, glow.CmpLtOp, x, n.b.scalar_like(x, 0.0), elem=i1)
     return n.b.select(negative, _math(n, glow.NegOp, magnitude), magnitude)
@@ -295,7 +297,9 @@ def asinh(n: Node) -> Value:
 def acosh(n: Node) -> Value:
     """log(x + sqrt(x^2 - 1))."""
     x = n.input(0)
-    root = _math(n, glow.SqrtOp, _math(n, glow.SubOp, _math(n, glow.MulOp, x, x), n.b.scalar_like(x, 1.0)))
+    root = _math(
+        n, glow.SqrtOp, _math(n, glow.SubOp, _math(n, glow.MulOp, x, x), n.b.scalar_like(x, 1.0))
+    )
     return _math(n, glow.LogOp, _math(n, glow.AddOp, x, root))
 
 

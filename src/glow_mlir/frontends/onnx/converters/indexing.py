@@ -48,7 +48,9 @@ def gather_elements(n: Node) -> Value:
     offsets = sum(grid[d] * strides[d] for d in range(data.rank) if d != axis)
     idx = _plain_indices(n, indices, data.shape[axis])
     scaled = n.b.elementwise(glow.MulOp, [idx, n.b.scalar_like(idx, strides[axis])], np.multiply)
-    flat_index = n.b.elementwise(glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add)
+    flat_index = n.b.elementwise(
+        glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add
+    )
     return n.b.gather(n.b.reshape(data, [data.size]), flat_index, 0)
 
 
@@ -71,8 +73,12 @@ def gather_nd(n: Node) -> Value:
         # the batch coordinates of each index tuple, times the size of one batch entry
         grid = np.indices(indices.shape[:-1], dtype=np.int64)[:batch]
         batch_strides = _strides(data.shape[:batch])
-        offsets = sum(g * s for g, s in zip(grid, batch_strides)) * int(np.prod(inner, dtype=np.int64))
-        inner_flat = n.b.elementwise(glow.AddOp, [inner_flat, n.b.from_const(np.asarray(offsets))], np.add)
+        offsets = sum(g * s for g, s in zip(grid, batch_strides)) * int(
+            np.prod(inner, dtype=np.int64)
+        )
+        inner_flat = n.b.elementwise(
+            glow.AddOp, [inner_flat, n.b.from_const(np.asarray(offsets))], np.add
+        )
     table = n.b.reshape(data, [int(np.prod(addressed, dtype=np.int64)), *rest])
     return n.b.gather(table, inner_flat, 0)
 
@@ -129,7 +135,10 @@ def scatter_elements(n: Node) -> Value:
         n.fail(f"indices {fmt_shape(indices.shape)} and updates {fmt_shape(updates.shape)} must "
                f"have one shape, of data's rank {data.rank}")
     if any(i > d for a, (i, d) in enumerate(zip(indices.shape, data.shape)) if a != axis):
-        n.fail(f"indices {fmt_shape(indices.shape)} exceed data {fmt_shape(data.shape)} off axis {axis}")
+        n.fail(
+            f"indices {fmt_shape(indices.shape)} exceed data {fmt_shape(data.shape)} "
+            f"off axis {axis}"
+        )
     if updates.elem != data.elem:
         n.fail(f"updates have type {updates.elem}, data {data.elem}")
     strides = _strides(data.shape)
@@ -138,6 +147,8 @@ def scatter_elements(n: Node) -> Value:
                   np.zeros(indices.shape, np.int64))
     idx = _plain_indices(n, indices, data.shape[axis])
     scaled = n.b.elementwise(glow.MulOp, [idx, n.b.scalar_like(idx, strides[axis])], np.multiply)
-    flat = n.b.elementwise(glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add)
+    flat = n.b.elementwise(
+        glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add
+    )
     out = _scatter_rows(n, n.b.reshape(data, [data.size]), flat, updates, reduction)
     return n.b.reshape(out, data.shape)

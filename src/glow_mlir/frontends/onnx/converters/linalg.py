@@ -95,7 +95,9 @@ def matmul_values(n: Node, a: Value, b: Value) -> Value:
     if b.rank == 2:
         # one matrix on the right: fold every batch dim of the left into its rows
         rows = _prod(a.shape[:-1])
-        flat = n.b.op(glow.MatMulOp, [n.b.reshape(a, [rows, k]), b], n.b.tensor([rows, cols], a.elem))
+        flat = n.b.op(
+            glow.MatMulOp, [n.b.reshape(a, [rows, k]), b], n.b.tensor([rows, cols], a.elem)
+        )
         out = n.b.reshape(flat, [*a.shape[:-2], m, cols])
     else:
         count = _prod(batch)
@@ -131,7 +133,9 @@ def _parse_einsum(n: Node, equation: str, ranks: list[int]) -> tuple[list[str], 
         out = rhs.replace("...", stand_in)
     else:  # implicit output: the ellipsis, then letters used once, in alphabetical order
         letters = "".join(terms)
-        out = stand_in + "".join(sorted(c for c in set(letters) if c.isalpha() and letters.count(c) == 1))
+        out = stand_in + "".join(
+            sorted(c for c in set(letters) if c.isalpha() and letters.count(c) == 1)
+        )
     for t, r in zip(terms, ranks):
         if len(t) != r:
             n.fail(f"term '{t}' of '{equation}' does not fit an operand of rank {r}")
@@ -145,7 +149,9 @@ def _sum_out(n: Node, x: Value, term: str, keep: str) -> tuple[Value, str]:
     axes = [i for i, c in enumerate(term) if c not in keep]
     if not axes:
         return x, term
-    return reduce(n.b, glow.BatchedReduceAddOp, x, axes, False), "".join(c for c in term if c in keep)
+    return reduce(n.b, glow.BatchedReduceAddOp, x, axes, False), "".join(
+        c for c in term if c in keep
+    )
 
 
 def _contract(n: Node, a: Value, ta: str, b: Value, tb: str, keep: str) -> tuple[Value, str]:

@@ -37,7 +37,9 @@ def _window(n: Node, spatial: tuple[int, ...], kernels: list[int]):
     elif auto_pad.startswith("SAME"):
         for i in range(nd):
             out = -(-spatial[i] // strides[i])
-            total = max(0, (out - 1) * strides[i] + (kernels[i] - 1) * dilations[i] + 1 - spatial[i])
+            total = max(
+                0, (out - 1) * strides[i] + (kernels[i] - 1) * dilations[i] + 1 - spatial[i]
+            )
             begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
             pads[i], pads[i + nd] = begin, total - begin
     # The backends materialize the padded input (the interpreter pads, cpu's im2col reads
@@ -190,8 +192,14 @@ def _pool_by_gathers(n: Node, x: Value, kind: str, kernels: list[int], strides: 
     padded_shape = [*x.shape[:2], *(d + p + e for d, p, e in zip(x.shape[2:], pads[:nd], ends))]
     y = x
     if any(pads[:nd]) or any(ends):
-        y = b.op(glow.PadOp, [x], b.tensor(padded_shape, x.elem), pads=[0, 0, *pads[:nd], 0, 0, *ends],
-                 mode="constant", value=fill)
+        y = b.op(
+            glow.PadOp,
+            [x],
+            b.tensor(padded_shape, x.elem),
+            pads=[0, 0, *pads[:nd], 0, 0, *ends],
+            mode="constant",
+            value=fill,
+        )
     divisor = np.ones(outs, dtype=np.float64)
     cls = glow.BatchedReduceMaxOp if kind == "max" else glow.BatchedReduceAddOp
     for i in range(nd):
@@ -200,7 +208,9 @@ def _pool_by_gathers(n: Node, x: Value, kind: str, kernels: list[int], strides: 
         y = reduce(b, cls, b.gather(y, b.from_const(idx.astype(np.int64)), 2 + i), [3 + i], False)
         if kind == "avg":
             pos = idx - pads[i]
-            lo, hi = (-pads[i], x.shape[2 + i] + pads[i + nd]) if include_pad else (0, x.shape[2 + i])
+            lo, hi = (
+                (-pads[i], x.shape[2 + i] + pads[i + nd]) if include_pad else (0, x.shape[2 + i])
+            )
             counts = ((pos >= lo) & (pos < hi)).sum(axis=1)
             divisor = divisor * counts.reshape([-1 if j == i else 1 for j in range(nd)])
     if kind == "max":
@@ -231,10 +241,11 @@ def _pool(n: Node, kind: str) -> Value:
     if include_pad and any(declared) and pads != declared:
         # ONNX counts the declared padding but not ceil_mode's extension: pad explicitly
         # with zeros, then pool without counting the extension.
-        t, l, b, r = declared
-        x4 = n.b.op(glow.PadOp, [x4], n.b.tensor([nb, c, h + t + b, w + l + r], x.elem),
-                    pads=[0, 0, t, l, 0, 0, b, r], mode="constant", value=0.0)
-        pads = [0, 0, pads[2] - b, pads[3] - r]
+        top, left, bottom, right = declared
+        x4 = n.b.op(glow.PadOp, [x4],
+                    n.b.tensor([nb, c, h + top + bottom, w + left + right], x.elem),
+                    pads=[0, 0, top, left, 0, 0, bottom, right], mode="constant", value=0.0)
+        pads = [0, 0, pads[2] - bottom, pads[3] - right]
         nb, c, h, w = x4.shape
         include_pad = False
     oh, ow = spatial_out((h, w), kernels, strides, pads)
@@ -302,7 +313,9 @@ def instance_normalization(n: Node) -> Value:
     axes = list(range(2, x.rank))
     mean = reduce(b, glow.BatchedReduceMeanOp, x, axes, True)
     centered = b.elementwise(glow.SubOp, [x, mean])
-    var = reduce(b, glow.BatchedReduceMeanOp, b.elementwise(glow.MulOp, [centered, centered]), axes, True)
+    var = reduce(
+        b, glow.BatchedReduceMeanOp, b.elementwise(glow.MulOp, [centered, centered]), axes, True
+    )
     eps = b.scalar_like(var, n.float("epsilon", 1e-5))
     inv = b.elementwise(glow.RsqrtOp, [b.elementwise(glow.AddOp, [var, eps])])
     normalized = b.elementwise(glow.MulOp, [centered, inv])
@@ -322,7 +335,9 @@ def _layer_norm_stats(n: Node, x: Value, axis: int) -> tuple[Value, Value]:
     axes = list(range(axis, x.rank))
     mean = reduce(b, glow.BatchedReduceMeanOp, xs, axes, True)
     centered = b.elementwise(glow.SubOp, [xs, mean])
-    var = reduce(b, glow.BatchedReduceMeanOp, b.elementwise(glow.MulOp, [centered, centered]), axes, True)
+    var = reduce(
+        b, glow.BatchedReduceMeanOp, b.elementwise(glow.MulOp, [centered, centered]), axes, True
+    )
     eps = b.scalar_like(var, n.float("epsilon", 1e-5))
     return mean, b.elementwise(glow.RsqrtOp, [b.elementwise(glow.AddOp, [var, eps])])
 

@@ -28,7 +28,11 @@ from glow_mlir.ir.element_types import element_type, numpy_dtype
 
 def _per_tensor(scale: Value, zero: Value | None) -> tuple[float, int] | None:
     """(scale, offset) when both are constants of one element."""
-    if not scale.is_const or scale.size != 1 or (zero is not None and (not zero.is_const or zero.size != 1)):
+    if (
+        not scale.is_const
+        or scale.size != 1
+        or (zero is not None and (not zero.is_const or zero.size != 1))
+    ):
         return None
     return float(scale.const.reshape(-1)[0]), 0 if zero is None else int(zero.const.reshape(-1)[0])
 
@@ -93,15 +97,21 @@ def dequantize_linear(n: Node) -> Value:
         if qtype is not None and (qtype.scale.data, qtype.offset.data) == params:
             return n.b.op(glow.DequantizeOp, [x], n.b.tensor(x.shape, out_elem))
         if qtype is None and x.is_const and is_int(x.elem) and x.elem.width.data in (8, 16, 32):
-            weights = n.b.from_const(x.const, x.hint, True,
-                                     n.b.tensor(x.shape, QuantizedType(x.elem, params[0], params[1])))
+            weights = n.b.from_const(
+                x.const,
+                x.hint,
+                True,
+                n.b.tensor(x.shape, QuantizedType(x.elem, params[0], params[1])),
+            )
             return n.b.op(glow.DequantizeOp, [weights], n.b.tensor(x.shape, out_elem))
     if isinstance(x.elem, QuantizedType):
         n.unsupported("DequantizeLinear whose parameters differ from its QuantizeLinear's")
     b = n.b
     xf = b.convert(x, out_elem)
     if zero is not None:
-        xf = b.elementwise(glow.SubOp, [xf, _axis_param(n, b.convert(zero, out_elem), x)], np.subtract)
+        xf = b.elementwise(
+            glow.SubOp, [xf, _axis_param(n, b.convert(zero, out_elem), x)], np.subtract
+        )
     return b.elementwise(glow.MulOp, [xf, _axis_param(n, scale, x)], np.multiply)
 
 
@@ -200,7 +210,9 @@ def _matmul_sum(n: Node, a: Value, a_zero: Value | None, b: Value, b_zero: Value
     if ma.shape[-1] != mb.shape[-2]:
         n.fail(f"cannot multiply {list(a.shape)} by {list(b.shape)}: inner dims differ")
     elem = _sum_type(n, float(np.max(np.matmul(ma, mb), initial=0.0)))
-    return matmul_values(n, _centered(n, a, a_zero, "row", elem), _centered(n, b, b_zero, "column", elem))
+    return matmul_values(
+        n, _centered(n, a, a_zero, "row", elem), _centered(n, b, b_zero, "column", elem)
+    )
 
 
 def _conv_sum(n: Node, x: Value, x_zero: Value | None, w: Value, w_zero: Value | None,
@@ -236,7 +248,9 @@ def matmul_integer(n: Node) -> Value:
 
 def conv_integer(n: Node) -> Value:
     """conv(x - x_zero_point, w - w_zero_point) as int32 (ConvInteger-10)."""
-    return n.b.convert(_conv_sum(n, n.input(0), n.optional(2), n.input(1), n.optional(3), None), i32)
+    return n.b.convert(
+        _conv_sum(n, n.input(0), n.optional(2), n.input(1), n.optional(3), None), i32
+    )
 
 
 def _requantize(n: Node, acc: Value, multiplier: Value, y_zero: Value) -> Value:

@@ -364,7 +364,13 @@ def _unroll(n: Node, cell: Cell) -> list[Value | None]:
                for k, name in ((5, "initial_h"), (6, "initial_c"))[:cell.states]]
     peepholes = n.optional(7) if cell.states == 2 else None
     if peepholes is not None:
-        _expect(n, "P", peepholes, (dirs, 3 * hidden), f"num_directions {dirs}, 3 x hidden_size {hidden}")
+        _expect(
+            n,
+            "P",
+            peepholes,
+            (dirs, 3 * hidden),
+            f"num_directions {dirs}, 3 x hidden_size {hidden}",
+        )
     clip = n.attr("clip", None)
     if clip is not None and not clip > 0:
         n.fail(f"clip {clip} must be positive")
@@ -375,15 +381,24 @@ def _unroll(n: Node, cell: Cell) -> list[Value | None]:
     sequence = n.b.reshape(x, [steps * batch, inputs])
     outputs, finals = [], []
     for d in range(dirs):
-        wd = n.b.transpose(n.b.reshape(n.b.slice(w, [d, 0, 0], [1, gh, inputs]), [gh, inputs]), [1, 0])
-        rd = n.b.transpose(n.b.reshape(n.b.slice(r, [d, 0, 0], [1, gh, hidden]), [gh, hidden]), [1, 0])
+        wd = n.b.transpose(
+            n.b.reshape(n.b.slice(w, [d, 0, 0], [1, gh, inputs]), [gh, inputs]), [1, 0]
+        )
+        rd = n.b.transpose(
+            n.b.reshape(n.b.slice(r, [d, 0, 0], [1, gh, hidden]), [gh, hidden]), [1, 0]
+        )
         wb = n.b.reshape(n.b.slice(bias, [d, 0], [1, gh]), [gh])
         rb = n.b.reshape(n.b.slice(bias, [d, gh], [1, gh]), [gh])
         dn = Direction(n, batch, hidden, rd, acts[d], None if clip is None else float(clip),
                        options=options)
         if peepholes is not None:
-            dn.peepholes = [n.b.broadcast(n.b.reshape(n.b.slice(peepholes, [d, k * hidden], [1, hidden]),
-                                                      [hidden]), [batch, hidden]) for k in range(3)]
+            dn.peepholes = [
+                n.b.broadcast(
+                    n.b.reshape(n.b.slice(peepholes, [d, k * hidden], [1, hidden]), [hidden]),
+                    [batch, hidden],
+                )
+                for k in range(3)
+            ]
         if cell.gates == 3 and options["linear_before_reset"]:
             dn.reset_bias = n.b.broadcast(n.b.slice(rb, [2 * hidden], [hidden]), [batch, hidden])
         projected = n.b.op(glow.FullyConnectedOp,
@@ -411,8 +426,16 @@ def _initial_state(n: Node, v: Value | None, dirs: int, batch: int, hidden: int,
         zero = n.b.scalar_like(n.input(0), 0.0, [batch, hidden])
         return [zero] * dirs
     expected = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
-    _expect(n, name, v, expected, f"layout {layout}: "
-            + ("batch, num_directions, hidden_size" if layout else "num_directions, batch, hidden_size"))
+    _expect(
+        n,
+        name,
+        v,
+        expected,
+        f"layout {layout}: "
+        + (
+            "batch, num_directions, hidden_size" if layout else "num_directions, batch, hidden_size"
+        ),
+    )
     if layout:
         v = n.b.transpose(v, [1, 0, 2])
     return [n.b.reshape(n.b.slice(v, [d, 0, 0], [1, batch, hidden]), [batch, hidden])
@@ -448,7 +471,9 @@ def _stack_sequence(n: Node, outputs: list[list[Value]], layout: int) -> Value:
         pieces = [n.b.reshape(outputs[d][t], [batch, 1, hidden])
                   for t in range(steps) for d in range(dirs)]
         return n.b.reshape(n.b.concat(pieces, 1), [batch, steps, dirs, hidden])
-    pieces = [n.b.reshape(outputs[d][t], [1, batch, hidden]) for t in range(steps) for d in range(dirs)]
+    pieces = [
+        n.b.reshape(outputs[d][t], [1, batch, hidden]) for t in range(steps) for d in range(dirs)
+    ]
     return n.b.reshape(n.b.concat(pieces, 0), [steps, dirs, batch, hidden])
 
 

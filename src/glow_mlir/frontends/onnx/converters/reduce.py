@@ -66,13 +66,16 @@ def reduction(op_type: str):
         if op_type in SIMPLE:
             return reduce(b, SIMPLE[op_type], x, axes, keep)
         if op_type == "ReduceL1":
-            return reduce(b, glow.BatchedReduceAddOp, b.elementwise(glow.AbsOp, [x], np.abs), axes, keep)
+            return reduce(
+                b, glow.BatchedReduceAddOp, b.elementwise(glow.AbsOp, [x], np.abs), axes, keep
+            )
         squares = b.elementwise(glow.MulOp, [x, x], np.multiply)
         if op_type == "ReduceSumSquare":
             return reduce(b, glow.BatchedReduceAddOp, squares, axes, keep)
         if op_type == "ReduceL2":
-            return b.elementwise(glow.SqrtOp, [reduce(b, glow.BatchedReduceAddOp, squares, axes, keep)],
-                                 np.sqrt)
+            return b.elementwise(
+                glow.SqrtOp, [reduce(b, glow.BatchedReduceAddOp, squares, axes, keep)], np.sqrt
+            )
         if op_type == "ReduceLogSum":
             return b.elementwise(glow.LogOp, [reduce(b, glow.BatchedReduceAddOp, x, axes, keep)])
         # ReduceLogSumExp, stably: m + log(sum(exp(x - m))) with m the max over the axes.
@@ -189,7 +192,9 @@ def cumsum(n: Node) -> Value:
         take &= rows != cols
     if n.b.foldable(x):
         moved = np.moveaxis(x.const, axis, -1)
-        out = (moved.astype(np.float64 if moved.dtype.kind == "f" else np.int64) @ take).astype(x.const.dtype)
+        out = (moved.astype(np.float64 if moved.dtype.kind == "f" else np.int64) @ take).astype(
+            x.const.dtype
+        )
         return n.b.from_const(np.moveaxis(out, -1, axis))
     perm = [i for i in range(x.rank) if i != axis] + [axis]
     moved = n.b.transpose(x, perm)

@@ -54,7 +54,9 @@ def _source_coords(mode: str, out: int, size: int, scale: float) -> np.ndarray:
     return size / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5
 
 
-def _taps(mode: str, ratio: float, scale: float, a: float, antialias: bool) -> tuple[int, np.ndarray]:
+def _taps(
+    mode: str, ratio: float, scale: float, a: float, antialias: bool
+) -> tuple[int, np.ndarray]:
     """(first offset, weights) of the taps around a coordinate base + ratio, ratio in (0, 1].
     Antialiasing widens the kernel by 1/scale when downsampling and normalizes it."""
     s = min(scale, 1.0) if antialias else 1.0
@@ -172,7 +174,9 @@ def resize(n: Node) -> Value:
         values = [int(s) for s in sizes_in.reshape(-1)]
         if len(values) != len(axes) or any(s <= 0 for s in values):
             n.fail(f"sizes {values} must be positive, one per resized axis ({len(axes)})")
-        policy = n.choice("keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller"))
+        policy = n.choice(
+            "keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller")
+        )
         ratios = [size / x.shape[a] for a, size in zip(axes, values)]
         if policy != "stretch":
             common = min(ratios) if policy == "not_larger" else max(ratios)
@@ -182,7 +186,9 @@ def resize(n: Node) -> Value:
             scales[a], out[a] = r, size
     # antialias only changes linear and cubic interpolation, and only when downsampling
     antialias = bool(n.int("antialias", 0)) and any(s < 1.0 for s in scales)
-    if mode == "cubic" or (mode == "linear" and (antialias or coordinate_mode == "half_pixel_symmetric")):
+    if mode == "cubic" or (
+        mode == "linear" and (antialias or coordinate_mode == "half_pixel_symmetric")
+    ):
         return _by_matrices(n, x, mode, scales, out, coordinate_mode, antialias)
     if mode == "nearest" and coordinate_mode == "half_pixel_symmetric":
         n.unsupported("coordinate_transformation_mode 'half_pixel_symmetric' in a nearest resize")

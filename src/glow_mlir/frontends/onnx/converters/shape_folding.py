@@ -10,6 +10,7 @@ op takes them as an operand.
 from __future__ import annotations
 
 import numpy as np
+
 from glow_mlir.frontends.onnx import dtypes
 from glow_mlir.frontends.onnx.builder import FOLD_LIMIT, Value
 from glow_mlir.frontends.onnx.node import Node

@@ -215,7 +215,9 @@ def tile(n: Node) -> Value:
     x = n.input(0)
     repeats = n.const_ints(1, "repeats")
     if repeats is None or len(repeats) != x.rank or any(r < 0 for r in repeats):
-        n.fail(f"repeats {repeats} must give one non-negative count per dim of {fmt_shape(x.shape)}")
+        n.fail(
+            f"repeats {repeats} must give one non-negative count per dim of {fmt_shape(x.shape)}"
+        )
     if n.b.foldable(x) and x.size * max(_prod(repeats), 1) <= 1 << 16:
         return n.b.from_const(np.tile(x.const, repeats))
     if 0 in repeats:
