@@ -82,10 +82,11 @@ def from_torch_rows(name, model, inputs, eager_s, runs):
             compile_s, compile_wall = _cpu() - start, time.perf_counter() - wall
             got, = compiled(*inputs)
             abs_err, rel_err = _errors(got, expected)
-            ratio = _median_wall(lambda: compiled(*inputs), runs) / eager_s
+            ratio = _median_wall(lambda: compiled(*inputs), runs) / eager_s  # noqa: B023 - called here
             rows.append((name, exporter, backend,
                          f"{nodes:5d} nodes  export {export_s:5.2f} s  compile "
-                         f"{compile_s:5.2f} s ({compile_wall:5.2f} s wall)  max abs {abs_err:.1e}  max rel {rel_err:.1e}  "
+                         f"{compile_s:5.2f} s ({compile_wall:5.2f} s wall)  "
+                         f"max abs {abs_err:.1e}  max rel {rel_err:.1e}  "
                          f"time/eager {ratio:5.2f}"))
     return rows
 
@@ -135,7 +136,7 @@ def main(argv=None) -> int:
     for name in args.models:
         model, inputs = build(name, (1, 3, args.image, args.image))
         with torch.no_grad():
-            eager_s = _median_wall(lambda: model(*inputs), args.runs)
+            eager_s = _median_wall(lambda: model(*inputs), args.runs)  # noqa: B023 - called here
         rows += from_torch_rows(name, model, inputs, eager_s, args.runs)
         compiled_rows.append(torch_compile_row(name, model, inputs, eager_s, args.runs))
     print(f"from_torch (torch {torch.__version__}; image {args.image}x{args.image}; "
