@@ -231,6 +231,7 @@ def test_the_versions_and_backend_are_checked_after_the_types(saved, tmp_path, c
     ("magic", WrongKindError, "is not a glow-mlir saved model"),
     ("cut-in-header", DamagedError, "is truncated: 40 bytes"),
     ("truncated", DamagedError, "is truncated: .* its header says"),
+    ("body-length-edited", DamagedError, "its header says .* \\(or that length is damaged\\)"),
     ("other-format", OtherFormatError, "in format 1; this glow-mlir reads format 2"),
     ("header-edited", DamagedError, "do not match their sha256 digest"),
     ("section-edited", DamagedError, "do not match their sha256 digest"),
@@ -247,6 +248,8 @@ def test_a_bad_file_is_one_clear_error(saved, tmp_path, capsys, how, error, mess
         "magic": lambda: b"GLOWMLIX" + good[8:],
         "cut-in-header": lambda: good[:40],
         "truncated": lambda: good[:-1],
+        "body-length-edited": lambda: good[:20]
+        + struct.pack("<Q", HEADER.unpack_from(good)[3] + 119) + good[28:],
         "other-format": lambda: good[:8] + struct.pack("<I", 1) + good[12:],
         "header-edited": lambda: good[:12] + struct.pack("<Q", HEADER.unpack_from(good)[2] - 1)
         + good[20:],

@@ -150,8 +150,10 @@ def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: st
         raise OtherFormatError(f"{what} is {kind} in format {found_fmt}; this glow-mlir "
                                f"reads format {fmt}: save the model again with this version")
     if len(data) - HEADER.size < body_len:
+        # Shorter than the header says: cut, or the header's length field is damaged
+        # (the digest cannot tell which: it is checked over the whole body).
         raise DamagedError(f"{what} is truncated: {len(data)} bytes, its header says "
-                           f"{HEADER.size + body_len}")
+                           f"{HEADER.size + body_len} (or that length is damaged)")
     if len(data) - HEADER.size > body_len:
         raise DamagedError(f"{what} is damaged: {len(data) - HEADER.size - body_len} "
                            f"bytes after its end")
