@@ -236,6 +236,16 @@ def test_compare_tolerances():
     assert not glow_run.compare(want[:2], want, 1e-4, 1e-5)[2]
 
 
+def test_the_relative_error_is_measured_where_rtol_governs():
+    """Next to zero atol decides: a difference of 5e-6 at 1e-6 is within tolerance and
+    must not print as a relative error of 5 beside "match"."""
+    want = np.array([1.0, 1e-6], np.float32)
+    got = np.array([1.0 + 5e-5, 6e-6], np.float32)
+    max_abs, max_rel, ok = glow_run.compare(got, want, 1e-4, 1e-5)
+    assert ok and max_abs == pytest.approx(5e-5, rel=1e-2)
+    assert max_rel == pytest.approx(5e-5, rel=1e-2) and max_rel <= 1e-4
+
+
 def test_compare_nan_and_infinities():
     """Same NaN positions and same-signed infinities are equal; anything else is not."""
     want = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)

@@ -122,7 +122,10 @@ def compare(
     NaN against NaN and an infinity against the same infinity are equal: both runtimes
     produce them from the same inputs (a NaN in the input flows through), and a NaN is
     never `<=` a tolerance. Any other disagreement at a non-finite value fails
-    (`nonfinite_mismatch` says where); the errors are measured where both are finite."""
+    (`nonfinite_mismatch` says where); the errors are measured where both are finite.
+    The relative error is measured where the relative tolerance governs (`rtol * |want|
+    >= atol`): next to zero, where `atol` decides, a tiny difference is a huge relative
+    error that said nothing about a match (0.0005 printed next to rtol 1e-4 and "match")."""
     if got.shape != want.shape:
         return float("inf"), float("inf"), False
     if got.size == 0:
@@ -131,7 +134,8 @@ def compare(
     finite = np.isfinite(g) & np.isfinite(w)
     scale = np.where(finite, np.abs(w), 0.0)
     diff = np.abs(np.subtract(g, w, out=np.zeros_like(g), where=finite))
-    rel = diff / np.maximum(scale, np.finfo(np.float64).tiny)
+    rel = np.where(rtol * scale >= atol, diff / np.maximum(scale, np.finfo(np.float64).tiny),
+                   0.0)
     ok = not _nonfinite_disagree(g, w).any() and bool(np.all(diff <= atol + rtol * scale))
     return float(diff.max()), float(rel.max()), ok
 
