@@ -1,0 +1,256 @@
+"""The native worker pool that runs the kernels' parallel loops, and the trace clock: a
+small runtime written as LLVM IR text on libc's pthread functions.
+
+    runtime_ir(triple)            # the runtime's LLVM IR (bundles link it in)
+    install()                     # JIT: compile it once per process, make its symbols known
+
+Why native: the entry point runs entirely in native code (one ctypes call per model run);
+a pool driven from Python would pay a ctypes dispatch per kernel per call and need the
+GIL. Why LLVM IR text: it is compiled by the llvmlite we already have, for the JIT (its
+symbols registered with `llvm.add_symbol`, so every model's MCJIT engine links against the
+one pool of the process) and for AOT bundles (linked into the bundle's object, with weak
+linkage: two bundles in one program share one pool, and a program may define its own
+`glow_parallel_for`, e.g. on its own thread pool: the pool hook).
+
+    void glow_parallel_for(void (*chunk)(void *ctx, int64_t lo, int64_t hi, int64_t worker),
+                           void *ctx, int64_t lo, int64_t hi, int64_t threads);
+
+runs `chunk` over [lo, hi) split into min(threads, hi - lo) contiguous parts of (almost)
+equal size, part w on worker w (the caller is worker 0); it returns when all parts are
+done. `worker` is < `threads`, which the generated code uses to give each worker its own
+scratch (`conversion/glow_ir_to_loops/parallel.py`). The split is static: which iterations
+a part holds never changes the numbers, since the generators mark only loops whose
+iterations are independent (no reduction crosses them).
+
+The pool is persistent: threads are created on first use (as many as the largest
+`threads` asked so far, minus the caller) and sleep on a condition variable between
+calls. One call uses the pool at a time; a call that finds it busy (another Python
+thread's model running) runs all its parts itself, in order, as worker 0: concurrent
+calls never wait for each other and never deadlock. After fork() (the pool's threads do
+not exist in the child), the first call in the child starts a new pool (`getpid`).
+
+`glow_clock_ns()` is CLOCK_MONOTONIC in nanoseconds (`clock_gettime`), what traced entry
+points call around each kernel (the same clock as Python's `time.monotonic_ns`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+PARALLEL_FOR = "glow_parallel_for"
+CLOCK_NS = "glow_clock_ns"
+MAX_THREADS = 256
+"""The most threads a model may be compiled for (`num_threads`)."""
+
+_RUNTIME = r"""
+declare i32 @pthread_create(ptr, ptr, ptr, ptr)
+declare i32 @pthread_mutex_lock(ptr)
+declare i32 @pthread_mutex_unlock(ptr)
+declare i32 @pthread_cond_wait(ptr, ptr)
+declare i32 @pthread_cond_broadcast(ptr)
+declare i32 @pthread_cond_signal(ptr)
+declare i32 @getpid()
+declare i32 @clock_gettime(i32, ptr)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+
+; glibc's pthread_mutex_t (40 bytes) and pthread_cond_t (48 bytes) initializers are zeros
+@glow_pool_mutex = internal global [64 x i8] zeroinitializer, align 64
+@glow_pool_work = internal global [64 x i8] zeroinitializer, align 64
+@glow_pool_done = internal global [64 x i8] zeroinitializer, align 64
+@glow_pool_pid = internal global i32 0
+@glow_pool_busy = internal global i64 0
+@glow_pool_workers = internal global i64 0
+@glow_pool_gen = internal global i64 0
+@glow_pool_fn = internal global ptr null
+@glow_pool_ctx = internal global ptr null
+@glow_pool_lo = internal global i64 0
+@glow_pool_n = internal global i64 0
+@glow_pool_parts = internal global i64 1
+@glow_pool_pending = internal global i64 0
+@glow_pool_seen = internal global [MAX x i64] zeroinitializer, align 64
+
+define weak i64 @glow_clock_ns() {
+  %ts = alloca { i64, i64 }, align 8
+  %r = call i32 @clock_gettime(i32 1, ptr %ts)
+  %s = load i64, ptr %ts
+  %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
+  %ns = load i64, ptr %np
+  %s9 = mul i64 %s, 1000000000
+  %t = add i64 %s9, %ns
+  ret i64 %t
+}
+
+; part `w` of `parts` of [lo, lo + n): [lo + n*w/parts, lo + n*(w+1)/parts)
+define internal void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %w) {
+  %a = mul i64 %n, %w
+  %s = sdiv i64 %a, %parts
+  %w1 = add i64 %w, 1
+  %b = mul i64 %n, %w1
+  %e = sdiv i64 %b, %parts
+  %s0 = add i64 %lo, %s
+  %e0 = add i64 %lo, %e
+  call void %fn(ptr %ctx, i64 %s0, i64 %e0, i64 %w)
+  ret void
+}
+
+define internal ptr @glow_pool_worker(ptr %arg) {
+entry:
+  %id = ptrtoint ptr %arg to i64
+  %seenp = getelementptr inbounds [MAX x i64], ptr @glow_pool_seen, i64 0, i64 %id
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %seen0 = load i64, ptr %seenp
+  br label %loop
+loop:
+  ; the mutex is held here; `seen` is the last generation this worker looked at (no new
+  ; job starts before every part of the current one is done, so none is missed)
+  %seen = phi i64 [ %seen0, %entry ], [ %gen, %next ]
+  br label %check
+check:
+  %gen = load i64, ptr @glow_pool_gen
+  %idle = icmp eq i64 %gen, %seen
+  br i1 %idle, label %sleep, label %job
+sleep:
+  call i32 @pthread_cond_wait(ptr @glow_pool_work, ptr @glow_pool_mutex)
+  br label %check
+job:
+  %parts = load i64, ptr @glow_pool_parts
+  %mine = icmp slt i64 %id, %parts
+  br i1 %mine, label %work, label %next
+work:
+  %fn = load ptr, ptr @glow_pool_fn
+  %ctx = load ptr, ptr @glow_pool_ctx
+  %lo = load i64, ptr @glow_pool_lo
+  %n = load i64, ptr @glow_pool_n
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %id)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %p = load i64, ptr @glow_pool_pending
+  %p1 = sub i64 %p, 1
+  store i64 %p1, ptr @glow_pool_pending
+  %last = icmp eq i64 %p1, 0
+  br i1 %last, label %signal, label %next
+signal:
+  call i32 @pthread_cond_signal(ptr @glow_pool_done)
+  br label %next
+next:
+  br label %loop
+}
+
+define weak void @glow_parallel_for(ptr %fn, ptr %ctx, i64 %lo, i64 %hi, i64 %threads) {
+entry:
+  %n = sub i64 %hi, %lo
+  %few = icmp slt i64 %n, %threads
+  %parts0 = select i1 %few, i64 %n, i64 %threads
+  %big = icmp sgt i64 %parts0, MAX
+  %parts1 = select i1 %big, i64 MAX, i64 %parts0
+  %one = icmp sle i64 %parts1, 1
+  br i1 %one, label %serial, label %forked
+forked:
+  %pid = call i32 @getpid()
+  %oldpid = load i32, ptr @glow_pool_pid
+  %same = icmp eq i32 %pid, %oldpid
+  br i1 %same, label %lock, label %reset
+reset:
+  ; a new process (first use, or a child after fork): no pool threads exist here
+  call void @llvm.memset.p0.i64(ptr @glow_pool_mutex, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr @glow_pool_work, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr @glow_pool_done, i8 0, i64 64, i1 false)
+  store i64 0, ptr @glow_pool_workers
+  store i64 0, ptr @glow_pool_busy
+  store i32 %pid, ptr @glow_pool_pid
+  br label %lock
+lock:
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %busy = load i64, ptr @glow_pool_busy
+  %isbusy = icmp ne i64 %busy, 0
+  br i1 %isbusy, label %busy_serial, label %claim
+busy_serial:
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  br label %serial
+claim:
+  store i64 1, ptr @glow_pool_busy
+  %gen = load i64, ptr @glow_pool_gen
+  br label %grow
+grow:
+  %have = load i64, ptr @glow_pool_workers
+  %need = sub i64 %parts1, 1
+  %short = icmp slt i64 %have, %need
+  br i1 %short, label %spawn, label %dispatch
+spawn:
+  %id = add i64 %have, 1
+  %seenp = getelementptr inbounds [MAX x i64], ptr @glow_pool_seen, i64 0, i64 %id
+  store i64 %gen, ptr %seenp
+  %tid = alloca i64, align 8
+  %idp = inttoptr i64 %id to ptr
+  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @glow_pool_worker, ptr %idp)
+  %ok = icmp eq i32 %rc, 0
+  br i1 %ok, label %spawned, label %dispatch
+spawned:
+  store i64 %id, ptr @glow_pool_workers
+  br label %grow
+dispatch:
+  %workers = load i64, ptr @glow_pool_workers
+  %cap = add i64 %workers, 1
+  %over = icmp sgt i64 %parts1, %cap
+  %parts = select i1 %over, i64 %cap, i64 %parts1
+  store ptr %fn, ptr @glow_pool_fn
+  store ptr %ctx, ptr @glow_pool_ctx
+  store i64 %lo, ptr @glow_pool_lo
+  store i64 %n, ptr @glow_pool_n
+  store i64 %parts, ptr @glow_pool_parts
+  %pending = sub i64 %parts, 1
+  store i64 %pending, ptr @glow_pool_pending
+  %gen1 = add i64 %gen, 1
+  store i64 %gen1, ptr @glow_pool_gen
+  call i32 @pthread_cond_broadcast(ptr @glow_pool_work)
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 0)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  br label %join
+join:
+  %left = load i64, ptr @glow_pool_pending
+  %done = icmp eq i64 %left, 0
+  br i1 %done, label %finish, label %join_wait
+join_wait:
+  call i32 @pthread_cond_wait(ptr @glow_pool_done, ptr @glow_pool_mutex)
+  br label %join
+finish:
+  store i64 0, ptr @glow_pool_busy
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  ret void
+serial:
+  call void %fn(ptr %ctx, i64 %lo, i64 %hi, i64 0)
+  ret void
+}
+"""
+
+
+def runtime_ir(triple: str) -> str:
+    """The runtime's LLVM IR module for target `triple`."""
+    body = _RUNTIME.replace("MAX", str(MAX_THREADS))
+    return f'target triple = "{triple}"\n{body}'
+
+
+_lock = threading.Lock()
+_engine = None
+
+
+def install() -> None:
+    """Compile the runtime once per process and make `glow_parallel_for` and
+    `glow_clock_ns` known to every MCJIT engine made afterwards (`llvm.add_symbol`)."""
+    global _engine
+    with _lock:
+        if _engine is not None:
+            return
+        import llvmlite.binding as llvm
+
+        from glow_mlir.targets.cpu.engine import host_cpu, jit_machine
+
+        tm = jit_machine(*host_cpu())
+        module = llvm.parse_assembly(runtime_ir(tm.triple))
+        module.verify()
+        engine = llvm.create_mcjit_compiler(module, tm)
+        engine.finalize_object()
+        for name in (PARALLEL_FOR, CLOCK_NS):
+            llvm.add_symbol(name, engine.get_function_address(name))
+        _engine = engine
