@@ -62,12 +62,13 @@ class GraphEvaluatorExecutor:
         return [np.array(out, copy=True) for out in evaluate_module(self.module, list(inputs))]
 
 
-def _cpu(module: ModuleOp, disable: Sequence[str] = ()) -> Executor:
+def _cpu(module: ModuleOp, disable: Sequence[str] = (), num_threads: int = 1,
+         trace: bool = False) -> Executor:
     from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
     from glow_mlir.targets.instructions import require_memory_plan
 
     require_memory_plan(disable, "the cpu backend")
-    return CpuExecutor(module, disable)
+    return CpuExecutor(module, disable, num_threads=num_threads, trace=trace)
 
 
 def _accel(module: ModuleOp, disable: Sequence[str] = (),
@@ -90,8 +91,38 @@ DEFAULT_BACKEND = "cpu"
 Compiling examples/small_cnn.onnx for it takes about 1.7 s of CPU time (0.3 s for the
 interpreter), short enough that the user gets the fast code by default."""
 
-BACKEND_OPTIONS = {"accel": ("scratchpad_kib",)}
-"""The keyword options each backend takes (`compile(..., scratchpad_kib=64)`)."""
+BACKEND_OPTIONS = {"accel": ("scratchpad_kib",), "cpu": ("num_threads", "trace")}
+"""The keyword options each backend takes (`compile(..., scratchpad_kib=64)`,
+`compile(..., num_threads=2, trace=True)`)."""
+
+
+class ThreadCountError(UserError):
+    """A thread count that is not a whole number from 1 to MAX_THREADS."""
+
+
+def default_threads() -> int:
+    """The cores this process may run on (its CPU affinity, which `taskset` and container
+    limits set; not the machine's core count)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_num_threads(value: object, what: str = "num_threads") -> int:
+    """`value` if it is a thread count the cpu backend can compile for, else a
+    ThreadCountError naming `what`."""
+    from glow_mlir.ir.native_runtime import MAX_THREADS
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ThreadCountError(f"{what} must be a whole number of threads from 1 to "
+                               f"{MAX_THREADS}, got {value!r} ({type(value).__name__})")
+    if not 1 <= int(value) <= MAX_THREADS:
+        raise ThreadCountError(f"{what} must be from 1 to {MAX_THREADS} threads, got "
+                               f"{int(value)}")
+    return int(value)
 
 _NOT_YET: dict[str, str] = {}
 

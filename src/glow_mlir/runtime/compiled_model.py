@@ -209,6 +209,7 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
 
     check_backend(backend)  # before the import: a bad name fails fast
     check_backend_options(backend, backend_options)
+    backend_options = with_default_options(backend, backend_options)
     # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
     graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
     with progress_hooks.recording(show=progress) as recorder:
@@ -283,6 +284,25 @@ def check_backend_options(backend: str, options: Mapping[str, object]) -> None:
             from glow_mlir.runtime.accel import check_scratchpad_kib
 
             check_scratchpad_kib(value)
+        if name == "num_threads":
+            from glow_mlir.runtime.backends import check_num_threads
+
+            check_num_threads(value)
+        if name == "trace" and not isinstance(value, bool):
+            raise UserError(f"trace must be True or False, got {value!r}")
+
+
+def with_default_options(backend: str, options: Mapping[str, object]) -> dict[str, object]:
+    """`options` with the backend's defaults filled in (cpu: `num_threads`, the cores
+    this process may use), so the model cache keys what is compiled."""
+    out = dict(options)
+    if backend == "cpu":
+        from glow_mlir.runtime.backends import default_threads
+
+        out["num_threads"] = int(out.get("num_threads") or default_threads())  # type: ignore[call-overload]
+        if not out.get("trace"):
+            out.pop("trace", None)
+    return out
 
 
 def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

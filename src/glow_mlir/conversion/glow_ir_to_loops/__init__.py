@@ -70,6 +70,7 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     weight_layout,
 )
 from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.native_runtime import MAX_THREADS
 from glow_mlir.ir.text import position_text
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
@@ -235,7 +236,10 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
             if last_writer[k] is instr and k not in dead:
                 em.store(regs[k], views[k], [i])
 
-    em.loop(0, n, body)
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+
+    # threads: blocks of 16 elements (64 bytes of f32), work ~ bytes moved
+    parallel_loop(em, n, n * 4 * (len(views) + len(group)), body, granule=16)
 
 
 def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
@@ -346,7 +350,8 @@ def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
 
 def convert_funcs(module: ModuleOp, pass_name: str,
                   check: Callable[[glow_ir.FuncOp], Counter],
-                  hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None]) -> None:
+                  hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None],
+                  threads: int = 1) -> None:
     """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
     functions). `check` refuses a function that cannot be lowered and returns the
     instruction kinds it has no generator for: those are reported for all functions at
@@ -365,7 +370,7 @@ def convert_funcs(module: ModuleOp, pass_name: str,
                                   f"{position_text(first) or 'an unknown location'})")
     for f in funcs:
         hooks = hooks_for(f)
-        new, kernel_funcs = convert_function(f, hooks)
+        new, kernel_funcs = convert_function(f, hooks, threads)
         parent = f.parent_block()
         assert parent is not None
         for extra in [*(hooks.extra_funcs() if hooks is not None else []), *kernel_funcs]:
@@ -375,10 +380,11 @@ def convert_funcs(module: ModuleOp, pass_name: str,
         f.erase()
 
 
-def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
-                     ) -> tuple[func.FuncOp, list[func.FuncOp]]:
+def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
+                     threads: int = 1) -> tuple[func.FuncOp, list[func.FuncOp]]:
     """The entry point computing `fn` (which must be planned) and the kernel functions
-    it calls (in first-use order)."""
+    it calls (in first-use order); their large outer loops split over up to `threads`
+    threads (`parallel.py`)."""
     _load_generators()
     hooks = hooks or FunctionHooks()
     layout = weight_layout(fn)
@@ -400,7 +406,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
         else:
             hooks.place(op, em, base)
-    kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end)
+    kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
     hooks.emit(fn, em, base, kernels)
     end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
@@ -448,10 +454,17 @@ class ConvertGlowIRToLoopsPass(ModulePass):
 
     name = "convert-glow-ir-to-loops"
 
+    num_threads: int = 1
+    """Threads the kernels' parallel loops may use (`parallel.py`); 1: no parallel loop."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not 1 <= self.num_threads <= MAX_THREADS:
+            raise PassFailedException(f"{self.name}: num-threads must be 1 to {MAX_THREADS}, "
+                                      f"got {self.num_threads}")
+
         def check(f: glow_ir.FuncOp) -> Counter:
             missing = missing_kernels(f)
             check_planned(f, self.name)
             return missing
 
-        convert_funcs(op, self.name, check, lambda f: None)
+        convert_funcs(op, self.name, check, lambda f: None, self.num_threads)

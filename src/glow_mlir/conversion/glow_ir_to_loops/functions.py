@@ -27,7 +27,14 @@ from collections.abc import Callable, Hashable, Sequence
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -88,11 +95,12 @@ class KernelFunctions:
     """The kernel functions of one entry point (see the module docstring)."""
 
     def __init__(self, prefix: str, scratch_area: SSAValue | None = None,
-                 scratch_start: int = 0):
+                 scratch_start: int = 0, threads: int = 1):
         """Functions are named `{prefix}_k{n}_{kind}`; their scratch is `scratch_area`
         (the entry point's activation array) from byte `scratch_start` on (None: kernels
         keep their scratch on the stack)."""
         self.prefix = prefix
+        self.threads = threads
         self.scratch_area = scratch_area
         self.scratch_start = scratch_start
         self.funcs: list[func.FuncOp] = []
@@ -128,10 +136,14 @@ class KernelFunctions:
         for i, arg in enumerate(block.args):
             arg.name_hint = f"r{i}" if i < len(sizes) else "scratch"
         scratch_arg = block.args[-1] if with_scratch else None
-        em = Emitter(Builder(InsertPoint.at_end(block)), scratch_arg, 0)
+        em = Emitter(Builder(InsertPoint.at_end(block)), scratch_arg, 0, self.threads)
         body(em, list(block.args[:len(sizes)]))
         em.op(func.ReturnOp())
         scratch = em.scratch_end if with_scratch else 0
+        per_worker = 0
+        if scratch and em.private_scratch and em.parallel_loops:
+            # each worker's own copy of the whole scratch (parallel.py)
+            per_worker, scratch = scratch, scratch * self.threads
         if scratch_arg is not None:
             if scratch:
                 Rewriter.replace_value_with_new_type(scratch_arg, bytes_type(scratch))
@@ -142,5 +154,9 @@ class KernelFunctions:
         kernel = func.FuncOp(name, FunctionType.from_lists(arg_types, []), Region(block),
                              "private", arg_attrs=ArrayAttr([noalias] * len(arg_types)))
         kernel.attributes[KERNEL_ATTR] = UnitAttr()
+        if per_worker:
+            from glow_mlir.conversion.glow_ir_to_loops.parallel import WORKER_SCRATCH_ATTR
+
+            kernel.attributes[WORKER_SCRATCH_ATTR] = IntegerAttr(per_worker, i64)
         self.funcs.append(kernel)
         return name, scratch

@@ -76,6 +76,11 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     window_attrs,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    parallel_loop,
+    parallel_ranges,
+    shifted,
+)
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 CHANNELS = 4
@@ -351,6 +356,7 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         return [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
 
     whole_row = ow <= TILE_W
+    work = o * oh * ow * cg * kh_n * kw_n  # multiply-adds per image
     # narrow rows: more output channels per block, so enough independent FMA chains
     chans = CHANNELS * 2 if ow * CHANNELS <= 32 and og >= CHANNELS * 2 else CHANNELS
 
@@ -448,13 +454,15 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
                         tile(em.index(q), [(0, kws_of(q))])
 
             if whole_row:  # small images: the weights dominate, reuse them across rows
-                block_loop(em, og, chans, lambda o0, wd_: em.loop(
-                    0, oh, lambda ohi: chan_block(o0, wd_, ohi)))
+                # (threads: blocks of output channels)
+                parallel_ranges(em, og, chans, work // group, lambda s, count: block_loop(
+                    em, count, chans, lambda o0, wd_: em.loop(
+                        0, oh, lambda ohi: chan_block(shifted(s, em, o0), wd_, ohi))))
             else:  # large images: the input rows stay in cache across channel blocks
-                em.loop(0, oh, lambda ohi: block_loop(
+                parallel_loop(em, oh, work // group, lambda ohi: block_loop(
                     em, og, chans, lambda o0, wd_: chan_block(o0, wd_, ohi)))
 
-        em.loop(0, group, grp)
+        parallel_loop(em, group, work, grp)
 
     em.loop(0, n, image)
 
@@ -667,7 +675,7 @@ def _im2col_fill(em: Emitter, x: SSAValue, col: SSAValue, ni: SSAValue, c0: SSAV
 
         em.loop(0, kh_n, tap_h)
 
-    em.loop(0, chans, chan)
+    parallel_loop(em, chans, chans * kh_n * kw_n * height * ow * 4, chan)
 
 
 def _nchw_form(instr) -> tuple[str, int]:

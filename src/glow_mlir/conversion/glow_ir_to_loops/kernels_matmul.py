@@ -23,6 +23,11 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    parallel_loop,
+    parallel_ranges,
+    shifted,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     activation,
     block_loop,
@@ -67,7 +72,25 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
     maps (row, col) to (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)]
     buffer in which each block of C rows accumulates, copied back after each block of k
-    (None: accumulate in C)."""
+    (None: accumulate in C). The rows of C are split over threads in groups of whole
+    blocks of ROWS (`parallel_ranges`): each row's sums are the serial ones."""
+    def rows(start: SSAValue | None, count: int) -> None:
+        if start is None:
+            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+            return
+
+        def row(i):
+            return shifted(start, em, i)
+
+        _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
+              b, lambda i, j: init(row(i), j), act, tile)
+
+    parallel_ranges(em, n_rows, ROWS, n_rows * k_dim * m_cols, rows)
+
+
+def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
+          tile: SSAValue | None) -> None:
+    """`gemm` on one thread."""
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
                    kb_width: int, first: SSAValue | None) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
@@ -175,7 +198,7 @@ def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
     cache = em.__dict__.setdefault("_gemm_tiles", {})
     key = (ct, dims[1])
     if key not in cache:
-        cache[key] = em.scratch(ct, dims)
+        cache[key] = em.scratch(ct, dims, private=True)
     return cache[key]
 
 
@@ -212,7 +235,7 @@ def batch_mat_mul(instr, em: Emitter) -> None:
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
              lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), tile=tile)
 
-    em.loop(0, bs, batch)
+    parallel_loop(em, bs, bs * n * k * m, batch)
 
 
 @lowers("glow_ir.batched_add")
@@ -222,5 +245,5 @@ def batched_add(instr, em: Emitter) -> None:
     bs = shape(batch)[0]
     s = size(shape(slice_))
     O, X, S = view(em, out, [bs, s]), view(em, batch, [bs, s]), em.flat(slice_)
-    em.loop_nest([bs, s], lambda iv: st(
-        em, em.value(arith.AddfOp(ld(em, X, iv, ct), ld(em, S, iv[1:], ct))), O, iv))
+    parallel_loop(em, bs, bs * s * 12, lambda p: em.loop(0, s, lambda j: st(
+        em, em.value(arith.AddfOp(ld(em, X, [p, j], ct), ld(em, S, [j], ct))), O, [p, j])))

@@ -59,6 +59,9 @@ class NativeEntry:
     holds."""
 
     def __init__(self, objects: Sequence[bytes], name: str, spec: CompileSpec):
+        from glow_mlir.targets.cpu import thread_pool
+
+        thread_pool.install()  # the pool and clock the kernels may call
         self.name, self.spec = name, spec
         self.object_code = [bytes(o) for o in objects]
         tm = jit_machine(spec.cpu, spec.features)

@@ -23,24 +23,26 @@ class CpuBackendError(UserError):
     """The CPU backend cannot generate code for this program."""
 
 
-def lower_to_llvm(module: ModuleOp) -> None:
+def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
-    lower_to_loops(module)
+    lower_to_loops(module, num_threads)
     lower_loops_to_llvm(module, prepared=True)
 
 
-def lower_to_loops(module: ModuleOp) -> None:
+def lower_to_loops(module: ModuleOp, num_threads: int = 1) -> None:
     """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
-    CpuBackendError naming every missing instruction kind at once."""
+    CpuBackendError naming every missing instruction kind at once. Large kernels split
+    their outer loops over `num_threads` threads (`glow_ir_to_loops/parallel.py`)."""
     from glow_mlir.conversion.loops_to_llvm import prepare_loops
     from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, "convert-glow-ir-to-loops", verify=False)
+        run_pipeline(module, f"convert-glow-ir-to-loops{{num-threads={num_threads}}}",
+                     verify=False)
     except PassFailedException as err:
         message = str(err)
         if "no loop generator for" in message:
@@ -72,7 +74,8 @@ def _values_by_element_type(fn) -> dict[str, list[str]]:
 class CpuExecutor(NativeProgram):
     """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
 
-    def __init__(self, module: ModuleOp, disable: Sequence[str] = ()):
+    def __init__(self, module: ModuleOp, disable: Sequence[str] = (), num_threads: int = 1,
+                 trace: bool = False):
         from glow_mlir.dialects import glow_ir
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
@@ -85,7 +88,8 @@ class CpuExecutor(NativeProgram):
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
-            lower_to_loops(module)
+            self.num_threads = num_threads
+            lower_to_loops(module, num_threads)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             self.module = module
             with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen

@@ -37,10 +37,7 @@ from __future__ import annotations
 
 import threading
 
-PARALLEL_FOR = "glow_parallel_for"
-CLOCK_NS = "glow_clock_ns"
-MAX_THREADS = 256
-"""The most threads a model may be compiled for (`num_threads`)."""
+from glow_mlir.ir.native_runtime import CLOCK_NS, MAX_THREADS, PARALLEL_FOR
 
 _RUNTIME = r"""
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
