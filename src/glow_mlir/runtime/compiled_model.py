@@ -110,6 +110,30 @@ class CompiledModel:
         return getattr(self._executor, "memory", None)
 
     @property
+    def trace(self) -> dict:
+        """The Chrome trace (`{"traceEvents": [...]}`) of this model's runs so far: one
+        complete event per kernel call, with `compile(..., trace=True)` (cpu backend);
+        a UserError otherwise."""
+        tracer = getattr(self._executor, "tracer", None)
+        if tracer is None:
+            raise UserError("this model was compiled without tracing: compile it with "
+                            "glow_mlir.compile(..., trace=True) (backend cpu)")
+        return tracer.trace()
+
+    def write_trace(self, path: str | os.PathLike) -> None:
+        """Write `trace` as JSON to `path` (open it in ui.perfetto.dev or
+        chrome://tracing)."""
+        import json
+
+        trace = self.trace
+        try:
+            with open(path, "w") as f:
+                json.dump(trace, f)
+        except OSError as err:
+            raise UserError(f"cannot write the trace to '{path}': "
+                            f"{err.strerror or err}") from None
+
+    @property
     def accel_report(self):
         """The accelerator's `AccelReport` (DMA bytes each way and their lower bound,
         cycles, compute and DMA cycles and their overlap, scratchpad size and peak; the same
@@ -215,7 +239,9 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     with progress_hooks.recording(show=progress) as recorder:
         store = compile_cache.open_cache(cache)
         key = compiled = None
-        if store is not None:
+        if store is not None and not backend_options.get("trace"):
+            # a traced model is compiled (its kernel objects cached): a saved model
+            # carries no tracer
             from glow_mlir.runtime import model_cache
 
             with progress_hooks.stage("model cache"):

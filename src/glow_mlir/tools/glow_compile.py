@@ -39,7 +39,7 @@ from pathlib import Path
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.runtime.backends import DEFAULT_BACKEND
-from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
+from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -68,6 +68,10 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
     p.add_argument("--scratchpad-kib", type=at_least(1), default=None, metavar="KIB",
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
+    p.add_argument("--threads", type=thread_count, default=None, metavar="N",
+                   help="threads the cpu backend's kernels split their outer loops over "
+                        "(default: the cores this process may use; 1 for --emit llvm, "
+                        "llvm-ir and --emit-bundle)")
     p.add_argument("--time-passes", action="store_true",
                    help="print the wall time of each stage and pass on stderr, then the "
                         "compile cache's hits and misses")
@@ -81,12 +85,23 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
 
 def backend_options(args: argparse.Namespace) -> dict[str, object]:
     """The backend's own options given on the command line."""
+    options: dict[str, object] = {}
+    if getattr(args, "threads", None) is not None:
+        if args.backend not in (None, "cpu"):
+            raise UserError(f"--threads is an option of the cpu backend; backend "
+                            f"'{args.backend}' runs on one thread (drop --threads)")
+        options["num_threads"] = args.threads
+    if getattr(args, "trace", None):
+        if args.backend not in (None, "cpu"):
+            raise UserError(f"--trace times the cpu backend's kernels; backend "
+                            f"'{args.backend}' has none (drop --trace)")
+        options["trace"] = True
     if args.scratchpad_kib is None:
-        return {}
+        return options
     if args.backend != "accel":
         raise UserError("--scratchpad-kib is an option of the accel backend: give "
                         "--backend accel")
-    return {"scratchpad_kib": args.scratchpad_kib}
+    return {**options, "scratchpad_kib": args.scratchpad_kib}
 
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
@@ -248,12 +263,14 @@ def compile_and_emit(args: argparse.Namespace) -> None:
 
                 with progress.stage("codegen"):
                     write_bundle(module, bundle_dir, args.network_name,
-                                 cpu=args.cpu, features=args.cpu_features)
+                                 cpu=args.cpu, features=args.cpu_features,
+                                 num_threads=args.threads or 1)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm, lower_to_loops
 
             with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
-                (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(module)
+                (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(
+                    module, args.threads or 1)
                 _emit_code(module, args)
 
 
@@ -275,7 +292,8 @@ def save_model(args: argparse.Namespace) -> None:
                         f"'{args.backend}' has none (drop --backend)")
     model = glow_mlir.compile(args.model, backend="cpu", input_shapes=input_shapes(args),
                               disable_passes=args.disable_pass, cache=not args.no_cache,
-                              progress=False if args.quiet else None)
+                              progress=False if args.quiet else None,
+                              **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
     if args.memory_report:
         _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
     p.add_argument("--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
+    p.add_argument("--trace", metavar="FILE.json", default=None,
+                   help="time every kernel call of every run and write them as Chrome trace "
+                        "events (open in ui.perfetto.dev or chrome://tracing; cpu backend)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
     p.add_argument("--rtol", type=non_negative_float, default=1e-4, help="relative tolerance (default 1e-4)")
@@ -178,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
         given = [flag for flag, on in (("--backend", args.given_backend),
                                        ("--input-shape", args.input_shape),
                                        ("--scratchpad-kib", args.scratchpad_kib),
+                                       ("--threads", args.threads is not None),
+                                       ("--trace", args.trace),
                                        ("--compare-onnxruntime", args.compare_onnxruntime))
                  if on]
         if given:
@@ -216,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
     print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {args.runs}, "
           f"min {1e3 * min(times):.3f} ms)")
+    if args.trace:
+        model.write_trace(args.trace)
+        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}")
     if not args.compare_onnxruntime:
         return 0
     expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))

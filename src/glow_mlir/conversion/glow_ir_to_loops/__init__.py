@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     i32,
     i64,
@@ -289,7 +290,22 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         else:
             GENERATORS[run[0].name](run[0], kem)
 
-    kernels.call(em, kind, key, regions, body)
+    kernels.call(em, kind, key, regions, body,
+                 trace_entry(run, kind) if kernels.trace is not None else "")
+
+
+def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
+    """What a traced call computes, as JSON: its name (the instruction kind, or the kinds
+    of a stack, and the destination's shape), the instructions' result names and
+    places."""
+    import json
+
+    kinds = "+".join(i.name.split(".", 1)[1] for i in run) if len(run) > 1 else kind
+    dest = run[-1].operands[0]
+    dims = "x".join(str(d) for d in dest.type.get_shape()) or "scalar"  # type: ignore[attr-defined]
+    names = [i.operands[0].name_hint or "" for i in run]
+    places = [position_text(i) or "" for i in run]
+    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places})
 
 
 @functools.cache
@@ -351,7 +367,7 @@ def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
 def convert_funcs(module: ModuleOp, pass_name: str,
                   check: Callable[[glow_ir.FuncOp], Counter],
                   hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None],
-                  threads: int = 1) -> None:
+                  threads: int = 1, trace: bool = False) -> None:
     """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
     functions). `check` refuses a function that cannot be lowered and returns the
     instruction kinds it has no generator for: those are reported for all functions at
@@ -370,7 +386,7 @@ def convert_funcs(module: ModuleOp, pass_name: str,
                                   f"{position_text(first) or 'an unknown location'})")
     for f in funcs:
         hooks = hooks_for(f)
-        new, kernel_funcs = convert_function(f, hooks, threads)
+        new, kernel_funcs = convert_function(f, hooks, threads, trace)
         parent = f.parent_block()
         assert parent is not None
         for extra in [*(hooks.extra_funcs() if hooks is not None else []), *kernel_funcs]:
@@ -381,10 +397,14 @@ def convert_funcs(module: ModuleOp, pass_name: str,
 
 
 def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
-                     threads: int = 1) -> tuple[func.FuncOp, list[func.FuncOp]]:
+                     threads: int = 1, trace: bool = False
+                     ) -> tuple[func.FuncOp, list[func.FuncOp]]:
     """The entry point computing `fn` (which must be planned) and the kernel functions
     it calls (in first-use order); their large outer loops split over up to `threads`
-    threads (`parallel.py`)."""
+    threads (`parallel.py`). With `trace`, the entry point reads the clock before each
+    call and after the last, and stores the times past everything else in the activation
+    area, at `glow.trace_offset` (what each call computes: `glow.trace`); without it, no
+    clock is read."""
     _load_generators()
     hooks = hooks or FunctionHooks()
     layout = weight_layout(fn)
@@ -407,9 +427,19 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
         else:
             hooks.place(op, em, base)
     kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
+    if trace:
+        kernels.start_trace()
     hooks.emit(fn, em, base, kernels)
     end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
+    trace_offset = None
+    if kernels.trace is not None:  # the times, past the scratch
+        times = [t for t, _ in kernels.trace] + [kernels.clock(em)]
+        trace_offset = align_up(max(end, sizes[2]))
+        buf = byte_view(em, base[ACTIVATIONS], trace_offset, MemRefType(i64, [len(times)]))
+        for i, t in enumerate(times):
+            em.store(t, buf, [em.index(i)])
+        end = trace_offset + 8 * len(times)
     if end > sizes[2]:  # the kernels' scratch, past everything else
         sizes = (sizes[0], sizes[1], end)
         Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
@@ -421,6 +451,10 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
                       arg_attrs=ArrayAttr([noalias, noalias, noalias]))
     for name, size in zip(("constant", "mutable", "activations"), sizes):
         out.attributes[f"glow.{name}_size"] = IntegerAttr(size, i64)
+    if trace_offset is not None:
+        out.attributes["glow.trace_offset"] = IntegerAttr(trace_offset, i64)
+        out.attributes["glow.trace"] = ArrayAttr(
+            [StringAttr(what) for _, what in kernels.trace or []])
     return out, kernels.funcs
 
 
@@ -456,6 +490,8 @@ class ConvertGlowIRToLoopsPass(ModulePass):
 
     num_threads: int = 1
     """Threads the kernels' parallel loops may use (`parallel.py`); 1: no parallel loop."""
+    trace: bool = False
+    """Time each kernel call (`convert_function`); off: no clock in the code."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.num_threads <= MAX_THREADS:
@@ -467,4 +503,4 @@ class ConvertGlowIRToLoopsPass(ModulePass):
             check_planned(f, self.name)
             return missing
 
-        convert_funcs(op, self.name, check, lambda f: None, self.num_threads)
+        convert_funcs(op, self.name, check, lambda f: None, self.num_threads, self.trace)

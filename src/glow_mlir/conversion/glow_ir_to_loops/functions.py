@@ -104,6 +104,9 @@ class KernelFunctions:
         self.scratch_area = scratch_area
         self.scratch_start = scratch_start
         self.funcs: list[func.FuncOp] = []
+        self.trace: list[tuple[SSAValue, str]] | None = None
+        """With tracing on (`start_trace`): per call, the clock read before it and what
+        the call computes (a JSON object)."""
         self.calls = 0
         self._built: dict[Hashable, tuple[str, int]] = {}  # key -> (name, scratch bytes)
 
@@ -112,10 +115,23 @@ class KernelFunctions:
         """The end of the kernels' scratch in the scratch area (its start if none has)."""
         return self.scratch_start + max((s for _, s in self._built.values()), default=0)
 
+    def start_trace(self) -> None:
+        """Time every call from now on (`glow_ir_to_loops.trace`)."""
+        from glow_mlir.ir.native_runtime import CLOCK_NS
+
+        self.trace = []
+        self.funcs.append(func.FuncOp.external(CLOCK_NS, [], [i64]))
+
+    def clock(self, em: Emitter) -> SSAValue:
+        """A read of the trace clock (`glow_clock_ns`, nanoseconds) in `em`'s block."""
+        from glow_mlir.ir.native_runtime import CLOCK_NS
+
+        return em.op(func.CallOp(CLOCK_NS, [], [i64])).results[0]
+
     def call(self, em: Emitter, kind: str, key: Hashable, regions: Sequence[ByteRegion],
-             body: Body) -> None:
+             body: Body, what: str = "") -> None:
         """A call, in `em`, of the kernel `key` (built by `body` on first use) with byte
-        views of `regions` (disjoint)."""
+        views of `regions` (disjoint); `what` describes it in a trace."""
         full_key = (kind, key, tuple(size for _, _, size in regions))
         built = self._built.get(full_key)
         if built is None:
@@ -126,6 +142,8 @@ class KernelFunctions:
             assert self.scratch_area is not None
             args.append(byte_view(em, self.scratch_area, self.scratch_start,
                                   bytes_type(scratch)))
+        if self.trace is not None:
+            self.trace.append((self.clock(em), what or f'{{"kernel": "{name}"}}'))
         em.op(func.CallOp(name, args, []))
         self.calls += 1
 

@@ -32,7 +32,7 @@ def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     lower_loops_to_llvm(module, prepared=True)
 
 
-def lower_to_loops(module: ModuleOp, num_threads: int = 1) -> None:
+def lower_to_loops(module: ModuleOp, num_threads: int = 1, trace: bool = False) -> None:
     """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once. Large kernels split
@@ -41,8 +41,9 @@ def lower_to_loops(module: ModuleOp, num_threads: int = 1) -> None:
     from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
-        run_pipeline(module, f"convert-glow-ir-to-loops{{num-threads={num_threads}}}",
-                     verify=False)
+        trace_option = " trace=true" if trace else ""
+        run_pipeline(module, f"convert-glow-ir-to-loops{{num-threads={num_threads}"
+                             f"{trace_option}}}", verify=False)
     except PassFailedException as err:
         message = str(err)
         if "no loop generator for" in message:
@@ -89,8 +90,12 @@ class CpuExecutor(NativeProgram):
         names = _values_by_element_type(fn)
         try:
             self.num_threads = num_threads
-            lower_to_loops(module, num_threads)
+            lower_to_loops(module, num_threads, trace)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
+            if trace:
+                from glow_mlir.targets.cpu.trace import Tracer
+
+                self.tracer = Tracer.of_module(module, self.name, num_threads)
             self.module = module
             with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen
                 self.entry = jit(module, self.name)
