@@ -16,11 +16,13 @@ linkage: two bundles in one program share one pool, and a program may define its
                            void *ctx, int64_t lo, int64_t hi, int64_t threads);
 
 runs `chunk` over [lo, hi) split into min(threads, hi - lo) contiguous parts of (almost)
-equal size, part w on worker w (the caller is worker 0); it returns when all parts are
-done. `worker` is < `threads`, which the generated code uses to give each worker its own
-scratch (`conversion/glow_ir_to_loops/parallel.py`). The split is static: which iterations
-a part holds never changes the numbers, since the generators mark only loops whose
-iterations are independent (no reduction crosses them).
+equal size; the caller (worker 0) and the pool's workers 1 .. threads-1 claim the parts
+one at a time, so a worker the scheduler has not woken yet (a loaded machine) delays
+nothing: the caller runs its part. It returns when all parts are done. `worker` is <
+`threads`, which the generated code uses to give each worker its own scratch
+(`conversion/glow_ir_to_loops/parallel.py`). Which part runs where never changes the
+numbers: the generators mark only loops whose iterations are independent (no reduction
+crosses them), and every part computes what the serial loop computes for it.
 
 The pool is persistent: threads are created on first use (as many as the largest
 `threads` asked so far, minus the caller) and sleep on a condition variable between
@@ -63,7 +65,9 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 @glow_pool_lo = internal global i64 0
 @glow_pool_n = internal global i64 0
 @glow_pool_parts = internal global i64 1
-@glow_pool_pending = internal global i64 0
+@glow_pool_threads = internal global i64 1
+@glow_pool_next = internal global i64 0
+@glow_pool_done_parts = internal global i64 0
 @glow_pool_seen = internal global [MAX x i64] zeroinitializer, align 64
 
 define weak i64 @glow_clock_ns() {
@@ -77,16 +81,49 @@ define weak i64 @glow_clock_ns() {
   ret i64 %t
 }
 
-; part `w` of `parts` of [lo, lo + n): [lo + n*w/parts, lo + n*(w+1)/parts)
-define internal void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %w) {
-  %a = mul i64 %n, %w
+; part `p` of `parts` of [lo, lo + n) on worker `w`: [lo + n*p/parts, lo + n*(p+1)/parts)
+define internal void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %p,
+                                    i64 %w) {
+  %a = mul i64 %n, %p
   %s = sdiv i64 %a, %parts
-  %w1 = add i64 %w, 1
-  %b = mul i64 %n, %w1
+  %p1 = add i64 %p, 1
+  %b = mul i64 %n, %p1
   %e = sdiv i64 %b, %parts
   %s0 = add i64 %lo, %s
   %e0 = add i64 %lo, %e
   call void %fn(ptr %ctx, i64 %s0, i64 %e0, i64 %w)
+  ret void
+}
+
+; With the mutex held: run the parts of the current job not claimed yet, as worker `w`,
+; each outside the mutex; returns with the mutex held.
+define internal void @glow_pool_claim(i64 %w) {
+entry:
+  br label %claim
+claim:
+  %next = load i64, ptr @glow_pool_next
+  %parts = load i64, ptr @glow_pool_parts
+  %more = icmp slt i64 %next, %parts
+  br i1 %more, label %run, label %out
+run:
+  %next1 = add i64 %next, 1
+  store i64 %next1, ptr @glow_pool_next
+  %fn = load ptr, ptr @glow_pool_fn
+  %ctx = load ptr, ptr @glow_pool_ctx
+  %lo = load i64, ptr @glow_pool_lo
+  %n = load i64, ptr @glow_pool_n
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %next, i64 %w)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %d = load i64, ptr @glow_pool_done_parts
+  %d1 = add i64 %d, 1
+  store i64 %d1, ptr @glow_pool_done_parts
+  %all = icmp eq i64 %d1, %parts
+  br i1 %all, label %signal, label %claim
+signal:
+  call i32 @pthread_cond_signal(ptr @glow_pool_done)
+  br label %claim
+out:
   ret void
 }
 
@@ -98,9 +135,8 @@ entry:
   %seen0 = load i64, ptr %seenp
   br label %loop
 loop:
-  ; the mutex is held here; `seen` is the last generation this worker looked at (no new
-  ; job starts before every part of the current one is done, so none is missed)
-  %seen = phi i64 [ %seen0, %entry ], [ %gen, %next ]
+  ; the mutex is held here; `seen` is the last generation this worker looked at
+  %seen = phi i64 [ %seen0, %entry ], [ %gen, %job ], [ %gen, %help ]
   br label %check
 check:
   %gen = load i64, ptr @glow_pool_gen
@@ -110,26 +146,12 @@ sleep:
   call i32 @pthread_cond_wait(ptr @glow_pool_work, ptr @glow_pool_mutex)
   br label %check
 job:
-  %parts = load i64, ptr @glow_pool_parts
-  %mine = icmp slt i64 %id, %parts
-  br i1 %mine, label %work, label %next
-work:
-  %fn = load ptr, ptr @glow_pool_fn
-  %ctx = load ptr, ptr @glow_pool_ctx
-  %lo = load i64, ptr @glow_pool_lo
-  %n = load i64, ptr @glow_pool_n
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %id)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %p = load i64, ptr @glow_pool_pending
-  %p1 = sub i64 %p, 1
-  store i64 %p1, ptr @glow_pool_pending
-  %last = icmp eq i64 %p1, 0
-  br i1 %last, label %signal, label %next
-signal:
-  call i32 @pthread_cond_signal(ptr @glow_pool_done)
-  br label %next
-next:
+  ; only workers below the job's thread count take part (their scratch exists)
+  %threads = load i64, ptr @glow_pool_threads
+  %mine = icmp slt i64 %id, %threads
+  br i1 %mine, label %help, label %loop
+help:
+  call void @glow_pool_claim(i64 %id)
   br label %loop
 }
 
@@ -139,8 +161,8 @@ entry:
   %few = icmp slt i64 %n, %threads
   %parts0 = select i1 %few, i64 %n, i64 %threads
   %big = icmp sgt i64 %parts0, MAX
-  %parts1 = select i1 %big, i64 MAX, i64 %parts0
-  %one = icmp sle i64 %parts1, 1
+  %parts = select i1 %big, i64 MAX, i64 %parts0
+  %one = icmp sle i64 %parts, 1
   br i1 %one, label %serial, label %forked
 forked:
   %pid = call i32 @getpid()
@@ -170,8 +192,10 @@ claim:
   br label %grow
 grow:
   %have = load i64, ptr @glow_pool_workers
-  %need = sub i64 %parts1, 1
-  %short = icmp slt i64 %have, %need
+  %need = sub i64 %threads, 1
+  %need1 = icmp sgt i64 %need, MAXW
+  %need2 = select i1 %need1, i64 MAXW, i64 %need
+  %short = icmp slt i64 %have, %need2
   br i1 %short, label %spawn, label %dispatch
 spawn:
   %id = add i64 %have, 1
@@ -186,27 +210,24 @@ spawned:
   store i64 %id, ptr @glow_pool_workers
   br label %grow
 dispatch:
-  %workers = load i64, ptr @glow_pool_workers
-  %cap = add i64 %workers, 1
-  %over = icmp sgt i64 %parts1, %cap
-  %parts = select i1 %over, i64 %cap, i64 %parts1
   store ptr %fn, ptr @glow_pool_fn
   store ptr %ctx, ptr @glow_pool_ctx
   store i64 %lo, ptr @glow_pool_lo
   store i64 %n, ptr @glow_pool_n
   store i64 %parts, ptr @glow_pool_parts
-  %pending = sub i64 %parts, 1
-  store i64 %pending, ptr @glow_pool_pending
+  store i64 %threads, ptr @glow_pool_threads
+  store i64 0, ptr @glow_pool_next
+  store i64 0, ptr @glow_pool_done_parts
   %gen1 = add i64 %gen, 1
   store i64 %gen1, ptr @glow_pool_gen
   call i32 @pthread_cond_broadcast(ptr @glow_pool_work)
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 0)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  ; the caller claims parts too: a worker the scheduler has not woken yet leaves its
+  ; part to whoever comes first
+  call void @glow_pool_claim(i64 0)
   br label %join
 join:
-  %left = load i64, ptr @glow_pool_pending
-  %done = icmp eq i64 %left, 0
+  %left = load i64, ptr @glow_pool_done_parts
+  %done = icmp eq i64 %left, %parts
   br i1 %done, label %finish, label %join_wait
 join_wait:
   call i32 @pthread_cond_wait(ptr @glow_pool_done, ptr @glow_pool_mutex)
@@ -224,7 +245,7 @@ serial:
 
 def runtime_ir(triple: str) -> str:
     """The runtime's LLVM IR module for target `triple`."""
-    body = _RUNTIME.replace("MAX", str(MAX_THREADS))
+    body = _RUNTIME.replace("MAXW", str(MAX_THREADS - 1)).replace("MAX", str(MAX_THREADS))
     return f'target triple = "{triple}"\n{body}'
 
 
