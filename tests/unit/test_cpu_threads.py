@@ -60,6 +60,26 @@ def big_image_conv():
         [("w", _w(16, 8, 3, 3)), ("b", _w(16)), ("w7", _w(16, 8, 7, 7)), ("b7", _w(16))])
 
 
+def one_pixel_conv():
+    """Convolutions whose output is one pixel (the matrix product has one column): with
+    `reassoc` sums LLVM summed them in another order once the rows were split
+    (kernels_matmul.ORDERED_SUMS)."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Conv", ["c", "w2", "b2"], ["y"], pads=[1, 1, 1, 1]),
+    ], [("x", [1, 256, 2, 2])], ["y"],
+        [("w", _w(512, 256, 3, 3)), ("b", _w(512)), ("w2", _w(512, 512, 3, 3)), ("b2", _w(512))])
+
+
+def small_models():
+    """ResNet-18 at 32x32, MobileNet-v1 at 64x64 and a BERT layer of width 256."""
+    from glow_mlir import model_zoo
+
+    return {"resnet18_32": model_zoo.resnet18(image=32, classes=10),
+            "mobilenet_64": model_zoo.mobilenet_v1(image=64, classes=10, width=0.5),
+            "bert_256": model_zoo.bert_layer(seq=64, hidden=256, heads=4, ffn=1024)}
+
+
 def depthwise():
     return _model([
         helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=32),
@@ -105,13 +125,17 @@ def elementwise():
     ], [("x", [1, 64, 64, 64]), ("y", [1, 64, 64, 64])], ["t"])
 
 
-CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, depthwise, matmul,
-                                  batch_matmul, layernorm_softmax, pools, elementwise)}
+CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
+                                  matmul, batch_matmul, layernorm_softmax, pools,
+                                  elementwise)}
+CORPUS.update({name: (lambda name=name: small_models()[name]) for name in small_models()})
 
 
 def _inputs(model, seed=0):
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(model.input_shapes[n]).astype(np.float32)
+    return [rng.standard_normal(model.input_shapes[n]).astype(model.input_dtypes[n])
+            if model.input_dtypes[n].kind == "f"
+            else np.ones(model.input_shapes[n], model.input_dtypes[n])
             for n in model.input_names]
 
 

@@ -488,6 +488,8 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
 
     worker = child.fresh()
     lo, hi = child.fresh(), child.fresh()
+    private = child.fresh()  # this worker's copy of the scratch (a noalias argument)
+    private_base: SSAValue | None = None  # the scratch argument it is a copy of
     for v in _captured(op):
         ref = w.ref(v)
         if not ref.startswith("%"):  # a constant
@@ -499,17 +501,17 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
             continue
         if isinstance(owner, memref.ViewOp) and len(owner.operands) == 2 \
                 and owner.operands[0] in entry_args:
-            source = base_of(owner.operands[0])
             shift = _constant_index(owner.operands[1])
             shift_text = str(shift) if shift is not None else None
             if shift_text is None:
                 shift_text = param(owner.operands[1])
             if PRIVATE_ATTR in owner.attributes and per_worker:
-                off = child.fresh()
-                remat.append(f"  {off} = mul i64 {worker}, {per_worker}")
-                total = child.fresh()
-                remat.append(f"  {total} = add i64 {off}, {shift_text}")
-                shift_text = total
+                # off the worker's copy, an argument of its own: its bytes are not the
+                # shared scratch's, and LLVM sees it (a worker x S offset it could not
+                # tell apart from the shared views, and checked at run time)
+                private_base, source = owner.operands[0], private
+            else:
+                source = base_of(owner.operands[0])
             elem = type_text(owner.operands[0].type.get_element_type(), op)  # type: ignore[attr-defined]
             ref = child.fresh()
             remat.append(f"  {ref} = getelementptr inbounds {elem}, ptr {source}, "
@@ -525,18 +527,28 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
     _loop(child, op, lo, hi)
     child.emit("ret void")
     w.decls.update(child.decls)
-    header = ", ".join(f"{t}{a} {child.refs[v]}" for v, t, a in params)
+    header = ", ".join([f"{t}{a} {child.refs[v]}" for v, t, a in params]
+                       + ([f"ptr noalias {private}"] if private_base is not None else []))
     header = f"{header}, " if header else ""
     body_text = "\n".join(line for line in child.lines if line is not None)
     body_def = (f"define internal void {global_name(body_name)}({header}i64 {lo}, "
                 f"i64 {hi}, i64 {worker}) alwaysinline {{\n{body_text}\n}}\n")
-    # the chunk: unpack the context, call the body
+    # the chunk: unpack the context (the body's arguments, then the scratch of which
+    # the worker's copy is taken), call the body
+    slots = [(v, t) for v, t, _ in params]
+    if private_base is not None:
+        slots.append((private_base, "ptr"))
     lines = []
     args = []
-    for i, (v, t, _) in enumerate(params):
+    for i, (v, t) in enumerate(slots):
         lines.append(f"  %p{i} = getelementptr inbounds i8, ptr %ctx, i64 {8 * i}")
         lines.append(f"  %a{i} = load {t}, ptr %p{i}")
-        args.append(f"{t} %a{i}")
+        if i < len(params):
+            args.append(f"{t} %a{i}")
+    if private_base is not None:
+        lines.append(f"  %own = mul i64 %worker, {per_worker}")
+        lines.append(f"  %private = getelementptr inbounds i8, ptr %a{len(params)}, i64 %own")
+        args.append("ptr %private")
     args += ["i64 %lo", "i64 %hi", "i64 %worker"]
     lines.append(f"  call void {global_name(body_name)}({', '.join(args)})")
     chunk_def = (f"define internal void {global_name(name)}(ptr %ctx, i64 %lo, i64 %hi, "
@@ -544,8 +556,8 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
     w.extra += [body_def, chunk_def]
     # the call site
     ctx = w.fresh()
-    w.allocas.append(f"  {ctx} = alloca [{max(len(params), 1)} x i64], align 8")
-    for i, (v, t, _) in enumerate(params):
+    w.allocas.append(f"  {ctx} = alloca [{max(len(slots), 1)} x i64], align 8")
+    for i, (v, t) in enumerate(slots):
         slot = w.fresh()
         w.emit(f"{slot} = getelementptr inbounds i8, ptr {ctx}, i64 {8 * i}")
         w.emit(f"store {t} {w.ref(v)}, ptr {slot}")

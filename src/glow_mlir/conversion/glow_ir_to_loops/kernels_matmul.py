@@ -29,6 +29,7 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import (
     shifted,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    CONTRACT,
     activation,
     block_loop,
     blocks,
@@ -125,7 +126,8 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
                     buf, idx = acc_of(r, n, j, m)
                     acc = em.load(buf, idx)
                     for coef, w in zip(row_coefs, ws):
-                        acc = fma(em, coef, w, acc)
+                        acc = fma(em, coef, w, acc) if not ORDERED_SUMS else \
+                            fma_in_order(em, coef, w, acc)
                     em.store(acc, buf, idx)
 
             em.loop(0, width, col)
@@ -177,6 +179,22 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
     k_blocks = (k_dim > KC and n_rows > ROWS
                 and k_dim * min(m_cols, TILE) * 4 > KBLOCK_MIN_BYTES)
     block_loop(em, m_cols, TILE, panel)
+
+
+ORDERED_SUMS = True
+"""Whether the k sums of `gemm` carry `contract` only (fused multiply-adds, in k order),
+not `reassoc`: every element of C is then summed in the same order whatever the code
+around it, so splitting the rows over threads (`parallel.py`) gives the same bits. With
+`reassoc`, LLVM reordered the sums of a one-column product (a convolution with a 1x1
+output: no columns to vectorize over, so it vectorized over k) differently when the rows
+were split (2.4e-7 apart on ResNet-18 at 32x32). The columns are what the loop vectorizer
+vectorizes (each column its own chain), which needs no reordering."""
+
+
+def fma_in_order(em: Emitter, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+    """a * b + c, fused, not reassociated."""
+    m = em.value(arith.MulfOp(a, b, CONTRACT))
+    return em.value(arith.AddfOp(m, c, CONTRACT))
 
 
 CTILE = True
