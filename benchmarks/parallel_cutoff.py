@@ -65,8 +65,25 @@ done:
 """
 
 
-def split_us(threads: int, busy_us: float, calls: int) -> float:
-    """Microseconds per glow_parallel_for call over 2 units of `busy_us` of work each."""
+def task_cpu_ns() -> int:
+    """CPU nanoseconds of all this process's threads so far (the calling thread's own
+    clock, the others' `schedstat`)."""
+    import threading
+
+    me, total = threading.get_native_id(), time.thread_time_ns()
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) != me:
+            try:
+                with open(f"/proc/self/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except OSError:
+                pass
+    return total
+
+
+def split_us(threads: int, busy_us: float, calls: int) -> tuple[float, float]:
+    """(wall, CPU of all threads) microseconds per glow_parallel_for call over 2 parts of
+    `busy_us` of work each."""
     import llvmlite.binding as llvm
 
     from glow_mlir.targets.cpu import thread_pool
@@ -81,18 +98,19 @@ def split_us(threads: int, busy_us: float, calls: int) -> float:
     fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)(
         engine.get_function_address("calls"))
     spin = ctypes.c_int64.from_address(engine.get_global_value_address("spin"))
-    spin.value = 100_000
-    start = time.perf_counter()
+    spin.value = 1_000_000
+    start = time.thread_time()
     fn(10, 1, 1)
-    per_step_us = (time.perf_counter() - start) / 10 / 100_000 * 1e6
+    per_step_us = (time.thread_time() - start) / 10 / 1_000_000 * 1e6  # CPU: load-proof
     spin.value = max(1, int(busy_us / per_step_us))
     fn(10, threads, 2)
-    best = []
+    walls, cpus = [], []
     for _ in range(5):
-        start = time.perf_counter()
+        cpu0, start = task_cpu_ns(), time.perf_counter()
         fn(calls, threads, 2)
-        best.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(best)
+        walls.append((time.perf_counter() - start) / calls * 1e6)
+        cpus.append((task_cpu_ns() - cpu0) / calls / 1e3)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _matmul(rows: int):
@@ -142,12 +160,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=31)
     args = parser.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("glow_parallel_for over 2 parts of busy work (serial: threads=1)")
-    print(f"{'us per part':>12}{'serial us':>11}{'2 threads us':>14}{'speedup':>9}")
-    for busy in (1, 3, 10, 30, 100, 300):
-        calls = max(20, int(20000 / busy))
-        one, two = split_us(1, busy, calls), split_us(2, busy, calls)
-        print(f"{busy:>12}{one:>11.1f}{two:>14.1f}{one / two:>9.2f}", flush=True)
+    print("glow_parallel_for over 2 parts of busy work (serial: threads=1); wall time, and "
+          "the CPU time of all threads (what the split costs, whatever the load)")
+    print(f"{'us per part':>12}{'serial us':>11}{'2 threads us':>14}{'speedup':>9}"
+          f"{'serial cpu us':>15}{'2 threads cpu us':>18}{'extra cpu us':>14}")
+    for busy in (0.1, 1, 3, 10, 30, 100):
+        calls = max(50, int(20000 / busy))
+        (one, one_cpu), (two, two_cpu) = split_us(1, busy, calls), split_us(2, busy, calls)
+        print(f"{busy:>12}{one:>11.1f}{two:>14.1f}{one / two:>9.2f}{one_cpu:>15.1f}"
+              f"{two_cpu:>18.1f}{two_cpu - one_cpu:>14.1f}", flush=True)
     print(f"{'kernel':<10}{'size':>9}{'work':>12}{'1 thread us':>13}{'2 threads us':>14}"
           f"{'2/1 speedup':>12}")
     for label, make, sizes in (("matmul", _matmul, (1, 4, 8, 16, 32, 64, 128)),

@@ -82,10 +82,10 @@ def small_models():
 
 def depthwise():
     return _model([
-        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=32),
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=64),
         helper.make_node("Clip", ["c", "lo", "hi"], ["y"]),
-    ], [("x", [1, 32, 56, 56])], ["y"],
-        [("w", _w(32, 1, 3, 3)), ("b", _w(32)), ("lo", np.float32(0.0).reshape(())),
+    ], [("x", [1, 64, 56, 56])], ["y"],
+        [("w", _w(64, 1, 3, 3)), ("b", _w(64)), ("lo", np.float32(0.0).reshape(())),
          ("hi", np.float32(6.0).reshape(()))])
 
 
@@ -113,7 +113,7 @@ def pools():
     return _model([
         helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2]),
         helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
-    ], [("x", [1, 64, 56, 56])], ["m", "a"])
+    ], [("x", [1, 64, 112, 112])], ["m", "a"])
 
 
 def elementwise():

@@ -55,13 +55,19 @@ WORKER_SCRATCH_ATTR = "glow.worker_scratch"
 """On a kernel function with private scratch and parallel loops: the bytes of scratch per
 worker (its last argument is the scratch, this many bytes per worker)."""
 
-PARALLEL_MIN_WORK = 200_000
-"""Least work (multiply-adds, or elements for memory-bound kernels, times the bytes
-they move) for which a kernel splits its outer loop. Measured on this machine (2 cores,
-`python benchmarks/parallel_cutoff.py`): a `glow_parallel_for` round trip (wake a
-sleeping worker, join) costs about 10-30 us, i.e. the time of ~200k multiply-adds of a
-matrix product at one core's speed or ~1 MB of element-wise traffic; below it the split
-loses or gains nothing."""
+PARALLEL_MIN_WORK = 1_000_000
+"""Least work for which a kernel splits its outer loop: multiply-adds for the products and
+convolutions, bytes moved (times a few operations for the normalizations) for the
+memory-bound kernels. Measured with `python benchmarks/parallel_cutoff.py` (2 cores,
+AMD EPYC under KVM, shared: load 8-10): a split costs ~5 us of extra CPU time
+(`glow_parallel_for` waking a sleeping worker and joining it, whatever the part's
+length), plus the time the scheduler takes to run the worker (5-50 us on an idle Linux;
+much more under load, when the caller ends up running both parts itself). A kernel of
+1M multiply-adds takes ~70 us on one core here (15 G multiply-adds/s in these
+kernels), 1 MB of element-wise traffic ~50-100 us: half of that saved is worth a wake-up;
+at the former cut-off of 200k (~15 us) the saving was the cost. Single kernels split at
+any size (cut-off 0) ran 0.67-1.0x of their serial time below 1M on this loaded machine
+(`parallel_cutoff.py`'s second table)."""
 
 
 def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
