@@ -260,3 +260,33 @@ def test_default_is_the_cores_of_the_process():
     assert with_default_options("cpu", {})["num_threads"] == len(os.sched_getaffinity(0))
     assert with_default_options("cpu", {"num_threads": 3})["num_threads"] == 3
     assert "num_threads" not in with_default_options("interpreter", {})
+
+
+def _tool(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True)
+
+
+def test_glow_compile_threads(tmp_path):
+    path = tmp_path / "mm.onnx"
+    onnx.save(matmul(), str(path))
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm-ir", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    assert "@glow_parallel_for" in r.stdout
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm-ir")
+    assert r.returncode == 0 and "@glow_parallel_for" not in r.stdout  # 1 by default
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm", "--threads", "2")
+    assert r.returncode == 1 and "--emit llvm-ir shows the threaded code" in r.stderr
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit-bundle", str(tmp_path / "b"),
+              "--network-name", "mm", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    assert "#define MM_NUM_THREADS  2" in (tmp_path / "b" / "mm.h").read_text()
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--save", str(tmp_path / "m.glow"),
+              "--threads", "3")
+    assert r.returncode == 0, r.stderr
+    saved = glow_mlir.load(tmp_path / "m.glow")
+    fresh = glow_mlir.compile(matmul(), num_threads=1, cache=False)
+    x = _inputs(fresh)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(saved(*x), fresh(*x)))

@@ -70,8 +70,8 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                         "default 256)")
     p.add_argument("--threads", type=thread_count, default=None, metavar="N",
                    help="threads the cpu backend's kernels split their outer loops over "
-                        "(default: the cores this process may use; 1 for --emit llvm, "
-                        "llvm-ir and --emit-bundle)")
+                        "(default: the cores this process may use; 1 with --emit llvm-ir "
+                        "and --emit-bundle)")
     p.add_argument("--time-passes", action="store_true",
                    help="print the wall time of each stage and pass on stderr, then the "
                         "compile cache's hits and misses")
@@ -267,6 +267,11 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                                  num_threads=args.threads or 1)
         if args.emit in _CODE:
             from glow_mlir.targets.cpu.executor import lower_to_llvm, lower_to_loops
+
+            if args.emit == "llvm" and (args.threads or 1) > 1:
+                raise UserError("--emit llvm prints the LLVM-dialect route, which runs the "
+                                "kernels' parallel loops serially; --emit llvm-ir shows the "
+                                "threaded code")
 
             with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
                 (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(
