@@ -68,6 +68,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 @glow_pool_threads = internal global i64 1
 @glow_pool_next = internal global i64 0
 @glow_pool_done_parts = internal global i64 0
+@glow_pool_static = weak global i64 0
 @glow_pool_seen = internal global [MAX x i64] zeroinitializer, align 64
 
 define weak i64 @glow_clock_ns() {
@@ -99,7 +100,30 @@ define internal void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %par
 ; each outside the mutex; returns with the mutex held.
 define internal void @glow_pool_claim(i64 %w) {
 entry:
-  br label %claim
+  %static = load i64, ptr @glow_pool_static
+  %isstatic = icmp ne i64 %static, 0
+  br i1 %isstatic, label %own, label %claim
+own:
+  ; static parts (a measuring aid, `set_static_parts`): worker w runs part w only
+  %sparts = load i64, ptr @glow_pool_parts
+  %smine = icmp slt i64 %w, %sparts
+  br i1 %smine, label %own_run, label %out
+own_run:
+  %sfn = load ptr, ptr @glow_pool_fn
+  %sctx = load ptr, ptr @glow_pool_ctx
+  %slo = load i64, ptr @glow_pool_lo
+  %sn = load i64, ptr @glow_pool_n
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  call void @glow_pool_run(ptr %sfn, ptr %sctx, i64 %slo, i64 %sn, i64 %sparts, i64 %w, i64 %w)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %sd = load i64, ptr @glow_pool_done_parts
+  %sd1 = add i64 %sd, 1
+  store i64 %sd1, ptr @glow_pool_done_parts
+  %sall = icmp eq i64 %sd1, %sparts
+  br i1 %sall, label %signal_out, label %out
+signal_out:
+  call i32 @pthread_cond_signal(ptr @glow_pool_done)
+  br label %out
 claim:
   %next = load i64, ptr @glow_pool_next
   %parts = load i64, ptr @glow_pool_parts
@@ -251,6 +275,19 @@ def runtime_ir(triple: str) -> str:
 
 _lock = threading.Lock()
 _engine = None
+
+
+def set_static_parts(on: bool) -> None:
+    """Measuring aid (benchmarks): part w of every parallel loop runs on worker w, never
+    claimed by another, so each thread's CPU time shows the split's balance even on a
+    loaded machine (where the caller otherwise runs the parts of workers not yet
+    scheduled). The numbers are the same either way."""
+    import ctypes
+
+    install()
+    assert _engine is not None
+    ctypes.c_int64.from_address(_engine.get_global_value_address("glow_pool_static")).value = \
+        int(on)
 
 
 def install() -> None:
