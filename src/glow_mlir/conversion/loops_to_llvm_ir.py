@@ -449,6 +449,7 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
     the arguments' alias facts as scopes) vectorizes it as it did the kernel; a view of
     per-worker scratch (`glow.private`) is offset by worker x `glow.worker_scratch`."""
     from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+        PARALLEL_ATTR,
         PRIVATE_ATTR,
         WORKER_SCRATCH_ATTR,
     )
@@ -457,7 +458,10 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
     lb, ub, step, *inits = op.operands
     if inits:
         raise Untranslatable(op, "a parallel loop carrying values")
-    threads = op.attributes["glow.parallel"].value.data  # type: ignore[attr-defined]
+    threads = op.attributes[PARALLEL_ATTR]
+    if not isinstance(threads, IntegerAttr) or threads.value.data < 1:
+        raise Untranslatable(op, f"{PARALLEL_ATTR} = {threads} is not a thread count")
+    threads = threads.value.data
     f = w.f
     entry_args = list(f.body.blocks[0].args)
     arg_attrs = _signature(f)[2]
