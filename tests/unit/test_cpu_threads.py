@@ -60,6 +60,26 @@ def big_image_conv():
         [("w", _w(16, 8, 3, 3)), ("b", _w(16)), ("w7", _w(16, 8, 7, 7)), ("b7", _w(16))])
 
 
+def one_row_fc():
+    """A fully-connected layer on one image: one row, split by columns."""
+    return _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [1, 1280])],
+                  ["y"], [("w", _w(1280, 1000)), ("b", _w(1000))])
+
+
+def strided_depthwise():
+    """Depthwise 3x3 stride-2 convolutions: on a wide image (the direct form) and on a
+    narrow one (input columns split by parity first), and a dense strided 5x5 one."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         group=96),
+        helper.make_node("Conv", ["x2", "w", "b"], ["d"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         group=96),
+        helper.make_node("Conv", ["x3", "w5", "b5"], ["e"], pads=[2, 2, 2, 2], strides=[3, 3]),
+    ], [("x", [1, 96, 112, 112]), ("x2", [1, 96, 28, 28]), ("x3", [1, 16, 64, 64])],
+        ["c", "d", "e"],
+        [("w", _w(96, 1, 3, 3)), ("b", _w(96)), ("w5", _w(32, 16, 5, 5)), ("b5", _w(32))])
+
+
 def one_pixel_conv():
     """Convolutions whose output is one pixel (the matrix product has one column): with
     `reassoc` sums LLVM summed them in another order once the rows were split
@@ -126,6 +146,7 @@ def elementwise():
 
 
 CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
+                                  one_row_fc, strided_depthwise,
                                   matmul, batch_matmul, layernorm_softmax, pools,
                                   elementwise)}
 CORPUS.update({name: (lambda name=name: small_models()[name]) for name in small_models()})

@@ -74,10 +74,28 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     maps (row, col) to (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)]
     buffer in which each block of C rows accumulates, copied back after each block of k
     (None: accumulate in C). The rows of C are split over threads in groups of whole
-    blocks of ROWS (`parallel_ranges`): each row's sums are the serial ones."""
-    def rows(start: SSAValue | None, count: int) -> None:
+    blocks of ROWS (`parallel_ranges`), or, when there are too few rows for that (a
+    fully-connected layer on one image), the columns in groups of COLUMN_GRANULE: each
+    element's sum is the serial one either way."""
+    work = n_rows * k_dim * m_cols
+
+    def columns(start: SSAValue | None, count: int) -> None:
         if start is None:
             _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+            return
+
+        def col(j):
+            return shifted(start, em, j)
+
+        _gemm(em, n_rows, k_dim, count, lambda i, j: c(i, col(j)), a,
+              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), act, tile)
+
+    def rows(start: SSAValue | None, count: int) -> None:
+        if start is None:
+            if n_rows < 2 * ROWS:
+                parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns)
+            else:
+                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
             return
 
         def row(i):
@@ -86,7 +104,12 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
         _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
               b, lambda i, j: init(row(i), j), act, tile)
 
-    parallel_ranges(em, n_rows, ROWS, n_rows * k_dim * m_cols, rows)
+    parallel_ranges(em, n_rows, ROWS, work, rows)
+
+
+COLUMN_GRANULE = 64
+"""Columns per unit when `gemm` splits columns (64 floats: whole vectors and cache lines
+of B and C per thread)."""
 
 
 def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
