@@ -307,6 +307,8 @@ def test_glow_compile_threads(tmp_path):
     r = _tool("glow_mlir.tools.glow_compile", str(path), "--save", str(tmp_path / "m.glow"),
               "--threads", "3")
     assert r.returncode == 0, r.stderr
+    r = _tool("glow_mlir.tools.glow_run", str(tmp_path / "m.glow"), "--threads", "2")
+    assert r.returncode == 1 and "drop --threads" in r.stderr  # compiled already
     saved = glow_mlir.load(tmp_path / "m.glow")
     fresh = glow_mlir.compile(matmul(), num_threads=1, cache=False)
     x = _inputs(fresh)
