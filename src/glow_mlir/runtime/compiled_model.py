@@ -310,7 +310,7 @@ def check_backend_options(backend: str, options: Mapping[str, object]) -> None:
             from glow_mlir.runtime.accel import check_scratchpad_kib
 
             check_scratchpad_kib(value)
-        if name == "num_threads":
+        if name == "num_threads" and value is not None:  # None: the default
             from glow_mlir.runtime.backends import check_num_threads
 
             check_num_threads(value)
