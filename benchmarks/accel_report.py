@@ -93,7 +93,7 @@ def _without_fusion(proto, kib: int):
     """The report of the same program with each element-wise instruction converted alone
     (`convert-glow-ir-to-accel{fuse-epilogues=false}`)."""
     from glow_mlir.frontends.onnx import import_onnx
-    from glow_mlir.runtime.accel import lower_to_accel
+    from glow_mlir.backends.accel import lower_to_accel
     from glow_mlir.runtime.compiled_model import optimize_graph
     from glow_mlir.targets.accel.simulator import AccelSimulator
 

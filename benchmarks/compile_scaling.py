@@ -9,7 +9,10 @@ the issue asks for at most 2.2):
 - a BERT encoder (BERT-base's width, 128 tokens) with 6, 12 and 24 layers, random weights
   from the `transformers` config;
 - torchvision's ResNet-50 and ResNet-101 (50 -> 101 layers: 33 -> 50 bottleneck blocks,
-  a ratio of about 2 in blocks).
+  a ratio of about 2 in blocks);
+- a 2-layer bidirectional LSTM (hidden 128, batch 4; benchmarks/recurrent.py's model)
+  unrolled over 16, 32 and 64 steps: the importer unrolls each step, so the program
+  grows with the sequence length.
 
 Each compile runs in a child process of its own, so nothing one compile caches in the
 process helps the next. The peak memory is the compiling process's own high-water mark
@@ -17,9 +20,11 @@ process helps the next. The peak memory is the compiling process's own high-wate
 exports the models with torch, inherited through fork); the compile workers, which hold
 one batch of kernels' LLVM IR each, are not counted.
 
-    python benchmarks/compile_scaling.py [--only bert|resnet] [--layers 6,12,24]
+    python benchmarks/compile_scaling.py [--only bert|resnet|lstm] [--layers 6,12,24]
+                                         [--seq 16,32,64]
 
-Needs the `torch` extra (the models are exported by benchmarks/real_models.py and cached).
+BERT and ResNet need the `torch` extra (they are exported by benchmarks/real_models.py and
+cached); the LSTM is built with onnx's helpers.
 """
 
 from __future__ import annotations
@@ -66,9 +71,12 @@ def compile_in_child(onnx_path: Path) -> dict:
     return json.loads(lines[-1][2:])
 
 
-def models(only: str | None, layers: list[int]) -> list[tuple[str, str, int]]:
+def models(only: str | None, layers: list[int],
+           seqs: list[int] | None = None) -> list[tuple[str, str, int]]:
     """(name, family, depth) of the models to compile, shallowest first per family."""
     out = []
+    if only in (None, "lstm"):
+        out += [(f"lstm-{n}", "lstm", n) for n in seqs or [16, 32, 64]]
     if only in (None, "bert"):
         out += [(f"bert-{n}", "bert", n) for n in layers]
     if only in (None, "resnet"):
@@ -77,6 +85,13 @@ def models(only: str | None, layers: list[int]) -> list[tuple[str, str, int]]:
 
 
 def exported(name: str, family: str, depth: int) -> Path:
+    if family == "lstm":
+        import onnx
+        from recurrent import stacked
+
+        path = Path(tempfile.gettempdir()) / f"glow-compile-scaling-{name}.onnx"
+        onnx.save(stacked("LSTM", 2, 128, depth, 4, "bidirectional"), path)
+        return path
     from real_models import export, make_spec
 
     spec = (make_spec("bert", num_hidden_layers=depth) if family == "bert"
@@ -87,16 +102,19 @@ def exported(name: str, family: str, depth: int) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["bert", "resnet"])
+    parser.add_argument("--only", choices=["bert", "resnet", "lstm"])
     parser.add_argument("--layers", default="6,12,24",
                         help="BERT encoder depths (default 6,12,24)")
+    parser.add_argument("--seq", default="16,32,64",
+                        help="LSTM sequence lengths (default 16,32,64)")
     args = parser.parse_args(argv)
     layers = [int(x) for x in args.layers.split(",")]
+    seqs = [int(x) for x in args.seq.split(",")]
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"cold cache, one child process per compile")
     print(f"{'model':<12} {'nodes':>6} {'compile s':>10} {'cpu s':>8} {'peak MiB':>9}")
     rows: dict[str, dict] = {}
-    for name, family, depth in models(args.only, layers):
+    for name, family, depth in models(args.only, layers, seqs):
         r = compile_in_child(exported(name, family, depth))
         rows[name] = {**r, "family": family, "depth": depth}
         if "error" in r:

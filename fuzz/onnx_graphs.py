@@ -763,13 +763,40 @@ class Builder:
         return self.node(op, [x.name], out, 0, x.shape[axis], True, "exact", x.depth + 1,
                          dtype="i", axis=axis, keepdims=keep)
 
+    def op_recurrent(self) -> Val:
+        """LSTM, GRU or RNN on a [seq, batch, input] value with the default activations, so
+        Y and Y_h stay in (-1, 1) (from zero initial states); one of them is the result."""
+        x = self.pick(rank=3)
+        steps, batch, inputs = x.shape
+        op = self.choice(["LSTM", "GRU", "RNN"])
+        gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+        direction = self.choice(["forward", "reverse", "bidirectional"])
+        dirs = 2 if direction == "bidirectional" else 1
+        hidden = int(self.rng.integers(1, 6))
+        if steps * dirs * batch * hidden > MAX_ELEMENTS:
+            raise _Skip
+        scale = 1.0 / math.sqrt(max(inputs, hidden)) / max(1.0, x.bound)
+        w, _ = self.weight((dirs, gates * hidden, inputs), scale)
+        r, _ = self.weight((dirs, gates * hidden, hidden), scale)
+        ins = [x.name, w, r]
+        if self.coin(0.7):
+            ins.append(self.const(self.exact_array((dirs, 2 * gates * hidden), -0.5, 0.5), "c"))
+        attrs = {"hidden_size": hidden, "direction": direction}
+        if op == "GRU":
+            attrs["linear_before_reset"] = int(self.coin())
+        y, y_h = self.node(op, ins, (steps, dirs, batch, hidden), -1, 1, False,
+                           "transcendental", x.depth + steps, n_out=2, **attrs)
+        y_h.shape = (dirs, batch, hidden)
+        (self.vals.remove(y_h) if self.coin() else self.vals.remove(y))
+        return y if y in self.vals else y_h
+
     GENERATORS = (
         ("op_unary", 6), ("op_binary", 6), ("op_compare_where", 1), ("op_conv", 3),
         ("op_conv_transpose", 1), ("op_pool", 2), ("op_gemm", 2), ("op_matmul", 2),
         ("op_norm", 2), ("op_softmax", 1), ("op_reshape", 2), ("op_transpose", 2),
         ("op_concat", 2), ("op_slice", 2), ("op_split", 1), ("op_pad", 1),
         ("op_tile_expand", 1), ("op_gather", 1), ("op_depth_space", 1), ("op_reduce", 3),
-        ("op_arg", 1),
+        ("op_arg", 1), ("op_recurrent", 1),
     )
 
     def build(self) -> OnnxGraph:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from glow_mlir.ir.version import __version__
 
 if TYPE_CHECKING:
+    import os
+
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 
@@ -26,7 +28,7 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
             cache: bool = True, **backend_options) -> CompiledModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
-    `runtime.backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
+    `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
     `scratchpad_kib=256` sets the scratchpad size, and `model.accel_report` gives DMA
     bytes, cycles and scratchpad use). The cpu backend takes `num_threads=N` (its large
@@ -52,14 +54,16 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
                          verbose=verbose, progress=progress, cache=cache, **backend_options)
 
 
-def load(path) -> CompiledModel:
+def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:
     """A model saved by `CompiledModel.save(path)`, ready to run without compiling (and
-    without the ONNX file). A file that is not a saved model, is damaged, or was saved by
-    another glow-mlir or LLVM version or for a CPU this host is not, is a `UserError`
-    that says which."""
+    without the ONNX file): `source` is the file's path, or its bytes (a model fetched
+    over the network: `glow_mlir.load(response.content)`; then `model.origin` is
+    "memory"). A file that is not a saved model, is damaged, or was saved by another
+    glow-mlir or LLVM version or for a CPU this host is not, is a `UserError` that says
+    which; a `source` of another type is a TypeError."""
     from glow_mlir.runtime.saved_model import load as load_saved
 
-    return load_saved(path)
+    return load_saved(source)
 
 
 def __getattr__(name: str):

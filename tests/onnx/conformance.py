@@ -107,9 +107,10 @@ def format_expected_failures(results: list[Result]) -> str:
 
 
 # ---------------------------------------------------------------- running one case
-def run_case(case: NodeCase, constant_inputs: bool = True) -> Result:
-    """Prepare the case's model with our backend (its shape-like inputs bound as constants
-    unless `constant_inputs` is False), run it, compare, and classify."""
+def run_case(case: NodeCase, constant_inputs: bool = True, backend: str = "interpreter") -> Result:
+    """Prepare the case's model with our ONNX backend on glow-mlir's `backend` (its
+    shape-like inputs bound as constants unless `constant_inputs` is False), run it,
+    compare, and classify."""
     from glow_mlir import onnx_backend
 
     bound: list[str] = []
@@ -117,7 +118,7 @@ def run_case(case: NodeCase, constant_inputs: bool = True) -> Result:
         model, inputs, expected = case.load()
         if constant_inputs:
             model, inputs, bound = bind_shape_inputs(model, inputs)
-        rep = onnx_backend.prepare(model, "CPU")
+        rep = onnx_backend.prepare(model, "CPU", backend=backend)
         outputs = list(rep.run(inputs))
         rtol, atol = case.rtol, case.atol
         category, detail = compare(expected, outputs, rtol, atol)

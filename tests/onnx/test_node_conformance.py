@@ -29,6 +29,20 @@ def test_node_case(case):
         pytest.fail(f"{case.op_type}: {result.category}: {result.detail}", pytrace=False)
 
 
+NATIVE_OPS = ("DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "QLinearConv",
+              "QLinearMatMul", "ScatterND", "ScatterElements")
+"""Ops whose cases also run on the cpu backend: the integer ops' results must be exact in
+native code too (the importer sums them in float32 or float64 as a bound proves exact),
+and scatter's native kernel must combine repeated indices in the reference's order."""
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in _CASES if c.op_type in NATIVE_OPS])
+def test_node_case_on_cpu(case):
+    result = conformance.run_case(case, backend="cpu")
+    if not result.passed:
+        pytest.fail(f"{case.op_type} on cpu: {result.category}: {result.detail}", pytrace=False)
+
+
 def test_expected_failures_name_real_cases():
     """A misspelt or renamed case in the list would silently expect nothing."""
     unknown = sorted(set(_EXPECTED) - {c.name for c in _CASES})

@@ -109,7 +109,9 @@ from xdsl.ir import Block, Region, SSAValue
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.context import make_context
+from glow_mlir.dialects.glow_ops.scalar import Arg, Call, Const, Expr
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
+from glow_mlir.dialects.glow_ops.traits import scalar_body
 from glow_mlir.ir.resources import add_resource
 from glow_mlir.ir.text import parse_module, print_module, verify_module
 
@@ -167,6 +169,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                 "glow.rescale_quantized"),
 }
 """Op families a generated graph draws its ops from (every float-computing glow op)."""
+
+BODY_UNARY: tuple[str, ...] = tuple(
+    op.name for op in glow.UNARY_OPS if scalar_body(op) is not None
+    and not any(op.name in ops for ops in FAMILIES.values()))
+"""Unary ops defined by their scalar body (trait `ScalarBody`, e.g. glow.softsign) that no
+family lists: drawn with the unary family, their output bounds from interval arithmetic
+on the body."""
+FAMILIES["unary"] += BODY_UNARY
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "elementwise": ("unary", "activation", "binary"),
@@ -474,7 +484,53 @@ def _act_bounds(name: str, lo: float, hi: float, args: Sequence[float] = ()) -> 
         return -1.0, 1.0
     if name in _ROUNDING:
         return float(math.floor(lo)), float(math.ceil(hi))
+    body = scalar_body(glow.OPS_BY_NAME[name])
+    if body is not None:
+        return _body_bounds(body, (lo, hi))
     raise AssertionError(name)
+
+
+_MONOTONE = {"exp": math.exp, "tanh": math.tanh, "erf": math.erf}
+
+
+def _body_bounds(expr: Expr, x: tuple[float, float]) -> tuple[float, float]:
+    """Bounds of a scalar body on operand bounds `x` (interval arithmetic); a body that
+    could divide by zero or leave its domain there fails the step."""
+    if isinstance(expr, Arg):
+        return x
+    if isinstance(expr, Const):
+        return expr.value, expr.value
+    if not isinstance(expr, Call):
+        raise _Failed(f"no bounds for {expr}")
+    args = [_body_bounds(a, x) for a in expr.args]
+    (a_lo, a_hi), (b_lo, b_hi) = args[0], args[-1]
+    fn = expr.fn
+    if fn == "add":
+        return a_lo + b_lo, a_hi + b_hi
+    if fn == "sub":
+        return a_lo - b_hi, a_hi - b_lo
+    if fn == "mul":
+        return _imul(args[0], args[1])
+    if fn == "div":
+        if b_lo <= 0.0 <= b_hi:
+            raise _Failed("the body may divide by zero")
+        return _imul(args[0], (1 / b_hi, 1 / b_lo))
+    if fn == "neg":
+        return -a_hi, -a_lo
+    if fn == "abs":
+        return (0.0 if a_lo <= 0 <= a_hi else min(abs(a_lo), abs(a_hi))), max(abs(a_lo), abs(a_hi))
+    if fn == "max":
+        return max(a_lo, b_lo), max(a_hi, b_hi)
+    if fn == "min":
+        return min(a_lo, b_lo), min(a_hi, b_hi)
+    if fn in ("log", "sqrt") and a_lo > 0:
+        f = math.log if fn == "log" else math.sqrt
+        return f(a_lo), f(a_hi)
+    if fn == "exp" and a_hi > 80:
+        raise _Failed("the body may overflow")
+    if fn in _MONOTONE:
+        return _MONOTONE[fn](a_lo), _MONOTONE[fn](a_hi)
+    raise _Failed(f"no bounds for {fn} on [{a_lo}, {a_hi}]")
 
 
 # ====================================================================== the builder

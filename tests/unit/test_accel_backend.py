@@ -173,8 +173,8 @@ def big_kernel_model():
 
 def test_a_scratchpad_too_small_is_a_user_error():
     """The message names the instruction, what its smallest tile needs, and the size."""
-    with pytest.raises(UserError, match=r"glow_ir.convolution at #0 in @main needs at least "
-                                        r"9472 bytes .* the scratchpad has 8192 bytes"):
+    with pytest.raises(UserError, match=r"'glow_ir.convolution' op needs at least 9472 bytes "
+                                        r".* the scratchpad has 8192 bytes"):
         glow_mlir.compile(big_kernel_model(), backend="accel", scratchpad_kib=8)
     compiled = glow_mlir.compile(big_kernel_model(), backend="accel", scratchpad_kib=16)
     assert compiled.accel_report.scratchpad_peak_bytes <= 16 * 1024
@@ -217,7 +217,7 @@ def test_cli_too_small_scratchpad_exits_1_without_traceback(tmp_path, capsys):
                            "--emit", "accel", "--memory-report", str(report)])
     assert done.value.code == 1
     err = capsys.readouterr().err
-    assert err.startswith("glow-compile: error: convert-glow-ir-to-accel: ")
+    assert err.startswith("glow-compile: error: 'glow_ir.convolution' op ")
     assert "needs at least 9472 bytes" in err and "Traceback" not in err
 
 

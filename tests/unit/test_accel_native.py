@@ -334,27 +334,33 @@ def test_max_pool_over_channel_tiles():
 def test_an_unplanned_scratchpad_is_refused_naming_the_tile():
     text = POOL.replace("{offset = 320 : i64} ", "")
     with pytest.raises(PassFailedException,
-                       match=r"convert-glow-accel-to-llvm: @main: 1 scratchpad_alloc.*"
-                             r"%ty : memref<1x2x3x3xf32, 1( : i64)?> at <test>:.*"
-                             r"run accel-plan-scratchpad first"):
+                       match=r"^<test>:6:9: error: 'glow_accel.scratchpad_alloc' op has no "
+                             r"offset for its tile %ty \(memref<1x2x3x3xf32, 1( : i64)?>\); "
+                             r"run accel-plan-scratchpad first$"):
         AccelNativeExecutor(parse(text))
 
 
 def test_tiles_of_one_op_sharing_bytes_are_refused():
     text = ELEMENTWISE.replace("{offset = 64 : i64}", "{offset = 0 : i64}")  # %tq on %tp
     with pytest.raises(PassFailedException,
-                       match=r"glow_accel.elementwise: its tiles %tp and %tq overlap"):
+                       match=r"<test>:17:3: error: 'glow_accel.elementwise' op has tiles %tp "
+                             r"and %tq that overlap in the scratchpad"):
         AccelNativeExecutor(parse(text))
 
 
 def test_kinds_without_a_generator_are_named(monkeypatch):
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow_ir
 
     loops._load_generators()
-    monkeypatch.delitem(loops.GENERATORS, "glow_ir.max_pool")
+    monkeypatch.delitem(loops.GENERATORS, glow_ir.INSTRUCTION_FOR["glow.max_pool"])
     with pytest.raises(PassFailedException,
-                       match=r"no loop generator for glow_ir.max_pool \(2\)"):
+                       match=r"no loop generator for glow_ir.max_pool \(2\)") as err:
         AccelNativeExecutor(parse(POOL))
+    # every tile op computing one, each an error at its place (a whole program at once)
+    assert [d.op.name for d in err.value.diagnostics] == ["glow_accel.pool"] * 2
+    assert all(d.message == "computes glow_ir.max_pool, which has no loop generator"
+               and d.line is not None for d in err.value.diagnostics)
 
 
 def test_llvm_dialect_output_is_accepted_by_mlir_translate(tmp_path):
@@ -378,7 +384,7 @@ def test_llvm_dialect_output_is_accepted_by_mlir_translate(tmp_path):
 def test_lenet_through_the_accelerator_pipeline_natively(kib):
     """The real pipeline (tiling, DMA scheduling, double buffering, scratchpad plan), then
     natively: onnxruntime's numbers and the simulator's."""
-    pytest.importorskip("glow_mlir.runtime.accel")
+    pytest.importorskip("glow_mlir.backends.accel")
     import glow_mlir
     from glow_mlir import model_zoo
     from onnx_testing import model_feeds, run_onnxruntime

@@ -161,7 +161,8 @@ def test_plan_fails_over_capacity_with_a_message():
     with pytest.raises(PassFailedException) as err:
         plan_scratchpad(func_of(module))
     msg = str(err.value)
-    assert "accel-plan-scratchpad: at glow_accel.elementwise" in msg
+    assert "error: 'glow_accel.elementwise' op " in msg
+    assert [op.name for op in err.value.ops()] == ["glow_accel.elementwise"]
     assert "live tiles need 384 bytes, 128 over the 256-byte scratchpad" in msg
     assert "largest live tile %a : memref<8x8xf32, 1" in msg
 
@@ -175,14 +176,14 @@ def test_bad_programs_fail_with_messages():
     ]
     module = parse(program_text(one, 64, 4096))
     with pytest.raises(PassFailedException,
-                       match=r"accel-insert-dma: glow_accel.dma_start \(.*\): every "
-                             r"dma_start needs exactly one later dma_wait"):
+                       match=r"'glow_accel.dma_start' op needs exactly one later dma_wait "
+                             r"in the same block \(every dma_start does\)"):
         insert_dma(func_of(module))
     text = program_text(one[:1] + one[2:], 64, 4096)
     text = text.replace(" attributes {glow_accel.target = ", " attributes {x = ")
     module = parse(text)
-    with pytest.raises(PassFailedException, match="accel-double-buffer: @main at .* has glow_accel "
-                                                  "ops but no glow_accel.target"):
+    with pytest.raises(PassFailedException, match="'glow_ir.func' op has glow_accel ops but no "
+                                                  "glow_accel.target"):
         double_buffer(func_of(module))
 
 

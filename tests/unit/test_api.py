@@ -5,7 +5,7 @@ import pytest
 from onnx import helper
 
 import glow_mlir
-from glow_mlir.runtime.backends import BackendError
+from glow_mlir.backends import BackendError
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from glow_mlir.ir.errors import UserError
 from onnx_testing import make_model, rand, run_onnxruntime
@@ -114,7 +114,7 @@ def test_the_default_backend_is_native_code(compiled):
     about 2 s), and the Python default is the one the tools use."""
     import inspect
 
-    from glow_mlir.runtime.backends import DEFAULT_BACKEND
+    from glow_mlir.backends import DEFAULT_BACKEND
 
     assert compiled.backend == DEFAULT_BACKEND == "cpu"
     assert inspect.signature(glow_mlir.compile).parameters["backend"].default == DEFAULT_BACKEND

@@ -474,7 +474,7 @@ def test_threaded_bundle_runs_from_c_with_its_pool_or_the_programs(tmp_path):
 
 
 def test_bundle_thread_count_is_checked(tmp_path):
-    from glow_mlir.runtime.backends import ThreadCountError
+    from glow_mlir.backends.cpu import ThreadCountError
 
     with pytest.raises(ThreadCountError):
         write_bundle(SMALL_CNN, tmp_path, "cnn", num_threads=0)

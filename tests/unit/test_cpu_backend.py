@@ -119,15 +119,45 @@ def test_concurrent_calls_from_threads_are_independent():
 def test_missing_code_generators_are_one_user_error(monkeypatch):
     """Every missing instruction kind is named at once, as a UserError (no traceback)."""
     from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow_ir
 
     loops._load_generators()
-    for kind in ("glow_ir.relu", "glow_ir.element_add"):
+    for kind in (glow_ir.INSTRUCTION_FOR["glow.relu"], glow_ir.INSTRUCTION_FOR["glow.add"]):
         monkeypatch.delitem(loops.GENERATORS, kind)
     with pytest.raises(UserError) as info:
         glow_mlir.compile(parse_module(make_context(), ADD_RELU), "cpu")
     message = str(info.value)
     assert "cpu backend" in message
     assert "glow_ir.element_add (1)" in message and "glow_ir.relu (1)" in message
+    # each at its instruction, which IRGen located at the graph op's line
+    from glow_mlir.targets.cpu.executor import CpuBackendError
+
+    assert isinstance(info.value, CpuBackendError)
+    assert [(d.op.name, d.line) for d in info.value.diagnostics] == [
+        ("glow_ir.element_add", 3), ("glow_ir.relu", 4)]
+    assert message.splitlines()[1:] == [
+        "<stdin>:3:8: error: 'glow_ir.element_add' op has no loop generator",
+        "<stdin>:4:8: error: 'glow_ir.relu' op has no loop generator"]
+
+
+def test_missing_code_generators_of_an_onnx_model_name_its_nodes(monkeypatch):
+    """An ONNX model's ops have no file location: each error names the node."""
+    from glow_mlir.conversion import glow_ir_to_loops as loops
+    from glow_mlir.dialects import glow, glow_ir
+
+    loops._load_generators()
+    monkeypatch.delitem(loops.GENERATORS, glow_ir.instruction_of(glow.ReluOp))
+    model = make_model([helper.make_node("Relu", ["x"], ["h"], name="first"),
+                        helper.make_node("Neg", ["h"], ["n"], name="neg"),
+                        helper.make_node("Relu", ["n"], ["y"], name="second")],
+                       {"x": rand(4)}, ["y"])
+    with pytest.raises(UserError) as info:
+        glow_mlir.compile(model, "cpu", cache=False)
+    assert str(info.value).splitlines() == [
+        "the cpu backend cannot compile this model yet: no code generator for the "
+        "instruction kinds glow_ir.relu (2)",
+        "error: 'glow_ir.relu' op has no loop generator (at node 'first')",
+        "error: 'glow_ir.relu' op has no loop generator (at node 'second')"]
 
 
 # ------------------------------------------------------------------ glow-compile --emit

@@ -367,16 +367,29 @@ def test_local_response_normalization(c, half, layout):
 
 
 def test_quantized_convolution_is_refused():
-    from xdsl.utils.exceptions import PassFailedException
-
+    """An error at the instruction (a NoLoopGenerator: the cpu backend names the kind)."""
+    from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
     from glow_mlir.conversion.glow_ir_to_loops.kernels_common import require_float
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module
 
-    class Fake:
-        name = "glow_ir.convolution"
-        operands = ()
-
-    with pytest.raises(PassFailedException, match="glow_ir.convolution"):
-        require_float(Fake())
+    q = "!glow.quant<i8, scale = 0.5, offset = 0>"
+    x, w = f"memref<1x2x3x3x{q}>", f"memref<2x2x1x1x{q}>"
+    module = parse_module(make_context(), f"""glow_ir.func @main declare {{
+  glow_ir.weight @x constant input : {x}
+  glow_ir.weight @w constant input : {w}
+  glow_ir.weight @b constant input : memref<2xi32>
+  glow_ir.weight @y mutable output : {x}
+}} program(%x, %w, %b, %y) {{
+  glow_ir.convolution @out %y, @in %x, @in %w, @in %b {{kernels = array<i64: 1, 1>}} : {x}, {x}, {w}, memref<2xi32>
+}}""", "q.mlir")
+    conv = next(op for op in module.walk() if op.name == "glow_ir.convolution")
+    with pytest.raises(NoLoopGenerator, match=r"q.mlir:7:3: error: 'glow_ir.convolution' op "
+                                              r"has no loop generator on !glow.quant<.*>, i32 "
+                                              r"\(floating-point") as err:
+        require_float(conv)
+    assert err.value.ops() == [conv]
+    assert list(err.value.kinds) == [f"glow_ir.convolution on {q}, i32"]
 
 
 # ====================================================================== random graphs

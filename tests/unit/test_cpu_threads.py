@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
-from glow_mlir.runtime.backends import ThreadCountError
+from glow_mlir.backends.cpu import ThreadCountError
 from glow_mlir.runtime.compiled_model import InputError
 
 F = TensorProto.FLOAT
@@ -276,13 +276,15 @@ def test_bad_thread_counts_are_refused(bad):
 def test_default_is_the_cores_of_the_process():
     import os
 
-    from glow_mlir.runtime.compiled_model import with_default_options
+    from glow_mlir.backends import get_backend
 
-    assert with_default_options("cpu", {})["num_threads"] == len(os.sched_getaffinity(0))
-    assert with_default_options("cpu", {"num_threads": 3})["num_threads"] == 3
-    assert with_default_options("cpu", {"num_threads": None})["num_threads"] == \
-        len(os.sched_getaffinity(0))
-    assert "num_threads" not in with_default_options("interpreter", {})
+    cpu = get_backend("cpu")
+    cores = len(os.sched_getaffinity(0))
+    assert cpu.keyed_options(cpu.check_options({}))["num_threads"] == cores
+    assert cpu.keyed_options(cpu.check_options({"num_threads": 3}))["num_threads"] == 3
+    assert cpu.keyed_options(cpu.check_options({"num_threads": None}))["num_threads"] == cores
+    assert "num_threads" not in get_backend("interpreter").keyed_options({})
+
 
 
 def _tool(*args):

@@ -112,9 +112,8 @@ def rand(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.nd
 
 
 def test_every_op_has_a_kernel():
-    missing = [op.name for op in glow.ALL_OPS if op.name not in KERNELS]
+    missing = [op.name for op in glow.ALL_OPS if op not in KERNELS]
     assert not missing, f"no reference kernel for {missing}"
-    assert len(glow.ALL_OPS) == 78
 
 
 def test_no_kernel_for_an_unknown_op():
@@ -159,7 +158,7 @@ def test_missing_function():
 
 def test_kernel_result_shape_is_checked(monkeypatch):
     module = single_op_module(glow.ReluOp, [rand(2, 3)], t([2, 3]))
-    monkeypatch.setitem(KERNELS, "glow.relu", lambda op, x: x.reshape(3, 2))
+    monkeypatch.setitem(KERNELS, glow.ReluOp, lambda op, x: x.reshape(3, 2))
     with pytest.raises(EvaluationError, match=r"produced shape \(3, 2\), IR says \(2, 3\)"):
         evaluate_module(module, [rand(2, 3)])
 
@@ -169,7 +168,7 @@ def test_float_result_for_a_quantized_type_is_an_error(monkeypatch):
     x = np.array([1, -2, 3], np.int8)
     module = single_op_module(glow.ReluOp, [(x, t([3], qt))], t([3], qt))
     assert evaluate_module(module, [x])[0].tolist() == [1, 0, 3]
-    monkeypatch.setitem(KERNELS, "glow.relu", lambda op, x: x.astype(np.float32))
+    monkeypatch.setitem(KERNELS, glow.ReluOp, lambda op, x: x.astype(np.float32))
     with pytest.raises(EvaluationError, match="returned floats for quantized result 0"):
         evaluate_module(module, [x])
 

@@ -169,6 +169,51 @@ def test_verify_diagnostics_statuses(tmp_path, capsys):
                 "--verify-diagnostics"], capsys)[0] == 0
 
 
+PASS_FAILURE = """func.func @f(%x: i32) -> i32 {
+  // expected-error @+1 {{'math.ctlz' op on i32 has no lowering}}
+  %0 = math.ctlz %x : i32
+  // expected-error @+1 {{'math.cttz' op on i32 has no lowering}}
+  %1 = math.cttz %0 : i32
+  func.return %1 : i32
+}
+"""
+
+
+def test_verify_diagnostics_checks_each_error_a_pass_collects(tmp_path, capsys):
+    """A pass's DiagnosticError holds an error per op: each must be expected at its op's
+    line, and each expectation met, as for verifier errors."""
+    path = tmp_path / "pass.mlir"
+    path.write_text(PASS_FAILURE)
+    assert run([str(path), "--convert-math-to-llvm", "--verify-diagnostics"], capsys)[0] == 0
+    # one expectation fewer: the second error is unexpected
+    path.write_text(PASS_FAILURE.replace(
+        "  // expected-error @+1 {{'math.cttz' op on i32 has no lowering}}\n", ""))
+    code, _, err = run([str(path), "--convert-math-to-llvm", "--verify-diagnostics"], capsys)
+    assert code == 1
+    assert err == (f"{path}:4: error: unexpected error: 'math.cttz' op on i32 has no "
+                   f"lowering to the LLVM dialect\n")
+    # an expectation on the wrong line: unexpected there, not produced here
+    path.write_text(PASS_FAILURE.replace("@+1 {{'math.cttz'", "@+2 {{'math.cttz'"))
+    code, _, err = run([str(path), "--convert-math-to-llvm", "--verify-diagnostics"], capsys)
+    assert code == 1
+    assert f"{path}:5: error: unexpected error: 'math.cttz' op" in err
+    assert f"{path}:6: error: expected error \"'math.cttz' op on i32 has no lowering\" was not " \
+           f"produced" in err
+    # without the pass, nothing fails: both expectations are unmet
+    code, _, err = run([str(path), "--verify-diagnostics"], capsys)
+    assert code == 1 and err.count("was not produced") == 2
+
+
+def test_a_pass_failure_prints_every_error(tmp_path, capsys):
+    path = tmp_path / "pass.mlir"
+    path.write_text(PASS_FAILURE)
+    code, out, err = run([str(path), "--convert-math-to-llvm"], capsys)
+    assert code == 1 and out == ""
+    assert err == (f"{path}:3:8: error: 'math.ctlz' op on i32 has no lowering to the LLVM "
+                   f"dialect\n{path}:5:8: error: 'math.cttz' op on i32 has no lowering to the "
+                   f"LLVM dialect\n")
+
+
 def test_expectations():
     text = ("a // expected-error {{same line}}\n"
             "// expected-error @+2 {{two below}}\n"

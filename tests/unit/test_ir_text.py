@@ -190,7 +190,10 @@ def test_no_implicit_module():
 def test_ops_by_name_table_is_complete():
     # The custom and generic forms of every op are exercised by
     # tests/filecheck/dialects/glow/roundtrip.mlir; this only guards the table itself.
-    assert len(OPS_BY_NAME) == 78 and all(name.startswith("glow.") for name in OPS_BY_NAME)
+    from glow_mlir.dialects.glow import ALL_OPS
+
+    assert OPS_BY_NAME == {op.name: op for op in ALL_OPS}
+    assert all(name.startswith("glow.") for name in OPS_BY_NAME)
 
 
 # ------------------------------------------------------------------ dominance
@@ -241,3 +244,94 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   cf.br ^bb1
 }
 """))
+
+
+# ---------------------------------------------------------------------------- diagnostics
+
+
+def _ops(text: str, name: str = "d.mlir"):
+    module = parse_module(make_context(), text, name)
+    return module, [op for op in module.walk() if op.name.startswith("glow.")]
+
+
+THREE_RELUS = """\
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = glow.relu %x : tensor<4xf32>
+  %1 = glow.relu %0 : tensor<4xf32>
+  %2 = glow.relu %1 : tensor<4xf32>
+  func.return %2 : tensor<4xf32>
+}
+"""
+
+
+def test_a_diagnostic_error_lists_each_op_after_its_summary():
+    from xdsl.utils.exceptions import PassFailedException
+
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.ir.text import DiagnosticError, Diagnostics
+
+    _, (a, b, c) = _ops(THREE_RELUS)
+    found = Diagnostics()
+    found.check()  # nothing collected: nothing raised
+    found.error(a, "first")
+    found.error(c, "third")
+    with pytest.raises(DiagnosticError) as info:
+        found.check("2 problems")
+    err = info.value
+    assert isinstance(err, UserError) and isinstance(err, PassFailedException)
+    assert err.ops() == [a, c] and [d.line for d in err.diagnostics] == [2, 4]
+    assert str(err) == ("2 problems\n"
+                        "d.mlir:2:8: error: 'glow.relu' op first\n"
+                        "d.mlir:4:8: error: 'glow.relu' op third")
+    assert str(DiagnosticError.at(b, "alone")) == "d.mlir:3:8: error: 'glow.relu' op alone"
+
+
+def test_a_long_report_prints_the_first_errors_and_keeps_all():
+    from glow_mlir.ir.text import DiagnosticError, OpDiagnostic
+
+    _, (a, _, _) = _ops(THREE_RELUS)
+    err = DiagnosticError([OpDiagnostic(a, f"#{i}") for i in range(25)], "many")
+    lines = str(err).splitlines()
+    assert len(err.diagnostics) == 25 and len(lines) == 1 + DiagnosticError.MAX_PRINTED + 1
+    assert lines[-1] == f"... and {25 - DiagnosticError.MAX_PRINTED} more"
+
+
+def test_an_op_without_a_file_location_is_placed_by_its_node_or_position():
+    from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, UnknownLoc
+
+    from glow_mlir.ir.text import DiagnosticError
+
+    _, (a, b, _) = _ops(THREE_RELUS)
+    a.location = NameLoc(StringAttr("relu_1"), NoneAttr())
+    b.location = UnknownLoc()
+    err = DiagnosticError.at(a, "named")
+    assert str(err) == "error: 'glow.relu' op named (at node 'relu_1')"
+    assert err.diagnostics[0].line is None
+    assert str(DiagnosticError.at(b, "placed")) == "error: 'glow.relu' op placed (at #1 in @f)"
+
+
+def test_a_diagnostic_error_pickles_as_its_text():
+    import pickle
+
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.ir.text import DiagnosticError
+
+    _, (a, _, _) = _ops(THREE_RELUS)
+    back = pickle.loads(pickle.dumps(DiagnosticError.at(a, "x", "summary")))
+    assert type(back) is UserError and str(back) == "summary\nd.mlir:2:8: error: 'glow.relu' op x"
+
+
+def test_tools_print_a_diagnostic_error_one_line_per_op():
+    from xdsl.dialects.builtin import UnknownLoc
+
+    from glow_mlir.ir.text import DiagnosticError, OpDiagnostic
+    from glow_mlir.tools.errors import report
+
+    _, (a, b, _) = _ops(THREE_RELUS)
+    b.location = UnknownLoc()
+    err = DiagnosticError([OpDiagnostic(a, "one"), OpDiagnostic(b, "two")], "two errors")
+    assert report("tool", err) == ("tool: error: two errors\n"
+                                   "d.mlir:2:8: error: 'glow.relu' op one\n"
+                                   "tool: error: 'glow.relu' op two (at #1 in @f)")
+    assert report("tool", DiagnosticError.at(b, "alone")) == \
+        "tool: error: 'glow.relu' op alone (at #1 in @f)"

@@ -301,8 +301,8 @@ def test_op_without_instruction_is_a_clear_error():
       func.return %0 : tensor<2xf32>
     }"""
     module = parse_module(make_context(), text, "g.mlir")
-    with pytest.raises(PassFailedException, match=r"op arith.constant at g.mlir:3:\d+ has no "
-                                                  r"instruction"):
+    with pytest.raises(PassFailedException, match=r"g.mlir:3:\d+: error: 'arith.constant' op "
+                                                  r"has no instruction"):
         run_pipeline(module, "lower-to-instr")
     # nothing was replaced
     assert isinstance(next(iter(module.ops)), func.FuncOp)

@@ -14,7 +14,7 @@ from glow_mlir.frontends.onnx import (
 )
 from glow_mlir.ir.errors import UserError
 from glow_mlir.targets.interpreter import evaluate_module
-from onnx_testing import assert_matches_onnxruntime, make_model, node_model, rand, run_onnxruntime
+from onnx_testing import assert_matches_onnxruntime, make_model, node_model, rand, run_glow, run_onnxruntime
 
 F32 = np.float32
 
@@ -98,6 +98,66 @@ def test_dim_params_bound_by_input_shape_or_symbol():
 def test_bad_input_shapes(shapes, message):
     with pytest.raises(OnnxImportError, match=message):
         import_onnx(_dynamic_model(), shapes)
+
+
+def _minus_one_model(out_dims=None):
+    """An input declared -1 x 3 x h x ? (-1 as some exporters write a dynamic dim)."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = make_model(nodes, {"x": ((1, 3, 4, 5), F32)}, ["y"], dynamic={"x": [-1, 3, "h", None]})
+    if out_dims is not None:
+        model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, out_dims))
+    return model
+
+
+def test_minus_one_binds_like_a_symbol():
+    x = rand(2, 3, 4, 5)
+    assert_matches_onnxruntime(_minus_one_model(), {"x": x}, input_shapes={"x": (2, 3, 4, 5)})
+    # the graph output may declare -1 too
+    assert_matches_onnxruntime(_minus_one_model([-1, 3, -1, 5]), {"x": x},
+                               input_shapes={"x": (2, 3, 4, 5)})
+
+
+def test_unbound_minus_one_is_named():
+    expected = r"input 'x' dim 0 is dynamic \(shape \?x3xhx\?, read by node"
+    with pytest.raises(UnboundDimensionError, match=expected):
+        import_onnx(_minus_one_model(), {"h": 4})
+
+
+@pytest.mark.parametrize("shape,message", [
+    ((2, 3, 4), "the shape given for input 'x', 2x3x4, has rank 3, but the model declares ?x3xhx? (rank 4)"),
+    ((2, 4, 4, 5), "the shape given for input 'x', 2x4x4x5, differs from the model's ?x3xhx? in dim 1"),
+    ((2, 3, -4, 5), "the shape given for input 'x', 2x3x-4x5, has a negative dim 2 (-4)"),
+])
+def test_bad_bindings_of_a_minus_one_model_name_input_and_dim(shape, message):
+    with pytest.raises(OnnxImportError) as info:
+        import_onnx(_minus_one_model(), {"x": shape})
+    assert str(info.value) == message
+
+
+def test_other_negative_dims_are_refused():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ((1, 3), F32)}, ["y"],
+                       dynamic={"x": [-2, 3]})
+    with pytest.raises(OnnxImportError, match="declares dim 0 as -2; a dimension cannot be "
+                                              "negative \\(-1 means dynamic\\)"):
+        import_onnx(model, {"x": (1, 3)})
+
+
+def _zero_model():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = make_model(nodes, {"x": ((1, 3), F32)}, ["y"], dynamic={"x": [0, 3]})
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 3]))
+    return model
+
+
+def test_declared_zero_is_a_size_unless_a_shape_rebinds_it():
+    """0 is a size (ONNX, onnxruntime): unbound, the input is empty. Exporters that write 0
+    for "unknown" bind it with the input's shape, and the outputs' 0s follow."""
+    empty = np.zeros((0, 3), F32)
+    assert_matches_onnxruntime(_zero_model(), {"x": empty})
+    (y,) = run_glow(_zero_model(), {"x": rand(4, 3)}, input_shapes={"x": (4, 3)})
+    np.testing.assert_array_equal(y, np.maximum(rand(4, 3), 0))
+    with pytest.raises(OnnxImportError, match="differs from the model's 0x3 in dim 1"):
+        import_onnx(_zero_model(), {"x": (4, 4)})
 
 
 def test_inconsistent_shapes_name_the_node():

@@ -85,10 +85,12 @@ def test_a_value_defined_twice():
 
 
 def test_negative_declared_dim():
+    """-1 means dynamic (test_onnx_import_errors.py); other negative sizes are errors."""
     model = node_model("Relu", {"x": rand(2, 3)})
-    model.graph.input[0].type.tensor_type.shape.dim[1].dim_value = -1
-    with pytest.raises(OnnxImportError, match=r"graph input 'x' declares dim 1 as -1"):
-        import_onnx(model)
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_value = -3
+    with pytest.raises(OnnxImportError, match=r"graph input 'x' declares dim 1 as -3; a "
+                                              r"dimension cannot be negative \(-1 means dynamic\)"):
+        import_onnx(model, {"x": (2, 3)})
 
 
 def test_initializer_giving_an_input_a_value_of_another_type():

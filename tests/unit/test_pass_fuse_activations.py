@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from pass_harness import assert_pass_preserves_numbers
 
 from glow_mlir.backends import get_backend
-from glow_mlir.backends.common import fused_activation
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
+from glow_mlir.dialects.glow_ops.types import elem_of
 from glow_mlir.ir.text import parse_module, verify_module
+from glow_mlir.transforms.graph.backend_hooks import fused_activation
 from glow_mlir.transforms.graph.fuse_activations import ACTIVATIONS
 from glow_mlir.transforms.graph.utils import defining_op
 
@@ -84,7 +85,8 @@ def _fusable_pairs(module, backend) -> list[str]:
         producer = defining_op(op.operands[0]) if act else None
         if (producer is not None and producer.name in ("glow.convolution", "glow.fully_connected")
                 and producer.results[0].has_one_use() and fused_activation(producer) == "none"
-                and backend.supports_fused_activation(producer, act)):
+                and backend.supports_fused_activation(type(producer), act,
+                                                      elem_of(producer.results[0]))):
             out.append(f"{producer.name} -> {op.name}")
     return out
 

@@ -3,6 +3,7 @@ PyTorch with nothing downloaded, give onnxruntime's numbers on the interpreter. 
 without the `torch` extra."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -76,3 +77,34 @@ def test_without_torch_the_command_says_how_to_install(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert 'pip install -e ".[torch]"' in proc.stderr and "torch==2.14.1" in proc.stderr
+
+
+def test_a_check_compiles_cold_and_counts_the_workers_cpu(real_models, tmp_path, monkeypatch,
+                                                          capsys):
+    """The child of `--check` compiles with the compile cache off (its compile column is a
+    cold compile, whatever an earlier run left in the cache) and its CPU seconds include
+    the compile workers' (processes: `os.times()`'s children, not `process_time`)."""
+    import json
+
+    import onnx
+
+    from glow_mlir import model_zoo
+    from glow_mlir.targets import compile_cache
+
+    model = model_zoo.lenet()
+    onnx.save(model, tmp_path / "m.onnx")
+    x = np.random.default_rng(0).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    want = glow_mlir.compile(model, backend="interpreter").run({"input": x})
+    np.savez(tmp_path / "m.npz", **{"in:input": x, "out:0": want[0]})
+    monkeypatch.setenv(compile_cache.ENV_DIR, str(tmp_path / "cache"))
+    cpu_seconds = real_models._cpu_seconds
+    times = iter([10.0, 11.0, 20.0, 25.0, 30.0, 30.5])
+    monkeypatch.setattr(real_models, "_cpu_seconds", lambda: next(times))
+    real_models._child(str(tmp_path / "m.onnx"), str(tmp_path / "m.npz"), "cpu")
+    records = [json.loads(line[2:]) for line in capsys.readouterr().out.splitlines()
+               if line.startswith("@@")]
+    assert [r["cpu"] for r in records if "cpu" in r] == [1.0, 5.0, 0.5]
+    assert records[-1]["max_rel"] <= real_models.TOLERANCE
+    assert not (tmp_path / "cache").exists()
+    t = os.times()
+    assert cpu_seconds() >= t.user + t.system + t.children_user + t.children_system

@@ -35,12 +35,12 @@ def conv_relu_reference(x: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    """small_cnn as planned glow_ir, as `glow-compile --emit instr` prints it: the
-    default backend's program, and the accel backend's (its graph pipeline lowers
-    fully_connected, which the accelerator has no unit for)."""
+    """small_cnn as planned glow_ir, as `glow-compile --emit instr` prints it, for each
+    backend (the accel backend's graph pipeline lowers fully_connected and soft_max,
+    which the accelerator has no unit for; the others keep them)."""
     d = tmp_path_factory.mktemp("programs")
     paths = {}
-    for backend in ("interpreter", "accel"):
+    for backend in BACKENDS:
         paths[backend] = d / f"small_cnn.{backend}.mlir"
         glow_compile.main([str(SMALL_CNN), "--backend", backend, "--emit", "instr",
                            "-o", str(paths[backend])])
@@ -95,11 +95,30 @@ def test_accel_runs_its_own_program(programs, onnx_outputs):
     assert model.accel_report.cycles > 0
 
 
-def test_accel_refuses_another_backends_program_where_it_is(programs, capsys):
-    code, _, err = in_process(glow_run.main, capsys, programs["interpreter"], "--backend", "accel")
+def _lines_of(path: Path, names: list[str]) -> dict[str, int]:
+    """The line of each instruction kind's first instruction in the program's text."""
+    lines = path.read_text().splitlines()
+    return {n: next(i for i, line in enumerate(lines, 1) if f"{n} " in line) for n in names}
+
+
+@pytest.mark.parametrize("made_for", ["interpreter", "cpu"])
+def test_accel_refuses_another_backends_program_in_one_line(programs, capsys, made_for):
+    """A program made for another backend keeps ops the accelerator has no unit for: one
+    line says which and where, before any pass runs; the API raises the same."""
+    path = programs[made_for]
+    kinds = ["glow_ir.fully_connected", "glow_ir.soft_max"]
+    lines = _lines_of(path, kinds)
+    code, _, err = in_process(glow_run.main, capsys, path, "--backend", "accel")
     assert code == 1
-    assert f"{programs['interpreter']}:" in err and "glow_ir.fully_connected" in err
-    assert "has no accelerator unit" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"glow-run: error: {path}: backend 'accel' cannot run this "
+                          f"glow_ir program: no accelerator unit runs "), err
+    for kind in kinds:
+        assert f"{kind} (line {lines[kind]})" in err
+    assert "Traceback" not in err and "should not reach" not in err
+    with pytest.raises(UserError) as raised:
+        glow_mlir.compile(path, backend="accel")
+    assert str(raised.value) == err.strip().removeprefix("glow-run: error: ")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -149,8 +149,9 @@ def _bad_file(tmp_path: Path, saved_path: Path, how: str) -> Path:
     ("truncated", DamagedError, "is truncated"),
     ("extra-bytes", DamagedError, "7 bytes after its end"),
     ("flipped-byte", DamagedError, "do not match their sha256 digest"),
-    ("other-format", OtherFormatError, "in format 2; this glow-mlir reads format 1"),
-    ("bad-manifest", DamagedError, "manifest lacks or garbles 'network'"),
+    ("other-format", OtherFormatError, f"in format {saved_model.FORMAT + 1}; this "
+                                       f"glow-mlir reads format {saved_model.FORMAT}"),
+    ("bad-manifest", DamagedError, "its manifest field 'network' is missing"),
 ])
 def test_a_bad_file_is_a_clear_error(saved, tmp_path, how, error, message):
     path = _bad_file(tmp_path, saved[0], how)
@@ -169,6 +170,22 @@ def test_a_file_of_another_version_is_refused(saved, tmp_path, monkeypatch, fiel
     monkeypatch.undo()
     with pytest.raises(IncompatibleModelError,
                        match=f"saved by {label} 0.0.1; this is {label} {versions[field]}"):
+        glow_mlir.load(path)
+
+
+@pytest.mark.parametrize("backend", ["accel", "tpu"])
+def test_code_of_a_backend_without_native_code_is_refused(saved, tmp_path, monkeypatch,
+                                                           backend):
+    """The manifest's backend is asked (`Backend.saves_code`): one without native code,
+    or one this glow-mlir does not know, cannot have written it."""
+    model = glow_mlir.load(saved[0])
+    model.backend = backend
+    monkeypatch.setattr(saved_model, "saves_code", lambda name: True)
+    path = tmp_path / f"{backend}.glow"
+    model.save(path)
+    monkeypatch.undo()
+    with pytest.raises(IncompatibleModelError, match=f"holds code of backend '{backend}', "
+                                                     f"which this glow-mlir cannot load"):
         glow_mlir.load(path)
 
 
@@ -202,7 +219,8 @@ def test_missing_files_and_folders_are_clear_errors(tmp_path):
 
 def test_only_native_code_is_saved(tmp_path, saved):
     model = glow_mlir.compile(str(SMALL_CNN), backend="interpreter")
-    with pytest.raises(SaveError, match="backend 'interpreter' has none"):
+    with pytest.raises(SaveError, match="backend 'interpreter' has none: compile it with "
+                                        "backend='cpu'"):
         model.save(tmp_path / "i.glow")
     assert not (tmp_path / "i.glow").exists()
     with pytest.raises(UserError, match="cannot write"):
@@ -295,3 +313,40 @@ def test_no_cache_flags_write_nothing(capsys, tmp_path):
                               tmp_path / "m2.glow", "--time-passes")
     assert code == 0 and "model cache hits" in err
     assert (tmp_path / "m2.glow").read_bytes() == (tmp_path / "m.glow").read_bytes()
+
+
+# ---------------------------------------------------------------- loading from memory
+
+
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "memoryview", "unaligned-view"])
+def test_a_saved_model_loads_from_its_bytes(saved, kind):
+    """A model fetched over a network loads without a file; the buffer is copied, so
+    changing it afterwards changes nothing."""
+    path, feeds, want = saved
+    raw = path.read_bytes()
+    source = {"bytes": lambda: raw, "bytearray": lambda: bytearray(raw),
+              "memoryview": lambda: memoryview(bytearray(raw)),
+              "unaligned-view": lambda: memoryview(bytearray(b"x" + raw))[1:]}[kind]()
+    model = glow_mlir.load(source)
+    assert model.origin == "memory" and model.module is None
+    if not isinstance(source, bytes):
+        source[len(source) // 2:] = bytes(len(source) - len(source) // 2)  # the weights
+    np.testing.assert_array_equal(model.run(feeds)[0], want[0])
+    assert saved_model.to_bytes(model) == raw
+
+
+def test_bytes_that_are_not_a_saved_model_are_a_clear_error(saved):
+    raw = saved[0].read_bytes()
+    with pytest.raises(DamagedError, match=r"^the saved model given as bytearray "
+                                           rf"\({len(raw) - 1} bytes\) is truncated"):
+        glow_mlir.load(bytearray(raw[:-1]))
+    with pytest.raises(WrongKindError, match="given as bytes .* is not a glow-mlir saved"):
+        glow_mlir.load(str(saved[0]).encode())  # a path as bytes is not a path here
+
+
+@pytest.mark.parametrize("source,name", [(3, "int"), (None, "NoneType"),
+                                         ([b"GLOWMLIR"], "list"), (np.zeros(4), "ndarray")])
+def test_load_of_something_else_is_a_type_error(source, name):
+    with pytest.raises(TypeError, match=r"glow_mlir.load takes a saved model's path \(str "
+                                        rf"or os.PathLike\) or its bytes .*, not {name}$"):
+        glow_mlir.load(source)

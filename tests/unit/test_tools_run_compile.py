@@ -136,6 +136,21 @@ def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
     assert "allow_pickle" not in err  # numpy's hint to load it unsafely is not ours to give
 
 
+def test_run_binds_a_minus_one_dimension(tmp_path, capsys):
+    """-1 (as some exporters write a dynamic dim) binds through --input-shape."""
+    path = tmp_path / "minus_one.onnx"
+    onnx.save(make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": rand(2, 5)}, ["y"],
+                         dynamic={"x": [-1, 5]}), str(path))
+    code, _, err = in_process(glow_run.main, capsys, path)
+    assert code == 1 and "input 'x' dim 0 is dynamic (shape ?x5, read by node" in err and "--input-shape x=1x" in err
+    code, out, err = in_process(glow_run.main, capsys, path, "--input-shape", "x=3x5",
+                                "--compare-onnxruntime")
+    assert code == 0 and "output y: 3x5 float32" in out and ": match" in out, err
+    code, _, err = in_process(glow_run.main, capsys, path, "--input-shape", "x=3x6")
+    assert code == 1 and err.count("\n") == 1
+    assert "the shape given for input 'x', 3x6, differs from the model's ?x5 in dim 1" in err
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda d: (d / "empty.npz").write_bytes(b""), "the file is empty"),
     (lambda d: (d / "cut.npz").write_bytes(d.joinpath("ok.npz").read_bytes()[:100]),

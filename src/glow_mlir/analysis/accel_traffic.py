@@ -43,14 +43,16 @@ from collections.abc import Iterable
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.analysis.epilogue_fusion import Epilogue, fused_instructions, is_nchw
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow, glow_accel, glow_ir
+from glow_mlir.dialects.glow_ops.traits import Windowed, has_fact, window
 
 
 def _bytes(v: SSAValue) -> int:
     return glow_ir.buffer_bytes(v.type)
 
 
-WINDOW_KINDS = ("glow_ir.convolution", "glow_ir.max_pool", "glow_ir.avg_pool")
+MAT_MUL = glow_ir.instruction_of(glow.MatMulOp)
+CONVOLUTION = glow_ir.instruction_of(glow.ConvolutionOp)
 
 
 def compulsory_bytes(instr: glow_ir.InstrOp) -> int:
@@ -59,7 +61,7 @@ def compulsory_bytes(instr: glow_ir.InstrOp) -> int:
     sources = {v for v, k in instr.accesses() if k.reads}
     dests = {v for v, k in instr.accesses() if k.writes}
     total = sum(_bytes(v) for v in sources) + sum(_bytes(v) for v in dests)
-    if instr.name in WINDOW_KINDS and is_nchw(instr):
+    if has_fact(instr, Windowed) and is_nchw(instr):
         inp = instr.operands[1]
         if inp not in dests:
             total -= _bytes(inp) - _touched_input_bytes(instr)
@@ -71,10 +73,9 @@ def _touched_input_bytes(instr: glow_ir.InstrOp) -> int:
     out, inp = instr.operands[0], instr.operands[1]
     n, c, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
     oh, ow = out.type.get_shape()[2:]  # type: ignore[attr-defined]
-    kh, kw = glow_ir.int_array(instr, "kernels", (1, 1))
-    sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
-    pt, pl, _, _ = glow_ir.int_array(instr, "pads", (0, 0, 0, 0))
-    dh, dw = glow_ir.int_array(instr, "dilation", (1, 1))
+    win = window(instr)
+    (kh, kw), (sh, sw), (dh, dw) = win.kernels, win.strides, win.dilation
+    pt, pl, _, _ = win.pads
     rows = _touched(h, kh, sh, dh, pt, oh)
     cols = _touched(w, kw, sw, dw, pl, ow)
     return n * c * rows * cols * glow_ir.element_bytes(inp.type)  # type: ignore[arg-type]
@@ -95,16 +96,16 @@ def dma_lower_bound_bytes(instr: glow_ir.InstrOp, target: glow_accel.TargetAttr)
     """A lower bound on the DMA bytes of `instr` on `target` (module docstring)."""
     bound = compulsory_bytes(instr)
     s_bytes = target.value("scratchpad_bytes")
-    if instr.name == "glow_ir.mat_mul":
+    if isinstance(instr, MAT_MUL):
         c, a, _ = instr.operands
         (m, k), n = a.type.get_shape(), c.type.get_shape()[1]  # type: ignore[attr-defined]
         e = glow_ir.element_bytes(c.type)  # type: ignore[arg-type]
         bound = max(bound, hong_kung_bytes(m, n, k, e, s_bytes / e))
-    elif instr.name == "glow_ir.convolution":
+    elif isinstance(instr, CONVOLUTION):
         out, inp, filt = instr.operands[:3]
         n_img, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
         _, ci_g, kh, kw = filt.type.get_shape()  # type: ignore[attr-defined]
-        sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
+        sh, sw = window(instr).strides
         e = glow_ir.element_bytes(out.type)  # type: ignore[arg-type]
         reuse = max(kh * kw / (sh * sw), 1.0)
         bound = max(bound, hong_kung_bytes(co, n_img * oh * ow, ci_g * kh * kw, e,

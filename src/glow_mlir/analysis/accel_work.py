@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import math
-
 from xdsl.ir import Operation
 
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow_accel
+from glow_mlir.dialects.glow_ops import traits
 
 
 def _shape(value) -> tuple[int, ...]:
@@ -18,14 +17,10 @@ def _shape(value) -> tuple[int, ...]:
 
 def macs(op: Operation) -> int:
     """Multiply-accumulates of a matmul or conv: a tile op, or the `glow_ir` instruction
-    it stands for (the same operands), which the converter estimates before tiling."""
-    kind = op.kind if isinstance(op, glow_accel.TileOp) else op.name.removeprefix("glow_ir.")
-    out = glow_ir.num_elements(op.operands[0])
-    if kind == "mat_mul":
-        return out * _shape(op.operands[1])[-1]  # c[m, n] += a[m, k] b[k, n]
-    if kind == "convolution":
-        return out * math.prod(_shape(op.operands[2])[1:])  # OIHW or OHWI: C/g * KH * KW
-    raise ValueError(f"{op.name} has no multiply-accumulates")
+    it stands for (the same operands), which the converter estimates before tiling; the
+    count is the graph op's trait `MacCount` (destination first, then its operands)."""
+    cls = op.instruction_class() if isinstance(op, glow_accel.TileOp) else type(op)
+    return traits.macs(cls, _shape(op.operands[0]), [_shape(v) for v in op.operands[1:]])
 
 
 __all__ = ["macs"]

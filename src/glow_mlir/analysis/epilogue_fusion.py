@@ -36,11 +36,24 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ops.traits import (
+    AccelUnit,
+    Windowed,
+    accel_unit,
+    has_fact,
+    is_elementwise,
+    layout,
+)
 
-ELEMENTWISE_EPILOGUE_KINDS = frozenset(glow_accel.ELEMENTWISE_KINDS - {"copy", "batched_add"})
-"""The element-wise kinds an epilogue may hold on operands of the running value's shape;
-`batched_add` (a slice per row) is a case of its own, after a matmul only."""
+ELEMENTWISE_EPILOGUE_KINDS = frozenset(
+    i.name.removeprefix("glow_ir.") for i in glow_ir.COMPUTE_INSTRUCTIONS
+    if is_elementwise(i) and accel_unit(i) is AccelUnit.ELEMENTWISE)
+"""The element-wise kinds an epilogue may hold on operands of the running value's shape
+(the element-wise unit's kinds whose op has the trait `Elementwise`); `batched_add` (a
+slice per row) is a case of its own, after a matmul only."""
+
+_BATCHED_ADD = glow_ir.instruction_of(glow.BatchedAddOp)
 
 _BETWEEN = (glow_ir.AllocActivationOp, glow_ir.DeallocActivationOp, glow_ir.TensorViewOp)
 
@@ -72,8 +85,7 @@ class Epilogue:
 
 def is_nchw(instr: Operation) -> bool:
     """A window instruction (convolution, pooling) in Glow's default NCHW layout."""
-    layout = instr.attributes.get("layout")
-    return layout is None or getattr(layout, "data", "NCHW") == "NCHW"
+    return layout(instr) == "NCHW"
 
 
 def is_window_tileable(instr: Operation) -> bool:
@@ -85,9 +97,10 @@ def is_window_tileable(instr: Operation) -> bool:
 
 
 def is_producer(instr: Operation) -> bool:
-    """An instruction whose output tiles can carry an epilogue."""
-    return instr.name == "glow_ir.mat_mul" or (instr.name == "glow_ir.convolution"
-                                               and is_window_tileable(instr))
+    """An instruction whose output tiles can carry an epilogue: one of the matmul unit's
+    (mat_mul, and a convolution the window tiling handles)."""
+    return accel_unit(instr) is AccelUnit.MATMUL and (not has_fact(instr, Windowed)
+                                                      or is_window_tileable(instr))
 
 
 def epilogues(ops: Sequence[Operation]) -> dict[glow_ir.InstrOp, Epilogue]:
@@ -125,19 +138,18 @@ def _joins(producer: glow_ir.InstrOp, chain: list[glow_ir.InstrOp], instr: glow_
            between: Sequence[Operation]) -> bool:
     """May `instr` join `producer`'s epilogue `chain` (module docstring)?"""
     running = (chain[-1] if chain else producer).operands[0]
-    kind = instr.name.removeprefix("glow_ir.")
     dest, *sources = instr.operands
     if running not in sources or dest.type != running.type:
         return False
     others = [s for s in sources if s is not running]
-    if kind == "batched_add":
-        if producer.name != "glow_ir.mat_mul" or sources[0] is not running:
+    if isinstance(instr, _BATCHED_ADD):
+        if has_fact(producer, Windowed) or sources[0] is not running:
             return False
         (slice_,) = others or [None]
         if slice_ is None or glow_ir.num_elements(slice_) != running.type.get_shape()[1] \
                 or slice_.type.get_element_type() != running.type.get_element_type():
             return False
-    elif kind in ELEMENTWISE_EPILOGUE_KINDS:
+    elif instr.name.removeprefix("glow_ir.") in ELEMENTWISE_EPILOGUE_KINDS:
         elem, n = running.type.get_element_type(), glow_ir.num_elements(running)
         if any(s.type.get_element_type() != elem or glow_ir.num_elements(s) != n
                for s in others):

@@ -21,35 +21,155 @@ element-wise loops and copies after lowering).
 
 Fused activations: relu, clip, leaky_relu, sigmoid and tanh on float convolution and
 fully_connected (the kernels' epilogue applies them).
+
+Compiling: the instruction pipeline (it needs the memory plan: its code addresses every
+buffer at a planned offset), then `convert-glow-ir-to-loops` (every instruction kind
+without a loop generator reported at once, each at its instruction), then
+`targets.cpu`: the loop IR translated to LLVM IR, compiled at O3 and linked by MCJIT.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends import interpreter
-from glow_mlir.backends.base import Backend
-from glow_mlir.backends.common import FUSABLE_PRODUCERS, fused_activation_ok, lowered_away
-from glow_mlir.dialects.glow_ops.types import elem_of, is_float
+from glow_mlir.backends.base import Backend, BackendOption, NodeInfo
+from glow_mlir.backends.common import fused_activation_ok
+from glow_mlir.ir.errors import UserError
 
-KEPT = interpreter.KEPT | {"glow.clip", "glow.leaky_relu"}
-"""Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus the
-activations it fuses."""
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute, Operation
 
-FUSABLE_ACTIVATIONS = frozenset({"relu", "clip", "leaky_relu", "sigmoid", "tanh"})
+    from glow_mlir.analysis.memory_report import MemoryReport
+    from glow_mlir.targets.cpu.executor import CpuExecutor
+
+
+def kept(kind: type[Operation]) -> bool:
+    """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
+    the activations it fuses (every op with the trait `FusableActivation`)."""
+    from glow_mlir.dialects.glow_ops.traits import FusableActivation
+
+    return interpreter.kept(kind) or kind.has_trait(FusableActivation)
+
+
+class ThreadCountError(UserError):
+    """A thread count that is not a whole number from 1 to MAX_THREADS."""
+
+
+def default_threads() -> int:
+    """The cores this process may run on (its CPU affinity, which `taskset` and container
+    limits set; not the machine's core count)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_num_threads(value: object, what: str = "num_threads") -> int | None:
+    """`value` if it is a thread count the cpu backend can compile for (None: the
+    default, `default_threads`), else a ThreadCountError naming `what`."""
+    import numbers
+
+    from glow_mlir.ir.native_runtime import MAX_THREADS
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ThreadCountError(f"{what} must be a whole number of threads from 1 to "
+                               f"{MAX_THREADS}, got {value!r} ({type(value).__name__})")
+    if not 1 <= int(value) <= MAX_THREADS:
+        raise ThreadCountError(f"{what} must be from 1 to {MAX_THREADS} threads, got "
+                               f"{int(value)}")
+    return int(value)
+
+
+def check_trace(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"trace must be True or False, got {value!r}")
+    return value
 
 
 class CpuBackend(Backend):
-    name = "cpu"
+    name: ClassVar[str] = "cpu"
+    lowering_steps: ClassVar[tuple[str, ...]] = ("convert-glow-ir-to-loops",)
+    saves_code: ClassVar[bool] = True
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption("num_threads", None, check_num_threads,
+                      "threads the large kernels split their outer loops over (default: "
+                      "the cores this process may use; the same bits for any count)"),
+        BackendOption("trace", False, check_trace,
+                      "time every kernel call (model.trace, model.write_trace)"),
+    )
 
-    def should_lower(self, op: Operation) -> bool:
-        return op.name not in KEPT
+    def keyed_options(self, options):
+        """The thread count resolved (the model cache keys what is compiled); `trace`
+        only when on."""
+        out = dict(options)
+        out["num_threads"] = out.get("num_threads") or default_threads()
+        if not out.get("trace"):
+            out.pop("trace", None)
+        return out
 
-    def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        return (op.name in FUSABLE_PRODUCERS and activation in FUSABLE_ACTIVATIONS
-                and is_float(elem_of(op.results[0])))
+    def step_with_options(self, step: str, options) -> str:
+        """`convert-glow-ir-to-loops{num-threads=N trace=true}` (as it was without
+        options for one thread, untraced)."""
+        threads = options.get("num_threads") or default_threads()
+        trace = " trace=true" if options.get("trace") else ""
+        if threads == 1 and not trace:
+            return step
+        return f"{step}{{num-threads={threads}{trace}}}"
 
-    def is_op_supported(self, op: Operation) -> bool:
-        """Every glow op that lowering leaves in place, with a fused activation it supports."""
-        return (op.name.startswith("glow.") and not lowered_away(self, op)
-                and fused_activation_ok(self, op))
+    def should_lower(self, kind: type[Operation]) -> bool:
+        return not kept(kind)
+
+    def supports_fused_activation(self, producer: type[Operation], activation: str,
+                                  element_type: Attribute) -> bool:
+        """Every `fused_activation` the dialect has (the kernels' epilogue applies each)
+        on a float `FusableProducer`."""
+        from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
+        from glow_mlir.dialects.glow_ops.traits import FusableProducer
+        from glow_mlir.dialects.glow_ops.types import is_float
+
+        return (producer.has_trait(FusableProducer) and activation in ACTIVATION_OPS
+                and is_float(element_type))
+
+    def is_op_supported(self, info: NodeInfo) -> bool:
+        """Every glow op with a fused activation it supports (those `lower-graph` removes
+        are not asked: `Backend.runs`)."""
+        return info.name.startswith("glow.") and fused_activation_ok(self, info)
+
+    def lower(self, module: ModuleOp, disable: Sequence[str] = (),
+              print_ir_after_each: bool = False, **options: object) -> MemoryReport:
+        """The planned program (in place) as loop IR: the entry point and its kernels
+        (`glow-compile --emit llvm` goes on to the LLVM dialect)."""
+        from glow_mlir.targets.instructions import require_memory_plan
+
+        require_memory_plan(disable, "the cpu backend")
+        return super().lower(module, disable, print_ir_after_each, **options)
+
+    def run_lowering(self, module: ModuleOp, steps: Sequence[str],
+                     print_ir_after_each: bool = False) -> None:
+        from glow_mlir.targets.cpu.executor import lower_to_loops
+
+        lower_to_loops(module, steps)
+
+    def compile(self, module: ModuleOp, disable: Sequence[str] = (),
+                **options: object) -> CpuExecutor:
+        """Native code: the memory areas are laid out from the planned program, before
+        it is lowered to loops (`targets.cpu.executor.CpuExecutor`)."""
+        from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
+        from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
+
+        options = self.check_options(options)
+        require_memory_plan(disable, "the cpu backend")
+        instr_disabled, steps_disabled = self.split_disabled(disable)
+        steps = self.lowering_pipeline(steps_disabled, **options)
+        memory = self.lower_to_instructions(module, instr_disabled)
+        check_fits_in_memory(module, memory)
+        return CpuExecutor(module, memory, steps,
+                           num_threads=int(options["num_threads"] or default_threads()),
+                           trace=bool(options["trace"]))

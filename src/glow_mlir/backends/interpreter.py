@@ -10,31 +10,60 @@ targets meet the same primitive ops it checks them with.
 It fuses no activations (Glow's interpreter neither): a separate activation keeps every
 intermediate observable. It still runs a fused activation it is given (an imported or
 hand-written graph), as its numpy kernels apply it.
+
+Compiling is the instruction pipeline alone; `targets.interpreter.instr_interpreter` runs
+the planned program on one byte arena at the planned offsets, so a wrong buffer-sharing
+or planning decision shows up as wrong numbers.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
-from glow_mlir.backends.base import Backend
-from glow_mlir.backends.common import lowered_away
+from glow_mlir.backends.base import Backend, NodeInfo
 
-KEPT = frozenset({
-    "glow.convolution",
-    "glow.fully_connected",
-    "glow.batch_mat_mul",
-    "glow.soft_max",
-    "glow.log_soft_max",
-})
-"""Ops `lower-graph` could lower that the interpreter runs as they are."""
+if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
+
+    from glow_mlir.analysis.memory_report import MemoryReport
+
+
+def kept(kind: type[Operation]) -> bool:
+    """Ops `lower-graph` could lower that the interpreter runs as they are (the classes are
+    named here, not at module level: naming a backend imports no xDSL)."""
+    from glow_mlir.dialects import glow
+
+    return issubclass(kind, (glow.ConvolutionOp, glow.FullyConnectedOp, glow.BatchMatMulOp,
+                             glow.SoftMaxOp, glow.LogSoftMaxOp))
 
 
 class InterpreterBackend(Backend):
-    name = "interpreter"
+    name: ClassVar[str] = "interpreter"
 
-    def should_lower(self, op: Operation) -> bool:
-        return op.name not in KEPT
+    def should_lower(self, kind: type[Operation]) -> bool:
+        return not kept(kind)
 
-    def is_op_supported(self, op: Operation) -> bool:
-        """Every glow op that lowering leaves in place."""
-        return op.name.startswith("glow.") and not lowered_away(self, op)
+    def is_op_supported(self, info: NodeInfo) -> bool:
+        """Every glow op (those `lower-graph` removes are not asked: `Backend.runs`)."""
+        return info.name.startswith("glow.")
+
+    def executor(self, module: ModuleOp, memory: MemoryReport,
+                 **options: object) -> InterpreterExecutor:
+        return InterpreterExecutor(module, memory)
+
+
+class InterpreterExecutor:
+    """The instruction interpreter on a planned instruction IR program."""
+
+    def __init__(self, module: ModuleOp, memory: MemoryReport | None = None):
+        from glow_mlir.targets.interpreter.instr_interpreter import InstrExecutor
+
+        self.memory = memory
+        self.module = module
+        self._run = InstrExecutor(module)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._run.run(list(inputs))

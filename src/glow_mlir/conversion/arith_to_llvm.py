@@ -34,9 +34,9 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.loops_to_llvm import at, converted_operands, llvm_type, replace
+from glow_mlir.conversion.loops_to_llvm import converted_operands, llvm_type, replace
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 
 def element(t: Attribute) -> Attribute:
@@ -122,7 +122,8 @@ def _cmpf(op: arith.CmpfOp, args: list[SSAValue]) -> list[Operation]:
     name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     if name in ("false", "true"):
         if isinstance(op.result.type, VectorType):
-            raise PassFailedException("convert-arith-to-llvm: vector cmpf false/true")
+            raise DiagnosticError.at(op, "on vectors with predicate false or true has no "
+                                         "lowering to the LLVM dialect")
         return [constant(int(name == "true"), i1)]
     return [llvm.FCmpOp(args[0], args[1], name)]
 
@@ -164,7 +165,7 @@ def _resize(signed: bool) -> Lowering:
 def _uitofp(op: arith.UIToFPOp, args: list[SSAValue]) -> list[Operation]:
     width = int_width(args[0].type)
     if width >= 64:
-        raise PassFailedException("convert-arith-to-llvm: uitofp from i64 is not supported")
+        raise DiagnosticError.at(op, "from i64 is not supported")
     wide = with_shape(IntegerType(64 if width >= 32 else 32), args[0].type)
     ext = llvm.ZExtOp(args[0], wide)
     return [ext, llvm.SIToFPOp(ext, op.result.type)]
@@ -230,21 +231,25 @@ if hasattr(arith, "RemFOp"):
     LOWERINGS[arith.RemFOp] = _remf
 
 
-def lower_op(op: Operation) -> None:
-    lowering = LOWERINGS.get(type(op))
-    if lowering is None:
-        raise PassFailedException(
-            f"convert-arith-to-llvm: no lowering for {op.name} at {at(op)}")
+def op_problem(op: Operation) -> str | None:
+    """Why `op` has no LLVM form here, or None."""
+    if type(op) not in LOWERINGS:
+        return "has no lowering to the LLVM dialect"
     for t in [*op.operand_types, *op.result_types]:
         if isinstance(t, (TensorType, UnrankedTensorType, MemRefType)):
-            raise PassFailedException(
-                f"convert-arith-to-llvm: {op.name} at {at(op)} on {t}: only scalars and "
-                f"vectors lower to the LLVM dialect")
+            return f"on {t}: only scalars and vectors lower to the LLVM dialect"
     if isinstance(op, arith.ConstantOp) and not isinstance(
             op.value, (IntegerAttr, FloatAttr, DenseIntOrFPElementsAttr)):
-        raise PassFailedException(
-            f"convert-arith-to-llvm: arith.constant at {at(op)} has value {op.value}; only "
-            f"integer, float and dense literals lower to the LLVM dialect")
+        return (f"has value {op.value}; only integer, float and dense literals lower to the "
+                f"LLVM dialect")
+    return None
+
+
+def lower_op(op: Operation) -> None:
+    problem = op_problem(op)
+    if problem is not None:
+        raise DiagnosticError.at(op, problem)
+    lowering = LOWERINGS[type(op)]
     args = converted_operands(op)
     new = lowering(op, args)
     replace(op, new, None if new else args)
@@ -257,5 +262,12 @@ class ConvertArithToLLVMPass(ModulePass):
     name = "convert-arith-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for o in [o for o in op.walk() if o.dialect_name() == "arith"]:
+        ops = [o for o in op.walk() if o.dialect_name() == "arith"]
+        found = Diagnostics()  # every op without an LLVM form, at once, before rewriting
+        for o in ops:
+            problem = op_problem(o)
+            if problem is not None:
+                found.error(o, problem)
+        found.check()
+        for o in ops:
             lower_op(o)

@@ -18,17 +18,17 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException, VerifyException
+from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.conversion.loops_to_llvm import (
-    at,
-    check_memref,
     convert_block_args,
     converted_operands,
     llvm_type,
+    memref_problem,
     ops_of,
     replace,
 )
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 
 def _function_type(t) -> llvm.LLVMFunctionType:
@@ -38,18 +38,24 @@ def _function_type(t) -> llvm.LLVMFunctionType:
     return llvm.LLVMFunctionType([llvm_type(i) for i in t.inputs], out)
 
 
-def check_func(op: func.FuncOp) -> llvm.LLVMFunctionType:
-    """The LLVM type of `op`, or a located refusal (before anything is rewritten)."""
-    where = f"convert-func-to-llvm: @{op.sym_name.data} at {at(op)}"
+def func_problem(op: func.FuncOp) -> str | None:
+    """Why `op` has no LLVM function type, or None."""
     for t in op.function_type.inputs:
-        if isinstance(t, MemRefType):
-            check_memref(t, where)
+        if isinstance(t, MemRefType) and memref_problem(t) is not None:
+            return memref_problem(t)
     try:
-        t = _function_type(op.function_type)
-        t.verify()  # every argument and result has an LLVM type
+        _function_type(op.function_type).verify()  # every argument and result has an LLVM type
     except (ValueError, VerifyException) as err:
-        raise PassFailedException(f"{where}: {err}") from None
-    return t
+        return str(err)
+    return None
+
+
+def check_func(op: func.FuncOp) -> llvm.LLVMFunctionType:
+    """The LLVM type of `op`, or an error at it."""
+    problem = func_problem(op)
+    if problem is not None:
+        raise DiagnosticError.at(op, problem)
+    return _function_type(op.function_type)
 
 
 def convert_func(op: func.FuncOp) -> llvm.FuncOp:
@@ -74,13 +80,16 @@ class ConvertFuncToLLVMPass(ModulePass):
     name = "convert-func-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        found = Diagnostics()  # every function and return without an LLVM form, at once
         for f in ops_of(op, func.FuncOp):
-            check_func(f)
+            problem = func_problem(f)
+            if problem is not None:
+                found.error(f, problem)
         for ret in ops_of(op, func.ReturnOp):
             if len(ret.operands) > 1:
-                raise PassFailedException(
-                    f"convert-func-to-llvm: func.return at {at(ret)} returns "
-                    f"{len(ret.operands)} values; an LLVM function returns at most one")
+                found.error(ret, f"returns {len(ret.operands)} values; an LLVM function "
+                                 f"returns at most one")
+        found.check()
         for ret in ops_of(op, func.ReturnOp):
             values = converted_operands(ret)
             replace(ret, [llvm.ReturnOp(values[0] if values else None)])

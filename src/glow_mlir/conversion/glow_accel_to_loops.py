@@ -30,8 +30,6 @@ bias + the kernels' own scratch (`Emitter.scratch`), and the function's
 
 from __future__ import annotations
 
-import io
-from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,8 +42,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import PassFailedException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.analysis.memory_planner import align_up
@@ -71,7 +67,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_data import _flat, _strided_c
 from glow_mlir.conversion.glow_ir_to_loops.layout import ACTIVATIONS, ALIGNMENT
 from glow_mlir.dialects import glow_accel as ga
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.text import location_text, position_text
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 PASS_NAME = "convert-glow-accel-to-loops"
 
@@ -122,49 +118,41 @@ def scratch_layout(fn: glow_ir.FuncOp, planned: int) -> ScratchLayout:
 # ====================================================================== checks
 
 
-def _describe(op: Operation) -> str:
-    """`op`'s name, result name and type as in the IR text: `%t : memref<4xf32, 1>`."""
-    out = io.StringIO()
-    Printer(stream=out).print_attribute(op.results[0].type)
-    hint = op.results[0].name_hint
-    loc = location_text(op)
-    return (f"{op.name} {'%' + hint + ' ' if hint else ''}: {out.getvalue()}"
-            + (f" at {loc}" if loc else ""))
-
-
-def kernel_name(op: Operation) -> str | None:
-    """The CPU generator `op` needs (None: it emits no code or is lowered here)."""
+def kernel_class(op: Operation) -> type[glow_ir.InstrOp] | None:
+    """The instruction whose CPU generator `op` needs (None: it emits no code or is
+    lowered here)."""
     if isinstance(op, ga.TileOp):
-        return op.instruction_class().name
+        return op.instruction_class()
     if isinstance(op, glow_ir.InstrOp):
-        return op.name
+        return type(op)
     return None
 
 
-def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
-    """Refuse what cannot be lowered (with a message naming where and what); return the
-    instruction kinds without a CPU generator (reported for all functions at once)."""
-    where = f"{pass_name}: @{fn.sym_name.data}"
+def check_function(fn: glow_ir.FuncOp, pass_name: str) -> list[tuple[Operation, str]]:
+    """Refuse what cannot be lowered (every such op of `fn`, each at its op); return the
+    ops whose instruction kind has no CPU generator, with that kind (reported for all
+    functions at once)."""
     check_planned(fn, pass_name)
-    unplanned = [op for op in fn.body.ops
-                 if isinstance(op, ga.ScratchpadAllocOp) and op.offset_value is None]
-    if unplanned:
-        raise PassFailedException(
-            f"{where}: {len(unplanned)} scratchpad_alloc(s) without an offset (the first: "
-            f"{_describe(unplanned[0])}); run accel-plan-scratchpad first")
+    found = Diagnostics()
+    for op in fn.body.ops:
+        if isinstance(op, ga.ScratchpadAllocOp) and op.offset_value is None:
+            tile = f"%{op.result.name_hint} " if op.result.name_hint else ""
+            found.error(op, f"has no offset for its tile {tile}({op.result.type}); run "
+                            f"accel-plan-scratchpad first")
+    found.check()
     tiles = any(isinstance(op, ga.ScratchpadAllocOp) for op in fn.body.ops)
     if tiles and ga.target_of(fn) is None:
-        raise PassFailedException(f"{where} at {position_text(fn) or 'an unknown location'} "
-                                  f"has scratchpad tiles but no glow_accel.target")
-    missing: Counter = Counter()
+        raise DiagnosticError.at(fn, "has scratchpad tiles but no glow_accel.target")
+    missing = []
     for op in fn.body.ops:
-        name = kernel_name(op)
-        if name is not None:
-            if name not in GENERATORS:
-                missing[name] += 1
+        cls = kernel_class(op)
+        if cls is not None:
+            if cls not in GENERATORS:
+                missing.append((op, cls.name))
         elif not isinstance(op, (*_MEMORY_OPS, ga.DmaStartOp)):
-            raise PassFailedException(f"{where}: cannot lower {op.name} at "
-                                      f"{position_text(op) or 'an unknown location'}")
+            found.error(op, "cannot be lowered to loops (not a glow_ir or glow_accel op of "
+                            "a planned program)")
+    found.check()
     return missing
 
 
@@ -174,10 +162,10 @@ def check_function(fn: glow_ir.FuncOp, pass_name: str) -> Counter:
 def _run(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The CPU backend's code for one instruction (element-wise kinds as a one-instruction
     stack, every store kept: tiles outlive the instruction)."""
-    if instr.name in ELEMENTWISE:
+    if type(instr) in ELEMENTWISE:
         emit_elementwise([instr], em, skip_dead_stores=False)
     else:
-        GENERATORS[instr.name](instr, em)
+        GENERATORS[type(instr)](instr, em)
 
 
 def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> None:
@@ -219,10 +207,9 @@ def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions, pass_name: st
         if start < end:
             names = " and ".join(f"%{v.name_hint}" if v.name_hint else "a tile"
                                  for v in (a, b))
-            raise PassFailedException(
-                f"{pass_name}: {op.name}: its tiles {names} overlap in the scratchpad (at "
-                f"{position_text(op)}); the scratchpad plan is broken (rerun "
-                f"accel-plan-scratchpad)")
+            raise DiagnosticError.at(op, f"has tiles {names} that overlap in the scratchpad; "
+                                         f"the scratchpad plan is broken (rerun "
+                                         f"accel-plan-scratchpad)")
 
 
 def _tiles(op: ga.TileOp) -> tuple[list[SSAValue], list[int]]:

@@ -29,10 +29,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.ir.text import position_text
+from glow_mlir.ir.text import DiagnosticError, position_text
 
 
 def loops_to_llvm_spec() -> list[str]:
@@ -73,10 +71,18 @@ def at(op: Operation) -> str:
     return position_text(op) or "an unknown location"
 
 
-def check_memref(t: MemRefType, where: str) -> None:
+def memref_problem(t: MemRefType) -> str | None:
+    """Why memref type `t` has no LLVM form here, or None."""
     if any(d < 0 for d in t.get_shape()) or not isinstance(t.layout, NoneAttr):
-        raise PassFailedException(
-            f"{where}: only static identity-layout memrefs are supported, got {t}")
+        return f"only static identity-layout memrefs are supported, got {t}"
+    return None
+
+
+def check_memref(t: MemRefType, op: Operation) -> None:
+    """Refuse `op`, which uses memref type `t`, unless `t` has an LLVM form."""
+    problem = memref_problem(t)
+    if problem is not None:
+        raise DiagnosticError.at(op, problem)
 
 
 def converted(value: SSAValue, before: Operation) -> SSAValue:

@@ -59,6 +59,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from glow_mlir.conversion.math_functions import LIBM, MATH_INTRINSICS
+
 
 class Untranslatable(Exception):
     """This walk cannot translate `op` (the function goes the dialect route)."""
@@ -779,26 +781,6 @@ def _float_minmax(w: FunctionWriter, op: Operation) -> None:
 
 
 # ------------------------------------------------------------------------- math
-_MATH_INTRINSICS: dict[type[Operation], str] = {
-    math.ExpOp: "exp", math.LogOp: "log", math.SqrtOp: "sqrt", math.AbsFOp: "fabs",
-    math.FloorOp: "floor", math.CeilOp: "ceil", math.SinOp: "sin", math.CosOp: "cos",
-    math.Exp2Op: "exp2", math.Log2Op: "log2", math.PowFOp: "pow",
-    math.CopySignOp: "copysign", math.RoundOp: "round", math.RoundEvenOp: "roundeven",
-    math.TruncOp: "trunc", math.Log10Op: "log10", math.FmaOp: "fma",
-}
-"""Math ops that are one LLVM intrinsic of the same type (`convert-math-to-llvm`'s
-first two routes and its fma); no fast-math flags, as there."""
-
-_LIBM: dict[type[Operation], str] = {
-    math.TanhOp: "tanh", math.ErfOp: "erf", math.AtanOp: "atan", math.AcosOp: "acos",
-    math.AsinOp: "asin", math.TanOp: "tan", math.SinhOp: "sinh", math.CoshOp: "cosh",
-    math.AsinhOp: "asinh", math.AcoshOp: "acosh", math.AtanhOp: "atanh",
-    math.CbrtOp: "cbrt", math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
-    math.Atan2Op: "atan2",
-}
-"""Math ops computed by the C library, as `convert-math-to-llvm` calls it."""
-
-
 def _float_result(w: FunctionWriter, op: Operation) -> str:
     t = type_text(op.results[0].type, op)
     if t not in _SUFFIX:  # convert-math-to-llvm refuses it, with its message
@@ -806,14 +788,14 @@ def _float_result(w: FunctionWriter, op: Operation) -> str:
     return t
 
 
-@impl(*_MATH_INTRINSICS)
+@impl(*MATH_INTRINSICS)
 def _math_intrinsic(w: FunctionWriter, op: Operation) -> None:
     t = _float_result(w, op)
-    w.call_intrinsic(op.results[0], f"llvm.{_MATH_INTRINSICS[type(op)]}.{_suffix(t)}",
+    w.call_intrinsic(op.results[0], f"llvm.{MATH_INTRINSICS[type(op)]}.{_suffix(t)}",
                      list(op.operands))
 
 
-@impl(*_LIBM)
+@impl(*LIBM)
 def _libm(w: FunctionWriter, op: Operation) -> None:
     """A libm call (f64: `tanh`, else `tanhf`); f16 through f32."""
     t = _float_result(w, op)
@@ -827,7 +809,7 @@ def _libm(w: FunctionWriter, op: Operation) -> None:
             w.emit(f"{e} = fpext half {a} to float")
             wide.append(e)
         args = wide
-    symbol = _LIBM[type(op)] + ("" if ct == "double" else "f")
+    symbol = LIBM[type(op)] + ("" if ct == "double" else "f")
     w.declare(symbol, f"declare {ct} {global_name(symbol)}({', '.join([ct] * len(args))})")
     call = f"call ccc {ct} {global_name(symbol)}({', '.join(f'{ct} {a}' for a in args)})"
     if t == "half":

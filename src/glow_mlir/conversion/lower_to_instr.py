@@ -38,14 +38,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow_ops.traits import NoInstruction
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import add_resource, load_resource_dialect
-from glow_mlir.ir.text import location_text
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.graph.utils import constant_value
 
 
@@ -53,10 +53,6 @@ def memref_of(t: Attribute) -> MemRefType:
     """The buffer type holding a tensor of type `t`."""
     assert isinstance(t, TensorType)
     return MemRefType(t.get_element_type(), t.get_shape())
-
-
-def _where(op: Operation) -> str:
-    return location_text(op) or "an unknown location"
 
 
 def placeholder_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
@@ -111,23 +107,23 @@ class _FunctionLowering:
         blocks = fn.body.blocks
         if len(blocks) != 1:
             what = "no body" if not blocks else f"{len(blocks)} blocks"
-            raise PassFailedException(
-                f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)} has {what}; "
-                f"a glow function is one block")
+            raise DiagnosticError.at(fn, f"has {what}; a glow function is one block")
         self.block: Block = blocks.first  # type: ignore[assignment]
         ret = self.block.last_op
         if not isinstance(ret, func.ReturnOp):
-            raise PassFailedException(
-                f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)} does not end "
-                f"in func.return")
+            raise DiagnosticError.at(fn, "does not end in func.return")
         self.ret: func.ReturnOp = ret
         ftype = fn.function_type
+        found = Diagnostics()
         for what, types in (("argument", ftype.inputs.data), ("result", ftype.outputs.data)):
             for i, t in enumerate(types):
                 if not isinstance(t, TensorType):
-                    raise PassFailedException(
-                        f"lower-to-instr: function @{fn.sym_name.data} at {_where(fn)}: {what} "
-                        f"#{i} has type {t}; only tensors lower to buffers")
+                    found.error(fn, f"{what} #{i} has type {t}; only tensors lower to buffers")
+        found.check()
+        for op in self.block.ops:  # every op without an instruction, at once
+            if op is not ret and not self.has_instruction(op):
+                found.error(op, "has no instruction")
+        found.check()
         self.buffer: dict[SSAValue, SSAValue] = {}  # graph value -> its memref
         self.allocs: list[glow_ir.AllocActivationOp] = []
         self.direct: dict[SSAValue, SSAValue] = {}  # returned value -> output weight written
@@ -181,7 +177,7 @@ class _FunctionLowering:
     def _computed(value: SSAValue) -> bool:
         """Whether an instruction writes `value` (not an input, constant or view)."""
         op = value.owner
-        return isinstance(op, Operation) and op.name not in ("glow.constant", "glow.reshape")
+        return isinstance(op, Operation) and not isinstance(op, (glow.ConstantOp, glow.ReshapeOp))
 
     # ------------------------------------------------------------------ program
     def dest(self, value: SSAValue) -> SSAValue:
@@ -203,10 +199,14 @@ class _FunctionLowering:
             op.location = like.location
         self.body.add_op(op)
 
+    @staticmethod
+    def has_instruction(op: Operation) -> bool:
+        return type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
+
     def lower(self, op: Operation) -> None:
-        if op.name not in glow_ir.INSTRUCTION_FOR and op.name not in glow_ir.NOT_INSTRUCTIONS:
-            raise PassFailedException(
-                f"lower-to-instr: op {op.name} at {_where(op)} has no instruction")
+        if not self.has_instruction(op):
+            raise DiagnosticError.at(op, "has no instruction")
+        instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
         if isinstance(op, glow.ConstantOp):
             return
         src = [self.buffer[v] for v in op.operands]
@@ -241,7 +241,8 @@ class _FunctionLowering:
                 at += value.type.get_shape()[dim]  # type: ignore[attr-defined]
             return
         dests = [self.dest(r) for r in op.results]
-        self.emit(glow_ir.INSTRUCTION_FOR[op.name].make([*dests, *src], **op.attributes), op)
+        assert instr is not None
+        self.emit(instr.make([*dests, *src], **op.attributes), op)
 
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()

@@ -28,10 +28,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.arith_to_llvm import constant, intrinsic_suffix
-from glow_mlir.conversion.loops_to_llvm import at, converted_operands, replace
+from glow_mlir.conversion.loops_to_llvm import converted_operands, replace
+from glow_mlir.conversion.math_functions import LIBM, MATH_INTRINSICS
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 _LLVM_OPS: dict[type[Operation], type[Operation]] = {
     math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
@@ -42,17 +43,6 @@ _LLVM_OPS: dict[type[Operation], type[Operation]] = {
 _LLVM_BINARY: dict[type[Operation], type[Operation]] = {
     math.PowFOp: llvm.FPowOp, math.CopySignOp: llvm.FCopySignOp,
 }
-_INTRINSICS: dict[type[Operation], str] = {
-    math.RoundOp: "llvm.round", math.RoundEvenOp: "llvm.roundeven",
-    math.TruncOp: "llvm.trunc", math.Log10Op: "llvm.log10",
-}
-_LIBM: dict[type[Operation], str] = {
-    math.TanhOp: "tanh", math.ErfOp: "erf", math.AtanOp: "atan", math.AcosOp: "acos",
-    math.AsinOp: "asin", math.TanOp: "tan", math.SinhOp: "sinh", math.CoshOp: "cosh",
-    math.AsinhOp: "asinh", math.AcoshOp: "acosh", math.AtanhOp: "atanh",
-    math.CbrtOp: "cbrt", math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
-    math.Atan2Op: "atan2",
-}
 
 
 class _Libm:
@@ -62,10 +52,11 @@ class _Libm:
         self.module = module
         self.declared = {o.sym_name.data for o in module.ops if isinstance(o, llvm.FuncOp)}
 
-    def call(self, name: str, args: list[SSAValue]) -> list[Operation]:
+    def call(self, op: Operation, name: str, args: list[SSAValue]) -> list[Operation]:
         t = args[0].type
         if isinstance(t, VectorType):
-            raise PassFailedException(f"convert-math-to-llvm: no vector form of {name}")
+            raise DiagnosticError.at(op, f"on vectors has no lowering ({name} has no vector "
+                                         f"form)")
         ops: list[Operation] = []
         if isinstance(t, Float16Type):
             ext = [llvm.FPExtOp(a, f32) for a in args]
@@ -93,15 +84,16 @@ def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
         return [_LLVM_OPS[type(op)](args[0])]  # type: ignore[call-arg]
     if type(op) in _LLVM_BINARY:
         return [_LLVM_BINARY[type(op)](args[0], args[1])]  # type: ignore[call-arg]
-    if type(op) in _INTRINSICS:
-        return [llvm.CallIntrinsicOp(f"{_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}", args, [t])]
-    if type(op) in _LIBM:
-        return libm.call(_LIBM[type(op)], args)
     if isinstance(op, math.FmaOp):
         return [llvm.FMAOp(*args)]
+    if type(op) in MATH_INTRINSICS:
+        name = f"llvm.{MATH_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}"
+        return [llvm.CallIntrinsicOp(name, args, [t])]
+    if type(op) in LIBM:
+        return libm.call(op, LIBM[type(op)], args)
     if isinstance(op, math.RsqrtOp):
         if isinstance(t, VectorType):
-            raise PassFailedException("convert-math-to-llvm: vector rsqrt")
+            raise DiagnosticError.at(op, "on vectors has no lowering to the LLVM dialect")
         one = constant(1.0, t)
         root = llvm.FSqrtOp(args[0])
         return [one, root, llvm.FDivOp(one, root)]
@@ -112,7 +104,7 @@ def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
         no_poison = constant(0, i1)  # abs(INT_MIN) is INT_MIN, not poison
         return [no_poison, llvm.CallIntrinsicOp(f"llvm.abs.{intrinsic_suffix(t)}",
                                                 [args[0], no_poison.results[0]], [t])]
-    raise PassFailedException(f"convert-math-to-llvm: no lowering for {op.name} at {at(op)}")
+    raise DiagnosticError.at(op, "has no lowering to the LLVM dialect")
 
 
 @dataclass(frozen=True)
@@ -123,10 +115,13 @@ class ConvertMathToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         libm = _Libm(op)
-        for o in [o for o in op.walk() if o.dialect_name() == "math"]:
+        ops = [o for o in op.walk() if o.dialect_name() == "math"]
+        found = Diagnostics()  # every op on a type without an LLVM lowering, at once
+        for o in ops:
             if not isinstance(o.results[0].type, (Float16Type, Float32Type, Float64Type,
                                                   VectorType)) and not isinstance(
                     o, math.AbsIOp):
-                raise PassFailedException(
-                    f"convert-math-to-llvm: {o.name} on {o.results[0].type} at {at(o)}")
+                found.error(o, f"on {o.results[0].type} has no lowering to the LLVM dialect")
+        found.check()
+        for o in ops:
             replace(o, lower_op(o, libm))

@@ -28,9 +28,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.loops_to_llvm import at, check_memref, converted, ops_of, replace
+from glow_mlir.conversion.loops_to_llvm import check_memref, converted, ops_of, replace
+from glow_mlir.ir.text import DiagnosticError, OpDiagnostic
 
 _NSW = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP,))
 
@@ -141,12 +141,7 @@ def element_pointer(base: SSAValue, t: MemRefType, indices: list[SSAValue],
 def _memref_type(value: SSAValue, op: Operation) -> MemRefType:
     t = value.type
     assert isinstance(t, MemRefType)
-    try:
-        check_memref(t, "convert-memref-to-llvm")
-    except PassFailedException:
-        # where it is only for the message: `at` counts the op's position in its block,
-        # linear per access and so quadratic per kernel (9 of 96 s of MobileNetV3)
-        check_memref(t, f"convert-memref-to-llvm: {op.name} at {at(op)}")
+    check_memref(t, op)  # the op's place is found only for the message
     return t
 
 
@@ -216,6 +211,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                     lower_store(o, consts)
         left = [o for o in op.walk() if o.dialect_name() == "memref"]
         if left:
-            raise PassFailedException(
-                f"convert-memref-to-llvm: no lowering for "
-                f"{', '.join(sorted({o.name for o in left}))} (first at {at(left[0])})")
+            kinds = ", ".join(sorted({o.name for o in left}))
+            raise DiagnosticError([OpDiagnostic(o, "has no lowering to the LLVM dialect")
+                                   for o in left],
+                                  f"convert-memref-to-llvm: no lowering for {kinds}")

@@ -62,8 +62,10 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import buffer_bytes, check_buffer_type, parse_i64
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 
 # ====================================================================== attributes and types
 
@@ -167,11 +169,17 @@ def main_memory_type(t: MemRefType) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
+TARGET_ATTR = TargetAttr.name
+"""The discardable attribute (of a function or module) holding its `TargetAttr`."""
+DMA_LOWER_BOUND_ATTR = "glow_accel.dma_lower_bound"
+"""A converted function's lower bound on DMA bytes (`convert-glow-ir-to-accel`)."""
+
+
 def target_of(op: Operation) -> TargetAttr | None:
     """The `glow_accel.target` of the nearest enclosing op (function or module) with one."""
     cur: Operation | None = op
     while cur is not None:
-        t = cur.attributes.get("glow_accel.target")
+        t = cur.attributes.get(TARGET_ATTR)
         if isinstance(t, TargetAttr):
             return t
         cur = cur.parent_op()
@@ -446,20 +454,34 @@ class DmaWaitOp(IRDLOperation):
 # ====================================================================== compute on tiles
 
 
-ELEMENTWISE_KINDS = frozenset({
-    "element_add", "element_sub", "element_mul", "element_div", "element_max",
-    "element_min", "element_neg", "element_abs", "relu", "sigmoid", "tanh", "element_exp",
-    "element_log", "element_sqrt", "element_rsqrt", "element_reciprocal", "element_erf",
-    "batched_add", "copy",
-})
-POOL_KINDS = frozenset({"max_pool", "avg_pool"})
-REDUCE_KINDS = frozenset({"batched_reduce_add", "batched_reduce_mean", "batched_reduce_max",
-                          "batched_reduce_min"})
-SHUFFLE_KINDS = frozenset({"transpose", "broadcast", "splat", "insert_tensor",
-                           "extract_tensor"})
+def _kinds(unit: AccelUnit) -> frozenset[str]:
+    """The instruction kinds (names after `glow_ir.`) the unit computes (the ops' trait
+    `OnAccelUnit`)."""
+    return frozenset(cls.name.removeprefix("glow_ir.")
+                     for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS)
+                     if accel_unit(cls) is unit)
+
+
+def _kind(op: type) -> str:
+    return glow_ir.instruction_name(op).removeprefix("glow_ir.")
+
+
+ELEMENTWISE_KINDS = _kinds(AccelUnit.ELEMENTWISE)
+POOL_KINDS = _kinds(AccelUnit.POOL)
+REDUCE_KINDS = _kinds(AccelUnit.REDUCE)
+SHUFFLE_KINDS = _kinds(AccelUnit.DMA)
 
 
 _CHECKED_TILE_OPS: set = set()
+
+_BY_KIND: dict[str, type[InstrOp]] = {
+    cls.name.removeprefix("glow_ir."): cls
+    for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS)}
+
+
+def _instruction_of_kind(kind: str) -> type[InstrOp] | None:
+    """The `glow_ir` instruction class of a tile op's `kind`."""
+    return _BY_KIND.get(kind)
 
 
 class TileOp(InstrOp):
@@ -478,7 +500,9 @@ class TileOp(InstrOp):
         from glow_mlir.dialects.glow_ops.base import to_attr
 
         kinds = [Access.INOUT if accumulate else Access.OUT] + [Access.IN] * (len(buffers) - 1)
-        attributes = {k: to_attr(v) for k, v in attrs.items() if v is not None}
+        graph_op = getattr(_instruction_of_kind(cls.FIXED_KIND or kind or ""), "GRAPH_OP", None)
+        encode = graph_op.attr_of if graph_op is not None else lambda _, v: to_attr(v)
+        attributes = {k: encode(k, v) for k, v in attrs.items() if v is not None}
         if cls.FIXED_KIND is None:
             attributes["kind"] = StringAttr(kind or "")
         if accumulate:
@@ -511,13 +535,10 @@ class TileOp(InstrOp):
         return {k: v for k, v in self.attributes.items() if k not in ("kind", "accumulate")}
 
     def instruction_class(self) -> type[InstrOp]:
-        from glow_mlir.dialects import glow_ir
-
-        name = f"glow_ir.{self.kind}"
-        for cls in (*glow_ir.DATA_INSTRUCTIONS, *glow_ir.COMPUTE_INSTRUCTIONS):
-            if cls.name == name:
-                return cls
-        raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+        cls = _instruction_of_kind(self.kind)
+        if cls is None:
+            raise VerifyException(f"{self.name} has unknown kind '{self.kind}'")
+        return cls
 
     def inplace_pairs(self) -> tuple[tuple[int, int], ...]:
         """Those of the instruction it computes (`elementwise @out %t, @in %t, @in %u`
@@ -600,7 +621,7 @@ class MatmulOp(TileOp):
     """`glow_accel.matmul @out %c, @in %a, @in %b`: c (+)= a[m,k] x b[k,n]."""
 
     name = "glow_accel.matmul"
-    FIXED_KIND: ClassVar[str | None] = "mat_mul"
+    FIXED_KIND: ClassVar[str | None] = _kind(glow.MatMulOp)
     CAN_ACCUMULATE: ClassVar[bool] = True
 
 
@@ -611,7 +632,7 @@ class ConvOp(TileOp):
     stand for the border of the whole input); without a bias, a zero bias."""
 
     name = "glow_accel.conv"
-    FIXED_KIND: ClassVar[str | None] = "convolution"
+    FIXED_KIND: ClassVar[str | None] = _kind(glow.ConvolutionOp)
     CAN_ACCUMULATE: ClassVar[bool] = True
 
     @property
@@ -673,7 +694,8 @@ ALL_OPS = (ScratchpadAllocOp, ScratchpadFreeOp, DmaStartOp, DmaWaitOp, *COMPUTE_
 
 GlowAccel = Dialect("glow_accel", list(ALL_OPS), [TargetAttr, TokenType])
 
-__all__ = ["GlowAccel", "ALL_OPS", "COMPUTE_OPS", "TargetAttr", "SCRATCHPAD_SPACE",
+__all__ = ["GlowAccel", "TARGET_ATTR", "DMA_LOWER_BOUND_ATTR", "ALL_OPS", "COMPUTE_OPS",
+           "TargetAttr", "SCRATCHPAD_SPACE",
            "TokenType", "SCRATCHPAD", "ScratchpadAllocOp", "ScratchpadFreeOp", "DmaStartOp",
            "DmaWaitOp", "TileOp", "MatmulOp", "ConvOp", "ElementwiseOp", "PoolOp", "ReduceOp",
            "ShuffleOp", "tile_type", "in_scratchpad", "main_memory_type", "target_of",

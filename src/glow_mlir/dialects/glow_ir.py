@@ -17,9 +17,11 @@ from glow_mlir.dialects.glow_ir_ops.instructions import (
     COMPUTE_INSTRUCTIONS,
     DATA_INSTRUCTIONS,
     INSTRUCTION_FOR,
+    INSTRUCTION_OF,
     NOT_INSTRUCTIONS,
     GraphInstrOp,
     instruction_name,
+    instruction_of,
     int_array,
     shadow_graph_op,
 )
@@ -46,6 +48,7 @@ GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
 __all__ = ["GlowIR", "ALL_OPS", "Access", "InstrOp", "GraphInstrOp", "access_attr",
            "FuncOp", "WeightOp", "AllocActivationOp", "DeallocActivationOp", "TensorViewOp",
-           "INSTRUCTION_FOR", "NOT_INSTRUCTIONS", "instruction_name", "int_array",
+           "INSTRUCTION_FOR", "INSTRUCTION_OF", "instruction_of", "NOT_INSTRUCTIONS",
+           "instruction_name", "int_array",
            "shadow_graph_op", "buffer_bytes", "root_buffer", "view_byte_offset", "weight_of",
            "constant_weight_of", "drop_plan", "owning_func", "COMPUTE_INSTRUCTIONS", "DATA_INSTRUCTIONS"]

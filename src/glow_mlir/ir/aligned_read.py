@@ -29,6 +29,18 @@ def read_aligned(path: str | os.PathLike) -> memoryview:
         return view[:got]
 
 
+def aligned_copy(data: bytes | bytearray | memoryview) -> memoryview:
+    """A copy of `data`'s bytes (any contiguous buffer), writable and 64-byte aligned, as
+    `read_aligned` gives a file's: what is loaded from memory gets its own memory."""
+    source = memoryview(data)
+    size = source.nbytes
+    buf = bytearray(size + ALIGN)
+    start = -_address(buf) % ALIGN
+    view = memoryview(buf)[start:start + size]
+    view[:] = source.cast("B") if source.c_contiguous else source.tobytes()
+    return view
+
+
 def _address(buf: bytearray) -> int:
     import ctypes
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -75,13 +77,14 @@ class UnsupportedElementType(ValueError):
     pass
 
 
-class StoredElementType:
+class StoredElementType(ABC):
     """Base of element types that memory holds as another element type, such as the glow
     dialect's quantized type (`!glow.quant<i8, ...>` is stored as i8). `numpy_dtype` asks
     for `storage_type()`, so this bottom layer needs no dialect (docs/architecture.md §2)."""
 
+    @abstractmethod
     def storage_type(self) -> Attribute:
-        raise NotImplementedError
+        """The element type memory holds."""
 
 
 def numpy_dtype(elem: Attribute) -> np.dtype:

@@ -12,21 +12,35 @@ import math
 import struct
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import (
+    Builtin,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
+from xdsl.utils.exceptions import (
+    MultipleSpansParseError,
+    ParseError,
+    PassFailedException,
+    VerifyException,
+)
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from glow_mlir.ir import resources
+from glow_mlir.ir.errors import UserError
 
 
 MAX_INTEGER_WIDTH = (1 << 24) - 1
@@ -36,7 +50,7 @@ MAX_DENSE_LITERAL_ELEMENTS = 1 << 26
 """The most elements a textual `dense<...>` literal may expand to."""
 
 _OP_START = re.compile(r'(%[^=\n]*=\s*)?("?)([A-Za-z_][\w$.-]*)')
-"""An op's results and name: `%a, %b = glow.x` or `%0 = "glow.x"`."""
+"""An op's results and name: `%a, %b = glow.x`, or the name in quotes (generic form)."""
 
 
 class _Lexer(MLIRLexer):
@@ -302,17 +316,96 @@ def position_text(op: Operation) -> str | None:
     return f"#{list(block.ops).index(op)} in @{name.data}"
 
 
+def node_text(op: Operation) -> str | None:
+    """Where an op without a file location came from, for messages: the ONNX node it was
+    imported from (`node 'conv1'`, its `NameLoc`), else its place in a symbol's body
+    (`#3 in @main`), else None."""
+    loc = op.location
+    if isinstance(loc, NameLoc):
+        return f"node '{loc.desc.data}'"
+    return position_text(op)
+
+
 @dataclass
 class OpDiagnostic(Exception):
-    """A diagnostic anchored at an op: prints as `file:line:col: error: 'name' op msg`."""
+    """A diagnostic anchored at an op: prints as `file:line:col: error: 'name' op msg`
+    (an op without a file location: `error: 'name' op msg (at node 'conv1')`)."""
 
     op: Operation
     message: str
 
     def __str__(self) -> str:
         where = location_text(self.op)
-        prefix = f"{where}: " if where else ""
-        return f"{prefix}error: '{self.op.name}' op {self.message}"
+        if where:
+            return f"{where}: error: '{self.op.name}' op {self.message}"
+        at = node_text(self.op)
+        return f"error: '{self.op.name}' op {self.message}" + (f" (at {at})" if at else "")
+
+    @property
+    def line(self) -> int | None:
+        """The op's line in its file, when it has a file location."""
+        loc = self.op.location
+        return loc.line.data if isinstance(loc, FileLineColLoc) else None
+
+
+class DiagnosticError(UserError, PassFailedException):
+    """Errors attached to ops, reported together: each an `OpDiagnostic` (the op, so its
+    location, and a message), after an optional `summary` line saying what they have in
+    common. What a pass raises when it refuses its input (a `PassFailedException`), and
+    the user's error where the input is the user's (a `UserError`: the tools print it
+    without a traceback, `compile()` lets it through with its diagnostics).
+
+    A pass collects every problem of the module before it raises (a whole model's
+    problems in one report); `glow-opt --verify-diagnostics` checks each diagnostic
+    against the `// expected-error` annotation of its op's line."""
+
+    MAX_PRINTED = 20
+    """Diagnostics `str()` lists; the others are counted (all stay in `diagnostics`)."""
+
+    def __init__(self, diagnostics: OpDiagnostic | Sequence[OpDiagnostic],
+                 summary: str | None = None):
+        self.diagnostics: list[OpDiagnostic] = (
+            [diagnostics] if isinstance(diagnostics, OpDiagnostic) else list(diagnostics))
+        self.summary = summary
+        super().__init__(str(self))
+
+    @classmethod
+    def at(cls, op: Operation, message: str, summary: str | None = None) -> DiagnosticError:
+        """One error at `op`."""
+        return cls([OpDiagnostic(op, message)], summary)
+
+    def ops(self) -> list[Operation]:
+        return [d.op for d in self.diagnostics]
+
+    def __str__(self) -> str:
+        lines = [self.summary] if self.summary else []
+        lines += [str(d) for d in self.diagnostics[:self.MAX_PRINTED]]
+        if len(self.diagnostics) > self.MAX_PRINTED:
+            lines.append(f"... and {len(self.diagnostics) - self.MAX_PRINTED} more")
+        return "\n".join(lines)
+
+    def __reduce__(self):  # picklable (worker processes), with its text only
+        return (UserError, (str(self),))
+
+
+class Diagnostics:
+    """Collects errors at ops while a pass looks at the whole module, then raises them in
+    one `DiagnosticError` (`check`)."""
+
+    def __init__(self) -> None:
+        self.errors: list[OpDiagnostic] = []
+
+    def error(self, op: Operation, message: str) -> None:
+        self.errors.append(OpDiagnostic(op, message))
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def check(self, summary: str | None = None,
+              cls: type[DiagnosticError] = DiagnosticError) -> None:
+        """Raise the collected errors, if any (`summary` may be a function of them)."""
+        if self.errors:
+            raise cls(self.errors, summary)
 
 
 def _walk_post_order(op: Operation) -> Iterator[Operation]:
@@ -450,6 +543,9 @@ __all__ = [
     "check_dominance",
     "format_parse_error",
     "OpDiagnostic",
+    "DiagnosticError",
+    "Diagnostics",
     "location_text",
+    "node_text",
     "ParseError",
 ]

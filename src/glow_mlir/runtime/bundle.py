@@ -304,11 +304,11 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     `num_threads`: the threads an ONNX model or module is compiled for (a compiled
     model keeps its own); above 1 the object holds the default pool (`NET.h` says how to
     replace it). See the module docstring for the files."""
-    from glow_mlir.runtime.backends import check_num_threads
+    from glow_mlir.backends.cpu import check_num_threads
     from glow_mlir.targets.cpu import jit
 
     check_network_name(network_name)
-    check_num_threads(num_threads)
+    num_threads = check_num_threads(num_threads) or 1
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
     module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
@@ -353,7 +353,12 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     from glow_mlir.dialects import glow_ir
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.targets.cpu.areas import Areas
-    from glow_mlir.targets.cpu.executor import CpuExecutor, lower_to_llvm, lower_to_loops
+    from glow_mlir.targets.cpu.executor import (
+        CpuExecutor,
+        loop_steps,
+        lower_to_llvm,
+        lower_to_loops,
+    )
 
     if isinstance(model, CompiledModel) and model.module is None and model.backend == "cpu":
         if model.source is None:  # loaded from a file: JIT code only, no module
@@ -386,7 +391,7 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     funcs[0].sym_name = StringAttr(network_name)
     areas = Areas(funcs[0])
     if num_threads > 1:  # the parallel loops are outlined by the loop IR's translator
-        lower_to_loops(module, num_threads)
+        lower_to_loops(module, loop_steps(num_threads))
     else:
         lower_to_llvm(module)
     areas.fit_lowered(module, network_name)

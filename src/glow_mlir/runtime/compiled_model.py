@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from glow_mlir.backends import DEFAULT_BACKEND, Executor, get_backend
 from glow_mlir.ir import progress as progress_hooks
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
-from glow_mlir.runtime.backends import DEFAULT_BACKEND, Executor, check_backend
 
 if TYPE_CHECKING:
     from onnx import ModelProto
@@ -47,7 +47,8 @@ class CompiledModel:
     """A model compiled for one backend: `run({"name": x})` or `model(x, ...)`.
     `save(path)` writes its native code and weights (`runtime/saved_model.py`);
     `origin` says where the code came from: "compiled", "cache" (the model cache) or the
-    path of the saved model it was loaded from (then `module` is None)."""
+    path of the saved model it was loaded from, or "memory" when `glow_mlir.load` was
+    given its bytes (then `module` is None)."""
 
     origin = "compiled"
     source: dict | None = None  # from the model cache: what compile() was given
@@ -70,7 +71,7 @@ class CompiledModel:
         self.output_shapes: dict[str, tuple[int, ...]] = {
             n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs)}
         with progress_hooks.stage("codegen"):  # the instruction passes mark their own
-            self._executor = executor if executor is not None else check_backend(backend)(
+            self._executor = executor if executor is not None else get_backend(backend).compile(
                 module, tuple(disable_passes), **dict(backend_options or {}))
 
     @classmethod
@@ -231,9 +232,9 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     (`targets/compile_cache.py`: `$GLOW_MLIR_CACHE_DIR`)."""
     from glow_mlir.targets import compile_cache
 
-    check_backend(backend)  # before the import: a bad name fails fast
-    check_backend_options(backend, backend_options)
-    backend_options = with_default_options(backend, backend_options)
+    target = get_backend(backend)
+    target.check_options(backend_options)  # before the import: fail fast
+    backend_options = target.keyed_options(backend_options)
     # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
     graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
     with progress_hooks.recording(show=progress) as recorder:
@@ -296,49 +297,15 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
         return module, isinstance(runnable_function(module, source), func.FuncOp)
 
 
-def check_backend_options(backend: str, options: Mapping[str, object]) -> None:
-    from glow_mlir.runtime.backends import BACKEND_OPTIONS
-
-    known = BACKEND_OPTIONS.get(backend, ())
-    for name, value in options.items():
-        if name not in known:
-            owners = [b for b, opts in BACKEND_OPTIONS.items() if name in opts]
-            hint = (f"; it is an option of backend '{owners[0]}'" if owners
-                    else f"; backend '{backend}' takes " + (", ".join(known) or "no options"))
-            raise UserError(f"unknown option '{name}' for backend '{backend}'{hint}")
-        if name == "scratchpad_kib":
-            from glow_mlir.runtime.accel import check_scratchpad_kib
-
-            check_scratchpad_kib(value)
-        if name == "num_threads" and value is not None:  # None: the default
-            from glow_mlir.runtime.backends import check_num_threads
-
-            check_num_threads(value)
-        if name == "trace" and not isinstance(value, bool):
-            raise UserError(f"trace must be True or False, got {value!r}")
-
-
-def with_default_options(backend: str, options: Mapping[str, object]) -> dict[str, object]:
-    """`options` with the backend's defaults filled in (cpu: `num_threads`, the cores
-    this process may use), so the model cache keys what is compiled."""
-    out = dict(options)
-    if backend == "cpu":
-        from glow_mlir.runtime.backends import default_threads
-
-        out["num_threads"] = int(out.get("num_threads") or default_threads())  # type: ignore[call-overload]
-        if not out.get("trace"):
-            out.pop("trace", None)
-    return out
-
-
 def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Disabled pass names for the graph pipeline and for the instruction pipeline; a name
-    neither knows is an error that lists both."""
+    """Disabled pass names for the graph pipeline and for what follows it (the instruction
+    pipeline and a backend's lowering steps); a name none knows is an error that lists
+    them all."""
+    from glow_mlir.backends import all_backends
     from glow_mlir.transforms.graph.pipelines import PIPELINE_PASS_NAMES
-    from glow_mlir.runtime.accel import ACCEL_PASS_NAMES
-    from glow_mlir.transforms.instr.pipelines import KNOWN_PASSES
 
-    INSTR_PIPELINE_PASS_NAMES = (*KNOWN_PASSES, *ACCEL_PASS_NAMES)
+    INSTR_PIPELINE_PASS_NAMES = tuple(dict.fromkeys(
+        n for b in all_backends() for n in b.pass_names()))
     graph = tuple(n for n in names if n not in INSTR_PIPELINE_PASS_NAMES)
     instr = tuple(n for n in names if n in INSTR_PIPELINE_PASS_NAMES)
     unknown = [n for n in graph if n not in PIPELINE_PASS_NAMES]
@@ -351,20 +318,21 @@ def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ..
 
 def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),
                    print_ir_after_each: bool = False) -> ModuleOp:
-    """Run the graph pipeline in place; an op the backend cannot run is a UserError."""
+    """Run the backend's graph pipeline in place; an op the backend cannot run is a
+    UserError (a `DiagnosticError`: every unsupported op kind, each at an op)."""
     from xdsl.utils.exceptions import PassFailedException
 
-    import glow_mlir.backends  # noqa: F401 - the graph passes find the backend through it
     from glow_mlir.conversion.pass_runner import run_pipeline
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
 
+    spec = get_backend(backend).graph_pipeline(
+        disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step())
     try:
         with progress_hooks.stage("graph passes"):
             # verified once, after the pipeline (each step too when printing after each)
-            run_pipeline(module, graph_pipeline_spec(backend, disable, print_ir_after_each,
-                                                     verify_each=print_ir_after_each
-                                                     or verify_each_step()))
+            run_pipeline(module, spec)
     except PassFailedException as err:
+        if isinstance(err, UserError):
+            raise
         raise UserError(str(err)) from None
     return module

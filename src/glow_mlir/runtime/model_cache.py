@@ -47,10 +47,10 @@ def model_key(model: object, backend: str, input_shapes: Mapping | None, optimiz
     """The model cache's key for this compile, or None when it is not cached (a backend
     without native code to save, a ModuleOp, a file that cannot be read: the compile
     then reports what is wrong)."""
-    from glow_mlir.runtime.saved_model import SAVEABLE_BACKENDS
+    from glow_mlir.runtime.saved_model import saves_code
     from glow_mlir.targets.cpu import engine
 
-    if backend not in SAVEABLE_BACKENDS:
+    if not saves_code(backend):
         return None
     found = _model_bytes(model)
     if found is None:

@@ -20,12 +20,15 @@ and whose sections are the object files (`entry.o`, `kernel.N.o`: the JIT's code
 linked again by an MCJIT engine when loaded) and `constant`, the constant area (the
 weights, packed as the code addresses them). Loading imports numpy and llvmlite, not
 xDSL or onnx, and compiles nothing. It refuses, each with its own `UserError`: a file
-that is not a saved model, a truncated or corrupted one, another format, another
-glow-mlir or LLVM version (`IncompatibleModelError`), and code for a CPU whose features
-this host lacks or another architecture.
+that is not a saved model, a truncated or corrupted one, another format, a manifest that
+fails its checks (`saved_manifest`: every field, before any is used), an object file
+whose ELF tables do not hold together (`object_check`), another glow-mlir or LLVM
+version (`IncompatibleModelError`), and code for a CPU whose features this host lacks
+or another architecture.
 
-Only native code is saved: the `cpu` backend's models (a loaded model saves again); the
-interpreter and the accelerator's simulator have no code to save (`SaveError`).
+Only native code is saved: the models of a backend whose `saves_code` says so, the `cpu`
+backend's (a loaded model saves again); the interpreter and the accelerator's simulator
+have no code to save (`SaveError`).
 """
 
 from __future__ import annotations
@@ -35,17 +38,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from glow_mlir.backends import all_backends, backend_names, get_backend
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import section_file
-from glow_mlir.runtime.section_file import DamagedError, OtherFormatError, WrongKindError
+from glow_mlir.runtime.saved_manifest import SavedManifest, Target
+from glow_mlir.runtime.section_file import (
+    DamagedError,
+    OtherFormatError,
+    WrongKindError,
+)
 
 if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 MAGIC = b"GLOWMLIR"
-FORMAT = 1
+FORMAT = 2  # 2: the digest covers the header; the section table is checked
 KIND = "a glow-mlir saved model"
-SAVEABLE_BACKENDS = ("cpu",)
 
 __all__ = ["save", "load", "to_bytes", "to_pieces", "from_bytes", "SaveError", "IncompatibleModelError",
            "WrongKindError", "OtherFormatError", "DamagedError"]
@@ -57,6 +65,12 @@ class SaveError(UserError):
 
 class IncompatibleModelError(UserError):
     """A saved model written by another glow-mlir or LLVM, or for a CPU this host is not."""
+
+
+def saves_code(backend: str) -> bool:
+    """Whether `backend` names a backend whose compiled models are native code to save
+    (`Backend.saves_code`); an unknown name does not."""
+    return backend in backend_names() and get_backend(backend).saves_code
 
 
 def is_saved_model(path: object) -> bool:
@@ -79,9 +93,10 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
 
     program = model.executor
     entry = getattr(program, "entry", None)
-    if model.backend not in SAVEABLE_BACKENDS or not hasattr(entry, "object_code"):
+    if not saves_code(model.backend) or not hasattr(entry, "object_code"):
+        native = " or ".join(f"backend='{b.name}'" for b in all_backends() if b.saves_code)
         raise SaveError(f"only native code can be saved, and a model compiled for backend "
-                        f"'{model.backend}' has none: compile it with backend='cpu'")
+                        f"'{model.backend}' has none: compile it with {native}")
     areas, spec = program.areas, entry.spec
     import llvmlite.binding as llvm
 
@@ -118,63 +133,71 @@ def save(model: CompiledModel, path: str | os.PathLike) -> None:
     section_file.write_atomically(path, to_pieces(model))
 
 
-def load(path: str | os.PathLike) -> CompiledModel:
-    """The model saved in `path`, ready to run."""
-    model = from_bytes(section_file.read_file(path), f"'{os.fspath(path)}'")
-    model.origin = os.fspath(path)
+def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:
+    """The model saved in file `source` (a path), or whose saved file's bytes `source`
+    is (fetched over a network, read from a database): those are copied, so the model
+    owns its weights and the caller may reuse the buffer. Another type is a TypeError."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        from glow_mlir.ir.aligned_read import aligned_copy
+
+        data = aligned_copy(source)
+        model = from_bytes(data, f"the saved model given as {type(source).__name__} "
+                                 f"({len(data)} bytes)")
+        model.origin = "memory"
+        return model
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"glow_mlir.load takes a saved model's path (str or os.PathLike) "
+                        f"or its bytes (bytes, bytearray, memoryview), not "
+                        f"{type(source).__name__}")
+    model = from_bytes(section_file.read_file(source), f"'{os.fspath(source)}'")
+    model.origin = os.fspath(source)
     return model
 
 
 def from_bytes(data: bytes, what: str = "the saved model",
                check_digest: bool = True) -> CompiledModel:
-    """The model whose saved file is `data` (`what` names it in messages)."""
+    """The model whose saved file is `data` (`what` names it in messages). Every field of
+    the manifest is checked (`saved_manifest`) and every object file (`object_check`)
+    before any is used."""
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.targets.cpu.native_program import NativeProgram
 
-    manifest, sections = section_file.unpack(data, MAGIC, FORMAT, what, KIND, check_digest)
-    try:
-        _check_versions(manifest, what)
-        spec = _check_target(manifest["target"], what)
-        if manifest["backend"] not in SAVEABLE_BACKENDS:
-            raise IncompatibleModelError(f"{what} holds code of backend "
-                                         f"'{manifest['backend']}', which this glow-mlir "
-                                         f"cannot load")
-        areas = _areas(manifest, sections)
-        objects = [sections[name] for name in manifest["objects"]]
-        memory = manifest["memory"]
-        inputs, outputs = manifest["inputs"], manifest["outputs"]
-        name = manifest["network"]
-    except (KeyError, TypeError, ValueError) as err:
-        raise DamagedError(f"{what} is damaged: its manifest lacks or garbles "
-                           f"{err}") from None
+    raw, sections = section_file.unpack(data, MAGIC, FORMAT, what, KIND, check_digest)
+    manifest = SavedManifest.parse(raw, sections, what)
+    _check_versions(manifest, what)
+    spec = _check_target(manifest.target, what)
+    if not saves_code(manifest.backend):
+        raise IncompatibleModelError(f"{what} holds code of backend '{manifest.backend}', "
+                                     f"which this glow-mlir cannot load")
+    areas = _areas(manifest, sections)
     from glow_mlir.analysis.memory_report import MemoryReport
     from glow_mlir.targets.cpu.engine import NativeEntry
 
     try:
-        entry = NativeEntry(objects, name, spec)
-    except (RuntimeError, ValueError) as err:  # llvmlite's errors on bad object files
+        entry = NativeEntry([sections[name] for name in manifest.objects],
+                            manifest.network, spec)
+    except (RuntimeError, ValueError) as err:  # object_check's, llvmlite's
         raise DamagedError(f"{what} is damaged: its code cannot be linked ({err})") from None
-    program = NativeProgram(name, areas, entry,
-                            None if memory is None else MemoryReport(**memory))
+    program = NativeProgram(manifest.network, areas, entry,
+                            None if manifest.memory is None else MemoryReport(**manifest.memory))
     return CompiledModel.restored(
-        manifest["backend"], program,
-        inputs=[(d["name"], tuple(d["shape"]), areas.input_slots[i].dtype)
-                for i, d in enumerate(inputs)],
-        outputs=[(d["name"], tuple(d["shape"])) for d in outputs])
+        manifest.backend, program,
+        inputs=[(s.name, s.slot.shape, s.slot.dtype) for s in manifest.inputs],
+        outputs=[(s.name, s.slot.shape) for s in manifest.outputs])
 
 
-def _check_versions(manifest: dict, what: str) -> None:
+def _check_versions(manifest: SavedManifest, what: str) -> None:
     from glow_mlir.targets import compile_cache
 
     mine = compile_cache.versions()
     for key, label in (("glow_mlir", "glow-mlir"), ("llvm", "LLVM")):
-        if manifest[key] != mine[key]:
+        if getattr(manifest, key) != mine[key]:
             raise IncompatibleModelError(
-                f"{what} was saved by {label} {manifest[key]}; this is {label} {mine[key]}: "
-                f"compile the model again and save it with this version")
+                f"{what} was saved by {label} {getattr(manifest, key)}; this is {label} "
+                f"{mine[key]}: compile the model again and save it with this version")
 
 
-def _check_target(target: dict, what: str):
+def _check_target(target: Target, what: str):
     """The `CompileSpec` of the saved code, if this host can run it."""
     import llvmlite.binding as llvm
 
@@ -182,34 +205,30 @@ def _check_target(target: dict, what: str):
     from glow_mlir.targets.cpu.llvm_compile import CompileSpec
 
     triple = llvm.get_default_triple()
-    if target["triple"].split("-")[0] != triple.split("-")[0]:
-        raise IncompatibleModelError(f"{what} holds code for {target['triple']}; this host "
+    if target.triple.split("-")[0] != triple.split("-")[0]:
+        raise IncompatibleModelError(f"{what} holds code for {target.triple}; this host "
                                      f"is {triple}")
     host_name, host_features = engine.host_cpu()
     have = {f[1:] for f in host_features.split(",") if f.startswith("+")}
-    lacking = [f[1:] for f in target["features"].split(",")
+    lacking = [f[1:] for f in target.features.split(",")
                if f.startswith("+") and f[1:] not in have]
     if lacking:
         shown = ", ".join(f"+{f}" for f in lacking[:8]) + (", ..." if len(lacking) > 8 else "")
         raise IncompatibleModelError(
-            f"{what} holds code compiled for CPU '{target['cpu']}' with features this CPU "
+            f"{what} holds code compiled for CPU '{target.cpu}' with features this CPU "
             f"('{host_name}') lacks: {shown}; compile the model again on this machine")
-    return CompileSpec(target["cpu"], target["features"], target["reloc"],
-                       target["codemodel"], bool(target["loop_unrolling"]))
+    return CompileSpec(target.cpu, target.features, target.reloc, target.codemodel,
+                       target.loop_unrolling)
 
 
-def _areas(manifest: dict, sections: dict):
-    from glow_mlir.targets.cpu.area_plan import AreaPlan, Slot
+def _areas(manifest: SavedManifest, sections: dict):
+    from glow_mlir.targets.cpu.area_plan import AreaPlan
 
-    sizes = manifest["areas"]
-    data = sections["constant"]
-    if len(data) != sizes["constant_size"]:
-        raise ValueError(f"the constant area ({len(data)} bytes, the manifest says "
-                         f"{sizes['constant_size']})")
+    sizes = manifest.areas
+    data = sections["constant"]  # its length checked against the manifest
     constant = np.frombuffer(data, np.uint8) if len(data) else np.zeros(1, np.uint8)
-    if constant.ctypes.data % sizes["alignment"] or not constant.flags.writeable:
+    if constant.ctypes.data % sizes.alignment or not constant.flags.writeable:
         constant = constant.copy()  # bytes given (not a file read aligned): an own array
-    return AreaPlan(constant, sizes["constant_size"], sizes["mutable_size"],
-                    sizes["activations_size"], sizes["alignment"],
-                    [Slot.from_dict(d) for d in manifest["inputs"]],
-                    [Slot.from_dict(d) for d in manifest["outputs"]])
+    return AreaPlan(constant, sizes.constant_size, sizes.mutable_size,
+                    sizes.activations_size, sizes.alignment,
+                    [s.slot for s in manifest.inputs], [s.slot for s in manifest.outputs])

@@ -73,11 +73,17 @@ def pieces(magic: bytes, fmt: int, manifest: Mapping,
             body.append(memoryview(bytes(table[name][0] - end)))  # alignment padding
         body.append(view)
         end = table[name][0] + len(view)
-    digest = hashlib.sha256()
+    body_len = sum(len(b) for b in body)
+    digest = hashlib.sha256(_digested_header(magic, fmt, len(text), body_len))
     for piece in body:
         digest.update(piece)
-    header = HEADER.pack(magic, fmt, len(text), sum(len(b) for b in body), digest.digest())
+    header = HEADER.pack(magic, fmt, len(text), body_len, digest.digest())
     return [memoryview(header), *body]
+
+
+def _digested_header(magic: bytes, fmt: int, manifest_len: int, body_len: int) -> bytes:
+    """The header's bytes before the digest: the digest covers them too."""
+    return HEADER.pack(magic, fmt, manifest_len, body_len, bytes(32))[:HEADER.size - 32]
 
 
 def pack(magic: bytes, fmt: int, manifest: Mapping,
@@ -132,7 +138,7 @@ def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: st
            check_digest: bool = True) -> tuple[dict, dict[str, memoryview]]:
     """(manifest, sections as views of `data`) of file `what` (its name, for messages),
     expected to be a `kind` ("a glow-mlir saved model") with `magic` and format `fmt`.
-    `check_digest=False` skips the body's digest (when the caller checked these bytes
+    `check_digest=False` skips the digest (when the caller checked these bytes
     already)."""
     if len(data) < len(magic) or bytes(data[:len(magic)]) != magic:
         raise WrongKindError(f"{what} is not {kind} (it does not start with {magic!r})")
@@ -150,20 +156,55 @@ def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: st
         raise DamagedError(f"{what} is damaged: {len(data) - HEADER.size - body_len} "
                            f"bytes after its end")
     body = memoryview(data)[HEADER.size:]
-    if check_digest and hashlib.sha256(body).digest() != digest:
-        raise DamagedError(f"{what} is damaged: its bytes do not match their sha256 digest "
-                           f"(changed or corrupted since it was written)")
+    if check_digest:
+        found = hashlib.sha256(_digested_header(magic, found_fmt, manifest_len, body_len))
+        found.update(body)
+        if found.digest() != digest:
+            raise DamagedError(f"{what} is damaged: its bytes do not match their sha256 "
+                               f"digest (changed or corrupted since it was written)")
+    if manifest_len > body_len:
+        raise DamagedError(f"{what} is damaged: its header gives a manifest of "
+                           f"{manifest_len} bytes in a body of {body_len}")
     try:
         manifest = json.loads(bytes(body[:manifest_len]))
-        if not isinstance(manifest, dict):
-            raise ValueError("not an object")
-        data_start = _align(HEADER.size + manifest_len) - HEADER.size
-        sections = {}
-        for name, (offset, length) in manifest.pop("sections").items():
-            start = data_start + int(offset)
-            if offset < 0 or length < 0 or start + length > body_len:
-                raise ValueError(f"section '{name}' out of bounds")
-            sections[name] = body[start:start + int(length)]
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise DamagedError(f"{what} is damaged: its manifest cannot be read ({err})") from None
-    return manifest, sections
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+        raise DamagedError(f"{what} is damaged: its manifest is not JSON ({err})") from None
+    if not isinstance(manifest, dict):
+        raise DamagedError(f"{what} is damaged: its manifest is a JSON "
+                           f"{type(manifest).__name__}, not an object")
+    data_start = _align(HEADER.size + manifest_len) - HEADER.size
+    table = manifest.pop("sections", None)
+    try:
+        spans = _section_spans(table, body_len - data_start)
+    except ValueError as err:
+        raise DamagedError(f"{what} is damaged: its manifest's section table {err}") from None
+    return manifest, {name: body[data_start + start:data_start + start + length]
+                      for name, (start, length) in spans.items()}
+
+
+def _section_spans(table: object, room: int) -> dict[str, tuple[int, int]]:
+    """{name: (offset, length)} of a manifest's `"sections"` if it is laid out as
+    `pieces` writes it in `room` bytes, else ValueError saying what is wrong."""
+    if not isinstance(table, dict):
+        raise ValueError("is missing" if table is None else  # noqa: TRY004 (damage, not a bug)
+                         f"is a JSON {type(table).__name__}, not an object")
+    spans, end = {}, 0
+    for name, entry in table.items():
+        if not name:
+            raise ValueError("has a section without a name")
+        if not (isinstance(entry, list) and len(entry) == 2
+                and all(type(n) is int for n in entry)):
+            raise ValueError(f"gives section '{name}' as {json.dumps(entry)[:60]}, not "
+                             f"[offset, length] in integers")
+        offset, length = entry
+        if offset != _align(end):
+            raise ValueError(f"puts section '{name}' at offset {offset}, where the one "
+                             f"before it ends at {end} (sections follow one another)")
+        if length < 0 or offset + length > room:
+            raise ValueError(f"gives section '{name}' {length} bytes at offset {offset}, "
+                             f"past the end of the file ({room} bytes for sections)")
+        spans[name], end = (offset, length), offset + length
+    if end != room:
+        raise ValueError(f"ends its sections at {end}, and the file has {room} bytes "
+                         f"for them")
+    return spans

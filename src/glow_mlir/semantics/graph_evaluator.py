@@ -13,8 +13,8 @@ from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.semantics import kernels  # noqa: F401 - registers every kernel
 from glow_mlir.semantics.registry import (
-    KERNELS,
     EvaluationError,
+    kernel_for,
     result_dtype,
     result_shape,
 )
@@ -37,7 +37,7 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray]:
     compiled code does. A kernel must quantize a quantized result itself: a float array
     silently cast to the storage type would be a wrong number, so it is an error here.
     """
-    fn = KERNELS.get(op.name)
+    fn = kernel_for(op)
     if fn is None:
         raise EvaluationError(f"the reference evaluator has no kernel for {op.name}")
     if len(args) != len(op.operands):

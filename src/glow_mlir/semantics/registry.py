@@ -1,8 +1,10 @@
 """Kernel registry of the reference evaluator.
 
 A kernel is `fn(op, *operand_arrays) -> array | tuple[array, ...]`, registered for one op
-name with `@kernel("glow.relu")`. Kernels live in `kernels/<concept>.py` modules, all
-imported by `graph_evaluator`; a new op needs only a new `@kernel`.
+class with `@kernel(glow.ReluOp)` (as xDSL's interpreter keys by class). Kernels live in
+`kernels/<concept>.py` modules, all imported by `graph_evaluator`; a new op needs a new
+`@kernel`, unless it declares a `ScalarBody`: `kernel_for` then runs that body
+(`kernels/scalar_bodies.py`).
 
 `EvaluationError` lives here (not in `graph_evaluator`) so kernels can raise it for inputs
 the IR cannot rule out statically (an integer division by zero, a gather index out of
@@ -18,22 +20,28 @@ from xdsl.ir import Operation
 
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...]"]
 
-KERNELS: dict[str, Kernel] = {}
+KERNELS: dict[type[Operation], Kernel] = {}
 
 
 class EvaluationError(Exception):
     """An op the evaluator cannot run, or inputs that do not fit the function."""
 
 
-def kernel(*op_names: str) -> Callable[[Kernel], Kernel]:
+def kernel(*ops: type[Operation]) -> Callable[[Kernel], Kernel]:
     def register(fn: Kernel) -> Kernel:
-        for name in op_names:
-            if name in KERNELS:
-                raise ValueError(f"two reference kernels for {name}")
-            KERNELS[name] = fn
+        for op in ops:
+            if op in KERNELS:
+                raise ValueError(f"two reference kernels for {op.name}")
+            KERNELS[op] = fn
         return fn
 
     return register
+
+
+def kernel_for(op: Operation | type[Operation]) -> Kernel | None:
+    """The kernel of an op (or op class): its own, or the one running its `ScalarBody`
+    (registered by `kernels/scalar_bodies.py` once every kernel module is loaded)."""
+    return KERNELS.get(op if isinstance(op, type) else type(op))
 
 
 def result_dtype(op: Operation, index: int = 0) -> np.dtype:

@@ -1,19 +1,21 @@
 """From an optimized graph to planned instruction IR: what every target that runs the
-instruction IR shares (IRGen, Glow's IR optimizer, memory planning), plus the memory
-report the user sees as `CompiledModel.memory` and `glow-compile --memory-report`.
-In `targets`, below the executors of `runtime` and the cpu executor that use it
-(docs/architecture.md §2).
+instruction IR shares (IRGen, Glow's IR optimizer, memory planning; a backend runs it with
+its own instruction pipeline, `Backend.lower_to_instructions`), plus the memory report the
+user sees as `CompiledModel.memory` and `glow-compile --memory-report`, and the checks made
+before planned memory is allocated or addressed. In `targets`, below `backends`, which use
+it (docs/architecture.md §2).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import PassFailedException
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from glow_mlir.ir import progress
 from glow_mlir.ir.errors import UserError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 
 def require_memory_plan(disable: Sequence[str], needed_by: str) -> None:
@@ -60,18 +62,33 @@ def is_planned_program(module: ModuleOp) -> bool:
 
 
 def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
-                          print_ir_after_each: bool = False):
+                          print_ir_after_each: bool = False,
+                          pipeline: Callable[..., str] | None = None):
     """Lower `module` (a scheduled graph) in place to planned `glow_ir`; returns its
     `MemoryReport`. `unshared_bytes` is measured right after IRGen, when every value
-    still has a buffer of its own.
+    still has a buffer of its own. `pipeline(disable, print_ir_after_each, verify_each)`
+    gives the instruction pipeline's text (a backend's `instruction_pipeline`; default:
+    `glow-instr-pipeline`).
 
     A module that is `glow_ir` already (a program written by hand or printed by
     `glow-compile --emit instr`) skips IRGen; a planned one only has its rules checked
-    (`verify-instr`): running the optimizer again would redo its plan."""
+    (`verify-instr`): running the optimizer again would redo its plan.
+
+    A pass that refuses the module raises its `DiagnosticError` (a UserError: each error
+    at its op); any other pass failure becomes a UserError with its message."""
+    from xdsl.utils.exceptions import PassFailedException
+
     from glow_mlir.analysis.instr_memory import glow_ir_funcs, memory_report, unshared_bytes
     from glow_mlir.conversion.pass_runner import run_pipeline
     from glow_mlir.ir.text import verify_each_step
-    from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
+
+    if pipeline is None:
+        from glow_mlir.transforms.instr.pipelines import instr_pipeline_spec
+
+        def pipeline(disable, print_ir_after_each, verify_each):
+            return instr_pipeline_spec(disable=tuple(disable),
+                                       print_ir_after_each=print_ir_after_each,
+                                       verify_each=verify_each)
 
     try:
         with progress.stage("instruction passes"):
@@ -84,10 +101,10 @@ def lower_to_instructions(module: ModuleOp, disable: Sequence[str] = (),
                 raise UserError("the module has no function to compile")
             unshared = unshared_bytes(module)
             # verified once, after the pipeline (each pass too when printing after each)
-            run_pipeline(module, instr_pipeline_spec(disable=tuple(disable),
-                                                      print_ir_after_each=print_ir_after_each,
-                                                      verify_each=print_ir_after_each
-                                                     or verify_each_step()))
+            run_pipeline(module, pipeline(disable, print_ir_after_each,
+                                          print_ir_after_each or verify_each_step()))
     except PassFailedException as err:
+        if isinstance(err, UserError):
+            raise
         raise UserError(str(err)) from None
     return memory_report(module, unshared_bytes=unshared)

@@ -18,7 +18,7 @@ from typing import NoReturn
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from glow_mlir.ir.errors import UserError
-from glow_mlir.ir.text import OpDiagnostic, format_parse_error
+from glow_mlir.ir.text import DiagnosticError, OpDiagnostic, format_parse_error
 
 
 # Errors whose message is already a complete diagnostic for the user.
@@ -82,12 +82,29 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def _located(text: str) -> bool:
+    return bool(re.match(r"\S.*?:\d+:\d+: error: ", text))
+
+
+def _diagnostic_line(tool: str, line: str) -> str:
+    """A line of a DiagnosticError as the tool prints it: `file:line:col: error: ...` as it
+    is, an error at an op without a file location (`error: 'op' op ... (at node 'x')`)
+    and any other line (the summary, "... and 3 more") after the tool's name."""
+    if _located(line):
+        return line
+    if line.startswith("error: "):
+        return f"{tool}: {line}"
+    return f"{tool}: error: {line}" if not line.startswith("... ") else line
+
+
 def report(tool: str, err: BaseException) -> str:
     if isinstance(err, ParseError):
         return format_parse_error(err)
     text = str(err).rstrip()
     if isinstance(err, USER_ERRORS):
-        if isinstance(err, OpDiagnostic) or re.match(r"\S.*?:\d+:\d+: error: ", text):
+        if isinstance(err, DiagnosticError):  # the summary, then one line per op
+            return "\n".join(_diagnostic_line(tool, line) for line in text.split("\n"))
+        if isinstance(err, OpDiagnostic) or _located(text):
             return text  # already `file:line:col: error: ...`
         return f"{tool}: error: {text}"
     return (f"{tool}: internal error: {type(err).__name__}: {text}\n"

@@ -36,9 +36,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
@@ -58,7 +58,7 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
     """The model arguments glow-compile and glow-run share."""
     p.add_argument("model", help=model_help)
-    p.add_argument("--backend", default=None, choices=["interpreter", "cpu", "accel"],
+    p.add_argument("--backend", default=None, choices=backend_names(),
                    help=f"what compiles and runs the model (default: {DEFAULT_BACKEND}, "
                         f"native code)")
     p.add_argument("--input-shape", action="append", default=[], type=parse_input_shape,
@@ -249,11 +249,12 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                 _accel(module, args, options, instr_disable)
             return
         if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
-            from glow_mlir.targets.instructions import lower_to_instructions
+            from glow_mlir.backends import get_backend
 
             if not optimized:
                 optimize_graph(module, args.backend, graph_disable)
-            report = lower_to_instructions(module, instr_disable, args.print_ir_after_each)
+            report = get_backend(args.backend).lower_to_instructions(
+                module, instr_disable, args.print_ir_after_each)
             if args.emit == "instr":
                 _emit(module, args.output)
             if args.memory_report:
@@ -266,7 +267,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                                  cpu=args.cpu, features=args.cpu_features,
                                  num_threads=args.threads or 1)
         if args.emit in _CODE:
-            from glow_mlir.targets.cpu.executor import lower_to_llvm, lower_to_loops
+            from glow_mlir.targets.cpu.executor import loop_steps, lower_to_llvm, lower_to_loops
 
             if args.emit == "llvm" and (args.threads or 1) > 1:
                 raise UserError("--emit llvm prints the LLVM-dialect route, which runs the "
@@ -274,8 +275,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                                 "threaded code")
 
             with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
-                (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(
-                    module, args.threads or 1)
+                if args.emit == "llvm":
+                    lower_to_llvm(module)
+                else:
+                    lower_to_loops(module, loop_steps(args.threads or 1))
                 _emit_code(module, args)
 
 
@@ -287,15 +290,18 @@ def save_model(args: argparse.Namespace) -> None:
     """--save FILE.glow: `glow_mlir.compile` (through the compile cache unless
     --no-cache) and `CompiledModel.save`; with --memory-report, the model's report too."""
     import glow_mlir
+    from glow_mlir.backends import all_backends, get_backend
 
     given = [f"--{name.replace('_', '-')}" for name in SAVE_ALONE if getattr(args, name)]
     if given:
         raise UserError(f"--save writes the compiled model alone: give {', '.join(given)} "
                         f"in a glow-compile command of its own")
-    if args.backend not in (None, "cpu"):
-        raise UserError(f"--save writes native code, the cpu backend's; backend "
-                        f"'{args.backend}' has none (drop --backend)")
-    model = glow_mlir.compile(args.model, backend="cpu", input_shapes=input_shapes(args),
+    backend = args.backend or DEFAULT_BACKEND
+    if not get_backend(backend).saves_code:  # Backend.saves_code: native code to save
+        native = " or ".join(f"the {b.name} backend's" for b in all_backends() if b.saves_code)
+        raise UserError(f"--save writes native code, {native}; backend '{backend}' has none "
+                        f"(drop --backend)")
+    model = glow_mlir.compile(args.model, backend=backend, input_shapes=input_shapes(args),
                               disable_passes=args.disable_pass, cache=not args.no_cache,
                               progress=False if args.quiet else None,
                               **({} if args.threads is None else {"num_threads": args.threads}))
@@ -334,10 +340,9 @@ def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
     llvm / llvm-ir), its memory report and its simulator report (--accel-report: the
     simulator counts while it prepares the program, which has no branches, so nothing
     needs to run)."""
-    from glow_mlir.runtime.accel import DEFAULT_SCRATCHPAD_KIB, lower_to_accel
+    from glow_mlir.backends import get_backend
 
-    report = lower_to_accel(module, int(options.get("scratchpad_kib", DEFAULT_SCRATCHPAD_KIB)),
-                            disable, args.print_ir_after_each)
+    report = get_backend("accel").lower(module, disable, args.print_ir_after_each, **options)
     if args.emit == "accel":
         _emit(module, args.output)  # written before a report can fail
     if args.memory_report:

@@ -39,9 +39,9 @@ from glow_mlir.dialects.registry import DIALECTS
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.progress import print_timing_report
 from glow_mlir.ir.text import (
+    DiagnosticError,
     OpDiagnostic,
     format_parse_error,
-    location_text,
     parse_module,
     print_module,
     verify_module,
@@ -275,20 +275,25 @@ def _expectations(text: str, offset: int, name: str = "") -> list[tuple[int, str
     return out
 
 
-def _diagnostic_of(err: BaseException) -> tuple[int | None, str]:
+def _diagnostics_of(err: BaseException) -> list[tuple[int | None, str]]:
+    """(line, message) of every error `err` reports: a parse error, an op's verifier or
+    pass diagnostic (`'op' op message`, at the op's line), each diagnostic a pass
+    collected (`DiagnosticError`), or another error's text (no line)."""
     if isinstance(err, ParseError):
-        return err.span.get_location().line, err.msg
+        return [(err.span.get_location().line, err.msg)]
     if isinstance(err, OpDiagnostic):
-        where = location_text(err.op)
-        line = int(where.rsplit(":", 2)[1]) if where else None
-        return line, f"'{err.op.name}' op {err.message}"
-    return None, str(err)
+        return [(err.line, f"'{err.op.name}' op {err.message}")]
+    if isinstance(err, DiagnosticError) and err.diagnostics:
+        return [(d.line, f"'{d.op.name}' op {d.message}") for d in err.diagnostics]
+    return [(None, str(err))]
 
 
 def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
-    """Each chunk must fail with exactly the error its annotation expects (MLIR semantics):
-    an error that no annotation expects, and an annotation whose diagnostic was not
-    produced (at that line, containing that text), are both failures (exit status 1).
+    """Each chunk must fail with exactly the errors its annotations expect (MLIR
+    semantics): an error that no annotation expects, and an annotation whose diagnostic
+    was not produced (at that line, containing that text), are both failures (exit
+    status 1). A pass that collects several errors (`DiagnosticError`) has each checked
+    against the annotations of its op's line.
 
     Without any `expected-*` annotation in the input, behave as xdsl-opt does: print
     each chunk's diagnostic (or output) to stdout and exit 0, so FileCheck can check it.
@@ -306,27 +311,27 @@ def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
     for (text, offset), expected in zip(chunks, expectations):
         try:
             result = main.process_chunk(text, offset)
-            got: tuple[int | None, str] | None = None
+            got: list[tuple[int | None, str]] = []
         except (ParseError, OpDiagnostic, DiagnosticException) as err:
             result = None
-            got = _diagnostic_of(err)
+            got = _diagnostics_of(err)
             if not annotated:
                 print(format_parse_error(err) if isinstance(err, ParseError) else err)
         if not annotated:
-            if got is None and result is not None:
+            if not got and result is not None:
                 print(result, end="")
             continue
-        matched: list[tuple[int, str, str]] = []
-        if got is not None:
-            gline, gmsg = got
-            matched = [e for e in expected
-                       if e[1] == "error" and e[0] == gline and e[2] in gmsg][:1]
-            if not matched:
+        unmatched = [e for e in expected if e[1] == "error"]
+        for gline, gmsg in got:
+            match = next((e for e in unmatched if e[0] == gline and e[2] in gmsg), None)
+            if match is None:
                 where = f"{name}:{gline}" if gline is not None else name
                 fail(f"{where}: error: unexpected error: {gmsg}")
-        for line, kind, msg in expected:
-            if (line, kind, msg) not in matched:
-                fail(f"{name}:{line}: error: expected {kind} \"{msg}\" was not produced")
+            else:
+                unmatched.remove(match)
+        not_produced = [e for e in expected if e[1] != "error"] + unmatched
+        for line, kind, msg in sorted(not_produced, key=lambda e: e[0]):
+            fail(f"{name}:{line}: error: expected {kind} \"{msg}\" was not produced")
     return 1 if failures else 0
 
 

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.backends import DEFAULT_BACKEND
 from glow_mlir.tools.errors import (
     ArgumentParser,
     at_least,

@@ -1,12 +1,12 @@
 // What convert-glow-accel-to-loops (and so convert-glow-accel-to-llvm) says about programs
-// it cannot lower: exit status 1, one line naming the pass, where and what, no traceback.
-// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-loops 2>&1 | FileCheck %s
-// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm 2>&1 | FileCheck %s --check-prefix=LLVM
+// it cannot lower: an error at the function or at each op concerned, exit status 1, no
+// traceback.
+// RUN: glow-opt %s --split-input-file --convert-glow-accel-to-loops --verify-diagnostics
+// RUN: glow-opt %s --split-input-file --convert-glow-accel-to-llvm --verify-diagnostics
+// RUN: not glow-opt %s --split-input-file --convert-glow-accel-to-llvm 2>&1 | FileCheck %s
 // CHECK-NOT: Traceback
-// LLVM-NOT: Traceback
 
-// CHECK: convert-glow-accel-to-loops: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
-// LLVM: convert-glow-accel-to-llvm: @no_plan at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has no memory plan; run plan-memory first
+// expected-error @+1 {{'glow_ir.func' op has no memory plan; run plan-memory first}}
 glow_ir.func @no_plan declare {
   glow_ir.weight @x constant input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<4xf32>
@@ -21,8 +21,7 @@ glow_ir.func @no_plan declare {
 
 // -----
 
-// CHECK: convert-glow-accel-to-loops: @no_target at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has scratchpad tiles but no glow_accel.target
-// LLVM: convert-glow-accel-to-llvm: @no_target at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}} has scratchpad tiles but no glow_accel.target
+// expected-error @+1 {{'glow_ir.func' op has scratchpad tiles but no glow_accel.target}}
 glow_ir.func @no_target declare {
   glow_ir.weight @x constant input : memref<4xf32>
   glow_ir.weight @y mutable output : memref<4xf32>
@@ -38,8 +37,6 @@ glow_ir.func @no_target declare {
 // -----
 
 // A broken scratchpad plan: two tiles of one matmul on the same bytes.
-// CHECK: convert-glow-accel-to-loops: glow_accel.matmul: its tiles %ta and %tb overlap in the scratchpad (at {{.*}}convert-glow-accel-to-loops-bad-input.mlir:[[# @LINE + 11]]:3); the scratchpad plan is broken (rerun accel-plan-scratchpad)
-// LLVM: convert-glow-accel-to-llvm: glow_accel.matmul: its tiles %ta and %tb overlap in the scratchpad
 glow_ir.func @overlap declare {
   glow_ir.weight @a constant input : memref<4x4xf32>
   glow_ir.weight @c mutable output : memref<4x4xf32>
@@ -49,6 +46,7 @@ glow_ir.func @overlap declare {
   %tc = glow_accel.scratchpad_alloc {offset = 128 : i64} : memref<4x4xf32, 1>
   %k0 = glow_accel.dma_start %a[0, 0] -> %ta[0, 0] sizes [4, 4] : memref<4x4xf32> -> memref<4x4xf32, 1>
   glow_accel.dma_wait %k0
+  // expected-error @+1 {{'glow_accel.matmul' op has tiles %ta and %tb that overlap in the scratchpad; the scratchpad plan is broken (rerun accel-plan-scratchpad)}}
   glow_accel.matmul @out %tc, @in %ta, @in %tb : memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>
   %k1 = glow_accel.dma_start %tc[0, 0] -> %c[0, 0] sizes [4, 4] : memref<4x4xf32, 1> -> memref<4x4xf32>
   glow_accel.dma_wait %k1
@@ -59,11 +57,14 @@ glow_ir.func @overlap declare {
 
 // -----
 
-// An op of another dialect in the program: no code for it.
-// CHECK: convert-glow-accel-to-loops: @foreign: cannot lower arith.constant at {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}}
-// LLVM: convert-glow-accel-to-llvm: @foreign: cannot lower arith.constant
+// Ops of another dialect in the program: no code for them (each reported).
+// CHECK: {{.*}}.mlir:[[# @LINE + 6]]:8: error: 'arith.constant' op cannot be lowered to loops
+// CHECK: {{.*}}.mlir:[[# @LINE + 7]]:8: error: 'arith.constant' op cannot be lowered to loops
 glow_ir.func @foreign declare {
   glow_ir.weight @y mutable output : memref<4xf32>
 } program(%y) {
+  // expected-error @+1 {{'arith.constant' op cannot be lowered to loops (not a glow_ir or glow_accel op of a planned program)}}
   %c = arith.constant 0 : i32
+  // expected-error @+1 {{'arith.constant' op cannot be lowered to loops}}
+  %d = arith.constant 1 : i32
 } attributes {activations_size = 0 : i64, alignment = 64 : i64}

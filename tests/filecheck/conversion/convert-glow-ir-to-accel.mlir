@@ -2,12 +2,13 @@
 // compute on the tiles, blocking stores, frees), each step within half the scratchpad.
 // Small scratchpads (the functions' own glow_accel.target) force the tilings.
 //
-// The last two chunks cannot be converted (ERR): glow-opt prints the others and fails.
+// The last two chunks cannot be converted (an error at the instruction, checked with
+// --verify-diagnostics): glow-opt prints the others and fails.
 // RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-accel 2>/dev/null | FileCheck %s
 // RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-accel=scratchpad-kib=64 2>/dev/null | FileCheck %s --check-prefix=KIB
 // Converted code has no instructions left: a second run changes nothing.
 // RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-accel --convert-glow-ir-to-accel 2>/dev/null | FileCheck %s
-// RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-accel 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: glow-opt %s --split-input-file --convert-glow-ir-to-accel --verify-diagnostics
 // Epilogue fusion off: the element-wise instructions after a convolution or matmul are
 // their own steps.
 // RUN: not glow-opt %s --split-input-file --convert-glow-ir-to-accel=fuse-epilogues=false 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
@@ -573,11 +574,11 @@ glow_ir.func @fusion_when_it_pays declare {
 
 // A reduction to a scalar cannot be split into independent blocks: whole buffers, which
 // do not fit 1 KiB.
-// ERR: error: convert-glow-ir-to-accel: glow_ir.batched_reduce_add at {{.*}}convert-glow-ir-to-accel.mlir:{{[0-9]+}}:3 needs at least 32896 bytes of scratchpad for its smallest tile (its whole operands, which cannot be split: 16448 bytes, and a step may use half of the scratchpad); the scratchpad has 1024 bytes
 glow_ir.func @too_big declare {
   glow_ir.weight @x mutable input : memref<64x64xf32>
   glow_ir.weight @y mutable output : memref<f32>
 } program(%x, %y) {
+  // expected-error @+1 {{'glow_ir.batched_reduce_add' op needs at least 32896 bytes of scratchpad for its smallest tile (its whole operands, which cannot be split: 16448 bytes, and a step may use half of the scratchpad); the scratchpad has 1024 bytes}}
   glow_ir.batched_reduce_add @out %y, @in %x {axes = array<i64: 0, 1>} : memref<f32>, memref<64x64xf32>
 } attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 1024, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}
 
@@ -585,11 +586,11 @@ glow_ir.func @too_big declare {
 
 // Even the smallest matmul step (a 1x1 C tile and, for double buffering, two 1x1 tiles
 // each of A and B, each taking 64 aligned bytes) needs 320 bytes of scratchpad.
-// ERR: error: convert-glow-ir-to-accel: glow_ir.mat_mul at {{.*}}:{{[0-9]+}}:3 needs at least 320 bytes of scratchpad for its smallest step (a 1x1 C tile and two 1x1 tiles each of A and B, each 64 aligned bytes); the scratchpad has 256 bytes
 glow_ir.func @tiny_scratchpad declare {
   glow_ir.weight @a mutable input : memref<4x8xf32>
   glow_ir.weight @b mutable input : memref<8x4xf32>
   glow_ir.weight @c mutable output : memref<4x4xf32>
 } program(%a, %b, %c) {
+  // expected-error @+1 {{'glow_ir.mat_mul' op needs at least 320 bytes of scratchpad for its smallest step (a 1x1 C tile and two 1x1 tiles each of A and B, each 64 aligned bytes); the scratchpad has 256 bytes}}
   glow_ir.mat_mul @out %c, @in %a, @in %b : memref<4x4xf32>, memref<4x8xf32>, memref<8x4xf32>
 } attributes {glow_accel.target = #glow_accel.target<scratchpad_bytes = 256, dma_bytes_per_cycle = 32, dma_latency = 64, macs_per_cycle = 256, vector_width = 16, alignment = 64>}

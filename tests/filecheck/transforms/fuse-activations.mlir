@@ -3,7 +3,7 @@
 // RUN: glow-opt %s --split-input-file --fuse-activations | FileCheck %s --check-prefixes=CHECK,INTERP
 // RUN: not glow-opt %s --split-input-file --fuse-activations=backend=tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
-// UNKNOWN: glow-opt: error: fuse-activations: unknown backend 'tpu' (known: accel, cpu, interpreter)
+// UNKNOWN: glow-opt: error: fuse-activations: unknown backend 'tpu' (backends: 'interpreter', 'cpu', 'accel')
 
 // The CPU fuses all five activations into convolution and fully_connected; the
 // accelerator only a relu into a convolution; the interpreter (default) nothing.

@@ -3,7 +3,7 @@
 // RUN: glow-opt %s --split-input-file --lower-graph=backend=accel | FileCheck %s --check-prefixes=CHECK,ACCEL
 // RUN: not glow-opt %s --split-input-file --lower-graph=backend=tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
-// UNKNOWN: glow-opt: error: lower-graph: unknown backend 'tpu' (known: accel, cpu, interpreter)
+// UNKNOWN: glow-opt: error: lower-graph: unknown backend 'tpu' (backends: 'interpreter', 'cpu', 'accel')
 
 // fully_connected: the interpreter and the CPU keep it; the accelerator gets mat_mul +
 // batched_add, then the fused clip as an explicit op, which it lowers again to max/min.

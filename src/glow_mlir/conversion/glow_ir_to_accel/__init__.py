@@ -43,9 +43,10 @@ from glow_mlir.conversion.glow_ir_to_accel.epilogue import convert_fused
 from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import Converter, Inserter, emit_steps
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow, glow_accel, glow_ir
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.ir.gc_pause import paused_gc
-
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 
 def _windowed(tiled: Converter) -> Converter:
@@ -56,29 +57,53 @@ def _windowed(tiled: Converter) -> Converter:
     return convert
 
 
-CONVERTERS: dict[str, Converter] = {
-    "glow_ir.mat_mul": matmul.convert_mat_mul,
-    "glow_ir.convolution": _windowed(windows.convert_convolution),
-    "glow_ir.max_pool": _windowed(windows.convert_pool),
-    "glow_ir.avg_pool": _windowed(windows.convert_pool),
-    "glow_ir.batched_add": elementwise.convert_batched_add,
-    "glow_ir.copy": elementwise.convert_copy,
-    "glow_ir.transpose": data.convert_transpose,
-    "glow_ir.broadcast": data.convert_broadcast,
-    "glow_ir.splat": data.convert_splat,
-    "glow_ir.extract_tensor": data.convert_extract,
-    "glow_ir.insert_tensor": data.convert_insert,
-    **{f"glow_ir.{k}": data.convert_reduce for k in glow_accel.REDUCE_KINDS},
-    **{f"glow_ir.{k}": elementwise.convert_elementwise
-       for k in glow_accel.ELEMENTWISE_KINDS - {"batched_add", "copy"}},
+_I = glow_ir.instruction_of
+
+CONVERTERS: dict[type[glow_ir.InstrOp], Converter] = {
+    _I(glow.MatMulOp): matmul.convert_mat_mul,
+    _I(glow.ConvolutionOp): _windowed(windows.convert_convolution),
+    _I(glow.BatchedAddOp): elementwise.convert_batched_add,
+    glow_ir.CopyOp: elementwise.convert_copy,
+    _I(glow.TransposeOp): data.convert_transpose,
+    _I(glow.BroadcastOp): data.convert_broadcast,
+    _I(glow.SplatOp): data.convert_splat,
+    glow_ir.ExtractTensorOp: data.convert_extract,
+    glow_ir.InsertTensorOp: data.convert_insert,
 }
+"""The converters of particular instructions; the others by their unit (`BY_UNIT`)."""
+
+BY_UNIT: dict[AccelUnit, Converter] = {
+    AccelUnit.ELEMENTWISE: elementwise.convert_elementwise,
+    AccelUnit.POOL: _windowed(windows.convert_pool),
+    AccelUnit.REDUCE: data.convert_reduce,
+}
+"""An instruction's converter by its op's trait `OnAccelUnit`."""
+
+
+NO_UNIT = ("has no accelerator unit (the accel backend's graph pipeline lowers it, or it "
+           "should not reach this pass)")
+
+
+def without_unit(fn: glow_ir.FuncOp) -> list[glow_ir.InstrOp]:
+    """The instructions of `fn` that no accelerator unit runs (no converter): the accel
+    backend's graph pipeline lowers their ops, so they come from a program made for
+    another backend."""
+    return [op for op in fn.body.ops if isinstance(op, glow_ir.InstrOp)
+            and not isinstance(op, glow_accel.TileOp) and _converter(op) is None]
+
+
+def _converter(instr: glow_ir.InstrOp) -> Converter | None:
+    """The instruction's own converter, else its unit's; None when no unit runs it."""
+    conv = CONVERTERS.get(type(instr))
+    if conv is None:
+        conv = BY_UNIT.get(accel_unit(instr))  # type: ignore[arg-type]
+    return conv
 
 
 def converter_for(instr: glow_ir.InstrOp) -> Converter:
-    conv = CONVERTERS.get(instr.name)
+    conv = _converter(instr)
     if conv is None:
-        raise unsupported(instr, "has no accelerator unit (the accel backend's graph "
-                                 "pipeline lowers it, or it should not reach this pass)")
+        raise unsupported(instr, NO_UNIT)
     return conv
 
 
@@ -88,7 +113,7 @@ def target_for(fn: glow_ir.FuncOp, scratchpad_kib: int) -> glow_accel.TargetAttr
     target = glow_accel.target_of(fn)
     if target is None:
         target = glow_accel.TargetAttr.make(scratchpad_bytes=scratchpad_kib * 1024)
-        fn.attributes["glow_accel.target"] = target
+        fn.attributes[glow_accel.TARGET_ATTR] = target
     return target
 
 
@@ -100,8 +125,10 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
               and not isinstance(op, glow_accel.TileOp)]  # tile ops are converted already
     if not instrs:
         return
-    for instr in instrs:  # every instruction must be convertible before anything changes
-        converter_for(instr)
+    problems = Diagnostics()  # every instruction must be convertible before anything changes
+    for instr in without_unit(fn):
+        problems.error(instr, NO_UNIT)
+    problems.check()
     target = target_for(fn, scratchpad_kib)
     budget = Budget(target.value("scratchpad_bytes"), target.value("alignment"),
                     target.value("dma_latency") * target.value("dma_bytes_per_cycle"))
@@ -113,15 +140,20 @@ def convert_function(fn: glow_ir.FuncOp, scratchpad_kib: int,
             continue  # it runs in its producer's tiles
         at = Inserter(instr)
         ep = found.get(instr)
-        steps = convert_fused(ep, at, budget, converter_for, target) \
-            if ep is not None else None
-        if steps is not None:
-            fused.append(ep)
-            inside.update(ep.instrs)  # type: ignore[union-attr]
-        else:  # no epilogue, or no room for one: the instruction alone
-            steps = converter_for(instr)(instr, at, budget)
+        try:  # an instruction that does not fit is reported with all the others
+            steps = convert_fused(ep, at, budget, converter_for, target) \
+                if ep is not None else None
+            if steps is not None:
+                fused.append(ep)
+                inside.update(ep.instrs)  # type: ignore[union-attr]
+            else:  # no epilogue, or no room for one: the instruction alone
+                steps = converter_for(instr)(instr, at, budget)
+        except DiagnosticError as err:
+            problems.errors += err.diagnostics
+            continue
         emit_steps(at, steps)
-    fn.attributes["glow_accel.dma_lower_bound"] = IntegerAttr(
+    problems.check()
+    fn.attributes[glow_accel.DMA_LOWER_BOUND_ATTR] = IntegerAttr(
         function_lower_bound(fn, target, fused), i64)
     for instr in instrs:
         instr.detach()

@@ -29,12 +29,15 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import (
     traffic,
 )
 from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow, glow_accel, glow_ir
+
+_MAT_MUL = glow_ir.instruction_of(glow.MatMulOp)
+_BATCHED_ADD = glow_ir.instruction_of(glow.BatchedAddOp)
 
 
 def _is_slice(ep: Epilogue, source: SSAValue) -> bool:
     """Is `source` a `batched_add` slice (one value per output column)?"""
-    return any(i.name == "glow_ir.batched_add" and i.operands[2] is source
+    return any(isinstance(i, _BATCHED_ADD) and i.operands[2] is source
                for i in ep.instrs)
 
 
@@ -70,7 +73,7 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
         if max(compute, budget.score(*fused) / per_cycle) > \
                 max(compute, budget.score(*alone) / per_cycle) + separate / per_cycle:
             return None
-    if producer.name == "glow_ir.mat_mul":
+    if isinstance(producer, _MAT_MUL):
         steps, role = matmul.convert_mat_mul(producer, at, budget, tiles), "c"
     else:
         steps, role = windows.convert_convolution(producer, at, budget,
@@ -83,7 +86,7 @@ def _producer_cost(producer, budget: Budget,
                    tiles: EpilogueTiles | None) -> tuple[int, int] | None:
     """(bytes, transfers) of the producer's best tiling with room for `tiles` (the
     epilogue's loads included), None if none fits."""
-    if producer.name == "glow_ir.mat_mul":
+    if isinstance(producer, _MAT_MUL):
         t = matmul.choose(producer, budget, tiles)
     else:
         t = windows.choose(producer, budget, 1 + (tiles.tiles if tiles else 0))

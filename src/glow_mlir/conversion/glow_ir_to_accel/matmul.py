@@ -12,9 +12,6 @@ sizes: `tiling.choose_matmul`.
 
 from __future__ import annotations
 
-from xdsl.utils.exceptions import PassFailedException
-
-from glow_mlir.conversion.glow_ir_to_accel.errors import PASS, where
 from glow_mlir.conversion.glow_ir_to_accel.steps import Box, Inserter, Step, TileUse, tile_for
 from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     Budget,
@@ -24,6 +21,7 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     ranges,
 )
 from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.ir.text import DiagnosticError
 
 
 def convert_mat_mul(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
@@ -74,14 +72,13 @@ def _matmul(accumulate: bool):
 
 
 def _too_small(instr: glow_ir.InstrOp, k: int, e: int,
-               budget: Budget) -> PassFailedException:
+               budget: Budget) -> DiagnosticError:
     """The smallest step does not fit: 1x1 tiles of A, B and C, with a second A and B
     chunk for the next step when k is split (`tiling.matmul_step_fits`), else all three
     in half of the scratchpad."""
     one = budget.aligned(e)
     need, why = ((5 * one, "a 1x1 C tile and two 1x1 tiles each of A and B") if k > 1
                  else (6 * one, "1x1 tiles of A, B and C, in half of the scratchpad"))
-    return PassFailedException(
-        f"{PASS}: {instr.name} at {where(instr)} needs at least {need} bytes of scratchpad "
-        f"for its smallest step ({why}, each {one} aligned bytes); the scratchpad has "
-        f"{budget.capacity} bytes")
+    return DiagnosticError.at(
+        instr, f"needs at least {need} bytes of scratchpad for its smallest step ({why}, "
+               f"each {one} aligned bytes); the scratchpad has {budget.capacity} bytes")

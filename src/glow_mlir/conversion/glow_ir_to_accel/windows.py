@@ -39,7 +39,10 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
     conv_tile_bytes,
     ranges,
 )
-from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects import glow, glow_accel, glow_ir
+from glow_mlir.dialects.glow_ops.traits import window
+
+CONVOLUTION = glow_ir.instruction_of(glow.ConvolutionOp)
 
 
 def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
@@ -47,14 +50,13 @@ def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
     out, inp = instr.operands[0], instr.operands[1]
     n, ci, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
     _, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
-    kh, kw = glow_ir.int_array(instr, "kernels", (1, 1))
-    sh, sw = glow_ir.int_array(instr, "strides", (1, 1))
-    pt, pl, pb, pr = glow_ir.int_array(instr, "pads", (0, 0, 0, 0))
-    dh, dw = glow_ir.int_array(instr, "dilation", (1, 1))
+    win = window(instr)
+    (kh, kw), (sh, sw), (dh, dw) = win.kernels, win.strides, win.dilation
+    pt, pl, pb, pr = win.pads
     return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
                      rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
                      e=glow_ir.element_bytes(out.type),  # type: ignore[arg-type]
-                     has_filter=instr.name == "glow_ir.convolution")
+                     has_filter=isinstance(instr, CONVOLUTION))
 
 
 def _shape(instr: glow_ir.InstrOp, out_tiles: int) -> ConvShape:

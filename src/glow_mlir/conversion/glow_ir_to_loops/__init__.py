@@ -11,12 +11,14 @@ computes its instruction with loop nests (`scf`, `arith`, `math`, `memref`). The
 own scratch (`Emitter.scratch`) goes after the planned activations, shared by all of them
 (they run one after another), so the activation area grows past the plan: the entry
 point's `glow.activations_size` is the size a caller allocates (the code needs little
-stack). Each instruction kind has a generator, registered with
-`@lowers("glow_ir.kind")` in a module of this package by concept; a program with kinds
-that have none fails once, naming every missing kind and how often it occurs.
+stack). Each instruction kind has a generator, registered by class with
+`@lowers(glow.ConvolutionOp)` (a graph op class stands for its instruction) in a module of
+this package by concept; a program with kinds that have none fails once, naming every
+missing kind and how often it occurs.
 
 Element-wise kinds register a scalar function instead (`@lowers_elementwise`): what one
-element of the destination is, given one element of each source. As in Glow's CPU
+element of the destination is, given one element of each source. An op with a
+`ScalarBody` trait gets one from its body (`kernels_elementwise.py`). As in Glow's CPU
 backend, consecutive element-wise instructions over the same number of elements are
 *stacked* into one loop (`stackable_runs`, `emit_elementwise`): a chain reads its inputs
 and writes its results once, and a value produced earlier in the same iteration is taken
@@ -50,7 +52,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
@@ -70,24 +71,33 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     MUTABLE,
     weight_layout,
 )
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.ir.native_runtime import MAX_THREADS
-from glow_mlir.ir.text import position_text
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic, position_text
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
-GENERATORS: dict[str, Generator] = {}
+GENERATORS: dict[type[glow_ir.InstrOp], Generator] = {}
+"""Instruction class -> its loop-nest generator."""
 
 AREAS = (CONSTANT, MUTABLE, ACTIVATIONS)
 ARG_NAMES = ("constantWeight", "mutableWeight", "activations")
 
 
-def lowers(*names: str) -> Callable[[Generator], Generator]:
-    """Register the loop-nest generator of instruction kinds `names`."""
+def instruction_class(op: type) -> type[glow_ir.InstrOp]:
+    """An instruction class, or the instruction class of a graph op class."""
+    return glow_ir.instruction_of(op) if issubclass(op, GlowOp) else op
+
+
+def lowers(*ops: type) -> Callable[[Generator], Generator]:
+    """Register the loop-nest generator of instructions `ops` (instruction classes, or
+    graph op classes standing for their instructions)."""
     def register(fn: Generator) -> Generator:
-        for name in names:
-            if name in GENERATORS:
-                raise ValueError(f"two loop generators for {name}")
-            GENERATORS[name] = fn
+        for op in map(instruction_class, ops):
+            if op in GENERATORS:
+                raise ValueError(f"two loop generators for {op.name}")
+            GENERATORS[op] = fn
         return fn
 
     return register
@@ -96,20 +106,22 @@ def lowers(*names: str) -> Callable[[Generator], Generator]:
 # ====================================================================== element-wise
 
 Scalar = Callable[[glow_ir.InstrOp, Emitter, list[SSAValue]], SSAValue]
-ELEMENTWISE: dict[str, Scalar] = {}
-"""Element-wise kind -> scalar function `fn(instr, em, sources) -> destination element`;
+ELEMENTWISE: dict[type[glow_ir.InstrOp], Scalar] = {}
+"""Element-wise instruction class -> scalar function
+`fn(instr, em, sources) -> destination element`;
 sources are loaded as their storage type (`storage_type`)."""
 
 
-def lowers_elementwise(*names: str) -> Callable[[Scalar], Scalar]:
-    """Register the scalar function of element-wise kinds `names` (their generator, a
-    single-instruction loop, is registered too, so other kernels may call it)."""
+def lowers_elementwise(*ops: type) -> Callable[[Scalar], Scalar]:
+    """Register the scalar function of element-wise instructions `ops` (classes, as for
+    `lowers`); their generator, a single-instruction loop, is registered too, so other
+    kernels may call it."""
     def register(fn: Scalar) -> Scalar:
-        for name in names:
-            if name in ELEMENTWISE:
-                raise ValueError(f"two scalar functions for {name}")
-            ELEMENTWISE[name] = fn
-        lowers(*names)(lambda instr, em: emit_elementwise([instr], em))
+        for op in map(instruction_class, ops):
+            if op in ELEMENTWISE:
+                raise ValueError(f"two scalar functions for {op.name}")
+            ELEMENTWISE[op] = fn
+        lowers(*ops)(lambda instr, em: emit_elementwise([instr], em))
         return fn
 
     return register
@@ -156,7 +168,7 @@ def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp)
     for element (same area, offset and element type) or disjoint bytes, where either is
     written (a partial overlap would let one iteration clobber an element another
     iteration still has to read)."""
-    if instr.name not in ELEMENTWISE:
+    if type(instr) not in ELEMENTWISE:
         return False
     if not group:
         return True
@@ -233,7 +245,7 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
                 args.append(regs[k])
             (dest,) = instr.dests()  # type: ignore[attr-defined]
             k = _key(em, dest)
-            regs[k] = ELEMENTWISE[instr.name](instr, em, args)
+            regs[k] = ELEMENTWISE[type(instr)](instr, em, args)
             if last_writer[k] is instr and k not in dead:
                 em.store(regs[k], views[k], [i])
 
@@ -270,7 +282,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         extents.append((base, offset, glow_ir.buffer_bytes(v.type)))  # type: ignore[arg-type]
     regions, refs = regions_of(extents)
     ref_of = dict(zip(values, refs))
-    elementwise = run[0].name in ELEMENTWISE
+    elementwise = type(run[0]) in ELEMENTWISE
     dead: tuple[bool, ...] = ()
     if elementwise and skip_dead_stores:
         dead_keys = _dead_keys(em, run)
@@ -288,7 +300,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         if elementwise:
             emit_elementwise(run, kem, skip_dead_stores)
         else:
-            GENERATORS[run[0].name](run[0], kem)
+            GENERATORS[type(run[0])](run[0], kem)
 
     kernels.call(em, kind, key, regions, body,
                  trace_entry(run, kind) if kernels.trace is not None else "")
@@ -321,10 +333,11 @@ def _load_generators() -> None:
             importlib.import_module(f"{pkg.__name__}.{info.name}")
 
 
-def missing_kernels(fn: glow_ir.FuncOp) -> Counter:
+def missing_kernels(fn: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
+    """The instructions of `fn` without a loop generator, with their kinds."""
     _load_generators()
-    return Counter(op.name for op in fn.body.ops
-                   if isinstance(op, glow_ir.InstrOp) and op.name not in GENERATORS)
+    return [(op, op.name) for op in fn.body.ops
+            if isinstance(op, glow_ir.InstrOp) and type(op) not in GENERATORS]
 
 
 class FunctionHooks:
@@ -353,37 +366,35 @@ class FunctionHooks:
 
 
 def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
+    """Refuse a function without a memory plan, or with allocs the plan did not place
+    (every one, each at its op)."""
     if fn.activations_size is None:
-        raise PassFailedException(
-            f"{pass_name}: @{fn.sym_name.data} at {position_text(fn) or 'an unknown location'} "
-            f"has no memory plan; run plan-memory first")
+        raise DiagnosticError.at(fn, "has no memory plan; run plan-memory first")
+    found = Diagnostics()
     for op in fn.body.ops:
         if isinstance(op, glow_ir.AllocActivationOp) and op.offset is None:
-            raise PassFailedException(
-                f"{pass_name}: alloc_activation at {position_text(op) or 'an unknown location'}"
-                f" has no offset in the planned @{fn.sym_name.data}; run plan-memory again")
+            found.error(op, f"has no offset in the planned @{fn.sym_name.data}; run "
+                            f"plan-memory again")
+    found.check()
 
 
 def convert_funcs(module: ModuleOp, pass_name: str,
-                  check: Callable[[glow_ir.FuncOp], Counter],
+                  check: Callable[[glow_ir.FuncOp], list[tuple[Operation, str]]],
                   hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None],
                   threads: int = 1, trace: bool = False) -> None:
     """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
-    functions). `check` refuses a function that cannot be lowered and returns the
-    instruction kinds it has no generator for: those are reported for all functions at
-    once, before anything changes."""
+    functions). `check` refuses a function that cannot be lowered and returns its ops
+    without a loop generator, with the instruction kind each needs: those of all
+    functions are reported at once (`NoLoopGenerator`, an error at each), before anything
+    changes."""
     funcs = [f for f in module.walk() if isinstance(f, glow_ir.FuncOp)]
-    missing: Counter = Counter()
-    for f in funcs:
-        missing += check(f)
+    missing = [pair for f in funcs for pair in check(f)]
     if missing:
-        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(missing.items()))
-        # An accelerator tile op names the instruction it computes, not itself: then the
-        # function that holds it is the place.
-        first = next((o for f in funcs for o in f.walk() if o.name in missing),
-                     next(f for f in funcs if check(f)))
-        raise PassFailedException(f"{pass_name}: no loop generator for {kinds} (first at "
-                                  f"{position_text(first) or 'an unknown location'})")
+        kinds = Counter(kind for _, kind in missing)
+        raise NoLoopGenerator(
+            [OpDiagnostic(op, "has no loop generator" if op.name == kind
+                          else f"computes {kind}, which has no loop generator")
+             for op, kind in missing], kinds, pass_name)
     for f in funcs:
         hooks = hooks_for(f)
         new, kernel_funcs = convert_function(f, hooks, threads, trace)
@@ -467,13 +478,13 @@ def stackable_runs(fn: glow_ir.FuncOp, em: Emitter) -> list[list[glow_ir.InstrOp
     for op in fn.body.ops:
         if not isinstance(op, glow_ir.InstrOp):
             continue
-        if op.name in ELEMENTWISE and can_stack(em, stack, op):
+        if type(op) in ELEMENTWISE and can_stack(em, stack, op):
             stack.append(op)
             continue
         if stack:
             runs.append(stack)
             stack = []
-        if op.name in ELEMENTWISE:
+        if type(op) in ELEMENTWISE:
             stack = [op]
         else:
             runs.append([op])
@@ -498,9 +509,8 @@ class ConvertGlowIRToLoopsPass(ModulePass):
             raise PassFailedException(f"{self.name}: num-threads must be 1 to {MAX_THREADS}, "
                                       f"got {self.num_threads}")
 
-        def check(f: glow_ir.FuncOp) -> Counter:
-            missing = missing_kernels(f)
+        def check(f: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
             check_planned(f, self.name)
-            return missing
+            return missing_kernels(f)
 
         convert_funcs(op, self.name, check, lambda f: None, self.num_threads, self.trace)

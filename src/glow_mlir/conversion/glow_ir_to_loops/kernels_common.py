@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, NO_WRAP, Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
 
@@ -75,9 +76,8 @@ def require_float(instr: glow_ir.InstrOp, narrow: bool = True) -> Attribute:
     ok = (Float32Type, Float64Type) + ((Float16Type, BFloat16Type) if narrow else ())
     if len(types) != 1 or not isinstance(next(iter(types)), ok):
         kinds = ", ".join(sorted(str(t) for t in types))
-        raise PassFailedException(
-            f"convert-glow-ir-to-loops: no loop generator for {instr.name} on {kinds} "
-            f"(floating-point {'f16, bf16, ' if narrow else ''}f32 and f64 only)")
+        raise NoLoopGenerator.for_type(
+            instr, kinds, f"floating-point {'f16, bf16, ' if narrow else ''}f32 and f64 only")
     t = next(iter(types))
     return f32 if isinstance(t, (Float16Type, BFloat16Type)) else t
 

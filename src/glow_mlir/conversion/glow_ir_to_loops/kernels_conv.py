@@ -81,13 +81,14 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import (
     parallel_ranges,
     shifted,
 )
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 CHANNELS = 4
 """Output channels per pass over an input row (NCHW convolution)."""
 
 
-@lowers("glow_ir.convolution")
+@lowers(glow.ConvolutionOp)
 def convolution(instr, em: Emitter) -> None:
     require_float(instr, narrow=False)
     layout, kernels, strides, pads = window_attrs(instr)

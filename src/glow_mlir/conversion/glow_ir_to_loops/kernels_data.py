@@ -1,6 +1,6 @@
 """Data movement, resizing and reductions as loop nests: copy, splat, extract_tensor,
-insert_tensor, transpose, broadcast, tile, pad, gather, space_to_depth, resize_nearest,
-resize_bilinear, top_k, arg_max, arg_min, batched_reduce_{add,mean,max,min,prod}.
+insert_tensor, transpose, broadcast, tile, pad, gather, scatter_data, space_to_depth,
+resize_nearest, resize_bilinear, top_k, arg_max, arg_min, batched_reduce_{add,mean,max,min,prod}.
 
 Semantics are the interpreter's reference kernels (semantics/kernels/data.py,
 resize.py, reductions.py, constants.py), bit for bit where they are exact.
@@ -44,11 +44,13 @@ from xdsl.utils.exceptions import PassFailedException
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem as _elem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry as _for
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
-from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -197,7 +199,7 @@ def _attrs(instr):
 # ====================================================================== copies
 
 
-@lowers("glow_ir.copy")
+@lowers(glow_ir.CopyOp)
 def copy(instr, em: Emitter) -> None:
     dest, src = instr.operands
     n = _size(_shape(dest))
@@ -205,7 +207,7 @@ def copy(instr, em: Emitter) -> None:
     em.loop(0, n, lambda i: em.store(em.load(s, [i]), d, [i]))
 
 
-@lowers("glow_ir.splat")
+@lowers(glow.SplatOp)
 def splat(instr, em: Emitter) -> None:
     """np.full(shape, value, dtype): the float `value` cast to the element type (for a
     quantized type, `value` is the stored integer)."""
@@ -216,7 +218,7 @@ def splat(instr, em: Emitter) -> None:
     _fill(em, out, _size(_shape(dest)), _scalar_const(em, value, _machine(t)))
 
 
-@lowers("glow_ir.extract_tensor")
+@lowers(glow_ir.ExtractTensorOp)
 def extract_tensor(instr, em: Emitter) -> None:
     dest, src = instr.operands
     shape, big = _shape(dest), _shape(src)
@@ -225,7 +227,7 @@ def extract_tensor(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), shape, _strides(shape), ss, 0, start)
 
 
-@lowers("glow_ir.insert_tensor")
+@lowers(glow_ir.InsertTensorOp)
 def insert_tensor(instr, em: Emitter) -> None:
     """dest[offsets + ...] = src, `count` copies back to back along `axis`: a strided
     copy with an extra dim (the copy number) of source stride 0."""
@@ -244,7 +246,7 @@ def insert_tensor(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), shape, dst_strides, src_strides, start, 0)
 
 
-@lowers("glow_ir.transpose")
+@lowers(glow.TransposeOp)
 def transpose(instr, em: Emitter) -> None:
     """Destination dims in order (innermost writes contiguously), source strides permuted."""
     dest, src = instr.operands
@@ -255,7 +257,7 @@ def transpose(instr, em: Emitter) -> None:
                   [ss[p] for p in shuffle])
 
 
-@lowers("glow_ir.broadcast")
+@lowers(glow.BroadcastOp)
 def broadcast(instr, em: Emitter) -> None:
     dest, src = instr.operands
     out, shape = _shape(dest), _shape(src)
@@ -268,7 +270,7 @@ def broadcast(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), out, _strides(out), src_strides)
 
 
-@lowers("glow_ir.tile")
+@lowers(glow.TileOp)
 def tile(instr, em: Emitter) -> None:
     """The whole input `count` times along `axis`: an extra dim (copy number) before it."""
     dest, src = instr.operands
@@ -283,7 +285,7 @@ def tile(instr, em: Emitter) -> None:
     _strided_copy(em, _flat(em, dest), _flat(em, src), loop_shape, dst_strides, src_strides)
 
 
-@lowers("glow_ir.space_to_depth")
+@lowers(glow.SpaceToDepthOp)
 def space_to_depth(instr, em: Emitter) -> None:
     """out[n, (bh*b + bw)*C + c, h, w] = x[n, c, h*b + bh, w*b + bw]: a 6-d strided copy
     over (n, bh, bw, c, h, w), contiguous in the destination."""
@@ -299,7 +301,7 @@ def space_to_depth(instr, em: Emitter) -> None:
 # ====================================================================== pad
 
 
-@lowers("glow_ir.pad")
+@lowers(glow.PadOp)
 def pad(instr, em: Emitter) -> None:
     """constant: fill with `value` (quantized: quantize(value)), copy the input inside;
     edge/reflect: every destination element reads the clamped/mirrored source index."""
@@ -359,7 +361,7 @@ def pad(instr, em: Emitter) -> None:
 # ====================================================================== gather
 
 
-@lowers("glow_ir.gather")
+@lowers(glow.GatherOp)
 def gather(instr, em: Emitter) -> None:
     """out[a, j, b] = data[a, idx[j] (+ size if negative), b]: for each (a, j) one
     contiguous copy of the inner block b. Indices outside [-size, size) (an error in the
@@ -392,6 +394,56 @@ def gather(instr, em: Emitter) -> None:
         em.loop(0, nidx, per_index)
 
     em.loop(0, outer, per_outer)
+
+
+# ====================================================================== scatter_data
+
+
+_SCATTER_OPS = {  # reduction -> (float op, signed integer op, unsigned integer op)
+    ScatterReduction.ADD: (arith.AddfOp, arith.AddiOp, arith.AddiOp),
+    ScatterReduction.MUL: (arith.MulfOp, arith.MuliOp, arith.MuliOp),
+    ScatterReduction.MAX: (arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp),
+    ScatterReduction.MIN: (arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp),
+}
+
+
+@lowers(glow.ScatterDataOp)
+def scatter_data(instr, em: Emitter) -> None:
+    """out = data; then, for each update i in order, row idx[i] of out replaced by (or
+    combined with) the contiguous row updates[i]. The update loop stays sequential (each
+    row may be written again), so repeated indices combine in the reference's order and
+    the last "none" update wins; the ops carry no fast-math flags, so float sums round
+    as the reference's. Indices outside [0, rows) (an error in the reference) are clamped,
+    so memory outside `out` is never written."""
+    dest, data, indices, updates = instr.operands
+    dshape = _shape(data)
+    rows, inner = dshape[0], _size(dshape[1:])
+    count = _shape(indices)[0]
+    out, x, idx, upd = _flat(em, dest), _flat(em, data), _flat(em, indices), _flat(em, updates)
+    if rows == 0 or inner == 0:
+        return
+    if em.places[dest] != em.places[data]:
+        em.loop(0, rows * inner, lambda e: em.store(em.load(x, [e]), out, [e]))
+    t = _elem(dest)
+    ops = _SCATTER_OPS.get(_attrs(instr).enum("reduction"))  # None: the update replaces
+    combine = (None if ops is None else ops[0] if _is_float(_machine(t))
+               else ops[2] if _unsigned(t) else ops[1])
+
+    def per_update(i):
+        k = _to_index(em, em.load(idx, [i]))
+        k = em.value(arith.MinSIOp(em.value(arith.MaxSIOp(k, em.index(0))), em.index(rows - 1)))
+        dst0, src0 = em.mul_index(k, inner), em.mul_index(i, inner)
+
+        def per_elem(e):
+            d = em.value(arith.AddiOp(dst0, e))
+            v = em.load(upd, [em.value(arith.AddiOp(src0, e))])
+            if combine is not None:
+                v = em.value(combine(em.load(out, [d]), v))
+            em.store(v, out, [d])
+
+        em.loop(0, inner, per_elem)
+
+    em.loop(0, count, per_update)
 
 
 # ====================================================================== resize
@@ -438,7 +490,7 @@ def _f_to_index(em: Emitter, t: SSAValue) -> SSAValue:
     return _to_index(em, em.value(arith.FPToSIOp(t, i64)))
 
 
-@lowers("glow_ir.resize_nearest")
+@lowers(glow.ResizeNearestOp)
 def resize_nearest(instr, em: Emitter) -> None:
     """Per resized dim, the source index of each output index is computed at that loop
     level (floating-point as the reference); other dims copy straight."""
@@ -479,7 +531,7 @@ def resize_nearest(instr, em: Emitter) -> None:
         level(0, Lin(), Lin())
 
 
-@lowers("glow_ir.resize_bilinear")
+@lowers(glow.ResizeBilinearOp)
 def resize_bilinear(instr, em: Emitter) -> None:
     """Separable linear interpolation in float64 in the reference's order: the first
     resized dim is interpolated first (innermost), the result cast once."""
@@ -578,11 +630,11 @@ def _arg(instr, em: Emitter, largest: bool) -> None:
     em.loop_nest([outer, inner], body)
 
 
-lowers("glow_ir.arg_max")(lambda instr, em: _arg(instr, em, largest=True))
-lowers("glow_ir.arg_min")(lambda instr, em: _arg(instr, em, largest=False))
+lowers(glow.ArgMaxOp)(lambda instr, em: _arg(instr, em, largest=True))
+lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 
-@lowers("glow_ir.top_k")
+@lowers(glow.TopKOp)
 def top_k(instr, em: Emitter) -> None:
     """Selection without scratch memory: the j-th result is the largest (value, -index)
     strictly below the (j-1)-th, so values come largest first and equal values in
@@ -648,8 +700,7 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
     t = _elem(src)
     quant = isinstance(t, QuantizedType) and kind in ("add", "mean", "prod")
     if quant and kind == "prod":
-        raise PassFailedException(
-            f"convert-glow-ir-to-loops: {instr.name} on quantized {t} is not supported yet")
+        raise NoLoopGenerator.for_type(instr, f"quantized {t}", "not supported yet")
     et = _machine(t)
     # Quantized sums: the stored integers summed exactly in i64, then real (scale * (S -
     # n * offset), exact in f64 as the reference's float64 sum), quantized once.
@@ -779,9 +830,10 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
         per_output([em.index(0), em.index(0)])
 
 
-for _kind in ("add", "mean", "max", "min", "prod"):
-    lowers(f"glow_ir.batched_reduce_{_kind}")(
-        lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
+for _op, _kind in ((glow.BatchedReduceAddOp, "add"), (glow.BatchedReduceMeanOp, "mean"),
+                   (glow.BatchedReduceMaxOp, "max"), (glow.BatchedReduceMinOp, "min"),
+                   (glow.BatchedReduceProdOp, "prod")):
+    lowers(_op)(lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
 
 
 def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,

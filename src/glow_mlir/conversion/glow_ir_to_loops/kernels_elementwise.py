@@ -19,8 +19,9 @@ Transcendental functions are `math` ops (exp, log, tanh, erf, sin, cos, acos, as
 powf, ...): the LLVM conversion maps them to intrinsics or libm; except that f32 exp,
 log, tanh, erf (and sigmoid, swish through exp) are straight-line arith code that LLVM
 vectorizes ("fast f32 math" below, a few ulp). sigmoid is
-1 / (1 + exp(-x)), relu, leaky_relu, prelu and clip are compare+select (cheap and
-vectorizable; NaN passes through as in numpy).
+1 / (1 + exp(-x)) (its scalar body, as swish, rsqrt and reciprocal), relu, leaky_relu,
+prelu and clip are compare+select (cheap and vectorizable; NaN passes through as in
+numpy).
 """
 
 from __future__ import annotations
@@ -45,11 +46,18 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers_elementwise, storage_type
+from glow_mlir.conversion.glow_ir_to_loops import (
+    ELEMENTWISE,
+    Scalar,
+    lowers_elementwise,
+    storage_type,
+)
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.dialects import glow_ir
+from glow_mlir.conversion.glow_ir_to_loops.errors import UnsupportedElementType
+from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ops.scalar import Arg, Attr, Call, Const, Expr
+from glow_mlir.dialects.glow_ops.traits import scalar_body
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -62,11 +70,8 @@ def _elem(v: SSAValue) -> Attribute:
     return v.type.get_element_type()  # type: ignore[attr-defined]
 
 
-def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> PassFailedException:
-    names = [v.name_hint for v in instr.operands if v.name_hint]
-    on = f" (operands {', '.join(map(repr, names))})" if names else ""
-    return PassFailedException(
-        f"convert-glow-ir-to-loops: {instr.name} on element type {t} is not supported{on}")
+def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> UnsupportedElementType:
+    return UnsupportedElementType(instr, t)
 
 
 def _is_float(t: Attribute) -> bool:
@@ -445,10 +450,7 @@ def _tanh(em: Emitter, x: SSAValue) -> SSAValue:
 # ====================================================================== activations
 
 
-def _sigmoid(em: Emitter, x: SSAValue) -> SSAValue:
-    one = _c(em, 1.0, x.type)
-    e = _exp(em, _v(em, arith.NegfOp(x)))
-    return _v(em, arith.DivfOp(one, _v(em, arith.AddfOp(one, e))))
+# sigmoid, swish, rsqrt, reciprocal: their scalar bodies (end of this module).
 
 
 def _relu_f(em, x):
@@ -460,14 +462,11 @@ def _relu_i(em, unsigned, x):
     return x if unsigned else _v(em, arith.MaxSIOp(x, _c(em, 0, x.type)))
 
 
-lowers_elementwise("glow_ir.relu")(_real_valued(_relu_f, _relu_i))
-lowers_elementwise("glow_ir.sigmoid")(_float_math(_sigmoid))
-lowers_elementwise("glow_ir.tanh")(_float_math(_tanh))
-lowers_elementwise("glow_ir.swish")(
-    _float_math(lambda em, x: _v(em, arith.MulfOp(x, _sigmoid(em, x)))))
+lowers_elementwise(glow.ReluOp)(_real_valued(_relu_f, _relu_i))
+lowers_elementwise(glow.TanhOp)(_float_math(_tanh))
 
 
-@lowers_elementwise("glow_ir.gelu")
+@lowers_elementwise(glow.GeluOp)
 def gelu(instr, em, args):
     """In f64 and rounded once, as the reference: exact 0.5 x (1 + erf(x / sqrt 2)),
     "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
@@ -489,7 +488,7 @@ def gelu(instr, em, args):
     return _float_math(fn, f64)(instr, em, args)
 
 
-@lowers_elementwise("glow_ir.leaky_relu")
+@lowers_elementwise(glow.LeakyReluOp)
 def leaky_relu(instr, em, args):
     alpha = instr.attributes["alpha"].value.data  # type: ignore[attr-defined]
 
@@ -501,7 +500,7 @@ def leaky_relu(instr, em, args):
     return _float_math(fn)(instr, em, args)
 
 
-@lowers_elementwise("glow_ir.clip")
+@lowers_elementwise(glow.ClipOp)
 def clip(instr, em, args):
     """min(max(x, min), max), NaN passing through; integers clip to the integers inside
     [min, max] (within the type's range)."""
@@ -532,41 +531,35 @@ def _math(op):
     return _float_math(lambda em, x: _v(em, op(x)))
 
 
-for _name, _op in {
-    "sqrt": mmath.SqrtOp, "floor": mmath.FloorOp,
-    "ceil": mmath.CeilOp, "round": mmath.RoundEvenOp, "sin": mmath.SinOp,
-    "cos": mmath.CosOp, "acos": mmath.AcosOp, "asin": mmath.AsinOp, "atan": mmath.AtanOp,
+for _glow_op, _op in {
+    glow.SqrtOp: mmath.SqrtOp, glow.FloorOp: mmath.FloorOp,
+    glow.CeilOp: mmath.CeilOp, glow.RoundOp: mmath.RoundEvenOp, glow.SinOp: mmath.SinOp,
+    glow.CosOp: mmath.CosOp, glow.AcosOp: mmath.AcosOp, glow.AsinOp: mmath.AsinOp,
+    glow.AtanOp: mmath.AtanOp,
 }.items():
-    lowers_elementwise(f"glow_ir.element_{_name}")(_math(_op))
-lowers_elementwise("glow_ir.element_exp")(_float_math(_exp))
-lowers_elementwise("glow_ir.element_log")(_float_math(_log))
+    lowers_elementwise(_glow_op)(_math(_op))
+lowers_elementwise(glow.ExpOp)(_float_math(_exp))
+lowers_elementwise(glow.LogOp)(_float_math(_log))
 
 
-def _reciprocal(em, x):
-    return _v(em, arith.DivfOp(_c(em, 1.0, x.type), x))
 
 
-lowers_elementwise("glow_ir.element_rsqrt")(
-    _float_math(lambda em, x: _reciprocal(em, _v(em, mmath.SqrtOp(x)))))
-lowers_elementwise("glow_ir.element_reciprocal")(_float_math(_reciprocal))
-
-
-@lowers_elementwise("glow_ir.element_erf")
+@lowers_elementwise(glow.ErfOp)
 def element_erf(instr, em, args):
     """f32: the fast rational erf; others as the reference: libm's double erf rounded
     once."""
     if FAST_F32 and isinstance(_elem(instr.operands[0]), Float32Type):
         return _float_math(_fast_erf)(instr, em, args)
     return _float_math(lambda em, x: _v(em, mmath.ErfOp(x)), f64)(instr, em, args)
-lowers_elementwise("glow_ir.element_abs")(_real_valued(
+lowers_elementwise(glow.AbsOp)(_real_valued(
     lambda em, x: _v(em, mmath.AbsFOp(x)),
     lambda em, unsigned, x: x if unsigned else _v(em, mmath.AbsIOp(x))))
-lowers_elementwise("glow_ir.element_neg")(_real_valued(
+lowers_elementwise(glow.NegOp)(_real_valued(
     lambda em, x: _v(em, arith.NegfOp(x)),
     lambda em, unsigned, x: _v(em, arith.SubiOp(_c(em, 0, x.type), x))))
 
 
-@lowers_elementwise("glow_ir.element_not")
+@lowers_elementwise(glow.NotOp)
 def element_not(instr, em, args):
     (x,) = args
     return _v(em, arith.XOrIOp(x, _c(em, 1, i1)))
@@ -598,16 +591,16 @@ def _binary(fop, iop=None, uop=None):
     return _real_valued(lambda em, a, b: _v(em, fop(a, b)), int_fn if iop else None)
 
 
-lowers_elementwise("glow_ir.element_add")(_binary(arith.AddfOp, arith.AddiOp))
-lowers_elementwise("glow_ir.element_sub")(_binary(arith.SubfOp, arith.SubiOp))
-lowers_elementwise("glow_ir.element_mul")(_binary(arith.MulfOp, arith.MuliOp))
-lowers_elementwise("glow_ir.element_max")(
+lowers_elementwise(glow.AddOp)(_binary(arith.AddfOp, arith.AddiOp))
+lowers_elementwise(glow.SubOp)(_binary(arith.SubfOp, arith.SubiOp))
+lowers_elementwise(glow.MulOp)(_binary(arith.MulfOp, arith.MuliOp))
+lowers_elementwise(glow.MaxOp)(
     _binary(arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp))
-lowers_elementwise("glow_ir.element_min")(
+lowers_elementwise(glow.MinOp)(
     _binary(arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp))
-lowers_elementwise("glow_ir.element_div")(
+lowers_elementwise(glow.DivOp)(
     _real_valued(lambda em, a, b: _v(em, arith.DivfOp(a, b)), _int_div))
-lowers_elementwise("glow_ir.element_pow")(
+lowers_elementwise(glow.PowOp)(
     _float_math(lambda em, a, b: _v(em, mmath.PowFOp(a, b))))
 
 
@@ -618,12 +611,12 @@ def _logic(op):
     return scalar
 
 
-lowers_elementwise("glow_ir.element_and")(_logic(arith.AndIOp))
-lowers_elementwise("glow_ir.element_or")(_logic(arith.OrIOp))
-lowers_elementwise("glow_ir.element_xor")(_logic(arith.XOrIOp))
+lowers_elementwise(glow.AndOp)(_logic(arith.AndIOp))
+lowers_elementwise(glow.OrOp)(_logic(arith.OrIOp))
+lowers_elementwise(glow.XorOp)(_logic(arith.XOrIOp))
 
 
-@lowers_elementwise("glow_ir.prelu")
+@lowers_elementwise(glow.PReluOp)
 def prelu(instr, em, args):
     def fn(em, x, slope):
         scaled = _v(em, arith.MulfOp(x, slope))
@@ -647,12 +640,12 @@ def _compare(fpred: str, spred: str, upred: str):
     return scalar
 
 
-lowers_elementwise("glow_ir.element_cmp_eq")(_compare("oeq", "eq", "eq"))
-lowers_elementwise("glow_ir.element_cmp_lt")(_compare("olt", "slt", "ult"))
-lowers_elementwise("glow_ir.element_cmp_lte")(_compare("ole", "sle", "ule"))
+lowers_elementwise(glow.CmpEqOp)(_compare("oeq", "eq", "eq"))
+lowers_elementwise(glow.CmpLtOp)(_compare("olt", "slt", "ult"))
+lowers_elementwise(glow.CmpLteOp)(_compare("ole", "sle", "ule"))
 
 
-@lowers_elementwise("glow_ir.element_select")
+@lowers_elementwise(glow.SelectOp)
 def element_select(instr, em, args):
     _check(instr)
     return _sel(em, *args)
@@ -661,7 +654,7 @@ def element_select(instr, em, args):
 # ====================================================================== conversions
 
 
-@lowers_elementwise("glow_ir.convert_to")
+@lowers_elementwise(glow.ConvertToOp)
 def convert_to(instr, em, args):
     """Glow's ConvertTo as the reference: float -> int truncates toward zero, saturates,
     NaN gives 0; anything -> i1 is `!= 0`; int -> int wraps; int -> float rounds to
@@ -698,7 +691,7 @@ def convert_to(instr, em, args):
     return _sel(em, _cmpf(em, wide, wide, "uno"), _c(em, 0, s_dst), r)
 
 
-@lowers_elementwise("glow_ir.quantize")
+@lowers_elementwise(glow.QuantizeOp)
 def quantize_(instr, em, args):
     """The reference's `numerics.quantize`: f32 (and f16, widened) inputs divide in f32,
     f64 inputs in f64."""
@@ -709,7 +702,7 @@ def quantize_(instr, em, args):
     return quantize(em, x, _elem(instr.operands[0]))  # type: ignore[arg-type]
 
 
-@lowers_elementwise("glow_ir.dequantize")
+@lowers_elementwise(glow.DequantizeOp)
 def dequantize_(instr, em, args):
     """Exact `scale * (q - offset)` rounded once to the result type."""
     _check(instr)
@@ -721,7 +714,7 @@ def dequantize_(instr, em, args):
     return _to_float(em, dequantize(em, q, qt, f64), dest)  # type: ignore[arg-type]
 
 
-@lowers_elementwise("glow_ir.rescale_quantized")
+@lowers_elementwise(glow.RescaleQuantizedOp)
 def rescale_quantized(instr, em, args):
     """Through an f32 real, as the reference: dequantize to f32, then quantize."""
     _check(instr)
@@ -732,3 +725,49 @@ def rescale_quantized(instr, em, args):
     else:
         real = _to_float(em, dequantize(em, q, qt, f64), f32)  # type: ignore[arg-type]
     return quantize(em, real, _elem(instr.operands[0]))  # type: ignore[arg-type]
+
+
+# ====================================================================== scalar bodies
+# Ops with a `ScalarBody` trait and no scalar function above: the body, one arith/math op
+# per step in the compute type (as `_float_math`: f16/bf16 in f32, rounded step by step;
+# f32 exp, log, tanh the fast straight-line forms).
+
+_BODY_FUNCTIONS: dict[str, Callable[..., SSAValue]] = {
+    "add": lambda em, a, b: _v(em, arith.AddfOp(a, b)),
+    "sub": lambda em, a, b: _v(em, arith.SubfOp(a, b)),
+    "mul": lambda em, a, b: _v(em, arith.MulfOp(a, b)),
+    "div": lambda em, a, b: _v(em, arith.DivfOp(a, b)),
+    "max": lambda em, a, b: _v(em, arith.MaximumfOp(a, b)),
+    "min": lambda em, a, b: _v(em, arith.MinimumfOp(a, b)),
+    "neg": lambda em, x: _v(em, arith.NegfOp(x)),
+    "abs": lambda em, x: _v(em, mmath.AbsFOp(x)),
+    "exp": _exp,
+    "log": _log,
+    "sqrt": lambda em, x: _v(em, mmath.SqrtOp(x)),
+    "tanh": _tanh,
+    "erf": lambda em, x: _v(em, mmath.ErfOp(x)),
+}
+
+
+def _emit_body(expr: Expr, instr, em: Emitter, xs: tuple[SSAValue, ...]) -> SSAValue:
+    if isinstance(expr, Arg):
+        return xs[expr.index]
+    if isinstance(expr, Const):
+        return _c(em, expr.value, xs[0].type)
+    if isinstance(expr, Attr):
+        return _c(em, instr.attributes[expr.name].value.data, xs[0].type)
+    assert isinstance(expr, Call)
+    return _BODY_FUNCTIONS[expr.fn](em, *(_emit_body(a, instr, em, xs) for a in expr.args))
+
+
+def body_scalar(body: Expr) -> Scalar:
+    """The scalar function of an op whose element is `body` (float operands)."""
+    def scalar(instr, em, args):
+        return _float_math(lambda em, *xs: _emit_body(body, instr, em, xs))(instr, em, args)
+
+    return scalar
+
+
+for _instr in glow_ir.COMPUTE_INSTRUCTIONS:
+    if _instr not in ELEMENTWISE and (_body := scalar_body(_instr)) is not None:
+        lowers_elementwise(_instr)(body_scalar(_body))

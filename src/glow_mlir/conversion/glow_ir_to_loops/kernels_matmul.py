@@ -44,6 +44,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     st,
     view,
 )
+from glow_mlir.dialects import glow
 
 ROWS = 4
 """Rows of C per pass over a row of B (gemm)."""
@@ -243,7 +244,7 @@ def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
     return cache[key]
 
 
-@lowers("glow_ir.fully_connected")
+@lowers(glow.FullyConnectedOp)
 def fully_connected(instr, em: Emitter) -> None:
     require_float(instr, narrow=False)
     out, x, w, bias = instr.operands
@@ -254,7 +255,7 @@ def fully_connected(instr, em: Emitter) -> None:
          tile=c_tile(em, elem(out), m))
 
 
-@lowers("glow_ir.mat_mul")
+@lowers(glow.MatMulOp)
 def mat_mul(instr, em: Emitter) -> None:
     ct = require_float(instr, narrow=False)
     out, lhs, rhs = instr.operands
@@ -264,7 +265,7 @@ def mat_mul(instr, em: Emitter) -> None:
          lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), tile=c_tile(em, ct, m))
 
 
-@lowers("glow_ir.batch_mat_mul")
+@lowers(glow.BatchMatMulOp)
 def batch_mat_mul(instr, em: Emitter) -> None:
     ct = require_float(instr, narrow=False)
     out, lhs, rhs = instr.operands
@@ -279,7 +280,7 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     parallel_loop(em, bs, bs * n * k * m, batch)
 
 
-@lowers("glow_ir.batched_add")
+@lowers(glow.BatchedAddOp)
 def batched_add(instr, em: Emitter) -> None:
     ct = require_float(instr)
     out, batch, slice_ = instr.operands

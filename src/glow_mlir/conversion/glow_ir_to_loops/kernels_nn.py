@@ -28,6 +28,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     st,
     view,
 )
+from glow_mlir.dialects import glow
 
 
 def _split(dims, axis: int) -> tuple[int, int, int]:
@@ -71,12 +72,12 @@ def _soft_max(instr, em: Emitter, log: bool) -> None:
                   lambda o: em.loop(0, inner, lambda i: row(o, i)))
 
 
-@lowers("glow_ir.soft_max")
+@lowers(glow.SoftMaxOp)
 def soft_max(instr, em: Emitter) -> None:
     _soft_max(instr, em, log=False)
 
 
-@lowers("glow_ir.log_soft_max")
+@lowers(glow.LogSoftMaxOp)
 def log_soft_max(instr, em: Emitter) -> None:
     _soft_max(instr, em, log=True)
 
@@ -84,7 +85,7 @@ def log_soft_max(instr, em: Emitter) -> None:
 # ====================================================================== normalizations
 
 
-@lowers("glow_ir.batch_normalization")
+@lowers(glow.BatchNormalizationOp)
 def batch_normalization(instr, em: Emitter) -> None:
     """(x - mean[c]) * (scale[c] / sqrt(var[c] + eps)) + bias[c]; the channel factor is
     computed once per channel, outside the contiguous inner loop."""
@@ -108,7 +109,7 @@ def batch_normalization(instr, em: Emitter) -> None:
     em.loop_nest([outer, ch], channel)
 
 
-@lowers("glow_ir.layer_normalization")
+@lowers(glow.LayerNormalizationOp)
 def layer_normalization(instr, em: Emitter) -> None:
     """Per row of the trailing dims `scale` has: mean, then the biased variance of
     x - mean (two passes, as the reference), then (x - mean) / sqrt(var + eps) * scale +
@@ -141,7 +142,7 @@ def layer_normalization(instr, em: Emitter) -> None:
     parallel_loop(em, rows, rows * s * 12, row)
 
 
-@lowers("glow_ir.local_response_normalization")
+@lowers(glow.LocalResponseNormalizationOp)
 def local_response_normalization(instr, em: Emitter) -> None:
     """x / (k + alpha / size * sum of x^2 over the channels [c - h, c + h] that exist) ^
     beta. Channels whose window is whole are one loop; the few near either end have their

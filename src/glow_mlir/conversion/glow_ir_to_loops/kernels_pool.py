@@ -37,6 +37,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     to_float,
     window_attrs,
 )
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 
@@ -221,17 +222,17 @@ def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
         em.loop_nest([n, oh, ow], lambda iv: pixel(*iv))
 
 
-@lowers("glow_ir.max_pool")
+@lowers(glow.MaxPoolOp)
 def max_pool(instr, em: Emitter) -> None:
     _pool(instr, em, average=False)
 
 
-@lowers("glow_ir.avg_pool")
+@lowers(glow.AvgPoolOp)
 def avg_pool(instr, em: Emitter) -> None:
     _pool(instr, em, average=True)
 
 
-@lowers("glow_ir.adaptive_avg_pool")
+@lowers(glow.AdaptiveAvgPoolOp)
 def adaptive_avg_pool(instr, em: Emitter) -> None:
     """Output (i, j) averages rows [i*H//OH, ceil((i+1)*H/OH)) and the same for columns:
     one loop nest over the outputs, each window's bounds computed with index arithmetic

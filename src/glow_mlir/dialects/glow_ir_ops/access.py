@@ -85,10 +85,12 @@ class InstrOp(IRDLOperation):
         """The instruction on `buffers` (destinations first), attributes as Python values."""
         from glow_mlir.dialects.glow_ops.base import to_attr
 
+        graph_op = getattr(cls, "GRAPH_OP", None)  # its attributes are the graph op's
+        encode = graph_op.attr_of if graph_op is not None else lambda _, v: to_attr(v)
         return cls.create(
             operands=list(buffers),
             properties={"access": access_attr(cls.ACCESS)},
-            attributes={k: to_attr(v) for k, v in attrs.items() if v is not None},
+            attributes={k: encode(k, v) for k, v in attrs.items() if v is not None},
         )
 
     # ------------------------------------------------------------------ verification

@@ -24,18 +24,17 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Operation
-from xdsl.irdl import irdl_op_definition
+from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from glow_mlir.dialects.glow import ALL_OPS, GlowOp
-from glow_mlir.dialects.glow_ops.elementwise import (
-    BINARY_OPS,
-    ELEMENTWISE_OPS,
-    UNARY_OPS,
-    SelectOp,
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_DMA_ENGINE,
+    ON_ELEMENTWISE_UNIT,
+    NoInstruction,
+    inplace_operands,
 )
-from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
 
@@ -62,6 +61,7 @@ class CopyOp(InstrOp):
     """`glow_ir.copy @out %dest, @in %src : memref<...>`: dest = src (same type)."""
 
     name = "glow_ir.copy"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
     ACCESS: ClassVar = (OUT, IN)
     INPLACE: ClassVar = ((0, 1),)  # a copy onto the same bytes is a no-op (peephole drops it)
 
@@ -76,6 +76,7 @@ class ExtractTensorOp(InstrOp):
     """dest = src[offsets : offsets + shape(dest)] (Glow's ExtractTensor; graph slice)."""
 
     name = "glow_ir.extract_tensor"
+    traits = traits_def(ON_DMA_ENGINE)
     ACCESS: ClassVar = (OUT, IN)
 
     def offsets(self) -> tuple[int, ...]:
@@ -101,6 +102,7 @@ class InsertTensorOp(InstrOp):
     is @inout: what the insert does not cover keeps its value."""
 
     name = "glow_ir.insert_tensor"
+    traits = traits_def(ON_DMA_ENGINE)
     ACCESS: ClassVar = (INOUT, IN)
 
     def offsets(self) -> tuple[int, ...]:
@@ -223,34 +225,21 @@ def shadow_graph_op(instr: GraphInstrOp) -> GlowOp:
         attributes=dict(instr.attributes))
 
 
-NOT_INSTRUCTIONS = frozenset({
-    "glow.constant",       # a constant weight
-    "glow.reshape",        # a tensor view (or a copy)
-    "glow.slice",          # extract_tensor (or a view)
-    "glow.insert_tensor",  # copy + insert_tensor
-    "glow.concat",         # one insert_tensor per input
-})
-
-_ELEMENT_PREFIXED = {op.name for op in (*UNARY_OPS, *BINARY_OPS, *TRIGONOMETRY_OPS)} - {
-    "glow.relu", "glow.sigmoid", "glow.tanh", "glow.gelu", "glow.swish", "glow.leaky_relu",
-    "glow.clip", "glow.prelu"} | {"glow.cmp_eq", "glow.cmp_lt", "glow.cmp_lte", "glow.select"}
+NOT_INSTRUCTIONS = frozenset(op.name for op in ALL_OPS if op.has_trait(NoInstruction))
+"""Graph ops IRGen turns into weights, views, copies or inserts (trait `NoInstruction`)."""
 
 
-def instruction_name(graph_op_name: str) -> str:
-    """Glow's instruction kind for a graph op: AddNode -> ElementAddInst, ..."""
-    base = graph_op_name.removeprefix("glow.")
-    if graph_op_name in _ELEMENT_PREFIXED:
-        return f"glow_ir.element_{base}"
-    return f"glow_ir.{base}"
+def instruction_name(op: type[GlowOp] | str) -> str:
+    """Glow's instruction kind for a graph op (class or name): AddNode -> ElementAddInst,
+    ..."""
+    if isinstance(op, str):
+        op = next(o for o in ALL_OPS if o.name == op)
+    return f"glow_ir.{op.INSTRUCTION_PREFIX}{op.name.removeprefix('glow.')}"
 
 
 def _inplace_pairs(op: type[GlowOp], n_in: int) -> tuple[tuple[int, int], ...]:
-    """Element-wise ops (and batched_add's batch) may write over an input of their type."""
-    if op in ELEMENTWISE_OPS or op in TRIGONOMETRY_OPS or op is SelectOp:
-        return tuple((0, 1 + i) for i in range(n_in))
-    if op.name == "glow.batched_add":
-        return ((0, 1),)
-    return ()
+    """The result (operand 0 of the instruction) over the sources it may overwrite."""
+    return tuple((0, 1 + i) for i in inplace_operands(op, n_in))
 
 
 def _class_name(name: str) -> str:
@@ -260,7 +249,7 @@ def _class_name(name: str) -> str:
 def _make_instruction(op: type[GlowOp]) -> type[GraphInstrOp]:
     d = op.get_irdl_definition()
     n_in, n_out = len(d.operands), len(d.results)
-    name = instruction_name(op.name)
+    name = instruction_name(op)
     body = {
         "name": name,
         "GRAPH_OP": op,
@@ -276,11 +265,20 @@ def _make_instruction(op: type[GlowOp]) -> type[GraphInstrOp]:
 
 
 COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = tuple(
-    _make_instruction(op) for op in ALL_OPS if op.name not in NOT_INSTRUCTIONS)
+    _make_instruction(op) for op in ALL_OPS if not op.has_trait(NoInstruction))
+
+INSTRUCTION_OF: dict[type[GlowOp], type[GraphInstrOp]] = {
+    i.GRAPH_OP: i for i in COMPUTE_INSTRUCTIONS}
+"""Graph op class -> its instruction class."""
 
 INSTRUCTION_FOR: dict[str, type[GraphInstrOp]] = {
     i.GRAPH_OP.name: i for i in COMPUTE_INSTRUCTIONS}
-"""Graph op name -> its instruction class."""
+"""Graph op name -> its instruction class (for text and tools; code uses `INSTRUCTION_OF`)."""
+
+
+def instruction_of(op: type[GlowOp]) -> type[GraphInstrOp]:
+    """The instruction class of graph op class `op` (KeyError for a `NoInstruction` op)."""
+    return INSTRUCTION_OF[op]
 
 globals().update({cls.__name__: cls for cls in COMPUTE_INSTRUCTIONS})
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
+from enum import StrEnum
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -59,8 +60,22 @@ from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.ir import resources
 
-MUTABILITIES = ("constant", "mutable")
-ROLES = ("input", "output")
+class Mutability(StrEnum):
+    """A weight's `mutability` (the IR keeps the word, as MLIR's StrEnumAttr)."""
+
+    CONSTANT = "constant"
+    MUTABLE = "mutable"
+
+
+class Role(StrEnum):
+    """A placeholder weight's `role`."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+MUTABILITIES = tuple(Mutability)
+ROLES = tuple(Role)
 
 
 def num_elements(value_or_type: SSAValue | MemRefType) -> int:
@@ -142,19 +157,19 @@ class WeightOp(IRDLOperation):
     traits = traits_def(SymbolOpInterface())
 
     @classmethod
-    def make(cls, name: str, type: MemRefType, mutability: str = "mutable",
+    def make(cls, name: str, type: MemRefType, mutability: str = Mutability.MUTABLE,
              role: str | None = None, value: DenseResourceAttr | None = None) -> WeightOp:
         props: dict[str, Attribute] = {"sym_name": StringAttr(name),
-                                       "mutability": StringAttr(mutability), "type": type}
+                                       "mutability": StringAttr(str(mutability)), "type": type}
         if role is not None:
-            props["role"] = StringAttr(role)
+            props["role"] = StringAttr(str(role))
         if value is not None:
             props["value"] = value
         return cls.create(properties=props)
 
     @property
     def is_constant(self) -> bool:
-        return self.mutability.data == "constant"
+        return self.mutability.data == Mutability.CONSTANT
 
     @property
     def role_name(self) -> str | None:

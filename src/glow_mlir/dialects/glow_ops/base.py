@@ -2,7 +2,10 @@
 
 Attribute kinds follow one convention, so builders can take plain Python values:
 int lists are `array<i64: ...>`, float lists `array<f32: ...>`, ints `i64`, floats `f32`,
-bools `i1` (`true`/`false`), strings `"..."`.
+bools `i1` (`true`/`false`), strings `"..."`. An op declares its attributes (`attrs.py`:
+kind, default, allowed values), so `make` builds each of its declared kind and the
+accessors return verified values with their declared defaults; `to_attr` guesses the kind
+from the Python value only for attributes an op does not declare.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, VarConstraint, base, traits_def
 from xdsl.traits import Pure
 
+from glow_mlir.dialects.glow_ops.attrs import (
+    GlowAttr,
+    Kind,
+    declared_attributes,
+    name_fields,
+)
 from glow_mlir.dialects.glow_ops.types import fail, require_static
 
 
@@ -56,14 +65,44 @@ class GlowOp(IRDLOperation):
     traits = traits_def(Pure())
 
     ATTRS: ClassVar[tuple[str, ...]] = ()
-    """The op's own attribute names; anything else without a dialect prefix is a typo."""
+    """The attribute names of an op that does not declare its attributes (`attrs.py`);
+    anything else without a dialect prefix is a typo."""
+
+    INSTRUCTION_PREFIX: ClassVar[str] = ""
+    """Prefix of its instruction's name after `glow_ir.`: `element_` for Glow's
+    ElementXxx instructions (arithmetic, unary math, comparisons, select); none for
+    activations and everything else (`glow.relu` -> `glow_ir.relu`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name_fields(cls.__dict__)
+
+    @classmethod
+    def attribute_names(cls) -> tuple[str, ...]:
+        """The op's own attributes: the declared ones, else `ATTRS`."""
+        return tuple(declared_attributes(cls)) or cls.ATTRS
+
+    @classmethod
+    def attribute_spec(cls, name: str) -> GlowAttr | None:
+        return declared_attributes(cls).get(name)
+
+    @classmethod
+    def attr_of(cls, name: str, value: Any) -> Attribute:
+        """Attribute `name` of this op for a Python value: of its declared kind, or as
+        `to_attr` guesses for an undeclared one."""
+        spec = declared_attributes(cls).get(name)
+        return spec.encode(value) if spec is not None else to_attr(value)
 
     def verify_(self) -> None:
         require_static(self.name, [*self.operands, *self.results])
+        names = self.attribute_names()
         for name in self.attributes:
-            if "." not in name and name not in self.ATTRS:
-                known = ", ".join(self.ATTRS) if self.ATTRS else "none"
+            if "." not in name and name not in names:
+                known = ", ".join(names) if names else "none"
                 fail(f"has unknown attribute '{name}' (its attributes: {known})")
+        for name, spec in declared_attributes(type(self)).items():
+            if spec.required and name not in self.attributes:
+                fail(f"requires attribute '{name}'")
         self.check()
 
     def check(self) -> None:
@@ -73,12 +112,30 @@ class GlowOp(IRDLOperation):
     def _attr(self, name: str) -> Attribute | None:
         return self.attributes.get(name)
 
+    def _declared(self, name: str, kind: Kind) -> GlowAttr | None:
+        spec = declared_attributes(type(self)).get(name)
+        return spec if spec is not None and spec.kind is kind else None
+
+    def _default(self, name: str, default: Any) -> Any:
+        if default is None:
+            spec = declared_attributes(type(self)).get(name)
+            default = spec.default if spec is not None else None
+        if default is None:
+            fail(f"requires attribute '{name}'")
+        return default
+
+    def enum(self, name: str) -> Any:
+        """A declared enumeration attribute as its `StrEnum` member (default if absent)."""
+        spec = declared_attributes(type(self))[name]
+        assert spec.enum is not None, f"{self.name} attribute '{name}' is no enumeration"
+        return spec.enum(self.str_attr(name))
+
     def ints(self, name: str, default: Sequence[int] | None = None) -> tuple[int, ...]:
         a = self._attr(name)
         if a is None:
-            if default is None:
-                fail(f"requires attribute '{name}'")
-            return tuple(default)  # type: ignore[arg-type]
+            return tuple(self._default(name, default))
+        if (spec := self._declared(name, Kind.INTS)) is not None:
+            return spec.decode(a)
         if not isinstance(a, DenseArrayBase) or not a.elt_type == i64:
             fail(f"attribute '{name}' must be array<i64: ...>, got {a}")
         return tuple(int(v) for v in a.get_values())  # type: ignore[union-attr]
@@ -86,9 +143,9 @@ class GlowOp(IRDLOperation):
     def floats(self, name: str, default: Sequence[float] | None = None) -> tuple[float, ...]:
         a = self._attr(name)
         if a is None:
-            if default is None:
-                fail(f"requires attribute '{name}'")
-            return tuple(default)  # type: ignore[arg-type]
+            return tuple(self._default(name, default))
+        if (spec := self._declared(name, Kind.FLOATS)) is not None:
+            return spec.decode(a)
         if not isinstance(a, DenseArrayBase):
             fail(f"attribute '{name}' must be array<f32: ...>, got {a}")
         return tuple(float(v) for v in a.get_values())  # type: ignore[union-attr]
@@ -96,9 +153,9 @@ class GlowOp(IRDLOperation):
     def int_attr(self, name: str, default: int | None = None) -> int:
         a = self._attr(name)
         if a is None:
-            if default is None:
-                fail(f"requires attribute '{name}'")
-            return int(default)  # type: ignore[arg-type]
+            return int(self._default(name, default))
+        if (spec := self._declared(name, Kind.INT)) is not None:
+            return spec.decode(a)
         if not isinstance(a, IntegerAttr):
             fail(f"attribute '{name}' must be an integer, got {a}")
         return int(a.value.data)  # type: ignore[union-attr]
@@ -106,9 +163,9 @@ class GlowOp(IRDLOperation):
     def float_attr(self, name: str, default: float | None = None) -> float:
         a = self._attr(name)
         if a is None:
-            if default is None:
-                fail(f"requires attribute '{name}'")
-            return float(default)  # type: ignore[arg-type]
+            return float(self._default(name, default))
+        if (spec := self._declared(name, Kind.FLOAT) or self._declared(name, Kind.NUMBER)):
+            return float(spec.decode(a))
         if isinstance(a, FloatAttr):
             return float(a.value.data)
         if isinstance(a, IntegerAttr):
@@ -116,10 +173,14 @@ class GlowOp(IRDLOperation):
         fail(f"attribute '{name}' must be a float, got {a}")
         return 0.0
 
-    def bool_attr(self, name: str, default: bool = False) -> bool:
+    def bool_attr(self, name: str, default: bool | None = None) -> bool:
         a = self._attr(name)
         if a is None:
-            return default
+            spec = declared_attributes(type(self)).get(name)
+            return bool(default if default is not None
+                        else spec.default if spec is not None else False)
+        if (spec := self._declared(name, Kind.BOOL)) is not None:
+            return spec.decode(a)
         if not (isinstance(a, IntegerAttr) and isinstance(a.type, IntegerType)
                 and a.type.width.data == 1):
             fail(f"attribute '{name}' must be true or false, got {a}")
@@ -128,10 +189,11 @@ class GlowOp(IRDLOperation):
     def str_attr(self, name: str, default: str | None = None,
                  allowed: Sequence[str] | None = None) -> str:
         a = self._attr(name)
+        spec = self._declared(name, Kind.STRING)
         if a is None:
-            if default is None:
-                fail(f"requires attribute '{name}'")
-            value = str(default)
+            value = str(self._default(name, default))
+        elif spec is not None:
+            return spec.decode(a)  # the constraint checked the allowed values
         elif not isinstance(a, StringAttr):
             fail(f"attribute '{name}' must be a string, got {a}")
             value = ""
@@ -151,7 +213,7 @@ class GlowOp(IRDLOperation):
         return cls.create(
             operands=list(operands),
             result_types=list(result_types),
-            attributes={k: to_attr(v) for k, v in attrs.items() if v is not None},
+            attributes={k: cls.attr_of(k, v) for k, v in attrs.items() if v is not None},
         )
 
     @property

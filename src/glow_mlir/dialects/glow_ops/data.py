@@ -1,5 +1,5 @@
 """Constants and data movement: splat, concat, slice, insert, reshape, transpose, broadcast,
-tile, pad, gather; reductions, arg_max/arg_min and top_k."""
+tile, pad, gather, scatter_data; reductions, arg_max/arg_min and top_k."""
 
 from __future__ import annotations
 
@@ -25,8 +25,27 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
+from glow_mlir.dialects.glow_ops.attrs import (
+    PadMode,
+    ScatterReduction,
+    bool_attr,
+    int_attr,
+    ints_attr,
+    number_attr,
+    str_attr,
+)
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
-from glow_mlir.dialects.glow_ops.shapes import broadcast_compatible, gather_shape, reduced_shape
+from glow_mlir.dialects.glow_ops.shapes import (
+    broadcast_compatible,
+    gather_shape,
+    reduced_shape,
+)
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_DMA_ENGINE,
+    ON_REDUCE_UNIT,
+    InPlace,
+    NoInstruction,
+)
 from glow_mlir.dialects.glow_ops.types import (
     fail,
     fmt_shape,
@@ -36,6 +55,7 @@ from glow_mlir.dialects.glow_ops.types import (
     normalize_axis,
     require,
     require_elem,
+    require_rank,
     require_same_elem,
     require_shape,
     shape_of,
@@ -59,7 +79,7 @@ class ConstantOp(GlowOp):
 
     name = "glow.constant"
     ATTRS: ClassVar = ("value",)
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), NoInstruction(), ON_DMA_ENGINE)
     result = result_def(TensorType)
 
     @property
@@ -116,12 +136,10 @@ class SplatOp(GlowOp):
     integer (not the real number it represents)."""
 
     name = "glow.splat"
-    ATTRS: ClassVar = ("value",)
+    traits = traits_def(ON_DMA_ENGINE)
+    value = number_attr(required=True)
     result = result_def(TensorType)
     assembly_format = "attr-dict `:` type($result)"
-
-    def check(self) -> None:
-        self.float_attr("value")
 
 
 @irdl_op_definition
@@ -129,7 +147,8 @@ class ConcatOp(GlowOp):
     """Concatenation along `dim`."""
 
     name = "glow.concat"
-    ATTRS: ClassVar = ("dim",)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    dim = int_attr(required=True)
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL_FORMAT
@@ -155,7 +174,8 @@ class SliceOp(GlowOp):
     """The block of the result's shape starting at `start`."""
 
     name = "glow.slice"
-    ATTRS: ClassVar = ("start",)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    start = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -177,7 +197,10 @@ class InsertTensorOp(GlowOp):
     """`big` with `small` written at `start`, repeated `count` times along `axis`."""
 
     name = "glow.insert_tensor"
-    ATTRS: ClassVar = ("start", "count", "axis")
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    start = ints_attr(required=True)
+    count = int_attr(1)
+    axis = int_attr(0)
     big = operand_def(TensorType)
     small = operand_def(TensorType)
     result = result_def(TensorType)
@@ -186,8 +209,8 @@ class InsertTensorOp(GlowOp):
     def check(self) -> None:
         big, small = shape_of(self.big), shape_of(self.small)
         start = self.ints("start")
-        count = self.int_attr("count", 1)
-        axis = normalize_axis(self.int_attr("axis", 0), len(big))
+        count = self.int_attr("count")
+        axis = normalize_axis(self.int_attr("axis"), len(big))
         require(len(start) == len(big) == len(small),
                 f"start, big and small must agree in rank ({len(start)}, {len(big)}, {len(small)})")
         require(count >= 1, f"count must be >= 1, got {count}")
@@ -205,6 +228,7 @@ class ReshapeOp(GlowOp):
     """Same elements, new shape (row-major)."""
 
     name = "glow.reshape"
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -222,7 +246,8 @@ class TransposeOp(GlowOp):
     """result dim i is input dim shuffle[i]."""
 
     name = "glow.transpose"
-    ATTRS: ClassVar = ("shuffle",)
+    traits = traits_def(ON_DMA_ENGINE)
+    shuffle = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -242,7 +267,8 @@ class BroadcastOp(GlowOp):
     """Input dims line up with the result's from `axis`; each is 1 or equal (Glow's Broadcast)."""
 
     name = "glow.broadcast"
-    ATTRS: ClassVar = ("axis",)
+    traits = traits_def(ON_DMA_ENGINE)
+    axis = int_attr()  # default: the trailing dims line up (check)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -260,7 +286,8 @@ class TileOp(GlowOp):
     """The input repeated `count` times along `axis`."""
 
     name = "glow.tile"
-    ATTRS: ClassVar = ("count", "axis")
+    count = int_attr(required=True)
+    axis = int_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -276,7 +303,7 @@ class TileOp(GlowOp):
         require_same_elem("input and result", self.input, self.result)
 
 
-PAD_MODES = ("constant", "reflect", "edge")
+PAD_MODES = tuple(PadMode)
 
 
 @irdl_op_definition
@@ -287,7 +314,9 @@ class PadOp(GlowOp):
     zero pad is the zero point (what merge-pad-into-conv relies on)."""
 
     name = "glow.pad"
-    ATTRS: ClassVar = ("pads", "mode", "value")
+    pads = ints_attr(required=True)
+    mode = str_attr(PadMode, PadMode.CONSTANT)
+    value = number_attr(0.0)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -295,8 +324,7 @@ class PadOp(GlowOp):
     def check(self) -> None:
         shape = shape_of(self.input)
         pads = self.ints("pads")
-        mode = self.str_attr("mode", "constant", PAD_MODES)
-        self.float_attr("value", 0.0)
+        mode = self.str_attr("mode")
         rank = len(shape)
         require(len(pads) == 2 * rank, f"pads has {len(pads)} entries, expected {2 * rank} (2 x rank)")
         require(all(p >= 0 for p in pads), f"pads must be non-negative, got {list(pads)}")
@@ -314,7 +342,7 @@ class GatherOp(GlowOp):
     """data taken along `axis` at `indices` (ONNX Gather; negative indices count back)."""
 
     name = "glow.gather"
-    ATTRS: ClassVar = ("axis",)
+    axis = int_attr(0)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
@@ -329,8 +357,40 @@ class GatherOp(GlowOp):
         require_same_elem("data and result", self.data, self.result)
 
 
+@irdl_op_definition
+class ScatterDataOp(GlowOp):
+    """data with rows replaced: row indices[i] of data (its first dim) becomes updates[i],
+    or is combined with it by `reduction` (add, mul, max, min), in the order of i, so with
+    repeated indices the last update wins (Glow's ScatterData, `Cumulative` being add).
+    ONNX's ScatterND and ScatterElements are this on flattened data. The result may be
+    written over data (Glow's ScatterData updates its data in place): every row is read,
+    as the result's first value, before it is written."""
+
+    name = "glow.scatter_data"
+    traits = traits_def(InPlace((0,)))
+    reduction = str_attr(ScatterReduction, ScatterReduction.NONE)
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        data = shape_of(self.data)
+        require(len(data) >= 1, "data must have rank >= 1")
+        require_rank("indices", self.indices, 1)
+        require_elem("indices", self.indices, is_index_type, "i32 or i64")
+        require_shape("updates", self.updates, (shape_of(self.indices)[0], *data[1:]),
+                      "one row of data per index")
+        require_same_elem("data and updates", self.data, self.updates)
+        require_same_elem("data and result", self.data, self.result)
+        require_shape("result", self.result, data)
+        if self.enum("reduction") is not ScatterReduction.NONE:
+            require_elem("data", self.data, is_numeric, "numeric")
+
+
 class _ReduceOp(GlowOp):
-    ATTRS: ClassVar = ("axes",)
+    axes = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -352,6 +412,7 @@ class BatchedReduceAddOp(_ReduceOp):
     """Sum over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_add"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition
@@ -359,6 +420,7 @@ class BatchedReduceMeanOp(_ReduceOp):
     """Mean over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_mean"
+    traits = traits_def(ON_REDUCE_UNIT)
 
     def check(self) -> None:
         super().check()
@@ -370,6 +432,7 @@ class BatchedReduceMaxOp(_ReduceOp):
     """Max over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_max"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition
@@ -377,6 +440,7 @@ class BatchedReduceMinOp(_ReduceOp):
     """Min over `axes` (which are removed)."""
 
     name = "glow.batched_reduce_min"
+    traits = traits_def(ON_REDUCE_UNIT)
 
 
 @irdl_op_definition
@@ -387,15 +451,16 @@ class BatchedReduceProdOp(_ReduceOp):
 
 
 class _ArgOp(GlowOp):
-    ATTRS: ClassVar = ("axis", "keep_dims")
+    axis = int_attr(0)
+    keep_dims = bool_attr(True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check(self) -> None:
         shape = shape_of(self.input)
-        axis = normalize_axis(self.int_attr("axis", 0), len(shape))
-        keep = self.bool_attr("keep_dims", True)
+        axis = normalize_axis(self.int_attr("axis"), len(shape))
+        keep = self.bool_attr("keep_dims")
         want = list(shape)
         if keep:
             want[axis] = 1
@@ -424,7 +489,7 @@ class TopKOp(GlowOp):
     """The `k` largest values along the last dim, sorted, and their indices."""
 
     name = "glow.top_k"
-    ATTRS: ClassVar = ("k",)
+    k = int_attr(required=True)
     input = operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)
@@ -443,6 +508,6 @@ class TopKOp(GlowOp):
 
 
 DATA_OPS = (ConstantOp, SplatOp, ConcatOp, SliceOp, InsertTensorOp, ReshapeOp, TransposeOp,
-            BroadcastOp, TileOp, PadOp, GatherOp, BatchedReduceAddOp, BatchedReduceMeanOp,
-            BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp, ArgMaxOp, ArgMinOp,
-            TopKOp)
+            BroadcastOp, TileOp, PadOp, GatherOp, ScatterDataOp, BatchedReduceAddOp,
+            BatchedReduceMeanOp, BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp,
+            ArgMaxOp, ArgMinOp, TopKOp)

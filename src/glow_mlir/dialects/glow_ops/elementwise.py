@@ -9,9 +9,17 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
+from glow_mlir.dialects.glow_ops.attrs import GeluApproximation, float_attr, int_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.scalar import X, exp, sqrt
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_ELEMENTWISE_UNIT,
+    Elementwise,
+    FusableActivation,
+    ScalarBody,
+)
 from glow_mlir.dialects.glow_ops.types import (
     fail,
     elem_of,
@@ -31,6 +39,9 @@ from glow_mlir.dialects.glow_ops.types import (
 
 class UnaryOp(GlowOp):
     """`%r = glow.<op> %x : tensor<...>`: one operand, result of the same type."""
+
+    traits = traits_def(Elementwise())
+    INSTRUCTION_PREFIX: ClassVar[str] = "element_"
 
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
@@ -53,6 +64,8 @@ class ReluOp(UnaryOp):
     """max(x, 0)."""
 
     name = "glow.relu"
+    traits = traits_def(FusableActivation("relu"), ON_ELEMENTWISE_UNIT)
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
     ELEMENTS: ClassVar[str] = "numeric"
 
 
@@ -61,6 +74,9 @@ class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "glow.sigmoid"
+    traits = traits_def(ScalarBody(1 / (1 + exp(-X))), FusableActivation("sigmoid"),
+                        ON_ELEMENTWISE_UNIT)
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
 @irdl_op_definition
@@ -68,6 +84,8 @@ class TanhOp(UnaryOp):
     """Hyperbolic tangent."""
 
     name = "glow.tanh"
+    traits = traits_def(FusableActivation("tanh"), ON_ELEMENTWISE_UNIT)
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
 @irdl_op_definition
@@ -75,11 +93,8 @@ class GeluOp(UnaryOp):
     """x * Phi(x); `approximate = \"tanh\"` uses the tanh form."""
 
     name = "glow.gelu"
-    ATTRS: ClassVar[tuple[str, ...]] = ("approximate",)
-
-    def check(self) -> None:
-        super().check()
-        self.str_attr("approximate", "none", ("none", "tanh"))
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
+    approximate = str_attr(GeluApproximation, GeluApproximation.NONE)
 
 
 @irdl_op_definition
@@ -87,6 +102,8 @@ class SwishOp(UnaryOp):
     """x * sigmoid(x) (SiLU)."""
 
     name = "glow.swish"
+    traits = traits_def(ScalarBody(X * (1 / (1 + exp(-X)))))
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
 @irdl_op_definition
@@ -94,6 +111,7 @@ class ExpOp(UnaryOp):
     """e^x."""
 
     name = "glow.exp"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -101,6 +119,7 @@ class LogOp(UnaryOp):
     """Natural logarithm."""
 
     name = "glow.log"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -108,6 +127,7 @@ class SqrtOp(UnaryOp):
     """Square root."""
 
     name = "glow.sqrt"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -115,6 +135,7 @@ class RsqrtOp(UnaryOp):
     """1 / sqrt(x)."""
 
     name = "glow.rsqrt"
+    traits = traits_def(ScalarBody(1 / sqrt(X)), ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -122,6 +143,7 @@ class ErfOp(UnaryOp):
     """Gauss error function."""
 
     name = "glow.erf"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -129,6 +151,7 @@ class AbsOp(UnaryOp):
     """|x|."""
 
     name = "glow.abs"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
     ELEMENTS: ClassVar[str] = "numeric"
 
 
@@ -137,6 +160,7 @@ class NegOp(UnaryOp):
     """-x."""
 
     name = "glow.neg"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
     ELEMENTS: ClassVar[str] = "numeric"
 
 
@@ -166,6 +190,7 @@ class ReciprocalOp(UnaryOp):
     """1 / x."""
 
     name = "glow.reciprocal"
+    traits = traits_def(ScalarBody(1 / X), ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -195,11 +220,9 @@ class LeakyReluOp(UnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "glow.leaky_relu"
-    ATTRS: ClassVar[tuple[str, ...]] = ("alpha",)
-
-    def check(self) -> None:
-        super().check()
-        self.float_attr("alpha")
+    traits = traits_def(FusableActivation("leaky_relu", ("alpha",)))
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
+    alpha = float_attr(required=True)
 
 
 @irdl_op_definition
@@ -207,8 +230,11 @@ class ClipOp(UnaryOp):
     """min(max(x, min), max)."""
 
     name = "glow.clip"
+    traits = traits_def(FusableActivation("clip", ("min", "max")))
+    INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
     ELEMENTS: ClassVar[str] = "numeric"
-    ATTRS: ClassVar[tuple[str, ...]] = ("min", "max")
+    min = float_attr(required=True)
+    max = float_attr(required=True)
 
     def check(self) -> None:
         super().check()
@@ -216,11 +242,22 @@ class ClipOp(UnaryOp):
         require(lo <= hi, f"min ({lo}) must not exceed max ({hi})")
 
 
+@irdl_op_definition
+class SoftsignOp(UnaryOp):
+    """x / (1 + |x|)."""
+
+    name = "glow.softsign"
+    traits = traits_def(ScalarBody(X / (1 + abs(X))), ON_ELEMENTWISE_UNIT)
+
+
 # ====================================================================== binary
 
 
 class BinaryOp(GlowOp):
     """`%r = glow.<op> %a, %b : tensor<...>`: operands and result of one type."""
+
+    traits = traits_def(Elementwise())
+    INSTRUCTION_PREFIX: ClassVar[str] = "element_"
 
     T: ClassVar = SAME_TYPE
     lhs = operand_def(T)
@@ -244,6 +281,7 @@ class AddOp(BinaryOp):
     """a + b."""
 
     name = "glow.add"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -251,6 +289,7 @@ class SubOp(BinaryOp):
     """a - b."""
 
     name = "glow.sub"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -258,6 +297,7 @@ class MulOp(BinaryOp):
     """a * b."""
 
     name = "glow.mul"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -265,6 +305,7 @@ class DivOp(BinaryOp):
     """a / b (integers truncate toward zero, as in C and ONNX)."""
 
     name = "glow.div"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -272,6 +313,7 @@ class MaxOp(BinaryOp):
     """max(a, b)."""
 
     name = "glow.max"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -279,6 +321,7 @@ class MinOp(BinaryOp):
     """min(a, b)."""
 
     name = "glow.min"
+    traits = traits_def(ON_ELEMENTWISE_UNIT)
 
 
 @irdl_op_definition
@@ -317,6 +360,8 @@ class XorOp(BinaryOp):
 class PReluOp(GlowOp):
     """x if x >= 0 else slope * x, with a per-element slope (broadcast explicitly)."""
 
+    traits = traits_def(Elementwise())
+
     name = "glow.prelu"
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
@@ -333,6 +378,9 @@ class PReluOp(GlowOp):
 
 class CompareOp(GlowOp):
     """`%r = glow.cmp_* %a, %b : tensor<...xT> -> tensor<...xi1>`."""
+
+    traits = traits_def(Elementwise())
+    INSTRUCTION_PREFIX: ClassVar[str] = "element_"
 
     T: ClassVar = SAME_TYPE
     lhs = operand_def(T)
@@ -372,6 +420,9 @@ class CmpLteOp(CompareOp):
 class SelectOp(GlowOp):
     """cond ? lhs : rhs, element-wise."""
 
+    traits = traits_def(Elementwise())
+    INSTRUCTION_PREFIX: ClassVar[str] = "element_"
+
     name = "glow.select"
     T: ClassVar = SAME_TYPE
     cond = operand_def(TensorType)
@@ -392,6 +443,7 @@ class SelectOp(GlowOp):
 
 
 class _CastOp(GlowOp):
+    traits = traits_def(Elementwise())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -407,7 +459,7 @@ class ConvertToOp(_CastOp):
     largest finite value, 0 gives inf or NaN."""
 
     name = "glow.convert_to"
-    ATTRS: ClassVar = ("saturate",)
+    saturate = int_attr(1)
 
     def check(self) -> None:
         super().check()
@@ -454,7 +506,7 @@ class RescaleQuantizedOp(_CastOp):
 
 UNARY_OPS = (ReluOp, SigmoidOp, TanhOp, GeluOp, SwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ErfOp,
              AbsOp, NegOp, FloorOp, CeilOp, RoundOp, ReciprocalOp, SinOp, CosOp, NotOp,
-             LeakyReluOp, ClipOp)
+             LeakyReluOp, ClipOp, SoftsignOp)
 BINARY_OPS = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, PReluOp)
 ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, CmpEqOp, CmpLtOp, CmpLteOp, SelectOp,
                    ConvertToOp, QuantizeOp, DequantizeOp, RescaleQuantizedOp)

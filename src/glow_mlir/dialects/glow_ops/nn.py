@@ -6,9 +6,21 @@ import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
+from glow_mlir.dialects.glow_ops.attrs import (
+    CoordinateMode,
+    Layout,
+    NearestMode,
+    bool_attr,
+    float_attr,
+    floats_attr,
+    int_attr,
+    ints_attr,
+    str_attr,
+)
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, SAME_TYPE, GlowOp
+from glow_mlir.dialects.glow_ops.elementwise import UNARY_OPS
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.glow_ops.types import (
     fail,
@@ -25,9 +37,24 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+from glow_mlir.dialects.glow_ops.traits import (
+    ON_MATMUL_UNIT,
+    ON_ELEMENTWISE_UNIT,
+    ON_POOL_UNIT,
+    FusableActivation,
+    FusableProducer,
+    InPlace,
+    MacCount,
+    Windowed,
+    conv_macs,
+    matmul_macs,
+)
 
-LAYOUTS = ("NCHW", "NHWC")
-FUSABLE_ACTIVATIONS = ("none", "relu", "clip", "leaky_relu", "sigmoid", "tanh")
+LAYOUTS = tuple(Layout)
+ACTIVATION_OPS = {t.name: (op, t) for op in UNARY_OPS
+                  if (t := op.get_trait(FusableActivation)) is not None}
+"""`fused_activation` value -> (its op class, its trait): every `FusableActivation` op."""
+FUSABLE_ACTIVATIONS = ("none", *ACTIVATION_OPS)
 
 
 def _float_or_quantized(v) -> bool:
@@ -37,9 +64,9 @@ def _float_or_quantized(v) -> bool:
 def _check_window(op: GlowOp, hw: tuple[int, int], with_dilation: bool) -> tuple:
     """Common checks of kernels/strides/pads(/dilation); returns them."""
     kernels = op.ints("kernels")
-    strides = op.ints("strides", (1, 1))
-    pads = op.ints("pads", (0, 0, 0, 0))
-    dilation = op.ints("dilation", (1, 1)) if with_dilation else (1, 1)
+    strides = op.ints("strides")
+    pads = op.ints("pads")
+    dilation = op.ints("dilation") if with_dilation else (1, 1)
     require(len(kernels) == 2 and all(k > 0 for k in kernels),
             f"kernels must be 2 positive integers, got {list(kernels)}")
     require(len(strides) == 2 and all(s > 0 for s in strides),
@@ -70,9 +97,9 @@ def _check_dense_elems(op: GlowOp, input, weights, bias, result, wname: str) -> 
 
 
 def _check_fused_activation(op: GlowOp) -> None:
-    act = op.str_attr("fused_activation", "none", FUSABLE_ACTIVATIONS)
-    args = op.floats("fused_activation_args", ())
-    want = {"clip": 2, "leaky_relu": 1}.get(act, 0)
+    act = op.str_attr("fused_activation")
+    args = op.floats("fused_activation_args")
+    want = len(ACTIVATION_OPS[act][1].args) if act != "none" else 0
     require(len(args) == want,
             f"fused_activation '{act}' takes {want} argument(s), got {len(args)}")
 
@@ -86,8 +113,16 @@ class ConvolutionOp(GlowOp):
     """
 
     name = "glow.convolution"
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "dilation", "group", "layout",
-                       "fused_activation", "fused_activation_args")
+    traits = traits_def(Windowed(dilation=True), FusableProducer(), MacCount(conv_macs),
+                        ON_MATMUL_UNIT)
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    dilation = ints_attr((1, 1))
+    group = int_attr(1)
+    layout = str_attr(Layout, Layout.NCHW)
+    fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
+    fused_activation_args = floats_attr(())
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -95,14 +130,14 @@ class ConvolutionOp(GlowOp):
     assembly_format = FUNCTIONAL_FORMAT
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_rank("filter", self.filter, 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
         _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
         n, c, h, w = image_dims(shape_of(self.input), layout)
         kernels, strides, pads, dilation = _check_window(self, (h, w), True)
-        group = self.int_attr("group", 1)
+        group = self.int_attr("group")
         require(group > 0, f"group must be positive, got {group}")
         require(c % group == 0, f"group {group} does not divide the {c} input channels")
         fshape = shape_of(self.filter)
@@ -123,9 +158,13 @@ class _PoolOp(GlowOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    layout = str_attr(Layout, Layout.NCHW)
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_same_elem("input and result", self.input, self.result)
         n, c, h, w = image_dims(shape_of(self.input), layout)
@@ -140,7 +179,7 @@ class MaxPoolOp(_PoolOp):
     """2-D max pooling; padding never wins the max."""
 
     name = "glow.max_pool"
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout")
+    traits = traits_def(Windowed(), ON_POOL_UNIT)
 
 
 @irdl_op_definition
@@ -148,11 +187,8 @@ class AvgPoolOp(_PoolOp):
     """2-D average pooling; `count_include_pad` counts padding in the divisor."""
 
     name = "glow.avg_pool"
-    ATTRS: ClassVar = ("kernels", "strides", "pads", "layout", "count_include_pad")
-
-    def check(self) -> None:
-        super().check()
-        self.bool_attr("count_include_pad", False)
+    traits = traits_def(Windowed(), ON_POOL_UNIT)
+    count_include_pad = bool_attr(False)
 
 
 @irdl_op_definition
@@ -160,13 +196,13 @@ class AdaptiveAvgPoolOp(GlowOp):
     """Average pooling to the result's spatial size (PyTorch's adaptive windows)."""
 
     name = "glow.adaptive_avg_pool"
-    ATTRS: ClassVar = ("layout",)
+    layout = str_attr(Layout, Layout.NCHW)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check(self) -> None:
-        layout = self.str_attr("layout", "NCHW", LAYOUTS)
+        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_rank("result", self.result, 4)
         require_same_elem("input and result", self.input, self.result)
@@ -184,7 +220,9 @@ class FullyConnectedOp(GlowOp):
     as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution)."""
 
     name = "glow.fully_connected"
-    ATTRS: ClassVar = ("fused_activation", "fused_activation_args")
+    traits = traits_def(FusableProducer(), MacCount(matmul_macs))
+    fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
+    fused_activation_args = floats_attr(())
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -208,6 +246,7 @@ class MatMulOp(GlowOp):
     """lhs[N, K] x rhs[K, M] -> [N, M]."""
 
     name = "glow.mat_mul"
+    traits = traits_def(MacCount(matmul_macs), ON_MATMUL_UNIT)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -228,6 +267,7 @@ class BatchMatMulOp(GlowOp):
     """lhs[B, N, K] x rhs[B, K, M] -> [B, N, M]."""
 
     name = "glow.batch_mat_mul"
+    traits = traits_def(MacCount(matmul_macs))
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -249,6 +289,7 @@ class BatchedAddOp(GlowOp):
     """batch[B, ...] + slice[...]: the slice is added to every batch element."""
 
     name = "glow.batched_add"
+    traits = traits_def(InPlace((0,)), ON_ELEMENTWISE_UNIT)
     batch = operand_def(TensorType)
     slice = operand_def(TensorType)
     result = result_def(TensorType)
@@ -267,7 +308,9 @@ class BatchNormalizationOp(GlowOp):
     """Inference batch norm: scale * (x - mean) / sqrt(var + epsilon) + bias, per channel."""
 
     name = "glow.batch_normalization"
-    ATTRS: ClassVar = ("epsilon", "momentum", "channel_idx")
+    epsilon = float_attr(1e-5)
+    momentum = float_attr()
+    channel_idx = int_attr(1)
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -280,8 +323,7 @@ class BatchNormalizationOp(GlowOp):
         shape = shape_of(self.input)
         require(len(shape) >= 2, f"input must have rank >= 2, got {len(shape)}")
         require_elem("input", self.input, is_float, "floating-point")
-        ch = normalize_axis(self.int_attr("channel_idx", 1), len(shape), "channel_idx")
-        self.float_attr("epsilon", 1e-5)
+        ch = normalize_axis(self.int_attr("channel_idx"), len(shape), "channel_idx")
         for what, v in (("scale", self.scale), ("bias", self.bias), ("mean", self.mean),
                         ("var", self.var)):
             require_shape(what, v, (shape[ch],), "one per channel")
@@ -294,7 +336,7 @@ class LayerNormalizationOp(GlowOp):
     """Normalizes over the trailing dims that `scale` and `bias` have, then scales and shifts."""
 
     name = "glow.layer_normalization"
-    ATTRS: ClassVar = ("epsilon",)
+    epsilon = float_attr(1e-5)
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -309,7 +351,6 @@ class LayerNormalizationOp(GlowOp):
                 f"scale shape {fmt_shape(sshape)} must equal the trailing dims of the input "
                 f"{fmt_shape(shape)}")
         require_shape("bias", self.bias, sshape, "same as scale")
-        self.float_attr("epsilon", 1e-5)
         if self.result.type != self.input.type:
             fail(f"result type {self.result.type} must equal the input type {self.input.type}")
 
@@ -319,24 +360,24 @@ class LocalResponseNormalizationOp(GlowOp):
     """Across-channel LRN: x / (k + alpha / size * sum(x^2 over the window)) ^ beta."""
 
     name = "glow.local_response_normalization"
-    ATTRS: ClassVar = ("half_window_size", "alpha", "beta", "k", "layout")
+    half_window_size = int_attr(required=True)
+    alpha = float_attr(1e-4)
+    beta = float_attr(0.75)
+    k = float_attr(1.0)
+    layout = str_attr(Layout, Layout.NCHW)
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
     result = result_def(T)
     assembly_format = "$input attr-dict `:` type($result)"
 
     def check(self) -> None:
-        self.str_attr("layout", "NCHW", LAYOUTS)
         require_rank("input", self.input, 4)
         require_elem("input", self.input, is_float, "floating-point")
         require(self.int_attr("half_window_size") >= 0, "half_window_size must be >= 0")
-        self.float_attr("alpha", 1e-4)
-        self.float_attr("beta", 0.75)
-        self.float_attr("k", 1.0)
 
 
 class _SoftMaxOp(GlowOp):
-    ATTRS: ClassVar = ("axis",)
+    axis = int_attr(-1)
     T: ClassVar = SAME_TYPE
     input = operand_def(T)
     result = result_def(T)
@@ -344,7 +385,7 @@ class _SoftMaxOp(GlowOp):
 
     def check(self) -> None:
         require_elem("input", self.input, is_float, "floating-point")
-        normalize_axis(self.int_attr("axis", -1), len(shape_of(self.input)))
+        normalize_axis(self.int_attr("axis"), len(shape_of(self.input)))
 
 
 @irdl_op_definition
@@ -361,9 +402,8 @@ class LogSoftMaxOp(_SoftMaxOp):
     name = "glow.log_soft_max"
 
 
-COORDINATE_MODES = ("asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn")
-NEAREST_MODES = ("floor", "round_prefer_floor", "round_prefer_ceil", "ceil")
+COORDINATE_MODES = tuple(CoordinateMode)
+NEAREST_MODES = tuple(NearestMode)
 
 
 class _ResizeOp(GlowOp):
@@ -383,7 +423,6 @@ class _ResizeOp(GlowOp):
         for i, (d, o, s) in enumerate(zip(shape, out, scale)):
             require(abs(d * s - o) < 1.0 or math.floor(d * s) == o,
                     f"result dim {i} is {o}, but input {d} x scale {s} gives {d * s:g}")
-        self.str_attr("coordinate_transformation_mode", "asymmetric", COORDINATE_MODES)
 
 
 @irdl_op_definition
@@ -391,11 +430,12 @@ class ResizeNearestOp(_ResizeOp):
     """Nearest-neighbour resize with ONNX's coordinate transformation and nearest modes."""
 
     name = "glow.resize_nearest"
-    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode", "nearest_mode")
+    scale = floats_attr(required=True)
+    coordinate_transformation_mode = str_attr(CoordinateMode, CoordinateMode.ASYMMETRIC)
+    nearest_mode = str_attr(NearestMode, NearestMode.FLOOR)
 
     def check(self) -> None:
         super().check()
-        self.str_attr("nearest_mode", "floor", NEAREST_MODES)
 
 
 @irdl_op_definition
@@ -403,7 +443,8 @@ class ResizeBilinearOp(_ResizeOp):
     """(Bi)linear resize over every dim whose scale is not 1."""
 
     name = "glow.resize_bilinear"
-    ATTRS: ClassVar = ("scale", "coordinate_transformation_mode")
+    scale = floats_attr(required=True)
+    coordinate_transformation_mode = str_attr(CoordinateMode, CoordinateMode.ASYMMETRIC)
 
     def check(self) -> None:
         super().check()
@@ -415,7 +456,7 @@ class SpaceToDepthOp(GlowOp):
     """NCHW [N, C, H, W] -> [N, C*b*b, H/b, W/b], as ONNX SpaceToDepth."""
 
     name = "glow.space_to_depth"
-    ATTRS: ClassVar = ("block_size",)
+    block_size = int_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"

@@ -37,7 +37,7 @@ from glow_mlir.frontends.onnx.errors import (
     UnsupportedFeature,
     UnsupportedOnnxError,
 )
-from glow_mlir.frontends.onnx.input_shapes import bind_input_shapes
+from glow_mlir.frontends.onnx.input_shapes import ZERO, bind_input_shapes, declared_dims, dim_of
 from glow_mlir.frontends.onnx.loading import default_opset, load_model
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
@@ -82,6 +82,7 @@ class OnnxImporter:
         self.values: dict[str, Value | None] = {}
         self.used: set[str] = set()
         self._inferred: dict[str, TensorType] | None = None
+        self._zero_is_unknown = False
 
     # ------------------------------------------------------------------ driver
     def run(self, input_shapes=None) -> ModuleOp:
@@ -173,7 +174,16 @@ class OnnxImporter:
                                                  f"{dtypes.dtype_name(elem_type)} is not supported"))
             else:
                 tensors.append(info)
-        shapes = dict(zip((i.name for i in tensors), bind_input_shapes(tensors, input_shapes)))
+        readers: dict[str, str] = {}
+        for index, node in enumerate(self.proto.graph.node):
+            for name in node.input:
+                readers.setdefault(name, f"node '{node_label(node, index)}' ({_op_kind(node)})")
+        shapes = dict(zip((i.name for i in tensors),
+                          bind_input_shapes(tensors, input_shapes, readers)))
+        # A declared 0 bound to another size meant "unknown" (input_shapes.py): read the
+        # graph outputs' declared 0s that way too.
+        self._zero_is_unknown = any(d == ZERO and s != ZERO for i in tensors
+                                    for d, s in zip(declared_dims(i) or [], shapes[i.name]))
         f32 = dtypes.mlir_element_type(onnx.TensorProto.FLOAT)
         return [TensorType(dtypes.mlir_element_type(i.type.tensor_type.elem_type), shapes[i.name])
                 if i.name in shapes else TensorType(f32, []) for i in inputs]
@@ -248,7 +258,7 @@ class OnnxImporter:
         for out in self.proto.graph.output:
             value = self.values[out.name]
             assert value is not None
-            self._check_declared(out, value)
+            self._check_declared(out, value, self._zero_is_unknown)
             results.append(value.ssa)
         fn.body.block.add_op(func.ReturnOp(*results))
         fn.function_type = FunctionType.from_lists(
@@ -261,9 +271,10 @@ class OnnxImporter:
         resource_table(self.b.module).retain(handles)
 
     @staticmethod
-    def _check_declared(info, value: Value) -> None:
+    def _check_declared(info, value: Value, zero_is_unknown: bool = False) -> None:
         """A graph output's declared static dims and element type must match what the graph
-        computes: a mismatch means the model (or its shape annotations) is inconsistent."""
+        computes: a mismatch means the model (or its shape annotations) is inconsistent.
+        -1 is dynamic, and so is 0 when the inputs' 0s were bound as unknown."""
         t = info.type.tensor_type
         if info.type.WhichOneof("value") != "tensor_type":
             return
@@ -274,7 +285,8 @@ class OnnxImporter:
                 raise OnnxImportError(f"graph output '{info.name}' is declared "
                                       f"{dtypes.dtype_name(t.elem_type)}, but the graph computes {got}")
         if t.HasField("shape"):
-            dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.shape.dim]
+            dims = [d if isinstance(d, int) and not (zero_is_unknown and d == ZERO) else None
+                    for d in map(dim_of, t.shape.dim)]
             ok = len(dims) == value.rank and all(d is None or d == s for d, s in zip(dims, value.shape))
             if not ok:
                 declared = "x".join("?" if d is None else str(d) for d in dims) or "scalar"

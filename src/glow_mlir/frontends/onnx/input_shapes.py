@@ -1,9 +1,16 @@
-"""Static shapes for the graph inputs: symbolic dimensions bound by the caller.
+"""Static shapes for the graph inputs: dynamic dimensions bound by the caller.
 
-Glow's graph is statically shaped, so every `dim_param` (`batch`, `seq`) must get a value,
-like Glow's `-onnx-define-symbol`. `input_shapes` maps an input name to its whole shape
+Glow's graph is statically shaped, so every dynamic dimension must get a value, like
+Glow's `-onnx-define-symbol`. `input_shapes` maps an input name to its whole shape
 (`{"input": (1, 3, 224, 224)}`), or a symbol name to its value (`{"batch": 1}`); a symbol
 bound through one input binds it in every input that uses it.
+
+What counts as dynamic: a `dim_param` (`batch`), a dim with no value, and `dim_value: -1`,
+which some exporters write and onnxruntime reads as dynamic (`DYNAMIC`). A declared 0 is a
+size, as ONNX and onnxruntime read it (a zero-size input), so an unbound 0 stays 0; but
+some exporters also write 0 for "unknown", so a whole-input shape given for that input
+binds it to any size (`ZERO`), as it would bind a dynamic dim. Every other declared size
+must be given as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +22,21 @@ from onnx import ValueInfoProto
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnboundDimensionError
 
 Dim = int | str | None
-"""A declared dimension: a size, a symbol, or unknown."""
+"""A declared dimension: a size, a symbol, or unknown (None)."""
+
+DYNAMIC = -1
+"""The one negative `dim_value` that means a dynamic dimension (others are errors,
+`validation.py`)."""
+ZERO = 0
+"""A declared size that a given shape may replace."""
+
+
+def dim_of(d) -> Dim:
+    """One `TensorShapeProto.Dimension` as a `Dim`."""
+    kind = d.WhichOneof("value")
+    if kind == "dim_value":
+        return None if d.dim_value == DYNAMIC else int(d.dim_value)
+    return (d.dim_param or None) if kind == "dim_param" else None
 
 
 def declared_dims(info: ValueInfoProto) -> list[Dim] | None:
@@ -23,11 +44,7 @@ def declared_dims(info: ValueInfoProto) -> list[Dim] | None:
     tensor = info.type.tensor_type
     if not tensor.HasField("shape"):
         return None
-    dims: list[Dim] = []
-    for d in tensor.shape.dim:
-        kind = d.WhichOneof("value")
-        dims.append(int(d.dim_value) if kind == "dim_value" else d.dim_param if kind == "dim_param" else None)
-    return dims
+    return [dim_of(d) for d in tensor.shape.dim]
 
 
 def _fmt(dims: Sequence[Dim]) -> str:
@@ -35,8 +52,10 @@ def _fmt(dims: Sequence[Dim]) -> str:
 
 
 def bind_input_shapes(inputs: Sequence[ValueInfoProto],
-                      given: Mapping[str, Sequence[int] | int] | None) -> list[tuple[int, ...]]:
-    """Every input's static shape, or an error naming each dimension left unbound."""
+                      given: Mapping[str, Sequence[int] | int] | None,
+                      readers: Mapping[str, str] | None = None) -> list[tuple[int, ...]]:
+    """Every input's static shape, or an error naming each dimension left unbound (and,
+    from `readers`, the node that reads the input first: an LSTM's sequence length)."""
     given = dict(given or {})
     declared = {i.name: declared_dims(i) for i in inputs}
     symbols_in_model = {d for dims in declared.values() if dims for d in dims if isinstance(d, str)}
@@ -85,8 +104,10 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
             elif isinstance(d, str) and d in symbols:
                 shape.append(symbols[d])
             else:
-                what = f"'{d}'" if d else "unknown"
-                unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)})")
+                what = f"'{d}'" if d else "dynamic"
+                reader = (readers or {}).get(info.name)
+                unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)}"
+                               + (f", read by {reader})" if reader else ")"))
                 shape.append(-1)
         result.append(tuple(shape))
     if unbound:
@@ -104,14 +125,16 @@ def _given_shape(name: str, value, dims: list[Dim] | None) -> tuple[int, ...]:
     except TypeError:
         raise OnnxImportError(f"the shape given for input '{name}' must be a sequence of ints, "
                               f"got {value!r}") from None
-    if any(d < 0 for d in shape):
-        raise OnnxImportError(f"the shape given for input '{name}', {shape}, has a negative dimension")
+    negative = [i for i, d in enumerate(shape) if d < 0]
+    if negative:
+        raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, has a negative "
+                              f"dim {negative[0]} ({shape[negative[0]]})")
     if dims is not None:
         if len(dims) != len(shape):
             raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, has rank "
                                   f"{len(shape)}, but the model declares {_fmt(dims)} (rank {len(dims)})")
         for i, (d, s) in enumerate(zip(dims, shape)):
-            if isinstance(d, int) and d != s:
+            if isinstance(d, int) and d != s and d != ZERO:
                 raise OnnxImportError(f"the shape given for input '{name}', {_fmt(shape)}, differs "
                                       f"from the model's {_fmt(dims)} in dim {i}")
     return shape

@@ -30,6 +30,7 @@ from glow_mlir.frontends.onnx.converters import (
     linalg,
     nn,
     quant,
+    recurrent,
     reduce,
     resize,
     shape_folding,
@@ -80,7 +81,6 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "HardSigmoid": _e(act.hard_sigmoid),
     "HardSwish": _e(act.hard_swish, 14),
     "Softplus": _e(act.softplus),
-    "Softsign": _e(act.softsign),
     "Mish": _e(act.mish, 18),
     "ThresholdedRelu": _e(act.thresholded_relu, 10),
     "Shrink": _e(act.shrink, 9),
@@ -108,6 +108,9 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "MatMul": _e(linalg.matmul),
     "Einsum": _e(linalg.einsum, 12),
     "Dropout": _e(tensor.dropout),
+    "RNN": _e(recurrent.rnn, 7),
+    "GRU": _e(recurrent.gru, 7),
+    "LSTM": _e(recurrent.lstm, 7),
     # data movement
     "Reshape": _e(tensor.reshape),
     "Flatten": _e(tensor.flatten),
@@ -120,6 +123,9 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Gather": _e(tensor.gather),
     "GatherElements": _e(indexing.gather_elements, 11),
     "GatherND": _e(indexing.gather_nd, 11),
+    "ScatterND": _e(indexing.scatter_nd, 11),
+    "ScatterElements": _e(indexing.scatter_elements, 11),
+    "Scatter": _e(indexing.scatter_elements, 9, 10),
     "Expand": _e(tensor.expand, 8),
     "Tile": _e(tensor.tile),
     "Pad": _e(tensor.pad),
@@ -148,8 +154,11 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     # quantization
     "QuantizeLinear": _e(quant.quantize_linear, 10),
     "DequantizeLinear": _e(quant.dequantize_linear, 10),
+    "DynamicQuantizeLinear": _e(quant.dynamic_quantize_linear, 11),
     "MatMulInteger": _e(quant.matmul_integer, 10),
+    "ConvInteger": _e(quant.conv_integer, 10),
     "QLinearMatMul": _e(quant.qlinear_matmul, 10),
+    "QLinearConv": _e(quant.qlinear_conv, 10),
 }
 
 

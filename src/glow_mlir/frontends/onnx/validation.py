@@ -16,6 +16,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from glow_mlir.frontends.onnx.dtypes import dtype_name
 from glow_mlir.frontends.onnx.errors import OnnxImportError
+from glow_mlir.frontends.onnx.input_shapes import DYNAMIC, dim_of
 
 _PAYLOAD = {
     AttributeProto.FLOAT: "f", AttributeProto.INT: "i", AttributeProto.STRING: "s",
@@ -54,14 +55,15 @@ def validate_model(proto: ModelProto, what: str = "the model") -> None:
 
 
 def _check_values(graph: GraphProto, what: str) -> None:
-    """Declared dims are sizes (not negative); each name is defined once."""
+    """Declared dims are sizes, or -1 for a dynamic one; each name is defined once."""
     for kind, infos in (("input", graph.input), ("output", graph.output)):
         for info in infos:
             t = info.type.tensor_type
             for i, d in enumerate(t.shape.dim):
-                if d.WhichOneof("value") == "dim_value" and d.dim_value < 0:
+                if d.WhichOneof("value") == "dim_value" and d.dim_value < DYNAMIC:
                     raise OnnxImportError(f"graph {kind} '{info.name}' declares dim {i} as "
-                                          f"{d.dim_value}; a dimension cannot be negative")
+                                          f"{d.dim_value}; a dimension cannot be negative "
+                                          f"(-1 means dynamic)")
     for tensor in graph.initializer:
         if any(d < 0 for d in tensor.dims):
             raise OnnxImportError(f"initializer '{tensor.name}' has dims {list(tensor.dims)}; "
@@ -100,7 +102,8 @@ def _check_default(info, tensor) -> None:
                               f"{dtype_name(tensor.data_type)}, but graph input '{info.name}' "
                               f"is declared {dtype_name(t.elem_type)}")
     if t.HasField("shape"):
-        dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else None for d in t.shape.dim]
+        dims = [dim_of(d) for d in t.shape.dim]
+        dims = [d if isinstance(d, int) else None for d in dims]
         if len(dims) != len(tensor.dims) or any(d is not None and d != s
                                                 for d, s in zip(dims, tensor.dims)):
             shown = "x".join("?" if d is None else str(d) for d in dims) or "scalar"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr
 
+from glow_mlir.dialects import glow
 from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.registry import kernel, result_dtype, result_shape
 
 
-@kernel("glow.constant")
+@kernel(glow.ConstantOp)
 def constant(op):
     value = op.attributes["value"]
     if isinstance(value, DenseResourceAttr):
@@ -23,6 +24,6 @@ def constant(op):
     return values.reshape(shape)
 
 
-@kernel("glow.splat")
+@kernel(glow.SplatOp)
 def splat(op):
     return np.full(result_shape(op), op.float_attr("value"), dtype=result_dtype(op))

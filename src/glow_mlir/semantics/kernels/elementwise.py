@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.numerics import (
     activation,
     erf,
     real_valued,
-    sigmoid,
     trunc_div,
 )
 from glow_mlir.semantics.registry import kernel
@@ -24,23 +24,18 @@ from glow_mlir.semantics.registry import kernel
 # ---------------------------------------------------------------- activations
 
 
-@kernel("glow.relu")
+@kernel(glow.ReluOp)
 @real_valued
 def relu(op, x):
     return activation("relu", (), x)
 
 
-@kernel("glow.sigmoid")
-def sigmoid_(op, x):
-    return sigmoid(x)
-
-
-@kernel("glow.tanh")
+@kernel(glow.TanhOp)
 def tanh(op, x):
     return np.tanh(x)
 
 
-@kernel("glow.gelu")
+@kernel(glow.GeluOp)
 def gelu(op, x):
     """Exact: x * Phi(x) = x/2 (1 + erf(x / sqrt 2)); "tanh": the usual tanh approximation."""
     x64 = x.astype(np.float64)
@@ -50,17 +45,12 @@ def gelu(op, x):
     return 0.5 * x64 * (1 + erf(x64 / math.sqrt(2)))
 
 
-@kernel("glow.swish")
-def swish(op, x):
-    return x * sigmoid(x)
-
-
-@kernel("glow.leaky_relu")
+@kernel(glow.LeakyReluOp)
 def leaky_relu(op, x):
     return activation("leaky_relu", (op.float_attr("alpha"),), x)
 
 
-@kernel("glow.clip")
+@kernel(glow.ClipOp)
 @real_valued
 def clip(op, x):
     """min(max(x, min), max). Integer tensors clip to the integers inside [min, max]."""
@@ -76,35 +66,33 @@ def clip(op, x):
 # ---------------------------------------------------------------- unary math
 
 _UNARY = {
-    "glow.exp": np.exp,
-    "glow.log": np.log,
-    "glow.sqrt": np.sqrt,
-    "glow.rsqrt": lambda x: 1 / np.sqrt(x),
-    "glow.floor": np.floor,
-    "glow.ceil": np.ceil,
-    "glow.round": np.rint,  # half to even, as ONNX Round
-    "glow.reciprocal": lambda x: 1 / x,
-    "glow.sin": np.sin,
-    "glow.cos": np.cos,
-    "glow.not": np.logical_not,
+    glow.ExpOp: np.exp,
+    glow.LogOp: np.log,
+    glow.SqrtOp: np.sqrt,
+    glow.FloorOp: np.floor,
+    glow.CeilOp: np.ceil,
+    glow.RoundOp: np.rint,  # half to even, as ONNX Round
+    glow.SinOp: np.sin,
+    glow.CosOp: np.cos,
+    glow.NotOp: np.logical_not,
 }
 
 for _name, _fn in _UNARY.items():
     kernel(_name)(lambda op, x, _fn=_fn: _fn(x))
 
 
-@kernel("glow.erf")
+@kernel(glow.ErfOp)
 def erf_(op, x):
     return erf(x)
 
 
-@kernel("glow.abs")
+@kernel(glow.AbsOp)
 @real_valued
 def abs_(op, x):
     return np.abs(x)
 
 
-@kernel("glow.neg")
+@kernel(glow.NegOp)
 @real_valued
 def neg(op, x):
     return np.negative(x)
@@ -113,22 +101,22 @@ def neg(op, x):
 # ---------------------------------------------------------------- binary
 
 _REAL_BINARY = {  # quantized operands go through their real values
-    "glow.add": np.add,
-    "glow.sub": np.subtract,
-    "glow.mul": np.multiply,
-    "glow.max": np.maximum,
-    "glow.min": np.minimum,
+    glow.AddOp: np.add,
+    glow.SubOp: np.subtract,
+    glow.MulOp: np.multiply,
+    glow.MaxOp: np.maximum,
+    glow.MinOp: np.minimum,
 }
 _BINARY = {
-    "glow.pow": np.power,
-    "glow.and": np.logical_and,
-    "glow.or": np.logical_or,
-    "glow.xor": np.logical_xor,
+    glow.PowOp: np.power,
+    glow.AndOp: np.logical_and,
+    glow.OrOp: np.logical_or,
+    glow.XorOp: np.logical_xor,
     # Operands of a comparison share one type, so quantized values compare as their
     # stored integers (scale > 0 keeps the order).
-    "glow.cmp_eq": np.equal,
-    "glow.cmp_lt": np.less,
-    "glow.cmp_lte": np.less_equal,
+    glow.CmpEqOp: np.equal,
+    glow.CmpLtOp: np.less,
+    glow.CmpLteOp: np.less_equal,
 }
 
 for _name, _fn in _REAL_BINARY.items():
@@ -137,7 +125,7 @@ for _name, _fn in _BINARY.items():
     kernel(_name)(lambda op, a, b, _fn=_fn: _fn(a, b))
 
 
-@kernel("glow.div")
+@kernel(glow.DivOp)
 @real_valued
 def div(op, a, b):
     """Integers truncate toward zero (and a zero divisor is an error, not numpy's 0)."""
@@ -146,7 +134,7 @@ def div(op, a, b):
     return a / b
 
 
-@kernel("glow.prelu")
+@kernel(glow.PReluOp)
 def prelu(op, x, slope):
     return np.where(x >= 0, x, x * slope)
 
@@ -155,6 +143,6 @@ def prelu(op, x, slope):
 # Select picks stored values of one type.
 
 
-@kernel("glow.select")
+@kernel(glow.SelectOp)
 def select(op, cond, a, b):
     return np.where(cond, a, b)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel
 
@@ -19,7 +20,7 @@ def _wide(x: np.ndarray) -> np.ndarray:
     return x.astype(np.uint64 if x.dtype.kind == "u" else np.int64)
 
 
-@kernel("glow.fully_connected")
+@kernel(glow.FullyConnectedOp)
 @real_valued
 def fully_connected(op, x, weights, bias):
     """x[N, K] @ weights[K, M] + bias[M] (Glow stores weights K x M), then the fused
@@ -27,14 +28,14 @@ def fully_connected(op, x, weights, bias):
     return fused_activation(op, _wide(x) @ _wide(weights) + dense_bias(op, bias))
 
 
-@kernel("glow.mat_mul", "glow.batch_mat_mul")
+@kernel(glow.MatMulOp, glow.BatchMatMulOp)
 @real_valued
 def mat_mul(op, lhs, rhs):
     """[N, K] @ [K, M], or batched [B, N, K] @ [B, K, M]: numpy's matmul is both."""
     return np.matmul(_wide(lhs), _wide(rhs))
 
 
-@kernel("glow.batched_add")
+@kernel(glow.BatchedAddOp)
 @real_valued
 def batched_add(op, batch, slice_):
     """The slice (the batch's shape without its first dim) added to every batch element."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
@@ -47,7 +48,7 @@ def _wide(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64)
 
 
-@kernel("glow.convolution")
+@kernel(glow.ConvolutionOp)
 @real_valued
 def convolution(op, x, w, bias):
     """out[n, o] = bias[o] + sum over the group's channels c and the window of
@@ -68,7 +69,7 @@ def convolution(op, x, w, bias):
     return from_nchw(fused_activation(op, out), layout)
 
 
-@kernel("glow.max_pool")
+@kernel(glow.MaxPoolOp)
 def max_pool(op, x):
     """Padding is the lowest value of the type, so it never wins the max (quantized values
     compare as stored: scale > 0 keeps the order)."""
@@ -84,7 +85,7 @@ def max_pool(op, x):
     return from_nchw(win.max(axis=(-2, -1)), layout)
 
 
-@kernel("glow.avg_pool")
+@kernel(glow.AvgPoolOp)
 @real_valued
 def avg_pool(op, x):
     """Mean of each window; padding counts in the divisor only with `count_include_pad`
@@ -101,7 +102,7 @@ def avg_pool(op, x):
     return from_nchw(sums / count, layout)
 
 
-@kernel("glow.adaptive_avg_pool")
+@kernel(glow.AdaptiveAvgPoolOp)
 @real_valued
 def adaptive_avg_pool(op, x):
     """Output pixel (i, j) averages rows [floor(i*H/OH), ceil((i+1)*H/OH)) and the same

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.registry import kernel
 
 
@@ -20,7 +21,7 @@ def _per_channel(a: np.ndarray, rank: int, axis: int) -> np.ndarray:
     return a.astype(np.float64).reshape(shape)
 
 
-@kernel("glow.batch_normalization")
+@kernel(glow.BatchNormalizationOp)
 def batch_normalization(op, x, scale, bias, mean, var):
     """Inference form: scale * (x - mean) / sqrt(var + epsilon) + bias along channel_idx."""
     axis = op.int_attr("channel_idx", 1) % x.ndim
@@ -29,7 +30,7 @@ def batch_normalization(op, x, scale, bias, mean, var):
     return (x.astype(np.float64) - p(mean)) / np.sqrt(p(var) + eps) * p(scale) + p(bias)
 
 
-@kernel("glow.layer_normalization")
+@kernel(glow.LayerNormalizationOp)
 def layer_normalization(op, x, scale, bias):
     """Mean and (biased) variance over the trailing dims that `scale` has, as ONNX
     LayerNormalization with axis = -scale.rank."""
@@ -41,7 +42,7 @@ def layer_normalization(op, x, scale, bias):
     return (x - mean) / np.sqrt(var + eps) * scale + bias
 
 
-@kernel("glow.local_response_normalization")
+@kernel(glow.LocalResponseNormalizationOp)
 def local_response_normalization(op, x):
     """ONNX LRN across channels: x / (k + alpha / size * sum of x^2 over the channels
     [c - h, c + h] that exist) ^ beta, with size = 2h + 1 (h = half_window_size)."""
@@ -58,7 +59,7 @@ def local_response_normalization(op, x):
     return x / (k + alpha / size * window_sums) ** beta
 
 
-@kernel("glow.soft_max")
+@kernel(glow.SoftMaxOp)
 def soft_max(op, x):
     axis = op.int_attr("axis", -1)
     shifted = x.astype(np.float64) - np.max(x, axis=axis, keepdims=True)
@@ -66,7 +67,7 @@ def soft_max(op, x):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-@kernel("glow.log_soft_max")
+@kernel(glow.LogSoftMaxOp)
 def log_soft_max(op, x):
     """x - max - log(sum(exp(x - max))): never the log of an underflowed soft-max."""
     axis = op.int_attr("axis", -1)

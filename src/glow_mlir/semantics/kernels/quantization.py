@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import cast_array, is_reduced_precision
 from glow_mlir.semantics.numerics import dequantize, elem, quantize
 from glow_mlir.semantics.registry import kernel, result_dtype
 
 
-@kernel("glow.convert_to")
+@kernel(glow.ConvertToOp)
 def convert_to(op, x):
     """Glow's ConvertTo. float -> int truncates toward zero; values outside the integer
     range saturate and NaN becomes 0 (C leaves both undefined; the reference must not be
@@ -35,17 +36,17 @@ def convert_to(op, x):
     return x.astype(dst)
 
 
-@kernel("glow.quantize")
+@kernel(glow.QuantizeOp)
 def quantize_(op, x):
     return quantize(x, elem(op.results[0]))
 
 
-@kernel("glow.dequantize")
+@kernel(glow.DequantizeOp)
 def dequantize_(op, q):
     return dequantize(q, elem(op.operands[0]))  # exact; evaluate_op rounds to the result
 
 
-@kernel("glow.rescale_quantized")
+@kernel(glow.RescaleQuantizedOp)
 def rescale_quantized(op, q):
     """Requantize through a float32 real, as Glow's interpreter does: exactly
     glow.dequantize to f32 followed by glow.quantize."""

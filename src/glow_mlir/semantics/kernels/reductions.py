@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.numerics import real_valued
 from glow_mlir.semantics.registry import kernel
 
@@ -25,19 +26,19 @@ def _wide(x: np.ndarray) -> np.dtype:
     return np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
 
 
-@kernel("glow.batched_reduce_add")
+@kernel(glow.BatchedReduceAddOp)
 @real_valued
 def reduce_add(op, x):
     return np.sum(x, axis=_axes(op, x), dtype=_wide(x))
 
 
-@kernel("glow.batched_reduce_mean")
+@kernel(glow.BatchedReduceMeanOp)
 @real_valued
 def reduce_mean(op, x):
     return np.mean(x, axis=_axes(op, x), dtype=np.float64)
 
 
-@kernel("glow.batched_reduce_prod")
+@kernel(glow.BatchedReduceProdOp)
 @real_valued
 def reduce_prod(op, x):
     return np.prod(x, axis=_axes(op, x), dtype=_wide(x))
@@ -56,12 +57,12 @@ def _extreme(fn, x, axes, lowest: bool):
     return fn(x, axis=axes, initial=identity)
 
 
-@kernel("glow.batched_reduce_max")
+@kernel(glow.BatchedReduceMaxOp)
 def reduce_max(op, x):
     return _extreme(np.max, x, _axes(op, x), lowest=True)
 
 
-@kernel("glow.batched_reduce_min")
+@kernel(glow.BatchedReduceMinOp)
 def reduce_min(op, x):
     return _extreme(np.min, x, _axes(op, x), lowest=False)
 
@@ -73,17 +74,17 @@ def _arg(op, x, fn):
     return np.expand_dims(idx, axis) if op.bool_attr("keep_dims", True) else idx
 
 
-@kernel("glow.arg_max")
+@kernel(glow.ArgMaxOp)
 def arg_max(op, x):
     return _arg(op, x, np.argmax)
 
 
-@kernel("glow.arg_min")
+@kernel(glow.ArgMinOp)
 def arg_min(op, x):
     return _arg(op, x, np.argmin)
 
 
-@kernel("glow.top_k")
+@kernel(glow.TopKOp)
 def top_k(op, x):
     """The k largest along the last dim, largest first; equal values keep index order.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.numerics import real_valued
 from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
 
@@ -57,7 +58,7 @@ def _resized_dims(op, x):
             if not (s == 1.0 and o == d)]
 
 
-@kernel("glow.resize_nearest")
+@kernel(glow.ResizeNearestOp)
 def resize_nearest(op, x):
     """Stored values are copied, so quantized tensors need no conversion."""
     mode = op.str_attr("coordinate_transformation_mode", "asymmetric")
@@ -69,7 +70,7 @@ def resize_nearest(op, x):
     return x
 
 
-@kernel("glow.resize_bilinear")
+@kernel(glow.ResizeBilinearOp)
 @real_valued
 def resize_bilinear(op, x):
     """Separable linear interpolation: along each resized dim, the clamped coordinate t
@@ -89,7 +90,7 @@ def resize_bilinear(op, x):
     return x
 
 
-@kernel("glow.space_to_depth")
+@kernel(glow.SpaceToDepthOp)
 def space_to_depth(op, x):
     """ONNX SpaceToDepth (NCHW): out[n, (bh*b + bw)*C + c, h, w] = x[n, c, h*b+bh, w*b+bw]."""
     b = op.int_attr("block_size")

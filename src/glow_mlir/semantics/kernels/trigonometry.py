@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.registry import kernel
 
 
-@kernel("glow.acos")
+@kernel(glow.AcosOp)
 def acos(op, x):
     return np.arccos(x)
 
 
-@kernel("glow.asin")
+@kernel(glow.AsinOp)
 def asin(op, x):
     return np.arcsin(x)
 
 
-@kernel("glow.atan")
+@kernel(glow.AtanOp)
 def atan(op, x):
     return np.arctan(x)

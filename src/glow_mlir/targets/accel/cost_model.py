@@ -21,6 +21,7 @@ import math
 
 from glow_mlir.analysis.accel_work import macs
 from glow_mlir.dialects import glow_accel, glow_ir
+from glow_mlir.dialects.glow_ops import traits
 
 COMPUTE_OVERHEAD_CYCLES = 16
 """Fixed cost of starting one compute op (pipeline fill, instruction decode)."""
@@ -41,7 +42,7 @@ def vector_elements(op: glow_accel.TileOp) -> int:
         return glow_ir.num_elements(op.operands[1])
     out = glow_ir.num_elements(op.operands[0])
     if isinstance(op, glow_accel.PoolOp):
-        return out * math.prod(glow_ir.int_array(op, "kernels") or (1,))
+        return out * math.prod(traits.window(op).kernels)
     return out
 
 

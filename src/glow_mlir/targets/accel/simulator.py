@@ -34,12 +34,15 @@ from glow_mlir.analysis.instr_buffers import value_name
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.semantics.graph_evaluator import evaluate_op
+from glow_mlir.semantics.numerics import fused_activation, quantize
+from glow_mlir.semantics.registry import EvaluationError, kernel_for
 from glow_mlir.targets.accel import cost_model
 from glow_mlir.targets.accel.errors import AccelSimulationError
 from glow_mlir.targets.accel.hazards import HazardChecker, MainRegion, Transfer, box_of
 from glow_mlir.targets.accel.report import AccelReport
 from glow_mlir.targets.accel.timeline import Timeline
-from glow_mlir.semantics.graph_evaluator import evaluate_op
 from glow_mlir.targets.interpreter.instr_interpreter import (
     InstrExecutor,
     _Memory,
@@ -47,10 +50,6 @@ from glow_mlir.targets.interpreter.instr_interpreter import (
     instruction_step,
     op_where,
 )
-from glow_mlir.semantics.numerics import fused_activation, quantize
-from glow_mlir.semantics.registry import KERNELS, EvaluationError
-from glow_mlir.ir.gc_pause import paused_gc
-
 
 
 class AccelSimulator(InstrExecutor):
@@ -231,7 +230,7 @@ class AccelSimulator(InstrExecutor):
     def _finish_report(self) -> None:
         r, t, func = self.report, self._timeline, self.func
         r.dma_bytes = r.dma_bytes_in + r.dma_bytes_out
-        bound = func.attributes.get("glow_accel.dma_lower_bound")
+        bound = func.attributes.get(glow_accel.DMA_LOWER_BOUND_ATTR)
         r.dma_lower_bound_bytes = bound.value.data if isinstance(bound, IntegerAttr) else 0
         r.cycles, r.compute_cycles = t.cycles, t.compute_cycles
         r.dma_cycles, r.overlap_cycles = t.dma_cycles, t.overlap_cycles
@@ -251,7 +250,7 @@ def _compile(op: glow_accel.TileOp) -> tuple:
     if not isinstance(instr, glow_ir.GraphInstrOp):
         return "data", instr, None, None
     full = glow_ir.shadow_graph_op(instr)
-    if full.name not in KERNELS:
+    if kernel_for(full) is None:
         raise EvaluationError(f"has no kernel ({full.name})")
     plain = None
     if op.accumulates:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 
 from glow_mlir.targets.cpu.llvm_compile import CompileSpec
+from glow_mlir.targets.cpu.object_check import check_object
 
 ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p)
@@ -56,7 +57,8 @@ class NativeEntry:
     engine, which it holds for as long as the function may be called. Calls may come
     from several threads at once as long as each passes its own mutable and activation
     areas (the code keeps no state). `object_code` and `spec` are what a saved model
-    holds."""
+    holds. Each object is checked (`object_check`) before LLVM sees it: a ValueError.
+    """
 
     def __init__(self, objects: Sequence[bytes], name: str, spec: CompileSpec):
         from glow_mlir.targets.cpu import thread_pool
@@ -64,6 +66,9 @@ class NativeEntry:
         thread_pool.install()  # the pool and clock the kernels may call
         self.name, self.spec = name, spec
         self.object_code = [bytes(o) for o in objects]
+        arch = llvm.get_default_triple().split("-")[0]
+        for data in self.object_code:  # before LLVM sees them: see object_check
+            check_object(data, arch)
         tm = jit_machine(spec.cpu, spec.features)
         empty = llvm.parse_assembly("")  # MCJIT wants a module; the code is in the objects
         empty.triple = tm.triple

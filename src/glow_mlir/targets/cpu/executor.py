@@ -12,15 +12,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
+from xdsl.utils.exceptions import LLVMTranslationException
 
+from glow_mlir.conversion.glow_ir_to_loops.errors import (
+    NoLoopGenerator,
+    UnsupportedElementType,
+    kinds_text,
+)
 from glow_mlir.ir import progress
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.text import DiagnosticError
 from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
 
 
-class CpuBackendError(UserError):
-    """The CPU backend cannot generate code for this program."""
+class CpuBackendError(DiagnosticError):
+    """The CPU backend cannot generate code for this program: a summary, then an error at
+    each instruction concerned (none when the problem is not an op's)."""
+
+
+LOOP_LOWERING: tuple[str, ...] = ("convert-glow-ir-to-loops",)
+"""The passes from planned glow_ir to loop IR: the cpu backend's lowering steps
+(`backends.cpu.CpuBackend.lowering_steps`, which the tests check against this)."""
+
+
+def loop_steps(num_threads: int = 1, trace: bool = False) -> tuple[str, ...]:
+    """LOOP_LOWERING with its options: kernels split over `num_threads` threads
+    (`glow_ir_to_loops/parallel.py`), every kernel call timed with `trace`."""
+    return (f"convert-glow-ir-to-loops{{num-threads={num_threads}"
+            f"{' trace=true' if trace else ''}}}",)
 
 
 def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
@@ -28,11 +46,11 @@ def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
-    lower_to_loops(module, num_threads)
+    lower_to_loops(module, loop_steps(num_threads))
     lower_loops_to_llvm(module, prepared=True)
 
 
-def lower_to_loops(module: ModuleOp, num_threads: int = 1, trace: bool = False) -> None:
+def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> None:
     """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once. Large kernels split
@@ -41,20 +59,15 @@ def lower_to_loops(module: ModuleOp, num_threads: int = 1, trace: bool = False) 
     from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
-        trace_option = " trace=true" if trace else ""
-        run_pipeline(module, f"convert-glow-ir-to-loops{{num-threads={num_threads}"
-                             f"{trace_option}}}", verify=False)
-    except PassFailedException as err:
-        message = str(err)
-        if "no loop generator for" in message:
-            kinds = message.split("no loop generator for", 1)[1].strip()
-            raise CpuBackendError(
-                f"the cpu backend cannot compile this model yet: no code generator for "
-                f"the instruction kinds {kinds}") from None
-        if "is not supported" in message:  # an element type no kernel handles
-            raise CpuBackendError(f"the cpu backend cannot compile this model: "
-                                  f"{message.removeprefix('convert-glow-ir-to-loops: ')}") from None
-        raise
+        run_pipeline(module, ",".join(steps), verify=False)
+    except NoLoopGenerator as err:
+        raise CpuBackendError(err.diagnostics,
+                              f"the cpu backend cannot compile this model yet: no code "
+                              f"generator for the instruction kinds {kinds_text(err.kinds)}"
+                              ) from None
+    except UnsupportedElementType as err:  # an element type no kernel handles
+        raise CpuBackendError(err.diagnostics, f"the cpu backend cannot compile this "
+                                               f"model: {err.description}") from None
     with progress.timed_pass("prepare-loops"):
         prepare_loops(module)
 
@@ -73,24 +86,24 @@ def _values_by_element_type(fn) -> dict[str, list[str]]:
 
 
 class CpuExecutor(NativeProgram):
-    """Native code for the host CPU; `memory` is the plan's `MemoryReport`."""
+    """Native code for the host CPU, from a planned `glow_ir` program (lowered in place
+    by `lowering`, the cpu backend's steps); `memory` is the plan's `MemoryReport`."""
 
-    def __init__(self, module: ModuleOp, disable: Sequence[str] = (), num_threads: int = 1,
+    def __init__(self, module: ModuleOp, memory=None,
+                 lowering: Sequence[str] = LOOP_LOWERING, num_threads: int = 1,
                  trace: bool = False):
         from glow_mlir.dialects import glow_ir
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
-        from glow_mlir.targets.instructions import check_fits_in_memory, lower_to_instructions
 
-        self.memory = lower_to_instructions(module, disable)
-        check_fits_in_memory(module, self.memory)
+        self.memory = memory
         fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
         self.name = fn.sym_name.data
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
             self.num_threads = num_threads
-            lower_to_loops(module, num_threads, trace)
+            lower_to_loops(module, lowering)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
             if trace:
                 from glow_mlir.targets.cpu.trace import Tracer
@@ -103,5 +116,6 @@ class CpuExecutor(NativeProgram):
             what = str(err).removeprefix("Type not supported: ")
             values = names.get(what, [])
             on = f" (values {', '.join(map(repr, values[:5]))})" if values else ""
-            raise CpuBackendError(f"the cpu backend cannot compile this model: its code "
-                                  f"generator does not support element type {what}{on}") from None
+            raise CpuBackendError([], f"the cpu backend cannot compile this model: its code "
+                                      f"generator does not support element type {what}{on}"
+                                  ) from None

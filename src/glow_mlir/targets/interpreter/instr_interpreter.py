@@ -35,7 +35,7 @@ from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
 from glow_mlir.ir.text import location_text
 from glow_mlir.semantics.graph_evaluator import evaluate_op
-from glow_mlir.semantics.registry import KERNELS, EvaluationError
+from glow_mlir.semantics.registry import EvaluationError, kernel_for
 
 POISON = 0xFF
 
@@ -286,7 +286,7 @@ def instruction_step(op: glow_ir.InstrOp, views: list[np.ndarray]) -> Callable[[
 
 def _compute(op: glow_ir.GraphInstrOp, views: list[np.ndarray]) -> Callable[[], None]:
     shadow = glow_ir.shadow_graph_op(op)
-    if shadow.name not in KERNELS:
+    if kernel_for(shadow) is None:
         raise EvaluationError(f"has no kernel ({shadow.name})")
     dests = views[: op.RESULTS]
     srcs = [_read_only(v) for v in views[op.RESULTS:]]

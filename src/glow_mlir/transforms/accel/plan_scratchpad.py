@@ -20,19 +20,18 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.analysis.memory_planner import Buffer, align_up, plan
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.accel.program import (
     buffer_size,
     dmas_of,
     has_accel_ops,
     target,
     value_text,
-    where,
 )
 from glow_mlir.transforms.instr.function_pass import FunctionPass
 
@@ -46,51 +45,52 @@ def tile_intervals(func: glow_ir.FuncOp) -> tuple[list[Operation], list[Buffer]]
     ops = list(func.body.ops)
     index = {op: i for i, op in enumerate(ops)}
     buffers = []
+    found = Diagnostics()  # every tile without a single life, at once
     for i, op in enumerate(ops):
         if not isinstance(op, acc.ScratchpadAllocOp):
             continue
         tile = op.results[0]
-        frees = [u.operation for u in tile.uses
-                 if isinstance(u.operation, acc.ScratchpadFreeOp)]
+        frees = sorted((u.operation for u in tile.uses
+                        if isinstance(u.operation, acc.ScratchpadFreeOp)),
+                       key=lambda f: index.get(f, len(ops)))  # in program order
         if len(frees) > 1:
-            raise PassFailedException(
-                f"{NAME}: {where(frees[1])}: tile {value_text(op.result)} is "
-                f"freed {len(frees)} times")
+            found.error(frees[1], f"frees tile {value_text(op.result)}, which is freed "
+                                  f"{len(frees)} times")
+            continue
         end = len(ops)
         if frees:
             if frees[0] not in index or index[frees[0]] < i:
-                raise PassFailedException(
-                    f"{NAME}: {where(frees[0])}: tile {value_text(op.result)} is "
-                    f"freed outside its life (before its alloc or in another block)")
+                found.error(frees[0], f"frees tile {value_text(op.result)} outside its life "
+                                      f"(before its alloc or in another block)")
+                continue
             end = index[frees[0]]
-        _check_uses_inside(func, tile, i, end, index)
+        _check_uses_inside(tile, i, end, index, found)
         buffers.append(Buffer(op, buffer_size(tile), i, end))
+    found.check()
     return ops, buffers
 
 
-def _check_uses_inside(func: glow_ir.FuncOp, tile: SSAValue, start: int, end: int,
-                       index: dict[Operation, int]) -> None:
+def _check_uses_inside(tile: SSAValue, start: int, end: int, index: dict[Operation, int],
+                       found: Diagnostics) -> None:
     """Every use of the tile, and every wait of a DMA on it, lies in [start, end]."""
     for use in tile.uses:
         user = use.operation
         at = index.get(user)
         if at is None or not start < at <= end:
-            raise PassFailedException(
-                f"{NAME}: {where(user)} uses tile {value_text(tile)} outside its "
-                f"life (from its scratchpad_alloc to its scratchpad_free)")
+            found.error(user, f"uses tile {value_text(tile)} outside its life (from its "
+                              f"scratchpad_alloc to its scratchpad_free)")
         if isinstance(user, acc.DmaStartOp):
             for w in user.results[0].uses:
                 wait = w.operation
                 if isinstance(wait, acc.DmaWaitOp) and (wait not in index
                                                         or index[wait] > end):
-                    raise PassFailedException(
-                        f"{NAME}: {where(wait)} waits for a DMA on tile "
-                        f"{value_text(tile)} after the tile's scratchpad_free: the "
-                        f"transfer may still touch freed bytes")
+                    found.error(wait, f"waits for a DMA on tile {value_text(tile)} after "
+                                      f"the tile's scratchpad_free: the transfer may still "
+                                      f"touch freed bytes")
 
 
 def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buffer],
-                   align: int, cap: int, size: int) -> PassFailedException:
+                   align: int, cap: int, size: int) -> DiagnosticError:
     """The error for a plan of `size` bytes over `cap`, at the op where the live tiles
     need the most bytes (an op using them rather than an alloc, when one is as bad)."""
     by_start = {b.start: b for b in buffers}
@@ -119,8 +119,8 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
         what = (f"live tiles need {need} bytes, but placing them at aligned offsets takes "
                 f"{size}, {size - cap} over the {cap}-byte scratchpad")
     largest = max(best_live, key=lambda b: b.size).id
-    return PassFailedException(f"{NAME}: at {where(ops[best_at])}: {what}; largest "
-                               f"live tile {value_text(largest.result)}")
+    return DiagnosticError.at(ops[best_at], f"{what}; largest live tile "
+                                            f"{value_text(largest.result)}")
 
 
 def planned_bytes(func: glow_ir.FuncOp) -> int:
@@ -140,12 +140,13 @@ def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
     t = target(func, NAME)
     cap, align = t.value("scratchpad_bytes"), t.value("alignment")
     ops, buffers = tile_intervals(func)
+    found = Diagnostics()
     for op in ops:
         if isinstance(op, acc.DmaWaitOp):
             for d in dmas_of(op):
                 if d.parent_block() is not func.body or not d.is_before_in_block(op):
-                    raise PassFailedException(
-                        f"{NAME}: {where(op)} waits for a DMA not started before it")
+                    found.error(op, "waits for a DMA not started before it")
+    found.check()
     result = plan(buffers, align)
     if any(result.offsets[b.id] + b.size > cap for b in buffers):
         raise _over_capacity(func, ops, buffers, align, cap, result.size)

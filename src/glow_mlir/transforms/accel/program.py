@@ -24,14 +24,13 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.analysis.instr_buffers import memory_accesses
 from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.memory import element_bytes
-from glow_mlir.ir.text import position_text
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, position_text
 
 # ====================================================================== effects
 
@@ -264,10 +263,8 @@ def target(func: glow_ir.FuncOp, pass_name: str) -> acc.TargetAttr:
     """The function's target; a program without one cannot be scheduled or planned."""
     t = acc.target_of(func)
     if t is None:
-        raise PassFailedException(
-            f"{pass_name}: @{func.sym_name.data} at {position_text(func) or 'an unknown location'} "
-            f"has glow_accel ops but no glow_accel.target "
-            f"(convert-glow-ir-to-accel sets it)")
+        raise DiagnosticError.at(func, "has glow_accel ops but no glow_accel.target "
+                                       "(convert-glow-ir-to-accel sets it)")
     return t
 
 
@@ -293,6 +290,7 @@ def value_text(value: SSAValue) -> str:
 def check_transfers(func: glow_ir.FuncOp, pass_name: str) -> None:
     """Every `dma_start` in the program is waited for exactly once, later, in the same
     block: the passes move starts and waits and need the pairs."""
+    found = Diagnostics()
     for op in func.body.ops:
         if not isinstance(op, acc.DmaStartOp):
             continue
@@ -300,9 +298,9 @@ def check_transfers(func: glow_ir.FuncOp, pass_name: str) -> None:
         if len(users) != 1 or not isinstance(users[0], acc.DmaWaitOp) \
                 or users[0].parent_block() is not func.body \
                 or not op.is_before_in_block(users[0]):
-            raise PassFailedException(
-                f"{pass_name}: {where(op)}: every dma_start needs exactly one later "
-                f"dma_wait in the same block; this one has {len(users)} user(s)")
+            found.error(op, f"needs exactly one later dma_wait in the same block (every "
+                            f"dma_start does); this one has {len(users)} user(s)")
+    found.check()
 
 
 def split_waits(block: Block) -> None:

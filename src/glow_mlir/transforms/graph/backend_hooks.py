@@ -2,23 +2,59 @@
 pass option (`backend=NAME`) names.
 
 `GraphBackend` is Glow's Backend as the graph compiler sees it: `should_lower`
-(shouldLower), `is_op_supported` (isOpSupported), `supports_fused_activation` and
-`transform_post_lowering` (transformPostLowering). The backends that implement it live in
-`glow_mlir.backends`, a layer above `transforms` (docs/architecture.md §2), so the passes
-cannot import them: importing `glow_mlir.backends` installs its lookup here
-(`provide_backends`), as MLIR tools register their dialects and passes in `main`. Every
-entry point imports it before running graph passes: runtime (`optimize_graph`), glow-opt,
-`universe.py` (xdsl-opt) and the test suite (`tests/conftest.py`).
+(shouldLower), `is_op_supported` (isOpSupported), `supports_fused_activation`
+(supportsFusedActivation) and `transform_post_lowering` (transformPostLowering), asked with
+what they need, an op class and types (`NodeInfo`), so a question about a kind of op needs
+no op. `glow_mlir.backends.Backend` is its one implementation (a subclass per target); it
+lives in a layer above `transforms` (docs/architecture.md §2), so the passes cannot import
+it: importing `glow_mlir.backends` installs its lookup here (`provide_backends`), as MLIR
+tools register their dialects and passes in `main`. Every entry point imports it before
+running graph passes: runtime (`optimize_graph`), glow-opt, `universe.py` (xdsl-opt) and the
+test suite (`tests/conftest.py`).
+
+Nothing here imports xDSL at module level: `glow_mlir.backends` imports this module, and
+naming or checking a backend imports neither xDSL nor llvmlite (`backends/registry.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation
-from xdsl.utils.exceptions import PassFailedException
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute, Operation
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What a backend is asked about an op (Glow's NodeInfo): its class, the types of its
+    operands and results, and its fused activation ("none" for an op without one)."""
+
+    kind: type[Operation]
+    operand_types: tuple[Attribute, ...] = ()
+    result_types: tuple[Attribute, ...] = ()
+    fused_activation: str = "none"
+
+    @classmethod
+    def of(cls, op: Operation) -> NodeInfo:
+        return cls(type(op), tuple(op.operand_types), tuple(op.result_types),
+                   fused_activation(op))
+
+    @property
+    def name(self) -> str:
+        return self.kind.name
+
+    def element_types(self) -> list[Attribute]:
+        """The element type of every operand and result (a scalar type is its own)."""
+        return [element_type(t) for t in (*self.operand_types, *self.result_types)]
+
+
+def element_type(t: Attribute) -> Attribute:
+    """The element type of a shaped type; a scalar type is its own."""
+    get = getattr(t, "get_element_type", None)
+    return get() if get is not None else t
 
 
 class GraphBackend(Protocol):
@@ -26,21 +62,28 @@ class GraphBackend(Protocol):
 
     name: str
 
-    def should_lower(self, op: Operation) -> bool:
-        """Should `lower-graph` replace `op` by simpler ops? (Glow: shouldLower)"""
+    def should_lower(self, kind: type[Operation]) -> bool:
+        """Should `lower-graph` replace ops of this class by simpler ops, where a rule
+        applies? (Glow: shouldLower)"""
         ...
 
-    def is_op_supported(self, op: Operation) -> bool:
-        """Can this backend run `op` as it is? (Glow: isOpSupported)"""
+    def is_op_supported(self, info: NodeInfo) -> bool:
+        """Can this backend run such an op as it is? (Glow: isOpSupported)"""
         ...
 
-    def supports_fused_activation(self, op: Operation, activation: str) -> bool:
-        """May `fuse-activations` fold `activation` into `op`?"""
+    def supports_fused_activation(self, producer: type[Operation], activation: str,
+                                  element_type: Attribute) -> bool:
+        """May `fuse-activations` fold `activation` into a `producer` whose result has
+        `element_type`? (Glow: supportsFusedActivation)"""
         ...
 
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Backend-specific rewrites after lowering; True when the module changed.
         (Glow: transformPostLowering)"""
+        ...
+
+    def runs(self, op: Operation) -> bool:
+        """Does the backend run `op`, an op of a graph after the graph pipeline?"""
         ...
 
 
@@ -66,6 +109,8 @@ def get_graph_backend(name: str) -> GraphBackend:
 def backend_option(pass_name: str, name: str) -> GraphBackend:
     """The backend a pass's `backend=` option names; an unknown name is the user's error
     (a diagnostic naming the pass and the known backends), not a crash."""
+    from xdsl.utils.exceptions import PassFailedException
+
     try:
         return get_graph_backend(name)
     except ValueError as err:
@@ -74,5 +119,7 @@ def backend_option(pass_name: str, name: str) -> GraphBackend:
 
 def fused_activation(op: Operation) -> str:
     """The activation `op` applies to its result (`fused_activation`), or "none"."""
+    from xdsl.dialects.builtin import StringAttr
+
     attr = op.attributes.get("fused_activation")
     return attr.data if isinstance(attr, StringAttr) else "none"

@@ -4,11 +4,12 @@ fully_connected becomes that op's `fused_activation` (with `fused_activation_arg
 still in registers.
 
 It fires when
-- the activation is relu, clip, leaky_relu, sigmoid or tanh and its input is a convolution
-  or fully_connected result;
+- the activation is an op with the trait `FusableActivation` (relu, clip, leaky_relu,
+  sigmoid, tanh) and its input is the result of a `FusableProducer` (convolution,
+  fully_connected);
 - that result has no other user (the other user needs the value before the activation);
 - the producer has no fused activation yet (two activations do not fit in one attribute);
-- `backend.supports_fused_activation(producer, activation)` says yes.
+- `backend.supports_fused_activation(type(producer), activation, element type)` says yes.
 The default backend is "interpreter", which fuses nothing (see backends/interpreter.py);
 pass `backend=cpu` or `backend=accel` to fuse for those targets.
 """
@@ -24,8 +25,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.base import to_attr
+from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
+from glow_mlir.dialects.glow_ops.traits import FusableProducer, fusable_activation
+from glow_mlir.dialects.glow_ops.types import elem_of
 from glow_mlir.transforms.graph.backend_hooks import (
     GraphBackend,
     backend_option,
@@ -33,21 +35,8 @@ from glow_mlir.transforms.graph.backend_hooks import (
 )
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
 
-ACTIVATIONS: dict[type, str] = {
-    glow.ReluOp: "relu",
-    glow.ClipOp: "clip",
-    glow.LeakyReluOp: "leaky_relu",
-    glow.SigmoidOp: "sigmoid",
-    glow.TanhOp: "tanh",
-}
-
-
-def _activation_args(op: Operation) -> list[float]:
-    if isinstance(op, glow.ClipOp):
-        return [op.float_attr("min"), op.float_attr("max")]
-    if isinstance(op, glow.LeakyReluOp):
-        return [op.float_attr("alpha")]
-    return []
+ACTIVATIONS: dict[type, str] = {op: name for name, (op, _) in ACTIVATION_OPS.items()}
+"""Activation op class -> its `fused_activation` name (from the trait)."""
 
 
 class FuseActivation(RewritePattern):
@@ -55,21 +44,24 @@ class FuseActivation(RewritePattern):
         self.backend = backend
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        activation = ACTIVATIONS.get(type(op))
-        if activation is None:
+        fact = fusable_activation(op)
+        if fact is None:
             return
+        activation = fact.name
         producer = defining_op(op.operands[0])
-        if not isinstance(producer, (glow.ConvolutionOp, glow.FullyConnectedOp)):
+        if producer is None or not producer.has_trait(FusableProducer):
             return
         if not has_single_use(producer.results[0]) or fused_activation(producer) != "none":
             return
-        if not self.backend.supports_fused_activation(producer, activation):
+        if not self.backend.supports_fused_activation(type(producer), activation,
+                                                      elem_of(producer.results[0])):
             return
-        attrs = {**producer.attributes, "fused_activation": to_attr(activation)}
-        args = _activation_args(op)
+        attrs = {**producer.attributes,
+                 "fused_activation": producer.attr_of("fused_activation", activation)}
+        args = [op.float_attr(a) for a in fact.args]  # type: ignore[attr-defined]
         attrs.pop("fused_activation_args", None)
         if args:
-            attrs["fused_activation_args"] = to_attr(args)
+            attrs["fused_activation_args"] = producer.attr_of("fused_activation_args", args)
         fused = type(producer).create(operands=list(producer.operands),
                                       result_types=[op.results[0].type], attributes=attrs)
         rewriter.replace(op, fused)

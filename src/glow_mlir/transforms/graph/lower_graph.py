@@ -1,7 +1,7 @@
 """`lower-graph{backend=NAME}`: Glow's linear-algebra lowering, asked op by op of the backend.
 
 Every op that has a lowering rule (see `lowering/`) which applies to it, and that
-`backend.should_lower(op)` agrees to, is replaced by simpler ops. Ops created by a lowering
+`backend.should_lower(type(op))` agrees to, is replaced by simpler ops. Ops created by a lowering
 are visited too, so a fully_connected with a fused clip becomes mat_mul + batched_add + clip,
 and the clip becomes max/min if the backend lowers clips. Without an option the backend is
 "interpreter", the default of `compile()`.
@@ -33,7 +33,7 @@ class LowerOp(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         rule = rule_for(op)
-        if rule is None or not self.backend.should_lower(op):
+        if rule is None or not self.backend.should_lower(type(op)):
             return
         replacement = rule.lower(op, Emitter(rewriter, op, self.backend))
         rewriter.replace(op, [], [replacement])

@@ -23,7 +23,6 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.base import to_attr
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
 
@@ -52,7 +51,7 @@ class MergePadIntoConv(RewritePattern):
         if extra is None:
             return
         pads = [p + e for p, e in zip(op.ints("pads", (0, 0, 0, 0)), extra)]
-        attrs = {**op.attributes, "pads": to_attr(pads)}
+        attrs = {**op.attributes, "pads": op.attr_of("pads", pads)}
         merged = glow.ConvolutionOp.create(
             operands=[pad.input, op.filter, op.bias], result_types=[op.result.type],
             attributes=attrs)

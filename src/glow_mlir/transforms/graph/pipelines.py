@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import location_text, verify_module
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, verify_module
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
     "dce",
@@ -117,31 +116,20 @@ class GlowOptimizePass(ModulePass):
             before = after
 
 
-def _probe_fully_connected() -> Operation:
-    from glow_mlir.dialects import glow
-
-    from xdsl.dialects.builtin import TensorType as T
-    from xdsl.ir import Block
-
-    block = Block(arg_types=[T(f32, [1, 1]), T(f32, [1, 1]), T(f32, [1])])
-    return glow.FullyConnectedOp.make(block.args, TensorType(f32, [1, 1]))
-
-
-def unsupported_ops_message(module: ModuleOp, backend) -> str | None:
-    """One message listing every op kind the backend cannot run (count, first place)."""
+def unsupported_ops(module: ModuleOp, backend, note: str = "") -> DiagnosticError | None:
+    """Every op the backend cannot run, each an error at the op, in one DiagnosticError
+    whose summary counts them by kind; None when the backend runs them all."""
+    found = Diagnostics()
     counts: Counter[str] = Counter()
-    first: dict[str, str] = {}
     for op in module.walk():
-        if op.name.startswith("glow.") and not backend.is_op_supported(op):
+        if op.name.startswith("glow.") and not backend.runs(op):
             counts[op.name] += 1
-            first.setdefault(op.name, location_text(op) or "")
-    if not counts:
+            found.error(op, f"is not supported by backend '{backend.name}'")
+    if not found:
         return None
-    lines = [f"backend '{backend.name}' does not support {len(counts)} op kind(s):"]
-    for name, n in sorted(counts.items()):
-        where = f" (first at {first[name]})" if first[name] else ""
-        lines.append(f"  {name}: {n} op(s){where}")
-    return "\n".join(lines)
+    kinds = ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
+    return DiagnosticError(found.errors, f"backend '{backend.name}' does not support "
+                                         f"{len(counts)} op kind(s): {kinds}{note}")
 
 
 @dataclass(frozen=True)
@@ -161,12 +149,13 @@ class GraphPipelinePass(ModulePass):
     ~0.25 s, and the two pipelines made 22 of them: 5 s of a 36 s compile)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from glow_mlir.transforms.graph.backend_hooks import get_graph_backend
+        from glow_mlir.dialects import glow
+        from glow_mlir.transforms.graph.backend_hooks import backend_option
 
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
-        backend = get_graph_backend(self.backend)
+        backend = backend_option(self.name, self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
-        relowered = ("fold-matmul-add",) if backend.should_lower(_probe_fully_connected()) else ()
+        relowered = ("fold-matmul-add",) if backend.should_lower(glow.FullyConnectedOp) else ()
 
         def optimize(extra_disable: tuple[str, ...] = ()) -> None:
             if "glow-optimize" in self.disable:
@@ -193,15 +182,14 @@ class GraphPipelinePass(ModulePass):
              lambda: _pass("fuse-activations", backend=self.backend).apply(ctx, op))
         step("transform-post-lowering", lambda: backend.transform_post_lowering(op))
         optimize(relowered)
-        message = unsupported_ops_message(op, backend)
-        if message is not None:
-            # The backend relies on the steps that turn these ops into ones it runs.
-            needed = [n for n in ("lower-graph", "transform-post-lowering") if n in self.disable]
-            if needed:
-                it = "it" if len(needed) == 1 else "them"
-                message += (f"\n({' and '.join(needed)} disabled: backend '{backend.name}' "
-                            f"relies on {it} to lower the ops it does not run)")
-            raise PassFailedException(message)
+        # The backend relies on the steps that turn these ops into ones it runs.
+        needed = [n for n in ("lower-graph", "transform-post-lowering") if n in self.disable]
+        it = "it" if len(needed) == 1 else "them"
+        note = (f" ({' and '.join(needed)} disabled: backend '{backend.name}' relies on {it} "
+                f"to lower the ops it does not run)" if needed else "")
+        error = unsupported_ops(op, backend, note)
+        if error is not None:
+            raise error
         step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))
 
 

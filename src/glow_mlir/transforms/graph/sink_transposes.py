@@ -2,7 +2,7 @@
 transposes meet each other (and `merge-transposes` cancels or composes them).
 
 U(transpose(x, p)) becomes transpose(U'(x), p), where U' is U on the untransposed data:
-- every element-wise op (`glow.ELEMENTWISE_OPS`: unary math and activations, binary
+- every element-wise op (trait `Elementwise`: unary math and activations, binary
   arithmetic, comparisons, select, convert_to, quantize, dequantize, rescale_quantized)
   when each operand is a transpose with the same shuffle, a glow.splat (rebuilt in the
   new shape, free) or a glow.constant used only here (its data transposed once; a constant
@@ -44,6 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.traits import Elementwise
 from glow_mlir.dialects.glow_ops.types import normalize_axis, shape_of
 from glow_mlir.transforms.graph.merge_transposes import Perm, inverse, shuffle_of
 from glow_mlir.transforms.graph.utils import (
@@ -78,7 +79,7 @@ def _layout_positions(op: Operation) -> range | None:
     op is not layout-agnostic."""
     if len(op.results) != 1:
         return None
-    if isinstance(op, (*glow.ELEMENTWISE_OPS, glow.ConcatOp)):
+    if op.has_trait(Elementwise) or isinstance(op, glow.ConcatOp):
         return range(len(op.operands))
     if isinstance(op, glow.BatchNormalizationOp):
         return range(1)
@@ -100,7 +101,7 @@ def _shuffle_if_sinkable(op: Operation, layouts: dict[Operation, Perm]) -> Perm 
             p = shuffle_of(t)
         elif producer is not None and producer in layouts:
             p = layouts[producer]
-        elif isinstance(op, glow.ELEMENTWISE_OPS) and _is_free_constant(v):
+        elif op.has_trait(Elementwise) and _is_free_constant(v):
             continue
         else:
             return None
@@ -159,9 +160,9 @@ def _attributes(op: Operation, p: Perm) -> dict:
     rank = len(p)
     if isinstance(op, glow.BatchNormalizationOp):
         c = normalize_axis(op.int_attr("channel_idx", 1), rank, "channel_idx")
-        attrs["channel_idx"] = glow.to_attr(p[c])
+        attrs["channel_idx"] = op.attr_of("channel_idx", p[c])
     elif isinstance(op, glow.ConcatOp):
-        attrs["dim"] = glow.to_attr(p[normalize_axis(op.int_attr("dim"), rank, "dim")])
+        attrs["dim"] = op.attr_of("dim", p[normalize_axis(op.int_attr("dim"), rank, "dim")])
     return attrs
 
 

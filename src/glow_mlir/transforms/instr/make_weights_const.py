@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from glow_mlir.analysis.instr_buffers import buffer_users, root_accesses
 from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects.glow_ir_ops.memory import Mutability
 from glow_mlir.transforms.instr.function_pass import FunctionPass
 
 
@@ -30,9 +31,9 @@ def make_weights_const(func: glow_ir.FuncOp) -> int:
     changed = 0
     for weight in func.weights:
         written = weight.role_name == "output" or is_written(func, weight)
-        want = "mutable" if written else "constant"
+        want = Mutability.MUTABLE if written else Mutability.CONSTANT
         if weight.mutability.data != want:
-            weight.mutability = StringAttr(want)
+            weight.mutability = StringAttr(str(want))
             changed += 1
     return changed
 

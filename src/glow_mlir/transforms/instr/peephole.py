@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
 
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
 from glow_mlir.analysis.instr_buffers import (
     buffer_users,
     byte_range,
@@ -38,13 +36,19 @@ from glow_mlir.analysis.instr_buffers import (
     root_accesses,
     root_element_offset,
 )
+from glow_mlir.dialects import glow, glow_ir
+from glow_mlir.dialects.glow_ir_ops.access import Access, access_attr
 from glow_mlir.dialects.glow_ir_ops.memory import delinearize
 from glow_mlir.transforms.instr.function_pass import FunctionPass
-from glow_mlir.transforms.instr.optimize_inserts_extracts import forward_into, forward_source
+from glow_mlir.transforms.instr.optimize_inserts_extracts import (
+    Positions,
+    forward_into,
+    forward_source,
+)
 
-SPLAT = glow_ir.INSTRUCTION_FOR["glow.splat"]
-TRANSPOSE = glow_ir.INSTRUCTION_FOR["glow.transpose"]
-ELEMENT_MAX = glow_ir.INSTRUCTION_FOR["glow.max"]
+SPLAT = glow_ir.instruction_of(glow.SplatOp)
+TRANSPOSE = glow_ir.instruction_of(glow.TransposeOp)
+ELEMENT_MAX = glow_ir.instruction_of(glow.MaxOp)
 
 MAX_SWEEPS = 16
 
@@ -116,18 +120,22 @@ def erase_instruction(op: Operation) -> None:
     erase_if_unused(owners)
 
 
-def simplify_copy(copy: glow_ir.CopyOp) -> bool:
+def simplify_copy(copy: glow_ir.CopyOp, positions: Positions | None = None) -> bool:
+    """`positions`: the block's, shared by the copies of a sweep (numbering the block
+    for each copy would be quadratic in the copies)."""
     if is_useless_copy(copy) or is_dead_copy(copy):
         erase_instruction(copy)
         return True
     dest, src = copy.operands
-    return forward_into(copy, dest, src, 0) or forward_source(copy, dest, src, 0)
+    positions = positions or Positions()
+    return (forward_into(copy, dest, src, 0, positions)
+            or forward_source(copy, dest, src, 0, positions))
 
 
 # ---------------------------------------------------------------------- compute
 
 
-def transpose_of_splat(op: Operation) -> bool:
+def transpose_of_splat(op: Operation, positions: Positions | None = None) -> bool:
     dest, src = op.operands
     splat = splat_writer(src, op)
     if splat is None:
@@ -135,6 +143,8 @@ def transpose_of_splat(op: Operation) -> bool:
     new = SPLAT.create(operands=[dest], properties={"access": access_attr([Access.OUT])},
                        attributes=dict(splat.attributes))
     op.parent_block().insert_op_before(new, op)  # type: ignore[union-attr]
+    if positions is not None:
+        positions.placed(new)
     erase_instruction(op)
     return True
 
@@ -149,15 +159,16 @@ def splat_last_in_max(op: Operation) -> bool:
 
 def peephole_sweep(func: glow_ir.FuncOp) -> bool:
     changed = False
+    positions = Positions()  # kept by every rewrite that moves or adds an op
     for op in list(func.body.ops):
         if op.parent is None:
             continue
         if isinstance(op, glow_ir.TensorViewOp):
             changed |= fold_view(op)
         elif isinstance(op, glow_ir.CopyOp):
-            changed |= simplify_copy(op)
+            changed |= simplify_copy(op, positions)
         elif isinstance(op, TRANSPOSE):
-            changed |= transpose_of_splat(op)
+            changed |= transpose_of_splat(op, positions)
         elif isinstance(op, ELEMENT_MAX):
             changed |= splat_last_in_max(op)
     return changed

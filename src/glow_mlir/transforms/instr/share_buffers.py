@@ -58,12 +58,12 @@ weight (it costs no memory), then the one that empties a buffer holding a single
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.analysis.instr_buffers import (
-    aliasing_conflict,
     buffer_users,
     byte_range,
     erase_op,
@@ -114,13 +114,24 @@ class _Rename:
 
 
 class BufferSharing:
-    """The state of one run on one function: liveness kept up to date by each rename."""
+    """The state of one run on one function: liveness kept up to date by each rename,
+    and so are `users` (the positions of the instructions with an operand on each
+    buffer, in order): a rename looks only at the users of its buffer inside its
+    interval. Scanning every op of the interval instead was quadratic: the interval of
+    a model's input spans the whole program."""
 
     def __init__(self, func: glow_ir.FuncOp):
         self.func = func
         self.live = InstrLiveness(func)
         self.gained: set[SSAValue] = set()
         self.lost: set[SSAValue] = set()
+        self.users: dict[SSAValue, list[int]] = {}
+        for i, op in enumerate(self.live.ops):
+            if isinstance(op, glow_ir.InstrOp):
+                for root in dict.fromkeys(glow_ir.root_buffer(v) for v in op.operands):
+                    self.users.setdefault(root, []).append(i)
+        self.visited = 0
+        """Instructions `_uses_in` looked at: the work a test compares across sizes."""
 
     # ------------------------------------------------------------------ driver
     def run(self) -> bool:
@@ -193,7 +204,9 @@ class BufferSharing:
         result = []
         first = op_index_of_slot(r.interval.begin)
         last = op_index_of_slot(r.interval.end - 1)
-        for index in range(first, min(last, len(self.live.ops) - 1) + 1):
+        users = self.users.get(r.old, [])
+        for index in users[bisect_left(users, first):bisect_right(users, last)]:
+            self.visited += 1
             op = self.live.ops[index]
             if not isinstance(op, glow_ir.InstrOp) or op.parent_block() is None:
                 continue
@@ -236,6 +249,7 @@ class BufferSharing:
                 old_value = instr.operands[k]
                 instr.operands[k] = self._rebase(old_value, r.old, r.new, instr, cache)
                 erase_unused_views(old_value)
+            self._moved_user(instr, r.old, r.new)
         # The interval now belongs to `new`.
         old_list = self.live.intervals[r.old]
         old_list[:] = [iv for iv in old_list if iv is not r.interval]
@@ -249,6 +263,17 @@ class BufferSharing:
         self.lost.add(r.old)
         if is_activation(r.new):
             self.gained.add(r.new)
+
+    def _moved_user(self, instr: glow_ir.InstrOp, old: SSAValue, new: SSAValue) -> None:
+        """`instr` has operands on `new` now, and maybe none left on `old`."""
+        i = self.live.index[instr]
+        if all(glow_ir.root_buffer(v) is not old for v in instr.operands):
+            users = self.users[old]
+            del users[bisect_left(users, i)]
+        users = self.users.setdefault(new, [])
+        at = bisect_left(users, i)
+        if at == len(users) or users[at] != i:
+            insort(users, i)
 
     def _rebase(self, value: SSAValue, old: SSAValue, new: SSAValue, before: Operation,
                 cache: dict[SSAValue, SSAValue]) -> SSAValue:
@@ -292,7 +317,7 @@ class BufferSharing:
                 continue
             first = first_user(alloc, index)
             if first is not None and index[first] < index[alloc]:
-                place_alloc_before(alloc, first)
+                place_alloc_before(alloc, first, index)
         index = {op: i for i, op in enumerate(self.func.body.ops)}
         for alloc in gained:
             if alloc.parent_block() is None:

@@ -45,9 +45,12 @@ def _insert_before(block: Block, op: Operation, before: Operation | None) -> Non
         block.insert_op_before(op, before)
 
 
-def place_alloc_before(alloc: glow_ir.AllocActivationOp, first: Operation) -> bool:
+def place_alloc_before(alloc: glow_ir.AllocActivationOp, first: Operation,
+                       index: dict[Operation, int] | None = None) -> bool:
     """Move `alloc` right before `first` unless only allocs and views separate them, then
-    move the views of its buffer that end up above it. Returns True if anything moved."""
+    move the views of its buffer that end up above it. Returns True if anything moved.
+    `index`: positions of the block's ops in which the instructions, deallocs and this
+    buffer's views have not moved since (made here when not given)."""
     op = first.prev_op
     while isinstance(op, (glow_ir.AllocActivationOp, glow_ir.TensorViewOp)):
         if op is alloc:
@@ -57,17 +60,24 @@ def place_alloc_before(alloc: glow_ir.AllocActivationOp, first: Operation) -> bo
     assert block is not None
     alloc.detach()
     block.insert_op_before(alloc, first)
-    sink_views_below(alloc)
+    sink_views_below(alloc, first, index)
     return True
 
 
-def sink_views_below(alloc: glow_ir.AllocActivationOp) -> None:
-    """Move every view of `alloc`'s buffer placed above the alloc right before its first
-    user (sources before the views built on them)."""
+def sink_views_below(alloc: glow_ir.AllocActivationOp, first: Operation,
+                     index: dict[Operation, int] | None = None) -> None:
+    """`alloc` was just moved right before `first`: move every view of its buffer now
+    above it right before its first user (sources before the views built on them).
+
+    Linear in the views and their uses, not in the block (a whole-block index per moved
+    alloc was quadratic): a view is above the alloc when it comes before `first` in
+    `index`, and the ops that receive views are the first users of the views."""
     block = alloc.parent_block()
     assert block is not None
-    index = {op: i for i, op in enumerate(block.ops)}
-    pending = [v for v in views_of(alloc.result) if index[v] < index[alloc]]
+    views = views_of(alloc.result)
+    if index is None or any(v not in index for v in views) or first not in index:
+        index = {op: i for i, op in enumerate(block.ops)}
+    pending = [v for v in views if index[v] < index[first]]
     if not pending:
         return
     waiting = set(pending)
@@ -81,12 +91,18 @@ def sink_views_below(alloc: glow_ir.AllocActivationOp) -> None:
             place(src, before)
         _insert_before(block, view, before)
 
-    op = alloc.next_op
-    while op is not None and waiting:
+    # The first user in the block of each view that stays where it is (an instruction,
+    # a dealloc or a view below the alloc: none of them moved since `index` was made).
+    receivers: dict[Operation, None] = {}
+    for v in pending:
+        users = [u.operation for u in v.result.uses
+                 if u.operation not in waiting and u.operation in index]
+        if users:
+            receivers[min(users, key=index.__getitem__)] = None
+    for op in sorted(receivers, key=index.__getitem__):
         for value in op.operands:
             if isinstance(value.owner, glow_ir.TensorViewOp) and value.owner in waiting:
                 place(value.owner, op)
-        op = op.next_op
     after = alloc.next_op
     for v in pending:  # views nobody uses: right after the alloc
         if v in waiting:
@@ -107,7 +123,7 @@ def sink_allocs(func: glow_ir.FuncOp,
             continue
         first = first_user(op, index)
         if first is not None:
-            changed |= place_alloc_before(op, first)
+            changed |= place_alloc_before(op, first, index)
     return changed
 
 

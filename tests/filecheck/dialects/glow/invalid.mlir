@@ -590,7 +590,7 @@ func.func @convolution_23(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: 
 // -----
 
 func.func @convolution_24(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
-  // expected-error @+1 {{'glow.convolution' op attribute 'fused_activation' must be one of 'none', 'relu', 'clip', 'leaky_relu', 'sigmoid', 'tanh', got 'gelu'}}
+  // expected-error @+1 {{'glow.convolution' op attribute 'fused_activation' must be one of 'none', 'relu', 'sigmoid', 'tanh', 'leaky_relu', 'clip', got 'gelu'}}
   %0 = glow.convolution %x, %w, %b {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, fused_activation = "gelu"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   func.return
 }
@@ -1613,6 +1613,38 @@ func.func @gather_4(%x: tensor<6x4xf32>, %i: tensor<2x3xi32>) {
 func.func @gather_5(%x: tensor<6x4xf32>, %i: tensor<2xi32>) {
   // expected-error @+1 {{'glow.gather' op data and result must have the same element type, got f32 and i32}}
   %0 = glow.gather %x, %i : (tensor<6x4xf32>, tensor<2xi32>) -> tensor<2x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_1(%x: tensor<6x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op indices must have rank 1}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_2(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<3x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op updates shape is 3x4, expected 2x4 (one row of data per index)}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_3(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'glow.scatter_data' op attribute 'reduction' must be one of}}
+  %0 = glow.scatter_data %x, %i, %u {reduction = "sub"} : (tensor<6x4xf32>, tensor<2xi64>, tensor<2x4xf32>) -> tensor<6x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_data_4(%x: tensor<6x4xf32>, %i: tensor<2xi64>, %u: tensor<2x4xf16>) {
+  // expected-error @+1 {{'glow.scatter_data' op data and updates must have the same element type}}
+  %0 = glow.scatter_data %x, %i, %u : (tensor<6x4xf32>, tensor<2xi64>, tensor<2x4xf16>) -> tensor<6x4xf32>
   func.return
 }
 

@@ -30,6 +30,9 @@
 // CHECK-NEXT:    %p = glow.pad %x {pads = array<i64: 0, 1, 2, 0, 1, 2>, mode = "reflect"} : tensor<2x3x4xf32> -> tensor<2x5x8xf32>
 // CHECK-NEXT:    %p2 = glow.pad %x {pads = array<i64: 0, 0, 1, 0, 0, 1>, value = -1.000000e+00 : f32} : tensor<2x3x4xf32> -> tensor<2x3x6xf32>
 // CHECK-NEXT:    %g = glow.gather %r, %idx {axis = 0 : i64} : (tensor<6x4xf32>, tensor<2x3xi32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %tv = glow.reshape %t : tensor<4x2x3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT:    %bv = glow.reshape %b : tensor<2x4x3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT:    %sc = glow.scatter_data %tv, %one, %bv {reduction = "add"} : (tensor<8x3xf32>, tensor<8xi64>, tensor<8x3xf32>) -> tensor<8x3xf32>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 // GENERIC-LABEL: "func.func"() <{sym_name = "data", function_type = (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x3xi32>) -> ()}> ({
@@ -49,6 +52,9 @@
 // GENERIC-NEXT:    %p = "glow.pad"(%x) {pads = array<i64: 0, 1, 2, 0, 1, 2>, mode = "reflect"} : (tensor<2x3x4xf32>) -> tensor<2x5x8xf32>
 // GENERIC-NEXT:    %p2 = "glow.pad"(%x) {pads = array<i64: 0, 0, 1, 0, 0, 1>, value = -1.000000e+00 : f32} : (tensor<2x3x4xf32>) -> tensor<2x3x6xf32>
 // GENERIC-NEXT:    %g = "glow.gather"(%r, %idx) {axis = 0 : i64} : (tensor<6x4xf32>, tensor<2x3xi32>) -> tensor<2x3x4xf32>
+// GENERIC-NEXT:    %tv = "glow.reshape"(%t) : (tensor<4x2x3xf32>) -> tensor<8x3xf32>
+// GENERIC-NEXT:    %bv = "glow.reshape"(%b) : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
+// GENERIC-NEXT:    %sc = "glow.scatter_data"(%tv, %one, %bv) {reduction = "add"} : (tensor<8x3xf32>, tensor<8xi64>, tensor<8x3xf32>) -> tensor<8x3xf32>
 // GENERIC-NEXT:    "func.return"() : () -> ()
 // GENERIC-NEXT:  }) : () -> ()
 func.func @data(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %idx: tensor<2x3xi32>) {
@@ -67,6 +73,9 @@ func.func @data(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %idx: tensor<2x3xi
   %p = glow.pad %x {pads = array<i64: 0, 1, 2, 0, 1, 2>, mode = "reflect"} : tensor<2x3x4xf32> -> tensor<2x5x8xf32>
   %p2 = glow.pad %x {pads = array<i64: 0, 0, 1, 0, 0, 1>, value = -1.000000e+00 : f32} : tensor<2x3x4xf32> -> tensor<2x3x6xf32>
   %g = glow.gather %r, %idx {axis = 0 : i64} : (tensor<6x4xf32>, tensor<2x3xi32>) -> tensor<2x3x4xf32>
+  %tv = glow.reshape %t : tensor<4x2x3xf32> -> tensor<8x3xf32>
+  %bv = glow.reshape %b : tensor<2x4x3xf32> -> tensor<8x3xf32>
+  %sc = glow.scatter_data %tv, %one, %bv {reduction = "add"} : (tensor<8x3xf32>, tensor<8xi64>, tensor<8x3xf32>) -> tensor<8x3xf32>
   func.return
 }
 
@@ -268,6 +277,24 @@ func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %p: tensor<4x8xi1>, %
   %22 = glow.asin %h : tensor<4x8xf16>
   %23 = glow.atan %x : tensor<4x8xf32>
   func.return
+}
+
+// An op defined by its scalar body (x / (1 + |x|)).
+// CHECK-LABEL: func.func @softsign(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> tensor<4x8xf16> {
+// CHECK-NEXT:    %0 = glow.softsign %x : tensor<4x8xf32>
+// CHECK-NEXT:    %1 = glow.softsign %h : tensor<4x8xf16>
+// CHECK-NEXT:    func.return %1 : tensor<4x8xf16>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "softsign", function_type = (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf16>}> ({
+// GENERIC-NEXT:    ^bb0(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>):
+// GENERIC-NEXT:    %0 = "glow.softsign"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// GENERIC-NEXT:    %1 = "glow.softsign"(%h) : (tensor<4x8xf16>) -> tensor<4x8xf16>
+// GENERIC-NEXT:    "func.return"(%1) : (tensor<4x8xf16>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @softsign(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %0 = glow.softsign %x : tensor<4x8xf32>
+  %1 = glow.softsign %h : tensor<4x8xf16>
+  func.return %1 : tensor<4x8xf16>
 }
 
 // CHECK-LABEL: func.func @binary(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %i: tensor<4x8xi64>, %j: tensor<4x8xi64>, %p: tensor<4x8xi1>, %q: tensor<4x8xi1>) -> tensor<4x8xf32> {

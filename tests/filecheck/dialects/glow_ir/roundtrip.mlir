@@ -31,6 +31,7 @@
 // GENERIC: "glow_ir.tile"
 // GENERIC: "glow_ir.pad"
 // GENERIC: "glow_ir.gather"
+// GENERIC: "glow_ir.scatter_data"
 // GENERIC: "glow_ir.batched_reduce_add"
 // GENERIC: "glow_ir.batched_reduce_mean"
 // GENERIC: "glow_ir.batched_reduce_max"
@@ -79,6 +80,7 @@
 // GENERIC: "glow_ir.element_acos"
 // GENERIC: "glow_ir.element_asin"
 // GENERIC: "glow_ir.element_atan"
+// GENERIC: "glow_ir.element_softsign"
 // GENERIC: "glow_ir.element_sub"
 // GENERIC: "glow_ir.element_mul"
 // GENERIC: "glow_ir.element_div"
@@ -177,6 +179,11 @@ glow_ir.func @empty declare {
 // CHECK-NEXT: glow_ir.pad @out %p2, @in %input0 {pads = array<i64: 0, 0, 1, 0, 0, 1>, value = -1.000000e+00 : f32} : memref<2x3x6xf32>, memref<2x3x4xf32>
 // CHECK-NEXT: %g = glow_ir.alloc_activation : memref<2x3x4xf32>
 // CHECK-NEXT: glow_ir.gather @out %g, @in %r, @in %input2 {axis = 0 : i64} : memref<2x3x4xf32>, memref<6x4xf32>, memref<2x3xi32>
+// CHECK-NEXT: %tv = glow_ir.tensor_view %t[0, 0, 0] : memref<4x2x3xf32> to memref<8x3xf32>
+// CHECK-NEXT: %bv = glow_ir.tensor_view %b[0, 0, 0] : memref<2x4x3xf32> to memref<8x3xf32>
+// CHECK-NEXT: %sc = glow_ir.alloc_activation : memref<8x3xf32>
+// CHECK-NEXT: glow_ir.scatter_data @out %sc, @in %tv, @in %one, @in %bv {reduction = "add"} : memref<8x3xf32>, memref<8x3xf32>, memref<8xi64>, memref<8x3xf32>
+// CHECK-NEXT: glow_ir.dealloc_activation %sc : memref<8x3xf32>
 // CHECK-NEXT: glow_ir.dealloc_activation %g : memref<2x3x4xf32>
 // CHECK-NEXT: glow_ir.dealloc_activation %p2 : memref<2x3x6xf32>
 // CHECK-NEXT: glow_ir.dealloc_activation %p : memref<2x5x8xf32>
@@ -223,6 +230,11 @@ glow_ir.func @data declare {
   glow_ir.pad @out %p2, @in %input0 {pads = array<i64: 0, 0, 1, 0, 0, 1>, value = -1.000000e+00 : f32} : memref<2x3x6xf32>, memref<2x3x4xf32>
   %g = glow_ir.alloc_activation : memref<2x3x4xf32>
   glow_ir.gather @out %g, @in %r, @in %input2 {axis = 0 : i64} : memref<2x3x4xf32>, memref<6x4xf32>, memref<2x3xi32>
+  %tv = glow_ir.tensor_view %t[0, 0, 0] : memref<4x2x3xf32> to memref<8x3xf32>
+  %bv = glow_ir.tensor_view %b[0, 0, 0] : memref<2x4x3xf32> to memref<8x3xf32>
+  %sc = glow_ir.alloc_activation : memref<8x3xf32>
+  glow_ir.scatter_data @out %sc, @in %tv, @in %one, @in %bv {reduction = "add"} : memref<8x3xf32>, memref<8x3xf32>, memref<8xi64>, memref<8x3xf32>
+  glow_ir.dealloc_activation %sc : memref<8x3xf32>
   glow_ir.dealloc_activation %g : memref<2x3x4xf32>
   glow_ir.dealloc_activation %p2 : memref<2x3x6xf32>
   glow_ir.dealloc_activation %p : memref<2x5x8xf32>
@@ -610,6 +622,27 @@ glow_ir.func @unary declare {
   glow_ir.dealloc_activation %2 : memref<4x8xf16>
   glow_ir.dealloc_activation %1 : memref<4x8xf32>
   glow_ir.dealloc_activation %0 : memref<4x8xi32>
+}
+
+// CHECK-LABEL: glow_ir.func @softsign declare {
+// CHECK-NEXT: glow_ir.weight @input0 mutable input : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.weight @input1 mutable input : memref<4x8xf16>
+// CHECK-NEXT: glow_ir.weight @output0 mutable output : memref<4x8xf16>
+// CHECK-NEXT: } program(%input0, %input1, %output0) {
+// CHECK-NEXT: %0 = glow_ir.alloc_activation : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.element_softsign @out %0, @in %input0 : memref<4x8xf32>
+// CHECK-NEXT: glow_ir.element_softsign @out %output0, @in %input1 : memref<4x8xf16>
+// CHECK-NEXT: glow_ir.dealloc_activation %0 : memref<4x8xf32>
+// CHECK-NEXT: }
+glow_ir.func @softsign declare {
+  glow_ir.weight @input0 mutable input : memref<4x8xf32>
+  glow_ir.weight @input1 mutable input : memref<4x8xf16>
+  glow_ir.weight @output0 mutable output : memref<4x8xf16>
+} program(%input0, %input1, %output0) {
+  %0 = glow_ir.alloc_activation : memref<4x8xf32>
+  glow_ir.element_softsign @out %0, @in %input0 : memref<4x8xf32>
+  glow_ir.element_softsign @out %output0, @in %input1 : memref<4x8xf16>
+  glow_ir.dealloc_activation %0 : memref<4x8xf32>
 }
 
 // CHECK-LABEL: glow_ir.func @binary declare {

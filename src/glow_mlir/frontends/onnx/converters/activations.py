@@ -68,12 +68,14 @@ def _exp_minus_one(n: Node, x: Value) -> Value:
     return _ew(n, glow.SubOp, _ew(n, glow.ExpOp, x), _c(n, x, 1.0))
 
 
-def elu(n: Node) -> Value:
+def elu_of(n: Node, x: Value, alpha: float) -> Value:
     """x < 0 ? alpha * (exp(x) - 1) : x."""
-    x = n.input(0)
-    alpha = n.float("alpha", 1.0)
     neg = _ew(n, glow.CmpLtOp, x, _c(n, x, 0.0), elem=i1)
     return n.b.select(neg, _ew(n, glow.MulOp, _exp_minus_one(n, x), _c(n, x, alpha)), x)
+
+
+def elu(n: Node) -> Value:
+    return elu_of(n, n.input(0), n.float("alpha", 1.0))
 
 
 def selu(n: Node) -> Value:
@@ -94,23 +96,23 @@ def celu(n: Node) -> Value:
     return _ew(n, glow.AddOp, _ew(n, glow.ReluOp, x), _ew(n, glow.MinOp, neg, _c(n, x, 0.0)))
 
 
-def _hard_sigmoid(n: Node, x: Value, alpha: float, beta: float) -> Value:
+def hard_sigmoid_of(n: Node, x: Value, alpha: float, beta: float) -> Value:
+    """clip(alpha * x + beta, 0, 1)."""
     lin = _ew(n, glow.AddOp, _ew(n, glow.MulOp, x, _c(n, x, alpha)), _c(n, x, beta))
     return clip_to(n, lin, 0.0, 1.0)
 
 
 def hard_sigmoid(n: Node) -> Value:
-    """clip(alpha * x + beta, 0, 1)."""
-    return _hard_sigmoid(n, n.input(0), n.float("alpha", 0.2), n.float("beta", 0.5))
+    return hard_sigmoid_of(n, n.input(0), n.float("alpha", 0.2), n.float("beta", 0.5))
 
 
 def hard_swish(n: Node) -> Value:
     """x * hard_sigmoid(x) with alpha 1/6, beta 1/2."""
     x = n.input(0)
-    return _ew(n, glow.MulOp, x, _hard_sigmoid(n, x, 1.0 / 6.0, 0.5))
+    return _ew(n, glow.MulOp, x, hard_sigmoid_of(n, x, 1.0 / 6.0, 0.5))
 
 
-def _softplus(n: Node, x: Value) -> Value:
+def softplus_of(n: Node, x: Value) -> Value:
     """relu(x) + log(1 + exp(-|x|)): no overflow for large |x|."""
     tail = _ew(n, glow.ExpOp, _ew(n, glow.NegOp, _ew(n, glow.AbsOp, x)))
     return _ew(n, glow.AddOp, _ew(n, glow.ReluOp, x),
@@ -118,25 +120,27 @@ def _softplus(n: Node, x: Value) -> Value:
 
 
 def softplus(n: Node) -> Value:
-    return _softplus(n, n.input(0))
+    return softplus_of(n, n.input(0))
 
 
-def softsign(n: Node) -> Value:
-    """x / (1 + |x|)."""
-    x = n.input(0)
-    return _ew(n, glow.DivOp, x, _ew(n, glow.AddOp, _ew(n, glow.AbsOp, x), _c(n, x, 1.0)))
+def softsign_of(n: Node, x: Value) -> Value:
+    """x / (1 + |x|): the native op (the recurrent cells' Softsign activation)."""
+    return _ew(n, glow.SoftsignOp, x)
 
 
 def mish(n: Node) -> Value:
     """x * tanh(softplus(x))."""
     x = n.input(0)
-    return _ew(n, glow.MulOp, x, _ew(n, glow.TanhOp, _softplus(n, x)))
+    return _ew(n, glow.MulOp, x, _ew(n, glow.TanhOp, softplus_of(n, x)))
 
 
 def thresholded_relu(n: Node) -> Value:
+    return thresholded_relu_of(n, n.input(0), n.float("alpha", 1.0))
+
+
+def thresholded_relu_of(n: Node, x: Value, alpha: float) -> Value:
     """x > alpha ? x : 0."""
-    x = n.input(0)
-    above = _ew(n, glow.CmpLtOp, _c(n, x, n.float("alpha", 1.0)), x, elem=i1)
+    above = _ew(n, glow.CmpLtOp, _c(n, x, alpha), x, elem=i1)
     return n.b.select(above, x, _c(n, x, 0.0))
 
 

@@ -51,6 +51,7 @@ UNARY: dict[str, tuple[type[glow.GlowOp], Callable | None]] = {
     "Tanh": (glow.TanhOp, None),
     "Sigmoid": (glow.SigmoidOp, None),
     "Erf": (glow.ErfOp, None),
+    "Softsign": (glow.SoftsignOp, None),
 }
 
 

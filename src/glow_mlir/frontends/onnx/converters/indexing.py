@@ -1,4 +1,5 @@
-"""GatherElements and GatherND as one `glow.gather` on the flattened data.
+"""GatherElements and GatherND as one `glow.gather` on the flattened data, ScatterElements
+and ScatterND as one `glow.scatter_data` on it.
 
 Every shape is static, so the row-major strides are known at import: an element's flat
 index is the indices times a stride plus a known offset array. Known indices fold into a
@@ -11,7 +12,8 @@ import numpy as np
 from xdsl.dialects.builtin import i1, i64
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.types import is_index_type
+from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
+from glow_mlir.dialects.glow_ops.types import fmt_shape, is_index_type
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
@@ -73,3 +75,69 @@ def gather_nd(n: Node) -> Value:
         inner_flat = n.b.elementwise(glow.AddOp, [inner_flat, n.b.from_const(np.asarray(offsets))], np.add)
     table = n.b.reshape(data, [int(np.prod(addressed, dtype=np.int64)), *rest])
     return n.b.gather(table, inner_flat, 0)
+
+
+# ---------------------------------------------------------------------- scatter
+
+
+def _reduction(n: Node) -> str:
+    """ScatterND/ScatterElements' reduction (add and mul since opset 16, max and min 18)."""
+    return n.choice("reduction", "none", [r.value for r in ScatterReduction])
+
+
+def _scatter_rows(n: Node, table: Value, rows: Value, updates: Value, reduction: str) -> Value:
+    """`table` with rows `rows` (flat, in order) replaced by or combined with `updates`."""
+    if rows.size == 0:
+        return table
+    m = rows.size
+    return n.b.op(glow.ScatterDataOp, [table, n.b.reshape(rows, [m]),
+                                       n.b.reshape(updates, [m, *table.shape[1:]])],
+                  table.type, reduction=reduction)
+
+
+def scatter_nd(n: Node) -> Value:
+    """updates[i...] written at data[indices[i...]]: index tuples of length K address the
+    first K dims of data, each a row of the data seen as [prod(dims[:K]), dims[K:]...]."""
+    data, indices, updates = n.input(0), n.input(1), n.input(2)
+    reduction = _reduction(n)
+    k = indices.shape[-1] if indices.rank else 0
+    if indices.rank < 1 or not 1 <= k <= data.rank:
+        n.fail(f"indices {fmt_shape(indices.shape)} do not address data {fmt_shape(data.shape)} "
+               f"(their last dim must be in [1, {data.rank}])")
+    want = (*indices.shape[:-1], *data.shape[k:])
+    if updates.shape != want:
+        n.fail(f"updates have shape {fmt_shape(updates.shape)}, expected {fmt_shape(want)} "
+               f"(indices {fmt_shape(indices.shape)}, data {fmt_shape(data.shape)})")
+    if updates.elem != data.elem:
+        n.fail(f"updates have type {updates.elem}, data {data.elem}")
+    inner = list(data.shape[:k])
+    idx = _plain_indices(n, indices, n.b.from_const(np.asarray(inner, np.int64)))
+    flat = n.b.elementwise(glow.MulOp, [idx, n.b.from_const(np.asarray(_strides(inner), np.int64))],
+                           np.multiply)
+    flat = reduce(n.b, glow.BatchedReduceAddOp, flat, [indices.rank - 1], False)
+    table = n.b.reshape(data, [int(np.prod(inner, dtype=np.int64)), *data.shape[k:]])
+    return n.b.reshape(_scatter_rows(n, table, flat, updates, reduction), data.shape)
+
+
+def scatter_elements(n: Node) -> Value:
+    """updates[j] written at data[j with indices[j] on `axis`]: one element per index, each
+    a row of the flattened data (ScatterElements, and Scatter before opset 11)."""
+    data, indices, updates = n.input(0), n.input(1), n.input(2)
+    reduction = _reduction(n)
+    axis = n.normalize_axis(n.int("axis", 0), data.rank)
+    if indices.rank != data.rank or updates.shape != indices.shape:
+        n.fail(f"indices {fmt_shape(indices.shape)} and updates {fmt_shape(updates.shape)} must "
+               f"have one shape, of data's rank {data.rank}")
+    if any(i > d for a, (i, d) in enumerate(zip(indices.shape, data.shape)) if a != axis):
+        n.fail(f"indices {fmt_shape(indices.shape)} exceed data {fmt_shape(data.shape)} off axis {axis}")
+    if updates.elem != data.elem:
+        n.fail(f"updates have type {updates.elem}, data {data.elem}")
+    strides = _strides(data.shape)
+    grid = np.indices(indices.shape, dtype=np.int64)
+    offsets = sum((grid[d] * strides[d] for d in range(data.rank) if d != axis),
+                  np.zeros(indices.shape, np.int64))
+    idx = _plain_indices(n, indices, data.shape[axis])
+    scaled = n.b.elementwise(glow.MulOp, [idx, n.b.scalar_like(idx, strides[axis])], np.multiply)
+    flat = n.b.elementwise(glow.AddOp, [scaled, n.b.from_const(np.asarray(offsets, np.int64))], np.add)
+    out = _scatter_rows(n, n.b.reshape(data, [data.size]), flat, updates, reduction)
+    return n.b.reshape(out, data.shape)

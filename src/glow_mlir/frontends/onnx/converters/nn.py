@@ -68,7 +68,12 @@ def _lift(values: list[int], fill: int) -> list[int]:
 
 
 def conv(n: Node) -> Value:
-    x, w = n.input(0), n.input(1)
+    return conv_values(n, n.input(0), n.input(1), n.optional(2))
+
+
+def conv_values(n: Node, x: Value, w: Value, bias: Value | None) -> Value:
+    """Conv's attributes on these operands (ConvInteger and QLinearConv pass centered
+    ones); no bias is a zero bias."""
     x4, one_d = _as_2d(n, x, "convolution")
     if w.rank != x.rank:
         n.fail(f"weights {fmt_shape(w.shape)} and input {fmt_shape(x.shape)} differ in rank")
@@ -82,7 +87,7 @@ def conv(n: Node) -> Value:
         w = n.b.reshape(w, [w.shape[0], w.shape[1], 1, w.shape[2]])
         kernels, strides, dilations = _lift(kernels, 1), _lift(strides, 1), _lift(dilations, 1)
         pads = [0, pads[0], 0, pads[1]]
-    bias = n.optional(2) or n.b.scalar_like(x, 0.0, [m])
+    bias = bias or n.b.scalar_like(x, 0.0, [m])
     nb, c, h, wd = x4.shape
     oh, ow = spatial_out((h, wd), kernels, strides, pads, dilations)
     y = n.b.op(glow.ConvolutionOp, [x4, w, bias], n.b.tensor([nb, m, oh, ow], x.elem),

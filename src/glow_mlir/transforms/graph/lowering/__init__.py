@@ -24,7 +24,7 @@ from glow_mlir.transforms.graph.lowering.builder import Emitter
 from glow_mlir.transforms.graph.lowering.rules import LoweringRule
 
 RULES: dict[str, LoweringRule] = {
-    rule.op_name: rule
+    rule.op.name: rule
     for module in (activations, linear_algebra, normalization, data_movement)
     for rule in module.RULES
 }

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
 from glow_mlir.transforms.graph.lowering.builder import Emitter
 from glow_mlir.transforms.graph.lowering.rules import LoweringRule, float_result
 
@@ -71,25 +72,19 @@ def _leaky_relu(op: Operation, em: Emitter) -> SSAValue:
     return prelu(em, x, em.splat(alpha, x))
 
 
-_ACTIVATION_OPS = {"relu": glow.ReluOp, "sigmoid": glow.SigmoidOp, "tanh": glow.TanhOp}
-
-
 def activation_op(em: Emitter, x: SSAValue, name: str, args: Sequence[float]) -> SSAValue:
     """A fused activation (`fused_activation` = name, `fused_activation_args`) as its own op
     after `x`; the lowering walker may lower that op in turn (clip, leaky_relu)."""
     if name == "none":
         return x
-    if name == "clip":
-        return em.unary(glow.ClipOp, x, min=float(args[0]), max=float(args[1]))
-    if name == "leaky_relu":
-        return em.unary(glow.LeakyReluOp, x, alpha=float(args[0]))
-    return em.unary(_ACTIVATION_OPS[name], x)
+    op, fact = ACTIVATION_OPS[name]  # the op with trait FusableActivation(name, arg names)
+    return em.unary(op, x, **{a: float(v) for a, v in zip(fact.args, args)})
 
 
 RULES = (
-    LoweringRule("glow.gelu", _gelu),
-    LoweringRule("glow.swish", _swish),
-    LoweringRule("glow.clip", _clip, float_result),
-    LoweringRule("glow.leaky_relu", _leaky_relu),
-    LoweringRule("glow.prelu", _prelu),
+    LoweringRule(glow.GeluOp, _gelu),
+    LoweringRule(glow.SwishOp, _swish),
+    LoweringRule(glow.ClipOp, _clip, float_result),
+    LoweringRule(glow.LeakyReluOp, _leaky_relu),
+    LoweringRule(glow.PReluOp, _prelu),
 )

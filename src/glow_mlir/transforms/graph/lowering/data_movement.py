@@ -37,6 +37,6 @@ def _tile(op: Operation, em: Emitter) -> SSAValue:
 
 
 RULES = (
-    LoweringRule("glow.pad", _pad, _pad_applies),
-    LoweringRule("glow.tile", _tile),
+    LoweringRule(glow.PadOp, _pad, _pad_applies),
+    LoweringRule(glow.TileOp, _tile),
 )

@@ -58,7 +58,8 @@ def _group_convolution(op: Operation, em: Emitter) -> SSAValue:
     in_per_group, out_per_group = channels // group, f_shape[0] // group
     activation = op.str_attr("fused_activation", "none")
     keep_fused = activation == "none" or (
-        em.backend is not None and em.backend.supports_fused_activation(op, activation))
+        em.backend is not None and em.backend.supports_fused_activation(
+            type(op), activation, elem_of(op.result)))
     dropped = ("group",) if keep_fused else ("group", "fused_activation", "fused_activation_args")
     attrs = {k: v for k, v in op.attributes.items() if k not in dropped}
 
@@ -84,7 +85,7 @@ def _group_convolution(op: Operation, em: Emitter) -> SSAValue:
 
 
 RULES = (
-    LoweringRule("glow.fully_connected", _fully_connected, float_result),
-    LoweringRule("glow.batch_mat_mul", _batch_mat_mul),
-    LoweringRule("glow.convolution", _group_convolution, _is_group_convolution),
+    LoweringRule(glow.FullyConnectedOp, _fully_connected, float_result),
+    LoweringRule(glow.BatchMatMulOp, _batch_mat_mul),
+    LoweringRule(glow.ConvolutionOp, _group_convolution, _is_group_convolution),
 )

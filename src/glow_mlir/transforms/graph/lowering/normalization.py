@@ -95,8 +95,8 @@ def _log_soft_max(op: Operation, em: Emitter) -> SSAValue:
 
 
 RULES = (
-    LoweringRule("glow.batch_normalization", _batch_normalization, _same_element_types),
-    LoweringRule("glow.layer_normalization", _layer_normalization, _same_element_types),
-    LoweringRule("glow.soft_max", _soft_max),
-    LoweringRule("glow.log_soft_max", _log_soft_max),
+    LoweringRule(glow.BatchNormalizationOp, _batch_normalization, _same_element_types),
+    LoweringRule(glow.LayerNormalizationOp, _layer_normalization, _same_element_types),
+    LoweringRule(glow.SoftMaxOp, _soft_max),
+    LoweringRule(glow.LogSoftMaxOp, _log_soft_max),
 )

@@ -23,7 +23,7 @@ def float_result(op: Operation) -> bool:
 
 @dataclass(frozen=True)
 class LoweringRule:
-    op_name: str
+    op: type[Operation]
     lower: Callable[[Operation, Emitter], SSAValue]
     """Emit the replacement before the op; return the value replacing its result."""
     applies: Callable[[Operation], bool] = always
