@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
