@@ -225,8 +225,16 @@ def start_pool(threads: int) -> None:
     OUR_THREADS.add(threading.get_native_id())
 
 
+SETTLE_S = 0.02
+"""Pause before each timed call: onnxruntime's pool threads spin for a while after its
+run (and ours ~80 us, `thread_pool.SPIN_CYCLES`); timed right after, a spinning thread of
+the other engine held the second core (our 2-thread ResNet-18 1.0x our 1-thread in this
+benchmark, 1.24x alone)."""
+
+
 def _timed(fn, feeds, cpu: list[dict[int, int]] | None = None) -> float:
     """Wall seconds of fn(feeds); with `cpu`, each thread's CPU nanoseconds appended."""
+    time.sleep(SETTLE_S)
     before = task_cpu_ns() if cpu is not None else None
     t = time.perf_counter()
     fn(feeds)

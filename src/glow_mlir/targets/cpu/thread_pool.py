@@ -51,6 +51,8 @@ declare i32 @pthread_cond_signal(ptr)
 declare i32 @getpid()
 declare i32 @clock_gettime(i32, ptr)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare i64 @llvm.readcyclecounter()
+declare void @llvm.x86.sse2.pause()
 
 ; glibc's pthread_mutex_t (40 bytes) and pthread_cond_t (48 bytes) initializers are zeros
 @glow_pool_mutex = internal global [64 x i8] zeroinitializer, align 64
@@ -118,7 +120,7 @@ own_run:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %sd = load i64, ptr @glow_pool_done_parts
   %sd1 = add i64 %sd, 1
-  store i64 %sd1, ptr @glow_pool_done_parts
+  store atomic i64 %sd1, ptr @glow_pool_done_parts release, align 8
   %sall = icmp eq i64 %sd1, %sparts
   br i1 %sall, label %signal_out, label %out
 signal_out:
@@ -141,7 +143,7 @@ run:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %d = load i64, ptr @glow_pool_done_parts
   %d1 = add i64 %d, 1
-  store i64 %d1, ptr @glow_pool_done_parts
+  store atomic i64 %d1, ptr @glow_pool_done_parts release, align 8
   %all = icmp eq i64 %d1, %parts
   br i1 %all, label %signal, label %claim
 signal:
@@ -165,7 +167,28 @@ loop:
 check:
   %gen = load i64, ptr @glow_pool_gen
   %idle = icmp eq i64 %gen, %seen
-  br i1 %idle, label %sleep, label %job
+  br i1 %idle, label %spin_start, label %job
+spin_start:
+  ; spin a while before sleeping: the next kernel's job usually comes within
+  ; microseconds, and waking a sleeping thread (a halted virtual CPU) takes far longer
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  %t0 = call i64 @llvm.readcyclecounter()
+  br label %spin
+spin:
+  %g = load atomic i64, ptr @glow_pool_gen acquire, align 8
+  %changed = icmp ne i64 %g, %seen
+  br i1 %changed, label %relock, label %spin_on
+spin_on:
+  call void @llvm.x86.sse2.pause()
+  %t = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %t, %t0
+  %more = icmp ult i64 %spent, SPIN
+  br i1 %more, label %spin, label %relock
+relock:
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %gen2 = load i64, ptr @glow_pool_gen
+  %idle2 = icmp eq i64 %gen2, %seen
+  br i1 %idle2, label %sleep, label %check
 sleep:
   call i32 @pthread_cond_wait(ptr @glow_pool_work, ptr @glow_pool_mutex)
   br label %check
@@ -243,7 +266,7 @@ dispatch:
   store i64 0, ptr @glow_pool_next
   store i64 0, ptr @glow_pool_done_parts
   %gen1 = add i64 %gen, 1
-  store i64 %gen1, ptr @glow_pool_gen
+  store atomic i64 %gen1, ptr @glow_pool_gen release, align 8
   call i32 @pthread_cond_broadcast(ptr @glow_pool_work)
   ; the caller claims parts too: a worker the scheduler has not woken yet leaves its
   ; part to whoever comes first
@@ -252,7 +275,27 @@ dispatch:
 join:
   %left = load i64, ptr @glow_pool_done_parts
   %done = icmp eq i64 %left, %parts
-  br i1 %done, label %finish, label %join_wait
+  br i1 %done, label %finish, label %join_spin_start
+join_spin_start:
+  ; the workers' parts usually end within microseconds of ours: spin before sleeping
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  %j0 = call i64 @llvm.readcyclecounter()
+  br label %join_spin
+join_spin:
+  %jl = load atomic i64, ptr @glow_pool_done_parts acquire, align 8
+  %jdone = icmp eq i64 %jl, %parts
+  br i1 %jdone, label %join_relock, label %join_spin_on
+join_spin_on:
+  call void @llvm.x86.sse2.pause()
+  %jt = call i64 @llvm.readcyclecounter()
+  %jspent = sub i64 %jt, %j0
+  %jmore = icmp ult i64 %jspent, SPIN
+  br i1 %jmore, label %join_spin, label %join_relock
+join_relock:
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  %left2 = load i64, ptr @glow_pool_done_parts
+  %done2 = icmp eq i64 %left2, %parts
+  br i1 %done2, label %finish, label %join_wait
 join_wait:
   call i32 @pthread_cond_wait(ptr @glow_pool_done, ptr @glow_pool_mutex)
   br label %join
@@ -269,9 +312,19 @@ serial:
 
 def runtime_ir(triple: str) -> str:
     """The runtime's LLVM IR module for target `triple`."""
-    body = _RUNTIME.replace("MAXW", str(MAX_THREADS - 1)).replace("MAX", str(MAX_THREADS))
+    body = (_RUNTIME.replace("MAXW", str(MAX_THREADS - 1)).replace("MAX", str(MAX_THREADS))
+            .replace("SPIN", str(SPIN_CYCLES)))
     return f'target triple = "{triple}"\n{body}'
 
+
+SPIN_CYCLES = 200_000
+"""Time-stamp-counter cycles (~80 us at 2.5 GHz) a worker spins for the next job, and the
+caller for the workers' parts, before sleeping on the condition variable. Measured on
+this 2-vCPU KVM guest, quiet (two-core FMA peak 2.1x one core's), with workers that
+sleep at once: ResNet-18 2 threads vs 1 1.20x, MobileNet-v1 0.98x, a BERT layer 1.03x,
+while one thread's CPU time over the busiest thread's was 1.4-1.9: each of the ~100
+parallel kernels per run paid a wake-up of a halted virtual CPU (the host schedules it),
+tens of microseconds. onnxruntime spins likewise between its kernels."""
 
 _lock = threading.Lock()
 _engine = None
