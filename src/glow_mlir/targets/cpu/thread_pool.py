@@ -71,6 +71,7 @@ declare void @llvm.x86.sse2.pause()
 @glow_pool_next = internal global i64 0
 @glow_pool_done_parts = internal global i64 0
 @glow_pool_static = weak global i64 0
+@glow_pool_spin = weak global i64 SPIN
 @glow_pool_seen = internal global [MAX x i64] zeroinitializer, align 64
 
 define weak i64 @glow_clock_ns() {
@@ -173,6 +174,7 @@ spin_start:
   ; microseconds, and waking a sleeping thread (a halted virtual CPU) takes far longer
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   %t0 = call i64 @llvm.readcyclecounter()
+  %limit = load i64, ptr @glow_pool_spin
   br label %spin
 spin:
   %g = load atomic i64, ptr @glow_pool_gen acquire, align 8
@@ -182,7 +184,7 @@ spin_on:
   call void @llvm.x86.sse2.pause()
   %t = call i64 @llvm.readcyclecounter()
   %spent = sub i64 %t, %t0
-  %more = icmp ult i64 %spent, SPIN
+  %more = icmp ult i64 %spent, %limit
   br i1 %more, label %spin, label %relock
 relock:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
@@ -280,6 +282,7 @@ join_spin_start:
   ; the workers' parts usually end within microseconds of ours: spin before sleeping
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   %j0 = call i64 @llvm.readcyclecounter()
+  %jlimit = load i64, ptr @glow_pool_spin
   br label %join_spin
 join_spin:
   %jl = load atomic i64, ptr @glow_pool_done_parts acquire, align 8
@@ -289,7 +292,7 @@ join_spin_on:
   call void @llvm.x86.sse2.pause()
   %jt = call i64 @llvm.readcyclecounter()
   %jspent = sub i64 %jt, %j0
-  %jmore = icmp ult i64 %jspent, SPIN
+  %jmore = icmp ult i64 %jspent, %jlimit
   br i1 %jmore, label %join_spin, label %join_relock
 join_relock:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
@@ -341,6 +344,9 @@ def set_static_parts(on: bool) -> None:
     assert _engine is not None
     ctypes.c_int64.from_address(_engine.get_global_value_address("glow_pool_static")).value = \
         int(on)
+    # no spinning either: a thread waiting would count spinning as CPU time
+    ctypes.c_int64.from_address(_engine.get_global_value_address("glow_pool_spin")).value = \
+        0 if on else SPIN_CYCLES
 
 
 def install() -> None:
