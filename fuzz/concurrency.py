@@ -82,19 +82,43 @@ def hammer(model, threads: int, calls: int, seed: int = 0) -> tuple[int, int, li
     return sum(made), sum(wrong), errors
 
 
+def pool_model(threads: int):
+    """The model on the cpu backend for `threads` threads, every kernel split whatever its
+    size (`parallel.PARALLEL_MIN_WORK` 0), so each call goes through the native pool."""
+    import glow_mlir
+    from glow_mlir.conversion.glow_ir_to_loops import parallel
+
+    saved = parallel.PARALLEL_MIN_WORK
+    parallel.PARALLEL_MIN_WORK = 0
+    try:
+        return glow_mlir.compile(concurrency_model(), num_threads=threads, cache=False)
+    finally:
+        parallel.PARALLEL_MIN_WORK = saved
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--calls", type=int, default=1000, help="calls per thread")
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pool-threads", type=int, default=2,
+                    help="also the cpu model compiled for this many threads with every "
+                         "kernel split (the native pool under concurrent calls; 1: not)")
     args = ap.parse_args(argv)
     import glow_mlir
 
     failed = False
     print(f"{'backend':<12}{'calls':>8}{'differ':>8}{'errors':>8}{'seconds':>9}")
-    for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
-        model = glow_mlir.compile(concurrency_model(), backend=backend)
+    rows = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if args.pool_threads > 1 and "cpu" in rows:
+        rows.append("cpu+pool")
+    for backend in rows:
+        if backend == "cpu+pool":
+            model = pool_model(args.pool_threads)
+        else:
+            model = glow_mlir.compile(concurrency_model(), backend=backend, num_threads=1) \
+                if backend == "cpu" else glow_mlir.compile(concurrency_model(), backend=backend)
         start = time.perf_counter()
         made, wrong, errors = hammer(model, args.threads, args.calls, args.seed)
         print(f"{backend:<12}{made:>8}{wrong:>8}{len(errors):>8}"

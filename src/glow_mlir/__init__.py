@@ -33,7 +33,10 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
     `scratchpad_kib=256` sets the scratchpad size, and `model.accel_report` gives DMA
-    bytes, cycles and scratchpad use).
+    bytes, cycles and scratchpad use). The cpu backend takes `num_threads=N` (its large
+    kernels split over N threads of a native pool; default: the cores this process may
+    use; the outputs are the same bits for any N) and `trace=True` (every kernel call
+    timed: `model.trace`, `model.write_trace("trace.json")`, Chrome trace events).
 
     `model` is an ONNX model (ModelProto, file path or bytes) or a model in IR: a `.mlir`
     path or a parsed ModuleOp with one function, a `glow` graph (it goes through the same

@@ -138,7 +138,8 @@ def test_options_and_their_checks():
     accel, cpu = get_backend("accel"), get_backend("cpu")
     assert accel.check_options({}) == {"scratchpad_kib": 256}
     assert accel.check_options({"scratchpad_kib": 64}) == {"scratchpad_kib": 64}
-    assert cpu.check_options({}) == {}
+    assert cpu.check_options({}) == {"num_threads": None, "trace": False}
+    assert cpu.check_options({"num_threads": 2}) == {"num_threads": 2, "trace": False}
     with pytest.raises(UserError, match="scratchpad_kib must be a positive whole number of "
                                         "KiB, got 0"):
         accel.check_options({"scratchpad_kib": 0})
@@ -162,7 +163,10 @@ def test_pipelines_are_data():
     assert interp.instruction_pipeline() == "glow-instr-pipeline"
     assert cpu.instruction_pipeline(("dse",)) == "glow-instr-pipeline{disable=dse}"
     assert interp.lowering_pipeline() == ()
-    assert cpu.lowering_pipeline() == LOOP_LOWERING == ("convert-glow-ir-to-loops",)
+    assert cpu.lowering_pipeline(num_threads=1) == LOOP_LOWERING == \
+        ("convert-glow-ir-to-loops",)
+    assert cpu.lowering_pipeline(num_threads=3, trace=True) == \
+        ("convert-glow-ir-to-loops{num-threads=3 trace=true}",)
     assert accel.lowering_pipeline(scratchpad_kib=64) == (
         "convert-glow-ir-to-accel{scratchpad-kib=64}", "accel-insert-dma",
         "accel-double-buffer", "accel-plan-scratchpad")

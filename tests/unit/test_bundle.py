@@ -434,3 +434,47 @@ def test_readme_bundle_section_runs_verbatim(tmp_path):
     assert [int(i) for i, _ in rows] == list(range(10))
     want = _onnxruntime(SMALL_CNN, np.ones((1, 3, 32, 32), np.float32)).reshape(-1)
     np.testing.assert_allclose([float(p) for _, p in rows], want, rtol=1e-4, atol=2e-6)
+
+
+def test_threaded_bundle_runs_from_c_with_its_pool_or_the_programs(tmp_path):
+    """A bundle compiled for 2 or 3 threads holds the default pool (weak
+    glow_parallel_for) and gives the one-thread bundle's bits; a program's own
+    glow_parallel_for replaces it (the pool hook the header documents)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    x = np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    outs = {}
+    for threads in (1, 2, 3):
+        info = write_bundle(SMALL_CNN, tmp_path / f"b{threads}", "cnn", num_threads=threads)
+        header = info.header.read_text()
+        assert ("CNN_NUM_THREADS" in header) == (threads > 1)
+        assert ("glow_parallel_for" in header) == (threads > 1)
+        exe = _build_program(info, tmp_path, ("-pthread",))
+        outs[threads] = _run_bundle(info, exe, x, tmp_path)
+    assert outs[2].tobytes() == outs[1].tobytes() == outs[3].tobytes()
+    hook = tmp_path / "hook.c"
+    hook.write_text(
+        "#include <stdint.h>\n#include <stdio.h>\n"
+        "static int calls;\n"
+        "void glow_parallel_for(void (*chunk)(void *, int64_t, int64_t, int64_t), void *ctx,\n"
+        "                       int64_t lo, int64_t hi, int64_t threads) {\n"
+        "  calls++;\n  for (int64_t i = hi - 1; i >= lo; i--) chunk(ctx, i, i + 1, 0);\n}\n"
+        "__attribute__((destructor)) static void report(void) {\n"
+        "  fprintf(stderr, \"hook calls %d\\n\", calls);\n}\n")
+    info = write_bundle(SMALL_CNN, tmp_path / "b2", "cnn", num_threads=2)
+    exe = _build_program(info, tmp_path, (str(hook),))
+    (out,) = info.outputs
+    x_path, y_path = tmp_path / "input.bin", tmp_path / "output.bin"
+    x_path.write_bytes(x.tobytes())
+    proc = subprocess.run([str(exe), str(info.weights_bin), str(x_path), str(y_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stderr.split("hook calls")[1]) > 0
+    assert np.frombuffer(y_path.read_bytes(), np.float32).tobytes() == outs[1].tobytes()
+
+
+def test_bundle_thread_count_is_checked(tmp_path):
+    from glow_mlir.backends.cpu import ThreadCountError
+
+    with pytest.raises(ThreadCountError):
+        write_bundle(SMALL_CNN, tmp_path, "cnn", num_threads=0)

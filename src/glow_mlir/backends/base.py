@@ -122,6 +122,11 @@ class Backend(GraphBackend):
         return {o.name: o.check(options[o.name]) if o.name in options else o.default
                 for o in self.options}
 
+    def keyed_options(self, options: Mapping[str, object]) -> dict[str, object]:
+        """The (checked) options as the model cache keys a compile: those given, with any
+        default that depends on the machine filled in (the cpu's thread count)."""
+        return dict(options)
+
     # ------------------------------------------------------------------ pipelines
     def graph_pipeline(self, disable: Sequence[str] = (), print_ir_after_each: bool = False,
                        verify_each: bool = True) -> str:

@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends import interpreter
-from glow_mlir.backends.base import Backend, NodeInfo
+from glow_mlir.backends.base import Backend, BackendOption, NodeInfo
 from glow_mlir.backends.common import fused_activation_ok
+from glow_mlir.ir.errors import UserError
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -53,10 +54,74 @@ def kept(kind: type[Operation]) -> bool:
     return interpreter.kept(kind) or kind.has_trait(FusableActivation)
 
 
+class ThreadCountError(UserError):
+    """A thread count that is not a whole number from 1 to MAX_THREADS."""
+
+
+def default_threads() -> int:
+    """The cores this process may run on (its CPU affinity, which `taskset` and container
+    limits set; not the machine's core count)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_num_threads(value: object, what: str = "num_threads") -> int | None:
+    """`value` if it is a thread count the cpu backend can compile for (None: the
+    default, `default_threads`), else a ThreadCountError naming `what`."""
+    import numbers
+
+    from glow_mlir.ir.native_runtime import MAX_THREADS
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ThreadCountError(f"{what} must be a whole number of threads from 1 to "
+                               f"{MAX_THREADS}, got {value!r} ({type(value).__name__})")
+    if not 1 <= int(value) <= MAX_THREADS:
+        raise ThreadCountError(f"{what} must be from 1 to {MAX_THREADS} threads, got "
+                               f"{int(value)}")
+    return int(value)
+
+
+def check_trace(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"trace must be True or False, got {value!r}")
+    return value
+
+
 class CpuBackend(Backend):
     name: ClassVar[str] = "cpu"
     lowering_steps: ClassVar[tuple[str, ...]] = ("convert-glow-ir-to-loops",)
     saves_code: ClassVar[bool] = True
+    options: ClassVar[tuple[BackendOption, ...]] = (
+        BackendOption("num_threads", None, check_num_threads,
+                      "threads the large kernels split their outer loops over (default: "
+                      "the cores this process may use; the same bits for any count)"),
+        BackendOption("trace", False, check_trace,
+                      "time every kernel call (model.trace, model.write_trace)"),
+    )
+
+    def keyed_options(self, options):
+        """The thread count resolved (the model cache keys what is compiled); `trace`
+        only when on."""
+        out = dict(options)
+        out["num_threads"] = out.get("num_threads") or default_threads()
+        if not out.get("trace"):
+            out.pop("trace", None)
+        return out
+
+    def step_with_options(self, step: str, options) -> str:
+        """`convert-glow-ir-to-loops{num-threads=N trace=true}` (as it was without
+        options for one thread, untraced)."""
+        threads = options.get("num_threads") or default_threads()
+        trace = " trace=true" if options.get("trace") else ""
+        if threads == 1 and not trace:
+            return step
+        return f"{step}{{num-threads={threads}{trace}}}"
 
     def should_lower(self, kind: type[Operation]) -> bool:
         return not kept(kind)
@@ -99,10 +164,12 @@ class CpuBackend(Backend):
         from glow_mlir.targets.cpu.executor import CpuExecutor  # llvmlite only when used
         from glow_mlir.targets.instructions import check_fits_in_memory, require_memory_plan
 
-        self.check_options(options)
+        options = self.check_options(options)
         require_memory_plan(disable, "the cpu backend")
         instr_disabled, steps_disabled = self.split_disabled(disable)
-        steps = self.lowering_pipeline(steps_disabled)
+        steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
-        return CpuExecutor(module, memory, steps)
+        return CpuExecutor(module, memory, steps,
+                           num_threads=int(options["num_threads"] or default_threads()),
+                           trace=bool(options["trace"]))

@@ -183,14 +183,22 @@ class FunctionWriter:
     text (`%vN`, or a literal for a constant), `lines` collects the body, `block` is the
     label of the block being written."""
 
-    def __init__(self, f: func.FuncOp, callees: dict[str, str]):
-        self.dead = dead_ops(f)
+    def __init__(self, f: func.FuncOp, callees: dict[str, str],
+                 dead: set[Operation] | None = None):
+        self.f = f
+        self.dead = dead_ops(f) if dead is None else dead
         self.callees = callees  # function name -> its `declare` line
         self.refs: dict[SSAValue, str] = {}
         self.lines: list[str | None] = []
         self.decls: dict[str, str] = {}
         self.count = 0
         self.block = ""
+        self.allocas: list[str] = []
+        """Lines placed at the start of the entry block (`alloca`s of parallel loops)."""
+        self.extra: list[str] = []
+        """Definitions of the functions outlined from this one (parallel loops)."""
+        self.outlining = False
+        """Inside an outlined loop: nested parallel loops run serially."""
 
     # --------------------------------------------------------------- basics
     def fresh(self) -> str:
@@ -365,7 +373,18 @@ def _for(w: FunctionWriter, op: Operation) -> None:
     """As xDSL's `convert-scf-to-cf` lays it out: the block before ends with a branch to
     a header (phis for the induction variable and the carried values, `icmp slt`,
     conditional branch), then the body's blocks, the step `add` and the branch back at
-    its end, then the block after the loop."""
+    its end, then the block after the loop. A loop marked parallel is outlined
+    (`_parallel`)."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
+
+    if PARALLEL_ATTR in op.attributes and not w.outlining:
+        _parallel(w, op)
+        return
+    _loop(w, op, w.ref(op.operands[0]), w.ref(op.operands[1]))
+
+
+def _loop(w: FunctionWriter, op: Operation, lb_text: str, ub_text: str) -> None:
+    """The loop `op` (see `_for`) from `lb_text` to `ub_text`."""
     lb, ub, step, *inits = op.operands
     body = w.single_block(op, 0)
     assert body is not None
@@ -380,7 +399,7 @@ def _for(w: FunctionWriter, op: Operation) -> None:
         w.lines.append(None)  # filled once the latch is known
     iv, iv_type = w.refs[body.args[0]], type_text(body.args[0].type, op)
     cond = w.fresh()
-    w.emit(f"{cond} = icmp slt {iv_type} {iv}, {w.ref(ub)}")
+    w.emit(f"{cond} = icmp slt {iv_type} {iv}, {ub_text}")
     w.emit(f"br i1 {cond}, label %{first}, label %{end}")
     w.start(first)
     yield_op = w.ops(body, stop_at_terminator=True)
@@ -390,7 +409,7 @@ def _for(w: FunctionWriter, op: Operation) -> None:
     w.emit(f"{stepped} = add {iv_type} {iv}, {w.ref(step)}")
     latch = w.block
     w.emit(f"br label %{header}")
-    incoming = [(w.ref(lb), stepped)] + [(w.ref(i), w.ref(y))
+    incoming = [(lb_text, stepped)] + [(w.ref(i), w.ref(y))
                                          for i, y in zip(inits, yield_op.operands)]
     for index, arg, (init, back) in zip(phis, body.args, incoming):
         w.lines[index] = (f"  {w.refs[arg]} = phi {type_text(arg.type)} "
@@ -398,6 +417,160 @@ def _for(w: FunctionWriter, op: Operation) -> None:
     w.start(end)
     for result, arg in zip(op.results, body.args[1:]):
         w.refs[result] = w.refs[arg]
+
+
+def _captured(op: Operation) -> list[SSAValue]:
+    """The values `op`'s regions use that are defined outside `op`, in first-use order."""
+    inside: set[SSAValue] = set()
+    for inner in op.walk():
+        if inner is not op:
+            inside.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    out: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            if v not in inside:
+                out.setdefault(v, None)
+    return list(out)
+
+
+def _parallel(w: FunctionWriter, op: Operation) -> None:
+    """A loop marked `glow.parallel = T` (`glow_ir_to_loops/parallel.py`) becomes
+
+        store the captured values in %ctx (an alloca of the entry block)
+        call void @glow_parallel_for(ptr @F_parN, ptr %ctx, i64 lb, i64 ub, i64 T)
+
+    with `@F_parN(ptr ctx, i64 lo, i64 hi, i64 worker)` loading them and calling
+    `@F_parN_body(...)`, which runs the loop over [lo, hi): the function's pointer
+    arguments it uses come as `noalias` arguments again (the views of them recomputed
+    inside, not passed), so LLVM (which inlines the body into its one caller and keeps
+    the arguments' alias facts as scopes) vectorizes it as it did the kernel; a view of
+    per-worker scratch (`glow.private`) is offset by worker x `glow.worker_scratch`."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+        PARALLEL_ATTR,
+        PRIVATE_ATTR,
+        WORKER_SCRATCH_ATTR,
+    )
+    from glow_mlir.ir.native_runtime import PARALLEL_FOR
+
+    lb, ub, step, *inits = op.operands
+    if inits:
+        raise Untranslatable(op, "a parallel loop carrying values")
+    threads = op.attributes[PARALLEL_ATTR]
+    if not isinstance(threads, IntegerAttr) or threads.value.data < 1:
+        raise Untranslatable(op, f"{PARALLEL_ATTR} = {threads} is not a thread count")
+    threads = threads.value.data
+    f = w.f
+    entry_args = list(f.body.blocks[0].args)
+    arg_attrs = _signature(f)[2]
+    per_worker_attr = f.attributes.get(WORKER_SCRATCH_ATTR)
+    per_worker = per_worker_attr.value.data if per_worker_attr is not None else 0  # type: ignore[attr-defined]
+    name = f"{f.sym_name.data}_par{len(w.extra) // 2}"
+    body_name = f"{name}_body"
+
+    child = FunctionWriter(f, w.callees, w.dead)
+    child.outlining = True
+    params: list[tuple[SSAValue, str, str]] = []  # (value in the parent, type, attrs)
+    remat: list[str] = []
+
+    def param(v: SSAValue, attrs: str = "") -> str:
+        for pv, _, _ in params:
+            if pv is v:
+                return child.refs[v]
+        ref = child.fresh()
+        child.refs[v] = ref
+        params.append((v, type_text(v.type, op), attrs))
+        return ref
+
+    def base_of(v: SSAValue) -> str | None:
+        """A function argument as the body's parameter (None if `v` is not one)."""
+        if v in entry_args:
+            return param(v, arg_attrs[entry_args.index(v)])
+        return None
+
+    worker = child.fresh()
+    lo, hi = child.fresh(), child.fresh()
+    private = child.fresh()  # this worker's copy of the scratch (a noalias argument)
+    private_base: SSAValue | None = None  # the scratch argument it is a copy of
+    for v in _captured(op):
+        ref = w.ref(v)
+        if not ref.startswith("%"):  # a constant
+            child.refs[v] = ref
+            continue
+        owner = v.owner
+        if v in entry_args:
+            base_of(v)
+            continue
+        if isinstance(owner, memref.ViewOp) and len(owner.operands) == 2 \
+                and owner.operands[0] in entry_args:
+            shift = _constant_index(owner.operands[1])
+            shift_text = str(shift) if shift is not None else None
+            if shift_text is None:
+                shift_text = param(owner.operands[1])
+            if PRIVATE_ATTR in owner.attributes and per_worker:
+                # off the worker's copy, an argument of its own: its bytes are not the
+                # shared scratch's, and LLVM sees it (a worker x S offset it could not
+                # tell apart from the shared views, and checked at run time)
+                private_base, source = owner.operands[0], private
+            else:
+                source = base_of(owner.operands[0])
+            elem = type_text(owner.operands[0].type.get_element_type(), op)  # type: ignore[attr-defined]
+            ref = child.fresh()
+            remat.append(f"  {ref} = getelementptr inbounds {elem}, ptr {source}, "
+                         f"i64 {shift_text}")
+            child.refs[v] = ref
+            continue
+        if isinstance(owner, memref.ViewOp) and PRIVATE_ATTR in owner.attributes \
+                and per_worker:
+            raise Untranslatable(op, "a private scratch view not of an argument")
+        param(v)
+    child.start(child.label())
+    child.lines.extend(remat)
+    _loop(child, op, lo, hi)
+    child.emit("ret void")
+    w.decls.update(child.decls)
+    header = ", ".join([f"{t}{a} {child.refs[v]}" for v, t, a in params]
+                       + ([f"ptr noalias {private}"] if private_base is not None else []))
+    header = f"{header}, " if header else ""
+    body_text = "\n".join(line for line in child.lines if line is not None)
+    body_def = (f"define internal void {global_name(body_name)}({header}i64 {lo}, "
+                f"i64 {hi}, i64 {worker}) alwaysinline {{\n{body_text}\n}}\n")
+    # the chunk: unpack the context (the body's arguments, then the scratch of which
+    # the worker's copy is taken), call the body
+    slots = [(v, t) for v, t, _ in params]
+    if private_base is not None:
+        slots.append((private_base, "ptr"))
+    lines = []
+    args = []
+    for i, (v, t) in enumerate(slots):
+        lines.append(f"  %p{i} = getelementptr inbounds i8, ptr %ctx, i64 {8 * i}")
+        lines.append(f"  %a{i} = load {t}, ptr %p{i}")
+        if i < len(params):
+            args.append(f"{t} %a{i}")
+    if private_base is not None:
+        lines.append(f"  %own = mul i64 %worker, {per_worker}")
+        lines.append(f"  %private = getelementptr inbounds i8, ptr %a{len(params)}, i64 %own")
+        args.append("ptr %private")
+    args += ["i64 %lo", "i64 %hi", "i64 %worker"]
+    lines.append(f"  call void {global_name(body_name)}({', '.join(args)})")
+    chunk_def = (f"define internal void {global_name(name)}(ptr %ctx, i64 %lo, i64 %hi, "
+                 f"i64 %worker) {{\n" + "\n".join(lines) + "\n  ret void\n}\n")
+    w.extra += [body_def, chunk_def]
+    # the call site
+    ctx = w.fresh()
+    w.allocas.append(f"  {ctx} = alloca [{max(len(slots), 1)} x i64], align 8")
+    for i, (v, t) in enumerate(slots):
+        slot = w.fresh()
+        w.emit(f"{slot} = getelementptr inbounds i8, ptr {ctx}, i64 {8 * i}")
+        w.emit(f"store {t} {w.ref(v)}, ptr {slot}")
+    pf = global_name(PARALLEL_FOR)
+    w.declare(PARALLEL_FOR, f"declare void {pf}(ptr, ptr, i64, i64, i64)")
+    w.emit(f"call void {pf}(ptr {global_name(name)}, ptr {ctx}, i64 {w.ref(lb)}, "
+           f"i64 {w.ref(ub)}, i64 {threads})")
 
 
 @impl(scf.IfOp)
@@ -810,12 +983,15 @@ def translate_function(f: func.FuncOp, callees: dict[str, str]) -> FunctionText:
         params.append(f"{t}{attrs} {w.refs[arg]}")
     w.start(w.label())
     w.ops(blocks[0])
-    body = "\n".join(line for line in w.lines if line is not None)
+    lines = [line for line in w.lines if line is not None]
+    lines[1:1] = w.allocas
+    body = "\n".join(lines)
     head = f"{result} {global_name(name)}({', '.join(params)})"
+    extra = "".join("\n" + text for text in w.extra)
 
     def render(linkage: str, noinline: bool) -> str:
         return (f"define {linkage + ' ' if linkage else ''}{head}"
-                f"{' noinline' if noinline else ''} {{\n{body}\n}}\n")
+                f"{' noinline' if noinline else ''} {{\n{body}\n}}\n{extra}")
 
     return FunctionText(name, kernel, declaration, render, w.decls)
 

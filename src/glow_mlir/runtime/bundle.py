@@ -92,6 +92,7 @@ class BundleInfo:
     mutable_size: int
     activations_size: int
     alignment: int
+    num_threads: int = 1
     inputs: list[PlaceholderInfo] = field(default_factory=list)
     outputs: list[PlaceholderInfo] = field(default_factory=list)
 
@@ -235,6 +236,7 @@ def header_text(info: BundleInfo) -> str:
         "// included: the code needs little stack). Returns 0 on success.",
         f"int {net}(uint8_t *constantWeight, uint8_t *mutableWeight, uint8_t *activations);",
         "",
+        *_threads_lines(info),
         "#ifdef __cplusplus",
         "}",
         "#endif",
@@ -243,6 +245,28 @@ def header_text(info: BundleInfo) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _threads_lines(info: BundleInfo) -> list[str]:
+    """The header's part about threads: nothing for a one-thread bundle (Glow's API as it
+    is); else the thread count and the pool hook."""
+    if info.num_threads <= 1:
+        return []
+    prefix = info.network_name.upper()
+    return [
+        f"// Compiled for {info.num_threads} threads: the large kernels split their outer",
+        f"// loops into that many parts, run by glow_parallel_for. {info.network_name}.o holds a default",
+        "// (weak symbol: a pthread pool started on first use, whose threads sleep between",
+        "// calls; link with -pthread); a program may define its own, e.g. on its own pool.",
+        "// It must run chunk(ctx, lo_w, hi_w, w) for parts w = 0 .. parts-1 of [lo, hi)",
+        "// (parts <= threads; any split into contiguous parts, any order, any threads) and",
+        "// return when all are done; running all of [lo, hi) as worker 0 is always right.",
+        f"#define {prefix}_NUM_THREADS  {info.num_threads}",
+        "void glow_parallel_for(void (*chunk)(void *ctx, int64_t lo, int64_t hi,",
+        "                                     int64_t worker),",
+        "                       void *ctx, int64_t lo, int64_t hi, int64_t threads);",
+        "",
+    ]
 
 
 _HEX_BYTES = [f" 0X{b:02X}," for b in range(256)]
@@ -270,20 +294,25 @@ def _write(path: Path, data: bytes | str) -> None:
 
 def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
                  input_shapes=None, cpu: str | None = None,
-                 features: str | None = None) -> BundleInfo:
+                 features: str | None = None, num_threads: int = 1) -> BundleInfo:
     """Write the bundle of network `network_name` into `out_dir` (created if missing):
     `model` is what `glow_mlir.compile(..., backend="cpu")` returned, an ONNX model (path,
     bytes or ModelProto; `input_shapes` binds its symbolic dimensions) or a `glow` /
     planned `glow_ir` module (lowered in place). The code is for this host's CPU, or for
     LLVM CPU name `cpu` (e.g. "x86-64-v3", for other machines) with `features`
-    ("+avx2,-fma"); unknown names are a CpuTargetError before anything is compiled. See
-    the module docstring for the files."""
+    ("+avx2,-fma"); unknown names are a CpuTargetError before anything is compiled.
+    `num_threads`: the threads an ONNX model or module is compiled for (a compiled
+    model keeps its own); above 1 the object holds the default pool (`NET.h` says how to
+    replace it). See the module docstring for the files."""
+    from glow_mlir.backends.cpu import check_num_threads
     from glow_mlir.targets.cpu import jit
 
     check_network_name(network_name)
+    num_threads = check_num_threads(num_threads) or 1
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
-    module, entry, areas = _lowered(model, input_shapes, network_name)
+    module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
+                                                 num_threads)
     layout = areas.layout
     prefix = network_name.upper()
     info = BundleInfo(
@@ -293,7 +322,8 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
         weights_bin=directory / f"{network_name}.weights.bin",
         weights_txt=directory / f"{network_name}.weights.txt",
         constant_size=layout.constant_size, mutable_size=layout.mutable_size,
-        activations_size=layout.activations_size, alignment=layout.alignment)
+        activations_size=layout.activations_size, alignment=layout.alignment,
+        num_threads=num_threads)
     taken = {f"{prefix}_{s}" for s in ("CONSTANT_MEM_SIZE", "MUTABLE_MEM_SIZE",
                                        "ACTIVATIONS_MEM_SIZE", "MEM_ALIGN")}
     info.inputs = _placeholders(areas, "input", prefix, taken)
@@ -301,8 +331,13 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     constant = areas.constant[:layout.constant_size].tobytes()
 
     tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
-    code = jit.optimize(jit.unoptimized_ir(module), tm)
+    text = jit.unoptimized_ir(module)
+    code = jit.optimize(text, tm)
     code.get_function(entry).name = network_name  # a compiled model's keeps its own
+    if "@glow_parallel_for" in text or "@glow_clock_ns" in text:
+        from glow_mlir.targets.cpu.thread_pool import runtime_ir
+
+        code.link_in(jit.optimize(runtime_ir(tm.triple), tm))  # weak: one per program
     _write(info.object_file, tm.emit_object(code))
     _write(info.header, header_text(info))
     _write(info.weights_bin, constant)
@@ -310,7 +345,7 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     return info
 
 
-def _lowered(model, input_shapes, network_name: str):
+def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     """(LLVM-dialect module, its entry point's name, its Areas) of what `write_bundle`
     was given. A compiled model's module is the one its JIT compiled, left unchanged; a
     model or module is compiled here with the entry point named `network_name` (so
@@ -318,7 +353,12 @@ def _lowered(model, input_shapes, network_name: str):
     from glow_mlir.dialects import glow_ir
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.targets.cpu.areas import Areas
-    from glow_mlir.targets.cpu.executor import CpuExecutor, lower_to_llvm
+    from glow_mlir.targets.cpu.executor import (
+        CpuExecutor,
+        loop_steps,
+        lower_to_llvm,
+        lower_to_loops,
+    )
 
     if isinstance(model, CompiledModel) and model.module is None and model.backend == "cpu":
         if model.source is None:  # loaded from a file: JIT code only, no module
@@ -341,7 +381,8 @@ def _lowered(model, input_shapes, network_name: str):
         if input_shapes:
             raise BundleError("input_shapes cannot change a compiled model: give them to "
                               "glow_mlir.compile, or give write_bundle the ONNX model")
-        return executor.module, executor.name, executor.areas
+        return (executor.module, executor.name, executor.areas,
+                getattr(executor, "num_threads", 1))
     module = _planned_module(model, input_shapes)
     funcs = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
     if len(funcs) != 1:
@@ -349,6 +390,9 @@ def _lowered(model, input_shapes, network_name: str):
                           f"glow_ir functions")
     funcs[0].sym_name = StringAttr(network_name)
     areas = Areas(funcs[0])
-    lower_to_llvm(module)
+    if num_threads > 1:  # the parallel loops are outlined by the loop IR's translator
+        lower_to_loops(module, loop_steps(num_threads))
+    else:
+        lower_to_llvm(module)
     areas.fit_lowered(module, network_name)
-    return module, network_name, areas
+    return module, network_name, areas, num_threads

@@ -124,6 +124,30 @@ class CompiledModel:
         return getattr(self._executor, "memory", None)
 
     @property
+    def trace(self) -> dict:
+        """The Chrome trace (`{"traceEvents": [...]}`) of this model's runs so far: one
+        complete event per kernel call, with `compile(..., trace=True)` (cpu backend);
+        a UserError otherwise."""
+        tracer = getattr(self._executor, "tracer", None)
+        if tracer is None:
+            raise UserError("this model was compiled without tracing: compile it with "
+                            "glow_mlir.compile(..., trace=True) (backend cpu)")
+        return tracer.trace()
+
+    def write_trace(self, path: str | os.PathLike) -> None:
+        """Write `trace` as JSON to `path` (open it in ui.perfetto.dev or
+        chrome://tracing)."""
+        import json
+
+        trace = self.trace
+        try:
+            with open(path, "w") as f:
+                json.dump(trace, f)
+        except OSError as err:
+            raise UserError(f"cannot write the trace to '{path}': "
+                            f"{err.strerror or err}") from None
+
+    @property
     def accel_report(self):
         """The accelerator's `AccelReport` (DMA bytes each way and their lower bound,
         cycles, compute and DMA cycles and their overlap, scratchpad size and peak; the same
@@ -224,13 +248,17 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     (`targets/compile_cache.py`: `$GLOW_MLIR_CACHE_DIR`)."""
     from glow_mlir.targets import compile_cache
 
-    get_backend(backend).check_options(backend_options)  # before the import: fail fast
+    target = get_backend(backend)
+    target.check_options(backend_options)  # before the import: fail fast
+    backend_options = target.keyed_options(backend_options)
     # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
     graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
     with progress_hooks.recording(show=progress) as recorder:
         store = compile_cache.open_cache(cache)
         key = compiled = None
-        if store is not None:
+        if store is not None and not backend_options.get("trace"):
+            # a traced model is compiled (its kernel objects cached): a saved model
+            # carries no tracer
             from glow_mlir.runtime import model_cache
 
             with progress_hooks.stage("model cache"):

@@ -58,6 +58,17 @@ def at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def thread_count(text: str) -> int:
+    """An argparse type: a number of threads the cpu backend can compile for (1 to
+    `MAX_THREADS`)."""
+    from glow_mlir.ir.native_runtime import MAX_THREADS
+
+    value = at_least(1)(text)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_THREADS}, got {value}")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     """An argparse type for tolerances: a finite number >= 0 (a negative `--rtol` would
     make every comparison fail, NaN every comparison pass)."""

@@ -40,7 +40,7 @@ from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.backends.registry import unknown_backend
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
-from glow_mlir.tools.errors import ArgumentParser, at_least, user_errors_exit
+from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -77,6 +77,10 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
     p.add_argument("--scratchpad-kib", type=at_least(1), default=None, metavar="KIB",
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
+    p.add_argument("--threads", type=thread_count, default=None, metavar="N",
+                   help="threads the cpu backend's kernels split their outer loops over "
+                        "(default: the cores this process may use; 1 with --emit llvm-ir "
+                        "and --emit-bundle)")
     p.add_argument("--time-passes", action="store_true",
                    help="print the wall time of each stage and pass on stderr, then the "
                         "compile cache's hits and misses")
@@ -90,12 +94,23 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
 
 def backend_options(args: argparse.Namespace) -> dict[str, object]:
     """The backend's own options given on the command line."""
+    options: dict[str, object] = {}
+    if getattr(args, "threads", None) is not None:
+        if args.backend not in (None, "cpu"):
+            raise UserError(f"--threads is an option of the cpu backend; backend "
+                            f"'{args.backend}' runs on one thread (drop --threads)")
+        options["num_threads"] = args.threads
+    if getattr(args, "trace", None):
+        if args.backend not in (None, "cpu"):
+            raise UserError(f"--trace times the cpu backend's kernels; backend "
+                            f"'{args.backend}' has none (drop --trace)")
+        options["trace"] = True
     if args.scratchpad_kib is None:
-        return {}
+        return options
     if args.backend != "accel":
         raise UserError("--scratchpad-kib is an option of the accel backend: give "
                         "--backend accel")
-    return {"scratchpad_kib": args.scratchpad_kib}
+    return {**options, "scratchpad_kib": args.scratchpad_kib}
 
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
@@ -258,12 +273,21 @@ def compile_and_emit(args: argparse.Namespace) -> None:
 
                 with progress.stage("codegen"):
                     write_bundle(module, bundle_dir, args.network_name,
-                                 cpu=args.cpu, features=args.cpu_features)
+                                 cpu=args.cpu, features=args.cpu_features,
+                                 num_threads=args.threads or 1)
         if args.emit in _CODE:
-            from glow_mlir.targets.cpu.executor import lower_to_llvm, lower_to_loops
+            from glow_mlir.targets.cpu.executor import loop_steps, lower_to_llvm, lower_to_loops
+
+            if args.emit == "llvm" and (args.threads or 1) > 1:
+                raise UserError("--emit llvm prints the LLVM-dialect route, which runs the "
+                                "kernels' parallel loops serially; --emit llvm-ir shows the "
+                                "threaded code")
 
             with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
-                (lower_to_llvm if args.emit == "llvm" else lower_to_loops)(module)
+                if args.emit == "llvm":
+                    lower_to_llvm(module)
+                else:
+                    lower_to_loops(module, loop_steps(args.threads or 1))
                 _emit_code(module, args)
 
 
@@ -288,7 +312,8 @@ def save_model(args: argparse.Namespace) -> None:
                         f"(drop --backend)")
     model = glow_mlir.compile(args.model, backend=backend, input_shapes=input_shapes(args),
                               disable_passes=args.disable_pass, cache=not args.no_cache,
-                              progress=False if args.quiet else None)
+                              progress=False if args.quiet else None,
+                              **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
     if args.memory_report:
         _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")

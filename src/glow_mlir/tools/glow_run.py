@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)"
     )
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
+    p.add_argument("--trace", metavar="FILE.json", default=None,
+                   help="time every kernel call of every run and write them as Chrome trace "
+                        "events (open in ui.perfetto.dev or chrome://tracing; cpu backend)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="run onnxruntime on the same inputs; exit 1 if the outputs differ")
     p.add_argument(
@@ -192,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
         given = [flag for flag, on in (("--backend", args.given_backend),
                                        ("--input-shape", args.input_shape),
                                        ("--scratchpad-kib", args.scratchpad_kib),
+                                       ("--threads", args.threads is not None),
+                                       ("--trace", args.trace),
                                        ("--compare-onnxruntime", args.compare_onnxruntime))
                  if on]
         if given:
@@ -230,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
     print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {args.runs}, "
           f"min {1e3 * min(times):.3f} ms)")
+    if args.trace:
+        model.write_trace(args.trace)
+        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}")
     if not args.compare_onnxruntime:
         return 0
     expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    StringAttr,
     UnitAttr,
     i32,
     i64,
@@ -51,6 +52,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
@@ -73,7 +75,8 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
 )
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.base import GlowOp
-from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic
+from glow_mlir.ir.native_runtime import MAX_THREADS
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic, position_text
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
 GENERATORS: dict[type[glow_ir.InstrOp], Generator] = {}
@@ -247,7 +250,10 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
             if last_writer[k] is instr and k not in dead:
                 em.store(regs[k], views[k], [i])
 
-    em.loop(0, n, body)
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+
+    # threads: blocks of 16 elements (64 bytes of f32), work ~ bytes moved
+    parallel_loop(em, n, n * 4 * (len(views) + len(group)), body, granule=16)
 
 
 def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
@@ -297,7 +303,22 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         else:
             GENERATORS[type(run[0])](run[0], kem)
 
-    kernels.call(em, kind, key, regions, body)
+    kernels.call(em, kind, key, regions, body,
+                 trace_entry(run, kind) if kernels.trace is not None else "")
+
+
+def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
+    """What a traced call computes, as JSON: its name (the instruction kind, or the kinds
+    of a stack, and the destination's shape), the instructions' result names and
+    places."""
+    import json
+
+    kinds = "+".join(i.name.split(".", 1)[1] for i in run) if len(run) > 1 else kind
+    dest = run[-1].operands[0]
+    dims = "x".join(str(d) for d in dest.type.get_shape()) or "scalar"  # type: ignore[attr-defined]
+    names = [i.operands[0].name_hint or "" for i in run]
+    places = [position_text(i) or "" for i in run]
+    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places})
 
 
 @functools.cache
@@ -360,7 +381,8 @@ def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
 
 def convert_funcs(module: ModuleOp, pass_name: str,
                   check: Callable[[glow_ir.FuncOp], list[tuple[Operation, str]]],
-                  hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None]) -> None:
+                  hooks_for: Callable[[glow_ir.FuncOp], FunctionHooks | None],
+                  threads: int = 1, trace: bool = False) -> None:
     """Replace every `glow_ir.func` of `module` by its entry point (and the hooks' extra
     functions). `check` refuses a function that cannot be lowered and returns its ops
     without a loop generator, with the instruction kind each needs: those of all
@@ -376,7 +398,7 @@ def convert_funcs(module: ModuleOp, pass_name: str,
              for op, kind in missing], kinds, pass_name)
     for f in funcs:
         hooks = hooks_for(f)
-        new, kernel_funcs = convert_function(f, hooks)
+        new, kernel_funcs = convert_function(f, hooks, threads, trace)
         parent = f.parent_block()
         assert parent is not None
         for extra in [*(hooks.extra_funcs() if hooks is not None else []), *kernel_funcs]:
@@ -386,10 +408,15 @@ def convert_funcs(module: ModuleOp, pass_name: str,
         f.erase()
 
 
-def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
+def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
+                     threads: int = 1, trace: bool = False
                      ) -> tuple[func.FuncOp, list[func.FuncOp]]:
     """The entry point computing `fn` (which must be planned) and the kernel functions
-    it calls (in first-use order)."""
+    it calls (in first-use order); their large outer loops split over up to `threads`
+    threads (`parallel.py`). With `trace`, the entry point reads the clock before each
+    call and after the last, and stores the times past everything else in the activation
+    area, at `glow.trace_offset` (what each call computes: `glow.trace`); without it, no
+    clock is read."""
     _load_generators()
     hooks = hooks or FunctionHooks()
     layout = weight_layout(fn)
@@ -411,10 +438,20 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
         else:
             hooks.place(op, em, base)
-    kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end)
+    kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
+    if trace:
+        kernels.start_trace()
     hooks.emit(fn, em, base, kernels)
     end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
+    trace_offset = None
+    if kernels.trace is not None:  # the times, past the scratch
+        times = [t for t, _ in kernels.trace] + [kernels.clock(em)]
+        trace_offset = align_up(max(end, sizes[2]))
+        buf = byte_view(em, base[ACTIVATIONS], trace_offset, MemRefType(i64, [len(times)]))
+        for i, t in enumerate(times):
+            em.store(t, buf, [em.index(i)])
+        end = trace_offset + 8 * len(times)
     if end > sizes[2]:  # the kernels' scratch, past everything else
         sizes = (sizes[0], sizes[1], end)
         Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
@@ -426,6 +463,10 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None
                       arg_attrs=ArrayAttr([noalias, noalias, noalias]))
     for name, size in zip(("constant", "mutable", "activations"), sizes):
         out.attributes[f"glow.{name}_size"] = IntegerAttr(size, i64)
+    if trace_offset is not None:
+        out.attributes["glow.trace_offset"] = IntegerAttr(trace_offset, i64)
+        out.attributes["glow.trace"] = ArrayAttr(
+            [StringAttr(what) for _, what in kernels.trace or []])
     return out, kernels.funcs
 
 
@@ -459,9 +500,18 @@ class ConvertGlowIRToLoopsPass(ModulePass):
 
     name = "convert-glow-ir-to-loops"
 
+    num_threads: int = 1
+    """Threads the kernels' parallel loops may use (`parallel.py`); 1: no parallel loop."""
+    trace: bool = False
+    """Time each kernel call (`convert_function`); off: no clock in the code."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not 1 <= self.num_threads <= MAX_THREADS:
+            raise PassFailedException(f"{self.name}: num-threads must be 1 to {MAX_THREADS}, "
+                                      f"got {self.num_threads}")
+
         def check(f: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
             check_planned(f, self.name)
             return missing_kernels(f)
 
-        convert_funcs(op, self.name, check, lambda f: None)
+        convert_funcs(op, self.name, check, lambda f: None, self.num_threads, self.trace)

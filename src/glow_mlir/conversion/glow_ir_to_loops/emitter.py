@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     i8,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -39,10 +40,16 @@ class Emitter:
     of the kernels' own."""
 
     def __init__(self, builder: Builder, scratch_area: SSAValue | None = None,
-                 scratch_start: int = 0):
+                 scratch_start: int = 0, threads: int = 1):
         """`scratch_area` (the entry point's activation byte array) holds what `scratch`
-        hands out, from byte `scratch_start` on; None: `scratch` uses the stack."""
+        hands out, from byte `scratch_start` on; None: `scratch` uses the stack.
+        `threads`: how many threads the kernel's parallel loops may use (`parallel.py`)."""
         self.b = builder
+        self.threads = threads
+        self.parallel_loops = 0
+        """Loops marked parallel so far (`parallel.parallel_ranges`)."""
+        self.private_scratch = False
+        """Whether `scratch` handed out per-worker buffers (`private=True`)."""
         self.places: dict[SSAValue, tuple[SSAValue, int]] = {}
         """glow_ir value -> (byte array of its area, byte offset)."""
         self.scratch_area = scratch_area
@@ -99,7 +106,7 @@ class Emitter:
         return byte_view(self, base, offset, MemRefType(t.get_element_type(), [n]))  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ memory
-    def scratch(self, t: Attribute, dims: Sequence[int]) -> SSAValue:
+    def scratch(self, t: Attribute, dims: Sequence[int], private: bool = False) -> SSAValue:
         """A memref<dims x t> (64-byte aligned) of the kernels' own (im2col columns,
         accumulation tiles), valid in the whole function: a new region each call, so a
         kernel asks once and reuses it (the kernels run one after another).
@@ -109,7 +116,10 @@ class Emitter:
         memory a call needs, as in Glow's bundles: on the stack these buffers made the
         frame ~160 KiB for a small CNN (up to IM2COL_BYTES each), and a C program calling
         a bundle on a 128 KiB thread stack crashed. In a function without an activation
-        area (an accelerator tile kernel, small tiles) it is in the stack frame."""
+        area (an accelerator tile kernel, small tiles) it is in the stack frame.
+
+        `private`: each worker of a parallel loop has its own copy (an accumulation tile;
+        `parallel.py`), not the one the serial code filled (im2col columns)."""
         if self.scratch_area is None:
             return self._entry_alloca(t, dims)
         nbytes = t.bitwidth // 8  # type: ignore[attr-defined]
@@ -120,7 +130,13 @@ class Emitter:
         saved = self.b.insertion_point  # at the function's start: it dominates every use
         self.b.insertion_point = InsertPoint.at_start(self.scratch_area.block)  # type: ignore[attr-defined]
         try:
-            return byte_view(self, self.scratch_area, offset, MemRefType(t, list(dims)))
+            v = byte_view(self, self.scratch_area, offset, MemRefType(t, list(dims)))
+            if private and self.threads > 1:
+                from glow_mlir.conversion.glow_ir_to_loops.parallel import PRIVATE_ATTR
+
+                v.owner.attributes[PRIVATE_ATTR] = UnitAttr()  # type: ignore[union-attr]
+                self.private_scratch = True
+            return v
         finally:
             self.b.insertion_point = saved
 

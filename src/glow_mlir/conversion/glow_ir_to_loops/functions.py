@@ -27,7 +27,14 @@ from collections.abc import Callable, Hashable, Sequence
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -88,14 +95,18 @@ class KernelFunctions:
     """The kernel functions of one entry point (see the module docstring)."""
 
     def __init__(self, prefix: str, scratch_area: SSAValue | None = None,
-                 scratch_start: int = 0):
+                 scratch_start: int = 0, threads: int = 1):
         """Functions are named `{prefix}_k{n}_{kind}`; their scratch is `scratch_area`
         (the entry point's activation array) from byte `scratch_start` on (None: kernels
         keep their scratch on the stack)."""
         self.prefix = prefix
+        self.threads = threads
         self.scratch_area = scratch_area
         self.scratch_start = scratch_start
         self.funcs: list[func.FuncOp] = []
+        self.trace: list[tuple[SSAValue, str]] | None = None
+        """With tracing on (`start_trace`): per call, the clock read before it and what
+        the call computes (a JSON object)."""
         self.calls = 0
         self._built: dict[Hashable, tuple[str, int]] = {}  # key -> (name, scratch bytes)
 
@@ -104,10 +115,23 @@ class KernelFunctions:
         """The end of the kernels' scratch in the scratch area (its start if none has)."""
         return self.scratch_start + max((s for _, s in self._built.values()), default=0)
 
+    def start_trace(self) -> None:
+        """Time every call from now on (`glow_ir_to_loops.trace`)."""
+        from glow_mlir.ir.native_runtime import CLOCK_NS
+
+        self.trace = []
+        self.funcs.append(func.FuncOp.external(CLOCK_NS, [], [i64]))
+
+    def clock(self, em: Emitter) -> SSAValue:
+        """A read of the trace clock (`glow_clock_ns`, nanoseconds) in `em`'s block."""
+        from glow_mlir.ir.native_runtime import CLOCK_NS
+
+        return em.op(func.CallOp(CLOCK_NS, [], [i64])).results[0]
+
     def call(self, em: Emitter, kind: str, key: Hashable, regions: Sequence[ByteRegion],
-             body: Body) -> None:
+             body: Body, what: str = "") -> None:
         """A call, in `em`, of the kernel `key` (built by `body` on first use) with byte
-        views of `regions` (disjoint)."""
+        views of `regions` (disjoint); `what` describes it in a trace."""
         full_key = (kind, key, tuple(size for _, _, size in regions))
         built = self._built.get(full_key)
         if built is None:
@@ -118,6 +142,8 @@ class KernelFunctions:
             assert self.scratch_area is not None
             args.append(byte_view(em, self.scratch_area, self.scratch_start,
                                   bytes_type(scratch)))
+        if self.trace is not None:
+            self.trace.append((self.clock(em), what or f'{{"kernel": "{name}"}}'))
         em.op(func.CallOp(name, args, []))
         self.calls += 1
 
@@ -128,10 +154,14 @@ class KernelFunctions:
         for i, arg in enumerate(block.args):
             arg.name_hint = f"r{i}" if i < len(sizes) else "scratch"
         scratch_arg = block.args[-1] if with_scratch else None
-        em = Emitter(Builder(InsertPoint.at_end(block)), scratch_arg, 0)
+        em = Emitter(Builder(InsertPoint.at_end(block)), scratch_arg, 0, self.threads)
         body(em, list(block.args[:len(sizes)]))
         em.op(func.ReturnOp())
         scratch = em.scratch_end if with_scratch else 0
+        per_worker = 0
+        if scratch and em.private_scratch and em.parallel_loops:
+            # each worker's own copy of the whole scratch (parallel.py)
+            per_worker, scratch = scratch, scratch * self.threads
         if scratch_arg is not None:
             if scratch:
                 Rewriter.replace_value_with_new_type(scratch_arg, bytes_type(scratch))
@@ -142,5 +172,9 @@ class KernelFunctions:
         kernel = func.FuncOp(name, FunctionType.from_lists(arg_types, []), Region(block),
                              "private", arg_attrs=ArrayAttr([noalias] * len(arg_types)))
         kernel.attributes[KERNEL_ATTR] = UnitAttr()
+        if per_worker:
+            from glow_mlir.conversion.glow_ir_to_loops.parallel import WORKER_SCRATCH_ATTR
+
+            kernel.attributes[WORKER_SCRATCH_ATTR] = IntegerAttr(per_worker, i64)
         self.funcs.append(kernel)
         return name, scratch

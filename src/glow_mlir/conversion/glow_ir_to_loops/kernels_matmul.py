@@ -23,7 +23,13 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    parallel_loop,
+    parallel_ranges,
+    shifted,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    CONTRACT,
     activation,
     block_loop,
     blocks,
@@ -68,7 +74,48 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
     maps (row, col) to (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)]
     buffer in which each block of C rows accumulates, copied back after each block of k
-    (None: accumulate in C)."""
+    (None: accumulate in C). The rows of C are split over threads in groups of whole
+    blocks of ROWS (`parallel_ranges`), or, when there are too few rows for that (a
+    fully-connected layer on one image), the columns in groups of COLUMN_GRANULE: each
+    element's sum is the serial one either way."""
+    work = n_rows * k_dim * m_cols
+
+    def columns(start: SSAValue | None, count: int) -> None:
+        if start is None:
+            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+            return
+
+        def col(j):
+            return shifted(start, em, j)
+
+        _gemm(em, n_rows, k_dim, count, lambda i, j: c(i, col(j)), a,
+              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), act, tile)
+
+    def rows(start: SSAValue | None, count: int) -> None:
+        if start is None:
+            if n_rows < 2 * ROWS:
+                parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns)
+            else:
+                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+            return
+
+        def row(i):
+            return shifted(start, em, i)
+
+        _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
+              b, lambda i, j: init(row(i), j), act, tile)
+
+    parallel_ranges(em, n_rows, ROWS, work, rows)
+
+
+COLUMN_GRANULE = 64
+"""Columns per unit when `gemm` splits columns (64 floats: whole vectors and cache lines
+of B and C per thread)."""
+
+
+def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
+          tile: SSAValue | None) -> None:
+    """`gemm` on one thread."""
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
                    kb_width: int, first: SSAValue | None) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
@@ -103,7 +150,8 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
                     buf, idx = acc_of(r, n, j, m)
                     acc = em.load(buf, idx)
                     for coef, w in zip(row_coefs, ws):
-                        acc = fma(em, coef, w, acc)
+                        acc = fma(em, coef, w, acc) if not ORDERED_SUMS else \
+                            fma_in_order(em, coef, w, acc)
                     em.store(acc, buf, idx)
 
             em.loop(0, width, col)
@@ -157,6 +205,22 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     block_loop(em, m_cols, TILE, panel)
 
 
+ORDERED_SUMS = True
+"""Whether the k sums of `gemm` carry `contract` only (fused multiply-adds, in k order),
+not `reassoc`: every element of C is then summed in the same order whatever the code
+around it, so splitting the rows over threads (`parallel.py`) gives the same bits. With
+`reassoc`, LLVM reordered the sums of a one-column product (a convolution with a 1x1
+output: no columns to vectorize over, so it vectorized over k) differently when the rows
+were split (2.4e-7 apart on ResNet-18 at 32x32). The columns are what the loop vectorizer
+vectorizes (each column its own chain), which needs no reordering."""
+
+
+def fma_in_order(em: Emitter, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+    """a * b + c, fused, not reassociated."""
+    m = em.value(arith.MulfOp(a, b, CONTRACT))
+    return em.value(arith.AddfOp(m, c, CONTRACT))
+
+
 CTILE = True
 """Whether `gemm` accumulates each block of ROWS rows of C in a scratch tile (`c_tile`),
 copied back to C per block of k (False: straight in C; the tests run both). Timed on
@@ -176,7 +240,7 @@ def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
     cache = em.__dict__.setdefault("_gemm_tiles", {})
     key = (ct, dims[1])
     if key not in cache:
-        cache[key] = em.scratch(ct, dims)
+        cache[key] = em.scratch(ct, dims, private=True)
     return cache[key]
 
 
@@ -213,7 +277,7 @@ def batch_mat_mul(instr, em: Emitter) -> None:
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
              lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), tile=tile)
 
-    em.loop(0, bs, batch)
+    parallel_loop(em, bs, bs * n * k * m, batch)
 
 
 @lowers(glow.BatchedAddOp)
@@ -223,5 +287,5 @@ def batched_add(instr, em: Emitter) -> None:
     bs = shape(batch)[0]
     s = size(shape(slice_))
     O, X, S = view(em, out, [bs, s]), view(em, batch, [bs, s]), em.flat(slice_)
-    em.loop_nest([bs, s], lambda iv: st(
-        em, em.value(arith.AddfOp(ld(em, X, iv, ct), ld(em, S, iv[1:], ct))), O, iv))
+    parallel_loop(em, bs, bs * s * 12, lambda p: em.loop(0, s, lambda j: st(
+        em, em.value(arith.AddfOp(ld(em, X, [p, j], ct), ld(em, S, [j], ct))), O, [p, j])))

@@ -14,6 +14,7 @@ from xdsl.dialects import arith, math
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     fadd,
@@ -67,7 +68,8 @@ def _soft_max(instr, em: Emitter, log: bool) -> None:
             em.loop(0, a, lambda j: st(em, fmul(em, ld(em, O, [o, j, i], ct), inv),
                                        O, [o, j, i]))
 
-    em.loop_nest([outer, inner], lambda iv: row(*iv))
+    parallel_loop(em, outer, outer * a * inner * 12,
+                  lambda o: em.loop(0, inner, lambda i: row(o, i)))
 
 
 @lowers(glow.SoftMaxOp)
@@ -137,7 +139,7 @@ def layer_normalization(instr, em: Emitter) -> None:
             em, fsub(em, ld(em, X, [r, i], ct), mean), rstd), ld(em, S, [i], ct)),
             ld(em, B, [i], ct)), O, [r, i]))
 
-    em.loop(0, rows, row)
+    parallel_loop(em, rows, rows * s * 12, row)
 
 
 @lowers(glow.LocalResponseNormalizationOp)

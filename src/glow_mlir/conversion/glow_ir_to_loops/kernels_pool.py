@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     FAST,
     attrs,
@@ -132,7 +133,9 @@ def _pool(instr, em: Emitter, average: bool) -> None:
         em.loop(0, oh, div_row)
 
     if nchw:
-        em.loop_nest([n, c], lambda iv: per_plane(iv[0], iv[1]))
+        em.loop(0, n, lambda ni: parallel_loop(
+            em, c, n * c * h * wd * 4,
+            lambda ci: per_plane(ni, ci)))
     else:
         em.loop(0, n, lambda ni: per_plane(ni, None))
 
@@ -211,7 +214,9 @@ def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
             em.loop(0, c, scale)
 
     if nchw:
-        em.loop_nest([n, c, oh, ow], lambda iv: pixel(iv[0], iv[2], iv[3], iv[1]))
+        em.loop(0, n, lambda ni: parallel_loop(
+            em, c, n * c * oh * ow * kernels[0] * kernels[1] * 4,
+            lambda ci: em.loop_nest([oh, ow], lambda iv: pixel(ni, iv[0], iv[1], ci))))
     else:
         em.loop_nest([n, oh, ow], lambda iv: pixel(*iv))
 

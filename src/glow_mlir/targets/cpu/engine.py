@@ -61,6 +61,9 @@ class NativeEntry:
     """
 
     def __init__(self, objects: Sequence[bytes], name: str, spec: CompileSpec):
+        from glow_mlir.targets.cpu import thread_pool
+
+        thread_pool.install()  # the pool and clock the kernels may call
         self.name, self.spec = name, spec
         self.object_code = [bytes(o) for o in objects]
         arch = llvm.get_default_triple().split("-")[0]

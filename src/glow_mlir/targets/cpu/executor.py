@@ -34,19 +34,27 @@ LOOP_LOWERING: tuple[str, ...] = ("convert-glow-ir-to-loops",)
 (`backends.cpu.CpuBackend.lowering_steps`, which the tests check against this)."""
 
 
-def lower_to_llvm(module: ModuleOp) -> None:
+def loop_steps(num_threads: int = 1, trace: bool = False) -> tuple[str, ...]:
+    """LOOP_LOWERING with its options: kernels split over `num_threads` threads
+    (`glow_ir_to_loops/parallel.py`), every kernel call timed with `trace`."""
+    return (f"convert-glow-ir-to-loops{{num-threads={num_threads}"
+            f"{' trace=true' if trace else ''}}}",)
+
+
+def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
-    lower_to_loops(module)
+    lower_to_loops(module, loop_steps(num_threads))
     lower_loops_to_llvm(module, prepared=True)
 
 
 def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> None:
     """Planned glow_ir (in place) -> loop nests (the entry point and its kernel functions,
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
-    CpuBackendError naming every missing instruction kind at once."""
+    CpuBackendError naming every missing instruction kind at once. Large kernels split
+    their outer loops over `num_threads` threads (`glow_ir_to_loops/parallel.py`)."""
     from glow_mlir.conversion.loops_to_llvm import prepare_loops
     from glow_mlir.conversion.pass_runner import run_pipeline
 
@@ -82,7 +90,8 @@ class CpuExecutor(NativeProgram):
     by `lowering`, the cpu backend's steps); `memory` is the plan's `MemoryReport`."""
 
     def __init__(self, module: ModuleOp, memory=None,
-                 lowering: Sequence[str] = LOOP_LOWERING):
+                 lowering: Sequence[str] = LOOP_LOWERING, num_threads: int = 1,
+                 trace: bool = False):
         from glow_mlir.dialects import glow_ir
         from glow_mlir.targets.cpu.areas import Areas
         from glow_mlir.targets.cpu.jit import jit
@@ -93,8 +102,13 @@ class CpuExecutor(NativeProgram):
         self.areas = Areas(fn)
         names = _values_by_element_type(fn)
         try:
+            self.num_threads = num_threads
             lower_to_loops(module, lowering)
             self.areas.fit_lowered(module, self.name)  # with the kernels' scratch
+            if trace:
+                from glow_mlir.targets.cpu.trace import Tracer
+
+                self.tracer = Tracer.of_module(module, self.name, num_threads)
             self.module = module
             with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen
                 self.entry = jit(module, self.name)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from glow_mlir.analysis.memory_report import MemoryReport
     from glow_mlir.targets.cpu.area_plan import AreaPlan
     from glow_mlir.targets.cpu.engine import NativeEntry
+    from glow_mlir.targets.cpu.trace import Tracer
 
 
 class NativeProgram:
@@ -26,6 +27,8 @@ class NativeProgram:
     entry: NativeEntry
     memory: MemoryReport | None = None
     module = None
+    tracer: Tracer | None = None
+    """With `compile(..., trace=True)`: the kernel times of every run (`trace.py`)."""
 
     def __init__(self, name: str, areas: AreaPlan, entry: NativeEntry,
                  memory: MemoryReport | None = None):
@@ -38,4 +41,6 @@ class NativeProgram:
                             activations.ctypes.data)
         if status != 0:
             raise RuntimeError(f"@{self.name} returned {status}")
+        if self.tracer is not None:
+            self.tracer.record(activations)
         return self.areas.read_outputs(mutable)

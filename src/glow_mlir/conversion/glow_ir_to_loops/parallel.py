@@ -1,0 +1,149 @@
+"""Threads in the kernels: which loops run in parallel and how they are split.
+
+Design (issue 17, item 1). The kernel generator is the one place that decides the split:
+`parallel_ranges` cuts an independent outer dimension (rows of a matrix product, output
+channels, elements, images x channels) into at most `em.threads` groups of whole
+`granule`s and emits one `scf.for` over the groups marked `glow.parallel = T` (T the
+thread count the model is compiled for), with the group's start as an index value and its
+size as a constant (the last group's size too, under an `scf.if`), so the loops inside keep
+constant trip counts. The LLVM translator (`conversion/loops_to_llvm_ir.py`) outlines
+each marked loop that is not inside another into a chunk function over [lo, hi) of the
+groups (MLIR's `scf.parallel` → `async`/OpenMP outlining, done in our one-walk
+translator) and replaces it by a call of the runtime's
+
+    glow_parallel_for(chunk, ctx, lo, hi, T)
+
+(`targets/cpu/thread_pool.py`: a persistent native pool; the caller thread takes part).
+The captured values travel in a small stack struct; the kernel's region pointers are
+passed on as `noalias` arguments of the outlined body and the views of them are
+recomputed there, so LLVM keeps the alias facts it vectorizes with. The dialect route
+(`convert-loops-to-llvm`, glow-opt) ignores the attribute: the same loop, serial.
+
+Why the numbers do not depend on the thread count: only loops whose iterations write
+disjoint outputs and share no reduction are marked, and each iteration computes exactly
+what it computes serially (the same code on the same elements, sums in the same order);
+the test runs 1, 2 and 3 threads and compares bit for bit. With one thread nothing is
+marked: the code is what it was (bundles unchanged).
+
+Scratch. Kernel scratch (`Emitter.scratch`) is shared by default (im2col columns filled
+before the parallel product reads them); scratch asked with `private=True` (a matrix
+product's accumulation tile) is per worker: its view carries `glow.private`, the kernel
+function gets `glow.worker_scratch = S` (its whole scratch, S bytes, repeated once per
+worker: the scratch argument is S x T bytes), and in an outlined loop worker w's view is
+offset by w x S. The pool gives worker numbers below T.
+
+Small kernels stay serial (`PARALLEL_MIN_WORK`): waking the pool costs more than it saves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Block, Region, SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
+
+PARALLEL_ATTR = "glow.parallel"
+"""On an `scf.for` without iter_args: its iterations are independent; run them on up to
+this many threads."""
+PRIVATE_ATTR = "glow.private"
+"""On a `memref.view` of a kernel's scratch argument: each worker has its own copy."""
+WORKER_SCRATCH_ATTR = "glow.worker_scratch"
+"""On a kernel function with private scratch and parallel loops: the bytes of scratch per
+worker (its last argument is the scratch, this many bytes per worker)."""
+
+PARALLEL_MIN_WORK = 1_000_000
+"""Least work for which a kernel splits its outer loop: multiply-adds for the products and
+convolutions, bytes moved (times a few operations for the normalizations) for the
+memory-bound kernels. Measured with `python benchmarks/parallel_cutoff.py` (2 cores,
+AMD EPYC under KVM, shared: load 8-10): a split costs ~5 us of extra CPU time
+(`glow_parallel_for` waking a sleeping worker and joining it, whatever the part's
+length), plus the time the scheduler takes to run the worker (5-50 us on an idle Linux;
+much more under load, when the caller ends up running both parts itself). A kernel of
+1M multiply-adds takes ~70 us on one core here (15 G multiply-adds/s in these
+kernels), 1 MB of element-wise traffic ~50-100 us: half of that saved is worth a wake-up;
+at the former cut-off of 200k (~15 us) the saving was the cost. Single kernels split at
+any size (cut-off 0) ran 0.67-1.0x of their serial time below 1M on this loaded machine
+(`parallel_cutoff.py`'s second table)."""
+
+
+def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
+                    body: Callable[[SSAValue | None, int], None]) -> None:
+    """body(start, count) over [0, total) cut into groups of whole `granule`s (except the
+    end), at most `em.threads` of them, in a loop marked parallel; `start` is the group's
+    first index (an index value), `count` its size (a constant). Serial, as one call
+    body(None, total) (no offset: the code of one thread), when the kernel is compiled for
+    one thread, has less than `PARALLEL_MIN_WORK` of `work`, or fewer than two groups."""
+    threads = getattr(em, "threads", 1)
+    if getattr(em, "parallel_depth", 0):  # inside a parallel loop already: serial
+        body(None, total)
+        return
+    units = -(-total // granule) if granule > 0 else 0
+    groups = min(threads, units)
+    if threads <= 1 or groups < 2 or work < PARALLEL_MIN_WORK:
+        body(None, total)
+        return
+    per = -(-units // groups) * granule
+    groups = -(-total // per)
+    if groups < 2:
+        body(None, total)
+        return
+    last = total - (groups - 1) * per
+    em.parallel_loops += 1
+
+    def group(g: SSAValue) -> None:
+        start = em.mul_index(g, per)
+        if last == per:
+            body(start, per)
+            return
+        is_last = em.value(arith.CmpiOp(g, em.index(groups - 1), "eq"))
+        if_else(em, is_last, lambda: body(start, last), lambda: body(start, per))
+
+    block = Block(arg_types=[INDEX])
+    loop = scf.ForOp.create(operands=[em.index(0), em.index(groups), em.index(1)],
+                            regions=[Region(block)])
+    loop.attributes[PARALLEL_ATTR] = IntegerAttr(threads, i64)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(block)
+    em.parallel_depth = getattr(em, "parallel_depth", 0) + 1
+    try:
+        group(block.args[0])
+    finally:
+        em.parallel_depth -= 1
+    em.op(scf.YieldOp.create())
+    em.b.insertion_point = saved
+
+
+def parallel_loop(em: Emitter, total: int, work: int, body: Callable[[SSAValue], None],
+                  granule: int = 1) -> None:
+    """`for i in range(total): body(i)` with its iterations split over threads as
+    `parallel_ranges` does (serial: exactly `em.loop(0, total, body)`)."""
+    def ranges(start: SSAValue | None, count: int) -> None:
+        em.loop(0, count, lambda i: body(shifted(start, em, i)))
+
+    parallel_ranges(em, total, granule, work, ranges)
+
+
+def if_else(em: Emitter, cond: SSAValue, then: Callable[[], None],
+            otherwise: Callable[[], None]) -> None:
+    """`if cond: then() else: otherwise()` as an scf.if without results."""
+    blocks = [Block(), Block()]
+    em.op(scf.IfOp.create(operands=[cond], regions=[Region(blocks[0]), Region(blocks[1])]))
+    saved = em.b.insertion_point
+    for block, fn in zip(blocks, (then, otherwise)):
+        em.b.insertion_point = InsertPoint.at_end(block)
+        fn()
+        em.op(scf.YieldOp.create())
+    em.b.insertion_point = saved
+
+
+def shifted(start: SSAValue | None, em: Emitter, i: SSAValue) -> SSAValue:
+    """`start + i` (`i` itself without a start: the serial code)."""
+    if start is None:
+        return i
+    return em.value(arith.AddiOp.create(operands=[start, i], result_types=[INDEX],
+                                        properties={"overflowFlags": arith.IntegerOverflowAttr("none")}))

@@ -1,0 +1,12 @@
+"""Names of the native runtime the generated code calls (`targets/cpu/thread_pool.py`
+defines it; `conversion/loops_to_llvm_ir.py` and the generators call it). Here, at the
+bottom of the layers, because both sides need them and the load path of a saved model
+imports neither xDSL nor the conversion layer."""
+
+PARALLEL_FOR = "glow_parallel_for"
+"""void glow_parallel_for(void (*chunk)(void *ctx, int64_t lo, int64_t hi, int64_t worker),
+void *ctx, int64_t lo, int64_t hi, int64_t threads)."""
+CLOCK_NS = "glow_clock_ns"
+"""int64_t glow_clock_ns(void): CLOCK_MONOTONIC in nanoseconds (traced entry points)."""
+MAX_THREADS = 256
+"""The most threads a model may be compiled for (the pool has room for as many)."""

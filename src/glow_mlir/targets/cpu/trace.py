@@ -1,0 +1,73 @@
+"""Per-kernel tracing of the cpu backend (`compile(..., trace=True)`, `glow-run --trace
+FILE`): Chrome trace events, as Glow's TraceEvents and onnxruntime's profiler give,
+loadable in Perfetto (ui.perfetto.dev) or chrome://tracing.
+
+A traced entry point reads `glow_clock_ns` (CLOCK_MONOTONIC, the clock of Python's
+`time.monotonic_ns`) before each kernel call and after the last, and stores the times
+in its own activation area (`convert_function`, `glow.trace_offset`), so concurrent
+calls never share a buffer and the runtime keeps no state; after the call, `record`
+turns them into one complete event ("ph": "X") per kernel call, on the calling thread
+(`tid`: its native id). One event per kernel call, not per thread chunk: a kernel's
+parallel loop runs on the pool and the caller waits for all of it, so the call's
+duration is what the model pays for it (the `threads` argument says how many threads it
+could use). An untraced model has no clock call in its code (a test reads its LLVM IR).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Tracer:
+    """Where a traced entry point leaves its times (`offset` in the activation area,
+    len(calls) + 1 of them) and what each call computes; `events` collects the runs."""
+
+    offset: int
+    calls: list[dict]
+    threads: int = 1
+    events: list[dict] = field(default_factory=list)
+    runs: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def of_module(cls, module, entry: str, threads: int) -> Tracer:
+        """The tracer of entry point `entry` of the lowered `module` (its
+        `glow.trace_offset` and `glow.trace` attributes)."""
+        for op in module.ops:
+            name = getattr(op, "sym_name", None)
+            if name is not None and name.data == entry and "glow.trace" in op.attributes:
+                calls = [json.loads(s.data) for s in op.attributes["glow.trace"].data]
+                return cls(op.attributes["glow.trace_offset"].value.data, calls, threads)
+        raise ValueError(f"no traced entry point @{entry}")
+
+    def record(self, activations: np.ndarray) -> None:
+        """The events of the run whose activation area is `activations`."""
+        n = len(self.calls) + 1
+        times = activations[self.offset:self.offset + 8 * n].view(np.int64).tolist()
+        tid, pid = threading.get_native_id(), os.getpid()
+        with self.lock:
+            run = self.runs
+            self.runs += 1
+            for i, what in enumerate(self.calls):
+                self.events.append({
+                    "name": what.get("name", "kernel"), "cat": "kernel", "ph": "X",
+                    "ts": times[i] / 1000.0, "dur": max(0, times[i + 1] - times[i]) / 1000.0,
+                    "pid": pid, "tid": tid,
+                    "args": {"instructions": what.get("instructions", []),
+                             "at": what.get("at", []), "call": i, "run": run,
+                             "threads": self.threads}})
+
+    def trace(self) -> dict:
+        """The Chrome trace (JSON object format) of the runs so far."""
+        with self.lock:
+            return {"traceEvents": list(self.events), "displayTimeUnit": "ms"}
+
+    def write(self, path) -> None:
+        with open(path, "w") as f:
+            json.dump(self.trace(), f)

@@ -1,0 +1,319 @@
+"""Threads in the cpu backend (`conversion/glow_ir_to_loops/parallel.py`,
+`targets/cpu/thread_pool.py`): the same numbers, bit for bit, for 1, 2 and 3 threads on a
+corpus of kernels and small models; the pool under concurrent calls (one model from
+several Python threads, two models at once), after a refused call and after fork; bad
+thread counts refused."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import glow_mlir
+from glow_mlir.backends.cpu import ThreadCountError
+from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
+from glow_mlir.runtime.compiled_model import InputError
+
+F = TensorProto.FLOAT
+
+
+def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes, "threads", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, F, None) for n in outputs],
+        [numpy_helper.from_array(v, n) for n, v in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             ir_version=10)
+
+
+def _w(*shape, seed=0):
+    return (np.random.default_rng(seed + len(shape)).standard_normal(shape) * 0.2
+            ).astype(np.float32)
+
+
+def resnet_block():
+    """conv 3x3 (im2col) + relu, conv 1x1 (gemm), residual add, max pool, global pool."""
+    return _model([
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"]),
+        helper.make_node("Add", ["c2", "r1"], ["s"]),
+        helper.make_node("MaxPool", ["s"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"]),
+    ], [("x", [1, 16, 28, 28])], ["y", "s"],
+        [("w1", _w(32, 16, 3, 3)), ("b1", _w(32)), ("w2", _w(32, 32, 1, 1)), ("b2", _w(32))])
+
+
+def big_image_conv():
+    """3x3 convolution on an image too large for whole-image im2col (bands), and a 7x7
+    stride-2 stem (tiles or split columns)."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w7", "b7"], ["d"], pads=[3, 3, 3, 3], strides=[2, 2]),
+    ], [("x", [1, 8, 96, 96])], ["c", "d"],
+        [("w", _w(16, 8, 3, 3)), ("b", _w(16)), ("w7", _w(16, 8, 7, 7)), ("b7", _w(16))])
+
+
+def one_row_fc():
+    """A fully-connected layer on one image: one row, split by columns."""
+    return _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [1, 1280])],
+                  ["y"], [("w", _w(1280, 1000)), ("b", _w(1000))])
+
+
+def strided_depthwise():
+    """Depthwise 3x3 stride-2 convolutions: on a wide image (the direct form) and on a
+    narrow one (input columns split by parity first), and a dense strided 5x5 one."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         group=96),
+        helper.make_node("Conv", ["x2", "w", "b"], ["d"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         group=96),
+        helper.make_node("Conv", ["x3", "w5", "b5"], ["e"], pads=[2, 2, 2, 2], strides=[3, 3]),
+    ], [("x", [1, 96, 112, 112]), ("x2", [1, 96, 28, 28]), ("x3", [1, 16, 64, 64])],
+        ["c", "d", "e"],
+        [("w", _w(96, 1, 3, 3)), ("b", _w(96)), ("w5", _w(32, 16, 5, 5)), ("b5", _w(32))])
+
+
+def one_pixel_conv():
+    """Convolutions whose output is one pixel (the matrix product has one column): with
+    `reassoc` sums LLVM summed them in another order once the rows were split
+    (kernels_matmul.ORDERED_SUMS)."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Conv", ["c", "w2", "b2"], ["y"], pads=[1, 1, 1, 1]),
+    ], [("x", [1, 256, 2, 2])], ["y"],
+        [("w", _w(512, 256, 3, 3)), ("b", _w(512)), ("w2", _w(512, 512, 3, 3)), ("b2", _w(512))])
+
+
+def small_models():
+    """ResNet-18 at 32x32, MobileNet-v1 at 64x64 and a BERT layer of width 256."""
+    from glow_mlir import model_zoo
+
+    return {"resnet18_32": model_zoo.resnet18(image=32, classes=10),
+            "mobilenet_64": model_zoo.mobilenet_v1(image=64, classes=10, width=0.5),
+            "bert_256": model_zoo.bert_layer(seq=64, hidden=256, heads=4, ffn=1024)}
+
+
+def depthwise():
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=64),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["y"]),
+    ], [("x", [1, 64, 56, 56])], ["y"],
+        [("w", _w(64, 1, 3, 3)), ("b", _w(64)), ("lo", np.float32(0.0).reshape(())),
+         ("hi", np.float32(6.0).reshape(()))])
+
+
+def matmul():
+    return _model([
+        helper.make_node("Gemm", ["x", "w", "b"], ["g"]),
+        helper.make_node("MatMul", ["g", "w2"], ["y"]),
+    ], [("x", [130, 256])], ["y"],
+        [("w", _w(256, 192)), ("b", _w(192)), ("w2", _w(192, 100))])
+
+
+def batch_matmul():
+    return _model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                  [("a", [12, 128, 64]), ("b", [12, 64, 128])], ["y"])
+
+
+def layernorm_softmax():
+    return _model([
+        helper.make_node("LayerNormalization", ["x", "s", "b"], ["n"], axis=-1),
+        helper.make_node("Softmax", ["n"], ["y"], axis=-1),
+    ], [("x", [384, 768])], ["y"], [("s", _w(768)), ("b", _w(768))])
+
+
+def pools():
+    return _model([
+        helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
+    ], [("x", [1, 64, 112, 112])], ["m", "a"])
+
+
+def elementwise():
+    return _model([
+        helper.make_node("Mul", ["x", "y"], ["m"]),
+        helper.make_node("Add", ["m", "x"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["s"]),
+        helper.make_node("Tanh", ["s"], ["t"]),
+    ], [("x", [1, 64, 64, 64]), ("y", [1, 64, 64, 64])], ["t"])
+
+
+CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
+                                  one_row_fc, strided_depthwise,
+                                  matmul, batch_matmul, layernorm_softmax, pools,
+                                  elementwise)}
+CORPUS.update({name: (lambda name=name: small_models()[name]) for name in small_models()})
+
+
+def _inputs(model, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(model.input_shapes[n]).astype(model.input_dtypes[n])
+            if model.input_dtypes[n].kind == "f"
+            else np.ones(model.input_shapes[n], model.input_dtypes[n])
+            for n in model.input_names]
+
+
+def _parallel_loops(model) -> int:
+    return sum(PARALLEL_ATTR in op.attributes for op in model.module.walk())
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_thread_counts_give_the_same_bits(name):
+    onnx_model = CORPUS[name]()
+    outputs = {}
+    for threads in (1, 2, 3):
+        model = glow_mlir.compile(onnx_model, num_threads=threads, cache=False)
+        if threads == 1:
+            assert _parallel_loops(model) == 0  # the one-thread code is the serial code
+        else:
+            assert _parallel_loops(model) > 0, "no kernel of the corpus model was split"
+        outputs[threads] = model(*_inputs(model))
+    for threads in (2, 3):
+        for got, want in zip(outputs[threads], outputs[1]):
+            assert got.tobytes() == want.tobytes(), f"{name}: {threads} threads differ"
+
+
+def test_resnet18_threads_bit_for_bit():
+    from glow_mlir import model_zoo
+
+    onnx_model = model_zoo.resnet18()
+    one = glow_mlir.compile(onnx_model, num_threads=1)
+    two = glow_mlir.compile(onnx_model, num_threads=2)
+    assert _parallel_loops(two) > 10
+    x = _inputs(one)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(one(*x), two(*x)))
+
+
+def test_one_thread_llvm_ir_calls_no_pool():
+    from glow_mlir.targets.cpu.jit import unoptimized_ir
+
+    one = glow_mlir.compile(matmul(), num_threads=1, cache=False)
+    two = glow_mlir.compile(matmul(), num_threads=2, cache=False)
+    assert "glow_parallel_for" not in unoptimized_ir(one.module)
+    assert "glow_parallel_for" in unoptimized_ir(two.module)
+
+
+def _sequential_then_hammer(models, threads=4, calls=15):
+    inputs = [[_inputs(m, seed) for seed in range(threads)] for m in models]
+    expected = [[m(*x) for x in xs] for m, xs in zip(models, inputs)]
+    wrong, errors = [], []
+    barrier = threading.Barrier(threads)
+
+    def work(t):
+        barrier.wait()
+        for c in range(calls):
+            k = (t + c) % len(models)
+            try:
+                got = models[k](*inputs[k][t])
+            except Exception as err:  # noqa: BLE001 - reported
+                errors.append(repr(err))
+                continue
+            if not all(g.tobytes() == e.tobytes() for g, e in zip(got, expected[k][t])):
+                wrong.append((t, c))
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join(timeout=300)
+    assert not any(th.is_alive() for th in pool), "deadlock"
+    return wrong, errors
+
+
+def test_concurrent_calls_of_one_model_share_the_pool():
+    model = glow_mlir.compile(resnet_block(), num_threads=2, cache=False)
+    assert _parallel_loops(model) > 0
+    assert _sequential_then_hammer([model]) == ([], [])
+
+
+def test_two_models_at_once():
+    a = glow_mlir.compile(matmul(), num_threads=2, cache=False)
+    b = glow_mlir.compile(layernorm_softmax(), num_threads=3, cache=False)
+    assert _sequential_then_hammer([a, b]) == ([], [])
+
+
+def test_a_refused_call_leaves_the_pool_working():
+    model = glow_mlir.compile(matmul(), num_threads=2, cache=False)
+    x = _inputs(model)
+    want = model(*x)
+    with pytest.raises(InputError):
+        model(np.zeros((3, 3), np.float32))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(model(*x), want))
+
+
+def _child(model, x, queue):
+    queue.put([o.tobytes() for o in model(*x)])
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="needs fork")
+def test_the_pool_restarts_in_a_forked_child():
+    model = glow_mlir.compile(matmul(), num_threads=2, cache=False)
+    x = _inputs(model)
+    want = [o.tobytes() for o in model(*x)]  # the pool's threads run in this process
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child, args=(model, x, queue))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert got == want
+
+
+@pytest.mark.parametrize("bad", [0, -1, 257, 2.5, "2", True])
+def test_bad_thread_counts_are_refused(bad):
+    with pytest.raises(ThreadCountError, match="num_threads"):
+        glow_mlir.compile(matmul(), num_threads=bad, cache=False)
+
+
+def test_default_is_the_cores_of_the_process():
+    import os
+
+    from glow_mlir.backends import get_backend
+
+    cpu = get_backend("cpu")
+    cores = len(os.sched_getaffinity(0))
+    assert cpu.keyed_options(cpu.check_options({}))["num_threads"] == cores
+    assert cpu.keyed_options(cpu.check_options({"num_threads": 3}))["num_threads"] == 3
+    assert cpu.keyed_options(cpu.check_options({"num_threads": None}))["num_threads"] == cores
+    assert "num_threads" not in get_backend("interpreter").keyed_options({})
+
+
+
+def _tool(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=False)
+
+
+def test_glow_compile_threads(tmp_path):
+    path = tmp_path / "mm.onnx"
+    onnx.save(matmul(), str(path))
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm-ir", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    assert "@glow_parallel_for" in r.stdout
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm-ir")
+    assert r.returncode == 0 and "@glow_parallel_for" not in r.stdout  # 1 by default
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit", "llvm", "--threads", "2")
+    assert r.returncode == 1 and "--emit llvm-ir shows the threaded code" in r.stderr
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--emit-bundle", str(tmp_path / "b"),
+              "--network-name", "mm", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    assert "#define MM_NUM_THREADS  2" in (tmp_path / "b" / "mm.h").read_text()
+    r = _tool("glow_mlir.tools.glow_compile", str(path), "--save", str(tmp_path / "m.glow"),
+              "--threads", "3")
+    assert r.returncode == 0, r.stderr
+    r = _tool("glow_mlir.tools.glow_run", str(tmp_path / "m.glow"), "--threads", "2")
+    assert r.returncode == 1 and "drop --threads" in r.stderr  # compiled already
+    saved = glow_mlir.load(tmp_path / "m.glow")
+    fresh = glow_mlir.compile(matmul(), num_threads=1, cache=False)
+    x = _inputs(fresh)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(saved(*x), fresh(*x)))

@@ -1,0 +1,137 @@
+"""Per-kernel tracing (`targets/cpu/trace.py`): Chrome trace events in the JSON object
+format Perfetto and chrome://tracing load, one complete event per kernel call per run;
+free when off (no clock call in the code)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir.ir.errors import UserError
+
+MODEL = "examples/small_cnn.onnx"
+
+
+def _x(model, seed=0):
+    return np.random.default_rng(seed).standard_normal(
+        model.input_shapes[model.input_names[0]]).astype(np.float32)
+
+
+def check_schema(trace: dict) -> list[dict]:
+    """The events of `trace`, checked as the trace viewers read them."""
+    assert set(trace) >= {"traceEvents"}
+    events = trace["traceEvents"]
+    for e in events:
+        assert e["ph"] == "X"
+        assert isinstance(e["name"], str) and e["name"]
+        for key in ("ts", "dur"):
+            assert isinstance(e[key], (int, float)) and e[key] >= 0
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
+        assert isinstance(e["args"], dict)
+    by_thread: dict[int, list[dict]] = {}
+    for e in events:
+        by_thread.setdefault(e["tid"], []).append(e)
+    for evs in by_thread.values():  # complete events of one thread must nest or follow
+        evs = sorted(evs, key=lambda e: e["ts"])
+        for a, b in zip(evs, evs[1:]):
+            assert a["ts"] + a["dur"] <= b["ts"] + 1e-3, (a, b)
+    return events
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_event_per_kernel_call_per_run(threads):
+    model = glow_mlir.compile(MODEL, trace=True, num_threads=threads)
+    calls = len(model.executor.tracer.calls)
+    assert calls > 3
+    untraced = glow_mlir.compile(MODEL, num_threads=threads)
+    x = _x(model)
+    for _ in range(3):
+        got = model(x)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(got, untraced(x)))
+    events = check_schema(json.loads(json.dumps(model.trace)))
+    assert len(events) == 3 * calls
+    for run in range(3):
+        mine = [e for e in events if e["args"]["run"] == run]
+        assert [e["args"]["call"] for e in mine] == list(range(calls))
+    assert any(e["name"].startswith("convolution 1x16x32x32") for e in events)
+    assert all(e["args"]["threads"] == threads for e in events)
+
+
+def test_concurrent_traced_calls_keep_their_threads():
+    model = glow_mlir.compile(MODEL, trace=True, num_threads=2)
+    calls = len(model.executor.tracer.calls)
+    pool = [threading.Thread(target=lambda: [model(_x(model)) for _ in range(5)])
+            for _ in range(3)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    events = check_schema(model.trace)
+    assert len(events) == 15 * calls
+    assert len({e["tid"] for e in events}) == 3
+
+
+def test_write_trace(tmp_path):
+    model = glow_mlir.compile(MODEL, trace=True)
+    model(_x(model))
+    model.write_trace(tmp_path / "t.json")
+    assert len(check_schema(json.loads((tmp_path / "t.json").read_text()))) > 0
+    with pytest.raises(UserError, match="cannot write the trace"):
+        model.write_trace(tmp_path / "missing" / "t.json")
+
+
+def test_untraced_model_has_no_trace_and_no_clock():
+    from glow_mlir.targets.cpu.jit import unoptimized_ir
+
+    model = glow_mlir.compile(MODEL, cache=False, num_threads=2)
+    with pytest.raises(UserError, match="without tracing"):
+        _ = model.trace
+    assert "glow_clock_ns" not in unoptimized_ir(model.module)
+    traced = glow_mlir.compile(MODEL, cache=False, trace=True)
+    text = unoptimized_ir(traced.module)
+    # the clock before each kernel call and after the last
+    assert text.count("i64 @glow_clock_ns()") - 1 == len(traced.executor.tracer.calls) + 1
+
+
+def test_trace_must_be_a_bool():
+    with pytest.raises(UserError, match="trace must be True or False"):
+        glow_mlir.compile(MODEL, trace="yes")
+
+
+def _tool(*args):
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=False)
+
+
+def test_glow_run_trace(tmp_path):
+    out = tmp_path / "trace.json"
+    r = _tool("glow_mlir.tools.glow_run", MODEL, "--runs", "2", "--trace", str(out),
+              "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    events = check_schema(json.loads(out.read_text()))
+    assert len(events) % 2 == 0 and len({e["args"]["run"] for e in events}) == 2
+
+
+@pytest.mark.parametrize("tool,extra", [("glow_run", []), ("glow_compile", ["--save", "x.glow"])])
+@pytest.mark.parametrize("bad,message", [("0", "must be at least 1"),
+                                         ("-2", "must be at least 1"),
+                                         ("two", "expected a whole number"),
+                                         ("257", "must be at most 256")])
+def test_bad_threads_flag(tool, extra, bad, message, tmp_path):
+    r = _tool(f"glow_mlir.tools.{tool}", MODEL, "--threads", bad,
+              *[str(tmp_path / e) if e.endswith(".glow") else e for e in extra])
+    assert r.returncode == 1
+    assert message in r.stderr and "--threads" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_threads_flag_is_the_cpu_backends():
+    r = _tool("glow_mlir.tools.glow_run", MODEL, "--threads", "2", "--backend", "interpreter")
+    assert r.returncode == 1 and "--threads is an option of the cpu backend" in r.stderr
+    r = _tool("glow_mlir.tools.glow_run", MODEL, "--trace", "t.json", "--backend", "interpreter")
+    assert r.returncode == 1 and "--trace times the cpu backend's kernels" in r.stderr
