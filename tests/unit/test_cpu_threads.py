@@ -291,7 +291,8 @@ def _tool(*args):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                          check=False)
 
 
 def test_glow_compile_threads(tmp_path):

@@ -105,7 +105,8 @@ def test_trace_must_be_a_bool():
 
 
 def _tool(*args):
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                          check=False)
 
 
 def test_glow_run_trace(tmp_path):

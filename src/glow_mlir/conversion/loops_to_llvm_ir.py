@@ -546,7 +546,7 @@ def _parallel(w: FunctionWriter, op: Operation) -> None:
         slots.append((private_base, "ptr"))
     lines = []
     args = []
-    for i, (v, t) in enumerate(slots):
+    for i, (_, t) in enumerate(slots):
         lines.append(f"  %p{i} = getelementptr inbounds i8, ptr %ctx, i64 {8 * i}")
         lines.append(f"  %a{i} = load {t}, ptr %p{i}")
         if i < len(params):

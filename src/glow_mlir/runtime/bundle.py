@@ -255,7 +255,8 @@ def _threads_lines(info: BundleInfo) -> list[str]:
     prefix = info.network_name.upper()
     return [
         f"// Compiled for {info.num_threads} threads: the large kernels split their outer",
-        f"// loops into that many parts, run by glow_parallel_for. {info.network_name}.o holds a default",
+        "// loops into that many parts, run by glow_parallel_for. "
+        f"{info.network_name}.o holds a default",
         "// (weak symbol: a pthread pool started on first use, whose threads sleep between",
         "// calls; link with -pthread); a program may define its own, e.g. on its own pool.",
         "// It must run chunk(ctx, lo_w, hi_w, w) for parts w = 0 .. parts-1 of [lo, hi)",

@@ -48,6 +48,9 @@ class Emitter:
         self.threads = threads
         self.parallel_loops = 0
         """Loops marked parallel so far (`parallel.parallel_ranges`)."""
+        self.parallel_depth = 0
+        """How many parallel loops enclose the code being emitted (`parallel.py`: nested
+        ones run serially)."""
         self.private_scratch = False
         """Whether `scratch` handed out per-worker buffers (`private=True`)."""
         self.places: dict[SSAValue, tuple[SSAValue, int]] = {}

@@ -23,11 +23,6 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.parallel import (
-    parallel_loop,
-    parallel_ranges,
-    shifted,
-)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     activation,
@@ -43,6 +38,11 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     size,
     st,
     view,
+)
+from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    parallel_loop,
+    parallel_ranges,
+    shifted,
 )
 from glow_mlir.dialects import glow
 

@@ -14,7 +14,6 @@ from xdsl.dialects import arith, math
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     fadd,
@@ -28,6 +27,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     st,
     view,
 )
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects import glow
 
 

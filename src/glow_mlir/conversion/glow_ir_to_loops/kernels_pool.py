@@ -20,7 +20,6 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     FAST,
     attrs,
@@ -37,6 +36,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     to_float,
     window_attrs,
 )
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 

@@ -78,7 +78,7 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     body(None, total) (no offset: the code of one thread), when the kernel is compiled for
     one thread, has less than `PARALLEL_MIN_WORK` of `work`, or fewer than two groups."""
     threads = getattr(em, "threads", 1)
-    if getattr(em, "parallel_depth", 0):  # inside a parallel loop already: serial
+    if em.parallel_depth:  # inside a parallel loop already: serial
         body(None, total)
         return
     units = -(-total // granule) if granule > 0 else 0
@@ -109,7 +109,7 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     em.op(loop)
     saved = em.b.insertion_point
     em.b.insertion_point = InsertPoint.at_end(block)
-    em.parallel_depth = getattr(em, "parallel_depth", 0) + 1
+    em.parallel_depth += 1
     try:
         group(block.args[0])
     finally:
@@ -145,5 +145,6 @@ def shifted(start: SSAValue | None, em: Emitter, i: SSAValue) -> SSAValue:
     """`start + i` (`i` itself without a start: the serial code)."""
     if start is None:
         return i
+    flags = {"overflowFlags": arith.IntegerOverflowAttr("none")}
     return em.value(arith.AddiOp.create(operands=[start, i], result_types=[INDEX],
-                                        properties={"overflowFlags": arith.IntegerOverflowAttr("none")}))
+                                        properties=flags))
