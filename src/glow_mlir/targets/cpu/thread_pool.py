@@ -154,6 +154,29 @@ out:
   ret void
 }
 
+; Spin (pausing) while `*addr == value` is `equal`, for at most @glow_pool_spin cycles:
+; the worker waiting for a job and the caller waiting for the workers' parts both spin
+; this way before they sleep; each rechecks under the mutex afterwards.
+define internal void @glow_pool_spin_while(ptr %addr, i64 %value, i1 %equal) {
+entry:
+  %t0 = call i64 @llvm.readcyclecounter()
+  %limit = load i64, ptr @glow_pool_spin
+  br label %spin
+spin:
+  %v = load atomic i64, ptr %addr acquire, align 8
+  %same = icmp eq i64 %v, %value
+  %keep = icmp eq i1 %same, %equal
+  br i1 %keep, label %spin_on, label %out
+spin_on:
+  call void @llvm.x86.sse2.pause()
+  %t = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %t, %t0
+  %more = icmp ult i64 %spent, %limit
+  br i1 %more, label %spin, label %out
+out:
+  ret void
+}
+
 define internal ptr @glow_pool_worker(ptr %arg) {
 entry:
   %id = ptrtoint ptr %arg to i64
@@ -173,19 +196,8 @@ spin_start:
   ; spin a while before sleeping: the next kernel's job usually comes within
   ; microseconds, and waking a sleeping thread (a halted virtual CPU) takes far longer
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  %t0 = call i64 @llvm.readcyclecounter()
-  %limit = load i64, ptr @glow_pool_spin
-  br label %spin
-spin:
-  %g = load atomic i64, ptr @glow_pool_gen acquire, align 8
-  %changed = icmp ne i64 %g, %seen
-  br i1 %changed, label %relock, label %spin_on
-spin_on:
-  call void @llvm.x86.sse2.pause()
-  %t = call i64 @llvm.readcyclecounter()
-  %spent = sub i64 %t, %t0
-  %more = icmp ult i64 %spent, %limit
-  br i1 %more, label %spin, label %relock
+  call void @glow_pool_spin_while(ptr @glow_pool_gen, i64 %seen, i1 true)
+  br label %relock
 relock:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %gen2 = load i64, ptr @glow_pool_gen
@@ -281,19 +293,8 @@ join:
 join_spin_start:
   ; the workers' parts usually end within microseconds of ours: spin before sleeping
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  %j0 = call i64 @llvm.readcyclecounter()
-  %jlimit = load i64, ptr @glow_pool_spin
-  br label %join_spin
-join_spin:
-  %jl = load atomic i64, ptr @glow_pool_done_parts acquire, align 8
-  %jdone = icmp eq i64 %jl, %parts
-  br i1 %jdone, label %join_relock, label %join_spin_on
-join_spin_on:
-  call void @llvm.x86.sse2.pause()
-  %jt = call i64 @llvm.readcyclecounter()
-  %jspent = sub i64 %jt, %j0
-  %jmore = icmp ult i64 %jspent, %jlimit
-  br i1 %jmore, label %join_spin, label %join_relock
+  call void @glow_pool_spin_while(ptr @glow_pool_done_parts, i64 %parts, i1 false)
+  br label %join_relock
 join_relock:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %left2 = load i64, ptr @glow_pool_done_parts
