@@ -184,9 +184,6 @@ class _FirstFit:
         return 0
 
 
-_UNKNOWN = object()
-
-
 class _TileEvents:
     """What an op does to the scratchpad, remembered per op (the placement is simulated
     over the same ops again and again): (tile, aligned size) for an alloc, (tile, -1)
@@ -197,9 +194,8 @@ class _TileEvents:
         self._cache: dict[Operation, tuple[SSAValue, int] | None] = {}
 
     def __call__(self, op: Operation) -> tuple[SSAValue, int] | None:
-        event = self._cache.get(op, _UNKNOWN)
-        if event is not _UNKNOWN:
-            return event  # type: ignore[return-value]
+        if op in self._cache:
+            return self._cache[op]
         event: tuple[SSAValue, int] | None = None
         if isinstance(op, acc.ScratchpadAllocOp):
             tile = op.results[0]
@@ -286,15 +282,15 @@ class _Scheduler:
         for op in gap:
             if not (isinstance(op, acc.DmaStartOp) and op.is_load):
                 continue
-            alloc = op.tile.owner
+            owner = op.tile.owner
             i = self.ops.index(op, at)
             # The tile's alloc comes along if it is in the gap (and not moved already).
-            moving_alloc = isinstance(alloc, acc.ScratchpadAllocOp) and alloc in gap \
-                and alloc not in hoisted
-            skip = frozenset({alloc}) if moving_alloc else frozenset()
+            alloc = owner if isinstance(owner, acc.ScratchpadAllocOp) and owner in gap \
+                and owner not in hoisted else None
+            skip: frozenset[Operation] = frozenset({alloc}) if alloc is not None else frozenset()
             if not self.passes(op, at, i, up=True, skip=skip):
                 continue
-            if moving_alloc:
+            if alloc is not None:
                 if not self.try_moves([(alloc, at), (op, at + 1)], horizon):
                     continue
                 hoisted.add(alloc)

@@ -16,6 +16,7 @@ are replaced (a changed program is planned again from scratch).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, i64
@@ -97,7 +98,7 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
     by_end: dict[int, list[Buffer]] = {}
     for b in buffers:
         by_end.setdefault(b.end, []).append(b)
-    live: dict[Operation, Buffer] = {}
+    live: dict[Hashable, Buffer] = {}
     best: tuple[int, int] = (-1, 0)
     best_at, best_live = 0, list(buffers)
     total = 0
@@ -119,6 +120,7 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
         what = (f"live tiles need {need} bytes, but placing them at aligned offsets takes "
                 f"{size}, {size - cap} over the {cap}-byte scratchpad")
     largest = max(best_live, key=lambda b: b.size).id
+    assert isinstance(largest, acc.ScratchpadAllocOp)  # the id `tile_intervals` gives
     return DiagnosticError.at(ops[best_at], f"{what}; largest live tile "
                                             f"{value_text(largest.result)}")
 

@@ -20,7 +20,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.types import is_float
+from glow_mlir.dialects.glow_ops.types import elem_of, is_float, tensor_type
 from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
@@ -32,6 +32,8 @@ from glow_mlir.transforms.graph.utils import (
 
 _ADDITIVE = (glow.AddOp, glow.SubOp)
 _MULTIPLICATIVE = (glow.MulOp, glow.DivOp)
+_KIND: dict[type[Operation], str] = {glow.AddOp: "+", glow.SubOp: "-", glow.MulOp: "*",
+                                     glow.DivOp: "/"}
 
 
 def _split(op: Operation) -> tuple[SSAValue, np.ndarray, str] | None:
@@ -39,11 +41,7 @@ def _split(op: Operation) -> tuple[SSAValue, np.ndarray, str] | None:
     lhs, rhs = op.operands
     c = constant_value(rhs)
     if c is not None and constant_value(lhs) is None:
-        return (
-            lhs,
-            c,
-            {glow.AddOp: "+", glow.SubOp: "-", glow.MulOp: "*", glow.DivOp: "/"}[type(op)],
-        )
+        return lhs, c, _KIND[type(op)]
     c = constant_value(lhs)
     if c is not None and constant_value(rhs) is None and isinstance(op, (glow.AddOp, glow.MulOp)):
         return rhs, c, "+" if isinstance(op, glow.AddOp) else "*"
@@ -81,7 +79,7 @@ class FoldChain(RewritePattern):
             return
         same_family = (isinstance(op, _ADDITIVE) and isinstance(inner_op, _ADDITIVE)) or (
             isinstance(op, _MULTIPLICATIVE) and isinstance(inner_op, _MULTIPLICATIVE)
-            and is_float(op.results[0].type.get_element_type()))  # type: ignore[attr-defined]
+            and is_float(elem_of(op.results[0])))
         if not same_family:
             return
         inner = _split(inner_op)
@@ -90,7 +88,7 @@ class FoldChain(RewritePattern):
         x, c1, k1 = inner
         kind, c = _combine(k1, c1, k2, c2)
         c = c.astype(c1.dtype)
-        const = make_constant(c, op, "chain", op.results[0].type)  # type: ignore[arg-type]
+        const = make_constant(c, op, "chain", tensor_type(op.results[0]))
         new = _OP_FOR[kind].make([x, const.results[0]], op.results[0].type)
         rewriter.insert(const, InsertPoint.before(op))
         rewriter.replace(op, new)

@@ -31,7 +31,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.types import elem_of, is_float, normalize_axis, shape_of
+from glow_mlir.dialects.glow_ops.types import (
+    elem_of,
+    is_float,
+    normalize_axis,
+    shape_of,
+    tensor_type,
+)
 from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.lowering.normalization import batchnorm_scale_shift
 from glow_mlir.transforms.graph.utils import (
@@ -74,18 +80,19 @@ class FoldBatchNorm(RewritePattern):
             return
         values = [constant_value(v) for v in (weights_value, bias_value, op.scale, op.bias,
                                               op.mean, op.var)]
-        if any(v is None or v.dtype.kind != "f" for v in values):
+        arrays = [v for v in values if v is not None and v.dtype.kind == "f"]
+        if len(arrays) != len(values):
             return
         if not all(is_float(elem_of(v)) for v in producer.operands):
             return
-        weights, bias, scale, shift, mean, var = values  # type: ignore[misc]
+        weights, bias, scale, shift, mean, var = arrays
         a, _ = batchnorm_scale_shift(scale, shift, mean, var, op.float_attr("epsilon", 1e-5))
         new_weights = _scaled_weights(producer, weights.astype(np.float64), a)
         new_bias = (bias.astype(np.float64) - mean.astype(np.float64)) * a + shift
         w_const = make_constant(new_weights.astype(weights.dtype), producer, "bn_folded_weights",
-                                weights_value.type)  # type: ignore[arg-type]
+                                tensor_type(weights_value))
         b_const = make_constant(new_bias.astype(bias.dtype), producer, "bn_folded_bias",
-                                bias_value.type)  # type: ignore[arg-type]
+                                tensor_type(bias_value))
         rewriter.insert([w_const, b_const], InsertPoint.before(producer))
         folded = type(producer).create(
             operands=[producer.operands[0], w_const.results[0], b_const.results[0]],

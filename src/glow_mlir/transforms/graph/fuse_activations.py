@@ -25,6 +25,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.nn import ACTIVATION_OPS
 from glow_mlir.dialects.glow_ops.traits import FusableProducer, fusable_activation
 from glow_mlir.dialects.glow_ops.types import elem_of
@@ -47,9 +48,10 @@ class FuseActivation(RewritePattern):
         fact = fusable_activation(op)
         if fact is None:
             return
+        assert isinstance(op, GlowOp), f"{op.name} has an activation trait but is no glow op"
         activation = fact.name
         producer = defining_op(op.operands[0])
-        if producer is None or not producer.has_trait(FusableProducer):
+        if not isinstance(producer, GlowOp) or not producer.has_trait(FusableProducer):
             return
         if not has_single_use(producer.results[0]) or fused_activation(producer) != "none":
             return
@@ -58,7 +60,7 @@ class FuseActivation(RewritePattern):
             return
         attrs = {**producer.attributes,
                  "fused_activation": producer.attr_of("fused_activation", activation)}
-        args = [op.float_attr(a) for a in fact.args]  # type: ignore[attr-defined]
+        args = [op.float_attr(a) for a in fact.args]
         attrs.pop("fused_activation_args", None)
         if args:
             attrs["fused_activation_args"] = producer.attr_of("fused_activation_args", args)

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     ModuleOp,
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.utils.hints import isa
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.resources import (
@@ -59,6 +61,8 @@ class CollapseReshapes(RewritePattern):
 def _reshaped_constant(const: glow.ConstantOp, new_type: TensorType) -> glow.ConstantOp:
     value = const.value
     if isinstance(value, DenseIntOrFPElementsAttr):
+        # a reshape keeps the element type, which dense<> had: an int, index or float type
+        assert isa(new_type, TensorType[AnyDenseElement])
         return glow.ConstantOp.from_attr(DenseIntOrFPElementsAttr(new_type, value.data))
     assert isinstance(value, DenseResourceAttr)
     array = resource_value(value, const)

@@ -6,13 +6,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.utils.hints import isa
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import element_type
@@ -64,8 +72,21 @@ def _uniform_value(array: np.ndarray) -> float | None:
     return float(first)
 
 
+def _dense_literal(ttype: TensorType[Attribute], array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """dense<...> of `array`, whose dtype is the element type of `ttype` (one value when
+    all agree: xDSL repeats it)."""
+    flat = array.reshape(-1)
+    if array.size > 0 and np.all(flat == flat[0]):
+        flat = flat[:1]
+    if isa(ttype, TensorType[IntegerType]):
+        return DenseIntOrFPElementsAttr.from_list(ttype, [int(v) for v in flat.tolist()])
+    assert isa(ttype, TensorType[AnyFloat]), f"no dense literal of {ttype}"
+    return DenseIntOrFPElementsAttr.from_list(ttype, [float(v) for v in flat.tolist()])
+
+
 def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded",
-                  tensor_type: TensorType | None = None) -> glow.ConstantOp | glow.SplatOp:
+                  tensor_type: TensorType[Attribute] | None = None
+                  ) -> glow.ConstantOp | glow.SplatOp:
     """A new op (not inserted) holding `array`: glow.splat when it is uniform, an inline
     dense<> when small, else a dense_resource in the resource table of `anchor`'s module."""
     array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
@@ -76,20 +97,12 @@ def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded
     if uniform is not None and array.size > INLINE_LIMIT:
         return glow.SplatOp.make([], ttype, value=uniform)
     if array.size <= INLINE_LIMIT and ttype.get_element_type() == element_type(array.dtype):
-        flat = array.reshape(-1)
-        if array.size > 0 and np.all(flat == flat[0]):
-            values = [flat[0].item()]
-        else:
-            values = flat.tolist()
-        attr = DenseIntOrFPElementsAttr.from_list(ttype, values)  # type: ignore[arg-type]
-        return glow.ConstantOp.from_attr(attr)
+        return glow.ConstantOp.from_attr(_dense_literal(ttype, array))
     module: ModuleOp = top_module(anchor)
-    attr = add_resource(module, name_hint, array)
+    resource = add_resource(module, name_hint, array)
     if tensor_type is not None:
-        from xdsl.dialects.builtin import DenseResourceAttr
-
-        attr = DenseResourceAttr.from_params(attr.resource_handle, tensor_type)
-    return glow.ConstantOp.from_attr(attr)
+        resource = DenseResourceAttr.from_params(resource.resource_handle, tensor_type)
+    return glow.ConstantOp.from_attr(resource)
 
 
 def users(value: SSAValue) -> list[Operation]:

@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 
 from glow_mlir.analysis.instr_buffers import aliasing_conflict, byte_range, glow_ir_funcs
 from glow_mlir.analysis.instr_buffers import value_name as _name
+from glow_mlir.analysis.memory_planner import Buffer
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.text import OpDiagnostic
 
@@ -81,6 +82,7 @@ def verify_plan(func: glow_ir.FuncOp) -> None:
     size = func.activations_size.value.data
     align = func.alignment.value.data if func.alignment is not None else 1
     buffers = activation_buffers(func)
+    placed: list[tuple[glow_ir.AllocActivationOp, Buffer, int]] = []
     for alloc, buf in buffers:
         if alloc.offset is None:
             raise OpDiagnostic(alloc, "has no offset in a planned function")
@@ -88,16 +90,15 @@ def verify_plan(func: glow_ir.FuncOp) -> None:
         if off % align or off + buf.size > size:
             raise OpDiagnostic(alloc, f"offset {off} ({buf.size} bytes) is misaligned or "
                                       f"outside the {size}-byte arena (alignment {align})")
-    live: list[tuple[glow_ir.AllocActivationOp, object]] = []
-    for alloc, buf in sorted(buffers, key=lambda ab: ab[1].start):
-        live = [(a, b) for a, b in live if b.end > buf.start]
-        lo = alloc.offset.value.data
-        for other, ob in live:
-            olo = other.offset.value.data
+        placed.append((alloc, buf, off))
+    live: list[tuple[glow_ir.AllocActivationOp, Buffer, int]] = []
+    for alloc, buf, lo in sorted(placed, key=lambda p: p[1].start):
+        live = [p for p in live if p[1].end > buf.start]
+        for _, ob, olo in live:
             if buf.size and ob.size and lo < olo + ob.size and olo < lo + buf.size:
                 raise OpDiagnostic(alloc, f"bytes {lo}..{lo + buf.size} overlap an activation "
                                           f"live at the same time (bytes {olo}..{olo + ob.size})")
-        live.append((alloc, buf))
+        live.append((alloc, buf, lo))
 
 
 def verify_instr(module: ModuleOp) -> None:

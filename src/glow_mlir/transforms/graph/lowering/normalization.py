@@ -36,9 +36,9 @@ def _batch_normalization(op: Operation, em: Emitter) -> SSAValue:
     shape = shape_of(x)
     channel = normalize_axis(op.int_attr("channel_idx", 1), len(shape))
     epsilon = op.float_attr("epsilon", 1e-5)
-    params = [constant_value(v) for v in (op.scale, op.bias, op.mean, op.var)]
-    if all(p is not None for p in params):
-        a, s = batchnorm_scale_shift(*params, epsilon)  # type: ignore[misc]
+    scale, bias, mean, var = (constant_value(v) for v in (op.scale, op.bias, op.mean, op.var))
+    if scale is not None and bias is not None and mean is not None and var is not None:
+        a, s = batchnorm_scale_shift(scale, bias, mean, var, epsilon)
         elem = elem_of(x)
         dtype = numpy_dtype(elem)
         mul = em.constant(a.astype(dtype), elem, "bn_scale")
@@ -73,6 +73,7 @@ def _layer_normalization(op: Operation, em: Emitter) -> SSAValue:
 
 def _shift_by_max(op: Operation, em: Emitter) -> tuple[SSAValue, list[int]]:
     """(x - max(x) along the op's axis, [axis]): exp of it cannot overflow."""
+    assert isinstance(op, (glow.SoftMaxOp, glow.LogSoftMaxOp))
     x = op.operands[0]
     axes = [normalize_axis(op.int_attr("axis", -1), len(shape_of(x)))]
     peak = em.reduce(glow.BatchedReduceMaxOp, x, axes)
