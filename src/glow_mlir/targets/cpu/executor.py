@@ -10,8 +10,10 @@ the GIL during the native call, so such calls really run in parallel).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from glow_mlir.conversion.glow_ir_to_loops.errors import (
@@ -22,6 +24,9 @@ from glow_mlir.conversion.glow_ir_to_loops.errors import (
 from glow_mlir.ir import progress
 from glow_mlir.ir.text import DiagnosticError
 from glow_mlir.targets.cpu.native_program import NativeProgram as NativeProgram  # re-exported
+
+if TYPE_CHECKING:
+    from glow_mlir.analysis.memory_report import MemoryReport
 
 
 class CpuBackendError(DiagnosticError):
@@ -72,7 +77,7 @@ def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> No
         prepare_loops(module)
 
 
-def _values_by_element_type(fn) -> dict[str, list[str]]:
+def _values_by_element_type(fn: Operation) -> dict[str, list[str]]:
     """The named buffers of a glow_ir function, by element type (`bf16`: ['x', 'y'])."""
     found: dict[str, list[str]] = {}
     for op in fn.walk():
@@ -89,7 +94,7 @@ class CpuExecutor(NativeProgram):
     """Native code for the host CPU, from a planned `glow_ir` program (lowered in place
     by `lowering`, the cpu backend's steps); `memory` is the plan's `MemoryReport`."""
 
-    def __init__(self, module: ModuleOp, memory=None,
+    def __init__(self, module: ModuleOp, memory: MemoryReport | None = None,
                  lowering: Sequence[str] = LOOP_LOWERING, num_threads: int = 1,
                  trace: bool = False):
         from glow_mlir.dialects import glow_ir

@@ -225,16 +225,17 @@ def split_ir(module: ModuleOp, entry: str) -> tuple[str, list[str]]:
 
     block = module.body.block
     ops = list(block.ops)
-    if not all(isinstance(op, xllvm.FuncOp) for op in ops):
+    funcs = [op for op in ops if isinstance(op, xllvm.FuncOp)]
+    if len(funcs) != len(ops):
         return unoptimized_ir(module), []  # globals: one module (not generated today)
-    decls = [op for op in ops if not op.body.blocks]
-    defs = [op for op in ops if op.body.blocks]
+    decls = [op for op in funcs if not op.body.blocks]
+    defs = [op for op in funcs if op.body.blocks]
     mains = [f for f in defs if f.sym_name.data == entry]
     if len(mains) != 1:
         raise ValueError(f"no function @{entry} in the compiled module")
     triple = llvm.get_default_triple()
 
-    def text(f, extra_decls) -> str:
+    def text(f: xllvm.FuncOp, extra_decls: list[xllvm.FuncOp]) -> str:
         piece = ModuleOp([])
         for d in decls:
             piece.body.block.add_op(d.clone())

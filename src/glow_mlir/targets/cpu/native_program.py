@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
     from glow_mlir.analysis.memory_report import MemoryReport
     from glow_mlir.targets.cpu.area_plan import AreaPlan
     from glow_mlir.targets.cpu.engine import NativeEntry
@@ -26,7 +28,7 @@ class NativeProgram:
     areas: AreaPlan
     entry: NativeEntry
     memory: MemoryReport | None = None
-    module = None
+    module: ModuleOp | None = None
     tracer: Tracer | None = None
     """With `compile(..., trace=True)`: the kernel times of every run (`trace.py`)."""
 
