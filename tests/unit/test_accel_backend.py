@@ -129,6 +129,21 @@ def test_backend_options_are_checked(tmp_path):
                           disable_passes=["accel-plan-scratchpad"])
 
 
+def test_fuse_epilogues_is_a_checked_option():
+    """`fuse_epilogues=False` (what benchmarks/accel_report.py measures the fusion with)
+    converts each element-wise instruction alone: the same numbers, more bytes stored
+    (the matmul results go out before the bias and relu read them back); anything but a
+    bool is the user's error."""
+    fused = glow_mlir.compile(model_zoo.mlp(), backend="accel", cache=False)
+    alone = glow_mlir.compile(model_zoo.mlp(), backend="accel", fuse_epilogues=False,
+                              cache=False)
+    x = np.random.default_rng(0).standard_normal((1, 784)).astype(np.float32)
+    np.testing.assert_array_equal(fused(x), alone(x))
+    assert alone.accel_report.dma_bytes_out > fused.accel_report.dma_bytes_out
+    with pytest.raises(UserError, match="fuse_epilogues must be True or False, got 'no'"):
+        glow_mlir.compile(model_zoo.mlp(), backend="accel", fuse_epilogues="no")
+
+
 def test_a_scratchpad_larger_than_the_machine_is_a_user_error(tmp_path, capsys):
     """The simulator holds the scratchpad in memory: a size beyond the machine's is named
     (was a bare MemoryError reported as an internal error)."""

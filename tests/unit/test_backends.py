@@ -136,8 +136,9 @@ def test_naming_a_backend_imports_no_compiler():
 
 def test_options_and_their_checks():
     accel, cpu = get_backend("accel"), get_backend("cpu")
-    assert accel.check_options({}) == {"scratchpad_kib": 256}
-    assert accel.check_options({"scratchpad_kib": 64}) == {"scratchpad_kib": 64}
+    assert accel.check_options({}) == {"scratchpad_kib": 256, "fuse_epilogues": True}
+    assert accel.check_options({"scratchpad_kib": 64}) == {"scratchpad_kib": 64,
+                                                           "fuse_epilogues": True}
     assert cpu.check_options({}) == {"num_threads": None, "trace": False}
     assert cpu.check_options({"num_threads": 2}) == {"num_threads": 2, "trace": False}
     with pytest.raises(UserError, match="scratchpad_kib must be a positive whole number of "

@@ -27,7 +27,7 @@ without them). The planned program runs on the simulator (`targets.accel.simulat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends.base import Backend, BackendOption, NodeInfo
@@ -60,11 +60,20 @@ def check_scratchpad_kib(kib: object) -> int:
     return kib
 
 
+def check_fuse_epilogues(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"fuse_epilogues must be True or False, got {value!r}")
+    return value
+
+
 class AccelBackend(Backend):
     name: ClassVar[str] = "accel"
     options: ClassVar[tuple[BackendOption, ...]] = (
         BackendOption("scratchpad_kib", DEFAULT_SCRATCHPAD_KIB, check_scratchpad_kib,
                       "the scratchpad's size in KiB"),
+        BackendOption("fuse_epilogues", True, check_fuse_epilogues,
+                      "an element-wise instruction after a unit's runs in its epilogue "
+                      "(False: each alone, to measure what the fusion buys)"),
     )
     lowering_steps: ClassVar[tuple[str, ...]] = ACCEL_PASS_NAMES
     optional_steps: ClassVar[tuple[str, ...]] = SCHEDULING_PASSES
@@ -101,21 +110,19 @@ class AccelBackend(Backend):
         return fused_activation_ok(self, info)
 
     # ------------------------------------------------------------------ compiling
-    def step_with_options(self, step: str, options) -> str:
+    def step_with_options(self, step: str, options: Mapping[str, object]) -> str:
         if step != "convert-glow-ir-to-accel":
             return step
         fusion = "" if options.get("fuse_epilogues", True) else " fuse-epilogues=false"
         return f"convert-glow-ir-to-accel{{scratchpad-kib={options['scratchpad_kib']}{fusion}}}"
 
     def lower(self, module: ModuleOp, disable: Sequence[str] = (),
-              print_ir_after_each: bool = False, fuse_epilogues: bool = True,
-              **options: object) -> MemoryReport:
+              print_ir_after_each: bool = False, **options: object) -> MemoryReport:
         """A planned accelerator program, in place. `fuse_epilogues=False` converts each
         element-wise instruction alone (to measure what the fusion buys)."""
         options = self.check_options(options)
         instr_disabled, steps_disabled = self.split_disabled(disable)
-        steps = self.lowering_pipeline(steps_disabled, **options,
-                                       fuse_epilogues=fuse_epilogues)  # checked first
+        steps = self.lowering_pipeline(steps_disabled, **options)  # checked first
         refuse_instructions_without_unit(module)  # a glow_ir program made for another backend
         report = self.lower_to_instructions(module, instr_disabled, print_ir_after_each)
         refuse_empty_tensors(module)

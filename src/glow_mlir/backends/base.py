@@ -227,7 +227,7 @@ class Backend(GraphBackend):
         from glow_mlir.targets.instructions import check_fits_in_memory
 
         options = self.check_options(options)
-        memory = self.lower(module, disable, **options)
+        memory = self.lower(module, disable, False, **options)
         check_fits_in_memory(module, memory)
         return self.executor(module, memory, **options)
 

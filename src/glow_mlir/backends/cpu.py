@@ -30,7 +30,7 @@ without a loop generator reported at once, each at its instruction), then
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from glow_mlir.backends import interpreter
@@ -105,7 +105,7 @@ class CpuBackend(Backend):
                       "time every kernel call (model.trace, model.write_trace)"),
     )
 
-    def keyed_options(self, options):
+    def keyed_options(self, options: Mapping[str, object]) -> dict[str, object]:
         """The thread count resolved (the model cache keys what is compiled); `trace`
         only when on."""
         out = dict(options)
@@ -114,7 +114,7 @@ class CpuBackend(Backend):
             out.pop("trace", None)
         return out
 
-    def step_with_options(self, step: str, options) -> str:
+    def step_with_options(self, step: str, options: Mapping[str, object]) -> str:
         """`convert-glow-ir-to-loops{num-threads=N trace=true}` (as it was without
         options for one thread, untraced)."""
         threads = options.get("num_threads") or default_threads()
@@ -170,6 +170,7 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
-        return CpuExecutor(module, memory, steps,
-                           num_threads=int(options["num_threads"] or default_threads()),
+        threads = options["num_threads"]
+        assert threads is None or isinstance(threads, int)  # as check_num_threads gives it
+        return CpuExecutor(module, memory, steps, num_threads=threads or default_threads(),
                            trace=bool(options["trace"]))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -60,7 +60,7 @@ def element_type(t: Attribute) -> Attribute:
 class GraphBackend(Protocol):
     """The questions `lower-graph`, `fuse-activations` and `glow-graph-pipeline` ask."""
 
-    name: str
+    name: ClassVar[str]
 
     def should_lower(self, kind: type[Operation]) -> bool:
         """Should `lower-graph` replace ops of this class by simpler ops, where a rule
