@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -23,8 +23,7 @@ from glow_mlir.ir.gc_pause import paused_gc
 
 if TYPE_CHECKING:
     from onnx import ModelProto
-    from xdsl.dialects.builtin import ModuleOp
-    from xdsl.ir import Attribute
+    from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 
 # xDSL, onnx and the dialects are imported where they are used, not here: a saved model
 # (`glow_mlir.load`) makes a CompiledModel without them, in a fraction of their import
@@ -37,6 +36,15 @@ class InputError(UserError, ValueError):
     for a wrong value (numpy, onnxruntime's bindings and the ONNX backend tests do)."""
 
 
+@runtime_checkable
+class _TensorLike(Protocol):
+    """A torch tensor as `as_array` sees it (the runtime does not import torch)."""
+
+    def detach(self) -> _TensorLike: ...
+
+    def numpy(self) -> np.ndarray: ...
+
+
 def as_array(x: object) -> np.ndarray:
     """An input as a numpy array. A torch tensor (duck-typed: anything with `detach` and
     `numpy`; the runtime does not import torch) goes through its CPU numpy view without
@@ -44,9 +52,9 @@ def as_array(x: object) -> np.ndarray:
     on a GPU."""
     if isinstance(x, np.ndarray):
         return x
-    if hasattr(x, "detach") and hasattr(x, "numpy"):
-        x = x.detach()
-        return (x.cpu() if hasattr(x, "cpu") else x).numpy()
+    if isinstance(x, _TensorLike):
+        t = x.detach()
+        return (t.cpu() if hasattr(t, "cpu") else t).numpy()
     return np.asarray(x)
 
 
@@ -74,7 +82,7 @@ class CompiledModel:
         instruction IR)."""
         from glow_mlir.ir.element_types import numpy_dtype
 
-        self.module = module
+        self.module: ModuleOp | None = module
         self.backend = backend
         self.input_names, ins, self.output_names, outs = _signature(module)
         self.input_shapes: dict[str, tuple[int, ...]] = {
@@ -201,7 +209,8 @@ class CompiledModel:
         return self.run(dict(zip(self.input_names, inputs)))
 
 
-def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str], list[Attribute]]:
+def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefType],
+                                          list[str], list[TensorType | MemRefType]]:
     """Input names and types, output names and types of the module's first function: a
     graph's arguments and results, or a `glow_ir` program's input and output weights."""
     from xdsl.dialects import func
@@ -214,16 +223,18 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[Attribute], list[str],
     if fn is None:
         raise UserError("the module has no function to run")
     if isinstance(fn, glow_ir.FuncOp):
-        ins, outs = fn.placeholders("input"), fn.placeholders("output")
-        return ([w.sym_name.data for w, _ in ins], [w.type for w, _ in ins],
-                [w.sym_name.data for w, _ in outs], [w.type for w, _ in outs])
+        weights_in, weights_out = fn.placeholders("input"), fn.placeholders("output")
+        return ([w.sym_name.data for w, _ in weights_in], [w.type for w, _ in weights_in],
+                [w.sym_name.data for w, _ in weights_out], [w.type for w, _ in weights_out])
     ins, outs = fn.function_type.inputs.data, fn.function_type.outputs.data
+    tensors: list[TensorType | MemRefType] = []
     for t in (*ins, *outs):
         if not isinstance(t, TensorType):
             raise UserError(f"@{fn.sym_name.data} has a {t} input or output; a model's inputs "
                             f"and outputs are tensors")
-    return (placeholder_names(fn.arg_attrs, len(ins), "input"), list(ins),
-            placeholder_names(fn.res_attrs, len(outs), "output"), list(outs))
+        tensors.append(t)
+    return (placeholder_names(fn.arg_attrs, len(ins), "input"), tensors[:len(ins)],
+            placeholder_names(fn.res_attrs, len(outs), "output"), tensors[len(ins):])
 
 
 def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
@@ -280,7 +291,7 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                     module = optimize_graph(module, backend, graph_disable)
                 compiled = CompiledModel(module, backend, disable_passes=instr_disable,
                                          backend_options=backend_options)
-            if key is not None:
+            if store is not None and key is not None:
                 with progress_hooks.stage("model cache"):
                     model_cache.store(store, key, compiled)
     if verbose:

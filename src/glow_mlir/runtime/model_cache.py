@@ -59,7 +59,7 @@ def model_key(model: object, backend: str, input_shapes: Mapping | None, optimiz
     externals = [] if kind == "mlir" else external_data_locations(data)
     if externals is None:
         return None
-    blobs = [data]
+    blobs: list[bytes | str] = [data]
     for location in sorted(set(externals)):
         try:
             blobs += [location, (Path(base_dir) / location).read_bytes()]

@@ -170,8 +170,9 @@ class Areas:
         alignment = _int(d["alignment"], "areas.alignment", MAX_ALIGNMENT)
         if alignment == 0 or alignment & (alignment - 1):
             raise _Bad("areas.alignment", f"is {alignment}, not a power of two")
-        return cls(*(_int(d[k], f"areas.{k}") for k in ("constant_size", "mutable_size",
-                                                       "activations_size")), alignment)
+        constant, mutable, activations = (_int(d[k], f"areas.{k}") for k in (
+            "constant_size", "mutable_size", "activations_size"))
+        return cls(constant, mutable, activations, alignment)
 
 
 @dataclass(frozen=True)
@@ -223,10 +224,10 @@ class SavedManifest:
         objects = tuple(_str(v, f"objects[{i}]") for i, v in
                         enumerate(_list(d["objects"], "objects")))
         _check_sections(objects, sections, areas)
-        return cls(*(_str(d[k], k) for k in ("glow_mlir", "llvmlite", "llvm", "backend",
-                                             "network")),
-                   Target.parse(d["target"]), signature["inputs"], signature["outputs"],
-                   areas, memory, objects)
+        glow_mlir, llvmlite, llvm, backend, network = (_str(d[k], k) for k in (
+            "glow_mlir", "llvmlite", "llvm", "backend", "network"))
+        return cls(glow_mlir, llvmlite, llvm, backend, network, Target.parse(d["target"]),
+                   signature["inputs"], signature["outputs"], areas, memory, objects)
 
 
 def _check_mutable_area(signature: tuple[Signature, ...], areas: Areas) -> None:

@@ -51,6 +51,8 @@ from glow_mlir.runtime.section_file import (
 
 if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel
+    from glow_mlir.targets.cpu.area_plan import AreaPlan
+    from glow_mlir.targets.cpu.llvm_compile import CompileSpec
 
 MAGIC = b"GLOWMLIR"
 FORMAT = 2  # 2: the digest covers the header; the section table is checked
@@ -101,14 +103,15 @@ def is_saved_model(path: object) -> bool:
 def to_pieces(model: CompiledModel) -> list[memoryview]:
     """The saved file's bytes (what `save` writes)."""
     from glow_mlir.targets import compile_cache
+    from glow_mlir.targets.cpu.native_program import NativeProgram
 
     program = model.executor
-    entry = getattr(program, "entry", None)
-    if not saves_code(model.backend) or not hasattr(entry, "object_code"):
+    if not saves_code(model.backend) or not isinstance(program, NativeProgram):
         native = " or ".join(f"backend='{b.name}'" for b in all_backends() if b.saves_code)
         raise SaveError(f"only native code can be saved, and a model compiled for backend "
                         f"'{model.backend}' has none: compile it with {native}")
-    areas, spec = program.areas, entry.spec
+    areas, entry = program.areas, program.entry
+    spec = entry.spec
     import llvmlite.binding as llvm
 
     objects = {("entry.o" if i == 0 else f"kernel.{i - 1}.o"): obj
@@ -130,7 +133,8 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
         "memory": None if program.memory is None else program.memory.as_dict(),
         "objects": list(objects),
     }
-    constant = areas.constant[:areas.constant_size]
+    # the array's buffer as such: numpy's stubs make an array a Buffer from Python 3.12 only
+    constant = areas.constant[:areas.constant_size].data
     return section_file.pieces(MAGIC, FORMAT, manifest, {**objects, "constant": constant})
 
 
@@ -165,7 +169,7 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> Compiled
     return model
 
 
-def from_bytes(data: bytes, what: str = "the saved model",
+def from_bytes(data: bytes | memoryview, what: str = "the saved model",
                check_digest: bool = True) -> CompiledModel:
     """The model whose saved file is `data` (`what` names it in messages). Every field of
     the manifest is checked (`saved_manifest`) and every object file (`object_check`)
@@ -208,7 +212,7 @@ def _check_versions(manifest: SavedManifest, what: str) -> None:
                 f"{mine[key]}: compile the model again and save it with this version")
 
 
-def _check_target(target: Target, what: str):
+def _check_target(target: Target, what: str) -> CompileSpec:
     """The `CompileSpec` of the saved code, if this host can run it."""
     import llvmlite.binding as llvm
 
@@ -232,7 +236,7 @@ def _check_target(target: Target, what: str):
                        target.loop_unrolling)
 
 
-def _areas(manifest: SavedManifest, sections: dict):
+def _areas(manifest: SavedManifest, sections: dict[str, memoryview]) -> AreaPlan:
     from glow_mlir.targets.cpu.area_plan import AreaPlan
 
     sizes = manifest.areas

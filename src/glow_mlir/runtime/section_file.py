@@ -25,8 +25,12 @@ import struct
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from glow_mlir.ir.errors import UserError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 HEADER = struct.Struct("<8sIQQ32s")
 ALIGN = 64
@@ -53,7 +57,7 @@ def _align(n: int) -> int:
 
 
 def pieces(magic: bytes, fmt: int, manifest: Mapping,
-           sections: Mapping[str, object]) -> list[memoryview]:
+           sections: Mapping[str, Buffer]) -> list[memoryview]:
     """The file's bytes as consecutive pieces, the sections not copied: a saved
     BERT-base is 440 MB of weights, and one buffer of the whole file next to the
     model's own constant area took a compile's peak memory from 1.4 to 2.2 GiB.
@@ -87,7 +91,7 @@ def _digested_header(magic: bytes, fmt: int, manifest_len: int, body_len: int) -
 
 
 def pack(magic: bytes, fmt: int, manifest: Mapping,
-         sections: Mapping[str, object]) -> bytearray:
+         sections: Mapping[str, Buffer]) -> bytearray:
     """The file's bytes in one buffer (`pieces`, joined)."""
     return bytearray(b"".join(pieces(magic, fmt, manifest, sections)))
 

@@ -30,6 +30,7 @@ import dataclasses
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from glow_mlir.frontends.torch.loading import require_torch
 from glow_mlir.frontends.torch.partition import (
@@ -80,7 +81,7 @@ class GlowBackend:
     """The `glow` backend of torch.compile (entry point `torch_dynamo_backends`), also
     `glow_mlir.torch_backend`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._stats = Stats()
         self._support: dict[str, ImporterSupport] = {}  # per glow backend
         self._lock = threading.Lock()
@@ -208,6 +209,10 @@ def _specializable(example_inputs) -> bool:
                or isinstance(x, (int, torch.SymInt)) for x in example_inputs)
 
 
+_Signature = tuple[tuple[tuple[int, ...], object] | int, ...]
+"""Input shapes and dtypes, and the ints given for the symbols: one static graph each."""
+
+
 class _Specializing:
     """A graph with symbolic shapes, run as a static graph per concrete signature (input
     shapes, dtypes and the ints given for the symbols): traced again on the inputs
@@ -217,7 +222,7 @@ class _Specializing:
     def __init__(self, backend, gm, frozen, opts, graph: int):
         self.backend, self.gm, self.frozen, self.opts = backend, gm, frozen, opts
         self.graph = graph
-        self.static = {}
+        self.static: dict[_Signature, Callable[..., object]] = {}
 
     def __call__(self, *args):
         torch = require_torch()

@@ -60,7 +60,7 @@ class NativeEntry:
     holds. Each object is checked (`object_check`) before LLVM sees it: a ValueError.
     """
 
-    def __init__(self, objects: Sequence[bytes], name: str, spec: CompileSpec):
+    def __init__(self, objects: Sequence[bytes | memoryview], name: str, spec: CompileSpec):
         from glow_mlir.targets.cpu import thread_pool
 
         thread_pool.install()  # the pool and clock the kernels may call
