@@ -35,12 +35,16 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.backends.registry import unknown_backend
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
@@ -92,9 +96,18 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
 
 
-def backend_options(args: argparse.Namespace) -> dict[str, object]:
+class BackendFlags(TypedDict, total=False):
+    """The backend options a command line gives (`compile(..., **flags)` takes each as the
+    backend's own, none as one of compile's parameters)."""
+
+    num_threads: int
+    trace: bool
+    scratchpad_kib: int
+
+
+def backend_options(args: argparse.Namespace) -> BackendFlags:
     """The backend's own options given on the command line."""
-    options: dict[str, object] = {}
+    options: BackendFlags = {}
     if getattr(args, "threads", None) is not None:
         if args.backend not in (None, "cpu"):
             raise UserError(f"--threads is an option of the cpu backend; backend "
@@ -110,10 +123,13 @@ def backend_options(args: argparse.Namespace) -> dict[str, object]:
     if args.backend != "accel":
         raise UserError("--scratchpad-kib is an option of the accel backend: give "
                         "--backend accel")
-    return {**options, "scratchpad_kib": args.scratchpad_kib}
+    options["scratchpad_kib"] = args.scratchpad_kib
+    return options
 
 
-def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
+def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...] | int] | None:
+    """--input-shape NAME=DIMS as `import_onnx` takes them (it also takes a symbol = int,
+    which these flags do not give)."""
     return dict(args.input_shape) or None
 
 
@@ -271,6 +287,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.runtime.bundle import write_bundle
 
+                assert bundle_dir is not None  # staged above for --emit-bundle
+
                 with progress.stage("codegen"):
                     write_bundle(module, bundle_dir, args.network_name,
                                  cpu=args.cpu, features=args.cpu_features,
@@ -344,7 +362,8 @@ def staged_directory(out_dir: str) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
+def _accel(module: ModuleOp, args: argparse.Namespace, options: BackendFlags,
+           disable: Sequence[str]) -> None:
     """--backend accel: the accelerator program (--emit accel), its native code (--emit
     llvm / llvm-ir), its memory report and its simulator report (--accel-report: the
     simulator counts while it prepares the program, which has no branches, so nothing

@@ -115,10 +115,11 @@ class GlowOptMain(xDSLOptMain):
             hint = " (not an option or a registered pass)" if "unrecognized" in message else ""
             usage_error("glow-opt", message + hint)
 
+        # xDSL builds the parser, so its `error` is replaced on the instance
         arg_parser.error = error  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ pipeline
-    def setup_pipeline(self):
+    def setup_pipeline(self) -> None:
         spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
         # --time-passes: seconds per pass name, summed over the chunks of the input; the
         # clock runs from the callback before a pass to the one after it, so verification
@@ -345,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with user_errors_exit("glow-opt", "--debug" in argv):
             GlowOptMain(argv).run()
     finally:
-        Attribute.__post_init__ = post_init
+        Attribute.__post_init__ = post_init  # type: ignore[method-assign]  # undoes xDSL's patch
 
 
 if __name__ == "__main__":
