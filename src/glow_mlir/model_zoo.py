@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper, shape_inference
 
 OPSET = 17
 IR_VERSION = 8
@@ -28,8 +28,8 @@ class NetBuilder:
     def __init__(self, name: str, seed: int = 0):
         self.name = name
         self.rng = np.random.default_rng(seed)
-        self.nodes: list = []
-        self.initializers: list = []
+        self.nodes: list[NodeProto] = []
+        self.initializers: list[TensorProto] = []
         self._count: dict[str, int] = {}
 
     def fresh(self, hint: str) -> str:
@@ -50,11 +50,22 @@ class NetBuilder:
     def uniform(self, shape: Sequence[int], low: float, high: float, hint: str) -> str:
         return self.const(self.rng.uniform(low, high, shape).astype(np.float32), hint)
 
-    def op(self, op_type: str, inputs: Sequence[str], hint: str | None = None, outputs: int = 1,
-           **attrs) -> str | list[str]:
+    def op(self, op_type: str, inputs: Sequence[str], hint: str | None = None,
+           **attrs: object) -> str:
+        """A node with one output; returns its name."""
+        return self.op_outputs(op_type, inputs, 1, hint, **attrs)[0]
+
+    def op_outputs(self, op_type: str, inputs: Sequence[str], outputs: int,
+                   hint: str | None = None, **attrs: object) -> list[str]:
+        """A node with `outputs` outputs; returns their names."""
         names = [self.fresh(hint or op_type.lower()) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, list(inputs), names, name=names[0], **attrs))
-        return names[0] if outputs == 1 else names
+        node = helper.make_node(op_type, list(inputs), names, name=names[0])
+        # as make_node adds its **kwargs, but an attribute named like one of its own
+        # parameters (domain, doc_string) cannot be taken for that parameter
+        node.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items())
+                              if v is not None)
+        self.nodes.append(node)
+        return names
 
     # ------------------------------------------------------------------ layers
     def conv(self, x: str, cin: int, cout: int, k: int, stride: int = 1, pad: int | None = None,
