@@ -45,13 +45,24 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return None
 
 
+def holds_one_value(array: np.ndarray) -> bool:
+    """Every element is the first, bit for bit: -0.0 is not 0.0 (1/x tells them apart), so
+    `==` alone would make [-0.0, 0.0] a splat of -0.0."""
+    flat = array.reshape(-1)
+    if flat.size == 0:
+        return False
+    if flat.dtype.itemsize in (1, 2, 4, 8):
+        bits = flat.view(np.dtype(f"u{flat.dtype.itemsize}"))
+        return bool(np.all(bits == bits[0]))
+    return bool(np.all(flat == flat[0]))
+
+
 def splat_value(value: SSAValue) -> float | None:
     """The single value every element holds, if the value is a known uniform constant."""
     arr = constant_value(value)
-    if arr is None or arr.size == 0:
+    if arr is None or not holds_one_value(arr):
         return None
-    first = arr.flat[0]
-    return float(first) if np.all(arr == first) else None
+    return float(arr.flat[0])
 
 
 def is_constant(value: SSAValue) -> bool:
@@ -63,7 +74,7 @@ def _uniform_value(array: np.ndarray) -> float | None:
     if array.size <= 1 or array.dtype.kind not in "fiu":
         return None
     first = array.flat[0]
-    if not np.all(array == first):
+    if not holds_one_value(array):
         return None
     if array.dtype.kind in "iu" and abs(int(first)) >= 1 << 24:
         return None
@@ -76,7 +87,7 @@ def _dense_literal(ttype: TensorType[Attribute], array: np.ndarray) -> DenseIntO
     """dense<...> of `array`, whose dtype is the element type of `ttype` (one value when
     all agree: xDSL repeats it)."""
     flat = array.reshape(-1)
-    if array.size > 0 and np.all(flat == flat[0]):
+    if holds_one_value(flat):
         flat = flat[:1]
     if isa(ttype, TensorType[IntegerType]):
         return DenseIntOrFPElementsAttr.from_list(ttype, [int(v) for v in flat.tolist()])
