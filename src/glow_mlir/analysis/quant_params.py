@@ -74,8 +74,14 @@ def choose_params(lo: float, hi: float, schema: Schema, bits: int = 8) -> tuple[
     zero = from_min if abs(qmin) + abs(lo / scale) < abs(qmax) + abs(hi / scale) else from_max
     if abs(hi + lo) <= np.finfo(np.float32).eps:
         zero = 0.0
-    offset = int(min(max(round(zero), qmin), qmax))
+    offset = int(min(max(_round_away(zero), qmin), qmax))
     return float(np.float32(scale)), offset
+
+
+def _round_away(x: float) -> int:
+    """C's round (half away from zero), as Glow nudges the zero point; Python's round
+    goes half to even."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
 def kl_range(hist: np.ndarray, lo: float, hi: float, symmetric: bool,
