@@ -260,6 +260,9 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     if profile is not None or quantization is not None:
         from glow_mlir.runtime.quantized import compile_quantized
 
+        if not optimize:
+            raise UserError("quantization runs inside the graph pipeline: drop "
+                            "optimize=False to compile with a profile")
         return compile_quantized(model, backend, input_shapes, profile, quantization,
                                  disable_passes, verbose, progress, cache, backend_options)
 
