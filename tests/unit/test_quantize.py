@@ -133,3 +133,18 @@ def test_quantized_lenet_agrees_with_float(lenet_profile, schema, calibration):
     want = np.array([f.run(b)[0].argmax() for b in tests])
     got = np.array([q.run(b)[0].argmax() for b in tests])
     assert np.mean(got == want) >= 0.9
+
+
+def test_a_quantized_cpu_model_saves_and_loads(tmp_path, lenet_profile):
+    lenet = model_zoo.lenet()
+    q = glow_mlir.compile(lenet, backend="cpu", profile=lenet_profile, cache=False)
+    x = _batches(1, seed=4)[0]
+    want = q.run(x)[0]
+    q.save(tmp_path / "q.glow")
+    back = glow_mlir.load(tmp_path / "q.glow")
+    assert np.array_equal(back.run(x)[0], want)
+    interp = glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile)
+    edge = lenet_profile.get("logits")
+    step = (max(edge.max, 0.0) - min(edge.min, 0.0)) / 255  # the logits' int8 step
+    # one step per layer at most where a rounding tie falls the other way
+    assert np.max(np.abs(want - interp.run(x)[0])) <= 3 * step * (1 + 1e-6)
