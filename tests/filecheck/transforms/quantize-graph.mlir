@@ -38,15 +38,16 @@ func.func @dense_relu(%x: tensor<1x4xf32> {glow.name = "x"}) -> tensor<1x3xf32> 
 
 // -----
 
-// add and concat want one type for their operands and result: the result's, from the
-// profile (s [-4, 2]: 6/255, offset 42; cat [-3, 1]: 4/255, offset 63). The add's stored
-// result is rescaled for the concat, not dequantized and quantized again.
+// add and concat want one type for their operands and result: over the union of their
+// ranges (add: x [-1, 1], y [-3, 1], s [-4, 2]: 6/255, offset 42; concat: s, y and
+// cat [-6, 3]: 9/255, offset 42). The add's stored result is rescaled for the concat, not
+// dequantized and quantized again.
 // CHECK-LABEL: func.func @add_concat
 // CHECK-NEXT:    %[[X:.*]] = glow.quantize %x : tensor<2x2xf32> -> tensor<2x2x!glow.quant<i8, scale = 0.0235294122248888, offset = 42>>
 // CHECK-NEXT:    %[[Y:.*]] = glow.quantize %y : tensor<2x2xf32> -> tensor<2x2x!glow.quant<i8, scale = 0.0235294122248888, offset = 42>>
 // CHECK-NEXT:    %s = glow.add %[[X]], %[[Y]] : tensor<2x2x!glow.quant<i8, scale = 0.0235294122248888, offset = 42>>
-// CHECK-NEXT:    %[[S:.*]] = glow.rescale_quantized %s : tensor<2x2x!glow.quant<i8, scale = 0.0235294122248888, offset = 42>> -> tensor<2x2x!glow.quant<i8, scale = 0.01568627543747425, offset = 63>>
-// CHECK-NEXT:    %[[Y2:.*]] = glow.quantize %y : tensor<2x2xf32> -> tensor<2x2x!glow.quant<i8, scale = 0.01568627543747425, offset = 63>>
+// CHECK-NEXT:    %[[S:.*]] = glow.rescale_quantized %s : tensor<2x2x!glow.quant<i8, scale = 0.0235294122248888, offset = 42>> -> tensor<2x2x!glow.quant<i8, scale = 0.03529411926865578, offset = 42>>
+// CHECK-NEXT:    %[[Y2:.*]] = glow.quantize %y : tensor<2x2xf32> -> tensor<2x2x!glow.quant<i8, scale = 0.03529411926865578, offset = 42>>
 // CHECK-NEXT:    %cat = glow.concat %[[S]], %[[Y2]] {dim = 1 : i64}
 // CHECK-NEXT:    %[[C:.*]] = glow.dequantize %cat
 // CHECK-NEXT:    func.return %[[C]]

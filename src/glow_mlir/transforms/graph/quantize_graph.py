@@ -14,8 +14,10 @@ By `QuantRule`:
   0 (it adds to the int32 accumulator), the result at its edge's scale;
 - input (reshape, transpose, slice, max/avg pools, relu): the result keeps operand 0's
   scale and offset, so data movement moves stored bytes;
-- result (concat, add, sub, max, min): every operand is brought to the result's scale
-  and offset (the dialect wants one type for all of them).
+- result (concat, add, sub, max, min): the operands and the result share one scale and
+  offset (the dialect wants one type for all of them), over the union of their ranges, so
+  that no operand is clipped before the op (an add's result range need not hold its
+  operands').
 
 It does not fire for an op named in `keep-float` (its kind, `convolution` or
 `glow.convolution`, or its node name), for an edge without a profile entry (an op the
@@ -143,7 +145,8 @@ class _Quantizer:
         self.report = QuantizeReport()
 
     # -------------------------------------------------------------- types
-    def profiled_type(self, value: SSAValue) -> QuantizedType | None:
+    def calibrated_range(self, value: SSAValue) -> tuple[float, float] | None:
+        """[min, max] of the edge, or the KL-optimal part of it; None without a profile."""
         key = self.names.get(self.original.get(value, value))
         if key is None:
             return None
@@ -153,10 +156,25 @@ class _Quantizer:
         lo, hi = edge.min, edge.max
         if self.config.calibration_enum is Calibration.KL:
             lo, hi = kl_range(edge.histogram, lo, hi, self.schema is not Schema.ASYMMETRIC)
+        return lo, hi
+
+    def profiled_type(self, value: SSAValue) -> QuantizedType | None:
+        r = self.calibrated_range(value)
+        return None if r is None else QuantizedType(I8, *choose_params(*r, self.schema))
+
+    def shared_type(self, op: Operation) -> QuantizedType | None:
+        """One type for the operands and the result of an op that wants them equal: over
+        the union of their ranges, so that no operand is clipped before the op computes
+        (an add's result range need not hold its operands': -3 + 5)."""
+        ranges = [self.calibrated_range(v) for v in (*op.operands, op.results[0])]
+        if any(r is None for r in ranges):
+            return None
+        lo = min(r[0] for r in ranges if r is not None)
+        hi = max(r[1] for r in ranges if r is not None)
         return QuantizedType(I8, *choose_params(lo, hi, self.schema))
 
     def result_type(self, op: Operation) -> QuantizedType | None:
-        """The result's type from its profile; when its only user is a relu that will be
+        """A dense op's result type from its profile; when its only user is a relu that will be
         quantized, from the relu's (non-negative) range: the relu then changes nothing
         and the result gets all 256 levels instead of the half at or above zero (what
         Glow's optimizer reaches by folding the relu into the producer's scale)."""
@@ -238,7 +256,7 @@ class _Quantizer:
             in_types, out_type = [t] * len(op.operands), t
             operands = None
         elif rule is QuantRule.RESULT:
-            out_type = self.result_type(op)  # type: ignore[assignment]
+            out_type = self.shared_type(op)  # type: ignore[assignment]
             if out_type is None:
                 self.keep(op, "no profile")
                 return
