@@ -23,12 +23,14 @@ from glow_mlir.ir.version import __version__
 if TYPE_CHECKING:
     import os
 
+    from glow_mlir.analysis.quant_profile import Profile
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 
 def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
-            cache: bool = True, **backend_options) -> CompiledModel:  # noqa: A001
+            cache: bool = True, profile=None, quantization=None,
+            **backend_options) -> CompiledModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
     `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
@@ -49,11 +51,27 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     time of each stage and pass there when the compile is done, and the compile cache's
     hits and misses. Compiled code is cached on disk (`$GLOW_MLIR_CACHE_DIR`, default
     `~/.cache/glow-mlir`; `glow_mlir.targets.compile_cache`): the same kernel or the same
-    model compiled again is read back; `cache=False` neither reads nor writes it."""
+    model compiled again is read back; `cache=False` neither reads nor writes it.
+
+    `profile=P` (a `Profile` from `glow_mlir.profile`, or its file) quantizes the model to
+    int8 as `quantization=glow_mlir.QuantizationConfig(...)` says (schema, calibration,
+    ops kept in float); `model.quantization` then tells which ops were quantized."""
     from glow_mlir.runtime.compiled_model import compile_model
 
     return compile_model(model, backend, input_shapes, optimize, disable_passes,
-                         verbose=verbose, progress=progress, cache=cache, **backend_options)
+                         verbose=verbose, progress=progress, cache=cache, profile=profile,
+                         quantization=quantization, **backend_options)
+
+
+def profile(model, batches, backend: str = "interpreter", input_shapes=None) -> Profile:
+    """Run `model` on `batches` (an iterable of input dicts) with every float edge of its
+    lowered graph recorded (min, max, histogram), on "interpreter" or "cpu"; the
+    `Profile` saves to a readable file (`save(path)`, `Profile.load(path)`) and feeds
+    `compile(model, profile=..., quantization=...)`. It carries the graph's hash: using
+    it for another model is an error."""
+    from glow_mlir.runtime.profiling import profile_model
+
+    return profile_model(model, batches, backend, input_shapes)
 
 
 def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = False,
@@ -103,7 +121,16 @@ def __getattr__(name: str):
         from glow_mlir.runtime.compiled_model import CompiledModel
 
         return CompiledModel
+    if name == "Profile":
+        from glow_mlir.analysis.quant_profile import Profile
+
+        return Profile
+    if name == "QuantizationConfig":
+        from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
+
+        return QuantizationConfig
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
-__all__ = ["compile", "from_torch", "load", "torch_backend", "CompiledModel", "__version__"]
+__all__ = ["compile", "from_torch", "load", "profile", "torch_backend", "CompiledModel",
+           "Profile", "QuantizationConfig", "__version__"]

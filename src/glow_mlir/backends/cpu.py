@@ -137,9 +137,23 @@ class CpuBackend(Backend):
         return (producer.has_trait(FusableProducer) and activation in ACTIVATION_OPS
                 and is_float(element_type))
 
+    def transform_post_lowering(self, module: ModuleOp) -> bool:
+        """Quantized convolution and fully_connected through the float kernels, the int8
+        ops around them kept (`transforms/graph/dense_through_float.py`): there are no
+        int8 dense kernels yet."""
+        from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+
+        return dense_through_float(module)
+
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
-        are not asked: `Backend.runs`)."""
+        are not asked: `Backend.runs`), except quantized pools and matmuls: their loop
+        generators take floats only (`kernels_common.require_float`), so `quantize-graph`
+        leaves them float on cpu."""
+        from glow_mlir.dialects.glow_ops.types import is_quantized
+
+        if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in info.element_types()):
+            return False
         return info.name.startswith("glow.") and fused_activation_ok(self, info)
 
     def lower(self, module: ModuleOp, disable: Sequence[str] = (),
@@ -174,3 +188,11 @@ class CpuBackend(Backend):
         assert threads is None or isinstance(threads, int)  # as check_num_threads gives it
         return CpuExecutor(module, memory, steps, num_threads=threads or default_threads(),
                            trace=bool(options["trace"]))
+
+
+def _FLOAT_ONLY() -> tuple[type[Operation], ...]:  # noqa: N802 - a constant, made lazily
+    """Ops whose cpu loop generators refuse quantized types (no xDSL at import here)."""
+    from glow_mlir.dialects import glow
+
+    return (glow.MaxPoolOp, glow.AvgPoolOp, glow.AdaptiveAvgPoolOp, glow.MatMulOp,
+            glow.BatchMatMulOp)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -24,6 +24,9 @@ from glow_mlir.ir.gc_pause import paused_gc
 if TYPE_CHECKING:
     from onnx import ModelProto
     from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+
+    from glow_mlir.analysis.quant_profile import Profile
+    from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
 
 # xDSL, onnx and the dialects are imported where they are used, not here: a saved model
 # (`glow_mlir.load`) makes a CompiledModel without them, in a fraction of their import
@@ -245,6 +248,8 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                   verbose: bool = False,
                   progress: bool | None = None,
                   cache: bool = True,
+                  profile: Profile | str | os.PathLike | None = None,
+                  quantization: QuantizationConfig | None = None,
                   **backend_options: object) -> CompiledModel:
     """Import and compile `model` for `backend`: an ONNX model (ModelProto, bytes, a path),
     or a model in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
@@ -256,8 +261,21 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     draws a bar of the stages on stderr (None: when stderr is a terminal); `verbose`
     prints the time of each stage and pass on stderr when done, then the compile cache's
     hits and misses. `cache=False` neither reads nor writes the compile cache
-    (`targets/compile_cache.py`: `$GLOW_MLIR_CACHE_DIR`)."""
+    (`targets/compile_cache.py`: `$GLOW_MLIR_CACHE_DIR`).
+
+    `profile` (a `Profile` or its file) quantizes the graph to int8 between lowering and
+    the rest of the graph pipeline, as `quantization` (a `QuantizationConfig`) says
+    (`runtime/quantized.py`); such a model is not stored in the whole-model cache."""
     from glow_mlir.targets import compile_cache
+
+    if profile is not None or quantization is not None:
+        from glow_mlir.runtime.quantized import compile_quantized
+
+        if not optimize:
+            raise UserError("quantization runs inside the graph pipeline: drop "
+                            "optimize=False to compile with a profile")
+        return compile_quantized(model, backend, input_shapes, profile, quantization,
+                                 disable_passes, verbose, progress, cache, backend_options)
 
     target = get_backend(backend)
     target.check_options(backend_options)  # before the import: fail fast
@@ -344,16 +362,26 @@ def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ..
 
 
 def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),
-                   print_ir_after_each: bool = False) -> ModuleOp:
-    """Run the backend's graph pipeline in place; an op the backend cannot run is a
-    UserError (a `DiagnosticError`: every unsupported op kind, each at an op)."""
+                   print_ir_after_each: bool = False,
+                   between: Callable[[ModuleOp], object] | None = None,
+                   phase: str = "all") -> ModuleOp:
+    """Run the backend's graph pipeline in place (`phase`: all of it, or the part before
+    or after quantization; `between`, e.g. quantization, runs between those parts); an
+    op the backend cannot run is a UserError (a `DiagnosticError`: every unsupported op
+    kind, each at an op)."""
+    if between is not None:
+        optimize_graph(module, backend, disable, print_ir_after_each, phase="lower")
+        with progress_hooks.stage("quantize-graph"):
+            between(module)
+        return optimize_graph(module, backend, disable, print_ir_after_each, phase="finish")
     from xdsl.utils.exceptions import PassFailedException
 
     from glow_mlir.conversion.pass_runner import run_pipeline
     from glow_mlir.ir.text import verify_each_step
 
     spec = get_backend(backend).graph_pipeline(
-        disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step())
+        disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step(),
+        phase=phase)
     try:
         with progress_hooks.stage("graph passes"):
             # verified once, after the pipeline (each step too when printing after each)

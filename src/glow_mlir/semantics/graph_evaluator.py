@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -80,7 +80,13 @@ def _bind_input(fn: func.FuncOp, index: int, arg: SSAValue, value) -> np.ndarray
     return arr
 
 
-def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+Observer = Callable[[Operation, Sequence[np.ndarray]], None]
+"""Called with each op and its results as the evaluator runs it (profiling records the
+edges this way on the interpreter)."""
+
+
+def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray],
+                      observe: Observer | None = None) -> list[np.ndarray]:
     args = fn.body.block.args
     if len(inputs) != len(args):
         raise EvaluationError(f"@{fn.sym_name.data} takes {len(args)} inputs, got {len(inputs)}")
@@ -90,15 +96,20 @@ def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return [env[v] for v in op.operands]
-        for res, arr in zip(op.results, evaluate_op(op, [env[v] for v in op.operands])):
+        results = evaluate_op(op, [env[v] for v in op.operands])
+        if observe is not None:
+            observe(op, results)
+        for res, arr in zip(op.results, results):
             env[res] = arr
     raise EvaluationError(f"@{fn.sym_name.data} has no func.return")
 
 
 def evaluate_module(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-                    function: str | None = None) -> list[np.ndarray]:
-    """Evaluate `function` (default: the first) on positional inputs."""
+                    function: str | None = None,
+                    observe: Observer | None = None) -> list[np.ndarray]:
+    """Evaluate `function` (default: the first) on positional inputs; `observe` sees
+    every op's results."""
     fn = _function(module, function)
     if isinstance(inputs, Mapping):
         inputs = list(inputs.values())
-    return evaluate_function(fn, list(inputs))
+    return evaluate_function(fn, list(inputs), observe)

@@ -163,6 +163,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile for the cpu backend and save the model (native code, "
                         "weights, memory plan): glow-run FILE.glow or glow_mlir.load runs it "
                         "without compiling")
+    p.add_argument("--dump-profile", metavar="P.yaml",
+                   help="run the model on the --inputs batches with every float edge "
+                        "recorded (min, max, histogram) and write the profile (on the "
+                        "--backend, interpreter or cpu)")
+    p.add_argument("--inputs", action="append", default=[], metavar="X.npz",
+                   help="one batch of inputs (name -> array) for --dump-profile; repeat "
+                        "for more batches")
+    p.add_argument("--load-profile", metavar="P.yaml",
+                   help="quantize the model to int8 with this profile")
+    p.add_argument("--quantization-schema", default="asymmetric", metavar="SCHEMA",
+                   help="asymmetric, symmetric, symmetric_uint8 or symmetric_pow2 "
+                        "(with --load-profile)")
+    p.add_argument("--calibration", default="minmax", metavar="C",
+                   help="minmax or kl (with --load-profile)")
+    p.add_argument("--keep-float", action="append", default=[], metavar="NAME",
+                   help="an op kind or node name to leave in float (with --load-profile); "
+                        "repeat for more")
     p.add_argument("--cpu", metavar="NAME",
                    help="with --emit-bundle: the LLVM CPU name to compile for (x86-64, "
                         "x86-64-v3, znver4, ...; default: this host's)")
@@ -216,6 +233,9 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
+        _check_quantization_flags(args)
+        if args.dump_profile:
+            return dump_profile(args)
         if args.save:
             return save_model(args)
         if args.emit is None:  # only the bundle (or only the report) unless asked
@@ -259,8 +279,14 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         with progress.stage("import"):
             module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
+        if args.load_profile and args.emit == "graph":
+            raise UserError("--emit graph prints the graph as imported, before quantization: "
+                            "with --load-profile give --emit optimized-graph, instr, llvm or "
+                            "llvm-ir, or --save")
+        quantize = _quantizer(args, module)
         if optimized:
-            optimize_graph(module, args.backend, graph_disable, args.print_ir_after_each)
+            optimize_graph(module, args.backend, graph_disable, args.print_ir_after_each,
+                           *quantize)
         if args.dump_graph_dag:
             from glow_mlir.analysis.graph_dot import graph_to_dot
 
@@ -269,7 +295,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             _emit(module, args.output)  # written before a memory report can fail
         if accel and (args.emit in ("accel", *_CODE) or args.accel_report):
             if not optimized:
-                optimize_graph(module, args.backend, graph_disable)
+                optimize_graph(module, args.backend, graph_disable, False, *quantize)
             with progress.stage("codegen"):
                 _accel(module, args, options, instr_disable)
             return
@@ -277,7 +303,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             from glow_mlir.backends import get_backend
 
             if not optimized:
-                optimize_graph(module, args.backend, graph_disable)
+                optimize_graph(module, args.backend, graph_disable, False, *quantize)
             report = get_backend(args.backend).lower_to_instructions(
                 module, instr_disable, args.print_ir_after_each)
             if args.emit == "instr":
@@ -309,6 +335,61 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                 _emit_code(module, args)
 
 
+def _check_quantization_flags(args: argparse.Namespace) -> None:
+    if args.inputs and not args.dump_profile:
+        raise UserError("--inputs are the batches --dump-profile runs: give --dump-profile "
+                        "P.yaml too")
+    if args.dump_profile and args.load_profile:
+        raise UserError("--dump-profile records a float model's profile; --load-profile "
+                        "quantizes with one: give them in separate commands")
+    given = [f for f, on in (("--quantization-schema", args.quantization_schema != "asymmetric"),
+                             ("--calibration", args.calibration != "minmax"),
+                             ("--keep-float", args.keep_float)) if on]
+    if given and not args.load_profile:
+        raise UserError(f"{', '.join(given)} choose how --load-profile quantizes: give "
+                        f"--load-profile P.yaml too")
+
+
+def _config(args: argparse.Namespace):
+    from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
+
+    return QuantizationConfig(schema=args.quantization_schema, calibration=args.calibration,
+                              keep_float=tuple(args.keep_float))
+
+
+def _quantizer(args: argparse.Namespace, module) -> tuple:
+    """What `optimize_graph` runs between lowering and the rest (`phase`), for
+    --load-profile: the profile checked against the imported graph first."""
+    if not args.load_profile:
+        return ()
+    from glow_mlir.analysis.quant_profile import Profile
+    from glow_mlir.backends import get_backend
+    from glow_mlir.runtime.quantized import QUANTIZED_BACKENDS
+    from glow_mlir.transforms.graph.quantize_graph import quantize_function
+
+    if args.backend not in QUANTIZED_BACKENDS:
+        raise UserError(f"quantized models run on {' or '.join(QUANTIZED_BACKENDS)}; "
+                        f"backend '{args.backend}' has no int8 path yet")
+    config = _config(args)
+    profile = Profile.load(args.load_profile)
+    profile.check_graph(module, f"'{args.model}'")
+    return (lambda m: quantize_function(m, profile, config, get_backend(args.backend)),)
+
+
+def dump_profile(args: argparse.Namespace) -> None:
+    """--dump-profile P.yaml --inputs X.npz ...: `glow_mlir.profile`, then `save`."""
+    from glow_mlir.runtime.profiling import load_inputs, profile_model
+
+    if args.emit or args.save or args.emit_bundle or args.accel_report or args.memory_report:
+        raise UserError("--dump-profile writes the profile alone: drop the other outputs")
+    if not args.inputs:
+        raise UserError("--dump-profile needs batches to run: give --inputs X.npz (one "
+                        "batch per file)")
+    backend = args.backend or DEFAULT_BACKEND
+    profile = profile_model(args.model, load_inputs(args.inputs), backend, input_shapes(args))
+    profile.save(args.dump_profile)
+
+
 SAVE_ALONE = ("emit", "emit_bundle", "accel_report", "dump_graph_dag", "print_ir_after_each",
               "network_name", "cpu", "cpu_features")
 
@@ -328,9 +409,11 @@ def save_model(args: argparse.Namespace) -> None:
         native = " or ".join(f"the {b.name} backend's" for b in all_backends() if b.saves_code)
         raise UserError(f"--save writes native code, {native}; backend '{backend}' has none "
                         f"(drop --backend)")
+    quantized = ({"profile": args.load_profile, "quantization": _config(args)}
+                 if args.load_profile else {})
     model = glow_mlir.compile(args.model, backend=backend, input_shapes=input_shapes(args),
                               disable_passes=args.disable_pass, cache=not args.no_cache,
-                              progress=False if args.quiet else None,
+                              progress=False if args.quiet else None, **quantized,
                               **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
     if args.memory_report:

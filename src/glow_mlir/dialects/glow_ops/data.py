@@ -43,6 +43,8 @@ from glow_mlir.dialects.glow_ops.shapes import (
 from glow_mlir.dialects.glow_ops.traits import (
     ON_DMA_ENGINE,
     ON_REDUCE_UNIT,
+    QUANT_AS_INPUT,
+    QUANT_AS_RESULT,
     InPlace,
     NoInstruction,
 )
@@ -148,7 +150,7 @@ class ConcatOp(GlowOp):
     """Concatenation along `dim`."""
 
     name = "glow.concat"
-    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE, QUANT_AS_RESULT)
     dim = int_attr(required=True)
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -177,7 +179,7 @@ class SliceOp(GlowOp):
     """The block of the result's shape starting at `start`."""
 
     name = "glow.slice"
-    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE, QUANT_AS_INPUT)
     start = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -231,7 +233,7 @@ class ReshapeOp(GlowOp):
     """Same elements, new shape (row-major)."""
 
     name = "glow.reshape"
-    traits = traits_def(NoInstruction(), ON_DMA_ENGINE)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE, QUANT_AS_INPUT)
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -249,7 +251,7 @@ class TransposeOp(GlowOp):
     """result dim i is input dim shuffle[i]."""
 
     name = "glow.transpose"
-    traits = traits_def(ON_DMA_ENGINE)
+    traits = traits_def(ON_DMA_ENGINE, QUANT_AS_INPUT)
     shuffle = ints_attr(required=True)
     input = operand_def(TensorType)
     result = result_def(TensorType)

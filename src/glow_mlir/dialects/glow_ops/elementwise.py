@@ -16,6 +16,8 @@ from glow_mlir.dialects.glow_ops.base import SAME_TYPE, GlowOp
 from glow_mlir.dialects.glow_ops.scalar import X, exp, sqrt
 from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
+    QUANT_AS_INPUT,
+    QUANT_AS_RESULT,
     Elementwise,
     FusableActivation,
     ScalarBody,
@@ -63,7 +65,7 @@ class ReluOp(UnaryOp):
     """max(x, 0)."""
 
     name = "glow.relu"
-    traits = traits_def(FusableActivation("relu"), ON_ELEMENTWISE_UNIT)
+    traits = traits_def(FusableActivation("relu"), ON_ELEMENTWISE_UNIT, QUANT_AS_INPUT)
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
     ELEMENTS: ClassVar[str] = "numeric"
 
@@ -280,7 +282,7 @@ class AddOp(BinaryOp):
     """a + b."""
 
     name = "glow.add"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
 
 
 @irdl_op_definition
@@ -288,7 +290,7 @@ class SubOp(BinaryOp):
     """a - b."""
 
     name = "glow.sub"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
 
 
 @irdl_op_definition
@@ -312,7 +314,7 @@ class MaxOp(BinaryOp):
     """max(a, b)."""
 
     name = "glow.max"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
 
 
 @irdl_op_definition
@@ -320,7 +322,7 @@ class MinOp(BinaryOp):
     """min(a, b)."""
 
     name = "glow.min"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
 
 
 @irdl_op_definition

@@ -26,6 +26,8 @@ from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
     ON_MATMUL_UNIT,
     ON_POOL_UNIT,
+    QUANT_AS_INPUT,
+    QUANT_DENSE,
     FusableActivation,
     FusableProducer,
     InPlace,
@@ -114,7 +116,7 @@ class ConvolutionOp(GlowOp):
 
     name = "glow.convolution"
     traits = traits_def(Windowed(dilation=True), FusableProducer(), MacCount(conv_macs),
-                        ON_MATMUL_UNIT)
+                        ON_MATMUL_UNIT, QUANT_DENSE)
     kernels = ints_attr(required=True)
     strides = ints_attr((1, 1))
     pads = ints_attr((0, 0, 0, 0))
@@ -179,7 +181,7 @@ class MaxPoolOp(_PoolOp):
     """2-D max pooling; padding never wins the max."""
 
     name = "glow.max_pool"
-    traits = traits_def(Windowed(), ON_POOL_UNIT)
+    traits = traits_def(Windowed(), ON_POOL_UNIT, QUANT_AS_INPUT)
 
 
 @irdl_op_definition
@@ -187,7 +189,7 @@ class AvgPoolOp(_PoolOp):
     """2-D average pooling; `count_include_pad` counts padding in the divisor."""
 
     name = "glow.avg_pool"
-    traits = traits_def(Windowed(), ON_POOL_UNIT)
+    traits = traits_def(Windowed(), ON_POOL_UNIT, QUANT_AS_INPUT)
     count_include_pad = bool_attr(False)
 
 
@@ -196,6 +198,7 @@ class AdaptiveAvgPoolOp(GlowOp):
     """Average pooling to the result's spatial size (PyTorch's adaptive windows)."""
 
     name = "glow.adaptive_avg_pool"
+    traits = traits_def(QUANT_AS_INPUT)
     layout = str_attr(Layout, Layout.NCHW)
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -223,7 +226,7 @@ class FullyConnectedOp(GlowOp):
     as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution)."""
 
     name = "glow.fully_connected"
-    traits = traits_def(FusableProducer(), MacCount(matmul_macs))
+    traits = traits_def(FusableProducer(), MacCount(matmul_macs), QUANT_DENSE)
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
     input = operand_def(TensorType)

@@ -23,6 +23,10 @@ never a list of op names kept elsewhere. The traits:
   operands listed (batched_add's batch).
 - `NoInstruction`: IRGen gives a weight, a view, a copy or inserts, not an instruction of
   its own (constant, reshape, slice, insert_tensor, concat).
+- `Quantizable(rule)`: `quantize-graph` may give the op int8 types, by `QuantRule`: a
+  dense op (input, weights, an int32 bias at scale s_in * s_w, its own result scale), a
+  result that keeps its input's scale and offset (data movement, max pool, relu), or
+  operands that take the result's (concat, add: their types must all be equal).
 
 The helpers at the end read a fact from a graph op class, a `glow_ir` instruction class
 (through its `GRAPH_OP`) or an op of either.
@@ -120,6 +124,19 @@ class NoInstruction(OpTrait):
     """IRGen turns the op into weights, views, copies or inserts (module docstring)."""
 
 
+class QuantRule(Enum):
+    """How `quantize-graph` chooses an op's int8 types (`Quantizable`)."""
+
+    DENSE = "dense"    # operands input, weights, bias; result scale from the profile
+    INPUT = "input"    # the result's scale and offset are operand 0's
+    RESULT = "result"  # every operand takes the result's scale and offset (from the profile)
+
+
+@dataclass(frozen=True)
+class Quantizable(OpTrait):
+    rule: QuantRule
+
+
 # ====================================================================== reading the facts
 
 
@@ -149,6 +166,12 @@ def is_elementwise(op: Any) -> bool:
 def scalar_body(op: Any) -> Expr | None:
     t = fact(op, ScalarBody)
     return t.expr if t is not None else None
+
+
+def quant_rule(op: Any) -> QuantRule | None:
+    """How `quantize-graph` quantizes the op, or None when it stays float."""
+    t = fact(op, Quantizable)
+    return t.rule if t is not None else None
 
 
 def fusable_activation(op: Any) -> FusableActivation | None:
@@ -219,7 +242,7 @@ __all__ = ["Elementwise", "ScalarBody", "FusableActivation", "FusableProducer", 
            "Window", "MacCount", "AccelUnit", "OnAccelUnit", "InPlace", "NoInstruction",
            "has_fact", "fact", "is_elementwise", "scalar_body", "fusable_activation",
            "accel_unit", "inplace_operands", "window", "layout", "macs", "matmul_macs",
-           "conv_macs"]
+           "conv_macs", "QuantRule", "Quantizable", "quant_rule"]
 
 
 ON_MATMUL_UNIT = OnAccelUnit(AccelUnit.MATMUL)
@@ -227,5 +250,8 @@ ON_ELEMENTWISE_UNIT = OnAccelUnit(AccelUnit.ELEMENTWISE)
 ON_POOL_UNIT = OnAccelUnit(AccelUnit.POOL)
 ON_REDUCE_UNIT = OnAccelUnit(AccelUnit.REDUCE)
 ON_DMA_ENGINE = OnAccelUnit(AccelUnit.DMA)
+QUANT_DENSE = Quantizable(QuantRule.DENSE)
+QUANT_AS_INPUT = Quantizable(QuantRule.INPUT)
+QUANT_AS_RESULT = Quantizable(QuantRule.RESULT)
 __all__ += ["ON_MATMUL_UNIT", "ON_ELEMENTWISE_UNIT", "ON_POOL_UNIT", "ON_REDUCE_UNIT",
-            "ON_DMA_ENGINE"]
+            "ON_DMA_ENGINE", "QUANT_DENSE", "QUANT_AS_INPUT", "QUANT_AS_RESULT"]

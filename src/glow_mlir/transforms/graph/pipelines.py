@@ -1,8 +1,12 @@
 """The graph pipelines: `glow-optimize` (clean-ups and optimizations to a fixed point) and
 `glow-graph-pipeline` (everything `compile()` runs on the graph, in Glow's order).
 
-    fold -> optimize -> lower -> optimize -> fuse -> transform post lowering -> optimize
+    fold -> optimize -> lower -> optimize -> | fuse -> transform post lowering -> optimize
          -> verify the backend supports every op -> schedule
+
+`phase=lower` runs the steps before the bar, `phase=finish` those after it: profiling
+records and quantization rewrites the graph between them (Glow's optimizeFunction
+instruments or quantizes the lowered graph, before activations are fused).
 """
 
 from __future__ import annotations
@@ -154,6 +158,9 @@ class GraphPipelinePass(ModulePass):
     """Verify the module after each step, as glow-opt does; `compile()` verifies once,
     after the pipeline (each verification of a DenseNet-201 graph or program takes
     ~0.25 s, and the two pipelines made 22 of them: 5 s of a 36 s compile)."""
+    phase: str = "all"
+    """"all", or "lower" (up to the optimization after lower-graph) then "finish" (the
+    rest), with profiling or quantization between them (module docstring)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glow_mlir.dialects import glow
@@ -161,6 +168,9 @@ class GraphPipelinePass(ModulePass):
 
         check_max_iterations(self.name, self.max_iterations)
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
+        if self.phase not in PHASES:
+            raise PassFailedException(f"{self.name}: phase must be one of "
+                                      f"{', '.join(PHASES)}, got '{self.phase}'")
         backend = backend_option(self.name, self.backend)
         # After lowering, re-folding what the backend asked to lower would undo it.
         relowered = ("fold-matmul-add",) if backend.should_lower(glow.FullyConnectedOp) else ()
@@ -182,10 +192,14 @@ class GraphPipelinePass(ModulePass):
             if self.print_ir_after_each:
                 _print_after(name, op)
 
-        step("constant-fold", lambda: _pass("constant-fold").apply(ctx, op))
-        optimize()
-        step("lower-graph", lambda: _pass("lower-graph", backend=self.backend).apply(ctx, op))
-        optimize(relowered)
+        if self.phase != "finish":
+            step("constant-fold", lambda: _pass("constant-fold").apply(ctx, op))
+            optimize()
+            step("lower-graph",
+                 lambda: _pass("lower-graph", backend=self.backend).apply(ctx, op))
+            optimize(relowered)
+        if self.phase == "lower":
+            return
         step("fuse-activations",
              lambda: _pass("fuse-activations", backend=self.backend).apply(ctx, op))
         step("transform-post-lowering", lambda: backend.transform_post_lowering(op))
@@ -201,10 +215,16 @@ class GraphPipelinePass(ModulePass):
         step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))
 
 
+PHASES = ("all", "lower", "finish")
+
+
 def graph_pipeline_spec(backend: str, disable: tuple[str, ...] = (),
-                        print_ir_after_each: bool = False, verify_each: bool = True) -> str:
+                        print_ir_after_each: bool = False, verify_each: bool = True,
+                        phase: str = "all") -> str:
     """The `glow-graph-pipeline{...}` pipeline text `compile()` and glow-compile run."""
     opts = [f"backend={backend}"]
+    if phase != "all":
+        opts.append(f"phase={phase}")
     if disable:
         opts.append("disable=" + ",".join(disable))
     if print_ir_after_each:

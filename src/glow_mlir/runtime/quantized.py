@@ -1,0 +1,86 @@
+"""`compile(model, profile=P, quantization=QuantizationConfig(...))`: the graph pipeline
+split around `quantize-graph` (Glow's optimizeFunction quantizes the lowered graph before
+activations are fused):
+
+    import -> check the profile's graph hash -> glow-graph-pipeline{phase=lower}
+           -> quantize-graph -> glow-graph-pipeline{phase=finish} -> the backend
+
+Quantized models run on `interpreter` and `cpu`. The accelerator's simulator has no int8
+tiles yet, so `accel` is refused up front rather than failing inside its lowering.
+The whole-model cache is skipped (its key does not cover a profile); the cpu backend's
+per-kernel object cache still applies.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from glow_mlir.analysis.quant_profile import Profile, ProfileError
+from glow_mlir.backends import get_backend
+from glow_mlir.ir import progress as progress_hooks
+from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.gc_pause import paused_gc
+
+QUANTIZED_BACKENDS = ("interpreter", "cpu")
+
+
+def as_profile(profile: object) -> Profile:
+    if isinstance(profile, Profile):
+        return profile
+    if isinstance(profile, (str, os.PathLike)):
+        return Profile.load(profile)
+    raise ProfileError(f"profile must be a glow_mlir.Profile or the path of a saved one, got "
+                       f"{type(profile).__name__}")
+
+
+def compile_quantized(model: object, backend: str, input_shapes: Mapping | None,
+                      profile: object, quantization: object,
+                      disable_passes: Sequence[str], verbose: bool, progress: bool | None,
+                      cache: bool, backend_options: Mapping[str, object]):
+    """The quantized compile (module docstring); a `CompiledModel` whose `quantization`
+    attribute is the pass's `QuantizeReport`."""
+    from glow_mlir.runtime.compiled_model import (
+        CompiledModel,
+        _import,
+        optimize_graph,
+        split_disabled,
+    )
+    from glow_mlir.targets import compile_cache
+    from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig, quantize_function
+
+    if profile is None:
+        raise UserError("quantization needs a profile: record one with glow_mlir.profile("
+                        "model, batches) and pass profile=...")
+    config = quantization if quantization is not None else QuantizationConfig()
+    if not isinstance(config, QuantizationConfig):
+        raise UserError(f"quantization must be a glow_mlir.QuantizationConfig, got "
+                        f"{type(config).__name__}")
+    target = get_backend(backend)
+    if backend not in QUANTIZED_BACKENDS:
+        raise UserError(f"quantized models run on {' or '.join(map(repr, QUANTIZED_BACKENDS))};"
+                        f" backend '{backend}' has no int8 path yet")
+    target.check_options(backend_options)
+    options = target.keyed_options(backend_options)
+    prof = as_profile(profile)
+    graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
+    with progress_hooks.recording(show=progress) as recorder:
+        store = compile_cache.open_cache(cache)
+        with compile_cache.using(store), paused_gc():
+            module, is_graph = _import(model, input_shapes)
+            if not is_graph:
+                raise UserError("quantization needs a glow graph (an ONNX model or a glow "
+                                "graph in IR), not a glow_ir program")
+            prof.check_graph(module, "this model")
+            reports = []
+            optimize_graph(module, backend, graph_disable, between=lambda m: reports.append(
+                quantize_function(m, prof, config, target)))
+            report = reports[0]
+            compiled = CompiledModel(module, backend, disable_passes=instr_disable,
+                                     backend_options=options)
+    compiled.quantization = report  # type: ignore[attr-defined]
+    if verbose:
+        recorder.print_report(sys.stderr)
+        print(report.summary(), file=sys.stderr)
+    return compiled

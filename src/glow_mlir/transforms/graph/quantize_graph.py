@@ -1,0 +1,367 @@
+"""`quantize-graph{profile=P.json schema=... calibration=... keep-float=...}`: profile-guided
+quantization of a lowered `glow` graph (Glow's `quantization::quantizeFunction`).
+
+Each op whose class is `Quantizable` (dialects/glow_ops/traits.py) gets int8 types
+(`!glow.quant<i8, scale, offset>`) from the profile of its edges, chosen by the schema and
+the calibration (`analysis/quant_params.py`); its float operands go through
+`glow.quantize` and its result comes back through `glow.dequantize`, so every other op
+still sees floats. Between two quantized ops nothing is left: a quantized producer feeds
+its stored value straight on (or through `glow.rescale_quantized` when the scales differ).
+By `QuantRule`:
+
+- dense (convolution, fully_connected): input at its edge's scale, constant weights at a
+  scale from their own min and max, the bias an i32 constant at scale s_in * s_w, offset
+  0 (it adds to the int32 accumulator), the result at its edge's scale;
+- input (reshape, transpose, slice, max/avg pools, relu): the result keeps operand 0's
+  scale and offset, so data movement moves stored bytes;
+- result (concat, add, sub, max, min): the operands and the result share one scale and
+  offset (the dialect wants one type for all of them), over the union of their ranges, so
+  that no operand is clipped before the op (an add's result range need not hold its
+  operands').
+
+It does not fire for an op named in `keep-float` (its kind, `convolution` or
+`glow.convolution`, or its node name), for an edge without a profile entry (an op the
+profile never ran), for non-constant weights or bias, or when the backend says it cannot
+run the quantized op (`GraphBackend.is_op_supported` with the quantized types, Glow's
+isOpSupported). The graph hash is checked where the profile meets the model, before
+lowering (compile() and glow-compile: Glow's graphPreLowerHash); this pass matches edges
+by name (`analysis/quant_profile.edge_names`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, i32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from glow_mlir.analysis.quant_params import (
+    Calibration,
+    Schema,
+    choose_params,
+    kl_range,
+    parse_enum,
+    storage_range,
+)
+from glow_mlir.analysis.quant_profile import Profile, ProfileError, edge_names, graph_function
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.traits import QuantRule, quant_rule
+from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float
+from glow_mlir.ir.errors import UserError
+from glow_mlir.semantics.numerics import quantize
+from glow_mlir.transforms.graph.backend_hooks import GraphBackend, NodeInfo, backend_option
+from glow_mlir.transforms.graph.utils import constant_value, make_constant
+
+I8 = IntegerType(8)
+
+
+@dataclass(frozen=True)
+class QuantizationConfig:
+    """How `glow_mlir.compile(..., profile=P, quantization=...)` quantizes: the schema and
+    calibration (`analysis/quant_params.py`), the precision (int8), and the ops kept in
+    float (`keep_float`: op kinds or node names). Per-channel convolution filters and
+    per-row fully-connected weights need quantized ops with a scale per channel, which
+    the dialect does not have yet: asking for them is an error, not a silent no-op."""
+
+    schema: str = "asymmetric"
+    calibration: str = "minmax"
+    precision: str = "int8"
+    channelwise_conv: bool = False
+    rowwise_fc: bool = False
+    keep_float: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        parse_enum(Schema, self.schema, "quantization schema")
+        parse_enum(Calibration, self.calibration, "calibration")
+        if self.precision != "int8":
+            raise UserError(f"unknown quantization precision {self.precision!r}; the "
+                            f"precision is 'int8'")
+        for flag in ("channelwise_conv", "rowwise_fc"):
+            if getattr(self, flag):
+                raise UserError(f"{flag}=True needs a quantized op with one scale per "
+                                f"channel or row, which glow-mlir does not have yet; "
+                                f"quantize per tensor (the default)")
+        if isinstance(self.keep_float, str):
+            object.__setattr__(self, "keep_float", (self.keep_float,))
+        object.__setattr__(self, "keep_float", tuple(self.keep_float))
+
+    @property
+    def schema_enum(self) -> Schema:
+        return Schema(self.schema)
+
+    @property
+    def calibration_enum(self) -> Calibration:
+        return Calibration(self.calibration)
+
+
+@dataclass
+class QuantizeReport:
+    """What the pass did: quantized ops by kind, float ops left by kind and reason."""
+
+    quantized: Counter[str] = field(default_factory=Counter)
+    kept_float: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        q = ", ".join(f"{k} {n}" for k, n in sorted(self.quantized.items())) or "none"
+        f = ", ".join(f"{k} {n} ({why})" for (k, why), n in sorted(self.kept_float.items()))
+        return f"quantized: {q}" + (f"; float: {f}" if f else "")
+
+
+def check_keep_float(fn: func.FuncOp, names: dict[SSAValue, tuple[str, int]],
+                     keep: tuple[str, ...]) -> None:
+    """Every keep_float name is an op kind of the dialect or a node of this graph: a
+    misspelt one must not silently quantize what was meant to stay float."""
+    from glow_mlir.dialects.glow import ALL_OPS
+
+    kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
+    nodes = {n for n, _ in names.values()}
+    unknown = [k for k in keep if k not in kinds and k not in nodes]
+    if unknown:
+        sample = ", ".join(sorted(nodes)[:8])
+        raise UserError(f"keep_float names {', '.join(map(repr, unknown))}, which is neither "
+                        f"an op kind (e.g. 'convolution', 'glow.add') nor a node of the "
+                        f"graph (its nodes include {sample})")
+
+
+class _Quantizer:
+    def __init__(self, fn: func.FuncOp, profile: Profile, config: QuantizationConfig,
+                 backend: GraphBackend | None):
+        self.fn = fn
+        self.profile = profile
+        self.config = config
+        self.schema = config.schema_enum
+        self.backend = backend
+        self.names = edge_names(fn)
+        check_keep_float(fn, self.names, config.keep_float)
+        self.source: dict[SSAValue, SSAValue] = {}  # dequantize result -> quantized value
+        self.original: dict[SSAValue, SSAValue] = {}  # dequantize result -> profiled edge
+        self.report = QuantizeReport()
+
+    # -------------------------------------------------------------- types
+    def calibrated_range(self, value: SSAValue) -> tuple[float, float] | None:
+        """[min, max] of the edge, or the KL-optimal part of it; None without a profile."""
+        key = self.names.get(self.original.get(value, value))
+        if key is None:
+            return None
+        edge = self.profile.get(*key)
+        if edge is None or not edge.seen:
+            return None
+        lo, hi = edge.min, edge.max
+        if self.config.calibration_enum is Calibration.KL:
+            lo, hi = kl_range(edge.histogram, lo, hi, self.schema is not Schema.ASYMMETRIC)
+        return lo, hi
+
+    def profiled_type(self, value: SSAValue) -> QuantizedType | None:
+        r = self.calibrated_range(value)
+        return None if r is None else QuantizedType(I8, *choose_params(*r, self.schema))
+
+    def shared_type(self, op: Operation) -> QuantizedType | None:
+        """One type for the operands and the result of an op that wants them equal: over
+        the union of their ranges, so that no operand is clipped before the op computes
+        (an add's result range need not hold its operands': -3 + 5)."""
+        ranges = [self.calibrated_range(v) for v in (*op.operands, op.results[0])]
+        if any(r is None for r in ranges):
+            return None
+        lo = min(r[0] for r in ranges if r is not None)
+        hi = max(r[1] for r in ranges if r is not None)
+        return QuantizedType(I8, *choose_params(lo, hi, self.schema))
+
+    def result_type(self, op: Operation) -> QuantizedType | None:
+        """A dense op's result type from its profile; when its only user is a relu that will be
+        quantized, from the relu's (non-negative) range: the relu then changes nothing
+        and the result gets all 256 levels instead of the half at or above zero (what
+        Glow's optimizer reaches by folding the relu into the producer's scale)."""
+        r = op.results[0]
+        use = r.get_unique_use()
+        relu = use.operation if use is not None else None
+        if isinstance(relu, glow.ReluOp) and not self.kept(relu):
+            t = self.profiled_type(relu.results[0])
+            if t is not None:
+                return t
+        return self.profiled_type(r)
+
+    def current_type(self, value: SSAValue) -> QuantizedType | None:
+        """The type `value` already has quantized (its producer was quantized), else the
+        one its profile gives."""
+        q = self.source.get(value)
+        if q is not None:
+            return q.type.get_element_type()  # type: ignore[attr-defined,no-any-return]
+        return self.profiled_type(value)
+
+    def weight_type(self, w: np.ndarray) -> QuantizedType:
+        lo, hi = (float(w.min()), float(w.max())) if w.size else (0.0, 0.0)
+        return QuantizedType(I8, *choose_params(lo, hi, self.schema))
+
+    # -------------------------------------------------------------- values
+    def as_quantized(self, value: SSAValue, qtype: QuantizedType, before: Operation) -> SSAValue:
+        """`value` (float) stored as `qtype`: its quantized producer's value as it is or
+        rescaled, else a new glow.quantize."""
+        shape = value.type.get_shape()  # type: ignore[attr-defined]
+        want = TensorType(qtype, shape)
+        q = self.source.get(value)
+        if q is not None:
+            if q.type == want:
+                return q
+            op = glow.RescaleQuantizedOp.make([q], want)
+        else:
+            op = glow.QuantizeOp.make([value], want)
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op.results[0]
+
+    def constant(self, array: np.ndarray, ttype: TensorType, before: Operation,
+                 hint: str) -> SSAValue:
+        op = make_constant(array, before, hint, ttype)
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op.results[0]
+
+    # -------------------------------------------------------------- ops
+    def keep(self, op: Operation, why: str) -> None:
+        self.report.kept_float[(op.name, why)] += 1
+
+    def kept(self, op: Operation) -> bool:
+        """Named in keep_float, by kind or by node."""
+        keep = self.config.keep_float
+        node = self.names.get(op.results[0], ("", 0))[0] if op.results else ""
+        return op.name in keep or op.name[5:] in keep or node in keep
+
+    def run(self) -> QuantizeReport:
+        for op in list(self.fn.body.block.ops):
+            rule = quant_rule(op)
+            if rule is None or not all(is_float(r.type.get_element_type())  # type: ignore[attr-defined]
+                                       for r in op.results):
+                continue
+            if self.kept(op):
+                self.keep(op, "keep_float")
+                continue
+            self.quantize_op(op, rule)
+        self.erase_dead()
+        return self.report
+
+    def quantize_op(self, op: Operation, rule: QuantRule) -> None:
+        if not all(is_float(v.type.get_element_type()) for v in op.operands):  # type: ignore[attr-defined]
+            self.keep(op, "non-float operand")
+            return
+        if rule is QuantRule.INPUT:
+            t = self.current_type(op.operands[0])
+            if t is None:
+                self.keep(op, "no profile")
+                return
+            in_types, out_type = [t] * len(op.operands), t
+            operands = None
+        elif rule is QuantRule.RESULT:
+            out_type = self.shared_type(op)  # type: ignore[assignment]
+            if out_type is None:
+                self.keep(op, "no profile")
+                return
+            in_types = [out_type] * len(op.operands)
+            operands = None
+        else:
+            planned = self.plan_dense(op)
+            if planned is None:
+                return
+            in_types, out_type, operands = planned
+        result_type = TensorType(out_type, op.results[0].type.get_shape())  # type: ignore[attr-defined]
+        operand_types = [TensorType(t, v.type.get_shape())  # type: ignore[attr-defined]
+                         if isinstance(t, QuantizedType) else t
+                         for t, v in zip(in_types, op.operands)]
+        if self.backend is not None and not self.backend.is_op_supported(
+                NodeInfo(type(op), tuple(operand_types), (result_type,))):
+            self.keep(op, f"backend '{self.backend.name}' has no int8 kernel")
+            return
+        if operands is None:
+            operands = [self.as_quantized(v, t, op) for v, t in zip(op.operands, in_types)]
+        else:
+            operands = [self.as_quantized(operands[0], in_types[0], op), *operands[1:]]
+        new = type(op).create(operands=operands, result_types=[result_type],
+                              attributes=dict(op.attributes), properties=dict(op.properties))
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        new.results[0].name_hint = op.results[0].name_hint
+        dq = glow.DequantizeOp.make([new.results[0]], op.results[0].type)
+        Rewriter.insert_op(dq, InsertPoint.before(op))
+        self.source[dq.results[0]] = new.results[0]
+        self.original[dq.results[0]] = self.original.get(op.results[0], op.results[0])
+        self.names[dq.results[0]] = self.names.get(op.results[0], ("", 0))
+        op.results[0].replace_all_uses_with(dq.results[0])
+        op.detach()
+        op.erase()
+        self.report.quantized[op.name] += 1
+
+    def plan_dense(self, op: Operation):
+        """(operand types, result type, operands with the new weights and bias), or None
+        when the op stays float (recorded)."""
+        x, w, b = op.operands[:3]
+        tin, tout = self.current_type(x), self.result_type(op)
+        weights, bias = constant_value(w), constant_value(b)
+        if tin is None or tout is None:
+            self.keep(op, "no profile")
+            return None
+        if weights is None or bias is None:
+            self.keep(op, "weights or bias not constant")
+            return None
+        tw = self.weight_type(weights)
+        bias_scale = np.float64(np.float32(tin.scale.data)) * np.float64(np.float32(tw.scale.data))
+        lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+        qbias = np.clip(np.rint(bias.astype(np.float64) / bias_scale), lo, hi).astype(np.int32)
+        wtype = TensorType(tw, weights.shape)
+        btype = TensorType(i32, bias.shape)
+        qw = self.constant(quantize(weights, tw), wtype, op, "qweights")
+        qb = self.constant(qbias, btype, op, "qbias")
+        return [tin, wtype, btype], tout, [x, qw, qb]
+
+    def erase_dead(self) -> None:
+        """Dequantizes nobody reads any more, and the float constants they replaced."""
+        for op in reversed(list(self.fn.body.block.ops)):
+            if isinstance(op, (glow.DequantizeOp, glow.ConstantOp, glow.SplatOp)) and \
+                    not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+
+
+def quantize_function(module: ModuleOp, profile: Profile, config: QuantizationConfig,
+                      backend: GraphBackend | None = None) -> QuantizeReport:
+    """Quantize the module's graph in place (module docstring); what was done."""
+    return _Quantizer(graph_function(module), profile, config, backend).run()
+
+
+@dataclass(frozen=True)
+class QuantizeGraphPass(ModulePass):
+    """Quantize a lowered graph to int8 from a recorded profile (module docstring)."""
+
+    name: ClassVar[str] = "quantize-graph"
+
+    profile: str = ""
+    """The profile file (`glow_mlir.Profile.save`, `glow-compile --dump-profile`)."""
+    schema: str = "asymmetric"
+    calibration: str = "minmax"
+    precision: str = "int8"
+    keep_float: tuple[str, ...] = ()
+    backend: str = ""
+    """Ask this backend which quantized ops it runs (none: quantize every op that can be)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xdsl.utils.exceptions import PassFailedException
+
+        if not self.profile:
+            raise PassFailedException(f"{self.name}: give the profile file (profile=P.json)")
+        try:
+            profile = Profile.load(self.profile)
+            config = QuantizationConfig(self.schema, self.calibration, self.precision,
+                                        keep_float=tuple(self.keep_float))
+        except (ProfileError, UserError) as err:
+            raise PassFailedException(f"{self.name}: {err}") from None
+        backend = backend_option(self.name, self.backend) if self.backend else None
+        try:
+            quantize_function(op, profile, config, backend)
+        except UserError as err:
+            raise PassFailedException(f"{self.name}: {err}") from None
+
+
+__all__ = ["QuantizationConfig", "QuantizeReport", "QuantizeGraphPass", "quantize_function",
+           "check_keep_float", "storage_range"]

@@ -1,0 +1,205 @@
+"""glow_mlir.profile: the recorded edges (min, max, histogram) on the interpreter and on
+cpu, the histogram rescaling of Glow's generateTensorHistogram, the profile file, the
+graph hash, glow-compile --dump-profile, and the errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir import model_zoo
+from glow_mlir.analysis.quant_profile import EdgeProfile, ProfileError, rebin
+from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.compiled_model import InputError
+from glow_mlir.tools import glow_compile
+
+
+def _batches(n: int, seed: int = 0, shape=(1, 1, 28, 28)) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [{"input": rng.standard_normal(shape).astype(np.float32) * (1 + i)}
+            for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def lenet():
+    return model_zoo.lenet()
+
+
+@pytest.fixture(scope="module")
+def profile(lenet):
+    return glow_mlir.profile(lenet, _batches(3), backend="interpreter")
+
+
+def test_histogram_of_one_batch_is_numpys():
+    x = np.random.default_rng(1).standard_normal(5000)
+    e = EdgeProfile("n", 0)
+    e.record(x, bins=64)
+    want, _ = np.histogram(x, bins=64, range=(x.min(), x.max()))
+    assert (e.min, e.max) == (x.min(), x.max())
+    # numpy puts a value on an inner bin edge into the upper bin, as Glow's getBin does
+    assert np.abs(e.histogram - want).sum() <= 2 and e.histogram.sum() == x.size
+
+
+def test_a_wider_batch_rescales_the_histogram_keeping_every_count():
+    rng = np.random.default_rng(2)
+    e = EdgeProfile("n", 0)
+    a, b = rng.uniform(-1, 1, 3000), rng.uniform(-4, 2, 1000)
+    e.record(a, bins=100)
+    e.record(b, bins=100)
+    assert (e.min, e.max) == (min(a.min(), b.min()), max(a.max(), b.max()))
+    assert e.histogram.sum() == 4000
+    # the mass of the first batch lies where [-1, 1] falls in the new bins
+    edges = np.linspace(e.min, e.max, 101)
+    inside = (edges[:-1] >= -1.1) & (edges[1:] <= 1.1)
+    want, _ = np.histogram(np.concatenate([a, b]), bins=100, range=(e.min, e.max))
+    assert abs(int(e.histogram[inside].sum()) - int(want[inside].sum())) <= 0.03 * 4000
+
+
+def test_rebin_moves_each_count_into_the_overlapping_bins():
+    hist = np.array([4, 0, 0, 6])
+    out = rebin(hist, 0.0, 4.0, 0.0, 8.0)  # each new bin is two old ones
+    assert out.tolist() == [4, 6, 0, 0]
+    assert rebin(np.array([10]), 0.0, 1.0, -1.0, 1.0).tolist() == [10]
+
+
+def test_profile_records_every_float_edge_and_the_input(lenet, profile):
+    batches = _batches(3)
+    nodes = {e.node for e in profile}
+    assert {"input", "conv1", "relu1", "pool1", "fc1", "logits"} <= nodes
+    x = np.stack([b["input"] for b in batches])
+    edge = profile.get("input")
+    assert (edge.min, edge.max) == (float(x.min()), float(x.max()))
+    assert edge.histogram.sum() == x.size
+    model = glow_mlir.compile(lenet, backend="interpreter")
+    logits = np.stack([model.run(b)[0] for b in batches])
+    out = profile.get("logits")
+    assert out.min == pytest.approx(float(logits.min()), abs=1e-5)
+    assert out.max == pytest.approx(float(logits.max()), abs=1e-5)
+    relu = profile.get("relu1")
+    assert relu.min == 0.0 and relu.max == profile.get("conv1").max
+    assert profile.batches == 3 and profile.backend == "interpreter"
+
+
+def test_cpu_records_what_the_interpreter_records(lenet, profile):
+    cpu = glow_mlir.profile(lenet, _batches(3), backend="cpu")
+    assert cpu.graph_hash == profile.graph_hash
+    assert {k for k in cpu.edges} == {k for k in profile.edges}
+    for e in cpu:
+        want = profile.get(e.node, e.output)
+        assert e.min == pytest.approx(want.min, abs=1e-4)
+        assert e.max == pytest.approx(want.max, abs=1e-4)
+        assert e.histogram.sum() == want.histogram.sum()
+        # a value next to a bin edge may land in the neighbouring bin
+        assert np.abs(e.histogram - want.histogram).sum() <= 0.01 * want.histogram.sum() + 4
+
+
+def test_save_and_load_round_trip_as_json_and_yaml(tmp_path, profile):
+    path = tmp_path / "p.yaml"
+    profile.save(path)
+    back = glow_mlir.Profile.load(path)
+    assert back.graph_hash == profile.graph_hash and back.batches == 3
+    for e in profile:
+        b = back.get(e.node, e.output)
+        assert (b.min, b.max) == (e.min, e.max)
+        assert np.array_equal(b.histogram, e.histogram)
+    doc = json.loads(path.read_text())
+    assert {"node", "output", "min", "max", "histogram"} <= set(doc["edges"][0])
+    yaml = pytest.importorskip("yaml")
+    block = tmp_path / "block.yaml"
+    block.write_text(yaml.safe_dump(doc))  # a hand-edited block-style YAML file reads too
+    assert glow_mlir.Profile.load(block).get("conv1").max == profile.get("conv1").max
+
+
+def test_the_hash_is_the_graphs(lenet, profile):
+    again = glow_mlir.profile(lenet, _batches(1, seed=5), backend="interpreter")
+    assert again.graph_hash == profile.graph_hash  # other data, same graph
+    other = glow_mlir.profile(model_zoo.mlp(), [{"input": np.zeros((1, 784), np.float32)}],
+                              backend="interpreter")
+    assert other.graph_hash != profile.graph_hash
+
+
+def test_a_profile_of_another_graph_is_refused(profile):
+    with pytest.raises(ProfileError, match="recorded on another graph"):
+        glow_mlir.compile(model_zoo.mlp(), backend="interpreter", profile=profile)
+
+
+def test_changed_weights_change_the_hash(lenet, profile):
+    import copy
+
+    from onnx import numpy_helper
+
+    edited = copy.deepcopy(lenet)
+    w = edited.graph.initializer[0]
+    arr = numpy_helper.to_array(w).copy()
+    arr.flat[0] += 1.0
+    w.CopyFrom(numpy_helper.from_array(arr, w.name))
+    with pytest.raises(ProfileError, match="another graph"):
+        glow_mlir.compile(edited, backend="interpreter", profile=profile)
+
+
+def test_empty_batches_are_an_error(lenet):
+    with pytest.raises(ProfileError, match="no batches"):
+        glow_mlir.profile(lenet, [], backend="interpreter")
+    with pytest.raises(ProfileError, match="iterable of input dicts"):
+        glow_mlir.profile(lenet, {"input": np.zeros((1, 1, 28, 28), np.float32)})
+
+
+def test_a_wrong_batch_names_its_number(lenet):
+    batches = _batches(2) + [{"input": np.zeros((2, 2), np.float32)}]
+    with pytest.raises(InputError, match=r"batch #2: input 'input' has shape 2x2"):
+        glow_mlir.profile(lenet, batches, backend="interpreter")
+
+
+def test_profiling_runs_on_interpreter_and_cpu_only(lenet):
+    with pytest.raises(UserError, match="profiling runs on 'interpreter' or 'cpu'"):
+        glow_mlir.profile(lenet, _batches(1), backend="accel")
+
+
+def test_a_damaged_profile_file_is_an_error(tmp_path, profile):
+    path = tmp_path / "p.json"
+    profile.save(path)
+    doc = json.loads(path.read_text())
+    doc["edges"][0]["histogram"] = [1, 2]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError, match="edge #0 .* needs min <= max and 2048 counts"):
+        glow_mlir.Profile.load(path)
+    path.write_text("[1, 2")
+    with pytest.raises(ProfileError, match="neither JSON nor YAML|not a glow-mlir profile"):
+        glow_mlir.Profile.load(path)
+    with pytest.raises(ProfileError, match="cannot read the profile"):
+        glow_mlir.Profile.load(tmp_path / "missing.json")
+
+
+def test_glow_compile_dumps_and_loads_a_profile(tmp_path, lenet, capsys):
+    import onnx
+
+    model = tmp_path / "lenet.onnx"
+    onnx.save(lenet, model)
+    inputs = []
+    for i, batch in enumerate(_batches(2)):
+        inputs += ["--inputs", str(tmp_path / f"x{i}.npz")]
+        np.savez(tmp_path / f"x{i}.npz", **batch)
+    prof = tmp_path / "P.yaml"
+    glow_compile.main([str(model), "--backend", "interpreter", "--dump-profile", str(prof),
+                       *inputs])
+    loaded = glow_mlir.Profile.load(prof)
+    assert loaded.batches == 2 and loaded.get("conv1") is not None
+    glow_compile.main([str(model), "--backend", "interpreter", "--load-profile", str(prof),
+                       "--emit", "optimized-graph", "-o", str(tmp_path / "q.mlir")])
+    text = (tmp_path / "q.mlir").read_text()
+    assert "glow.convolution" in text and "!glow.quant<i8" in text
+    capsys.readouterr()
+    for bad, message in (
+            (["--dump-profile", str(prof)], "needs batches to run"),
+            (["--load-profile", str(prof), "--keep-float", "nope", "--emit", "instr"],
+             "keep_float names 'nope'"),
+            (["--load-profile", str(prof)], "--emit graph prints the graph as imported"),
+            (["--inputs", inputs[1]], "--inputs are the batches --dump-profile runs")):
+        with pytest.raises(SystemExit) as done:
+            glow_compile.main([str(model), *bad])
+        assert done.value.code == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err

@@ -1,0 +1,150 @@
+"""Profile-guided quantization from Python: the schemas' scales and offsets, KL
+calibration, QuantizationConfig's checks, keep_float, and the accuracy of a quantized
+LeNet against its float model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir import model_zoo
+from glow_mlir.analysis.quant_params import Schema, choose_params, kl_range
+from glow_mlir.ir.errors import UserError
+from glow_mlir.semantics.numerics import quantize
+
+
+def _qt(scale, offset):
+    from xdsl.dialects.builtin import i8
+
+    from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+    return QuantizedType(i8, scale, offset)
+
+
+@pytest.mark.parametrize("lo,hi", [(-1.0, 3.0), (0.0, 6.0), (-5.0, -1.0), (-2.5, 2.5)])
+def test_asymmetric_maps_the_range_onto_all_steps_and_zero_exactly(lo, hi):
+    scale, offset = choose_params(lo, hi, Schema.ASYMMETRIC)
+    q = quantize(np.array([min(lo, 0), max(hi, 0), 0.0], np.float32), _qt(scale, offset))
+    assert q[0] <= -127 and q[1] >= 126  # the ends reach the ends of int8
+    assert q[2] == offset  # real 0 is a stored integer
+    assert scale == pytest.approx((max(hi, 0) - min(lo, 0)) / 255, rel=1e-6)
+
+
+def test_symmetric_schemas():
+    s, z = choose_params(-1.0, 3.0, Schema.SYMMETRIC)
+    assert z == 0 and s == pytest.approx(3.0 / 127, rel=1e-6)
+    s, z = choose_params(-4.0, 1.0, Schema.SYMMETRIC)
+    assert z == 0 and s == pytest.approx(4.0 / 128, rel=1e-6)
+    # symmetric with uint8: a range without negatives uses all 256 steps from 0
+    s, z = choose_params(0.0, 6.0, Schema.SYMMETRIC_UINT8)
+    assert z == -128 and s == pytest.approx(6.0 / 255, rel=1e-6)
+    assert choose_params(-1.0, 6.0, Schema.SYMMETRIC_UINT8) == choose_params(-1.0, 6.0,
+                                                                             Schema.SYMMETRIC)
+    s, z = choose_params(-1.0, 3.0, Schema.SYMMETRIC_POW2)
+    assert z == 0 and math.log2(s) == int(math.log2(s)) and s >= 3.0 / 127
+    assert choose_params(0.0, 0.0, Schema.ASYMMETRIC)[0] == pytest.approx(0.1)
+
+
+def test_kl_clips_outliers_and_keeps_a_plain_range():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(200_000), [40.0, -35.0]])
+    hist, edges = np.histogram(x, bins=2048, range=(x.min(), x.max()))
+    lo, hi = kl_range(hist, float(x.min()), float(x.max()), symmetric=True)
+    assert -20 < lo < -2 and 2 < hi < 20  # the two outliers are clipped
+    assert lo == pytest.approx(-hi, rel=1e-3)
+    lo, hi = kl_range(hist, float(x.min()), float(x.max()), symmetric=False)
+    assert x.min() <= lo < -2 and 2 < hi <= x.max() and (hi - lo) < 60
+    u = rng.uniform(-1, 1, 100_000)  # nothing to clip in a uniform distribution
+    hist, _ = np.histogram(u, bins=2048, range=(-1, 1))
+    lo, hi = kl_range(hist, -1.0, 1.0, symmetric=True)
+    assert lo < -0.9 and hi > 0.9
+
+
+def test_config_checks_its_fields():
+    with pytest.raises(UserError, match="unknown quantization schema 'nope'; .*'symmetric_pow2'"):
+        glow_mlir.QuantizationConfig(schema="nope")
+    with pytest.raises(UserError, match="unknown calibration 'entropy'"):
+        glow_mlir.QuantizationConfig(calibration="entropy")
+    with pytest.raises(UserError, match="unknown quantization precision 'int4'"):
+        glow_mlir.QuantizationConfig(precision="int4")
+    with pytest.raises(UserError, match="channelwise_conv=True needs a quantized op"):
+        glow_mlir.QuantizationConfig(channelwise_conv=True)
+    with pytest.raises(UserError, match="rowwise_fc=True"):
+        glow_mlir.QuantizationConfig(rowwise_fc=True)
+    assert glow_mlir.QuantizationConfig(keep_float=["relu"]).keep_float == ("relu",)
+
+
+def _batches(n, seed):
+    rng = np.random.default_rng(seed)
+    return [{"input": rng.standard_normal((1, 1, 28, 28)).astype(np.float32)} for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def lenet_profile():
+    return glow_mlir.profile(model_zoo.lenet(), _batches(12, seed=0), backend="interpreter")
+
+
+def test_keep_float_by_kind_and_by_node(lenet_profile):
+    lenet = model_zoo.lenet()
+    q = glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile,
+                          quantization=glow_mlir.QuantizationConfig(keep_float=["fc1", "relu"]))
+    assert q.quantization.kept_float[("glow.fully_connected", "keep_float")] == 1
+    assert q.quantization.kept_float[("glow.relu", "keep_float")] == 4
+    assert q.quantization.quantized["glow.fully_connected"] == 2
+    with pytest.raises(UserError, match="keep_float names 'conv9', which is neither"):
+        glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile,
+                          quantization=glow_mlir.QuantizationConfig(keep_float=["conv9"]))
+
+
+def test_quantization_needs_a_profile_and_a_backend_that_runs_it(lenet_profile):
+    lenet = model_zoo.lenet()
+    with pytest.raises(UserError, match="quantization needs a profile"):
+        glow_mlir.compile(lenet, backend="interpreter",
+                          quantization=glow_mlir.QuantizationConfig())
+    with pytest.raises(UserError, match="backend 'accel' has no int8 path yet"):
+        glow_mlir.compile(lenet, backend="accel", profile=lenet_profile)
+
+
+def test_profile_from_a_file(tmp_path, lenet_profile):
+    path = tmp_path / "p.json"
+    lenet_profile.save(path)
+    q = glow_mlir.compile(model_zoo.lenet(), backend="interpreter", profile=str(path))
+    assert q.quantization.quantized["glow.convolution"] == 2
+
+
+@pytest.mark.parametrize("schema,calibration", [("asymmetric", "minmax"),
+                                                ("symmetric", "minmax"),
+                                                ("symmetric_uint8", "kl"),
+                                                ("symmetric_pow2", "minmax")])
+def test_quantized_lenet_agrees_with_float(lenet_profile, schema, calibration):
+    """Top-1 of the int8 LeNet against the float one on inputs the profile never saw
+    (random weights, random data: agreement, not accuracy). Every conv and fully
+    connected layer runs in int8."""
+    lenet = model_zoo.lenet()
+    f = glow_mlir.compile(lenet, backend="interpreter")
+    q = glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile,
+                          quantization=glow_mlir.QuantizationConfig(schema, calibration))
+    assert q.quantization.quantized["glow.convolution"] == 2
+    assert q.quantization.quantized["glow.fully_connected"] == 3
+    tests = _batches(40, seed=1)
+    want = np.array([f.run(b)[0].argmax() for b in tests])
+    got = np.array([q.run(b)[0].argmax() for b in tests])
+    assert np.mean(got == want) >= 0.9
+
+
+def test_a_quantized_cpu_model_saves_and_loads(tmp_path, lenet_profile):
+    lenet = model_zoo.lenet()
+    q = glow_mlir.compile(lenet, backend="cpu", profile=lenet_profile, cache=False)
+    x = _batches(1, seed=4)[0]
+    want = q.run(x)[0]
+    q.save(tmp_path / "q.glow")
+    back = glow_mlir.load(tmp_path / "q.glow")
+    assert np.array_equal(back.run(x)[0], want)
+    interp = glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile)
+    edge = lenet_profile.get("logits")
+    step = (max(edge.max, 0.0) - min(edge.min, 0.0)) / 255  # the logits' int8 step
+    # one step per layer at most where a rounding tie falls the other way
+    assert np.max(np.abs(want - interp.run(x)[0])) <= 3 * step * (1 + 1e-6)
