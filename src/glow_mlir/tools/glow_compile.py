@@ -82,8 +82,9 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                         "(default: the cores this process may use; 1 with --emit llvm-ir "
                         "and --emit-bundle)")
     p.add_argument("--time-passes", action="store_true",
-                   help="print the wall time of each stage and pass on stderr, then the "
-                        "compile cache's hits and misses")
+                   help="print the CPU and wall time of each stage and pass on stderr, "
+                        "as a tree (MLIR's -mlir-timing), then the compile cache's hits "
+                        "and misses")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the compile cache ($GLOW_MLIR_CACHE_DIR, "
                         "default ~/.cache/glow-mlir)")
@@ -157,8 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _write(path: str, text: str) -> None:
+    from glow_mlir.ir import progress
+
     try:
-        with open(path, "w") as f:
+        with progress.stage("output"), open(path, "w") as f:
             f.write(text)
     except OSError as err:
         raise UserError(f"cannot write '{path}': {err.strerror}") from None
@@ -228,8 +231,6 @@ def compile_and_emit(args: argparse.Namespace) -> None:
 
             check_target(args.cpu, args.cpu_features)  # before LLVM can abort on them
             bundle_dir = cleanup.enter_context(staged_directory(args.emit_bundle))
-        from glow_mlir.frontends.onnx import import_onnx
-
         options = backend_options(args)
         if args.emit == "accel" or args.accel_report:
             if args.backend == "cpu":
@@ -240,7 +241,9 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         if args.emit in _CODE and not accel:
             args.backend = "cpu"  # LLVM code is the cpu backend's
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
-        with progress.stage("import"):
+        with progress.stage("import"):  # the importer's modules load in it too
+            from glow_mlir.frontends.onnx import import_onnx
+
             module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if optimized:
@@ -384,10 +387,12 @@ def _emit_code(module, args: argparse.Namespace) -> None:
 
 def _emit(module, output: str | None) -> None:
     from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir import progress
     from glow_mlir.ir.text import print_module
 
     text = io.StringIO()
-    print_module(module, text, make_context())
+    with progress.stage("output"):
+        print_module(module, text, make_context())
     if output:
         _write(output, text.getvalue())
     else:
