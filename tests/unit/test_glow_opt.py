@@ -116,8 +116,9 @@ BAD = {
     "truncated file": ([inp("truncated.mlir")], "unexpected end of input"),
     "garbage": ([inp("garbage.mlir")], "Unexpected character"),
     "non-UTF-8": ([inp("non-utf8.mlir")], "input is not UTF-8 text"),
-    "missing file": ([inp("does-not-exist.mlir")], "No such file or directory"),
-    "directory": ([INPUTS], "Is a directory"),
+    "missing file": ([inp("does-not-exist.mlir")], "cannot read '{}': no such file".format(
+        inp("does-not-exist.mlir"))),
+    "directory": ([INPUTS], "it is a directory"),
     "verifier failure": ([inp("verifier.mlir")], "'glow.convolution' op group 2 does not divide"),
     "blob size": ([inp("blob-size.mlir")], "resource blob holds 8 bytes"),
     "use before definition": (
@@ -143,7 +144,7 @@ BAD = {
     ),
     "unwritable output": (
         [inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
-        "cannot write /nonexistent-dir/out.mlir",
+        "cannot write '/nonexistent-dir/out.mlir': no such folder",
     ),
     "llvm target on our dialects": (
         [os.path.join(REPO, "examples", "conv_relu.mlir"), "-t", "llvm"],

@@ -88,3 +88,57 @@ def test_compile_of_a_saved_model_path_points_to_load(tmp_path):
     path.write_bytes(FAKE_SAVED)
     with pytest.raises(UserError, match="is a saved compiled model.*glow_mlir.load"):
         glow_mlir.compile(path, backend="interpreter", cache=False)
+
+
+# ---------------------------------------------------------------- a missing file
+
+def _tools():
+    from glow_mlir.tools import glow_opt, plan_memory
+
+    def plan(argv):  # returns its status rather than exiting
+        raise SystemExit(plan_memory.main(argv))
+
+    return {"glow-opt": glow_opt.main, "glow-compile": glow_compile.main,
+            "glow-run": glow_run.main, "plan_memory": plan}
+
+
+@pytest.mark.parametrize("tool", ["glow-opt", "glow-compile", "glow-run", "plan_memory"])
+@pytest.mark.parametrize("name", ["m.onnx", "m.mlir", "m.glow"])
+def test_every_tool_says_a_missing_file_in_one_wording(tmp_path, capsys, tool, name):
+    path = tmp_path / name
+    code, _, err = in_process(_tools()[tool], capsys, path)
+    assert one_line_error(tool, code, err) == f"{tool}: error: cannot read '{path}': no such file\n"
+
+
+@pytest.mark.parametrize("tool", ["glow-opt", "glow-compile", "glow-run", "plan_memory"])
+def test_every_tool_says_a_directory_is_not_a_file_in_one_wording(tmp_path, capsys, tool):
+    code, _, err = in_process(_tools()[tool], capsys, tmp_path)
+    assert one_line_error(tool, code, err) == \
+        f"{tool}: error: cannot read '{tmp_path}': it is a directory\n"
+
+
+def test_glow_run_says_a_missing_inputs_file_in_the_same_wording(tmp_path, capsys):
+    path = tmp_path / "x.npz"
+    code, _, err = in_process(glow_run.main, capsys, SMALL_CNN, "--inputs", path)
+    assert one_line_error("glow-run", code, err) == \
+        f"glow-run: error: cannot read inputs '{path}': no such file\n"
+
+
+@pytest.mark.parametrize("name", ["m.onnx", "m.mlir", "m.glow"])
+@pytest.mark.parametrize("api", [glow_mlir.compile, glow_mlir.load])
+def test_the_api_says_a_missing_file_in_the_same_wording(tmp_path, api, name):
+    path = tmp_path / name
+    with pytest.raises(UserError) as info:
+        api(path)
+    assert str(info.value) == f"cannot read '{path}': no such file"
+
+
+def test_file_error_words_other_reasons_and_writes():
+    import errno
+
+    from glow_mlir.ir.errors import file_error
+
+    assert str(file_error("a", OSError(errno.ENOSPC, "No space left on device"), "inputs",
+                          "write")) == "cannot write inputs 'a': no space left on device"
+    assert str(file_error("a/b", FileNotFoundError(errno.ENOENT, "x"), action="write")) == \
+        "cannot write 'a/b': no such folder"

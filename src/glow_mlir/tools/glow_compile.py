@@ -38,7 +38,7 @@ from pathlib import Path
 
 from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.backends.registry import unknown_backend
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, check_readable, file_error
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
 
@@ -164,7 +164,7 @@ def _write(path: str, text: str) -> None:
         with progress.stage("output"), open(path, "w") as f:
             f.write(text)
     except OSError as err:
-        raise UserError(f"cannot write '{path}': {err.strerror}") from None
+        raise file_error(path, err, action="write") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -200,6 +200,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         from glow_mlir.runtime.ir_models import is_mlir_path
         from glow_mlir.targets.instructions import require_memory_plan
 
+        check_readable(args.model)  # before saying what kind of file it is
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")

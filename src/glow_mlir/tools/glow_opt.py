@@ -38,7 +38,7 @@ import glow_mlir.backends  # noqa: F401 - the graph passes find backends through
 from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
 from glow_mlir.dialects.registry import DIALECTS
 from glow_mlir.ir import progress
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, file_error
 from glow_mlir.ir.text import (
     DiagnosticError,
     OpDiagnostic,
@@ -212,7 +212,7 @@ class GlowOptMain(xDSLOptMain):
         try:
             return super().prepare_output()
         except OSError as err:
-            raise UserError(f"cannot write {self.args.output_file}: {err.strerror}") from None
+            raise file_error(self.args.output_file, err, action="write") from None
 
     def run(self):
         """Process every chunk, as mlir-opt does: a bad chunk is reported on stderr, the
@@ -232,7 +232,7 @@ class GlowOptMain(xDSLOptMain):
         try:
             chunks = self._chunks()
         except OSError as err:
-            raise UserError(f"cannot read {self.get_input_name()}: {err.strerror}") from None
+            raise file_error(self.get_input_name(), err) from None
         if self.args.verify_diagnostics:
             sys.exit(verify_diagnostics(self, chunks))
         output = self.prepare_output()

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from glow_mlir.backends import DEFAULT_BACKEND
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, check_readable
 from glow_mlir.tools.errors import (
     ArgumentParser,
     at_least,
@@ -84,12 +84,9 @@ def load_inputs(path: str) -> dict[str, np.ndarray]:
     """The arrays of an .npz file by name; anything else is a UserError that says why."""
     import zipfile
 
+    check_readable(path, "inputs")
     try:
         data = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise UserError(f"cannot read inputs '{path}': no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"cannot read inputs '{path}': it is a directory") from None
     except EOFError:
         raise UserError(f"cannot read inputs '{path}': the file is empty") from None
     except (OSError, ValueError, zipfile.BadZipFile) as err:

@@ -16,6 +16,7 @@ from onnx import ModelProto, external_data_helper
 
 from glow_mlir.frontends.onnx.errors import OnnxImportError
 from glow_mlir.frontends.onnx.validation import validate_model
+from glow_mlir.ir.errors import read_bytes
 from glow_mlir.ir.file_kinds import not_onnx
 
 
@@ -29,14 +30,7 @@ def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProt
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
         what = f"'{path}'"
-        if not path.exists():
-            raise OnnxImportError(f"cannot open {what}: no such file")
-        if path.is_dir():
-            raise OnnxImportError(f"cannot open {what}: it is a directory, not an ONNX file")
-        try:
-            data = path.read_bytes()
-        except OSError as err:
-            raise OnnxImportError(f"cannot read {what}: {err.strerror}") from None
+        data = read_bytes(path)
         proto, base_dir = _parse(data, what, str(path)), str(path.resolve().parent)
     else:
         raise OnnxImportError(
