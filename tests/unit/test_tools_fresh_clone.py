@@ -142,3 +142,22 @@ def test_file_error_words_other_reasons_and_writes():
                           "write")) == "cannot write inputs 'a': no space left on device"
     assert str(file_error("a/b", FileNotFoundError(errno.ENOENT, "x"), action="write")) == \
         "cannot write 'a/b': no such folder"
+
+
+# ---------------------------------------------------------------- glow-opt on an empty file
+
+@pytest.mark.parametrize("text", ["", "\n  \n", "// only a comment\n"])
+def test_glow_opt_prints_an_empty_input_as_an_empty_module(tmp_path, capsys, text):
+    """As mlir-opt does (it said 'unexpected end of input: Could not parse entire input')."""
+    from glow_mlir.tools import glow_opt
+
+    path = tmp_path / "empty.mlir"
+    path.write_text(text)
+    assert in_process(glow_opt.main, capsys, path) == (0, "builtin.module {\n}\n", "")
+
+
+def test_running_an_empty_mlir_file_says_it_has_no_function(tmp_path, capsys):
+    path = tmp_path / "empty.mlir"
+    path.write_text("")
+    code, _, err = in_process(glow_run.main, capsys, path)
+    assert "the module has no function to run" in one_line_error("glow-run", code, err)
