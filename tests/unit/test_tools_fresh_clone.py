@@ -161,3 +161,29 @@ def test_running_an_empty_mlir_file_says_it_has_no_function(tmp_path, capsys):
     path.write_text("")
     code, _, err = in_process(glow_run.main, capsys, path)
     assert "the module has no function to run" in one_line_error("glow-run", code, err)
+
+
+# ---------------------------------------------------------------- --input-shape
+
+@pytest.mark.parametrize("given,message", [
+    ("image=1x3x-2x32", "'image', dim 2: -2 is negative; a dim is a size, a whole number >= 0 "
+                        "(in 'image=1x3x-2x32')"),
+    ("image=1x3xnx32", "'image', dim 2: 'n' is not a whole number"),
+    ("image=1x3xx32", "'image', dim 2: an empty dim"),
+    ("batch=-1", "'batch': -1 is negative"),
+    ("image=", "expected NAME=DIMS such as input=1x3x224x224 or batch=1, got 'image='"),
+    ("1x3", "expected NAME=DIMS"),
+])
+@pytest.mark.parametrize("tool", ["glow-run", "glow-compile"])
+def test_a_bad_input_shape_names_the_input_the_dim_and_the_value(capsys, tool, given, message):
+    main = {"glow-run": glow_run.main, "glow-compile": glow_compile.main}[tool]
+    code, _, err = in_process(main, capsys, SMALL_CNN, "--input-shape", given)
+    assert f"{tool}: error: argument --input-shape: {message}" in one_line_error(tool, code, err)
+
+
+@pytest.mark.parametrize("given,want", [
+    ("image=1x3x8x8", ("image", (1, 3, 8, 8))), ("batch=0", ("batch", (0,))),
+    ("x=scalar", ("x", ())), (" a=2 ", ("a", (2,))),
+])
+def test_input_shapes_that_parse(given, want):
+    assert glow_compile.parse_input_shape(given) == want

@@ -47,13 +47,25 @@ _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
-    """`name=1x3x224x224` (an input's shape) or `batch=1` (a symbolic dimension)."""
-    m = re.fullmatch(r"([^=]+)=(\d+(?:x\d+)*|scalar)", text.strip())
-    if not m:
+    """`name=1x3x224x224` (an input's shape), `name=scalar`, or `batch=1` (a symbolic
+    dimension). A bad dim is named by its input, its index and its value."""
+    name, equals, dims = text.strip().partition("=")
+    if not equals or not name or not dims:
         raise argparse.ArgumentTypeError(
             f"expected NAME=DIMS such as input=1x3x224x224 or batch=1, got '{text}'")
-    dims = () if m.group(2) == "scalar" else tuple(int(d) for d in m.group(2).split("x"))
-    return m.group(1), dims
+    if dims == "scalar":
+        return name, ()
+    parts = dims.split("x")
+    for index, part in enumerate(parts):
+        if re.fullmatch(r"\d+", part):
+            continue
+        where = f"'{name}', dim {index}" if len(parts) > 1 else f"'{name}'"
+        what = ("an empty dim" if not part
+                else f"{part} is negative" if re.fullmatch(r"-\d+", part)
+                else f"'{part}' is not a whole number")
+        raise argparse.ArgumentTypeError(
+            f"{where}: {what}; a dim is a size, a whole number >= 0 (in '{text}')")
+    return name, tuple(int(d) for d in parts)
 
 
 def backend_name(text: str) -> str:
