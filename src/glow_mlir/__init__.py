@@ -22,6 +22,7 @@ from glow_mlir.ir.version import __version__
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Sequence
 
     from glow_mlir.runtime.compiled_model import CompiledModel
 
@@ -56,7 +57,8 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
                          verbose=verbose, progress=progress, cache=cache, **backend_options)
 
 
-def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = False,
+def from_torch(module, example_inputs, *, backend: str = "cpu",
+               dynamic: bool | Sequence[str] = False,
                exporter: str = "dynamo", input_shapes=None, input_names=None,
                output_names=None, opset: int | None = None,
                **compile_options) -> CompiledModel:
@@ -71,7 +73,9 @@ def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = 
 
     `dynamic=True` exports dimension 0 of every input as the symbolic dimension `batch`,
     bound to the example's batch unless `input_shapes={"batch": 8}` says otherwise (each
-    compiled model has static shapes). A module neither exporter takes is a
+    compiled model has static shapes); `dynamic=["x", ...]` names the inputs whose dim 0
+    is the batch, when another's is not (a `TorchDynamicError` says which were made
+    dynamic when the model disagrees). A module neither exporter takes is a
     `TorchExportError` with torch's reason and the other exporter to try; without torch
     installed, a `MissingTorchError` naming the `torch` extra."""
     from glow_mlir.runtime.torch_models import compile_torch
