@@ -108,15 +108,17 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
 def backend_options(args: argparse.Namespace) -> dict[str, object]:
     """The backend's own options given on the command line."""
     options: dict[str, object] = {}
-    if getattr(args, "threads", None) is not None:
+
+    def cpu_only(flag: str, why: str) -> None:
         if args.backend not in (None, "cpu"):
-            raise UserError(f"--threads is an option of the cpu backend; backend "
-                            f"'{args.backend}' runs on one thread (drop --threads)")
+            raise UserError(f"{flag} {why.format(backend=args.backend)} (drop {flag})")
+
+    if getattr(args, "threads", None) is not None:
+        cpu_only("--threads", "is an option of the cpu backend; backend '{backend}' runs "
+                              "on one thread")
         options["num_threads"] = args.threads
     if getattr(args, "trace", None):
-        if args.backend not in (None, "cpu"):
-            raise UserError(f"--trace times the cpu backend's kernels; backend "
-                            f"'{args.backend}' has none (drop --trace)")
+        cpu_only("--trace", "times the cpu backend's kernels; backend '{backend}' has none")
         options["trace"] = True
     if args.scratchpad_kib is None:
         return options
@@ -267,23 +269,22 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             _write(args.dump_graph_dag, graph_to_dot(module))
         if args.emit in ("graph", "optimized-graph"):
             _emit(module, args.output)  # written before a memory report can fail
-        if accel and (args.emit in ("accel", *_CODE) or args.accel_report):
-            if not optimized:
-                optimize_graph(module, args.backend, graph_disable)
+        to_accel = accel and (args.emit in ("accel", *_CODE) or args.accel_report)
+        to_instr = args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle
+        if (to_accel or to_instr) and not optimized:  # --emit graph printed it as imported
+            optimize_graph(module, args.backend, graph_disable)
+        if to_accel:
             with progress.stage("codegen"):
                 _accel(module, args, options, instr_disable)
             return
-        if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
+        if to_instr:
             from glow_mlir.backends import get_backend
 
-            if not optimized:
-                optimize_graph(module, args.backend, graph_disable)
             report = get_backend(args.backend).lower_to_instructions(
                 module, instr_disable, args.print_ir_after_each)
             if args.emit == "instr":
                 _emit(module, args.output)
-            if args.memory_report:
-                _write(args.memory_report, report.to_json(model=args.model) + "\n")
+            _write_memory_report(args, report)
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.runtime.bundle import write_bundle
 
@@ -331,8 +332,7 @@ def save_model(args: argparse.Namespace) -> None:
                               progress=False if args.quiet else None,
                               **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
-    if args.memory_report:
-        _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")
+    _write_memory_report(args, model.memory)
 
 
 @contextmanager
@@ -370,8 +370,7 @@ def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
     report = get_backend("accel").lower(module, disable, args.print_ir_after_each, **options)
     if args.emit == "accel":
         _emit(module, args.output)  # written before a report can fail
-    if args.memory_report:
-        _write(args.memory_report, report.to_json(model=args.model) + "\n")
+    _write_memory_report(args, report)
     if args.accel_report:
         import json
 
@@ -394,8 +393,7 @@ def _emit_code(module, args: argparse.Namespace) -> None:
         return
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
-    text = llvm_ir_text(module)
-    _write(args.output, text) if args.output else sys.stdout.write(text)
+    _output(llvm_ir_text(module), args.output)
 
 
 def _emit(module, output: str | None) -> None:
@@ -406,10 +404,21 @@ def _emit(module, output: str | None) -> None:
     text = io.StringIO()
     with progress.stage("output"):
         print_module(module, text, make_context())
-    if output:
-        _write(output, text.getvalue())
+    _output(text.getvalue(), output)
+
+
+def _output(text: str, path: str | None) -> None:
+    """`text` into file `path`, or on stdout."""
+    if path:
+        _write(path, text)
     else:
-        sys.stdout.write(text.getvalue())
+        sys.stdout.write(text)
+
+
+def _write_memory_report(args: argparse.Namespace, report) -> None:
+    """--memory-report FILE.json: `report` (a `MemoryReport`) as JSON, when asked."""
+    if args.memory_report:
+        _write(args.memory_report, report.to_json(model=args.model) + "\n")
 
 
 if __name__ == "__main__":
