@@ -13,7 +13,7 @@ torch = pytest.importorskip(
     "torch", reason='the PyTorch frontend tests need the torch extra: pip install -e ".[torch]"')
 pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript (the torch extra)")
 
-from torch_models import build, eager  # noqa: E402
+from torch_models import build, conv_net, eager  # noqa: E402
 
 import glow_mlir  # noqa: E402
 from glow_mlir.frontends.torch import TorchExportError  # noqa: E402
@@ -140,6 +140,25 @@ def test_dynamic_batch_bound_at_compile(exporter):
     with torch.no_grad():
         np.testing.assert_allclose(five(y)[0], model(y).numpy(), rtol=1e-5, atol=1e-6)
     del scale
+
+
+def test_a_model_torch_exported_with_a_dynamic_axis_compiles_with_input_shapes():
+    """torch.onnx.export called by hand (not through from_torch): the batch axis bound by
+    compile's input_shapes."""
+    import io
+
+    import onnx
+
+    net = conv_net(reduce=lambda y: torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+    x = torch.randn(2, 3, 16, 16)
+    buf = io.BytesIO()
+    torch.onnx.export(net, (x,), buf, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}}, opset_version=17)
+    model = onnx.load_from_string(buf.getvalue())
+    compiled = glow_mlir.compile(model, input_shapes={"x": (2, 3, 16, 16)})
+    with torch.no_grad():
+        expected = net(x).numpy()
+    np.testing.assert_allclose(compiled(x.numpy())[0], expected, rtol=RTOL, atol=ATOL)
 
 
 class MatMul(torch.nn.Module):
