@@ -22,6 +22,7 @@ from glow_mlir.ir.version import __version__
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Sequence
 
     from glow_mlir.analysis.quant_profile import Profile
     from glow_mlir.runtime.compiled_model import CompiledModel
@@ -74,7 +75,8 @@ def profile(model, batches, backend: str = "interpreter", input_shapes=None) -> 
     return profile_model(model, batches, backend, input_shapes)
 
 
-def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = False,
+def from_torch(module, example_inputs, *, backend: str = "cpu",
+               dynamic: bool | Sequence[str] = False,
                exporter: str = "dynamo", input_shapes=None, input_names=None,
                output_names=None, opset: int | None = None,
                **compile_options) -> CompiledModel:
@@ -89,7 +91,9 @@ def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = 
 
     `dynamic=True` exports dimension 0 of every input as the symbolic dimension `batch`,
     bound to the example's batch unless `input_shapes={"batch": 8}` says otherwise (each
-    compiled model has static shapes). A module neither exporter takes is a
+    compiled model has static shapes); `dynamic=["x", ...]` names the inputs whose dim 0
+    is the batch, when another's is not (a `TorchDynamicError` says which were made
+    dynamic when the model disagrees). A module neither exporter takes is a
     `TorchExportError` with torch's reason and the other exporter to try; without torch
     installed, a `MissingTorchError` naming the `torch` extra."""
     from glow_mlir.runtime.torch_models import compile_torch

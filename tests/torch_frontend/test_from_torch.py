@@ -3,6 +3,7 @@ interpreter and cpu, against PyTorch eager; and what it takes and gives (torch t
 numpy out, names, eval mode, `dynamic`, nothing written to disk)."""
 
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -12,10 +13,11 @@ torch = pytest.importorskip(
     "torch", reason='the PyTorch frontend tests need the torch extra: pip install -e ".[torch]"')
 pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript (the torch extra)")
 
-from torch_models import build, eager  # noqa: E402
+from torch_models import build, conv_net, eager  # noqa: E402
 
 import glow_mlir  # noqa: E402
 from glow_mlir.frontends.torch import TorchExportError  # noqa: E402
+from glow_mlir.frontends.torch.errors import TorchDynamicError, TorchInputError  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
 """float32 through another order of summation (im2col, fused batch norm, exp)."""
@@ -138,6 +140,98 @@ def test_dynamic_batch_bound_at_compile(exporter):
     with torch.no_grad():
         np.testing.assert_allclose(five(y)[0], model(y).numpy(), rtol=1e-5, atol=1e-6)
     del scale
+
+
+def test_a_model_torch_exported_with_a_dynamic_axis_compiles_with_input_shapes():
+    """torch.onnx.export called by hand (not through from_torch): the batch axis bound by
+    compile's input_shapes."""
+    import io
+
+    import onnx
+
+    net = conv_net(reduce=lambda y: torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+    x = torch.randn(2, 3, 16, 16)
+    buf = io.BytesIO()
+    torch.onnx.export(net, (x,), buf, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}}, opset_version=17)
+    model = onnx.load_from_string(buf.getvalue())
+    compiled = glow_mlir.compile(model, input_shapes={"x": (2, 3, 16, 16)})
+    with torch.no_grad():
+        expected = net(x).numpy()
+    np.testing.assert_allclose(compiled(x.numpy())[0], expected, rtol=RTOL, atol=ATOL)
+
+
+class MatMul(torch.nn.Module):
+    def forward(self, x, w):
+        return x @ w  # w's dim 0 is x's features, not a batch
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_dynamic_names_the_batched_inputs(exporter):
+    """dynamic=["x"]: dim 0 of x only is the batch; the scale keeps its length."""
+    model = _tiny().eval()
+    x, scale = torch.randn(2, 4), torch.full((1,), 2.0)
+    five = glow_mlir.from_torch(model, (x, scale), dynamic=["x"], exporter=exporter,
+                                backend="interpreter", input_shapes={"batch": 5})
+    assert five.input_shapes == {"x": (5, 4), "scale": (1,)}
+    y = torch.randn(5, 4)
+    with torch.no_grad():
+        np.testing.assert_allclose(five.run({"x": y, "scale": scale})[1],
+                                   model(y, scale)[1].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_dynamic_inputs_whose_dim_0_differ_say_which_to_name(exporter):
+    """It failed in the export (dynamo) or at the model's MatMul (torchscript)."""
+    with pytest.raises(TorchDynamicError) as info:
+        glow_mlir.from_torch(MatMul(), (torch.randn(4, 3), torch.randn(3, 5)), dynamic=True,
+                             exporter=exporter, backend="interpreter")
+    assert str(info.value) == (
+        "dynamic=True makes dim 0 of inputs 'x', 'w' one dimension 'batch', but their sizes "
+        "in the example differ ('x' 4x3, 'w' 3x5): name the inputs whose dim 0 is the "
+        "batch, e.g. dynamic=['x']")
+
+
+def test_dynamo_says_which_dynamic_dim_the_model_fixes():
+    """dim 0 of w has the batch's size in the example, but the model fixes it: torch.export
+    refused with 'conflicts between user-specified ranges and inferred ranges'."""
+    with pytest.raises(TorchDynamicError) as info:
+        glow_mlir.from_torch(MatMul(), (torch.randn(3, 3), torch.randn(3, 5)), dynamic=True,
+                             exporter="dynamo", backend="interpreter")
+    assert str(info.value) == (
+        "dim 0 of inputs 'x', 'w' was made the dimension 'batch' (3 in the example), but "
+        "MatMul fixes dim 0 of 'w' (torch.export traced a static size): it is not a batch; "
+        "name the inputs whose dim 0 is, e.g. dynamic=['x']")
+
+
+def test_an_import_error_after_binding_the_batch_says_which_dims_were_made_dynamic():
+    """The TorchScript exporter makes w's dim 0 the batch; bound to 8, the MatMul breaks:
+    the error named only the MatMul."""
+    with pytest.raises(TorchDynamicError) as info:
+        glow_mlir.from_torch(MatMul(), (torch.randn(3, 3), torch.randn(3, 5)), dynamic=True,
+                             exporter="torchscript", backend="interpreter",
+                             input_shapes={"batch": 8})
+    message = str(info.value)
+    assert "(MatMul): cannot multiply 8x3 by 8x5" in message
+    assert message.endswith("(dim 0 of inputs 'x', 'w' was made the dimension 'batch' (3 in "
+                            "the example); if dim 0 of an input is not a batch, name the "
+                            "inputs whose dim 0 is: dynamic=[...])")
+
+
+@pytest.mark.parametrize("dynamic,message", [
+    (["z"], "dynamic names 'z', not an input; the inputs are 'x', 'w'"),
+    ("x", "dynamic takes True or a list of input names, got the string 'x'"),
+])
+def test_dynamic_names_that_are_not_inputs(dynamic, message):
+    with pytest.raises(TorchInputError, match=re.escape(message)):
+        glow_mlir.from_torch(MatMul(), (torch.randn(4, 3), torch.randn(3, 5)),
+                             dynamic=dynamic, backend="interpreter")
+
+
+def test_dynamic_cannot_name_a_scalar():
+    with pytest.raises(TorchInputError, match="names input 'w', a scalar: it has no dim 0"):
+        glow_mlir.from_torch(MatMul(), (torch.randn(4, 3), torch.tensor(2.0)),
+                             dynamic=["w"], backend="interpreter")
 
 
 @pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])

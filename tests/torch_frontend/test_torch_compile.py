@@ -14,6 +14,8 @@ import pytest
 torch = pytest.importorskip(
     "torch", reason='the torch.compile tests need the torch extra: pip install -e ".[torch]"')
 
+from torch_models import conv_net  # noqa: E402
+
 import glow_mlir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,21 +45,6 @@ def _backward(ctx, grad):
 mystery.register_autograd(_backward, setup_context=_setup_backward)
 
 
-class Mixed(torch.nn.Module):
-    """Supported ops, the custom op in the middle, supported ops again."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(8)
-        self.fc = torch.nn.Linear(8, 5)
-
-    def forward(self, x):
-        y = torch.relu(self.bn(self.conv(x)))
-        y = mystery(y.mean((2, 3)))
-        return torch.softmax(self.fc(y) * 2.0, dim=-1)
-
-
 @pytest.fixture
 def backend():
     glow_mlir.torch_backend.reset_stats()
@@ -66,12 +53,8 @@ def backend():
 
 
 def _mixed():
-    torch.manual_seed(0)
-    model = Mixed().eval()
-    with torch.no_grad():
-        model.bn.running_mean.uniform_(-0.5, 0.5)
-        model.bn.running_var.uniform_(0.5, 2.0)
-    return model
+    """Supported ops, the custom op in the middle, supported ops again."""
+    return conv_net(reduce=lambda y: mystery(y.mean((2, 3))), scale=2.0)
 
 
 @pytest.mark.parametrize("glow_backend", ["interpreter", "cpu"])

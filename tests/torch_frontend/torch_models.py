@@ -73,6 +73,34 @@ def transformers_model(name: str):
     return LastHiddenState(model).eval(), (ids, mask)
 
 
+class ConvNet(torch.nn.Module):
+    """conv 3->8, batch norm, relu, `reduce` to 8 features per image, linear 8->5 times
+    `scale`, softmax: the small network the tests export, compile and split (the
+    torch.compile tests put an op no exporter knows in `reduce`)."""
+
+    def __init__(self, reduce, scale: float = 1.0):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 5)
+        self.reduce, self.scale = reduce, scale
+
+    def forward(self, x):
+        y = self.reduce(torch.relu(self.bn(self.conv(x))))
+        return torch.softmax(self.fc(y) * self.scale, dim=-1)
+
+
+def conv_net(reduce=lambda y: y.mean((2, 3)), scale: float = 1.0) -> ConvNet:
+    """A `ConvNet` with seeded weights and batch norm statistics that normalize something,
+    in eval mode."""
+    torch.manual_seed(0)
+    model = ConvNet(reduce, scale).eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+    return model
+
+
 def build(name: str, image=IMAGE):
     if name in ("bert", "gpt2"):
         return transformers_model(name)

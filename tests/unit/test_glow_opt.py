@@ -83,10 +83,28 @@ def test_time_passes_reports_each_pass_on_stderr(good, capsys):
     code_timed, out, err = run([good, "--cse", "--dce", "--time-passes"], capsys)
     assert code == code_timed == 0
     assert out == plain  # the IR on stdout is untouched
-    rows = [line.split() for line in err.splitlines() if "%)" in line]
-    assert [row[-1] for row in rows] == ["cse", "dce", "Total"], err
-    assert all(float(row[0]) >= 0 for row in rows)
+    rows = [line.split("%)  ")[-1] for line in err.splitlines() if "%)" in line]
+    assert rows == ["parse", "pipeline", "  cse", "  dce", "  (outside passes)", "output",
+                    "(outside stages)", "Total"], err
     assert "Total Execution Time:" in err
+
+
+def test_time_passes_nests_the_passes_a_pipeline_runs(good, capsys):
+    """A composite pass's passes are rows under it, one level deeper (they were printed
+    at its level)."""
+    code, _, err = run([good, "--glow-graph-pipeline", "--time-passes"], capsys)
+    assert code == 0, err
+    rows = [line.split("%)  ")[-1] for line in err.splitlines() if "%)" in line]
+    assert rows[rows.index("  glow-graph-pipeline") + 1] == "    constant-fold"
+    assert "      cse" in rows  # under glow-optimize
+
+
+def test_time_passes_reports_a_failing_pipeline(capsys, tmp_path):
+    """The report is printed when a pass fails too, the failing pass in it."""
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(GOOD)
+    code, _, err = run([str(bad), "--lower-graph=backend=nope", "--time-passes"], capsys)
+    assert code == 1 and "Total Execution Time:" in err
 
 
 def inp(name):
@@ -98,8 +116,9 @@ BAD = {
     "truncated file": ([inp("truncated.mlir")], "unexpected end of input"),
     "garbage": ([inp("garbage.mlir")], "Unexpected character"),
     "non-UTF-8": ([inp("non-utf8.mlir")], "input is not UTF-8 text"),
-    "missing file": ([inp("does-not-exist.mlir")], "No such file or directory"),
-    "directory": ([INPUTS], "Is a directory"),
+    "missing file": ([inp("does-not-exist.mlir")], "cannot read '{}': no such file".format(
+        inp("does-not-exist.mlir"))),
+    "directory": ([INPUTS], "it is a directory"),
     "verifier failure": ([inp("verifier.mlir")], "'glow.convolution' op group 2 does not divide"),
     "blob size": ([inp("blob-size.mlir")], "resource blob holds 8 bytes"),
     "use before definition": (
@@ -125,7 +144,7 @@ BAD = {
     ),
     "unwritable output": (
         [inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
-        "cannot write /nonexistent-dir/out.mlir",
+        "cannot write '/nonexistent-dir/out.mlir': no such folder",
     ),
     "llvm target on our dialects": (
         [os.path.join(REPO, "examples", "conv_relu.mlir"), "-t", "llvm"],

@@ -12,7 +12,7 @@ from glow_mlir.frontends.onnx import (
     UnsupportedOnnxError,
     import_onnx,
 )
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import FileAccessError, UserError
 from glow_mlir.targets.interpreter import evaluate_module
 from onnx_testing import (
     assert_matches_onnxruntime,
@@ -240,9 +240,10 @@ def test_garbage_files(tmp_path, content):
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(OnnxImportError, match="no such file"):
+    """The wording every tool uses (`ir.errors.file_error`)."""
+    with pytest.raises(FileAccessError, match="^cannot read '.*absent.onnx': no such file$"):
         import_onnx(tmp_path / "absent.onnx")
-    with pytest.raises(OnnxImportError, match="is a directory"):
+    with pytest.raises(FileAccessError, match="it is a directory$"):
         import_onnx(tmp_path)
 
 

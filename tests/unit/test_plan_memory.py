@@ -169,7 +169,9 @@ def test_tool_bad_input_exits_1_without_traceback(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("MODEL m\nALLOC 1 8\nFREE 7\n")
     for arg, expect in [(str(bad), f"{bad}:3: error: buffer 7 is freed but never allocated"),
-                        (str(tmp_path / "missing.txt"), "cannot read")]:
+                        (str(tmp_path / "missing.txt"),
+                         f"plan_memory: error: cannot read '{tmp_path / 'missing.txt'}': "
+                         f"no such file")]:
         r = subprocess.run([sys.executable, "-m", "glow_mlir.tools.plan_memory", arg],
                            capture_output=True, text=True)
         assert r.returncode == 1

@@ -1,6 +1,7 @@
 """Progress and timing of a compile (issue 14, item 6): a bar on stderr only when it is a
-terminal (or forced), never with --quiet or progress=False; exclusive times per stage and
-per pass; the timing table of compile(verbose=True) and --time-passes."""
+terminal (or forced), never with --quiet or progress=False; the timing tree of
+compile(verbose=True) and --time-passes (MLIR's -mlir-timing: stage -> pass -> nested pass,
+CPU and wall time, a row's time including its children's)."""
 
 import io
 import re
@@ -31,33 +32,82 @@ def no_delay(monkeypatch):
 
 @pytest.fixture
 def clock(monkeypatch):
-    """A clock the test moves by hand: `clock[0] += seconds`."""
-    now = [0.0]
+    """Clocks the test moves by hand: `clock[0] += seconds` (wall), `clock[1] += seconds`
+    (CPU)."""
+    now = [0.0, 0.0]
     monkeypatch.setattr(progress.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(progress, "cpu_seconds", lambda: now[1])
     return now
 
 
-def test_time_goes_to_the_innermost_stage_and_pass(clock):
+def tick(clock, wall: float, cpu: float | None = None) -> None:
+    clock[0] += wall
+    clock[1] += wall / 2 if cpu is None else cpu
+
+
+def test_time_goes_to_the_innermost_row_of_a_tree(clock):
     with progress.recording(show=False) as rec:
-        clock[0] += 1  # outside every stage: rest
+        tick(clock, 1)  # outside every stage
         with progress.stage("import"):
-            clock[0] += 2
+            tick(clock, 2)
         with progress.stage("codegen"):
-            clock[0] += 1
+            tick(clock, 1)
             with progress.stage("instruction passes"):  # a backend lowers first
                 with progress.timed_pass("plan-memory"):
-                    clock[0] += 3
-                clock[0] += 1  # verification between passes: the stage's own time
+                    tick(clock, 3)
+                tick(clock, 1)  # verification between passes: the stage's own time
             with progress.timed_pass("convert-glow-ir-to-loops"):
-                clock[0] += 4
-                with progress.timed_pass("inner"):
-                    clock[0] += 5
+                tick(clock, 4, cpu=8)  # two threads
+                for _ in range(2):  # a pass run twice (a fixed point) is one row
+                    with progress.timed_pass("inner"):
+                        tick(clock, 5)
     assert rec.rows() == [
-        ("import", 2, 0),
-        ("instruction passes", 4, 0), ("plan-memory", 3, 1),
-        ("codegen", 10, 0), ("convert-glow-ir-to-loops", 4, 1), ("inner", 5, 1),
-        ("rest", 1, 0),
+        ("import", 2, 1, 0),
+        # a stage opened inside another is a row of the top level, before it
+        ("instruction passes", 4, 2, 0),
+        ("plan-memory", 3, 1.5, 1), ("(outside passes)", 1, 0.5, 1),
+        ("codegen", 15, 13.5, 0),
+        ("convert-glow-ir-to-loops", 14, 13, 1),
+        ("inner", 10, 5, 2), ("(outside passes)", 4, 8, 2),
+        ("(outside passes)", 1, 0.5, 1),
+        ("(outside stages)", 1, 0.5, 0),
     ]
+    assert rec.root.total() == (22, 17)
+
+
+def test_the_report_is_a_tree_with_cpu_and_wall_time_and_a_total(clock):
+    with progress.recording(show=False) as rec:
+        with progress.stage("graph passes"), progress.timed_pass("glow-optimize"):
+            tick(clock, 1)
+            with progress.timed_pass("cse"):
+                tick(clock, 3, cpu=1)
+    out = io.StringIO()
+    rec.print_report(out)
+    lines = out.getvalue().splitlines()
+    assert "  Total Execution Time: 4.0000 seconds" in lines
+    assert lines[lines.index("  ----CPU Time-----  ----Wall Time----  ----Name----") + 1:] == [
+        "    1.5000 (100.0%)    4.0000 (100.0%)  graph passes",
+        "    1.5000 (100.0%)    4.0000 (100.0%)    glow-optimize",
+        "    1.0000 ( 66.7%)    3.0000 ( 75.0%)      cse",
+        "    0.5000 ( 33.3%)    1.0000 ( 25.0%)      (outside passes)",
+        "    1.5000 (100.0%)    4.0000 (100.0%)  Total",
+    ]
+
+
+def test_the_bar_names_what_runs_outside_the_stages(monkeypatch, no_delay):
+    """The bar's label outside every stage said `rest`: it says where the compile is."""
+    term = FakeTerminal()
+    with progress.recording(stream=term) as rec:
+        rec.count("x")  # no draw
+        with progress.timed_pass("x"):  # a pass outside every stage draws the label
+            pass
+        assert "glow-mlir: starting" in term.getvalue()
+        with progress.stage("import"):
+            pass
+        with progress.timed_pass("y"):
+            pass
+        assert "glow-mlir: after import" in term.getvalue()
+    assert "rest" not in term.getvalue()
 
 
 def test_hooks_do_nothing_without_a_recording():
@@ -141,30 +191,58 @@ def test_quiet_tools_draw_nothing_on_a_terminal(monkeypatch, capsys, tmp_path, n
         assert ("glow-mlir: graph passes" in term.getvalue()) is not quiet
 
 
+ROW = re.compile(r"^ +([\d.]+) \( *[\d.]+%\) +([\d.]+) \( *[\d.]+%\)  (.*)$", re.M)
+
+
 def _table_rows(err: str) -> list[str]:
     """The names of a timing table, indented as printed (two spaces per level)."""
-    return [m.group(1) for m in re.finditer(r"^ +[\d.]+ \( *[\d.]+%\)  (.*)$", err, re.M)]
+    return [m.group(3) for m in ROW.finditer(err)]
+
+
+def check_tree(err: str) -> None:
+    """Each row is at most one level below the one above it, and its wall and CPU times
+    are the sums of its children's (to the printed precision)."""
+    rows = [(float(m.group(1)), float(m.group(2)), m.group(3)) for m in ROW.finditer(err)]
+    depths = [(len(name) - len(name.lstrip(" "))) // 2 for _, _, name in rows]
+    assert all(d <= prev + 1 for prev, d in zip([0, *depths], depths)), err
+    for i, (cpu, wall, name) in enumerate(rows):
+        children = []
+        for j in range(i + 1, len(rows)):
+            if depths[j] <= depths[i]:
+                break
+            if depths[j] == depths[i] + 1:
+                children.append(rows[j])
+        if children:
+            assert wall == pytest.approx(sum(c[1] for c in children), abs=1e-3), name
+            assert cpu == pytest.approx(sum(c[0] for c in children), abs=1e-3), name
 
 
 def test_verbose_compile_prints_time_per_stage_and_pass(capsys):
-    glow_mlir.compile(CONV_RELU, backend="cpu", verbose=True)
+    glow_mlir.compile(CONV_RELU, backend="cpu", verbose=True, cache=False)
     err = capsys.readouterr().err
     assert "... Compile timing report ..." in err
+    check_tree(err)
     rows = _table_rows(err)
     stages = [r for r in rows if not r.startswith(" ")]
     assert stages[:4] == list(progress.STAGES) and stages[-1] == "Total"
-    # each pass under the stage that ran it
-    assert rows.index("  constant-fold") > rows.index("graph passes")
-    assert rows.index("instruction passes") < rows.index("  plan-memory") < rows.index("codegen")
+    assert "rest" not in rows
+    # each pass under the pipeline that ran it, nested passes one level deeper
+    graph = rows.index("graph passes")
+    assert rows[graph + 1] == "  glow-graph-pipeline"
+    assert rows.index("    constant-fold") > graph
+    optimize = rows.index("    glow-optimize")
+    assert rows[optimize + 1].startswith("      ") and "      cse" in rows
+    assert rows.index("instruction passes") < rows.index("    plan-memory") < rows.index("codegen")
     assert rows.index("codegen") < rows.index("  convert-glow-ir-to-loops")
 
 
 def test_glow_compile_time_passes(capsys, tmp_path):
     out = tmp_path / "instr.mlir"
     _run_tool(glow_compile.main, [SMALL_CNN, "--emit", "instr", "-o", out, "--time-passes"], capsys)
-    rows = _table_rows(capsys.readouterr().err)
-    assert [r for r in rows if not r.startswith(" ")][:3] == ["import", "graph passes",
-                                                               "instruction passes"]
-    assert "codegen" not in rows  # --emit instr generates no code
-    assert "  fold-batchnorm" in rows and "  share-buffers" in rows
+    err = capsys.readouterr().err
+    check_tree(err)
+    rows = _table_rows(err)
+    assert [r for r in rows if not r.startswith(" ")] == [
+        "import", "graph passes", "instruction passes", "output", "(outside stages)", "Total"]
+    assert "      fold-batchnorm" in rows and "    share-buffers" in rows
     assert "glow_ir.func @main" in out.read_text()

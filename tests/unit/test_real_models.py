@@ -3,7 +3,6 @@ interpreter backend, which runs the planned instruction IR on one activation are
 output matches onnxruntime (rtol 1e-4, atol 1e-5, float32), and the memory report holds."""
 
 import numpy as np
-import pytest
 
 import glow_mlir
 from glow_mlir import model_zoo
@@ -83,34 +82,3 @@ def test_bert_base_layer_after_graph_pipeline():
     compiled = _check(model_zoo.bert_layer(seq=128))
     # the interpreter backend lowers layer normalization
     assert _instructions(compiled).count("glow_ir.layer_normalization") == 0
-
-
-def test_torch_export():
-    torch = pytest.importorskip("torch")
-    import io
-
-    import onnx
-
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.bn = torch.nn.BatchNorm2d(8)
-            self.fc = torch.nn.Linear(8, 5)
-
-        def forward(self, x):
-            y = torch.relu(self.bn(self.conv(x)))
-            y = torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1)
-            return torch.softmax(self.fc(y), dim=-1)
-
-    torch.manual_seed(0)
-    net = Net().eval()
-    x = torch.randn(2, 3, 16, 16)
-    buf = io.BytesIO()
-    torch.onnx.export(net, (x,), buf, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}}, opset_version=17)
-    model = onnx.load_from_string(buf.getvalue())
-    compiled = glow_mlir.compile(model, input_shapes={"x": (2, 3, 16, 16)})
-    with torch.no_grad():
-        expected = net(x).numpy()
-    np.testing.assert_allclose(compiled(x.numpy())[0], expected, rtol=RTOL, atol=ATOL)

@@ -266,8 +266,21 @@ def test_glow_compile_save_then_glow_run(capsys, tmp_path):
     assert _outputs(out) == _outputs(want) and len(_outputs(out)) == 1
 
 
+def test_glow_run_takes_a_saved_model_with_its_own_backend_named(capsys, saved):
+    """`--backend cpu` on a model saved for cpu was refused ('drop --backend')."""
+    code, out, err = in_process(glow_run.main, capsys, saved[0], "--backend", "cpu")
+    assert code == 0 and f"model: {saved[0]} (backend cpu)" in out, err
+
+
+def test_glow_run_refuses_another_backend_for_a_saved_model(capsys, saved):
+    code, _, err = in_process(glow_run.main, capsys, saved[0], "--backend", "interpreter")
+    assert code == 1 and err == (
+        f"glow-run: error: '{saved[0]}' is a saved model compiled for backend 'cpu'; it "
+        f"cannot run on 'interpreter': drop --backend, or compile the ONNX model for "
+        f"'interpreter'\n")
+
+
 @pytest.mark.parametrize("args,message", [
-    (["--backend", "interpreter"], "drop --backend"),
     (["--input-shape", "image=1x3x8x8"], "drop --input-shape"),
     (["--compare-onnxruntime"], "drop --compare-onnxruntime"),
 ])

@@ -14,12 +14,16 @@ recording (the default) a hook is one lookup and does nothing.
                 ...
         progress.kernels(done, total)            # the code generator, per kernel
         progress.count("object cache hits", 3)   # events worth a number in the report
-    rec.print_report(sys.stderr)                 # time per stage and per pass, then counts
+    rec.print_report(sys.stderr)                 # a tree of times, then the counts
 
-Time is exclusive: a second is charged to the innermost stage open at that moment and, if
-the innermost thing open is a pass, to that pass. So the instruction passes that a backend
-runs inside its "codegen" stage count once, as instruction passes, and a composite pass
-(glow-graph-pipeline) keeps only what it does itself (verifying between its steps).
+The report reads like MLIR's `-mlir-timing`: a tree (stage -> pass -> the passes a
+composite pass runs), each row with its wall and CPU time and their shares of the total,
+a row's time including its children's. Each second is charged to the innermost thing
+open at that moment; what a row spends outside its children is a row of its own,
+"(outside passes)", and what the recording spends outside every stage is "(outside
+stages)" (mlir-opt's "Rest"). A stage opened inside another (the instruction passes a
+backend runs inside its "codegen" stage) is a row of the top level, not a child: its
+time counts once, as instruction passes.
 """
 
 from __future__ import annotations
@@ -30,13 +34,22 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 STAGES: tuple[str, ...] = ("import", "graph passes", "instruction passes", "codegen")
 """The stages of a compile, in the order they run and are reported."""
 
-REST = "rest"
-"""Time inside a recording but outside every stage (mlir-opt's "Rest" row)."""
+OUTSIDE_STAGES = "(outside stages)"
+"""The report's row for the time inside a recording but outside every stage (mlir-opt's
+"Rest": loading the compiler's modules, checking the arguments, ...)."""
+
+OUTSIDE_PASSES = "(outside passes)"
+"""The report's row for what a stage or a composite pass spends outside the passes under it
+(verifying between them, a fixed point's checks)."""
+
+STARTING = "starting"
+"""The bar's label before the first stage (loading modules, checking the arguments)."""
 
 DELAY_SECONDS = 1.0
 """A compile shorter than this shows no bar: it would only flicker."""
@@ -48,16 +61,56 @@ STAGE_FORMAT = "{desc}{postfix} [{elapsed}]"  # glow-mlir: graph passes, cse [00
 KERNELS_FORMAT = "{desc}: {bar} {n_fmt}/{total_fmt} kernels [{elapsed}]"
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process (every thread) and of its finished child processes (the
+    code generator's workers, `targets/cpu/llvm_compile.py`): `time.process_time` does not
+    count children."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX: this process only
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@dataclass
+class TimingNode:
+    """One row of the report: the time charged to it alone (exclusive), its children by
+    name, and when it first closed (siblings are reported in that order, so a stage opened
+    inside another comes before it, as it finished first)."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+    children: dict[str, TimingNode] = field(default_factory=dict)
+    closed: float = float("inf")
+
+    def child(self, name: str) -> TimingNode:
+        return self.children.setdefault(name, TimingNode())
+
+    def total(self) -> tuple[float, float]:
+        """(wall, cpu) of this row and its children."""
+        wall, cpu = self.wall, self.cpu
+        for c in self.children.values():
+            w, u = c.total()
+            wall, cpu = wall + w, cpu + u
+        return wall, cpu
+
+    def ordered(self) -> list[tuple[str, TimingNode]]:
+        return sorted(self.children.items(), key=lambda item: item[1].closed)
+
+
 class Recorder:
     """The stages and passes of one compile: their times, and the bar (tqdm, on `stream`)
     when `show`. `kernels` may be called from any thread (a code generator compiling
     kernels in a pool); stages and passes open and close in the compiling thread."""
 
     def __init__(self, show: bool, stream: IO[str]):
-        self.stage_seconds: dict[str, float] = {}
-        self.pass_seconds: dict[str, dict[str, float]] = {}  # stage -> pass -> seconds
-        self._frames: list[tuple[bool, str]] = []  # (is a stage, name), innermost last
+        self.root = TimingNode()  # its own time: outside every stage
+        self._frames: list[tuple[bool, str, TimingNode]] = []  # (is a stage, name, row)
         self._start = self._last = time.perf_counter()
+        self._last_cpu = cpu_seconds()
+        self._closed = 0  # how many rows have closed: their order
+        self._last_stage: str | None = None
         self._lock = threading.Lock()
         self._show, self._stream = show, stream
         self._bar: Any = None  # a tqdm bar (tqdm has no type stubs)
@@ -94,7 +147,13 @@ class Recorder:
     def _open(self, is_stage: bool, name: str) -> Iterator[None]:
         with self._lock:
             self._charge()
-            self._frames.append((is_stage, name))
+            # a stage is a row of the top level wherever it opens; a pass, a child of
+            # what is innermost
+            parent = self.root if is_stage or not self._frames else self._frames[-1][2]
+            node = parent.child(name)
+            self._frames.append((is_stage, name, node))
+            if is_stage:
+                self._last_stage = name
             self._draw(force=is_stage)
         try:
             yield
@@ -102,21 +161,25 @@ class Recorder:
             with self._lock:
                 self._charge()
                 self._frames.pop()
+                if node.closed == float("inf"):
+                    self._closed += 1
+                    node.closed = self._closed
                 self._draw(force=is_stage)
 
     def _stage(self) -> str:
-        return next((n for is_stage, n in reversed(self._frames) if is_stage), REST)
+        """The bar's label: the innermost stage open, else where the compile is."""
+        stage = next((n for is_stage, n, _ in reversed(self._frames) if is_stage), None)
+        if stage is not None:
+            return stage
+        return STARTING if self._last_stage is None else f"after {self._last_stage}"
 
     def _charge(self) -> None:
         """Charge the time since the last event to what was innermost during it."""
-        now = time.perf_counter()
-        dt, self._last = now - self._last, now
-        stage = self._stage()
-        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + dt
-        if self._frames and not self._frames[-1][0]:
-            per_pass = self.pass_seconds.setdefault(stage, {})
-            name = self._frames[-1][1]
-            per_pass[name] = per_pass.get(name, 0.0) + dt
+        now, cpu = time.perf_counter(), cpu_seconds()
+        node = self._frames[-1][2] if self._frames else self.root
+        node.wall += now - self._last
+        node.cpu += cpu - self._last_cpu
+        self._last, self._last_cpu = now, cpu
 
     # ------------------------------------------------------------------ the bar
     def _draw(self, force: bool) -> None:
@@ -155,22 +218,28 @@ class Recorder:
                 self._bar = None
 
     # ------------------------------------------------------------------ the report
-    def rows(self) -> list[tuple[str, float, int]]:
-        """(name, seconds, depth): each stage (depth 0) in `STAGES` order, then any other,
-        then `REST`; under each, its passes (depth 1) in the order they first ran."""
-        def order(stage: str) -> tuple[int, int]:
-            if stage in STAGES:
-                return 0, STAGES.index(stage)
-            return (2, 0) if stage == REST else (1, 0)
+    def rows(self) -> list[tuple[str, float, float, int]]:
+        """(name, wall seconds, CPU seconds, depth) of the report, in its order: each row
+        with its children's time included, its children under it (in the order they first
+        finished) and, when it has children, an `OUTSIDE_PASSES` row for its own time;
+        last, the `OUTSIDE_STAGES` row (these two only when not zero)."""
+        rows: list[tuple[str, float, float, int]] = []
 
-        rows = []
-        for stage in sorted(self.stage_seconds, key=order):
-            rows.append((stage, self.stage_seconds[stage], 0))
-            rows += [(p, t, 1) for p, t in self.pass_seconds.get(stage, {}).items()]
+        def add(name: str, node: TimingNode, depth: int) -> None:
+            rows.append((name, *node.total(), depth))
+            for child_name, child in node.ordered():
+                add(child_name, child, depth + 1)
+            if node.children and (node.wall or node.cpu):
+                rows.append((OUTSIDE_PASSES, node.wall, node.cpu, depth + 1))
+
+        for name, node in self.root.ordered():
+            add(name, node, 0)
+        if self.root.wall or self.root.cpu:
+            rows.append((OUTSIDE_STAGES, self.root.wall, self.root.cpu, 0))
         return rows
 
-    def print_report(self, out: IO[str]) -> None:
-        print_timing_report(self.rows(), out, "Compile timing report")
+    def print_report(self, out: IO[str], title: str = "Compile timing report") -> None:
+        print_timing_report(self.rows(), self.root.total(), out, title)
         if self.counts:
             print("\n  ----Count----  ----Name----", file=out)
             for name, n in self.counts.items():
@@ -246,18 +315,24 @@ def kernel_reporter() -> Callable[[int, int], None]:
     return recorder.kernels if recorder is not None else (lambda done, total: None)
 
 
-def print_timing_report(rows: Sequence[tuple[str, float, int]], out: IO[str],
-                        title: str = "Pass execution timing report") -> None:
-    """mlir-opt's `--mlir-timing` report, in its layout: wall time per row (name, seconds,
-    nesting depth), with its share of the total (the sum of the depth-0 rows). On stderr,
-    so what a tool prints on stdout stays usable."""
-    total = sum(t for _, t, depth in rows if depth == 0)
+def print_timing_report(rows: Sequence[tuple[str, float, float, int]],
+                        total: tuple[float, float], out: IO[str],
+                        title: str = "Compile timing report") -> None:
+    """mlir-opt's `-mlir-timing` report, in its layout: per row (name, wall seconds, CPU
+    seconds, nesting depth) the CPU time ("User Time" in MLIR) and the wall time, each with
+    its share of the total, the name indented two spaces per level; then the total. On
+    stderr, so what a tool prints on stdout stays usable."""
+    wall, cpu = total
     rule = "===" + "-" * 73 + "==="
     print(rule, file=out)
     print(f"... {title} ...".center(79).rstrip(), file=out)
     print(rule, file=out)
-    print(f"  Total Execution Time: {total:.4f} seconds\n", file=out)
-    print("  ----Wall Time----  ----Name----", file=out)
-    for name, t, depth in [*rows, ("Total", total, 0)]:
-        share = 100.0 * t / total if total else 0.0
-        print(f"  {t:8.4f} ({share:5.1f}%)  {'  ' * depth}{name}", file=out)
+    print(f"  Total Execution Time: {wall:.4f} seconds\n", file=out)
+    print("  ----CPU Time-----  ----Wall Time----  ----Name----", file=out)
+
+    def share(t: float, whole: float) -> float:
+        return 100.0 * t / whole if whole else 0.0
+
+    for name, w, c, depth in [*rows, ("Total", wall, cpu, 0)]:
+        print(f"  {c:8.4f} ({share(c, cpu):5.1f}%)  {w:8.4f} ({share(w, wall):5.1f}%)  "
+              f"{'  ' * depth}{name}", file=out)

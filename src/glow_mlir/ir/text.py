@@ -183,6 +183,12 @@ class LocatingParser(Parser):
                              f"letter, or is ^bb followed by digits)", token.span)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:  # nothing but blanks and comments
+            if allow_implicit_module:  # mlir-opt: an empty input is an empty module
+                return ModuleOp([])
+            self.raise_error("reached the end of the input before any op: with "
+                             "--no-implicit-module it must hold one top-level builtin.module",
+                             self._current_token.span)
         try:
             return super().parse_module(allow_implicit_module)
         except RecursionError:

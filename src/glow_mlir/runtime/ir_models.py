@@ -18,14 +18,13 @@ Weights are the module's `dense_resource` blobs (`{-# dialect_resources #-}`).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, read_bytes
 from glow_mlir.ir.text import OpDiagnostic
 
 _WHAT_RUNS = ("a module to run holds one func.func of glow ops (a graph) or one "
@@ -42,10 +41,7 @@ def load_mlir(path: str | os.PathLike) -> ModuleOp:
     from glow_mlir.ir.text import parse_module, verify_module
 
     name = os.fspath(path)
-    try:
-        raw = Path(name).read_bytes()
-    except OSError as err:
-        raise UserError(f"cannot read '{name}': {err.strerror}") from None
+    raw = read_bytes(name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -41,6 +41,7 @@ import numpy as np
 
 from glow_mlir.backends import all_backends, backend_names, get_backend
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.file_kinds import SAVED_MODEL_MAGIC
 from glow_mlir.runtime import section_file
 from glow_mlir.runtime.saved_manifest import SavedManifest, Target
 from glow_mlir.runtime.section_file import (
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from glow_mlir.targets.cpu.area_plan import AreaPlan
     from glow_mlir.targets.cpu.llvm_compile import CompileSpec
 
-MAGIC = b"GLOWMLIR"
+MAGIC = SAVED_MODEL_MAGIC  # in `ir`: the ONNX loader recognizes a saved model by it
 FORMAT = 2  # 2: the digest covers the header; the section table is checked
 KIND = "a glow-mlir saved model"
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, file_error
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
@@ -105,7 +105,7 @@ def write_atomically(path: str | os.PathLike,
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
     except OSError as err:
-        raise UserError(f"cannot write '{path}': {err.strerror or err}") from None
+        raise file_error(path, err, action="write") from None
     try:
         with os.fdopen(fd, "wb") as f:
             for piece in ([data] if isinstance(data, (bytes, bytearray)) else data):
@@ -114,7 +114,7 @@ def write_atomically(path: str | os.PathLike,
         os.replace(temp, path)
     except OSError as err:
         Path(temp).unlink(missing_ok=True)
-        raise UserError(f"cannot write '{path}': {err.strerror or err}") from None
+        raise file_error(path, err, action="write") from None
 
 
 def _umask() -> int:
@@ -130,12 +130,8 @@ def read_file(path: str | os.PathLike) -> memoryview:
 
     try:
         return read_aligned(path)
-    except FileNotFoundError:
-        raise UserError(f"cannot open '{path}': no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"cannot open '{path}': it is a directory") from None
     except OSError as err:
-        raise UserError(f"cannot read '{path}': {err.strerror or err}") from None
+        raise file_error(path, err) from None
 
 
 def unpack(data: bytes | memoryview, magic: bytes, fmt: int, what: str, kind: str,

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from glow_mlir.backends import DEFAULT_BACKEND, backend_names
 from glow_mlir.backends.registry import unknown_backend
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, check_readable, file_error
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
 
@@ -51,13 +51,25 @@ _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
-    """`name=1x3x224x224` (an input's shape) or `batch=1` (a symbolic dimension)."""
-    m = re.fullmatch(r"([^=]+)=(\d+(?:x\d+)*|scalar)", text.strip())
-    if not m:
+    """`name=1x3x224x224` (an input's shape), `name=scalar`, or `batch=1` (a symbolic
+    dimension). A bad dim is named by its input, its index and its value."""
+    name, equals, dims = text.strip().partition("=")
+    if not equals or not name or not dims:
         raise argparse.ArgumentTypeError(
             f"expected NAME=DIMS such as input=1x3x224x224 or batch=1, got '{text}'")
-    dims = () if m.group(2) == "scalar" else tuple(int(d) for d in m.group(2).split("x"))
-    return m.group(1), dims
+    if dims == "scalar":
+        return name, ()
+    parts = dims.split("x")
+    for index, part in enumerate(parts):
+        if re.fullmatch(r"\d+", part):
+            continue
+        where = f"'{name}', dim {index}" if len(parts) > 1 else f"'{name}'"
+        what = ("an empty dim" if not part
+                else f"{part} is negative" if re.fullmatch(r"-\d+", part)
+                else f"'{part}' is not a whole number")
+        raise argparse.ArgumentTypeError(
+            f"{where}: {what}; a dim is a size, a whole number >= 0 (in '{text}')")
+    return name, tuple(int(d) for d in parts)
 
 
 def backend_name(text: str) -> str:
@@ -86,8 +98,9 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                         "(default: the cores this process may use; 1 with --emit llvm-ir "
                         "and --emit-bundle)")
     p.add_argument("--time-passes", action="store_true",
-                   help="print the wall time of each stage and pass on stderr, then the "
-                        "compile cache's hits and misses")
+                   help="print the CPU and wall time of each stage and pass on stderr, "
+                        "as a tree (MLIR's -mlir-timing), then the compile cache's hits "
+                        "and misses")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the compile cache ($GLOW_MLIR_CACHE_DIR, "
                         "default ~/.cache/glow-mlir)")
@@ -108,15 +121,17 @@ class BackendFlags(TypedDict, total=False):
 def backend_options(args: argparse.Namespace) -> BackendFlags:
     """The backend's own options given on the command line."""
     options: BackendFlags = {}
-    if getattr(args, "threads", None) is not None:
+
+    def cpu_only(flag: str, why: str) -> None:
         if args.backend not in (None, "cpu"):
-            raise UserError(f"--threads is an option of the cpu backend; backend "
-                            f"'{args.backend}' runs on one thread (drop --threads)")
+            raise UserError(f"{flag} {why.format(backend=args.backend)} (drop {flag})")
+
+    if getattr(args, "threads", None) is not None:
+        cpu_only("--threads", "is an option of the cpu backend; backend '{backend}' runs "
+                              "on one thread")
         options["num_threads"] = args.threads
     if getattr(args, "trace", None):
-        if args.backend not in (None, "cpu"):
-            raise UserError(f"--trace times the cpu backend's kernels; backend "
-                            f"'{args.backend}' has none (drop --trace)")
+        cpu_only("--trace", "times the cpu backend's kernels; backend '{backend}' has none")
         options["trace"] = True
     if args.scratchpad_kib is None:
         return options
@@ -190,11 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _write(path: str, text: str) -> None:
+    from glow_mlir.ir import progress
+
     try:
-        with open(path, "w") as f:
+        with progress.stage("output"), open(path, "w") as f:
             f.write(text)
     except OSError as err:
-        raise UserError(f"cannot write '{path}': {err.strerror}") from None
+        raise file_error(path, err, action="write") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -230,6 +247,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         from glow_mlir.runtime.ir_models import is_mlir_path
         from glow_mlir.targets.instructions import require_memory_plan
 
+        check_readable(args.model)  # before saying what kind of file it is
         if is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
@@ -264,8 +282,6 @@ def compile_and_emit(args: argparse.Namespace) -> None:
 
             check_target(args.cpu, args.cpu_features)  # before LLVM can abort on them
             bundle_dir = cleanup.enter_context(staged_directory(args.emit_bundle))
-        from glow_mlir.frontends.onnx import import_onnx
-
         options = backend_options(args)
         if args.emit == "accel" or args.accel_report:
             if args.backend == "cpu":
@@ -276,7 +292,9 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         if args.emit in _CODE and not accel:
             args.backend = "cpu"  # LLVM code is the cpu backend's
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
-        with progress.stage("import"):
+        with progress.stage("import"):  # the importer's modules load in it too
+            from glow_mlir.frontends.onnx import import_onnx
+
             module = import_onnx(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if args.load_profile and args.emit == "graph":
@@ -293,23 +311,22 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             _write(args.dump_graph_dag, graph_to_dot(module))
         if args.emit in ("graph", "optimized-graph"):
             _emit(module, args.output)  # written before a memory report can fail
-        if accel and (args.emit in ("accel", *_CODE) or args.accel_report):
-            if not optimized:
-                optimize_graph(module, args.backend, graph_disable, False, *quantize)
+        to_accel = accel and (args.emit in ("accel", *_CODE) or args.accel_report)
+        to_instr = args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle
+        if (to_accel or to_instr) and not optimized:  # --emit graph printed it as imported
+            optimize_graph(module, args.backend, graph_disable, False, *quantize)
+        if to_accel:
             with progress.stage("codegen"):
                 _accel(module, args, options, instr_disable)
             return
-        if args.emit in ("instr", *_CODE) or args.memory_report or args.emit_bundle:
+        if to_instr:
             from glow_mlir.backends import get_backend
 
-            if not optimized:
-                optimize_graph(module, args.backend, graph_disable, False, *quantize)
             report = get_backend(args.backend).lower_to_instructions(
                 module, instr_disable, args.print_ir_after_each)
             if args.emit == "instr":
                 _emit(module, args.output)
-            if args.memory_report:
-                _write(args.memory_report, report.to_json(model=args.model) + "\n")
+            _write_memory_report(args, report)
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.runtime.bundle import write_bundle
 
@@ -416,8 +433,7 @@ def save_model(args: argparse.Namespace) -> None:
                               progress=False if args.quiet else None, **quantized,
                               **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
-    if args.memory_report:
-        _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")
+    _write_memory_report(args, model.memory)
 
 
 @contextmanager
@@ -456,8 +472,7 @@ def _accel(module: ModuleOp, args: argparse.Namespace, options: BackendFlags,
     report = get_backend("accel").lower(module, disable, args.print_ir_after_each, **options)
     if args.emit == "accel":
         _emit(module, args.output)  # written before a report can fail
-    if args.memory_report:
-        _write(args.memory_report, report.to_json(model=args.model) + "\n")
+    _write_memory_report(args, report)
     if args.accel_report:
         import json
 
@@ -480,20 +495,32 @@ def _emit_code(module, args: argparse.Namespace) -> None:
         return
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
-    text = llvm_ir_text(module)
-    _write(args.output, text) if args.output else sys.stdout.write(text)
+    _output(llvm_ir_text(module), args.output)
 
 
 def _emit(module, output: str | None) -> None:
     from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir import progress
     from glow_mlir.ir.text import print_module
 
     text = io.StringIO()
-    print_module(module, text, make_context())
-    if output:
-        _write(output, text.getvalue())
+    with progress.stage("output"):
+        print_module(module, text, make_context())
+    _output(text.getvalue(), output)
+
+
+def _output(text: str, path: str | None) -> None:
+    """`text` into file `path`, or on stdout."""
+    if path:
+        _write(path, text)
     else:
-        sys.stdout.write(text.getvalue())
+        sys.stdout.write(text)
+
+
+def _write_memory_report(args: argparse.Namespace, report) -> None:
+    """--memory-report FILE.json: `report` (a `MemoryReport`) as JSON, when asked."""
+    if args.memory_report:
+        _write(args.memory_report, report.to_json(model=args.model) + "\n")
 
 
 if __name__ == "__main__":

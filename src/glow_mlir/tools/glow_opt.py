@@ -9,7 +9,8 @@ file:line:col, diagnostics as `file:line:col: error: 'op' op message`, exit stat
 traceback on bad input (`--debug` shows it), weights kept as resource blobs, MLIR's
 `// expected-error` checking for `--verify-diagnostics`, and mlir-opt's `--split-input-file`
 behaviour (every chunk is processed; a bad one is reported and makes the status 1),
-`--time-passes` as a wall-time table per pass on stderr (mlir-opt's layout). `-` names
+`--time-passes` as mlir-opt's `-mlir-timing` tree on stderr (parse, the pipeline and
+each pass in it, output; CPU and wall time). `-` names
 stdin (and stdout for `-o`).
 """
 
@@ -18,9 +19,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 import traceback
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from io import StringIO
 from typing import IO, NoReturn
 
@@ -36,8 +37,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 import glow_mlir.backends  # noqa: F401 - the graph passes find backends through it
 from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
 from glow_mlir.dialects.registry import DIALECTS
-from glow_mlir.ir.errors import UserError
-from glow_mlir.ir.progress import print_timing_report
+from glow_mlir.ir import progress
+from glow_mlir.ir.errors import UserError, file_error
 from glow_mlir.ir.text import (
     DiagnosticError,
     OpDiagnostic,
@@ -121,19 +122,15 @@ class GlowOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self) -> None:
         spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
-        # --time-passes: seconds per pass name, summed over the chunks of the input; the
-        # clock runs from the callback before a pass to the one after it, so verification
-        # and --print-ir-between-passes are not charged to the pass.
-        self.pass_seconds: dict[str, float] = {}
-        started = 0.0
+        # --time-passes: each pass is timed (`progress.timed_pass`) from the callback before
+        # it to the one after it, so verification and --print-ir-between-passes are not
+        # charged to it; the passes a composite pass runs time themselves under it.
+        self._pass_timer: AbstractContextManager[None] | None = None
 
         def after_each_pass(prev: ModulePass | None, module: ModuleOp,
                             nxt: ModulePass | None) -> None:
-            nonlocal started
             if prev is not None:
-                if self.args.time_passes:
-                    elapsed = time.perf_counter() - started
-                    self.pass_seconds[prev.name] = self.pass_seconds.get(prev.name, 0.0) + elapsed
+                self._stop_pass_timer()
                 if not self.args.disable_verify:
                     verify_module(module)
                 if nxt is not None and self.args.print_between_passes:
@@ -141,7 +138,8 @@ class GlowOptMain(xDSLOptMain):
                     Printer(stream=sys.stderr).print_op(module)
                     print(file=sys.stderr)
             if nxt is not None:
-                started = time.perf_counter()
+                self._pass_timer = progress.timed_pass(nxt.name)
+                self._pass_timer.__enter__()
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
@@ -150,6 +148,11 @@ class GlowOptMain(xDSLOptMain):
             if message.startswith("Unrecognized passes"):
                 message = message.replace("Unrecognized passes", "unknown pass(es)")
             raise UserError(f"invalid pass pipeline '{spec}': {message}") from None
+
+    def _stop_pass_timer(self) -> None:
+        if self._pass_timer is not None:
+            timer, self._pass_timer = self._pass_timer, None
+            timer.__exit__(None, None, None)
 
     # ------------------------------------------------------------------ running
     def _chunks(self) -> list[tuple[str, int]]:
@@ -177,11 +180,20 @@ class GlowOptMain(xDSLOptMain):
         return chunks
 
     def process_chunk(self, text: str, offset: int) -> str:
-        module = parse_module(self.ctx, text, self.get_input_name(), offset,
-                              implicit_module=not self.args.no_implicit_module)
-        if not self.args.disable_verify:
-            verify_module(module)
-        self.apply_passes(module)
+        with progress.stage("parse"):  # and verify, as mlir-opt's "Parser" row
+            module = parse_module(self.ctx, text, self.get_input_name(), offset,
+                                  implicit_module=not self.args.no_implicit_module)
+            if not self.args.disable_verify:
+                verify_module(module)
+        with progress.stage("pipeline"):
+            try:
+                self.apply_passes(module)
+            finally:  # a pass that failed stops its timer here
+                self._stop_pass_timer()
+        with progress.stage("output"):
+            return self._output(module)
+
+    def _output(self, module: ModuleOp) -> str:
         if self.args.target != "mlir":
             from glow_mlir.ir import resources
 
@@ -201,15 +213,27 @@ class GlowOptMain(xDSLOptMain):
         try:
             return super().prepare_output()
         except OSError as err:
-            raise UserError(f"cannot write {self.args.output_file}: {err.strerror}") from None
+            raise file_error(self.args.output_file, err, action="write") from None
 
     def run(self):
         """Process every chunk, as mlir-opt does: a bad chunk is reported on stderr, the
-        others are still processed and printed, and the exit status is 1 if any failed."""
+        others are still processed and printed, and the exit status is 1 if any failed.
+        With --time-passes, the times of every chunk are summed into one report, printed
+        whether or not a chunk failed."""
+        if not self.args.time_passes:
+            return self._run()
+        with progress.recording(show=False) as recorder:
+            try:
+                return self._run()
+            finally:
+                recorder.close()  # the clock stops before the report is printed
+                recorder.print_report(sys.stderr, "Pass execution timing report")
+
+    def _run(self):
         try:
             chunks = self._chunks()
         except OSError as err:
-            raise UserError(f"cannot read {self.get_input_name()}: {err.strerror}") from None
+            raise file_error(self.get_input_name(), err) from None
         if self.args.verify_diagnostics:
             sys.exit(verify_diagnostics(self, chunks))
         output = self.prepare_output()
@@ -235,16 +259,8 @@ class GlowOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
-            if self.args.time_passes:
-                print_pass_times(self.pass_seconds, sys.stderr)
         if failed:
             sys.exit(1)
-
-
-def print_pass_times(seconds: dict[str, float], out: IO[str]) -> None:
-    """mlir-opt's `--mlir-timing` report: wall time per pass, in pipeline order (the
-    table compile(verbose=True) and glow-compile --time-passes print too)."""
-    print_timing_report([(name, t, 0) for name, t in seconds.items()], out)
 
 
 # ====================================================================== --verify-diagnostics

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from glow_mlir.backends import DEFAULT_BACKEND
-from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.errors import UserError, check_readable
 from glow_mlir.tools.errors import (
     ArgumentParser,
     at_least,
@@ -84,12 +84,9 @@ def load_inputs(path: str) -> dict[str, np.ndarray]:
     """The arrays of an .npz file by name; anything else is a UserError that says why."""
     import zipfile
 
+    check_readable(path, "inputs")
     try:
         data = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise UserError(f"cannot read inputs '{path}': no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"cannot read inputs '{path}': it is a directory") from None
     except EOFError:
         raise UserError(f"cannot read inputs '{path}': the file is empty") from None
     except (OSError, ValueError, zipfile.BadZipFile) as err:
@@ -192,8 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
     model = None
     if is_saved_model(args.model):
-        given = [flag for flag, on in (("--backend", args.given_backend),
-                                       ("--input-shape", args.input_shape),
+        given = [flag for flag, on in (("--input-shape", args.input_shape),
                                        ("--scratchpad-kib", args.scratchpad_kib),
                                        ("--threads", args.threads is not None),
                                        ("--trace", args.trace),
@@ -201,9 +197,15 @@ def run(args: argparse.Namespace) -> int:
                  if on]
         if given:
             usage_error("glow-run", f"'{args.model}' is a saved model, compiled already (its "
-                                    f"shapes fixed, for backend cpu, without its ONNX "
-                                    f"model): drop {', '.join(given)}")
+                                    f"shapes fixed, without its ONNX model): drop "
+                                    f"{', '.join(given)}")
         model = glow_mlir.load(args.model)
+        # the saved model has its backend: naming the same one is harmless
+        if args.given_backend not in (None, model.backend):
+            raise UserError(f"'{args.model}' is a saved model compiled for backend "
+                            f"'{model.backend}'; it cannot run on '{args.given_backend}': "
+                            f"drop --backend, or compile the ONNX model for "
+                            f"'{args.given_backend}'")
         args.backend = model.backend
     elif is_mlir_path(args.model):
         if args.compare_onnxruntime:

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 
 from glow_mlir.analysis.memory_planner import Buffer, Plan, plan
-from glow_mlir.tools.errors import ArgumentParser
+from glow_mlir.ir.errors import UserError, file_error
+from glow_mlir.tools.errors import ArgumentParser, report
 
 
 class TraceError(Exception):
@@ -119,7 +120,7 @@ def load_traces(path: str) -> list[Trace]:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise TraceError(f"{path}: error: cannot read: {e.strerror or e}") from None
+        raise file_error(path, e) from None
     except UnicodeDecodeError as e:
         raise TraceError(f"{path}: error: not a text file: {e.reason}") from None
     traces = parse_traces(text, path)
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         traces = load_traces(args.trace_file)
     except TraceError as e:
         print(str(e), file=sys.stderr)  # already `file:line: error: ...`
+        return 1
+    except UserError as e:  # the file cannot be read
+        print(report("plan_memory", e), file=sys.stderr)
         return 1
     w = max(len(t.name) for t in traces)
     print(f"{'model':<{w}} {'planned':>12} {'lower bound':>12} {'eff':>6} "

@@ -34,10 +34,10 @@
 // A file that does not exist, or is a directory:
 // RUN: not glow-opt %t.does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING-NOT:  Traceback
-// MISSING:      glow-opt: error: cannot read {{.*}}does-not-exist.mlir: No such file or directory
+// MISSING:      glow-opt: error: cannot read '{{.*}}does-not-exist.mlir': no such file{{$}}
 // MISSING-NOT:  Traceback
 // RUN: not glow-opt %S/inputs 2>&1 | FileCheck %s --check-prefix=DIR
-// DIR:      glow-opt: error: cannot read {{.*}}inputs: Is a directory
+// DIR:      glow-opt: error: cannot read '{{.*}}inputs': it is a directory{{$}}
 
 // An unknown pass, as a flag and in a pipeline; a bad pass option; a bad pipeline:
 // RUN: not glow-opt %s --frobnicate 2>&1 | FileCheck %s --check-prefix=FLAG

@@ -38,7 +38,7 @@
 // RUN: glow-opt --cse --dce < %s | FileCheck %s
 // RUN: glow-opt %s --cse --dce -o - | FileCheck %s
 // RUN: not glow-opt %s -o %t.no-such-dir/out.mlir 2>&1 | FileCheck %s --check-prefix=NO-DIR
-// NO-DIR: glow-opt: error: cannot write {{.*}}no-such-dir/out.mlir: No such file or directory
+// NO-DIR: glow-opt: error: cannot write '{{.*}}no-such-dir/out.mlir': no such folder
 
 // CHECK-LABEL: func.func @cse_dce
 // CHECK-NEXT:    %a = glow.relu %x : tensor<4xf32>

@@ -15,6 +15,8 @@ computed from the output position. f16 and bf16 compute in f32.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
@@ -46,6 +48,24 @@ GoogLeNet, Inception and DenseNet. Larger ones (global pools, 7x7 averages) are 
 loop nest, whatever their size."""
 
 
+def _indexer(nchw: bool) -> Callable[..., list]:
+    """The indices of (n, channel, row, column) in the layout."""
+    def index(ni, ci, hi, wi):
+        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+
+    return index
+
+
+def _combiner(em: Emitter, average: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """How a pool combines two values: a sum (averaged after) or a maximum."""
+    def combine(acc, v):
+        if average:
+            return em.value(arith.AddfOp(acc, v, FAST))
+        return em.value(arith.MaximumfOp(acc, v))
+
+    return combine
+
+
 def _pool(instr, em: Emitter, average: bool) -> None:
     ct = require_float(instr)
     layout, kernels, strides, pads = window_attrs(instr)
@@ -61,13 +81,7 @@ def _pool(instr, em: Emitter, average: bool) -> None:
     include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
     nchw = layout == "NCHW"
 
-    def index(ni, ci, hi, wi):
-        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
-
-    def combine(acc, v):
-        if average:
-            return em.value(arith.AddfOp(acc, v, FAST))
-        return em.value(arith.MaximumfOp(acc, v))
+    index, combine = _indexer(nchw), _combiner(em, average)
 
     init_value = 0.0 if average else float("-inf")
 
@@ -152,6 +166,47 @@ def _window(em: Emitter, o: SSAValue, kernel: int, stride: int, pad: int, size: 
     return lo, hi
 
 
+def _reduce_window(em: Emitter, ct, X, O, index: Callable[..., list], c: int,
+                   at: tuple, rows: tuple[SSAValue, SSAValue], cols: tuple[SSAValue, SSAValue],
+                   init: float, combine: Callable[[SSAValue, SSAValue], SSAValue],
+                   finish: Callable[[], Callable[[SSAValue], SSAValue]] | None = None) -> None:
+    """Output `at` = (n, channel, row, column) as the reduction of its window, input rows
+    [rows) by columns [cols): `combine(acc, x)` from `init`, then the function `finish()`
+    makes (avg_pool's division, adaptive_avg_pool's scale; made once per output, after the
+    reduction) applied to the result. NCHW (a channel given): one channel, a reduction in
+    a register. NHWC (channel None): every channel of the window at once, channels
+    innermost (contiguous), accumulated in the output. The one window reduction of the
+    large-window pools and adaptive_avg_pool."""
+    ni, ci, oi, oj = at
+    if ci is not None:
+        def row(hi, acc):
+            return em.loop_reduce(*cols, acc, lambda wi, a: combine(
+                a, ld(em, X, index(ni, ci, hi, wi), ct)))
+
+        total = em.loop_reduce(*rows, em.const(init, ct), row)
+        st(em, finish()(total) if finish else total, O, index(ni, ci, oi, oj))
+        return
+    em.loop(0, c, lambda cj: st(em, em.const(init, ct), O, index(ni, cj, oi, oj)))
+
+    def tap(hi, wi):
+        def chan(cj):
+            idx = index(ni, cj, oi, oj)
+            st(em, combine(ld(em, O, idx, ct), ld(em, X, index(ni, cj, hi, wi), ct)), O, idx)
+
+        em.loop(0, c, chan)
+
+    em.loop(*rows, lambda hi: em.loop(*cols, lambda wi: tap(hi, wi)))
+    if finish is None:
+        return
+    apply = finish()
+
+    def scale(cj):
+        idx = index(ni, cj, oi, oj)
+        st(em, apply(ld(em, O, idx, ct)), O, idx)
+
+    em.loop(0, c, scale)
+
+
 def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
     """max_pool / avg_pool as one loop nest over the outputs, each a reduction over its
     window (see the module's docstring)."""
@@ -164,13 +219,7 @@ def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
     nchw = layout == "NCHW"
     init = 0.0 if average else float("-inf")
 
-    def index(ni, ci, hi, wi):
-        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
-
-    def combine(acc, v):
-        if average:
-            return em.value(arith.AddfOp(acc, v, FAST))
-        return em.value(arith.MaximumfOp(acc, v))
+    index, combine = _indexer(nchw), _combiner(em, average)
 
     def divisor(rows, cols):
         if include_pad:
@@ -182,36 +231,13 @@ def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
     def pixel(ni, ohi, owi, ci=None):
         rows = _window(em, ohi, kernels[0], strides[0], pads[0], h, oh)
         cols = _window(em, owi, kernels[1], strides[1], pads[1], wd, ow)
-        if nchw:  # the window of one channel: a reduction in a register
-            def row(hi, acc):
-                return em.loop_reduce(*cols, acc, lambda wi, a: combine(
-                    a, ld(em, X, index(ni, ci, hi, wi), ct)))
 
-            total = em.loop_reduce(*rows, em.const(init, ct), row)
-            if average:
-                total = fdiv(em, total, divisor(rows, cols))
-            st(em, total, O, index(ni, ci, ohi, owi))
-            return
-        # NHWC: every channel of the window at once, channels innermost (contiguous)
-        em.loop(0, c, lambda cj: st(em, em.const(init, ct), O, index(ni, cj, ohi, owi)))
-
-        def tap(hi, wi):
-            def chan(cj):
-                idx = index(ni, cj, ohi, owi)
-                st(em, combine(ld(em, O, idx, ct), ld(em, X, index(ni, cj, hi, wi), ct)),
-                   O, idx)
-
-            em.loop(0, c, chan)
-
-        em.loop(*rows, lambda hi: em.loop(*cols, lambda wi: tap(hi, wi)))
-        if average:
+        def divide():
             count = divisor(rows, cols)
+            return lambda v: fdiv(em, v, count)
 
-            def scale(cj):
-                idx = index(ni, cj, ohi, owi)
-                st(em, fdiv(em, ld(em, O, idx, ct), count), O, idx)
-
-            em.loop(0, c, scale)
+        _reduce_window(em, ct, X, O, index, c, (ni, ci, ohi, owi), rows, cols, init, combine,
+                       divide if average else None)
 
     if nchw:
         em.loop(0, n, lambda ni: parallel_loop(
@@ -244,8 +270,7 @@ def adaptive_avg_pool(instr, em: Emitter) -> None:
     X, O = em.buffer(x), em.buffer(out)
     nchw = layout == "NCHW"
 
-    def index(ni, ci, hi, wi):
-        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+    index = _indexer(nchw)
 
     def window(o: SSAValue, size: int, outputs: int) -> tuple[SSAValue, SSAValue]:
         """[o*size // outputs, ceil((o+1)*size / outputs)) (indices are never negative)."""
@@ -255,35 +280,15 @@ def adaptive_avg_pool(instr, em: Emitter) -> None:
 
     def pixel(ni, oi, oj, ci=None):
         rows, cols = window(oi, h, oh), window(oj, wd, ow)
-        count = em.value(arith.MuliOp(em.value(arith.SubiOp(rows[1], rows[0])),
-                                      em.value(arith.SubiOp(cols[1], cols[0]))))
-        inv = fdiv(em, em.const(1.0, ct), to_float(em, count, ct))
-        if nchw:  # one channel's window: a reduction in a register
-            def row(hi, acc):
-                return em.loop_reduce(*cols, acc, lambda wi, a: fadd(
-                    em, a, ld(em, X, index(ni, ci, hi, wi), ct)))
 
-            total = em.loop_reduce(*rows, em.const(0.0, ct), row)
-            st(em, fmul(em, total, inv), O, index(ni, ci, oi, oj))
-            return
-        # NHWC: every channel of the window at once, channels innermost (contiguous)
-        em.loop(0, c, lambda cj: st(em, em.const(0.0, ct), O, index(ni, cj, oi, oj)))
+        def scale():
+            count = em.value(arith.MuliOp(em.value(arith.SubiOp(rows[1], rows[0])),
+                                          em.value(arith.SubiOp(cols[1], cols[0]))))
+            inv = fdiv(em, em.const(1.0, ct), to_float(em, count, ct))
+            return lambda v: fmul(em, v, inv)
 
-        def acc_pixel(hi, wi):
-            def chan(cj):
-                idx = index(ni, cj, oi, oj)
-                st(em, fadd(em, ld(em, O, idx, ct), ld(em, X, index(ni, cj, hi, wi), ct)),
-                   O, idx)
-
-            em.loop(0, c, chan)
-
-        em.loop(*rows, lambda hi: em.loop(*cols, lambda wi: acc_pixel(hi, wi)))
-
-        def scale(cj):
-            idx = index(ni, cj, oi, oj)
-            st(em, fmul(em, ld(em, O, idx, ct), inv), O, idx)
-
-        em.loop(0, c, scale)
+        _reduce_window(em, ct, X, O, index, c, (ni, ci, oi, oj), rows, cols, 0.0,
+                       lambda a, v: fadd(em, a, v), scale)
 
     if nchw:
         em.loop_nest([n, c, oh, ow], lambda iv: pixel(iv[0], iv[2], iv[3], iv[1]))

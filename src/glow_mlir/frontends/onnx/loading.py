@@ -16,6 +16,8 @@ from onnx import ModelProto, external_data_helper
 
 from glow_mlir.frontends.onnx.errors import OnnxImportError
 from glow_mlir.frontends.onnx.validation import validate_model
+from glow_mlir.ir.errors import read_bytes
+from glow_mlir.ir.file_kinds import not_onnx
 
 
 def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProto, str]:
@@ -23,19 +25,13 @@ def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProt
     if isinstance(model, ModelProto):
         proto, base_dir, what = model, os.getcwd(), "the model"
     elif isinstance(model, (bytes, bytearray)):
-        proto, base_dir, what = _parse(bytes(model), "the model bytes"), os.getcwd(), "the model"
+        proto, what = _parse(bytes(model), "the model bytes", None), "the model"
+        base_dir = os.getcwd()
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
         what = f"'{path}'"
-        if not path.exists():
-            raise OnnxImportError(f"cannot open {what}: no such file")
-        if path.is_dir():
-            raise OnnxImportError(f"cannot open {what}: it is a directory, not an ONNX file")
-        try:
-            data = path.read_bytes()
-        except OSError as err:
-            raise OnnxImportError(f"cannot read {what}: {err.strerror}") from None
-        proto, base_dir = _parse(data, what), str(path.resolve().parent)
+        data = read_bytes(path)
+        proto, base_dir = _parse(data, what, str(path)), str(path.resolve().parent)
     else:
         raise OnnxImportError(
             f"expected an ONNX ModelProto, a file path or bytes, got {type(model).__name__}")
@@ -45,9 +41,13 @@ def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProt
     return proto, base_dir
 
 
-def _parse(data: bytes, what: str) -> ModelProto:
+def _parse(data: bytes, what: str, path: str | None) -> ModelProto:
+    """The ModelProto in `data`, read from file `path` (None: given as bytes)."""
     if not data:
         raise OnnxImportError(f"{what} is empty, not an ONNX model")
+    other = not_onnx(data, path)  # a saved model or MLIR text: say so, and what to do
+    if other is not None:
+        raise OnnxImportError(other)
     proto = ModelProto()
     try:
         proto.ParseFromString(data)

@@ -20,10 +20,11 @@ pyproject.toml keeps it so).
 from glow_mlir.frontends.torch.errors import (
     EXPORTERS,
     MissingTorchError,
+    TorchDynamicError,
     TorchExportError,
     TorchInputError,
 )
 from glow_mlir.frontends.torch.export import export_to_onnx
 
-__all__ = ["export_to_onnx", "EXPORTERS", "MissingTorchError", "TorchExportError",
-           "TorchInputError"]
+__all__ = ["export_to_onnx", "EXPORTERS", "MissingTorchError", "TorchDynamicError",
+           "TorchExportError", "TorchInputError"]

@@ -30,15 +30,26 @@ class TorchInputError(UserError, TypeError):
 
 class TorchExportError(UserError):
     """`torch.onnx.export` failed on the module: which exporter, torch's reason in one line,
-    and the other exporter to try."""
+    and the other exporter to try (after `note`, what else the user may change)."""
 
-    def __init__(self, exporter: str, what: str, error: BaseException):
+    def __init__(self, exporter: str, what: str, error: BaseException, note: str = ""):
         self.exporter = exporter
         self.reason = first_line(error)
         other = next(e for e in EXPORTERS if e != exporter)
         super().__init__(
             f"torch.onnx.export with the {exporter} exporter (dynamo={EXPORTERS[exporter]}) "
-            f"could not export {what}: {self.reason}; try exporter=\"{other}\"")
+            f"could not export {what}: {self.reason}; {note}try exporter=\"{other}\"")
+
+
+class TorchDynamicError(UserError):
+    """`dynamic=` made dim 0 of an input the symbolic batch where it is not one: which
+    inputs were made dynamic, on which dim, and how to name the batched ones."""
+
+
+def choose_dynamic(made: str) -> str:
+    """How to choose the inputs whose dim 0 is the batch, after `made` (which were)."""
+    return (f"{made}; if dim 0 of an input is not a batch, name the inputs whose dim 0 "
+            f"is: dynamic=[...]")
 
 
 def first_line(error: BaseException) -> str:

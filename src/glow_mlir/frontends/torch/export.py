@@ -19,31 +19,47 @@ import io
 import warnings
 from collections.abc import Mapping, Sequence
 
-from glow_mlir.frontends.torch.errors import EXPORTERS, TorchExportError, TorchInputError
+from glow_mlir.frontends.torch.errors import (
+    EXPORTERS,
+    TorchDynamicError,
+    TorchExportError,
+    TorchInputError,
+    choose_dynamic,
+)
 from glow_mlir.frontends.torch.loading import require_onnxscript, require_torch
 
 BATCH = "batch"
-"""The symbolic name of dimension 0 of every input when exporting with `dynamic=True`."""
+"""The symbolic name of dimension 0 of the dynamic inputs (`dynamic=True`: every input with
+a dimension 0; `dynamic=["x", ...]`: those named)."""
 
 
 @dataclasses.dataclass
 class ExportedModel:
-    """What the exporter gave: the ONNX model and its inputs' and outputs' names."""
+    """What the exporter gave: the ONNX model and its inputs' and outputs' names, and the
+    inputs whose dim 0 it made the symbolic `BATCH`, with the example's size of it."""
 
     proto: object  # onnx.ModelProto
     input_names: list[str]
     output_names: list[str]
     exporter: str
+    dynamic_inputs: list[str] = dataclasses.field(default_factory=list)
+    example_batch: int | None = None
+
+    def made_dynamic(self) -> str:
+        """Which inputs were made dynamic on which dim, in words."""
+        return made_dynamic(self.dynamic_inputs, self.example_batch)
 
 
 def export_to_onnx(module, example_inputs, *, exporter: str = "dynamo",
-                   dynamic: bool = False, input_names: Sequence[str] | None = None,
+                   dynamic: bool | Sequence[str] = False,
+                   input_names: Sequence[str] | None = None,
                    output_names: Sequence[str] | None = None,
                    opset: int | None = None) -> ExportedModel:
     """`module` exported with `example_inputs` (a tensor, a tuple or list of tensors passed
     positionally, or a dict passed as keyword arguments). `dynamic=True` makes dimension 0
-    of every input the symbolic dimension `batch`. A failed export is a
-    `TorchExportError` naming the exporter and torch's reason."""
+    of every input (that has one) the symbolic dimension `batch`; `dynamic=["x", ...]`,
+    of the inputs named. A failed export is a `TorchExportError` naming the exporter and
+    torch's reason; a dim 0 made dynamic that the model fixes, a `TorchDynamicError`."""
     torch = require_torch()
     if exporter not in EXPORTERS:
         raise TorchInputError(f"unknown exporter {exporter!r}; the exporters are "
@@ -55,18 +71,87 @@ def export_to_onnx(module, example_inputs, *, exporter: str = "dynamo",
         require_onnxscript()
     args, kwargs = _example_inputs(torch, example_inputs)
     names = _input_names(module, args, kwargs, input_names)
+    tensors = dict(zip(names, (*args, *kwargs.values())))
+    chosen = dynamic_inputs(tensors, dynamic)
     what = type(module).__name__
     try:
         with _eval_mode(module), torch.no_grad(), _quiet():
             if EXPORTERS[exporter]:
-                proto = _export_dynamo(torch, module, args, kwargs, names, dynamic, opset)
+                proto = _export_dynamo(torch, module, args, kwargs, tensors, chosen, opset)
             else:
-                proto = _export_torchscript(torch, module, args, kwargs, names, dynamic, opset)
+                proto = _export_torchscript(torch, module, args, kwargs, names, chosen, opset)
     except Exception as err:  # noqa: BLE001 - whatever torch raises, the user gets one line
-        raise TorchExportError(exporter, what, err) from err
+        batch = int(tensors[chosen[0]].shape[0]) if chosen else None
+        raise _export_error(exporter, what, err, chosen, batch) from err
     outputs = _name_outputs(proto, output_names)
     inputs = [i.name for i in proto.graph.input]
-    return ExportedModel(proto, inputs, outputs, exporter)
+    batch = int(tensors[chosen[0]].shape[0]) if chosen else None
+    return ExportedModel(proto, inputs, outputs, exporter, chosen, batch)
+
+
+def made_dynamic(inputs: Sequence[str], batch: int | None) -> str:
+    """`dim 0 of inputs 'x', 'w' was made the dimension 'batch' (4 in the example)`."""
+    which = ", ".join(f"'{n}'" for n in inputs)
+    plural = "s" if len(inputs) > 1 else ""
+    return (f"dim 0 of input{plural} {which} was made the dimension '{BATCH}' ({batch} in "
+            f"the example)")
+
+
+def dynamic_inputs(tensors: Mapping[str, object], dynamic: bool | Sequence[str]) -> list[str]:
+    """The inputs whose dim 0 becomes `BATCH`: with `True`, every input that has a dim 0
+    (a scalar has none), which must then agree on its size; with names, those (each an
+    input with a dim 0). A dim 0 that differs says which inputs to name instead."""
+    if dynamic is False:
+        return []
+    shapes = {name: tuple(getattr(t, "shape", ())) for name, t in tensors.items()}
+    if dynamic is True:
+        chosen = [n for n, shape in shapes.items() if shape]
+    else:
+        if isinstance(dynamic, str):
+            raise TorchInputError(f"dynamic takes True or a list of input names, got the "
+                                  f"string {dynamic!r} (write dynamic=[{dynamic!r}])")
+        chosen = [str(n) for n in dynamic]
+        unknown = [n for n in chosen if n not in shapes]
+        if unknown:
+            raise TorchInputError(f"dynamic names {', '.join(map(repr, unknown))}, not an "
+                                  f"input; the inputs are {', '.join(map(repr, shapes))}")
+        scalars = [n for n in chosen if not shapes[n]]
+        if scalars:
+            raise TorchInputError(f"dynamic names input {scalars[0]!r}, a scalar: it has no "
+                                  f"dim 0 to make the batch")
+    sizes = {n: shapes[n][0] for n in chosen}
+    if len(set(sizes.values())) > 1:
+        first = sizes[chosen[0]]
+        same = [n for n in chosen if sizes[n] == first]
+        listed = ", ".join(f"'{n}' {'x'.join(map(str, shapes[n]))}" for n in chosen)
+        asked = "dynamic=True" if dynamic is True else f"dynamic={chosen}"
+        raise TorchDynamicError(
+            f"{asked} makes dim 0 of inputs {', '.join(map(repr, chosen))} one dimension "
+            f"'{BATCH}', but their sizes in the example differ ({listed}): name the inputs "
+            f"whose dim 0 is the batch, e.g. dynamic={same}")
+    return chosen
+
+
+def _export_error(exporter: str, what: str, err: BaseException, chosen: list[str],
+                  batch: int | None) -> Exception:
+    """The error for a failed export: with dynamic inputs, torch.export's complaint that
+    the model fixes one of their dims names it (`inputs['w'].shape[0]`), and the user
+    learns which inputs were made dynamic and how to choose them."""
+    import re
+
+    if not chosen:
+        return TorchExportError(exporter, what, err)
+    text = str(err.__cause__ or err) + str(err)
+    fixed = [m.group(1) for m in re.finditer(r"inputs\['([^']+)'\]\.shape\[0\]", text)]
+    fixed = [n for n in dict.fromkeys(fixed) if n in chosen]
+    if fixed:
+        keep = [n for n in chosen if n not in fixed]
+        return TorchDynamicError(
+            f"{made_dynamic(chosen, batch)}, but {what} fixes dim 0 of "
+            f"{', '.join(map(repr, fixed))} (torch.export traced a static size): it is "
+            f"not a batch; name the inputs whose dim 0 is, e.g. dynamic={keep}")
+    return TorchExportError(exporter, what, err,
+                            note=choose_dynamic(made_dynamic(chosen, batch)) + "; or ")
 
 
 def _example_inputs(torch, example) -> tuple[tuple, dict]:
@@ -162,11 +247,11 @@ def _quiet_native_output():
             os.close(copy)
 
 
-def _export_torchscript(torch, module, args, kwargs, names, dynamic, opset):
+def _export_torchscript(torch, module, args, kwargs, names, chosen, opset):
     import onnx
 
     buffer = io.BytesIO()
-    dynamic_axes = {n: {0: BATCH} for n in names} if dynamic else None
+    dynamic_axes = {n: {0: BATCH} for n in chosen} or None
     with _quiet_native_output():
         torch.onnx.export(module, args, buffer, kwargs=kwargs or None, dynamo=False,
                           input_names=names, opset_version=opset, do_constant_folding=True,
@@ -174,28 +259,35 @@ def _export_torchscript(torch, module, args, kwargs, names, dynamic, opset):
     return onnx.load_from_string(buffer.getvalue())
 
 
-def _export_dynamo(torch, module, args, kwargs, names, dynamic, opset):
+def _export_dynamo(torch, module, args, kwargs, tensors, chosen, opset):
     dynamic_shapes = None
-    if dynamic:
-        dynamic_shapes = _dynamo_dynamic_shapes(module, args, kwargs, torch.export.Dim.DYNAMIC)
+    if chosen:
+        dynamic = {id(tensors[n]) for n in chosen}
+        dynamic_shapes = _dynamo_dynamic_shapes(module, args, kwargs, dynamic,
+                                                torch.export.Dim.DYNAMIC)
     program = torch.onnx.export(module, args, kwargs=kwargs or None, dynamo=True,
-                                input_names=names, opset_version=opset, verbose=False,
-                                dynamic_shapes=dynamic_shapes, external_data=False)
+                                input_names=list(tensors), opset_version=opset,
+                                verbose=False, dynamic_shapes=dynamic_shapes,
+                                external_data=False)
     proto = program.model_proto
-    if dynamic:
+    if chosen:
         _rename_dim(proto, BATCH)
     return proto
 
 
-def _dynamo_dynamic_shapes(module, args, kwargs, batch):
-    """`dynamic_shapes` for torch.export: dimension 0 of each input, keyed by the name
-    of forward's parameter that receives it (what torch.export matches them by)."""
+def _dynamo_dynamic_shapes(module, args, kwargs, dynamic: set[int], batch):
+    """`dynamic_shapes` for torch.export: dimension 0 of each input in `dynamic` (by the
+    tensor's id), keyed by the name of forward's parameter that receives it (what
+    torch.export matches them by); None for the others."""
+    def spec(x):
+        return {0: batch} if id(x) in dynamic else None
+
     try:
         sig = inspect.signature(module.forward)
         bound = sig.bind(*args, **kwargs)
     except (TypeError, ValueError):
-        return tuple({0: batch} for _ in args)
-    return {name: {0: batch} for name in bound.arguments}
+        return tuple(spec(x) for x in args)
+    return {name: spec(value) for name, value in bound.arguments.items()}
 
 
 def _rename_dim(proto, name: str) -> None:

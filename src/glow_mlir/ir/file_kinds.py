@@ -1,0 +1,67 @@
+"""What a model file is when it is not the kind a reader expected: a saved compiled model
+(its magic) or MLIR text (glow graph, glow_ir program). The ONNX loader asks before it
+parses, so `glow-compile m.glow` or `compile(mlir_text_bytes)` says what was given and
+what to do with it, not "not a valid ONNX model".
+
+It lives in `ir` (it imports nothing) because the saved-model format (`runtime`) and the
+ONNX loader (`frontends`) both need the magic, and only `ir` is below both."""
+
+from __future__ import annotations
+
+import re
+
+SAVED_MODEL_MAGIC = b"GLOWMLIR"
+"""The first bytes of a saved model (`runtime/saved_model.py`, `runtime/section_file.py`)."""
+
+SAVED_MODEL = "a saved compiled model"
+
+_SNIFF_BYTES = 4096  # enough for a header comment and the first ops
+_COMMENT = re.compile(r"//[^\n]*")
+_OP = re.compile(r"(?<![\w.])(glow_ir|glow_accel|glow|func|builtin|llvm|memref|arith)\.\w+")
+_MODULE = re.compile(r"^\s*(module\b|\"builtin\.module\"|#\w+\s*=|\{-#)")
+
+
+def sniff(data: bytes) -> str | None:
+    """`SAVED_MODEL`, "MLIR text (a glow graph)", "MLIR text (a glow_ir program)",
+    "MLIR text", or None when `data` is neither (an ONNX model, or anything else).
+
+    MLIR text is UTF-8 without control characters (an ONNX protobuf has some in its first
+    bytes: field tags and lengths) that names a dialect op or opens a module."""
+    if data.startswith(SAVED_MODEL_MAGIC):
+        return SAVED_MODEL
+    prefix = bytes(data[:_SNIFF_BYTES])
+    try:
+        head = prefix.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(prefix) - 3:  # not UTF-8 (a character cut at the end is)
+            return None
+        head = prefix[:err.start].decode("utf-8")
+    if any(ord(c) < 32 and c not in "\t\n\r" for c in head):
+        return None
+    code = _COMMENT.sub("", head)
+    ops = {m.group(1) for m in _OP.finditer(code)}
+    if "glow_ir" in ops:
+        return "MLIR text (a glow_ir program)"
+    if "glow" in ops:
+        return "MLIR text (a glow graph)"
+    if ops or _MODULE.match(code):
+        return "MLIR text"
+    return None
+
+
+def not_onnx(data: bytes, path: str | None = None) -> str | None:
+    """The message for model data handed to the ONNX loader, read from file `path` or
+    given as bytes (None), when `data` is a kind `sniff` knows; None otherwise."""
+    kind = sniff(data)
+    if kind is None:
+        return None
+    what = "the model bytes are" if path is None else f"'{path}' is"
+    if kind == SAVED_MODEL:
+        use = ("load it with glow_mlir.load(data)" if path is None
+               else "run it with glow-run or load it with glow_mlir.load")
+        return f"{what} {kind}, not an ONNX model: {use} (it is compiled already)"
+    use = ("parse it into a ModuleOp (or write it to a .mlir file) and compile that"
+           if path is None else
+           "give it a .mlir name to compile or run it (glow_mlir.compile, glow-run), or "
+           "transform it with glow-opt")
+    return f"{what} {kind}, not an ONNX model: {use}"
