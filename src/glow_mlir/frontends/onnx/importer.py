@@ -38,7 +38,7 @@ from glow_mlir.frontends.onnx.errors import (
     UnsupportedOnnxError,
 )
 from glow_mlir.frontends.onnx.input_shapes import ZERO, bind_input_shapes, declared_dims, dim_of
-from glow_mlir.frontends.onnx.loading import default_opset, load_model
+from glow_mlir.frontends.onnx.loading import default_opset, domain_opsets, load_model
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
@@ -78,6 +78,8 @@ class OnnxImporter:
         self.proto = proto
         self.base_dir = base_dir or os.getcwd()
         self.opset = default_opset(proto) or onnx.defs.onnx_opset_version()
+        self.opsets = domain_opsets(proto)
+        """Each imported domain's opset version ('' for the default domain)."""
         self.problems: list[Unsupported] = []
         self.values: dict[str, Value | None] = {}
         self.used: set[str] = set()
@@ -154,7 +156,9 @@ class OnnxImporter:
         """The node's converter; an unsupported op type is recorded (the main graph's are
         all looked up before any node is translated, so none is missed when translation
         stops early)."""
-        converter, why = table.lookup(node.domain, node.op_type, self.opset)
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        opset = self.opset if domain == "" else self.opsets.get(domain)
+        converter, why = table.lookup(domain, node.op_type, opset)
         if converter is None:
             self.problems.append(Unsupported(_op_kind(node), node_label(node, index), why))
         return converter

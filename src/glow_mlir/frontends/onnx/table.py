@@ -25,6 +25,8 @@ from glow_mlir.frontends.onnx.converters import (
     control_flow,
     indexing,
     linalg,
+    ms_quant,
+    ms_transformer,
     nn,
     quant,
     recurrent,
@@ -100,7 +102,9 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "GlobalMaxPool": _e(nn.global_max_pool),
     "BatchNormalization": _e(nn.batch_normalization),
     "InstanceNormalization": _e(nn.instance_normalization),
-    "LayerNormalization": _e(nn.layer_normalization, 17),
+    # opsets 1-16: onnxruntime's own LayerNormalization (the same op, before ONNX had one)
+    "LayerNormalization": _e(nn.layer_normalization),
+    "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
     "LRN": _e(nn.lrn),
     "Softmax": _e(nn.softmax),
     "LogSoftmax": _e(nn.log_softmax),
@@ -162,11 +166,53 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
 }
 
 
-def lookup(domain: str, op_type: str, opset: int) -> tuple[Converter | None, str]:
-    """The converter for `op_type` at `opset`, or None and why not."""
-    if domain not in ("", "ai.onnx"):
-        return None, f"ops of domain '{domain}' are not supported"
-    entries = CONVERTERS.get(op_type)
+MICROSOFT = "com.microsoft"
+
+MICROSOFT_CONVERTERS: dict[str, tuple[Entry, ...]] = {
+    # what onnxruntime's transformer optimizer writes (onnxruntime.transformers.optimizer)
+    "Attention": _e(ms_transformer.attention),
+    "MultiHeadAttention": _e(ms_transformer.multi_head_attention),
+    "SkipLayerNormalization": _e(ms_transformer.skip_layer_normalization),
+    "SkipSimplifiedLayerNormalization": _e(ms_transformer.skip_simplified_layer_normalization),
+    "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
+    "LayerNormalization": _e(nn.layer_normalization),
+    "EmbedLayerNormalization": _e(ms_transformer.embed_layer_normalization),
+    "BiasGelu": _e(ms_transformer.bias_gelu),
+    "FastGelu": _e(ms_transformer.fast_gelu),
+    "Gelu": _e(ms_transformer.gelu),
+    "QuickGelu": _e(ms_transformer.quick_gelu),
+    "BiasAdd": _e(ms_transformer.bias_add),
+    "FusedMatMul": _e(ms_transformer.fused_matmul),
+    # what its quantizer writes (onnxruntime.quantization, QOperator format)
+    "QLinearAdd": _e(ms_quant.qlinear_add),
+    "QLinearMul": _e(ms_quant.qlinear_mul),
+    "QLinearSigmoid": _e(ms_quant.qlinear_sigmoid),
+    "QLinearLeakyRelu": _e(ms_quant.qlinear_leaky_relu),
+    "QLinearConcat": _e(ms_quant.qlinear_concat),
+    "QLinearGlobalAveragePool": _e(ms_quant.qlinear_global_average_pool),
+    "QLinearAveragePool": _e(ms_quant.qlinear_average_pool),
+    "QGemm": _e(ms_quant.qgemm),
+    "DynamicQuantizeMatMul": _e(ms_quant.dynamic_quantize_matmul),
+    "MatMulIntegerToFloat": _e(ms_quant.matmul_integer_to_float),
+    "DynamicQuantizeLSTM": _e(ms_quant.dynamic_quantize_lstm),
+}
+"""onnxruntime's contrib ops (domain `com.microsoft`, version 1), composed from `glow` ops
+with onnxruntime's semantics (`converters/ms_transformer.py`, `converters/ms_quant.py`)."""
+
+DOMAINS: dict[str, dict[str, tuple[Entry, ...]]] = {"": CONVERTERS, MICROSOFT: MICROSOFT_CONVERTERS}
+
+
+def lookup(domain: str, op_type: str, opset: int | None) -> tuple[Converter | None, str]:
+    """The converter for `op_type` of `domain` at that domain's `opset` (None: the model
+    does not import the domain), or None and why not."""
+    domain = "" if domain == "ai.onnx" else domain
+    table = DOMAINS.get(domain)
+    if table is None:
+        known = ", ".join(f"'{d or 'ai.onnx'}'" for d in DOMAINS)
+        return None, f"ops of domain '{domain}' are not supported (supported: {known})"
+    if opset is None:
+        return None, f"the model uses domain '{domain}' but does not import it (no opset_import)"
+    entries = table.get(op_type)
     if not entries:
         return None, "op type not supported"
     for e in entries:
