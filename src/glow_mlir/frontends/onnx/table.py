@@ -168,38 +168,45 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
 
 MICROSOFT = "com.microsoft"
 
+
+def _ms(convert: Converter) -> tuple[Entry, ...]:
+    return _e(convert, 1, 1)  # the domain has had one version
+
+
 MICROSOFT_CONVERTERS: dict[str, tuple[Entry, ...]] = {
     # what onnxruntime's transformer optimizer writes (onnxruntime.transformers.optimizer)
-    "Attention": _e(ms_transformer.attention),
-    "MultiHeadAttention": _e(ms_transformer.multi_head_attention),
-    "SkipLayerNormalization": _e(ms_transformer.skip_layer_normalization),
-    "SkipSimplifiedLayerNormalization": _e(ms_transformer.skip_simplified_layer_normalization),
-    "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
-    "LayerNormalization": _e(nn.layer_normalization),
-    "EmbedLayerNormalization": _e(ms_transformer.embed_layer_normalization),
-    "BiasGelu": _e(ms_transformer.bias_gelu),
-    "FastGelu": _e(ms_transformer.fast_gelu),
-    "Gelu": _e(ms_transformer.gelu),
-    "QuickGelu": _e(ms_transformer.quick_gelu),
-    "BiasAdd": _e(ms_transformer.bias_add),
-    "FusedMatMul": _e(ms_transformer.fused_matmul),
+    "Attention": _ms(ms_transformer.attention),
+    "MultiHeadAttention": _ms(ms_transformer.multi_head_attention),
+    "SkipLayerNormalization": _ms(ms_transformer.skip_layer_normalization),
+    "SkipSimplifiedLayerNormalization": _ms(ms_transformer.skip_simplified_layer_normalization),
+    "SimplifiedLayerNormalization": _ms(ms_transformer.simplified_layer_normalization),
+    "LayerNormalization": _ms(nn.layer_normalization),
+    "EmbedLayerNormalization": _ms(ms_transformer.embed_layer_normalization),
+    "BiasGelu": _ms(ms_transformer.bias_gelu),
+    "FastGelu": _ms(ms_transformer.fast_gelu),
+    "Gelu": _ms(ms_transformer.gelu),
+    "QuickGelu": _ms(ms_transformer.quick_gelu),
+    "BiasAdd": _ms(ms_transformer.bias_add),
+    "FusedMatMul": _ms(ms_transformer.fused_matmul),
     # what its quantizer writes (onnxruntime.quantization, QOperator format)
-    "QLinearAdd": _e(ms_quant.qlinear_add),
-    "QLinearMul": _e(ms_quant.qlinear_mul),
-    "QLinearSigmoid": _e(ms_quant.qlinear_sigmoid),
-    "QLinearLeakyRelu": _e(ms_quant.qlinear_leaky_relu),
-    "QLinearConcat": _e(ms_quant.qlinear_concat),
-    "QLinearGlobalAveragePool": _e(ms_quant.qlinear_global_average_pool),
-    "QLinearAveragePool": _e(ms_quant.qlinear_average_pool),
-    "QGemm": _e(ms_quant.qgemm),
-    "DynamicQuantizeMatMul": _e(ms_quant.dynamic_quantize_matmul),
-    "MatMulIntegerToFloat": _e(ms_quant.matmul_integer_to_float),
-    "DynamicQuantizeLSTM": _e(ms_quant.dynamic_quantize_lstm),
+    "QLinearAdd": _ms(ms_quant.qlinear_add),
+    "QLinearMul": _ms(ms_quant.qlinear_mul),
+    "QLinearSigmoid": _ms(ms_quant.qlinear_sigmoid),
+    "QLinearLeakyRelu": _ms(ms_quant.qlinear_leaky_relu),
+    "QLinearConcat": _ms(ms_quant.qlinear_concat),
+    "QLinearGlobalAveragePool": _ms(ms_quant.qlinear_global_average_pool),
+    "QLinearAveragePool": _ms(ms_quant.qlinear_average_pool),
+    "QGemm": _ms(ms_quant.qgemm),
+    "DynamicQuantizeMatMul": _ms(ms_quant.dynamic_quantize_matmul),
+    "MatMulIntegerToFloat": _ms(ms_quant.matmul_integer_to_float),
+    "DynamicQuantizeLSTM": _ms(ms_quant.dynamic_quantize_lstm),
 }
 """onnxruntime's contrib ops (domain `com.microsoft`, version 1), composed from `glow` ops
 with onnxruntime's semantics (`converters/ms_transformer.py`, `converters/ms_quant.py`)."""
 
 DOMAINS: dict[str, dict[str, tuple[Entry, ...]]] = {"": CONVERTERS, MICROSOFT: MICROSOFT_CONVERTERS}
+IMPLIED_VERSIONS = {"": 1, MICROSOFT: 1}
+"""A domain's version when the model uses it without an opset_import entry."""
 
 
 def lookup(domain: str, op_type: str, opset: int | None) -> tuple[Converter | None, str]:
@@ -211,7 +218,9 @@ def lookup(domain: str, op_type: str, opset: int | None) -> tuple[Converter | No
         known = ", ".join(f"'{d or 'ai.onnx'}'" for d in DOMAINS)
         return None, f"ops of domain '{domain}' are not supported (supported: {known})"
     if opset is None:
-        return None, f"the model uses domain '{domain}' but does not import it (no opset_import)"
+        # onnxruntime runs a model that uses its domain without importing it (its
+        # transformer optimizer leaves such models in memory) as version 1: so do we
+        opset = IMPLIED_VERSIONS[domain]
     entries = table.get(op_type)
     if not entries:
         return None, "op type not supported"

@@ -48,7 +48,7 @@ def _zero(n: Node, zero: Value | None, x: Value) -> Value | None:
 
 
 def _quantized_input(n: Node, i: int) -> Value:
-    x = n.input(i)
+    x = quant.as_storage(n, n.input(i))
     if not is_int(x.elem) or x.elem.width.data != 8:  # type: ignore[attr-defined]
         n.unsupported(f"{x.elem} quantized values (8-bit ones are supported)")
     return x
