@@ -268,6 +268,14 @@ class SpaceToDepthOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class RoiAlignOp(GraphInstrOp):
+    """Destination-passing form of `glow.roi_align`."""
+
+    name = "glow_ir.roi_align"
+    GRAPH_OP: ClassVar = glow.RoiAlignOp
+
+
+@irdl_op_definition
 class ReluOp(GraphInstrOp):
     """Destination-passing form of `glow.relu`."""
 
@@ -651,6 +659,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ResizeNearestOp,
     ResizeBilinearOp,
     SpaceToDepthOp,
+    RoiAlignOp,
     ReluOp,
     SigmoidOp,
     TanhOp,

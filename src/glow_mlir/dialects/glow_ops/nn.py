@@ -476,7 +476,45 @@ class SpaceToDepthOp(GlowOp):
         require_same_elem("input and result", self.input, self.result)
 
 
+@irdl_op_definition
+class RoiAlignOp(GlowOp):
+    """ONNX RoiAlign (Mask R-CNN's): roi r, [x1, y1, x2, y2] on image batch_indices[r] scaled
+    by `spatial_scale`, cut into the result's H x W bins, each the mean (`mode` "max":
+    onnxruntime's max of weighted corners) of bilinear samples on a grid of
+    `sampling_ratio`^2 per bin, or of ceil(bin size) per side when 0, decided per roi at
+    run time. `aligned` is the half_pixel coordinate mode (a -0.5 shift, no minimum roi
+    size of 1)."""
+
+    name = "glow.roi_align"
+    mode = str_attr(("avg", "max"), "avg")
+    sampling_ratio = int_attr(0)
+    spatial_scale = float_attr(1.0)
+    aligned = bool_attr(False)
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    batch_indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("input", self.input, 4)
+        require_elem("input", self.input, is_float, "floating-point")
+        require_same_elem("input and rois", self.input, self.rois)
+        require_same_elem("input and result", self.input, self.result)
+        require_elem("batch_indices", self.batch_indices, is_int, "integer")
+        rois = shape_of(self.rois)
+        require(len(rois) == 2 and rois[1] == 4, f"rois must be [num_rois, 4], got "
+                f"{fmt_shape(rois)}")
+        require_shape("batch_indices", self.batch_indices, (rois[0],), "[num_rois]")
+        out = shape_of(self.result)
+        require(len(out) == 4 and out[0] == rois[0] and out[1] == shape_of(self.input)[1],
+                f"result must be [num_rois {rois[0]}, C {shape_of(self.input)[1]}, h, w], got "
+                f"{fmt_shape(out)}")
+        require(self.int_attr("sampling_ratio") >= 0,
+                f"sampling_ratio must be >= 0, got {self.int_attr('sampling_ratio')}")
+
+
 NN_OPS = (ConvolutionOp, MaxPoolOp, AvgPoolOp, AdaptiveAvgPoolOp, FullyConnectedOp, MatMulOp,
           BatchMatMulOp, BatchedAddOp, BatchNormalizationOp, LayerNormalizationOp,
           LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp, ResizeNearestOp,
-          ResizeBilinearOp, SpaceToDepthOp)
+          ResizeBilinearOp, SpaceToDepthOp, RoiAlignOp)

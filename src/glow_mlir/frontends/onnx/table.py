@@ -23,6 +23,7 @@ from glow_mlir.frontends.onnx.converters import (
 )
 from glow_mlir.frontends.onnx.converters import (
     control_flow,
+    detection,
     indexing,
     linalg,
     ms_quant,
@@ -137,6 +138,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "DepthToSpace": _e(tensor.depth_to_space),
     "Resize": _e(resize.resize, 10),
     "Upsample": _e(resize.upsample, 7, 9),
+    "RoiAlign": _e(detection.roi_align, 10),
     # reductions
     **{op: _e(reduce.reduction(op)) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",

@@ -391,6 +391,23 @@ func.func @quantized(%x: tensor<1x3x32x32xf32>, %wq: tensor<8x3x3x3x!glow.quant<
   func.return %cv : tensor<1x8x32x32xf16>
 }
 
+// CHECK-LABEL: func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
+// CHECK-NEXT:    %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// CHECK-NEXT:    %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// CHECK-NEXT:    func.return %avg : tensor<8x256x7x7xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "detection", function_type = (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>}> ({
+// GENERIC-NEXT:    ^bb0(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>):
+// GENERIC-NEXT:    %avg = "glow.roi_align"(%x, %rois, %idx) {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// GENERIC-NEXT:    %max = "glow.roi_align"(%x, %rois, %idx) {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// GENERIC-NEXT:    "func.return"(%avg) : (tensor<8x256x7x7xf32>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
+  %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 0.0625 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+  %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+  func.return %avg : tensor<8x256x7x7xf32>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#
