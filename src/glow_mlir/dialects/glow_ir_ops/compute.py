@@ -140,6 +140,14 @@ class TopKOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class NonZeroOp(GraphInstrOp):
+    """Destination-passing form of `glow.non_zero`."""
+
+    name = "glow_ir.non_zero"
+    GRAPH_OP: ClassVar = glow.NonZeroOp
+
+
+@irdl_op_definition
 class ConvolutionOp(GraphInstrOp):
     """Destination-passing form of `glow.convolution`."""
 
@@ -643,6 +651,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ArgMaxOp,
     ArgMinOp,
     TopKOp,
+    NonZeroOp,
     ConvolutionOp,
     MaxPoolOp,
     AvgPoolOp,

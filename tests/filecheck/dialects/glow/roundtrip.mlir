@@ -408,6 +408,20 @@ func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: 
   func.return %avg : tensor<8x256x7x7xf32>
 }
 
+// CHECK-LABEL: func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
+// CHECK-NEXT:    %nz, %count = glow.non_zero %m : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+// CHECK-NEXT:    func.return %nz, %count : tensor<2x15xi64>, tensor<i64>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "bounded", function_type = (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)}> ({
+// GENERIC-NEXT:    ^bb0(%m: tensor<3x5xi1>):
+// GENERIC-NEXT:    %nz, %count = "glow.non_zero"(%m) : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+// GENERIC-NEXT:    "func.return"(%nz, %count) : (tensor<2x15xi64>, tensor<i64>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
+  %nz, %count = glow.non_zero %m : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+  func.return %nz, %count : tensor<2x15xi64>, tensor<i64>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#

@@ -99,6 +99,7 @@
 // GENERIC: "glow_ir.dequantize"
 // GENERIC: "glow_ir.convert_to"
 // GENERIC: "glow_ir.roi_align"
+// GENERIC: "glow_ir.non_zero"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -832,6 +833,16 @@ glow_ir.func @detection declare {
   %max = glow_ir.alloc_activation : memref<8x256x7x7xf32>
   glow_ir.roi_align @out %max, @in %input0, @in %input1, @in %input2 {mode = "max", sampling_ratio = 2 : i64} : memref<8x256x7x7xf32>, memref<2x256x14x14xf32>, memref<8x4xf32>, memref<8xi64>
   glow_ir.dealloc_activation %max : memref<8x256x7x7xf32>
+}
+
+// CHECK-LABEL: glow_ir.func @bounded declare {
+// CHECK:         glow_ir.non_zero @out %output0, @out %output1, @in %input0 : memref<2x15xi64>, memref<i64>, memref<3x5xi1>
+glow_ir.func @bounded declare {
+  glow_ir.weight @input0 mutable input : memref<3x5xi1>
+  glow_ir.weight @output0 mutable output : memref<2x15xi64>
+  glow_ir.weight @output1 mutable output : memref<i64>
+} program(%input0, %output0, %output1) {
+  glow_ir.non_zero @out %output0, @out %output1, @in %input0 : memref<2x15xi64>, memref<i64>, memref<3x5xi1>
 }
 
 {-#
