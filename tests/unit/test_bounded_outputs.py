@@ -88,3 +88,59 @@ def test_count_names_round_trip():
     assert parse_count_name(count_name("boxes#count@x", 3)) == ("boxes#count@x", 3)
     assert parse_count_name("y") is None
     assert bounded_outputs(["a", "b", count_name("b", 0), count_name("zz", 1)]) == [(1, 2, 0)]
+
+
+# ---------------------------------------------------------------------- NonMaxSuppression
+
+
+def _nms_case(center: int, seed: int, batches=2, classes=3, count=12):
+    rng = np.random.default_rng(seed)
+    if center:
+        xy = rng.uniform(0, 10, (batches, count, 2))
+        wh = rng.uniform(0.5, 4, (batches, count, 2))
+        boxes = np.concatenate([xy, wh], axis=2)
+    else:
+        boxes = rng.uniform(0, 10, (batches, count, 4))  # corners in any order
+    scores = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9], (batches, classes, count))  # many ties
+    boxes[0, 1] = boxes[0, 0]  # identical boxes
+    return boxes.astype(np.float32), scores.astype(np.float32)
+
+
+NMS_CASES = {
+    "corners_all_run_time": (0, ["boxes", "scores", "max", "iou", "thr"], {}),
+    "center_all_run_time": (1, ["boxes", "scores", "max", "iou", "thr"], {}),
+    "corners_no_score_threshold": (0, ["boxes", "scores", "max", "iou"], {}),
+    "center_constant_max": (1, ["boxes", "scores", "cmax", "iou", "thr"],
+                            {"cmax": np.array([2], np.int64)}),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(NMS_CASES))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_non_max_suppression_matches_onnxruntime(case, seed, backend):
+    center, names, consts = NMS_CASES[case]
+    boxes, scores = _nms_case(center, seed)
+    feeds = {"boxes": boxes, "scores": scores, "max": np.array([4], np.int64),
+             "iou": np.array([0.3], np.float32), "thr": np.array([0.2], np.float32)}
+    feeds = {k: v for k, v in feeds.items() if k in names}
+    node = helper.make_node("NonMaxSuppression", names, ["y"], center_point_box=center)
+    model = make_model([node], feeds, ["y"], consts, opset=13)
+    (want,) = run_onnxruntime(model, feeds)
+    compiled = glow_mlir.compile(model, backend=backend, cache=False, progress=False)
+    (got,) = compiled.run(feeds)
+    assert len(want) > 0
+    np.testing.assert_array_equal(got, want)
+    # a smaller run-time maximum, the same compiled code
+    if "max" in feeds:
+        feeds["max"] = np.array([1], np.int64)
+        np.testing.assert_array_equal(compiled.run(feeds)[0], run_onnxruntime(model, feeds)[0])
+
+
+def test_non_max_suppression_without_max_output_is_empty():
+    boxes, scores = _nms_case(0, 3)
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"])
+    model = make_model([node], {"boxes": boxes, "scores": scores}, ["y"], opset=13)
+    (got,) = glow_mlir.compile(model, backend="interpreter", cache=False).run(
+        {"boxes": boxes, "scores": scores})
+    assert got.shape == (0, 3) and got.dtype == np.int64

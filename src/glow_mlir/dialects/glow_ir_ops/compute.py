@@ -284,6 +284,14 @@ class RoiAlignOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class NonMaxSuppressionOp(GraphInstrOp):
+    """Destination-passing form of `glow.non_max_suppression`."""
+
+    name = "glow_ir.non_max_suppression"
+    GRAPH_OP: ClassVar = glow.NonMaxSuppressionOp
+
+
+@irdl_op_definition
 class ReluOp(GraphInstrOp):
     """Destination-passing form of `glow.relu`."""
 
@@ -669,6 +677,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ResizeBilinearOp,
     SpaceToDepthOp,
     RoiAlignOp,
+    NonMaxSuppressionOp,
     ReluOp,
     SigmoidOp,
     TanhOp,

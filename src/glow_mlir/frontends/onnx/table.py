@@ -139,6 +139,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Resize": _e(resize.resize, 10),
     "Upsample": _e(resize.upsample, 7, 9),
     "RoiAlign": _e(detection.roi_align, 10),
+    "NonMaxSuppression": _e(detection.non_max_suppression, 10),
     # reductions
     **{op: _e(reduce.reduction(op)) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",

@@ -91,3 +91,57 @@ def roi_align(op, x, rois, batch_indices):
                     total += vals[:, :, iy, :, ix]
             out[r] = (total / t(max(gh * gw, 1))).astype(t)
     return out
+
+
+def _extent(box: np.ndarray, center_point_box: int):
+    """(x_min, x_max, y_min, y_max) of a box, in float32 as onnxruntime computes them."""
+    f = np.float32
+    if center_point_box:
+        xc, yc, w, h = (f(v) for v in box)
+        half_w, half_h = w / f(2.0), h / f(2.0)
+        return xc - half_w, xc + half_w, yc - half_h, yc + half_h
+    y1, x1, y2, x2 = (f(v) for v in box)
+    return min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
+
+
+def iou_exceeds(a: np.ndarray, b: np.ndarray, center_point_box: int, threshold) -> bool:
+    """onnxruntime's SuppressByIOU: an empty intersection, box or union never suppresses."""
+    ax0, ax1, ay0, ay1 = _extent(a, center_point_box)
+    bx0, bx1, by0, by1 = _extent(b, center_point_box)
+    ix0, ix1, iy0, iy1 = max(ax0, bx0), min(ax1, bx1), max(ay0, by0), min(ay1, by1)
+    if ix1 <= ix0 or iy1 <= iy0:
+        return False
+    inter = (ix1 - ix0) * (iy1 - iy0)
+    area_a, area_b = (ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0)
+    union = area_a + area_b - inter
+    if inter <= 0 or area_a <= 0 or area_b <= 0 or union <= 0:
+        return False
+    return bool(inter / union > np.float32(threshold))
+
+
+@kernel(glow.NonMaxSuppressionOp)
+def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_threshold):
+    """Greedy per batch and class, best score first (ties: the lower index)."""
+    rows = result_shape(op)[0]
+    batches, classes, count = boxes.shape[0], scores.shape[1], boxes.shape[1]
+    cap = min(max(int(max_output.reshape(-1)[0]), 0), rows // max(batches * classes, 1))
+    iou = np.float32(iou_threshold.reshape(-1)[0])
+    threshold = np.float32(score_threshold.reshape(-1)[0])
+    use_threshold = op.bool_attr("use_score_threshold", True)
+    center = op.int_attr("center_point_box", 0)
+    out = np.zeros((rows, 3), np.int64)
+    filled = 0
+    for b in range(batches):
+        for c in range(classes):
+            s = scores[b, c]
+            candidates = [i for i in range(count) if not use_threshold or s[i] > threshold]
+            candidates.sort(key=lambda i: (-s[i], i))
+            kept: list[int] = []
+            for i in candidates:
+                if len(kept) >= cap:
+                    break
+                if not any(iou_exceeds(boxes[b, k], boxes[b, i], center, iou) for k in kept):
+                    kept.append(i)
+                    out[filled] = (b, c, i)
+                    filled += 1
+    return out, np.asarray(filled, np.int64)

@@ -422,6 +422,20 @@ func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
   func.return %nz, %count : tensor<2x15xi64>, tensor<i64>
 }
 
+// CHECK-LABEL: func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>) {
+// CHECK-NEXT:    %sel, %count = glow.non_max_suppression %boxes, %scores, %max, %iou, %thr {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+// CHECK-NEXT:    func.return %sel, %count : tensor<12x3xi64>, tensor<i64>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "nms", function_type = (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)}> ({
+// GENERIC-NEXT:    ^bb0(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>):
+// GENERIC-NEXT:    %sel, %count = "glow.non_max_suppression"(%boxes, %scores, %max, %iou, %thr) {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+// GENERIC-NEXT:    "func.return"(%sel, %count) : (tensor<12x3xi64>, tensor<i64>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>) {
+  %sel, %count = glow.non_max_suppression %boxes, %scores, %max, %iou, %thr {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+  func.return %sel, %count : tensor<12x3xi64>, tensor<i64>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#
