@@ -144,3 +144,14 @@ def test_non_max_suppression_without_max_output_is_empty():
     (got,) = glow_mlir.compile(model, backend="interpreter", cache=False).run(
         {"boxes": boxes, "scores": scores})
     assert got.shape == (0, 3) and got.dtype == np.int64
+
+
+def test_non_max_suppression_with_mismatched_scores_is_an_import_error():
+    from glow_mlir.frontends.onnx import OnnxImportError
+
+    boxes, scores = _nms_case(0, 4)
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"], name="nms")
+    model = make_model([node], {"boxes": boxes, "scores": scores[:, :, :5]}, ["y"], opset=13)
+    with pytest.raises(OnnxImportError, match=r"node 'nms'.*scores must be \[batch 2, classes, "
+                       r"boxes 12\], got 2x3x5"):
+        import_onnx(model)

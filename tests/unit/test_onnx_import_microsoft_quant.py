@@ -178,10 +178,10 @@ def test_matmul_integer_to_float(backend):
 STEPS, INPUT, HIDDEN = 4, 5, 3
 
 
-def _dq_lstm(direction: str, initial: bool):
+def _dq_lstm(direction: str, initial: bool, batch: int = 1):
     dirs = 2 if direction == "bidirectional" else 1
     rng = np.random.default_rng(16)
-    x = rand(STEPS, 1, INPUT, seed=17)
+    x = rand(STEPS, batch, INPUT, seed=17)
     consts = {
         "w": rng.integers(-128, 128, (dirs, INPUT, 4 * HIDDEN)).astype(np.int8),
         "r": rng.integers(-128, 128, (dirs, HIDDEN, 4 * HIDDEN)).astype(np.int8),
@@ -193,8 +193,8 @@ def _dq_lstm(direction: str, initial: bool):
     names = ["x", "w", "r", "b", "", "", "", "", "ws", "wz", "rs", "rz"]
     feeds = {"x": x}
     if initial:
-        feeds["h0"] = rand(dirs, 1, HIDDEN, seed=19)
-        feeds["c0"] = rand(dirs, 1, HIDDEN, seed=20)
+        feeds["h0"] = rand(dirs, batch, HIDDEN, seed=19)
+        feeds["c0"] = rand(dirs, batch, HIDDEN, seed=20)
         names[5:7] = ["h0", "c0"]
     node = ms_node("DynamicQuantizeLSTM", names, ["y", "yh", "yc"], hidden_size=HIDDEN,
                    direction=direction)
@@ -206,3 +206,20 @@ def _dq_lstm(direction: str, initial: bool):
 def test_dynamic_quantize_lstm(direction, initial, backend):
     model, feeds = _dq_lstm(direction, initial)
     check(model, feeds, backend, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_quantize_lstm_batch_against_one_onnxruntime_thread(backend):
+    """With several threads onnxruntime may split the batch of a step's product into
+    chunks quantized apart (its batch_parallel_ path): one thread quantizes the whole
+    batch, as the importer does."""
+    import onnxruntime as ort
+
+    model, feeds = _dq_lstm("bidirectional", True, batch=3)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    want = ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run(feeds)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

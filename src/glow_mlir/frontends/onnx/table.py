@@ -103,7 +103,8 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "GlobalMaxPool": _e(nn.global_max_pool),
     "BatchNormalization": _e(nn.batch_normalization),
     "InstanceNormalization": _e(nn.instance_normalization),
-    # opsets 1-16: onnxruntime's own LayerNormalization (the same op, before ONNX had one)
+    # opsets 1-16: onnxruntime's own LayerNormalization (the same op, before ONNX had one;
+    # onnxruntime registers it in the ONNX domain, not in com.microsoft)
     "LayerNormalization": _e(nn.layer_normalization),
     "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
     "LRN": _e(nn.lrn),
@@ -182,8 +183,6 @@ MICROSOFT_CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "MultiHeadAttention": _ms(ms_transformer.multi_head_attention),
     "SkipLayerNormalization": _ms(ms_transformer.skip_layer_normalization),
     "SkipSimplifiedLayerNormalization": _ms(ms_transformer.skip_simplified_layer_normalization),
-    "SimplifiedLayerNormalization": _ms(ms_transformer.simplified_layer_normalization),
-    "LayerNormalization": _ms(nn.layer_normalization),
     "EmbedLayerNormalization": _ms(ms_transformer.embed_layer_normalization),
     "BiasGelu": _ms(ms_transformer.bias_gelu),
     "FastGelu": _ms(ms_transformer.fast_gelu),

@@ -298,7 +298,9 @@ def dynamic_quantize_lstm(n: Node) -> list[Value | None]:
     """LSTM whose W [dirs, input, 4h] and R [dirs, hidden, 4h] are 8-bit (scales and zero
     points per direction or per column), with X (the whole sequence at once) and each
     step's hidden state quantized dynamically to uint8, as onnxruntime's quantized LSTM
-    computes its products; the rest is `recurrent.py`'s LSTM."""
+    computes its products; the rest is `recurrent.py`'s LSTM. A step's batch is quantized
+    as one: onnxruntime does so on one thread, while with several it may split the batch
+    into chunks quantized apart (its batch_parallel_ path, uni_directional_lstm.cc)."""
     return recurrent.quantized_lstm(n, QuantizedProducts(n))
 
 

@@ -125,8 +125,8 @@ def _mean_and_inv_std(n: Node, x: Value, axes: list[int], epsilon: float) -> tup
 
 def simplified_layer_normalization(n: Node) -> list[Value | None]:
     """RMS normalization over the dims from `axis` on, times `scale` (onnxruntime's
-    SimplifiedLayerNormalization, in the ONNX domain as its optimizer writes it, or in
-    `com.microsoft`); output 1 is the inverse RMS."""
+    SimplifiedLayerNormalization, which it registers in the ONNX domain, where its
+    optimizer writes it); output 1 is the inverse RMS."""
     x = _float_input(n, 0)
     axis = n.normalize_axis(n.int("axis", -1), x.rank)
     stash = n.int("stash_type", 1)
