@@ -87,13 +87,12 @@ class CompiledModel:
 
         self.module: ModuleOp | None = module
         self.backend = backend
-        self.input_names, ins, self.output_names, outs = _signature(module)
+        self.input_names, ins, names, outs = _signature(module)
         self.input_shapes: dict[str, tuple[int, ...]] = {
             n: tuple(t.get_shape()) for n, t in zip(self.input_names, ins)}
         self.input_dtypes: dict[str, np.dtype] = {
             n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)}
-        self.output_shapes: dict[str, tuple[int, ...]] = {
-            n: tuple(t.get_shape()) for n, t in zip(self.output_names, outs)}
+        self._set_outputs([(n, tuple(t.get_shape())) for n, t in zip(names, outs)])
         with progress_hooks.stage("codegen"):  # the instruction passes mark their own
             self._executor = executor if executor is not None else get_backend(backend).compile(
                 module, tuple(disable_passes), **dict(backend_options or {}))
@@ -110,9 +109,21 @@ class CompiledModel:
         model.input_names = [n for n, _, _ in inputs]
         model.input_shapes = {n: tuple(s) for n, s, _ in inputs}
         model.input_dtypes = {n: np.dtype(d) for n, _, d in inputs}
-        model.output_names = [n for n, _ in outputs]
-        model.output_shapes = {n: tuple(s) for n, s in outputs}
+        model._set_outputs([(n, tuple(s)) for n, s in outputs])
         return model
+
+    def _set_outputs(self, outputs: Sequence[tuple[str, tuple[int, ...]]]) -> None:
+        """The outputs the executor gives (`all_output_names`) and those a run returns:
+        without the run-time lengths of bounded outputs (ir/bounded_outputs.py), whose
+        `output_shapes` are their upper bounds."""
+        from glow_mlir.ir.bounded_outputs import bounded_outputs
+
+        self.all_output_names = [n for n, _ in outputs]
+        self._bounded = bounded_outputs(self.all_output_names)
+        counts = {c for _, c, _ in self._bounded}
+        self.output_names = [n for i, (n, _) in enumerate(outputs) if i not in counts]
+        self.output_shapes = {n: tuple(s) for i, (n, s) in enumerate(outputs)
+                              if i not in counts}
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the compiled code, the weights, the memory plan and the signature to
@@ -201,7 +212,10 @@ class CompiledModel:
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
         """Outputs (numpy arrays) in the graph's output order. Inputs are numpy arrays or
         anything `np.asarray` takes, torch tensors included (`as_array`)."""
-        return self._executor.run(self.check_inputs(inputs))
+        outputs = self._executor.run(self.check_inputs(inputs))
+        if not self._bounded:
+            return outputs
+        return _trimmed(outputs, self._bounded)
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
         """Positional inputs in the graph's input order; same result as `run`."""
@@ -210,6 +224,17 @@ class CompiledModel:
             raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
                              f"got {len(inputs)}")
         return self.run(dict(zip(self.input_names, inputs)))
+
+
+def _trimmed(outputs: list[np.ndarray], bounded: list[tuple[int, int, int]]) -> list[np.ndarray]:
+    """Each bounded output cut to its run-time length; the lengths themselves dropped."""
+    outputs = list(outputs)
+    for out, count, dim in bounded:
+        index = [slice(None)] * outputs[out].ndim
+        index[dim] = slice(0, int(outputs[count]))
+        outputs[out] = np.ascontiguousarray(outputs[out][tuple(index)])
+    counts = {c for _, c, _ in bounded}
+    return [y for i, y in enumerate(outputs) if i not in counts]
 
 
 def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefType],

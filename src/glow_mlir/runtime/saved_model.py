@@ -129,7 +129,7 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
                    "features": spec.features, "reloc": spec.reloc,
                    "codemodel": spec.codemodel, "loop_unrolling": spec.loop_unrolling},
         "inputs": slots(model.input_names, areas.input_slots),
-        "outputs": slots(model.output_names, areas.output_slots),
+        "outputs": slots(model.all_output_names, areas.output_slots),
         "areas": areas.sizes(),
         "memory": None if program.memory is None else program.memory.as_dict(),
         "objects": list(objects),

@@ -140,6 +140,14 @@ class TopKOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class NonZeroOp(GraphInstrOp):
+    """Destination-passing form of `glow.non_zero`."""
+
+    name = "glow_ir.non_zero"
+    GRAPH_OP: ClassVar = glow.NonZeroOp
+
+
+@irdl_op_definition
 class ConvolutionOp(GraphInstrOp):
     """Destination-passing form of `glow.convolution`."""
 
@@ -265,6 +273,22 @@ class SpaceToDepthOp(GraphInstrOp):
 
     name = "glow_ir.space_to_depth"
     GRAPH_OP: ClassVar = glow.SpaceToDepthOp
+
+
+@irdl_op_definition
+class RoiAlignOp(GraphInstrOp):
+    """Destination-passing form of `glow.roi_align`."""
+
+    name = "glow_ir.roi_align"
+    GRAPH_OP: ClassVar = glow.RoiAlignOp
+
+
+@irdl_op_definition
+class NonMaxSuppressionOp(GraphInstrOp):
+    """Destination-passing form of `glow.non_max_suppression`."""
+
+    name = "glow_ir.non_max_suppression"
+    GRAPH_OP: ClassVar = glow.NonMaxSuppressionOp
 
 
 @irdl_op_definition
@@ -635,6 +659,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ArgMaxOp,
     ArgMinOp,
     TopKOp,
+    NonZeroOp,
     ConvolutionOp,
     MaxPoolOp,
     AvgPoolOp,
@@ -651,6 +676,8 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ResizeNearestOp,
     ResizeBilinearOp,
     SpaceToDepthOp,
+    RoiAlignOp,
+    NonMaxSuppressionOp,
     ReluOp,
     SigmoidOp,
     TanhOp,

@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, TypedAttribute
 from xdsl.irdl import (
@@ -49,6 +50,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     NoInstruction,
 )
 from glow_mlir.dialects.glow_ops.types import (
+    elem_of,
     fail,
     fmt_shape,
     is_float,
@@ -514,7 +516,30 @@ class TopKOp(GlowOp):
         require_elem("indices", self.indices, is_index_type, "i32 or i64")
 
 
+@irdl_op_definition
+class NonZeroOp(GlowOp):
+    """ONNX NonZero into a buffer of its upper bound: column j of `indices` [rank, size] is
+    the coordinates of the j-th nonzero element (row-major), for j < `count` (0-d i64);
+    the columns after are 0. The count says how much is meaningful (ir/bounded_outputs.py)."""
+
+    name = "glow.non_zero"
+    input = operand_def(TensorType)
+    indices = result_def(TensorType)
+    count = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        shape = shape_of(self.input)
+        size = 1
+        for d in shape:
+            size *= d
+        require_shape("indices", self.indices, (len(shape), size), "[rank, number of elements]")
+        require_shape("count", self.count, (), "a scalar")
+        for what, v in (("indices", self.indices), ("count", self.count)):
+            require(elem_of(v) == i64, f"{what} must be i64, got {elem_of(v)}")
+
+
 DATA_OPS = (ConstantOp, SplatOp, ConcatOp, SliceOp, InsertTensorOp, ReshapeOp, TransposeOp,
             BroadcastOp, TileOp, PadOp, GatherOp, ScatterDataOp, BatchedReduceAddOp,
             BatchedReduceMeanOp, BatchedReduceMaxOp, BatchedReduceMinOp, BatchedReduceProdOp,
-            ArgMaxOp, ArgMinOp, TopKOp)
+            ArgMaxOp, ArgMinOp, TopKOp, NonZeroOp)

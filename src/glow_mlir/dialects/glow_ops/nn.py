@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, f32, i64
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.attrs import (
@@ -479,7 +479,98 @@ class SpaceToDepthOp(GlowOp):
         require_same_elem("input and result", self.input, self.result)
 
 
+@irdl_op_definition
+class RoiAlignOp(GlowOp):
+    """ONNX RoiAlign (Mask R-CNN's): roi r, [x1, y1, x2, y2] on image batch_indices[r] scaled
+    by `spatial_scale`, cut into the result's H x W bins, each the mean (`mode` "max":
+    onnxruntime's max of weighted corners) of bilinear samples on a grid of
+    `sampling_ratio`^2 per bin, or of ceil(bin size) per side when 0, decided per roi at
+    run time. `aligned` is the half_pixel coordinate mode (a -0.5 shift, no minimum roi
+    size of 1)."""
+
+    name = "glow.roi_align"
+    mode = str_attr(("avg", "max"), "avg")
+    sampling_ratio = int_attr(0)
+    spatial_scale = float_attr(1.0)
+    aligned = bool_attr(False)
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    batch_indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("input", self.input, 4)
+        require_elem("input", self.input, is_float, "floating-point")
+        require_same_elem("input and rois", self.input, self.rois)
+        require_same_elem("input and result", self.input, self.result)
+        require_elem("batch_indices", self.batch_indices, is_int, "integer")
+        rois = shape_of(self.rois)
+        require(len(rois) == 2 and rois[1] == 4, f"rois must be [num_rois, 4], got "
+                f"{fmt_shape(rois)}")
+        require_shape("batch_indices", self.batch_indices, (rois[0],), "[num_rois]")
+        out = shape_of(self.result)
+        require(len(out) == 4 and out[0] == rois[0] and out[1] == shape_of(self.input)[1],
+                f"result must be [num_rois {rois[0]}, C {shape_of(self.input)[1]}, h, w], got "
+                f"{fmt_shape(out)}")
+        require(self.int_attr("sampling_ratio") >= 0,
+                f"sampling_ratio must be >= 0, got {self.int_attr('sampling_ratio')}")
+
+
+@irdl_op_definition
+class NonMaxSuppressionOp(GlowOp):
+    """ONNX NonMaxSuppression into a buffer of its upper bound: per batch and class, boxes
+    whose score passes `score_threshold` (when `use_score_threshold`), best first (ties:
+    lower index), each kept unless its IoU with one kept before exceeds `iou_threshold`,
+    at most `max_output_boxes_per_class`; rows [batch, class, box] (i64) for rows < `count`
+    (0-d i64), zeros after (ir/bounded_outputs.py). `center_point_box` 1: boxes are
+    [x_center, y_center, width, height], else two corners [y1, x1, y2, x2] in any order."""
+
+    name = "glow.non_max_suppression"
+    center_point_box = int_attr(0)
+    use_score_threshold = bool_attr(True)
+    boxes = operand_def(TensorType)
+    scores = operand_def(TensorType)
+    max_output_boxes_per_class = operand_def(TensorType)
+    iou_threshold = operand_def(TensorType)
+    score_threshold = operand_def(TensorType)
+    selected = result_def(TensorType)
+    count = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        boxes, scores = shape_of(self.boxes), shape_of(self.scores)
+        require(len(boxes) == 3 and boxes[2] == 4, f"boxes must be [batch, boxes, 4], got "
+                f"{fmt_shape(boxes)}")
+        require(len(scores) == 3 and scores[0] == boxes[0] and scores[2] == boxes[1],
+                f"scores must be [batch {boxes[0]}, classes, boxes {boxes[1]}], got "
+                f"{fmt_shape(scores)}")
+        for what, v in (("boxes", self.boxes), ("scores", self.scores),
+                        ("iou_threshold", self.iou_threshold),
+                        ("score_threshold", self.score_threshold)):
+            require(elem_of(v) == f32, f"{what} must be f32, got {elem_of(v)}")
+        for what, v in (("max_output_boxes_per_class", self.max_output_boxes_per_class),
+                        ("iou_threshold", self.iou_threshold),
+                        ("score_threshold", self.score_threshold)):
+            require(math.prod(shape_of(v)) == 1, f"{what} must hold one value, got "
+                    f"{fmt_shape(shape_of(v))}")
+        require(elem_of(self.max_output_boxes_per_class) == i64,
+                "max_output_boxes_per_class must be i64")
+        rows = shape_of(self.selected)
+        bound = boxes[0] * scores[1] * boxes[1]
+        require(len(rows) == 2 and rows[1] == 3 and 0 < rows[0] <= bound,
+                f"selected must be [rows, 3] with 0 < rows <= {bound} (batch x classes x "
+                f"boxes), got {fmt_shape(rows)}")
+        require(rows[0] % (boxes[0] * scores[1]) == 0,
+                f"selected's {rows[0]} rows must be a bound per batch and class")
+        require_shape("count", self.count, (), "a scalar")
+        for what, v in (("selected", self.selected), ("count", self.count)):
+            require(elem_of(v) == i64, f"{what} must be i64, got {elem_of(v)}")
+        require(self.int_attr("center_point_box") in (0, 1),
+                f"center_point_box must be 0 or 1, got {self.int_attr('center_point_box')}")
+
+
 NN_OPS = (ConvolutionOp, MaxPoolOp, AvgPoolOp, AdaptiveAvgPoolOp, FullyConnectedOp, MatMulOp,
           BatchMatMulOp, BatchedAddOp, BatchNormalizationOp, LayerNormalizationOp,
           LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp, ResizeNearestOp,
-          ResizeBilinearOp, SpaceToDepthOp)
+          ResizeBilinearOp, SpaceToDepthOp, RoiAlignOp, NonMaxSuppressionOp)

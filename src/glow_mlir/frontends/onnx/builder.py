@@ -114,6 +114,9 @@ class GraphBuilder:
         self.block = fn.body.block
         self.node_label = ""
         self.node_op = ""
+        self.bounded: dict[SSAValue, tuple[SSAValue, int, str]] = {}
+        """A value with a dim known only at run time -> (its count, the dim, the op that
+        made it): it may only be a graph output (ir/bounded_outputs.py)."""
 
     # ------------------------------------------------------------------ diagnostics
     def context(self) -> str:

@@ -38,8 +38,9 @@ from glow_mlir.frontends.onnx.errors import (
     UnsupportedOnnxError,
 )
 from glow_mlir.frontends.onnx.input_shapes import ZERO, bind_input_shapes, declared_dims, dim_of
-from glow_mlir.frontends.onnx.loading import default_opset, load_model
+from glow_mlir.frontends.onnx.loading import default_opset, domain_opsets, load_model
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.bounded_outputs import count_name
 from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 from glow_mlir.ir.resources import resource_table
@@ -78,6 +79,8 @@ class OnnxImporter:
         self.proto = proto
         self.base_dir = base_dir or os.getcwd()
         self.opset = default_opset(proto) or onnx.defs.onnx_opset_version()
+        self.opsets = domain_opsets(proto)
+        """Each imported domain's opset version ('' for the default domain)."""
         self.problems: list[Unsupported] = []
         self.values: dict[str, Value | None] = {}
         self.used: set[str] = set()
@@ -122,6 +125,10 @@ class OnnxImporter:
             if converter is None or any(n and values[n] is _UNKNOWN for n in node.input):
                 self._placeholders(node)
                 continue
+            if (why := self._reads_bounded(node)) is not None:
+                self.problems.append(Unsupported(_op_kind(node), label, why))
+                self._placeholders(node)
+                continue
             b.node_label, b.node_op = label, node.op_type
             try:
                 outs = converter(Node(node, label, self.opset, b, values, self.used, self.inline))
@@ -149,12 +156,27 @@ class OnnxImporter:
         self.b.node_label, self.b.node_op = label, op
         return [self.values.get(o.name) for o in graph.output]
 
+    def _reads_bounded(self, node: NodeProto) -> str | None:
+        """Why `node` cannot read its inputs: one has a length known only at run time (a
+        buffer of its upper bound, ir/bounded_outputs.py), which only graph outputs may."""
+        for i, name in enumerate(node.input):
+            value = self.values.get(name) if name else None
+            if value is None or value.is_const or value.ssa not in self.b.bounded:
+                continue
+            _, dim, producer = self.b.bounded[value.ssa]
+            return (f"input #{i} '{name}' is {producer}'s output, whose dim {dim} is known "
+                    f"only at run time (at most {value.shape[dim]}); such a value may only "
+                    f"be a graph output")
+        return None
+
     # ------------------------------------------------------------------ steps
     def _lookup(self, node: NodeProto, index: int):
         """The node's converter; an unsupported op type is recorded (the main graph's are
         all looked up before any node is translated, so none is missed when translation
         stops early)."""
-        converter, why = table.lookup(node.domain, node.op_type, self.opset)
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        opset = self.opset if domain == "" else self.opsets.get(domain)
+        converter, why = table.lookup(domain, node.op_type, opset)
         if converter is None:
             self.problems.append(Unsupported(_op_kind(node), node_label(node, index), why))
         return converter
@@ -274,27 +296,35 @@ class OnnxImporter:
         return self._inferred
 
     def _finish(self, fn: func.FuncOp) -> None:
-        results = []
+        results, names, counts = [], [], []
         for out in self.proto.graph.output:
             value = self.values[out.name]
             assert value is not None
-            self._check_declared(out, value, self._zero_is_unknown)
+            bound = None if value.is_const else self.b.bounded.get(value.ssa)
+            self._check_declared(out, value, self._zero_is_unknown,
+                                 None if bound is None else bound[1])
             results.append(value.ssa)
+            names.append(out.name)
+            if bound is not None:  # its run-time length, one more result (trimmed by name)
+                counts.append((bound[0], count_name(out.name, bound[1])))
+        results += [c for c, _ in counts]
+        names += [name for _, name in counts]
         fn.body.block.add_op(func.ReturnOp(*results))
         fn.function_type = FunctionType.from_lists(
             [a.type for a in fn.body.block.args], [r.type for r in results])
-        fn.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(o.name)})
-                                  for o in self.proto.graph.output])
+        fn.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
         _erase_dead_ops(fn)
         handles = {a.resource_handle.data for op in fn.walk() for a in op.attributes.values()
                    if isinstance(a, DenseResourceAttr)}
         resource_table(self.b.module).retain(handles)
 
     @staticmethod
-    def _check_declared(info, value: Value, zero_is_unknown: bool = False) -> None:
+    def _check_declared(info, value: Value, zero_is_unknown: bool = False,
+                        bounded_dim: int | None = None) -> None:
         """A graph output's declared static dims and element type must match what the graph
         computes: a mismatch means the model (or its shape annotations) is inconsistent.
-        -1 is dynamic, and so is 0 when the inputs' 0s were bound as unknown."""
+        -1 is dynamic, and so is 0 when the inputs' 0s were bound as unknown; a dim known
+        only at run time (`bounded_dim`) may be declared up to its bound."""
         t = info.type.tensor_type
         if info.type.WhichOneof("value") != "tensor_type":
             return
@@ -309,6 +339,10 @@ class OnnxImporter:
         if t.HasField("shape"):
             dims = [d if isinstance(d, int) and not (zero_is_unknown and d == ZERO) else None
                     for d in map(dim_of, t.shape.dim)]
+            if bounded_dim is not None and bounded_dim < len(dims):
+                declared_dim = dims[bounded_dim]
+                if declared_dim is not None and declared_dim <= value.shape[bounded_dim]:
+                    dims[bounded_dim] = None
             ok = len(dims) == value.rank and all(
                 d is None or d == s for d, s in zip(dims, value.shape)
             )

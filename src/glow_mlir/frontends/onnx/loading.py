@@ -65,6 +65,15 @@ def default_opset(proto: ModelProto) -> int:
     return 0
 
 
+def domain_opsets(proto: ModelProto) -> dict[str, int]:
+    """Each domain the model imports and its version ('' stands for 'ai.onnx'); the first
+    import of a domain counts, as onnxruntime reads them."""
+    opsets: dict[str, int] = {}
+    for entry in proto.opset_import:
+        opsets.setdefault("" if entry.domain == "ai.onnx" else entry.domain, int(entry.version))
+    return opsets
+
+
 def check_structure(proto: ModelProto, what: str) -> None:
     """A model whose graph refers to values nobody defines (a truncated or hand-broken file)
     is rejected here, naming the first such uses, instead of failing deep in a converter."""

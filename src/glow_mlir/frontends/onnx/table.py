@@ -23,8 +23,11 @@ from glow_mlir.frontends.onnx.converters import (
 )
 from glow_mlir.frontends.onnx.converters import (
     control_flow,
+    detection,
     indexing,
     linalg,
+    ms_quant,
+    ms_transformer,
     nn,
     quant,
     recurrent,
@@ -100,7 +103,10 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "GlobalMaxPool": _e(nn.global_max_pool),
     "BatchNormalization": _e(nn.batch_normalization),
     "InstanceNormalization": _e(nn.instance_normalization),
-    "LayerNormalization": _e(nn.layer_normalization, 17),
+    # opsets 1-16: onnxruntime's own LayerNormalization (the same op, before ONNX had one;
+    # onnxruntime registers it in the ONNX domain, not in com.microsoft)
+    "LayerNormalization": _e(nn.layer_normalization),
+    "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
     "LRN": _e(nn.lrn),
     "Softmax": _e(nn.softmax),
     "LogSoftmax": _e(nn.log_softmax),
@@ -133,6 +139,8 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "DepthToSpace": _e(tensor.depth_to_space),
     "Resize": _e(resize.resize, 10),
     "Upsample": _e(resize.upsample, 7, 9),
+    "RoiAlign": _e(detection.roi_align, 10),
+    "NonMaxSuppression": _e(detection.non_max_suppression, 10),
     # reductions
     **{op: _e(reduce.reduction(op)) for op in (
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
@@ -162,11 +170,60 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
 }
 
 
-def lookup(domain: str, op_type: str, opset: int) -> tuple[Converter | None, str]:
-    """The converter for `op_type` at `opset`, or None and why not."""
-    if domain not in ("", "ai.onnx"):
-        return None, f"ops of domain '{domain}' are not supported"
-    entries = CONVERTERS.get(op_type)
+MICROSOFT = "com.microsoft"
+
+
+def _ms(convert: Converter) -> tuple[Entry, ...]:
+    return _e(convert, 1, 1)  # the domain has had one version
+
+
+MICROSOFT_CONVERTERS: dict[str, tuple[Entry, ...]] = {
+    # what onnxruntime's transformer optimizer writes (onnxruntime.transformers.optimizer)
+    "Attention": _ms(ms_transformer.attention),
+    "MultiHeadAttention": _ms(ms_transformer.multi_head_attention),
+    "SkipLayerNormalization": _ms(ms_transformer.skip_layer_normalization),
+    "SkipSimplifiedLayerNormalization": _ms(ms_transformer.skip_simplified_layer_normalization),
+    "EmbedLayerNormalization": _ms(ms_transformer.embed_layer_normalization),
+    "BiasGelu": _ms(ms_transformer.bias_gelu),
+    "FastGelu": _ms(ms_transformer.fast_gelu),
+    "Gelu": _ms(ms_transformer.gelu),
+    "QuickGelu": _ms(ms_transformer.quick_gelu),
+    "BiasAdd": _ms(ms_transformer.bias_add),
+    "FusedMatMul": _ms(ms_transformer.fused_matmul),
+    # what its quantizer writes (onnxruntime.quantization, QOperator format)
+    "QLinearAdd": _ms(ms_quant.qlinear_add),
+    "QLinearMul": _ms(ms_quant.qlinear_mul),
+    "QLinearSigmoid": _ms(ms_quant.qlinear_sigmoid),
+    "QLinearLeakyRelu": _ms(ms_quant.qlinear_leaky_relu),
+    "QLinearConcat": _ms(ms_quant.qlinear_concat),
+    "QLinearGlobalAveragePool": _ms(ms_quant.qlinear_global_average_pool),
+    "QLinearAveragePool": _ms(ms_quant.qlinear_average_pool),
+    "QGemm": _ms(ms_quant.qgemm),
+    "DynamicQuantizeMatMul": _ms(ms_quant.dynamic_quantize_matmul),
+    "MatMulIntegerToFloat": _ms(ms_quant.matmul_integer_to_float),
+    "DynamicQuantizeLSTM": _ms(ms_quant.dynamic_quantize_lstm),
+}
+"""onnxruntime's contrib ops (domain `com.microsoft`, version 1), composed from `glow` ops
+with onnxruntime's semantics (`converters/ms_transformer.py`, `converters/ms_quant.py`)."""
+
+DOMAINS: dict[str, dict[str, tuple[Entry, ...]]] = {"": CONVERTERS, MICROSOFT: MICROSOFT_CONVERTERS}
+IMPLIED_VERSIONS = {"": 1, MICROSOFT: 1}
+"""A domain's version when the model uses it without an opset_import entry."""
+
+
+def lookup(domain: str, op_type: str, opset: int | None) -> tuple[Converter | None, str]:
+    """The converter for `op_type` of `domain` at that domain's `opset` (None: the model
+    does not import the domain), or None and why not."""
+    domain = "" if domain == "ai.onnx" else domain
+    table = DOMAINS.get(domain)
+    if table is None:
+        known = ", ".join(f"'{d or 'ai.onnx'}'" for d in DOMAINS)
+        return None, f"ops of domain '{domain}' are not supported (supported: {known})"
+    if opset is None:
+        # onnxruntime runs a model that uses its domain without importing it (its
+        # transformer optimizer leaves such models in memory) as version 1: so do we
+        opset = IMPLIED_VERSIONS[domain]
+    entries = table.get(op_type)
     if not entries:
         return None, "op type not supported"
     for e in entries:

@@ -116,3 +116,13 @@ def scatter_data(op, data, indices, updates):
     else:
         _SCATTER_UFUNCS[reduction].at(out, idx, updates)
     return out
+
+
+@kernel(glow.NonZeroOp)
+def non_zero(op, x):
+    """The coordinates of the nonzero elements in row-major order, padded with zeros to
+    one column per element, and how many there are."""
+    found = np.asarray(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1)
+    out = np.zeros((x.ndim, x.size), np.int64)
+    out[:, :found.shape[1]] = found
+    return out, np.asarray(found.shape[1], np.int64)

@@ -391,6 +391,51 @@ func.func @quantized(%x: tensor<1x3x32x32xf32>, %wq: tensor<8x3x3x3x!glow.quant<
   func.return %cv : tensor<1x8x32x32xf16>
 }
 
+// CHECK-LABEL: func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
+// CHECK-NEXT:    %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// CHECK-NEXT:    %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// CHECK-NEXT:    func.return %avg : tensor<8x256x7x7xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "detection", function_type = (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>}> ({
+// GENERIC-NEXT:    ^bb0(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>):
+// GENERIC-NEXT:    %avg = "glow.roi_align"(%x, %rois, %idx) {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// GENERIC-NEXT:    %max = "glow.roi_align"(%x, %rois, %idx) {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+// GENERIC-NEXT:    "func.return"(%avg) : (tensor<8x256x7x7xf32>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
+  %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 0.0625 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+  %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
+  func.return %avg : tensor<8x256x7x7xf32>
+}
+
+// CHECK-LABEL: func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
+// CHECK-NEXT:    %nz, %count = glow.non_zero %m : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+// CHECK-NEXT:    func.return %nz, %count : tensor<2x15xi64>, tensor<i64>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "bounded", function_type = (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)}> ({
+// GENERIC-NEXT:    ^bb0(%m: tensor<3x5xi1>):
+// GENERIC-NEXT:    %nz, %count = "glow.non_zero"(%m) : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+// GENERIC-NEXT:    "func.return"(%nz, %count) : (tensor<2x15xi64>, tensor<i64>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
+  %nz, %count = glow.non_zero %m : (tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>)
+  func.return %nz, %count : tensor<2x15xi64>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>) {
+// CHECK-NEXT:    %sel, %count = glow.non_max_suppression %boxes, %scores, %max, %iou, %thr {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+// CHECK-NEXT:    func.return %sel, %count : tensor<12x3xi64>, tensor<i64>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "nms", function_type = (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)}> ({
+// GENERIC-NEXT:    ^bb0(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>):
+// GENERIC-NEXT:    %sel, %count = "glow.non_max_suppression"(%boxes, %scores, %max, %iou, %thr) {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+// GENERIC-NEXT:    "func.return"(%sel, %count) : (tensor<12x3xi64>, tensor<i64>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>) {
+  %sel, %count = glow.non_max_suppression %boxes, %scores, %max, %iou, %thr {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
+  func.return %sel, %count : tensor<12x3xi64>, tensor<i64>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#

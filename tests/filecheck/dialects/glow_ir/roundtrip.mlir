@@ -98,6 +98,9 @@
 // GENERIC: "glow_ir.rescale_quantized"
 // GENERIC: "glow_ir.dequantize"
 // GENERIC: "glow_ir.convert_to"
+// GENERIC: "glow_ir.roi_align"
+// GENERIC: "glow_ir.non_zero"
+// GENERIC: "glow_ir.non_max_suppression"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -815,6 +818,46 @@ glow_ir.func @quantized declare {
   glow_ir.dealloc_activation %rq : memref<1x8x32x32x!glow.quant<i8, scale = 0.1, offset = 0>>
   glow_ir.dealloc_activation %cq : memref<1x8x32x32x!glow.quant<i8, scale = 0.05, offset = 3>>
   glow_ir.dealloc_activation %xq : memref<1x3x32x32x!glow.quant<i8, scale = 0.0078125, offset = -128>>
+}
+
+// CHECK-LABEL: glow_ir.func @detection declare {
+// CHECK:         glow_ir.roi_align @out %output0, @in %input0, @in %input1, @in %input2 {spatial_scale = 6.250000e-02 : f32, aligned = true} : memref<8x256x7x7xf32>, memref<2x256x14x14xf32>, memref<8x4xf32>, memref<8xi64>
+// CHECK-NEXT:    %max = glow_ir.alloc_activation : memref<8x256x7x7xf32>
+// CHECK-NEXT:    glow_ir.roi_align @out %max, @in %input0, @in %input1, @in %input2 {mode = "max", sampling_ratio = 2 : i64} : memref<8x256x7x7xf32>, memref<2x256x14x14xf32>, memref<8x4xf32>, memref<8xi64>
+glow_ir.func @detection declare {
+  glow_ir.weight @input0 mutable input : memref<2x256x14x14xf32>
+  glow_ir.weight @input1 mutable input : memref<8x4xf32>
+  glow_ir.weight @input2 mutable input : memref<8xi64>
+  glow_ir.weight @output0 mutable output : memref<8x256x7x7xf32>
+} program(%input0, %input1, %input2, %output0) {
+  glow_ir.roi_align @out %output0, @in %input0, @in %input1, @in %input2 {spatial_scale = 6.250000e-02 : f32, aligned = true} : memref<8x256x7x7xf32>, memref<2x256x14x14xf32>, memref<8x4xf32>, memref<8xi64>
+  %max = glow_ir.alloc_activation : memref<8x256x7x7xf32>
+  glow_ir.roi_align @out %max, @in %input0, @in %input1, @in %input2 {mode = "max", sampling_ratio = 2 : i64} : memref<8x256x7x7xf32>, memref<2x256x14x14xf32>, memref<8x4xf32>, memref<8xi64>
+  glow_ir.dealloc_activation %max : memref<8x256x7x7xf32>
+}
+
+// CHECK-LABEL: glow_ir.func @bounded declare {
+// CHECK:         glow_ir.non_zero @out %output0, @out %output1, @in %input0 : memref<2x15xi64>, memref<i64>, memref<3x5xi1>
+glow_ir.func @bounded declare {
+  glow_ir.weight @input0 mutable input : memref<3x5xi1>
+  glow_ir.weight @output0 mutable output : memref<2x15xi64>
+  glow_ir.weight @output1 mutable output : memref<i64>
+} program(%input0, %output0, %output1) {
+  glow_ir.non_zero @out %output0, @out %output1, @in %input0 : memref<2x15xi64>, memref<i64>, memref<3x5xi1>
+}
+
+// CHECK-LABEL: glow_ir.func @nms declare {
+// CHECK:         glow_ir.non_max_suppression @out %output0, @out %output1, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {center_point_box = 1 : i64, use_score_threshold = false} : memref<12x3xi64>, memref<i64>, memref<1x6x4xf32>, memref<1x2x6xf32>, memref<1xi64>, memref<1xf32>, memref<1xf32>
+glow_ir.func @nms declare {
+  glow_ir.weight @input0 mutable input : memref<1x6x4xf32>
+  glow_ir.weight @input1 mutable input : memref<1x2x6xf32>
+  glow_ir.weight @input2 mutable input : memref<1xi64>
+  glow_ir.weight @input3 mutable input : memref<1xf32>
+  glow_ir.weight @input4 mutable input : memref<1xf32>
+  glow_ir.weight @output0 mutable output : memref<12x3xi64>
+  glow_ir.weight @output1 mutable output : memref<i64>
+} program(%input0, %input1, %input2, %input3, %input4, %output0, %output1) {
+  glow_ir.non_max_suppression @out %output0, @out %output1, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {center_point_box = 1 : i64, use_score_threshold = false} : memref<12x3xi64>, memref<i64>, memref<1x6x4xf32>, memref<1x2x6xf32>, memref<1xi64>, memref<1xf32>, memref<1xf32>
 }
 
 {-#

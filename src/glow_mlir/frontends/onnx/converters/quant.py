@@ -134,6 +134,24 @@ F32_EXACT = 2.0 ** 24
 F64_EXACT = 2.0 ** 53
 
 
+def as_storage(n: Node, x: Value) -> Value:
+    """A `!glow.quant` value (QuantizeLinear's result) as its integers, for the ops that
+    compute on the stored integers: round(dequantize(x) / scale) + offset, exact because
+    the float error of (q - offset) * scale / scale is far below one half for 8 to 16 bits."""
+    qtype = x.elem
+    if not isinstance(qtype, QuantizedType):
+        return x
+    b = n.b
+    real = b.op(glow.DequantizeOp, [x], b.tensor(x.shape, f32))
+    scale = b.from_const(np.asarray(qtype.scale.data, np.float32))
+    q = b.elementwise(glow.RoundOp, [b.elementwise(glow.DivOp, [real, scale], np.divide)],
+                      np.round)
+    if qtype.offset.data:
+        offset = b.from_const(np.asarray(qtype.offset.data, np.float32))
+        q = b.elementwise(glow.AddOp, [q, offset], np.add)
+    return b.convert(q, qtype.storage)
+
+
 def _zero_shape(zero: Value, x: Value, role: str) -> list[int]:
     """How a zero point broadcasts over `x`: one value; or, by `role`, one per row of A
     ("row"), per column of B ("column"), or per output channel of a filter ("filter")."""
@@ -194,6 +212,7 @@ def _check_zero(n: Node, zero: Value | None, x: Value, what: str, along: int | N
 
 def _matmul_sum(n: Node, a: Value, a_zero: Value | None, b: Value, b_zero: Value | None) -> Value:
     """(A - a_zero_point) x (B - b_zero_point), exactly, in the float type the bound picks."""
+    a, b = as_storage(n, a), as_storage(n, b)
     if a.rank < 1 or b.rank < 1:
         n.fail("operands must have rank >= 1")
     _check_zero(n, a_zero, a, "a_zero_point", a.rank - 2 if a.rank >= 2 else None)
@@ -219,6 +238,7 @@ def _conv_sum(n: Node, x: Value, x_zero: Value | None, w: Value, w_zero: Value |
               bias: Value | None) -> Value:
     """conv(x - x_zero_point, w - w_zero_point) + bias, exactly: padding with zeros after
     centering is padding with the zero point before it, as onnxruntime pads."""
+    x, w = as_storage(n, x), as_storage(n, w)
     _check_zero(n, x_zero, x, "x_zero_point", None)
     _check_zero(n, w_zero, w, "w_zero_point", 0)
     if w.rank < 3:

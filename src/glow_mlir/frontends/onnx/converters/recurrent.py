@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from xdsl.dialects.builtin import i1
@@ -134,12 +135,16 @@ class Direction:
     reset_bias: Value | None = None
     """GRU under linear_before_reset: Rbh broadcast to [batch, hidden]."""
     options: dict[str, int] = field(default_factory=dict)
+    recur: Callable[[Value], Value] | None = None
+    """h @ R computed otherwise (DynamicQuantizeLSTM: h quantized, 8-bit R); None: a matmul."""
 
     def gate(self, v: Value, k: int, count: int = 1) -> Value:
         """Gates k .. k + count - 1 of a [batch, gates * hidden] value."""
         return self.n.b.slice(v, [0, k * self.hidden], [self.batch, count * self.hidden])
 
     def matmul(self, h: Value, w: Value) -> Value:
+        if self.recur is not None and w is self.r:
+            return self.recur(h)
         return self.n.b.op(glow.MatMulOp, [h, w], self.n.b.tensor([self.batch, w.shape[1]], h.elem))
 
     def act(self, k: int, v: Value) -> Value:
@@ -323,13 +328,25 @@ def _expect(n: Node, what: str, v: Value, shape: tuple[int, ...], meaning: str) 
         n.fail(f"{what} has shape {fmt_shape(v.shape)}, expected {fmt_shape(shape)} ({meaning})")
 
 
-def _unroll(n: Node, cell: Cell) -> list[Value | None]:
-    x, w, r = n.input(0), n.input(1), n.input(2)
+class Products(Protocol):
+    """Where a cell's two products come from, when not from float W and R (ms_quant.py)."""
+
+    def shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]: ...
+    def product(self, which: int, x: Value, d: int) -> Value: ...
+
+
+def _unroll(n: Node, cell: Cell, products: Products | None = None) -> list[Value | None]:
+    x = n.input(0)
     if not is_float(x.elem):
         n.unsupported(f"{x.elem} elements (recurrent ops take floating-point ones)")
-    for name, v in (("W", w), ("R", r)):
-        if v.elem != x.elem:
-            n.fail(f"{name} is {v.elem}, X is {x.elem}")
+    if products is None:
+        w, r = n.input(1), n.input(2)
+        for name, v in (("W", w), ("R", r)):
+            if v.elem != x.elem:
+                n.fail(f"{name} is {v.elem}, X is {x.elem}")
+    else:  # only their shapes are read below
+        w_shape, r_shape = products.shapes()
+        w, r = (n.b.from_const(np.zeros(s, np.float32)) for s in (w_shape, r_shape))
     direction = n.str("direction", "forward")
     if direction not in DIRECTIONS:
         n.fail(f"direction '{direction}' is not one of {', '.join(map(repr, DIRECTIONS))}")
@@ -391,6 +408,8 @@ def _unroll(n: Node, cell: Cell) -> list[Value | None]:
         rb = n.b.reshape(n.b.slice(bias, [d, gh], [1, gh]), [gh])
         dn = Direction(n, batch, hidden, rd, acts[d], None if clip is None else float(clip),
                        options=options)
+        if products is not None:
+            dn.recur = lambda h, d=d: products.product(1, h, d)
         if peepholes is not None:
             dn.peepholes = [
                 n.b.broadcast(
@@ -401,9 +420,13 @@ def _unroll(n: Node, cell: Cell) -> list[Value | None]:
             ]
         if cell.gates == 3 and options["linear_before_reset"]:
             dn.reset_bias = n.b.broadcast(n.b.slice(rb, [2 * hidden], [hidden]), [batch, hidden])
-        projected = n.b.op(glow.FullyConnectedOp,
-                           [sequence, wd, cell.input_bias(n, wb, rb, options)],
-                           n.b.tensor([steps * batch, gh], x.elem))
+        if products is None:
+            projected = n.b.op(glow.FullyConnectedOp,
+                               [sequence, wd, cell.input_bias(n, wb, rb, options)],
+                               n.b.tensor([steps * batch, gh], x.elem))
+        else:
+            projected = n.b.elementwise(glow.AddOp, [products.product(0, sequence, d),
+                                                     cell.input_bias(n, wb, rb, options)])
         ys, state = _run(dn, cell, projected, [s[d] for s in initial], lengths,
                          reverse=direction == "reverse" or d == 1)
         outputs.append(ys)
@@ -495,3 +518,8 @@ def gru(n: Node) -> list[Value | None]:
 
 def lstm(n: Node) -> list[Value | None]:
     return _unroll(n, LSTM)
+
+
+def quantized_lstm(n: Node, products: Products) -> list[Value | None]:
+    """LSTM with its products from `products` (DynamicQuantizeLSTM)."""
+    return _unroll(n, LSTM, products)

@@ -10,7 +10,9 @@ op takes them as an operand.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import i64
 
+from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx import dtypes
 from glow_mlir.frontends.onnx.builder import FOLD_LIMIT, Value
 from glow_mlir.frontends.onnx.node import Node
@@ -72,10 +74,17 @@ def range_(n: Node) -> np.ndarray:
     return (s + np.arange(count, dtype=start.dtype) * d).astype(start.dtype)
 
 
-def nonzero(n: Node) -> np.ndarray:
-    """Only for known inputs: the result's shape depends on the values."""
-    x = n.require_const(0, "the input (NonZero's result shape depends on its values)")
-    return np.asarray(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1)
+def nonzero(n: Node) -> Value | np.ndarray:
+    """Folded for a known input; else `glow.non_zero` into a buffer of one column per
+    element, its count returned with it (ir/bounded_outputs.py): the result may then only
+    be a graph output."""
+    x = n.input(0)
+    if x.is_const:
+        return np.asarray(np.nonzero(x.const), dtype=np.int64).reshape(x.rank, -1)
+    b = n.b
+    op = b.emit(glow.NonZeroOp, [x], [b.tensor([x.rank, x.size], i64), b.tensor([], i64)])
+    b.bounded[op.results[0]] = (op.results[1], 1, "NonZero")
+    return b.from_ssa(op.results[0])
 
 
 def eye_like(n: Node) -> Value:

@@ -1,0 +1,147 @@
+"""Detection ops: roi_align (ONNX RoiAlign).
+
+Computed in the input's float type in onnxruntime's order of operations (`roialign.cc`,
+which ONNX's reference follows): sample coordinates `start + p * bin + (i + 0.5) * bin /
+grid`, a sample outside [-1, size] weighs nothing, one inside is clamped to the image and
+interpolated from its four neighbours with weights (1 - ly)(1 - lx), ...; a bin is the sum
+of its samples divided by their count (at least 1), or in "max" mode the largest weighted
+corner of any sample (0 without samples)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from glow_mlir.dialects import glow
+from glow_mlir.semantics.registry import kernel, result_shape
+
+
+def roi_geometry(roi: np.ndarray, scale, aligned: bool, out: tuple[int, int],
+                 sampling_ratio: int):
+    """(start_y, start_x, bin_h, bin_w, grid_h, grid_w) of one roi, in its float type."""
+    t = roi.dtype.type
+    offset = t(0.5) if aligned else t(0.0)
+    x1, y1, x2, y2 = (v * t(scale) - offset for v in roi)
+    height, width = y2 - y1, x2 - x1
+    if not aligned:
+        height, width = max(height, t(1.0)), max(width, t(1.0))
+    bin_h, bin_w = height / t(out[0]), width / t(out[1])
+    grid_h = sampling_ratio if sampling_ratio > 0 else int(math.ceil(bin_h))
+    grid_w = sampling_ratio if sampling_ratio > 0 else int(math.ceil(bin_w))
+    return y1, x1, bin_h, bin_w, grid_h, grid_w
+
+
+def _axis_samples(start, bin_size, grid: int, bins: int, size: int):
+    """Per sample coordinate along one axis (bins x grid, flattened): whether it is
+    inside [-1, size], its low and high neighbours and the weight of each."""
+    t = type(start)
+    p = np.arange(bins, dtype=t)[:, None]
+    i = np.arange(max(grid, 0), dtype=t)[None, :]
+    c = (start + p * bin_size) + ((i + t(0.5)) * bin_size) / t(grid)
+    c = c.astype(t).reshape(-1)
+    inside = (c >= t(-1.0)) & (c <= t(size))
+    c = np.where(inside, np.maximum(c, t(0.0)), t(0.0)).astype(t)
+    low = c.astype(np.int64)
+    edge = low >= size - 1
+    low = np.where(edge, size - 1, low)
+    high = np.where(edge, size - 1, low + 1)
+    c = np.where(edge, low.astype(t), c).astype(t)
+    frac = (c - low.astype(t)).astype(t)
+    return inside, low, high, (t(1.0) - frac).astype(t), frac
+
+
+def _corner(image, inside, ys, xs, wy, wx, t):
+    """One of a sample's four weighted neighbours, [C, Y, X] (0 outside the image)."""
+    w = np.where(inside, wy[:, None] * wx[None, :], t(0.0)).astype(t)
+    return w * image[:, ys[:, None], xs[None, :]]
+
+
+@kernel(glow.RoiAlignOp)
+def roi_align(op, x, rois, batch_indices):
+    _, channels, oh, ow = result_shape(op)
+    _, _, height, width = x.shape
+    aligned = op.bool_attr("aligned", False)
+    is_max = op.str_attr("mode", "avg") == "max"
+    sampling_ratio = op.int_attr("sampling_ratio", 0)
+    scale = op.float_attr("spatial_scale", 1.0)
+    t = x.dtype.type
+    out = np.zeros((rois.shape[0], channels, oh, ow), x.dtype)
+    for r in range(rois.shape[0]):
+        y0, x0, bh, bw, gh, gw = roi_geometry(rois[r], scale, aligned, (oh, ow), sampling_ratio)
+        if gh <= 0 or gw <= 0:
+            continue  # no samples: 0 in either mode
+        image = x[int(np.clip(batch_indices[r], 0, x.shape[0] - 1))]
+        yin, yl, yh, wyl, wyh = _axis_samples(y0, bh, gh, oh, height)
+        xin, xl, xh, wxl, wxh = _axis_samples(x0, bw, gw, ow, width)
+        inside = yin[:, None] & xin[None, :]
+
+        corners = [_corner(image, inside, ys, xs, wy, wx, t) for ys, xs, wy, wx in (
+            (yl, xl, wyl, wxl), (yl, xh, wyl, wxh), (yh, xl, wyh, wxl), (yh, xh, wyh, wxh))]
+        shape = (channels, oh, gh, ow, gw)
+        if is_max:
+            vals = np.maximum(np.maximum(np.maximum(corners[0], corners[1]), corners[2]),
+                              corners[3]).reshape(shape)
+            out[r] = vals.max(axis=(2, 4))
+        else:
+            vals = (((corners[0] + corners[1]) + corners[2]) + corners[3]).reshape(shape)
+            total = np.zeros((channels, oh, ow), x.dtype)
+            for iy in range(gh):  # onnxruntime's order of summation
+                for ix in range(gw):
+                    total += vals[:, :, iy, :, ix]
+            out[r] = (total / t(max(gh * gw, 1))).astype(t)
+    return out
+
+
+def _extent(box: np.ndarray, center_point_box: int):
+    """(x_min, x_max, y_min, y_max) of a box, in float32 as onnxruntime computes them."""
+    f = np.float32
+    if center_point_box:
+        xc, yc, w, h = (f(v) for v in box)
+        half_w, half_h = w / f(2.0), h / f(2.0)
+        return xc - half_w, xc + half_w, yc - half_h, yc + half_h
+    y1, x1, y2, x2 = (f(v) for v in box)
+    return min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
+
+
+def iou_exceeds(a: np.ndarray, b: np.ndarray, center_point_box: int, threshold) -> bool:
+    """onnxruntime's SuppressByIOU: an empty intersection, box or union never suppresses."""
+    ax0, ax1, ay0, ay1 = _extent(a, center_point_box)
+    bx0, bx1, by0, by1 = _extent(b, center_point_box)
+    ix0, ix1, iy0, iy1 = max(ax0, bx0), min(ax1, bx1), max(ay0, by0), min(ay1, by1)
+    if ix1 <= ix0 or iy1 <= iy0:
+        return False
+    inter = (ix1 - ix0) * (iy1 - iy0)
+    area_a, area_b = (ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0)
+    union = area_a + area_b - inter
+    if inter <= 0 or area_a <= 0 or area_b <= 0 or union <= 0:
+        return False
+    return bool(inter / union > np.float32(threshold))
+
+
+@kernel(glow.NonMaxSuppressionOp)
+def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_threshold):
+    """Greedy per batch and class, best score first (ties: the lower index)."""
+    rows = result_shape(op)[0]
+    batches, classes, count = boxes.shape[0], scores.shape[1], boxes.shape[1]
+    cap = min(max(int(max_output.reshape(-1)[0]), 0), rows // max(batches * classes, 1))
+    iou = np.float32(iou_threshold.reshape(-1)[0])
+    threshold = np.float32(score_threshold.reshape(-1)[0])
+    use_threshold = op.bool_attr("use_score_threshold", True)
+    center = op.int_attr("center_point_box", 0)
+    out = np.zeros((rows, 3), np.int64)
+    filled = 0
+    for b in range(batches):
+        for c in range(classes):
+            s = scores[b, c]
+            candidates = [i for i in range(count) if not use_threshold or s[i] > threshold]
+            candidates.sort(key=lambda i: (-s[i], i))
+            kept: list[int] = []
+            for i in candidates:
+                if len(kept) >= cap:
+                    break
+                if not any(iou_exceeds(boxes[b, k], boxes[b, i], center, iou) for k in kept):
+                    kept.append(i)
+                    out[filled] = (b, c, i)
+                    filled += 1
+    return out, np.asarray(filled, np.int64)
