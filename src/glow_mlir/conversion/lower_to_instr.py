@@ -120,7 +120,8 @@ class _FunctionLowering:
                 if not isinstance(t, TensorType):
                     found.error(fn, f"{what} #{i} has type {t}; only tensors lower to buffers")
         found.check()
-        for op in self.block.ops:  # every op without an instruction, at once
+        _hoist_branch_constants(self.block)
+        for op in self.block.walk():  # every op without an instruction, at once
             if op is not ret and not self.has_instruction(op):
                 found.error(op, "has no instruction")
         found.check()
@@ -201,13 +202,17 @@ class _FunctionLowering:
 
     @staticmethod
     def has_instruction(op: Operation) -> bool:
-        return type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
+        return (type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
+                or isinstance(op, (glow.IfOp, glow.YieldOp)))
 
     def lower(self, op: Operation) -> None:
         if not self.has_instruction(op):
             raise DiagnosticError.at(op, "has no instruction")
         instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
         if isinstance(op, glow.ConstantOp):
+            return
+        if isinstance(op, glow.IfOp):
+            self.lower_if(op)
             return
         src = [self.buffer[v] for v in op.operands]
         if isinstance(op, glow.ReshapeOp):
@@ -244,6 +249,39 @@ class _FunctionLowering:
         assert instr is not None
         self.emit(instr.make([*dests, *src], **op.attributes), op)
 
+    def lower_if(self, op: glow.IfOp) -> None:
+        """A `glow_ir.if` whose operands are the results' buffers, the condition and every
+        buffer the branches read from outside; each branch is lowered into its program
+        with those operands as its arguments, writes the results into them (an op that
+        computes a yielded value writes it there directly) and frees what it allocated."""
+        dests = [self.dest(r) for r in op.results]
+        captured = _captured(op)
+        instr = glow_ir.IfOp.make_if(dests, self.buffer[op.cond],
+                                   [self.buffer[v] for v in captured])
+        self.emit(instr, op)
+        saved = (self.body, self.buffer, self.allocs, self.direct)
+        for taken, target in zip((True, False), instr.branches()):
+            args = target.args
+            results, sources = args[: len(dests)], args[len(dests) + 1:]
+            source = op.branch(taken)
+            yielded = glow.IfOp.yield_of(source)
+            self.body, self.allocs = target, []
+            self.buffer = {**saved[1], **dict(zip(captured, sources))}
+            self.direct = {}
+            for value, arg in zip(yielded.values, results):
+                if (value not in self.direct and self._computed(value)
+                        and value.owner.parent_block() is source):  # type: ignore[union-attr]
+                    self.direct[value] = arg
+            for inner in source.ops:
+                if inner is not yielded:
+                    self.lower(inner)
+            for value, arg in zip(yielded.values, results):
+                if self.direct.get(value) is not arg:
+                    self.emit(glow_ir.CopyOp.make([arg, self.buffer[value]]), yielded)
+            for alloc in reversed(self.allocs):
+                self.emit(glow_ir.DeallocActivationOp.make(alloc.result), yielded)
+        self.body, self.buffer, self.allocs, self.direct = saved
+
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()
         self.body = ir_func.body
@@ -258,6 +296,36 @@ class _FunctionLowering:
         for alloc in reversed(self.allocs):
             self.emit(glow_ir.DeallocActivationOp.make(alloc.result), self.ret)
         return ir_func
+
+
+def _hoist_branch_constants(block: Block) -> None:
+    """Move the constants of `glow.if` branches to the top of the function: they are
+    weights, declared once for the whole function, and need no run-time decision."""
+    first = block.first_op
+    for op in [o for o in block.walk() if isinstance(o, glow.ConstantOp)
+               and o.parent_block() is not block]:
+        op.detach()
+        if first is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, first)
+
+
+def _captured(op: glow.IfOp) -> list[SSAValue]:
+    """The values defined outside `op` that its branches (nested ifs included) use, in
+    first-use order."""
+    seen: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            owner = v.owner
+            defined_inside = (op.is_ancestor(owner) if isinstance(owner, Operation)
+                              else owner.parent_op() is not None
+                              and op.is_ancestor(owner.parent_op()))  # type: ignore[union-attr,arg-type]
+            if not defined_inside:
+                seen.setdefault(v, None)
+    return list(seen)
 
 
 def lower_function(fn: func.FuncOp, module: ModuleOp) -> glow_ir.FuncOp:

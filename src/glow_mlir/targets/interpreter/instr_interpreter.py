@@ -168,12 +168,39 @@ class InstrExecutor:
         elif isinstance(op, glow_ir.TensorViewOp):
             mem, start, _ = self._where[glow_ir.root_buffer(op.result)]
             self._place(op.result, mem, start + glow_ir.view_byte_offset(op.result), op)
+        elif isinstance(op, glow_ir.IfOp):
+            self._check_overlaps(op)
+            self._steps.append((op, self._if(op)))
         elif isinstance(op, glow_ir.InstrOp):
             self._check_overlaps(op)
             self._steps.append((op, self._instruction(op)))
         else:
             raise EvaluationError(f"{op_where(op, func)} is not an instruction the "
                                   f"interpreter runs")
+
+    def _if(self, op: glow_ir.IfOp) -> Callable[[], None]:
+        """The step running the branch the condition picks: each branch's arguments view
+        the memory of the operands they stand for, its ops are prepared as the program's."""
+        branches = []
+        saved = self._steps
+        for block in op.branches():
+            for arg, outer in zip(block.args, op.operands):
+                memory, start, _ = self._where[outer]
+                self._place(arg, memory, start)
+            self._steps = []
+            try:
+                for inner in block.ops:
+                    self._prepare_op(inner)
+                branches.append(self._steps)
+            finally:
+                self._steps = saved
+        then_steps, else_steps = branches
+        cond = self._views[op.cond].reshape(-1)
+
+        def run_if() -> None:
+            for _, step in then_steps if cond[0] else else_steps:
+                step()
+        return run_if
 
     def _weight_memory(self, weight: glow_ir.WeightOp) -> _Memory:
         what = f"weight @{weight.sym_name.data}"
@@ -188,7 +215,7 @@ class InstrExecutor:
     def _arena(self) -> _Memory | None:
         """The activation arena if the function is planned, else None."""
         func = self.func
-        allocs = [op for op in func.body.ops if isinstance(op, glow_ir.AllocActivationOp)]
+        allocs = [op for op in func.body.walk() if isinstance(op, glow_ir.AllocActivationOp)]
         planned = [op for op in allocs if op.offset is not None]
         if func.activations_size is None and not planned:
             return None

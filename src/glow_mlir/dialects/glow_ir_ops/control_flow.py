@@ -1,0 +1,134 @@
+"""`glow_ir.if`: the instruction of `glow.if`, one instruction with two programs.
+
+    glow_ir.if @out %r, @in %cond, @in %x : memref<4xf32>, memref<i1>, memref<4xf32> {
+    ^bb0(%r1: memref<4xf32>, %c1: memref<i1>, %x1: memref<4xf32>):
+      glow_ir.relu @out %r1, @in %x1 : memref<4xf32>
+    } else {
+    ^bb0(%r2: memref<4xf32>, %c2: memref<i1>, %x2: memref<4xf32>):
+      glow_ir.copy @out %r2, @in %x2 : memref<4xf32>
+    }
+
+Seen from the program around it, it is an ordinary instruction: it overwrites its
+destinations (`@out`, the graph op's results) and reads its condition (the first `@in`,
+one i1) and every buffer a branch reads (the other `@in`s). Each branch sees those
+operands as its block arguments, in operand order, and nothing else of the enclosing
+program: the instruction passes, which reason about one program block through
+`InstrOp.accesses()`, need no change to be right around it. Inside, a branch allocates
+and frees its own activations (`plan-memory` places them in the same arena, live within
+the branch only) and must write every destination entirely.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import MemRefType, i1
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.irdl import irdl_op_definition, region_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
+
+
+@irdl_op_definition
+class IfOp(InstrOp):
+    """Runs the `then` program when the condition holds, else the `else` program."""
+
+    name = "glow_ir.if"
+
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    ACCESS: ClassVar = ()  # varies: destinations (@out), then the condition and sources (@in)
+
+    @classmethod
+    def make_if(cls, dests: list[SSAValue], cond: SSAValue, sources: list[SSAValue]) -> IfOp:
+        """An `if` with two empty programs whose arguments stand for its operands."""
+        operands = [*dests, cond, *sources]
+        kinds = [Access.OUT] * len(dests) + [Access.IN] * (1 + len(sources))
+        regions = [Region(Block(arg_types=[v.type for v in operands])) for _ in range(2)]
+        return cls.create(operands=operands, properties={"access": access_attr(kinds)},
+                          regions=regions)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def num_dests(self) -> int:
+        return sum(1 for k in self.kinds() if k is Access.OUT)
+
+    def dests(self):
+        return self.operands[: self.num_dests]
+
+    @property
+    def cond(self) -> SSAValue:
+        return self.operands[self.num_dests]
+
+    def sources(self):
+        return self.operands[self.num_dests + 1:]
+
+    def branch(self, taken: bool) -> Block:
+        return (self.then_region if taken else self.else_region).block
+
+    def branches(self) -> tuple[Block, Block]:
+        return self.then_region.block, self.else_region.block
+
+    # ------------------------------------------------------------------ verification
+    def expected_kinds(self) -> tuple[Access, ...]:
+        n = self.num_dests
+        return (Access.OUT,) * n + (Access.IN,) * (len(self.operands) - n)
+
+    def verify_(self) -> None:
+        if all(a.data in ("in", "out", "inout") for a in self.access.data):
+            if len(self.access.data) == self.num_dests:
+                raise VerifyException("has no condition: after the @out destinations, "
+                                      "the condition and the sources are @in")
+            t = self.cond.type
+            assert isinstance(t, MemRefType)
+            if t.get_element_type() != i1 or any(d != 1 for d in t.get_shape()):
+                raise VerifyException(f"condition must be a one-element memref of i1, got {t}")
+        types = [v.type for v in self.operands]
+        for what, block in zip(("then", "else"), self.branches()):
+            if [a.type for a in block.args] != types:
+                raise VerifyException(
+                    f"the {what} program's arguments must have the operands' types")
+        super().verify_()
+
+    # ------------------------------------------------------------------ text
+    def print(self, printer: Printer) -> None:
+        super().print(printer)
+        printer.print_string(" ")
+        printer.print_region(self.then_region, print_entry_block_args=True,
+                             print_empty_block=True)
+        printer.print_string(" else ")
+        printer.print_region(self.else_region, print_entry_block_args=True,
+                             print_empty_block=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IfOp:
+        head = InstrOp.parse.__func__(cls, parser)  # type: ignore[attr-defined]
+        then_region = parser.parse_region()
+        parser.parse_keyword("else")
+        else_region = parser.parse_region()
+        op = cls.create(operands=list(head.operands), properties=dict(head.properties),
+                        attributes=dict(head.attributes), regions=[then_region, else_region])
+        head.drop_all_references()
+        return op
+
+
+def outer_value(value: SSAValue) -> SSAValue:
+    """What a program argument of a `glow_ir.if` stands for (its operand, itself maybe an
+    argument of an enclosing `if`, followed out); any other value as it is."""
+    while isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), IfOp):
+        owner = value.block.parent_op()
+        assert isinstance(owner, IfOp)
+        value = owner.operands[value.index]
+    return value
+
+
+CONTROL_FLOW_INSTRUCTIONS = (IfOp,)
+
+__all__ = ["IfOp", "outer_value", "CONTROL_FLOW_INSTRUCTIONS"]
