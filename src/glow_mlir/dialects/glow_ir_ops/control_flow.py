@@ -27,7 +27,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from xdsl.irdl import irdl_op_definition, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import NoTerminator
+from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp, access_attr
@@ -42,7 +42,7 @@ class IfOp(InstrOp):
     then_region = region_def("single_block")
     else_region = region_def("single_block")
 
-    traits = traits_def(NoTerminator())
+    traits = traits_def(NoTerminator(), IsolatedFromAbove())
 
     ACCESS: ClassVar = ()  # varies: destinations (@out), then the condition and sources (@in)
 

@@ -447,9 +447,6 @@ class DeallocActivationOp(IRDLOperation):
     def verify_(self) -> None:
         if not isinstance(self.buffer.owner, AllocActivationOp):
             raise VerifyException("deallocates a value that is not a glow_ir.alloc_activation")
-        if self.buffer.owner.parent_block() is not self.parent_block():
-            raise VerifyException("deallocates an activation of another program (a branch "
-                                  "frees what it allocates)")
 
 
 @irdl_op_definition

@@ -41,7 +41,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool
+from glow_mlir.dialects.glow_ops.types import is_bool
 
 
 def _types(values: Sequence[SSAValue]) -> str:
@@ -107,16 +107,15 @@ class IfOp(IRDLOperation):
             raise VerifyException(
                 f"condition must be a one-element tensor of i1, got {t}")
         for r in self.outputs:
-            shape = tuple(r.type.get_shape())  # type: ignore[attr-defined]
-            if any(d < 0 for d in shape):
+            if any(d < 0 for d in r.type.get_shape()):  # type: ignore[attr-defined]
                 raise VerifyException(f"result {r.index} must have a static shape, got "
-                                      f"{fmt_shape(shape)}")
+                                      f"{r.type}")
         for what, region in (("then", self.then_region), ("else", self.else_region)):
             block = region.block
             if block.args:
                 raise VerifyException(f"the {what} branch must take no arguments")
             last = block.last_op
-            if not isinstance(last, YieldOp):
+            if not isinstance(last, YieldOp):  # xDSL reports a non-terminator first
                 raise VerifyException(f"the {what} branch must end in glow.yield")
             got = [v.type for v in last.values]
             want = [r.type for r in self.outputs]

@@ -1927,3 +1927,85 @@ func.func @own_result(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = glow.add %x, %0 : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+
+// ===== Control flow (control_flow.py)
+
+func.func @if_cond_shape(%c: tensor<2xi1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op condition must be a one-element tensor of i1, got tensor<2xi1>}}
+  %r = glow.if %c : tensor<2xi1> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_cond_type(%c: tensor<f32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op condition must be a one-element tensor of i1, got tensor<f32>}}
+  %r = glow.if %c : tensor<f32> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_branch_types(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{'glow.if' op the else branch yields (tensor<3xf32>); the results are (tensor<4xf32>)}}
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %y : tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_branch_count(%c: tensor<i1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op the then branch yields (nothing); the results are (tensor<4xf32>)}}
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    glow.yield
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_no_yield(%c: tensor<i1>, %x: tensor<4xf32>) {
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    // expected-error @+1 {{'glow.relu' op Operation glow.relu terminates block in single-block region but is not a terminator}}
+    %a = glow.relu %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_dynamic(%c: tensor<i1>, %x: tensor<?xf32>) {
+  // expected-error @+1 {{'glow.if' op result 0 must have a static shape, got tensor<?xf32>}}
+  %r = glow.if %c : tensor<i1> -> (tensor<?xf32>) {
+    glow.yield %x : tensor<?xf32>
+  } else {
+    glow.yield %x : tensor<?xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.yield' expects parent op 'glow.if'}}
+  glow.yield %x : tensor<4xf32>
+}

@@ -1,4 +1,4 @@
-// Every op of glow_mlir.dialects.glow.ALL_OPS, in realistic shapes and with its optional
+// Every op of glow_mlir.dialects.glow.ALL_OPS (and CONTROL_FLOW_OPS), in realistic shapes and with its optional
 // attributes, round-trips through glow-opt in custom form and in generic form: the same
 // CHECK lines hold for the output of one, two and generic-then-custom passes through the
 // printer. GENERIC checks the generic form itself. Also: !glow.quant element types (i8,
@@ -389,6 +389,41 @@ func.func @quantized(%x: tensor<1x3x32x32xf32>, %wq: tensor<8x3x3x3x!glow.quant<
   %ur = glow.rescale_quantized %u : tensor<16x!glow.quant<ui8, scale = 0.5, offset = 128>> -> tensor<16x!glow.quant<i32, scale = 0.25, offset = 0>>
   %sd = glow.dequantize %s : tensor<16x!glow.quant<i16, scale = 3.0517578125e-05, offset = 0>> -> tensor<16xf32>
   func.return %cv : tensor<1x8x32x32xf16>
+}
+
+// Control flow (glow.if, glow.yield): results of two branches, a nested if, outer values
+// used directly in the branches, a one-element rank-1 condition.
+// CHECK-LABEL: func.func @control_flow(%c: tensor<1xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:    %r, %r_1 = glow.if %c : tensor<1xi1> -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:      %a = glow.relu %x : tensor<4xf32>
+// CHECK-NEXT:      %n = glow.if %c : tensor<1xi1> -> (tensor<4xf32>) {
+// CHECK-NEXT:        glow.yield %a : tensor<4xf32>
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        glow.yield %x : tensor<4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      glow.yield %a, %n : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      glow.yield %x, %x : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r, %r_1 : tensor<4xf32>, tensor<4xf32>
+// GENERIC-LABEL: sym_name = "control_flow"
+// GENERIC:         %r, %r_1 = "glow.if"(%c) ({
+// GENERIC:             "glow.yield"(%a) : (tensor<4xf32>) -> ()
+// GENERIC-NEXT:      }, {
+// GENERIC:         }) : (tensor<1xi1>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func @control_flow(%c: tensor<1xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.if %c : tensor<1xi1> -> (tensor<4xf32>, tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    %n = glow.if %c : tensor<1xi1> -> (tensor<4xf32>) {
+      glow.yield %a : tensor<4xf32>
+    } else {
+      glow.yield %x : tensor<4xf32>
+    }
+    glow.yield %a, %n : tensor<4xf32>, tensor<4xf32>
+  } else {
+    glow.yield %x, %x : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
 
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32

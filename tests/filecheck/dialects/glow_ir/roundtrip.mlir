@@ -98,6 +98,7 @@
 // GENERIC: "glow_ir.rescale_quantized"
 // GENERIC: "glow_ir.dequantize"
 // GENERIC: "glow_ir.convert_to"
+// GENERIC: "glow_ir.if"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -815,6 +816,59 @@ glow_ir.func @quantized declare {
   glow_ir.dealloc_activation %rq : memref<1x8x32x32x!glow.quant<i8, scale = 0.1, offset = 0>>
   glow_ir.dealloc_activation %cq : memref<1x8x32x32x!glow.quant<i8, scale = 0.05, offset = 3>>
   glow_ir.dealloc_activation %xq : memref<1x3x32x32x!glow.quant<i8, scale = 0.0078125, offset = -128>>
+}
+
+// glow_ir.if: two programs whose arguments stand for the operands, a nested if, an
+// activation allocated and freed in a branch.
+// CHECK-LABEL: glow_ir.func @control_flow declare {
+// CHECK-NEXT: glow_ir.weight @c mutable input : memref<1xi1>
+// CHECK-NEXT: glow_ir.weight @x mutable input : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @y mutable output : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @z mutable output : memref<4xf32>
+// CHECK-NEXT: } program(%c, %x, %y, %z) {
+// CHECK-NEXT: glow_ir.if @out %y, @out %z, @in %c, @in %x : memref<4xf32>, memref<4xf32>, memref<1xi1>, memref<4xf32> {
+// CHECK-NEXT: ^bb0(%y1: memref<4xf32>, %z1: memref<4xf32>, %c1: memref<1xi1>, %x1: memref<4xf32>):
+// CHECK-NEXT: %t = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT: glow_ir.relu @out %t, @in %x1 : memref<4xf32>
+// CHECK-NEXT: glow_ir.copy @out %y1, @in %t : memref<4xf32>
+// CHECK-NEXT: glow_ir.if @out %z1, @in %c1, @in %t : memref<4xf32>, memref<1xi1>, memref<4xf32> {
+// CHECK-NEXT: ^bb0(%z2: memref<4xf32>, %c2: memref<1xi1>, %t2: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %z2, @in %t2 : memref<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: ^bb0(%z3: memref<4xf32>, %c3: memref<1xi1>, %t3: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %z3, @in %t3 : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: glow_ir.dealloc_activation %t : memref<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: ^bb0(%y4: memref<4xf32>, %z4: memref<4xf32>, %c4: memref<1xi1>, %x4: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %y4, @in %x4 : memref<4xf32>
+// CHECK-NEXT: glow_ir.copy @out %z4, @in %x4 : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+glow_ir.func @control_flow declare {
+  glow_ir.weight @c mutable input : memref<1xi1>
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @z mutable output : memref<4xf32>
+} program(%c, %x, %y, %z) {
+  glow_ir.if @out %y, @out %z, @in %c, @in %x : memref<4xf32>, memref<4xf32>, memref<1xi1>, memref<4xf32> {
+  ^bb0(%y1: memref<4xf32>, %z1: memref<4xf32>, %c1: memref<1xi1>, %x1: memref<4xf32>):
+    %t = glow_ir.alloc_activation : memref<4xf32>
+    glow_ir.relu @out %t, @in %x1 : memref<4xf32>
+    glow_ir.copy @out %y1, @in %t : memref<4xf32>
+    glow_ir.if @out %z1, @in %c1, @in %t : memref<4xf32>, memref<1xi1>, memref<4xf32> {
+    ^bb0(%z2: memref<4xf32>, %c2: memref<1xi1>, %t2: memref<4xf32>):
+      glow_ir.copy @out %z2, @in %t2 : memref<4xf32>
+    } else {
+    ^bb0(%z3: memref<4xf32>, %c3: memref<1xi1>, %t3: memref<4xf32>):
+      glow_ir.copy @out %z3, @in %t3 : memref<4xf32>
+    }
+    glow_ir.dealloc_activation %t : memref<4xf32>
+  } else {
+  ^bb0(%y4: memref<4xf32>, %z4: memref<4xf32>, %c4: memref<1xi1>, %x4: memref<4xf32>):
+    glow_ir.copy @out %y4, @in %x4 : memref<4xf32>
+    glow_ir.copy @out %z4, @in %x4 : memref<4xf32>
+  }
 }
 
 {-#
