@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-from onnx_testing import IR_VERSION, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.frontends.onnx.errors import OnnxImportError
 from glow_mlir.ir.text import DiagnosticError
+from onnx_testing import IR_VERSION, run_onnxruntime
 
 F = TensorProto.FLOAT
 BACKENDS = ("interpreter", "cpu")
@@ -140,7 +140,7 @@ def test_the_inputs_take_every_branch():
 
         real = graph_evaluator.run_block
 
-        def spy(block, env, real=real):
+        def spy(block, env, real=real, taken=taken, ifs=ifs):
             parent = block.parent_op()
             if isinstance(parent, glow.IfOp):
                 taken.add((ifs.index(parent), block is parent.then_region.block))
