@@ -179,3 +179,28 @@ glow_ir.func @shared declare {
   glow_ir.dealloc_activation %c : memref<1x4x4x8xf32>
   glow_ir.dealloc_activation %a : memref<1x4x4x8xf32>
 } attributes {activations_size = 1024 : i64, alignment = 64 : i64}
+
+// -----
+
+// glow.if: the entry point loads the condition's byte and branches with scf.if, each
+// branch calling its own kernels on the operands' places (the output weight at 128, x at
+// 64 in the mutable area).
+// CHECK-LABEL: func.func @branches(
+// CHECK:         %[[C:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<192xi8> to memref<1xi1>
+// CHECK-NEXT:    %[[B:.*]] = memref.load %[[C]][%{{.*}}] : memref<1xi1>
+// CHECK-NEXT:    scf.if %[[B]] {
+// CHECK:           func.call @branches_k0_tanh(
+// CHECK-NEXT:    } else {
+// CHECK:           func.call @branches_k1_element_neg(
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i32
+func.func @branches(%c: tensor<i1>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  %r = glow.if %c : tensor<i1> -> (tensor<16xf32>) {
+    %a = glow.tanh %x : tensor<16xf32>
+    glow.yield %a : tensor<16xf32>
+  } else {
+    %e = glow.neg %x : tensor<16xf32>
+    glow.yield %e : tensor<16xf32>
+  }
+  func.return %r : tensor<16xf32>
+}

@@ -268,3 +268,42 @@ func.func @quantized(%x: tensor<4xf32>) -> tensor<4xf32> {
   %d = glow.dequantize %q : tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>> -> tensor<4xf32>
   func.return %d : tensor<4xf32>
 }
+
+// -----
+
+// glow.if: one glow_ir.if whose operands are the results' buffers (the first returned
+// result is its output weight), the condition, then what the branches read from outside
+// (the branch's constant is a weight of the function); each branch is a program on those
+// operands: an op that computes a yielded value writes the result buffer, a value from
+// outside or yielded twice is copied, what a branch allocates it frees.
+// CHECK-LABEL:  glow_ir.func @branches declare {
+// CHECK:          glow_ir.weight @w constant : memref<4xf32>
+// CHECK:        } program(%input0, %input1, %w, %output0, %output1) {
+// CHECK-NEXT:     %r = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:     glow_ir.if @out %output0, @out %r, @in %input0, @in %input1, @in %w : memref<4xf32>, memref<4xf32>, memref<i1>, memref<4xf32>, memref<4xf32> {
+// CHECK-NEXT:     ^bb0(%[[Y0:.*]]: memref<4xf32>, %[[Y1:.*]]: memref<4xf32>, %{{.*}}: memref<i1>, %[[X:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>):
+// CHECK-NEXT:       %a = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.relu @out %a, @in %[[X]]
+// CHECK-NEXT:       glow_ir.element_mul @out %[[Y0]], @in %a, @in %[[W]]
+// CHECK-NEXT:       glow_ir.copy @out %[[Y1]], @in %[[X]]
+// CHECK-NEXT:       glow_ir.dealloc_activation %a
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:     ^bb0(%[[E0:.*]]: memref<4xf32>, %[[E1:.*]]: memref<4xf32>, %{{.*}}: memref<i1>, %[[EX:.*]]: memref<4xf32>, %{{.*}}: memref<4xf32>):
+// CHECK-NEXT:       glow_ir.tanh @out %[[E0]], @in %[[EX]]
+// CHECK-NEXT:       glow_ir.copy @out %[[E1]], @in %[[E0]]
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.element_add @out %output1, @in %r, @in %input1
+// CHECK-NEXT:     glow_ir.dealloc_activation %r
+func.func @branches(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.if %c : tensor<i1> -> (tensor<4xf32>, tensor<4xf32>) {
+    %w = glow.constant dense<2.0> : tensor<4xf32>
+    %a = glow.relu %x : tensor<4xf32>
+    %b = glow.mul %a, %w : tensor<4xf32>
+    glow.yield %b, %x : tensor<4xf32>, tensor<4xf32>
+  } else {
+    %e = glow.tanh %x : tensor<4xf32>
+    glow.yield %e, %e : tensor<4xf32>, tensor<4xf32>
+  }
+  %s = glow.add %r#1, %x : tensor<4xf32>
+  func.return %r#0, %s : tensor<4xf32>, tensor<4xf32>
+}

@@ -72,3 +72,49 @@ glow_ir.func @columns declare {
   glow_ir.insert_tensor @inout %y, @in %a {offsets = array<i64: 0, 0>} : memref<2x6xf32>, memref<2x3xf32>
   glow_ir.dealloc_activation %a : memref<2x3xf32>
 }
+
+// -----
+
+// glow_ir.if is one instruction to the passes (its operands' access kinds): the copy of
+// its result into the output is propagated (the if writes @y itself), an if whose result
+// nobody reads is a dead store, and %a, which the if reads, is freed after it.
+// CHECK-LABEL:  glow_ir.func @if_barrier
+// CHECK:          %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<16xf32>
+// CHECK-NEXT:     glow_ir.relu @out %a, @in %x
+// CHECK-NEXT:     glow_ir.if @out %y, @in %c, @in %a : memref<16xf32>, memref<i1>, memref<16xf32> {
+// CHECK-NEXT:     ^bb0(%r1: memref<16xf32>, %c1: memref<i1>, %a1: memref<16xf32>):
+// CHECK-NEXT:       glow_ir.tanh @out %r1, @in %a1
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:     ^bb0(%r2: memref<16xf32>, %c2: memref<i1>, %a2: memref<16xf32>):
+// CHECK-NEXT:       glow_ir.copy @out %r2, @in %a2
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.dealloc_activation %a
+// CHECK-NEXT:   } attributes {activations_size = 64 : i64, alignment = 64 : i64}
+glow_ir.func @if_barrier declare {
+  glow_ir.weight @c mutable input : memref<i1>
+  glow_ir.weight @x mutable input : memref<16xf32>
+  glow_ir.weight @y mutable output : memref<16xf32>
+} program(%c, %x, %y) {
+  %a = glow_ir.alloc_activation : memref<16xf32>
+  glow_ir.relu @out %a, @in %x : memref<16xf32>
+  %r = glow_ir.alloc_activation : memref<16xf32>
+  glow_ir.if @out %r, @in %c, @in %a : memref<16xf32>, memref<i1>, memref<16xf32> {
+  ^bb0(%r1: memref<16xf32>, %c1: memref<i1>, %a1: memref<16xf32>):
+    glow_ir.tanh @out %r1, @in %a1 : memref<16xf32>
+  } else {
+  ^bb0(%r2: memref<16xf32>, %c2: memref<i1>, %a2: memref<16xf32>):
+    glow_ir.copy @out %r2, @in %a2 : memref<16xf32>
+  }
+  glow_ir.copy @out %y, @in %r : memref<16xf32>
+  %u = glow_ir.alloc_activation : memref<16xf32>
+  glow_ir.if @out %u, @in %c, @in %a : memref<16xf32>, memref<i1>, memref<16xf32> {
+  ^bb0(%u1: memref<16xf32>, %c3: memref<i1>, %a3: memref<16xf32>):
+    glow_ir.tanh @out %u1, @in %a3 : memref<16xf32>
+  } else {
+  ^bb0(%u2: memref<16xf32>, %c4: memref<i1>, %a4: memref<16xf32>):
+    glow_ir.copy @out %u2, @in %a4 : memref<16xf32>
+  }
+  glow_ir.dealloc_activation %u : memref<16xf32>
+  glow_ir.dealloc_activation %r : memref<16xf32>
+  glow_ir.dealloc_activation %a : memref<16xf32>
+}
