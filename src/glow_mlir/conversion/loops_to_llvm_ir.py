@@ -605,6 +605,45 @@ def _if(w: FunctionWriter, op: Operation) -> None:
     w.start(rest)
 
 
+@impl(scf.WhileOp)
+def _while(w: FunctionWriter, op: Operation) -> None:
+    """As `convert-scf-to-cf` lays it out: a header block with phis for the carried
+    values (from the block before, and from the end of the body), the `before` region
+    ending in a conditional branch to the body or past the loop, the `after` region (the
+    body) branching back; the results are what `scf.condition` passes on, defined in the
+    header, which dominates the block after."""
+    before, after = w.single_block(op, 0), w.single_block(op, 1)
+    assert before is not None and after is not None
+    header, body, end = w.label(), w.label(), w.label()
+    pre = w.block
+    w.emit(f"br label %{header}")
+    w.start(header)
+    phis = []
+    for arg in before.args:
+        w.refs[arg] = w.fresh()
+        phis.append(len(w.lines))
+        w.lines.append(None)  # filled once the latch is known
+    cond = w.ops(before, stop_at_terminator=True)
+    if not isinstance(cond, scf.ConditionOp):
+        raise Untranslatable(op, "a before region not ending in scf.condition")
+    passed = [w.ref(v) for v in cond.args]
+    w.emit(f"br i1 {w.ref(cond.condition)}, label %{body}, label %{end}")
+    w.start(body)
+    for arg, text in zip(after.args, passed):
+        w.refs[arg] = text
+    yield_op = w.ops(after, stop_at_terminator=True)
+    if not isinstance(yield_op, scf.YieldOp):
+        raise Untranslatable(op, "an after region not ending in scf.yield")
+    latch = w.block
+    w.emit(f"br label %{header}")
+    for index, arg, init, back in zip(phis, before.args, op.operands, yield_op.operands):
+        w.lines[index] = (f"  {w.refs[arg]} = phi {type_text(arg.type)} "
+                          f"[{w.ref(init)}, %{pre}], [{w.ref(back)}, %{latch}]")
+    w.start(end)
+    for result, text in zip(op.results, passed):
+        w.refs[result] = text
+
+
 # ------------------------------------------------------------------------ arith
 @impl(arith.ConstantOp)
 def _constant(w: FunctionWriter, op: Operation) -> None:

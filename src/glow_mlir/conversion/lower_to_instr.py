@@ -203,7 +203,7 @@ class _FunctionLowering:
     @staticmethod
     def has_instruction(op: Operation) -> bool:
         return (type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
-                or isinstance(op, (glow.IfOp, glow.YieldOp)))
+                or isinstance(op, (glow.IfOp, glow.LoopOp, glow.YieldOp)))
 
     def lower(self, op: Operation) -> None:
         if not self.has_instruction(op):
@@ -213,6 +213,9 @@ class _FunctionLowering:
             return
         if isinstance(op, glow.IfOp):
             self.lower_if(op)
+            return
+        if isinstance(op, glow.LoopOp):
+            self.lower_loop(op)
             return
         src = [self.buffer[v] for v in op.operands]
         if isinstance(op, glow.ReshapeOp):
@@ -282,6 +285,62 @@ class _FunctionLowering:
                 self.emit(glow_ir.DeallocActivationOp.make(alloc.result), yielded)
         self.body, self.buffer, self.allocs, self.direct = saved
 
+    def activation(self, t: Attribute, like: Operation) -> SSAValue:
+        """A new activation of memref type `t`, freed at the end of the current program."""
+        alloc = glow_ir.AllocActivationOp.make(t)  # type: ignore[arg-type]
+        self.emit(alloc, like)
+        self.allocs.append(alloc)
+        return alloc.result
+
+    def lower_loop(self, op: glow.LoopOp) -> None:
+        """A `glow_ir.loop` on the results' buffers (given the initial values by copies
+        before it), two activations for the iteration number and the condition, the trip
+        count, the first condition and what the body reads from outside. The body
+        computes into its own activations and copies the next values into the carried
+        buffers at its end (through a copy of its own when one is another carried
+        buffer, which the copies could overwrite first)."""
+        carried = [self.dest(r) for r in op.results]
+        for buf, init in zip(carried, op.inits):
+            if buf is not self.buffer[init]:
+                self.emit(glow_ir.CopyOp.make([buf, self.buffer[init]]), op)
+        number = self.activation(memref_of(op.block.args[0].type), op)
+        cond_out = self.activation(memref_of(glow.IfOp.yield_of(op.block).values[0].type), op)
+        captured = _captured(op)
+        instr = glow_ir.LoopOp.make_loop(carried, number, cond_out, self.buffer[op.max_trips],
+                                         self.buffer[op.cond],
+                                         [self.buffer[v] for v in captured])
+        self.emit(instr, op)
+        args = instr.block.args
+        n = len(carried)
+        saved = (self.body, self.buffer, self.allocs, self.direct)
+        self.body, self.allocs = instr.block, []
+        self.buffer = {**saved[1], **dict(zip(captured, args[n + 4:])),
+                       op.block.args[0]: args[n], **dict(zip(op.block.args[1:], args[:n]))}
+        yielded = glow.IfOp.yield_of(op.block)
+        again, *values = yielded.values
+        self.direct = {}
+        if self._computed(again) and again.owner.parent_block() is op.block:  # type: ignore[union-attr]
+            self.direct[again] = args[n + 1]
+        for inner in op.block.ops:
+            if inner is not yielded:
+                self.lower(inner)
+        if self.direct.get(again) is not args[n + 1]:
+            self.emit(glow_ir.CopyOp.make([args[n + 1], self.buffer[again]]), yielded)
+        sources = []
+        for k, value in enumerate(values):
+            src = self.buffer[value]
+            if src is not args[k] and glow_ir.root_buffer(src) in args[:n]:
+                copy = self.activation(src.type, yielded)
+                self.emit(glow_ir.CopyOp.make([copy, src]), yielded)
+                src = copy
+            sources.append(src)
+        for arg, src in zip(args[:n], sources):
+            if src is not arg:
+                self.emit(glow_ir.CopyOp.make([arg, src]), yielded)
+        for alloc in reversed(self.allocs):
+            self.emit(glow_ir.DeallocActivationOp.make(alloc.result), yielded)
+        self.body, self.buffer, self.allocs, self.direct = saved
+
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()
         self.body = ir_func.body
@@ -311,8 +370,8 @@ def _hoist_branch_constants(block: Block) -> None:
             block.insert_op_before(op, first)
 
 
-def _captured(op: glow.IfOp) -> list[SSAValue]:
-    """The values defined outside `op` that its branches (nested ifs included) use, in
+def _captured(op: Operation) -> list[SSAValue]:
+    """The values defined outside `op` that its regions (nested ones included) use, in
     first-use order."""
     seen: dict[SSAValue, None] = {}
     for inner in op.walk():

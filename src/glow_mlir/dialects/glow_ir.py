@@ -22,6 +22,7 @@ from glow_mlir.dialects.glow_ir_ops.compute import (
 from glow_mlir.dialects.glow_ir_ops.control_flow import (
     CONTROL_FLOW_INSTRUCTIONS,
     IfOp,
+    LoopOp,
     outer_value,
 )
 from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
@@ -85,5 +86,6 @@ __all__ = [
     "DATA_INSTRUCTIONS",
     "CONTROL_FLOW_INSTRUCTIONS",
     "IfOp",
+    "LoopOp",
     "outer_value",
 ]

@@ -94,6 +94,24 @@ def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.
     return out
 
 
+def _run_loop(op: glow.LoopOp, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
+    """ONNX Loop: the body while the iteration number is below the trip count and the
+    condition holds; the last carried values."""
+    limit = int(np.asarray(env[op.max_trips]).reshape(-1)[0])
+    cond = bool(np.asarray(env[op.cond]).reshape(-1)[0])
+    values = [env[v] for v in op.inits]
+    i = 0
+    while i < limit and cond:
+        env[op.block.args[0]] = np.array(i, np.int64)
+        env.update(zip(op.block.args[1:], values))
+        outs = run_block(op.block, env)
+        assert outs is not None, "a verified glow.loop body ends in glow.yield"
+        cond = bool(np.asarray(outs[0]).reshape(-1)[0])
+        values = outs[1:]
+        i += 1
+    return values
+
+
 def run_block(block: Block, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray] | None:
     """Run `block`'s ops in order with the values in `env` (the enclosing scopes' values
     too: `glow.if` branches use them directly); returns what its terminator (func.return
@@ -106,6 +124,9 @@ def run_block(block: Block, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]
             outs = run_block(op.branch(taken), env)
             assert outs is not None, "a verified glow.if branch ends in glow.yield"
             env.update(zip(op.results, outs))
+            continue
+        if isinstance(op, glow.LoopOp):
+            env.update(zip(op.results, _run_loop(op, env)))
             continue
         for res, arr in zip(op.results, evaluate_op(op, [env[v] for v in op.operands])):
             env[res] = arr

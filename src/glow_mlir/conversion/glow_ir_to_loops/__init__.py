@@ -339,7 +339,7 @@ def missing_kernels(fn: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
     _load_generators()
     return [(op, op.name) for op in fn.body.walk()
             if isinstance(op, glow_ir.InstrOp) and type(op) not in GENERATORS
-            and not isinstance(op, glow_ir.IfOp)]
+            and not isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp))]
 
 
 class FunctionHooks:
@@ -372,6 +372,8 @@ def emit_block(block: Block, em: Emitter, kernels: KernelFunctions) -> None:
     for run in stackable_runs(block, em):
         if isinstance(run[0], glow_ir.IfOp):
             emit_if(run[0], em, kernels)
+        elif isinstance(run[0], glow_ir.LoopOp):
+            emit_loop(run[0], em, kernels)
         else:
             emit_run(run, em, kernels)
 
@@ -389,6 +391,37 @@ def emit_if(op: glow_ir.IfOp, em: Emitter, kernels: KernelFunctions) -> None:
     then_block, else_block = op.branches()
     if_else(em, cond, lambda: emit_block(then_block, em, kernels),
             lambda: emit_block(else_block, em, kernels))
+
+
+def emit_loop(op: glow_ir.LoopOp, em: Emitter, kernels: KernelFunctions) -> None:
+    """`scf.while` carrying the iteration number (i64) and the condition (i1): it goes
+    on while the number is below the trip count and the condition holds; each iteration
+    stores the number where the body reads it, calls the body's kernels, then loads the
+    condition the body wrote."""
+    from xdsl.dialects import scf
+
+    if kernels.trace is not None:
+        raise DiagnosticError.at(op, "cannot be traced (the trace records one time per "
+                                     "kernel call in program order)")
+    i1 = IntegerType(1)
+    limit = em.load(em.flat(op.max_trips), [em.index(0)])
+    first = em.load(em.flat(op.cond), [em.index(0)])
+    before, after = Block(arg_types=[i64, i1]), Block(arg_types=[i64])
+    em.op(scf.WhileOp([em.const(0, i64), first], [i64], Region(before), Region(after)))
+    saved = em.b.insertion_point
+    try:
+        em.b.insertion_point = InsertPoint.at_end(before)
+        number, go = before.args
+        below = em.value(arith.CmpiOp(number, limit, "slt"))
+        em.op(scf.ConditionOp(em.value(arith.AndIOp(below, go)), number))
+        em.b.insertion_point = InsertPoint.at_end(after)
+        (number,) = after.args
+        em.store(number, em.flat(op.number), [em.index(0)])
+        emit_block(op.block, em, kernels)
+        again = em.load(em.flat(op.cond_out), [em.index(0)])
+        em.op(scf.YieldOp(em.value(arith.AddiOp(number, em.const(1, i64))), again))
+    finally:
+        em.b.insertion_point = saved
 
 
 def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
@@ -458,8 +491,8 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     for op in fn.body.walk():
         if isinstance(op, glow_ir.AllocActivationOp):
             em.place(op.result, base[ACTIVATIONS], op.offset.value.data)
-        elif isinstance(op, glow_ir.IfOp):  # its programs' arguments: its operands
-            for block in op.branches():
+        elif isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp)):  # programs' arguments
+            for block in (op.branches() if isinstance(op, glow_ir.IfOp) else [op.block]):
                 for arg, outer in zip(block.args, op.operands):
                     em.places[arg] = em.places[outer]
         elif isinstance(op, glow_ir.TensorViewOp):

@@ -1,4 +1,5 @@
-"""`glow_ir.if`: the instruction of `glow.if`, one instruction with two programs.
+"""`glow_ir.if` and `glow_ir.loop`: the instructions of `glow.if` and `glow.loop`, each
+one instruction with programs of its own (`LoopOp` below).
 
     glow_ir.if @out %r, @in %cond, @in %x : memref<4xf32>, memref<i1>, memref<4xf32> {
     ^bb0(%r1: memref<4xf32>, %c1: memref<i1>, %x1: memref<4xf32>):
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import MemRefType, i1
+from xdsl.dialects.builtin import MemRefType, i1, i64
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from xdsl.irdl import irdl_op_definition, region_def, traits_def
 from xdsl.parser import Parser
@@ -119,16 +120,110 @@ class IfOp(InstrOp):
         return op
 
 
+@irdl_op_definition
+class LoopOp(InstrOp):
+    """`glow.loop`'s instruction: the carried values live in its `@inout` operands (their
+    initial values on entry, their last ones on exit); each iteration the loop writes the
+    iteration number into the first `@out` (an i64), runs its body, which must write the
+    next values of the carried operands and the condition into the second `@out` (an i1);
+    it goes on while the number is below the first `@in` (an i64, the trip count) and
+    the condition, at first the second `@in`, holds. The body's arguments stand for the
+    operands, as in `glow_ir.if`; the other `@in`s are what the body reads from outside."""
+
+    name = "glow_ir.loop"
+
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator(), IsolatedFromAbove())
+
+    ACCESS: ClassVar = ()  # varies: carried (@inout), number and condition (@out), @in
+
+    @classmethod
+    def make_loop(cls, carried: list[SSAValue], number: SSAValue, cond_out: SSAValue,
+                  max_trips: SSAValue, cond: SSAValue, sources: list[SSAValue]) -> LoopOp:
+        operands = [*carried, number, cond_out, max_trips, cond, *sources]
+        kinds = ([Access.INOUT] * len(carried) + [Access.OUT] * 2
+                 + [Access.IN] * (2 + len(sources)))
+        return cls.create(operands=operands, properties={"access": access_attr(kinds)},
+                          regions=[Region(Block(arg_types=[v.type for v in operands]))])
+
+    @property
+    def num_carried(self) -> int:
+        return sum(1 for a in self.access.data if a.data == "inout")
+
+    def carried(self):
+        return self.operands[: self.num_carried]
+
+    @property
+    def number(self) -> SSAValue:
+        return self.operands[self.num_carried]
+
+    @property
+    def cond_out(self) -> SSAValue:
+        return self.operands[self.num_carried + 1]
+
+    @property
+    def max_trips(self) -> SSAValue:
+        return self.operands[self.num_carried + 2]
+
+    @property
+    def cond(self) -> SSAValue:
+        return self.operands[self.num_carried + 3]
+
+    @property
+    def block(self) -> Block:
+        return self.body.block
+
+    def expected_kinds(self) -> tuple[Access, ...]:
+        n = self.num_carried
+        return ((Access.INOUT,) * n + (Access.OUT,) * 2
+                + (Access.IN,) * (len(self.operands) - n - 2))
+
+    def verify_(self) -> None:
+        n = self.num_carried
+        if len(self.operands) < n + 4:
+            raise VerifyException("needs, after the carried values (@inout), the iteration "
+                                  "number and the condition (@out), the trip count and the "
+                                  "first condition (@in)")
+        for what, value, elem in (("iteration number", self.number, i64),
+                                  ("condition", self.cond_out, i1),
+                                  ("trip count", self.max_trips, i64),
+                                  ("first condition", self.cond, i1)):
+            t = value.type
+            assert isinstance(t, MemRefType)
+            if t.get_element_type() != elem or any(d != 1 for d in t.get_shape()):
+                raise VerifyException(f"the {what} must be a one-element memref of {elem}, "
+                                      f"got {t}")
+        if [a.type for a in self.block.args] != [v.type for v in self.operands]:
+            raise VerifyException("the body's arguments must have the operands' types")
+        super().verify_()
+
+    def print(self, printer: Printer) -> None:
+        super().print(printer)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True, print_empty_block=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        head = InstrOp.parse.__func__(cls, parser)  # type: ignore[attr-defined]
+        body = parser.parse_region()
+        op = cls.create(operands=list(head.operands), properties=dict(head.properties),
+                        attributes=dict(head.attributes), regions=[body])
+        head.drop_all_references()
+        return op
+
+
 def outer_value(value: SSAValue) -> SSAValue:
     """What a program argument of a `glow_ir.if` stands for (its operand, itself maybe an
     argument of an enclosing `if`, followed out); any other value as it is."""
-    while isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), IfOp):
+    while isinstance(value, BlockArgument) and isinstance(value.block.parent_op(),
+                                                          (IfOp, LoopOp)):
         owner = value.block.parent_op()
-        assert isinstance(owner, IfOp)
+        assert isinstance(owner, (IfOp, LoopOp))
         value = owner.operands[value.index]
     return value
 
 
-CONTROL_FLOW_INSTRUCTIONS = (IfOp,)
+CONTROL_FLOW_INSTRUCTIONS = (IfOp, LoopOp)
 
-__all__ = ["IfOp", "outer_value", "CONTROL_FLOW_INSTRUCTIONS"]
+__all__ = ["IfOp", "LoopOp", "outer_value", "CONTROL_FLOW_INSTRUCTIONS"]

@@ -400,10 +400,11 @@ def _ssa_name(symbol: str) -> str | None:
 
 
 def _in_program() -> tuple[HasParent]:
-    """Allocs and deallocs are in a function's program or a `glow_ir.if` branch."""
-    from glow_mlir.dialects.glow_ir_ops.control_flow import IfOp
+    """Allocs and deallocs are in a function's program, a `glow_ir.if` branch or a
+    `glow_ir.loop` body."""
+    from glow_mlir.dialects.glow_ir_ops.control_flow import IfOp, LoopOp
 
-    return (HasParent(FuncOp, IfOp),)
+    return (HasParent(FuncOp, IfOp, LoopOp),)
 
 
 @irdl_op_definition

@@ -139,14 +139,18 @@ class OnnxImporter:
             self._bind_outputs(node, outs)
         b.node_label = b.node_op = ""
 
-    def inline(self, graph: GraphProto, block: Block | None = None) -> list[Value | None]:
-        """Translate a subgraph (a branch of an If) in place, or into `block` (a region of
-        a `glow.if`); it sees the outer values by name. Returns its outputs (None where
-        something was unsupported); into a block, as SSA values defined there or
-        outside it, and the subgraph's names are forgotten afterwards."""
+    def inline(self, graph: GraphProto, block: Block | None = None,
+               bindings: dict[str, Value] | None = None) -> list[Value | None]:
+        """Translate a subgraph (a branch of an If, a Loop's body) in place, or into
+        `block` (a region of a `glow.if` or `glow.loop`); it sees the outer values by name,
+        and its inputs as `bindings` gives them. Returns its outputs (None where something
+        was unsupported); into a block, as SSA values defined there or outside it, and
+        the subgraph's names are forgotten afterwards."""
         if block is None:
+            self.values.update(bindings or {})
             return self._translate(graph)
         known = dict(self.values)
+        self.values.update(bindings or {})
         lazy = [v for v in known.values() if v is not None and v.lazy]
         saved = self.b.block
         self.b.block = block

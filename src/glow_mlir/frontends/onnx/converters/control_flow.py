@@ -1,22 +1,28 @@
-"""Control flow: ONNX If.
+"""Control flow: ONNX If and Loop.
 
 An If whose condition folds to a constant (as exporters emit for shape checks) is replaced
 by the branch it takes, translated in place. A condition computed at run time becomes a
 `glow.if` whose regions are the two branches; they use outer values directly and must
 give outputs of one static type each, so what follows keeps static shapes.
+
+A Loop whose iterations are all known at import is unrolled (`MAX_UNROLLED`); one with a
+trip count or condition known only at run time becomes a `glow.loop` whose body is the
+subgraph (the carried values must keep their static types; scan outputs, whose length is
+the number of iterations, are refused there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType, i1
+import numpy as np
+from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape
-from glow_mlir.frontends.onnx.builder import Value
+from glow_mlir.frontends.onnx.builder import Value, valid_name
 from glow_mlir.frontends.onnx.node import Node
 
 BRANCHES = ("then_branch", "else_branch")
@@ -66,3 +72,125 @@ def _output_type(n: Node, index: int, then: Value | None, other: Value | None) -
 
 def _fmt(v: Value) -> str:
     return f"{fmt_shape(v.shape)} {v.elem}"
+
+
+MAX_UNROLLED = 256
+"""A Loop whose iterations are all known at import (a constant trip count, no condition
+computed at run time) is unrolled up to this many iterations; longer ones, and those that
+decide at run time, become a `glow.loop`."""
+
+
+def loop(n: Node) -> Sequence[Value | SSAValue | None]:
+    body = n.attr("body")
+    carried = [n.input(i) for i in range(2, n.num_inputs)]
+    n_scan = len(body.output) - 1 - len(carried)
+    if len(body.input) != 2 + len(carried) or n_scan < 0:
+        n.fail(f"the body takes {len(body.input)} inputs and gives {len(body.output)} "
+               f"outputs for {len(carried)} carried values (it takes the iteration number, "
+               f"the condition and the carried values, and gives the condition, the "
+               f"carried values and the scan outputs)")
+    trips = n.const(0)
+    limit = int(trips.reshape(-1)[0]) if trips is not None else None
+    cond = n.optional(1)
+    known_true = cond is None or (cond.const is not None and bool(cond.const.reshape(-1)[0]))
+    if limit is not None and known_true and limit <= MAX_UNROLLED \
+            and _passes_condition_on(body):
+        return _unrolled(n, body, carried, limit, n_scan)
+    if n_scan:
+        n.fail(f"{n_scan} scan output(s) need a trip count known at import and no "
+               f"condition computed at run time: their first dimension is the number of "
+               f"iterations")
+    return _region_loop(n, body, carried, cond)
+
+
+def _passes_condition_on(body) -> bool:
+    """Whether the body's condition output is its condition input (directly or through
+    Identity) or a Constant: then, with the condition true on entry, every iteration's
+    condition is known at import."""
+    cond_in, cond_out = body.input[1].name, body.output[0].name
+    if cond_in == cond_out:
+        return True
+    for node in body.node:
+        if cond_out in node.output:
+            return node.op_type == "Constant" or (node.op_type == "Identity"
+                                                  and list(node.input) == [cond_in])
+    return False
+
+
+def _bindings(n: Node, body, number: Value, carried: Sequence[Value]) -> dict[str, Value]:
+    names = [i.name for i in body.input]
+    return {names[0]: number, names[1]: n.b.from_const(np.array(True)),
+            **dict(zip(names[2:], carried))}
+
+
+def _check_carried(n: Node, carried: Sequence[Value], outs: Sequence[Value]) -> None:
+    for j, (before, after) in enumerate(zip(carried, outs)):
+        if before.type != after.type:
+            n.fail(f"carried value #{j} is {_fmt(before)} on entry but {_fmt(after)} after "
+                   f"an iteration; carried values must keep one static shape and element "
+                   f"type")
+
+
+def _unrolled(n: Node, body, carried: list[Value], limit: int,
+              n_scan: int) -> list[Value | None]:
+    """The iterations one after another, translated in place (as LSTMs are unrolled); the
+    scan outputs stacked along a new first axis."""
+    assert n.inline is not None
+    values = carried
+    scans: list[list[Value]] = [[] for _ in range(n_scan)]
+    for i in range(limit):
+        outs = n.inline(body, None, _bindings(n, body, n.b.from_const(np.array(i, np.int64)),
+                                              values))
+        if any(v is None for v in outs):
+            return [None] * n.num_outputs  # something in the body is unsupported (recorded)
+        done = [v for v in outs if v is not None]
+        _check_carried(n, carried, done[1:1 + len(carried)])
+        values = done[1:1 + len(carried)]
+        for scan, v in zip(scans, done[1 + len(carried):]):
+            scan.append(n.b.reshape(v, (1, *v.shape)))
+        stop = done[0].const
+        if stop is not None and not bool(stop.reshape(-1)[0]):
+            break
+    if any(not scan for scan in scans):
+        n.unsupported("a Loop that runs no iteration has scan outputs of unknown shape")
+    return [*values, *(n.b.concat(scan, 0) for scan in scans)]
+
+
+def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> list[SSAValue]:
+    """A `glow.loop` whose body is the subgraph, translated into its block."""
+    assert n.inline is not None
+    block = Block(arg_types=[TensorType(i64, []), *[v.type for v in carried]])
+    for arg, info in zip(block.args, [body.input[0], *body.input[2:]]):
+        arg.name_hint = valid_name(info.name)
+    args = [n.b.from_ssa(a) for a in block.args]
+    outs = n.inline(body, block, _bindings(n, body, args[0], args[1:]))
+    if any(v is None for v in outs):
+        return [None] * n.num_outputs  # type: ignore[list-item]
+    done = [v for v in outs if v is not None]
+    _check_carried(n, carried, done[1:])
+    if done[0].elem != i1 or done[0].size != 1:
+        n.fail(f"the body's condition must be one bool, got {_fmt(done[0])}")
+    saved = n.b.block
+    n.b.block = block
+    try:
+        again = n.b.reshape(done[0], ()).ssa
+        block.add_op(glow.YieldOp([again, *(v.ssa for v in done[1:])]))
+    finally:
+        n.b.block = saved
+    limit = n.optional(0)
+    if limit is None:
+        limit = n.b.from_const(np.array(np.iinfo(np.int64).max, np.int64))
+    if limit.elem != i64 or limit.size != 1:
+        n.fail(f"the trip count must be one int64, got {_fmt(limit)}")
+    if cond is None:
+        cond = n.b.from_const(np.array(True))
+    if cond.elem != i1 or cond.size != 1:
+        n.fail(f"the condition must be one bool, got {_fmt(cond)}")
+    op = glow.LoopOp(n.b.reshape(limit, ()).ssa, n.b.reshape(cond, ()).ssa,
+                     [v.ssa for v in carried], Region(block))
+    try:
+        op.verify_()
+    except VerifyException as err:
+        n.fail(f"'glow.loop' op {err}")
+    n.b.append(op)
+    return list(op.results)
