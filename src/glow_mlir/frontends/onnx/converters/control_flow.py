@@ -97,9 +97,9 @@ def loop(n: Node) -> Sequence[Value | SSAValue | None]:
             and _passes_condition_on(body):
         return _unrolled(n, body, carried, limit, n_scan)
     if n_scan:
-        n.fail(f"{n_scan} scan output(s) need a trip count known at import and no "
-               f"condition computed at run time: their first dimension is the number of "
-               f"iterations")
+        n.unsupported(f"{n_scan} scan output(s) need a trip count known at import and no "
+                      f"condition computed at run time (their first dimension is the "
+                      f"number of iterations)")
     return _region_loop(n, body, carried, cond)
 
 
