@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-from onnx_testing import IR_VERSION, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnsupportedOnnxError
+from onnx_testing import IR_VERSION, run_onnxruntime
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 BACKENDS = ("interpreter", "cpu")
