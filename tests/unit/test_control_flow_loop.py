@@ -105,7 +105,8 @@ def _feeds(name: str, x: np.ndarray, trips: int, cond: bool = True) -> dict:
         feeds["c"] = np.array(cond)
     if name == "swap":
         feeds["x2"] = (x * 0.5 + 1).astype(np.float32)
-    return feeds
+    order = [i.name for i in MODELS[name]().graph.input]  # positional users need it
+    return {k: feeds[k] for k in order}
 
 
 @functools.cache

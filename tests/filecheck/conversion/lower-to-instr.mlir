@@ -307,3 +307,40 @@ func.func @branches(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor
   %s = glow.add %r#1, %x : tensor<4xf32>
   func.return %r#0, %s : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// glow.loop: the results' buffers (here the output weights) get the initial values by
+// copies, two activations hold the iteration number and the condition; the body reads
+// the carried buffers, computes into its own activations, writes the condition, then
+// copies the next values in (the one that is another carried buffer through a copy of
+// its own first, since the copies could overwrite it).
+// CHECK-LABEL:  glow_ir.func @swap declare {
+// CHECK:        } program(%input0, %input1, %input2, %input3, %output0, %output1) {
+// CHECK-NEXT:     glow_ir.copy @out %output0, @in %input2
+// CHECK-NEXT:     glow_ir.copy @out %output1, @in %input3
+// CHECK-NEXT:     %[[I:.*]] = glow_ir.alloc_activation : memref<i64>
+// CHECK-NEXT:     %[[K:.*]] = glow_ir.alloc_activation : memref<i1>
+// CHECK-NEXT:     glow_ir.loop @inout %output0, @inout %output1, @out %[[I]], @out %[[K]], @in %input0, @in %input1 : memref<4xf32>, memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+// CHECK-NEXT:     ^bb0(%[[P:.*]]: memref<4xf32>, %[[Q:.*]]: memref<4xf32>, %{{.*}}: memref<i64>, %[[C:.*]]: memref<i1>, %{{.*}}: memref<i64>, %{{.*}}: memref<i1>):
+// CHECK-NEXT:       %s = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.element_add @out %s, @in %[[P]], @in %[[Q]]
+// CHECK-NEXT:       glow_ir.splat @out %[[C]] {value = 1.000000e+00 : f32} : memref<i1>
+// CHECK-NEXT:       %[[T:.*]] = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.copy @out %[[T]], @in %[[Q]]
+// CHECK-NEXT:       glow_ir.copy @out %[[P]], @in %[[T]]
+// CHECK-NEXT:       glow_ir.copy @out %[[Q]], @in %s
+// CHECK-NEXT:       glow_ir.dealloc_activation %[[T]]
+// CHECK-NEXT:       glow_ir.dealloc_activation %s
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[K]]
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[I]]
+func.func @swap(%m: tensor<i64>, %c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.loop %m, %c, %a, %b : tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<4xf32> -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %p: tensor<4xf32>, %q: tensor<4xf32>):
+    %s = glow.add %p, %q : tensor<4xf32>
+    %t = glow.splat {value = 1.0 : f32} : tensor<i1>
+    glow.yield %t, %q, %s : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -245,14 +245,17 @@ class LoopOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> LoopOp:
+        pos = parser.pos
         names = parser.parse_comma_separated_list(parser.Delimiter.NONE,
                                                   parser.parse_unresolved_operand)
+        if len(names) < 2:
+            parser.raise_error("expected the trip count, the condition, then the carried "
+                               "values", pos, parser.pos)
         parser.parse_punctuation(":")
         pos = parser.pos
         types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(names) or len(names) < 2:
-            parser.raise_error(f"expected {len(names)} operand types (the trip count, the "
-                               f"condition, the carried values), got {len(types)}", pos,
+        if len(types) != len(names):
+            parser.raise_error(f"expected {len(names)} operand types, got {len(types)}", pos,
                                parser.pos)
         operands = [parser.resolve_operand(n, t) for n, t in zip(names, types)]
         parser.parse_punctuation("->")

@@ -426,6 +426,34 @@ func.func @control_flow(%c: tensor<1xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, 
   func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
 
+// glow.loop: the trip count, the condition, the carried values; the body takes the
+// iteration number and the carried values and yields the condition and their next values.
+// CHECK-LABEL: func.func @loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+// CHECK-NEXT:    ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+// CHECK-NEXT:      %n = glow.tanh %v : tensor<4xf32>
+// CHECK-NEXT:      %s = glow.batched_reduce_add %n {axes = array<i64: 0>} : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT:      %z = glow.splat {value = 0.000000e+00 : f32} : tensor<f32>
+// CHECK-NEXT:      %k = glow.cmp_lt %z, %s : tensor<f32> -> tensor<i1>
+// CHECK-NEXT:      glow.yield %k, %n : tensor<i1>, tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r : tensor<4xf32>
+// GENERIC-LABEL: sym_name = "loop"
+// GENERIC:         %r = "glow.loop"(%m, %c, %x) ({
+// GENERIC-NEXT:    ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+// GENERIC:         }) : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+func.func @loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    %n = glow.tanh %v : tensor<4xf32>
+    %s = glow.batched_reduce_add %n {axes = array<i64: 0>} : tensor<4xf32> -> tensor<f32>
+    %z = glow.splat {value = 0.0 : f32} : tensor<f32>
+    %k = glow.cmp_lt %z, %s : tensor<f32> -> tensor<i1>
+    glow.yield %k, %n : tensor<i1>, tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#

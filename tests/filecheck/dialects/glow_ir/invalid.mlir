@@ -582,3 +582,68 @@ glow_ir.func @if_uses_outer declare {
   }
   glow_ir.dealloc_activation %a : memref<4xf32>
 }
+
+// ===== glow_ir.loop (control_flow.py)
+
+// -----
+
+glow_ir.func @loop_short declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+} program(%y, %n) {
+  // expected-error @+1 {{'glow_ir.loop' op needs, after the carried values (@inout), the iteration number and the condition (@out), the trip count and the first condition (@in)}}
+  glow_ir.loop @inout %y, @in %n : memref<4xf32>, memref<i64> {
+  ^bb0(%y1: memref<4xf32>, %n1: memref<i64>):
+  }
+}
+
+// -----
+
+glow_ir.func @loop_types declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i32>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op the trip count must be a one-element memref of i64, got memref<i32>}}
+  glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i32>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i32>, %c1: memref<i1>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
+}
+
+// -----
+
+glow_ir.func @loop_args declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op the body's arguments must have the operands' types}}
+  glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
+}
+
+// -----
+
+glow_ir.func @loop_access declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op operand access must be (@inout, @out, @out, @in, @in), got (@inout, @out, @in, @in, @in)}}
+  glow_ir.loop @inout %y, @out %i, @in %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i64>, %c1: memref<i1>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
+}
