@@ -152,6 +152,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     # control flow
     "If": _e(control_flow.if_),
     "Loop": _e(control_flow.loop),
+    "Scan": _e(control_flow.scan),
     # quantization
     "QuantizeLinear": _e(quant.quantize_linear, 10),
     "DequantizeLinear": _e(quant.dequantize_linear, 10),

@@ -194,3 +194,65 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> lis
         n.fail(f"'glow.loop' op {err}")
     n.b.append(op)
     return list(op.results)
+
+
+MAX_SCAN_STEPS = 1024
+"""Scan's sequence length is static; its steps are unrolled at import up to this many."""
+
+
+def scan(n: Node) -> list[Value | None]:
+    """ONNX Scan (opset 9 on): the body once per element of the scan inputs along their
+    axes (forwards or backwards), unrolled at import as Loop is when known; the states
+    carried, the scan outputs stacked along their axes."""
+    if n.opset < 9:
+        n.unsupported("Scan before opset 9 (batch axis and sequence_lens) is not supported")
+    assert n.inline is not None
+    body = n.attr("body")
+    m = n.int("num_scan_inputs")
+    inputs = n.inputs()
+    states, xs = inputs[:len(inputs) - m], inputs[len(inputs) - m:]
+    k = len(body.output) - len(states)
+    if m < 1 or len(body.input) != len(inputs) or k < 0:
+        n.fail(f"the body takes {len(body.input)} inputs and gives {len(body.output)} "
+               f"outputs for {len(states)} states and {m} scan inputs")
+    in_axes = [n.normalize_axis(a, x.rank, "scan input axis")
+               for a, x in zip(n.ints("scan_input_axes", [0] * m), xs)]
+    in_back = [bool(d) for d in n.ints("scan_input_directions", [0] * m)]
+    out_axes = n.ints("scan_output_axes", [0] * k)
+    out_back = [bool(d) for d in n.ints("scan_output_directions", [0] * k)]
+    steps = {x.shape[a] for x, a in zip(xs, in_axes)}
+    if len(steps) != 1:
+        n.fail(f"the scan inputs have different lengths along their axes: {sorted(steps)}")
+    (length,) = steps
+    if length > MAX_SCAN_STEPS:
+        n.unsupported(f"a sequence of {length} steps is longer than the {MAX_SCAN_STEPS} "
+                      f"unrolled at import")
+    if length == 0:
+        n.unsupported("a Scan of no step has scan outputs of unknown shape")
+    names = [i.name for i in body.input]
+    outs_per_step: list[list[Value]] = [[] for _ in range(k)]
+    for t in range(length):
+        slices = []
+        for x, axis, back in zip(xs, in_axes, in_back):
+            start = [0] * x.rank
+            start[axis] = length - 1 - t if back else t
+            size = list(x.shape)
+            size[axis] = 1
+            part = n.b.slice(x, start, size)
+            slices.append(n.b.reshape(part, [d for i, d in enumerate(size) if i != axis]))
+        outs = n.inline(body, None, dict(zip(names, [*states, *slices])))
+        if any(v is None for v in outs):
+            return [None] * n.num_outputs  # something in the body is unsupported (recorded)
+        done = [v for v in outs if v is not None]
+        _check_carried(n, states, done[:len(states)])
+        states = done[:len(states)]
+        for collected, v in zip(outs_per_step, done[len(states):]):
+            collected.append(v)
+    results: list[Value | None] = list(states)
+    for collected, axis, back in zip(outs_per_step, out_axes, out_back):
+        rank = collected[0].rank + 1
+        axis = n.normalize_axis(axis, rank, "scan output axis")
+        parts = [n.b.reshape(v, [*v.shape[:axis], 1, *v.shape[axis:]])
+                 for v in (reversed(collected) if back else collected)]
+        results.append(n.b.concat(parts, axis))
+    return results
