@@ -85,3 +85,9 @@ def test_scan_errors():
     with pytest.raises(OnnxImportError, match=r"node 'scan1' \(Scan\): the scan inputs have "
                                               r"different lengths along their axes: \[4, 5\]"):
         import_onnx(model)
+
+    model = scan_model()
+    del model.graph.node[0].attribute[-1].ints[1]  # scan_output_directions: one of two
+    with pytest.raises(OnnxImportError, match="attribute 'scan_output_directions' has 1 "
+                                              "values for 2 outputs scanned"):
+        import_onnx(model)

@@ -215,11 +215,17 @@ def scan(n: Node) -> list[Value | None]:
     if m < 1 or len(body.input) != len(inputs) or k < 0:
         n.fail(f"the body takes {len(body.input)} inputs and gives {len(body.output)} "
                f"outputs for {len(states)} states and {m} scan inputs")
+    for name, want in (("scan_input_axes", m), ("scan_input_directions", m),
+                       ("scan_output_axes", k), ("scan_output_directions", k)):
+        given = n.ints(name, [0] * want) or []
+        if len(given) != want:
+            n.fail(f"attribute '{name}' has {len(given)} values for {want} "
+                   f"{'inputs' if 'input' in name else 'outputs'} scanned")
     in_axes = [n.normalize_axis(a, x.rank, "scan input axis")
-               for a, x in zip(n.ints("scan_input_axes", [0] * m), xs)]
-    in_back = [bool(d) for d in n.ints("scan_input_directions", [0] * m)]
-    out_axes = n.ints("scan_output_axes", [0] * k)
-    out_back = [bool(d) for d in n.ints("scan_output_directions", [0] * k)]
+               for a, x in zip(n.ints("scan_input_axes", [0] * m) or [], xs)]
+    in_back = [bool(d) for d in n.ints("scan_input_directions", [0] * m) or []]
+    out_axes = n.ints("scan_output_axes", [0] * k) or []
+    out_back = [bool(d) for d in n.ints("scan_output_directions", [0] * k) or []]
     steps = {x.shape[a] for x, a in zip(xs, in_axes)}
     if len(steps) != 1:
         n.fail(f"the scan inputs have different lengths along their axes: {sorted(steps)}")
