@@ -256,3 +256,20 @@ def test_graph_pipeline_and_interpreter_inside_branches_preserve_numbers(g):
         got = compiled.run(dict(zip(compiled.input_names, inputs)))
         for w, x in zip(want, got):
             np.testing.assert_allclose(x, w, rtol=1e-4, atol=1e-5)
+
+
+def test_torch_cond_through_the_dynamo_exporter():
+    """`torch.cond` exports as an ONNX If on a run-time condition: both branches taken,
+    against eager torch."""
+    torch = pytest.importorskip("torch")
+
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: torch.relu(x) * 2.0,
+                              lambda x: x - 1.0, (x,))
+
+    x = torch.linspace(-1, 2, 6).reshape(2, 3)
+    compiled = glow_mlir.from_torch(Branchy(), (x,), backend="cpu", cache=False)
+    for sample in (x, -x):
+        want = Branchy()(sample).numpy()
+        np.testing.assert_allclose(compiled(sample)[0], want, rtol=1e-6)
