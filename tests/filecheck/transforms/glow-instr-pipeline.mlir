@@ -118,3 +118,48 @@ glow_ir.func @if_barrier declare {
   glow_ir.dealloc_activation %r : memref<16xf32>
   glow_ir.dealloc_activation %a : memref<16xf32>
 }
+
+// -----
+
+// glow_ir.loop is one instruction to the passes too: the copy of the initial value
+// (relu's result) into the carried buffer, the output, is propagated (relu writes the
+// output), and the loop reads and writes it (@inout); its iteration number and condition
+// are freed after it; the body's activation is planned past them.
+// CHECK-LABEL:  glow_ir.func @loop_after_relu
+// CHECK:          glow_ir.relu @out %output0, @in %input2
+// CHECK-NEXT:     %[[I:.*]] = glow_ir.alloc_activation {offset = 0 : i64} : memref<i64>
+// CHECK-NEXT:     %[[K:.*]] = glow_ir.alloc_activation {offset = 64 : i64} : memref<i1>
+// CHECK-NEXT:     glow_ir.loop @inout %output0, @out %[[I]], @out %[[K]], @in %input0, @in %input1, @in %input1
+// CHECK-NEXT:     ^bb0(%[[V:.*]]: memref<4xf32>, %{{.*}}: memref<i64>, %[[C:.*]]: memref<i1>, %{{.*}}: memref<i64>, %{{.*}}: memref<i1>, %[[C0:.*]]: memref<i1>):
+// CHECK-NEXT:       %n = glow_ir.alloc_activation {offset = 128 : i64} : memref<4xf32>
+// CHECK-NEXT:       glow_ir.tanh @out %n, @in %[[V]]
+// CHECK-NEXT:       glow_ir.copy @out %[[C]], @in %[[C0]]
+// CHECK-NEXT:       glow_ir.copy @out %[[V]], @in %n
+// CHECK-NEXT:       glow_ir.dealloc_activation %n
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[K]]
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[I]]
+// CHECK-NEXT:   } attributes {activations_size = 192 : i64, alignment = 64 : i64}
+glow_ir.func @loop_after_relu declare {
+  glow_ir.weight @input0 mutable input : memref<i64>
+  glow_ir.weight @input1 mutable input : memref<i1>
+  glow_ir.weight @input2 mutable input : memref<4xf32>
+  glow_ir.weight @output0 mutable output : memref<4xf32>
+} program(%input0, %input1, %input2, %output0) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  glow_ir.relu @out %a, @in %input2 : memref<4xf32>
+  glow_ir.copy @out %output0, @in %a : memref<4xf32>
+  %0 = glow_ir.alloc_activation : memref<i64>
+  %1 = glow_ir.alloc_activation : memref<i1>
+  glow_ir.loop @inout %output0, @out %0, @out %1, @in %input0, @in %input1, @in %input1 : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1>, memref<i1> {
+  ^bb0(%2: memref<4xf32>, %3: memref<i64>, %4: memref<i1>, %5: memref<i64>, %6: memref<i1>, %7: memref<i1>):
+    %n = glow_ir.alloc_activation : memref<4xf32>
+    glow_ir.tanh @out %n, @in %2 : memref<4xf32>
+    glow_ir.copy @out %4, @in %7 : memref<i1>
+    glow_ir.copy @out %2, @in %n : memref<4xf32>
+    glow_ir.dealloc_activation %n : memref<4xf32>
+  }
+  glow_ir.dealloc_activation %1 : memref<i1>
+  glow_ir.dealloc_activation %0 : memref<i64>
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
