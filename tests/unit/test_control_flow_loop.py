@@ -93,8 +93,26 @@ def unrolled_model(trips: int = 4):
                   [helper.make_tensor("m", I64, [], [trips])])
 
 
+def loop_in_if_model():
+    """If sum(x) > 0: the swap loop's body n times on (x, x); else 3x: a glow.loop in a
+    glow.if branch."""
+    body = _body([n("Add", ["a", "b"], ["ab"]), n("Identity", ["c_in"], ["c_out"]),
+                  n("Identity", ["b"], ["b_out"])],
+                 ["a", "b"], [("c_out", B), ("b_out", F), ("ab", F)])
+    then_g = helper.make_graph(
+        [n("Loop", ["n", "", "x", "x"], ["p", "q"], body=body, name="inner_loop"),
+         n("Sub", ["q", "p"], ["t"])], "then", [], [info("t", F, None)])
+    else_g = helper.make_graph([n("Mul", ["x", "three"], ["e"])], "else", [],
+                               [info("e", F, None)])
+    return _model([n("ReduceSum", ["x"], ["s"], keepdims=0), n("Greater", ["s", "zero"], ["k"]),
+                   n("If", ["k"], ["y"], then_branch=then_g, else_branch=else_g)],
+                  [info("x", F, [2, 3]), info("n", I64, [])], ["y"],
+                  [helper.make_tensor("three", F, [], [3.0]),
+                   helper.make_tensor("zero", F, [], [0.0])])
+
+
 MODELS = {"runtime": runtime_model, "swap": swap_model, "if_in_loop": if_in_loop_model,
-          "unrolled": unrolled_model}
+          "loop_in_if": loop_in_if_model, "unrolled": unrolled_model}
 
 
 def _feeds(name: str, x: np.ndarray, trips: int, cond: bool = True) -> dict:
@@ -148,10 +166,11 @@ def test_runtime_trip_count_and_condition(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", ["swap", "if_in_loop"])
+@pytest.mark.parametrize("name", ["swap", "if_in_loop", "loop_in_if"])
 def test_carried_values_and_nested_control_flow(name, backend):
     for trips in (0, 1, 2, 5):
-        _check(name, backend, _feeds(name, X, trips))
+        for x in (X, -X - 0.5):  # loop_in_if: both branches
+            _check(name, backend, _feeds(name, x, trips))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -178,7 +197,7 @@ def test_a_long_constant_loop_is_a_glow_loop():
        st.sampled_from(BACKENDS))
 def test_random_trips_and_conditions_match_onnxruntime(seed, trips, cond, backend):
     x = np.random.default_rng(seed).standard_normal((2, 3)).astype(np.float32)
-    for name in ("runtime", "swap", "if_in_loop"):
+    for name in ("runtime", "swap", "if_in_loop", "loop_in_if"):
         _check(name, backend, _feeds(name, x, trips, cond))
 
 
