@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
-from onnx_testing import IR_VERSION, run_onnxruntime
 
 import glow_mlir
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx import import_onnx
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnsupportedOnnxError
+from onnx_testing import IR_VERSION, run_onnxruntime
 
 F = TensorProto.FLOAT
 n = helper.make_node
