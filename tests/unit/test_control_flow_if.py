@@ -198,10 +198,12 @@ def test_the_cpu_program_branches_at_run_time():
     assert sum(isinstance(op, scf.IfOp) for op in entry[0].walk()) == 1
 
 
-def _in_branches(module):
-    """The module's function with its body in both branches of a `glow.if` on a new
-    last argument (the else branch a clone, negated where it is a float): the graph
-    passes see every op kind inside a region, with values from outside (the inputs)."""
+def _in_branches(module, outside: int = 0):
+    """The module's function with its body, but for its first `outside` ops, in both
+    branches of a `glow.if` on a new last argument (the else branch a clone, negated
+    where it is a float): the graph passes see every op kind inside a region, with
+    values from outside (the inputs, the ops left outside: producers outside, users
+    inside)."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, TensorType, i1
     from xdsl.ir import Block, Region
@@ -212,7 +214,7 @@ def _in_branches(module):
     fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     block = fn.body.block
     ret = block.last_op
-    ops = list(block.ops)[:-1]
+    ops = list(block.ops)[:-1][outside:]
     then_block, else_block = Block(), Block()
     mapping: dict = {}
     for op in ops:
@@ -242,12 +244,13 @@ def _in_branches(module):
 
 
 @settings(max_examples=12)
-@given(glow_graphs(max_ops=6))
-def test_graph_pipeline_and_interpreter_inside_branches_preserve_numbers(g):
+@given(glow_graphs(max_ops=6), st.integers(0, 6))
+def test_graph_pipeline_and_interpreter_inside_branches_preserve_numbers(g, outside):
     """Every graph pass of the pipeline runs inside the branches (folding, lowering,
-    fusing, clean-ups) without changing a number for either condition, and the
-    interpreter backend (IRGen, the instruction passes, memory planning) agrees."""
-    module = _in_branches(g.module)
+    fusing, clean-ups), and across their boundary (producers outside, users inside),
+    without changing a number for either condition, and the interpreter backend (IRGen,
+    the instruction passes, memory planning) agrees."""
+    module = _in_branches(g.module, outside)
     for cond in (True, False):
         inputs = [*g.inputs, np.array(cond)]
         assert_pass_preserves_numbers(module, inputs, "glow-graph-pipeline{backend=interpreter}")
