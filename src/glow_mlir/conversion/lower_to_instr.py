@@ -262,6 +262,8 @@ class _FunctionLowering:
         instr = glow_ir.IfOp.make_if(dests, self.buffer[op.cond],
                                    [self.buffer[v] for v in captured])
         self.emit(instr, op)
+        for block in instr.branches():
+            _name_args(block, instr)
         saved = (self.body, self.buffer, self.allocs, self.direct)
         for taken, target in zip((True, False), instr.branches()):
             args = target.args
@@ -304,12 +306,15 @@ class _FunctionLowering:
             if buf is not self.buffer[init]:
                 self.emit(glow_ir.CopyOp.make([buf, self.buffer[init]]), op)
         number = self.activation(memref_of(op.block.args[0].type), op)
+        number.name_hint = op.block.args[0].name_hint or "iteration"
         cond_out = self.activation(memref_of(glow.IfOp.yield_of(op.block).values[0].type), op)
+        cond_out.name_hint = "again"
         captured = _captured(op)
         instr = glow_ir.LoopOp.make_loop(carried, number, cond_out, self.buffer[op.max_trips],
                                          self.buffer[op.cond],
                                          [self.buffer[v] for v in captured])
         self.emit(instr, op)
+        _name_args(instr.block, instr)
         args = instr.block.args
         n = len(carried)
         saved = (self.body, self.buffer, self.allocs, self.direct)
@@ -357,9 +362,17 @@ class _FunctionLowering:
         return ir_func
 
 
+def _name_args(block: Block, instr: Operation) -> None:
+    """A program's arguments named after the operands they stand for (the printer makes
+    them unique): cosmetic, it keeps the text readable."""
+    for arg, outer in zip(block.args, instr.operands):
+        arg.name_hint = outer.name_hint
+
+
 def _hoist_branch_constants(block: Block) -> None:
-    """Move the constants of `glow.if` branches to the top of the function: they are
-    weights, declared once for the whole function, and need no run-time decision."""
+    """Move the constants of `glow.if` branches and `glow.loop` bodies to the top of the
+    function: they are weights, declared once for the whole function, and need no
+    run-time decision."""
     first = block.first_op
     for op in [o for o in block.walk() if isinstance(o, glow.ConstantOp)
                and o.parent_block() is not block]:
