@@ -276,3 +276,10 @@ def test_torch_cond_through_the_dynamo_exporter():
     for sample in (x, -x):
         want = Branchy()(sample).numpy()
         np.testing.assert_allclose(compiled(sample)[0], want, rtol=1e-6)
+
+
+def test_tracing_refuses_control_flow_at_the_op():
+    """The trace records one time per kernel call in program order; a branch runs some
+    calls and not others, so a traced compile is refused at the if."""
+    with pytest.raises(DiagnosticError, match=r"'glow_ir.if' op cannot be traced"):
+        glow_mlir.compile(if_model(), backend="cpu", trace=True, cache=False)

@@ -221,3 +221,10 @@ def test_a_carried_value_that_changes_shape_is_an_error_naming_the_node():
     with pytest.raises(OnnxImportError, match=r"node 'shrinking' \(Loop\): carried value #0 "
                                               r"is 2x3 f32 on entry but scalar f32 after"):
         import_onnx(model)
+
+
+def test_tracing_refuses_a_loop_at_the_op():
+    from glow_mlir.ir.text import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match=r"'glow_ir.loop' op cannot be traced"):
+        glow_mlir.compile(runtime_model(), backend="cpu", trace=True, cache=False)
