@@ -212,6 +212,16 @@ def test_scan_outputs_of_a_runtime_loop_are_unsupported():
         import_onnx(model)
 
 
+def test_scan_outputs_of_a_long_constant_loop_are_unsupported():
+    from glow_mlir.frontends.onnx.converters.control_flow import MAX_UNROLLED
+
+    model = unrolled_model(MAX_UNROLLED + 1)
+    with pytest.raises(UnsupportedOnnxError, match=rf"1 scan output\(s\) of a loop of "
+                                                   rf"{MAX_UNROLLED + 1} iterations, more "
+                                                   rf"than the {MAX_UNROLLED} unrolled"):
+        import_onnx(model)
+
+
 def test_a_carried_value_that_changes_shape_is_an_error_naming_the_node():
     body = _body([n("ReduceSum", ["v_in"], ["v_out"], keepdims=0),
                   n("Identity", ["c_in"], ["c_out"])],

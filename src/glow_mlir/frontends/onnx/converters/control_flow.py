@@ -93,9 +93,12 @@ def loop(n: Node) -> Sequence[Value | SSAValue | None]:
     limit = int(trips.reshape(-1)[0]) if trips is not None else None
     cond = n.optional(1)
     known_true = cond is None or (cond.const is not None and bool(cond.const.reshape(-1)[0]))
-    if limit is not None and known_true and limit <= MAX_UNROLLED \
-            and _passes_condition_on(body):
+    known = limit is not None and known_true and _passes_condition_on(body)
+    if known and limit is not None and limit <= MAX_UNROLLED:
         return _unrolled(n, body, carried, limit, n_scan)
+    if n_scan and known:
+        n.unsupported(f"{n_scan} scan output(s) of a loop of {limit} iterations, more than "
+                      f"the {MAX_UNROLLED} unrolled at import")
     if n_scan:
         n.unsupported(f"{n_scan} scan output(s) need a trip count known at import and no "
                       f"condition computed at run time (their first dimension is the "
