@@ -118,3 +118,20 @@ def test_scheduled_graph_shows_its_peaks():
     text = graph_to_dot(module)
     parse_dot(text)
     assert 'label="@net\\npeak live bytes ' in text
+
+
+def test_control_flow_is_one_box_with_what_its_regions_use_dashed():
+    module = parse("""
+func.func @f(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %a = glow.add %x, %y : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}""")
+    text = graph_to_dot(module)
+    assert "glow.add" not in text  # inside the box
+    assert re.search(r"f0_in0 -> (\w+);\n\s+f0_in1 -> \1 \[style=dashed\];\n"
+                     r"\s+f0_in2 -> \1 \[style=dashed\];", text), text

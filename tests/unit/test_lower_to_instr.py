@@ -107,6 +107,11 @@ def expected_instructions(fn: func.FuncOp) -> Counter:
             want["glow_ir.extract_tensor"] += 1
         elif op.name in glow_ir.INSTRUCTION_FOR:
             want[glow_ir.INSTRUCTION_FOR[op.name].name] += 1
+        elif isinstance(op, glow.IfOp):  # its branches are its own programs
+            want["glow_ir.if"] += 1
+        elif isinstance(op, glow.LoopOp):  # and one copy of each initial value
+            want["glow_ir.loop"] += 1
+            want["glow_ir.copy"] += len(op.inits)
     written: set = set()
     for v in ret.operands:  # outputs an instruction cannot write directly are copies
         computed = isinstance(v.owner, Operation) and not isinstance(
@@ -122,7 +127,8 @@ def check_lowering(module: ModuleOp) -> list[glow_ir.FuncOp]:
     graphs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     want = {name: expected_instructions(f) for name, f in graphs.items()}
     graph_ops = {name: sum(1 for op in f.body.block.ops
-                           if op.name not in glow_ir.NOT_INSTRUCTIONS and op.name != "func.return")
+                           if op.name not in glow_ir.NOT_INSTRUCTIONS and op.name != "func.return"
+                           and not op.regions)
                  for name, f in graphs.items()}
     run_pipeline(module, "lower-to-instr,verify-instr")
     verify_module(module)

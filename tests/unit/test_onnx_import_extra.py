@@ -156,13 +156,15 @@ def test_if_with_a_condition_known_at_import_is_its_branch():
     ]
 
 
-def test_if_with_runtime_condition_or_unsupported_branch_is_reported():
-    with pytest.raises(
-        UnsupportedOnnxError, match="If: the condition .*known at import.* 'branch'"
-    ):
-        import_onnx(_if_model(False))
+def test_if_with_runtime_condition_is_a_glow_if_and_an_unsupported_branch_is_reported():
+    model = _if_model(False)
+    for cond in (True, False):
+        assert_matches_onnxruntime(model, {"x": rand(2, 3), "c": np.array(cond)})
+    assert "glow.if" in {op.name for op in import_onnx(model).walk()}
     with pytest.raises(UnsupportedOnnxError, match="Hardmax: op type not supported .*'then_op'"):
         import_onnx(_if_model(True, then_op="Hardmax"))
+    with pytest.raises(UnsupportedOnnxError, match="Hardmax: op type not supported .*'then_op'"):
+        import_onnx(_if_model(False, then_op="Hardmax"))
 
 
 @pytest.mark.parametrize("attrs", [{"strides": [2, 2], "output_shape": [13, 16]},

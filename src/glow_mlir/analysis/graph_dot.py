@@ -2,7 +2,8 @@
 
 One cluster per function. Inputs are blue `invhouse` nodes, outputs green `house` nodes,
 constants small grey `note` nodes (their resource name or a few values, never the bytes),
-and every op a box with its kind, its attributes and its result types. An edge goes from
+and every op a box with its kind, its attributes and its result types (a `glow.if` or
+`glow.loop` is one box; what its regions use from outside comes in dashed). An edge goes from
 the producer of each operand to its user (one per operand, so `add %a, %a` has two),
 labelled `#i` when the producer has several results.
 
@@ -107,14 +108,17 @@ def _function_dot(fn: func.FuncOp, prefix: str) -> list[str]:
     edges: list[str] = []
     ids: dict[Operation | SSAValue, str] = {}
 
-    def edge(value: SSAValue, dst: str) -> None:
-        """From the node that defines `value` (`#i`: which result of a multi-result op)."""
+    def edge(value: SSAValue, dst: str, dashed: bool = False) -> None:
+        """From the node that defines `value` (`#i`: which result of a multi-result op);
+        dashed: a use inside the regions of `dst`'s op."""
+        attrs = ["style=dashed"] if dashed else []
         if isinstance(value, OpResult) and value.op in ids:
-            many = len(value.op.results) > 1
-            label = f" [label={_quote(f'#{value.index}')}]" if many else ""
-            edges.append(f"    {ids[value.op]} -> {dst}{label};")
+            if len(value.op.results) > 1:
+                attrs.append(f"label={_quote(f'#{value.index}')}")
+            src = ids[value.op]
         else:
-            edges.append(f"    {ids.get(value, prefix + '_unknown')} -> {dst};")
+            src = ids.get(value, prefix + "_unknown")
+        edges.append(f"    {src} -> {dst}{' [' + ', '.join(attrs) + ']' if attrs else ''};")
 
     block = fn.body.block
     for i, arg in enumerate(block.args):
@@ -132,7 +136,21 @@ def _function_dot(fn: func.FuncOp, prefix: str) -> list[str]:
         lines.append(_node(ids[op], _CONSTANT if is_weight(op) else _OP, _op_label(op)))
         for value in op.operands:
             edge(value, ids[op])
+        for value in _used_inside(op):  # what a glow.if's or glow.loop's regions use
+            edge(value, ids[op], dashed=True)
     return [*lines, *edges, "  }"]
+
+
+def _used_inside(op: Operation) -> list[SSAValue]:
+    """The values `op`'s regions use that are defined outside it, in first-use order."""
+    seen: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        for value in inner.operands if inner is not op else ():
+            owner = value.owner
+            where = owner if isinstance(owner, Operation) else owner.parent_op()
+            if where is None or not op.is_ancestor(where):
+                seen.setdefault(value, None)
+    return list(seen)
 
 
 def graph_to_dot(module: ModuleOp) -> str:

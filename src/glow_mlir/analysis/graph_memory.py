@@ -125,10 +125,22 @@ def live_ranges(fn: func.FuncOp, order: Sequence[Operation] | None = None) -> li
             nbytes = activation_bytes(res, outputs)
             if nbytes == 0:
                 continue
-            last = max((index[u.operation] for u in res.uses if u.operation is not terminator),
+            # A use inside a region (a `glow.if` branch) is a use by the op enclosing it.
+            users = [_step_of(u.operation, index) for u in res.uses]
+            last = max((index[u] for u in users if u is not terminator and u is not None),
                        default=i)
             ranges.append(LiveRange(res, nbytes, i, last))
     return ranges
+
+
+def _step_of(op: Operation, index: dict[Operation, int]) -> Operation | None:
+    """The step holding `op`: itself, or the op of the body whose region encloses it."""
+    while op not in index:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op
 
 
 def live_bytes_profile(fn: func.FuncOp, order: Sequence[Operation] | None = None) -> list[int]:

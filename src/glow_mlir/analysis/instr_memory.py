@@ -38,8 +38,12 @@ def activation_buffers(func: glow_ir.FuncOp) -> list[tuple[glow_ir.AllocActivati
 
     Positions are op indices in the program; a buffer is live on [alloc, dealloc) (its
     memory is free again at the dealloc), or to the end of the program without a dealloc.
+    The programs of a `glow_ir.if` are numbered right after it, one after the other: a
+    buffer of a branch is live within it only, and one the `if` uses is deallocated after
+    it, so it stays live over both branches (which run one at a time, so their buffers
+    may share bytes).
     """
-    ops = list(func.body.ops)
+    ops = list(func.body.walk())
     end_of: dict[glow_ir.AllocActivationOp, int] = {}
     for pos, op in enumerate(ops):
         if isinstance(op, glow_ir.DeallocActivationOp):

@@ -36,9 +36,9 @@ from glow_mlir.ir.text import DiagnosticError, position_text
 def loops_to_llvm_spec() -> list[str]:
     """The passes, in order. `cse` must run before `convert-scf-to-cf` (xDSL's cse skips
     regions with several blocks), so the caller runs it on the loop IR first."""
-    return ["convert-scf-to-cf", "convert-func-to-llvm", "convert-cf-to-llvm",
-            "convert-arith-to-llvm", "convert-math-to-llvm", "convert-memref-to-llvm",
-            "reconcile-unrealized-casts"]
+    return ["convert-scf-while-to-cf", "convert-scf-to-cf", "convert-func-to-llvm",
+            "convert-cf-to-llvm", "convert-arith-to-llvm", "convert-math-to-llvm",
+            "convert-memref-to-llvm", "reconcile-unrealized-casts"]
 
 
 @dataclass(frozen=True)

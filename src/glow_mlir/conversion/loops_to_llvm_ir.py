@@ -605,6 +605,45 @@ def _if(w: FunctionWriter, op: Operation) -> None:
     w.start(rest)
 
 
+@impl(scf.WhileOp)
+def _while(w: FunctionWriter, op: Operation) -> None:
+    """As `convert-scf-to-cf` lays it out: a header block with phis for the carried
+    values (from the block before, and from the end of the body), the `before` region
+    ending in a conditional branch to the body or past the loop, the `after` region (the
+    body) branching back; the body's arguments and the results are what `scf.condition`
+    passes on, through one-entry phis (the blocks' arguments of that route)."""
+    before, after = w.single_block(op, 0), w.single_block(op, 1)
+    assert before is not None and after is not None
+    header, body, end = w.label(), w.label(), w.label()
+    pre = w.block
+    w.emit(f"br label %{header}")
+    w.start(header)
+    phis = []
+    for arg in before.args:
+        w.refs[arg] = w.fresh()
+        phis.append(len(w.lines))
+        w.lines.append(None)  # filled once the latch is known
+    cond = w.ops(before, stop_at_terminator=True)
+    if not isinstance(cond, scf.ConditionOp):
+        raise Untranslatable(op, "a before region not ending in scf.condition")
+    passed = [f"{type_text(v.type)} [{w.ref(v)}, %{w.block}]" for v in cond.args]
+    w.emit(f"br i1 {w.ref(cond.condition)}, label %{body}, label %{end}")
+    w.start(body)
+    for arg, incoming in zip(after.args, passed):  # one-entry phis, as the blocks' args
+        w.define(arg, f"phi {incoming}")
+    yield_op = w.ops(after, stop_at_terminator=True)
+    if not isinstance(yield_op, scf.YieldOp):
+        raise Untranslatable(op, "an after region not ending in scf.yield")
+    latch = w.block
+    w.emit(f"br label %{header}")
+    for index, arg, init, back in zip(phis, before.args, op.operands, yield_op.operands):
+        w.lines[index] = (f"  {w.refs[arg]} = phi {type_text(arg.type)} "
+                          f"[{w.ref(init)}, %{pre}], [{w.ref(back)}, %{latch}]")
+    w.start(end)
+    for result, incoming in zip(op.results, passed):
+        w.define(result, f"phi {incoming}")
+
+
 # ------------------------------------------------------------------------ arith
 @impl(arith.ConstantOp)
 def _constant(w: FunctionWriter, op: Operation) -> None:

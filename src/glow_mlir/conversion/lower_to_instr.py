@@ -120,7 +120,8 @@ class _FunctionLowering:
                 if not isinstance(t, TensorType):
                     found.error(fn, f"{what} #{i} has type {t}; only tensors lower to buffers")
         found.check()
-        for op in self.block.ops:  # every op without an instruction, at once
+        _hoist_branch_constants(self.block)
+        for op in self.block.walk():  # every op without an instruction, at once
             if op is not ret and not self.has_instruction(op):
                 found.error(op, "has no instruction")
         found.check()
@@ -201,13 +202,20 @@ class _FunctionLowering:
 
     @staticmethod
     def has_instruction(op: Operation) -> bool:
-        return type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
+        return (type(op) in glow_ir.INSTRUCTION_OF or op.has_trait(NoInstruction)
+                or isinstance(op, (glow.IfOp, glow.LoopOp, glow.YieldOp)))
 
     def lower(self, op: Operation) -> None:
         if not self.has_instruction(op):
             raise DiagnosticError.at(op, "has no instruction")
         instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
         if isinstance(op, glow.ConstantOp):
+            return
+        if isinstance(op, glow.IfOp):
+            self.lower_if(op)
+            return
+        if isinstance(op, glow.LoopOp):
+            self.lower_loop(op)
             return
         src = [self.buffer[v] for v in op.operands]
         if isinstance(op, glow.ReshapeOp):
@@ -244,6 +252,100 @@ class _FunctionLowering:
         assert instr is not None
         self.emit(instr.make([*dests, *src], **op.attributes), op)
 
+    def lower_if(self, op: glow.IfOp) -> None:
+        """A `glow_ir.if` whose operands are the results' buffers, the condition and every
+        buffer the branches read from outside; each branch is lowered into its program
+        with those operands as its arguments, writes the results into them (an op that
+        computes a yielded value writes it there directly) and frees what it allocated."""
+        dests = [self.dest(r) for r in op.results]
+        captured = _captured(op)
+        instr = glow_ir.IfOp.make_if(dests, self.buffer[op.cond],
+                                   [self.buffer[v] for v in captured])
+        self.emit(instr, op)
+        for block in instr.branches():
+            _name_args(block, instr)
+        saved = (self.body, self.buffer, self.allocs, self.direct)
+        for taken, target in zip((True, False), instr.branches()):
+            args = target.args
+            results, sources = args[: len(dests)], args[len(dests) + 1:]
+            source = op.branch(taken)
+            yielded = glow.IfOp.yield_of(source)
+            self.body, self.allocs = target, []
+            self.buffer = {**saved[1], **dict(zip(captured, sources))}
+            self.direct = {}
+            for value, arg in zip(yielded.values, results):
+                if (value not in self.direct and self._computed(value)
+                        and value.owner.parent_block() is source):  # type: ignore[union-attr]
+                    self.direct[value] = arg
+            for inner in source.ops:
+                if inner is not yielded:
+                    self.lower(inner)
+            for value, arg in zip(yielded.values, results):
+                if self.direct.get(value) is not arg:
+                    self.emit(glow_ir.CopyOp.make([arg, self.buffer[value]]), yielded)
+            for alloc in reversed(self.allocs):
+                self.emit(glow_ir.DeallocActivationOp.make(alloc.result), yielded)
+        self.body, self.buffer, self.allocs, self.direct = saved
+
+    def activation(self, t: Attribute, like: Operation) -> SSAValue:
+        """A new activation of memref type `t`, freed at the end of the current program."""
+        alloc = glow_ir.AllocActivationOp.make(t)  # type: ignore[arg-type]
+        self.emit(alloc, like)
+        self.allocs.append(alloc)
+        return alloc.result
+
+    def lower_loop(self, op: glow.LoopOp) -> None:
+        """A `glow_ir.loop` on the results' buffers (given the initial values by copies
+        before it), two activations for the iteration number and the condition, the trip
+        count, the first condition and what the body reads from outside. The body
+        computes into its own activations and copies the next values into the carried
+        buffers at its end (through a copy of its own when one is another carried
+        buffer, which the copies could overwrite first)."""
+        carried = [self.dest(r) for r in op.results]
+        for buf, init in zip(carried, op.inits):
+            if buf is not self.buffer[init]:
+                self.emit(glow_ir.CopyOp.make([buf, self.buffer[init]]), op)
+        number = self.activation(memref_of(op.block.args[0].type), op)
+        number.name_hint = op.block.args[0].name_hint or "iteration"
+        cond_out = self.activation(memref_of(glow.IfOp.yield_of(op.block).values[0].type), op)
+        cond_out.name_hint = "again"
+        captured = _captured(op)
+        instr = glow_ir.LoopOp.make_loop(carried, number, cond_out, self.buffer[op.max_trips],
+                                         self.buffer[op.cond],
+                                         [self.buffer[v] for v in captured])
+        self.emit(instr, op)
+        _name_args(instr.block, instr)
+        args = instr.block.args
+        n = len(carried)
+        saved = (self.body, self.buffer, self.allocs, self.direct)
+        self.body, self.allocs = instr.block, []
+        self.buffer = {**saved[1], **dict(zip(captured, args[n + 4:])),
+                       op.block.args[0]: args[n], **dict(zip(op.block.args[1:], args[:n]))}
+        yielded = glow.IfOp.yield_of(op.block)
+        again, *values = yielded.values
+        self.direct = {}
+        if self._computed(again) and again.owner.parent_block() is op.block:  # type: ignore[union-attr]
+            self.direct[again] = args[n + 1]
+        for inner in op.block.ops:
+            if inner is not yielded:
+                self.lower(inner)
+        if self.direct.get(again) is not args[n + 1]:
+            self.emit(glow_ir.CopyOp.make([args[n + 1], self.buffer[again]]), yielded)
+        sources = []
+        for k, value in enumerate(values):
+            src = self.buffer[value]
+            if src is not args[k] and glow_ir.root_buffer(src) in args[:n]:
+                copy = self.activation(src.type, yielded)
+                self.emit(glow_ir.CopyOp.make([copy, src]), yielded)
+                src = copy
+            sources.append(src)
+        for arg, src in zip(args[:n], sources):
+            if src is not arg:
+                self.emit(glow_ir.CopyOp.make([arg, src]), yielded)
+        for alloc in reversed(self.allocs):
+            self.emit(glow_ir.DeallocActivationOp.make(alloc.result), yielded)
+        self.body, self.buffer, self.allocs, self.direct = saved
+
     def run(self) -> glow_ir.FuncOp:
         ir_func = self.declare()
         self.body = ir_func.body
@@ -258,6 +360,44 @@ class _FunctionLowering:
         for alloc in reversed(self.allocs):
             self.emit(glow_ir.DeallocActivationOp.make(alloc.result), self.ret)
         return ir_func
+
+
+def _name_args(block: Block, instr: Operation) -> None:
+    """A program's arguments named after the operands they stand for (the printer makes
+    them unique): cosmetic, it keeps the text readable."""
+    for arg, outer in zip(block.args, instr.operands):
+        arg.name_hint = outer.name_hint
+
+
+def _hoist_branch_constants(block: Block) -> None:
+    """Move the constants of `glow.if` branches and `glow.loop` bodies to the top of the
+    function: they are weights, declared once for the whole function, and need no
+    run-time decision."""
+    first = block.first_op
+    for op in [o for o in block.walk() if isinstance(o, glow.ConstantOp)
+               and o.parent_block() is not block]:
+        op.detach()
+        if first is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, first)
+
+
+def _captured(op: Operation) -> list[SSAValue]:
+    """The values defined outside `op` that its regions (nested ones included) use, in
+    first-use order."""
+    seen: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            owner = v.owner
+            defined_inside = (op.is_ancestor(owner) if isinstance(owner, Operation)
+                              else owner.parent_op() is not None
+                              and op.is_ancestor(owner.parent_op()))  # type: ignore[union-attr,arg-type]
+            if not defined_inside:
+                seen.setdefault(v, None)
+    return list(seen)
 
 
 def lower_function(fn: func.FuncOp, module: ModuleOp) -> glow_ir.FuncOp:

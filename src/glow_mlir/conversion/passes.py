@@ -15,6 +15,7 @@ PASS_PATHS: dict[str, str] = {
     "convert-func-to-llvm": "glow_mlir.conversion.func_to_llvm:ConvertFuncToLLVMPass",
     "convert-arith-to-llvm": "glow_mlir.conversion.arith_to_llvm:ConvertArithToLLVMPass",
     "convert-cf-to-llvm": "glow_mlir.conversion.cf_to_llvm:ConvertCfToLLVMPass",
+    "convert-scf-while-to-cf": "glow_mlir.conversion.scf_while_to_cf:ConvertScfWhileToCfPass",
     "convert-math-to-llvm": "glow_mlir.conversion.math_to_llvm:ConvertMathToLLVMPass",
     "convert-memref-to-llvm": "glow_mlir.conversion.memref_to_llvm:ConvertMemRefToLLVMPass",
     "convert-loops-to-llvm": "glow_mlir.conversion.loops_to_llvm:ConvertLoopsToLLVMPass",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from glow_mlir.dialects.glow_ops.base import GlowOp, to_attr
+from glow_mlir.dialects.glow_ops.control_flow import CONTROL_FLOW_OPS, IfOp, LoopOp, YieldOp
 from glow_mlir.dialects.glow_ops.data import *  # noqa: F403 - the dialect's public ops
 from glow_mlir.dialects.glow_ops.data import DATA_OPS
 from glow_mlir.dialects.glow_ops.elementwise import *  # noqa: F403
@@ -24,8 +25,10 @@ from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 
 ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *ELEMENTWISE_OPS, *TRIGONOMETRY_OPS)
+"""The graph ops (Glow's nodes): each has a kernel and an instruction or a lowering.
+`CONTROL_FLOW_OPS` (`glow.if`, `glow.loop`, `glow.yield`) are in the dialect but not here."""
 
-Glow = Dialect("glow", list(ALL_OPS), [QuantizedType])
+Glow = Dialect("glow", [*ALL_OPS, *CONTROL_FLOW_OPS], [QuantizedType])
 
 OPS_BY_NAME: dict[str, type[GlowOp]] = {op.name: op for op in ALL_OPS}
 
@@ -35,4 +38,5 @@ name; the ONNX importer sets it, IRGen names the weights after it), so a module 
 how its inputs are called."""
 
 __all__ = ["Glow", "GlowOp", "ALL_OPS", "OPS_BY_NAME", "UNARY_OPS", "BINARY_OPS",
-           "QuantizedType", "to_attr", "NAME_ATTR"]
+           "QuantizedType", "to_attr", "NAME_ATTR", "IfOp", "LoopOp", "YieldOp",
+           "CONTROL_FLOW_OPS"]

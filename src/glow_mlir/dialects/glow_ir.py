@@ -19,6 +19,12 @@ from glow_mlir.dialects.glow_ir_ops.compute import (
     INSTRUCTION_OF,
     instruction_of,
 )
+from glow_mlir.dialects.glow_ir_ops.control_flow import (
+    CONTROL_FLOW_INSTRUCTIONS,
+    IfOp,
+    LoopOp,
+    outer_value,
+)
 from glow_mlir.dialects.glow_ir_ops.instructions import *  # noqa: F403 - public ops
 from glow_mlir.dialects.glow_ir_ops.instructions import (
     DATA_INSTRUCTIONS,
@@ -45,7 +51,8 @@ from glow_mlir.dialects.glow_ir_ops.memory import (
 )
 
 MEMORY_OPS = (FuncOp, WeightOp, AllocActivationOp, DeallocActivationOp, TensorViewOp)
-ALL_OPS: tuple[type[Operation], ...] = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS)
+ALL_OPS: tuple[type[Operation], ...] = (*MEMORY_OPS, *DATA_INSTRUCTIONS, *COMPUTE_INSTRUCTIONS,
+                                        *CONTROL_FLOW_INSTRUCTIONS)
 
 GlowIR = Dialect("glow_ir", list(ALL_OPS), [])
 
@@ -77,4 +84,8 @@ __all__ = [
     "owning_func",
     "COMPUTE_INSTRUCTIONS",
     "DATA_INSTRUCTIONS",
+    "CONTROL_FLOW_INSTRUCTIONS",
+    "IfOp",
+    "LoopOp",
+    "outer_value",
 ]

@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
+from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.semantics import kernels  # noqa: F401 - registers every kernel
@@ -93,15 +94,54 @@ def evaluate_function(fn: func.FuncOp, inputs: Sequence[np.ndarray],
     env: dict[SSAValue, np.ndarray] = {}
     for i, (arg, value) in enumerate(zip(args, inputs)):
         env[arg] = _bind_input(fn, i, arg, value)
-    for op in fn.body.block.ops:
-        if isinstance(op, func.ReturnOp):
+    out = run_block(fn.body.block, env, observe)
+    if out is None:
+        raise EvaluationError(f"@{fn.sym_name.data} has no func.return")
+    return out
+
+
+def _run_loop(op: glow.LoopOp, env: dict[SSAValue, np.ndarray],
+              observe: Observer | None) -> list[np.ndarray]:
+    """ONNX Loop: the body while the iteration number is below the trip count and the
+    condition holds; the last carried values."""
+    limit = int(np.asarray(env[op.max_trips]).reshape(-1)[0])
+    cond = bool(np.asarray(env[op.cond]).reshape(-1)[0])
+    values = [env[v] for v in op.inits]
+    i = 0
+    while i < limit and cond:
+        env[op.block.args[0]] = np.array(i, np.int64)
+        env.update(zip(op.block.args[1:], values))
+        outs = run_block(op.block, env, observe)
+        assert outs is not None, "a verified glow.loop body ends in glow.yield"
+        cond = bool(np.asarray(outs[0]).reshape(-1)[0])
+        values = outs[1:]
+        i += 1
+    return values
+
+
+def run_block(block: Block, env: dict[SSAValue, np.ndarray],
+              observe: Observer | None = None) -> list[np.ndarray] | None:
+    """Run `block`'s ops in order with the values in `env` (the enclosing scopes' values
+    too: `glow.if` branches use them directly); returns what its terminator (func.return
+    or glow.yield) passes on, None without one."""
+    for op in block.ops:
+        if isinstance(op, (func.ReturnOp, glow.YieldOp)):
             return [env[v] for v in op.operands]
+        if isinstance(op, glow.IfOp):
+            taken = bool(np.asarray(env[op.cond]).reshape(-1)[0])
+            outs = run_block(op.branch(taken), env, observe)
+            assert outs is not None, "a verified glow.if branch ends in glow.yield"
+            env.update(zip(op.results, outs))
+            continue
+        if isinstance(op, glow.LoopOp):
+            env.update(zip(op.results, _run_loop(op, env, observe)))
+            continue
         results = evaluate_op(op, [env[v] for v in op.operands])
         if observe is not None:
             observe(op, results)
         for res, arr in zip(op.results, results):
             env[res] = arr
-    raise EvaluationError(f"@{fn.sym_name.data} has no func.return")
+    return None
 
 
 def evaluate_module(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],

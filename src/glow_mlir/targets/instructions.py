@@ -44,7 +44,7 @@ def check_fits_in_memory(module: ModuleOp, report) -> None:
     sizes = [(glow_ir.buffer_bytes(w.type), f"{w.role_name or 'weight'} @{w.sym_name.data}")
              for w in func.weights]
     sizes += [(op.size_bytes, f"activation %{op.result.name_hint or '?'}")
-              for op in func.body.ops if isinstance(op, glow_ir.AllocActivationOp)]
+              for op in func.body.walk() if isinstance(op, glow_ir.AllocActivationOp)]
     size, name = max(sizes)
     raise UserError(f"running @{func.sym_name.data} {problem}: constants "
                     f"{format_bytes(report.constant_bytes)}, inputs and outputs "

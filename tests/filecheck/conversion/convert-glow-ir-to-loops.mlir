@@ -179,3 +179,61 @@ glow_ir.func @shared declare {
   glow_ir.dealloc_activation %c : memref<1x4x4x8xf32>
   glow_ir.dealloc_activation %a : memref<1x4x4x8xf32>
 } attributes {activations_size = 1024 : i64, alignment = 64 : i64}
+
+// -----
+
+// glow.if: the entry point loads the condition's byte and branches with scf.if, each
+// branch calling its own kernels on the operands' places (the output weight at 128, x at
+// 64 in the mutable area).
+// CHECK-LABEL: func.func @branches(
+// CHECK:         %[[C:.*]] = memref.view %mutableWeight[%{{.*}}][] : memref<192xi8> to memref<1xi1>
+// CHECK-NEXT:    %[[B:.*]] = memref.load %[[C]][%{{.*}}] : memref<1xi1>
+// CHECK-NEXT:    scf.if %[[B]] {
+// CHECK:           func.call @branches_k0_tanh(
+// CHECK-NEXT:    } else {
+// CHECK:           func.call @branches_k1_element_neg(
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i32
+func.func @branches(%c: tensor<i1>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  %r = glow.if %c : tensor<i1> -> (tensor<16xf32>) {
+    %a = glow.tanh %x : tensor<16xf32>
+    glow.yield %a : tensor<16xf32>
+  } else {
+    %e = glow.neg %x : tensor<16xf32>
+    glow.yield %e : tensor<16xf32>
+  }
+  func.return %r : tensor<16xf32>
+}
+
+// -----
+
+// glow.loop: the entry point loads the trip count and the first condition, then an
+// scf.while on (iteration number, condition): it goes on while the number is below the
+// trip count and the condition holds; each iteration stores the number where the body
+// reads it, calls the body's kernels, loads the condition the body wrote and steps.
+// CHECK-LABEL: func.func @swap(
+// CHECK:         %[[LIMIT:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<1xi64>
+// CHECK:         %[[FIRST:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<1xi1>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %{{.*}} = scf.while (%[[I:.*]] = %[[ZERO]], %[[GO:.*]] = %[[FIRST]]) : (i64, i1) -> i64 {
+// CHECK-NEXT:      %[[LT:.*]] = arith.cmpi slt, %[[I]], %[[LIMIT]] : i64
+// CHECK-NEXT:      %[[BOTH:.*]] = arith.andi %[[LT]], %[[GO]] : i1
+// CHECK-NEXT:      scf.condition(%[[BOTH]]) %[[I]] : i64
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb0(%[[N:.*]]: i64):
+// CHECK:           memref.store %[[N]], %{{.*}}[%{{.*}}] : memref<1xi64>
+// CHECK:           func.call @swap_k1_element_add(
+// CHECK:           %[[AGAIN:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<1xi1>
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[N]], %[[ONE]] : i64
+// CHECK-NEXT:      scf.yield %[[NEXT]], %[[AGAIN]] : i64, i1
+// CHECK-NEXT:    }
+func.func @swap(%m: tensor<i64>, %c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.loop %m, %c, %a, %b : tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<4xf32> -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %p: tensor<4xf32>, %q: tensor<4xf32>):
+    %s = glow.add %p, %q : tensor<4xf32>
+    %t = glow.splat {value = 1.0 : f32} : tensor<i1>
+    glow.yield %t, %q, %s : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -268,3 +268,79 @@ func.func @quantized(%x: tensor<4xf32>) -> tensor<4xf32> {
   %d = glow.dequantize %q : tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>> -> tensor<4xf32>
   func.return %d : tensor<4xf32>
 }
+
+// -----
+
+// glow.if: one glow_ir.if whose operands are the results' buffers (the first returned
+// result is its output weight), the condition, then what the branches read from outside
+// (the branch's constant is a weight of the function); each branch is a program on those
+// operands: an op that computes a yielded value writes the result buffer, a value from
+// outside or yielded twice is copied, what a branch allocates it frees.
+// CHECK-LABEL:  glow_ir.func @branches declare {
+// CHECK:          glow_ir.weight @w constant : memref<4xf32>
+// CHECK:        } program(%input0, %input1, %w, %output0, %output1) {
+// CHECK-NEXT:     %r = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:     glow_ir.if @out %output0, @out %r, @in %input0, @in %input1, @in %w : memref<4xf32>, memref<4xf32>, memref<i1>, memref<4xf32>, memref<4xf32> {
+// CHECK-NEXT:     ^bb0(%[[Y0:.*]]: memref<4xf32>, %[[Y1:.*]]: memref<4xf32>, %{{.*}}: memref<i1>, %[[X:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>):
+// CHECK-NEXT:       %a = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.relu @out %a, @in %[[X]]
+// CHECK-NEXT:       glow_ir.element_mul @out %[[Y0]], @in %a, @in %[[W]]
+// CHECK-NEXT:       glow_ir.copy @out %[[Y1]], @in %[[X]]
+// CHECK-NEXT:       glow_ir.dealloc_activation %a
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:     ^bb0(%[[E0:.*]]: memref<4xf32>, %[[E1:.*]]: memref<4xf32>, %{{.*}}: memref<i1>, %[[EX:.*]]: memref<4xf32>, %{{.*}}: memref<4xf32>):
+// CHECK-NEXT:       glow_ir.tanh @out %[[E0]], @in %[[EX]]
+// CHECK-NEXT:       glow_ir.copy @out %[[E1]], @in %[[E0]]
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.element_add @out %output1, @in %r, @in %input1
+// CHECK-NEXT:     glow_ir.dealloc_activation %r
+func.func @branches(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.if %c : tensor<i1> -> (tensor<4xf32>, tensor<4xf32>) {
+    %w = glow.constant dense<2.0> : tensor<4xf32>
+    %a = glow.relu %x : tensor<4xf32>
+    %b = glow.mul %a, %w : tensor<4xf32>
+    glow.yield %b, %x : tensor<4xf32>, tensor<4xf32>
+  } else {
+    %e = glow.tanh %x : tensor<4xf32>
+    glow.yield %e, %e : tensor<4xf32>, tensor<4xf32>
+  }
+  %s = glow.add %r#1, %x : tensor<4xf32>
+  func.return %r#0, %s : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// glow.loop: the results' buffers (here the output weights) get the initial values by
+// copies, two activations hold the iteration number and the condition; the body reads
+// the carried buffers, computes into its own activations, writes the condition, then
+// copies the next values in (the one that is another carried buffer through a copy of
+// its own first, since the copies could overwrite it).
+// CHECK-LABEL:  glow_ir.func @swap declare {
+// CHECK:        } program(%input0, %input1, %input2, %input3, %output0, %output1) {
+// CHECK-NEXT:     glow_ir.copy @out %output0, @in %input2
+// CHECK-NEXT:     glow_ir.copy @out %output1, @in %input3
+// CHECK-NEXT:     %[[I:.*]] = glow_ir.alloc_activation : memref<i64>
+// CHECK-NEXT:     %[[K:.*]] = glow_ir.alloc_activation : memref<i1>
+// CHECK-NEXT:     glow_ir.loop @inout %output0, @inout %output1, @out %[[I]], @out %[[K]], @in %input0, @in %input1 : memref<4xf32>, memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+// CHECK-NEXT:     ^bb0(%[[P:.*]]: memref<4xf32>, %[[Q:.*]]: memref<4xf32>, %{{.*}}: memref<i64>, %[[C:.*]]: memref<i1>, %{{.*}}: memref<i64>, %{{.*}}: memref<i1>):
+// CHECK-NEXT:       %s = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.element_add @out %s, @in %[[P]], @in %[[Q]]
+// CHECK-NEXT:       glow_ir.splat @out %[[C]] {value = 1.000000e+00 : f32} : memref<i1>
+// CHECK-NEXT:       %[[T:.*]] = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT:       glow_ir.copy @out %[[T]], @in %[[Q]]
+// CHECK-NEXT:       glow_ir.copy @out %[[P]], @in %[[T]]
+// CHECK-NEXT:       glow_ir.copy @out %[[Q]], @in %s
+// CHECK-NEXT:       glow_ir.dealloc_activation %[[T]]
+// CHECK-NEXT:       glow_ir.dealloc_activation %s
+// CHECK-NEXT:     }
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[K]]
+// CHECK-NEXT:     glow_ir.dealloc_activation %[[I]]
+func.func @swap(%m: tensor<i64>, %c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.loop %m, %c, %a, %b : tensor<i64>, tensor<i1>, tensor<4xf32>, tensor<4xf32> -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %p: tensor<4xf32>, %q: tensor<4xf32>):
+    %s = glow.add %p, %q : tensor<4xf32>
+    %t = glow.splat {value = 1.0 : f32} : tensor<i1>
+    glow.yield %t, %q, %s : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

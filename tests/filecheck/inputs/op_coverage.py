@@ -15,7 +15,8 @@ def main() -> int:
     dialect = "glow"
     if args[:1] == ["--dialect"]:
         dialect, args = args[1], args[2:]
-    ALL_OPS = importlib.import_module(f"glow_mlir.dialects.{dialect}").ALL_OPS
+    module = importlib.import_module(f"glow_mlir.dialects.{dialect}")
+    ALL_OPS = [*module.ALL_OPS, *getattr(module, "CONTROL_FLOW_OPS", ())]
     path, prefixes = args[0], args[1:] or ["CHECK"]
     text = open(path, encoding="utf-8").read()
     check_lines = [ln for ln in text.splitlines()

@@ -75,3 +75,76 @@ func.func @two_blocks() -> tensor<4xf32> {
   %d = glow.add %c, %c : tensor<4xf32>
   func.return %d : tensor<4xf32>
 }
+
+// -----
+
+// A glow.if whose condition is known is the branch it takes: its ops move before it and
+// its results are what the branch yields.
+// CHECK-LABEL: func.func @known_condition
+// CHECK-NEXT:    %[[A:.*]] = glow.relu %x : tensor<4xf32>
+// CHECK-NEXT:    func.return %[[A]]
+func.func @known_condition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = glow.splat {value = 1.0 : f32} : tensor<i1>
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// The false branch of a known condition, with a nested if whose condition is only known
+// at run time: it stays.
+// CHECK-LABEL: func.func @known_false_nested
+// CHECK-NEXT:    %[[N:.*]] = glow.if %d : tensor<i1> -> (tensor<4xf32>) {
+// CHECK-NEXT:      %[[T:.*]] = glow.tanh %x
+// CHECK-NEXT:      glow.yield %[[T]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      glow.yield %x
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[N]]
+func.func @known_false_nested(%d: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = glow.constant dense<false> : tensor<1xi1>
+  %r = glow.if %c : tensor<1xi1> -> (tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    %n = glow.if %d : tensor<i1> -> (tensor<4xf32>) {
+      %t = glow.tanh %x : tensor<4xf32>
+      glow.yield %t : tensor<4xf32>
+    } else {
+      glow.yield %x : tensor<4xf32>
+    }
+    glow.yield %n : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Constant sub-graphs inside a branch fold there (in place, not hoisted); a condition
+// known only at run time keeps both branches.
+// Must not fire on the if itself: %c is an argument.
+// CHECK-LABEL: func.func @fold_in_branch
+// CHECK-NEXT:    %[[R:.*]] = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+// CHECK-NEXT:      %[[K:.*]] = glow.constant dense<-2.000000e+00> : tensor<4xf32>
+// CHECK-NEXT:      %[[A:.*]] = glow.add %x, %[[K]]
+// CHECK-NEXT:      glow.yield %[[A]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      glow.yield %x
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R]]
+func.func @fold_in_branch(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %k = glow.splat {value = 2.0 : f32} : tensor<4xf32>
+    %n = glow.neg %k : tensor<4xf32>
+    %a = glow.add %x, %n : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}

@@ -28,3 +28,28 @@ func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = glow.gelu %x : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The accelerator runs no control flow: one error at the glow.if and one at the
+// glow.loop, none at their terminators (part of them) nor at the relus inside, which it
+// runs.
+// CHECK:      glow-opt: error: backend 'accel' does not support 2 op kind(s): glow.if (1), glow.loop (1)
+// CHECK-NEXT: {{.*}}glow-graph-pipeline-unsupported.mlir:[[# @LINE + 4]]:8: error: 'glow.if' op is not supported by backend 'accel'
+// CHECK-NEXT: {{.*}}glow-graph-pipeline-unsupported.mlir:[[# @LINE + 10]]:8: error: 'glow.loop' op is not supported by backend 'accel'
+func.func @control_flow(%c: tensor<i1>, %m: tensor<i64>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op is not supported by backend 'accel'}}
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  // expected-error @+1 {{'glow.loop' op is not supported by backend 'accel'}}
+  %l = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    %n = glow.relu %v : tensor<4xf32>
+    glow.yield %c, %n : tensor<i1>, tensor<4xf32>
+  }
+  func.return %r, %l : tensor<4xf32>, tensor<4xf32>
+}

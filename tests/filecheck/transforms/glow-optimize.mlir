@@ -48,3 +48,51 @@ func.func @already_optimal(%x: tensor<8xf32>) -> tensor<8xf32> {
   %s = glow.sigmoid %r : tensor<8xf32>
   func.return %s : tensor<8xf32>
 }
+
+// -----
+
+// In glow.if branches: an op equal to one before the if (which dominates it) is replaced
+// by it.
+// CHECK-LABEL: func.func @cse_into_branch
+// CHECK-NEXT:    %d = glow.relu %x
+// CHECK-NEXT:    %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+// CHECK-NEXT:      %a2 = glow.tanh %d
+// CHECK-NEXT:      glow.yield %a2
+func.func @cse_into_branch(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %d = glow.relu %x : tensor<4xf32>
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    %a2 = glow.tanh %a : tensor<4xf32>
+    glow.yield %a2 : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return %r, %d : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Must not fire: equal ops in the two branches, or in a branch and after the if, do
+// not dominate each other; nothing moves out of a branch.
+// CHECK-LABEL: func.func @cse
+// CHECK-NEXT:    %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+// CHECK-NEXT:      %a = glow.relu %x
+// CHECK-NEXT:      glow.yield %a
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %b = glow.relu %x
+// CHECK-NEXT:      %b2 = glow.neg %b
+// CHECK-NEXT:      glow.yield %b2
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %d = glow.relu %x
+func.func @cse(%c: tensor<i1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    glow.yield %a : tensor<4xf32>
+  } else {
+    %b = glow.relu %x : tensor<4xf32>
+    %b2 = glow.neg %b : tensor<4xf32>
+    glow.yield %b2 : tensor<4xf32>
+  }
+  %d = glow.relu %x : tensor<4xf32>
+  func.return %r, %d : tensor<4xf32>, tensor<4xf32>
+}

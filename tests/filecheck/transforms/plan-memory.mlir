@@ -120,3 +120,41 @@ glow_ir.func @no_activations declare {
 } program(%x, %y) {
   glow_ir.relu @out %y, @in %x : memref<4xf32>
 }
+
+// -----
+
+// glow_ir.if: %a, read by the if, stays live over both branches, so no branch buffer
+// shares its bytes; the two branches run one at a time, so %t and %e may share theirs;
+// %d, allocated after the if and after %a's dealloc, reuses %a's.
+// CHECK-LABEL:  glow_ir.func @branches
+// CHECK:          %a = glow_ir.alloc_activation {offset = 0 : i64} : memref<16xf32>
+// CHECK:            %t = glow_ir.alloc_activation {offset = 64 : i64} : memref<16xf32>
+// CHECK:            %e = glow_ir.alloc_activation {offset = 64 : i64} : memref<16xf32>
+// CHECK:          %d = glow_ir.alloc_activation {offset = 0 : i64} : memref<16xf32>
+// CHECK:        } attributes {activations_size = 128 : i64, alignment = 64 : i64}
+glow_ir.func @branches declare {
+  glow_ir.weight @c mutable input : memref<i1>
+  glow_ir.weight @x mutable input : memref<16xf32>
+  glow_ir.weight @y mutable output : memref<16xf32>
+} program(%c, %x, %y) {
+  %a = glow_ir.alloc_activation : memref<16xf32>
+  glow_ir.relu @out %a, @in %x : memref<16xf32>
+  glow_ir.if @out %y, @in %c, @in %a : memref<16xf32>, memref<i1>, memref<16xf32> {
+  ^bb0(%y1: memref<16xf32>, %c1: memref<i1>, %a1: memref<16xf32>):
+    %t = glow_ir.alloc_activation : memref<16xf32>
+    glow_ir.tanh @out %t, @in %a1 : memref<16xf32>
+    glow_ir.element_add @out %y1, @in %t, @in %a1 : memref<16xf32>
+    glow_ir.dealloc_activation %t : memref<16xf32>
+  } else {
+  ^bb0(%y2: memref<16xf32>, %c2: memref<i1>, %a2: memref<16xf32>):
+    %e = glow_ir.alloc_activation : memref<16xf32>
+    glow_ir.sigmoid @out %e, @in %a2 : memref<16xf32>
+    glow_ir.element_mul @out %y2, @in %e, @in %a2 : memref<16xf32>
+    glow_ir.dealloc_activation %e : memref<16xf32>
+  }
+  glow_ir.dealloc_activation %a : memref<16xf32>
+  %d = glow_ir.alloc_activation : memref<16xf32>
+  glow_ir.relu @out %d, @in %y : memref<16xf32>
+  glow_ir.copy @out %y, @in %d : memref<16xf32>
+  glow_ir.dealloc_activation %d : memref<16xf32>
+}

@@ -337,8 +337,9 @@ def _load_generators() -> None:
 def missing_kernels(fn: glow_ir.FuncOp) -> list[tuple[Operation, str]]:
     """The instructions of `fn` without a loop generator, with their kinds."""
     _load_generators()
-    return [(op, op.name) for op in fn.body.ops
-            if isinstance(op, glow_ir.InstrOp) and type(op) not in GENERATORS]
+    return [(op, op.name) for op in fn.body.walk()
+            if isinstance(op, glow_ir.InstrOp) and type(op) not in GENERATORS
+            and not isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp))]
 
 
 class FunctionHooks:
@@ -357,13 +358,70 @@ class FunctionHooks:
     def emit(self, fn: glow_ir.FuncOp, em: Emitter, base: dict[str, SSAValue],
              kernels: KernelFunctions) -> None:
         """The code of the program's instructions, in order: calls of `kernels`."""
-        for run in stackable_runs(fn, em):
-            emit_run(run, em, kernels)
+        emit_block(fn.body, em, kernels)
 
     def extra_funcs(self) -> list[func.FuncOp]:
         """Functions the entry point calls besides the kernel functions, placed before
         it."""
         return []
+
+
+def emit_block(block: Block, em: Emitter, kernels: KernelFunctions) -> None:
+    """The calls computing a program block's instructions, in order; a `glow_ir.if` is
+    an `scf.if` on its condition around the calls of its two programs."""
+    for run in stackable_runs(block, em):
+        if isinstance(run[0], glow_ir.IfOp):
+            emit_if(run[0], em, kernels)
+        elif isinstance(run[0], glow_ir.LoopOp):
+            emit_loop(run[0], em, kernels)
+        else:
+            emit_run(run, em, kernels)
+
+
+def emit_if(op: glow_ir.IfOp, em: Emitter, kernels: KernelFunctions) -> None:
+    """`scf.if` on the condition's one element (an i1 in one byte), each branch the calls
+    of its program; the branches' arguments sit where the operands they stand for do
+    (`convert_function` placed them)."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import if_else
+
+    if kernels.trace is not None:
+        raise DiagnosticError.at(op, "cannot be traced (the trace records one time per "
+                                     "kernel call in program order)")
+    cond = em.load(em.flat(op.cond), [em.index(0)])
+    then_block, else_block = op.branches()
+    if_else(em, cond, lambda: emit_block(then_block, em, kernels),
+            lambda: emit_block(else_block, em, kernels))
+
+
+def emit_loop(op: glow_ir.LoopOp, em: Emitter, kernels: KernelFunctions) -> None:
+    """`scf.while` carrying the iteration number (i64) and the condition (i1): it goes
+    on while the number is below the trip count and the condition holds; each iteration
+    stores the number where the body reads it, calls the body's kernels, then loads the
+    condition the body wrote."""
+    from xdsl.dialects import scf
+
+    if kernels.trace is not None:
+        raise DiagnosticError.at(op, "cannot be traced (the trace records one time per "
+                                     "kernel call in program order)")
+    i1 = IntegerType(1)
+    limit = em.load(em.flat(op.max_trips), [em.index(0)])
+    first = em.load(em.flat(op.cond), [em.index(0)])
+    before, after = Block(arg_types=[i64, i1]), Block(arg_types=[i64])
+    em.op(scf.WhileOp([em.const(0, i64), first], [i64], Region(before), Region(after)))
+    saved = em.b.insertion_point
+    try:
+        em.b.insertion_point = InsertPoint.at_end(before)
+        number, go = before.args
+        below = em.value(arith.CmpiOp(number, limit, "slt"))
+        em.op(scf.ConditionOp(em.value(arith.AndIOp(below, go)), number))
+        em.b.insertion_point = InsertPoint.at_end(after)
+        (number,) = after.args
+        em.store(number, em.flat(op.number), [em.index(0)])
+        emit_block(op.block, em, kernels)
+        again = em.load(em.flat(op.cond_out), [em.index(0)])
+        em.op(scf.YieldOp(em.value(arith.AddiOp(number, em.const(1, i64))), again))
+    finally:
+        em.b.insertion_point = saved
 
 
 def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
@@ -372,7 +430,7 @@ def check_planned(fn: glow_ir.FuncOp, pass_name: str) -> None:
     if fn.activations_size is None:
         raise DiagnosticError.at(fn, "has no memory plan; run plan-memory first")
     found = Diagnostics()
-    for op in fn.body.ops:
+    for op in fn.body.walk():
         if isinstance(op, glow_ir.AllocActivationOp) and op.offset is None:
             found.error(op, f"has no offset in the planned @{fn.sym_name.data}; run "
                             f"plan-memory again")
@@ -430,9 +488,13 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     for w, arg in fn.weight_values():
         place = layout.weights[w.sym_name.data]
         em.place(arg, base[place.area], place.offset)
-    for op in fn.body.ops:
+    for op in fn.body.walk():
         if isinstance(op, glow_ir.AllocActivationOp):
             em.place(op.result, base[ACTIVATIONS], op.offset.value.data)
+        elif isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp)):  # programs' arguments
+            for block in (op.branches() if isinstance(op, glow_ir.IfOp) else [op.block]):
+                for arg, outer in zip(block.args, op.operands):
+                    em.places[arg] = em.places[outer]
         elif isinstance(op, glow_ir.TensorViewOp):
             root_base, root_offset = em.places[glow_ir.root_buffer(op.result)]
             em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
@@ -470,13 +532,13 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     return out, kernels.funcs
 
 
-def stackable_runs(fn: glow_ir.FuncOp, em: Emitter) -> list[list[glow_ir.InstrOp]]:
-    """The program's instructions in order, consecutive stackable element-wise ones
-    grouped (allocs, deallocs and views between them emit no code and do not split a
-    stack); every other instruction alone."""
+def stackable_runs(fn: glow_ir.FuncOp | Block, em: Emitter) -> list[list[glow_ir.InstrOp]]:
+    """The instructions of a program (or of one program block) in order, consecutive
+    stackable element-wise ones grouped (allocs, deallocs and views between them emit no
+    code and do not split a stack); every other instruction alone (a `glow_ir.if` too)."""
     runs: list[list[glow_ir.InstrOp]] = []
     stack: list[glow_ir.InstrOp] = []
-    for op in fn.body.ops:
+    for op in (fn.body if isinstance(fn, glow_ir.FuncOp) else fn).ops:
         if not isinstance(op, glow_ir.InstrOp):
             continue
         if type(op) in ELEMENTWISE and can_stack(em, stack, op):

@@ -68,6 +68,11 @@ class InstrOp(IRDLOperation):
         """(buffer, kind) for every operand, in operand order."""
         return list(zip(self.operands, self.kinds()))
 
+    def expected_kinds(self) -> tuple[Access, ...]:
+        """The kind each operand must have: `ACCESS`, or what an instruction with a varying
+        number of operands (`glow_ir.if`) derives from its own."""
+        return self.ACCESS
+
     def reads(self) -> list[SSAValue]:
         return [v for v, k in self.accesses() if k.reads]
 
@@ -101,7 +106,7 @@ class InstrOp(IRDLOperation):
         if len(kinds) != len(self.operands):
             raise VerifyException(
                 f"has {len(self.operands)} operands but {len(kinds)} access kinds")
-        want = [k.value for k in self.ACCESS]
+        want = [k.value for k in self.expected_kinds()]
         if kinds != want:
             raise VerifyException(
                 f"operand access must be {_fmt_kinds(want)}, got {_fmt_kinds(kinds)}")

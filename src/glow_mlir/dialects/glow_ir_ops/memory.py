@@ -39,6 +39,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_attr_def,
     opt_prop_def,
@@ -398,6 +399,14 @@ def _ssa_name(symbol: str) -> str | None:
 # ====================================================================== activations
 
 
+def _in_program() -> tuple[HasParent]:
+    """Allocs and deallocs are in a function's program, a `glow_ir.if` branch or a
+    `glow_ir.loop` body."""
+    from glow_mlir.dialects.glow_ir_ops.control_flow import IfOp, LoopOp
+
+    return (HasParent(FuncOp, IfOp, LoopOp),)
+
+
 @irdl_op_definition
 class AllocActivationOp(IRDLOperation):
     """Function-local memory (Glow's AllocActivation); `offset` in the activation arena
@@ -407,7 +416,7 @@ class AllocActivationOp(IRDLOperation):
     offset = opt_attr_def(IntegerAttr)
     result = result_def(MemRefType)
     assembly_format = "attr-dict `:` type($result)"
-    traits = traits_def(HasParent(FuncOp))
+    traits = lazy_traits_def(_in_program)
 
     @classmethod
     def make(cls, type: MemRefType) -> AllocActivationOp:
@@ -430,7 +439,7 @@ class DeallocActivationOp(IRDLOperation):
     name = "glow_ir.dealloc_activation"
     buffer = operand_def(MemRefType)
     assembly_format = "$buffer attr-dict `:` type($buffer)"
-    traits = traits_def(HasParent(FuncOp))
+    traits = lazy_traits_def(_in_program)
 
     @classmethod
     def make(cls, buffer: SSAValue) -> DeallocActivationOp:

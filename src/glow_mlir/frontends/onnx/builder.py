@@ -95,6 +95,17 @@ class Value:
             self.hint = name
 
     @property
+    def lazy(self) -> bool:
+        """A known array not made an op yet (`ssa` makes it where the builder is)."""
+        return self._ssa is None
+
+    def forget_ssa(self) -> None:
+        """Make the known array again on its next use: the op made for it is in a branch
+        (`glow.if`) that does not enclose that use."""
+        assert self.const is not None
+        self._ssa = None
+
+    @property
     def ssa(self) -> SSAValue:
         """The SSA value; a known array becomes a `glow.constant` (or splat) on first use."""
         if self._ssa is None:
@@ -161,6 +172,10 @@ class GraphBuilder:
         return op.results[0]
 
     # ------------------------------------------------------------------ emitting ops
+    def append(self, op: Operation) -> None:
+        """Append a built and verified op (one `emit` cannot build: a `glow.if`)."""
+        self._append(op)
+
     def _append(self, op: Operation) -> None:
         if self.node_label:
             op.location = NameLoc(StringAttr(self.node_label), NoneAttr())

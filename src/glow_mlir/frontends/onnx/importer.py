@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow import NAME_ATTR
@@ -146,9 +146,37 @@ class OnnxImporter:
             self._bind_outputs(node, outs)
         b.node_label = b.node_op = ""
 
-    def inline(self, graph: GraphProto) -> list[Value | None]:
-        """Translate a subgraph (the taken branch of an If) in place; it sees the outer
-        values by name. Returns its outputs (None where something was unsupported)."""
+    def inline(self, graph: GraphProto, block: Block | None = None,
+               bindings: dict[str, Value] | None = None) -> list[Value | None]:
+        """Translate a subgraph (a branch of an If, a Loop's body) in place, or into
+        `block` (a region of a `glow.if` or `glow.loop`); it sees the outer values by name,
+        and its inputs as `bindings` gives them. Returns its outputs (None where something
+        was unsupported); into a block, as SSA values defined there or outside it, and
+        the subgraph's names are forgotten afterwards."""
+        if block is None:
+            self.values.update(bindings or {})
+            return self._translate(graph)
+        known = dict(self.values)
+        self.values.update(bindings or {})
+        lazy = [v for v in known.values() if v is not None and v.lazy]
+        saved = self.b.block
+        self.b.block = block
+        try:
+            outs = self._translate(graph)
+            for v in outs:  # a known array the branch yields is made inside the branch
+                if v is not None:
+                    v.ssa  # noqa: B018 - materializes it in `block`
+        finally:
+            self.b.block = saved
+            # An outer known array first used in the branch became an op there: outside
+            # the branch it must be made again.
+            for v in lazy:
+                v.forget_ssa()
+            self.values.clear()
+            self.values.update(known)
+        return outs
+
+    def _translate(self, graph: GraphProto) -> list[Value | None]:
         label, op = self.b.node_label, self.b.node_op
         self._add_initializers(graph.initializer)
         self.used |= {o.name for o in graph.output}

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, NodeProto, helper, numpy_helper
+from onnx import AttributeProto, NodeProto, helper, numpy_helper
 
 from glow_mlir.frontends.onnx import dtypes
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value
@@ -20,10 +20,11 @@ class Node:
 
     def __init__(self, proto: NodeProto, label: str, opset: int, builder: GraphBuilder,
                  values: dict[str, Value], used: set[str],
-                 inline: Callable[[GraphProto], list[Value | None]] | None = None):
+                 inline: Callable[..., list[Value | None]] | None = None):
         self.proto = proto
         self.inline = inline
-        """Translates a subgraph attribute in place (If's taken branch); see the importer."""
+        """Translates a subgraph attribute in place (If's taken branch), or into a block
+        given as second argument (a `glow.if` branch); see the importer."""
         self.op_type = proto.op_type
         self.label = label
         self.opset = opset

@@ -157,8 +157,10 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Range": _e(shape_folding.range_, 11),
     "NonZero": _e(shape_folding.nonzero, 9),
     "EyeLike": _e(shape_folding.eye_like, 9),
-    # control flow decided at import
+    # control flow
     "If": _e(control_flow.if_),
+    "Loop": _e(control_flow.loop),
+    "Scan": _e(control_flow.scan),
     # quantization
     "QuantizeLinear": _e(quant.quantize_linear, 10),
     "DequantizeLinear": _e(quant.dequantize_linear, 10),

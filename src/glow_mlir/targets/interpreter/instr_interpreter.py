@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from glow_mlir.analysis.instr_buffers import aliasing_conflict
 from glow_mlir.analysis.instr_buffers import value_name as _name
@@ -168,12 +168,62 @@ class InstrExecutor:
         elif isinstance(op, glow_ir.TensorViewOp):
             mem, start, _ = self._where[glow_ir.root_buffer(op.result)]
             self._place(op.result, mem, start + glow_ir.view_byte_offset(op.result), op)
+        elif isinstance(op, glow_ir.IfOp):
+            self._check_overlaps(op)
+            self._steps.append((op, self._if(op)))
+        elif isinstance(op, glow_ir.LoopOp):
+            self._check_overlaps(op)
+            self._steps.append((op, self._loop(op)))
         elif isinstance(op, glow_ir.InstrOp):
             self._check_overlaps(op)
             self._steps.append((op, self._instruction(op)))
         else:
             raise EvaluationError(f"{op_where(op, func)} is not an instruction the "
                                   f"interpreter runs")
+
+    def _program(self, op: Operation, block: Block) -> list[tuple[Operation, Callable]]:
+        """The steps of a program of `op` (a branch, a loop body) whose arguments view the
+        memory of the operands they stand for."""
+        for arg, outer in zip(block.args, op.operands):
+            memory, start, _ = self._where[outer]
+            self._place(arg, memory, start)
+        saved, self._steps = self._steps, []
+        try:
+            for inner in block.ops:
+                self._prepare_op(inner)
+            return self._steps
+        finally:
+            self._steps = saved
+
+    def _loop(self, op: glow_ir.LoopOp) -> Callable[[], None]:
+        """The step running the body while the number is below the trip count and the
+        condition holds, the number written before each iteration."""
+        steps = self._program(op, op.block)
+        number = self._views[op.number].reshape(-1)
+        cond_out = self._views[op.cond_out].reshape(-1)
+        limit = self._views[op.max_trips].reshape(-1)
+        first = self._views[op.cond].reshape(-1)
+
+        def run_loop() -> None:
+            i, go = 0, bool(first[0])
+            while i < limit[0] and go:
+                number[0] = i
+                for _, step in steps:
+                    step()
+                go = bool(cond_out[0])
+                i += 1
+        return run_loop
+
+    def _if(self, op: glow_ir.IfOp) -> Callable[[], None]:
+        """The step running the branch the condition picks: each branch's arguments view
+        the memory of the operands they stand for, its ops are prepared as the program's."""
+        then_steps, else_steps = (self._program(op, block) for block in op.branches())
+        cond = self._views[op.cond].reshape(-1)
+
+        def run_if() -> None:
+            for _, step in then_steps if cond[0] else else_steps:
+                step()
+        return run_if
 
     def _weight_memory(self, weight: glow_ir.WeightOp) -> _Memory:
         what = f"weight @{weight.sym_name.data}"
@@ -188,7 +238,7 @@ class InstrExecutor:
     def _arena(self) -> _Memory | None:
         """The activation arena if the function is planned, else None."""
         func = self.func
-        allocs = [op for op in func.body.ops if isinstance(op, glow_ir.AllocActivationOp)]
+        allocs = [op for op in func.body.walk() if isinstance(op, glow_ir.AllocActivationOp)]
         planned = [op for op in allocs if op.offset is not None]
         if func.activations_size is None and not planned:
             return None

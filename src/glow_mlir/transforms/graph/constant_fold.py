@@ -1,5 +1,6 @@
 """`constant-fold`: evaluate ops whose operands are all constants, with the reference
-evaluator, and replace them by constants.
+evaluator, and replace them by constants, in `glow.if` branches too; a `glow.if` whose
+condition became known is replaced by the branch it takes.
 
 `max-elements` bounds the size of a folded result, so folding never blows the model up
 (a broadcast of a scalar to a big tensor stays a splat: uniform results become glow.splat).
@@ -16,13 +17,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import UnsupportedElementType
 from glow_mlir.ir.resources import load_resource_dialect
-from glow_mlir.transforms.graph.utils import erase_dead_constants, make_constant
+from glow_mlir.transforms.graph.utils import constant_value, erase_dead_constants, make_constant
 
 
 def _is_source(op: Operation) -> bool:
@@ -51,8 +52,9 @@ class ConstantFoldPass(ModulePass):
 
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             known: dict[SSAValue, np.ndarray] = {}
-            # Every block (a declaration has none): a folded value replaces its op in place.
-            for node in [o for b in fn.body.blocks for o in b.ops]:
+            # Every block (a declaration has none), `glow.if` branches included: a folded
+            # value replaces its op in place (in the branch).
+            for node in [o for o in fn.walk() if o is not fn]:
                 if _is_source(node):
                     known[node.results[0]] = evaluate_op(node, [])[0]
                     continue
@@ -75,4 +77,25 @@ class ConstantFoldPass(ModulePass):
                     replacements.append(new)
                     known[new.results[0]] = arr
                 Rewriter.replace_op(node, replacements, [r.results[0] for r in replacements])
+            while _fold_one_if(fn):
+                pass
             erase_dead_constants(fn)
+
+
+def _fold_one_if(fn: func.FuncOp) -> bool:
+    """Replace the first `glow.if` whose condition is known by the branch it takes."""
+    for node in fn.walk():
+        if not isinstance(node, glow.IfOp):
+            continue
+        cond = constant_value(node.cond)
+        if cond is None:
+            continue
+        block = node.branch(bool(cond.reshape(-1)[0]))
+        yielded = glow.IfOp.yield_of(block)
+        values = list(yielded.values)
+        yielded.detach()
+        yielded.erase()
+        Rewriter.inline_block(block, InsertPoint.before(node))
+        Rewriter.replace_op(node, [], values)
+        return True
+    return False

@@ -145,7 +145,9 @@ def schedule_function(fn: func.FuncOp) -> tuple[int, int]:
     """Reorder `fn` (a single-block body) if that lowers its peak; returns the peak
     (before, after)."""
     before = peak_live_bytes(fn)
-    if not _side_effect_free(fn):
+    if not _side_effect_free(fn) or any(op.regions for op in body_ops(fn)[0]):
+        # A `glow.if` uses values its operands do not name (its branches'): the operand
+        # sub-graphs the scheduler orders would not hold them. Keep the input order.
         return before, before
     ops, terminator = body_ops(fn)
     order = child_mem_size_order(fn)

@@ -132,10 +132,9 @@ def apply_patterns(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None
 
 
 def erase_dead_constants(fn: Operation) -> None:
-    """Erase constants and splats nobody uses any more (folding leaves them behind)."""
-    for region in fn.regions:
-        for block in region.blocks:
-            for op in reversed(list(block.ops)):
-                if isinstance(op, (glow.ConstantOp, glow.SplatOp)) and not op.results[0].uses:
-                    op.detach()
-                    op.erase()
+    """Erase constants and splats nobody uses any more (folding leaves them behind), in
+    `glow.if` branches too."""
+    for op in reversed(list(fn.walk())):
+        if isinstance(op, (glow.ConstantOp, glow.SplatOp)) and not op.results[0].uses:
+            op.detach()
+            op.erase()

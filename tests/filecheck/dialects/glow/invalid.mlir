@@ -1927,3 +1927,171 @@ func.func @own_result(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = glow.add %x, %0 : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+
+// ===== Control flow (control_flow.py)
+
+func.func @if_cond_shape(%c: tensor<2xi1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op condition must be a one-element tensor of i1, got tensor<2xi1>}}
+  %r = glow.if %c : tensor<2xi1> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_cond_type(%c: tensor<f32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op condition must be a one-element tensor of i1, got tensor<f32>}}
+  %r = glow.if %c : tensor<f32> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_branch_types(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{'glow.if' op the else branch yields (tensor<3xf32>); the results are (tensor<4xf32>)}}
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    glow.yield %x : tensor<4xf32>
+  } else {
+    glow.yield %y : tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_branch_count(%c: tensor<i1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.if' op the then branch yields (nothing); the results are (tensor<4xf32>)}}
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    glow.yield
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_no_yield(%c: tensor<i1>, %x: tensor<4xf32>) {
+  %r = glow.if %c : tensor<i1> -> (tensor<4xf32>) {
+    // expected-error @+1 {{'glow.relu' op Operation glow.relu terminates block in single-block region but is not a terminator}}
+    %a = glow.relu %x : tensor<4xf32>
+  } else {
+    glow.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_dynamic(%c: tensor<i1>, %x: tensor<?xf32>) {
+  // expected-error @+1 {{'glow.if' op result 0 must have a static shape, got tensor<?xf32>}}
+  %r = glow.if %c : tensor<i1> -> (tensor<?xf32>) {
+    glow.yield %x : tensor<?xf32>
+  } else {
+    glow.yield %x : tensor<?xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.yield' expects parent op to be one of 'glow.if', 'glow.loop'}}
+  glow.yield %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_trips(%m: tensor<i32>, %c: tensor<i1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.loop' op the trip count must be a one-element tensor of i64, got tensor<i32>}}
+  %r = glow.loop %m, %c, %x : tensor<i32>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    glow.yield %c, %v : tensor<i1>, tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_cond(%m: tensor<i64>, %c: tensor<2xi1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.loop' op the condition must be a one-element tensor of i1, got tensor<2xi1>}}
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<2xi1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    glow.yield %c, %v : tensor<2xi1>, tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_args(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.loop' op the body takes the iteration number (tensor<i64>) and the carried values (tensor<4xf32>), got (tensor<4xf32>)}}
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%v: tensor<4xf32>):
+    glow.yield %c, %v : tensor<i1>, tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_yield(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{'glow.loop' op the body yields (tensor<i1>, tensor<3xf32>); it must yield a one-element i1 condition, then the carried values (tensor<4xf32>)}}
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    glow.yield %c, %y : tensor<i1>, tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_results(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.loop' op results (tensor<3xf32>) must have the types of the carried values (tensor<4xf32>)}}
+  %r = "glow.loop"(%m, %c, %x) ({
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    glow.yield %c, %v : tensor<i1>, tensor<4xf32>
+  }) : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @loop_dynamic(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<?xf32>) {
+  // expected-error @+1 {{'glow.loop' op carried values must have static shapes, got tensor<?xf32>}}
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<?xf32> -> (tensor<?xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<?xf32>):
+    glow.yield %c, %v : tensor<i1>, tensor<?xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_operands(%m: tensor<i64>) {
+  // expected-error @+1 {{expected the trip count, the condition, then the carried values}}
+  %r = glow.loop %m : tensor<i64> -> () {
+  ^bb0(%i: tensor<i64>):
+  }
+  func.return
+}
+
+// -----
+
+func.func @loop_types(%m: tensor<i64>, %c: tensor<i1>) {
+  // expected-error @+1 {{expected 2 operand types, got 1}}
+  %r = glow.loop %m, %c : tensor<i64> -> () {
+  ^bb0(%i: tensor<i64>):
+  }
+  func.return
+}

@@ -1,4 +1,4 @@
-// Every op of glow_mlir.dialects.glow.ALL_OPS, in realistic shapes and with its optional
+// Every op of glow_mlir.dialects.glow.ALL_OPS (and CONTROL_FLOW_OPS), in realistic shapes and with its optional
 // attributes, round-trips through glow-opt in custom form and in generic form: the same
 // CHECK lines hold for the output of one, two and generic-then-custom passes through the
 // printer. GENERIC checks the generic form itself. Also: !glow.quant element types (i8,
@@ -434,6 +434,69 @@ func.func @bounded(%m: tensor<3x5xi1>) -> (tensor<2x15xi64>, tensor<i64>) {
 func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>) {
   %sel, %count = glow.non_max_suppression %boxes, %scores, %max, %iou, %thr {center_point_box = 1 : i64, use_score_threshold = false} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> (tensor<12x3xi64>, tensor<i64>)
   func.return %sel, %count : tensor<12x3xi64>, tensor<i64>
+}
+
+// Control flow (glow.if, glow.yield): results of two branches, a nested if, outer values
+// used directly in the branches, a one-element rank-1 condition.
+// CHECK-LABEL: func.func @control_flow(%c: tensor<1xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:    %r, %r_1 = glow.if %c : tensor<1xi1> -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:      %a = glow.relu %x : tensor<4xf32>
+// CHECK-NEXT:      %n = glow.if %c : tensor<1xi1> -> (tensor<4xf32>) {
+// CHECK-NEXT:        glow.yield %a : tensor<4xf32>
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        glow.yield %x : tensor<4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      glow.yield %a, %n : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      glow.yield %x, %x : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r, %r_1 : tensor<4xf32>, tensor<4xf32>
+// GENERIC-LABEL: sym_name = "control_flow"
+// GENERIC:         %r, %r_1 = "glow.if"(%c) ({
+// GENERIC:             "glow.yield"(%a) : (tensor<4xf32>) -> ()
+// GENERIC-NEXT:      }, {
+// GENERIC:         }) : (tensor<1xi1>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func @control_flow(%c: tensor<1xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = glow.if %c : tensor<1xi1> -> (tensor<4xf32>, tensor<4xf32>) {
+    %a = glow.relu %x : tensor<4xf32>
+    %n = glow.if %c : tensor<1xi1> -> (tensor<4xf32>) {
+      glow.yield %a : tensor<4xf32>
+    } else {
+      glow.yield %x : tensor<4xf32>
+    }
+    glow.yield %a, %n : tensor<4xf32>, tensor<4xf32>
+  } else {
+    glow.yield %x, %x : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// glow.loop: the trip count, the condition, the carried values; the body takes the
+// iteration number and the carried values and yields the condition and their next values.
+// CHECK-LABEL: func.func @loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+// CHECK-NEXT:    ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+// CHECK-NEXT:      %n = glow.tanh %v : tensor<4xf32>
+// CHECK-NEXT:      %s = glow.batched_reduce_add %n {axes = array<i64: 0>} : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT:      %z = glow.splat {value = 0.000000e+00 : f32} : tensor<f32>
+// CHECK-NEXT:      %k = glow.cmp_lt %z, %s : tensor<f32> -> tensor<i1>
+// CHECK-NEXT:      glow.yield %k, %n : tensor<i1>, tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r : tensor<4xf32>
+// GENERIC-LABEL: sym_name = "loop"
+// GENERIC:         %r = "glow.loop"(%m, %c, %x) ({
+// GENERIC-NEXT:    ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+// GENERIC:         }) : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32>
+func.func @loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = glow.loop %m, %c, %x : tensor<i64>, tensor<i1>, tensor<4xf32> -> (tensor<4xf32>) {
+  ^bb0(%i: tensor<i64>, %v: tensor<4xf32>):
+    %n = glow.tanh %v : tensor<4xf32>
+    %s = glow.batched_reduce_add %n {axes = array<i64: 0>} : tensor<4xf32> -> tensor<f32>
+    %z = glow.splat {value = 0.0 : f32} : tensor<f32>
+    %k = glow.cmp_lt %z, %s : tensor<f32> -> tensor<i1>
+    glow.yield %k, %n : tensor<i1>, tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
 }
 
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32

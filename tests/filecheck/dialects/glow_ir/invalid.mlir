@@ -369,7 +369,7 @@ glow_ir.func @offset declare {
 
 // -----
 
-// expected-error @+1 {{expects parent op 'glow_ir.func'}}
+// expected-error @+1 {{expects parent op to be one of 'glow_ir.func', 'glow_ir.if'}}
 %a = glow_ir.alloc_activation : memref<4xf32>
 
 // -----
@@ -508,4 +508,142 @@ glow_ir.func @dealloc_before_alloc declare {
   // expected-error @+1 {{'glow_ir.dealloc_activation' op operand #0 does not dominate this use}}
   glow_ir.dealloc_activation %a : memref<8xf32>
   %a = glow_ir.alloc_activation : memref<8xf32>
+}
+
+// ===== glow_ir.if (control_flow.py)
+
+// -----
+
+glow_ir.func @if_cond declare {
+  glow_ir.weight @c mutable input : memref<2xi1>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%c, %y) {
+  // expected-error @+1 {{'glow_ir.if' op condition must be a one-element memref of i1, got memref<2xi1>}}
+  glow_ir.if @out %y, @in %c : memref<4xf32>, memref<2xi1> {
+  ^bb0(%y1: memref<4xf32>, %c1: memref<2xi1>):
+  } else {
+  ^bb0(%y2: memref<4xf32>, %c2: memref<2xi1>):
+  }
+}
+
+// -----
+
+glow_ir.func @if_no_cond declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%y) {
+  // expected-error @+1 {{'glow_ir.if' op has no condition: after the @out destinations, the condition and the sources are @in}}
+  glow_ir.if @out %y : memref<4xf32> {
+  ^bb0(%y1: memref<4xf32>):
+  } else {
+  ^bb0(%y2: memref<4xf32>):
+  }
+}
+
+// -----
+
+glow_ir.func @if_access declare {
+  glow_ir.weight @c mutable input : memref<i1>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%c, %y) {
+  // expected-error @+1 {{'glow_ir.if' op operand access must be (@in, @in), got (@in, @inout)}}
+  glow_ir.if @in %c, @inout %y : memref<i1>, memref<4xf32> {
+  ^bb0(%c1: memref<i1>, %y1: memref<4xf32>):
+  } else {
+  ^bb0(%c2: memref<i1>, %y2: memref<4xf32>):
+  }
+}
+
+// -----
+
+glow_ir.func @if_args declare {
+  glow_ir.weight @c mutable input : memref<i1>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%c, %y) {
+  // expected-error @+1 {{'glow_ir.if' op the else program's arguments must have the operands' types}}
+  glow_ir.if @out %y, @in %c : memref<4xf32>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>, %c1: memref<i1>):
+  } else {
+  ^bb0(%y2: memref<4xf32>):
+  }
+}
+
+// -----
+
+glow_ir.func @if_uses_outer declare {
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%c) {
+  %a = glow_ir.alloc_activation : memref<4xf32>
+  // expected-error @+1 {{'glow_ir.if' op Operation using value defined out of its IsolatedFromAbove parent}}
+  glow_ir.if @in %c, @in %a : memref<i1>, memref<4xf32> {
+  ^bb0(%c1: memref<i1>, %a1: memref<4xf32>):
+    glow_ir.dealloc_activation %a : memref<4xf32>
+  } else {
+  ^bb0(%c2: memref<i1>, %a2: memref<4xf32>):
+  }
+  glow_ir.dealloc_activation %a : memref<4xf32>
+}
+
+// ===== glow_ir.loop (control_flow.py)
+
+// -----
+
+glow_ir.func @loop_short declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+} program(%y, %n) {
+  // expected-error @+1 {{'glow_ir.loop' op needs, after the carried values (@inout), the iteration number and the condition (@out), the trip count and the first condition (@in)}}
+  glow_ir.loop @inout %y, @in %n : memref<4xf32>, memref<i64> {
+  ^bb0(%y1: memref<4xf32>, %n1: memref<i64>):
+  }
+}
+
+// -----
+
+glow_ir.func @loop_types declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i32>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op the trip count must be a one-element memref of i64, got memref<i32>}}
+  glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i32>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i32>, %c1: memref<i1>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
+}
+
+// -----
+
+glow_ir.func @loop_args declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op the body's arguments must have the operands' types}}
+  glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
+}
+
+// -----
+
+glow_ir.func @loop_access declare {
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @n mutable input : memref<i64>
+  glow_ir.weight @c mutable input : memref<i1>
+} program(%y, %n, %c) {
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  // expected-error @+1 {{'glow_ir.loop' op operand access must be (@inout, @out, @out, @in, @in), got (@inout, @out, @in, @in, @in)}}
+  glow_ir.loop @inout %y, @out %i, @in %k, @in %n, @in %c : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1> {
+  ^bb0(%y1: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i64>, %c1: memref<i1>):
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
 }

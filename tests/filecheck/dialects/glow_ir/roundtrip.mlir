@@ -101,6 +101,8 @@
 // GENERIC: "glow_ir.roi_align"
 // GENERIC: "glow_ir.non_zero"
 // GENERIC: "glow_ir.non_max_suppression"
+// GENERIC: "glow_ir.if"
+// GENERIC: "glow_ir.loop"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -858,6 +860,114 @@ glow_ir.func @nms declare {
   glow_ir.weight @output1 mutable output : memref<i64>
 } program(%input0, %input1, %input2, %input3, %input4, %output0, %output1) {
   glow_ir.non_max_suppression @out %output0, @out %output1, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {center_point_box = 1 : i64, use_score_threshold = false} : memref<12x3xi64>, memref<i64>, memref<1x6x4xf32>, memref<1x2x6xf32>, memref<1xi64>, memref<1xf32>, memref<1xf32>
+}
+
+// glow_ir.if: two programs whose arguments stand for the operands, a nested if, an
+// activation allocated and freed in a branch.
+// CHECK-LABEL: glow_ir.func @control_flow declare {
+// CHECK-NEXT: glow_ir.weight @c mutable input : memref<1xi1>
+// CHECK-NEXT: glow_ir.weight @x mutable input : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @y mutable output : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @z mutable output : memref<4xf32>
+// CHECK-NEXT: } program(%c, %x, %y, %z) {
+// CHECK-NEXT: glow_ir.if @out %y, @out %z, @in %c, @in %x : memref<4xf32>, memref<4xf32>, memref<1xi1>, memref<4xf32> {
+// CHECK-NEXT: ^bb0(%y1: memref<4xf32>, %z1: memref<4xf32>, %c1: memref<1xi1>, %x1: memref<4xf32>):
+// CHECK-NEXT: %t = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT: glow_ir.relu @out %t, @in %x1 : memref<4xf32>
+// CHECK-NEXT: glow_ir.copy @out %y1, @in %t : memref<4xf32>
+// CHECK-NEXT: glow_ir.if @out %z1, @in %c1, @in %t : memref<4xf32>, memref<1xi1>, memref<4xf32> {
+// CHECK-NEXT: ^bb0(%z2: memref<4xf32>, %c2: memref<1xi1>, %t2: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %z2, @in %t2 : memref<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: ^bb0(%z3: memref<4xf32>, %c3: memref<1xi1>, %t3: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %z3, @in %t3 : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: glow_ir.dealloc_activation %t : memref<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: ^bb0(%y4: memref<4xf32>, %z4: memref<4xf32>, %c4: memref<1xi1>, %x4: memref<4xf32>):
+// CHECK-NEXT: glow_ir.copy @out %y4, @in %x4 : memref<4xf32>
+// CHECK-NEXT: glow_ir.copy @out %z4, @in %x4 : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+glow_ir.func @control_flow declare {
+  glow_ir.weight @c mutable input : memref<1xi1>
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+  glow_ir.weight @z mutable output : memref<4xf32>
+} program(%c, %x, %y, %z) {
+  glow_ir.if @out %y, @out %z, @in %c, @in %x : memref<4xf32>, memref<4xf32>, memref<1xi1>, memref<4xf32> {
+  ^bb0(%y1: memref<4xf32>, %z1: memref<4xf32>, %c1: memref<1xi1>, %x1: memref<4xf32>):
+    %t = glow_ir.alloc_activation : memref<4xf32>
+    glow_ir.relu @out %t, @in %x1 : memref<4xf32>
+    glow_ir.copy @out %y1, @in %t : memref<4xf32>
+    glow_ir.if @out %z1, @in %c1, @in %t : memref<4xf32>, memref<1xi1>, memref<4xf32> {
+    ^bb0(%z2: memref<4xf32>, %c2: memref<1xi1>, %t2: memref<4xf32>):
+      glow_ir.copy @out %z2, @in %t2 : memref<4xf32>
+    } else {
+    ^bb0(%z3: memref<4xf32>, %c3: memref<1xi1>, %t3: memref<4xf32>):
+      glow_ir.copy @out %z3, @in %t3 : memref<4xf32>
+    }
+    glow_ir.dealloc_activation %t : memref<4xf32>
+  } else {
+  ^bb0(%y4: memref<4xf32>, %z4: memref<4xf32>, %c4: memref<1xi1>, %x4: memref<4xf32>):
+    glow_ir.copy @out %y4, @in %x4 : memref<4xf32>
+    glow_ir.copy @out %z4, @in %x4 : memref<4xf32>
+  }
+}
+
+// glow_ir.loop: the carried buffer (@inout), the iteration number and condition it
+// writes (@out), the trip count, the first condition and what the body reads (@in).
+// CHECK-LABEL: glow_ir.func @loop declare {
+// CHECK-NEXT: glow_ir.weight @n mutable input : memref<i64>
+// CHECK-NEXT: glow_ir.weight @c mutable input : memref<i1>
+// CHECK-NEXT: glow_ir.weight @x mutable input : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @y mutable output : memref<4xf32>
+// CHECK-NEXT: } program(%n, %c, %x, %y) {
+// CHECK-NEXT: glow_ir.copy @out %y, @in %x : memref<4xf32>
+// CHECK-NEXT: %i = glow_ir.alloc_activation : memref<i64>
+// CHECK-NEXT: %k = glow_ir.alloc_activation : memref<i1>
+// CHECK-NEXT: glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c, @in %x : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1>, memref<4xf32> {
+// CHECK-NEXT: ^bb0(%v: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i64>, %c1: memref<i1>, %x1: memref<4xf32>):
+// CHECK-NEXT: %t = glow_ir.alloc_activation : memref<4xf32>
+// CHECK-NEXT: glow_ir.element_add @out %t, @in %v, @in %x1 : memref<4xf32>
+// CHECK-NEXT: %s = glow_ir.alloc_activation : memref<f32>
+// CHECK-NEXT: glow_ir.batched_reduce_add @out %s, @in %t {axes = array<i64: 0>} : memref<f32>, memref<4xf32>
+// CHECK-NEXT: %z = glow_ir.alloc_activation : memref<f32>
+// CHECK-NEXT: glow_ir.splat @out %z {value = 1.000000e+02 : f32} : memref<f32>
+// CHECK-NEXT: glow_ir.element_cmp_lt @out %k1, @in %s, @in %z : memref<i1>, memref<f32>, memref<f32>
+// CHECK-NEXT: glow_ir.copy @out %v, @in %t : memref<4xf32>
+// CHECK-NEXT: glow_ir.dealloc_activation %z : memref<f32>
+// CHECK-NEXT: glow_ir.dealloc_activation %s : memref<f32>
+// CHECK-NEXT: glow_ir.dealloc_activation %t : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: glow_ir.dealloc_activation %k : memref<i1>
+// CHECK-NEXT: glow_ir.dealloc_activation %i : memref<i64>
+// CHECK-NEXT: }
+glow_ir.func @loop declare {
+  glow_ir.weight @n mutable input : memref<i64>
+  glow_ir.weight @c mutable input : memref<i1>
+  glow_ir.weight @x mutable input : memref<4xf32>
+  glow_ir.weight @y mutable output : memref<4xf32>
+} program(%n, %c, %x, %y) {
+  glow_ir.copy @out %y, @in %x : memref<4xf32>
+  %i = glow_ir.alloc_activation : memref<i64>
+  %k = glow_ir.alloc_activation : memref<i1>
+  glow_ir.loop @inout %y, @out %i, @out %k, @in %n, @in %c, @in %x : memref<4xf32>, memref<i64>, memref<i1>, memref<i64>, memref<i1>, memref<4xf32> {
+  ^bb0(%v: memref<4xf32>, %i1: memref<i64>, %k1: memref<i1>, %n1: memref<i64>, %c1: memref<i1>, %x1: memref<4xf32>):
+    %t = glow_ir.alloc_activation : memref<4xf32>
+    glow_ir.element_add @out %t, @in %v, @in %x1 : memref<4xf32>
+    %s = glow_ir.alloc_activation : memref<f32>
+    glow_ir.batched_reduce_add @out %s, @in %t {axes = array<i64: 0>} : memref<f32>, memref<4xf32>
+    %z = glow_ir.alloc_activation : memref<f32>
+    glow_ir.splat @out %z {value = 1.000000e+02 : f32} : memref<f32>
+    glow_ir.element_cmp_lt @out %k1, @in %s, @in %z : memref<i1>, memref<f32>, memref<f32>
+    glow_ir.copy @out %v, @in %t : memref<4xf32>
+    glow_ir.dealloc_activation %z : memref<f32>
+    glow_ir.dealloc_activation %s : memref<f32>
+    glow_ir.dealloc_activation %t : memref<4xf32>
+  }
+  glow_ir.dealloc_activation %k : memref<i1>
+  glow_ir.dealloc_activation %i : memref<i64>
 }
 
 {-#
