@@ -228,7 +228,7 @@ def prepare_loops(module: ModuleOp) -> None:
 def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:
     """Loop IR (in place) to the LLVM dialect, the reference route (glow-opt,
     `--emit llvm`; the cpu backend translates the loop IR to LLVM IR text directly,
-    `loops_to_llvm_ir.py`, to the same code): `prepare_loops` (unless `prepared`), then
+    `loops_to_llvm_ir/`, to the same code): `prepare_loops` (unless `prepared`), then
     each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
     (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 
