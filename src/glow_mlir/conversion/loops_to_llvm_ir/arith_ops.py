@@ -17,8 +17,8 @@ from glow_mlir.conversion.loops_to_llvm_ir.writer import Emitter, FunctionWriter
 
 
 @impl(arith.ConstantOp)
-def _constant(w: FunctionWriter, op: Operation) -> None:
-    value = op.properties["value"]
+def _constant(w: FunctionWriter, op: arith.ConstantOp) -> None:
+    value = op.value
     t = type_text(op.results[0].type, op)
     if isinstance(value, IntegerAttr):
         w.refs[op.results[0]] = str(value.value.data)
@@ -33,40 +33,41 @@ def _binary(opcode: str, flags: str | None = None) -> Emitter:
     flags."""
     def emit(w: FunctionWriter, op: Operation) -> None:
         a, b = op.operands
-        f = sorted_flags(op.properties.get(flags)) if flags else ""
+        f = sorted_flags(op, flags) if flags else ""
         w.define(op.results[0], f"{opcode} {f}{type_text(a.type, op)} {w.ref(a)}, {w.ref(b)}")
 
     return emit
 
 
-for _cls, _opcode in ((arith.AddiOp, "add"), (arith.SubiOp, "sub"), (arith.MuliOp, "mul"),
-                      (arith.ShLIOp, "shl")):
-    impl(_cls)(_binary(_opcode, "overflowFlags"))
-for _cls, _opcode in ((arith.DivSIOp, "sdiv"), (arith.DivUIOp, "udiv"),
-                      (arith.RemSIOp, "srem"), (arith.RemUIOp, "urem"), (arith.AndIOp, "and"),
-                      (arith.OrIOp, "or"), (arith.XOrIOp, "xor"), (arith.ShRSIOp, "ashr"),
-                      (arith.ShRUIOp, "lshr")):
-    impl(_cls)(_binary(_opcode))
-for _cls, _opcode in ((arith.AddfOp, "fadd"), (arith.SubfOp, "fsub"), (arith.MulfOp, "fmul"),
-                      (arith.DivfOp, "fdiv")):
-    impl(_cls)(_binary(_opcode, "fastmath"))
+_BINARY: dict[type[Operation], tuple[str, str | None]] = {  # class -> (opcode, flags)
+    arith.AddiOp: ("add", "overflowFlags"), arith.SubiOp: ("sub", "overflowFlags"),
+    arith.MuliOp: ("mul", "overflowFlags"), arith.ShLIOp: ("shl", "overflowFlags"),
+    arith.DivSIOp: ("sdiv", None), arith.DivUIOp: ("udiv", None),
+    arith.RemSIOp: ("srem", None), arith.RemUIOp: ("urem", None), arith.AndIOp: ("and", None),
+    arith.OrIOp: ("or", None), arith.XOrIOp: ("xor", None), arith.ShRSIOp: ("ashr", None),
+    arith.ShRUIOp: ("lshr", None),
+    arith.AddfOp: ("fadd", "fastmath"), arith.SubfOp: ("fsub", "fastmath"),
+    arith.MulfOp: ("fmul", "fastmath"), arith.DivfOp: ("fdiv", "fastmath"),
+}
+for _cls, (_opcode, _flags) in _BINARY.items():
+    impl(_cls)(_binary(_opcode, _flags))
 if hasattr(arith, "RemFOp"):
     impl(arith.RemFOp)(_binary("frem", "fastmath"))
 
 
 @impl(arith.CmpiOp)
-def _cmpi(w: FunctionWriter, op: Operation) -> None:
+def _cmpi(w: FunctionWriter, op: arith.CmpiOp) -> None:
     a, b = op.operands
-    pred = arith.CMPI_COMPARISON_OPERATIONS[op.properties["predicate"].value.data]  # type: ignore[attr-defined]
+    pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
     w.define(op.results[0], f"icmp {pred} {type_text(a.type, op)} {w.ref(a)}, {w.ref(b)}")
 
 
 @impl(arith.CmpfOp)
-def _cmpf(w: FunctionWriter, op: Operation) -> None:
+def _cmpf(w: FunctionWriter, op: arith.CmpfOp) -> None:
     """As `convert-arith-to-llvm`: `false`/`true` are i1 constants (xDSL's translator
     mishandles those predicates); no fast-math flags (the translator drops them)."""
     a, b = op.operands
-    pred = arith.CMPF_COMPARISON_OPERATIONS[op.properties["predicate"].value.data]  # type: ignore[attr-defined]
+    pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     if pred in ("false", "true"):
         w.refs[op.results[0]] = str(int(pred == "true"))
         return
@@ -83,7 +84,7 @@ def _select(w: FunctionWriter, op: Operation) -> None:
 
 @impl(arith.NegfOp)
 def _negf(w: FunctionWriter, op: Operation) -> None:
-    f = sorted_flags(op.properties.get("fastmath"))
+    f = sorted_flags(op, "fastmath")
     w.define(op.results[0], f"fneg {f}{w.typed(op.operands[0])}")
 
 
@@ -157,8 +158,8 @@ impl(arith.FPToSIOp)(_fptoi(True))
 impl(arith.FPToUIOp)(_fptoi(False))
 
 
-_INT_MINMAX = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt",
-               arith.MinUIOp: "ult"}
+_INT_MINMAX: dict[type[Operation], str] = {
+    arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult"}
 
 
 @impl(*_INT_MINMAX)
@@ -171,13 +172,17 @@ def _int_minmax(w: FunctionWriter, op: Operation) -> None:
     w.define(op.results[0], f"select i1 {cmp}, {t} {w.ref(a)}, {t} {w.ref(b)}")
 
 
-@impl(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
+_FLOAT_MINMAX: dict[type[Operation], str] = {
+    arith.MaximumfOp: "maximum", arith.MinimumfOp: "minimum", arith.MaxnumfOp: "maxnum",
+    arith.MinnumfOp: "minnum"}
+
+
+@impl(*_FLOAT_MINMAX)
 def _float_minmax(w: FunctionWriter, op: Operation) -> None:
     """maximumf/minimumf (NaN-propagating, like numpy): `llvm.maximum/minimum`;
     maxnumf/minnumf: `llvm.maxnum/minnum`. No fast-math flags (xDSL's translator
     drops them)."""
-    which = {arith.MaximumfOp: "maximum", arith.MinimumfOp: "minimum",
-             arith.MaxnumfOp: "maxnum", arith.MinnumfOp: "minnum"}[type(op)]
+    which = _FLOAT_MINMAX[type(op)]
     result = op.results[0]
     w.call_intrinsic(result, f"llvm.{which}.{suffix(type_text(result.type, op))}",
                      list(op.operands))

@@ -52,7 +52,6 @@ def translate_function(f: func.FuncOp, callees: dict[str, str]) -> FunctionText:
     return FunctionText(name, kernel, declaration, render, w.decls)
 
 
-
 def translate_module(module: ModuleOp, triple: str) -> list[FunctionText]:
     """Each function of loop-IR `module`, in order: the walk, or the dialect route for a
     function it cannot translate. Untranslatable if the module holds other ops."""

@@ -31,7 +31,7 @@ def fallback(f: func.FuncOp, module: ModuleOp, triple: str) -> FunctionText:
     ModuleOp([copy])  # lower_function detaches it from a module
     lowered = lower_function(copy, pipeline, make_context())
     piece = ModuleOp([])
-    defined = set()
+    defined: set[str] = set()
     for op in lowered:
         piece.body.block.add_op(op)
         if isinstance(op, llvm.FuncOp):
@@ -54,7 +54,7 @@ def fallback(f: func.FuncOp, module: ModuleOp, triple: str) -> FunctionText:
         if noinline:
             fn.attributes.add("noinline")
         elif "noinline" in fn.attributes:
-            fn.attributes.remove("noinline")  # type: ignore[attr-defined]
+            fn.attributes.remove("noinline")
         return str(fn)
 
     declaration = f"declare {str(fn.function_type.return_type)} {global_name(name)}(" \

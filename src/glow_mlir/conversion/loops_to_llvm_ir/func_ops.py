@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.ir import Operation
 
 from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, global_name, type_text
 from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter, impl
 
 
 @impl(func.ReturnOp)
-def _return(w: FunctionWriter, op: Operation) -> None:
+def _return(w: FunctionWriter, op: func.ReturnOp) -> None:
     if len(op.operands) > 1:
         raise Untranslatable(op, "several results")
     w.emit(f"ret {w.typed(op.operands[0])}" if op.operands else "ret void")
 
 
 @impl(func.CallOp)
-def _call(w: FunctionWriter, op: Operation) -> None:
-    callee = op.callee.string_value()  # type: ignore[attr-defined]
+def _call(w: FunctionWriter, op: func.CallOp) -> None:
+    callee = op.callee.string_value()
     if len(op.results) > 1:
         raise Untranslatable(op, "several results")
     decl = w.callees.get(callee)

@@ -40,7 +40,7 @@ def _libm(w: FunctionWriter, op: Operation) -> None:
     ct = t
     if t == "half":
         ct = "float"
-        wide = []
+        wide: list[str] = []
         for a in args:
             e = w.fresh()
             w.emit(f"{e} = fpext half {a} to float")
@@ -58,7 +58,7 @@ def _libm(w: FunctionWriter, op: Operation) -> None:
 
 
 @impl(math.RsqrtOp)
-def _rsqrt(w: FunctionWriter, op: Operation) -> None:
+def _rsqrt(w: FunctionWriter, op: math.RsqrtOp) -> None:
     """1 / sqrt(x), as `convert-math-to-llvm`."""
     t = _float_result(w, op)
     name = f"llvm.sqrt.{suffix(t)}"
@@ -69,14 +69,14 @@ def _rsqrt(w: FunctionWriter, op: Operation) -> None:
 
 
 @impl(math.FPowIOp)
-def _fpowi(w: FunctionWriter, op: Operation) -> None:
+def _fpowi(w: FunctionWriter, op: math.FPowIOp) -> None:
     t = _float_result(w, op)
     name = f"llvm.powi.{suffix(t)}.{type_text(op.operands[1].type, op)}"
     w.call_intrinsic(op.results[0], name, list(op.operands))
 
 
 @impl(math.AbsIOp)
-def _absi(w: FunctionWriter, op: Operation) -> None:
+def _absi(w: FunctionWriter, op: math.AbsIOp) -> None:
     """`llvm.abs` with is_int_min_poison false: abs(INT_MIN) is INT_MIN."""
     (x,) = op.operands
     t = type_text(x.type, op)

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -14,7 +16,8 @@ from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter, impl
 
 
 def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, n = [], 1
+    out: list[int] = []
+    n = 1
     for d in reversed(shape):
         out.append(n)
         n *= d
@@ -23,6 +26,14 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 _SAME_WIDTH_CASTS = (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp,
                      *([arith.IndexCastUIOp] if hasattr(arith, "IndexCastUIOp") else []))
+
+
+def element_text(buf: SSAValue, op: Operation) -> str:
+    """LLVM's spelling of the element type of memref `buf` (used by `op`)."""
+    t = buf.type
+    if not isinstance(t, MemRefType):
+        raise Untranslatable(op, f"{t} is not a memref")
+    return type_text(t.get_element_type(), op)
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -34,20 +45,22 @@ def constant_index(value: SSAValue) -> int | None:
             == type_text(owner.results[0].type):
         owner = owner.operands[0].owner
     if isinstance(owner, arith.ConstantOp):
-        v = owner.properties["value"]
+        v = owner.value
         if isinstance(v, IntegerAttr):
             return v.value.data
     return None
 
 
 def _element_pointer(w: FunctionWriter, op: Operation, buf: SSAValue,
-                     indices: tuple[SSAValue, ...] | list[SSAValue]) -> str:
+                     indices: Sequence[SSAValue]) -> str:
     """The address of `buf[indices]`, as `convert-memref-to-llvm` computes it: constant
     indices folded into one offset, `mul nsw` by the constant strides, `add nsw`, then
     one `getelementptr inbounds` of the element type."""
     t = buf.type
+    if not isinstance(t, MemRefType):
+        raise Untranslatable(op, f"an access to {t}")
     type_text(t, op)  # a static identity-layout memref
-    if len(indices) != len(t.get_shape()):  # type: ignore[attr-defined]
+    if len(indices) != len(t.get_shape()):
         # LLVM could not tell (one linear index); the verifier under tests does
         from glow_mlir.conversion.loops_to_llvm import at
 
@@ -57,7 +70,7 @@ def _element_pointer(w: FunctionWriter, op: Operation, buf: SSAValue,
         return base
     linear: str | None = None
     offset = 0
-    for index, stride in zip(indices, _strides(tuple(t.get_shape()))):  # type: ignore[attr-defined]
+    for index, stride in zip(indices, _strides(tuple(t.get_shape()))):
         known = constant_index(index)
         if known is not None:
             offset += known * stride
@@ -79,48 +92,47 @@ def _element_pointer(w: FunctionWriter, op: Operation, buf: SSAValue,
         add = w.fresh()
         w.emit(f"{add} = add nsw i64 {linear}, {offset}")
         linear = add
-    elem = type_text(t.get_element_type(), op)  # type: ignore[attr-defined]
+    elem = type_text(t.get_element_type(), op)
     gep = w.fresh()
     w.emit(f"{gep} = getelementptr inbounds {elem}, ptr {base}, i64 {linear}")
     return gep
 
 
 @impl(memref.LoadOp)
-def _load(w: FunctionWriter, op: Operation) -> None:
+def _load(w: FunctionWriter, op: memref.LoadOp) -> None:
     buf, *indices = op.operands
     ptr = _element_pointer(w, op, buf, indices)
     w.define(op.results[0], f"load {type_text(op.results[0].type, op)}, ptr {ptr}")
 
 
 @impl(memref.StoreOp)
-def _store(w: FunctionWriter, op: Operation) -> None:
+def _store(w: FunctionWriter, op: memref.StoreOp) -> None:
     value, buf, *indices = op.operands
     ptr = _element_pointer(w, op, buf, indices)
     w.emit(f"store {w.typed(value)}, ptr {ptr}")
 
 
 @impl(memref.ViewOp)
-def _view(w: FunctionWriter, op: Operation) -> None:
+def _view(w: FunctionWriter, op: memref.ViewOp) -> None:
     source, shift, *sizes = op.operands
     if sizes:
         raise Untranslatable(op, "dynamic sizes")
     type_text(op.results[0].type, op)  # static
-    elem = type_text(source.type.get_element_type(), op)  # type: ignore[attr-defined]
+    elem = element_text(source, op)
     w.define(op.results[0], f"getelementptr inbounds {elem}, ptr {w.ref(source)}, "
                             f"{w.typed(shift)}")
 
 
 @impl(memref.AllocaOp)
-def _alloca(w: FunctionWriter, op: Operation) -> None:
+def _alloca(w: FunctionWriter, op: memref.AllocaOp) -> None:
     if op.operands:
         raise Untranslatable(op, "dynamic sizes")
-    t = op.results[0].type
+    t = op.memref.type
     type_text(t, op)
     n = 1
-    for d in t.get_shape():  # type: ignore[attr-defined]
+    for d in t.get_shape():
         n *= d
-    align = op.properties.get("alignment")
-    align = align.value.data if isinstance(align, IntegerAttr) else None
-    elem = type_text(t.get_element_type(), op)  # type: ignore[attr-defined]
+    align = op.alignment.value.data if isinstance(op.alignment, IntegerAttr) else None
+    elem = type_text(t.get_element_type(), op)
     w.define(op.results[0], f"alloca {elem}, i64 {n}, align {align or 16}")
 

@@ -5,7 +5,7 @@ cannot import this module, which writes the loop with its `loop`)."""
 
 from __future__ import annotations
 
-from xdsl.dialects import memref
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
@@ -14,7 +14,7 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import (
     PRIVATE_ATTR,
     WORKER_SCRATCH_ATTR,
 )
-from glow_mlir.conversion.loops_to_llvm_ir.memref_ops import constant_index
+from glow_mlir.conversion.loops_to_llvm_ir.memref_ops import constant_index, element_text
 from glow_mlir.conversion.loops_to_llvm_ir.scf_ops import FOR_HOOKS, loop
 from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import (
     Untranslatable,
@@ -26,7 +26,7 @@ from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter
 from glow_mlir.ir.native_runtime import PARALLEL_FOR
 
 
-def _outline(w: FunctionWriter, op: Operation) -> bool:
+def _outline(w: FunctionWriter, op: scf.ForOp) -> bool:
     """Writes `op` if it is a loop marked parallel, outside an outlined loop (nested
     parallel loops run serially)."""
     if PARALLEL_ATTR in op.attributes and not w.outlining:
@@ -57,9 +57,7 @@ def captured(op: Operation) -> list[SSAValue]:
     return list(out)
 
 
-
-
-def parallel(w: FunctionWriter, op: Operation) -> None:
+def parallel(w: FunctionWriter, op: scf.ForOp) -> None:
     """A loop marked `glow.parallel = T` (`glow_ir_to_loops/parallel.py`) becomes
 
         store the captured values in %ctx (an alloca of the entry block)
@@ -74,15 +72,17 @@ def parallel(w: FunctionWriter, op: Operation) -> None:
     lb, ub, step, *inits = op.operands
     if inits:
         raise Untranslatable(op, "a parallel loop carrying values")
-    threads = op.attributes[PARALLEL_ATTR]
-    if not isinstance(threads, IntegerAttr) or threads.value.data < 1:
-        raise Untranslatable(op, f"{PARALLEL_ATTR} = {threads} is not a thread count")
-    threads = threads.value.data
+    count = op.attributes[PARALLEL_ATTR]
+    if not isinstance(count, IntegerAttr) or count.value.data < 1:
+        raise Untranslatable(op, f"{PARALLEL_ATTR} = {count} is not a thread count")
+    threads = count.value.data
     f = w.f
-    entry_args = list(f.body.blocks[0].args)
+    arg_index: dict[SSAValue, int] = {a: i for i, a in enumerate(f.body.blocks[0].args)}
     arg_attrs = signature(f)[2]
     per_worker_attr = f.attributes.get(WORKER_SCRATCH_ATTR)
-    per_worker = per_worker_attr.value.data if per_worker_attr is not None else 0  # type: ignore[attr-defined]
+    if per_worker_attr is not None and not isinstance(per_worker_attr, IntegerAttr):
+        raise Untranslatable(f, f"{WORKER_SCRATCH_ATTR} = {per_worker_attr} is not a size")
+    per_worker = per_worker_attr.value.data if per_worker_attr is not None else 0
     name = f"{f.sym_name.data}_par{len(w.extra) // 2}"
     body_name = f"{name}_body"
 
@@ -100,11 +100,9 @@ def parallel(w: FunctionWriter, op: Operation) -> None:
         params.append((v, type_text(v.type, op), attrs))
         return ref
 
-    def base_of(v: SSAValue) -> str | None:
-        """A function argument as the body's parameter (None if `v` is not one)."""
-        if v in entry_args:
-            return param(v, arg_attrs[entry_args.index(v)])
-        return None
+    def argument(v: SSAValue) -> str:
+        """Function argument `v` as the body's parameter (its attributes kept)."""
+        return param(v, arg_attrs[arg_index[v]])
 
     worker = child.fresh()
     lo, hi = child.fresh(), child.fresh()
@@ -116,23 +114,21 @@ def parallel(w: FunctionWriter, op: Operation) -> None:
             child.refs[v] = ref
             continue
         owner = v.owner
-        if v in entry_args:
-            base_of(v)
+        if v in arg_index:
+            argument(v)
             continue
         if isinstance(owner, memref.ViewOp) and len(owner.operands) == 2 \
-                and owner.operands[0] in entry_args:
-            shift = constant_index(owner.operands[1])
-            shift_text = str(shift) if shift is not None else None
-            if shift_text is None:
-                shift_text = param(owner.operands[1])
+                and owner.source in arg_index:
+            shift = constant_index(owner.byte_shift)
+            shift_text = str(shift) if shift is not None else param(owner.byte_shift)
             if PRIVATE_ATTR in owner.attributes and per_worker:
                 # off the worker's copy, an argument of its own: its bytes are not the
                 # shared scratch's, and LLVM sees it (a worker x S offset it could not
                 # tell apart from the shared views, and checked at run time)
-                private_base, source = owner.operands[0], private
+                private_base, source = owner.source, private
             else:
-                source = base_of(owner.operands[0])
-            elem = type_text(owner.operands[0].type.get_element_type(), op)  # type: ignore[attr-defined]
+                source = argument(owner.source)
+            elem = element_text(owner.source, op)
             ref = child.fresh()
             remat.append(f"  {ref} = getelementptr inbounds {elem}, ptr {source}, "
                          f"i64 {shift_text}")

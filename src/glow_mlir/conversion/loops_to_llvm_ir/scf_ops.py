@@ -8,18 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import scf
-from xdsl.ir import Operation
 
 from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, type_text
 from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter, impl
 
-ForHook = Callable[[FunctionWriter, Operation], bool]
+ForHook = Callable[[FunctionWriter, scf.ForOp], bool]
 FOR_HOOKS: list[ForHook] = []
 """Asked in turn for each `scf.for`: a hook that writes the loop returns True."""
 
 
 @impl(scf.ForOp)
-def _for(w: FunctionWriter, op: Operation) -> None:
+def _for(w: FunctionWriter, op: scf.ForOp) -> None:
     """As xDSL's `convert-scf-to-cf` lays it out: the block before ends with a branch to
     a header (phis for the induction variable and the carried values, `icmp slt`,
     conditional branch), then the body's blocks, the step `add` and the branch back at
@@ -30,7 +29,7 @@ def _for(w: FunctionWriter, op: Operation) -> None:
     loop(w, op, w.ref(op.operands[0]), w.ref(op.operands[1]))
 
 
-def loop(w: FunctionWriter, op: Operation, lb_text: str, ub_text: str) -> None:
+def loop(w: FunctionWriter, op: scf.ForOp, lb_text: str, ub_text: str) -> None:
     """The loop `op` (see `_for`) from `lb_text` to `ub_text`."""
     lb, ub, step, *inits = op.operands
     body = w.single_block(op, 0)
@@ -39,7 +38,7 @@ def loop(w: FunctionWriter, op: Operation, lb_text: str, ub_text: str) -> None:
     pre = w.block
     w.emit(f"br label %{header}")
     w.start(header)
-    phis = []
+    phis: list[int] = []  # where each phi line goes
     for arg in body.args:
         w.refs[arg] = w.fresh()
         phis.append(len(w.lines))
@@ -68,7 +67,7 @@ def loop(w: FunctionWriter, op: Operation, lb_text: str, ub_text: str) -> None:
 
 
 @impl(scf.IfOp)
-def _if(w: FunctionWriter, op: Operation) -> None:
+def _if(w: FunctionWriter, op: scf.IfOp) -> None:
     """As `convert-scf-to-cf` lays it out: a conditional branch, the then blocks, the
     else blocks, a block with phis for the results (when there are any) branching to
     the block after."""
@@ -80,7 +79,7 @@ def _if(w: FunctionWriter, op: Operation) -> None:
     rest = w.label()
     target = join or rest
     w.emit(f"br i1 {w.ref(op.operands[0])}, label %{then_label}, label %{else_label or target}")
-    incoming = []
+    incoming: list[tuple[list[str], str]] = []  # (values, label) per branch
     for label, block in ((then_label, then_block), (else_label, else_block)):
         if block is None or label is None:
             continue

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     UnitAttr,
 )
+from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.ir import Attribute, Operation
 
 
@@ -32,7 +33,8 @@ class Untranslatable(Exception):
 
 
 # ------------------------------------------------------------------------ types
-_FLOAT_TEXT = {Float16Type: "half", Float32Type: "float", Float64Type: "double"}
+_FLOAT_TEXT: dict[type[Attribute], str] = {
+    Float16Type: "half", Float32Type: "float", Float64Type: "double"}
 
 
 def type_text(t: Attribute, op: Operation | None = None) -> str:
@@ -96,11 +98,15 @@ def global_name(name: str) -> str:
     return f'@"{escaped}"'
 
 
-def sorted_flags(attr) -> str:
-    """A flag set's names, sorted, each followed by a space ('' for none)."""
+def sorted_flags(op: Operation, name: str) -> str:
+    """The names in flag set property `name` of `op` (fast-math or overflow flags),
+    sorted, each followed by a space ('' for none)."""
+    attr = op.properties.get(name)
     if attr is None:
         return ""
-    names = sorted(str(f) for f in attr.data)  # type: ignore[attr-defined]
+    if not isinstance(attr, BitEnumAttribute):
+        raise Untranslatable(op, f"{name} = {attr} is not a set of flags")
+    names = sorted(str(f) for f in attr.data)
     return "".join(f"{n} " for n in names)
 
 
@@ -133,7 +139,7 @@ def signature(f: func.FuncOp) -> tuple[str, list[str], list[str]]:
     attrs = [""] * len(args)
     if f.arg_attrs is not None:
         for i, d in enumerate(f.arg_attrs.data):
-            words = []
+            words: list[str] = []
             for key, value in d.data.items():
                 if key == "llvm.noalias" and isinstance(value, UnitAttr):
                     words.append("noalias")

@@ -5,6 +5,7 @@ keys its own); the emitters live in one module per dialect."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar, cast
 
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, Operation, SSAValue
@@ -164,13 +165,20 @@ _CLEAN: dict[type[Operation], bool] = {}
 Emitter = Callable[[FunctionWriter, Operation], None]
 EMITTERS: dict[type[Operation], Emitter] = {}
 
+OpT = TypeVar("OpT", bound=Operation)
+EmitterOf = Callable[[FunctionWriter, OpT], None]
+"""An emitter of ops of one class (or of their common base)."""
 
-def impl(*classes: type[Operation]) -> Callable[[Emitter], Emitter]:
-    """Register the emitter of ops of `classes` (keyed by class, not by name)."""
-    def register(fn: Emitter) -> Emitter:
+
+def impl(*classes: type[OpT]) -> Callable[[EmitterOf[OpT]], EmitterOf[OpT]]:
+    """Register the emitter of ops of `classes` (keyed by class, not by name); it is
+    typed for (the common base of) `classes`."""
+    def register(fn: EmitterOf[OpT]) -> EmitterOf[OpT]:
         for cls in classes:
             assert cls not in EMITTERS, cls
-            EMITTERS[cls] = fn
+            # sound: `FunctionWriter.ops` looks emitters up by `type(op)`, so `fn` only
+            # ever gets ops of a class in `classes`, each an OpT
+            EMITTERS[cls] = cast(Emitter, fn)
         return fn
 
     return register
