@@ -153,7 +153,7 @@ def pow_(n: Node) -> Value:
     if is_float(x.elem):
         return n.b.elementwise(glow.PowOp, [x, y], np.power)
     if n.b.foldable(x, y):
-        return n.b.from_const(np.power(x.const, y.const).astype(x.const.dtype))
+        return n.b.from_const(np.power(x.known, y.known).astype(x.known.dtype))
     r = n.b.elementwise(glow.PowOp, [n.b.convert(x, f64), n.b.convert(y, f64)])
     return n.b.convert(r, x.elem)
 
@@ -190,7 +190,7 @@ def sign(n: Node) -> Value:
     """(0 < x) - (x < 0), each converted to x's type."""
     x = n.input(0)
     if n.b.foldable(x):
-        return n.b.from_const(np.sign(x.const))
+        return n.b.from_const(np.sign(x.known))
     zero = n.b.scalar_like(x, 0)
     pos = n.b.convert(n.b.elementwise(glow.CmpLtOp, [zero, x], result_elem=i1), x.elem)
     if is_unsigned(x.elem):
@@ -231,8 +231,8 @@ def mod(n: Node) -> Value:
     a, b = n.b.broadcast_all([n.input(0), n.input(1)])
     fmod = n.int("fmod", 0)
     if n.b.foldable(a, b):
-        out = np.fmod(a.const, b.const) if fmod else np.mod(a.const, b.const)
-        return n.b.from_const(out.astype(a.const.dtype))
+        out = np.fmod(a.known, b.known) if fmod else np.mod(a.known, b.known)
+        return n.b.from_const(out.astype(a.known.dtype))
     if not (is_float(a.elem) or is_int(a.elem)):
         n.fail(f"inputs must be numeric, got {a.elem}")
     q = n.b.elementwise(glow.DivOp, [a, b])  # integers truncate toward zero already

@@ -270,7 +270,7 @@ def _global_pool(kind: str):
         if x.rank < 3:
             n.fail(f"input must have rank >= 3 (N, C, spatial...), got {fmt_shape(x.shape)}")
         if x.rank == 4:
-            cls = glow.MaxPoolOp if kind == "max" else glow.AvgPoolOp
+            cls: type[glow.GlowOp] = glow.MaxPoolOp if kind == "max" else glow.AvgPoolOp
             return n.b.op(cls, [x], n.b.tensor([*x.shape[:2], 1, 1], x.elem),
                           kernels=list(x.shape[2:]), strides=[1, 1], pads=[0, 0, 0, 0])
         cls = glow.BatchedReduceMaxOp if kind == "max" else glow.BatchedReduceMeanOp

@@ -34,6 +34,7 @@ def constant(n: Node) -> Value:
         array = np.asarray(n.ints("value_ints"), dtype=np.int64)
     else:
         n.fail("has no value attribute")
+    assert array is not None  # n.tensor is None only for an absent attribute
     return n.b.from_const(array, n.proto.output[0])
 
 
