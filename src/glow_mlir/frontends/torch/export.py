@@ -17,10 +17,21 @@ import dataclasses
 import inspect
 import io
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from glow_mlir.frontends.torch.errors import EXPORTERS, TorchExportError, TorchInputError
 from glow_mlir.frontends.torch.loading import require_onnxscript, require_torch
+
+if TYPE_CHECKING:  # torch is an optional extra (and onnx slow to import): imported when used
+    import torch
+    from onnx import ModelProto
+
+Args = tuple[object, ...]
+"""Example inputs passed positionally."""
+Kwargs = dict[str, object]
+"""Example inputs passed by keyword."""
 
 BATCH = "batch"
 """The symbolic name of dimension 0 of every input when exporting with `dynamic=True`."""
@@ -36,8 +47,9 @@ class ExportedModel:
     exporter: str
 
 
-def export_to_onnx(module, example_inputs, *, exporter: str = "dynamo",
-                   dynamic: bool = False, input_names: Sequence[str] | None = None,
+def export_to_onnx(module: torch.nn.Module, example_inputs: object, *,
+                   exporter: str = "dynamo", dynamic: bool = False,
+                   input_names: Sequence[str] | None = None,
                    output_names: Sequence[str] | None = None,
                    opset: int | None = None) -> ExportedModel:
     """`module` exported with `example_inputs` (a tensor, a tuple or list of tensors passed
@@ -69,10 +81,10 @@ def export_to_onnx(module, example_inputs, *, exporter: str = "dynamo",
     return ExportedModel(proto, inputs, outputs, exporter)
 
 
-def _example_inputs(torch, example) -> tuple[tuple, dict]:
+def _example_inputs(torch: ModuleType, example: object) -> tuple[Args, Kwargs]:
     """(positional, keyword) inputs, each a tensor (numpy arrays are converted)."""
-    args: tuple[object, ...]
-    kwargs: dict[str, object]
+    args: Args
+    kwargs: Kwargs
     if isinstance(example, Mapping):
         args, kwargs = (), {str(k): v for k, v in example.items()}
     elif isinstance(example, (tuple, list)):
@@ -94,7 +106,7 @@ def _example_inputs(torch, example) -> tuple[tuple, dict]:
             {k: tensor(repr(k), v) for k, v in kwargs.items()})
 
 
-def _input_names(module, args: tuple, kwargs: dict,
+def _input_names(module: torch.nn.Module, args: Args, kwargs: Kwargs,
                  given: Sequence[str] | None) -> list[str]:
     count = len(args) + len(kwargs)
     if given is not None:
@@ -114,7 +126,7 @@ def _input_names(module, args: tuple, kwargs: dict,
 
 
 @contextlib.contextmanager
-def _eval_mode(module):
+def _eval_mode(module: torch.nn.Module) -> Iterator[None]:
     """The module in eval mode for the block; each submodule's flag restored after."""
     flags = [(m, m.training) for m in module.modules()]
     module.eval()
@@ -126,7 +138,7 @@ def _eval_mode(module):
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """The exporters' progress lines (stdout), their dumps of the graph on failure
     (stderr; the error says why) and warnings (deprecation of the TorchScript exporter,
     tracer warnings) would bury the caller's output."""
@@ -137,7 +149,7 @@ def _quiet():
 
 
 @contextlib.contextmanager
-def _quiet_native_output():
+def _quiet_native_output() -> Iterator[None]:
     """File descriptors 1 and 2 to /dev/null for the block. The TorchScript exporter
     prints the whole TorchScript graph with C++'s std::cout when an op fails to convert
     (torch 2.14's `setup_onnx_logging` tests the function `_jit_is_onnx_log_enabled`
@@ -164,7 +176,8 @@ def _quiet_native_output():
             os.close(copy)
 
 
-def _export_torchscript(torch, module, args, kwargs, names, dynamic, opset):
+def _export_torchscript(torch: ModuleType, module: torch.nn.Module, args: Args, kwargs: Kwargs,
+                        names: list[str], dynamic: bool, opset: int | None) -> ModelProto:
     import onnx
 
     buffer = io.BytesIO()
@@ -176,7 +189,8 @@ def _export_torchscript(torch, module, args, kwargs, names, dynamic, opset):
     return onnx.load_from_string(buffer.getvalue())
 
 
-def _export_dynamo(torch, module, args, kwargs, names, dynamic, opset):
+def _export_dynamo(torch: ModuleType, module: torch.nn.Module, args: Args, kwargs: Kwargs,
+                   names: list[str], dynamic: bool, opset: int | None) -> ModelProto:
     dynamic_shapes = None
     if dynamic:
         dynamic_shapes = _dynamo_dynamic_shapes(module, args, kwargs, torch.export.Dim.DYNAMIC)
@@ -189,7 +203,8 @@ def _export_dynamo(torch, module, args, kwargs, names, dynamic, opset):
     return proto
 
 
-def _dynamo_dynamic_shapes(module, args, kwargs, batch):
+def _dynamo_dynamic_shapes(module: torch.nn.Module, args: Args, kwargs: Kwargs, batch: object
+                           ) -> tuple[dict[int, object], ...] | dict[str, dict[int, object]]:
     """`dynamic_shapes` for torch.export: dimension 0 of each input, keyed by the name
     of forward's parameter that receives it (what torch.export matches them by)."""
     try:
@@ -200,7 +215,7 @@ def _dynamo_dynamic_shapes(module, args, kwargs, batch):
     return {name: {0: batch} for name in bound.arguments}
 
 
-def _rename_dim(proto, name: str) -> None:
+def _rename_dim(proto: ModelProto, name: str) -> None:
     """The dynamo exporter names the symbolic dimensions `s0`, `s1`, ...: the inputs'
     dimension 0 (and every dim with the same symbol) becomes `name`."""
     symbols = {i.type.tensor_type.shape.dim[0].dim_param for i in proto.graph.input
@@ -211,7 +226,7 @@ def _rename_dim(proto, name: str) -> None:
                 dim.dim_param = name
 
 
-def _name_outputs(proto, names: Sequence[str] | None) -> list[str]:
+def _name_outputs(proto: ModelProto, names: Sequence[str] | None) -> list[str]:
     """Gives the graph outputs `names` (default `output`, or `output_<i>`) through an
     Identity each, which the importer folds away: an output may also be an input, an
     initializer or another output, so renaming in place could clash."""

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import i1
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx.builder import Value
@@ -15,7 +16,8 @@ from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import numpy_dtype
 
 
-def _ew(n: Node, cls: type[glow.GlowOp], *values: Value, elem=None) -> Value:
+def _ew(n: Node, cls: type[glow.GlowOp], *values: Value,
+        elem: Attribute | None = None) -> Value:
     return n.b.elementwise(cls, list(values), result_elem=elem)
 
 

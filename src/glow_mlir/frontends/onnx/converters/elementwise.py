@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import TensorProto
 from xdsl.dialects.builtin import f64, i1
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_float, is_int, is_unsigned
@@ -55,7 +56,7 @@ UNARY: dict[str, tuple[type[glow.GlowOp], Callable | None]] = {
 }
 
 
-def unary(op_type: str):
+def unary(op_type: str) -> Callable[[Node], Value]:
     cls, fold = UNARY[op_type]
 
     def convert(n: Node) -> Value:
@@ -99,7 +100,7 @@ def legacy_broadcast(n: Node, a: Value, b: Value) -> Value:
     return n.b.reshape(b, [1] * axis + list(b.shape) + [1] * (a.rank - axis - b.rank))
 
 
-def binary(op_type: str):
+def binary(op_type: str) -> Callable[[Node], Value]:
     cls, fold = BINARY[op_type]
 
     def convert(n: Node) -> Value:
@@ -110,7 +111,7 @@ def binary(op_type: str):
     return convert
 
 
-def variadic(op_type: str):
+def variadic(op_type: str) -> Callable[[Node], Value]:
     """Max, Min, Sum (= Add) over any number of inputs, broadcast together."""
     cls, fold = BINARY["Add" if op_type == "Sum" else op_type]
 
@@ -131,7 +132,7 @@ def mean(n: Node) -> Value:
     return n.b.elementwise(glow.DivOp, [total, count], onnx_div)
 
 
-def compare(op_type: str):
+def compare(op_type: str) -> Callable[[Node], Value]:
     cls, fold, swapped = COMPARE[op_type]
 
     def convert(n: Node) -> Value:
@@ -254,7 +255,8 @@ def mod(n: Node) -> Value:
 # ---------------------------------------------------------------------- composed math
 
 
-def _math(n: Node, cls: type[glow.GlowOp], *values: Value, elem=None) -> Value:
+def _math(n: Node, cls: type[glow.GlowOp], *values: Value,
+          elem: Attribute | None = None) -> Value:
     return n.b.elementwise(cls, list(values), result_elem=elem)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import f32, f64, i1, i32
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float, is_int
@@ -57,7 +58,7 @@ def _check_block(n: Node) -> None:
         n.unsupported("blocked quantization (block_size)")
 
 
-def _storage(n: Node, zero: Value | None):
+def _storage(n: Node, zero: Value | None) -> Attribute:
     if zero is not None:
         return zero.elem
     to = n.int("output_dtype", 0)
@@ -161,7 +162,7 @@ def _magnitude(n: Node, x: Value, zero: Value | None, role: str) -> np.ndarray |
     return float(int(info.max) - int(info.min))
 
 
-def _sum_type(n: Node, bound: float):
+def _sum_type(n: Node, bound: float) -> Attribute:
     """The float type that sums terms whose magnitudes add up to `bound` exactly."""
     if bound <= F32_EXACT:
         return f32
@@ -171,7 +172,7 @@ def _sum_type(n: Node, bound: float):
                   f"exact integers)")
 
 
-def _centered(n: Node, x: Value, zero: Value | None, role: str, elem) -> Value:
+def _centered(n: Node, x: Value, zero: Value | None, role: str, elem: Attribute) -> Value:
     """x - zero_point in `elem` (exact: both are small integers), the zero point broadcast
     by `role` (`_zero_shape`)."""
     xf = n.b.convert(x, elem)

@@ -50,7 +50,7 @@ def _reduce_axes(n: Node, x: Value, since_input: int) -> list[int] | None:
     return [n.normalize_axis(a, x.rank) for a in axes]
 
 
-def reduction(op_type: str):
+def reduction(op_type: str) -> Callable[[Node], Value]:
     """Reduce* converters; the axes moved to an input in opset 13 (Sum) or 18 (others)."""
     since = 13 if op_type == "ReduceSum" else 18
 
@@ -122,7 +122,7 @@ def _identity_reduction(n: Node, op_type: str, x: Value) -> Value:
 # ---------------------------------------------------------------------- arg max/min, top-k
 
 
-def arg_reduction(op_type: str):
+def arg_reduction(op_type: str) -> Callable[[Node], Value]:
     cls = glow.ArgMaxOp if op_type == "ArgMax" else glow.ArgMinOp
 
     def convert(n: Node) -> Value:

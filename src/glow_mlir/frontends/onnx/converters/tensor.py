@@ -8,7 +8,7 @@ constant input, depending on the model's opset.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.node import Node
 
 
-def _prod(dims) -> int:
+def _prod(dims: Sequence[int]) -> int:
     return int(np.prod(dims, dtype=np.int64))
 
 
