@@ -1,5 +1,5 @@
 """The two routes from the CPU backend's loop IR to LLVM IR, compared: the one-walk
-translation (`conversion/loops_to_llvm_ir.py`, what the JIT and bundles compile) and the
+translation (`conversion/loops_to_llvm_ir/`, what the JIT and bundles compile) and the
 reference LLVM-dialect route (`lower_loops_to_llvm` + xDSL's `convert_module`). LLVM
 parses both; each function's definition must be the same instruction for instruction
 once value names are numbered in order of appearance (the routes name values

@@ -1,4 +1,4 @@
-"""The one-walk translation of the loop IR to LLVM IR (conversion/loops_to_llvm_ir.py),
+"""The one-walk translation of the loop IR to LLVM IR (conversion/loops_to_llvm_ir/),
 which the JIT, bundles and the accelerator's native path compile: its text on a small
 function (bare pointers, `noalias`, inbounds GEPs with nsw index math, kernel calls,
 linkage), models compiled through it and through the reference LLVM-dialect route giving

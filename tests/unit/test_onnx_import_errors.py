@@ -104,6 +104,9 @@ def test_dim_params_bound_by_input_shape_or_symbol():
     ({"a": (2, 4)}, "differs from the model's batchx3 in dim 1"),
     ({"a": (2, 3), "b": (5, 3)}, "'batch' is bound to both 2 and 5"),
     ({"nope": (1,)}, "neither a graph input \\(inputs: 'a', 'b'\\) nor a symbolic dimension"),
+    ({"a": 2}, "the shape given for input 'a' must be a sequence of ints, got 2"),
+    # a dim int() refuses with a ValueError (escaped as a traceback before)
+    ({"a": ("two", 3)}, "the shape given for input 'a' must be a sequence of ints"),
 ])
 def test_bad_input_shapes(shapes, message):
     with pytest.raises(OnnxImportError, match=message):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -46,7 +47,12 @@ def element(t: Attribute) -> Attribute:
 def intrinsic_suffix(t: Attribute) -> str:
     """LLVM's type mangling of an intrinsic name: f32, i8, v8f32."""
     e = element(t)
-    name = f"i{e.width.data}" if isinstance(e, IntegerType) else f"f{e.bitwidth}"  # type: ignore[attr-defined]
+    if isinstance(e, IntegerType):
+        name = f"i{e.width.data}"
+    elif isinstance(e, AnyFloat):
+        name = f"f{e.bitwidth}"
+    else:
+        raise ValueError(f"{t} has no intrinsic suffix")
     return f"v{t.get_shape()[0]}{name}" if isinstance(t, VectorType) else name
 
 
@@ -56,40 +62,44 @@ def with_shape(t: Attribute, like: Attribute) -> Attribute:
 
 
 def int_width(t: Attribute) -> int:
-    return element(t).width.data  # type: ignore[attr-defined]
+    e = element(t)
+    if not isinstance(e, IntegerType):
+        raise ValueError(f"{t} is not an integer type")
+    return e.width.data
 
 
 def fastmath(op: Operation) -> llvm.FastMathAttr:
     """arith's fast-math flags as llvm's (the flag sets are the same)."""
     flags = op.properties.get("fastmath")
-    if flags is None or not flags.data:  # type: ignore[attr-defined]
+    if not isinstance(flags, arith.FastMathFlagsAttr) or not flags.data:
         return llvm.FastMathAttr(None)
-    return llvm.FastMathAttr(tuple(FastMathFlag(str(f)) for f in flags.data))  # type: ignore[attr-defined]
+    return llvm.FastMathAttr(tuple(FastMathFlag(str(f)) for f in flags.data))
 
 
 def overflow(op: Operation) -> llvm.OverflowAttr:
     """arith's nsw/nuw as llvm's."""
     flags = op.properties.get("overflowFlags")
-    if flags is None or not flags.data:  # type: ignore[attr-defined]
+    if not isinstance(flags, arith.IntegerOverflowAttr) or not flags.data:
         return llvm.OverflowAttr(None)
-    return llvm.OverflowAttr(tuple(llvm.OverflowFlag(str(f)) for f in flags.data))  # type: ignore[attr-defined]
+    return llvm.OverflowAttr(tuple(llvm.OverflowFlag(str(f)) for f in flags.data))
 
 
 def constant(value: int | float, t: Attribute) -> llvm.ConstantOp:
-    from xdsl.dialects.builtin import FloatAttr
-
+    """`value` as an llvm.constant of scalar type `t`."""
     if isinstance(t, IntegerType):
         return llvm.ConstantOp(IntegerAttr(int(value), t), t)
-    return llvm.ConstantOp(FloatAttr(float(value), t), t)  # type: ignore[arg-type]
+    if isinstance(t, AnyFloat):
+        return llvm.ConstantOp(FloatAttr(float(value), t), t)
+    raise ValueError(f"no scalar constant of type {t}")
 
 
 Lowering = Callable[[Operation, list[SSAValue]], list[Operation]]
 
-_INT_OVERFLOW: dict[type[Operation], type[Operation]] = {
+_INT_OVERFLOW: dict[type[Operation], type[llvm.ArithmeticBinOpOverflow]] = {
     arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
     arith.ShLIOp: llvm.ShlOp,
 }
-_INT_PLAIN: dict[type[Operation], type[Operation]] = {
+_INT_PLAIN: dict[type[Operation], Callable[[SSAValue, SSAValue], Operation]] = {
     arith.DivSIOp: llvm.SDivOp, arith.DivUIOp: llvm.UDivOp, arith.RemSIOp: llvm.SRemOp,
     arith.RemUIOp: llvm.URemOp, arith.AndIOp: llvm.AndOp, arith.OrIOp: llvm.OrOp,
     arith.XOrIOp: llvm.XOrOp, arith.ShRSIOp: llvm.AShrOp, arith.ShRUIOp: llvm.LShrOp,
@@ -98,27 +108,34 @@ _FLOAT: dict[type[Operation], type[Operation]] = {
     arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp,
     arith.DivfOp: llvm.FDivOp,
 }
-_INT_MINMAX = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt",
-               arith.MinUIOp: "ult"}
+_INT_MINMAX: dict[type[Operation], str] = {
+    arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult"}
 
 
-def _constant(op: arith.ConstantOp, _: list[SSAValue]) -> list[Operation]:
+def _constant(op: Operation, _: list[SSAValue]) -> list[Operation]:
+    assert isinstance(op, arith.ConstantOp)  # LOWERINGS is keyed by class
     t = llvm_type(op.result.type)
     value = op.value
     if isinstance(value, IntegerAttr):
-        value = IntegerAttr(value.value.data, element(t))  # type: ignore[arg-type]
+        e = element(t)
+        assert isinstance(e, IntegerType), t  # an integer value has an integer or index type
+        value = IntegerAttr(value.value.data, e)
     elif isinstance(value, DenseIntOrFPElementsAttr) and t != op.result.type:
-        value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())  # type: ignore[arg-type]
+        # xDSL types from_list by the shaped type's element parameter, which isinstance
+        # cannot narrow: `t` is llvm_type's vector of i64 for a vector of index
+        value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())  # type: ignore[call-overload]
     return [llvm.ConstantOp.create(properties={"value": value}, result_types=[t])]
 
 
-def _cmpi(op: arith.CmpiOp, args: list[SSAValue]) -> list[Operation]:
+def _cmpi(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    assert isinstance(op, arith.CmpiOp)  # LOWERINGS is keyed by class
     name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
     pred = llvm.ICmpPredicateFlag(name).to_int()
     return [llvm.ICmpOp(args[0], args[1], IntegerAttr(pred, 64))]
 
 
-def _cmpf(op: arith.CmpfOp, args: list[SSAValue]) -> list[Operation]:
+def _cmpf(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    assert isinstance(op, arith.CmpfOp)  # LOWERINGS is keyed by class
     name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     if name in ("false", "true"):
         if isinstance(op.result.type, VectorType):
@@ -162,7 +179,8 @@ def _resize(signed: bool) -> Lowering:
     return lower
 
 
-def _uitofp(op: arith.UIToFPOp, args: list[SSAValue]) -> list[Operation]:
+def _uitofp(op: Operation, args: list[SSAValue]) -> list[Operation]:
+    assert isinstance(op, arith.UIToFPOp)  # LOWERINGS is keyed by class
     width = int_width(args[0].type)
     if width >= 64:
         raise DiagnosticError.at(op, "from i64 is not supported")
@@ -181,11 +199,11 @@ def _fptoi(signed: bool) -> Lowering:
     return lower
 
 
-def _select(op: arith.SelectOp, args: list[SSAValue]) -> list[Operation]:
+def _select(op: Operation, args: list[SSAValue]) -> list[Operation]:
     return [llvm.SelectOp(*args)]
 
 
-def _negf(op: arith.NegfOp, args: list[SSAValue]) -> list[Operation]:
+def _negf(op: Operation, args: list[SSAValue]) -> list[Operation]:
     return [llvm.FNegOp(args[0], fastmath(op))]
 
 
@@ -193,18 +211,32 @@ def _remf(op: Operation, args: list[SSAValue]) -> list[Operation]:
     return [llvm.FRemOp(args[0], args[1], fastmath(op))]
 
 
-def _cast(cls: type[Operation]) -> Lowering:
-    return lambda op, args: [cls(args[0], op.results[0].type)]  # type: ignore[call-arg]
+def _cast(cls: Callable[[SSAValue, Attribute], Operation]) -> Lowering:
+    return lambda op, args: [cls(args[0], op.results[0].type)]
+
+
+def _overflow_binary(cls: type[llvm.ArithmeticBinOpOverflow]) -> Lowering:
+    return lambda op, args: [cls(args[0], args[1], overflow=overflow(op))]
+
+
+def _plain_binary(cls: Callable[[SSAValue, SSAValue], Operation]) -> Lowering:
+    return lambda op, args: [cls(args[0], args[1])]
+
+
+def _float_binary(cls: type[Operation]) -> Lowering:
+    return lambda op, args: [cls.create(  # direct: the hottest ops, ~5x cheaper
+        operands=[args[0], args[1]], result_types=[args[0].type],
+        properties={"fastmathFlags": fastmath(op)})]
 
 
 LOWERINGS: dict[type[Operation], Lowering] = {
-    arith.ConstantOp: _constant,  # type: ignore[dict-item]
-    arith.CmpiOp: _cmpi,  # type: ignore[dict-item]
-    arith.CmpfOp: _cmpf,  # type: ignore[dict-item]
-    arith.SelectOp: _select,  # type: ignore[dict-item]
-    arith.NegfOp: _negf,  # type: ignore[dict-item]
+    arith.ConstantOp: _constant,
+    arith.CmpiOp: _cmpi,
+    arith.CmpfOp: _cmpf,
+    arith.SelectOp: _select,
+    arith.NegfOp: _negf,
     arith.SIToFPOp: _cast(llvm.SIToFPOp),
-    arith.UIToFPOp: _uitofp,  # type: ignore[dict-item]
+    arith.UIToFPOp: _uitofp,
     arith.FPToSIOp: _fptoi(True),
     arith.FPToUIOp: _fptoi(False),
     arith.ExtFOp: _cast(llvm.FPExtOp),
@@ -217,13 +249,9 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     **{k: _int_minmax for k in _INT_MINMAX},
     **{k: _float_minmax for k in (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
                                   arith.MinnumfOp)},
-    **{k: (lambda c: lambda op, a: [c(a[0], a[1], overflow=overflow(op))])(v)
-       for k, v in _INT_OVERFLOW.items()},
-    **{k: (lambda c: lambda op, a: [c(a[0], a[1])])(v) for k, v in _INT_PLAIN.items()},
-    **{k: (lambda c: lambda op, a: [c.create(  # direct: the hottest ops, ~5x cheaper
-        operands=[a[0], a[1]], result_types=[a[0].type],
-        properties={"fastmathFlags": fastmath(op)})])(v)
-       for k, v in _FLOAT.items()},
+    **{k: _overflow_binary(v) for k, v in _INT_OVERFLOW.items()},
+    **{k: _plain_binary(v) for k, v in _INT_PLAIN.items()},
+    **{k: _float_binary(v) for k, v in _FLOAT.items()},
 }
 if hasattr(arith, "IndexCastUIOp"):
     LOWERINGS[arith.IndexCastUIOp] = _resize(False)

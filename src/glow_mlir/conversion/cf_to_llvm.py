@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import cf, llvm
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from glow_mlir.conversion.loops_to_llvm import (
@@ -28,16 +29,16 @@ class ConvertCfToLLVMPass(ModulePass):
     name = "convert-cf-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        targets = set()
+        targets: set[Block] = set()
         for br in ops_of(op, cf.BranchOp):
             targets.add(br.successor)
             replace(br, [llvm.BrOp(br.successor,
                                    *[converted(v, br) for v in br.arguments])])
-        for br in ops_of(op, cf.ConditionalBranchOp):
-            targets.update((br.then_block, br.else_block))
-            replace(br, [llvm.CondBrOp(br.cond, br.then_block,
-                                       [converted(v, br) for v in br.then_arguments],
-                                       br.else_block,
-                                       [converted(v, br) for v in br.else_arguments])])
+        for cbr in ops_of(op, cf.ConditionalBranchOp):
+            targets.update((cbr.then_block, cbr.else_block))
+            replace(cbr, [llvm.CondBrOp(cbr.cond, cbr.then_block,
+                                        [converted(v, cbr) for v in cbr.then_arguments],
+                                        cbr.else_block,
+                                        [converted(v, cbr) for v in cbr.else_arguments])])
         for block in targets:
             convert_block_args(block)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp
 from xdsl.ir import Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -31,7 +31,7 @@ from glow_mlir.conversion.loops_to_llvm import (
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
 
-def _function_type(t) -> llvm.LLVMFunctionType:
+def _function_type(t: FunctionType) -> llvm.LLVMFunctionType:
     if len(t.outputs) > 1:
         raise ValueError("functions with several results are not supported")
     out = llvm_type(t.outputs.data[0]) if t.outputs.data else llvm.LLVMVoidType()
@@ -99,7 +99,7 @@ class ConvertFuncToLLVMPass(ModulePass):
                               return_type=results[0] if results else None)
             replace(call, [new])
         for f in ops_of(op, func.FuncOp):
-            new = convert_func(f)
-            Rewriter.insert_op(new, InsertPoint.before(f))
+            fn = convert_func(f)
+            Rewriter.insert_op(fn, InsertPoint.before(f))
             f.detach()
             f.erase()

@@ -30,6 +30,7 @@ bias + the kernels' own scratch (`Emitter.scratch`), and the function's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -180,7 +181,8 @@ def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> N
         return
     t = _machine(_elem(op.src))
     esize = glow_ir.buffer_bytes(MemRefType(t, [1]))
-    ss, ds = _strides(op.src.type.get_shape()), _strides(op.dst.type.get_shape())
+    ss = _strides(glow_ir.buffer_type(op.src).get_shape())
+    ds = _strides(glow_ir.buffer_type(op.dst).get_shape())
     extents, counts = [], []
     for v, offsets, strides in ((op.dst, dst_offsets, ds), (op.src, src_offsets, ss)):
         base, offset = em.places[v]
@@ -198,7 +200,9 @@ def emit_dma_call(op: ga.DmaStartOp, em: Emitter, kernels: KernelFunctions) -> N
     kernels.call(em, "dma", (t, tuple(sizes), tuple(ds), tuple(ss), tuple(refs)), regions, body)
 
 
-def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue], regions, pass_name: str) -> None:
+def _check_disjoint(op: ga.TileOp, tiles: list[SSAValue],
+                    regions: list[tuple[tuple[SSAValue, int], MemRefType]],
+                    pass_name: str) -> None:
     """The kernels' arguments are `noalias`: refuse distinct tiles of one op that share
     bytes (a broken scratchpad plan) rather than compute garbage."""
     spans = sorted(((offset, offset + glow_ir.buffer_bytes(t), tile)
@@ -286,7 +290,8 @@ class TileKernels:
                                                        pattern))
 
 
-def _accumulate(em: Emitter, dest: SSAValue, temp: SSAValue, act: str, args) -> None:
+def _accumulate(em: Emitter, dest: SSAValue, temp: SSAValue, act: str,
+                args: Sequence[float]) -> None:
     """dest = act(dest + temp), element by element (float: only matmul and conv
     accumulate, and their generators take floats only)."""
     d, s = _flat(em, dest), _flat(em, temp)

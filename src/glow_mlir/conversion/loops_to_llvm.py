@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
@@ -31,6 +32,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass, PassPipeline
 
 from glow_mlir.ir.text import DiagnosticError, position_text
+
+OpT = TypeVar("OpT", bound=Operation)
 
 
 def loops_to_llvm_spec() -> list[str]:
@@ -145,7 +148,7 @@ def convert_block_args(block: Block) -> None:
         block.erase_arg(arg)
 
 
-def ops_of(module: ModuleOp, *types: type[Operation]) -> list[Operation]:
+def ops_of(module: ModuleOp, *types: type[OpT]) -> list[OpT]:
     """The ops of these types, collected before rewriting (the walk must not see new ops)."""
     return [o for o in module.walk() if isinstance(o, types)]
 
@@ -228,7 +231,7 @@ def prepare_loops(module: ModuleOp) -> None:
 def lower_loops_to_llvm(module: ModuleOp, prepared: bool = False) -> None:
     """Loop IR (in place) to the LLVM dialect, the reference route (glow-opt,
     `--emit llvm`; the cpu backend translates the loop IR to LLVM IR text directly,
-    `loops_to_llvm_ir.py`, to the same code): `prepare_loops` (unless `prepared`), then
+    `loops_to_llvm_ir/`, to the same code): `prepare_loops` (unless `prepared`), then
     each function on its own (`lower_function`: `loops_to_llvm_spec`). Kernel functions
     (`glow.kernel`) get internal linkage: the entry point is all a bundle exports.
 

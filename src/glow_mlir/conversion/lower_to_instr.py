@@ -36,13 +36,14 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.traits import NoInstruction
-from glow_mlir.dialects.glow_ops.types import normalize_axis
+from glow_mlir.dialects.glow_ops.types import normalize_axis, shape_of
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import add_resource, load_resource_dialect
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
@@ -108,7 +109,7 @@ class _FunctionLowering:
         if len(blocks) != 1:
             what = "no body" if not blocks else f"{len(blocks)} blocks"
             raise DiagnosticError.at(fn, f"has {what}; a glow function is one block")
-        self.block: Block = blocks.first  # type: ignore[assignment]
+        self.block: Block = fn.body.block  # its one block (checked above)
         ret = self.block.last_op
         if not isinstance(ret, func.ReturnOp):
             raise DiagnosticError.at(fn, "does not end in func.return")
@@ -128,6 +129,7 @@ class _FunctionLowering:
         self.buffer: dict[SSAValue, SSAValue] = {}  # graph value -> its memref
         self.allocs: list[glow_ir.AllocActivationOp] = []
         self.direct: dict[SSAValue, SSAValue] = {}  # returned value -> output weight written
+        self.body: Block  # the program instructions go into (set by `run`; a branch's inside)
 
     # ------------------------------------------------------------------ weights
     def declare(self) -> glow_ir.FuncOp:
@@ -143,14 +145,14 @@ class _FunctionLowering:
         for op in self.block.ops:
             if not isinstance(op, glow.ConstantOp):
                 continue
-            value = _resource_of(op, self.module)
-            key = (value.resource_handle.data, value.type)
+            resource = _resource_of(op, self.module)
+            key = (resource.resource_handle.data, resource.type)
             if key in by_resource:  # the same bytes: one weight
                 sources[by_resource[key]].append(op.result)
                 continue
             by_resource[key] = len(weights)
-            w = glow_ir.WeightOp.make(names.claim(value.resource_handle.data),
-                                      memref_of(op.result.type), "constant", value=value)
+            w = glow_ir.WeightOp.make(names.claim(resource.resource_handle.data),
+                                      memref_of(op.result.type), "constant", value=resource)
             w.location = op.location
             weights.append(w)
             sources.append([op.result])
@@ -181,12 +183,12 @@ class _FunctionLowering:
         return isinstance(op, Operation) and not isinstance(op, (glow.ConstantOp, glow.ReshapeOp))
 
     # ------------------------------------------------------------------ program
-    def dest(self, value: SSAValue) -> SSAValue:
+    def dest(self, value: OpResult) -> SSAValue:
         """The buffer `value` is written to: its output weight or a new activation."""
         buf = self.direct.get(value)
         if buf is None:
             alloc = glow_ir.AllocActivationOp.make(memref_of(value.type))
-            alloc.location = value.owner.location  # type: ignore[union-attr]
+            alloc.location = value.owner.location
             self.emit(alloc)
             self.allocs.append(alloc)
             buf = alloc.result
@@ -208,7 +210,7 @@ class _FunctionLowering:
     def lower(self, op: Operation) -> None:
         if not self.has_instruction(op):
             raise DiagnosticError.at(op, "has no instruction")
-        instr = glow_ir.INSTRUCTION_OF.get(type(op))  # type: ignore[call-overload]
+        instr = glow_ir.INSTRUCTION_OF.get(type(op)) if isinstance(op, GlowOp) else None
         if isinstance(op, glow.ConstantOp):
             return
         if isinstance(op, glow.IfOp):
@@ -239,14 +241,14 @@ class _FunctionLowering:
             return
         if isinstance(op, glow.ConcatOp):
             d = self.dest(op.result)
-            shape = op.result.type.get_shape()  # type: ignore[attr-defined]
+            shape = shape_of(op.result)
             dim = normalize_axis(op.int_attr("dim"), len(shape), "dim")
             at = 0
             for value, buf in zip(op.operands, src):
                 offsets = [0] * len(shape)
                 offsets[dim] = at
                 self.emit(glow_ir.InsertTensorOp.make([d, buf], offsets=offsets), op)
-                at += value.type.get_shape()[dim]  # type: ignore[attr-defined]
+                at += shape_of(value)[dim]
             return
         dests = [self.dest(r) for r in op.results]
         assert instr is not None

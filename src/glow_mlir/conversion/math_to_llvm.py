@@ -13,6 +13,7 @@ Vector operands are accepted by routes 1 and 2 only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -34,13 +35,13 @@ from glow_mlir.conversion.loops_to_llvm import converted_operands, replace
 from glow_mlir.conversion.math_functions import LIBM, MATH_INTRINSICS
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 
-_LLVM_OPS: dict[type[Operation], type[Operation]] = {
+_LLVM_OPS: dict[type[Operation], Callable[[SSAValue], Operation]] = {  # and AbsFOp: FAbsOp
     math.ExpOp: llvm.FExpOp, math.LogOp: llvm.FLogOp, math.SqrtOp: llvm.FSqrtOp,
-    math.AbsFOp: llvm.FAbsOp, math.FloorOp: llvm.FFloorOp, math.CeilOp: llvm.FCeilOp,
+    math.FloorOp: llvm.FFloorOp, math.CeilOp: llvm.FCeilOp,
     math.SinOp: llvm.FSinOp, math.CosOp: llvm.FCosOp, math.Exp2Op: llvm.FExp2Op,
     math.Log2Op: llvm.FLog2Op,
 }
-_LLVM_BINARY: dict[type[Operation], type[Operation]] = {
+_LLVM_BINARY: dict[type[Operation], Callable[[SSAValue, SSAValue], Operation]] = {
     math.PowFOp: llvm.FPowOp, math.CopySignOp: llvm.FCopySignOp,
 }
 
@@ -78,14 +79,14 @@ class _Libm:
 def lower_op(op: Operation, libm: _Libm) -> list[Operation]:
     args = converted_operands(op)
     t = op.results[0].type
+    if isinstance(op, math.AbsFOp):
+        return [llvm.FAbsOp(args[0], t)]
     if type(op) in _LLVM_OPS:
-        if isinstance(op, math.AbsFOp):
-            return [llvm.FAbsOp(args[0], t)]
-        return [_LLVM_OPS[type(op)](args[0])]  # type: ignore[call-arg]
+        return [_LLVM_OPS[type(op)](args[0])]
     if type(op) in _LLVM_BINARY:
-        return [_LLVM_BINARY[type(op)](args[0], args[1])]  # type: ignore[call-arg]
+        return [_LLVM_BINARY[type(op)](args[0], args[1])]
     if isinstance(op, math.FmaOp):
-        return [llvm.FMAOp(*args)]
+        return [llvm.FMAOp(args[0], args[1], args[2])]
     if type(op) in MATH_INTRINSICS:
         name = f"llvm.{MATH_INTRINSICS[type(op)]}.{intrinsic_suffix(t)}"
         return [llvm.CallIntrinsicOp(name, args, [t])]

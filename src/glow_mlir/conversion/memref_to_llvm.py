@@ -198,10 +198,10 @@ class ConvertMemRefToLLVMPass(ModulePass):
     name = "convert-memref-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for o in ops_of(op, memref.ViewOp):
-            lower_view(o)  # type: ignore[arg-type]
-        for o in ops_of(op, memref.AllocaOp):
-            lower_alloca(o)  # type: ignore[arg-type]
+        for view in ops_of(op, memref.ViewOp):
+            lower_view(view)
+        for alloca in ops_of(op, memref.AllocaOp):
+            lower_alloca(alloca)
         for fn in list(op.ops):
             consts = Constants(fn) if fn.regions else None
             for o in [o for o in fn.walk() if isinstance(o, (memref.LoadOp, memref.StoreOp))]:

@@ -1,5 +1,5 @@
 """Names of the native runtime the generated code calls (`targets/cpu/thread_pool.py`
-defines it; `conversion/loops_to_llvm_ir.py` and the generators call it). Here, at the
+defines it; `conversion/loops_to_llvm_ir/outlining.py` and the generators call it). Here, at the
 bottom of the layers, because both sides need them and the load path of a saved model
 imports neither xDSL nor the conversion layer."""
 

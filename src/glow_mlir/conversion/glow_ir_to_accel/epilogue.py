@@ -12,15 +12,16 @@ producer's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.analysis.accel_work import macs
 from glow_mlir.analysis.epilogue_fusion import Epilogue
 from glow_mlir.conversion.glow_ir_to_accel import matmul, windows
 from glow_mlir.conversion.glow_ir_to_accel.steps import (
     Box,
+    Compute,
     Converter,
     Inserter,
     Step,
@@ -28,7 +29,12 @@ from glow_mlir.conversion.glow_ir_to_accel.steps import (
     tile_for,
     traffic,
 )
-from glow_mlir.conversion.glow_ir_to_accel.tiling import Budget, EpilogueTiles
+from glow_mlir.conversion.glow_ir_to_accel.tiling import (
+    Budget,
+    ConvTiling,
+    EpilogueTiles,
+    MatmulTiling,
+)
 from glow_mlir.dialects import glow, glow_accel, glow_ir
 
 _MAT_MUL = glow_ir.instruction_of(glow.MatMulOp)
@@ -82,10 +88,11 @@ def convert_fused(ep: Epilogue, at: Inserter, budget: Budget,
     return steps
 
 
-def _producer_cost(producer, budget: Budget,
+def _producer_cost(producer: glow_ir.InstrOp, budget: Budget,
                    tiles: EpilogueTiles | None) -> tuple[int, int] | None:
     """(bytes, transfers) of the producer's best tiling with room for `tiles` (the
     epilogue's loads included), None if none fits."""
+    t: MatmulTiling | ConvTiling | None
     if isinstance(producer, _MAT_MUL):
         t = matmul.choose(producer, budget, tiles)
     else:
@@ -100,27 +107,28 @@ class _DryRun(Inserter):
     def __init__(self) -> None:
         pass
 
-    def add(self, op):
+    def add(self, op: Operation) -> Operation:
         raise AssertionError("a dry run inserts nothing")
 
-    def view(self, value, shape):
+    def view(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
         return value
 
 
 def attach(ep: Epilogue, steps: list[Step], role: str, at: Inserter) -> None:
     """Finish every store of `role` in `steps` with the epilogue (module docstring)."""
-    shape = list(ep.producer.operands[0].type.get_shape())  # type: ignore[attr-defined]
+    shape = list(glow_ir.buffer_type(ep.producer.operands[0]).get_shape())
     extra = ep.extra_sources()
     roles = {s: f"e{i}" for i, s in enumerate(extra)}
     slices = {s for s in extra if _is_slice(ep, s)}
     views = {s: at.view(s, [shape[-1]] if s in slices else shape) for s in extra}
     result = at.view(ep.result, shape)
-    computes, running = [], ep.producer.operands[0]
+    computes: list[Compute] = []
+    running = ep.producer.operands[0]
     for instr in ep.instrs:
         computes.append(_elementwise(instr, running, role, roles))
         running = instr.operands[0]
     for step in steps:  # a step stores its output tile at most once (then: finished)
-        stores = []
+        stores: list[tuple[str, Box]] = []
         for r, box in step.stores:
             if r != role:
                 stores.append((r, box))
@@ -136,7 +144,8 @@ def attach(ep: Epilogue, steps: list[Step], role: str, at: Inserter) -> None:
         step.stores = stores
 
 
-def _elementwise(instr, running: SSAValue, role: str, roles: dict[SSAValue, str]):
+def _elementwise(instr: glow_ir.InstrOp, running: SSAValue, role: str,
+                 roles: dict[SSAValue, str]) -> Compute:
     """The tile op of one epilogue instruction: the destination and the running value
     are the output tile, other sources their loaded tiles."""
     kind = instr.name.removeprefix("glow_ir.")
@@ -144,7 +153,7 @@ def _elementwise(instr, running: SSAValue, role: str, roles: dict[SSAValue, str]
     operands = [role if i == 0 or v is running else roles[v]
                 for i, v in enumerate(instr.operands)]
 
-    def compute(tiles):
+    def compute(tiles: dict[str, SSAValue]) -> Operation:
         op = glow_accel.ElementwiseOp.make_tile([tiles[r] for r in operands], kind=kind)
         op.attributes.update(attrs)
         return op

@@ -42,7 +42,7 @@ class Box:
 
     @staticmethod
     def whole(value: SSAValue) -> Box:
-        shape = tuple(value.type.get_shape())  # type: ignore[attr-defined]
+        shape = tuple(glow_ir.buffer_type(value).get_shape())
         return Box(value, (0,) * len(shape), shape)
 
 
@@ -90,11 +90,11 @@ def _tile_type(elem: Attribute, shape: tuple[int, ...]) -> MemRefType:
 
 
 def tile_for(box: Box) -> MemRefType:
-    return tile_of(box.main.type.get_element_type(), box.sizes)  # type: ignore[attr-defined]
+    return tile_of(element_type(box.main), box.sizes)
 
 
 def element_type(value: SSAValue) -> Attribute:
-    return value.type.get_element_type()  # type: ignore[attr-defined]
+    return glow_ir.buffer_type(value).get_element_type()
 
 
 class Inserter:
@@ -113,7 +113,7 @@ class Inserter:
     def view(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
         """`value` seen with `shape` (same elements, row-major): itself if it already has
         that shape, else a `glow_ir.tensor_view` at offset zero."""
-        if tuple(value.type.get_shape()) == tuple(shape):  # type: ignore[attr-defined]
+        if tuple(glow_ir.buffer_type(value).get_shape()) == tuple(shape):
             return value
         t = MemRefType(element_type(value), list(shape))
         return self.add(glow_ir.TensorViewOp.make(value, t)).results[0]

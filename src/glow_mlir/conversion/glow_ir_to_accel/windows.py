@@ -20,13 +20,16 @@ import functools
 from collections.abc import Iterator
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_accel.errors import too_small, unsupported
 from glow_mlir.conversion.glow_ir_to_accel.steps import (
     Box,
+    Compute,
     Inserter,
     Step,
     TileUse,
+    element_type,
     tile_for,
     tile_of,
 )
@@ -48,14 +51,14 @@ CONVOLUTION = glow_ir.instruction_of(glow.ConvolutionOp)
 def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
     """The tiling problem of a conv or pool instruction."""
     out, inp = instr.operands[0], instr.operands[1]
-    n, ci, h, w = inp.type.get_shape()  # type: ignore[attr-defined]
-    _, co, oh, ow = out.type.get_shape()  # type: ignore[attr-defined]
+    n, ci, h, w = glow_ir.buffer_type(inp).get_shape()
+    _, co, oh, ow = glow_ir.buffer_type(out).get_shape()
     win = window(instr)
     (kh, kw), (sh, sw), (dh, dw) = win.kernels, win.strides, win.dilation
     pt, pl, pb, pr = win.pads
     return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
                      rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
-                     e=glow_ir.element_bytes(out.type),  # type: ignore[arg-type]
+                     e=glow_ir.element_bytes(glow_ir.buffer_type(out)),
                      has_filter=isinstance(instr, CONVOLUTION))
 
 
@@ -93,7 +96,8 @@ def _spatial(s: ConvShape, t: ConvTiling) -> Iterator[tuple[int, int, int, int, 
                 yield img, r0, rs, c0, cs
 
 
-def _input_box(inp, s: ConvShape, img, r0, rs, c0, cs, ch0, chs) -> tuple[Box, list[int]]:
+def _input_box(inp: SSAValue, s: ConvShape, img: int, r0: int, rs: int, c0: int, cs: int,
+               ch0: int, chs: int) -> tuple[Box, list[int]]:
     """The input box of an output tile and the tile's pads [top, left, bottom, right]."""
     rlo, rhi, pt, pb = s.rows.span(r0, rs)
     clo, chi, pl, pr = s.cols.span(c0, cs)
@@ -112,7 +116,7 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
         order = [(co, sp) for co in co_blocks for sp in _spatial(s, t)]
     else:
         order = [(co, sp) for sp in _spatial(s, t) for co in co_blocks]
-    steps = []
+    steps: list[Step] = []
     for (o0, os_), (img, r0, rs, c0, cs) in order:
         box_o = Box(out, (img, o0, r0, c0), (1, os_, rs, cs))
         for q, (i0, is_) in enumerate(ci_chunks):
@@ -125,7 +129,7 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
                 # conv reads a 1x1 tile of zeros, with pads that give the tile's size.
                 pads = [0, 0, (rs - 1) * s.rows.stride + s.rows.extent - 1,
                         (cs - 1) * s.cols.stride + s.cols.extent - 1]
-                zeros = tile_of(box_i.main.type.get_element_type(), (1, is_, 1, 1))
+                zeros = tile_of(element_type(box_i.main), (1, is_, 1, 1))
                 uses = [TileUse("in", zeros, key=("zeros", is_)),
                         TileUse("f", tile_for(box_f), box_f)]
             else:
@@ -136,7 +140,7 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
                 uses.append(TileUse("b", tile_for(box_b), box_b))
             uses.append(TileUse("o", tile_for(box_o), key=box_o))
             last = q == len(ci_chunks) - 1
-            computes = [_conv(instr, pads, q, last)]
+            computes: list[Compute] = [_conv(instr, pads, q, last)]
             if zero_input:
                 computes.insert(0, _zeros)
             steps.append(Step(tiles=uses, computes=computes,
@@ -145,11 +149,11 @@ def convert_convolution(instr: glow_ir.InstrOp, at: Inserter, budget: Budget,
     return steps
 
 
-def _zeros(tiles):
+def _zeros(tiles: dict[str, SSAValue]) -> Operation:
     """Fill the zero input tile of a conv tile whose windows lie in the padding."""
     t = tiles["in"]
     return glow_accel.ShuffleOp.make_tile(
-        [t], kind="splat", value=FloatAttr(0.0, t.type.get_element_type()))
+        [t], kind="splat", value=FloatAttr(0.0, element_type(t)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -159,14 +163,14 @@ def _pads_attr(pads: tuple[int, ...]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(pads))
 
 
-def _conv(instr: glow_ir.InstrOp, pads: list[int], chunk: int, last: bool):
+def _conv(instr: glow_ir.InstrOp, pads: list[int], chunk: int, last: bool) -> Compute:
     attrs = dict(instr.attributes)
     attrs["pads"] = _pads_attr(tuple(pads))
     if not last:
         attrs.pop("fused_activation", None)
         attrs.pop("fused_activation_args", None)
 
-    def compute(tiles):
+    def compute(tiles: dict[str, SSAValue]) -> Operation:
         operands = [tiles["o"], tiles["in"], tiles["f"]] + ([tiles["b"]] if chunk == 0 else [])
         op = glow_accel.ConvOp.make_tile(operands, accumulate=chunk > 0)
         op.attributes.update(attrs)
@@ -179,7 +183,7 @@ def convert_pool(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[S
     out, inp = instr.operands
     s, t = _choose(instr, budget)
     kind = instr.name.removeprefix("glow_ir.")
-    steps = []
+    steps: list[Step] = []
     for ch0, chs in ranges(s.co, t.co_t):
         for img, r0, rs, c0, cs in _spatial(s, t):
             box_i, pads = _input_box(inp, s, img, r0, rs, c0, cs, ch0, chs)
@@ -194,8 +198,8 @@ def convert_pool(instr: glow_ir.InstrOp, at: Inserter, budget: Budget) -> list[S
     return steps
 
 
-def _pool(kind: str, attrs):
-    def compute(tiles):
+def _pool(kind: str, attrs: dict[str, Attribute]) -> Compute:
+    def compute(tiles: dict[str, SSAValue]) -> Operation:
         op = glow_accel.PoolOp.make_tile([tiles["o"], tiles["in"]], kind=kind)
         op.attributes.update(attrs)
         return op

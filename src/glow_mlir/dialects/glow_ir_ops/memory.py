@@ -539,6 +539,14 @@ def buffer_bytes(t: Attribute) -> int:
     return num_elements(t) * element_bytes(t)
 
 
+def buffer_type(value: SSAValue) -> MemRefType:
+    """The type of buffer `value`: a memref (the verifiers of the ops holding buffers
+    check it)."""
+    t = value.type
+    assert isinstance(t, MemRefType), t
+    return t
+
+
 def element_bytes(t: MemRefType) -> int:
     """Bytes of one element of a memref."""
     from glow_mlir.ir.element_types import numpy_dtype

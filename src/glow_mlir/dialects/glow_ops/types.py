@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TypeGuard
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -95,7 +95,7 @@ def is_bool(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data == 1
 
 
-def is_int(t: Attribute) -> bool:
+def is_int(t: Attribute) -> TypeGuard[IntegerType]:
     """A (non-bool, non-quantized) integer element type."""
     return isinstance(t, IntegerType) and t.width.data > 1
 

@@ -86,6 +86,13 @@ class Value:
     def is_const(self) -> bool:
         return self.const is not None
 
+    @property
+    def known(self) -> np.ndarray:
+        """The known array, where `is_const` or `GraphBuilder.foldable` said there is one
+        (`const` is None for a value computed at run time)."""
+        assert self.const is not None, "a value computed at run time"
+        return self.const
+
     def take_name(self, name: str) -> None:
         """Name the value after its ONNX name, unless it has one: SSA results print as
         `%name`, known arrays become `dense_resource<name>`."""
@@ -227,7 +234,7 @@ class GraphBuilder:
                       f"{fmt_shape(shape)}")
         if v.is_const:
             return self.from_const(
-                v.const.reshape(shape), v.hint, v.weight, self.tensor(shape, v.elem)
+                v.known.reshape(shape), v.hint, v.weight, self.tensor(shape, v.elem)
             )
         return self.op(glow.ReshapeOp, [v], self.tensor(shape, v.elem))
 
@@ -237,7 +244,7 @@ class GraphBuilder:
             return v
         shape = [v.shape[p] for p in perm]
         if v.is_const:
-            return self.from_const(np.transpose(v.const, perm), v.hint, v.weight,
+            return self.from_const(np.transpose(v.known, perm), v.hint, v.weight,
                                    self.tensor(shape, v.elem))
         return self.op(glow.TransposeOp, [v], self.tensor(shape, v.elem), shuffle=perm)
 
@@ -247,16 +254,16 @@ class GraphBuilder:
             return v
         if v.is_const:
             index = tuple(slice(s, s + n) for s, n in zip(start, size))
-            return self.from_const(v.const[index], v.hint, v.weight, self.tensor(size, v.elem))
+            return self.from_const(v.known[index], v.hint, v.weight, self.tensor(size, v.elem))
         return self.op(glow.SliceOp, [v], self.tensor(size, v.elem), start=start)
 
     def gather(self, data: Value, indices: Value, axis: int) -> Value:
         shape = (*data.shape[:axis], *indices.shape, *data.shape[axis + 1:])
         if self.foldable(data, indices):
-            idx = np.where(indices.const < 0, indices.const + data.shape[axis], indices.const)
+            idx = np.where(indices.known < 0, indices.known + data.shape[axis], indices.known)
             if idx.size and (idx.min() < 0 or idx.max() >= data.shape[axis]):
                 self.fail(f"gather index out of range for dim {axis} of size {data.shape[axis]}")
-            return self.from_const(np.take(data.const, idx, axis=axis), data.hint)
+            return self.from_const(np.take(data.known, idx, axis=axis), data.hint)
         return self.op(glow.GatherOp, [data, indices], self.tensor(shape, data.elem), axis=axis)
 
     def concat(self, values: Sequence[Value], axis: int) -> Value:
@@ -274,7 +281,7 @@ class GraphBuilder:
         if v.elem == elem:
             return v
         if self.foldable(v):
-            return self.from_const(cast_array(v.const, numpy_dtype(elem), saturate))
+            return self.from_const(cast_array(v.known, numpy_dtype(elem), saturate))
         return self.op(glow.ConvertToOp, [v], self.tensor(v.shape, elem),
                        saturate=None if saturate else 0)
 
@@ -291,8 +298,8 @@ class GraphBuilder:
         except ValueError:
             self.fail(f"cannot broadcast {fmt_shape(v.shape)} to {fmt_shape(shape)}")
         count = int(np.prod(shape, dtype=np.int64))
-        if v.is_const and count <= FOLD_LIMIT and (fold or splat_scalar(v.const) is not None):
-            return self.from_const(np.broadcast_to(v.const, shape), v.hint)
+        if v.is_const and count <= FOLD_LIMIT and (fold or splat_scalar(v.known) is not None):
+            return self.from_const(np.broadcast_to(v.known, shape), v.hint)
         return self.op(glow.BroadcastOp, [v], self.tensor(shape, v.elem),
                        axis=len(shape) - v.rank)
 

@@ -10,10 +10,11 @@ keeps going with placeholders typed by ONNX shape inference, and raises one
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
-from onnx import GraphProto, ModelProto, NodeProto, numpy_helper
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto, numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -47,6 +48,9 @@ from glow_mlir.ir.resources import resource_table
 
 _UNKNOWN = None
 """The value of an output nobody could compute (downstream of something unsupported)."""
+
+Output = Value | SSAValue | np.ndarray | None
+"""What a converter gives for one output (`_bind_outputs`); it returns one or a sequence."""
 
 
 def import_onnx(model: ModelProto | str | os.PathLike | bytes,
@@ -88,7 +92,7 @@ class OnnxImporter:
         self._zero_is_unknown = False
 
     # ------------------------------------------------------------------ driver
-    def run(self, input_shapes=None) -> ModuleOp:
+    def run(self, input_shapes: Mapping[str, Sequence[int] | int] | None = None) -> ModuleOp:
         graph = self.proto.graph
         converters = [self._lookup(node, index) for index, node in enumerate(graph.node)]
         init_names = {t.name for t in graph.initializer}
@@ -99,8 +103,8 @@ class OnnxImporter:
             [DictionaryAttr({NAME_ATTR: StringAttr(i.name)}) for i in inputs]))
         module = ModuleOp([fn])
         self.b = GraphBuilder(module, fn)
-        for info, arg in zip(inputs, fn.body.block.args):
-            _check_fits(f"input '{info.name}'", arg.type)
+        for info, arg, arg_type in zip(inputs, fn.body.block.args, arg_types):
+            _check_fits(f"input '{info.name}'", arg_type)
             arg.name_hint = valid_name(info.name)
             self.values[info.name] = self.b.from_ssa(arg)
         self._add_initializers(graph.initializer)
@@ -111,7 +115,8 @@ class OnnxImporter:
         self._finish(fn)
         return module
 
-    def _convert_nodes(self, nodes, converters) -> None:
+    def _convert_nodes(self, nodes: Sequence[NodeProto],
+                       converters: Sequence[table.Converter | None]) -> None:
         """Translate `nodes` in order. An unsupported feature is recorded and the node's
         outputs become placeholders, so the rest of the graph is still checked."""
         b, values = self.b, self.values
@@ -198,7 +203,7 @@ class OnnxImporter:
         return None
 
     # ------------------------------------------------------------------ steps
-    def _lookup(self, node: NodeProto, index: int):
+    def _lookup(self, node: NodeProto, index: int) -> table.Converter | None:
         """The node's converter; an unsupported op type is recorded (the main graph's are
         all looked up before any node is translated, so none is missed when translation
         stops early)."""
@@ -209,7 +214,8 @@ class OnnxImporter:
             self.problems.append(Unsupported(_op_kind(node), node_label(node, index), why))
         return converter
 
-    def _input_types(self, inputs, input_shapes) -> list[TensorType]:
+    def _input_types(self, inputs: Sequence[ValueInfoProto],
+                     input_shapes: Mapping[str, Sequence[int] | int] | None) -> list[TensorType]:
         """Static types of the inputs. Non-tensor inputs and unsupported element types are
         recorded (and typed as f32 scalars, so translation can go on)."""
         tensors = []
@@ -243,7 +249,7 @@ class OnnxImporter:
         return [TensorType(dtypes.mlir_element_type(i.type.tensor_type.elem_type), shapes[i.name])
                 if i.name in shapes else TensorType(f32, []) for i in inputs]
 
-    def _add_initializers(self, initializers) -> None:
+    def _add_initializers(self, initializers: Iterable[TensorProto]) -> None:
         """Initializers are known arrays viewing the protobuf (or external file) bytes; they
         become `glow.constant dense_resource` ops when an op uses them."""
         for tensor in initializers:
@@ -265,7 +271,8 @@ class OnnxImporter:
                 raise OnnxImportError(f"cannot read initializer '{tensor.name}': {err}") from None
             self.values[tensor.name] = self.b.from_const(array, tensor.name, weight=True)
 
-    def _bind_outputs(self, node: NodeProto, outs) -> None:
+    def _bind_outputs(self, node: NodeProto,
+                      outs: Output | list[Output] | tuple[Output, ...]) -> None:
         """Record a converter's results (Values, bare SSA values or arrays) under the node's
         output names, which also become the SSA names in the printed IR."""
         if not isinstance(outs, (list, tuple)):
@@ -347,7 +354,7 @@ class OnnxImporter:
         resource_table(self.b.module).retain(handles)
 
     @staticmethod
-    def _check_declared(info, value: Value, zero_is_unknown: bool = False,
+    def _check_declared(info: ValueInfoProto, value: Value, zero_is_unknown: bool = False,
                         bounded_dim: int | None = None) -> None:
         """A graph output's declared static dims and element type must match what the graph
         computes: a mismatch means the model (or its shape annotations) is inconsistent.

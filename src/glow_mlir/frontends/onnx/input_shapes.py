@@ -15,9 +15,9 @@ must be given as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from onnx import ValueInfoProto
+from onnx import TensorShapeProto, ValueInfoProto
 
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnboundDimensionError
 
@@ -31,7 +31,7 @@ ZERO = 0
 """A declared size that a given shape may replace."""
 
 
-def dim_of(d) -> Dim:
+def dim_of(d: TensorShapeProto.Dimension) -> Dim:
     """One `TensorShapeProto.Dimension` as a `Dim`."""
     kind = d.WhichOneof("value")
     if kind == "dim_value":
@@ -78,13 +78,13 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
             raise OnnxImportError(f"a shape is given for '{key}', which is neither a graph input "
                                   f"(inputs: {names}) nor a symbolic dimension (symbols: {syms})")
 
-    for name, shape in shapes.items():
-        for d, size in zip(declared[name] or [], shape):
+    for name, bound in shapes.items():
+        for d, size in zip(declared[name] or [], bound):
             if isinstance(d, str):
                 if symbols.setdefault(d, size) != size:
                     raise OnnxImportError(
                         f"symbolic dimension '{d}' is bound to both {symbols[d]} and {size} "
-                        f"(input '{name}' has shape {_fmt(shape)})")
+                        f"(input '{name}' has shape {_fmt(bound)})")
 
     unbound: list[str] = []
     result = []
@@ -119,10 +119,13 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
     return result
 
 
-def _given_shape(name: str, value, dims: list[Dim] | None) -> tuple[int, ...]:
+def _given_shape(name: str, value: object, dims: list[Dim] | None) -> tuple[int, ...]:
+    """`value`, given for input `name` (anything a caller passed), as a shape."""
     try:
+        if not isinstance(value, Iterable):
+            raise TypeError(value)
         shape = tuple(int(d) for d in value)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: int("a")
         raise OnnxImportError(f"the shape given for input '{name}' must be a sequence of ints, "
                               f"got {value!r}") from None
     negative = [i for i, d in enumerate(shape) if d < 0]

@@ -3,8 +3,9 @@ ONNX's defaults, which outputs anyone uses, and the opset it was written against
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+import builtins
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, overload
 
 import numpy as np
 from onnx import AttributeProto, NodeProto, helper, numpy_helper
@@ -19,7 +20,7 @@ class Node:
     """One ONNX node bound to the builder and the values computed so far."""
 
     def __init__(self, proto: NodeProto, label: str, opset: int, builder: GraphBuilder,
-                 values: dict[str, Value], used: set[str],
+                 values: Mapping[str, Value | None], used: set[str],
                  inline: Callable[..., list[Value | None]] | None = None):
         self.proto = proto
         self.inline = inline
@@ -52,14 +53,21 @@ class Node:
     def input(self, i: int) -> Value:
         if not self.has(i):
             self.fail(f"input #{i} is missing")
-        return self._values[self.proto.input[i]]
+        return self._known(self.proto.input[i])
 
     def optional(self, i: int) -> Value | None:
-        return self._values[self.proto.input[i]] if self.has(i) else None
+        return self._known(self.proto.input[i]) if self.has(i) else None
 
     def inputs(self) -> list[Value]:
         """Every given input, in order (for variadic ops)."""
-        return [self._values[name] for name in self.proto.input if name]
+        return [self._known(name) for name in self.proto.input if name]
+
+    def _known(self, name: builtins.str) -> Value:
+        # None marks a value nobody could compute; the importer converts a node only when
+        # all its inputs are known
+        value = self._values[name]
+        assert value is not None, name
+        return value
 
     def const(self, i: int) -> np.ndarray | None:
         """Input `i`'s value when known at import (None when absent or computed at run time)."""
@@ -106,15 +114,29 @@ class Node:
     def str(self, name: str, default: Any = _REQUIRED) -> str:
         return str(self.attr(name, default))
 
-    def ints(self, name: str, default: Any = _REQUIRED) -> list[int] | None:
+    # `int`, `float`, `str` below are the methods above: annotations name the builtins
+    @overload
+    def ints(self, name: builtins.str) -> list[builtins.int]: ...
+    @overload
+    def ints(self, name: builtins.str, default: Sequence[builtins.int]) -> list[builtins.int]: ...
+    @overload
+    def ints(self, name: builtins.str, default: None) -> list[builtins.int] | None: ...
+    def ints(self, name: builtins.str, default: Any = _REQUIRED) -> list[builtins.int] | None:
         value = self.attr(name, default)
         return None if value is None else [int(v) for v in value]
 
-    def floats(self, name: str, default: Any = _REQUIRED) -> list[float] | None:
+    @overload
+    def floats(self, name: builtins.str) -> list[builtins.float]: ...
+    @overload
+    def floats(self, name: builtins.str,
+               default: Sequence[builtins.float]) -> list[builtins.float]: ...
+    @overload
+    def floats(self, name: builtins.str, default: None) -> list[builtins.float] | None: ...
+    def floats(self, name: builtins.str, default: Any = _REQUIRED) -> list[builtins.float] | None:
         value = self.attr(name, default)
         return None if value is None else [float(v) for v in value]
 
-    def tensor(self, name: str) -> np.ndarray | None:
+    def tensor(self, name: builtins.str) -> np.ndarray | None:
         """A tensor attribute as an array (a view of its bytes), None when absent."""
         a = self._attrs.get(name)
         if a is None:
@@ -124,7 +146,8 @@ class Node:
                              f"{dtypes.dtype_name(a.t.data_type)}, which is not supported")
         return numpy_helper.to_array(a.t)
 
-    def choice(self, name: str, default: str, supported: Sequence[str]) -> str:
+    def choice(self, name: builtins.str, default: builtins.str,
+               supported: Sequence[builtins.str]) -> builtins.str:
         """A string attribute whose other legal values the importer does not support."""
         value = self.str(name, default)
         if value not in supported:
@@ -134,14 +157,15 @@ class Node:
 
     # ------------------------------------------------------------------ outputs
     @property
-    def num_outputs(self) -> int:
+    def num_outputs(self) -> builtins.int:
         return len(self.proto.output)
 
-    def output_used(self, i: int) -> bool:
+    def output_used(self, i: builtins.int) -> bool:
         """Does a later node or the graph's outputs read output `i`?"""
         return i < len(self.proto.output) and self.proto.output[i] in self._used
 
-    def normalize_axis(self, axis: int, rank: int, what: str = "axis") -> int:
+    def normalize_axis(self, axis: builtins.int, rank: builtins.int,
+                       what: builtins.str = "axis") -> builtins.int:
         if not -rank <= axis < max(rank, 1):
             self.fail(f"{what} {axis} is out of range for rank {rank}")
         return axis + rank if axis < 0 else axis

@@ -156,6 +156,8 @@ def _export_error(exporter: str, what: str, err: BaseException, chosen: list[str
 
 def _example_inputs(torch, example) -> tuple[tuple, dict]:
     """(positional, keyword) inputs, each a tensor (numpy arrays are converted)."""
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
     if isinstance(example, Mapping):
         args, kwargs = (), {str(k): v for k, v in example.items()}
     elif isinstance(example, (tuple, list)):
@@ -163,7 +165,7 @@ def _example_inputs(torch, example) -> tuple[tuple, dict]:
     else:
         args, kwargs = (example,), {}
 
-    def tensor(where: str, x):
+    def tensor(where: str, x: object) -> object:
         if isinstance(x, torch.Tensor):
             return x.detach()
         import numpy as np

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from glow_mlir.frontends.torch.errors import MissingTorchError
 
 
-def require_torch():
+def require_torch() -> ModuleType:
     """The `torch` module; `MissingTorchError` when it cannot be imported."""
     try:
         import torch

@@ -319,7 +319,9 @@ def split(gm, support: ImporterSupport, min_ops: int = 2) -> tuple[object, list[
     from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
     _index_as_method(gm)
-    partitioner = CapabilityBasedPartitioner(gm, support,
+    # ImporterSupport is an OperatorSupportBase by its methods: subclassing it would import
+    # torch with this module, which must import without it
+    partitioner = CapabilityBasedPartitioner(gm, support,  # type: ignore[arg-type]
                                              allows_single_node_partition=min_ops <= 1)
     proposed = [p for p in partitioner.propose_partitions()
                 if sum(n.op != "get_attr" and n.target is not operator.getitem

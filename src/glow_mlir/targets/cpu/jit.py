@@ -178,7 +178,7 @@ def _sort_flags(ir_module) -> None:
 
 def is_loop_ir(module: ModuleOp) -> bool:
     """`module` holds the loop IR (`func.func`s: the production path, translated by
-    `conversion/loops_to_llvm_ir.py`), not the LLVM dialect (`--emit llvm`, glow-opt)."""
+    `conversion/loops_to_llvm_ir/`), not the LLVM dialect (`--emit llvm`, glow-opt)."""
     from xdsl.dialects import func
 
     return any(isinstance(op, func.FuncOp) for op in module.ops)

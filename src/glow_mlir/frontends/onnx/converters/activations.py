@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import i1
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx.builder import Value
@@ -15,7 +16,8 @@ from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import numpy_dtype
 
 
-def _ew(n: Node, cls: type[glow.GlowOp], *values: Value, elem=None) -> Value:
+def _ew(n: Node, cls: type[glow.GlowOp], *values: Value,
+        elem: Attribute | None = None) -> Value:
     return n.b.elementwise(cls, list(values), result_elem=elem)
 
 
@@ -30,7 +32,7 @@ def clip_to(n: Node, x: Value, lo: float, hi: float) -> Value:
         info = np.iinfo(dtype)
         lo, hi = max(lo, float(info.min)), min(hi, float(info.max))
     if n.b.foldable(x):
-        return n.b.from_const(np.minimum(np.maximum(x.const, lo), hi).astype(x.const.dtype))
+        return n.b.from_const(np.minimum(np.maximum(x.known, lo), hi).astype(x.known.dtype))
     if lo > hi:  # ONNX: every element becomes max
         return n.b.broadcast(_c(n, x, hi), x.shape)
     return n.b.op(glow.ClipOp, [x], x.type, min=float(lo), max=float(hi))
@@ -43,8 +45,8 @@ def clip(n: Node) -> Value:
         return clip_to(n, x, n.float("min", -math.inf), n.float("max", math.inf))
     lo, hi = n.optional(1), n.optional(2)
     if all(v is None or v.is_const for v in (lo, hi)):
-        return clip_to(n, x, -math.inf if lo is None else float(lo.const.reshape(-1)[0]),
-                       math.inf if hi is None else float(hi.const.reshape(-1)[0]))
+        return clip_to(n, x, -math.inf if lo is None else float(lo.known.reshape(-1)[0]),
+                       math.inf if hi is None else float(hi.known.reshape(-1)[0]))
     out = x
     if lo is not None:
         out = n.b.elementwise(glow.MaxOp, [out, lo], np.maximum)

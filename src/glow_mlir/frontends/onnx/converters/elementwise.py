@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import TensorProto
 from xdsl.dialects.builtin import f64, i1
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import is_float, is_int, is_unsigned
@@ -55,7 +56,7 @@ UNARY: dict[str, tuple[type[glow.GlowOp], Callable | None]] = {
 }
 
 
-def unary(op_type: str):
+def unary(op_type: str) -> Callable[[Node], Value]:
     cls, fold = UNARY[op_type]
 
     def convert(n: Node) -> Value:
@@ -99,7 +100,7 @@ def legacy_broadcast(n: Node, a: Value, b: Value) -> Value:
     return n.b.reshape(b, [1] * axis + list(b.shape) + [1] * (a.rank - axis - b.rank))
 
 
-def binary(op_type: str):
+def binary(op_type: str) -> Callable[[Node], Value]:
     cls, fold = BINARY[op_type]
 
     def convert(n: Node) -> Value:
@@ -110,7 +111,7 @@ def binary(op_type: str):
     return convert
 
 
-def variadic(op_type: str):
+def variadic(op_type: str) -> Callable[[Node], Value]:
     """Max, Min, Sum (= Add) over any number of inputs, broadcast together."""
     cls, fold = BINARY["Add" if op_type == "Sum" else op_type]
 
@@ -131,7 +132,7 @@ def mean(n: Node) -> Value:
     return n.b.elementwise(glow.DivOp, [total, count], onnx_div)
 
 
-def compare(op_type: str):
+def compare(op_type: str) -> Callable[[Node], Value]:
     cls, fold, swapped = COMPARE[op_type]
 
     def convert(n: Node) -> Value:
@@ -153,7 +154,7 @@ def pow_(n: Node) -> Value:
     if is_float(x.elem):
         return n.b.elementwise(glow.PowOp, [x, y], np.power)
     if n.b.foldable(x, y):
-        return n.b.from_const(np.power(x.const, y.const).astype(x.const.dtype))
+        return n.b.from_const(np.power(x.known, y.known).astype(x.known.dtype))
     r = n.b.elementwise(glow.PowOp, [n.b.convert(x, f64), n.b.convert(y, f64)])
     return n.b.convert(r, x.elem)
 
@@ -190,7 +191,7 @@ def sign(n: Node) -> Value:
     """(0 < x) - (x < 0), each converted to x's type."""
     x = n.input(0)
     if n.b.foldable(x):
-        return n.b.from_const(np.sign(x.const))
+        return n.b.from_const(np.sign(x.known))
     zero = n.b.scalar_like(x, 0)
     pos = n.b.convert(n.b.elementwise(glow.CmpLtOp, [zero, x], result_elem=i1), x.elem)
     if is_unsigned(x.elem):
@@ -231,8 +232,8 @@ def mod(n: Node) -> Value:
     a, b = n.b.broadcast_all([n.input(0), n.input(1)])
     fmod = n.int("fmod", 0)
     if n.b.foldable(a, b):
-        out = np.fmod(a.const, b.const) if fmod else np.mod(a.const, b.const)
-        return n.b.from_const(out.astype(a.const.dtype))
+        out = np.fmod(a.known, b.known) if fmod else np.mod(a.known, b.known)
+        return n.b.from_const(out.astype(a.known.dtype))
     if not (is_float(a.elem) or is_int(a.elem)):
         n.fail(f"inputs must be numeric, got {a.elem}")
     q = n.b.elementwise(glow.DivOp, [a, b])  # integers truncate toward zero already
@@ -254,7 +255,8 @@ def mod(n: Node) -> Value:
 # ---------------------------------------------------------------------- composed math
 
 
-def _math(n: Node, cls: type[glow.GlowOp], *values: Value, elem=None) -> Value:
+def _math(n: Node, cls: type[glow.GlowOp], *values: Value,
+          elem: Attribute | None = None) -> Value:
     return n.b.elementwise(cls, list(values), result_elem=elem)
 
 

@@ -8,6 +8,8 @@ constant index array; run-time ones become a few element-wise ops.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects.builtin import i1, i64
 
@@ -19,7 +21,7 @@ from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
 
 
-def _strides(shape) -> list[int]:
+def _strides(shape: Sequence[int]) -> list[int]:
     strides, acc = [], 1
     for d in reversed(shape):
         strides.append(acc)

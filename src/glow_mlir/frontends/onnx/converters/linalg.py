@@ -8,6 +8,8 @@ otherwise `mat_mul` plus an add. N-D MatMul broadcasts its batch dims and runs a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from glow_mlir.dialects import glow
@@ -17,7 +19,7 @@ from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
 
 
-def _prod(dims) -> int:
+def _prod(dims: Sequence[int]) -> int:
     return int(np.prod(dims, dtype=np.int64))
 
 

@@ -7,6 +7,7 @@ Glow's convolution and pools are 2-D (NCHW, OIHW filters, pads [top, left, botto
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import f32
@@ -21,7 +22,8 @@ from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
 
 
-def _window(n: Node, spatial: tuple[int, ...], kernels: list[int]):
+def _window(n: Node, spatial: tuple[int, ...],
+            kernels: list[int]) -> tuple[list[int], list[int], list[int]]:
     """strides, pads (ONNX order: all begins, then all ends) and dilations, with auto_pad
     resolved to explicit pads."""
     nd = len(spatial)
@@ -264,13 +266,13 @@ def average_pool(n: Node) -> Value:
     return _pool(n, "avg")
 
 
-def _global_pool(kind: str):
+def _global_pool(kind: str) -> Callable[[Node], Value]:
     def convert(n: Node) -> Value:
         x = n.input(0)
         if x.rank < 3:
             n.fail(f"input must have rank >= 3 (N, C, spatial...), got {fmt_shape(x.shape)}")
         if x.rank == 4:
-            cls = glow.MaxPoolOp if kind == "max" else glow.AvgPoolOp
+            cls: type[glow.GlowOp] = glow.MaxPoolOp if kind == "max" else glow.AvgPoolOp
             return n.b.op(cls, [x], n.b.tensor([*x.shape[:2], 1, 1], x.elem),
                           kernels=list(x.shape[2:]), strides=[1, 1], pads=[0, 0, 0, 0])
         cls = glow.BatchedReduceMaxOp if kind == "max" else glow.BatchedReduceMeanOp
@@ -368,7 +370,7 @@ def lrn(n: Node) -> Value:
                   alpha=n.float("alpha", 1e-4), beta=n.float("beta", 0.75), k=n.float("bias", 1.0))
 
 
-def _softmax(cls: type[glow.GlowOp]):
+def _softmax(cls: type[glow.GlowOp]) -> Callable[[Node], Value]:
     """Before opset 13 the input is coerced to 2-D at `axis` (default 1); from 13 the op
     works along `axis` (default -1)."""
 

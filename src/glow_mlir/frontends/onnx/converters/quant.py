@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import f32, f64, i1, i32
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float, is_int
@@ -34,7 +35,7 @@ def _per_tensor(scale: Value, zero: Value | None) -> tuple[float, int] | None:
         or (zero is not None and (not zero.is_const or zero.size != 1))
     ):
         return None
-    return float(scale.const.reshape(-1)[0]), 0 if zero is None else int(zero.const.reshape(-1)[0])
+    return float(scale.known.reshape(-1)[0]), 0 if zero is None else int(zero.known.reshape(-1)[0])
 
 
 def _axis_param(n: Node, v: Value, x: Value) -> Value:
@@ -57,7 +58,7 @@ def _check_block(n: Node) -> None:
         n.unsupported("blocked quantization (block_size)")
 
 
-def _storage(n: Node, zero: Value | None):
+def _storage(n: Node, zero: Value | None) -> Attribute:
     if zero is not None:
         return zero.elem
     to = n.int("output_dtype", 0)
@@ -98,7 +99,7 @@ def dequantize_linear(n: Node) -> Value:
             return n.b.op(glow.DequantizeOp, [x], n.b.tensor(x.shape, out_elem))
         if qtype is None and x.is_const and is_int(x.elem) and x.elem.width.data in (8, 16, 32):
             weights = n.b.from_const(
-                x.const,
+                x.known,
                 x.hint,
                 True,
                 n.b.tensor(x.shape, QuantizedType(x.elem, params[0], params[1])),
@@ -164,9 +165,9 @@ def _zero_shape(zero: Value, x: Value, role: str) -> list[int]:
 def _magnitude(n: Node, x: Value, zero: Value | None, role: str) -> np.ndarray | float:
     """|x - zero_point|: the centered values when both are constants, else their bound."""
     if x.is_const and (zero is None or zero.is_const):
-        centered = x.const.astype(np.float64)
+        centered = x.known.astype(np.float64)
         if zero is not None:
-            centered = centered - zero.const.astype(np.float64).reshape(_zero_shape(zero, x, role))
+            centered = centered - zero.known.astype(np.float64).reshape(_zero_shape(zero, x, role))
         return np.abs(centered)
     if not is_int(x.elem):
         n.fail(f"the integer product's operands must be integers, got {x.elem}")
@@ -174,12 +175,12 @@ def _magnitude(n: Node, x: Value, zero: Value | None, role: str) -> np.ndarray |
     if zero is None:
         return float(max(-int(info.min), int(info.max)))
     if zero.is_const:
-        z = zero.const.astype(np.float64)
+        z = zero.known.astype(np.float64)
         return float(np.max(np.maximum(np.abs(info.min - z), np.abs(info.max - z))))
     return float(int(info.max) - int(info.min))
 
 
-def _sum_type(n: Node, bound: float):
+def _sum_type(n: Node, bound: float) -> Attribute:
     """The float type that sums terms whose magnitudes add up to `bound` exactly."""
     if bound <= F32_EXACT:
         return f32
@@ -189,7 +190,7 @@ def _sum_type(n: Node, bound: float):
                   f"exact integers)")
 
 
-def _centered(n: Node, x: Value, zero: Value | None, role: str, elem) -> Value:
+def _centered(n: Node, x: Value, zero: Value | None, role: str, elem: Attribute) -> Value:
     """x - zero_point in `elem` (exact: both are small integers), the zero point broadcast
     by `role` (`_zero_shape`)."""
     xf = n.b.convert(x, elem)
@@ -253,7 +254,7 @@ def _conv_sum(n: Node, x: Value, x_zero: Value | None, w: Value, w_zero: Value |
         if not is_int(bias.elem) or bias.rank != 1 or bias.size != w.shape[0]:
             n.fail(f"the bias must be int32 of shape [{w.shape[0]}], got {bias.elem} "
                    f"{list(bias.shape)}")
-        bound += (float(np.max(np.abs(bias.const.astype(np.float64)), initial=0.0))
+        bound += (float(np.max(np.abs(bias.known.astype(np.float64)), initial=0.0))
                   if bias.is_const else 2.0 ** 31)
     elem = _sum_type(n, bound)
     xc = _centered(n, x, x_zero, "row", elem)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 from xdsl.dialects.builtin import i1
@@ -111,7 +111,9 @@ def _activations(n: Node, defaults: Sequence[str], directions: int) -> list[list
                    f"ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)")
         a = next(alphas, kind.alpha) if kind.alpha is not None else 0.0
         b = next(betas, kind.beta) if kind.beta is not None else 0.0
-        funcs.append(lambda x, kind=kind, a=a, b=b: kind.build(n, x, a, b))
+        def apply(x: Value, kind: _ActivationKind = kind, a: float = a, b: float = b) -> Value:
+            return kind.build(n, x, a, b)  # defaults: this iteration's kind, a, b
+        funcs.append(apply)
     return [funcs[d * per_direction:(d + 1) * per_direction] for d in range(directions)]
 
 
@@ -193,6 +195,7 @@ def _gru_step(d: Direction, x: Value, state: State) -> State:
     zr = d.act(0, d.add(d.gate(x, 0, 2), d.matmul(h, r_zr)))  # z and r: one activation
     z, r = d.gate(zr, 0), d.gate(zr, 1)
     if d.options["linear_before_reset"]:
+        assert d.reset_bias is not None  # set with linear_before_reset (convert)
         recurrent = d.mul(r, d.add(d.matmul(h, r_h), d.reset_bias))
     else:
         recurrent = d.matmul(d.mul(r, h), r_h)
@@ -279,7 +282,7 @@ class _Lengths:
             n.fail(f"sequence_lens has shape {fmt_shape(lens.shape)}, expected {batch} "
                    f"(the batch size)")
         if lens.is_const:
-            known = lens.const.astype(np.int64)
+            known = lens.known.astype(np.int64)
             if known.size and (known.min() < 0 or known.max() > steps):
                 n.fail(f"sequence_lens holds {known.tolist()}, outside 0..{steps} (the "
                        f"sequence length)")
@@ -302,7 +305,7 @@ class _Lengths:
         valid = t < self.known
         return bool(valid.all()) or (self._mask(valid) if valid.any() else False)
 
-    def nonempty(self) -> Value | bool:
+    def nonempty(self) -> Value | Literal[True]:
         """The entries of nonzero length, whose final state is kept (True: all)."""
         if self.runtime is not None:
             return self._compare(0)
@@ -316,7 +319,7 @@ class _Lengths:
         return self.n.b.elementwise(glow.CmpLtOp, [step, self.runtime], result_elem=i1)
 
 
-def _keep(n: Node, valid: Value | bool, new: Value, old: Value) -> Value:
+def _keep(n: Node, valid: Value | Literal[True], new: Value, old: Value) -> Value:
     return new if valid is True else n.b.select(valid, new, old)
 
 

@@ -33,8 +33,8 @@ def reduce(b: GraphBuilder, cls: type[glow.GlowOp], x: Value, axes: list[int],
     axes = sorted(set(axes))
     kept = [1 if i in axes else d for i, d in enumerate(x.shape)]
     if b.foldable(x) and x.size:  # numpy's max/min of nothing raises; the kernel knows
-        out = REDUCERS[cls](x.const, axis=tuple(axes), keepdims=keepdims)
-        return b.from_const(np.asarray(out).astype(x.const.dtype))
+        out = REDUCERS[cls](x.known, axis=tuple(axes), keepdims=keepdims)
+        return b.from_const(np.asarray(out).astype(x.known.dtype))
     out = b.op(cls, [x], b.tensor(reduced_shape(x.shape, axes), x.elem), axes=axes)
     return b.reshape(out, kept) if keepdims else out
 
@@ -50,7 +50,7 @@ def _reduce_axes(n: Node, x: Value, since_input: int) -> list[int] | None:
     return [n.normalize_axis(a, x.rank) for a in axes]
 
 
-def reduction(op_type: str):
+def reduction(op_type: str) -> Callable[[Node], Value]:
     """Reduce* converters; the axes moved to an input in opset 13 (Sum) or 18 (others)."""
     since = 13 if op_type == "ReduceSum" else 18
 
@@ -122,7 +122,7 @@ def _identity_reduction(n: Node, op_type: str, x: Value) -> Value:
 # ---------------------------------------------------------------------- arg max/min, top-k
 
 
-def arg_reduction(op_type: str):
+def arg_reduction(op_type: str) -> Callable[[Node], Value]:
     cls = glow.ArgMaxOp if op_type == "ArgMax" else glow.ArgMinOp
 
     def convert(n: Node) -> Value:
@@ -191,9 +191,9 @@ def cumsum(n: Node) -> Value:
     if exclusive:
         take &= rows != cols
     if n.b.foldable(x):
-        moved = np.moveaxis(x.const, axis, -1)
-        out = (moved.astype(np.float64 if moved.dtype.kind == "f" else np.int64) @ take).astype(
-            x.const.dtype
+        last = np.moveaxis(x.known, axis, -1)
+        out = (last.astype(np.float64 if last.dtype.kind == "f" else np.int64) @ take).astype(
+            x.known.dtype
         )
         return n.b.from_const(np.moveaxis(out, -1, axis))
     perm = [i for i in range(x.rank) if i != axis] + [axis]

@@ -164,25 +164,26 @@ def resize(n: Node) -> Value:
         n.fail("exactly one of scales and sizes must be given")
     scales = [1.0] * x.rank
     out = list(x.shape)
-    if given_scales:
+    if scales_in is not None and given_scales:
         values = [float(s) for s in scales_in.reshape(-1)]
         if len(values) != len(axes) or any(s <= 0 for s in values):
             n.fail(f"scales {values} must be positive, one per resized axis ({len(axes)})")
         for a, s in zip(axes, values):
             scales[a], out[a] = s, int(math.floor(x.shape[a] * s))
     else:
-        values = [int(s) for s in sizes_in.reshape(-1)]
-        if len(values) != len(axes) or any(s <= 0 for s in values):
-            n.fail(f"sizes {values} must be positive, one per resized axis ({len(axes)})")
+        assert sizes_in is not None  # exactly one of scales and sizes is given
+        sizes = [int(s) for s in sizes_in.reshape(-1)]
+        if len(sizes) != len(axes) or any(s <= 0 for s in sizes):
+            n.fail(f"sizes {sizes} must be positive, one per resized axis ({len(axes)})")
         policy = n.choice(
             "keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller")
         )
-        ratios = [size / x.shape[a] for a, size in zip(axes, values)]
+        ratios = [size / x.shape[a] for a, size in zip(axes, sizes)]
         if policy != "stretch":
             common = min(ratios) if policy == "not_larger" else max(ratios)
             ratios = [common] * len(axes)
-            values = [int(math.floor(x.shape[a] * common + 0.5)) for a in axes]
-        for a, size, r in zip(axes, values, ratios):
+            sizes = [int(math.floor(x.shape[a] * common + 0.5)) for a in axes]
+        for a, size, r in zip(axes, sizes, ratios):
             scales[a], out[a] = r, size
     # antialias only changes linear and cubic interpolation, and only when downsampling
     antialias = bool(n.int("antialias", 0)) and any(s < 1.0 for s in scales)

@@ -36,6 +36,7 @@ def constant(n: Node) -> Value:
         array = np.asarray(n.ints("value_ints"), dtype=np.int64)
     else:
         n.fail("has no value attribute")
+    assert array is not None  # n.tensor is None only for an absent attribute
     return n.b.from_const(array, n.proto.output[0])
 
 
@@ -80,7 +81,7 @@ def nonzero(n: Node) -> Value | np.ndarray:
     be a graph output."""
     x = n.input(0)
     if x.is_const:
-        return np.asarray(np.nonzero(x.const), dtype=np.int64).reshape(x.rank, -1)
+        return np.asarray(np.nonzero(x.known), dtype=np.int64).reshape(x.rank, -1)
     b = n.b
     op = b.emit(glow.NonZeroOp, [x], [b.tensor([x.rank, x.size], i64), b.tensor([], i64)])
     b.bounded[op.results[0]] = (op.results[1], 1, "NonZero")

@@ -8,6 +8,8 @@ constant input, depending on the model's opset.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import numpy as np
 
 from glow_mlir.dialects import glow
@@ -16,7 +18,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.node import Node
 
 
-def _prod(dims) -> int:
+def _prod(dims: Sequence[int]) -> int:
     return int(np.prod(dims, dtype=np.int64))
 
 
@@ -65,7 +67,7 @@ def _axes(n: Node, since_input: int, what: str = "axes") -> list[int] | None:
 
 def squeeze(n: Node) -> Value:
     x = n.input(0)
-    axes = _axes(n, 13)
+    axes: Collection[int] | None = _axes(n, 13)
     if axes is None:
         axes = [i for i, d in enumerate(x.shape) if d == 1]
     axes = {n.normalize_axis(a, x.rank) for a in axes}
@@ -141,6 +143,8 @@ def split(n: Node) -> list[Value]:
 
 def slice_ranges(n: Node, shape: tuple[int, ...]) -> list[range]:
     """Per-dim index ranges of ONNX Slice, clamped as the spec says."""
+    starts: list[int] | None
+    ends: list[int] | None
     if n.opset < 10:
         starts, ends = n.ints("starts"), n.ints("ends")
         axes, steps = n.ints("axes", None), None
@@ -191,7 +195,7 @@ def gather(n: Node) -> Value:
     data, indices = n.input(0), n.input(1)
     axis = n.normalize_axis(n.int("axis", 0), data.rank)
     if indices.is_const:  # negative indices count back; make them plain at import
-        idx = indices.const
+        idx = indices.known
         if idx.size and (idx.min() < -data.shape[axis] or idx.max() >= data.shape[axis]):
             n.fail(f"indices out of range for dim {axis} of size {data.shape[axis]}")
         indices = n.b.from_const(np.where(idx < 0, idx + data.shape[axis], idx))
@@ -204,6 +208,7 @@ def gather(n: Node) -> Value:
 def expand(n: Node) -> Value:
     x = n.input(0)
     target = n.const_ints(1, "the target shape")
+    assert target is not None  # validation.py: Expand has its two inputs
     try:
         shape = np.broadcast_shapes(x.shape, tuple(target))
     except ValueError:
@@ -219,7 +224,7 @@ def tile(n: Node) -> Value:
             f"repeats {repeats} must give one non-negative count per dim of {fmt_shape(x.shape)}"
         )
     if n.b.foldable(x) and x.size * max(_prod(repeats), 1) <= 1 << 16:
-        return n.b.from_const(np.tile(x.const, repeats))
+        return n.b.from_const(np.tile(x.known, repeats))
     if 0 in repeats:
         n.unsupported("repeats of 0 (an empty result)")
     out = x
@@ -236,7 +241,7 @@ def pad(n: Node) -> Value:
     x = n.input(0)
     mode = n.choice("mode", "constant", ("constant", "reflect", "edge", "wrap"))
     if n.opset < 11:
-        pads = n.ints("pads" if n.opset >= 2 else "paddings")
+        pads: list[int] | None = n.ints("pads" if n.opset >= 2 else "paddings")
         value = n.float("value", 0.0)
         axes = None
     else:
@@ -264,7 +269,10 @@ def pad(n: Node) -> Value:
     if n.b.foldable(x):
         np_mode = {"reflect": "reflect", "edge": "edge"}.get(mode, "constant")
         kw = {"constant_values": value} if np_mode == "constant" else {}
-        return n.b.from_const(np.pad(x.const, list(zip(begin, end)), mode=np_mode, **kw))
+        # numpy's stubs type `mode` as a Literal and each keyword apart; np_mode is one of
+        # the three, kw at most constant_values
+        return n.b.from_const(np.pad(x.known, list(zip(begin, end)), mode=np_mode,  # type: ignore[call-overload]
+                                     **kw))
     shape = [d + b + e for d, b, e in zip(x.shape, begin, end)]
     return n.b.op(glow.PadOp, [x], n.b.tensor(shape, x.elem), pads=begin + end, mode=mode,
                   value=value)
