@@ -141,11 +141,11 @@ def test_the_inputs_take_every_branch():
         ifs = [op for op in module.walk() if isinstance(op, glow.IfOp)]
         real = graph_evaluator.run_block
 
-        def spy(block, env, real=real, taken=taken, ifs=ifs):
+        def spy(block, env, observe=None, *, real=real, taken=taken, ifs=ifs):
             parent = block.parent_op()
             if isinstance(parent, glow.IfOp):
                 taken.add((ifs.index(parent), block is parent.then_region.block))
-            return real(block, env)
+            return real(block, env, observe)
 
         graph_evaluator.run_block = spy
         try:
