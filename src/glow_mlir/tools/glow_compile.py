@@ -64,9 +64,16 @@ def backend_name(text: str) -> str:
     raise argparse.ArgumentTypeError(str(unknown_backend(text)))
 
 
-def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
-    """The model arguments glow-compile and glow-run share."""
-    p.add_argument("model", help=model_help)
+def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file",
+                        caffe2: bool = False) -> None:
+    """The model arguments glow-compile and glow-run share (`caffe2`: the model may be a
+    Caffe2 pair, `--caffe2 PREDICT INIT`, instead)."""
+    p.add_argument("model", help=model_help, nargs="?" if caffe2 else None)
+    if caffe2:
+        p.add_argument("--caffe2", nargs=2, metavar=("PREDICT", "INIT"),
+                       help="a Caffe2 model instead of MODEL: its predict net and init net "
+                            "(NetDef .pb or .pbtxt files); give every input's shape with "
+                            "--input-shape")
     p.add_argument("--backend", default=None, type=backend_name,
                    help=f"what compiles and runs the model: {', '.join(backend_names())} "
                         f"(default: {DEFAULT_BACKEND}, native code)")
@@ -113,6 +120,35 @@ def backend_options(args: argparse.Namespace) -> dict[str, object]:
     return {**options, "scratchpad_kib": args.scratchpad_kib}
 
 
+def resolve_model(args: argparse.Namespace, prog: str) -> None:
+    """`args.model`: the MODEL argument, or the (predict, init) pair `--caffe2` gives."""
+    caffe2 = getattr(args, "caffe2", None)
+    if caffe2 and args.model:
+        raise UserError(f"give either MODEL or --caffe2 PREDICT INIT, not both (see {prog} "
+                        f"--help)")
+    if caffe2:
+        args.model = tuple(caffe2)
+    elif not args.model:
+        raise UserError(f"the following arguments are required: model (or --caffe2 PREDICT "
+                        f"INIT) (see {prog} --help)")
+
+
+def model_path(model: object) -> str:
+    """The file that names a model in reports and bundles (a Caffe2 pair: its predict net)."""
+    return str(model[0] if isinstance(model, tuple) else model)
+
+
+def import_model(model: object, shapes: dict[str, tuple[int, ...]] | None) -> object:
+    """An ONNX model or a Caffe2 (predict, init) pair as a `glow` module."""
+    if isinstance(model, tuple):
+        from glow_mlir.frontends.caffe2 import import_caffe2
+
+        return import_caffe2(model[0], model[1], shapes)
+    from glow_mlir.frontends.onnx import import_onnx
+
+    return import_onnx(model, shapes)  # type: ignore[arg-type]
+
+
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
     return dict(args.input_shape) or None
 
@@ -120,7 +156,7 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
+    add_model_arguments(p, caffe2=True)
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, unless --emit-bundle is given)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -170,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from glow_mlir.ir import progress
 
     with user_errors_exit("glow-compile", args.debug):
+        resolve_model(args, "glow-compile")
         # the cyclic collector paused, as in compile() (ir/gc_pause.py)
         with progress.recording(show=False if args.quiet else None) as recorder, paused_gc():
             compile_and_emit(args)
@@ -223,13 +260,11 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             require_memory_plan(instr_disable, "an AOT bundle (--emit-bundle)")
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
-                args.network_name or bundle.default_network_name(args.model))
+                args.network_name or bundle.default_network_name(model_path(args.model)))
             from glow_mlir.targets.cpu.jit import check_target
 
             check_target(args.cpu, args.cpu_features)  # before LLVM can abort on them
             bundle_dir = cleanup.enter_context(staged_directory(args.emit_bundle))
-        from glow_mlir.frontends.onnx import import_onnx
-
         options = backend_options(args)
         if args.emit == "accel" or args.accel_report:
             if args.backend == "cpu":
@@ -241,7 +276,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             args.backend = "cpu"  # LLVM code is the cpu backend's
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
         with progress.stage("import"):
-            module = import_onnx(args.model, input_shapes(args))
+            module = import_model(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if optimized:
             optimize_graph(module, args.backend, graph_disable, args.print_ir_after_each)
@@ -267,7 +302,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.emit == "instr":
                 _emit(module, args.output)
             if args.memory_report:
-                _write(args.memory_report, report.to_json(model=args.model) + "\n")
+                _write(args.memory_report, report.to_json(model=model_path(args.model)) + "\n")
             if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
                 from glow_mlir.runtime.bundle import write_bundle
 
@@ -316,7 +351,7 @@ def save_model(args: argparse.Namespace) -> None:
                               **({} if args.threads is None else {"num_threads": args.threads}))
     model.save(args.save)
     if args.memory_report:
-        _write(args.memory_report, model.memory.to_json(model=args.model) + "\n")
+        _write(args.memory_report, model.memory.to_json(model=model_path(args.model)) + "\n")
 
 
 @contextmanager
@@ -355,13 +390,13 @@ def _accel(module, args: argparse.Namespace, options: dict, disable) -> None:
     if args.emit == "accel":
         _emit(module, args.output)  # written before a report can fail
     if args.memory_report:
-        _write(args.memory_report, report.to_json(model=args.model) + "\n")
+        _write(args.memory_report, report.to_json(model=model_path(args.model)) + "\n")
     if args.accel_report:
         import json
 
         from glow_mlir.targets.accel.simulator import AccelSimulator
 
-        figures = {"model": args.model, **AccelSimulator(module).report.as_dict()}
+        figures = {"model": model_path(args.model), **AccelSimulator(module).report.as_dict()}
         _write(args.accel_report, json.dumps(figures, indent=2) + "\n")
     if args.emit in _CODE:
         from glow_mlir.targets.accel.native import lower_accel_to_llvm, lower_accel_to_loops
