@@ -236,7 +236,8 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp | tup
                   cache: bool = True,
                   **backend_options: object) -> CompiledModel:
     """Import and compile `model` for `backend`: an ONNX model (ModelProto, bytes, a path),
-    a Caffe2 model (a (predict net, init net) pair of paths, bytes or NetDefs), or a model in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
+    a Caffe2 model (a (predict net, init net) pair of paths, bytes or NetDefs), or a model
+    in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
     function is a `glow` graph or a `glow_ir` program (`runtime.ir_models`).
 
     `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);

@@ -13,7 +13,7 @@ translation records every unsupported op type and argument value and raises one
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -89,7 +89,7 @@ class Caffe2Importer:
         module = ModuleOp([fn])
         self.b = GraphBuilder(module, fn)
         for name, arg in zip(inputs, fn.body.block.args):
-            check_fits(f"input '{name}'", arg.type)
+            check_fits(f"input '{name}'", cast(TensorType, arg.type))
             arg.name_hint = valid_name(name)
             self.values[name] = self.b.from_ssa(arg)
         self.used = {n for _, net in self._nets() for op in net.op for n in op.input}

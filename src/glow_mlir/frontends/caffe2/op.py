@@ -6,6 +6,7 @@ what an ONNX op means once its arguments are renamed (the builder and its checks
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -97,42 +98,44 @@ class C2Op:
     def float(self, name: str, default: Any = _REQUIRED) -> float:
         return float(self._arg(name, "f", default))
 
-    def str(self, name: str, default: Any = _REQUIRED) -> str:
+    def str(self, name: builtins.str, default: Any = _REQUIRED) -> builtins.str:
         value = self._arg(name, "s", default)
         return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
 
-    def bytes(self, name: str) -> bytes:
-        return bytes(self._arg(name, "s", _REQUIRED))
+    def bytes(self, name: builtins.str) -> builtins.bytes:
+        return builtins.bytes(self._arg(name, "s", _REQUIRED))
 
-    def ints(self, name: str, default: Any = _REQUIRED) -> list[int]:
+    def ints(self, name: builtins.str, default: Any = _REQUIRED) -> list[builtins.int]:
         if name not in self._args:
             if default is _REQUIRED:
                 self.fail(f"requires argument '{name}'")
             return default  # type: ignore[no-any-return]
-        return [int(v) for v in self._args[name].ints]
+        return [builtins.int(v) for v in self._args[name].ints]
 
-    def floats(self, name: str, default: Any = _REQUIRED) -> list[float]:
+    def floats(self, name: builtins.str, default: Any = _REQUIRED) -> list[builtins.float]:
         if name not in self._args:
             if default is _REQUIRED:
                 self.fail(f"requires argument '{name}'")
             return default  # type: ignore[no-any-return]
-        return [float(v) for v in self._args[name].floats]
+        return [builtins.float(v) for v in self._args[name].floats]
 
-    def order(self) -> str:
+    def order(self) -> builtins.str:
         """The `order` argument, NCHW (the default) or NHWC."""
         order = self.str("order", "NCHW")
         if order not in ("NCHW", "NHWC"):
             self.unsupported(f"order '{order}' (supported: 'NCHW', 'NHWC')")
         return order
 
-    def normalize_axis(self, axis: int, rank: int, what: str = "axis") -> int:
+    def normalize_axis(self, axis: builtins.int, rank: builtins.int,
+                       what: builtins.str = "axis") -> builtins.int:
         if not -rank <= axis < max(rank, 1):
             self.fail(f"{what} {axis} is out of range for rank {rank}")
         return axis + rank if axis < 0 else axis
 
     # ------------------------------------------------------------------ ONNX converters
-    def onnx(self, convert: Callable[[Node], Any], op_type: str,
-             inputs: Sequence[Value | None], opset: int = 13, outputs: int = 1,
+    def onnx(self, convert: Callable[[Node], Any], op_type: builtins.str,
+             inputs: Sequence[Value | None], opset: builtins.int = 13,
+             outputs: builtins.int = 1,
              **attrs: Any) -> Any:
         """`convert` (an ONNX converter) on an ONNX node `op_type` with these inputs and
         attributes; errors name this Caffe2 op (the builder's context)."""

@@ -9,14 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.frontends.caffe2.op import C2Op
 from glow_mlir.frontends.caffe2.schema import DATA_TYPES
 from glow_mlir.frontends.onnx.builder import Value
-from glow_mlir.ir.element_types import element_type
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
+
+UINT8 = IntegerType(8, Signedness.UNSIGNED)
+"""The storage of Caffe2's 8-bit tensors."""
+INT32 = IntegerType(32)
+"""The storage of its quantized biases."""
 
 
 def _shape(op: C2Op, name: str = "shape") -> list[int]:
@@ -81,14 +85,14 @@ def int8_given_tensor_fill(op: C2Op) -> Value:
     array = _known(op, data, np.uint8, _shape(op), "'values'")
     if not 0 <= zero <= 255:
         op.fail(f"Y_zero_point {zero} is outside uint8's range")
-    return _weight(op, array, QuantizedType(element_type(np.uint8), scale, zero))
+    return _weight(op, array, QuantizedType(UINT8, scale, zero))
 
 
 def int8_given_int_tensor_fill(op: C2Op) -> Value:
     """int32 values (a quantized bias) with Y_scale and Y_zero_point."""
     scale, zero = _qparams(op)
     array = _known(op, op.ints("values"), np.int32, _shape(op), "'values'")
-    return _weight(op, array, QuantizedType(element_type(np.int32), scale, zero))
+    return _weight(op, array, QuantizedType(INT32, scale, zero))
 
 
 _CONSTANT_DTYPES = {DATA_TYPES["FLOAT"]: np.float32, DATA_TYPES["INT32"]: np.int32,
@@ -107,7 +111,7 @@ def constant_fill(op: C2Op) -> Value:
     elif op.num_inputs:
         x = op.input(0)
         if op.int("input_as_shape", 0):
-            if not x.is_const or x.rank != 1:
+            if x.const is None or x.rank != 1:
                 op.unsupported("input_as_shape with a shape computed at run time")
             shape = [int(d) for d in x.const]
         else:
@@ -127,5 +131,5 @@ def constant_fill(op: C2Op) -> Value:
     problem = exceeds_memory(tensor_bytes(shape, np.dtype(dtype).itemsize))
     if problem:
         op.fail(f"shape {shape} {problem}")
-    array = np.full(shape, value, dtype=dtype)
+    array: np.ndarray = np.full(shape, value, dtype=dtype)
     return op.b.from_const(array, op.proto.output[0] if op.proto.output else "cst")

@@ -65,8 +65,8 @@ def window(op: C2Op, nd: int, kernels: list[int] | None,
     kernel = _hw(op, "kernel", None, nd) or kernels
     if kernel is None:
         op.fail("requires the kernel size ('kernel', 'kernel_h'/'kernel_w' or 'kernels')")
-    strides = _hw(op, "stride", 1, nd)
-    dilations = _hw(op, "dilation", 1, nd)
+    strides = _hw(op, "stride", 1, nd) or []
+    dilations = _hw(op, "dilation", 1, nd) or []
     pads = _pads(op, nd)
     if any(v < 0 for v in [*pads]) or any(v < 1 for v in [*kernel, *strides, *dilations]):
         op.fail(f"kernel {kernel}, strides {strides}, dilations {dilations} and pads {pads} "

@@ -9,18 +9,14 @@ passes see the same pattern (and give the same numbers) whichever frontend built
 
 from __future__ import annotations
 
-import numpy as np
-
 from xdsl.dialects.builtin import f32
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape, is_float
 from glow_mlir.frontends.caffe2.converters import nn
+from glow_mlir.frontends.caffe2.converters.fills import UINT8
 from glow_mlir.frontends.caffe2.op import C2Op
 from glow_mlir.frontends.onnx.builder import Value
-from glow_mlir.ir.element_types import element_type
-
-
 
 
 def _out_type(op: C2Op) -> QuantizedType:
@@ -29,7 +25,7 @@ def _out_type(op: C2Op) -> QuantizedType:
         op.fail(f"Y_scale must be positive, got {scale}")
     if not 0 <= zero <= 255:
         op.fail(f"Y_zero_point {zero} is outside uint8's range")
-    return QuantizedType(element_type(np.uint8), scale, zero)
+    return QuantizedType(UINT8, scale, zero)
 
 
 def _quantize(op: C2Op, x: Value) -> Value:

@@ -108,7 +108,7 @@ def split(op: C2Op) -> list[Value]:
     axis = op.normalize_axis(_concat_axis(op), x.rank)
     if op.num_inputs > 1:
         sizes_value = op.input(1)
-        if not sizes_value.is_const:
+        if sizes_value.const is None:
             op.unsupported("split sizes computed at run time")
         sizes = [int(s) for s in sizes_value.const.reshape(-1)]
     else:
@@ -136,7 +136,7 @@ def reshape(op: C2Op) -> list[Value | None]:
         if op.has("shape"):
             op.fail("gives the new shape both as an argument and as an input")
         spec_value = op.input(1)
-        if not spec_value.is_const:
+        if spec_value.const is None:
             op.unsupported("a new shape computed at run time")
         spec = [int(d) for d in spec_value.const.reshape(-1)]
     elif op.has("shape"):
