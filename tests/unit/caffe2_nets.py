@@ -152,3 +152,28 @@ def nhwc_net(seed: int = 0) -> Model:
          pad_r=1, order="NHWC")
     m.predict.external_output.append("avg")
     return m
+
+
+def int8_net(seed: int = 0) -> Model:
+    """data [1, 6, 6, 3] (NHWC) -> Int8Quantize -> Int8ConvRelu 3x3 (uint8 filter, int32
+    bias) -> Int8FC -> Int8Dequantize: Caffe2's quantized ops as Glow's loader took them."""
+    m = Model(seed)
+    m.predict.external_input.append("data")
+    rng = m.rng
+    w = rng.integers(90, 166, size=(4, 3, 3, 3), dtype=np.uint8)  # M x kH x kW x C
+    b = rng.integers(-200, 200, size=(4,), dtype=np.int32)
+    fw = rng.integers(80, 176, size=(5, 64), dtype=np.uint8)
+    fb = rng.integers(-300, 300, size=(5,), dtype=np.int32)
+    q = {"w": (w, 0.02, 128), "b": (b, 0.05 * 0.02, 0), "fw": (fw, 0.03, 128),
+         "fb": (fb, 0.1 * 0.03, 0)}
+    for name, (array, scale, zero) in q.items():
+        int8_fill(m.init, name, array, scale, zero)
+        m.predict.external_input.append(name)
+    m.quant = q  # type: ignore[attr-defined]
+    m.op("Int8Quantize", ["data"], ["xq"], Y_scale=0.05, Y_zero_point=128)
+    m.op("Int8ConvRelu", ["xq", "w", "b"], ["conv"], kernel=3, order="NHWC", Y_scale=0.1,
+         Y_zero_point=0)
+    m.op("Int8FC", ["conv", "fw", "fb"], ["fc"], Y_scale=0.2, Y_zero_point=120)
+    m.op("Int8Dequantize", ["fc"], ["out"])
+    m.predict.external_output.append("out")
+    return m
