@@ -63,6 +63,13 @@ def op_label(op: Any, index: int, net: str) -> str:
     return f"{where} (output '{op.output[0]}')" if op.output else where
 
 
+class Caffe2Builder(GraphBuilder):
+    """The ONNX importer's builder, whose messages name Caffe2 ops as ops."""
+
+    def context(self) -> str:
+        return f"op '{self.node_label}' ({self.node_op})" if self.node_op else "the model"
+
+
 class Caffe2Importer:
     """One translation: the builder, the blob map (name -> Value, or None when downstream
     of something unsupported), and the problems found so far."""
@@ -87,7 +94,7 @@ class Caffe2Importer:
         fn = func.FuncOp("main", (arg_types, []), arg_attrs=ArrayAttr(
             [DictionaryAttr({NAME_ATTR: StringAttr(name)}) for name in inputs]))
         module = ModuleOp([fn])
-        self.b = GraphBuilder(module, fn)
+        self.b = Caffe2Builder(module, fn)
         for name, arg in zip(inputs, fn.body.block.args):
             check_fits(f"input '{name}'", cast(TensorType, arg.type))
             arg.name_hint = valid_name(name)

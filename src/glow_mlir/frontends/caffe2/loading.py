@@ -28,7 +28,7 @@ def load_net(source: NetSource, role: str) -> Any:
             return source
         return _parse(source.SerializeToString(), f"the {role}", role)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _parse(bytes(source), f"the {role} bytes", role)
+        return _parse(bytes(source), f"the {role} (bytes)", role)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         what = f"the {role} '{path}'"
