@@ -64,3 +64,17 @@ def test_the_model_takes_paths_bytes_and_netdefs(tmp_path) -> None:
                               (model.predict, model.init), [text, init])]
     for y in results[1:]:
         np.testing.assert_array_equal(y, results[0])
+
+
+def test_the_model_cache_keys_both_nets() -> None:
+    """A second compile of the same pair is a model-cache hit with the same numbers; other
+    weights in the init net alone are another model (the key covers both nets)."""
+    model = nets.mlp()
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    first = glow_mlir.compile(model.pair(), input_shapes={"data": (4, 16)})
+    again = glow_mlir.compile(model.pair(), input_shapes={"data": (4, 16)})
+    np.testing.assert_array_equal(first(x)[0], again(x)[0])
+    values = next(a for a in model.init.op[0].arg if a.name == "values")
+    values.floats[0] += 1.0
+    changed = glow_mlir.compile(model.pair(), input_shapes={"data": (4, 16)})
+    assert not np.array_equal(first(x)[0], changed(x)[0])
