@@ -176,7 +176,9 @@ class Caffe2Importer:
                 continue
             b.node_label, b.node_op = label, op.type
             try:
-                outs = converter(C2Op(op, label, b, values, self.used))  # type: ignore[arg-type]
+                # no input is None here (checked above)
+                known = cast(dict[str, Value], values)
+                outs = converter(C2Op(op, label, b, known, self.used))
             except UnsupportedFeature as err:
                 self.problems.append(Unsupported(op.type, label, err.why))
                 for name in op.output:

@@ -109,14 +109,14 @@ class C2Op:
         if name not in self._args:
             if default is _REQUIRED:
                 self.fail(f"requires argument '{name}'")
-            return default  # type: ignore[no-any-return]
+            return list(default)
         return [builtins.int(v) for v in self._args[name].ints]
 
     def floats(self, name: builtins.str, default: Any = _REQUIRED) -> list[builtins.float]:
         if name not in self._args:
             if default is _REQUIRED:
                 self.fail(f"requires argument '{name}'")
-            return default  # type: ignore[no-any-return]
+            return list(default)
         return [builtins.float(v) for v in self._args[name].floats]
 
     def order(self) -> builtins.str:

@@ -5,6 +5,7 @@ Split, Reshape (and its old-shape output), Transpose, Dropout and Clip.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from glow_mlir.frontends.onnx.converters import elementwise as onnx_ew
 from glow_mlir.frontends.onnx.converters import tensor as onnx_tensor
 
 
-def unary(op_type: str):  # type: ignore[no-untyped-def]
+def unary(op_type: str) -> Callable[[C2Op], Value]:
     cls, fold = onnx_ew.UNARY[op_type]
 
     def convert(op: C2Op) -> Value:
@@ -26,7 +27,7 @@ def unary(op_type: str):  # type: ignore[no-untyped-def]
     return convert
 
 
-def binary(op_type: str):  # type: ignore[no-untyped-def]
+def binary(op_type: str) -> Callable[[C2Op], Value]:
     """A op B. With `broadcast=1`, B's dims line up with A's from `axis` (default -1: B's
     trailing dims with A's) and the result has A's shape (Caffe2's legacy broadcast);
     without it, numpy's broadcasting (Caffe2's since 2018)."""
@@ -70,7 +71,7 @@ def dropout(op: C2Op) -> list[Value | None]:
 
 
 def transpose(op: C2Op) -> Value:
-    axes = op.ints("axes", None)
+    axes = op.ints("axes") if op.has("axes") else None
     return op.onnx(onnx_tensor.transpose, "Transpose", [op.input(0)], perm=axes)
 
 
