@@ -55,16 +55,19 @@ def test_garbage_bytes_are_not_a_netdef(tmp_path, capsys) -> None:
 
 @pytest.mark.parametrize("which", ["predict", "init"])
 def test_truncated_protobufs(tmp_path, capsys, which: str) -> None:
-    """Cut in the middle of a message: protobuf's parser refuses it, or (cut between
-    fields) the net reads a blob nobody defines; both say so."""
+    """Every cut of either net (every 7th length) is a Caffe2ImportError that says the file
+    may be truncated: protobuf's parser refuses a cut inside a field; a cut between fields
+    leaves a net that lacks outputs or weights or reads a blob nobody defines."""
     predict, init = nets.lenet().pair()
-    if which == "predict":
-        predict = predict[: len(predict) * 2 // 3 + 1]
-    else:
-        init = init[: len(init) // 2 + 1]
-    with pytest.raises(Caffe2ImportError, match="truncated"):
-        import_caffe2(predict, init, LENET_SHAPE)
-    err = _cli(capsys, tmp_path, predict, init, "--input-shape", "data=2x1x28x28")
+    whole = predict if which == "predict" else init
+    for length in range(1, len(whole), 7):
+        cut = whole[:length]
+        pair = (cut, init) if which == "predict" else (predict, cut)
+        with pytest.raises(Caffe2ImportError, match="truncated"):
+            import_caffe2(*pair, LENET_SHAPE)
+    cut = whole[: len(whole) * 2 // 3 + 1]
+    pair = (cut, init) if which == "predict" else (predict, cut)
+    err = _cli(capsys, tmp_path, *pair, "--input-shape", "data=2x1x28x28")
     assert "truncated" in err
 
 
@@ -76,6 +79,14 @@ def test_empty_predict_net_and_missing_files(tmp_path, capsys) -> None:
     code, _, err = in_process(glow_compile.main, capsys, "--caffe2", tmp_path / "nope.pb",
                               tmp_path / "init.pb")
     assert code == 1 and "no such file" in err
+
+
+def test_swapped_nets_are_named(tmp_path, capsys) -> None:
+    predict, init = nets.lenet().pair()
+    with pytest.raises(Caffe2ImportError, match="are the two swapped"):
+        import_caffe2(init, predict, LENET_SHAPE)
+    err = _cli(capsys, tmp_path, init, predict, "--input-shape", "data=2x1x28x28")
+    assert "swapped" in err
 
 
 def test_a_bad_pbtxt(tmp_path) -> None:

@@ -87,6 +87,13 @@ class Caffe2Importer:
 
     # ------------------------------------------------------------------ driver
     def run(self, input_shapes: InputShapes) -> ModuleOp:
+        if not self.predict.external_output:
+            swapped = self.init is not None and len(self.init.external_output) > 0
+            raise Caffe2ImportError(
+                "the predict net has no external outputs: nothing to compute"
+                + ("; the init net has some: are the two swapped? (the predict net comes "
+                   "first: (predict_net, init_net), --caffe2 PREDICT INIT)" if swapped
+                   else " (is the file truncated?)"))
         converters = {net: [self._lookup(op, i, net) for i, op in enumerate(proto.op)]
                       for net, proto in self._nets()}
         inputs = self._inputs(input_shapes)
@@ -159,7 +166,7 @@ class Caffe2Importer:
                 f"shapes, and the init net fills none of them. Give each input's shape, "
                 f"e.g. input_shapes={{'{missing[0]}': (1, ...)}} (glow-run/glow-compile: "
                 f"--input-shape {missing[0]}=1x...); a weight missing from the init net "
-                f"means the init net is not this predict net's")
+                f"means the init net is not this predict net's, or is truncated")
         return {n: _given_shape(n, given[n]) for n in needed}
 
     def _convert_ops(self, net: str, ops: Any, converters: list[table.Converter | None]) -> None:
@@ -211,9 +218,6 @@ class Caffe2Importer:
             self.values[name] = out
 
     def _finish(self, fn: func.FuncOp) -> None:
-        if not self.predict.external_output:
-            raise Caffe2ImportError("the predict net has no external outputs: nothing to "
-                                    "compute")
         results = []
         for name in self.predict.external_output:
             value = self.values[name]
