@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glow_mlir.frontends.caffe2.converters import fills, nn, quant, tensor
+from glow_mlir.frontends.caffe2.converters import fills, more, nn, quant, tensor
 from glow_mlir.frontends.caffe2.op import C2Op
 
 Converter = Callable[[C2Op], Any]
@@ -62,6 +62,28 @@ CONVERTERS: dict[str, Converter] = {
     "Int8Conv": quant.int8_conv,
     "Int8ConvRelu": quant.int8_conv,
     "Int8FC": quant.int8_fc,
+    "Int8Relu": quant.int8_relu,
+    "Int8SumRelu": quant.int8_sum_relu,
+    "Int8MaxPool": quant.int8_pool("max"),
+    "Int8AveragePool": quant.int8_pool("avg"),
+    # more of Glow's loader's op set
+    **{name: more.unary(name) for name in more.UNARY},
+    "Sqr": more.sqr,
+    "Max": more.variadic("Max"),
+    "Min": more.variadic("Min"),
+    "Mean": more.variadic("Mean"),
+    **{name: more.identity for name in ("Identity", "Alias", "StopGradient", "ScaleGradient",
+                                        "Copy", "CopyCPUToMKL", "CopyMKLToCPU",
+                                        "EnsureCPUOutput", "EnsureDense")},
+    "NCHW2NHWC": more.nchw2nhwc,
+    "MatMul": more.mat_mul,
+    "Slice": more.slice_,
+    "Squeeze": more.squeeze,
+    "ExpandDims": more.expand_dims,
+    "PRelu": more.prelu,
+    "Swish": more.swish,
+    "Softplus": more.softplus,
+    "LayerNorm": more.layer_norm,
 }
 
 RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",

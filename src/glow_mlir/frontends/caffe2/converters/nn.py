@@ -227,7 +227,7 @@ def softmax(op: C2Op) -> Value:
 # ---------------------------------------------------------------------- matrix products
 
 
-def _flatten_at(op: C2Op, v: Value, axis: int, what: str) -> Value:
+def flatten_at(op: C2Op, v: Value, axis: int, what: str) -> Value:
     if not 0 <= axis <= v.rank:
         op.fail(f"{what} {axis} is out of range for rank {v.rank}")
     rows = int(np.prod(v.shape[:axis], dtype=np.int64))
@@ -239,8 +239,8 @@ def fc_values(op: C2Op, x: Value, w: Value, bias: Value) -> Value:
     (transposed), FCTransposed as K x N; the output is X's dims before `axis`, then N."""
     axis = op.normalize_axis(op.int("axis", 1), max(x.rank, 1))
     axis_w = op.normalize_axis(op.int("axis_w", 1), max(w.rank, 1), "axis_w")
-    x2 = _flatten_at(op, x, axis, "axis")
-    w2 = _flatten_at(op, w, axis_w, "axis_w")
+    x2 = flatten_at(op, x, axis, "axis")
+    w2 = flatten_at(op, w, axis_w, "axis_w")
     if op.type != "FCTransposed":
         w2 = op.b.transpose(w2, [1, 0])
     (m, k), (k2, n) = x2.shape, w2.shape

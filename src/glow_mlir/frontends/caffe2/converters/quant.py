@@ -9,6 +9,8 @@ passes see the same pattern (and give the same numbers) whichever frontend built
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import f32
 
 from glow_mlir.dialects import glow
@@ -63,6 +65,30 @@ def int8_conv(op: C2Op) -> Value:
     if op.type == "Int8ConvRelu":
         y = op.b.elementwise(glow.ReluOp, [y])
     return _quantize(op, y)
+
+
+def int8_relu(op: C2Op) -> Value:
+    x = _dequantize(op, op.input(0), "input")
+    return _quantize(op, op.b.elementwise(glow.ReluOp, [x]))
+
+
+def int8_sum_relu(op: C2Op) -> Value:
+    """The sum of the (dequantized) inputs, relu'd, quantized to Y's parameters."""
+    values = [_dequantize(op, v, "input") for v in op.inputs()]
+    total = values[0]
+    for v in values[1:]:
+        total = op.b.elementwise(glow.AddOp, [total, v])
+    return _quantize(op, op.b.elementwise(glow.ReluOp, [total]))
+
+
+def int8_pool(kind: str) -> Callable[[C2Op], Value]:
+    """Int8MaxPool and Int8AveragePool: the float pool between dequantize and quantize."""
+    def convert(op: C2Op) -> Value:
+        x = _dequantize(op, op.input(0), "input")
+        return _quantize(op, nn.pool_values(op, x, kind))
+
+    convert.__name__ = f"convert_int8_{kind}_pool"
+    return convert
 
 
 def int8_fc(op: C2Op) -> Value:
