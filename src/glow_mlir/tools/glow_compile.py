@@ -1,6 +1,7 @@
-"""glow-compile: compile an ONNX model and emit one of its stages.
+"""glow-compile: compile an ONNX model (or a Caffe2 one) and emit one of its stages.
 
     glow-compile model.onnx --emit graph -o model.mlir [--input-shape input=1x3x224x224]
+    glow-compile --caffe2 predict_net.pb init_net.pb --input-shape data=1x3x224x224
 
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
 whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
