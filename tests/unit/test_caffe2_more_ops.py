@@ -11,8 +11,8 @@ import pytest
 
 import glow_mlir
 from caffe2_nets import add_op, fill
+from caffe2_testing import close, randn, run_c2
 from glow_mlir.frontends.caffe2 import NetDef
-from test_caffe2_ops import close, randn, run_c2
 
 
 @pytest.mark.parametrize("op,fn", [
