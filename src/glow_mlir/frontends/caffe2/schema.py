@@ -3,10 +3,13 @@
 Caffe2 is retired and no package ships its generated protobuf code, so the schema is written
 here as a `FileDescriptorProto` (the same thing `protoc` would embed) and turned into
 message classes at run time by `google.protobuf`'s `message_factory`. The message names,
-field names, numbers, labels and types are those of `caffe2.proto` in PyTorch 1.x
-(`caffe2/proto/caffe2.proto`, also copied as `lib/Importer/caffe2.proto` in pytorch/glow);
-only the messages a NetDef reaches are written, and fields the loader never reads decode
-all the same (or are kept as unknown fields, which a protobuf parser skips).
+field names, numbers, labels and types are those of Caffe2's public schema, PyTorch 1.x's
+`caffe2/proto/caffe2.proto`, as pytorch/glow copies it (`lib/Importer/caffe2.proto`, which
+Glow's Caffe2ModelLoader is built on). Only the messages a NetDef reaches are written;
+`required` fields are written `optional` (a NetDef missing one still loads, as Caffe2's
+own Python reader allows with partial parsing) and enums the loader reads as numbers are
+`int32`, which decodes the same bytes; fields left out (PartitionInfo) are skipped by the
+parser as unknown fields.
 """
 
 from __future__ import annotations
