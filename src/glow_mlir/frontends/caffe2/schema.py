@@ -6,9 +6,8 @@ message classes at run time by `google.protobuf`'s `message_factory`. The messag
 field names, numbers, labels and types are those of Caffe2's public schema, PyTorch 1.x's
 `caffe2/proto/caffe2.proto`, as pytorch/glow copies it (`lib/Importer/caffe2.proto`, which
 Glow's Caffe2ModelLoader is built on). Only the messages a NetDef reaches are written;
-`required` fields are written `optional` (a NetDef missing one still loads, as Caffe2's
-own Python reader allows with partial parsing) and enums the loader reads as numbers are
-`int32`, which decodes the same bytes; fields left out (PartitionInfo) are skipped by the
+the few `required` fields (QTensorProto's) are written `optional`, and enums the loader
+reads as numbers are `int32`, which decodes the same bytes; fields left out (PartitionInfo) are skipped by the
 parser as unknown fields.
 """
 
