@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import caffe2_nets as nets
@@ -213,3 +214,33 @@ def test_the_docs_list_every_mapped_op() -> None:
     assert set(CONVERTERS) <= documented, set(CONVERTERS) - documented
     unmapped = doc.split("not mapped here")[1]
     assert not [op for op in CONVERTERS if re.search(rf"\b{op}\b", unmapped)]
+
+
+def test_value_info_gives_types_and_shapes(tmp_path, capsys) -> None:
+    """The Caffe2 model zoo's value_info.json, {name: [data type, shape]}: through the API
+    and --value-info (an int32 input too); a type it cannot take is an error naming it."""
+    predict = NetDef()
+    predict.external_input.extend(["x", "k"])
+    add_op(predict, "Relu", ["x"], ["y"])
+    add_op(predict, "Add", ["k", "k"], ["k2"])
+    predict.external_output.extend(["y", "k2"])
+    info = {"x": [1, [2, 3]], "k": [2, [4]]}
+    model = glow_mlir.compile((predict, NetDef()), backend="interpreter", input_shapes=info)
+    assert model.input_shapes == {"x": (2, 3), "k": (4,)}
+    assert [str(d) for d in model.input_dtypes.values()] == ["float32", "int32"]
+    _, k2 = model.run({"x": np.ones((2, 3), np.float32), "k": np.arange(4, dtype=np.int32)})
+    assert k2.tolist() == [0, 2, 4, 6]
+    with pytest.raises(Caffe2ImportError, match="input 'k' has data type 4"):
+        import_caffe2(predict, NetDef(), {"x": [1, [2, 3]], "k": [4, [4]]})
+    p, i = _write(tmp_path, predict.SerializeToString(), b"")
+    (tmp_path / "value_info.json").write_text('{"x": [1, [2, 3]], "k": [2, [4]]}')
+    code, out, _ = in_process(glow_compile.main, capsys, "--caffe2", p, i, "--value-info",
+                              tmp_path / "value_info.json", "--input-shape", "x=5x3")
+    assert code == 0 and "tensor<5x3xf32>" in out and "tensor<4xi32>" in out
+    (tmp_path / "bad.json").write_text("{")
+    code, _, err = in_process(glow_compile.main, capsys, "--caffe2", p, i, "--value-info",
+                              tmp_path / "bad.json")
+    assert code == 1 and "is not JSON" in err
+    code, _, err = in_process(glow_compile.main, capsys, p, "--value-info",
+                              tmp_path / "value_info.json")
+    assert code == 1 and "--value-info gives a Caffe2 model's input shapes" in err

@@ -74,7 +74,11 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
         p.add_argument("--caffe2", nargs=2, metavar=("PREDICT", "INIT"),
                        help="a Caffe2 model instead of MODEL: its predict net and init net "
                             "(NetDef .pb or .pbtxt files); give every input's shape with "
-                            "--input-shape")
+                            "--input-shape or --value-info")
+        p.add_argument("--value-info", metavar="FILE.json",
+                       help="with --caffe2: the inputs' types and shapes as the Caffe2 model "
+                            "zoo's value_info.json gives them ({\"data\": [1, [1, 3, 224, "
+                            "224]]}); --input-shape overrides an entry")
     p.add_argument("--backend", default=None, type=backend_name,
                    help=f"what compiles and runs the model: {', '.join(backend_names())} "
                         f"(default: {DEFAULT_BACKEND}, native code)")
@@ -127,6 +131,9 @@ def resolve_model(args: argparse.Namespace, prog: str) -> None:
     if caffe2 and args.model:
         raise UserError(f"give either MODEL or --caffe2 PREDICT INIT, not both (see {prog} "
                         f"--help)")
+    if getattr(args, "value_info", None) and not caffe2:
+        raise UserError(f"--value-info gives a Caffe2 model's input shapes: give --caffe2 "
+                        f"PREDICT INIT too (see {prog} --help)")
     if caffe2:
         args.model = tuple(caffe2)
     elif not args.model:
@@ -139,7 +146,7 @@ def model_path(model: object) -> str:
     return str(model[0] if isinstance(model, tuple) else model)
 
 
-def import_model(model: object, shapes: dict[str, tuple[int, ...]] | None) -> object:
+def import_model(model: object, shapes: dict[str, object] | None) -> object:
     """An ONNX model or a Caffe2 (predict, init) pair as a `glow` module."""
     if isinstance(model, tuple):
         from glow_mlir.frontends.caffe2 import import_caffe2
@@ -150,8 +157,31 @@ def import_model(model: object, shapes: dict[str, tuple[int, ...]] | None) -> ob
     return import_onnx(model, shapes)  # type: ignore[arg-type]
 
 
-def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]] | None:
-    return dict(args.input_shape) or None
+def input_shapes(args: argparse.Namespace) -> dict[str, object] | None:
+    """--input-shape's bindings, over --value-info's entries (a Caffe2 model's)."""
+    shapes: dict[str, object] = {}
+    value_info = getattr(args, "value_info", None)
+    if value_info:
+        shapes.update(read_value_info(value_info))
+    shapes.update(dict(args.input_shape))
+    return shapes or None
+
+
+def read_value_info(path: str) -> dict[str, object]:
+    """A Caffe2 model zoo `value_info.json`: input name -> [data type, shape]."""
+    import json
+
+    try:
+        with open(path) as f:
+            info = json.load(f)
+    except OSError as err:
+        raise UserError(f"cannot read '{path}': {err.strerror}") from None
+    except ValueError as err:
+        raise UserError(f"'{path}' is not JSON: {err}") from None
+    if not isinstance(info, dict):
+        raise UserError(f"'{path}' must map input names to [data type, shape], got "
+                        f"{type(info).__name__}")
+    return info
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,14 +5,15 @@ results are its external outputs.
 The init net's ops run first (its fills become known arrays: the weights), then the
 predict net's, through one converter table (`table.py`) and the ONNX importer's builder.
 A NetDef declares no input shapes, so each input's shape is given (`input_shapes`); its
-element type is float32, as a Caffe2 net's data input is. As the ONNX importer does, the
+element type is float32, as a Caffe2 net's data input is, unless a `value_info.json`
+entry (`[data_type, shape]`, the Caffe2 model zoo's) says otherwise. As the ONNX importer does, the
 translation records every unsupported op type and argument value and raises one
 `UnsupportedCaffe2Error` listing them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -27,26 +28,30 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.frontends.caffe2 import table
 from glow_mlir.frontends.caffe2.errors import Caffe2ImportError, UnsupportedCaffe2Error
 from glow_mlir.frontends.caffe2.loading import NetSource, load_net
 from glow_mlir.frontends.caffe2.op import C2Op
+from glow_mlir.frontends.caffe2.schema import DATA_TYPES
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
 from glow_mlir.frontends.onnx.errors import OnnxImportError, Unsupported, UnsupportedFeature
 from glow_mlir.frontends.onnx.importer import check_fits, erase_dead_ops
+from glow_mlir.ir.element_types import element_type
 from glow_mlir.ir.resources import resource_table
 
-InputShapes = Mapping[str, Sequence[int]]
+InputShapes = Mapping[str, Any]
+"""Input name -> its shape, or a `value_info.json` entry `[data_type, shape]`."""
 
 
 def import_caffe2(predict_net: NetSource, init_net: NetSource | None = None,
                   input_shapes: InputShapes | None = None) -> ModuleOp:
     """Translate a Caffe2 model: its predict net and init net (NetDef messages, their bytes,
     or `.pb`/`.pbtxt` paths). `input_shapes` gives each external input the init net does
-    not fill its shape: `{"data": (1, 3, 224, 224)}`."""
+    not fill its shape, `{"data": (1, 3, 224, 224)}` (float32), or its type and shape as
+    the Caffe2 model zoo's `value_info.json` does, `{"data": [1, [1, 3, 224, 224]]}`."""
     predict = load_net(predict_net, "predict net")
     init = load_net(init_net, "init net") if init_net is not None else None
     try:
@@ -97,7 +102,7 @@ class Caffe2Importer:
         converters = {net: [self._lookup(op, i, net) for i, op in enumerate(proto.op)]
                       for net, proto in self._nets()}
         inputs = self._inputs(input_shapes)
-        arg_types = [TensorType(f32, shape) for shape in inputs.values()]
+        arg_types = [TensorType(elem, shape) for elem, shape in inputs.values()]
         fn = func.FuncOp("main", (arg_types, []), arg_attrs=ArrayAttr(
             [DictionaryAttr({NAME_ATTR: StringAttr(name)}) for name in inputs]))
         module = ModuleOp([fn])
@@ -121,7 +126,7 @@ class Caffe2Importer:
             self.problems.append(Unsupported(op.type, op_label(op, index, net), why))
         return converter
 
-    def _inputs(self, given: InputShapes) -> dict[str, tuple[int, ...]]:
+    def _inputs(self, given: InputShapes) -> dict[str, tuple[Attribute, tuple[int, ...]]]:
         """The function's inputs and their shapes: the predict net's external inputs that
         no init-net op fills, each with its shape from `given` (a NetDef has none)."""
         filled = {o for op in (self.init.op if self.init is not None else []) for o in op.output}
@@ -167,7 +172,7 @@ class Caffe2Importer:
                 f"e.g. input_shapes={{'{missing[0]}': (1, ...)}} (glow-run/glow-compile: "
                 f"--input-shape {missing[0]}=1x...); a weight missing from the init net "
                 f"means the init net is not this predict net's, or is truncated")
-        return {n: _given_shape(n, given[n]) for n in needed}
+        return {n: _given_type(n, given[n]) for n in needed}
 
     def _convert_ops(self, net: str, ops: Any, converters: list[table.Converter | None]) -> None:
         b, values = self.b, self.values
@@ -234,7 +239,26 @@ class Caffe2Importer:
         resource_table(self.b.module).retain(handles)
 
 
-def _given_shape(name: str, value: Any) -> tuple[int, ...]:
+_INPUT_DTYPES = {DATA_TYPES["FLOAT"]: np.float32, DATA_TYPES["INT32"]: np.int32,
+                 DATA_TYPES["INT64"]: np.int64, DATA_TYPES["BOOL"]: np.bool_,
+                 DATA_TYPES["UINT8"]: np.uint8, DATA_TYPES["INT8"]: np.int8,
+                 DATA_TYPES["FLOAT16"]: np.float16, DATA_TYPES["DOUBLE"]: np.float64}
+
+
+def _given_type(name: str, value: Any) -> tuple[Attribute, tuple[int, ...]]:
+    """An input's element type and shape: a shape (float32), or a Caffe2 model zoo
+    `value_info.json` entry, `[data_type, shape]` (TensorProto.DataType: 1 is FLOAT)."""
+    elem: Attribute = f32
+    if (isinstance(value, (list, tuple)) and len(value) == 2
+            and isinstance(value[1], (list, tuple))):
+        code, value = value
+        dtype = _INPUT_DTYPES.get(code) if isinstance(code, int) else None
+        if dtype is None:
+            names = ", ".join(f"{c} ({k})" for k, c in DATA_TYPES.items()
+                              if c in _INPUT_DTYPES)
+            raise Caffe2ImportError(f"the value info given for input '{name}' has data type "
+                                    f"{code!r}; supported: {names}")
+        elem = element_type(np.dtype(dtype))
     try:
         shape = tuple(int(d) for d in value)
     except TypeError:
@@ -243,4 +267,4 @@ def _given_shape(name: str, value: Any) -> tuple[int, ...]:
     if any(d < 0 for d in shape):
         raise Caffe2ImportError(f"the shape given for input '{name}', {list(shape)}, has a "
                                 f"negative dim")
-    return shape
+    return elem, shape

@@ -7,8 +7,8 @@ field names, numbers, labels and types are those of Caffe2's public schema, PyTo
 `caffe2/proto/caffe2.proto`, as pytorch/glow copies it (`lib/Importer/caffe2.proto`, which
 Glow's Caffe2ModelLoader is built on). Only the messages a NetDef reaches are written;
 the few `required` fields (QTensorProto's) are written `optional`, and enums the loader
-reads as numbers are `int32`, which decodes the same bytes; fields left out (PartitionInfo) are skipped by the
-parser as unknown fields.
+reads as numbers are `int32`, which decodes the same bytes; fields left out
+(PartitionInfo) are skipped by the parser as unknown fields.
 """
 
 from __future__ import annotations
