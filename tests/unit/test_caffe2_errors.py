@@ -244,3 +244,24 @@ def test_value_info_gives_types_and_shapes(tmp_path, capsys) -> None:
     code, _, err = in_process(glow_compile.main, capsys, p, "--value-info",
                               tmp_path / "value_info.json")
     assert code == 1 and "--value-info gives a Caffe2 model's input shapes" in err
+
+
+def test_bad_fills_name_the_op() -> None:
+    predict = NetDef()
+    predict.external_input.append("w")
+    predict.external_output.append("w")
+    init = NetDef()
+    add_op(init, "GivenTensorFill", [], ["w"], name="wfill", shape=[2, 3],
+           values=[1.0, 2.0, 3.0])
+    with pytest.raises(Caffe2ImportError, match=r"^op 'wfill' \(GivenTensorFill\): 'values' "
+                                                 r"holds 3 value\(s\), but shape \[2, 3\] has 6"):
+        import_caffe2(predict, init, {})
+    init = NetDef()
+    add_op(init, "GivenTensorIntFill", [], ["w"], shape=[1], values=[1 << 40])
+    with pytest.raises(Caffe2ImportError, match="do not fit int32"):
+        import_caffe2(predict, init, {})
+    init = NetDef()
+    add_op(init, "Int8GivenTensorFill", [], ["w"], shape=[2], values=b"\x01\x02",
+           Y_scale=0.5)
+    with pytest.raises(Caffe2ImportError, match="requires argument 'Y_zero_point'"):
+        import_caffe2(predict, init, {})

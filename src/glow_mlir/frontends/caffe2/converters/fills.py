@@ -35,7 +35,10 @@ def _known(op: C2Op, values: Any, dtype: Any, shape: list[int], what: str) -> np
     problem = exceeds_memory(tensor_bytes(shape, np.dtype(dtype).itemsize))
     if problem:
         op.fail(f"shape {shape} {problem}")
-    array = np.asarray(values, dtype=dtype)
+    try:
+        array = np.asarray(values, dtype=dtype)
+    except (OverflowError, ValueError):
+        op.fail(f"{what} holds values that do not fit {np.dtype(dtype).name}")
     count = int(np.prod(shape, dtype=np.int64))
     if array.size != count:
         op.fail(f"{what} holds {array.size} value(s), but shape {shape} has {count}")
