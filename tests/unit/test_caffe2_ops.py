@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import glow_mlir
 from caffe2_nets import add_op, fill, int8_fill
@@ -335,3 +337,47 @@ def test_int8_fc_matches_integer_arithmetic() -> None:
     acc = (x.astype(np.int64) - zx) @ (w.astype(np.int64) - zw).T + b
     q = np.clip(np.round(acc * (sx * sw / sy)) + zy, 0, 255)
     np.testing.assert_allclose(y, (q - zy) * sy, atol=sy * 1.01)
+
+
+# ---------------------------------------------------------------------- properties
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(st.data())
+def test_random_conv_and_pool_windows(data: Any) -> None:
+    """Random windows (kernel, stride, pads, dilation, group, order) in Caffe2's spellings:
+    Conv and both pools against onnxruntime."""
+    k = [data.draw(st.integers(1, 3)) for _ in range(2)]
+    s = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    d = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    p = [data.draw(st.integers(0, k[i % 2] - 1)) for i in range(4)]
+    group = data.draw(st.sampled_from([1, 2]))
+    order = data.draw(st.sampled_from(["NCHW", "NHWC"]))
+    spelling = data.draw(st.sampled_from(["lists", "hw"]))
+    if spelling == "lists":
+        args: dict[str, Any] = {"kernels": k, "strides": s, "pads": p, "dilations": d}
+    else:
+        args = {"kernel_h": k[0], "kernel_w": k[1], "stride_h": s[0], "stride_w": s[1],
+                "pad_t": p[0], "pad_l": p[1], "pad_b": p[2], "pad_r": p[3],
+                "dilation_h": d[0], "dilation_w": d[1]}
+    x, w, b = randn(1, 4, 7, 6), randn(6, 4 // group, *k), randn(6)
+    onnx_args = {"kernel_shape": k, "strides": s, "pads": p, "dilations": d}
+
+    def caffe2(type_: str, weights: dict[str, np.ndarray], **extra: Any) -> np.ndarray:
+        if order == "NHWC":
+            nhwc = {n: v.transpose(NCHW2NHWC).copy() if v.ndim == 4 else v
+                    for n, v in weights.items()}
+            y, = run_c2(type_, {"x": x.transpose(NCHW2NHWC).copy()}, nhwc, ["y"],
+                        order="NHWC", **args, **extra)
+            return y.transpose(NHWC2NCHW)
+        y, = run_c2(type_, {"x": x}, weights, ["y"], **args, **extra)
+        return y
+
+    want, = run_onnx("Conv", {"x": x}, {"w": w, "b": b}, group=group, **onnx_args)
+    close(caffe2("Conv", {"w": w, "b": b}, group=group), want)
+    if d == [1, 1]:  # Caffe2's pools have no dilation
+        pool_args = {k: v for k, v in onnx_args.items() if k != "dilations"}
+        want, = run_onnx("MaxPool", {"x": x}, {}, **pool_args)
+        close(caffe2("MaxPool", {}), want)
+        want, = run_onnx("AveragePool", {"x": x}, {}, **pool_args)
+        close(caffe2("AveragePool", {}), want)
