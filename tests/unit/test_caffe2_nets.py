@@ -78,3 +78,22 @@ def test_the_model_cache_keys_both_nets() -> None:
     values.floats[0] += 1.0
     changed = glow_mlir.compile(model.pair(), input_shapes={"data": (4, 16)})
     assert not np.array_equal(first(x)[0], changed(x)[0])
+
+
+def test_in_place_ops() -> None:
+    """Caffe2 nets often write an op's output over its input (Relu, SpatialBN, Dropout in
+    place): each later reader sees the newest value."""
+    model = nets.mlp()
+    relu = model.predict.op[1]
+    relu.output[0] = "fc1"  # Relu fc1 -> fc1
+    model.predict.op[2].input[0] = "fc1"
+    dropout = model.predict.op.add(type="Dropout", input=["prob"], output=["prob"])
+    dropout.arg.add(name="is_test", i=1)
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    got, = glow_mlir.compile(model.pair(), backend="interpreter",
+                             input_shapes={"data": (4, 16)}).run({"data": x})
+    w = model.weights
+    h = np.maximum(x @ w["fc1_w"].T + w["fc1_b"], 0)
+    logits = h @ w["fc2_w"].T + w["fc2_b"]
+    want = np.exp(logits - logits.max(1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
