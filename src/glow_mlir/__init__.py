@@ -41,7 +41,9 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     use; the outputs are the same bits for any N) and `trace=True` (every kernel call
     timed: `model.trace`, `model.write_trace("trace.json")`, Chrome trace events).
 
-    `model` is an ONNX model (ModelProto, file path or bytes) or a model in IR: a `.mlir`
+    `model` is an ONNX model (ModelProto, file path or bytes), a Caffe2 model (a
+    `(predict_net, init_net)` pair of paths, bytes or NetDefs; `input_shapes` then gives
+    every input's shape, which a NetDef does not declare), or a model in IR: a `.mlir`
     path or a parsed ModuleOp with one function, a `glow` graph (it goes through the same
     pipelines) or a `glow_ir` program (a planned one runs as it is); its weights are the
     module's `dense_resource` blobs. `input_shapes` binds an ONNX model's symbolic

@@ -265,7 +265,7 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefTyp
             placeholder_names(fn.res_attrs, len(outs), "output"), tensors[len(ins):])
 
 
-def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
+def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp | tuple,
                   backend: str = DEFAULT_BACKEND,
                   input_shapes: Mapping[str, Sequence[int] | int] | None = None,
                   optimize: bool = True,
@@ -277,7 +277,8 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
                   quantization: QuantizationConfig | None = None,
                   **backend_options: object) -> CompiledModel:
     """Import and compile `model` for `backend`: an ONNX model (ModelProto, bytes, a path),
-    or a model in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
+    a Caffe2 model (a (predict net, init net) pair of paths, bytes or NetDefs), or a model
+    in IR (a `.mlir` path or a parsed ModuleOp, lowered in place), whose one
     function is a `glow` graph or a `glow_ir` program (`runtime.ir_models`).
 
     `optimize` runs the whole graph pipeline for the backend (glow-graph-pipeline);
@@ -342,6 +343,11 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     return compiled
 
 
+def is_caffe2_model(model: object) -> bool:
+    """A Caffe2 model: a (predict net, init net) pair of paths, bytes or NetDefs."""
+    return isinstance(model, (tuple, list)) and len(model) == 2
+
+
 def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
     """The module to compile, and whether it is a graph (else a `glow_ir` program)."""
     from xdsl.dialects import func
@@ -350,6 +356,11 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
     from glow_mlir.runtime.ir_models import is_mlir_path, load_mlir, runnable_function
 
     with progress_hooks.stage("import"):
+        if is_caffe2_model(model):
+            from glow_mlir.frontends.caffe2 import import_caffe2
+
+            predict, init = model
+            return import_caffe2(predict, init, dict(input_shapes or {})), True
         if not isinstance(model, ModuleOp) and not is_mlir_path(model):
             from glow_mlir.frontends.onnx import import_onnx
 

@@ -56,7 +56,7 @@ def model_key(model: object, backend: str, input_shapes: Mapping | None, optimiz
     if found is None:
         return None
     kind, data, base_dir = found
-    externals = [] if kind == "mlir" else external_data_locations(data)
+    externals = [] if kind in ("mlir", "caffe2") else external_data_locations(data)
     if externals is None:
         return None
     blobs: list[bytes | str] = [data]
@@ -83,6 +83,12 @@ def _shape(value) -> object:
 
 def _model_bytes(model: object) -> tuple[str, bytes, str] | None:
     """(kind, bytes, the folder external data is relative to) of what compile() got."""
+    if isinstance(model, (tuple, list)) and len(model) == 2:  # a Caffe2 (predict, init) pair
+        parts = [_model_bytes(m) for m in model]
+        if any(p is None for p in parts):
+            return None
+        blob = b"".join(len(p[1]).to_bytes(8, "little") + p[1] for p in parts if p)
+        return "caffe2", blob, os.getcwd()
     if isinstance(model, (bytes, bytearray)):
         return "onnx", bytes(model), os.getcwd()
     if isinstance(model, (str, os.PathLike)):
@@ -93,8 +99,8 @@ def _model_bytes(model: object) -> tuple[str, bytes, str] | None:
             return None
         kind = "mlir" if os.fspath(model).endswith(".mlir") else "onnx"
         return kind, data, str(path.resolve().parent)
-    serialize = getattr(model, "SerializeToString", None)  # a ModelProto
-    if serialize is not None and type(model).__name__ == "ModelProto":
+    serialize = getattr(model, "SerializeToString", None)  # a ModelProto (or a NetDef)
+    if serialize is not None and type(model).__name__ in ("ModelProto", "NetDef"):
         return "onnx", serialize(deterministic=True), os.getcwd()
     return None
 

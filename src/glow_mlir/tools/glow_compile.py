@@ -1,6 +1,7 @@
-"""glow-compile: compile an ONNX model and emit one of its stages.
+"""glow-compile: compile an ONNX model (or a Caffe2 one) and emit one of its stages.
 
     glow-compile model.onnx --emit graph -o model.mlir [--input-shape input=1x3x224x224]
+    glow-compile --caffe2 predict_net.pb init_net.pb --input-shape data=1x3x224x224
 
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
 whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
@@ -80,9 +81,20 @@ def backend_name(text: str) -> str:
     raise argparse.ArgumentTypeError(str(unknown_backend(text)))
 
 
-def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file") -> None:
-    """The model arguments glow-compile and glow-run share."""
-    p.add_argument("model", help=model_help)
+def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file",
+                        caffe2: bool = False) -> None:
+    """The model arguments glow-compile and glow-run share (`caffe2`: the model may be a
+    Caffe2 pair, `--caffe2 PREDICT INIT`, instead)."""
+    p.add_argument("model", help=model_help, nargs="?" if caffe2 else None)
+    if caffe2:
+        p.add_argument("--caffe2", nargs=2, metavar=("PREDICT", "INIT"),
+                       help="a Caffe2 model instead of MODEL: its predict net and init net "
+                            "(NetDef .pb or .pbtxt files); give every input's shape with "
+                            "--input-shape or --value-info")
+        p.add_argument("--value-info", metavar="FILE.json",
+                       help="with --caffe2: the inputs' types and shapes as the Caffe2 model "
+                            "zoo's value_info.json gives them ({\"data\": [1, [1, 3, 224, "
+                            "224]]}); --input-shape overrides an entry")
     p.add_argument("--backend", default=None, type=backend_name,
                    help=f"what compiles and runs the model: {', '.join(backend_names())} "
                         f"(default: {DEFAULT_BACKEND}, native code)")
@@ -142,16 +154,69 @@ def backend_options(args: argparse.Namespace) -> BackendFlags:
     return options
 
 
-def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...] | int] | None:
-    """--input-shape NAME=DIMS as `import_onnx` takes them (it also takes a symbol = int,
-    which these flags do not give)."""
-    return dict(args.input_shape) or None
+def resolve_model(args: argparse.Namespace, prog: str) -> None:
+    """`args.model`: the MODEL argument, or the (predict, init) pair `--caffe2` gives."""
+    caffe2 = getattr(args, "caffe2", None)
+    if caffe2 and args.model:
+        raise UserError(f"give either MODEL or --caffe2 PREDICT INIT, not both (see {prog} "
+                        f"--help)")
+    if getattr(args, "value_info", None) and not caffe2:
+        raise UserError(f"--value-info gives a Caffe2 model's input shapes: give --caffe2 "
+                        f"PREDICT INIT too (see {prog} --help)")
+    if caffe2:
+        args.model = tuple(caffe2)
+    elif not args.model:
+        raise UserError(f"the following arguments are required: model (or --caffe2 PREDICT "
+                        f"INIT) (see {prog} --help)")
+
+
+def model_path(model: object) -> str:
+    """The file that names a model in reports and bundles (a Caffe2 pair: its predict net)."""
+    return str(model[0] if isinstance(model, tuple) else model)
+
+
+def import_model(model: object, shapes: dict[str, object] | None) -> ModuleOp:
+    """An ONNX model or a Caffe2 (predict, init) pair as a `glow` module."""
+    if isinstance(model, tuple):
+        from glow_mlir.frontends.caffe2 import import_caffe2
+
+        return import_caffe2(model[0], model[1], shapes)
+    from glow_mlir.frontends.onnx import import_onnx
+
+    return import_onnx(model, shapes)  # type: ignore[arg-type]
+
+
+def input_shapes(args: argparse.Namespace) -> dict[str, object] | None:
+    """--input-shape's bindings, over --value-info's entries (a Caffe2 model's)."""
+    shapes: dict[str, object] = {}
+    value_info = getattr(args, "value_info", None)
+    if value_info:
+        shapes.update(read_value_info(value_info))
+    shapes.update(dict(args.input_shape))
+    return shapes or None
+
+
+def read_value_info(path: str) -> dict[str, object]:
+    """A Caffe2 model zoo `value_info.json`: input name -> [data type, shape]."""
+    import json
+
+    try:
+        with open(path) as f:
+            info = json.load(f)
+    except OSError as err:
+        raise file_error(path, err, "value info") from None
+    except ValueError as err:
+        raise UserError(f"'{path}' is not JSON: {err}") from None
+    if not isinstance(info, dict):
+        raise UserError(f"'{path}' must map input names to [data type, shape], got "
+                        f"{type(info).__name__}")
+    return info
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-compile", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
+    add_model_arguments(p, caffe2=True)
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, unless --emit-bundle is given)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
@@ -220,6 +285,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from glow_mlir.ir import progress
 
     with user_errors_exit("glow-compile", args.debug):
+        resolve_model(args, "glow-compile")
         # the cyclic collector paused, as in compile() (ir/gc_pause.py)
         with progress.recording(show=False if args.quiet else None) as recorder, paused_gc():
             compile_and_emit(args)
@@ -277,7 +343,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             require_memory_plan(instr_disable, "an AOT bundle (--emit-bundle)")
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
-                args.network_name or bundle.default_network_name(args.model))
+                args.network_name or bundle.default_network_name(model_path(args.model)))
             from glow_mlir.targets.cpu.jit import check_target
 
             check_target(args.cpu, args.cpu_features)  # before LLVM can abort on them
@@ -293,9 +359,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             args.backend = "cpu"  # LLVM code is the cpu backend's
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
         with progress.stage("import"):  # the importer's modules load in it too
-            from glow_mlir.frontends.onnx import import_onnx
-
-            module = import_onnx(args.model, input_shapes(args))
+            module = import_model(args.model, input_shapes(args))
         optimized = args.emit != "graph"
         if args.load_profile and args.emit == "graph":
             raise UserError("--emit graph prints the graph as imported, before quantization: "
@@ -478,7 +542,7 @@ def _accel(module: ModuleOp, args: argparse.Namespace, options: BackendFlags,
 
         from glow_mlir.targets.accel.simulator import AccelSimulator
 
-        figures = {"model": args.model, **AccelSimulator(module).report.as_dict()}
+        figures = {"model": model_path(args.model), **AccelSimulator(module).report.as_dict()}
         _write(args.accel_report, json.dumps(figures, indent=2) + "\n")
     if args.emit in _CODE:
         from glow_mlir.targets.accel.native import lower_accel_to_llvm, lower_accel_to_loops
@@ -520,7 +584,7 @@ def _output(text: str, path: str | None) -> None:
 def _write_memory_report(args: argparse.Namespace, report) -> None:
     """--memory-report FILE.json: `report` (a `MemoryReport`) as JSON, when asked."""
     if args.memory_report:
-        _write(args.memory_report, report.to_json(model=args.model) + "\n")
+        _write(args.memory_report, report.to_json(model=model_path(args.model)) + "\n")
 
 
 if __name__ == "__main__":

@@ -36,14 +36,20 @@ from glow_mlir.tools.errors import (
     usage_error,
     user_errors_exit,
 )
-from glow_mlir.tools.glow_compile import add_model_arguments, backend_options, input_shapes
+from glow_mlir.tools.glow_compile import (
+    add_model_arguments,
+    backend_options,
+    input_shapes,
+    model_path,
+    resolve_model,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p, "ONNX model, a model in IR (.mlir: one glow graph or "
-                           "glow_ir program), or a saved model (.glow)")
+                           "glow_ir program), or a saved model (.glow)", caffe2=True)
     p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
     p.add_argument(
         "--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)"
@@ -179,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.given_backend = args.backend
     args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
+        resolve_model(args, "glow-run")
         sys.exit(run(args))
 
 
@@ -207,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
                             f"drop --backend, or compile the ONNX model for "
                             f"'{args.given_backend}'")
         args.backend = model.backend
+    elif isinstance(args.model, tuple) and args.compare_onnxruntime:
+        usage_error("glow-run", "--compare-onnxruntime runs an ONNX model on onnxruntime; "
+                                "a Caffe2 model is not one")
     elif is_mlir_path(args.model):
         if args.compare_onnxruntime:
             usage_error("glow-run", f"--compare-onnxruntime runs an ONNX model on onnxruntime; "
@@ -225,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
         inputs, origin = random_inputs(model.input_shapes, model.input_dtypes, args.seed), \
             f"random, seed {args.seed}"
     arrays = model.check_inputs(inputs)  # fail on bad inputs before any run
-    print(f"model: {args.model} (backend {args.backend})")
+    print(f"model: {model_path(args.model)} (backend {args.backend})")
     for name, x in zip(model.input_names, arrays):
         print(f"input  {name}: {'x'.join(map(str, x.shape)) or 'scalar'} {x.dtype} ({origin})")
     times = []

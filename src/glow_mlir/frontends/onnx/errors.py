@@ -43,18 +43,24 @@ class UnsupportedOnnxError(OnnxImportError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        groups: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for e in self.entries:
-            groups[(e.what, e.why)].append(e.where)
-        lines = [f"the model uses {len(self.entries)} unsupported op(s), attribute value(s) "
-                 f"or element type(s):"]
-        for (what, why), wheres in groups.items():
-            names = ", ".join(f"'{w}'" for w in wheres[: self.MAX_NAMES])
-            if len(wheres) > self.MAX_NAMES:
-                names += f", and {len(wheres) - self.MAX_NAMES} more"
-            times = "1 time" if len(wheres) == 1 else f"{len(wheres)} times"
-            lines.append(f"  {what}: {why} ({times}: {names})")
-        return "\n".join(lines)
+        return describe_unsupported(self.entries, self.MAX_NAMES)
+
+
+def describe_unsupported(entries: list[Unsupported], max_names: int = 5) -> str:
+    """The one message for everything a model uses that an importer lacks: one line per
+    (op type, reason), with the nodes that use it (the Caffe2 importer's too)."""
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for e in entries:
+        groups[(e.what, e.why)].append(e.where)
+    lines = [f"the model uses {len(entries)} unsupported op(s), attribute value(s) "
+             f"or element type(s):"]
+    for (what, why), wheres in groups.items():
+        names = ", ".join(f"'{w}'" for w in wheres[:max_names])
+        if len(wheres) > max_names:
+            names += f", and {len(wheres) - max_names} more"
+        times = "1 time" if len(wheres) == 1 else f"{len(wheres)} times"
+        lines.append(f"  {what}: {why} ({times}: {names})")
+    return "\n".join(lines)
 
 
 class UnsupportedFeature(Exception):

@@ -104,7 +104,7 @@ class OnnxImporter:
         module = ModuleOp([fn])
         self.b = GraphBuilder(module, fn)
         for info, arg, arg_type in zip(inputs, fn.body.block.args, arg_types):
-            _check_fits(f"input '{info.name}'", arg_type)
+            check_fits(f"input '{info.name}'", arg_type)
             arg.name_hint = valid_name(info.name)
             self.values[info.name] = self.b.from_ssa(arg)
         self._add_initializers(graph.initializer)
@@ -263,7 +263,7 @@ class OnnxImporter:
                 )
                 self.values[tensor.name] = _UNKNOWN
                 continue
-            _check_fits(f"initializer '{tensor.name}'", TensorType(
+            check_fits(f"initializer '{tensor.name}'", TensorType(
                 dtypes.mlir_element_type(tensor.data_type), list(tensor.dims)))
             try:
                 array = numpy_helper.to_array(tensor, self.base_dir)
@@ -292,7 +292,7 @@ class OnnxImporter:
                 out = self.b.from_ssa(out)
             elif isinstance(out, np.ndarray):
                 out = self.b.from_const(out)
-            _check_fits(f"{self.b.context()}: output '{name}'", out.type)
+            check_fits(f"{self.b.context()}: output '{name}'", out.type)
             out.take_name(name)
             self.values[name] = out
 
@@ -348,7 +348,7 @@ class OnnxImporter:
         fn.function_type = FunctionType.from_lists(
             [a.type for a in fn.body.block.args], [r.type for r in results])
         fn.res_attrs = ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
-        _erase_dead_ops(fn)
+        erase_dead_ops(fn)
         handles = {a.resource_handle.data for op in fn.walk() for a in op.attributes.values()
                    if isinstance(a, DenseResourceAttr)}
         resource_table(self.b.module).retain(handles)
@@ -389,7 +389,7 @@ class OnnxImporter:
                 )
 
 
-def _check_fits(what: str, ttype: TensorType) -> None:
+def check_fits(what: str, ttype: TensorType) -> None:
     """A tensor the model declares must fit in this machine's memory, or the constant
     folding, the interpreter's arena or the runtime that later allocates it ends in a bare
     MemoryError: say which tensor, of which node, needs how many bytes, before any of it
@@ -404,7 +404,7 @@ def _check_fits(what: str, ttype: TensorType) -> None:
         raise OnnxImportError(f"{what} (shape {fmt_shape(ttype.get_shape())}, {elem}) {problem}")
 
 
-def _erase_dead_ops(fn: func.FuncOp) -> None:
+def erase_dead_ops(fn: func.FuncOp) -> None:
     """Ops whose results nobody uses (ONNX nodes off the path to the outputs, unused
     optional results, constants a converter folded instead) are dropped."""
     for op in reversed(list(fn.body.block.ops)):

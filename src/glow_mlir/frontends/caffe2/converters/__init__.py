@@ -1,0 +1,1 @@
+"""The Caffe2 op converters, by concept (fills, nn, tensor, quant)."""

@@ -1,0 +1,101 @@
+"""The one table from Caffe2 op type to converter (the op set of Glow's Caffe2 loader that
+this importer supports; docs/caffe2.md lists it next to Glow's).
+
+A converter takes a `C2Op` and returns its outputs: `Value`s, or None for an output nobody
+reads. To add an op: write its converter under `converters/` and add one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from glow_mlir.frontends.caffe2.converters import fills, more, nn, quant, tensor
+from glow_mlir.frontends.caffe2.op import C2Op
+
+Converter = Callable[[C2Op], Any]
+
+CONVERTERS: dict[str, Converter] = {
+    # weights (init_net), and constants anywhere
+    "GivenTensorFill": fills.given_tensor_fill,
+    "GivenTensorFp16Fill": fills.given_tensor_fp16_fill,
+    "GivenTensorDoubleFill": fills.given_tensor_double_fill,
+    "GivenTensorIntFill": fills.given_tensor_int_fill,
+    "GivenTensorInt64Fill": fills.given_tensor_int64_fill,
+    "GivenTensorBoolFill": fills.given_tensor_bool_fill,
+    "Int8GivenTensorFill": fills.int8_given_tensor_fill,
+    "Int8GivenIntTensorFill": fills.int8_given_int_tensor_fill,
+    "ConstantFill": fills.constant_fill,
+    # convolution, pooling, normalization
+    "Conv": nn.conv,
+    "ConvRelu": nn.conv,
+    "ConvTranspose": nn.conv_transpose,
+    "MaxPool": nn.max_pool,
+    "AveragePool": nn.average_pool,
+    "SpatialBN": nn.spatial_bn,
+    "LRN": nn.lrn,
+    "Softmax": nn.softmax,
+    # matrix products
+    "FC": nn.fc,
+    "FCTransposed": nn.fc,
+    "BatchMatMul": nn.batch_mat_mul,
+    # element-wise
+    "Relu": tensor.unary("Relu"),
+    "Sigmoid": tensor.unary("Sigmoid"),
+    "Tanh": tensor.unary("Tanh"),
+    "Add": tensor.binary("Add"),
+    "Sub": tensor.binary("Sub"),
+    "Mul": tensor.binary("Mul"),
+    "Div": tensor.binary("Div"),
+    "Sum": tensor.sum_,
+    "Clip": tensor.clip,
+    "Dropout": tensor.dropout,
+    # shapes
+    "Concat": tensor.concat,
+    "Split": tensor.split,
+    "Reshape": tensor.reshape,
+    "Flatten": nn.flatten,
+    "Transpose": tensor.transpose,
+    # Int8
+    "Int8Quantize": quant.int8_quantize,
+    "Int8Dequantize": quant.int8_dequantize,
+    "Int8Conv": quant.int8_conv,
+    "Int8ConvRelu": quant.int8_conv,
+    "Int8FC": quant.int8_fc,
+    "Int8Relu": quant.int8_relu,
+    "Int8SumRelu": quant.int8_sum_relu,
+    "Int8MaxPool": quant.int8_pool("max"),
+    "Int8AveragePool": quant.int8_pool("avg"),
+    # more of Glow's loader's op set
+    **{name: more.unary(name) for name in more.UNARY},
+    "Sqr": more.sqr,
+    "Max": more.variadic("Max"),
+    "Min": more.variadic("Min"),
+    "Mean": more.variadic("Mean"),
+    **{name: more.identity for name in ("Identity", "Alias", "StopGradient", "ScaleGradient",
+                                        "Copy", "CopyCPUToMKL", "CopyMKLToCPU",
+                                        "EnsureCPUOutput", "EnsureDense")},
+    "NCHW2NHWC": more.nchw2nhwc,
+    "MatMul": more.mat_mul,
+    "Slice": more.slice_,
+    "Squeeze": more.squeeze,
+    "ExpandDims": more.expand_dims,
+    "PRelu": more.prelu,
+    "Swish": more.swish,
+    "Softplus": more.softplus,
+    "LayerNorm": more.layer_norm,
+}
+
+RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",
+                "GaussianFill")
+"""Fills that draw random numbers: an init net made for training, not a trained model."""
+
+
+def lookup(op_type: str) -> tuple[Converter | None, str]:
+    """The converter for `op_type`, or None and why not."""
+    convert = CONVERTERS.get(op_type)
+    if convert is not None:
+        return convert, ""
+    if op_type in RANDOM_FILLS:
+        return None, "a random fill (an untrained init net): weights must be given values"
+    return None, "op type not supported"
