@@ -313,8 +313,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         from glow_mlir.runtime.ir_models import is_mlir_path
         from glow_mlir.targets.instructions import require_memory_plan
 
-        check_readable(args.model)  # before saying what kind of file it is
-        if is_mlir_path(args.model):
+        caffe2 = isinstance(args.model, tuple)  # (predict net, init net)
+        for path in args.model if caffe2 else (args.model,):
+            check_readable(path)  # before saying what kind of file it is
+        if not caffe2 and is_mlir_path(args.model):
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
         _check_quantization_flags(args)
