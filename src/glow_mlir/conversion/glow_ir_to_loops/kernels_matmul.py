@@ -23,13 +23,12 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
-    activation,
     block_loop,
     blocks,
     elem,
     fma,
-    fused,
     iadd,
     ld,
     require_float,
@@ -62,17 +61,20 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          c: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          a: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          b: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
-         init: Callable[[SSAValue, SSAValue], SSAValue], act=("none", ()),
+         init: Callable[[SSAValue, SSAValue], SSAValue], finish: Finish | None = None,
          tile: SSAValue | None = None) -> None:
-    """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
-    maps (row, col) to (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)]
-    buffer in which each block of C rows accumulates, copied back after each block of k
-    (None: accumulate in C)."""
+    """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then `finish` (the producer's fused
+    activation and epilogue, `epilogue.Finish`; None: nothing) on each element of C when
+    it is final: on the copy back from the tile when the whole k is one block, else on
+    C's rows of the panel after the last block of k; each of c, a, b maps (row, col) to
+    (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)] buffer in which each
+    block of C rows accumulates, copied back after each block of k (None: accumulate in
+    C)."""
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
                    kb_width: int, first: SSAValue | None) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
-        starting at init where `first` holds (always when None: the whole k, then the
-        activation)."""
+        starting at init where `first` holds (always when None: the whole k, then
+        `finish`)."""
         ns = [em.add_index(n0, r) for r in range(rows)]
 
         def acc_of(r, n, j, m):
@@ -113,23 +115,27 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
             else:
                 em.loop(lo, hi, lambda k, d=depth: k_step(iadd(em, kb0, k), d), step=depth)
         if tile is not None:
+            done = first is None and finish is not None
+
             def back(j):
                 m = iadd(em, m0, j)
                 for r, n in enumerate(ns):
-                    em.store(em.load(tile, [em.index(r), j]), *c(n, m))
+                    v = em.load(tile, [em.index(r), j])
+                    if done:
+                        finish.store(v, *c(n, m))  # type: ignore[union-attr]
+                    else:
+                        em.store(v, *c(n, m))
 
             em.loop(0, width, back)
-        if first is None:
+        elif first is None:
             act_rows(ns, m0, width)
 
     def act_rows(ns, m0, width):
-        name, args = act
-        if name != "none":
+        if finish is not None and not finish.trivial:
             def act_col(j):
                 m = iadd(em, m0, j)
                 for n in ns:
-                    buf, idx = c(n, m)
-                    em.store(activation(em, name, args, em.load(buf, idx)), buf, idx)
+                    finish.apply(*c(n, m))
 
             em.loop(0, width, act_col)
 
@@ -186,7 +192,7 @@ def fully_connected(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(x), shape(w)
     O, X, W, B = em.buffer(out), em.buffer(x), em.buffer(w), em.buffer(bias)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (X, [i, j]),
-         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), fused(instr),
+         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), Finish(em, instr),
          tile=c_tile(em, elem(out), m))
 
 
@@ -197,7 +203,8 @@ def mat_mul(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(lhs), shape(rhs)
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (L, [i, j]),
-         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), tile=c_tile(em, ct, m))
+         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), Finish(em, instr),
+         tile=c_tile(em, ct, m))
 
 
 @lowers("glow_ir.batch_mat_mul")
@@ -207,10 +214,11 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     (bs, n, k), (_, _, m) = shape(lhs), shape(rhs)
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     tile = c_tile(em, ct, m)
+    finish = Finish(em, instr)
 
     def batch(p):
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
-             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), tile=tile)
+             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), finish, tile=tile)
 
     em.loop(0, bs, batch)
 
