@@ -157,8 +157,8 @@ class Finish:
             return em.load(self._view(s, dims), idx)
 
         for instr in self.ep.instrs:
-            if instr.name == "glow_ir.splat":
-                constants.append((instr.operands[0], _splat_value(em, instr)))
+            if len(instr.operands) == 1:  # a constant (`FusionRules.constants`)
+                constants.append((instr.operands[0], ELEMENTWISE[instr.name](instr, em, [])))
                 continue
             if instr.name == "glow_ir.batched_add":
                 (slice_,) = instr.operands[2:]
@@ -216,16 +216,3 @@ class Finish:
             finally:
                 em.b.insertion_point = saved
         return self._views[key]
-
-
-def _splat_value(em: Emitter, instr: glow_ir.InstrOp) -> SSAValue:
-    """The constant a float `splat` writes (as kernels_data's splat: the value cast to
-    the element type)."""
-    import numpy as np
-
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs
-    from glow_mlir.ir.element_types import numpy_dtype
-
-    t = instr.operands[0].type.get_element_type()  # type: ignore[attr-defined]
-    value = np.array(attrs(instr).float_attr("value")).astype(numpy_dtype(t)).item()
-    return em.const(value, t)
