@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
+from hypothesis import HealthCheck, given, settings
 from onnx import helper
 from onnx_testing import make_model as _make_model
 from onnx_testing import rand
@@ -241,3 +243,31 @@ def test_places_that_clash_are_not_fused():
     assert epilogue._places_allow(ep, em)
     em.places[ep.result] = em.places[producer_in]
     assert not epilogue._places_allow(ep, em)
+
+
+# ---------------------------------------------------------------- random graphs
+
+PRODUCER_FAMILIES = ("convolution", "fully_connected", "mat_mul", "batch_mat_mul",
+                     "batched_add", "activation", "binary", "unary")
+_FUSED_SEEN: list[bool] = []
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(glow_graphs(families=PRODUCER_FAMILIES, max_ops=6, min_ops=2,
+                   fused_activations=True))
+def test_random_graphs_with_products_and_element_wise_ops(g):
+    """Random graphs of products, convolutions and element-wise ops through the whole cpu
+    pipeline (whatever it fuses) against the reference evaluator."""
+    want = evaluate(g)
+    cpu = glow_mlir.compile(clone_module(g), "cpu", cache=False)
+    names = _kernel_names(cpu)
+    _FUSED_SEEN.append(any(n.startswith(p + "_") for n in names for p in PRODUCERS))
+    assert_outputs_close(g, want, cpu(*g.inputs), what=g.description)
+
+
+def test_random_graphs_did_fuse():
+    """The random graphs above include fused epilogues (the test means something)."""
+    if not _FUSED_SEEN:
+        pytest.skip("run with the random-graph test")
+    assert any(_FUSED_SEEN)
