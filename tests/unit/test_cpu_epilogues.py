@@ -174,14 +174,20 @@ def test_batch_mat_mul_mask_add(fuse):
                      "mask": rand(3, 5, 7, seed=3)}, "batch_mat_mul_add_splat_mul" if fuse else None)
 
 
-def test_large_k_gemm_finishes_after_the_last_block_of_k(fuse):
+@pytest.mark.parametrize("k", [300, 384])
+@pytest.mark.parametrize("ctile", [True, False])
+def test_large_k_gemm_finishes_after_the_last_block_of_k(fuse, k, ctile, monkeypatch):
     """A product whose k is split in blocks (k x 512 panel of B over 256 KiB, several row
-    blocks): the epilogue runs on C's rows after the last block."""
+    blocks; k with a remainder block and a multiple of the block): the epilogue runs on
+    the copy back of the last block of k (without the tile: on C's rows after it)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
+
+    monkeypatch.setattr(kernels_matmul, "CTILE", ctile)
     nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
              helper.make_node("Add", ["mm", "t"], ["y"]),
              helper.make_node("Relu", ["y"], ["r"])]
-    model = make_model(nodes, {"x": (9, 300), "t": (9, 520)}, ["r"], {"w": rand(300, 520, seed=1)})
-    _compare(model, {"x": rand(9, 300, seed=2), "t": rand(9, 520, seed=3)},
+    model = make_model(nodes, {"x": (9, k), "t": (9, 520)}, ["r"], {"w": rand(k, 520, seed=1)})
+    _compare(model, {"x": rand(9, k, seed=2), "t": rand(9, 520, seed=3)},
              "mat_mul_add_relu" if fuse else None, rtol=1e-4, atol=1e-4)
 
 
