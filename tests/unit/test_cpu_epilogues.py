@@ -179,7 +179,7 @@ def test_batch_mat_mul_mask_add(fuse):
 def test_large_k_gemm_finishes_after_the_last_block_of_k(fuse, k, ctile, monkeypatch):
     """A product whose k is split in blocks (k x 512 panel of B over 256 KiB, several row
     blocks; k with a remainder block and a multiple of the block): the epilogue runs on
-    the copy back of the last block of k (without the tile: on C's rows after it)."""
+    the panel's rows of C after the last block of k, with and without the tile."""
     from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
 
     monkeypatch.setattr(kernels_matmul, "CTILE", ctile)

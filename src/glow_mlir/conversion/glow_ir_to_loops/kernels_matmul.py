@@ -65,13 +65,13 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          tile: SSAValue | None = None) -> None:
     """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then `finish` (the producer's fused
     activation and epilogue, `epilogue.Finish`; None: nothing) on each element of C when
-    it is final: on the copy back from the tile after the whole k or its last block
-    (without a tile, on C's rows after the last block); each of c, a, b maps (row, col) to
+    it is final: on the copy back from the tile when the whole k is one block, else on
+    C's rows of the panel after the last block of k; each of c, a, b maps (row, col) to
     (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)] buffer in which each
     block of C rows accumulates, copied back after each block of k (None: accumulate in
     C)."""
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
-                   kb_width: int, first: SSAValue | None, last: bool = False) -> None:
+                   kb_width: int, first: SSAValue | None) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
         starting at init where `first` holds (always when None: the whole k, then
         `finish`)."""
@@ -115,20 +115,18 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
             else:
                 em.loop(lo, hi, lambda k, d=depth: k_step(iadd(em, kb0, k), d), step=depth)
         if tile is not None:
-            if (first is None or last) and finish is not None and not finish.trivial:
-                # finished row by row: the epilogue's sources and result are rows of
-                # C's shape, and with rows a multiple of 4 KiB apart (BERT's 3072)
-                # ROWS rows of each at once compete for the same L1 sets (15% slower)
-                for r, n in enumerate(ns):
-                    em.loop(0, width, lambda j, r=r, n=n: finish.store(
-                        em.load(tile, [em.index(r), j]), *c(n, iadd(em, m0, j))))
-            else:
-                def back(j):
-                    m = iadd(em, m0, j)
-                    for r, n in enumerate(ns):
-                        em.store(em.load(tile, [em.index(r), j]), *c(n, m))
+            done = first is None and finish is not None
 
-                em.loop(0, width, back)
+            def back(j):
+                m = iadd(em, m0, j)
+                for r, n in enumerate(ns):
+                    v = em.load(tile, [em.index(r), j])
+                    if done:
+                        finish.store(v, *c(n, m))  # type: ignore[union-attr]
+                    else:
+                        em.store(v, *c(n, m))
+
+            em.loop(0, width, back)
         elif first is None:
             act_rows(ns, m0, width)
 
@@ -149,20 +147,14 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
                 n0, rows, m0, width, em.index(0), k_dim, None))
             return
 
-        def k_block(kb0: SSAValue, kb_width: int, last: bool = False) -> None:
+        def k_block(kb0: SSAValue, kb_width: int) -> None:
             first = em.value(arith.CmpiOp(kb0, em.index(0), "eq"))
             block_loop(em, n_rows, ROWS, lambda n0, rows: rows_block(
-                n0, rows, m0, width, kb0, kb_width, first, last))
+                n0, rows, m0, width, kb0, kb_width, first))
 
-        if tile is None:
-            block_loop(em, k_dim, KC, k_block)
-            block_loop(em, n_rows, ROWS, lambda n0, rows: act_rows(
-                [em.add_index(n0, r) for r in range(rows)], m0, width))
-            return
-        # the last block of k on its own: its copy-back from the tile finishes C
-        last_lo = (k_dim - 1) // KC * KC
-        block_loop(em, last_lo, KC, k_block)
-        k_block(em.index(last_lo), k_dim - last_lo, last=True)
+        block_loop(em, k_dim, KC, k_block)
+        block_loop(em, n_rows, ROWS, lambda n0, rows: act_rows(
+            [em.add_index(n0, r) for r in range(rows)], m0, width))
 
     # blocks of k when the whole-k panel of B is large and shared by several row blocks
     k_blocks = (k_dim > KC and n_rows > ROWS
