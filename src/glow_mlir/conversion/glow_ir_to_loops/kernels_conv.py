@@ -53,17 +53,15 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
-    activation,
-    apply_activation,
     attrs,
     block_loop,
     elem,
     fma,
     fmul,
     for_carry,
-    fused,
     iadd,
     imax,
     imin,
@@ -94,7 +92,7 @@ def convolution(instr, em: Emitter) -> None:
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
-    act = fused(instr)
+    act = Finish(em, instr)
     out, x, w, bias = instr.operands
     n, c, h, wd = image_dims(shape(x), layout)
     _, o, oh, ow = image_dims(shape(out), layout)
@@ -167,7 +165,7 @@ def convolution(instr, em: Emitter) -> None:
                 em.loop(w0, w1, col)
 
             em.loop(h0, h1, row)
-        apply_activation(em, *act, pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
+        act.apply_rows(pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
 
     em.loop(0, n, image_nhwc)
 
@@ -240,8 +238,7 @@ def _conv_nchw_strided(em: Emitter, instr, kernels, strides, pads, dilation, gro
                         rect((ih0, ih1), (iw1, w1), [(kh, kw)])
 
                 em.loop(0, cg, in_chan)
-                apply_activation(em, *act, planes, ocs, oh * ow,
-                                 lambda oc, p: [ni, oc, p])
+                act.apply_rows(planes, ocs, oh * ow, lambda oc, p: [ni, oc, p])
 
             if group == 1:  # threads: blocks of output channels
                 parallel_ranges(em, og, CHANNELS, work, lambda s, count: block_loop(
@@ -340,7 +337,6 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
     kh_n, kw_n = kernels
     sh, sw = strides
     dh, dw = dilation
-    name, args = act
     B = em.buffer(bias)
 
     if (kh_n, kw_n) == (1, 1) and (sh, sw) == (1, 1) and not any(pads):
@@ -372,6 +368,9 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
     zero, one = em.const(0.0, ct), em.const(1.0, ct)
 
     all_kw = list(range(kw_n))
+    # the last column tile overlaps the one before (the same values stored twice): an
+    # epilogue that reads its own result is applied after all tiles instead
+    later = not act.idempotent
 
     def kws_of(q):
         return [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
@@ -454,8 +453,11 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
                         accs = loop_carry(em, 0, cg, inits, in_chan)
                         for r, oc in enumerate(ocs):
                             for j, owi in enumerate(owis):
-                                em.store(activation(em, name, args, accs[r * len(cols) + j]),
-                                         O, [ni, oc, ohi, owi])
+                                acc, idx = accs[r * len(cols) + j], [ni, oc, ohi, owi]
+                                if later:
+                                    em.store(acc, O, idx)
+                                else:
+                                    act.store(acc, O, idx)
 
                     if whole_row:  # one tile, border columns with their valid taps
                         tile(em.index(0), [(q, kws_of(q)) for q in range(ow)])
@@ -486,6 +488,9 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         parallel_loop(em, group, work, grp)
 
     em.loop(0, n, image)
+    if later:  # the epilogue reads its result: once per element, after the tiles
+        act.apply_rows(view(em, out, [n * o, oh * ow]), (0, n * o), oh * ow,
+                       lambda r, p: [r, p])
 
 
 IM2COL = True
@@ -541,7 +546,6 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     Wf = view(em, w, [o, c * taps])
     col = _scratch(em, instr, ct, [kc, pixels])
     tile = c_tile(em, ct, pixels)
-    name, args = act
 
     def image(ni):
         def fill(c0):
@@ -561,7 +565,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
                  lambda i, j: (P, [ni, i, j]),
                  lambda i, k: (Wf, [i, iadd(em, k0, k)]),
                  lambda k, j: (col, [k, j]),
-                 init, act if last else ("none", ()), tile=tile)
+                 init, act if last else None, tile=tile)
 
         if chunks == 1:
             fill(em.index(0))
@@ -574,7 +578,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
             product(c0, em.value(arith.CmpiOp(ci, em.index(0), "eq")), False)
 
         em.loop(0, chunks, step)
-        apply_activation(em, name, args, P, (0, o), pixels, lambda i, j: [ni, i, j])
+        act.apply_rows(P, (0, o), pixels, lambda i, j: [ni, i, j])
 
     em.loop(0, n, image)
 
