@@ -227,6 +227,45 @@ def test_fused_epilogues_give_the_same_bits_on_any_thread_count(name):
             assert got.tobytes() == want.tobytes(), f"{name}: {threads} threads differ"
 
 
+@pytest.mark.parametrize("split", ["pixels", "channels", "none"])
+def test_im2col_splits_give_the_same_bits(split, monkeypatch):
+    """Each way of sharing an im2col convolution (`kernels_conv.IM2COL_SPLIT`: bands of
+    output rows, blocks of output channels, or the filling and the product split
+    separately) on 2 and 3 threads gives the one-thread bits: whole-image columns in one
+    chunk and in chunks of input channels, with a fused epilogue, and large images by
+    bands."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    outputs = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", split)
+        model = glow_mlir.compile(conv_chunks_add_relu(), num_threads=threads, cache=False)
+        assert threads == 1 or _parallel_loops(model) > 0
+        outputs[threads] = model(*_inputs(model))
+    for threads in (2, 3):
+        for got, want in zip(outputs[threads], outputs[1]):
+            assert got.tobytes() == want.tobytes(), f"{split}: {threads} threads differ"
+
+
+def test_im2col_split_auto_picks_by_pixels_per_thread(monkeypatch):
+    """`auto`: bands of rows when each thread gets IM2COL_MIN_BAND pixels (a 3x3 at
+    32x32 on 2 threads: 512), output channels otherwise (one output row)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    class Em:
+        threads, parallel_depth = 2, 0
+
+    em = Em()
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 10**8) == ("pixels", 16)
+    assert kernels_conv._im2col_split(em, 64, 7, 7, 10**8) == ("channels", 32)
+    assert kernels_conv._im2col_split(em, 64, 1, 1, 10**8) == ("channels", 32)
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 1000) == (None, 0)  # too small
+    monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", "pixels")
+    assert kernels_conv._im2col_split(em, 64, 7, 7, 10**8) == ("pixels", 4)
+    monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", "none")
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 10**8) == (None, 0)
+
+
 CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
                                   one_row_fc, strided_depthwise,
                                   matmul, batch_matmul, layernorm_softmax, pools,
