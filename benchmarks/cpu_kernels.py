@@ -3,17 +3,22 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
-                                     [--no-im2col] [--no-ctile]
+                                     [--no-im2col] [--no-ctile] [--no-epilogues]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
 stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*). --cpu-time times with the thread's CPU time: on a shared machine the wall
-clock also counts time the process waits for a core. --no-im2col and --no-ctile time
-the forms the kernels used before im2col convolutions (kernels_conv.IM2COL) and gemm's
-accumulation tile (kernels_matmul.CTILE): the "before" figures of their docstrings.
+(bert_*); fused epilogues (fused_*: ResNet's conv + skip add + relu, BERT's products +
+bias, the attention scores' scale, each against onnxruntime's own fusions of the same
+nodes; these run as ONNX models through glow_mlir.compile, the whole pipeline).
+--cpu-time times with the thread's CPU time: on a shared machine the wall clock also
+counts time the process waits for a core. --no-im2col, --no-ctile and
+--no-epilogues time the forms the kernels used before im2col convolutions
+(kernels_conv.IM2COL), gemm's accumulation tile (kernels_matmul.CTILE) and fused
+epilogues (epilogue.FUSE_EPILOGUES): the "before" figures of their docstrings.
 
-Each case is one glow op (its weights function inputs) taken through lower-to-instr,
+Each case is one glow op (a fused case: the op and the element-wise ops after it; its
+weights function inputs) taken through lower-to-instr,
 glow-instr-pipeline, convert-glow-ir-to-loops and the upstream mlir-opt-22 /
 mlir-translate-22 path (tests/unit/cpu_upstream.py); the LLVM IR is then optimized with
 LLVM's own pipeline at -O`opt` for the host CPU (llvmlite's pass builder: loop and SLP
@@ -55,6 +60,51 @@ def one_op_module(op_class, shapes, result_shape, **attrs) -> ModuleOp:
     block.add_op(func.ReturnOp(*op.results))
     fn = func.FuncOp("main", FunctionType.from_lists(types, [rt]), Region(block))
     return ModuleOp([fn])
+
+
+def graph_model(nodes, inputs: dict, out_shape):
+    """An ONNX model of `nodes` whose graph inputs are `inputs` (name -> array;
+    initializers when the name starts with 'c_') and output 'out'; and its feeds."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    feeds = {n: x for n, x in inputs.items() if not n.startswith("c_")}
+    inits = [numpy_helper.from_array(x, n) for n, x in inputs.items() if n.startswith("c_")]
+    graph = helper.make_graph(
+        nodes, "bench",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, x.shape) for n, x in feeds.items()],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, feeds
+
+
+def ort_model_runner(model, feeds):
+    """onnxruntime on one thread with all its graph optimizations (its own fusions)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return lambda: sess.run(None, feeds)[0]
+
+
+def native_runner(model, feeds):
+    """The model through `glow_mlir.compile` (the whole pipeline, no compile cache);
+    timed as the other cases: the entry point on areas made once (`CompiledModel.run`
+    makes fresh ones per call, whose page faults cost as much as a small kernel)."""
+    import glow_mlir
+
+    compiled = glow_mlir.compile(model, "cpu", cache=False)
+    program = compiled._executor  # the NativeProgram: its entry point and areas
+    inputs = [feeds[n] for n in compiled.input_names]
+    mutable, activations = program.areas.new_mutable(inputs), program.areas.new_activations()
+    args = (program.areas.constant.ctypes.data, mutable.ctypes.data, activations.ctypes.data)
+    _KEEP.append((mutable, activations))  # args holds their addresses only
+    call = lambda: compiled.run(feeds)  # noqa: E731
+    return lambda _inputs: (call, lambda: program.entry(*args)), ""
 
 
 def jit_optimized(llvm_ir: str, name: str, opt: int, tail_folding: bool = False):
@@ -228,6 +278,74 @@ def case_pow2():
     return "Pow 128x768 ^ 2", module, [x, y], ort, 0
 
 
+def fused_conv_case(c, hw, o, k, stride, pad):
+    """ResNet's block end: conv, add of the skip, relu (onnxruntime: Conv + Add + Relu)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = rand(1, c, hw, hw, seed=1), rand(o, c, k, k, seed=2) * 0.1, rand(o, seed=3)
+        oh = (hw + 2 * pad - k) // stride + 1
+        skip = rand(1, o, oh, oh, seed=4)
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4),
+                 helper.make_node("Add", ["c", "skip"], ["a"]),
+                 helper.make_node("Relu", ["a"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, "skip": skip},
+                                   [1, o, oh, oh])
+        return (f"conv {c}x{hw}x{hw} {k}x{k}/{stride} -> {o} + add + relu", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * c * k * k * oh * oh)
+    return case
+
+
+def fused_matmul_case(n, k, m):
+    """BERT's linear layer: mat_mul + bias (the bias broadcast to the product's shape, as
+    the graph folds it; onnxruntime: MatMul + Add of a [m] initializer)."""
+    def case():
+        from onnx import helper
+
+        a, w, bias = rand(1, n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
+        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
+                 helper.make_node("Add", ["p", "c_bias"], ["out"])]
+        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [1, n, m])
+        return (f"mat_mul 1x{n}x{k} @ {k}x{m} + bias", model, feeds,
+                ort_model_runner(model, feeds), 2 * n * k * m)
+    return case
+
+
+def fused_scores_case(bs, n, k, m):
+    """Attention scores: batch_mat_mul, then / 8 (a splat in the graph) and + mask."""
+    def case():
+        from onnx import helper
+
+        q, kt, mask = rand(bs, n, k, seed=1), rand(bs, k, m, seed=2), rand(bs, n, m, seed=3)
+        nodes = [helper.make_node("MatMul", ["q", "k"], ["s"]),
+                 helper.make_node("Div", ["s", "c_eight"], ["d"]),
+                 helper.make_node("Add", ["d", "mask"], ["out"])]
+        model, feeds = graph_model(nodes, {"q": q, "k": kt, "mask": mask,
+                                           "c_eight": np.array(8.0, np.float32)}, [bs, n, m])
+        return (f"batch_mat_mul {bs}x{n}x{k} @ {k}x{m} / 8 + mask", model, feeds,
+                ort_model_runner(model, feeds), 2 * bs * n * k * m)
+    return case
+
+
+def native_unary_case(onnx_op, shape, consts=None, **attrs):
+    """One ONNX node on x (and constant initializers `consts`, e.g. Pow's exponent)
+    through glow_mlir.compile: what the graph makes of it (a constant exponent is a
+    splat stacked before the pow)."""
+    def case():
+        from onnx import helper
+
+        x = rand(*shape, seed=1) * 3
+        names = ["x", *(consts or {})]
+        nodes = [helper.make_node(onnx_op, names, ["out"], **attrs)]
+        model, feeds = graph_model(nodes, {"x": x, **(consts or {})}, list(shape))
+        model.opset_import[0].version = 20  # Gelu
+        extra = "".join(f" {k}={float(v)}" for k, v in (consts or {}).items())
+        return (f"{onnx_op} {'x'.join(map(str, shape))}{extra} (compile)", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # ResNet-18's other convolution shapes (stride 2 and the smaller images)
          "r18_conv1": conv_case(3, 224, 64, 7, 2, 3),
@@ -259,7 +377,20 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "bert_av": bmm_case(12, 128, 128, 64),
          "bert_erf": unary_case(glow.ErfOp, "Erf", (128, 3072)),
          "bert_softmax": unary_case(glow.SoftMaxOp, "Softmax", (12, 128, 128)),
-         "bert_pow": case_pow2}
+         "bert_pow": case_pow2,
+         "bert_pow_const": native_unary_case("Pow", (128, 768),
+                                             {"c_e": np.array(2.0, np.float32)}),
+         "gelu_op": native_unary_case("Gelu", (128, 3072)),
+         "softmax_op": native_unary_case("Softmax", (12, 128, 128), axis=-1),
+         # fused epilogues
+         "fused_r18_56": fused_conv_case(64, 56, 64, 3, 1, 1),
+         "fused_r18_28": fused_conv_case(128, 28, 128, 3, 1, 1),
+         "fused_r18_14": fused_conv_case(256, 14, 256, 3, 1, 1),
+         "fused_r18_7": fused_conv_case(512, 7, 512, 3, 1, 1),
+         "fused_bert_qkv": fused_matmul_case(128, 768, 768),
+         "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
+         "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),
+         "fused_bert_scores": fused_scores_case(12, 128, 64, 128)}
 
 
 def timed(fn, inner: int, clock=time.perf_counter) -> float:
@@ -286,17 +417,23 @@ def main(argv=None) -> None:
                    help="convolutions in their direct forms (kernels_conv.IM2COL = False)")
     p.add_argument("--no-ctile", action="store_true",
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
+    p.add_argument("--no-epilogues", action="store_true",
+                   help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
     clock = time.thread_time if args.cpu_time else time.perf_counter
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv, kernels_matmul
+    from glow_mlir.conversion.glow_ir_to_loops import epilogue, kernels_conv, kernels_matmul
 
     kernels_conv.IM2COL = not args.no_im2col
     kernels_matmul.CTILE = not args.no_ctile
+    epilogue.FUSE_EPILOGUES = not args.no_epilogues
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
         t0 = time.perf_counter()
-        prepare, ir = glow_runner(module, args.opt, args.tail_folding)
+        if isinstance(module, ModuleOp):
+            prepare, ir = glow_runner(module, args.opt, args.tail_folding)
+        else:  # an ONNX model (the fused cases): the whole pipeline
+            prepare, ir = native_runner(module, inputs)
         compile_s = time.perf_counter() - t0
         if args.dump_ir:
             Path(args.dump_ir).mkdir(parents=True, exist_ok=True)

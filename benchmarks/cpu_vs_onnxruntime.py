@@ -5,7 +5,8 @@ compile time; with `--threads N` (N > 1) also ours on one thread in the same run
 speedup of N threads over one.
 
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
-        [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12]
+        [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
+        [--im2col-split auto|pixels|channels|none]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -14,7 +15,10 @@ FLOPs count the multiply-adds of convolutions, fully-connected layers and matmul
 MAC) from the planned instruction IR. `--real` adds torchvision/transformers exports from
 `benchmarks/real_models.py` (cached in `.cache/real_models/`; `name:key=value` sets a
 config value). Nothing here is asserted: the machine is shared and noisy, so read the
-ratios.
+ratios. `--cpu-time` (one thread only) times with this process's CPU time instead of the
+wall clock: on a loaded machine the wall clock also counts the time the process waits for
+a core, which moved the ratios by 30% between runs. With N threads the wall clock is what
+a user waits for; the `cpu N/1` column is the load-independent speedup.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.dialects import glow_ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -232,18 +237,56 @@ the other engine held the second core (our 2-thread ResNet-18 1.0x our 1-thread 
 benchmark, 1.24x alone)."""
 
 
+CLOCK = time.perf_counter
+"""What `_timed` reads: the wall clock, or the process's CPU time (`--cpu-time`)."""
+
+
 def _timed(fn, feeds, cpu: list[dict[int, int]] | None = None) -> float:
-    """Wall seconds of fn(feeds); with `cpu`, each thread's CPU nanoseconds appended."""
+    """Seconds of fn(feeds) by CLOCK; with `cpu`, each thread's CPU nanoseconds appended."""
     time.sleep(SETTLE_S)
     before = task_cpu_ns() if cpu is not None else None
-    t = time.perf_counter()
+    t = CLOCK()
     fn(feeds)
-    seconds = time.perf_counter() - t
+    seconds = CLOCK() - t
     if before is not None:
         after = task_cpu_ns()
         cpu.append({k: v - before.get(k, 0) for k, v in after.items()  # type: ignore[union-attr]
                     if v - before.get(k, 0) > 0 and k in OUR_THREADS})
     return seconds
+
+
+def parallel_regions(compiled) -> int:
+    """`glow_parallel_for` calls per run: each loop marked parallel times the constant
+    trip counts of the loops around it in its kernel function, per call of the kernel (a
+    split's wake-up and join is paid this often, and on a loaded machine each may wait
+    for a descheduled worker)."""
+    from xdsl.dialects import arith, func, scf
+
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
+
+    def const(v):
+        op = v.owner
+        return op.value.value.data if isinstance(op, arith.ConstantOp) else None
+
+    def regions(f) -> int:
+        total = 0
+        for op in f.walk():
+            if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
+                count, p = 1, op.parent_op()
+                while p is not None and p is not f:
+                    if isinstance(p, scf.ForOp):
+                        lb, ub, step = const(p.lb), const(p.ub), const(p.step)
+                        if None not in (lb, ub, step):
+                            count *= -(-(ub - lb) // step)
+                    p = p.parent_op()
+                total += count
+        return total
+
+    funcs = {f.sym_name.data: f for f in compiled.module.walk() if isinstance(f, func.FuncOp)}
+    per = {name: regions(f) for name, f in funcs.items()}
+    return sum(per[op.callee.root_reference.data]
+               for f in funcs.values() if "glow.activations_size" in f.attributes
+               for op in f.walk() if isinstance(op, func.CallOp))
 
 
 def real_model(spec: str):
@@ -264,9 +307,12 @@ def measure(name: str, runs: int, threads: int = 1) -> dict:
 
     proto = MODELS[name]() if name in MODELS else real_model(name)
     start = time.perf_counter()
-    ours = glow_mlir.compile(proto, backend="cpu", num_threads=threads)
+    # cold compiles (the model cache does not know kernels_conv.IM2COL_SPLIT, and a
+    # cached model has no module for `parallel_regions`)
+    ours = glow_mlir.compile(proto, backend="cpu", num_threads=threads, cache=False)
     compile_s = time.perf_counter() - start
-    ours1 = glow_mlir.compile(proto, backend="cpu", num_threads=1) if threads > 1 else None
+    ours1 = glow_mlir.compile(proto, backend="cpu", num_threads=1,
+                              cache=False) if threads > 1 else None
     fl = flops(_planned_instructions(proto))
     feeds = _feeds(ours)
     opts = ort.SessionOptions()
@@ -304,7 +350,7 @@ def measure(name: str, runs: int, threads: int = 1) -> dict:
     return {"model": name, "ours_ms": 1e3 * statistics.median(ours_t),
             "ort_ms": 1e3 * statistics.median(ort_t), "compile_s": compile_s,
             "one_ms": 1e3 * statistics.median(one_t) if one_t else None,
-            "cpu_bound": cpu_bound,
+            "cpu_bound": cpu_bound, "regions": parallel_regions(ours),
             "flops": fl, "max_abs_err": err}
 
 
@@ -321,7 +367,21 @@ def main() -> None:
     parser.add_argument("--llvm-unrolling", action="store_true",
                         help="turn LLVM's loop unrolling on (off by default: compare the "
                              "compile-time and ratio columns of the two runs)")
+    parser.add_argument("--im2col-split", default="auto",
+                        choices=["auto", "pixels", "channels", "none"],
+                        help="how threaded im2col convolutions split (kernels_conv."
+                             "IM2COL_SPLIT; none: the filling and the product separately)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with the process's CPU time instead of the wall clock "
+                             "(one thread only)")
     args = parser.parse_args()
+    if args.cpu_time:
+        if args.threads != 1:
+            parser.error("--cpu-time measures one thread: with --threads N read the "
+                         "'cpu N/1' column")
+        global CLOCK
+        CLOCK = time.process_time
+    kernels_conv.IM2COL_SPLIT = args.im2col_split
     if args.llvm_unrolling:
         from glow_mlir.targets.cpu import jit
 
@@ -335,11 +395,13 @@ def main() -> None:
           f"GFLOP/s")
     n = args.threads
     peak = peaks[min(n, 2)]
-    one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}" if n > 1 else ""
-    print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}")
+    one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}{'regions':>8}" if n > 1 else ""
+    print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}; clock: "
+          f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}")
     if n > 1:
         print(f"cpu N/1: our one-thread CPU time over the busiest thread's with {n} threads, "
-              f"each running its own parts (the speedup {n} free cores would give)")
+              f"each running its own parts (the speedup {n} free cores would give); "
+              f"regions: parallel regions (pool wake-ups and joins) per run")
     print(f"{'model':<14}{one}{f'ours {n} ms':>11}{f'ort {n} ms':>10}{'ratio':>8}"
           f"{'GFLOP/s':>9}{'% peak':>8}{'compile s':>10}{'max err':>10}")
     ratios, speedups, cpu_bounds = [], [], []
@@ -354,7 +416,8 @@ def main() -> None:
         cols = ""
         if r["one_ms"] is not None:
             speedups.append(r["one_ms"] / r["ours_ms"])
-            cols = f"{r['one_ms']:>10.2f}{speedups[-1]:>7.2f}{r['cpu_bound']:>8.2f}"
+            cols = (f"{r['one_ms']:>10.2f}{speedups[-1]:>7.2f}{r['cpu_bound']:>8.2f}"
+                    f"{r['regions']:>8}")
             cpu_bounds.append(r["cpu_bound"])
         print(f"{name:<14}{cols}{r['ours_ms']:>11.2f}{r['ort_ms']:>10.2f}{ratio:>8.2f}"
               f"{gf:>9.1f}{100 * gf / peak:>7.1f}%{r['compile_s']:>10.1f}"

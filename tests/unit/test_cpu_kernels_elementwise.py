@@ -92,7 +92,8 @@ def data(t: str, rng: np.random.Generator, kind: str = "any") -> np.ndarray:
 
 
 def check(op: str, in_types: list[str], out_type: str, attrs: str = "", kinds=None,
-          exact: bool = True, rtol: float = 4e-6, seed: int = 0, inputs=None):
+          exact: bool = True, rtol: float = 4e-6, seed: int = 0, inputs=None,
+          atol: float = 1e-37):
     rng = np.random.default_rng(seed)
     if inputs is None:
         kinds = kinds or ["any"] * len(in_types)
@@ -107,7 +108,7 @@ def check(op: str, in_types: list[str], out_type: str, attrs: str = "", kinds=No
             np.testing.assert_array_equal(g, e, err_msg=f"{op} {in_types} -> {out_type}")
         else:
             np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64),
-                                       rtol=rtol, atol=1e-37, equal_nan=True,
+                                       rtol=rtol, atol=atol, equal_nan=True,
                                        err_msg=f"{op} {in_types} -> {out_type}")
 
 
@@ -144,7 +145,11 @@ def test_float_exact_unary(op, t):
 @pytest.mark.parametrize("t", ["f32", "f16"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu(approximate, t):
-    check("glow.gelu", [t], t, f'{{approximate = "{approximate}"}}', exact=False, rtol=1e-6)
+    """f16 as the reference (f64, rounded once); f32 with the straight-line erf/tanh
+    (fast_math.gelu): 1 + erf(x / sqrt 2) cancels for x < -3, where the result is below
+    0.005 and the error up to 3e-7 absolute (as the decomposed Erf form's)."""
+    check("glow.gelu", [t], t, f'{{approximate = "{approximate}"}}', exact=False, rtol=1e-6,
+          atol=5e-7 if t == "f32" else 1e-37)
 
 
 @pytest.mark.parametrize("t", ["f32", "f64", "f16"])

@@ -145,6 +145,127 @@ def elementwise():
     ], [("x", [1, 64, 64, 64]), ("y", [1, 64, 64, 64])], ["t"])
 
 
+# ---------------------------------------------------------------- fused epilogues
+
+
+def conv_chunks_add_relu():
+    """ResNet's block end on a 3x3 convolution whose im2col columns come in chunks of
+    input channels (the epilogue after the last chunk), and on a large image (bands)."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "skip"], ["a"]),
+        helper.make_node("Relu", ["a"], ["y"]),
+        helper.make_node("Conv", ["x2", "w2", "b2"], ["d"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["d"], ["y2"]),
+    ], [("x", [1, 64, 32, 32]), ("skip", [1, 64, 32, 32]), ("x2", [1, 8, 96, 96])],
+        ["y", "y2"],
+        [("w", _w(64, 64, 3, 3)), ("b", _w(64)), ("w2", _w(16, 8, 3, 3)), ("b2", _w(16))])
+
+
+def linear_bias_tanh():
+    """BERT's linear layer: a product on a view of [1, 128, 256], its bias added, then an
+    activation; and a product with blocks of k (the epilogue after the last block)."""
+    return _model([
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["a"]),
+        helper.make_node("Tanh", ["a"], ["y"]),
+        helper.make_node("MatMul", ["x2", "w2"], ["m2"]),
+        helper.make_node("Add", ["m2", "skip"], ["a2"]),
+        helper.make_node("Sigmoid", ["a2"], ["y2"]),
+    ], [("x", [1, 128, 256]), ("x2", [64, 768]), ("skip", [64, 256])], ["y", "y2"],
+        [("w", _w(256, 512)), ("b", _w(512)), ("w2", _w(768, 256))])
+
+
+def one_row_fc_sigmoid():
+    """A fully-connected layer on one image (split by columns), a residual added, then
+    an activation."""
+    return _model([helper.make_node("Gemm", ["x", "w", "b"], ["g"]),
+                   helper.make_node("Add", ["g", "r"], ["a"]),
+                   helper.make_node("Sigmoid", ["a"], ["y"])],
+                  [("x", [1, 1280]), ("r", [1, 1000])], ["y"],
+                  [("w", _w(1280, 1000)), ("b", _w(1000))])
+
+
+def attention_scores():
+    """The attention scores: batched product, mask added, scaled by a constant."""
+    return _model([
+        helper.make_node("MatMul", ["q", "k"], ["s"]),
+        helper.make_node("Add", ["s", "mask"], ["m"]),
+        helper.make_node("Mul", ["m", "scale"], ["y"]),
+    ], [("q", [12, 128, 64]), ("k", [12, 64, 128]), ("mask", [12, 128, 128])], ["y"],
+        [("scale", np.float32(0.125).reshape(()))])
+
+
+FUSED = {f.__name__: f for f in (conv_chunks_add_relu, linear_bias_tanh,
+                                 one_row_fc_sigmoid, attention_scores)}
+PRODUCERS = ("convolution", "fully_connected", "mat_mul", "batch_mat_mul")
+
+
+def _fused_kernels(model) -> list[str]:
+    """The kernel functions computing a producer and its epilogue
+    (`main_k3_convolution_add_relu`)."""
+    from xdsl.dialects import func
+
+    names = [f.sym_name.data.split("_k", 1)[1].split("_", 1)[1]
+             for f in model.module.walk()
+             if isinstance(f, func.FuncOp) and "glow.kernel" in f.attributes]
+    return [n for n in names if any(n.startswith(p + "_") for p in PRODUCERS)]
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_fused_epilogues_give_the_same_bits_on_any_thread_count(name):
+    onnx_model = FUSED[name]()
+    outputs = {}
+    for threads in (1, 2, 3):
+        model = glow_mlir.compile(onnx_model, num_threads=threads, cache=False)
+        assert _fused_kernels(model), "no epilogue was fused"
+        if threads > 1:
+            assert _parallel_loops(model) > 0, "no fused kernel was split"
+        outputs[threads] = model(*_inputs(model))
+    for threads in (2, 3):
+        for got, want in zip(outputs[threads], outputs[1]):
+            assert got.tobytes() == want.tobytes(), f"{name}: {threads} threads differ"
+
+
+@pytest.mark.parametrize("split", ["pixels", "channels", "none"])
+def test_im2col_splits_give_the_same_bits(split, monkeypatch):
+    """Each way of sharing an im2col convolution (`kernels_conv.IM2COL_SPLIT`: bands of
+    output rows, blocks of output channels, or the filling and the product split
+    separately) on 2 and 3 threads gives the one-thread bits: whole-image columns in one
+    chunk and in chunks of input channels, with a fused epilogue, and large images by
+    bands."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    outputs = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", split)
+        model = glow_mlir.compile(conv_chunks_add_relu(), num_threads=threads, cache=False)
+        assert threads == 1 or _parallel_loops(model) > 0
+        outputs[threads] = model(*_inputs(model))
+    for threads in (2, 3):
+        for got, want in zip(outputs[threads], outputs[1]):
+            assert got.tobytes() == want.tobytes(), f"{split}: {threads} threads differ"
+
+
+def test_im2col_split_auto_picks_by_pixels_per_thread(monkeypatch):
+    """`auto`: bands of rows when each thread gets IM2COL_MIN_BAND pixels (a 3x3 at
+    32x32 on 2 threads: 512), output channels otherwise (one output row)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    class Em:
+        threads, parallel_depth = 2, 0
+
+    em = Em()
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 10**8) == ("pixels", 16)
+    assert kernels_conv._im2col_split(em, 64, 7, 7, 10**8) == ("channels", 32)
+    assert kernels_conv._im2col_split(em, 64, 1, 1, 10**8) == ("channels", 32)
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 1000) == (None, 0)  # too small
+    monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", "pixels")
+    assert kernels_conv._im2col_split(em, 64, 7, 7, 10**8) == ("pixels", 4)
+    monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", "none")
+    assert kernels_conv._im2col_split(em, 64, 32, 32, 10**8) == (None, 0)
+
+
 CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
                                   one_row_fc, strided_depthwise,
                                   matmul, batch_matmul, layernorm_softmax, pools,

@@ -54,6 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.analysis.epilogue_fusion import Epilogue
 from glow_mlir.conversion.glow_ir_to_loops.box_copies import as_copy
 from glow_mlir.conversion.glow_ir_to_loops.emitter import (
     Emitter,
@@ -61,6 +62,7 @@ from glow_mlir.conversion.glow_ir_to_loops.emitter import (
     byte_view,
     bytes_type,
 )
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import fusable, run_kind
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.conversion.glow_ir_to_loops.functions import (
     KernelFunctions,
@@ -258,8 +260,9 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
 
 def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
              skip_dead_stores: bool = True) -> None:
-    """A call of the kernel function computing `run` (one instruction, or a stack of
-    element-wise ones: `stackable_runs`), built on first use. Its arguments are the
+    """A call of the kernel function computing `run` (one instruction, a stack of
+    element-wise ones, or a producer and its fused epilogue: `stackable_runs`), built on
+    first use. Its arguments are the
     regions of memory the run touches (buffers that share bytes are one region, at their
     offsets in it), so its code depends only on the key: each instruction's kind,
     attributes, operand types and operand places in the regions, and, for a stack, which
@@ -284,6 +287,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
     regions, refs = regions_of(extents)
     ref_of = dict(zip(values, refs))
     elementwise = type(run[0]) in ELEMENTWISE
+    epilogue = None if elementwise or len(run) == 1 else Epilogue(run[0], tuple(run[1:]), True)
     dead: tuple[bool, ...] = ()
     if elementwise and skip_dead_stores:
         dead_keys = _dead_keys(em, run)
@@ -292,7 +296,8 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
     key = (tuple((attributes_key(i), tuple(v.type for v in i.operands),
                   tuple(ref_of[v] for v in i.operands)) for i in run),
            skip_dead_stores, dead)
-    kind = "elementwise" if len(run) > 1 else run[0].name.split(".", 1)[1]
+    kind = ("elementwise" if elementwise and len(run) > 1
+            else run_kind(run) if len(run) > 1 else run[0].name.split(".", 1)[1])
 
     def body(kem: Emitter, args: list[SSAValue]) -> None:
         for v in values:
@@ -301,6 +306,8 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         if elementwise:
             emit_elementwise(run, kem, skip_dead_stores)
         else:
+            if epilogue is not None:
+                kem.epilogues[run[0]] = epilogue
             GENERATORS[type(run[0])](run[0], kem)
 
     kernels.call(em, kind, key, regions, body,
@@ -535,11 +542,22 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
 def stackable_runs(fn: glow_ir.FuncOp | Block, em: Emitter) -> list[list[glow_ir.InstrOp]]:
     """The instructions of a program (or of one program block) in order, consecutive
     stackable element-wise ones grouped (allocs, deallocs and views between them emit no
-    code and do not split a stack); every other instruction alone (a `glow_ir.if` too)."""
+    code and do not split a stack), a convolution or matrix product with the element-wise
+    instructions fused into it (`epilogue.fusable`); every other instruction alone (a
+    `glow_ir.if` too)."""
+    ops = list((fn.body if isinstance(fn, glow_ir.FuncOp) else fn).ops)
+    fused = fusable(ops, em)
+    inside = {i for ep in fused.values() for i in ep.instrs}
     runs: list[list[glow_ir.InstrOp]] = []
     stack: list[glow_ir.InstrOp] = []
-    for op in (fn.body if isinstance(fn, glow_ir.FuncOp) else fn).ops:
-        if not isinstance(op, glow_ir.InstrOp):
+    for op in ops:
+        if not isinstance(op, glow_ir.InstrOp) or op in inside:
+            continue
+        if op in fused:
+            if stack:
+                runs.append(stack)
+                stack = []
+            runs.append([op, *fused[op].instrs])
             continue
         if type(op) in ELEMENTWISE and can_stack(em, stack, op):
             stack.append(op)

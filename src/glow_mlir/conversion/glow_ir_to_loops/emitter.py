@@ -58,6 +58,9 @@ class Emitter:
         self.scratch_area = scratch_area
         self.scratch_end = align_up(scratch_start)
         """The end of what `scratch` handed out in `scratch_area`: the area's size."""
+        self.epilogues: dict = {}
+        """Producer instruction -> the `analysis.epilogue_fusion.Epilogue` its kernel
+        finishes its outputs with (`epilogue.Finish`)."""
 
     # ------------------------------------------------------------------ basics
     def op(self, operation: Operation) -> Operation:

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from glow_mlir.conversion.glow_ir_to_loops import fast_math
 from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, NO_WRAP, Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
@@ -164,37 +165,18 @@ def activation(em: Emitter, name: str, args: Sequence[float], x: SSAValue) -> SS
         ge = em.value(arith.CmpfOp(x, em.const(0.0, t), "oge"))
         return em.value(arith.SelectOp(ge, x, em.value(arith.MulfOp(x, em.const(args[0], t)))))
     if name == "sigmoid":
+        if t == f32:  # straight-line: the loops that finish outputs stay vectorized
+            return fast_math.sigmoid(em, x)
         e = em.value(math.ExpOp(em.value(arith.NegfOp(x))))
         return fdiv(em, em.const(1.0, t), em.value(arith.AddfOp(em.const(1.0, t), e)))
     if name == "tanh":
-        return em.value(math.TanhOp(x))
+        return fast_math.tanh(em, x) if t == f32 else em.value(math.TanhOp(x))
     raise PassFailedException(f"convert-glow-ir-to-loops: unknown fused activation '{name}'")
 
 
 def fused(instr) -> tuple[str, tuple[float, ...]]:
     a = attrs(instr)
     return a.str_attr("fused_activation", "none"), a.floats("fused_activation_args", ())
-
-
-def apply_activation(em: Emitter, name: str, args, buf: SSAValue, rows, cols,
-                     index: Callable[[SSAValue, SSAValue], list[SSAValue]]) -> None:
-    """buf[index(r, c)] = act(buf[...]) for r in rows (a (lo, hi) pair or a list of row
-    values), c in range(cols) (innermost, contiguous)."""
-    if name == "none":
-        return
-
-    def row(r):
-        def col(c):
-            idx = index(r, c)
-            em.store(activation(em, name, args, em.load(buf, idx)), buf, idx)
-
-        em.loop(0, cols, col)
-
-    if isinstance(rows, tuple):
-        em.loop(rows[0], rows[1], row)
-    else:
-        for r in rows:
-            row(r)
 
 
 def tap_range(out_size: int, in_size: int, stride: int, offset: int) -> tuple[int, int]:

@@ -12,7 +12,8 @@ one of several forms by the window's shape:
   ResNet-18's 3x3 stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up
   to 10x -> 0.77-0.87x, its 3x3 stride-1 ones at 28/14/7 2.5-4.2x -> 0.83-0.99x, its
   7x7/2 stem 1.5x -> 0.9x (3x3 at 56: 1.9x -> 1.0x). The forms below remain for groups
-  (depthwise) and NHWC (and IM2COL = False).
+  (depthwise) and NHWC (and IM2COL = False). Threads: one parallel region per image,
+  each thread filling its own columns (`IM2COL_SPLIT`).
 - NCHW with column stride 1 (3x3, 7x7, depthwise): a register tile (`_conv_nchw`): per
   output row, a block of CHANNELS output channels and a tile of up to 16 columns keep
   CHANNELS x 16 scalar accumulators (started at the bias, carried through the
@@ -53,17 +54,15 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
-    activation,
-    apply_activation,
     attrs,
     block_loop,
     elem,
     fma,
     fmul,
     for_carry,
-    fused,
     iadd,
     imax,
     imin,
@@ -75,8 +74,9 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
     window_attrs,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    group_size,
     parallel_loop,
     parallel_ranges,
     shifted,
@@ -94,7 +94,7 @@ def convolution(instr, em: Emitter) -> None:
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
-    act = fused(instr)
+    act = Finish(em, instr)
     out, x, w, bias = instr.operands
     n, c, h, wd = image_dims(shape(x), layout)
     _, o, oh, ow = image_dims(shape(out), layout)
@@ -167,7 +167,7 @@ def convolution(instr, em: Emitter) -> None:
                 em.loop(w0, w1, col)
 
             em.loop(h0, h1, row)
-        apply_activation(em, *act, pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
+        act.apply_rows(pixels, (0, oh * ow), o, lambda p, oc: [ni, p, oc])
 
     em.loop(0, n, image_nhwc)
 
@@ -240,8 +240,7 @@ def _conv_nchw_strided(em: Emitter, instr, kernels, strides, pads, dilation, gro
                         rect((ih0, ih1), (iw1, w1), [(kh, kw)])
 
                 em.loop(0, cg, in_chan)
-                apply_activation(em, *act, planes, ocs, oh * ow,
-                                 lambda oc, p: [ni, oc, p])
+                act.apply_rows(planes, ocs, oh * ow, lambda oc, p: [ni, oc, p])
 
             if group == 1:  # threads: blocks of output channels
                 parallel_ranges(em, og, CHANNELS, work, lambda s, count: block_loop(
@@ -340,7 +339,6 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
     kh_n, kw_n = kernels
     sh, sw = strides
     dh, dw = dilation
-    name, args = act
     B = em.buffer(bias)
 
     if (kh_n, kw_n) == (1, 1) and (sh, sw) == (1, 1) and not any(pads):
@@ -372,6 +370,9 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
     zero, one = em.const(0.0, ct), em.const(1.0, ct)
 
     all_kw = list(range(kw_n))
+    # the last column tile overlaps the one before (the same values stored twice): an
+    # epilogue that reads its own result is applied after all tiles instead
+    later = not act.idempotent
 
     def kws_of(q):
         return [kw for kw in all_kw if col_ranges[kw][0] <= q < col_ranges[kw][1]]
@@ -454,8 +455,11 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
                         accs = loop_carry(em, 0, cg, inits, in_chan)
                         for r, oc in enumerate(ocs):
                             for j, owi in enumerate(owis):
-                                em.store(activation(em, name, args, accs[r * len(cols) + j]),
-                                         O, [ni, oc, ohi, owi])
+                                acc, idx = accs[r * len(cols) + j], [ni, oc, ohi, owi]
+                                if later:
+                                    em.store(acc, O, idx)
+                                else:
+                                    act.store(acc, O, idx)
 
                     if whole_row:  # one tile, border columns with their valid taps
                         tile(em.index(0), [(q, kws_of(q)) for q in range(ow)])
@@ -486,6 +490,10 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         parallel_loop(em, group, work, grp)
 
     em.loop(0, n, image)
+    if later:  # the epilogue reads its result: once per element, after the tiles
+        planes = view(em, out, [n * o, oh * ow])
+        parallel_loop(em, n * o, n * o * oh * ow * 12, lambda r: act.apply_rows(  # bytes
+            planes, [r], oh * ow, lambda r_, p: [r_, p]))
 
 
 IM2COL = True
@@ -521,47 +529,74 @@ def _use_im2col(kernels, strides, pads, group, c, pixels, nbytes) -> bool:
     return _im2col_chunk(c, kernels[0] * kernels[1], pixels, nbytes) > 0
 
 
+IM2COL_SPLIT = "auto"
+"""How a threaded im2col convolution (`_conv_im2col`) shares its work: "pixels" (each
+thread a band of output rows, all output channels), "channels" (each thread a block of
+output channels, all pixels: it fills the whole columns itself, the filling done once per
+thread), "auto": pixels when each thread gets at least IM2COL_MIN_BAND of them, else
+channels. Either way each thread fills its own columns (private scratch) and runs its
+chunks with no other thread: one parallel region per image; `_conv_im2col_bands` gives
+each thread whole bands the same way. "none" is the form before: the filling of each chunk
+of input channels (or band) and its product split separately, sharing the columns (two
+parallel regions per chunk: 32 wake-ups and joins for a 3x3 at 56x56, 16 chunks);
+`benchmarks/cpu_vs_onnxruntime.py --im2col-split none` gives its figures."""
+
+
 def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> None:
     """NCHW convolution (one group) as im2col + matrix product, in chunks of input
     channels: col[(icl, kh, kw), p] = in[ic0 + icl, ih(p, kh), iw(p, kw)], 0 outside the
     image (`_im2col_fill`), then out[oc, p] (+)= W[oc, (ic, kh, kw)] x col (`gemm`; the
     weights' own layout is the left operand's). The first chunk starts at the bias; the
-    activation follows the last chunk."""
+    epilogue follows the last chunk. Threads: `IM2COL_SPLIT`; each output element's sum
+    runs over the same k in the same order whatever the split (chunks only cut it into
+    passes), so the bits do not depend on the thread count."""
     out, x, w, bias = instr.operands
     ct = elem(out)
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     taps = kernels[0] * kernels[1]
-    pixels = oh * ow
-    chunk = _im2col_chunk(c, taps, pixels, ct.bitwidth // 8)
+    nbytes = ct.bitwidth // 8
+    work = o * c * taps * oh * ow
+    split, per = _im2col_split(em, o, oh, ow, work)
+    pixels = per * ow if split == "pixels" else oh * ow  # the columns of one thread
+    chunk = _im2col_chunk(c, taps, pixels, nbytes)
     chunks = c // chunk
     kc = chunk * taps
     B = em.buffer(bias)
-    P = view(em, out, [n, o, pixels])
+    P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, c * taps])
-    col = _scratch(em, instr, ct, [kc, pixels])
+    col = em.scratch(ct, [kc, pixels], private=split is not None)
     tile = c_tile(em, ct, pixels)
-    name, args = act
 
-    def image(ni):
+    def part(ni, o0: SSAValue | None, ocount: int, r0: SSAValue | None, rows: int) -> None:
+        """out[ni, o0 : o0 + ocount, output rows r0 : r0 + rows] (None: from 0)."""
+        width = rows * ow
+        p0 = None if r0 is None else em.mul_index(r0, ow)
+
+        def oc(i):
+            return shifted(o0, em, i)
+
+        def px(j):
+            return shifted(p0, em, j)
+
         def fill(c0):
-            _im2col_fill(em, x, col, ni, c0, chunk, em.index(0), oh, kernels, strides, pads,
-                         dilation, (oh, ow))
+            _im2col_fill(em, x, col, ni, c0, chunk, r0 if r0 is not None else em.index(0),
+                         rows, kernels, strides, pads, dilation, (oh, ow))
 
         def product(c0, first: SSAValue | None, last: bool):
             k0 = em.mul_index(c0, taps)
 
             def init(i, j):
-                b = em.load(B, [i])
+                b = em.load(B, [oc(i)])
                 if first is None:
                     return b
-                return em.value(arith.SelectOp(first, b, em.load(P, [ni, i, j])))
+                return em.value(arith.SelectOp(first, b, em.load(P, [ni, oc(i), px(j)])))
 
-            gemm(em, o, kc, pixels,
-                 lambda i, j: (P, [ni, i, j]),
-                 lambda i, k: (Wf, [i, iadd(em, k0, k)]),
+            gemm(em, ocount, kc, width,
+                 lambda i, j: (P, [ni, oc(i), px(j)]),
+                 lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
                  lambda k, j: (col, [k, j]),
-                 init, act if last else ("none", ()), tile=tile)
+                 init, act if last else None, tile=tile)
 
         if chunks == 1:
             fill(em.index(0))
@@ -574,9 +609,37 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
             product(c0, em.value(arith.CmpiOp(ci, em.index(0), "eq")), False)
 
         em.loop(0, chunks, step)
-        apply_activation(em, name, args, P, (0, o), pixels, lambda i, j: [ni, i, j])
+        act.apply_rows(P, (0, ocount), width, lambda i, j: [ni, oc(i), px(j)])
+
+    def image(ni):
+        if split == "pixels":
+            parallel_ranges(em, oh, 1, work, lambda r0, rows: part(ni, None, o, r0, rows))
+        elif split == "channels":
+            parallel_ranges(em, o, ROWS, work, lambda o0, count: part(ni, o0, count, None, oh))
+        else:
+            part(ni, None, o, None, oh)
 
     em.loop(0, n, image)
+
+
+def _im2col_split(em: Emitter, o: int, oh: int, ow: int, work: int
+                  ) -> tuple[str | None, int]:
+    """How `_conv_im2col` splits (`IM2COL_SPLIT`; None: not at all, the product and the
+    filling then split themselves, sharing the columns) and the rows or channels per
+    thread."""
+    by_rows = group_size(em, oh, 1, work)
+    by_channels = group_size(em, o, ROWS, work)
+    want = IM2COL_SPLIT
+    if want == "none":
+        return None, 0
+    if want == "auto":
+        want = "pixels" if by_rows is not None and by_rows * ow >= IM2COL_MIN_BAND \
+            else "channels"
+    if want == "pixels" and by_rows is not None:
+        return "pixels", by_rows
+    if by_channels is not None:
+        return "channels", by_channels
+    return None, 0
 
 
 def _band_rows(kernels, strides, pads, group, c, oh, ow, nbytes) -> int:
@@ -613,7 +676,15 @@ def _conv_im2col_bands(em: Emitter, instr, kernels, strides, pads, dilation, act
     B = em.buffer(bias)
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, c * taps])
-    col = _scratch(em, instr, elem(out), [c * taps, rows * ow])
+    work = o * c * taps * oh * ow
+    bands = -(-oh // rows)
+    threads = em.threads if group_size(em, oh, rows, work) is not None else 1
+    if IM2COL_SPLIT == "none":
+        threads = 1
+    if threads > 1:  # whole bands, as many for each thread
+        rows = -(-oh // (-(-bands // threads) * threads))
+    split = threads > 1 and group_size(em, oh, rows, work) is not None
+    col = em.scratch(elem(out), [c * taps, rows * ow], private=split)
     tile = c_tile(em, elem(out), oh * ow)
 
     def image(ni):
@@ -627,7 +698,11 @@ def _conv_im2col_bands(em: Emitter, instr, kernels, strides, pads, dilation, act
                  lambda k, j: (col, [k, j]),
                  lambda i, j: em.load(B, [i]), act, tile=tile)
 
-        block_loop(em, oh, rows, band)
+        if split:  # each thread its bands, with its own columns
+            parallel_ranges(em, oh, rows, work, lambda s, count: block_loop(
+                em, count, rows, lambda r0, height: band(shifted(s, em, r0), height)))
+        else:
+            block_loop(em, oh, rows, band)
 
     em.loop(0, n, image)
 

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops import lowers, lowers_elementwise
 from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
@@ -207,15 +207,17 @@ def copy(instr, em: Emitter) -> None:
     em.loop(0, n, lambda i: em.store(em.load(s, [i]), d, [i]))
 
 
-@lowers(glow.SplatOp)
-def splat(instr, em: Emitter) -> None:
+@lowers_elementwise(glow.SplatOp)
+def splat(instr, em: Emitter, args) -> SSAValue:
     """np.full(shape, value, dtype): the float `value` cast to the element type (for a
-    quantized type, `value` is the stored integer)."""
+    quantized type, `value` is the stored integer). An element-wise kind without
+    sources, so it stacks: a splat only its stack reads is a constant in a register,
+    never stored (BERT's full-size splats of 8.0, 1.0, 0.5, 2.0), and an instruction
+    after it sees the constant (`element_pow` by 2.0 becomes a multiply)."""
     (dest,) = instr.operands
     t = _elem(dest)
     value = np.array(_attrs(instr).float_attr("value")).astype(numpy_dtype(t)).item()
-    out = _flat(em, dest)
-    _fill(em, out, _size(_shape(dest)), _scalar_const(em, value, _machine(t)))
+    return _scalar_const(em, value, _machine(t))
 
 
 @lowers(glow_ir.ExtractTensorOp)

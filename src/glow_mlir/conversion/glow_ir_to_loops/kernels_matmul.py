@@ -23,14 +23,13 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
-    activation,
     block_loop,
     blocks,
     elem,
     fma,
-    fused,
     iadd,
     ld,
     require_float,
@@ -69,41 +68,44 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          c: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          a: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          b: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
-         init: Callable[[SSAValue, SSAValue], SSAValue], act=("none", ()),
+         init: Callable[[SSAValue, SSAValue], SSAValue], finish: Finish | None = None,
          tile: SSAValue | None = None) -> None:
-    """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then the activation; each of c, a, b
-    maps (row, col) to (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)]
-    buffer in which each block of C rows accumulates, copied back after each block of k
-    (None: accumulate in C). The rows of C are split over threads in groups of whole
+    """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then `finish` (the producer's fused
+    activation and epilogue, `epilogue.Finish`; None: nothing) on each element of C when
+    it is final: on the copy back from the tile when the whole k is one block, else on
+    C's rows of the panel after the last block of k; each of c, a, b maps (row, col) to
+    (buffer, indices). `tile` (`c_tile`): a [ROWS, >= min(m, TILE)] buffer in which each
+    block of C rows accumulates, copied back after each block of k (None: accumulate in
+    C; each thread has its own). The rows of C are split over threads in groups of whole
     blocks of ROWS (`parallel_ranges`), or, when there are too few rows for that (a
     fully-connected layer on one image), the columns in groups of COLUMN_GRANULE: each
-    element's sum is the serial one either way."""
+    element's sum, and its epilogue, is the serial one either way."""
     work = n_rows * k_dim * m_cols
 
     def columns(start: SSAValue | None, count: int) -> None:
         if start is None:
-            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile)
             return
 
         def col(j):
             return shifted(start, em, j)
 
         _gemm(em, n_rows, k_dim, count, lambda i, j: c(i, col(j)), a,
-              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), act, tile)
+              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), finish, tile)
 
     def rows(start: SSAValue | None, count: int) -> None:
         if start is None:
             if n_rows < 2 * ROWS:
                 parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns)
             else:
-                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, act, tile)
+                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile)
             return
 
         def row(i):
             return shifted(start, em, i)
 
         _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
-              b, lambda i, j: init(row(i), j), act, tile)
+              b, lambda i, j: init(row(i), j), finish, tile)
 
     parallel_ranges(em, n_rows, ROWS, work, rows)
 
@@ -113,14 +115,14 @@ COLUMN_GRANULE = 64
 of B and C per thread)."""
 
 
-def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
+def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, finish,
           tile: SSAValue | None) -> None:
-    """`gemm` on one thread."""
+    """`gemm` on one thread (its rows or columns of C)."""
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
                    kb_width: int, first: SSAValue | None) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
-        starting at init where `first` holds (always when None: the whole k, then the
-        activation)."""
+        starting at init where `first` holds (always when None: the whole k, then
+        `finish`)."""
         ns = [em.add_index(n0, r) for r in range(rows)]
 
         def acc_of(r, n, j, m):
@@ -162,23 +164,27 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, act,
             else:
                 em.loop(lo, hi, lambda k, d=depth: k_step(iadd(em, kb0, k), d), step=depth)
         if tile is not None:
+            done = first is None and finish is not None
+
             def back(j):
                 m = iadd(em, m0, j)
                 for r, n in enumerate(ns):
-                    em.store(em.load(tile, [em.index(r), j]), *c(n, m))
+                    v = em.load(tile, [em.index(r), j])
+                    if done:
+                        finish.store(v, *c(n, m))  # type: ignore[union-attr]
+                    else:
+                        em.store(v, *c(n, m))
 
             em.loop(0, width, back)
-        if first is None:
+        elif first is None:
             act_rows(ns, m0, width)
 
     def act_rows(ns, m0, width):
-        name, args = act
-        if name != "none":
+        if finish is not None and not finish.trivial:
             def act_col(j):
                 m = iadd(em, m0, j)
                 for n in ns:
-                    buf, idx = c(n, m)
-                    em.store(activation(em, name, args, em.load(buf, idx)), buf, idx)
+                    finish.apply(*c(n, m))
 
             em.loop(0, width, act_col)
 
@@ -251,7 +257,7 @@ def fully_connected(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(x), shape(w)
     O, X, W, B = em.buffer(out), em.buffer(x), em.buffer(w), em.buffer(bias)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (X, [i, j]),
-         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), fused(instr),
+         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), Finish(em, instr),
          tile=c_tile(em, elem(out), m))
 
 
@@ -262,7 +268,8 @@ def mat_mul(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(lhs), shape(rhs)
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (L, [i, j]),
-         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), tile=c_tile(em, ct, m))
+         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), Finish(em, instr),
+         tile=c_tile(em, ct, m))
 
 
 @lowers(glow.BatchMatMulOp)
@@ -272,10 +279,11 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     (bs, n, k), (_, _, m) = shape(lhs), shape(rhs)
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     tile = c_tile(em, ct, m)
+    finish = Finish(em, instr)
 
     def batch(p):
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
-             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), tile=tile)
+             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), finish, tile=tile)
 
     parallel_loop(em, bs, bs * n * k * m, batch)
 

@@ -77,20 +77,11 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     first index (an index value), `count` its size (a constant). Serial, as one call
     body(None, total) (no offset: the code of one thread), when the kernel is compiled for
     one thread, has less than `PARALLEL_MIN_WORK` of `work`, or fewer than two groups."""
-    threads = getattr(em, "threads", 1)
-    if em.parallel_depth:  # inside a parallel loop already: serial
+    per = group_size(em, total, granule, work)
+    if per is None:
         body(None, total)
         return
-    units = -(-total // granule) if granule > 0 else 0
-    groups = min(threads, units)
-    if threads <= 1 or groups < 2 or work < PARALLEL_MIN_WORK:
-        body(None, total)
-        return
-    per = -(-units // groups) * granule
     groups = -(-total // per)
-    if groups < 2:
-        body(None, total)
-        return
     last = total - (groups - 1) * per
     em.parallel_loops += 1
 
@@ -105,7 +96,7 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     block = Block(arg_types=[INDEX])
     loop = scf.ForOp.create(operands=[em.index(0), em.index(groups), em.index(1)],
                             regions=[Region(block)])
-    loop.attributes[PARALLEL_ATTR] = IntegerAttr(threads, i64)
+    loop.attributes[PARALLEL_ATTR] = IntegerAttr(em.threads, i64)
     em.op(loop)
     saved = em.b.insertion_point
     em.b.insertion_point = InsertPoint.at_end(block)
@@ -116,6 +107,21 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
         em.parallel_depth -= 1
     em.op(scf.YieldOp.create())
     em.b.insertion_point = saved
+
+
+def group_size(em: Emitter, total: int, granule: int, work: int) -> int | None:
+    """The size of `parallel_ranges`' groups for these arguments (the last may be
+    smaller), or None when it runs serially: a kernel may size per-thread buffers by it,
+    or choose what to split."""
+    threads = getattr(em, "threads", 1)
+    if em.parallel_depth:  # inside a parallel loop already: serial
+        return None
+    units = -(-total // granule) if granule > 0 else 0
+    groups = min(threads, units)
+    if threads <= 1 or groups < 2 or work < PARALLEL_MIN_WORK:
+        return None
+    per = -(-units // groups) * granule
+    return per if -(-total // per) >= 2 else None
 
 
 def parallel_loop(em: Emitter, total: int, work: int, body: Callable[[SSAValue], None],
