@@ -129,11 +129,13 @@ class Backend(GraphBackend):
 
     # ------------------------------------------------------------------ pipelines
     def graph_pipeline(self, disable: Sequence[str] = (), print_ir_after_each: bool = False,
-                       verify_each: bool = True) -> str:
-        """The graph pipeline `compile()` runs for this backend, as pipeline text."""
+                       verify_each: bool = True, check_supported: bool = True) -> str:
+        """The graph pipeline `compile()` runs for this backend, as pipeline text
+        (`check_supported=False`: ops it does not run are left for another device)."""
         from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
 
-        return graph_pipeline_spec(self.name, tuple(disable), print_ir_after_each, verify_each)
+        return graph_pipeline_spec(self.name, tuple(disable), print_ir_after_each, verify_each,
+                                   check_supported)
 
     def instruction_pipeline(self, disable: Sequence[str] = (), print_ir_after_each: bool = False,
                              verify_each: bool = True) -> str:

@@ -333,7 +333,7 @@ def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ..
 
 
 def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),
-                   print_ir_after_each: bool = False) -> ModuleOp:
+                   print_ir_after_each: bool = False, check_supported: bool = True) -> ModuleOp:
     """Run the backend's graph pipeline in place; an op the backend cannot run is a
     UserError (a `DiagnosticError`: every unsupported op kind, each at an op)."""
     from xdsl.utils.exceptions import PassFailedException
@@ -342,7 +342,8 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
     from glow_mlir.ir.text import verify_each_step
 
     spec = get_backend(backend).graph_pipeline(
-        disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step())
+        disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step(),
+        check_supported=check_supported)
     try:
         with progress_hooks.stage("graph passes"):
             # verified once, after the pipeline (each step too when printing after each)
