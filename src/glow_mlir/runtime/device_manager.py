@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +21,8 @@ from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.devices import Device
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
     from glow_mlir.runtime.compiled_model import CompiledModel
 
 
@@ -42,6 +45,29 @@ def network_bytes(model: CompiledModel) -> int:
         return int(m.constant_bytes + m.mutable_bytes + m.activations_bytes)
     sizes = [*model.input_shapes.values(), *model.output_shapes.values()]
     return sum(int(np.prod(s)) * 4 for s in sizes)
+
+
+@dataclass
+class LoadedPart:
+    """A part on a device: its compiled model (None on a Ray actor) and input signature."""
+
+    model: CompiledModel | None
+    input_shapes: dict[str, tuple[int, ...]]
+    input_dtypes: dict[str, str]
+
+
+def replica_of(model: CompiledModel | None) -> CompiledModel:
+    """A compiled part for another device of the same kind: the cpu's native code runs
+    calls in parallel, so it is shared; the interpreter and the simulator hold one arena,
+    so each device gets an executor of its own over the same lowered program."""
+    from glow_mlir.backends import get_backend
+    from glow_mlir.runtime.compiled_model import CompiledModel
+
+    assert model is not None and model.module is not None
+    if model.backend == "cpu":
+        return model
+    executor = get_backend(model.backend).executor(model.module, model.memory)  # type: ignore[arg-type]
+    return CompiledModel(model.module, model.backend, executor=executor)
 
 
 class DeviceManager:
@@ -97,6 +123,23 @@ class DeviceManager:
             raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
         return entry[0]
 
+    def load(self, name: str, module: ModuleOp, like: LoadedPart | None = None) -> LoadedPart:
+        """Compile `module` (a part's graph) for this device and add it as `name`; with
+        `like` (the same part loaded on another device of this kind), a copy of that
+        compiled part with an executor of its own instead (a simulator per device)."""
+        from glow_mlir.ir.text import verify_module
+        from glow_mlir.runtime.compiled_model import CompiledModel
+
+        if like is not None:
+            model = replica_of(like.model)
+        else:
+            verify_module(module)
+            model = CompiledModel(module, self.device.backend,
+                                  backend_options=self.device.backend_options)
+        self.add_network(name, model)
+        return LoadedPart(model, dict(model.input_shapes),
+                          {n: str(d) for n, d in model.input_dtypes.items()})
+
     # ------------------------------------------------------------------ running
     def run_function(self, name: str, inputs: Mapping[str, np.ndarray]
                      ) -> Future[dict[str, np.ndarray]]:
@@ -117,4 +160,4 @@ class DeviceManager:
         return f"<DeviceManager {self.index}: {self.device.describe()}, {self.networks()}>"
 
 
-__all__ = ["DeviceManager", "DeviceMemoryError", "NetworkNotFound", "network_bytes"]
+__all__ = ["DeviceManager", "DeviceMemoryError", "LoadedPart", "NetworkNotFound", "network_bytes"]
