@@ -99,5 +99,35 @@ def compile_partitioned(model: ModelProto | str | os.PathLike | bytes | ModuleOp
     return PartitionedModel(the_plan, dag, parts)
 
 
-__all__ = ["Partition", "PartitionedModel", "STRATEGIES", "compile_partitioned",
+__all__ = ["Partition", "PartitionedModel", "STRATEGIES", "compile_partitioned", "format_plan",
            "optimized_graph", "plan"]
+
+
+def format_plan(the_plan: PartitionPlan, dag: PartitionDag, title: str = "") -> str:
+    """The DAG as text (`glow-compile --emit partitions`): each part's device, ops, bytes
+    (weights, inputs and outputs, activations), roofline cost, and what it reads."""
+    from glow_mlir.transforms.partition.plan import fmt_bytes
+
+    devices = the_plan.devices
+    used = sorted({p.device for p in the_plan.parts})
+    lines = [f"// {title}{': ' if title else ''}{len(the_plan.parts)} part(s) on "
+             f"{len(used)} of {len(devices)} device(s), {the_plan.strategy} partition"]
+    for p, sub in zip(the_plan.parts, dag.parts):
+        dev = devices[p.device]
+        reads = ", ".join(f"part {d}" for d in p.deps) or "the graph's inputs"
+        lines.append(
+            f"part {p.index}: device {p.device} ({dev.kind}/{dev.backend}), {len(p.ops)} ops, "
+            f"{fmt_bytes(p.bytes)} = weights {p.weight_bytes:,} + inputs {p.input_bytes:,} + "
+            f"activations and outputs {p.activation_bytes:,}; cost {p.cost * 1e6:.2f} us; reads {reads}")
+        lines.append(f"  inputs: {', '.join(sub.input_names)}")
+        lines.append(f"  outputs: {', '.join(sub.output_names)}")
+    for d in used:
+        nbytes = the_plan.device_bytes()[d]
+        lines.append(f"device {d}: {nbytes:,} of {devices[d].memory_bytes:,} bytes")
+    costs = [p.cost for p in the_plan.parts]
+    total = sum(costs)
+    if costs:
+        lines.append(f"transfer between parts: {the_plan.transfer_bytes():,} bytes per run; "
+                     f"largest part {max(costs) * 1e6:.2f} us of {total * 1e6:.2f} us total "
+                     f"({max(costs) / (total / len(costs)) if total else 1.0:.2f}x the mean)")
+    return "\n".join(lines) + "\n"

@@ -22,9 +22,9 @@ plan is validated: a device index beyond the devices, an op its device does not 
 device whose parts need more memory than it has, a cycle between parts; each error says
 which part or op, and how many bytes or devices.
 
-A part's bytes (what the device must hold) are Glow's: its constants, its inputs and
-outputs, plus its activations' peak (values defined in the part while they are live in
-schedule order). They estimate what the compiled part plans; the runtime's
+A part's bytes (what the device must hold) are Glow's: its constants and inputs, plus
+the peak of the values it defines while they are live in schedule order (its outputs live
+to its end, so they are in that peak). They estimate what the compiled part plans; the runtime's
 `DeviceManager` checks the compiled figures.
 """
 
@@ -88,8 +88,10 @@ class Part:
     outputs: list[SSAValue] = field(default_factory=list)
     """Values the part defines and something outside it reads (another part, the return)."""
     weight_bytes: int = 0
-    io_bytes: int = 0
+    input_bytes: int = 0
     activation_bytes: int = 0
+    """The most bytes of values the part defines live at once (its outputs stay live to
+    its end: they are what it hands on)."""
     cost: float = 0.0
     """Seconds on its device (the sum of its ops' roofline times)."""
     deps: list[int] = field(default_factory=list)
@@ -97,7 +99,7 @@ class Part:
 
     @property
     def bytes(self) -> int:
-        return self.weight_bytes + self.io_bytes + self.activation_bytes
+        return self.weight_bytes + self.input_bytes + self.activation_bytes
 
 
 @dataclass
@@ -176,12 +178,11 @@ class _Growing:
                 if s is None or s < self.start:
                     in_bytes += tensor_bytes(v.type)
         defined = self.defined + sum(tensor_bytes(r.type) for r in op.results)
-        live = defined - self.closed  # while step i runs
+        live = defined - self.closed  # while step i runs; outputs stay live to the end
         closed = self.closed + sum(tensor_bytes(v.type) for v in self.g.closing[i]
                                    if (self.g.owner_step(v) or 0) >= self.start
                                    and v not in self.g.returned)
-        out_bytes = defined - closed
-        total = const_bytes + in_bytes + out_bytes + max(self.peak, live)
+        total = const_bytes + in_bytes + max(self.peak, live)
         self._pending = (const_bytes, in_bytes, defined, closed, max(self.peak, live), op)
         return total, self.cost + cost
 
@@ -255,7 +256,7 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
         nbytes, _ = grow.try_add(i, c)
         if nbytes > capacity[kind]:
             raise PartitionError(f"{op_label(op)} alone needs {fmt_bytes(nbytes)} (its "
-                                 f"weights, inputs, outputs); the smallest '{kind}' device "
+                                 f"weights, inputs and results); the smallest '{kind}' device "
                                  f"has {fmt_bytes(capacity[kind])}")
         grow.commit(c)
     if grow is not None:
@@ -414,7 +415,8 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
     for k, op in enumerate(ops):
         for r in op.results:
             nbytes = tensor_bytes(r.type)
-            last = max((pos[u.operation] for u in r.uses if u.operation in pos), default=k)
+            last = (len(ops) - 1 if r in outputs else
+                    max((pos[u.operation] for u in r.uses if u.operation in pos), default=k))
             live += nbytes
             ends[last] = ends.get(last, 0) + nbytes
         peak = max(peak, live)
@@ -426,7 +428,7 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
         constants=list(dict.fromkeys(const_ops)),
         inputs=list(inputs), outputs=list(outputs),
         weight_bytes=sum(tensor_bytes(v.type) for v in consts),
-        io_bytes=sum(tensor_bytes(v.type) for v in (*inputs, *outputs)),
+        input_bytes=sum(tensor_bytes(v.type) for v in inputs),
         activation_bytes=peak,
         cost=sum(dev.cost(op) for op in ops) if dev is not None else 0.0,
         deps=sorted(deps))
