@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx_testing import rand
 
 import glow_mlir
 from glow_mlir.runtime import Device, DeviceManager, HostManager, RequestRefused
@@ -17,6 +16,7 @@ from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.runtime.device_manager import DeviceMemoryError, NetworkNotFound
 from glow_mlir.runtime.devices import DeviceError
 from glow_mlir.runtime.host_manager import HostError
+from onnx_testing import rand
 
 CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
 

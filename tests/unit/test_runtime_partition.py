@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_testing import make_model, rand
-from tool_testing import in_process
 
 import glow_mlir
 from glow_mlir.runtime import Device, HostManager
 from glow_mlir.runtime.partitioned import compile_partitioned, optimized_graph, plan
 from glow_mlir.tools.glow_compile import main as glow_compile
 from glow_mlir.transforms.partition import PartitionError
+from onnx_testing import make_model, rand
+from tool_testing import in_process
 
 CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
 KIB = 1024

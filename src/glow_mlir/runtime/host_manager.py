@@ -4,9 +4,9 @@ and Provisioner; README: The runtime).
 
 - `add_network(name, model, partition=...)` partitions and compiles the model
   (`runtime/partitioned.py`), places each part on its device (`DeviceManager.add_network`,
-  memory accounted) and, with `replicate=True`, adds copies of the whole network on
-  devices it leaves idle (Glow's saturateHost): each request then goes to the copy with
-  the fewest requests in flight.
+  memory accounted; the emptiest devices are taken first) and, with `replicate=True`,
+  adds copies of the whole network on devices it leaves idle (Glow's saturateHost): each
+  request then goes to the copy with the fewest requests in flight.
 - `run_network(name, inputs, callback=None, priority=0)` returns a future of the outputs
   (in the model's output order). Lower priority numbers start first, first come first
   served among equals. At most `max_active_requests` run at once; a request arriving when
@@ -139,7 +139,12 @@ class HostManager:
             if name in self._networks:
                 raise HostError(f"a network named '{name}' is already added")
         module = optimized_graph(model, self.devices, input_shapes)
-        the_plan = plan(module, self.devices, partition)
+        # the emptiest devices of each kind first (Glow's provisioner), so networks spread
+        # out; the kinds keep their order (the heterogeneous partitioner's priority)
+        rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}
+        order = sorted(range(len(self.devices)), key=lambda i: (
+            rank[self.devices[i].kind], self.managers[i].used_bytes, i))
+        the_plan = plan(module, self.devices, partition, order)
         dag = split(the_plan)
         placement = [p.device for p in dag.parts]
         network = Network(name, the_plan, dag, [placement], {}, {})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.transforms.partition import PartitionDag, PartitionPlan
 
-Partition = Union[str, Mapping[str, int]]
+Partition = str | Mapping[str, int]
 """`"memory"` (the default: the fewest parts that fit, one when the model fits a
 device), `"load-balance"` (a part per device, costs balanced), or op name -> device."""
 
@@ -59,13 +59,21 @@ def optimized_graph(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
     return optimize_graph(module, devices[0].backend, check_supported=False)
 
 
-def plan(module: ModuleOp, devices: Sequence[Device], partition: Partition = "memory"
-         ) -> PartitionPlan:
-    """The partition of the optimized graph in `module` (see `Partition`)."""
+def plan(module: ModuleOp, devices: Sequence[Device], partition: Partition = "memory",
+         order: Sequence[int] | None = None) -> PartitionPlan:
+    """The partition of the optimized graph in `module` (see `Partition`). `order` (the
+    host's devices, emptiest first) is the order a strategy takes the devices in; a
+    user's partition names the devices itself."""
     from xdsl.dialects import func
 
     from glow_mlir.transforms import partition as part
 
+    if order is not None and not isinstance(partition, Mapping):
+        permuted = plan(module, [devices[i] for i in order], partition)
+        for p in permuted.parts:
+            p.device = order[p.device]
+        permuted.devices = devices
+        return permuted
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
     if isinstance(partition, Mapping):
         return part.user_plan(fn, devices, partition)
@@ -114,11 +122,13 @@ def format_plan(the_plan: PartitionPlan, dag: PartitionDag, title: str = "") -> 
              f"{len(used)} of {len(devices)} device(s), {the_plan.strategy} partition"]
     for p, sub in zip(the_plan.parts, dag.parts):
         dev = devices[p.device]
+        backend = getattr(dev, "backend", dev.kind)
         reads = ", ".join(f"part {d}" for d in p.deps) or "the graph's inputs"
         lines.append(
-            f"part {p.index}: device {p.device} ({dev.kind}/{dev.backend}), {len(p.ops)} ops, "
+            f"part {p.index}: device {p.device} ({dev.kind}/{backend}), {len(p.ops)} ops, "
             f"{fmt_bytes(p.bytes)} = weights {p.weight_bytes:,} + inputs {p.input_bytes:,} + "
-            f"activations and outputs {p.activation_bytes:,}; cost {p.cost * 1e6:.2f} us; reads {reads}")
+            f"activations and outputs {p.activation_bytes:,}; cost {p.cost * 1e6:.2f} us; "
+            f"reads {reads}")
         lines.append(f"  inputs: {', '.join(sub.input_names)}")
         lines.append(f"  outputs: {', '.join(sub.output_names)}")
     for d in used:

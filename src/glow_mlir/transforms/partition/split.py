@@ -65,7 +65,7 @@ def _placeholder_name(attrs: ArrayAttr | None, i: int, default: str) -> str:
     return f"{default}{i}"
 
 
-def _named(names: list[str]) -> ArrayAttr:
+def _named(names: list[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({"glow.name": StringAttr(n)}) for n in names])
 
 
