@@ -168,3 +168,26 @@ def test_replication_on_idle_devices(reference):
         # each copy has an executor (an arena) of its own
         models = {id(m.network("cnn#0")._executor) for m in host.managers}
         assert len(models) == 4
+
+
+def test_a_compiled_part_over_its_device_is_planned_again(monkeypatch, reference):
+    """The partitioner's estimate fits, the compiled part (made 1 byte too big here) does
+    not: the host plans again with less room and places two parts."""
+    from glow_mlir.runtime import device_manager, partitioned
+
+    devs = interp(2)
+    whole = partitioned.plan(partitioned.optimized_graph(str(CNN), devs), devs).parts[0].bytes
+    devs = interp(2, memory=whole + 16)
+    real = device_manager.network_bytes
+    calls = []
+
+    def first_too_big(model):
+        calls.append(model)
+        return whole + 17 if len(calls) == 1 else real(model)
+
+    monkeypatch.setattr(device_manager, "network_bytes", first_too_big)
+    x = {"image": rand(1, 3, 32, 32, seed=9)}
+    with HostManager(devs) as host:
+        network = host.add_network("cnn", str(CNN))
+        assert len(network.dag.parts) == 2
+        assert np.array_equal(host.run("cnn", x)[0], reference.run(x)[0])

@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 
 
 class DeviceMemoryError(UserError):
-    """A network that does not fit the memory left on its device."""
+    """A network that does not fit the memory left on its device: `needed` and `free`
+    bytes (0 when unknown)."""
+
+    def __init__(self, message: str, needed: int = 0, free: int = 0):
+        super().__init__(message)
+        self.needed, self.free = needed, free
 
 
 class NetworkNotFound(UserError, KeyError):
@@ -108,7 +113,7 @@ class DeviceManager:
                 raise DeviceMemoryError(
                     f"network '{name}' needs {need:,} bytes on device {self.index} "
                     f"({self.device.describe()}); {free:,} of its {self.device.memory_bytes:,} "
-                    f"bytes are free")
+                    f"bytes are free", need, free)
             self._networks[name] = (model, need)
 
     def evict_network(self, name: str) -> None:

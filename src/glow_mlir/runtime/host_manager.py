@@ -29,14 +29,19 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import InputError, as_array
-from glow_mlir.runtime.device_manager import DeviceManager, LoadedPart, NetworkNotFound
+from glow_mlir.runtime.device_manager import (
+    DeviceManager,
+    DeviceMemoryError,
+    LoadedPart,
+    NetworkNotFound,
+)
 from glow_mlir.runtime.devices import Device
 from glow_mlir.runtime.partitioned import Partition
 
@@ -45,6 +50,8 @@ if TYPE_CHECKING:
 
 Callback = Callable[[list[np.ndarray] | None, BaseException | None], None]
 BACKENDS = ("local", "ray")
+MEMORY_RETRIES = 2
+"""Plans tried again, with less room, when a compiled part does not fit its device."""
 
 
 class RequestRefused(UserError, RuntimeError):
@@ -144,11 +151,27 @@ class HostManager:
         rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}
         order = sorted(range(len(self.devices)), key=lambda i: (
             rank[self.devices[i].kind], self.managers[i].used_bytes, i))
-        the_plan = plan(module, self.devices, partition, order)
-        dag = split(the_plan)
-        placement = [p.device for p in dag.parts]
-        network = Network(name, the_plan, dag, [placement], {}, {})
-        compiled = self._load(network, placement, None)
+        budget = 1.0
+        for attempt in range(MEMORY_RETRIES + 1):
+            # each device's free bytes; the partitioner estimates a part's bytes, and the
+            # compiled part's memory plan may need a little more (alignment, an arena
+            # above its lower bound): then plan again with that much less room
+            devices = [replace(d, memory_bytes=max(1, int(
+                (d.memory_bytes - self.managers[i].used_bytes) * budget)))
+                for i, d in enumerate(self.devices)]
+            the_plan = plan(module, devices, partition, order)
+            the_plan.devices = self.devices
+            dag = split(the_plan)
+            placement = [p.device for p in dag.parts]
+            network = Network(name, the_plan, dag, [placement], {}, {})
+            try:
+                compiled = self._load(network, placement, None)
+                break
+            except DeviceMemoryError as err:
+                if attempt == MEMORY_RETRIES or isinstance(partition, Mapping):
+                    raise
+                ratio = err.free / err.needed if err.needed else 0.9
+                budget *= min(0.98, ratio * 0.99)
         if replicate:
             for extra in self._spare_placements(placement):
                 try:
