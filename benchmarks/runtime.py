@@ -3,7 +3,8 @@ accelerator devices, each with less memory than the model; a load test of the ho
 queue; the Ray backend's per-stage overhead.
 
     python benchmarks/runtime.py [--model resnet50|resnet18] [--devices 2,4,8]
-                                 [--requests 1000] [--threads 8] [--skip-ray]
+                                 [--memory-fraction F] [--requests 1000] [--threads 8]
+                                 [--skip-partitions] [--skip-ray]
 
 Partitions (simulated time: each device's simulator counts cycles at `Device.clock_hz`,
 a part's inputs computed by another device cross a link at `link_bytes_per_s`):
@@ -63,7 +64,7 @@ def kendall_tau(a: list[float], b: list[float]) -> float:
     return agree / len(pairs)
 
 
-def partitions(model, ks: list[int]) -> None:
+def partitions(model, ks: list[int], fraction: float | None = None) -> None:
     clock = Device(kind="accel").clock_hz
     t = time.process_time()
     single = glow_mlir.compile(model, backend="accel", cache=False)
@@ -86,8 +87,8 @@ def partitions(model, ks: list[int]) -> None:
           "tau | bit-identical |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k in ks:
-        memory = int(model_bytes * 1.6 / k) if k > 1 else model_bytes
-        memory = min(memory, model_bytes - 1)
+        share = fraction if fraction is not None else 1.6 / k
+        memory = min(int(model_bytes * share), model_bytes - 1)
         devices = [Device(kind="accel", memory_bytes=memory) for _ in range(k)]
         with HostManager(devices) as host:
             network = host.add_network("m", model, partition="load-balance")
@@ -215,6 +216,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="resnet50", choices=["resnet50", "resnet18"])
     p.add_argument("--devices", default="2,4,8")
+    p.add_argument("--memory-fraction", type=float, default=None,
+                   help="each device's memory as a share of the model's bytes, below 1 "
+                        "(default 1.6/K: tight, so memory shapes the cuts)")
     p.add_argument("--requests", type=int, default=1000)
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--skip-partitions", action="store_true")
@@ -224,7 +228,8 @@ def main() -> None:
 
     if not args.skip_partitions:
         print(f"## {args.model} across accel devices")
-        partitions(load_model(args.model), [int(k) for k in args.devices.split(",")])
+        partitions(load_model(args.model), [int(k) for k in args.devices.split(",")],
+                   args.memory_fraction)
         print()
     load_test(args.requests, args.threads)
     if not args.skip_ray:
