@@ -12,6 +12,8 @@ Output is plain text, so no graphviz package is needed to write it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -103,7 +105,18 @@ def _title(fn: func.FuncOp) -> str:
     return f"@{fn.sym_name.data}"
 
 
-def _function_dot(fn: func.FuncOp, prefix: str) -> list[str]:
+PART_COLOURS = ("#ffd6a5", "#caffbf", "#9bf6ff", "#bdb2ff", "#ffadad", "#fdffb6", "#a0c4ff",
+                "#ffc6ff")
+"""Fill colours of the device partitioner's parts (`part_of`), repeating after eight."""
+
+
+def _part_style(part: int) -> str:
+    colour = PART_COLOURS[part % len(PART_COLOURS)]
+    return f'shape=box, style="rounded,filled", fillcolor="{colour}"'
+
+
+def _function_dot(fn: func.FuncOp, prefix: str,
+                  part_of: Mapping[Operation, int] | None = None) -> list[str]:
     lines = [f"  subgraph cluster_{prefix} {{", f"    label={_quote(_title(fn))};"]
     edges: list[str] = []
     ids: dict[Operation | SSAValue, str] = {}
@@ -133,7 +146,10 @@ def _function_dot(fn: func.FuncOp, prefix: str) -> list[str]:
                 edge(value, out)
             continue
         ids[op] = f"{prefix}_op{k}"
-        lines.append(_node(ids[op], _CONSTANT if is_weight(op) else _OP, _op_label(op)))
+        part = part_of.get(op) if part_of is not None else None
+        style = _CONSTANT if is_weight(op) else _OP if part is None else _part_style(part)
+        label = _op_label(op) if part is None else f"{_op_label(op)}\npart {part}"
+        lines.append(_node(ids[op], style, label))
         for value in op.operands:
             edge(value, ids[op])
         for value in _used_inside(op):  # what a glow.if's or glow.loop's regions use
@@ -153,15 +169,17 @@ def _used_inside(op: Operation) -> list[SSAValue]:
     return list(seen)
 
 
-def graph_to_dot(module: ModuleOp) -> str:
-    """Graphviz dot text of every function of `module` (render: `dot -Tsvg FILE.dot`)."""
+def graph_to_dot(module: ModuleOp, part_of: Mapping[Operation, int] | None = None) -> str:
+    """Graphviz dot text of every function of `module` (render: `dot -Tsvg FILE.dot`);
+    with `part_of` (op -> part, from the device partitioner), each op is filled with its
+    part's colour and labelled with its part."""
     lines = ["digraph glow {", '  node [fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=8];']
     fns = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     for i, fn in enumerate(fns):
-        lines += _function_dot(fn, f"f{i}")
+        lines += _function_dot(fn, f"f{i}", part_of)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["graph_to_dot", "type_text", "attr_text", "constant_text"]
+__all__ = ["PART_COLOURS", "graph_to_dot", "type_text", "attr_text", "constant_text"]

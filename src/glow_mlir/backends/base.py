@@ -129,13 +129,15 @@ class Backend(GraphBackend):
 
     # ------------------------------------------------------------------ pipelines
     def graph_pipeline(self, disable: Sequence[str] = (), print_ir_after_each: bool = False,
-                       verify_each: bool = True, phase: str = "all") -> str:
+                       verify_each: bool = True, phase: str = "all",
+                       check_supported: bool = True) -> str:
         """The graph pipeline `compile()` runs for this backend, as pipeline text (`phase`:
-        all of it, or the part before or after quantization, `GraphPipelinePass`)."""
+        all of it, or the part before or after quantization, `GraphPipelinePass`;
+        `check_supported=False`: ops it does not run are left for another device)."""
         from glow_mlir.transforms.graph.pipelines import graph_pipeline_spec
 
         return graph_pipeline_spec(self.name, tuple(disable), print_ir_after_each, verify_each,
-                                   phase)
+                                   phase, check_supported)
 
     def instruction_pipeline(self, disable: Sequence[str] = (), print_ir_after_each: bool = False,
                              verify_each: bool = True) -> str:

@@ -400,16 +400,19 @@ def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ..
 def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = (),
                    print_ir_after_each: bool = False,
                    between: Callable[[ModuleOp], object] | None = None,
-                   phase: str = "all") -> ModuleOp:
+                   phase: str = "all", check_supported: bool = True) -> ModuleOp:
     """Run the backend's graph pipeline in place (`phase`: all of it, or the part before
-    or after quantization; `between`, e.g. quantization, runs between those parts); an
-    op the backend cannot run is a UserError (a `DiagnosticError`: every unsupported op
-    kind, each at an op)."""
+    or after quantization; `between`, e.g. quantization, runs between those parts;
+    `check_supported=False`: ops the backend does not run are left for another device);
+    an op the backend cannot run is a UserError (a `DiagnosticError`: every unsupported
+    op kind, each at an op)."""
     if between is not None:
-        optimize_graph(module, backend, disable, print_ir_after_each, phase="lower")
+        optimize_graph(module, backend, disable, print_ir_after_each, phase="lower",
+                       check_supported=check_supported)
         with progress_hooks.stage("quantize-graph"):
             between(module)
-        return optimize_graph(module, backend, disable, print_ir_after_each, phase="finish")
+        return optimize_graph(module, backend, disable, print_ir_after_each, phase="finish",
+                              check_supported=check_supported)
     from xdsl.utils.exceptions import PassFailedException
 
     from glow_mlir.conversion.pass_runner import run_pipeline
@@ -417,7 +420,7 @@ def optimize_graph(module: ModuleOp, backend: str, disable: tuple[str, ...] = ()
 
     spec = get_backend(backend).graph_pipeline(
         disable, print_ir_after_each, verify_each=print_ir_after_each or verify_each_step(),
-        phase=phase)
+        phase=phase, check_supported=check_supported)
     try:
         with progress_hooks.stage("graph passes"):
             # verified once, after the pipeline (each step too when printing after each)

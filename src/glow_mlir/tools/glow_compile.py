@@ -3,6 +3,9 @@
     glow-compile model.onnx --emit graph -o model.mlir [--input-shape input=1x3x224x224]
     glow-compile --caffe2 predict_net.pb init_net.pb --input-shape data=1x3x224x224
 
+`--emit partitions --num-devices N [--device-memory-kib M] [--partition load-balance]`
+prints the device partitioner's DAG (each part's device, bytes, cost, inputs and outputs;
+with `--dump-graph-dag`, the optimized graph with each part in its colour).
 `--emit graph` prints the `glow` module as imported, `--emit optimized-graph` after the
 whole graph pipeline for `--backend`, `--emit instr` the `glow_ir` instruction IR after
 Glow's IR optimizer and memory planning, `--emit accel` the accelerator's program (tiled
@@ -47,7 +50,7 @@ from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir")
+EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir", "partitions")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
@@ -220,6 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, unless --emit-bundle is given)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument("--num-devices", type=at_least(1), default=None, metavar="N",
+                   help="with --emit partitions: devices of --backend's kind (default 1)")
+    p.add_argument("--device-memory-kib", type=at_least(1), default=None, metavar="KIB",
+                   help="with --emit partitions: each device's memory (default 16 GiB)")
+    p.add_argument("--partition", choices=("memory", "load-balance"), default=None,
+                   help="with --emit partitions: the fewest parts that fit (memory, the "
+                        "default) or a part per device, costs balanced (load-balance)")
     p.add_argument("--dump-graph-dag", metavar="FILE.dot",
                    help="write the graph (as imported with --emit graph, else optimized) as dot")
     p.add_argument("--disable-pass", action="append", default=[], metavar="PASS",
@@ -324,6 +334,16 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             return dump_profile(args)
         if args.save:
             return save_model(args)
+        partition_flags = [f for f, v in (("--num-devices", args.num_devices),
+                                          ("--device-memory-kib", args.device_memory_kib),
+                                          ("--partition", args.partition)) if v is not None]
+        if args.emit == "partitions":
+            from glow_mlir.tools.partitions import emit_partitions
+
+            return emit_partitions(args)
+        if partition_flags:
+            raise UserError(f"{partition_flags[0]} describes the devices to partition for: "
+                            f"give --emit partitions too")
         if args.emit is None:  # only the bundle (or only the report) unless asked
             quiet = args.emit_bundle or args.accel_report
             args.emit = None if quiet else "graph"

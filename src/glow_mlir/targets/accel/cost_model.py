@@ -49,11 +49,20 @@ def vector_elements(op: glow_accel.TileOp) -> int:
 def compute_cycles(op: glow_accel.TileOp, target: glow_accel.TargetAttr) -> int:
     """Cycles the compute unit is busy with `op`."""
     if isinstance(op, (glow_accel.MatmulOp, glow_accel.ConvOp)):
-        work = -(-macs(op) // target.value("macs_per_cycle"))
+        return work_cycles(macs(op), 0, target)
+    return work_cycles(0, vector_elements(op), target)
+
+
+def work_cycles(mac_count: int, elements: int, target: glow_accel.TargetAttr) -> int:
+    """Cycles of one compute op of `mac_count` multiply-accumulates (a matmul or conv),
+    else of `elements` vector elements: the formula the device partitioner's roofline
+    applies to whole graph ops (`analysis/node_work.py` counts them the same way)."""
+    if mac_count:
+        work = -(-mac_count // target.value("macs_per_cycle"))
     else:
-        work = -(-vector_elements(op) // target.value("vector_width"))
+        work = -(-elements // target.value("vector_width"))
     return work + COMPUTE_OVERHEAD_CYCLES
 
 
-__all__ = ["dma_cycles", "compute_cycles", "macs", "vector_elements",
+__all__ = ["dma_cycles", "compute_cycles", "macs", "vector_elements", "work_cycles",
            "COMPUTE_OVERHEAD_CYCLES", "DMA_ISSUE_CYCLES"]

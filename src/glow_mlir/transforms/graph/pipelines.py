@@ -164,6 +164,9 @@ class GraphPipelinePass(ModulePass):
     phase: str = "all"
     """"all", or "lower" (up to the optimization after lower-graph) then "finish" (the
     rest), with profiling or quantization between them (module docstring)."""
+    check_supported: bool = True
+    """Refuse a graph with an op the backend does not run; the device partitioner turns it
+    off and gives such ops to another device (transforms/partition)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glow_mlir.dialects import glow
@@ -212,7 +215,7 @@ class GraphPipelinePass(ModulePass):
         it = "it" if len(needed) == 1 else "them"
         note = (f" ({' and '.join(needed)} disabled: backend '{backend.name}' relies on {it} "
                 f"to lower the ops it does not run)" if needed else "")
-        error = unsupported_ops(op, backend, note)
+        error = unsupported_ops(op, backend, note) if self.check_supported else None
         if error is not None:
             raise error
         step("schedule-graph", lambda: _pass("schedule-graph").apply(ctx, op))
@@ -223,7 +226,7 @@ PHASES = ("all", "lower", "finish")
 
 def graph_pipeline_spec(backend: str, disable: tuple[str, ...] = (),
                         print_ir_after_each: bool = False, verify_each: bool = True,
-                        phase: str = "all") -> str:
+                        phase: str = "all", check_supported: bool = True) -> str:
     """The `glow-graph-pipeline{...}` pipeline text `compile()` and glow-compile run."""
     opts = [f"backend={backend}"]
     if phase != "all":
@@ -234,4 +237,6 @@ def graph_pipeline_spec(backend: str, disable: tuple[str, ...] = (),
         opts.append("print-ir-after-each=true")
     if not verify_each:
         opts.append("verify-each=false")
+    if not check_supported:
+        opts.append("check-supported=false")
     return "glow-graph-pipeline{" + " ".join(opts) + "}"

@@ -1,0 +1,240 @@
+"""The runtime's figures (README: The runtime): a model partitioned across 2, 4 and 8
+accelerator devices, each with less memory than the model; a load test of the host's
+queue; the Ray backend's per-stage overhead.
+
+    python benchmarks/runtime.py [--model resnet50|resnet18] [--devices 2,4,8]
+                                 [--memory-fraction F] [--requests 1000] [--threads 8]
+                                 [--skip-partitions] [--skip-ray]
+
+Partitions (simulated time: each device's simulator counts cycles at `Device.clock_hz`,
+a part's inputs computed by another device cross a link at `link_bytes_per_s`):
+- outputs of every partitioned run are compared with the single device's, bit for bit;
+- latency: the longest path through the DAG of (transfer in + the part's cycles);
+- pipelined throughput with many requests in flight: one request per the slowest stage's
+  time (transfer in + cycles), against the single device's one per its latency;
+- load balance: the largest part's roofline cost over total/K, and whether the roofline
+  ranks the parts as the simulator's cycles do (Kendall's tau of the two orders).
+
+Load: `--requests` requests from `--threads` threads with random priorities on a host of
+cpu devices running a small CNN (native code): every request's output checked against
+its own input's, none lost or duplicated, every callback once; requests over the limit
+are refused, and the time each refusal took is reported. Then one held batch checks that
+requests start in priority order.
+
+ResNet-50 comes from torchvision (the `corpus` extra, exported once by
+benchmarks/real_models.py); `--model resnet18` uses `glow_mlir.model_zoo` (no torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+import glow_mlir
+from glow_mlir.runtime import Device, HostManager, RequestRefused
+
+ROOT = Path(__file__).resolve().parents[1]
+CNN = ROOT / "examples" / "small_cnn.onnx"
+
+
+def load_model(name: str):
+    if name == "resnet18":
+        from glow_mlir import model_zoo
+
+        return model_zoo.resnet18()
+    sys.path.insert(0, str(Path(__file__).parent))
+    from real_models import export, make_spec
+
+    return str(export(make_spec(name)).onnx_path)
+
+
+def kendall_tau(a: list[float], b: list[float]) -> float:
+    pairs = [(i, j) for i in range(len(a)) for j in range(i + 1, len(a))]
+    if not pairs:
+        return 1.0
+    agree = sum(1 if (a[i] - a[j]) * (b[i] - b[j]) > 0 else -1 if (a[i] - a[j]) * (b[i] - b[j]) < 0
+                else 0 for i, j in pairs)
+    return agree / len(pairs)
+
+
+def partitions(model, ks: list[int], fraction: float | None = None) -> None:
+    clock = Device(kind="accel").clock_hz
+    t = time.process_time()
+    single = glow_mlir.compile(model, backend="accel", cache=False)
+    compile_s = time.process_time() - t
+    x = np.random.default_rng(0).standard_normal(
+        single.input_shapes[single.input_names[0]]).astype(np.float32)
+    feeds = {single.input_names[0]: x}
+    t = time.process_time()
+    want = single.run(feeds)
+    run_s = time.process_time() - t
+    m = single.memory
+    model_bytes = m.constant_bytes + m.mutable_bytes + m.activations_bytes
+    one_latency = single.accel_report.cycles / clock
+    print(f"single device: {model_bytes:,} bytes, {single.accel_report.cycles:,} cycles "
+          f"({one_latency * 1e3:.2f} ms at {clock / 1e9:g} GHz); compile {compile_s:.1f} s "
+          f"CPU, one simulated run {run_s:.1f} s CPU")
+    print()
+    print("| devices | memory each | parts | bytes per part (MiB) | transfer bytes | "
+          "latency ms | vs 1 device | pipelined req/s | vs 1 device | max/mean cost | "
+          "tau | bit-identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for k in ks:
+        share = fraction if fraction is not None else 1.6 / k
+        memory = min(int(model_bytes * share), model_bytes - 1)
+        devices = [Device(kind="accel", memory_bytes=memory) for _ in range(k)]
+        with HostManager(devices) as host:
+            network = host.add_network("m", model, partition="load-balance")
+            got = host.run("m", feeds)
+            same = all(np.array_equal(w, g) for w, g in zip(want, got))
+            parts = network.dag.parts
+            link = devices[0].link_bytes_per_s
+            cycles = [host.managers[network.replicas[0][p.index]].network(
+                network.part_key(p.index)).accel_report.cycles for p in parts]
+            stage = [p.transfer_in_bytes / link + c / clock for p, c in zip(parts, cycles)]
+            finish: list[float] = []
+            for p in parts:  # the longest path, parts in topological order
+                finish.append(max((finish[d] for d in p.deps), default=0.0) + stage[p.index])
+            latency = max(finish)
+            throughput = 1 / max(stage)
+            costs = [p.cost for p in parts]
+            balance = max(costs) / (sum(costs) / len(costs))
+            tau = kendall_tau(costs, [float(c) for c in cycles])
+            transfer = sum(p.transfer_in_bytes for p in parts)
+            sizes = ", ".join(f"{p.bytes / 2**20:.1f}" for p in parts)
+            print(f"| {k} | {memory / 2**20:.1f} MiB | {len(parts)} | {sizes} | {transfer:,} | "
+                  f"{latency * 1e3:.2f} | {latency / one_latency:.3f}x | {throughput:.1f} | "
+                  f"{throughput * one_latency:.2f}x | {balance:.2f} | {tau:.2f} | {same} |")
+
+
+def load_test(n: int, threads: int) -> None:
+    devices = [Device(kind="cpu", backend="cpu") for _ in range(2)]
+    with HostManager(devices, max_queue_size=32, max_active_requests=4) as host:
+        host.add_network("cnn", str(CNN), replicate=True)
+        ref = glow_mlir.compile(str(CNN), backend="cpu")
+        inputs = [np.random.default_rng(i).standard_normal((1, 3, 32, 32)).astype(np.float32)
+                  for i in range(n)]
+        want = [ref.run({"image": x})[0] for x in inputs]
+        calls = [0] * n
+        futures: list = [None] * n
+        refusals: list[float] = []
+        lock = threading.Lock()
+
+        def client(ids: list[int], seed: int) -> None:
+            rng = random.Random(seed)
+            for i in ids:
+                while True:
+                    t = time.perf_counter()
+                    try:
+                        futures[i] = host.run_network(
+                            "cnn", {"image": inputs[i]}, priority=rng.randrange(4),
+                            callback=lambda o, e, i=i: calls.__setitem__(i, calls[i] + 1))
+                        break
+                    except RequestRefused:
+                        with lock:
+                            refusals.append(time.perf_counter() - t)
+                        time.sleep(0.001)
+
+        start = time.perf_counter()
+        workers = [threading.Thread(target=client, args=(list(range(t, n, threads)), t))
+                   for t in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        outs = [f.result(timeout=600) for f in futures]
+        wall = time.perf_counter() - start
+        deadline = time.perf_counter() + 10
+        while sum(calls) < n and time.perf_counter() < deadline:  # callbacks follow results
+            time.sleep(0.01)
+        wrong = sum(not np.array_equal(o[0], w) for o, w in zip(outs, want))
+        print(f"load: {n} requests from {threads} threads in {wall:.2f} s wall "
+              f"({n / wall:.0f} req/s on {len(devices)} cpu devices sharing this host's cores); "
+              f"lost {sum(f is None for f in futures)}, wrong or duplicated outputs {wrong}, "
+              f"callbacks {sum(calls)} (each once: {all(c == 1 for c in calls)}), "
+              f"started {len(host.started)}")
+        if refusals:
+            ms = sorted(r * 1e3 for r in refusals)
+            p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
+            under = sum(m < 1.0 for m in ms) / len(ms)
+            print(f"refused {len(ms)} times: median {statistics.median(ms):.3f} ms, "
+                  f"p99 {p99:.3f} ms, max {ms[-1]:.3f} ms, {under:.1%} under 1 ms (the "
+                  f"refusal takes the host's lock only; the rest is waiting for the GIL "
+                  f"among {threads} clients and the devices' threads)")
+        else:
+            print("refused 0 times (the queue never filled)")
+        host.max_queue_size = 200
+        prios = [random.Random(i).randrange(8) for i in range(100)]
+        with host.hold():
+            first = len(host.started)
+            base = [host.run_network("cnn", {"image": inputs[i]}, priority=p)
+                    for i, p in enumerate(prios)]
+        for f in base:
+            f.result()
+        seqs = host.started[first:]
+        lo = min(seqs)
+        order = [prios[s - lo] for s in seqs]
+        print(f"held batch of 100 with random priorities: started in priority order "
+              f"{order == sorted(order)}")
+
+
+def ray_overhead(runs: int) -> None:
+    try:
+        import ray
+    except ImportError:
+        print("ray: not installed (pip install 'glow-mlir[ray]'); skipped")
+        return
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    x = {"image": np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    results = {}
+    for backend in ("local", "ray"):
+        devices = [Device(kind="cpu", backend="cpu") for _ in range(3)]
+        with HostManager(devices, backend=backend) as host:
+            net = host.add_network("cnn", str(CNN), partition={"relu1": 0, "relu2": 1,
+                                                               "fc1": 2})
+            out = host.run("cnn", x)
+            t = time.perf_counter()
+            for _ in range(runs):
+                host.run("cnn", x)
+            results[backend] = ((time.perf_counter() - t) / runs, out, len(net.dag.parts))
+    (local_s, local_out, stages), (ray_s, ray_out, _) = results["local"], results["ray"]
+    same = all(np.array_equal(a, b) for a, b in zip(local_out, ray_out))
+    print(f"ray (plain actor calls, local cluster of 2 CPUs): {stages} stages, one request "
+          f"{ray_s * 1e3:.2f} ms vs local {local_s * 1e3:.2f} ms: "
+          f"{(ray_s - local_s) / stages * 1e3:.2f} ms per stage; same outputs: {same}")
+    ray.shutdown()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="resnet50", choices=["resnet50", "resnet18"])
+    p.add_argument("--devices", default="2,4,8")
+    p.add_argument("--memory-fraction", type=float, default=None,
+                   help="each device's memory as a share of the model's bytes, below 1 "
+                        "(default 1.6/K: tight, so memory shapes the cuts)")
+    p.add_argument("--requests", type=int, default=1000)
+    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--skip-partitions", action="store_true")
+    p.add_argument("--skip-ray", action="store_true")
+    args = p.parse_args()
+    import glow_mlir.backends  # noqa: F401
+
+    if not args.skip_partitions:
+        print(f"## {args.model} across accel devices")
+        partitions(load_model(args.model), [int(k) for k in args.devices.split(",")],
+                   args.memory_fraction)
+        print()
+    load_test(args.requests, args.threads)
+    if not args.skip_ray:
+        ray_overhead(20)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""`DeviceManager`: one device's networks, memory and worker (Glow's DeviceManager).
+
+Networks (compiled parts) are added and evicted by name; the bytes each one holds (its
+compiled `MemoryReport`: constants, inputs and outputs, activations) are accounted, and a
+network that does not fit what is left is refused with the bytes needed and available.
+`run_function` queues a run on the device's own worker thread and returns a future: one
+device runs one function at a time, as a card does, and different devices run at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.devices import Device
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from glow_mlir.runtime.compiled_model import CompiledModel
+
+
+class DeviceMemoryError(UserError):
+    """A network that does not fit the memory left on its device: `needed` and `free`
+    bytes (0 when unknown)."""
+
+    def __init__(self, message: str, needed: int = 0, free: int = 0):
+        super().__init__(message)
+        self.needed, self.free = needed, free
+
+
+class NetworkNotFound(UserError, KeyError):
+    """A name no network was added under."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+def network_bytes(model: CompiledModel) -> int:
+    """The bytes a compiled network holds on its device (its planned memory regions; the
+    inputs' and outputs' sizes when the backend plans none)."""
+    m = model.memory
+    if m is not None:
+        return int(m.constant_bytes + m.mutable_bytes + m.activations_bytes)
+    sizes = [*model.input_shapes.values(), *model.output_shapes.values()]
+    return sum(int(np.prod(s)) * 4 for s in sizes)
+
+
+@dataclass
+class LoadedPart:
+    """A part on a device: its compiled model (None on a Ray actor) and input signature."""
+
+    model: CompiledModel | None
+    input_shapes: dict[str, tuple[int, ...]]
+    input_dtypes: dict[str, str]
+
+
+def replica_of(model: CompiledModel | None) -> CompiledModel:
+    """A compiled part for another device of the same kind: the cpu's native code runs
+    calls in parallel, so it is shared; the interpreter and the simulator hold one arena,
+    so each device gets an executor of its own over the same lowered program."""
+    from glow_mlir.backends import get_backend
+    from glow_mlir.runtime.compiled_model import CompiledModel
+
+    assert model is not None and model.module is not None
+    if model.backend == "cpu":
+        return model
+    executor = get_backend(model.backend).executor(model.module, model.memory)  # type: ignore[arg-type]
+    return CompiledModel(model.module, model.backend, executor=executor)
+
+
+class DeviceManager:
+    """One device (module docstring); `index` is its place in the host's device list."""
+
+    def __init__(self, device: Device, index: int = 0):
+        self.device = device
+        self.index = index
+        self._networks: dict[str, tuple[CompiledModel, int]] = {}
+        self._lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1,
+                                          thread_name_prefix=f"glow-device-{index}")
+        self.runs = 0
+        """Functions run so far (replication spreads them)."""
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def used_bytes(self) -> int:
+        with self._lock:
+            return sum(n for _, n in self._networks.values())
+
+    @property
+    def free_bytes(self) -> int:
+        return self.device.memory_bytes - self.used_bytes
+
+    def networks(self) -> list[str]:
+        with self._lock:
+            return list(self._networks)
+
+    def add_network(self, name: str, model: CompiledModel) -> None:
+        """Hold `model` under `name`; refused when the name is taken or it does not fit."""
+        need = network_bytes(model)
+        with self._lock:
+            if name in self._networks:
+                raise UserError(f"device {self.index} already holds a network '{name}'")
+            free = self.device.memory_bytes - sum(n for _, n in self._networks.values())
+            if need > free:
+                raise DeviceMemoryError(
+                    f"network '{name}' needs {need:,} bytes on device {self.index} "
+                    f"({self.device.describe()}); {free:,} of its {self.device.memory_bytes:,} "
+                    f"bytes are free", need, free)
+            self._networks[name] = (model, need)
+
+    def evict_network(self, name: str) -> None:
+        with self._lock:
+            if self._networks.pop(name, None) is None:
+                raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
+
+    def network(self, name: str) -> CompiledModel:
+        with self._lock:
+            entry = self._networks.get(name)
+        if entry is None:
+            raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
+        return entry[0]
+
+    def load(self, name: str, module: ModuleOp, like: LoadedPart | None = None) -> LoadedPart:
+        """Compile `module` (a part's graph) for this device and add it as `name`; with
+        `like` (the same part loaded on another device of this kind), a copy of that
+        compiled part with an executor of its own instead (a simulator per device)."""
+        from glow_mlir.ir.text import verify_module
+        from glow_mlir.runtime.compiled_model import CompiledModel
+
+        if like is not None:
+            model = replica_of(like.model)
+        else:
+            verify_module(module)
+            model = CompiledModel(module, self.device.backend,
+                                  backend_options=self.device.backend_options)
+        self.add_network(name, model)
+        return LoadedPart(model, dict(model.input_shapes),
+                          {n: str(d) for n, d in model.input_dtypes.items()})
+
+    # ------------------------------------------------------------------ running
+    def run_function(self, name: str, inputs: Mapping[str, np.ndarray]
+                     ) -> Future[dict[str, np.ndarray]]:
+        """Run network `name` on the device's worker: a future of its outputs by name."""
+        model = self.network(name)
+
+        def run() -> dict[str, np.ndarray]:
+            self.runs += 1
+            return dict(zip(model.output_names, model.run(inputs)))
+
+        return self._worker.submit(run)
+
+    def stop(self) -> None:
+        """Finish what is queued and end the worker."""
+        self._worker.shutdown(wait=True)
+
+    def __repr__(self) -> str:
+        return f"<DeviceManager {self.index}: {self.device.describe()}, {self.networks()}>"
+
+
+__all__ = ["DeviceManager", "DeviceMemoryError", "LoadedPart", "NetworkNotFound", "network_bytes"]

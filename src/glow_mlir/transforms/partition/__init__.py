@@ -1,0 +1,18 @@
+"""The device partitioner (Glow's lib/Partitioner): which ops of an optimized graph run on
+which device (`plan.py`), and the plan as a DAG of sub-functions (`split.py`)."""
+
+from glow_mlir.transforms.partition.plan import (
+    Part,
+    PartDevice,
+    PartitionError,
+    PartitionPlan,
+    load_balanced_plan,
+    memory_plan,
+    user_plan,
+    validate,
+)
+from glow_mlir.transforms.partition.split import PartitionDag, SubFunction, split
+
+__all__ = ["Part", "PartDevice", "PartitionDag", "PartitionError", "PartitionPlan",
+           "SubFunction", "load_balanced_plan", "memory_plan", "split", "user_plan",
+           "validate"]

@@ -1,0 +1,501 @@
+"""Which ops of an optimized `glow` graph run on which device (Glow's Partitioner,
+lib/Partitioner): the plan the splitter (`split.py`) turns into a DAG of sub-functions.
+
+The graph's ops are taken in the order the graph pipeline scheduled them (`steps`:
+every op but constants and the terminator; a constant goes, cloned, to every part that
+reads it). Four ways to cut them (Glow's four):
+
+- **heterogeneous** (`backendBasedPartition`): each op goes to the first device kind, in
+  the order the devices are given, that runs it (`PartDevice.runs`, the backend's
+  isOpSupported); consecutive ops of one kind form a part;
+- **memory-based** (`memoryUsageBasedPartition`): a part grows until the next op would
+  make it exceed its devices' memory; the fewest parts that fit;
+- **load-balanced** (`loadBalancedPartition`): as many parts as devices, cut where the
+  largest part's roofline cost (`PartDevice.cost`) is smallest (a binary search on that
+  cost, each candidate cut greedily, memory still respected);
+- **user-given**: op name -> device index (`glow-compile --emit graph` shows the names);
+  an op left out goes with the op before it.
+
+Parts that are contiguous runs of the schedule can only feed later parts, so the first
+three give an acyclic DAG by construction; a user's parts are checked (`validate`). Every
+plan is validated: a device index beyond the devices, an op its device does not run, a
+device whose parts need more memory than it has, a cycle between parts; each error says
+which part or op, and how many bytes or devices.
+
+A part's bytes (what the device must hold) are Glow's: its constants and inputs, plus
+the peak of the values it defines while they are live in schedule order (its outputs live
+to its end, so they are in that peak). They estimate what the compiled part plans; the runtime's
+`DeviceManager` checks the compiled figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from xdsl.dialects import func
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import ConstantLike
+
+from glow_mlir.analysis.graph_memory import body_ops, tensor_bytes
+from glow_mlir.ir.errors import UserError
+
+
+class PartitionError(UserError):
+    """A partition that cannot be made or does not fit: says what and how much."""
+
+
+class PartDevice(Protocol):
+    """What the partitioner asks of a device (the runtime's `Device`)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def memory_bytes(self) -> int: ...
+
+    def runs(self, op: Operation) -> bool:
+        """Can this device's backend run `op` as it is?"""
+        ...
+
+    def cost(self, op: Operation) -> float:
+        """The op's roofline time on this device, in seconds."""
+        ...
+
+
+def fmt_bytes(n: int) -> str:
+    """`12,345,678 bytes (11.8 MiB)`: exact, and readable."""
+    return f"{n:,} bytes ({n / 2**20:.1f} MiB)"
+
+
+def op_label(op: Operation) -> str:
+    """`%relu1 (glow.convolution)`: how errors name an op."""
+    hint = op.results[0].name_hint if op.results else None
+    return f"%{hint} ({op.name})" if hint else op.name
+
+
+@dataclass
+class Part:
+    """One sub-function of the plan, placed on one device."""
+
+    index: int
+    device: int
+    ops: list[Operation]
+    constants: list[Operation] = field(default_factory=list)
+    inputs: list[SSAValue] = field(default_factory=list)
+    """Values read from outside the part (graph inputs, other parts' outputs), in order."""
+    outputs: list[SSAValue] = field(default_factory=list)
+    """Values the part defines and something outside it reads (another part, the return)."""
+    weight_bytes: int = 0
+    input_bytes: int = 0
+    activation_bytes: int = 0
+    """The most bytes of values the part defines live at once (its outputs stay live to
+    its end: they are what it hands on)."""
+    cost: float = 0.0
+    """Seconds on its device (the sum of its ops' roofline times)."""
+    deps: list[int] = field(default_factory=list)
+    """Parts whose outputs it reads."""
+
+    @property
+    def bytes(self) -> int:
+        return self.weight_bytes + self.input_bytes + self.activation_bytes
+
+
+@dataclass
+class PartitionPlan:
+    """Parts in a topological order (a part's deps come before it)."""
+
+    fn: func.FuncOp
+    devices: Sequence[PartDevice]
+    parts: list[Part]
+    strategy: str
+
+    def device_bytes(self) -> dict[int, int]:
+        """Bytes each used device must hold (the sum of its parts)."""
+        used: dict[int, int] = {}
+        for p in self.parts:
+            used[p.device] = used.get(p.device, 0) + p.bytes
+        return used
+
+    def transfer_bytes(self) -> int:
+        """Bytes that move between parts per run (each part's inputs that another part
+        defines)."""
+        return sum(tensor_bytes(v.type) for p in self.parts for v in p.inputs
+                   if not isinstance(v, BlockArgument))
+
+
+class _Graph:
+    """The function's steps, where each value is defined and last used."""
+
+    def __init__(self, fn: func.FuncOp):
+        ops, terminator = body_ops(fn)
+        self.fn = fn
+        self.block: Block = fn.body.blocks.first  # type: ignore[assignment]
+        self.steps = [op for op in ops if not op.has_trait(ConstantLike)]
+        self.index = {op: i for i, op in enumerate(self.steps)}
+        self.terminator = terminator
+        self.returned = set(terminator.operands) if terminator is not None else set()
+        end = len(self.steps)
+        # values whose last reader is step i (the return counts as step `end`)
+        self.closing: list[list[SSAValue]] = [[] for _ in range(end + 1)]
+        for i, op in enumerate(self.steps):
+            for r in op.results:
+                last = max((self.index.get(u.operation, end) for u in r.uses), default=i)
+                self.closing[last].append(r)
+
+    def owner_step(self, v: SSAValue) -> int | None:
+        """The step defining `v`; None for a graph input or a constant."""
+        owner = v.owner
+        return self.index.get(owner) if isinstance(owner, Operation) else None
+
+
+def _is_constant(v: SSAValue) -> bool:
+    return isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
+
+
+class _Growing:
+    """The bytes of a contiguous run of steps as it grows by one step (for the greedy
+    cuts, which try every step; `finish` measures a final part exactly)."""
+
+    def __init__(self, g: _Graph, start: int):
+        self.g, self.start = g, start
+        self.consts: set[SSAValue] = set()
+        self.ins: set[SSAValue] = set()
+        self.const_bytes = self.in_bytes = self.defined = self.closed = self.peak = 0
+        self.cost = 0.0
+
+    def try_add(self, i: int, cost: float) -> tuple[int, float]:
+        """(bytes, cost) the run would have with step `i` added; `commit` adds it."""
+        op = self.g.steps[i]
+        const_bytes, in_bytes = self.const_bytes, self.in_bytes
+        for v in set(op.operands):
+            if _is_constant(v):
+                if v not in self.consts:
+                    const_bytes += tensor_bytes(v.type)
+            elif v not in self.ins:
+                s = self.g.owner_step(v)
+                if s is None or s < self.start:
+                    in_bytes += tensor_bytes(v.type)
+        defined = self.defined + sum(tensor_bytes(r.type) for r in op.results)
+        live = defined - self.closed  # while step i runs; outputs stay live to the end
+        closed = self.closed + sum(tensor_bytes(v.type) for v in self.g.closing[i]
+                                   if (self.g.owner_step(v) or 0) >= self.start
+                                   and v not in self.g.returned)
+        total = const_bytes + in_bytes + max(self.peak, live)
+        self._pending = (const_bytes, in_bytes, defined, closed, max(self.peak, live), op)
+        return total, self.cost + cost
+
+    def commit(self, cost: float) -> None:
+        const_bytes, in_bytes, defined, closed, peak, op = self._pending
+        for v in op.operands:
+            if _is_constant(v):
+                self.consts.add(v)
+            else:
+                s = self.g.owner_step(v)
+                if s is None or s < self.start:
+                    self.ins.add(v)
+        self.const_bytes, self.in_bytes, self.defined, self.closed, self.peak = (
+            const_bytes, in_bytes, defined, closed, peak)
+        self.cost += cost
+
+
+# ---------------------------------------------------------------------- device kinds
+
+
+def _kinds(devices: Sequence[PartDevice]) -> list[str]:
+    """Device kinds in the order they are first given (the heterogeneous priority)."""
+    return list(dict.fromkeys(d.kind for d in devices))
+
+
+def _of_kind(devices: Sequence[PartDevice], kind: str) -> list[int]:
+    return [i for i, d in enumerate(devices) if d.kind == kind]
+
+
+def _labels(g: _Graph, devices: Sequence[PartDevice]) -> list[str]:
+    """Each step's device kind: the first kind (in device order) whose device runs it."""
+    firsts = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
+    labels, missing = [], []
+    for op in g.steps:
+        kind = next((k for k, d in firsts.items() if d.runs(op)), None)
+        if kind is None:
+            missing.append(op)
+        labels.append(kind or "")
+    if missing:
+        shown = ", ".join(op_label(op) for op in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise PartitionError(f"no device runs {len(missing)} op(s): {shown}{more} (device "
+                             f"kinds: {', '.join(firsts)})")
+    return labels
+
+
+# ---------------------------------------------------------------------- greedy cuts
+
+
+def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
+         max_cost: float | None) -> list[tuple[int, int, str]]:
+    """Contiguous runs (start, end exclusive, kind): a new run where the kind changes, or
+    where the next step would exceed the kind's smallest device memory or `max_cost`."""
+    capacity = {k: min(devices[i].memory_bytes for i in _of_kind(devices, k))
+                for k in _kinds(devices)}
+    rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
+    runs: list[tuple[int, int, str]] = []
+    start = 0
+    grow: _Growing | None = None
+    for i, op in enumerate(g.steps):
+        kind = labels[i]
+        c = rep[kind].cost(op)
+        if grow is not None and labels[start] == kind:
+            nbytes, cost = grow.try_add(i, c)
+            if nbytes <= capacity[kind] and (max_cost is None or cost <= max_cost):
+                grow.commit(c)
+                continue
+        if grow is not None:
+            runs.append((start, i, labels[start]))
+        start, grow = i, _Growing(g, i)
+        nbytes, _ = grow.try_add(i, c)
+        if nbytes > capacity[kind]:
+            raise PartitionError(f"{op_label(op)} alone needs {fmt_bytes(nbytes)} (its "
+                                 f"weights, inputs and results); the smallest '{kind}' device "
+                                 f"has {fmt_bytes(capacity[kind])}")
+        grow.commit(c)
+    if grow is not None:
+        runs.append((start, len(g.steps), labels[start]))
+    return runs
+
+
+def _place(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice]) -> list[int] | None:
+    """A device per run: the kind's devices in order, one run each; None when a kind has
+    more runs than devices."""
+    placed, used = [], {k: 0 for k in _kinds(devices)}
+    for _, _, kind in runs:
+        idx = _of_kind(devices, kind)
+        if used[kind] >= len(idx):
+            return None
+        placed.append(idx[used[kind]])
+        used[kind] += 1
+    return placed
+
+
+def _too_few_devices(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice],
+                     g: _Graph) -> PartitionError:
+    counts: dict[str, int] = {}
+    for _, _, k in runs:
+        counts[k] = counts.get(k, 0) + 1
+    kind = next(k for k, n in counts.items() if n > len(_of_kind(devices, k)))
+    have = _of_kind(devices, kind)
+    return PartitionError(
+        f"the model needs {counts[kind]} '{kind}' devices of "
+        f"{fmt_bytes(min(devices[i].memory_bytes for i in have))} (its parts by memory); "
+        f"there are {len(have)}: add devices or memory")
+
+
+# ---------------------------------------------------------------------- the strategies
+
+
+def memory_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan:
+    """Heterogeneous by op support, then the fewest contiguous parts that fit (one when
+    the whole graph fits one device)."""
+    _check_devices(devices)
+    g = _Graph(fn)
+    labels = _labels(g, devices)
+    runs = _cut(g, devices, labels, None)
+    placed = _place(runs, devices)
+    if placed is None:
+        raise _too_few_devices(runs, devices, g)
+    return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(runs, placed)],
+                   "memory")
+
+
+def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan:
+    """Heterogeneous by op support, then cut so the costliest part is as cheap as it can
+    be with one part per device (memory respected)."""
+    _check_devices(devices)
+    g = _Graph(fn)
+    labels = _labels(g, devices)
+    runs = _cut(g, devices, labels, None)
+    if _place(runs, devices) is None:
+        raise _too_few_devices(runs, devices, g)
+    rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
+    costs = [rep[labels[i]].cost(op) for i, op in enumerate(g.steps)]
+    lo, hi = max(costs, default=0.0), sum(costs)
+    best = runs if hi <= lo else _cut(g, devices, labels, hi)
+    for _ in range(40):  # binary search on the largest part's cost
+        if hi - lo <= 1e-6 * hi:
+            break
+        mid = (lo + hi) / 2
+        cand = _cut(g, devices, labels, mid)
+        if _place(cand, devices) is not None:
+            best, hi = cand, mid
+        else:
+            lo = mid
+    placed = _place(best, devices)
+    assert placed is not None
+    return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(best, placed)],
+                   "load-balanced")
+
+
+def user_plan(fn: func.FuncOp, devices: Sequence[PartDevice],
+              assignment: Mapping[str, int]) -> PartitionPlan:
+    """The user's op name -> device index; an unnamed op goes with the op before it (the
+    first ops, before any named one, with the first named op). One part per device."""
+    _check_devices(devices)
+    g = _Graph(fn)
+    names = {op.results[0].name_hint: i for i, op in enumerate(g.steps)
+             if op.results and op.results[0].name_hint}
+    unknown = [n for n in assignment if n not in names]
+    if unknown:
+        known = ", ".join(list(names)[:8])
+        raise PartitionError(f"the partition names op(s) the graph does not have: "
+                             f"{', '.join(unknown)} (its ops include {known}; see "
+                             f"glow-compile --emit optimized-graph)")
+    for name, dev in assignment.items():
+        if isinstance(dev, bool) or not isinstance(dev, int) or not 0 <= dev < len(devices):
+            raise PartitionError(f"the partition puts %{name} on device {dev!r}; there are "
+                                 f"{len(devices)} devices (0 to {len(devices) - 1})")
+    if not assignment:
+        raise PartitionError("the partition is empty: give at least one op -> device")
+    first = min(names[n] for n in assignment)
+    current = assignment[g.steps[first].results[0].name_hint]  # type: ignore[index]
+    by_device: dict[int, list[int]] = {}
+    for i, op in enumerate(g.steps):
+        hint = op.results[0].name_hint if op.results else None
+        if hint in assignment:
+            current = assignment[hint]  # type: ignore[index]
+        by_device.setdefault(current, []).append(i)
+    return _finish(g, devices, [(steps, d) for d, steps in by_device.items()], "user")
+
+
+def _check_devices(devices: Sequence[PartDevice]) -> None:
+    if not devices:
+        raise PartitionError("partitioning needs at least one device, got none")
+
+
+# ---------------------------------------------------------------------- parts and checks
+
+
+def _finish(g: _Graph, devices: Sequence[PartDevice],
+            groups: Sequence[tuple[list[int], int]], strategy: str) -> PartitionPlan:
+    """Measure each group of steps as a part, order them topologically, validate."""
+    part_of = {}
+    for p, (steps, _) in enumerate(groups):
+        for s in steps:
+            part_of[s] = p
+    parts = [_measure(g, p, steps, dev, devices, part_of) for p, (steps, dev) in enumerate(groups)]
+    parts = _topological(parts, devices)
+    plan = PartitionPlan(g.fn, devices, parts, strategy)
+    validate(plan)
+    return plan
+
+
+def _measure(g: _Graph, index: int, steps: list[int], device: int,
+             devices: Sequence[PartDevice], part_of: Mapping[int, int]) -> Part:
+    ops = [g.steps[s] for s in steps]
+    inside = set(ops)
+    consts: dict[SSAValue, None] = {}
+    inputs: dict[SSAValue, None] = {}
+    outputs: dict[SSAValue, None] = {}
+    deps: dict[int, None] = {}
+    for op in ops:
+        for v in op.operands:
+            if _is_constant(v):
+                consts[v] = None
+            elif v.owner not in inside:
+                inputs[v] = None
+                s = g.owner_step(v)
+                if s is not None:
+                    deps[part_of[s]] = None
+        for r in op.results:
+            if r in g.returned or any(u.operation not in inside for u in r.uses):
+                outputs[r] = None
+    # activations: values defined here, live from their step to their last reader here
+    live = peak = 0
+    ends: dict[int, int] = {}
+    pos = {op: k for k, op in enumerate(ops)}
+    for k, op in enumerate(ops):
+        for r in op.results:
+            nbytes = tensor_bytes(r.type)
+            last = (len(ops) - 1 if r in outputs else
+                    max((pos[u.operation] for u in r.uses if u.operation in pos), default=k))
+            live += nbytes
+            ends[last] = ends.get(last, 0) + nbytes
+        peak = max(peak, live)
+        live -= ends.pop(k, 0)
+    dev = devices[device] if 0 <= device < len(devices) else None
+    const_ops = [v.owner for v in consts if isinstance(v.owner, Operation)]
+    return Part(
+        index=index, device=device, ops=ops,
+        constants=list(dict.fromkeys(const_ops)),
+        inputs=list(inputs), outputs=list(outputs),
+        weight_bytes=sum(tensor_bytes(v.type) for v in consts),
+        input_bytes=sum(tensor_bytes(v.type) for v in inputs),
+        activation_bytes=peak,
+        cost=sum(dev.cost(op) for op in ops) if dev is not None else 0.0,
+        deps=sorted(deps))
+
+
+def _topological(parts: list[Part], devices: Sequence[PartDevice]) -> list[Part]:
+    """Parts renumbered in a topological order; a cycle is a PartitionError naming it."""
+    state: dict[int, int] = {}  # 1: on the path, 2: done
+    order: list[int] = []
+    path: list[int] = []
+
+    def visit(p: int) -> None:
+        state[p] = 1
+        path.append(p)
+        for d in parts[p].deps:
+            if d == p:
+                continue
+            if state.get(d) == 1:
+                cycle = path[path.index(d):] + [d]
+                shown = " -> ".join(f"part {c} (device {parts[c].device})" for c in cycle)
+                raise PartitionError(f"the partition has a cycle: {shown} (each reads "
+                                     f"what the next computes); move ops so that data "
+                                     f"flows one way between devices")
+            if d not in state:
+                visit(d)
+        path.pop()
+        state[p] = 2
+        order.append(p)
+
+    for p in range(len(parts)):
+        if p not in state:
+            visit(p)
+    renumber = {old: new for new, old in enumerate(order)}
+    out = []
+    for old in order:
+        part = parts[old]
+        part.index = renumber[old]
+        part.deps = sorted(renumber[d] for d in part.deps if d != old)
+        out.append(part)
+    return out
+
+
+def validate(plan: PartitionPlan) -> None:
+    """The checks every plan passes (module docstring); a PartitionError otherwise."""
+    devices = plan.devices
+    for p in plan.parts:
+        if not 0 <= p.device < len(devices):
+            raise PartitionError(f"part {p.index} is on device {p.device}; there are "
+                                 f"{len(devices)} devices (0 to {len(devices) - 1})")
+        dev = devices[p.device]
+        bad = [op for op in p.ops if not dev.runs(op)]
+        if bad:
+            shown = ", ".join(op_label(op) for op in bad[:5])
+            raise PartitionError(f"part {p.index} is on device {p.device} ({dev.kind}), "
+                                 f"which does not run {len(bad)} of its op(s): {shown}")
+    for d, nbytes in sorted(plan.device_bytes().items()):
+        have = devices[d].memory_bytes
+        if nbytes > have:
+            on = [p.index for p in plan.parts if p.device == d]
+            raise PartitionError(f"device {d} ({devices[d].kind}) holds part(s) "
+                                 f"{', '.join(map(str, on))}, which need {fmt_bytes(nbytes)}; "
+                                 f"it has {fmt_bytes(have)} ({nbytes - have:,} bytes too many)")
+    for p in plan.parts:
+        if any(d >= p.index for d in p.deps):
+            raise PartitionError(f"part {p.index} reads part(s) after it: the DAG is not "
+                                 f"in topological order")
+
+
+__all__ = ["Part", "PartDevice", "PartitionError", "PartitionPlan", "fmt_bytes",
+           "load_balanced_plan", "memory_plan", "op_label", "user_plan", "validate"]

@@ -1,0 +1,236 @@
+"""The device partitioner (transforms/partition, runtime/partitioned.py): each strategy,
+each validator's error, outputs of a partitioned model equal to the single device's bit
+for bit on every backend, and `glow-compile --emit partitions`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import glow_mlir
+from glow_mlir.runtime import Device, HostManager
+from glow_mlir.runtime.partitioned import compile_partitioned, optimized_graph, plan
+from glow_mlir.tools.glow_compile import main as glow_compile
+from glow_mlir.transforms.partition import PartitionError
+from onnx_testing import make_model, rand
+from tool_testing import in_process
+
+CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
+KIB = 1024
+
+
+def image(seed: int = 0) -> dict[str, np.ndarray]:
+    return {"image": rand(1, 3, 32, 32, seed=seed)}
+
+
+def devices(n: int, kind: str = "cpu", backend: str = "interpreter",
+            memory: int = 200 * KIB) -> list[Device]:
+    return [Device(kind=kind, backend=backend, memory_bytes=memory) for _ in range(n)]
+
+
+def cnn_plan(devs, partition="memory"):
+    return plan(optimized_graph(str(CNN), devs), devs, partition)
+
+
+@pytest.fixture(scope="module")
+def argmax_model():
+    """matmul -> relu -> arg_max: the accelerator has no unit for arg_max."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("ArgMax", ["r"], ["y"], axis=1, keepdims=0)]
+    return make_model(nodes, {"x": ((2, 8), np.float32)}, ["y"], {"w": rand(8, 8, seed=3)})
+
+
+# ---------------------------------------------------------------------- bit-identical
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu", "accel"])
+def test_partitioned_outputs_equal_the_single_device_bit_for_bit(backend):
+    kind = "accel" if backend == "accel" else "cpu"
+    devs = devices(4, kind, backend)
+    x = image(1)
+    want = glow_mlir.compile(str(CNN), backend=backend, cache=False).run(x)
+    with HostManager(devs) as host:
+        network = host.add_network("cnn", str(CNN), partition="load-balance")
+        got = host.run("cnn", x)
+    assert len(network.dag.parts) >= 3  # really split
+    assert [p.device for p in network.dag.parts] == sorted({p.device for p in network.dag.parts})
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
+# ---------------------------------------------------------------------- strategies
+
+
+def test_memory_plan_makes_the_fewest_parts_that_fit():
+    one = cnn_plan(devices(3, memory=16 << 20))
+    assert len(one.parts) == 1
+    small = cnn_plan(devices(3, memory=150 * KIB))
+    assert len(small.parts) > 1
+    assert all(p.bytes <= 150 * KIB for p in small.parts)
+    # contiguous runs feed only later parts
+    assert all(d < p.index for p in small.parts for d in p.deps)
+
+
+def test_load_balance_beats_an_equal_op_count_split():
+    devs = devices(3, "accel", "accel", memory=16 << 20)
+    balanced = cnn_plan(devs, "load-balance")
+    assert len(balanced.parts) == 3
+    steps = [op for p in balanced.parts for op in p.ops]
+    third = -(-len(steps) // 3)
+    naive = [steps[i:i + third] for i in range(0, len(steps), third)]
+    naive_max = max(sum(devs[0].cost(op) for op in chunk) for chunk in naive)
+    assert max(p.cost for p in balanced.parts) <= naive_max
+
+
+def test_heterogeneous_gives_an_unsupported_op_to_the_device_that_runs_it(argmax_model):
+    devs = [Device(kind="accel", memory_bytes=1 << 20), Device(kind="cpu", memory_bytes=1 << 20)]
+    p = plan(optimized_graph(argmax_model, devs), devs)
+    assert [(part.device, [op.name for op in part.ops]) for part in p.parts] == [
+        (0, ["glow.mat_mul", "glow.relu"]), (1, ["glow.arg_max"])]
+    pm = compile_partitioned(argmax_model, devs)
+    x = rand(2, 8, seed=4)
+    h = pm.parts[0].run({"x": x})
+    y = pm.parts[1].run(dict(zip(pm.dag.parts[1].input_names, h)))[0]
+    w = rand(8, 8, seed=3)
+    assert np.array_equal(y, np.argmax(np.maximum(x @ w, 0), axis=1))
+
+
+def test_no_device_runs_an_op(argmax_model):
+    devs = [Device(kind="accel")]
+    with pytest.raises(PartitionError, match=r"no device runs 1 op\(s\): .*glow.arg_max"):
+        plan(optimized_graph(argmax_model, devs), devs)
+
+
+def test_user_plan_follows_the_names_and_orders_parts():
+    devs = devices(3)
+    p = cnn_plan(devs, {"relu1": 2, "relu2": 0, "fc1": 1})
+    assert [part.device for part in p.parts] == [2, 0, 1]
+    assert [part.deps for part in p.parts] == [[], [0], [1]]
+    # the convolution before relu1 (not named) goes with the first named op
+    assert [op.results[0].name_hint for op in p.parts[0].ops[:2]] == ["bn1", "relu1"]
+    assert p.parts[1].ops[0].results[0].name_hint == "relu2"
+
+
+def test_user_plan_runs_independent_parts_at_once():
+    """Two branches on two devices: each part waits (at most 60 s) for the other to start,
+    so a serial executor would leave one of them unset."""
+    import threading
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Sigmoid", ["x"], ["b"]),
+             helper.make_node("Add", ["a", "b"], ["y"])]
+    model = make_model(nodes, {"x": ((4, 4), np.float32)}, ["y"])
+    devs = devices(3)
+    with HostManager(devs) as host:
+        network = host.add_network("branches", model, partition={"a": 0, "b": 1, "y": 2})
+        assert [p.deps for p in network.dag.parts] == [[], [], [0, 1]]
+        started = [threading.Event(), threading.Event()]
+        met = []
+        for p in (0, 1):
+            part = host.managers[p].network(network.part_key(p))
+            run = part.run
+
+            def meet(inputs, p=p, run=run):
+                started[p].set()
+                met.append(started[1 - p].wait(60))
+                return run(inputs)
+
+            part.run = meet
+        x = rand(4, 4, seed=5)
+        (y,) = host.run("branches", {"x": x})
+    assert met == [True, True]
+    np.testing.assert_allclose(y, np.maximum(x, 0) + 1 / (1 + np.exp(-x)), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------- validators
+
+
+def test_an_op_too_big_for_any_device():
+    need = (16 * 3 * 3 * 3 + 16) * 4 + 3 * 32 * 32 * 4 + 16 * 32 * 32 * 4  # weights, in, out
+    with pytest.raises(PartitionError, match=rf"%bn1 \(glow.convolution\) alone needs "
+                                             rf"{need:,} bytes .* has 40,000 bytes"):
+        cnn_plan(devices(4, memory=40_000))
+
+
+def test_too_few_devices_for_the_memory():
+    with pytest.raises(PartitionError, match=r"needs 4 'cpu' devices of 143,360 bytes .* "
+                                             r"there are 2"):
+        cnn_plan(devices(2, memory=140 * KIB))
+
+
+def test_user_plan_with_a_cycle():
+    with pytest.raises(PartitionError, match=r"cycle: part \d \(device \d\) -> part \d "
+                                             r"\(device \d\) -> part \d"):
+        cnn_plan(devices(2), {"relu1": 0, "pool1": 1, "relu2": 0})
+
+
+def test_user_plan_device_out_of_range():
+    with pytest.raises(PartitionError, match=r"puts %pool1 on device 5; there are 2 devices"):
+        cnn_plan(devices(2), {"relu1": 0, "pool1": 5})
+
+
+def test_user_plan_unknown_name():
+    with pytest.raises(PartitionError, match=r"does not have: nosuch \(its ops include bn1, relu1"):
+        cnn_plan(devices(2), {"nosuch": 0})
+
+
+def test_user_plan_empty():
+    with pytest.raises(PartitionError, match="the partition is empty"):
+        cnn_plan(devices(2), {})
+
+
+def test_user_plan_over_a_device_memory():
+    with pytest.raises(PartitionError, match=r"device 0 \(cpu\) holds part\(s\) 0, which "
+                                             r"need [\d,]+ bytes .* \([\d,]+ bytes too many\)"):
+        cnn_plan(devices(2, memory=150 * KIB), {"relu1": 0})
+
+
+def test_user_plan_op_the_device_does_not_run(argmax_model):
+    devs = [Device(kind="accel", memory_bytes=1 << 20), Device(kind="cpu", memory_bytes=1 << 20)]
+    module = optimized_graph(argmax_model, devs)
+    with pytest.raises(PartitionError, match=r"device 0 \(accel\), which does not run 1 of "
+                                             r"its op\(s\): %y \(glow.arg_max\)"):
+        plan(module, devs, {"y": 0})
+
+
+def test_unknown_strategy_and_no_devices():
+    from glow_mlir.ir.errors import UserError
+
+    with pytest.raises(UserError, match="partition must be 'memory' or 'load-balance'"):
+        cnn_plan(devices(2), "fastest")
+    with pytest.raises(UserError, match="at least one device"):
+        optimized_graph(str(CNN), [])
+
+
+# ---------------------------------------------------------------------- glow-compile
+
+
+def test_glow_compile_emit_partitions(capsys, tmp_path):
+    dot = tmp_path / "parts.dot"
+    code, out, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                                "--backend", "accel", "--num-devices", 3,
+                                "--device-memory-kib", 1024, "--partition", "load-balance",
+                                "--dump-graph-dag", dot)
+    assert code == 0, err
+    assert "3 part(s) on 3 of 3 device(s), load-balanced partition" in out
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("part ")] == [
+        "part 0", "part 1", "part 2"]
+    text = dot.read_text()
+    assert {f"part {i}" for i in range(3)} <= {s for s in ("part 0", "part 1", "part 2")
+                                               if s in text}
+    from glow_mlir.analysis.graph_dot import PART_COLOURS
+
+    assert all(c in text for c in PART_COLOURS[:3]) and PART_COLOURS[3] not in text
+
+
+def test_glow_compile_partition_errors(capsys):
+    code, _, err = in_process(glow_compile, capsys, CNN, "--num-devices", 2)
+    assert code == 1 and "give --emit partitions too" in err
+    code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                              "--num-devices", 1, "--device-memory-kib", 50)
+    assert code == 1 and "%relu1 (glow.convolution) alone needs 79,616 bytes" in err
+    code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                              "--num-devices", 1, "--device-memory-kib", 100)
+    assert code == 1 and "needs 3 'cpu' devices of 102,400 bytes" in err
