@@ -148,3 +148,35 @@ def test_a_quantized_cpu_model_saves_and_loads(tmp_path, lenet_profile):
     step = (max(edge.max, 0.0) - min(edge.min, 0.0)) / 255  # the logits' int8 step
     # one step per layer at most where a rounding tie falls the other way
     assert np.max(np.abs(want - interp.run(x)[0])) <= 3 * step * (1 + 1e-6)
+
+
+def _if_model():
+    """y = (relu(x) if sum(x) > 0 else x - 1) + x."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    n = helper.make_node
+    then_g = helper.make_graph([n("Relu", ["x"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", F, None)])
+    else_g = helper.make_graph([n("Sub", ["x", "one"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", F, None)])
+    graph = helper.make_graph(
+        [n("ReduceSum", ["x"], ["s"], keepdims=0), n("Greater", ["s", "zero"], ["c"]),
+         n("If", ["c"], ["r"], then_branch=then_g, else_branch=else_g),
+         n("Add", ["r", "x"], ["y"], name="out")], "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, [2, 3])],
+        [helper.make_tensor("zero", F, [], [0.0]), helper.make_tensor("one", F, [], [1.0])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_ops_inside_a_region_are_reported_as_float():
+    model = _if_model()
+    rng = np.random.default_rng(0)
+    batches = [{"x": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(3)]
+    prof = glow_mlir.profile(model, batches, backend="interpreter")
+    report = glow_mlir.compile(model, backend="interpreter", profile=prof).quantization
+    why = "inside a glow.if region"
+    assert report.kept_float[("glow.relu", why)] == 1
+    assert report.kept_float[("glow.sub", why)] == 1
+    assert why in report.summary()
