@@ -221,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p, caffe2=True)
     p.add_argument("--emit", default=None, choices=EMITS,
-                   help="the stage to print (default: graph, unless --emit-bundle is given)")
+                   help="the stage to print (default: graph, optimized-graph with --load-profile, "
+                        "none with --emit-bundle)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--num-devices", type=at_least(1), default=None, metavar="N",
                    help="with --emit partitions: devices of --backend's kind (default 1)")
@@ -346,7 +347,8 @@ def compile_and_emit(args: argparse.Namespace) -> None:
                             f"give --emit partitions too")
         if args.emit is None:  # only the bundle (or only the report) unless asked
             quiet = args.emit_bundle or args.accel_report
-            args.emit = None if quiet else "graph"
+            # with --load-profile the graph worth seeing is the quantized one
+            args.emit = None if quiet else "optimized-graph" if args.load_profile else "graph"
         if args.network_name is not None and not args.emit_bundle:
             raise UserError("--network-name names a bundle: give --emit-bundle DIR too")
         graph_disable, instr_disable = split_disabled(args.disable_pass)
