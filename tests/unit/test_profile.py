@@ -164,7 +164,8 @@ def test_a_damaged_profile_file_is_an_error(tmp_path, profile):
     doc = json.loads(path.read_text())
     doc["edges"][0]["histogram"] = [1, 2]
     path.write_text(json.dumps(doc))
-    with pytest.raises(ProfileError, match="edge #0 .* needs min <= max and 2048 counts"):
+    with pytest.raises(ProfileError,
+                       match="edge #0 .* the histogram has 2 counts, the profile.s bins is 2048"):
         glow_mlir.Profile.load(path)
     path.write_text("[1, 2")
     with pytest.raises(ProfileError, match="neither JSON nor YAML|not a glow-mlir profile"):
@@ -196,10 +197,125 @@ def test_glow_compile_dumps_and_loads_a_profile(tmp_path, lenet, capsys):
             (["--dump-profile", str(prof)], "needs batches to run"),
             (["--load-profile", str(prof), "--keep-float", "nope", "--emit", "instr"],
              "keep_float names 'nope'"),
-            (["--load-profile", str(prof)], "--emit graph prints the graph as imported"),
+            (["--load-profile", str(prof), "--emit", "graph"],
+             "--emit graph prints the graph as imported"),
             (["--inputs", inputs[1]], "--inputs are the batches --dump-profile runs")):
         with pytest.raises(SystemExit) as done:
             glow_compile.main([str(model), *bad])
         assert done.value.code == 1
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
+
+
+def test_an_edge_without_finite_values_has_no_range_and_stays_float(tmp_path, lenet):
+    nan = [{"input": np.full((1, 1, 28, 28), np.nan, np.float32)}]
+    prof = glow_mlir.profile(lenet, nan, backend="interpreter")
+    assert not prof.get("input").seen
+    path = tmp_path / "nan.json"
+    prof.save(path)
+    doc = json.loads(path.read_text())  # strict JSON: no Infinity
+    edge = next(e for e in doc["edges"] if e["node"] == "input")
+    assert (edge["min"], edge["max"], edge["histogram"]) == (None, None, [])
+    back = glow_mlir.Profile.load(path)
+    assert not back.get("input").seen
+    compiled = glow_mlir.compile(lenet, backend="interpreter", profile=back)
+    assert not compiled.quantization.quantized
+    assert ("glow.convolution", "no profile") in compiled.quantization.kept_float
+
+
+def test_a_binary_file_is_not_a_profile(tmp_path):
+    path = tmp_path / "weights.bin"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ProfileError, match=r"'.*weights.bin' is not a profile"):
+        glow_mlir.Profile.load(path)
+
+
+def _edit(tmp_path, profile, change):
+    path = tmp_path / "edited.json"
+    profile.save(path)
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["edges"].append(dict(d["edges"][1])), r"edge #\d+ \('conv1' output 0\) "
+                                                         r"appears twice"),
+    (lambda d: d["edges"][1]["histogram"].__setitem__(0, -5),
+     r"edge #1 \('conv1' output 0\): histogram counts must be whole numbers >= 0"),
+    (lambda d: d["edges"][1].update(min=-1e38, max=1e38),
+     r"edge #1 \('conv1' output 0\): range \[-1e\+38, 1e\+38\] is not finite or beyond"),
+    (lambda d: d["edges"][1].update(min=2.0, max=1.0), r"edge #1 .*min 2 is above max 1"),
+    (lambda d: d["edges"][1].update(max=None), r"edge #1 .*give both min and max"),
+])
+def test_a_hand_edited_profile_is_checked(tmp_path, profile, change, message):
+    assert profile.get("conv1") is not None
+    path = _edit(tmp_path, profile, lambda d: (
+        d["edges"].sort(key=lambda e: e["node"] != "input" and e["node"] != "conv1"),
+        d["edges"].sort(key=lambda e: e["node"] != "input"), change(d)))
+    with pytest.raises(ProfileError, match=message):
+        glow_mlir.Profile.load(path)
+
+
+def test_an_edge_of_a_node_the_graph_lacks_is_refused_at_compile_time(tmp_path, lenet, profile):
+    path = _edit(tmp_path, profile, lambda d: d["edges"][1].update(node="conv_one"))
+    with pytest.raises(ProfileError, match="edge 'conv_one' names a node the graph does not "
+                                           "have"):
+        glow_mlir.compile(lenet, backend="interpreter", profile=path)
+
+
+def _dynamic_model():
+    from onnx import TensorProto, helper
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3], np.linspace(-1, 1, 12).tolist())
+    b = helper.make_tensor("b", TensorProto.FLOAT, [3], [0.1, -0.2, 0.3])
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             ir_version=8)
+
+
+def test_a_dynamic_model_takes_its_shapes_from_the_first_batch(tmp_path):
+    model = _dynamic_model()
+    rng = np.random.default_rng(3)
+    batches = [{"x": rng.standard_normal((2, 4)).astype(np.float32)} for _ in range(2)]
+    prof = glow_mlir.profile(model, batches, backend="interpreter")
+    assert prof.input_shapes == {"x": (2, 4)}
+    prof.save(tmp_path / "p.json")
+    back = glow_mlir.Profile.load(tmp_path / "p.json")
+    assert back.input_shapes == {"x": (2, 4)}
+    compiled = glow_mlir.compile(model, backend="interpreter", profile=back,
+                                 input_shapes={"batch": 2})
+    assert compiled.quantization.quantized
+    with pytest.raises(ProfileError, match=r"recorded with input shapes \{x: 2x4\}, this "
+                                           r"model has \{x: 8x4\}"):
+        glow_mlir.compile(model, backend="interpreter", profile=back, input_shapes={"batch": 8})
+    with pytest.raises(InputError, match="batch #1"):
+        glow_mlir.profile(model, [batches[0], {"x": np.zeros((3, 4), np.float32)}])
+
+
+def test_glow_compile_with_a_profile_prints_the_quantized_graph(tmp_path, lenet, profile,
+                                                                  capsys):
+    import onnx
+
+    model = tmp_path / "lenet.onnx"
+    onnx.save(lenet, model)
+    prof = tmp_path / "P.json"
+    profile.save(prof)
+    glow_compile.main([str(model), "--backend", "interpreter", "--load-profile", str(prof)])
+    assert "!glow.quant<i8" in capsys.readouterr().out
+    (tmp_path / "bin.yaml").write_bytes(b"\x80\x81\xff\x00" * 64)
+    for bad, message in (
+            (["--load-profile", str(tmp_path / "nope.yaml")], "cannot read the profile"),
+            (["--load-profile", str(prof), "--quantization-schema", "foo"],
+             "unknown quantization schema 'foo'"),
+            (["--load-profile", str(prof), "--backend", "accel"], "has no int8 path"),
+            (["--load-profile", str(tmp_path / "bin.yaml")], "is not a profile")):
+        with pytest.raises(SystemExit) as done:
+            glow_compile.main([str(model), *bad])
+        assert done.value.code == 1
+        err = capsys.readouterr().err
+        assert message in err and "--emit graph" not in err and "Traceback" not in err, err

@@ -35,6 +35,9 @@ from glow_mlir.ir.resources import resource_digest
 FORMAT = "glow-mlir-profile"
 VERSION = 1
 DEFAULT_BINS = 2048
+MAX_MAGNITUDE = float(np.finfo(np.float32).max) / 256
+"""The largest |min| or |max| a profile may hold: int8's 256 steps of the range must stay
+finite in float32 (scale * 256). A larger one is a damaged or hand-edited file."""
 """Histogram bins per edge: KL calibration merges them into 255 quantized bins, so it
 needs several times more (Glow's optimizeKL returns the whole range below 255)."""
 
@@ -79,10 +82,28 @@ def edge_names(fn: func.FuncOp) -> dict[SSAValue, tuple[str, int]]:
     return names
 
 
-def graph_hash(module: ModuleOp) -> str:
+def input_shapes(fn: func.FuncOp) -> dict[str, tuple[int, ...]]:
+    """Each input's shape, by the name `edge_names` gives it."""
+    shapes = {}
+    for i, arg in enumerate(fn.body.block.args):
+        attrs = fn.arg_attrs.data[i] if fn.arg_attrs is not None else None
+        name = attrs.data.get("glow.name") if attrs is not None else None
+        node = name.data if name is not None else f"input{i}"  # type: ignore[attr-defined]
+        shapes[node] = tuple(arg.type.get_shape())  # type: ignore[attr-defined]
+    return shapes
+
+
+def _shapes(shapes: dict[str, tuple[int, ...]]) -> str:
+    return "{" + ", ".join(f"{k}: {'x'.join(map(str, v)) or 'scalar'}"
+                           for k, v in shapes.items()) + "}"
+
+
+def graph_hash(module: ModuleOp, shapes: bool = True) -> str:
     """sha256 of the graph's structure (op kinds, attributes, types, use-def wiring, SSA
     names) and of its weights' bytes: equal for the same model imported twice, different
-    when an op, a shape or a weight differs."""
+    when an op, a shape or a weight differs. `shapes=False` leaves out the result types
+    and the signature: equal for one model imported with other input shapes, which tells
+    that case apart in `Profile.check_graph`."""
     h = hashlib.sha256()
     numbering: dict[SSAValue, int] = {}
     for op in module.walk():
@@ -91,9 +112,11 @@ def graph_hash(module: ModuleOp) -> str:
                 for arg in block.args:
                     numbering[arg] = len(numbering)
         parts = [op.name, repr([numbering.get(v, -1) for v in op.operands]),
-                 repr([str(r.type) for r in op.results]),
+                 repr([str(r.type) for r in op.results] if shapes else len(op.results)),
                  repr([r.name_hint for r in op.results])]
         for key, attr in sorted(op.attributes.items()):
+            if not shapes and key == "function_type":
+                continue
             if isinstance(attr, DenseResourceAttr):
                 parts.append(f"{key}={attr.type}:{resource_digest(attr, op).hex()}")
             else:
@@ -139,6 +162,11 @@ class EdgeProfile:
         self.histogram += bin_counts(x, self.min, self.max, self.histogram.size)
 
     def to_json(self) -> dict:
+        """An edge that saw no finite value (all NaN or Inf) has no range: `min` and `max`
+        are null and the histogram empty, and it stays float when quantizing."""
+        if not self.seen:
+            return {"node": self.node, "output": self.output, "min": None, "max": None,
+                    "histogram": []}
         return {"node": self.node, "output": self.output, "min": self.min, "max": self.max,
                 "histogram": [int(c) for c in self.histogram]}
 
@@ -190,6 +218,10 @@ class Profile:
     batches: int = 0
     backend: str = ""
     bins: int = DEFAULT_BINS
+    input_shapes: dict[str, tuple[int, ...]] | None = None
+    """The shapes of the graph's inputs it was recorded with (the hash covers them)."""
+    shapeless_hash: str = ""
+    """`graph_hash(shapes=False)`: the same model with other input shapes matches it."""
 
     def __iter__(self) -> Iterator[EdgeProfile]:
         return iter(self.edges.values())
@@ -201,9 +233,19 @@ class Profile:
         return self.edges.get((node, output))
 
     def check_graph(self, module: ModuleOp, what: str = "this graph") -> None:
-        """A profile recorded on another graph is refused: its ranges name other edges."""
+        """A profile recorded on another graph is refused: its ranges name other edges.
+        The hash stays shape-dependent (a shape changes the lowering, so the edges, and the
+        ranges of a batch of 2 need not be those of 8); when only the input shapes differ,
+        the error says so."""
         got = graph_hash(module)
         if got != self.graph_hash:
+            now = input_shapes(graph_function(module))
+            if (self.input_shapes is not None and now != self.input_shapes
+                    and self.shapeless_hash == graph_hash(module, shapes=False)):
+                raise ProfileError(
+                    f"the profile was recorded with input shapes {_shapes(self.input_shapes)}, "
+                    f"{what} has {_shapes(now)}: record a profile with these shapes, or "
+                    f"compile with input_shapes that give the recorded ones")
             raise ProfileError(
                 f"the profile was recorded on another graph (its graph hash "
                 f"{self.graph_hash[:16]}..., {what} hashes to {got[:16]}...): record a "
@@ -213,6 +255,9 @@ class Profile:
     def save(self, path: str | os.PathLike) -> None:
         doc = {"format": FORMAT, "version": VERSION, "graph_hash": self.graph_hash,
                "backend": self.backend, "batches": self.batches, "bins": self.bins,
+               **({"input_shapes": {k: list(v) for k, v in self.input_shapes.items()},
+                   "shapeless_hash": self.shapeless_hash}
+                  if self.input_shapes is not None else {}),
                "edges": [e.to_json() for e in self.edges.values()]}
         # one edge per line: a histogram is long, and a diff then shows edges
         lines = [json.dumps({k: v for k, v in doc.items() if k != "edges"})[:-1] + ', "edges": [']
@@ -228,10 +273,15 @@ class Profile:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Profile:
         try:
-            with open(path) as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError as err:
             raise ProfileError(f"cannot read the profile '{path}': {err.strerror or err}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProfileError(f"'{path}' is not a profile (not text: a profile is the JSON "
+                               f"or YAML file glow_mlir.Profile.save writes)") from None
         return cls.from_text(text, os.fspath(path))
 
     @classmethod
@@ -247,19 +297,50 @@ class Profile:
                                f"glow-mlir reads version {VERSION}")
         try:
             bins = int(doc["bins"])
-            edges = {}
+            edges: dict[tuple[str, int], EdgeProfile] = {}
             for i, e in enumerate(doc["edges"]):
-                edge = EdgeProfile(str(e["node"]), int(e["output"]), float(e["min"]),
-                                   float(e["max"]), np.asarray(e["histogram"], np.int64))
-                if edge.histogram.shape != (bins,) or edge.min > edge.max:
+                edge = _edge_from_json(e, bins, f"{where}: edge #{i}")
+                if (edge.node, edge.output) in edges:
                     raise ProfileError(f"{where}: edge #{i} ('{edge.node}' output "
-                                       f"{edge.output}) needs min <= max and {bins} counts")
+                                       f"{edge.output}) appears twice")
                 edges[(edge.node, edge.output)] = edge
+            shapes = doc.get("input_shapes")
             return cls(str(doc["graph_hash"]), edges, int(doc.get("batches", 0)),
-                       str(doc.get("backend", "")), bins)
-        except (KeyError, TypeError, ValueError) as err:
+                       str(doc.get("backend", "")), bins,
+                       {str(k): tuple(int(d) for d in v) for k, v in shapes.items()}
+                       if isinstance(shapes, dict) else None,
+                       str(doc.get("shapeless_hash", "")))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ProfileError(f"{where}: malformed profile ({type(err).__name__}: "
                                f"{err})") from None
+
+
+def _edge_from_json(e: dict, bins: int, where: str) -> EdgeProfile:
+    """One edge of a profile file, checked: what `EdgeProfile.to_json` writes (a range and
+    `bins` counts, or no range and no counts), finite, non-negative counts."""
+    node, output = str(e["node"]), int(e["output"])
+    where = f"{where} ('{node}' output {output})"
+    hist = np.asarray(e["histogram"], np.float64).reshape(-1)
+    if e["min"] is None and e["max"] is None and hist.size == 0:
+        return EdgeProfile(node, output)  # saw no finite value: stays float
+    if e["min"] is None or e["max"] is None:
+        raise ProfileError(f"{where}: give both min and max, or neither (with an empty "
+                           f"histogram) for an edge without a range")
+    lo, hi = float(e["min"]), float(e["max"])
+    if not (abs(lo) <= MAX_MAGNITUDE and abs(hi) <= MAX_MAGNITUDE):
+        raise ProfileError(f"{where}: range [{lo:g}, {hi:g}] is not finite or beyond "
+                           f"+-{MAX_MAGNITUDE:.3g} (int8 steps of it overflow float32)")
+    if lo > hi:
+        raise ProfileError(f"{where}: min {lo:g} is above max {hi:g}")
+    if hist.shape != (bins,):
+        raise ProfileError(f"{where}: the histogram has {hist.size} counts, the profile's "
+                           f"bins is {bins}")
+    if not np.all(np.isfinite(hist)) or np.any(hist != np.floor(hist)) or np.any(hist < 0):
+        raise ProfileError(f"{where}: histogram counts must be whole numbers >= 0")
+    if hist.sum() == 0:
+        raise ProfileError(f"{where}: a range with an all-zero histogram (an edge without "
+                           f"values has min and max null and an empty histogram)")
+    return EdgeProfile(node, output, lo, hi, hist.astype(np.int64))
 
 
 def _yaml(text: str, where: str) -> object:

@@ -20,6 +20,7 @@ How the edges are recorded:
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ from glow_mlir.analysis.quant_profile import (
     graph_function,
     graph_hash,
 )
+from glow_mlir.analysis.quant_profile import input_shapes as input_shapes_of
 from glow_mlir.backends import get_backend
 from glow_mlir.ir.errors import UserError
 
@@ -51,7 +53,7 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
                   bins: int = DEFAULT_BINS) -> Profile:
     """The profile of `model` over `batches` (each a dict of input name -> array, as
     `CompiledModel.run` takes), recorded on `backend` (module docstring)."""
-    from glow_mlir.runtime.compiled_model import CompiledModel, _import, _signature, optimize_graph
+    from glow_mlir.runtime.compiled_model import CompiledModel, _signature, optimize_graph
 
     get_backend(backend)  # an unknown name: the registry's error
     if backend not in PROFILING_BACKENDS:
@@ -62,11 +64,15 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
                            "got one dict: pass [inputs]")
     if bins < 1:
         raise ProfileError(f"bins must be at least 1, got {bins}")
-    module, is_graph = _import(model, input_shapes)
+    batches = iter(batches)
+    first = next(batches, None)
+    module, is_graph = _import_binding(model, input_shapes, first)
     if not is_graph:
         raise ProfileError("profiling needs a glow graph (an ONNX model or a glow graph in "
                            "IR), not a glow_ir program")
     digest = graph_hash(module)
+    shapes = input_shapes_of(graph_function(module))
+    shapeless = graph_hash(module, shapes=False)
     optimize_graph(module, backend, phase="lower")
     fn = graph_function(module)
     names = edge_names(fn)
@@ -80,7 +86,7 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
     else:
         run = _native_runner(module, fn, names, recorder, backend)
     count = 0
-    for i, batch in enumerate(batches):
+    for i, batch in enumerate(itertools.chain([first] if first is not None else [], batches)):
         try:
             arrays = checker.check_inputs(batch)
         except UserError as err:
@@ -90,7 +96,27 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
         count += 1
     if count == 0:
         raise ProfileError("no batches to profile: give at least one dict of inputs")
-    return Profile(digest, recorder.edges, count, backend, bins)
+    return Profile(digest, recorder.edges, count, backend, bins, shapes, shapeless)
+
+
+def _import_binding(model: object, input_shapes: Mapping[str, object] | None,
+                    first: object) -> tuple[ModuleOp, bool]:
+    """The imported model; a dynamic one without `input_shapes` gets the shapes of the
+    first batch (the batches are what it will run on; later ones must match them)."""
+    from glow_mlir.frontends.onnx.errors import UnboundDimensionError
+    from glow_mlir.runtime.compiled_model import _import
+
+    try:
+        return _import(model, input_shapes)
+    except UnboundDimensionError:
+        if input_shapes is not None or not isinstance(first, Mapping):
+            raise
+        shapes = {str(k): tuple(np.shape(v)) for k, v in first.items()}
+        try:
+            return _import(model, shapes)
+        except UserError as err:
+            raise type(err)(f"binding the model's dynamic dimensions to batch #0's shapes: "
+                            f"{err}") from None
 
 
 def _dtype(t: object) -> np.dtype:
