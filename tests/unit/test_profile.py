@@ -319,3 +319,12 @@ def test_glow_compile_with_a_profile_prints_the_quantized_graph(tmp_path, lenet,
         assert done.value.code == 1
         err = capsys.readouterr().err
         assert message in err and "--emit graph" not in err and "Traceback" not in err, err
+
+
+def test_a_range_too_wide_for_float32_steps_is_not_saved(tmp_path, profile):
+    import copy
+
+    wide = copy.deepcopy(profile)
+    wide.get("conv1").record(np.array([1e37]), wide.bins)
+    with pytest.raises(ProfileError, match=r"edge 'conv1' output 0 saw values in .*1e\+37"):
+        wide.save(tmp_path / "wide.json")

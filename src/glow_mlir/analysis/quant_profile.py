@@ -11,7 +11,8 @@ Edges are named as the profile file shows them: an input by its name, an op resu
 the op's SSA name (`conv1`, the ONNX node's output) or, for an op without one,
 `<kind>#<position in the function>`, and the result number. The file is JSON (also
 readable as YAML 1.2): `graph_hash`, `bins`, then one entry per edge with `node`,
-`output`, `min`, `max`, `histogram`.
+`output`, `min`, `max`, `histogram` (an edge that saw no finite value: `min` and `max`
+null, the histogram empty; it stays float), and the `input_shapes` it was recorded with.
 """
 
 from __future__ import annotations
@@ -253,6 +254,11 @@ class Profile:
 
     # -------------------------------------------------------------- files
     def save(self, path: str | os.PathLike) -> None:
+        for e in self.edges.values():  # what load would refuse is not written
+            if e.seen and max(abs(e.min), abs(e.max)) > MAX_MAGNITUDE:
+                raise ProfileError(f"edge '{e.node}' output {e.output} saw values in "
+                                   f"[{e.min:g}, {e.max:g}], beyond +-{MAX_MAGNITUDE:.3g}: "
+                                   f"int8 steps of that range overflow float32")
         doc = {"format": FORMAT, "version": VERSION, "graph_hash": self.graph_hash,
                "backend": self.backend, "batches": self.batches, "bins": self.bins,
                **({"input_shapes": {k: list(v) for k, v in self.input_shapes.items()},
