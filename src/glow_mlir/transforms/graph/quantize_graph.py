@@ -199,6 +199,15 @@ class _Quantizer:
         lo, hi = (float(w.min()), float(w.max())) if w.size else (0.0, 0.0)
         return QuantizedType(I8, *choose_params(lo, hi, self.schema))
 
+    def unprofiled(self, op: Operation) -> str:
+        """Why `op` has no range: an edge the profile saw only NaN or Inf on, or none."""
+        for v in (*op.operands, *op.results):
+            key = self.names.get(self.original.get(v, v))
+            edge = self.profile.get(*key) if key is not None else None
+            if edge is not None and not edge.seen:
+                return "the profile saw no finite values"
+        return "no profile"
+
     # -------------------------------------------------------------- values
     def as_quantized(self, value: SSAValue, qtype: QuantizedType, before: Operation) -> SSAValue:
         """`value` (float) stored as `qtype`: its quantized producer's value as it is or
@@ -281,14 +290,14 @@ class _Quantizer:
         if rule is QuantRule.INPUT:
             t = self.current_type(op.operands[0])
             if t is None:
-                self.keep(op, "no profile")
+                self.keep(op, self.unprofiled(op))
                 return
             in_types, out_type = [t] * len(op.operands), t
             operands = None
         elif rule is QuantRule.RESULT:
             out_type = self.shared_type(op)  # type: ignore[assignment]
             if out_type is None:
-                self.keep(op, "no profile")
+                self.keep(op, self.unprofiled(op))
                 return
             in_types = [out_type] * len(op.operands)
             operands = None
@@ -330,7 +339,7 @@ class _Quantizer:
         tin, tout = self.current_type(x), self.result_type(op)
         weights, bias = constant_value(w), constant_value(b)
         if tin is None or tout is None:
-            self.keep(op, "no profile")
+            self.keep(op, self.unprofiled(op))
             return None
         if weights is None or bias is None:
             self.keep(op, "weights or bias not constant")
