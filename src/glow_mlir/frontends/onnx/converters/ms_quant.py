@@ -21,6 +21,15 @@ from glow_mlir.dialects.glow_ops.types import fmt_shape, is_int
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters import quant, recurrent
 from glow_mlir.frontends.onnx.converters.activations import clip_to
+from glow_mlir.frontends.onnx.converters.ms_attributes import (
+    FLOAT,
+    FLOATS,
+    INT,
+    INTS,
+    STRING,
+    STRINGS,
+    attributes,
+)
 from glow_mlir.frontends.onnx.converters.ms_transformer import derived
 from glow_mlir.frontends.onnx.converters.nn import average_pool
 from glow_mlir.frontends.onnx.converters.reduce import reduce
@@ -87,6 +96,7 @@ def _storage(zero: Value | None, x: Value):
 # ---------------------------------------------------------------------- element-wise
 
 
+@attributes()
 def qlinear_add(n: Node) -> Value:
     """C = saturate(round((A - a_zp) * (a_scale / c_scale) + (B - b_zp) * (b_scale /
     c_scale)) + c_zp) (MlasQLinearAdd)."""
@@ -106,6 +116,7 @@ def qlinear_add(n: Node) -> Value:
     return _round_shift(n, total, c_zero, _storage(c_zero, a))
 
 
+@attributes()
 def qlinear_mul(n: Node) -> Value:
     """C = saturate(round((A - a_zp) * (B - b_zp) * (a_scale * b_scale / c_scale)) + c_zp)
     (MlasQLinearMul; the product of the centered values is exact in float32)."""
@@ -136,11 +147,12 @@ def _lookup_op(fn):
     return convert
 
 
-qlinear_sigmoid = _lookup_op(lambda n, x: n.b.op(glow.SigmoidOp, [x], x.type))
-qlinear_leaky_relu = _lookup_op(
-    lambda n, x: n.b.op(glow.LeakyReluOp, [x], x.type, alpha=n.float("alpha", 0.01)))
+qlinear_sigmoid = attributes()(_lookup_op(lambda n, x: n.b.op(glow.SigmoidOp, [x], x.type)))
+qlinear_leaky_relu = attributes(alpha=FLOAT)(_lookup_op(
+    lambda n, x: n.b.op(glow.LeakyReluOp, [x], x.type, alpha=n.float("alpha", 0.01))))
 
 
+@attributes(axis=INT)
 def qlinear_concat(n: Node) -> Value:
     """Each (X, scale, zero point) triple requantized to Y's parameters (unchanged when
     they are Y's), then concatenated along `axis`."""
@@ -174,6 +186,7 @@ def _channels_back(n: Node, y: Value) -> Value:
     return n.b.transpose(y, [0, *range(2, y.rank), 1]) if n.int("channels_last", 0) else y
 
 
+@attributes(channels_last=INT)
 def qlinear_global_average_pool(n: Node) -> Value:
     """round((sum(x) - x_zp * size) * (x_scale / (y_scale * size))) + y_zp over each
     channel's plane (MlasQLinearGlobalAveragePool); the integer sum is exact in float32
@@ -199,6 +212,8 @@ def qlinear_global_average_pool(n: Node) -> Value:
                         _storage(y_zero, x))
 
 
+@attributes(auto_pad=STRING, ceil_mode=INT, count_include_pad=INT, kernel_shape=INTS,
+            pads=INTS, strides=INTS, channels_last=INT)
 def qlinear_average_pool(n: Node) -> Value:
     """quantize(AveragePool(dequantize(X))), the pooling attributes ONNX's AveragePool's
     (onnxruntime pools the dequantized floats, qlinear_pool.cc)."""
@@ -233,6 +248,7 @@ def _scaled_product(n: Node, acc: Value, multiplier: Value, bias: Value | None) 
     return y if bias is None else _ew(n, glow.AddOp, y, bias)
 
 
+@attributes()
 def matmul_integer_to_float(n: Node) -> Value:
     """(A - a_zp)(B - b_zp) * (a_scale * b_scale) + bias, in float32."""
     a, b = _quantized_input(n, 0), _quantized_input(n, 1)
@@ -248,6 +264,7 @@ def dynamic_quantize(n: Node, x: Value) -> list[Value]:
     return quant.dynamic_quantize_linear(derived(n, [x], "DynamicQuantizeLinear"))
 
 
+@attributes()
 def dynamic_quantize_matmul(n: Node) -> Value:
     """A quantized dynamically to uint8, then (A_q - a_zp)(B - b_zp) * (a_scale * b_scale)
     + bias in float32."""
@@ -261,6 +278,7 @@ def dynamic_quantize_matmul(n: Node) -> Value:
     return _scaled_product(n, acc, multiplier, n.optional(4))
 
 
+@attributes(alpha=FLOAT, transA=INT, transB=INT)
 def qgemm(n: Node) -> Value:
     """op(A - a_zp) op(B - b_zp) + C, in int32; then float32 times alpha * a_scale *
     b_scale, or requantized with alpha * a_scale * b_scale / y_scale when y_scale is given
@@ -294,6 +312,8 @@ def qgemm(n: Node) -> Value:
 # ---------------------------------------------------------------------- LSTM
 
 
+@attributes(activation_alpha=FLOATS, activation_beta=FLOATS, activations=STRINGS,
+            clip=FLOAT, direction=STRING, hidden_size=INT, input_forget=INT)
 def dynamic_quantize_lstm(n: Node) -> list[Value | None]:
     """LSTM whose W [dirs, input, 4h] and R [dirs, hidden, 4h] are 8-bit (scales and zero
     points per direction or per column), with X (the whole sequence at once) and each
