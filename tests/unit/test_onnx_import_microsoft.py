@@ -308,3 +308,64 @@ def test_a_bad_attention_weight_is_an_import_error():
     with pytest.raises(OnnxImportError, match="node 'att'.*qkv_hidden_sizes"):
         import_onnx(model)
 
+
+
+# ---------------------------------------------------------------------- attributes
+
+
+def test_each_converter_declares_onnxruntimes_attributes():
+    """The declared names and types are those of onnxruntime's contrib schemas."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+
+    from glow_mlir.frontends.onnx.table import MICROSOFT_CONVERTERS
+
+    schemas = {s.name: s for s in ort_state.get_all_operator_schema()
+               if s.domain == MS and s.since_version == 1}
+    for op, entries in MICROSOFT_CONVERTERS.items():
+        declared = entries[0].convert.attributes
+        theirs = {name: int(a.type) for name, a in schemas[op].attributes.items()}
+        assert declared == theirs, op
+
+
+@pytest.mark.parametrize("node,message", [
+    (ms_node("SkipLayerNormalization", ["x", "x", "g"], ["y"], epsilon="abc", name="sln"),
+     "node 'sln' .*attribute 'epsilon' is STRING, but SkipLayerNormalization takes FLOAT"),
+    (ms_node("SkipLayerNormalization", ["x", "x", "g"], ["y"], epsilon=-1.0, name="sln"),
+     "node 'sln' .*'epsilon' is -1.0; it must be a finite number >= 0"),
+    (ms_node("Attention", ["x", "w"], ["y"], num_heads=0, name="att"),
+     "node 'att' .*'num_heads' is 0; it must be at least 1"),
+    (ms_node("Attention", ["x", "w"], ["y"], num_heads=-2, name="att"),
+     "node 'att' .*'num_heads' is -2; it must be at least 1"),
+    (ms_node("Attention", ["x", "w"], ["y"], num_heads="x", name="att"),
+     "node 'att' .*attribute 'num_heads' is STRING, but Attention takes INT"),
+    (ms_node("Attention", ["x", "w"], ["y"], num_heads=2, mask_filter_value="q", name="att"),
+     "node 'att' .*attribute 'mask_filter_value' is STRING, but Attention takes FLOAT"),
+    (ms_node("Attention", ["x", "w"], ["y"], num_heads=2, qkv_hidden_sizes=[16, 16, -8],
+             name="att"), "node 'att'.*qkv_hidden_sizes"),
+    (ms_node("MultiHeadAttention", ["x", "x", "x"], ["y"], num_heads=0, name="mha"),
+     "node 'mha' .*'num_heads' is 0; it must be at least 1"),
+    (ms_node("MultiHeadAttention", ["x", "x", "x"], ["y"], num_heads=3, name="mha"),
+     "node 'mha' .*'num_heads' 3 does not divide the hidden size"),
+])
+def test_bad_attributes_are_import_errors(node, message):
+    from glow_mlir.frontends.onnx import OnnxImportError
+
+    model = ms_model([node], {"x": X}, ["y"], {"w": rand(H, 3 * D), "g": rand(H)})
+    with pytest.raises(OnnxImportError, match=message) as info:
+        import_onnx(model)
+    assert not isinstance(info.value, UnsupportedOnnxError)
+
+
+@pytest.mark.parametrize("node,message", [
+    # com.microsoft's Gelu has no `approximate` (the ONNX domain's does): onnxruntime
+    # rejects the model rather than compute the tanh form
+    (ms_node("Gelu", ["x"], ["y"], approximate="tanh"),
+     r"com.microsoft.Gelu: attribute 'approximate' \(Gelu takes: none\)"),
+    (ms_node("FastGelu", ["x"], ["y"], bogus_attr=3),
+     r"com.microsoft.FastGelu: attribute 'bogus_attr' \(FastGelu takes: none\)"),
+    (ms_node("QuickGelu", ["x"], ["y"], beta=3.0),
+     r"attribute 'beta' \(QuickGelu takes: alpha\)"),
+])
+def test_unknown_attributes_are_unsupported(node, message):
+    with pytest.raises(UnsupportedOnnxError, match=message):
+        import_onnx(ms_model([node], {"x": X}, ["y"]))

@@ -223,3 +223,60 @@ def test_dynamic_quantize_lstm_batch_against_one_onnxruntime_thread(backend):
     got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run(feeds)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- errors
+
+_U8 = {"s": scalar(0.1), "z": scalar(128, np.uint8), "zi": scalar(0, np.int8), "s0": scalar(0.0)}
+
+
+@pytest.mark.parametrize("inputs,message", [
+    (["a", "s", "zi", "a", "s", "z", "s", "z"], "zero point of type i8 for a ui8 tensor"),
+    (["a", "s", "z", "a", "s", "z", "s", "zi"], "zero point of type i8 for a ui8 tensor"),
+    (["a", "s", "z", "ai", "s", "zi", "s", "z"], r"B \(input #3\) is i8, but input #0 is ui8"),
+    (["a", "s", "z", "a", "s", "z", "s0", "z"],
+     r"the output scale \(input #6 's0'\) is \[0.0\]; it must be finite and nonzero"),
+])
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+def test_qlinear_binary_type_mismatches_and_a_zero_scale_are_import_errors(op, inputs,
+                                                                          message):
+    """onnxruntime rejects the type mismatches; with output scale 0 its result is whatever
+    MLAS makes of a division by zero."""
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    a, ai = q8(4, seed=1), q8(4, seed=2, dtype=np.int8)
+    node = ms_node(op, inputs, ["c"], name="q")
+    model = ms_model([node], {"a": a, "ai": ai}, ["c"], _U8)
+    with pytest.raises(OnnxImportError, match=f"node 'q' .*{message}"):
+        import_onnx(model)
+
+
+@pytest.mark.parametrize("op,inputs,message", [
+    ("QLinearSigmoid", ["a", "s", "z", "s", "zi"], "zero point of type i8 for a ui8"),
+    ("QLinearSigmoid", ["a", "s", "z", "s0", "z"], r"output scale \(input #3 's0'\)"),
+    ("QLinearLeakyRelu", ["a", "s", "z", "s0", "z"], r"output scale \(input #3 's0'\)"),
+    ("QLinearConcat", ["s0", "z", "a", "s", "z"], r"output scale \(input #0 's0'\)"),
+    ("QLinearConcat", ["s", "zi", "ai", "s", "zi", "a", "s", "z"],
+     r"input #5 is ui8, but input #0 is i8"),
+    ("QLinearGlobalAveragePool", ["x", "s", "z", "s", "zi"], "zero point of type i8"),
+    ("QLinearAveragePool", ["x", "s", "z", "s0", "z"], r"output scale \(input #3 's0'\)"),
+])
+def test_other_qlinear_ops_check_zero_point_types_and_the_output_scale(op, inputs, message):
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    attrs = {"QLinearConcat": {"axis": 0}, "QLinearAveragePool": {"kernel_shape": [2, 2]}}
+    a, ai, x = q8(4, seed=1), q8(4, seed=2, dtype=np.int8), q8(1, 2, 4, 4, seed=3)
+    node = ms_node(op, inputs, ["c"], name="q", **attrs.get(op, {}))
+    model = ms_model([node], {"a": a, "ai": ai, "x": x}, ["c"], _U8)
+    with pytest.raises(OnnxImportError, match=f"node 'q' .*{message}"):
+        import_onnx(model)
+
+
+def test_qgemm_refuses_a_zero_output_scale():
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    a, b = q8(2, 3, seed=1), q8(3, 4, seed=2)
+    node = ms_node("QGemm", ["a", "s", "z", "b", "s", "z", "", "s0", "z"], ["c"], name="q")
+    model = ms_model([node], {"a": a}, ["c"], {**_U8, "b": b})
+    with pytest.raises(OnnxImportError, match=r"node 'q' .*output scale \(input #7 's0'\)"):
+        import_onnx(model)

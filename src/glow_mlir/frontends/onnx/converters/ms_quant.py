@@ -21,6 +21,15 @@ from glow_mlir.dialects.glow_ops.types import fmt_shape, is_int
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters import quant, recurrent
 from glow_mlir.frontends.onnx.converters.activations import clip_to
+from glow_mlir.frontends.onnx.converters.ms_attributes import (
+    FLOAT,
+    FLOATS,
+    INT,
+    INTS,
+    STRING,
+    STRINGS,
+    attributes,
+)
 from glow_mlir.frontends.onnx.converters.ms_transformer import derived
 from glow_mlir.frontends.onnx.converters.nn import average_pool
 from glow_mlir.frontends.onnx.converters.reduce import reduce
@@ -43,8 +52,26 @@ def _zero(n: Node, zero: Value | None, x: Value) -> Value | None:
     if zero is not None and zero.size != 1:
         n.unsupported(f"a per-axis zero point (shape {fmt_shape(zero.shape)})")
     if zero is not None and zero.elem != x.elem:
-        n.fail(f"a zero point of type {zero.elem} for a {x.elem} tensor")
+        n.fail(f"a zero point of type {zero.elem} for a {x.elem} tensor (onnxruntime's "
+               f"schema binds both to one type)")
     return zero
+
+
+def _same_type(n: Node, x: Value, y: Value, what: str) -> None:
+    """Operands the schema binds to one type parameter (QLinearAdd's A and B)."""
+    if x.elem != y.elem:
+        n.fail(f"{what} is {y.elem}, but input #0 is {x.elem} (onnxruntime's schema binds "
+               f"both to one type)")
+
+
+def _out_scale(n: Node, i: int) -> Value:
+    """The output scale, input `i`: dividing by a constant 0 gives no defined result (MLAS
+    turns it into garbage), so it is refused; one computed at run time is not checked."""
+    scale = n.input(i)
+    if scale.const is not None and not np.all(np.isfinite(scale.const) & (scale.const != 0)):
+        n.fail(f"the output scale (input #{i} '{n.proto.input[i]}') is "
+               f"{scale.const.reshape(-1).tolist()}; it must be finite and nonzero")
+    return scale
 
 
 def _quantized_input(n: Node, i: int) -> Value:
@@ -87,12 +114,14 @@ def _storage(zero: Value | None, x: Value):
 # ---------------------------------------------------------------------- element-wise
 
 
+@attributes()
 def qlinear_add(n: Node) -> Value:
     """C = saturate(round((A - a_zp) * (a_scale / c_scale) + (B - b_zp) * (b_scale /
     c_scale)) + c_zp) (MlasQLinearAdd)."""
     a, b = _quantized_input(n, 0), _quantized_input(n, 3)
+    _same_type(n, a, b, "B (input #3)")
     a_zero, b_zero = _zero(n, n.optional(2), a), _zero(n, n.optional(5), b)
-    c_scale, c_zero = _scalar(n, n.input(6), "scale"), n.optional(7)
+    c_scale, c_zero = _scalar(n, _out_scale(n, 6), "scale"), _zero(n, n.optional(7), a)
     bb = n.b
 
     def term(x: Value, zero: Value | None, scale: Value) -> Value:
@@ -106,15 +135,17 @@ def qlinear_add(n: Node) -> Value:
     return _round_shift(n, total, c_zero, _storage(c_zero, a))
 
 
+@attributes()
 def qlinear_mul(n: Node) -> Value:
     """C = saturate(round((A - a_zp) * (B - b_zp) * (a_scale * b_scale / c_scale)) + c_zp)
     (MlasQLinearMul; the product of the centered values is exact in float32)."""
     a, b = _quantized_input(n, 0), _quantized_input(n, 3)
+    _same_type(n, a, b, "B (input #3)")
     a_zero, b_zero = _zero(n, n.optional(2), a), _zero(n, n.optional(5), b)
-    c_zero = n.optional(7)
+    c_zero = _zero(n, n.optional(7), a)
     ratio = _ew(n, glow.DivOp, _ew(n, glow.MulOp, _scalar(n, n.input(1), "scale"),
                                    _scalar(n, n.input(4), "scale")),
-                _scalar(n, n.input(6), "scale"))
+                _scalar(n, _out_scale(n, 6), "scale"))
 
     def centered(x: Value, zero: Value | None) -> Value:
         xf = n.b.convert(x, f32)
@@ -129,22 +160,23 @@ def _lookup_op(fn):
 
     def convert(n: Node) -> Value:
         x = _quantized_input(n, 0)
-        zero, y_zero = _zero(n, n.optional(2), x), n.optional(4)
+        zero, y_zero = _zero(n, n.optional(2), x), _zero(n, n.optional(4), x)
         y = fn(n, dequantize(n, x, n.input(1), zero))
-        return quantize(n, y, n.input(3), y_zero, _storage(y_zero, x))
+        return quantize(n, y, _out_scale(n, 3), y_zero, _storage(y_zero, x))
 
     return convert
 
 
-qlinear_sigmoid = _lookup_op(lambda n, x: n.b.op(glow.SigmoidOp, [x], x.type))
-qlinear_leaky_relu = _lookup_op(
-    lambda n, x: n.b.op(glow.LeakyReluOp, [x], x.type, alpha=n.float("alpha", 0.01)))
+qlinear_sigmoid = attributes()(_lookup_op(lambda n, x: n.b.op(glow.SigmoidOp, [x], x.type)))
+qlinear_leaky_relu = attributes(alpha=FLOAT)(_lookup_op(
+    lambda n, x: n.b.op(glow.LeakyReluOp, [x], x.type, alpha=n.float("alpha", 0.01))))
 
 
+@attributes(axis=INT)
 def qlinear_concat(n: Node) -> Value:
     """Each (X, scale, zero point) triple requantized to Y's parameters (unchanged when
     they are Y's), then concatenated along `axis`."""
-    y_scale, y_zero = n.input(0), n.input(1)
+    y_scale, y_zero = _out_scale(n, 0), n.input(1)
     if (n.num_inputs - 2) % 3 or n.num_inputs < 5:
         n.fail(f"expected Y_scale, Y_zero_point, then (X, scale, zero point) triples; got "
                f"{n.num_inputs} inputs")
@@ -153,6 +185,7 @@ def qlinear_concat(n: Node) -> Value:
         x = _quantized_input(n, i)
         scale, zero = n.input(i + 1), n.input(i + 2)
         _zero(n, zero, x)
+        _same_type(n, y_zero, x, f"input #{i}")
         same = all(p.const is not None and q.const is not None and
                    np.array_equal(p.const.reshape(-1), q.const.reshape(-1))
                    for p, q in ((scale, y_scale), (zero, y_zero)))
@@ -174,6 +207,7 @@ def _channels_back(n: Node, y: Value) -> Value:
     return n.b.transpose(y, [0, *range(2, y.rank), 1]) if n.int("channels_last", 0) else y
 
 
+@attributes(channels_last=INT)
 def qlinear_global_average_pool(n: Node) -> Value:
     """round((sum(x) - x_zp * size) * (x_scale / (y_scale * size))) + y_zp over each
     channel's plane (MlasQLinearGlobalAveragePool); the integer sum is exact in float32
@@ -183,6 +217,7 @@ def qlinear_global_average_pool(n: Node) -> Value:
         n.fail(f"X must have rank >= 3, got {fmt_shape(x.shape)}")
     x_zero, y_zero = n.input(2), n.input(4)
     _zero(n, x_zero, x)
+    _zero(n, y_zero, x)
     spatial = list(range(1, x.rank - 1)) if n.int("channels_last", 0) else list(range(2, x.rank))
     size = int(np.prod([x.shape[a] for a in spatial], dtype=np.int64))
     if size * 255 > 1 << 24:
@@ -193,23 +228,25 @@ def qlinear_global_average_pool(n: Node) -> Value:
     offset = _ew(n, glow.MulOp, _scalar(n, x_zero, "zero point"), b.scalar_like(total, size, []))
     centered = _ew(n, glow.SubOp, total, offset)
     multiplier = _ew(n, glow.DivOp, _scalar(n, n.input(1), "scale"),
-                     _ew(n, glow.MulOp, _scalar(n, n.input(3), "scale"),
+                     _ew(n, glow.MulOp, _scalar(n, _out_scale(n, 3), "scale"),
                          b.scalar_like(total, size, [])))
     return _round_shift(n, _ew(n, glow.MulOp, centered, multiplier), y_zero,
                         _storage(y_zero, x))
 
 
+@attributes(auto_pad=STRING, ceil_mode=INT, count_include_pad=INT, kernel_shape=INTS,
+            pads=INTS, strides=INTS, channels_last=INT)
 def qlinear_average_pool(n: Node) -> Value:
     """quantize(AveragePool(dequantize(X))), the pooling attributes ONNX's AveragePool's
     (onnxruntime pools the dequantized floats, qlinear_pool.cc)."""
     x = _quantized_input(n, 0)
-    zero, y_zero = _zero(n, n.optional(2), x), n.optional(4)
+    zero, y_zero = _zero(n, n.optional(2), x), _zero(n, n.optional(4), x)
     xf = _channels_first(n, dequantize(n, x, n.input(1), zero))
     pooled = _channels_back(n, average_pool(derived(n, [xf], "AveragePool",
                                                    drop=("channels_last",))))
     # qlinear_pool.cc's quantize_value adds the zero point before rounding:
     # nearbyint(y / y_scale + y_zero_point), which differs where the sum rounds to a half
-    shifted = _ew(n, glow.DivOp, pooled, _scalar(n, n.input(3), "scale"))
+    shifted = _ew(n, glow.DivOp, pooled, _scalar(n, _out_scale(n, 3), "scale"))
     if y_zero is not None:
         shifted = _ew(n, glow.AddOp, shifted, _scalar(n, y_zero, "zero point"))
     return _round_shift(n, shifted, None, _storage(y_zero, x))
@@ -233,6 +270,7 @@ def _scaled_product(n: Node, acc: Value, multiplier: Value, bias: Value | None) 
     return y if bias is None else _ew(n, glow.AddOp, y, bias)
 
 
+@attributes()
 def matmul_integer_to_float(n: Node) -> Value:
     """(A - a_zp)(B - b_zp) * (a_scale * b_scale) + bias, in float32."""
     a, b = _quantized_input(n, 0), _quantized_input(n, 1)
@@ -248,6 +286,7 @@ def dynamic_quantize(n: Node, x: Value) -> list[Value]:
     return quant.dynamic_quantize_linear(derived(n, [x], "DynamicQuantizeLinear"))
 
 
+@attributes()
 def dynamic_quantize_matmul(n: Node) -> Value:
     """A quantized dynamically to uint8, then (A_q - a_zp)(B - b_zp) * (a_scale * b_scale)
     + bias in float32."""
@@ -261,6 +300,7 @@ def dynamic_quantize_matmul(n: Node) -> Value:
     return _scaled_product(n, acc, multiplier, n.optional(4))
 
 
+@attributes(alpha=FLOAT, transA=INT, transB=INT)
 def qgemm(n: Node) -> Value:
     """op(A - a_zp) op(B - b_zp) + C, in int32; then float32 times alpha * a_scale *
     b_scale, or requantized with alpha * a_scale * b_scale / y_scale when y_scale is given
@@ -286,7 +326,7 @@ def qgemm(n: Node) -> Value:
     if not n.has(7):
         return _scaled_product(n, acc, multiplier, None)
     y_zero = n.optional(8)
-    multiplier = _ew(n, glow.DivOp, multiplier, _scalar(n, n.input(7), "y_scale"))
+    multiplier = _ew(n, glow.DivOp, multiplier, _scalar(n, _out_scale(n, 7), "y_scale"))
     storage = y_zero.elem if y_zero is not None else element_type(np.uint8)
     return _round_shift(n, _scaled_product(n, acc, multiplier, None), y_zero, storage)
 
@@ -294,6 +334,8 @@ def qgemm(n: Node) -> Value:
 # ---------------------------------------------------------------------- LSTM
 
 
+@attributes(activation_alpha=FLOATS, activation_beta=FLOATS, activations=STRINGS,
+            clip=FLOAT, direction=STRING, hidden_size=INT, input_forget=INT)
 def dynamic_quantize_lstm(n: Node) -> list[Value | None]:
     """LSTM whose W [dirs, input, 4h] and R [dirs, hidden, 4h] are 8-bit (scales and zero
     points per direction or per column), with X (the whole sequence at once) and each

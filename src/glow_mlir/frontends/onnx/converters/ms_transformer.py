@@ -24,6 +24,7 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.linalg import matmul_values
+from glow_mlir.frontends.onnx.converters.ms_attributes import FLOAT, INT, INTS, attributes
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
 
@@ -45,6 +46,25 @@ def derived(n: Node, inputs: list[Value | None], op_type: str | None = None,
     proto.attribute.extend(a for a in n.proto.attribute if a.name not in drop)
     values = {f"#derived{i}": v for i, v in enumerate(inputs) if v is not None}
     return Node(proto, n.label, n.opset, n.b, values, n._used)
+
+
+def _epsilon(n: Node, default: float) -> float:
+    """A normalization's epsilon: onnxruntime's kernels enforce epsilon >= 0."""
+    eps = n.float("epsilon", default)
+    if not eps >= 0.0 or not math.isfinite(eps):
+        n.fail(f"attribute 'epsilon' is {eps}; it must be a finite number >= 0")
+    return eps
+
+
+def _num_heads(n: Node, widths: list[int]) -> int:
+    """num_heads, at least 1 and dividing each of `widths` (the hidden sizes it splits)."""
+    heads = n.int("num_heads")
+    if heads < 1:
+        n.fail(f"attribute 'num_heads' is {heads}; it must be at least 1")
+    if any(w % heads for w in widths):
+        n.fail(f"attribute 'num_heads' {heads} does not divide the hidden size(s) "
+               f"{', '.join(map(str, widths))}")
+    return heads
 
 
 def _ew(n: Node, cls: type[glow.GlowOp], *values: Value, elem=None) -> Value:
@@ -69,24 +89,28 @@ def _float_input(n: Node, i: int) -> Value:
 # ---------------------------------------------------------------------- activations
 
 
+@attributes()
 def gelu(n: Node) -> Value:
     """x * Phi(x), the exact (erf) form."""
     x = _float_input(n, 0)
     return n.b.op(glow.GeluOp, [x], x.type)
 
 
+@attributes()
 def bias_gelu(n: Node) -> Value:
     """Gelu(A + B), B a bias broadcast over A's last dim."""
     x = _add(n, _float_input(n, 0), n.input(1))
     return n.b.op(glow.GeluOp, [x], x.type)
 
 
+@attributes()
 def fast_gelu(n: Node) -> Value:
     """The tanh approximation of Gelu of X (+ bias)."""
     x = _add(n, _float_input(n, 0), n.optional(1))
     return n.b.op(glow.GeluOp, [x], x.type, approximate="tanh")
 
 
+@attributes(alpha=FLOAT)
 def quick_gelu(n: Node) -> Value:
     """x * sigmoid(alpha * x)."""
     x = _float_input(n, 0)
@@ -95,6 +119,7 @@ def quick_gelu(n: Node) -> Value:
     return _ew(n, glow.MulOp, x, n.b.op(glow.SigmoidOp, [scaled], scaled.type))
 
 
+@attributes()
 def bias_add(n: Node) -> Value:
     """X + bias + skip."""
     return _add(n, _float_input(n, 0), n.input(1), n.input(2))
@@ -156,11 +181,12 @@ def _skip_sum(n: Node, with_beta: bool) -> tuple[Value, Value, Value | None]:
     return _add(n, x, n.b.broadcast(skip, x.shape), bias), gamma, beta
 
 
+@attributes(epsilon=FLOAT)
 def skip_layer_normalization(n: Node) -> list[Value | None]:
     """LayerNorm(input + skip + bias) * gamma + beta over the last dim; the optional
     outputs are the mean, the inverse standard deviation and the sum itself."""
     total, gamma, beta = _skip_sum(n, True)
-    eps = n.float("epsilon", FUSED_LN_EPSILON)
+    eps = _epsilon(n, FUSED_LN_EPSILON)
     hidden = [total.shape[-1]]
     beta = n.b.scalar_like(total, 0.0, hidden) if beta is None else beta
     y = n.b.op(glow.LayerNormalizationOp, [total, gamma, beta], total.type, epsilon=eps)
@@ -170,6 +196,7 @@ def skip_layer_normalization(n: Node) -> list[Value | None]:
     return [y, *stats, total]
 
 
+@attributes(epsilon=FLOAT)
 def skip_simplified_layer_normalization(n: Node) -> list[Value | None]:
     """RMSNorm(input + skip + bias) * gamma; outputs 1 and 2 as SkipLayerNormalization's
     (onnxruntime leaves the mean unset: none here either), 3 the sum."""
@@ -177,10 +204,11 @@ def skip_simplified_layer_normalization(n: Node) -> list[Value | None]:
     if n.output_used(1):
         n.unsupported("the mean output of SkipSimplifiedLayerNormalization (onnxruntime "
                       "does not compute it)")
-    y, inv = _rms_normalize(n, total, [total.rank - 1], n.float("epsilon", FUSED_LN_EPSILON))
+    y, inv = _rms_normalize(n, total, [total.rank - 1], _epsilon(n, FUSED_LN_EPSILON))
     return [_ew(n, glow.MulOp, y, gamma), None, inv, total]
 
 
+@attributes(epsilon=FLOAT, mask_index_type=INT)
 def embed_layer_normalization(n: Node) -> list[Value | None]:
     """LayerNorm(word[input_ids] + position[position_ids or 0..S-1] + segment[segment_ids])
     * gamma + beta; mask_index is the number of ones in each row of mask (zeros without
@@ -210,7 +238,7 @@ def embed_layer_normalization(n: Node) -> list[Value | None]:
             n.fail("segment_ids is given without segment_embedding")
         total = _add(n, total, b.gather(segments, segment_ids, 0))
     y = b.op(glow.LayerNormalizationOp, [total, gamma, beta], total.type,
-             epsilon=n.float("epsilon", FUSED_LN_EPSILON))
+             epsilon=_epsilon(n, FUSED_LN_EPSILON))
     mask = n.optional(7)
     if mask is None:
         mask_index = b.from_const(np.zeros([batch], np.int32))
@@ -224,6 +252,7 @@ def embed_layer_normalization(n: Node) -> list[Value | None]:
 # ---------------------------------------------------------------------- matmul
 
 
+@attributes(alpha=FLOAT, transA=INT, transB=INT, transBatchA=INT, transBatchB=INT)
 def fused_matmul(n: Node) -> Value:
     """alpha * op(A) @ op(B), op transposing the last two dims under transA/transB."""
     a, b = _float_input(n, 0), _float_input(n, 1)
@@ -328,6 +357,9 @@ def _attention_bias(n: Node, i: int, batch: int, heads: int, seq: int, total: in
     return bias
 
 
+@attributes(num_heads=INT, qkv_hidden_sizes=INTS, scale=FLOAT, mask_filter_value=FLOAT,
+            unidirectional=INT, do_rotary=INT, rotary_embedding_dim=INT,
+            past_present_share_buffer=INT)
 def attention(n: Node) -> list[Value | None]:
     """onnxruntime's Attention: input [B, S, D] projected by one weight [D, Dq + Dk + Dv]
     (+ bias) into Q, K, V, split into num_heads heads; past keys and values [2, B, N, P, H]
@@ -339,11 +371,11 @@ def attention(n: Node) -> list[Value | None]:
         n.unsupported("do_rotary=1 (rotary embeddings)")
     if n.int("past_present_share_buffer", 0) or n.has(6):
         n.unsupported("past_present_share_buffer / past_sequence_length (a shared KV cache)")
-    heads = n.int("num_heads")
     batch, seq, _ = x.shape
     sizes: list[int] = n.ints("qkv_hidden_sizes", None) or [w.shape[-1] // 3] * 3
-    if len(sizes) != 3 or sum(sizes) != w.shape[-1] or any(s % heads for s in sizes) or \
-            sizes[0] != sizes[1]:
+    heads = _num_heads(n, [])
+    if len(sizes) != 3 or sum(sizes) != w.shape[-1] or any(s % heads or s < 1 for s in sizes) \
+            or sizes[0] != sizes[1]:
         n.fail(f"qkv_hidden_sizes {sizes} must be three multiples of num_heads {heads}, Q's "
                f"and K's equal, summing to the weights' {w.shape[-1]} columns")
     b = n.b
@@ -382,6 +414,7 @@ def attention(n: Node) -> list[Value | None]:
     return [y, present]
 
 
+@attributes(num_heads=INT, scale=FLOAT, mask_filter_value=FLOAT, unidirectional=INT)
 def multi_head_attention(n: Node) -> list[Value | None]:
     """onnxruntime's MultiHeadAttention with separate 3-D query [B, S, D], key [B, L, D]
     and value [B, L, Dv] (+ bias [D + D + Dv]), an optional key padding mask and attention
@@ -398,10 +431,9 @@ def multi_head_attention(n: Node) -> list[Value | None]:
         n.unsupported("past_sequence_length / cache_indirection (a shared KV cache)")
     if n.output_used(3):
         n.unsupported("the qk output")
-    heads = n.int("num_heads")
     batch, seq, width = q.shape
-    if key.shape[0] != batch or key.shape[2] != width or value.shape[:2] != key.shape[:2] or \
-            width % heads or value.shape[2] % heads:
+    heads = _num_heads(n, [width, value.shape[2]])
+    if key.shape[0] != batch or key.shape[2] != width or value.shape[:2] != key.shape[:2]:
         n.fail(f"query {fmt_shape(q.shape)}, key {fmt_shape(key.shape)} and value "
                f"{fmt_shape(value.shape)} do not fit together with {heads} heads")
     b = n.b
