@@ -1,0 +1,119 @@
+"""Run-time values that native code must not trust: indices and rois.
+
+When an op's index or roi operand is a model input (Gather's and ScatterData's indices,
+RoiAlign's rois and batch indices), `CompiledModel.check_inputs` refuses a bad value
+before any backend runs (an InputError naming the input, the position and the value;
+glow-run: one line, exit 1). When the values are computed inside the graph, the cpu
+kernels clamp (memory-safe, README) and the interpreter raises. RoiAlign's adaptive
+grid is capped, so a huge roi finishes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import glow_mlir
+from glow_mlir.runtime.compiled_model import InputError
+from glow_mlir.semantics.registry import EvaluationError
+from glow_mlir.tools import glow_run
+from onnx_testing import make_model, rand
+from tool_testing import in_process
+
+BACKENDS = ["interpreter", "cpu"]
+DATA = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+
+def _compile(model, backend):
+    return glow_mlir.compile(model, backend=backend, cache=False, progress=False)
+
+
+def _gather(computed: bool = False):
+    """Gather of DATA's rows at input `i` (or at i + k, an index computed in the graph)."""
+    nodes = [helper.make_node("Gather", ["d", "j" if computed else "i"], ["y"], axis=0)]
+    inputs = {"d": DATA, "i": ((2,), np.int64)}
+    if computed:
+        nodes.insert(0, helper.make_node("Add", ["i", "k"], ["j"]))
+        inputs["k"] = ((2,), np.int64)
+    return make_model(nodes, inputs, ["y"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gather_input_indices_are_checked(backend):
+    model = _compile(_gather(), backend)
+    (y,) = model.run({"d": DATA, "i": np.array([-1, 2], np.int64)})
+    np.testing.assert_array_equal(y, DATA[[-1, 2]])
+    for bad in (100_000_000, 4, -5):
+        with pytest.raises(InputError, match=rf"input 'i' at \[1\] is {bad}: Gather indices "
+                           r"into axis 0 of size 4 must be in \[-4, 4\)"):
+            model.run({"d": DATA, "i": np.array([0, bad], np.int64)})
+
+
+def test_computed_gather_indices_clamp_on_cpu_and_raise_on_the_interpreter():
+    feeds = {"d": DATA, "i": np.array([100_000_000, -100_000_000], np.int64),
+             "k": np.zeros(2, np.int64)}
+    (y,) = _compile(_gather(computed=True), "cpu").run(feeds)
+    np.testing.assert_array_equal(y, DATA[[3, 0]])  # clamped to the first and last row
+    with pytest.raises(EvaluationError, match="out of range"):
+        _compile(_gather(computed=True), "interpreter").run(feeds)
+
+
+X = rand(2, 3, 10, 12, seed=41)
+
+
+def _roi_align(**attrs):
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2,
+                            output_width=2, **attrs)
+    return make_model([node], {"x": X, "rois": ((2, 4), np.float32), "idx": ((2,), np.int64)},
+                      ["y"], opset=16)
+
+
+ROIS = np.array([[0, 0, 5, 5], [1, 1, 8, 8]], np.float32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_roi_align_refuses_non_finite_rois_and_bad_batch_indices(backend):
+    model = _compile(_roi_align(), backend)
+    bad_rois = ROIS.copy()
+    bad_rois[1, 2:] = [np.nan, np.inf]
+    with pytest.raises(InputError, match=r"input 'rois' at \[1, 2\] is nan: RoiAlign rois "
+                       r"must be finite \(2 bad"):
+        model.run({"x": X, "rois": bad_rois, "idx": np.array([0, 1], np.int64)})
+    with pytest.raises(InputError, match=r"input 'idx' at \[1\] is 1000000: RoiAlign batch "
+                       r"indices of 2 image\(s\) must be in \[0, 2\)"):
+        model.run({"x": X, "rois": ROIS, "idx": np.array([0, 1_000_000], np.int64)})
+
+
+def test_a_huge_roi_finishes_the_same_on_both_backends():
+    """sampling_ratio 0: the grid would be ceil(5e8) per side; capped at twice the image."""
+    feeds = {"x": X, "rois": np.array([[0, 0, 1e9, 1e9], [0, 0, 5, 5]], np.float32),
+             "idx": np.array([0, 1], np.int64)}
+    want, got = (_compile(_roi_align(), b).run(feeds)[0] for b in BACKENDS)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # 20 x 24 samples per bin, 2.5e7 apart: all outside the image but for none
+    assert not got[0].any() and got[1].all()
+
+
+def test_computed_non_finite_rois_have_no_samples_on_both_backends():
+    """rois made non-finite inside the graph: no samples (0), not an internal error."""
+    node = [helper.make_node("Mul", ["r", "k"], ["rois"]),
+            helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], output_height=2,
+                             output_width=2)]
+    model = make_model(node, {"x": X, "r": ((2, 4), np.float32), "idx": ((2,), np.int64)},
+                       ["y"], {"k": np.array([1, 1, np.inf, np.nan], np.float32)}, opset=16)
+    feeds = {"x": X, "r": ROIS, "idx": np.array([0, 1], np.int64)}
+    for backend in BACKENDS:
+        (y,) = _compile(model, backend).run(feeds)
+        np.testing.assert_array_equal(y, np.zeros_like(y))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_glow_run_reports_a_bad_index_in_one_line(tmp_path, capsys, backend):
+    path = tmp_path / "g.onnx"
+    path.write_bytes(_gather().SerializeToString())
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, d=DATA, i=np.array([0, 100_000_000], np.int64))
+    code, _, err = in_process(glow_run.main, capsys, path, "--inputs", inputs, "--backend",
+                              backend, "--no-cache", "--quiet")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "input 'i' at [1] is 100000000" in err
