@@ -9,6 +9,8 @@ grid is capped, so a huge roi finishes."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -117,3 +119,62 @@ def test_glow_run_reports_a_bad_index_in_one_line(tmp_path, capsys, backend):
                               backend, "--no-cache", "--quiet")
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert "input 'i' at [1] is 100000000" in err
+
+
+def _indexing(op: str, indices_shape, **attrs):
+    """`op` on DATA with model-input indices (a scatter adds ones at them)."""
+    inputs = {"d": DATA, "i": (indices_shape, np.int64)}
+    names = ["d", "i"]
+    if op.startswith("Scatter"):
+        upd = ((indices_shape[0],) if op == "ScatterND" and indices_shape[-1] == 2
+               else indices_shape)
+        inputs["u"] = (upd, np.float32)
+        names.append("u")
+    return make_model([helper.make_node(op, names, ["y"], **attrs)], inputs, ["y"])
+
+
+INDEXING = {  # op -> (model, good indices, bad indices, bad position, message bound)
+    "GatherElements": (lambda: _indexing("GatherElements", (1, 3), axis=0),
+                       [[3, -4, 0]], [[0, 4, 0]], "[0, 1]", "[-4, 4)"),
+    "GatherND": (lambda: _indexing("GatherND", (2, 2)), [[3, 2], [-4, -3]],
+                 [[3, 2], [0, 3]], "[1, 1]", "[-3, 3)"),
+    "ScatterND": (lambda: _indexing("ScatterND", (2, 2)), [[3, 2], [-4, -3]],
+                  [[-5, 0], [0, 0]], "[0, 0]", "[-4, 4)"),
+    "ScatterElements": (lambda: _indexing("ScatterElements", (1, 3), axis=1),
+                        [[2, -3, 0]], [[0, 0, 3]], "[0, 2]", "[-3, 3)"),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", sorted(INDEXING))
+def test_onnx_indexing_ops_check_input_indices(op, backend):
+    """The importer records the check on the input (the flat index made of it is computed)."""
+    make, good, bad, pos, bound = INDEXING[op]
+    model = _compile(make(), backend)
+    feeds = {"d": DATA}
+    if "u" in model.input_names:
+        feeds["u"] = np.ones(model.input_shapes["u"], np.float32)
+    model.run({**feeds, "i": np.array(good, np.int64)})
+    with pytest.raises(InputError, match=rf"input 'i' at {re.escape(pos)} is .*: {op} indices "
+                       rf"must be in {re.escape(bound)}"):
+        model.run({**feeds, "i": np.array(bad, np.int64)})
+
+
+def test_a_saved_model_keeps_its_input_checks(tmp_path):
+    """The checks go into the saved manifest (and so into the model cache's entries)."""
+    path = tmp_path / "g.glow"
+    _compile(_indexing("GatherElements", (1, 3), axis=0), "cpu").save(path)
+    loaded = glow_mlir.load(path)
+    with pytest.raises(InputError, match=r"input 'i' at \[0, 1\] is 4: GatherElements"):
+        loaded.run({"d": DATA, "i": np.array([[0, 4, 0]], np.int64)})
+    (y,) = loaded.run({"d": DATA, "i": np.array([[3, -4, 0]], np.int64)})
+    np.testing.assert_array_equal(y, [[DATA[3, 0], DATA[0, 1], DATA[0, 2]]])
+
+
+def test_a_saved_model_without_checks_has_no_such_field():
+    from glow_mlir.runtime.saved_model import to_pieces
+
+    model = _compile(make_model([helper.make_node("Relu", ["d"], ["y"])], {"d": DATA}, ["y"]),
+                     "cpu")
+    assert model.value_checks == []
+    assert b"input_checks" not in b"".join(to_pieces(model))

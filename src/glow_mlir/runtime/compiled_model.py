@@ -94,7 +94,7 @@ class CompiledModel:
         self.input_dtypes: dict[str, np.dtype] = {
             n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)}
         self._set_outputs([(n, tuple(t.get_shape())) for n, t in zip(names, outs)])
-        self._value_checks = _value_checks(module, self.input_names)
+        self.value_checks = _value_checks(module, self.input_names)
         with progress_hooks.stage("codegen"):  # the instruction passes mark their own
             self._executor = executor if executor is not None else get_backend(backend).compile(
                 module, tuple(disable_passes), **dict(backend_options or {}))
@@ -102,17 +102,18 @@ class CompiledModel:
     @classmethod
     def restored(cls, backend: str, executor: Executor,
                  inputs: Sequence[tuple[str, tuple[int, ...], np.dtype]],
-                 outputs: Sequence[tuple[str, tuple[int, ...]]]) -> CompiledModel:
+                 outputs: Sequence[tuple[str, tuple[int, ...]]],
+                 value_checks: Sequence[tuple[str, InputCheck]] = ()) -> CompiledModel:
         """A model whose code was compiled before (a saved model): its signature (name,
         shape, dtype of each input; name, shape of each output) and what runs it, with
-        no module."""
+        no module; `value_checks` are the saved input value checks."""
         model = cls.__new__(cls)
         model.module, model.backend, model._executor = None, backend, executor
         model.input_names = [n for n, _, _ in inputs]
         model.input_shapes = {n: tuple(s) for n, s, _ in inputs}
         model.input_dtypes = {n: np.dtype(d) for n, _, d in inputs}
         model._set_outputs([(n, tuple(s)) for n, s in outputs])
-        model._value_checks = []
+        model.value_checks = list(value_checks)
         return model
 
     def _set_outputs(self, outputs: Sequence[tuple[str, tuple[int, ...]]]) -> None:
@@ -209,7 +210,7 @@ class CompiledModel:
                                 f"{_describe(shape, dtype)}")
             arrays.append(x)
         if not problems:
-            for name, check in self._value_checks:
+            for name, check in self.value_checks:
                 x = arrays[self.input_names.index(name)]
                 problem = check.problem(name, x)
                 if problem is not None and problem not in problems:
@@ -247,17 +248,20 @@ def _trimmed(outputs: list[np.ndarray], bounded: list[tuple[int, int, int]]) -> 
 
 
 def _value_checks(module: ModuleOp, names: Sequence[str]) -> list[tuple[str, InputCheck]]:
-    """(input name, check) for each operand that an op checks (`input_checks()`, e.g.
-    Gather's indices, RoiAlign's rois) and that is a model input itself; found on the
-    graph before the backend lowers it."""
+    """(input name, check) recorded on the function's arguments (`ir/input_checks.py`)
+    and for each operand that an op checks (`input_checks()`, e.g. Gather's indices,
+    RoiAlign's rois) and that is a model input itself; found on the graph before the
+    backend lowers it."""
     from xdsl.dialects import func
     from xdsl.ir import BlockArgument
 
     fn = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
     if fn is None or not fn.body.blocks:
         return []
+    from glow_mlir.ir.input_checks import arg_checks
+
     args = fn.body.blocks[0].args
-    checks: list[tuple[str, InputCheck]] = []
+    checks: list[tuple[str, InputCheck]] = [(names[i], c) for i, c in arg_checks(fn)]
     for op in fn.walk():
         declared = getattr(op, "input_checks", None)
         if declared is None:
