@@ -109,6 +109,21 @@ def test_computed_non_finite_rois_have_no_samples_on_both_backends():
         np.testing.assert_array_equal(y, np.zeros_like(y))
 
 
+def test_glow_run_reports_a_computed_bad_index_in_one_line(tmp_path, capsys):
+    """The interpreter's out-of-range computed index is the data's problem, not a bug."""
+    path = tmp_path / "g.onnx"
+    path.write_bytes(_gather(computed=True).SerializeToString())
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, d=DATA, i=np.array([0, 100_000_000], np.int64), k=np.zeros(2, np.int64))
+    code, _, err = in_process(glow_run.main, capsys, path, "--inputs", inputs, "--backend",
+                              "interpreter", "--no-cache", "--quiet")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "glow.gather index out of range [-4, 4)" in err and "internal error" not in err
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", inputs, "--backend",
+                                "cpu", "--no-cache", "--quiet")
+    assert code == 0 and "output y: 2x3" in out  # clamped (README)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_glow_run_reports_a_bad_index_in_one_line(tmp_path, capsys, backend):
     path = tmp_path / "g.onnx"

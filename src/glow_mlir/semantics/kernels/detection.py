@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from glow_mlir.dialects import glow
-from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
+from glow_mlir.semantics.registry import DataError, kernel, result_shape
 
 
 def adaptive_grid_cap(extent: int) -> int:
@@ -90,7 +90,7 @@ def roi_align(op, x, rois, batch_indices):
     for r in range(rois.shape[0]):
         b = int(batch_indices[r])
         if not 0 <= b < x.shape[0]:  # the cpu kernel clamps (README)
-            raise EvaluationError(f"glow.roi_align batch index {b} of roi {r} out of range "
+            raise DataError(f"glow.roi_align batch index {b} of roi {r} out of range "
                                   f"[0, {x.shape[0]})")
         y0, x0, bh, bw, gh, gw = roi_geometry(rois[r], scale, aligned, (oh, ow), sampling_ratio,
                                                (height, width))
