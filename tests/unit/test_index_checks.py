@@ -193,3 +193,24 @@ def test_a_saved_model_without_checks_has_no_such_field():
                      "cpu")
     assert model.value_checks == []
     assert b"input_checks" not in b"".join(to_pieces(model))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_glow_run_reports_non_finite_rois_in_one_line(tmp_path, capsys, backend):
+    path = tmp_path / "r.onnx"
+    path.write_bytes(_roi_align().SerializeToString())
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, x=X, rois=np.array([[0, 0, np.nan, np.inf], [0, 0, 1, 1]], np.float32),
+             idx=np.array([0, 1], np.int64))
+    code, _, err = in_process(glow_run.main, capsys, path, "--inputs", inputs, "--backend",
+                              backend, "--no-cache", "--quiet")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "input 'rois' at [0, 2] is nan: RoiAlign rois must be finite" in err
+
+
+def test_the_adaptive_grid_is_capped_and_empty_for_nan():
+    from glow_mlir.semantics.kernels.detection import adaptive_grid
+
+    assert adaptive_grid(np.float32(2.2), 10) == 3
+    assert adaptive_grid(np.float32(5e8), 10) == 20 and adaptive_grid(np.float32(np.inf), 0) == 2
+    assert adaptive_grid(np.float32(np.nan), 10) == 0 and adaptive_grid(np.float32(-3), 10) == 0
