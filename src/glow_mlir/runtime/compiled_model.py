@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 
     from glow_mlir.analysis.quant_profile import Profile
+    from glow_mlir.ir.input_checks import InputCheck
     from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
 
 # xDSL, onnx and the dialects are imported where they are used, not here: a saved model
@@ -93,6 +94,7 @@ class CompiledModel:
         self.input_dtypes: dict[str, np.dtype] = {
             n: numpy_dtype(t.get_element_type()) for n, t in zip(self.input_names, ins)}
         self._set_outputs([(n, tuple(t.get_shape())) for n, t in zip(names, outs)])
+        self.value_checks = _value_checks(module, self.input_names)
         with progress_hooks.stage("codegen"):  # the instruction passes mark their own
             self._executor = executor if executor is not None else get_backend(backend).compile(
                 module, tuple(disable_passes), **dict(backend_options or {}))
@@ -100,16 +102,18 @@ class CompiledModel:
     @classmethod
     def restored(cls, backend: str, executor: Executor,
                  inputs: Sequence[tuple[str, tuple[int, ...], np.dtype]],
-                 outputs: Sequence[tuple[str, tuple[int, ...]]]) -> CompiledModel:
+                 outputs: Sequence[tuple[str, tuple[int, ...]]],
+                 value_checks: Sequence[tuple[str, InputCheck]] = ()) -> CompiledModel:
         """A model whose code was compiled before (a saved model): its signature (name,
         shape, dtype of each input; name, shape of each output) and what runs it, with
-        no module."""
+        no module; `value_checks` are the saved input value checks."""
         model = cls.__new__(cls)
         model.module, model.backend, model._executor = None, backend, executor
         model.input_names = [n for n, _, _ in inputs]
         model.input_shapes = {n: tuple(s) for n, s, _ in inputs}
         model.input_dtypes = {n: np.dtype(d) for n, _, d in inputs}
         model._set_outputs([(n, tuple(s)) for n, s in outputs])
+        model.value_checks = list(value_checks)
         return model
 
     def _set_outputs(self, outputs: Sequence[tuple[str, tuple[int, ...]]]) -> None:
@@ -205,6 +209,12 @@ class CompiledModel:
                 problems.append(f"input '{name}' has {_describe(x.shape, x.dtype)}; expected "
                                 f"{_describe(shape, dtype)}")
             arrays.append(x)
+        if not problems:
+            for name, check in self.value_checks:
+                x = arrays[self.input_names.index(name)]
+                problem = check.problem(name, x)
+                if problem is not None and problem not in problems:
+                    problems.append(problem)
         if problems:
             raise InputError("; ".join(problems))
         return arrays
@@ -235,6 +245,33 @@ def _trimmed(outputs: list[np.ndarray], bounded: list[tuple[int, int, int]]) -> 
         outputs[out] = np.ascontiguousarray(outputs[out][tuple(index)])
     counts = {c for _, c, _ in bounded}
     return [y for i, y in enumerate(outputs) if i not in counts]
+
+
+def _value_checks(module: ModuleOp, names: Sequence[str]) -> list[tuple[str, InputCheck]]:
+    """(input name, check) recorded on the function's arguments (`ir/input_checks.py`)
+    and for each operand that an op checks (`input_checks()`, e.g. Gather's indices,
+    RoiAlign's rois) and that is a model input itself; found on the graph before the
+    backend lowers it."""
+    from xdsl.dialects import func
+    from xdsl.ir import BlockArgument
+
+    fn = next((op for op in module.ops if isinstance(op, func.FuncOp)), None)
+    if fn is None or not fn.body.blocks:
+        return []
+    from glow_mlir.ir.input_checks import arg_checks
+
+    args = fn.body.blocks[0].args
+    checks: list[tuple[str, InputCheck]] = [(names[i], c) for i, c in arg_checks(fn)]
+    for op in fn.walk():
+        declared = getattr(op, "input_checks", None)
+        if declared is None:
+            continue
+        for value, check in declared():
+            if isinstance(value, BlockArgument) and value.owner is fn.body.blocks[0]:
+                entry = (names[args.index(value)], check)
+                if entry not in checks:
+                    checks.append(entry)
+    return checks
 
 
 def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefType],

@@ -20,6 +20,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from glow_mlir.ir.input_checks import InputCheck
 from glow_mlir.runtime.section_file import DamagedError
 from glow_mlir.targets.cpu.area_plan import Slot, dtype_named
 
@@ -56,14 +57,15 @@ def _field(obj: Mapping, key: str, path: str) -> object:
     return obj[key]
 
 
-def _object(value: object, path: str, keys: tuple[str, ...]) -> dict:
-    """`value` as a JSON object with exactly `keys` (an unknown key is damage too: the
-    format version says which fields there are)."""
+def _object(value: object, path: str, keys: tuple[str, ...],
+            optional: tuple[str, ...] = ()) -> dict:
+    """`value` as a JSON object with exactly `keys`, and maybe `optional` ones (an unknown
+    key is damage too: the format version says which fields there are)."""
     if not isinstance(value, dict):
         raise _Bad(path, f"is {_describe(value)}, not an object")
     for key in keys:
         _field(value, key, f"{path}." if path else "")
-    unknown = [k for k in value if k not in keys]
+    unknown = [k for k in value if k not in keys and k not in optional]
     if unknown:
         raise _Bad(f"{path}.{unknown[0]}" if path else unknown[0], "is not a field of "
                    "this format")
@@ -175,6 +177,36 @@ class Areas:
         return cls(constant, mutable, activations, alignment)
 
 
+_CHECK_FIELDS = ("input", "what", "low", "high", "finite", "sizes")
+
+
+def _signed(value: object, path: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or abs(value) > MAX_BYTES:
+        raise _Bad(path, f"is {_describe(value)}, not an integer or null")
+    return value
+
+
+def _input_checks(value: object, names: list[str]) -> tuple[tuple[str, InputCheck], ...]:
+    """The value checks of the inputs (`ir/input_checks.py`), each field checked."""
+    found = []
+    for i, item in enumerate(_list(value, "input_checks")):
+        path = f"input_checks[{i}]"
+        d = _object(item, path, _CHECK_FIELDS)
+        name = _str(d["input"], f"{path}.input")
+        if name not in names:
+            raise _Bad(f"{path}.input", f"is '{name}', not an input")
+        if not isinstance(d["finite"], bool):
+            raise _Bad(f"{path}.finite", f"is {_describe(d['finite'])}, not a boolean")
+        sizes = tuple(_int(v, f"{path}.sizes[{k}]")
+                      for k, v in enumerate(_list(d["sizes"], f"{path}.sizes")))
+        found.append((name, InputCheck(_str(d["what"], f"{path}.what"),
+                                       _signed(d["low"], f"{path}.low"),
+                                       _signed(d["high"], f"{path}.high"), d["finite"], sizes)))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class SavedManifest:
     """A saved model's manifest, checked (`parse`)."""
@@ -190,9 +222,11 @@ class SavedManifest:
     areas: Areas
     memory: dict[str, int] | None
     objects: tuple[str, ...]
+    input_checks: tuple[tuple[str, InputCheck], ...] = ()
 
     FIELDS = ("glow_mlir", "llvmlite", "llvm", "backend", "network", "target", "inputs",
               "outputs", "areas", "memory", "objects")
+    OPTIONAL = ("input_checks",)  # written only when the model checks input values
 
     @classmethod
     def parse(cls, manifest: object, sections: Mapping[str, memoryview],
@@ -206,7 +240,7 @@ class SavedManifest:
 
     @classmethod
     def _parse(cls, manifest: object, sections: Mapping[str, memoryview]) -> SavedManifest:
-        d = _object(manifest, "", cls.FIELDS)
+        d = _object(manifest, "", cls.FIELDS, cls.OPTIONAL)
         areas = Areas.parse(d["areas"])
         signature = {}
         for key in ("inputs", "outputs"):
@@ -226,8 +260,10 @@ class SavedManifest:
         _check_sections(objects, sections, areas)
         glow_mlir, llvmlite, llvm, backend, network = (_str(d[k], k) for k in (
             "glow_mlir", "llvmlite", "llvm", "backend", "network"))
+        checks = _input_checks(d.get("input_checks", []),
+                               [s.name for s in signature["inputs"]])
         return cls(glow_mlir, llvmlite, llvm, backend, network, Target.parse(d["target"]),
-                   signature["inputs"], signature["outputs"], areas, memory, objects)
+                   signature["inputs"], signature["outputs"], areas, memory, objects, checks)
 
 
 def _check_mutable_area(signature: tuple[Signature, ...], areas: Areas) -> None:

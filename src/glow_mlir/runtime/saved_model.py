@@ -134,6 +134,10 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
         "memory": None if program.memory is None else program.memory.as_dict(),
         "objects": list(objects),
     }
+    if model.value_checks:
+        from glow_mlir.ir.input_checks import to_dict
+
+        manifest["input_checks"] = [{"input": n, **to_dict(c)} for n, c in model.value_checks]
     # the array's buffer as such: numpy's stubs make an array a Buffer from Python 3.12 only
     constant = areas.constant[:areas.constant_size].data
     return section_file.pieces(MAGIC, FORMAT, manifest, {**objects, "constant": constant})
@@ -199,7 +203,8 @@ def from_bytes(data: bytes | memoryview, what: str = "the saved model",
     return CompiledModel.restored(
         manifest.backend, program,
         inputs=[(s.name, s.slot.shape, s.slot.dtype) for s in manifest.inputs],
-        outputs=[(s.name, s.slot.shape) for s in manifest.outputs])
+        outputs=[(s.name, s.slot.shape) for s in manifest.outputs],
+        value_checks=manifest.input_checks)
 
 
 def _check_versions(manifest: SavedManifest, what: str) -> None:

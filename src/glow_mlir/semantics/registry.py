@@ -18,6 +18,8 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import Operation
 
+from glow_mlir.ir.errors import UserError
+
 Kernel = Callable[..., "np.ndarray | tuple[np.ndarray, ...]"]
 
 KERNELS: dict[type[Operation], Kernel] = {}
@@ -25,6 +27,12 @@ KERNELS: dict[type[Operation], Kernel] = {}
 
 class EvaluationError(Exception):
     """An op the evaluator cannot run, or inputs that do not fit the function."""
+
+
+class DataError(EvaluationError, UserError):
+    """A run-time value an op cannot take, computed inside the graph (an index out of
+    range): a problem of the model's data, not of glow-mlir, so the tools report it in one
+    line (the cpu kernels clamp such values instead, README)."""
 
 
 def kernel(*ops: type[Operation]) -> Callable[[Kernel], Kernel]:

@@ -5,7 +5,10 @@ The arithmetic is the reference's (`semantics/kernels/detection.py`, onnxruntime
 sample coordinates, the out-of-image test and the interpolation weights are the same
 bits; only a bin's sum of samples may round differently (the reference sums with numpy).
 The sample grid of a roi is computed in the kernel when `sampling_ratio` is 0, so its
-loops have bounds known only at run time.
+loops have bounds known only at run time (capped as the reference caps them). A batch
+index outside [0, N) (an error in the reference; refused when it is a model input) is
+clamped, and sample positions are clamped to the image, so memory outside the input is
+never read.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from glow_mlir.conversion.glow_ir_to_loops import storage_type as machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, elem, shape, size
 from glow_mlir.dialects import glow
+from glow_mlir.semantics.kernels.detection import adaptive_grid_cap
 
 INDEX = IndexType()
 
@@ -81,6 +85,17 @@ def _axis(f: _F, em: Emitter, start, bin_size, grid_f, p, i, extent: int):
     return inside, low, high, f.sub(f.c(1.0), frac), frac
 
 
+def _adaptive_grid(f: _F, em: Emitter, bin_size, extent: int):
+    """The reference's `adaptive_grid`: ceil(bin_size), capped at `adaptive_grid_cap`
+    (so a huge roi cannot loop for ever), 0 for NaN or a negative size; decided in float
+    before the conversion, which is undefined in LLVM for NaN and out-of-range values."""
+    cap = f.c(adaptive_grid_cap(extent))
+    g = em.value(math.CeilOp(bin_size))
+    g = f.sel(f.cmp("oge", bin_size, f.c(0.0)), g, f.c(0.0))  # NaN and negatives: 0
+    g = f.sel(f.cmp("ogt", bin_size, cap), cap, g)
+    return f.to_index(g)
+
+
 @lowers(glow.RoiAlignOp)
 def roi_align(instr, em: Emitter) -> None:
     """For each roi: its geometry and grid once, then per channel and bin a sum (or max)
@@ -111,8 +126,8 @@ def roi_align(instr, em: Emitter) -> None:
         if ratio > 0:
             grid_h = grid_w = em.index(ratio)
         else:
-            grid_h = f.to_index(em.value(math.CeilOp(bin_h)))
-            grid_w = f.to_index(em.value(math.CeilOp(bin_w)))
+            grid_h, grid_w = _adaptive_grid(f, em, bin_h, height), _adaptive_grid(f, em, bin_w,
+                                                                                 width)
         grid_hf, grid_wf = f.of_index(grid_h), f.of_index(grid_w)
         samples = em.value(arith.MuliOp(grid_h, grid_w))
         divisor = f.of_index(em.value(arith.MaxSIOp(samples, em.index(1))))

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, TypedAttribute
+from xdsl.ir import Attribute, SSAValue, TypedAttribute
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -65,6 +65,7 @@ from glow_mlir.dialects.glow_ops.types import (
     shape_of,
 )
 from glow_mlir.ir import resources
+from glow_mlir.ir.input_checks import InputCheck
 
 
 def _end_before(text: str, start: int, pos: int) -> int:
@@ -365,6 +366,14 @@ class GatherOp(GlowOp):
         require_shape("result", self.result, gather_shape(data, shape_of(self.indices), axis))
         require_same_elem("data and result", self.data, self.result)
 
+    def input_checks(self) -> list[tuple[SSAValue, InputCheck]]:
+        """Indices that are a model input must address `data` (negative: from the end)."""
+        data = shape_of(self.data)
+        axis = normalize_axis(self.int_attr("axis", 0), len(data))
+        n = data[axis]
+        return [(self.indices, InputCheck(f"Gather indices into axis {axis} of size {n}",
+                                          low=-n, high=n))]
+
 
 @irdl_op_definition
 class ScatterDataOp(GlowOp):
@@ -396,6 +405,12 @@ class ScatterDataOp(GlowOp):
         require_shape("result", self.result, data)
         if self.enum("reduction") is not ScatterReduction.NONE:
             require_elem("data", self.data, is_numeric, "numeric")
+
+    def input_checks(self) -> list[tuple[SSAValue, InputCheck]]:
+        """Row indices that are a model input must address a row of `data`."""
+        rows = shape_of(self.data)[0]
+        return [(self.indices, InputCheck(f"scatter row indices of {rows} rows", low=0,
+                                          high=rows))]
 
 
 class _ReduceOp(GlowOp):

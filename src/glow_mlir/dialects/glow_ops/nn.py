@@ -6,6 +6,7 @@ import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, f32, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.attrs import (
@@ -51,6 +52,7 @@ from glow_mlir.dialects.glow_ops.types import (
     require_shape,
     shape_of,
 )
+from glow_mlir.ir.input_checks import InputCheck
 
 LAYOUTS = tuple(Layout)
 ACTIVATION_OPS = {t.name: (op, t) for op in UNARY_OPS
@@ -515,6 +517,14 @@ class RoiAlignOp(GlowOp):
                 f"{fmt_shape(out)}")
         require(self.int_attr("sampling_ratio") >= 0,
                 f"sampling_ratio must be >= 0, got {self.int_attr('sampling_ratio')}")
+
+    def input_checks(self) -> list[tuple[SSAValue, InputCheck]]:
+        """Rois that are a model input must be finite (onnxruntime refuses others too);
+        batch indices must name an image of `input`."""
+        images = shape_of(self.input)[0]
+        return [(self.rois, InputCheck("RoiAlign rois", finite=True)),
+                (self.batch_indices, InputCheck(f"RoiAlign batch indices of {images} image(s)",
+                                                low=0, high=images))]
 
 
 @irdl_op_definition

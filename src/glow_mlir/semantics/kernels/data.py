@@ -14,7 +14,7 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
 from glow_mlir.dialects.glow_ops.types import is_quantized
 from glow_mlir.semantics.numerics import elem, quantize
-from glow_mlir.semantics.registry import EvaluationError, kernel, result_shape
+from glow_mlir.semantics.registry import DataError, kernel, result_shape
 
 
 @kernel(glow.ConcatOp)
@@ -88,7 +88,7 @@ def gather(op, data, indices):
     size = data.shape[axis]
     idx = indices.astype(np.int64)
     if np.any((idx < -size) | (idx >= size)):
-        raise EvaluationError(f"glow.gather index out of range [-{size}, {size}) on axis {axis}")
+        raise DataError(f"glow.gather index out of range [-{size}, {size}) on axis {axis}")
     return np.take(data, np.where(idx < 0, idx + size, idx), axis=axis)
 
 
@@ -105,7 +105,7 @@ def scatter_data(op, data, indices, updates):
     rows = data.shape[0]
     idx = indices.astype(np.int64)
     if np.any((idx < 0) | (idx >= rows)):
-        raise EvaluationError(f"glow.scatter_data index out of range [0, {rows})")
+        raise DataError(f"glow.scatter_data index out of range [0, {rows})")
     out = data.copy()
     reduction = op.enum("reduction")
     if reduction is ScatterReduction.NONE:

@@ -5,7 +5,13 @@ which ONNX's reference follows): sample coordinates `start + p * bin + (i + 0.5)
 grid`, a sample outside [-1, size] weighs nothing, one inside is clamped to the image and
 interpolated from its four neighbours with weights (1 - ly)(1 - lx), ...; a bin is the sum
 of its samples divided by their count (at least 1), or in "max" mode the largest weighted
-corner of any sample (0 without samples)."""
+corner of any sample (0 without samples).
+
+With sampling_ratio 0 a bin's grid is ceil(bin size) per side, which grows with the roi:
+it is capped at `adaptive_grid_cap(extent)` (twice the image's extent along that side,
+where a bin already holds more samples than the image has pixels, so a huge roi costs at
+most a bounded time instead of hanging), and a NaN or negative bin size has no samples.
+onnxruntime has no cap (it runs out of memory for its per-sample table instead)."""
 
 from __future__ import annotations
 
@@ -14,12 +20,26 @@ import math
 import numpy as np
 
 from glow_mlir.dialects import glow
-from glow_mlir.semantics.registry import kernel, result_shape
+from glow_mlir.semantics.registry import DataError, kernel, result_shape
+
+
+def adaptive_grid_cap(extent: int) -> int:
+    """The most samples per bin side with sampling_ratio 0 (see the module docstring)."""
+    return 2 * max(extent, 1)
+
+
+def adaptive_grid(bin_size, extent: int) -> int:
+    """ceil(bin_size) capped at `adaptive_grid_cap(extent)`; 0 for NaN or a negative size."""
+    cap = adaptive_grid_cap(extent)
+    if not bin_size >= 0:  # NaN or negative: no samples
+        return 0
+    return cap if bin_size > cap else int(math.ceil(bin_size))
 
 
 def roi_geometry(roi: np.ndarray, scale, aligned: bool, out: tuple[int, int],
-                 sampling_ratio: int):
-    """(start_y, start_x, bin_h, bin_w, grid_h, grid_w) of one roi, in its float type."""
+                 sampling_ratio: int, image: tuple[int, int] = (0, 0)):
+    """(start_y, start_x, bin_h, bin_w, grid_h, grid_w) of one roi, in its float type, on
+    an image of `image` (height, width)."""
     t = roi.dtype.type
     offset = t(0.5) if aligned else t(0.0)
     x1, y1, x2, y2 = (v * t(scale) - offset for v in roi)
@@ -27,8 +47,8 @@ def roi_geometry(roi: np.ndarray, scale, aligned: bool, out: tuple[int, int],
     if not aligned:
         height, width = max(height, t(1.0)), max(width, t(1.0))
     bin_h, bin_w = height / t(out[0]), width / t(out[1])
-    grid_h = sampling_ratio if sampling_ratio > 0 else int(math.ceil(bin_h))
-    grid_w = sampling_ratio if sampling_ratio > 0 else int(math.ceil(bin_w))
+    grid_h = sampling_ratio if sampling_ratio > 0 else adaptive_grid(bin_h, image[0])
+    grid_w = sampling_ratio if sampling_ratio > 0 else adaptive_grid(bin_w, image[1])
     return y1, x1, bin_h, bin_w, grid_h, grid_w
 
 
@@ -68,10 +88,15 @@ def roi_align(op, x, rois, batch_indices):
     t = x.dtype.type
     out = np.zeros((rois.shape[0], channels, oh, ow), x.dtype)
     for r in range(rois.shape[0]):
-        y0, x0, bh, bw, gh, gw = roi_geometry(rois[r], scale, aligned, (oh, ow), sampling_ratio)
+        b = int(batch_indices[r])
+        if not 0 <= b < x.shape[0]:  # the cpu kernel clamps (README)
+            raise DataError(f"glow.roi_align batch index {b} of roi {r} out of range "
+                                  f"[0, {x.shape[0]})")
+        y0, x0, bh, bw, gh, gw = roi_geometry(rois[r], scale, aligned, (oh, ow), sampling_ratio,
+                                               (height, width))
         if gh <= 0 or gw <= 0:
             continue  # no samples: 0 in either mode
-        image = x[int(np.clip(batch_indices[r], 0, x.shape[0] - 1))]
+        image = x[b]
         yin, yl, yh, wyl, wyh = _axis_samples(y0, bh, gh, oh, height)
         xin, xl, xh, wxl, wxh = _axis_samples(x0, bw, gw, ow, width)
         inside = yin[:, None] & xin[None, :]

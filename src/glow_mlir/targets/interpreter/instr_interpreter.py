@@ -35,7 +35,7 @@ from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.resources import resource_value
 from glow_mlir.ir.text import location_text
 from glow_mlir.semantics.graph_evaluator import evaluate_op
-from glow_mlir.semantics.registry import EvaluationError, kernel_for
+from glow_mlir.semantics.registry import DataError, EvaluationError, kernel_for
 
 POISON = 0xFF
 
@@ -107,7 +107,10 @@ class InstrExecutor:
                 step()
         except EvaluationError as err:
             assert op is not None
-            raise EvaluationError(f"{op_where(op, self.func)} {err}") from err
+            where = op_where(op, self.func)
+            if isinstance(err, DataError):  # the tools print "error:" themselves
+                raise DataError(f"{where.removeprefix('error: ')} {err}") from err
+            raise EvaluationError(f"{where} {err}") from err
         return [view.copy() for _, view in self.outputs]
 
     def _input_list(self, inputs) -> list:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import BlockArgument
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
@@ -19,6 +20,7 @@ from glow_mlir.dialects.glow_ops.types import fmt_shape, is_index_type
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.input_checks import InputCheck, add_arg_check
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
@@ -34,6 +36,12 @@ def _plain_indices(n: Node, idx: Value, dims: Value | int) -> Value:
     broadcast against the indices)."""
     if not is_index_type(idx.elem):
         n.fail(f"indices must be int32 or int64, got {idx.elem}")
+    sizes = (dims,) if isinstance(dims, int) else (
+        () if dims.const is None else tuple(int(d) for d in dims.const.reshape(-1)))
+    if (sizes and idx.const is None and isinstance(idx.ssa, BlockArgument)
+            and idx.ssa.owner is n.b.block):
+        # a model input: checked before anything runs (the flat index made of it is not)
+        add_arg_check(n.b.fn, idx.ssa.index, InputCheck(f"{n.b.node_op} indices", sizes=sizes))
     idx = n.b.convert(idx, i64)
     size = dims if isinstance(dims, Value) else n.b.scalar_like(idx, dims)
     negative = n.b.elementwise(glow.CmpLtOp, [idx, n.b.scalar_like(idx, 0)], np.less, i1)
