@@ -156,6 +156,14 @@ class MaxPoolOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class MaxPoolGradOp(GraphInstrOp):
+    """Destination-passing form of `glow.max_pool_grad`."""
+
+    name = "glow_ir.max_pool_grad"
+    GRAPH_OP: ClassVar = glow.MaxPoolGradOp
+
+
+@irdl_op_definition
 class AvgPoolOp(GraphInstrOp):
     """Destination-passing form of `glow.avg_pool`."""
 
@@ -637,6 +645,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     TopKOp,
     ConvolutionOp,
     MaxPoolOp,
+    MaxPoolGradOp,
     AvgPoolOp,
     AdaptiveAvgPoolOp,
     FullyConnectedOp,
