@@ -204,6 +204,9 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
             sig.momenta.append(_unique(f"{h}.momentum", taken))
             arg_names.append(sig.momenta[-1])
 
+    # the output may have been a weight itself: read it again
+    output = ret.arguments[0]
+    target = losses.logits_of(output) if config.loss == "cross_entropy" else output
     b = GraphBuilder(ret)
     forward = [op for op in block.ops if op is not ret]
     loss = (losses.cross_entropy(b, target, labels, batch) if config.loss == "cross_entropy"

@@ -56,7 +56,14 @@ class GraphBuilder:
         return op.results[0]
 
     def splat(self, value: float, dims: Sequence[int], like: SSAValue) -> SSAValue:
-        """A tensor of `dims` filled with `value`, of `like`'s element type."""
+        """A tensor of `dims` filled with `value`, of `like`'s element type. A splat's
+        value is an f32 attribute: a float it does not hold exactly (1/160 in an f64
+        graph) is a broadcast rank-0 constant instead."""
+        if isinstance(value, float) and float(np.float32(value)) != value:
+            from glow_mlir.ir.element_types import numpy_dtype
+
+            if numpy_dtype(elem(like)).itemsize > 4:
+                return self.broadcast(self.constant(np.array(value), like), dims)
         return self.op(glow.SplatOp, [], self.tensor(dims, like), value=value)
 
     def full_like(self, value: float, like: SSAValue) -> SSAValue:

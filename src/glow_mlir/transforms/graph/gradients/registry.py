@@ -41,14 +41,15 @@ def gradient(*ops: type[Operation], operands: Sequence[int] | None = None
 
 
 def rule_for(op: Operation) -> Rule | None:
-    _load()
+    load_rules()
     return RULES.get(type(op))
 
 
-def _load() -> None:
+def load_rules() -> None:
+    """Import the rule modules (each registers its rules when first imported)."""
     from glow_mlir.transforms.graph.gradients import rules_data, rules_elementwise, rules_nn
 
     del rules_data, rules_elementwise, rules_nn
 
 
-__all__ = ["RULES", "Rule", "gradient", "rule_for"]
+__all__ = ["RULES", "Rule", "gradient", "load_rules", "rule_for"]
