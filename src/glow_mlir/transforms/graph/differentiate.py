@@ -256,25 +256,29 @@ def _backward(forward: list[Operation], weights: list[SSAValue], target: SSAValu
                for i, v in enumerate(op.operands)):
             needs.update(op.results)
     grads: dict[SSAValue, SSAValue] = {target: seed}
+    blocked: set[SSAValue] = set()  # behind an op without a gradient: checked, not built
     found = Diagnostics()
     for op in reversed(forward):
-        if not op.results or op.results[0] not in grads:
-            continue
-        if not any(v in needs for v in op.operands):
+        if not op.results or not any(v in needs for v in op.operands):
             continue
         rule = rule_for(op)
-        if rule is None or len(op.results) != 1:
-            found.error(op, "has no gradient")
+        if op.results[0] in blocked or (op.results[0] in grads and (
+                rule is None or len(op.results) != 1)):
+            if rule is None or len(op.results) != 1:
+                found.error(op, "has no gradient")
+            blocked.update(v for v in op.operands if v in needs)
             continue
+        if op.results[0] not in grads:
+            continue
+        assert rule is not None
         wants = [v in needs and rule.differentiable(i) for i, v in enumerate(op.operands)]
         for v, g, want in zip(op.operands, rule.fn(b, op, grads[op.results[0]], wants), wants):
             if g is None or not want:
                 continue
             prev = grads.get(v)
             grads[v] = g if prev is None else b.add(prev, g)
-    found.check(lambda errors: (
-        f"{len(errors)} op(s) on the way from the weights to the loss have no gradient "
-        f"(differentiate knows: {', '.join(sorted(c.name for c in RULES))})"))
+    found.check(f"{len(found.errors)} op(s) on the way from the weights to the loss have no "
+                f"gradient (differentiate knows: {', '.join(sorted(c.name for c in RULES))})")
     return grads
 
 
