@@ -124,4 +124,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
-__all__ = ["compile", "from_torch", "load", "train", "torch_backend", "CompiledModel", "__version__"]
+__all__ = ["compile", "from_torch", "load", "train", "torch_backend", "CompiledModel",
+           "__version__"]

@@ -5,10 +5,9 @@ float32): one small graph per rule, its operands trainable weights, a mean squar
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import zlib
 
 import numpy as np
 import pytest

@@ -111,12 +111,12 @@ class Trainer:
         self.labels_dtype = self.model.input_dtypes[sig.labels]
         self.steps = 0
 
-    def _input_shapes(self, batch: int | None) -> dict[str, tuple[int, ...]] | None:
+    def _input_shapes(self, batch: int | None) -> dict[str, tuple[int, ...] | int] | None:
         """Every input's first dim bound to `batch` (the others as declared)."""
         if batch is None:
             return None
         inits = {t.name for t in self._proto.graph.initializer}
-        shapes = {}
+        shapes: dict[str, tuple[int, ...] | int] = {}
         for i in self._proto.graph.input:
             if i.name in inits:
                 continue

@@ -508,6 +508,6 @@ class SpaceToDepthOp(GlowOp):
 
 
 NN_OPS = (ConvolutionOp, MaxPoolOp, MaxPoolGradOp, AvgPoolOp, AdaptiveAvgPoolOp,
-          FullyConnectedOp, MatMulOp, BatchMatMulOp, BatchedAddOp, BatchNormalizationOp, LayerNormalizationOp,
-          LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp, ResizeNearestOp,
-          ResizeBilinearOp, SpaceToDepthOp)
+          FullyConnectedOp, MatMulOp, BatchMatMulOp, BatchedAddOp, BatchNormalizationOp,
+          LayerNormalizationOp, LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp,
+          ResizeNearestOp, ResizeBilinearOp, SpaceToDepthOp)

@@ -242,7 +242,7 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
     return sig
 
 
-def _name_attrs(names: Sequence[str]) -> ArrayAttr:
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
 
 
