@@ -66,7 +66,8 @@ class Trainer:
                  loss: str = "cross_entropy", learning_rate: float = 0.01,
                  momentum: float = 0.0, l1: float = 0.0, l2: float = 0.0,
                  batch_size: int | None = None, trainable: Sequence[str] | None = None,
-                 backend: str = DEFAULT_BACKEND, cache: bool = True):
+                 backend: str = DEFAULT_BACKEND, cache: bool = True,
+                 **backend_options: object):
         from glow_mlir.frontends.onnx import import_onnx
         from glow_mlir.frontends.onnx.loading import load_model
         from glow_mlir.ir.resources import _sanitize, resource_table
@@ -106,7 +107,7 @@ class Trainer:
         self._origins = {h: _origin(h, a, inits) for h, a in self._weights.items()}
         self._init_shapes = {n: a.shape for n, a in inits.items()}
         self._init_dtypes = {n: a.dtype for n, a in inits.items()}
-        self.model = compile_model(module, backend, cache=cache)
+        self.model = compile_model(module, backend, cache=cache, **backend_options)
         self.labels_shape = self.model.input_shapes[sig.labels]
         self.labels_dtype = self.model.input_dtypes[sig.labels]
         self.steps = 0
@@ -207,9 +208,10 @@ class Trainer:
 def train(model: ModelProto | str | os.PathLike | bytes, loss: str = "cross_entropy",
           learning_rate: float = 0.01, momentum: float = 0.0, batch_size: int | None = None,
           trainable: Sequence[str] | None = None, backend: str = DEFAULT_BACKEND,
-          l1: float = 0.0, l2: float = 0.0, cache: bool = True) -> Trainer:
+          l1: float = 0.0, l2: float = 0.0, cache: bool = True,
+          **backend_options: object) -> Trainer:
     return Trainer(model, loss, learning_rate, momentum, l1, l2, batch_size, trainable,
-                   backend, cache)
+                   backend, cache, **backend_options)
 
 
 __all__ = ["Trainer", "TrainingInputError", "train"]
