@@ -156,3 +156,28 @@ def test_ops_without_gradient_are_listed_at_once() -> None:
 def test_non_positive_batch_size() -> None:
     with pytest.raises(TrainingError, match="batch_size must be a positive integer"):
         glow_mlir.train(model_zoo.digits_cnn(), batch_size=0)
+
+
+def test_resident_and_copied_steps_agree() -> None:
+    """On cpu the weights stay in the step's own memory between steps; traced, they go
+    through Python each step: the same losses and weights, bit for bit."""
+    model = model_zoo.digits_cnn()
+    resident = glow_mlir.train(model, learning_rate=0.1, momentum=0.9, batch_size=4,
+                               cache=False, num_threads=1)
+    copied = glow_mlir.train(model, learning_rate=0.1, momentum=0.9, batch_size=4,
+                             cache=False, num_threads=1, trace=True)
+    assert type(resident._state).__name__ == "_ResidentState"
+    assert type(copied._state).__name__ == "_CopiedState"
+    for x, y in _batches(5, 4):
+        assert resident.step(x, y) == copied.step(x, y)
+    for name, w in resident.weights.items():
+        np.testing.assert_array_equal(w, copied.weights[name])
+
+
+def test_inputs_of_the_wrong_shape() -> None:
+    trainer = glow_mlir.train(model_zoo.digits_cnn(), batch_size=2, cache=False)
+    with pytest.raises(TrainingInputError, match=r"input 'input' is float32 of shape "
+                                                 r"\(3, 1, 8, 8\); expected float32"):
+        trainer.step(np.zeros((3, 1, 8, 8), np.float32), np.zeros(2, np.int64))
+    with pytest.raises(TrainingInputError, match="unknown input"):
+        trainer.step({"image": np.zeros((2, 1, 8, 8), np.float32)}, np.zeros(2, np.int64))

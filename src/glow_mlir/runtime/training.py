@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from onnx import ModelProto, numpy_helper
 
 from glow_mlir.backends.registry import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.compiled_model import CompiledModel, as_array
+
+if TYPE_CHECKING:
+    from glow_mlir.transforms.graph.differentiate import TrainingSignature
 
 
 class TrainingInputError(UserError, ValueError):
@@ -101,13 +106,15 @@ class Trainer:
         self.signature = sig = differentiate_function(
             fn, TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0, handles))
         self.loss = loss
-        self._weights = {h: np.array(table.get(h)) for h in sig.weights}
-        self._momenta = {m: np.zeros_like(self._weights[h])
-                         for h, m in zip(sig.weights, sig.momenta)}
-        self._origins = {h: _origin(h, a, inits) for h, a in self._weights.items()}
+        weights = {h: np.array(table.get(h)) for h in sig.weights}
+        momenta = {m: np.zeros_like(weights[h]) for h, m in zip(sig.weights, sig.momenta)}
+        self._origins = {h: _origin(h, a, inits) for h, a in weights.items()}
         self._init_shapes = {n: a.shape for n, a in inits.items()}
         self._init_dtypes = {n: a.dtype for n, a in inits.items()}
-        self.model = compile_model(module, backend, cache=cache, **backend_options)
+        options: dict[str, Any] = dict(backend_options)  # the backend checks them
+        self.model = compile_model(module, backend, cache=cache, **options)
+        state = _ResidentState if _ResidentState.fits(self.model) else _CopiedState
+        self._state: _State = state(self.model, sig, {**weights, **momenta})
         self.labels_shape = self.model.input_shapes[sig.labels]
         self.labels_dtype = self.model.input_dtypes[sig.labels]
         self.steps = 0
@@ -164,15 +171,21 @@ class Trainer:
             raise TrainingInputError(f"unknown input(s) {', '.join(map(repr, extra))} (the "
                                      f"model's inputs: {', '.join(sig.inputs)})")
         feed[sig.labels] = self._labels(labels)
-        feed.update(self._weights)
-        feed.update(self._momenta)
-        outs = dict(zip(self.model.output_names, self.model.run(feed)))
-        for h, u in zip(sig.weights, sig.updated):
-            self._weights[h] = outs[u]
-        for m, u in zip(sig.momenta, sig.updated_momenta):
-            self._momenta[m] = outs[u]
+        missing = [n for n in sig.inputs if n not in feed]
+        if missing:
+            raise TrainingInputError(f"missing input(s) {', '.join(map(repr, missing))}")
+        arrays = {}
+        for n in sig.inputs:
+            x = as_array(feed[n])
+            want, dtype = self.model.input_shapes[n], self.model.input_dtypes[n]
+            if x.shape != want or x.dtype != dtype:
+                raise TrainingInputError(f"input '{n}' is {x.dtype} of shape {x.shape}; "
+                                         f"expected {dtype} of shape {want}")
+            arrays[n] = x
+        arrays[sig.labels] = feed[sig.labels]
+        loss = self._state.step(arrays)
         self.steps += 1
-        return float(outs[sig.loss])
+        return loss
 
     # ------------------------------------------------------------------ results
     @property
@@ -180,7 +193,7 @@ class Trainer:
         """The trained weights by initializer name, in the ONNX model's layout (a weight
         no initializer gives keeps its graph name)."""
         out = {}
-        for h, a in self._weights.items():
+        for h, a in self._state.weights().items():
             o = self._origins[h]
             if o.initializer is None:
                 out[h] = a
@@ -203,6 +216,87 @@ class Trainer:
                 t.CopyFrom(numpy_helper.from_array(
                     trained[t.name].astype(self._init_dtypes[t.name]), t.name))
         return proto
+
+
+class _State:
+    """Where the weights and momenta live between steps, and how a step runs."""
+
+    def __init__(self, model: CompiledModel, sig: TrainingSignature,
+                 state: dict[str, np.ndarray]):
+        self.model, self.sig = model, sig
+
+    def step(self, feed: dict[str, np.ndarray]) -> float:
+        raise NotImplementedError
+
+    def weights(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+
+class _CopiedState(_State):
+    """Arrays in Python, fed to each run and replaced by its outputs (any backend)."""
+
+    def __init__(self, model: CompiledModel, sig: TrainingSignature,
+                 state: dict[str, np.ndarray]):
+        super().__init__(model, sig, state)
+        self.state = state
+
+    def step(self, feed: dict[str, np.ndarray]) -> float:
+        outs = dict(zip(self.model.output_names, self.model.run({**feed, **self.state})))
+        sig = self.sig
+        for name, new in zip([*sig.weights, *sig.momenta], [*sig.updated, *sig.updated_momenta]):
+            self.state[name] = outs[new]
+        return float(outs[sig.loss])
+
+    def weights(self) -> dict[str, np.ndarray]:
+        return {h: self.state[h] for h in self.sig.weights}
+
+
+class _ResidentState(_State):
+    """cpu: one mutable area and one activation area kept between steps. The weights and
+    momenta stay in their input slots; after each run the updates are copied from their
+    output slots into them, inside the area. A step's inputs in, the loss out: no area
+    made, filled and read back per step (on the 784-512-512-10 MLP at batch 64 those
+    copies and page faults were 1.8 ms of a 6 ms step)."""
+
+    @staticmethod
+    def fits(model: CompiledModel) -> bool:
+        ex = model.executor
+        return (getattr(ex, "areas", None) is not None and getattr(ex, "entry", None)
+                is not None and getattr(ex, "tracer", None) is None)
+
+    def __init__(self, model: CompiledModel, sig: TrainingSignature,
+                 state: dict[str, np.ndarray]):
+        super().__init__(model, sig, state)
+        ex = model.executor
+        self.areas, self.entry = ex.areas, ex.entry  # type: ignore[attr-defined]
+        self.mutable = np.zeros(max(self.areas.mutable_size, 1), np.uint8)
+        self.activations = self.areas.new_activations()
+        ins = dict(zip(model.input_names, self.areas.input_slots))
+        outs = dict(zip(model.output_names, self.areas.output_slots))
+        self.inputs = {n: self._view(s) for n, s in ins.items()}
+        self.loss = self._view(outs[sig.loss])
+        for name, array in state.items():
+            self.inputs[name][...] = array
+        self.updates = [(self._view(outs[new]), self.inputs[name]) for name, new in
+                        zip([*sig.weights, *sig.momenta], [*sig.updated, *sig.updated_momenta])]
+
+    def _view(self, slot) -> np.ndarray:
+        return self.mutable[slot.offset:slot.offset + slot.size].view(slot.dtype).reshape(
+            slot.shape)
+
+    def step(self, feed: dict[str, np.ndarray]) -> float:
+        for name, array in feed.items():
+            self.inputs[name][...] = array
+        status = self.entry(self.areas.constant.ctypes.data, self.mutable.ctypes.data,
+                            self.activations.ctypes.data)
+        if status != 0:
+            raise RuntimeError(f"the training step returned {status}")
+        for new, old in self.updates:
+            old[...] = new
+        return float(self.loss)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        return {h: self.inputs[h].copy() for h in self.sig.weights}
 
 
 def train(model: ModelProto | str | os.PathLike | bytes, loss: str = "cross_entropy",
