@@ -158,6 +158,8 @@ CASES = [
          lambda x: torch.log_softmax(x, 1)),
     Case("cross_entropy", {"x": (4, 6)}, lambda b, v: v["x"], lambda x: x,
          loss="cross_entropy"),
+    Case("cross_entropy_rank3", {"x": (2, 3, 5)}, lambda b, v: v["x"], lambda x: x,
+         loss="cross_entropy"),
     Case("soft_max_cross_entropy", {"x": (4, 6)},
          lambda b, v: b.unary(glow.SoftMaxOp, v["x"], axis=-1), lambda x: x,
          loss="cross_entropy"),
@@ -222,7 +224,8 @@ def _labels(case: Case, step: Differentiated, dtype) -> np.ndarray:
     t = step.fn.body.blocks.first.args[0].type  # the labels argument
     dims = tuple(t.get_shape())
     if case.loss == "cross_entropy":
-        return rng.integers(0, 6, dims).astype(np.int64)
+        classes = step.fn.function_type.outputs.data[0].get_shape()[-1]
+        return rng.integers(0, classes, dims).astype(np.int64)
     return rng.standard_normal(dims).astype(dtype)
 
 

@@ -29,3 +29,26 @@ func.func @f(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
     }
   }
 #-}
+
+// -----
+
+// Forms without a gradient here: an activation fused into its producer (fuse-activations
+// runs after differentiate), a reflected pad.
+func.func @forms(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x6x4xf32> {
+  %w = glow.constant dense_resource<w> : tensor<2x1x1x1xf32>
+  %b = glow.constant dense_resource<b> : tensor<2xf32>
+  // expected-error @+1 {{'glow.convolution' op has no gradient: it has a fused activation ('relu'); differentiate runs before fuse-activations (on the graph as imported)}}
+  %c = glow.convolution %x, %w, %b {kernels = array<i64: 1, 1>, fused_activation = "relu"} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  // expected-error @+1 {{'glow.pad' op has no gradient: it pads in mode 'reflect' (only 'constant' has one)}}
+  %p = glow.pad %c {pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 0>, mode = "reflect"} : tensor<1x2x4x4xf32> -> tensor<1x2x6x4xf32>
+  func.return %p : tensor<1x2x6x4xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803f00000040",
+      b: "0x040000000000003f000080bf"
+    }
+  }
+#-}

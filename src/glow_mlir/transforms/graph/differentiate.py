@@ -45,7 +45,7 @@ from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.graph.gradients import losses
 from glow_mlir.transforms.graph.gradients.builder import GraphBuilder, elem, shape
-from glow_mlir.transforms.graph.gradients.registry import RULES, rule_for
+from glow_mlir.transforms.graph.gradients.registry import RULES, Rule, rule_for
 from glow_mlir.transforms.graph.gradients.sgd import SgdConfig, sgd_step
 
 
@@ -246,6 +246,14 @@ def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
 
 
+def _refusal(op: Operation, rule: Rule | None) -> str | None:
+    """Why `op` has no gradient, or None."""
+    if rule is None or len(op.results) != 1:
+        return "has no gradient"
+    why = rule.refuses(op) if rule.refuses is not None else None
+    return None if why is None else f"has no gradient: it {why}"
+
+
 def _backward(forward: list[Operation], weights: list[SSAValue], target: SSAValue,
               seed: SSAValue, b: GraphBuilder) -> dict[SSAValue, SSAValue]:
     """Gradients of every value between the weights and `target`, accumulated over uses."""
@@ -261,14 +269,14 @@ def _backward(forward: list[Operation], weights: list[SSAValue], target: SSAValu
     for op in reversed(forward):
         if not op.results or not any(v in needs for v in op.operands):
             continue
-        rule = rule_for(op)
-        if op.results[0] in blocked or (op.results[0] in grads and (
-                rule is None or len(op.results) != 1)):
-            if rule is None or len(op.results) != 1:
-                found.error(op, "has no gradient")
-            blocked.update(v for v in op.operands if v in needs)
+        if op.results[0] not in grads and op.results[0] not in blocked:
             continue
-        if op.results[0] not in grads:
+        rule = rule_for(op)
+        why = _refusal(op, rule)
+        if why is not None:
+            found.error(op, why)
+        if why is not None or op.results[0] in blocked:
+            blocked.update(v for v in op.operands if v in needs)  # checked, not built
             continue
         assert rule is not None
         wants = [v in needs and rule.differentiable(i) for i, v in enumerate(op.operands)]

@@ -2,9 +2,10 @@
 batch's loss with respect to that output, written directly (soft-max with cross-entropy
 is Glow's SoftMaxGrad, p - onehot, not the chain through log and soft-max).
 
-Both are means over the batch (`batch_size` divides the sum), as PyTorch's defaults:
-`cross_entropy` takes the logits (or the input of a final `glow.soft_max`) and integer
-class labels; `mse` the output and a target of its shape (the mean over every element)."""
+Both are means, as PyTorch's defaults: `cross_entropy` takes the logits (or the input of a
+final `glow.soft_max`), class scores along the last dim, and integer labels of the other
+dims (the mean over every labelled position); `mse` the output and a target of its shape
+(the mean over every element). `batch_size` stands for the first dim in the count."""
 
 from __future__ import annotations
 
@@ -57,13 +58,15 @@ def cross_entropy(b: GraphBuilder, logits: SSAValue, labels: SSAValue,
     s = shape(logits)
     classes = s[-1]
     rows = int(np.prod(s[:-1], dtype=np.int64))
+    per_sample = rows // s[0] if len(s) > 1 and s[0] else 1  # positions of one sample
+    count = batch_size * per_sample  # the mean over every labelled position
     z = b.reshape(logits, [rows, classes])
     onehot = _one_hot(b, labels, rows, classes, z)
     logp = b.unary(glow.LogSoftMaxOp, z, axis=1)
     total = b.reduce_add(b.mul(onehot, logp), [0, 1])
-    value = b.scale(total, -1.0 / batch_size)
+    value = b.scale(total, -1.0 / count)
     p = b.unary(glow.ExpOp, logp)
-    grad = b.scale(b.sub(p, onehot), 1.0 / batch_size)
+    grad = b.scale(b.sub(p, onehot), 1.0 / count)
     return Loss(value, b.reshape(grad, s))
 
 

@@ -2,7 +2,8 @@
 `@gradient(glow.ReluOp)` over a function that gets a `GraphBuilder`, the op, the gradient
 of its (first) result and which operands want one, and returns one gradient (or None) per
 operand. `operands` names the operands a gradient exists for (a gather's indices, a batch
-norm's running statistics have none)."""
+norm's running statistics have none); `refuses(op)` says why a form of the op has none
+(a fused activation, a reflected pad), or None."""
 
 from __future__ import annotations
 
@@ -17,10 +18,14 @@ RuleFn = Callable[[GraphBuilder, Operation, SSAValue, Sequence[bool]],
                   Sequence[SSAValue | None]]
 
 
+Refusal = Callable[[Operation], str | None]
+
+
 @dataclass(frozen=True)
 class Rule:
     fn: RuleFn
     operands: tuple[int, ...] | None  # the differentiable operands; None: all
+    refuses: Refusal | None = None  # why this op's form has no gradient here, or None
 
     def differentiable(self, index: int) -> bool:
         return self.operands is None or index in self.operands
@@ -29,12 +34,12 @@ class Rule:
 RULES: dict[type[Operation], Rule] = {}
 
 
-def gradient(*ops: type[Operation], operands: Sequence[int] | None = None
-             ) -> Callable[[RuleFn], RuleFn]:
+def gradient(*ops: type[Operation], operands: Sequence[int] | None = None,
+             refuses: Refusal | None = None) -> Callable[[RuleFn], RuleFn]:
     def register(fn: RuleFn) -> RuleFn:
         for op in ops:
             assert op not in RULES, f"two gradient rules for {op.name}"
-            RULES[op] = Rule(fn, None if operands is None else tuple(operands))
+            RULES[op] = Rule(fn, None if operands is None else tuple(operands), refuses)
         return fn
 
     return register

@@ -38,7 +38,12 @@ def _slice(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -
     return [b.insert(b.full_like(0.0, x), g, op.ints("start"))]  # type: ignore[attr-defined]
 
 
-@gradient(glow.PadOp)
+def _not_constant_padding(op: Operation) -> str | None:
+    mode = op.str_attr("mode")  # type: ignore[attr-defined]
+    return None if mode == "constant" else f"pads in mode '{mode}' (only 'constant' has one)"
+
+
+@gradient(glow.PadOp, refuses=_not_constant_padding)
 def _pad(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
     """Constant padding only (a reflected or replicated border has another adjoint)."""
     pads = op.ints("pads")  # type: ignore[attr-defined]

@@ -33,6 +33,14 @@ Grads = Sequence[SSAValue | None]
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
 
+def fused_activation(op: Operation) -> str | None:
+    act = op.str_attr("fused_activation")  # type: ignore[attr-defined]
+    if act == "none":
+        return None
+    return (f"has a fused activation ('{act}'); differentiate runs before fuse-activations "
+            f"(on the graph as imported)")
+
+
 def _window(op: Operation) -> tuple[tuple[int, ...], ...]:
     return (op.ints("kernels"), op.ints("strides"), op.ints("pads"))  # type: ignore[attr-defined]
 
@@ -133,7 +141,7 @@ def _conv_group(b: GraphBuilder, x: SSAValue, w: SSAValue, g: SSAValue, op: Oper
     return dx, dw
 
 
-@gradient(glow.ConvolutionOp)
+@gradient(glow.ConvolutionOp, refuses=fused_activation)
 def _convolution(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
     layout = op.str_attr("layout")  # type: ignore[attr-defined]
     x, w = _nchw(b, op.operands[0], layout), _nchw(b, op.operands[1], layout)
@@ -224,7 +232,7 @@ def _adaptive_avg_pool(b: GraphBuilder, op: Operation, g: SSAValue,
 
 
 # ---------------------------------------------------------------------------- dense
-@gradient(glow.FullyConnectedOp)
+@gradient(glow.FullyConnectedOp, refuses=fused_activation)
 def _fully_connected(b: GraphBuilder, op: Operation, g: SSAValue,
                      needs: Sequence[bool]) -> Grads:
     x, w, _ = op.operands
