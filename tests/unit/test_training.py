@@ -181,3 +181,35 @@ def test_inputs_of_the_wrong_shape() -> None:
         trainer.step(np.zeros((3, 1, 8, 8), np.float32), np.zeros(2, np.int64))
     with pytest.raises(TrainingInputError, match="unknown input"):
         trainer.step({"image": np.zeros((2, 1, 8, 8), np.float32)}, np.zeros(2, np.int64))
+
+
+# ---------------------------------------------------------------------------- glow-compile
+def _glow_compile(tmp_path, *args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "digits.onnx"
+    onnx.save(model_zoo.digits_cnn(batch=2), path)
+    src = Path(__file__).resolve().parents[2] / "src"
+    return subprocess.run([sys.executable, "-m", "glow_mlir.tools.glow_compile", str(path),
+                           *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(src)})
+
+
+def test_glow_compile_emits_the_training_graph(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--emit", "training-graph", "--momentum", "0.9")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert '%labels: tensor<2xi64> {glow.name = "labels"}' in out
+    assert 'tensor<f32> {glow.name = "loss"}' in out
+    assert '{glow.name = "fc_w2.momentum.updated"}' in out
+    assert "glow.max_pool_grad" in out and "glow.log_soft_max" in out
+
+
+def test_glow_compile_unknown_loss_is_one_line(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--emit", "training-graph", "--loss", "hinge")
+    assert proc.returncode == 1
+    assert proc.stderr == ("glow-compile: error: unknown loss 'hinge' (the losses: "
+                           "cross_entropy, mse)\n")
