@@ -85,7 +85,7 @@ def from_torch(module, example_inputs, *, backend: str = "cpu", dynamic: bool = 
 def train(model, loss: str = "cross_entropy", learning_rate: float = 0.01,
           momentum: float = 0.0, batch_size: int | None = None, trainable=None,
           backend: str = "cpu", l1: float = 0.0, l2: float = 0.0, cache: bool = True,
-          **backend_options):
+          batch_norm: str = "train", **backend_options):
     """Train an ONNX model (ModelProto, path or bytes) by SGD: returns a `Trainer` whose
     `step(inputs, labels)` runs one compiled training step and returns the batch's loss.
     The model's first output is the loss's input: `loss="cross_entropy"` reads it as class
@@ -93,13 +93,15 @@ def train(model, loss: str = "cross_entropy", learning_rate: float = 0.01,
     targets of its shape; both are batch means. `batch_size` binds the inputs' first dim;
     `trainable` names the initializers to train (default: every float initializer the
     loss depends on). SGD as `torch.optim.SGD`: `momentum`, `l2` (weight decay), and `l1`.
+    Batch norms train on the batch's statistics and update their running ones
+    (`batch_norm="frozen"`: the running ones, fixed).
     `trainer.weights` gives the trained initializers, `trainer.export()` the inference
     model with them (an `onnx.ModelProto`). `backend_options` go to the backend as in
     `compile` (`num_threads=1`)."""
     from glow_mlir.runtime.training import train as train_model
 
     return train_model(model, loss, learning_rate, momentum, batch_size, trainable, backend,
-                       l1, l2, cache, **backend_options)
+                       l1, l2, cache, batch_norm, **backend_options)
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:

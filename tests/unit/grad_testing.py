@@ -51,16 +51,20 @@ class Differentiated:
     """The training step of a graph; `grads` and `loss` evaluate it (reference kernels)."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], forward: Forward,
-                 loss: str = "mse", trainable: tuple[str, ...] | None = None):
+                 loss: str = "mse", trainable: tuple[str, ...] | None = None,
+                 batch_norm: str = "train"):
         self.module = build_graph(weights, forward)
         self.fn = next(iter(self.module.ops))
         assert isinstance(self.fn, func.FuncOp)
         self.sig: TrainingSignature = differentiate_function(
-            self.fn, TrainingConfig(loss, learning_rate=1.0, trainable=trainable))
+            self.fn, TrainingConfig(loss, learning_rate=1.0, trainable=trainable,
+                                    batch_norm=batch_norm))
         self.weights = {h: np.asarray(weights[h]) for h in self.sig.weights}
+        self.stats = {h: np.asarray(weights[h]) for h in self.sig.stats}
 
     def run(self, labels: np.ndarray, weights: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        return evaluate_function(self.fn, [labels, *(weights[h] for h in self.sig.weights)])
+        return evaluate_function(self.fn, [labels, *(weights[h] for h in self.sig.weights),
+                                           *self.stats.values()])
 
     def loss(self, labels: np.ndarray, weights: Mapping[str, np.ndarray]) -> float:
         return float(self.run(labels, weights)[len(self.sig.outputs)])

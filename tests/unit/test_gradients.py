@@ -34,6 +34,7 @@ class Case:
     loss: str = "mse"
     positive: tuple[str, ...] = ()  # weights drawn in [0.5, 1.5] (divisors, logs, roots)
     fixed: tuple[str, ...] = ()  # operands without a gradient (running statistics)
+    batch_norm: str = "train"
 
 
 def T(b, dims, like):
@@ -199,6 +200,12 @@ CASES = [
          _bn_fwd,
          lambda x, scale, bias, mean, var: F.batch_norm(x, mean, var, scale, bias, False,
                                                         0.0, 1e-5),
+         positive=("var",), fixed=("mean", "var"), batch_norm="frozen"),
+    Case("batch_normalization_train",
+         {"x": (3, 2, 2, 2), "scale": (2,), "bias": (2,), "mean": (2,), "var": (2,)},
+         _bn_fwd,
+         lambda x, scale, bias, mean, var: F.batch_norm(x, None, None, scale, bias, True,
+                                                        0.0, 1e-5),
          positive=("var",), fixed=("mean", "var")),
     Case("local_response_normalization", {"x": (2, 5, 3, 2)},
          lambda b, v: b.unary(glow.LocalResponseNormalizationOp, v["x"], half_window_size=1,
@@ -231,7 +238,7 @@ def _labels(case: Case, step: Differentiated, dtype) -> np.ndarray:
 
 def _prepare(case: Case, dtype):
     weights = _weights(case, dtype)
-    step = Differentiated(weights, case.forward, case.loss)
+    step = Differentiated(weights, case.forward, case.loss, batch_norm=case.batch_norm)
     return weights, step, _labels(case, step, dtype)
 
 

@@ -213,3 +213,38 @@ def test_glow_compile_unknown_loss_is_one_line(tmp_path) -> None:
     assert proc.returncode == 1
     assert proc.stderr == ("glow-compile: error: unknown loss 'hinge' (the losses: "
                            "cross_entropy, mse)\n")
+
+
+def test_batch_norm_trains_on_batch_statistics_like_torch() -> None:
+    """conv, batch norm, relu, linear: 20 steps against PyTorch in training mode, then
+    the weights and the running statistics (ONNX momentum 0.9 is PyTorch's 0.1)."""
+    nb = model_zoo.NetBuilder("bn", seed=3)
+    x = nb.relu(nb.batch_norm(nb.conv("input", 1, 4, 3), 4))
+    x = nb.op("Flatten", [x], "flatten", axis=1)
+    nb.gemm(x, 4 * 8 * 8, 10)
+    nb.nodes[-1].output[0] = "logits"
+    model = nb.build([("input", ["batch", 1, 8, 8], TensorProto.FLOAT)], ["logits"])
+    trainer = glow_mlir.train(model, learning_rate=0.05, momentum=0.9, batch_size=8,
+                              cache=False)
+    nn = torch.nn
+    net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.Flatten(), nn.Linear(256, 10))
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    keys = ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
+            "4.weight", "4.bias"]
+    names = dict(zip(init, keys))
+    net.load_state_dict({k: torch.tensor(init[n]) for n, k in names.items()}, strict=False)
+    net.train()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    for i, (x, y) in enumerate(_batches(20, 8)):
+        ours = trainer.step(x, y)
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(torch.tensor(x)), torch.tensor(y))
+        loss.backward()
+        opt.step()
+        assert abs(ours - loss.item()) <= 1e-4 * abs(loss.item()), i
+    state = net.state_dict()
+    assert set(trainer.weights) == set(init)  # the running statistics are trained too
+    for name, w in trainer.weights.items():
+        want = state[names[name]].numpy()
+        assert np.max(np.abs(w - want)) <= 1e-4 * np.max(np.abs(want)), name

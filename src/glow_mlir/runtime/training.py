@@ -72,7 +72,7 @@ class Trainer:
                  momentum: float = 0.0, l1: float = 0.0, l2: float = 0.0,
                  batch_size: int | None = None, trainable: Sequence[str] | None = None,
                  backend: str = DEFAULT_BACKEND, cache: bool = True,
-                 **backend_options: object):
+                 batch_norm: str = "train", **backend_options: object):
         from glow_mlir.frontends.onnx import import_onnx
         from glow_mlir.frontends.onnx.loading import load_model
         from glow_mlir.ir.resources import _sanitize, resource_table
@@ -83,7 +83,8 @@ class Trainer:
             differentiate_function,
         )
 
-        config = TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0)
+        config = TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0,
+                                batch_norm=batch_norm)
         config.check()  # before anything is imported: fail fast
         if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
             raise TrainingError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -104,9 +105,10 @@ class Trainer:
         fn = next(iter(module.ops))
         table = resource_table(module)
         self.signature = sig = differentiate_function(
-            fn, TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0, handles))
+            fn, TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0, handles,
+                               batch_norm))
         self.loss = loss
-        weights = {h: np.array(table.get(h)) for h in sig.weights}
+        weights = {h: np.array(table.get(h)) for h in [*sig.weights, *sig.stats]}
         momenta = {m: np.zeros_like(weights[h]) for h, m in zip(sig.weights, sig.momenta)}
         self._origins = {h: _origin(h, a, inits) for h, a in weights.items()}
         self._init_shapes = {n: a.shape for n, a in inits.items()}
@@ -190,8 +192,8 @@ class Trainer:
     # ------------------------------------------------------------------ results
     @property
     def weights(self) -> dict[str, np.ndarray]:
-        """The trained weights by initializer name, in the ONNX model's layout (a weight
-        no initializer gives keeps its graph name)."""
+        """The trained weights (and batch norms' running statistics) by initializer name,
+        in the ONNX model's layout (a weight no initializer gives keeps its graph name)."""
         out = {}
         for h, a in self._state.weights().items():
             o = self._origins[h]
@@ -216,6 +218,15 @@ class Trainer:
                 t.CopyFrom(numpy_helper.from_array(
                     trained[t.name].astype(self._init_dtypes[t.name]), t.name))
         return proto
+
+
+def _carried(sig: TrainingSignature) -> list[str]:
+    """What a step reads and updates: weights, momenta, running statistics."""
+    return [*sig.weights, *sig.momenta, *sig.stats]
+
+
+def _carried_updates(sig: TrainingSignature) -> list[str]:
+    return [*sig.updated, *sig.updated_momenta, *sig.updated_stats]
 
 
 class _State:
@@ -243,12 +254,12 @@ class _CopiedState(_State):
     def step(self, feed: dict[str, np.ndarray]) -> float:
         outs = dict(zip(self.model.output_names, self.model.run({**feed, **self.state})))
         sig = self.sig
-        for name, new in zip([*sig.weights, *sig.momenta], [*sig.updated, *sig.updated_momenta]):
+        for name, new in zip(_carried(sig), _carried_updates(sig)):
             self.state[name] = outs[new]
         return float(outs[sig.loss])
 
     def weights(self) -> dict[str, np.ndarray]:
-        return {h: self.state[h] for h in self.sig.weights}
+        return {h: self.state[h] for h in [*self.sig.weights, *self.sig.stats]}
 
 
 class _ResidentState(_State):
@@ -277,8 +288,8 @@ class _ResidentState(_State):
         self.loss = self._view(outs[sig.loss])
         for name, array in state.items():
             self.inputs[name][...] = array
-        self.updates = [(self._view(outs[new]), self.inputs[name]) for name, new in
-                        zip([*sig.weights, *sig.momenta], [*sig.updated, *sig.updated_momenta])]
+        self.updates = [(self._view(outs[new]), self.inputs[name])
+                        for name, new in zip(_carried(sig), _carried_updates(sig))]
 
     def _view(self, slot) -> np.ndarray:
         return self.mutable[slot.offset:slot.offset + slot.size].view(slot.dtype).reshape(
@@ -296,16 +307,16 @@ class _ResidentState(_State):
         return float(self.loss)
 
     def weights(self) -> dict[str, np.ndarray]:
-        return {h: self.inputs[h].copy() for h in self.sig.weights}
+        return {h: self.inputs[h].copy() for h in [*self.sig.weights, *self.sig.stats]}
 
 
 def train(model: ModelProto | str | os.PathLike | bytes, loss: str = "cross_entropy",
           learning_rate: float = 0.01, momentum: float = 0.0, batch_size: int | None = None,
           trainable: Sequence[str] | None = None, backend: str = DEFAULT_BACKEND,
-          l1: float = 0.0, l2: float = 0.0, cache: bool = True,
+          l1: float = 0.0, l2: float = 0.0, cache: bool = True, batch_norm: str = "train",
           **backend_options: object) -> Trainer:
     return Trainer(model, loss, learning_rate, momentum, l1, l2, batch_size, trainable,
-                   backend, cache, **backend_options)
+                   backend, cache, batch_norm, **backend_options)
 
 
 __all__ = ["Trainer", "TrainingInputError", "train"]

@@ -1,5 +1,6 @@
 // RUN: glow-opt %s --split-input-file -p 'differentiate{loss=mse learning-rate=0.5}' | FileCheck %s
 // RUN: glow-opt %s --split-input-file -p 'differentiate{loss=mse learning-rate=0.5 momentum=0.9 trainable=w2}' | FileCheck %s --check-prefix=SUBSET
+// RUN: glow-opt %s --split-input-file -p 'differentiate{loss=mse batch-norm=frozen trainable=w2}' | FileCheck %s --check-prefix=FROZEN
 
 // A fully connected layer: the weights become arguments, their updates results; the
 // weight's gradient is x^T g, the bias's the sum of g over the batch, g = 2 (y - t) / 4.
@@ -80,6 +81,50 @@ func.func @shared(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   dialect_resources: {
     builtin: {
       w: "0x040000000000803f000000400000404000008040",
+      w2: "0x040000000000803f000000400000404000008040"
+    }
+  }
+#-}
+
+// -----
+
+// Batch norm trains on the batch's statistics: replaced by their composition, and the
+// running mean and variance (initializers) become arguments updated with momentum 0.9.
+// CHECK-LABEL:  func.func @bn
+// CHECK-SAME:     %m: tensor<2xf32> {glow.name = "m"}, %v: tensor<2xf32> {glow.name = "v"})
+// CHECK-SAME:     tensor<2xf32> {glow.name = "m.updated"}, tensor<2xf32> {glow.name = "v.updated"})
+// CHECK-NOT:      glow.batch_normalization
+// CHECK:          %[[SUM:.*]] = glow.batched_reduce_add %x {axes = array<i64: 0, 2, 3>}
+// CHECK:          %[[MEAN:.*]] = glow.mul %[[SUM]], %{{.*}} : tensor<2xf32>
+// CHECK:          glow.mul %m, %{{.*}} : tensor<2xf32>
+// CHECK:          glow.mul %[[MEAN]], %{{.*}} : tensor<2xf32>
+// CHECK:          glow.mul %v, %{{.*}} : tensor<2xf32>
+
+// Must not fire with batch-norm=frozen: the op stays, its statistics constants.
+// SUBSET-LABEL:  func.func @bn
+// FROZEN-LABEL:  func.func @bn
+// FROZEN:          %m = glow.constant dense_resource<m>
+// FROZEN:          %v = glow.constant dense_resource<v>
+// FROZEN:          glow.batch_normalization %x, %s, %b, %m, %v
+// FROZEN-NOT:      glow.batched_reduce_add %x
+func.func @bn(%x: tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32> {
+  %s = glow.constant dense_resource<s> : tensor<2xf32>
+  %b = glow.constant dense_resource<b> : tensor<2xf32>
+  %m = glow.constant dense_resource<m> : tensor<2xf32>
+  %v = glow.constant dense_resource<v> : tensor<2xf32>
+  %w2 = glow.constant dense_resource<w2> : tensor<2x2x1x1xf32>
+  %y = glow.batch_normalization %x, %s, %b, %m, %v : (tensor<2x2x1x1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2x1x1xf32>
+  %z = glow.mul %y, %w2 : tensor<2x2x1x1xf32>
+  func.return %z : tensor<2x2x1x1xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      s: "0x040000000000803f00000040",
+      b: "0x040000000000003f000080bf",
+      m: "0x040000000000003f000080bf",
+      v: "0x040000000000803f00000040",
       w2: "0x040000000000803f000000400000404000008040"
     }
   }

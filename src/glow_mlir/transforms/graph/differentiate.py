@@ -11,8 +11,14 @@ its handle) becomes an argument and its update a result, and so do the momentum 
 IRGen makes them mutable input and output placeholders, so no pass can fold a weight as
 a constant or drop an update (a result is live). The caller feeds the updated weights to
 the next step (`glow_mlir.train`). New arguments: `labels`, then the weights, then the
-momenta (`<w>.momentum`); new results, after the model's outputs: `loss`, the updated
-weights (`<w>.updated`), the updated momenta (`<w>.momentum.updated`).
+momenta (`<w>.momentum`), then the running statistics of batch norms; new results, after
+the model's outputs: `loss`, the updated weights (`<w>.updated`), the updated momenta
+(`<w>.momentum.updated`), the updated statistics (`<s>.updated`).
+
+Batch normalization trains as in Glow and PyTorch (`batch-norm=train`, the default): each
+one the loss depends on is replaced by its composition with the batch's statistics
+(`gradients/batch_norm.py`), and its running statistics, when initializers, are updated;
+`batch-norm=frozen` keeps the running statistics (the inference form's gradient).
 
 Gradient rules are registered by op class (`gradients/registry.py`); where a value has
 several users its gradients are added. An op on the way from a trainable weight to the
@@ -44,6 +50,7 @@ from glow_mlir.dialects.glow_ops.types import is_float
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.graph.gradients import losses
+from glow_mlir.transforms.graph.gradients.batch_norm import RunningUpdate, with_batch_statistics
 from glow_mlir.transforms.graph.gradients.builder import GraphBuilder, elem, shape
 from glow_mlir.transforms.graph.gradients.registry import RULES, Rule, rule_for
 from glow_mlir.transforms.graph.gradients.sgd import SgdConfig, sgd_step
@@ -52,6 +59,9 @@ from glow_mlir.transforms.graph.gradients.sgd import SgdConfig, sgd_step
 class TrainingError(UserError):
     """A training request that does not fit the model: an unknown loss or weight name, an
     output the loss cannot read, a bad hyper-parameter."""
+
+
+BATCH_NORM_MODES = ("train", "frozen")
 
 
 @dataclass(frozen=True)
@@ -63,11 +73,15 @@ class TrainingConfig:
     l2: float = 0.0
     batch_size: int = 0  # 0: the output's first dim
     trainable: tuple[str, ...] | None = None  # None: every float initializer reaching the loss
+    batch_norm: str = "train"  # "train": batch statistics; "frozen": the running ones
 
     def check(self) -> None:
         if self.loss not in losses.LOSSES:
             raise TrainingError(f"unknown loss '{self.loss}' (the losses: "
                                 f"{', '.join(losses.LOSSES)})")
+        if self.batch_norm not in BATCH_NORM_MODES:
+            raise TrainingError(f"unknown batch norm mode '{self.batch_norm}' (the modes: "
+                                f"{', '.join(BATCH_NORM_MODES)})")
         for what, v in (("learning rate", self.learning_rate), ("momentum", self.momentum),
                         ("l1", self.l1), ("l2", self.l2)):
             if not v >= 0 or v != v or v == float("inf"):
@@ -89,6 +103,8 @@ class TrainingSignature:
     momenta: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)  # results, the weights' order
     updated_momenta: list[str] = field(default_factory=list)
+    stats: list[str] = field(default_factory=list)  # running statistics (batch norm)
+    updated_stats: list[str] = field(default_factory=list)
 
 
 def _names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[str]:
@@ -154,6 +170,14 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
                                      "along its last dim")
     batch = config.batch_size or (shape(target)[0] if shape(target) else 1)
 
+    running: list[RunningUpdate] = []
+    if config.batch_norm == "train":
+        reached = _reaching(block, target)
+        for op in list(block.ops):
+            if isinstance(op, glow.BatchNormalizationOp) and op.result in reached:
+                running.append(with_batch_statistics(op))
+        output = ret.arguments[0]  # the output may have been a batch norm's
+        target = losses.logits_of(output) if config.loss == "cross_entropy" else output
     candidates = trainable_candidates(block)
     relevant = _reaching(block, target)
     if config.trainable is None:
@@ -204,6 +228,24 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
             sig.momenta.append(_unique(f"{h}.momentum", taken))
             arg_names.append(sig.momenta[-1])
 
+    # running statistics held by initializers become arguments, their updates results
+    stat_results: list[SSAValue] = []
+    for update in running:
+        for value, new in ((update.mean, update.new_mean), (update.var, update.new_var)):
+            owner = value.owner
+            if not (isinstance(owner, glow.ConstantOp)
+                    and isinstance(owner.value, DenseResourceAttr)):
+                continue  # computed in the graph: nothing to keep
+            h = owner.value.resource_handle.data
+            arg = block.insert_arg(value.type, len(block.args))
+            value.replace_all_uses_with(arg)
+            owner.detach()
+            owner.erase()
+            sig.stats.append(_unique(h, taken))
+            arg_names.append(sig.stats[-1])
+            sig.updated_stats.append(_unique(f"{h}.updated", taken))
+            stat_results.append(new)
+
     # the output may have been a weight itself: read it again
     output = ret.arguments[0]
     target = losses.logits_of(output) if config.loss == "cross_entropy" else output
@@ -228,8 +270,8 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
         if new_m is not None:
             new_momenta.append(new_m)
             sig.updated_momenta.append(_unique(f"{h}.momentum.updated", taken))
-    results += new_momenta
-    res_names += sig.updated_momenta
+    results += new_momenta + stat_results
+    res_names += sig.updated_momenta + sig.updated_stats
 
     new_ret = func.ReturnOp(*results)
     block.insert_op_before(new_ret, ret)
@@ -304,11 +346,13 @@ class DifferentiatePass(ModulePass):
     batch_size: int = 0
     trainable: tuple[str, ...] = ()
     """Weight (initializer) names; empty: every float initializer reaching the loss."""
+    batch_norm: str = "train"
+    """`train`: batch statistics, running ones updated; `frozen`: the running ones."""
 
     def config(self) -> TrainingConfig:
         return TrainingConfig(self.loss, float(self.learning_rate), float(self.momentum),
                               float(self.l1), float(self.l2), int(self.batch_size),
-                              tuple(self.trainable) or None)
+                              tuple(self.trainable) or None, self.batch_norm)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = self.config()
