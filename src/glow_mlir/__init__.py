@@ -106,6 +106,28 @@ def from_torch(module, example_inputs, *, backend: str = "cpu",
                          **compile_options)
 
 
+def train(model, loss: str = "cross_entropy", learning_rate: float = 0.01,
+          momentum: float = 0.0, batch_size: int | None = None, trainable=None,
+          backend: str = "cpu", l1: float = 0.0, l2: float = 0.0, cache: bool = True,
+          batch_norm: str = "train", **backend_options):
+    """Train an ONNX model (ModelProto, path or bytes) by SGD: returns a `Trainer` whose
+    `step(inputs, labels)` runs one compiled training step and returns the batch's loss.
+    The model's first output is the loss's input: `loss="cross_entropy"` reads it as class
+    scores (the logits, or a final Softmax's input) against integer labels, `"mse"` against
+    targets of its shape; both are batch means. `batch_size` binds the inputs' first dim;
+    `trainable` names the initializers to train (default: every float initializer the
+    loss depends on). SGD as `torch.optim.SGD`: `momentum`, `l2` (weight decay), and `l1`.
+    Batch norms train on the batch's statistics and update their running ones
+    (`batch_norm="frozen"`: the running ones, fixed).
+    `trainer.weights` gives the trained initializers, `trainer.export()` the inference
+    model with them (an `onnx.ModelProto`). `backend_options` go to the backend as in
+    `compile` (`num_threads=1`)."""
+    from glow_mlir.runtime.training import train as train_model
+
+    return train_model(model, loss, learning_rate, momentum, batch_size, trainable, backend,
+                       l1, l2, cache, batch_norm, **backend_options)
+
+
 def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> CompiledModel:
     """A model saved by `CompiledModel.save(path)`, ready to run without compiling (and
     without the ONNX file): `source` is the file's path, or its bytes (a model fetched
@@ -138,5 +160,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
-__all__ = ["compile", "from_torch", "load", "profile", "torch_backend", "CompiledModel",
+__all__ = ["compile", "from_torch", "load", "profile", "train", "torch_backend", "CompiledModel",
            "Profile", "QuantizationConfig", "__version__"]

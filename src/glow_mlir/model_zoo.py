@@ -152,6 +152,20 @@ def lenet(batch: int = 1, seed: int = 0) -> ModelProto:
     return nb.build([("input", [batch, 1, 28, 28], F32)], ["logits"])
 
 
+def digits_cnn(batch: int | str = "batch", seed: int = 0) -> ModelProto:
+    """A LeNet-style CNN for scikit-learn's 8x8 digits: input "input" [batch, 1, 8, 8],
+    output "logits" [batch, 10]; two 3x3 convolutions with ReLU and 2x2 max pools, then
+    two fully connected layers. The batch is symbolic by default."""
+    nb = NetBuilder("digits_cnn", seed)
+    x = nb.max_pool(nb.relu(nb.conv("input", 1, 16, 3)), 2, 2)
+    x = nb.max_pool(nb.relu(nb.conv(x, 16, 32, 3)), 2, 2)
+    x = nb.op("Flatten", [x], "flatten", axis=1)
+    x = nb.relu(nb.gemm(x, 128, 64))
+    nb.gemm(x, 64, 10, gain=1.0)
+    nb.nodes[-1].output[0] = "logits"
+    return nb.build([("input", [batch, 1, 8, 8], F32)], ["logits"])
+
+
 def _basic_block(nb: NetBuilder, x: str, cin: int, cout: int, stride: int) -> str:
     y = nb.relu(nb.batch_norm(nb.conv(x, cin, cout, 3, stride, bias=False), cout))
     # a small last gamma keeps the residual sum from doubling the variance per block

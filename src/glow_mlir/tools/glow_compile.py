@@ -24,7 +24,10 @@ this host's CPU or the one named (NET.o, NET.h,
 NET.weights.bin, NET.weights.txt; see `glow_mlir.runtime.bundle`); without an explicit
 `--emit`, only the bundle is written. `--save FILE.glow` compiles for the cpu backend and
 saves the model (`glow-run FILE.glow` runs it without compiling); `--no-cache` neither
-reads nor writes the compile cache.
+reads nor writes the compile cache. `--emit training-graph [--loss cross_entropy|mse]
+[--learning-rate R] [--momentum M]` prints the graph `differentiate` makes of it: one SGD
+step (the loss on the first output, the gradients, the updated weights), before the graph
+pipeline.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-EMITS = ("graph", "optimized-graph", "instr", "accel", "llvm", "llvm-ir", "partitions")
+EMITS = ("graph", "optimized-graph", "training-graph", "instr", "accel", "llvm", "llvm-ir",
+         "partitions")
 _CODE = ("llvm", "llvm-ir")  # the CPU code generator's stages
 
 
@@ -223,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, optimized-graph with --load-profile, "
                         "none with --emit-bundle)")
+    p.add_argument("--loss", default="cross_entropy",
+                   help="with --emit training-graph: cross_entropy (default) or mse")
+    p.add_argument("--learning-rate", type=float, default=0.01, metavar="R",
+                   help="with --emit training-graph: the SGD step (default 0.01)")
+    p.add_argument("--momentum", type=float, default=0.0, metavar="M",
+                   help="with --emit training-graph: SGD momentum (default 0)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--num-devices", type=at_least(1), default=None, metavar="N",
                    help="with --emit partitions: devices of --backend's kind (default 1)")
@@ -384,6 +394,17 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
         with progress.stage("import"):  # the importer's modules load in it too
             module = import_model(args.model, input_shapes(args))
+        if args.emit == "training-graph":
+            from glow_mlir.transforms.graph.differentiate import (
+                TrainingConfig,
+                differentiate_function,
+            )
+
+            for fn in list(module.ops):
+                differentiate_function(fn, TrainingConfig(  # type: ignore[arg-type]
+                    args.loss, args.learning_rate, args.momentum))
+            _emit(module, args.output)
+            return
         optimized = args.emit != "graph"
         if args.load_profile and args.emit == "graph":
             raise UserError("--emit graph prints the graph as imported, before quantization: "

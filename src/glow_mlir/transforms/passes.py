@@ -45,6 +45,8 @@ PASS_PATHS: dict[str, str] = {
         "glow_mlir.transforms.graph.reduce_mean_to_avg_pool:ReduceMeanToAvgPoolPass",
     "fuse-activations": "glow_mlir.transforms.graph.fuse_activations:FuseActivationsPass",
     "quantize-graph": "glow_mlir.transforms.graph.quantize_graph:QuantizeGraphPass",
+    # training
+    "differentiate": "glow_mlir.transforms.graph.differentiate:DifferentiatePass",
     # lowering, scheduling, pipelines
     "lower-graph": "glow_mlir.transforms.graph.lower_graph:LowerGraphPass",
     "schedule-graph": "glow_mlir.transforms.graph.schedule_graph:ScheduleGraphPass",

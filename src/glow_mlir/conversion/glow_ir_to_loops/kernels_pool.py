@@ -294,3 +294,56 @@ def adaptive_avg_pool(instr, em: Emitter) -> None:
         em.loop_nest([n, c, oh, ow], lambda iv: pixel(iv[0], iv[2], iv[3], iv[1]))
     else:
         em.loop_nest([n, oh, ow], lambda iv: pixel(*iv))
+
+
+@lowers(glow.MaxPoolGradOp)
+def max_pool_grad(instr, em: Emitter) -> None:
+    """The input's gradient zeroed, then per output pixel: the window's max (a reduction,
+    as max_pool's), the first position holding it (a second reduction over the window in
+    row-major order, carrying the position found, `h*w` until then), and the pixel's
+    gradient added there. Channels run in parallel: overlapping windows only write
+    within their own channel plane."""
+    ct = require_float(instr)
+    layout, kernels, strides, pads = window_attrs(instr)
+    out, x, grad = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(grad), layout)
+    X, G, O = em.buffer(x), em.buffer(grad), em.buffer(out)
+    nchw = layout == "NCHW"
+    none = h * wd
+
+    def index(ni, ci, hi, wi):
+        return [ni, ci, hi, wi] if nchw else [ni, hi, wi, ci]
+
+    def pixel(ni, ci, ohi, owi):
+        rows = _window(em, ohi, kernels[0], strides[0], pads[0], h, oh)
+        cols = _window(em, owi, kernels[1], strides[1], pads[1], wd, ow)
+
+        def row_max(hi, acc):
+            return em.loop_reduce(*cols, acc, lambda wi, a: em.value(arith.MaximumfOp(
+                a, ld(em, X, index(ni, ci, hi, wi), ct))))
+
+        top = em.loop_reduce(*rows, em.const(float("-inf"), ct), row_max)
+
+        def row_first(hi, found):
+            def col(wi, f):
+                hit = em.value(arith.CmpfOp(ld(em, X, index(ni, ci, hi, wi), ct), top, "oeq"))
+                unset = em.value(arith.CmpiOp(f, em.index(none), "eq"))
+                take = em.value(arith.AndIOp(hit, unset))
+                here = em.value(arith.AddiOp(em.mul_index(hi, wd), wi))
+                return em.value(arith.SelectOp(take, here, f))
+
+            return em.loop_reduce(*cols, found, col)
+
+        at = em.loop_reduce(*rows, em.index(none), row_first)
+        hi = em.value(arith.DivUIOp(at, em.index(wd)))
+        wi = em.value(arith.RemUIOp(at, em.index(wd)))
+        idx = index(ni, ci, hi, wi)
+        st(em, fadd(em, ld(em, O, idx, ct), ld(em, G, index(ni, ci, ohi, owi), ct)), O, idx)
+
+    def plane(ni, ci):
+        em.loop_nest([h, wd], lambda iv: st(em, em.const(0.0, ct), O, index(ni, ci, *iv)))
+        em.loop_nest([oh, ow], lambda iv: pixel(ni, ci, iv[0], iv[1]))
+
+    em.loop(0, n, lambda ni: parallel_loop(
+        em, c, n * c * oh * ow * kernels[0] * kernels[1] * 8, lambda ci: plane(ni, ci)))

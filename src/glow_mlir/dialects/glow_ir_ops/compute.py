@@ -164,6 +164,14 @@ class MaxPoolOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class MaxPoolGradOp(GraphInstrOp):
+    """Destination-passing form of `glow.max_pool_grad`."""
+
+    name = "glow_ir.max_pool_grad"
+    GRAPH_OP: ClassVar = glow.MaxPoolGradOp
+
+
+@irdl_op_definition
 class AvgPoolOp(GraphInstrOp):
     """Destination-passing form of `glow.avg_pool`."""
 
@@ -662,6 +670,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     NonZeroOp,
     ConvolutionOp,
     MaxPoolOp,
+    MaxPoolGradOp,
     AvgPoolOp,
     AdaptiveAvgPoolOp,
     FullyConnectedOp,

@@ -187,6 +187,37 @@ class MaxPoolOp(_PoolOp):
 
 
 @irdl_op_definition
+class MaxPoolGradOp(GlowOp):
+    """The gradient of `glow.max_pool` with respect to its input (Glow's MaxPoolGrad):
+    each window's `grad` element added at the window's first maximum of `input` (row-major
+    within the window; padding never wins). Made by `differentiate`: a max is not a
+    composition of other ops that keeps ties exact and the work linear."""
+
+    name = "glow.max_pool_grad"
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    layout = str_attr(Layout, Layout.NCHW)
+    input = operand_def(TensorType)
+    grad = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        layout = self.str_attr("layout")
+        require_rank("input", self.input, 4)
+        require_elem("input", self.input, is_float, "floating-point")
+        require_same_elem("input and grad", self.input, self.grad)
+        n, c, h, w = image_dims(shape_of(self.input), layout)
+        kernels, strides, pads, _ = _check_window(self, (h, w), False)
+        oh, ow = spatial_out((h, w), kernels, strides, pads)
+        require_shape("grad", self.grad, image_shape(n, c, oh, ow, layout),
+                      "the max_pool result's shape")
+        if self.result.type != self.input.type:
+            fail(f"result type {self.result.type} must equal the input type {self.input.type}")
+
+
+@irdl_op_definition
 class AvgPoolOp(_PoolOp):
     """2-D average pooling; `count_include_pad` counts padding in the divisor."""
 
@@ -580,7 +611,7 @@ class NonMaxSuppressionOp(GlowOp):
                 f"center_point_box must be 0 or 1, got {self.int_attr('center_point_box')}")
 
 
-NN_OPS = (ConvolutionOp, MaxPoolOp, AvgPoolOp, AdaptiveAvgPoolOp, FullyConnectedOp, MatMulOp,
-          BatchMatMulOp, BatchedAddOp, BatchNormalizationOp, LayerNormalizationOp,
-          LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp, ResizeNearestOp,
-          ResizeBilinearOp, SpaceToDepthOp, RoiAlignOp, NonMaxSuppressionOp)
+NN_OPS = (ConvolutionOp, MaxPoolOp, MaxPoolGradOp, AvgPoolOp, AdaptiveAvgPoolOp,
+          FullyConnectedOp, MatMulOp, BatchMatMulOp, BatchedAddOp, BatchNormalizationOp,
+          LayerNormalizationOp, LocalResponseNormalizationOp, SoftMaxOp, LogSoftMaxOp,
+          ResizeNearestOp, ResizeBilinearOp, SpaceToDepthOp, RoiAlignOp, NonMaxSuppressionOp)

@@ -1,4 +1,5 @@
-"""Convolution and pooling: glow.convolution, max_pool, avg_pool, adaptive_avg_pool.
+"""Convolution and pooling: glow.convolution, max_pool (and its gradient), avg_pool,
+adaptive_avg_pool.
 
 All four work on an NCHW view of the image (NHWC inputs and OHWI filters are transposed in
 and out), and the windowed ones share one im2col view: `_windows` pads the image and returns
@@ -83,6 +84,28 @@ def max_pool(op, x):
         low = np.iinfo(x.dtype).min
     win = windows(to_nchw(x, layout), kernels, strides, pads, fill=low)
     return from_nchw(win.max(axis=(-2, -1)), layout)
+
+
+@kernel(glow.MaxPoolGradOp)
+def max_pool_grad(op, x, grad):
+    """Each window's gradient goes to its first maximum (row-major in the window; padding,
+    at -inf, never wins), summed where windows overlap: what PyTorch's max_pool2d backward
+    gives."""
+    layout = op.str_attr("layout", "NCHW")
+    kernels, strides, pads = _window_attrs(op)
+    xn = to_nchw(x, layout)
+    g = to_nchw(grad, layout).astype(np.float64)
+    n, c, h, w = xn.shape
+    kh, kw = kernels
+    win = windows(xn, kernels, strides, pads, fill=-np.inf)
+    _, _, oh, ow = win.shape[:4]
+    first = win.reshape(n, c, oh, ow, kh * kw).argmax(axis=-1)  # the first maximum
+    rows = np.arange(oh)[:, None] * strides[0] + first // kw - pads[0]
+    cols = np.arange(ow)[None, :] * strides[1] + first % kw - pads[1]
+    out = np.zeros((n, c, h, w))
+    ni, ci = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
+    np.add.at(out, (ni[:, :, None, None], ci[:, :, None, None], rows, cols), g)
+    return from_nchw(out, layout).astype(x.dtype)
 
 
 @kernel(glow.AvgPoolOp)

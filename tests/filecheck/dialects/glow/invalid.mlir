@@ -2095,3 +2095,29 @@ func.func @loop_types(%m: tensor<i64>, %c: tensor<i1>) {
   }
   func.return
 }
+
+// -----
+
+// ===== max_pool_grad (nn.py)
+
+func.func @max_pool_grad_1(%x: tensor<1x3x8x8xf32>, %g: tensor<1x3x3x3xf32>) {
+  // expected-error @+1 {{'glow.max_pool_grad' op grad shape is 1x3x3x3, expected 1x3x4x4 (the max_pool result's shape)}}
+  %0 = glow.max_pool_grad %x, %g {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @max_pool_grad_2(%x: tensor<1x3x8x8xf32>, %g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{'glow.max_pool_grad' op result type tensor<1x3x4x4xf32> must equal the input type tensor<1x3x8x8xf32>}}
+  %0 = glow.max_pool_grad %x, %g {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @max_pool_grad_3(%x: tensor<1x3x8x8xi32>, %g: tensor<1x3x4x4xi32>) {
+  // expected-error @+1 {{'glow.max_pool_grad' op input must have floating-point elements, got i32}}
+  %0 = glow.max_pool_grad %x, %g {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xi32>, tensor<1x3x4x4xi32>) -> tensor<1x3x8x8xi32>
+  func.return
+}

@@ -127,6 +127,7 @@ func.func @reductions(%x: tensor<8x16x32xf32>, %i: tensor<4x10xi32>) -> (tensor<
 // CHECK-NEXT:    %rb = glow.resize_bilinear %mp {scale = array<f32: 1.000000e+00, 1.000000e+00, 5.000000e-01, 5.000000e-01>} : tensor<1x64x56x56xf32> -> tensor<1x64x28x28xf32>
 // CHECK-NEXT:    %nc = glow.convolution %nhwc, %wo, %b32 {kernels = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x56x56x64xf32>, tensor<32x1x1x64xf32>, tensor<32xf32>) -> tensor<1x56x56x32xf32>
 // CHECK-NEXT:    %np = glow.max_pool %nc {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : tensor<1x56x56x32xf32> -> tensor<1x28x28x32xf32>
+// CHECK-NEXT:    %mpg = glow.max_pool_grad %c, %mp {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x112x112xf32>
 // CHECK-NEXT:    func.return %gap : tensor<1x64x1x1xf32>
 // CHECK-NEXT:  }
 // GENERIC-LABEL: "func.func"() <{sym_name = "cnn", function_type = (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>, tensor<64x1x3x3xf32>, tensor<1x56x56x64xf32>, tensor<32x1x1x64xf32>, tensor<32xf32>) -> tensor<1x64x1x1xf32>}> ({
@@ -143,6 +144,7 @@ func.func @reductions(%x: tensor<8x16x32xf32>, %i: tensor<4x10xi32>) -> (tensor<
 // GENERIC-NEXT:    %rb = "glow.resize_bilinear"(%mp) {scale = array<f32: 1.000000e+00, 1.000000e+00, 5.000000e-01, 5.000000e-01>} : (tensor<1x64x56x56xf32>) -> tensor<1x64x28x28xf32>
 // GENERIC-NEXT:    %nc = "glow.convolution"(%nhwc, %wo, %b32) {kernels = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x56x56x64xf32>, tensor<32x1x1x64xf32>, tensor<32xf32>) -> tensor<1x56x56x32xf32>
 // GENERIC-NEXT:    %np = "glow.max_pool"(%nc) {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : (tensor<1x56x56x32xf32>) -> tensor<1x28x28x32xf32>
+// GENERIC-NEXT:    %mpg = "glow.max_pool_grad"(%c, %mp) {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x112x112xf32>
 // GENERIC-NEXT:    "func.return"(%gap) : (tensor<1x64x1x1xf32>) -> ()
 // GENERIC-NEXT:  }) : () -> ()
 func.func @cnn(%img: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %b: tensor<64xf32>, %dw: tensor<64x1x3x3xf32>, %nhwc: tensor<1x56x56x64xf32>, %wo: tensor<32x1x1x64xf32>, %b32: tensor<32xf32>) -> tensor<1x64x1x1xf32> {
@@ -158,6 +160,7 @@ func.func @cnn(%img: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %b: tens
   %rb = glow.resize_bilinear %mp {scale = array<f32: 1.0, 1.0, 0.5, 0.5>} : tensor<1x64x56x56xf32> -> tensor<1x64x28x28xf32>
   %nc = glow.convolution %nhwc, %wo, %b32 {kernels = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x56x56x64xf32>, tensor<32x1x1x64xf32>, tensor<32xf32>) -> tensor<1x56x56x32xf32>
   %np = glow.max_pool %nc {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : tensor<1x56x56x32xf32> -> tensor<1x28x28x32xf32>
+  %mpg = glow.max_pool_grad %c, %mp {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x112x112xf32>
   func.return %gap : tensor<1x64x1x1xf32>
 }
 

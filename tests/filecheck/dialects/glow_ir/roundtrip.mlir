@@ -42,6 +42,7 @@
 // GENERIC: "glow_ir.top_k"
 // GENERIC: "glow_ir.convolution"
 // GENERIC: "glow_ir.max_pool"
+// GENERIC: "glow_ir.max_pool_grad"
 // GENERIC: "glow_ir.avg_pool"
 // GENERIC: "glow_ir.adaptive_avg_pool"
 // GENERIC: "glow_ir.batch_normalization"
@@ -326,6 +327,9 @@ glow_ir.func @reductions declare {
 // CHECK-NEXT: glow_ir.convolution @out %c, @in %input0, @in %input1, @in %input2 {kernels = array<i64: 7, 7>, strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>, fused_activation = "relu"} : memref<1x64x112x112xf32>, memref<1x3x224x224xf32>, memref<64x3x7x7xf32>, memref<64xf32>
 // CHECK-NEXT: %mp = glow_ir.alloc_activation : memref<1x64x56x56xf32>
 // CHECK-NEXT: glow_ir.max_pool @out %mp, @in %c {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : memref<1x64x56x56xf32>, memref<1x64x112x112xf32>
+// CHECK-NEXT: %mpg = glow_ir.alloc_activation : memref<1x64x112x112xf32>
+// CHECK-NEXT: glow_ir.max_pool_grad @out %mpg, @in %c, @in %mp {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : memref<1x64x112x112xf32>, memref<1x64x112x112xf32>, memref<1x64x56x56xf32>
+// CHECK-NEXT: glow_ir.dealloc_activation %mpg : memref<1x64x112x112xf32>
 // CHECK-NEXT: %dwc = glow_ir.alloc_activation : memref<1x64x56x56xf32>
 // CHECK-NEXT: glow_ir.convolution @out %dwc, @in %mp, @in %input3, @in %input2 {kernels = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, group = 64 : i64, fused_activation = "clip", fused_activation_args = array<f32: 0.000000e+00, 6.000000e+00>} : memref<1x64x56x56xf32>, memref<1x64x56x56xf32>, memref<64x1x3x3xf32>, memref<64xf32>
 // CHECK-NEXT: %ap = glow_ir.alloc_activation : memref<1x64x28x28xf32>
@@ -371,6 +375,9 @@ glow_ir.func @cnn declare {
   glow_ir.convolution @out %c, @in %input0, @in %input1, @in %input2 {kernels = array<i64: 7, 7>, strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>, fused_activation = "relu"} : memref<1x64x112x112xf32>, memref<1x3x224x224xf32>, memref<64x3x7x7xf32>, memref<64xf32>
   %mp = glow_ir.alloc_activation : memref<1x64x56x56xf32>
   glow_ir.max_pool @out %mp, @in %c {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : memref<1x64x56x56xf32>, memref<1x64x112x112xf32>
+  %mpg = glow_ir.alloc_activation : memref<1x64x112x112xf32>
+  glow_ir.max_pool_grad @out %mpg, @in %c, @in %mp {kernels = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : memref<1x64x112x112xf32>, memref<1x64x112x112xf32>, memref<1x64x56x56xf32>
+  glow_ir.dealloc_activation %mpg : memref<1x64x112x112xf32>
   %dwc = glow_ir.alloc_activation : memref<1x64x56x56xf32>
   glow_ir.convolution @out %dwc, @in %mp, @in %input3, @in %input2 {kernels = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, group = 64 : i64, fused_activation = "clip", fused_activation_args = array<f32: 0.000000e+00, 6.000000e+00>} : memref<1x64x56x56xf32>, memref<1x64x56x56xf32>, memref<64x1x3x3xf32>, memref<64xf32>
   %ap = glow_ir.alloc_activation : memref<1x64x28x28xf32>

@@ -1,0 +1,1 @@
+"""What `differentiate` builds: gradient rules by op class, the losses and the SGD update."""
