@@ -41,12 +41,16 @@ def _batches(steps: int, batch: int, seed: int = 0):
 @pytest.mark.parametrize("backend,steps", [("cpu", 100), ("interpreter", 5)])
 def test_steps_match_torch_sgd(backend: str, steps: int) -> None:
     """The same model, initialisation and batches: per-step losses within 1e-3 relative
-    over 100 steps (momentum and weight decay on), then the weights."""
+    over 100 steps (momentum and weight decay on), and the weights after 30 steps within
+    1e-3 of the largest. (Later, one max-pool tie or relu sign that rounding flips moves
+    the trajectories apart: measured 3e-7 after 30 cpu steps, 1e-2 after 100, with the
+    losses still within 1e-3.)"""
     model = model_zoo.digits_cnn()
     trainer = glow_mlir.train(model, learning_rate=0.05, momentum=0.9, l2=1e-3,
                               batch_size=16, backend=backend, cache=False)
     net, names = _torch_digits_cnn(model)
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
+    compared = False
     for i, (x, y) in enumerate(_batches(steps, 16)):
         ours = trainer.step({"input": x}, y)
         opt.zero_grad()
@@ -54,15 +58,13 @@ def test_steps_match_torch_sgd(backend: str, steps: int) -> None:
         loss.backward()
         opt.step()
         assert abs(ours - loss.item()) <= 1e-3 * abs(loss.item()), i
-    state = net.state_dict()
-    # The cpu's f32 exp (soft-max) is a straight-line polynomial a few ulps from torch's;
-    # 100 momentum steps amplify that to 2.7e-3 of the largest weight (fc_w1, measured;
-    # 6e-4 with libm's expf), so the weights are checked to 1e-2 there; the per-step
-    # losses above stay within 1e-3.
-    tolerance = 1e-2 if backend == "cpu" else 1e-3
-    for name, w in trainer.weights.items():
-        want = state[names[name]].numpy()
-        assert np.max(np.abs(w - want)) <= tolerance * np.max(np.abs(want)), name
+        if i + 1 == min(steps, 30):
+            state = net.state_dict()
+            for name, w in trainer.weights.items():
+                want = state[names[name]].numpy()
+                assert np.max(np.abs(w - want)) <= 1e-3 * np.max(np.abs(want)), name
+            compared = True
+    assert compared
 
 
 def test_export_holds_the_trained_weights() -> None:
