@@ -283,6 +283,7 @@ def test_glow_run_refuses_another_backend_for_a_saved_model(capsys, saved):
 @pytest.mark.parametrize("args,message", [
     (["--input-shape", "image=1x3x8x8"], "drop --input-shape"),
     (["--compare-onnxruntime"], "drop --compare-onnxruntime"),
+    (["--time-passes"], "drop --time-passes"),  # it compiles nothing to time
 ])
 def test_glow_run_refuses_flags_a_saved_model_cannot_take(capsys, saved, args, message):
     code, _, err = in_process(glow_run.main, capsys, saved[0], *args)
