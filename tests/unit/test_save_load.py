@@ -144,7 +144,7 @@ def _bad_file(tmp_path: Path, saved_path: Path, how: str) -> Path:
 
 
 @pytest.mark.parametrize("how,error,message", [
-    ("onnx", WrongKindError, "is not a glow-mlir saved model"),
+    ("onnx", WrongKindError, "is an ONNX model, not a saved model: compile it"),
     ("empty", WrongKindError, "is not a glow-mlir saved model"),
     ("header-cut", DamagedError, "is truncated: 30 bytes"),
     ("truncated", DamagedError, "is truncated"),

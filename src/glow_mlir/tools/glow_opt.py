@@ -39,6 +39,7 @@ from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
 from glow_mlir.dialects.registry import DIALECTS
 from glow_mlir.ir import progress
 from glow_mlir.ir.errors import UserError, file_error
+from glow_mlir.ir.file_kinds import not_mlir
 from glow_mlir.ir.text import (
     DiagnosticError,
     OpDiagnostic,
@@ -162,6 +163,9 @@ class GlowOptMain(xDSLOptMain):
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
+        hint = not_mlir(raw, self.get_input_name())
+        if hint is not None:  # before "not UTF-8": say what the file is and what takes it
+            raise UserError(hint)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
