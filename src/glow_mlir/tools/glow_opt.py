@@ -31,7 +31,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.transforms import get_all_passes
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import glow_mlir.backends  # noqa: F401 - the graph passes find backends through it
@@ -144,6 +144,9 @@ class GlowOptMain(xDSLOptMain):
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
+        except ArgSpecParseError as err:  # the syntax: xDSL's message is a caret diagram
+            raise UserError(f"invalid pass pipeline '{spec}': "
+                            f"{pipeline_syntax_error(spec, str(err))}") from None
         except ValueError as err:  # unknown pass, unknown or ill-typed pass option
             message = str(err)
             if message.startswith("Unrecognized passes"):
@@ -271,6 +274,31 @@ class GlowOptMain(xDSLOptMain):
 
 _EXPECTED = re.compile(
     r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
+
+
+_SPEC_COLUMN = re.compile(r"^pass-pipeline:\d+:(\d+)$", re.M)
+_UNQUOTED_VALUE = re.compile(r"([\w-]+)=([^\s{}\"]+)")
+
+
+def pipeline_syntax_error(spec: str, message: str) -> str:
+    """One line for xDSL's ArgSpecParseError `message` on pipeline `spec`, which is
+    "Error parsing ...", a `pass-pipeline:1:COL` line, the spec, a caret and the reason
+    (it keeps only that text). An unquoted option value with a character xDSL's lexer
+    takes only inside quotes (`profile=P2.yaml`: '.', '/') gets the quoted spelling."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    reason = lines[-1] if lines else message
+    found = _SPEC_COLUMN.search(message)
+    if found is None:
+        return reason
+    col = int(found.group(1))
+    for option in _UNQUOTED_VALUE.finditer(spec):
+        name, value = option.groups()
+        if option.start(2) <= col - 1 < option.end(2):
+            bad = next((c for c in value if not (c.isalnum() or c in "_-")), None)
+            if bad is not None:
+                return (f"option {name}: a value with '{bad}' must be quoted: "
+                        f"{name}=\"{value}\"")
+    return f"at column {col}: {reason[0].lower()}{reason[1:]}"
 
 
 def _expectations(text: str, offset: int, name: str = "") -> list[tuple[int, str, str]]:
