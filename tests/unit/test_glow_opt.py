@@ -84,8 +84,9 @@ def test_time_passes_reports_each_pass_on_stderr(good, capsys):
     assert code == code_timed == 0
     assert out == plain  # the IR on stdout is untouched
     rows = [line.split("%)  ")[-1] for line in err.splitlines() if "%)" in line]
-    assert rows == ["parse", "pipeline", "  cse", "  dce", "  (outside passes)", "output",
-                    "(outside stages)", "Total"], err
+    # verification between the passes is a row of its own (it was "(outside passes)")
+    assert rows == ["parse", "pipeline", "  cse", "  (verify)", "  dce", "  (outside passes)",
+                    "output", "(outside stages)", "Total"], err
     assert "Total Execution Time:" in err
 
 

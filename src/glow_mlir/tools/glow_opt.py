@@ -46,6 +46,7 @@ from glow_mlir.ir.text import (
     format_parse_error,
     parse_module,
     print_module,
+    verify_after_pass,
     verify_module,
 )
 from glow_mlir.tools.errors import report, usage_error, user_errors_exit
@@ -133,7 +134,7 @@ class GlowOptMain(xDSLOptMain):
             if prev is not None:
                 self._stop_pass_timer()
                 if not self.args.disable_verify:
-                    verify_module(module)
+                    verify_after_pass(module)
                 if nxt is not None and self.args.print_between_passes:
                     print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
                     Printer(stream=sys.stderr).print_op(module)
