@@ -157,8 +157,14 @@ def __getattr__(name: str):
         from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
 
         return QuantizationConfig
+    if name == "model_zoo":  # `glow_mlir.model_zoo.resnet18()` after `import glow_mlir`
+        # importlib, not `from glow_mlir import model_zoo`: that asks this __getattr__
+        # for the name before importing the submodule, and would recurse
+        import importlib
+
+        return importlib.import_module("glow_mlir.model_zoo")
     raise AttributeError(f"module 'glow_mlir' has no attribute {name!r}")
 
 
 __all__ = ["compile", "from_torch", "load", "profile", "train", "torch_backend", "CompiledModel",
-           "Profile", "QuantizationConfig", "__version__"]
+           "Profile", "QuantizationConfig", "model_zoo", "__version__"]

@@ -84,8 +84,9 @@ def test_time_passes_reports_each_pass_on_stderr(good, capsys):
     assert code == code_timed == 0
     assert out == plain  # the IR on stdout is untouched
     rows = [line.split("%)  ")[-1] for line in err.splitlines() if "%)" in line]
-    assert rows == ["parse", "pipeline", "  cse", "  dce", "  (outside passes)", "output",
-                    "(outside stages)", "Total"], err
+    # verification between the passes is a row of its own (it was "(outside passes)")
+    assert rows == ["parse", "pipeline", "  cse", "  (verify)", "  dce", "  (outside passes)",
+                    "output", "(outside stages)", "Total"], err
     assert "Total Execution Time:" in err
 
 
@@ -140,7 +141,11 @@ BAD = {
     ),
     "bad pipeline syntax": (
         [inp("verifier.mlir"), "-p", "cse{"],
-        "Error parsing pass pipeline specification",
+        "invalid pass pipeline 'cse{': at column 5: expected argument name here",
+    ),
+    "unquoted option value": (
+        [inp("verifier.mlir"), "-p", "quantize-graph{profile=P2.yaml}"],
+        "option profile: a value with '.' must be quoted: profile=\"P2.yaml\"",
     ),
     "unwritable output": (
         [inp("verifier.mlir"), "-o", "/nonexistent-dir/out.mlir"],
@@ -168,6 +173,13 @@ def test_bad_input_exits_1_without_traceback(case, capsys):
     assert code == 1, (case, out, err)
     assert message in err, err
     assert "Traceback" not in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("case", ["bad pipeline syntax", "unquoted option value"])
+def test_a_pipeline_syntax_error_is_one_line(case, capsys):
+    """xDSL's message is several lines (a caret diagram): the tool says it in one."""
+    code, _, err = run(BAD[case][0], capsys)
+    assert code == 1 and err.count("\n") == 1 and "Error parsing" not in err, err
 
 
 @pytest.mark.parametrize("case", ["verifier failure", "unknown op", "unknown pass in pipeline"])

@@ -163,14 +163,14 @@ def _count_verifications(monkeypatch) -> list[int]:
     import glow_mlir.transforms.pass_runner as pass_runner
 
     calls = []
-    original = pass_runner.verify_module
+    original = pass_runner.verify_after_pass
 
     def counting(module):
         calls.append(1)
         original(module)
 
-    monkeypatch.setattr(pass_runner, "verify_module", counting)
-    monkeypatch.setattr(graph_pipelines, "verify_module", counting)
+    monkeypatch.setattr(pass_runner, "verify_after_pass", counting)
+    monkeypatch.setattr(graph_pipelines, "verify_after_pass", counting)
     return calls
 
 

@@ -305,3 +305,19 @@ def test_tensors_larger_than_memory_are_named_before_allocation(build, message):
         import_onnx(build())
     assert message in str(info.value)
     assert isinstance(info.value, UserError)
+
+
+def test_unbound_dim_hint_binds_the_input_that_has_the_symbol():
+    """Inputs init[3], A[L,3], B[L,3]: the example named 'init', which is static."""
+    model = make_model(
+        [helper.make_node("Add", ["A", "B"], ["s"]), helper.make_node("Add", ["s", "init"], ["y"])],
+        {"init": rand(3), "A": rand(2, 3), "B": rand(2, 3, seed=1)},
+        ["y"],
+        dynamic={"A": ["L", 3], "B": ["L", 3]},
+    )
+    with pytest.raises(UnboundDimensionError) as info:
+        import_onnx(model)
+    text = str(info.value)
+    assert "input 'A' dim 0 is 'L'" in text
+    assert "e.g. input_shapes={'A': (1, 3)} (glow-run/glow-compile: --input-shape A=1x3)" in text
+    assert "'init'" not in text

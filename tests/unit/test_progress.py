@@ -228,7 +228,8 @@ def test_verbose_compile_prints_time_per_stage_and_pass(capsys):
     assert "rest" not in rows
     # each pass under the pipeline that ran it, nested passes one level deeper
     graph = rows.index("graph passes")
-    assert rows[graph + 1] == "  glow-graph-pipeline"
+    assert [r for r in rows[graph + 1:graph + 3] if r != "  " + progress.LOAD_PASSES] == [
+        "  glow-graph-pipeline"]
     assert rows.index("    constant-fold") > graph
     optimize = rows.index("    glow-optimize")
     assert rows[optimize + 1].startswith("      ") and "      cse" in rows
@@ -246,3 +247,48 @@ def test_glow_compile_time_passes(capsys, tmp_path):
         "import", "graph passes", "instruction passes", "output", "(outside stages)", "Total"]
     assert "      fold-batchnorm" in rows and "    share-buffers" in rows
     assert "glow_ir.func @main" in out.read_text()
+
+
+def _children(rows: list[str], parent: str) -> list[str]:
+    """The rows one level under the first row named `parent` (as printed, indented)."""
+    start = rows.index(parent)
+    depth = len(parent) - len(parent.lstrip(" "))
+    found = []
+    for row in rows[start + 1:]:
+        d = len(row) - len(row.lstrip(" "))
+        if d <= depth:
+            break
+        if d == depth + 2:
+            found.append(row.strip())
+    return found
+
+
+def test_glow_opt_names_what_a_composite_pass_does_between_its_passes(capsys, tmp_path):
+    """glow-instr-pipeline's verification and its loading of the passes were its
+    "(outside passes)", most of its time; glow-optimize's fixed-point checks too."""
+    from glow_mlir.tools import glow_opt
+
+    graph = tmp_path / "g.mlir"
+    _run_tool(glow_compile.main, [SMALL_CNN, "--emit", "graph", "-o", graph, "--quiet"], capsys)
+    capsys.readouterr()
+    _run_tool(glow_opt.main, [graph, "-p", "glow-graph-pipeline{backend=cpu},lower-to-instr,"
+                              "glow-instr-pipeline", "--time-passes", "-o", tmp_path / "o"],
+              capsys)
+    err = capsys.readouterr().err
+    check_tree(err)
+    rows = _table_rows(err)
+    instr = _children(rows, "  glow-instr-pipeline")
+    assert {progress.VERIFY, progress.LOAD_PASSES, "plan-memory"} <= set(instr), instr
+    assert progress.FIXED_POINT in _children(rows, "    glow-optimize")
+    assert progress.VERIFY in _children(rows, "  glow-graph-pipeline")
+
+
+def test_glow_compile_llvm_ir_times_the_llvm_compile(capsys, tmp_path):
+    out = tmp_path / "m.ll"
+    _run_tool(glow_compile.main, [SMALL_CNN, "--emit", "llvm-ir", "-o", out, "--time-passes",
+                                  "--no-cache", "--quiet"], capsys)
+    err = capsys.readouterr().err
+    check_tree(err)
+    codegen = _children(_table_rows(err), "codegen")
+    assert progress.LLVM in codegen and "prepare-loops" in codegen, codegen
+    assert "define" in out.read_text()

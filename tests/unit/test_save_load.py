@@ -144,7 +144,7 @@ def _bad_file(tmp_path: Path, saved_path: Path, how: str) -> Path:
 
 
 @pytest.mark.parametrize("how,error,message", [
-    ("onnx", WrongKindError, "is not a glow-mlir saved model"),
+    ("onnx", WrongKindError, "is an ONNX model, not a saved model: compile it"),
     ("empty", WrongKindError, "is not a glow-mlir saved model"),
     ("header-cut", DamagedError, "is truncated: 30 bytes"),
     ("truncated", DamagedError, "is truncated"),
@@ -283,6 +283,7 @@ def test_glow_run_refuses_another_backend_for_a_saved_model(capsys, saved):
 @pytest.mark.parametrize("args,message", [
     (["--input-shape", "image=1x3x8x8"], "drop --input-shape"),
     (["--compare-onnxruntime"], "drop --compare-onnxruntime"),
+    (["--time-passes"], "drop --time-passes"),  # it compiles nothing to time
 ])
 def test_glow_run_refuses_flags_a_saved_model_cannot_take(capsys, saved, args, message):
     code, _, err = in_process(glow_run.main, capsys, saved[0], *args)

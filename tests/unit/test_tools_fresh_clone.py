@@ -187,3 +187,58 @@ def test_a_bad_input_shape_names_the_input_the_dim_and_the_value(capsys, tool, g
 ])
 def test_input_shapes_that_parse(given, want):
     assert glow_compile.parse_input_shape(given) == want
+
+
+# ---------------------------------------------------------------- glow-opt and load on another kind
+
+@pytest.mark.parametrize("name,data,message", [
+    ("m.glow", FAKE_SAVED, "'{path}' is a saved compiled model, not MLIR text: run it with "
+                           "glow-run"),
+    ("model.onnx", SMALL_CNN.read_bytes(), "'{path}' is an ONNX model, not MLIR text: import "
+                                           "it with glow-compile"),
+    ("model.bin", SMALL_CNN.read_bytes(), "'{path}' is an ONNX model, not MLIR text"),
+])
+def test_glow_opt_names_the_kind_of_a_file_that_is_not_mlir(tmp_path, capsys, name, data,
+                                                            message):
+    from glow_mlir.tools import glow_opt
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    code, _, err = in_process(glow_opt.main, capsys, path)
+    assert message.format(path=path) in one_line_error("glow-opt", code, err)
+    assert "UTF-8" not in err
+
+
+@pytest.mark.parametrize("name,data,message", [
+    ("x.onnx", SMALL_CNN.read_bytes(), "'{path}' is an ONNX model, not a saved model: "
+                                       "compile it with glow_mlir.compile"),
+    ("x.mlir", CONV_RELU.read_bytes(), "'{path}' is MLIR text (a glow graph), not a saved "
+                                       "model: compile it with glow_mlir.compile"),
+])
+def test_load_names_the_kind_of_a_file_that_is_not_a_saved_model(tmp_path, name, data,
+                                                                  message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(UserError, match="^" + re.escape(message.format(path=path))):
+        glow_mlir.load(path)
+    with pytest.raises(UserError, match="^the bytes given .* are .*glow_mlir.compile"):
+        glow_mlir.load(data)
+
+
+# ---------------------------------------------------------------- the API as README writes it
+
+def test_model_zoo_is_an_attribute_after_import_glow_mlir():
+    """README writes `glow_mlir.model_zoo`; it raised AttributeError unless imported."""
+    import subprocess
+    import sys
+
+    code = "import glow_mlir; print(glow_mlir.model_zoo.__name__, 'model_zoo' in dir(glow_mlir))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT / "src")}, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["glow_mlir.model_zoo", "True"], \
+        proc.stderr
+
+
+def test_empty_model_bytes_are_said_in_plural():
+    with pytest.raises(UserError, match="^the model bytes are empty, not an ONNX model"):
+        glow_mlir.compile(b"", backend="interpreter", cache=False)

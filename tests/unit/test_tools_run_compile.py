@@ -475,3 +475,25 @@ def test_a_misspelt_backend_flag_gets_the_registry_did_you_mean(tool, given, cap
     code, _, err = in_process(tool.main, capsys, EXAMPLE, "--backend", given)
     assert code == 1 and "Traceback" not in err
     assert f"unknown backend '{given}'" in err and "did you mean 'cpu'?" in err
+
+
+def test_run_refuses_inputs_given_twice(tmp_path, capsys):
+    """argparse keeps the last of a repeated flag: the first file was silently ignored."""
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    np.savez(a, x=np.zeros((2, 5), np.float32))
+    np.savez(b, x=np.ones((2, 5), np.float32))
+    code, out, err = in_process(glow_run.main, capsys, EXAMPLE, "--inputs", a, "--inputs", b)
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--inputs given twice" in err
+
+
+@pytest.mark.parametrize("where,message", [
+    ("folder", "it is a folder"),
+    ("missing", "no folder"),
+])
+def test_run_checks_the_trace_place_before_compiling(tmp_path, capsys, where, message):
+    path = tmp_path if where == "folder" else tmp_path / "no" / "t.json"
+    code, out, err = in_process(glow_run.main, capsys, EXAMPLE, "--trace", path, "--quiet")
+    assert code == 1 and out == ""  # nothing compiled, nothing run
+    assert f"cannot write the trace to '{path}': {message}" in err
+    assert len(err.strip().splitlines()) == 1

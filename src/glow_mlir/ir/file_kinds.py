@@ -14,6 +14,7 @@ SAVED_MODEL_MAGIC = b"GLOWMLIR"
 """The first bytes of a saved model (`runtime/saved_model.py`, `runtime/section_file.py`)."""
 
 SAVED_MODEL = "a saved compiled model"
+ONNX_MODEL = "an ONNX model"
 
 _SNIFF_BYTES = 4096  # enough for a header comment and the first ops
 _COMMENT = re.compile(r"//[^\n]*")
@@ -65,3 +66,39 @@ def not_onnx(data: bytes, path: str | None = None) -> str | None:
            "give it a .mlir name to compile or run it (glow_mlir.compile, glow-run), or "
            "transform it with glow-opt")
     return f"{what} {kind}, not an ONNX model: {use}"
+
+
+def looks_onnx(data: bytes, path: str | None = None) -> bool:
+    """Whether `data` (read from `path`) is likely an ONNX model: named `.onnx`, or a
+    protobuf that opens with ModelProto's field 1 (ir_version, a small varint), as every
+    serializer writes it. A guess for messages only; the ONNX loader decides."""
+    if path is not None and path.lower().endswith(".onnx"):
+        return True
+    return len(data) >= 2 and data[0] == 0x08 and 1 <= data[1] <= 32
+
+
+def not_mlir(data: bytes, path: str) -> str | None:
+    """The message for file `path` handed to a reader of MLIR text (glow-opt) when it is a
+    saved model or an ONNX model; None otherwise."""
+    if data.startswith(SAVED_MODEL_MAGIC):
+        return (f"'{path}' is {SAVED_MODEL}, not MLIR text: run it with glow-run (it is "
+                f"compiled already)")
+    if sniff(data) is None and looks_onnx(data, path):
+        return (f"'{path}' is {ONNX_MODEL}, not MLIR text: import it with glow-compile "
+                f"(--emit graph prints the glow graph glow-opt takes)")
+    return None
+
+
+def not_saved(data: bytes | memoryview, what_is: str, path: str | None = None) -> str | None:
+    """The message for data handed to the saved-model loader when it is an ONNX model or
+    MLIR text; None otherwise. `what_is` opens the message ("'m.onnx' is")."""
+    head = bytes(data[:_SNIFF_BYTES])
+    if head.startswith(SAVED_MODEL_MAGIC):
+        return None
+    kind = sniff(head)
+    if kind is None and looks_onnx(head, path):
+        kind = ONNX_MODEL
+    if kind is None:
+        return None
+    return (f"{what_is} {kind}, not a saved model: compile it with glow_mlir.compile "
+            f"(and save that with .save)")

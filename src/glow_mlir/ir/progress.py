@@ -23,7 +23,10 @@ open at that moment; what a row spends outside its children is a row of its own,
 "(outside passes)", and what the recording spends outside every stage is "(outside
 stages)" (mlir-opt's "Rest"). A stage opened inside another (the instruction passes a
 backend runs inside its "codegen" stage) is a row of the top level, not a child: its
-time counts once, as instruction passes.
+time counts once, as instruction passes. Work between passes that takes time has a row
+of its own in parentheses (`VERIFY`, `LOAD_PASSES`, `FIXED_POINT`), so "(outside
+passes)" stays small; LLVM's compile is the `LLVM` row wherever it runs (the JIT,
+glow-compile's `--emit llvm-ir`, a bundle).
 """
 
 from __future__ import annotations
@@ -47,6 +50,24 @@ OUTSIDE_STAGES = "(outside stages)"
 OUTSIDE_PASSES = "(outside passes)"
 """The report's row for what a stage or a composite pass spends outside the passes under it
 (verifying between them, a fixed point's checks)."""
+
+VERIFY = "(verify)"
+"""The row for verifying the IR between the passes of a pipeline
+(`ir.text.verify_after_pass`): a named row, not part of the pipeline's "(outside
+passes)"."""
+
+LOAD_PASSES = "(load passes)"
+"""The row for turning a pipeline's text into passes (`transforms.pass_runner`): the
+first use of a pass imports its module, which on a cold start is most of a small
+pipeline's time."""
+
+LLVM = "llvm"
+"""The row for LLVM's work on the code generator's output: the translation to LLVM IR, O3,
+machine code (the JIT, `--emit llvm-ir`, a bundle's object file)."""
+
+FIXED_POINT = "(fixed-point check)"
+"""The row for a fixed-point loop's check whether an iteration changed the IR (its
+fingerprint, `glow-optimize`)."""
 
 STARTING = "starting"
 """The bar's label before the first stage (loading modules, checking the arguments)."""

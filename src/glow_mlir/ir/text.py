@@ -38,7 +38,7 @@ from xdsl.utils.exceptions import (
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from glow_mlir.ir import resources
+from glow_mlir.ir import progress, resources
 from glow_mlir.ir.errors import UserError
 
 MAX_INTEGER_WIDTH = (1 << 24) - 1
@@ -507,6 +507,13 @@ def verify_module(module: Operation) -> None:
         except VerifyException as err:
             message = _strip_xdsl_prefix(str(err))
             raise _symbol_redefinition(op, message) or OpDiagnostic(op, message) from err
+
+
+def verify_after_pass(module: Operation) -> None:
+    """`verify_module` between the passes of a pipeline, timed as a `progress.VERIFY` row
+    (not charged to the pass, nor left in the pipeline's "(outside passes)")."""
+    with progress.timed_pass(progress.VERIFY):
+        verify_module(module)
 
 
 def _symbol_redefinition(table: Operation, message: str) -> OpDiagnostic | None:

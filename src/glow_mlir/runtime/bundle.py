@@ -45,6 +45,7 @@ from pathlib import Path
 from onnx import ModelProto
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from glow_mlir.ir import progress
 from glow_mlir.ir.errors import UserError
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -331,15 +332,17 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     info.outputs = _placeholders(areas, "output", prefix, taken)
     constant = areas.constant[:layout.constant_size].tobytes()
 
-    tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
-    text = jit.unoptimized_ir(module)
-    code = jit.optimize(text, tm)
-    code.get_function(entry).name = network_name  # a compiled model's keeps its own
-    if "@glow_parallel_for" in text or "@glow_clock_ns" in text:
-        from glow_mlir.targets.cpu.thread_pool import runtime_ir
+    with progress.timed_pass(progress.LLVM):  # translation to LLVM IR, O3, object code
+        tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
+        text = jit.unoptimized_ir(module)
+        code = jit.optimize(text, tm)
+        code.get_function(entry).name = network_name  # a compiled model's keeps its own
+        if "@glow_parallel_for" in text or "@glow_clock_ns" in text:
+            from glow_mlir.targets.cpu.thread_pool import runtime_ir
 
-        code.link_in(jit.optimize(runtime_ir(tm.triple), tm))  # weak: one per program
-    _write(info.object_file, tm.emit_object(code))
+            code.link_in(jit.optimize(runtime_ir(tm.triple), tm))  # weak: one per program
+        obj = tm.emit_object(code)
+    _write(info.object_file, obj)
     _write(info.header, header_text(info))
     _write(info.weights_bin, constant)
     _write(info.weights_txt, weights_text(constant))

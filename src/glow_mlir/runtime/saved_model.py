@@ -41,7 +41,7 @@ import numpy as np
 
 from glow_mlir.backends import all_backends, backend_names, get_backend
 from glow_mlir.ir.errors import UserError
-from glow_mlir.ir.file_kinds import SAVED_MODEL_MAGIC
+from glow_mlir.ir.file_kinds import SAVED_MODEL_MAGIC, not_saved
 from glow_mlir.runtime import section_file
 from glow_mlir.runtime.saved_manifest import SavedManifest, Target
 from glow_mlir.runtime.section_file import (
@@ -161,6 +161,9 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> Compiled
         from glow_mlir.ir.aligned_read import aligned_copy
 
         data = aligned_copy(source)
+        hint = not_saved(data, f"the {type(source).__name__} given ({len(data)} bytes) are")
+        if hint is not None:
+            raise section_file.WrongKindError(hint)
         model = from_bytes(data, f"the saved model given as {type(source).__name__} "
                                  f"({len(data)} bytes)")
         model.origin = "memory"
@@ -169,7 +172,12 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview) -> Compiled
         raise TypeError(f"glow_mlir.load takes a saved model's path (str or os.PathLike) "
                         f"or its bytes (bytes, bytearray, memoryview), not "
                         f"{type(source).__name__}")
-    model = from_bytes(section_file.read_file(source), f"'{os.fspath(source)}'")
+    data = section_file.read_file(source)
+    what = f"'{os.fspath(source)}'"
+    hint = not_saved(data, f"{what} is", os.fspath(source))
+    if hint is not None:  # before unpack's "does not start with b'GLOWMLIR'"
+        raise section_file.WrongKindError(hint)
+    model = from_bytes(data, what)
     model.origin = os.fspath(source)
     return model
 

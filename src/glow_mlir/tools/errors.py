@@ -44,6 +44,16 @@ class ArgumentParser(argparse.ArgumentParser):
         usage_error(self.prog, message)
 
 
+class StoreOnce(argparse.Action):
+    """Store a flag's value, refusing it a second time: argparse keeps only the last, so
+    `--inputs a.npz --inputs b.npz` would silently ignore a.npz."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice; give it once")
+        setattr(namespace, self.dest, values)
+
+
 def at_least(low: int) -> Callable[[str], int]:
     """An argparse type: a whole number >= low (`--runs 0` is a usage error, not a
     loop that never runs)."""

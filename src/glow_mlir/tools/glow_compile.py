@@ -602,9 +602,13 @@ def _emit_code(module, args: argparse.Namespace) -> None:
     if args.emit == "llvm":
         _emit(module, args.output)
         return
-    from glow_mlir.targets.cpu.jit import llvm_ir_text
+    from glow_mlir.ir import progress
 
-    _output(llvm_ir_text(module), args.output)
+    with progress.timed_pass(progress.LLVM):  # the translation to LLVM IR and O3
+        from glow_mlir.targets.cpu.jit import llvm_ir_text  # llvmlite loads in it
+
+        text = llvm_ir_text(module)
+    _output(text, args.output)
 
 
 def _emit(module, output: str | None) -> None:

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.transforms import get_all_passes
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import glow_mlir.backends  # noqa: F401 - the graph passes find backends through it
@@ -39,12 +39,14 @@ from glow_mlir.conversion.passes import GLOW_PASSES as PASSES
 from glow_mlir.dialects.registry import DIALECTS
 from glow_mlir.ir import progress
 from glow_mlir.ir.errors import UserError, file_error
+from glow_mlir.ir.file_kinds import not_mlir
 from glow_mlir.ir.text import (
     DiagnosticError,
     OpDiagnostic,
     format_parse_error,
     parse_module,
     print_module,
+    verify_after_pass,
     verify_module,
 )
 from glow_mlir.tools.errors import report, usage_error, user_errors_exit
@@ -132,7 +134,7 @@ class GlowOptMain(xDSLOptMain):
             if prev is not None:
                 self._stop_pass_timer()
                 if not self.args.disable_verify:
-                    verify_module(module)
+                    verify_after_pass(module)
                 if nxt is not None and self.args.print_between_passes:
                     print(f"// -----// IR after {prev.name} //----- //", file=sys.stderr)
                     Printer(stream=sys.stderr).print_op(module)
@@ -143,6 +145,9 @@ class GlowOptMain(xDSLOptMain):
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, after_each_pass)
+        except ArgSpecParseError as err:  # the syntax: xDSL's message is a caret diagram
+            raise UserError(f"invalid pass pipeline '{spec}': "
+                            f"{pipeline_syntax_error(spec, str(err))}") from None
         except ValueError as err:  # unknown pass, unknown or ill-typed pass option
             message = str(err)
             if message.startswith("Unrecognized passes"):
@@ -162,6 +167,9 @@ class GlowOptMain(xDSLOptMain):
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
+        hint = not_mlir(raw, self.get_input_name())
+        if hint is not None:  # before "not UTF-8": say what the file is and what takes it
+            raise UserError(hint)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
@@ -267,6 +275,31 @@ class GlowOptMain(xDSLOptMain):
 
 _EXPECTED = re.compile(
     r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
+
+
+_SPEC_COLUMN = re.compile(r"^pass-pipeline:\d+:(\d+)$", re.M)
+_UNQUOTED_VALUE = re.compile(r"([\w-]+)=([^\s{}\"]+)")
+
+
+def pipeline_syntax_error(spec: str, message: str) -> str:
+    """One line for xDSL's ArgSpecParseError `message` on pipeline `spec`, which is
+    "Error parsing ...", a `pass-pipeline:1:COL` line, the spec, a caret and the reason
+    (it keeps only that text). An unquoted option value with a character xDSL's lexer
+    takes only inside quotes (`profile=P2.yaml`: '.', '/') gets the quoted spelling."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    reason = lines[-1] if lines else message
+    found = _SPEC_COLUMN.search(message)
+    if found is None:
+        return reason
+    col = int(found.group(1))
+    for option in _UNQUOTED_VALUE.finditer(spec):
+        name, value = option.groups()
+        if option.start(2) <= col - 1 < option.end(2):
+            bad = next((c for c in value if not (c.isalnum() or c in "_-")), None)
+            if bad is not None:
+                return (f"option {name}: a value with '{bad}' must be quoted: "
+                        f"{name}=\"{value}\"")
+    return f"at column {col}: {reason[0].lower()}{reason[1:]}"
 
 
 def _expectations(text: str, offset: int, name: str = "") -> list[tuple[int, str, str]]:

@@ -21,6 +21,7 @@ onnxruntime; exits 1 when they differ beyond --rtol/--atol. Random inputs use a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError, check_readable
 from glow_mlir.tools.errors import (
     ArgumentParser,
+    StoreOnce,
     at_least,
     non_negative_float,
     usage_error,
@@ -50,12 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p, "ONNX model, a model in IR (.mlir: one glow graph or "
                            "glow_ir program), or a saved model (.glow)", caffe2=True)
-    p.add_argument("--inputs", help=".npz file of inputs by name (random when absent)")
+    p.add_argument("--inputs", action=StoreOnce,
+                   help=".npz file of inputs by name (random when absent; give it once: "
+                        "one file holds all the inputs)")
     p.add_argument(
         "--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)"
     )
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
-    p.add_argument("--trace", metavar="FILE.json", default=None,
+    p.add_argument("--trace", metavar="FILE.json", default=None, action=StoreOnce,
                    help="time every kernel call of every run and write them as Chrome trace "
                         "events (open in ui.perfetto.dev or chrome://tracing; cpu backend)")
     p.add_argument("--compare-onnxruntime", action="store_true",
@@ -189,6 +193,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(run(args))
 
 
+def _check_trace_place(path: str | None) -> None:
+    """The trace file can be written: said before the compile and the runs, not after."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise UserError(f"cannot write the trace to '{path}': it is a folder (give a file "
+                        f"name, e.g. {os.path.join(path, 'trace.json')})")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UserError(f"cannot write the trace to '{path}': no folder '{folder}'")
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"cannot write the trace to '{path}': the folder '{folder}' is "
+                        f"not writable")
+
+
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
     from glow_mlir.runtime.ir_models import is_mlir_path
@@ -200,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
                                        ("--scratchpad-kib", args.scratchpad_kib),
                                        ("--threads", args.threads is not None),
                                        ("--trace", args.trace),
+                                       ("--time-passes", args.time_passes),
                                        ("--compare-onnxruntime", args.compare_onnxruntime))
                  if on]
         if given:
@@ -225,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
             usage_error("glow-run", f"--input-shape binds an ONNX model's symbolic dimensions; "
                                     f"the shapes of '{args.model}' are in its types")
     if model is None:
+        _check_trace_place(args.trace)
         model = glow_mlir.compile(args.model, backend=args.backend,
                                   input_shapes=input_shapes(args), verbose=args.time_passes,
                                   progress=False if args.quiet else None,

@@ -17,7 +17,7 @@ from xdsl.transforms import get_all_passes
 
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import verify_module
+from glow_mlir.ir.text import verify_after_pass
 from glow_mlir.transforms.passes import PASSES, PassFactory
 
 
@@ -30,10 +30,12 @@ def run_pipeline(module: ModuleOp, spec: str, verify: bool = True,
                  passes: Mapping[str, PassFactory] | None = None) -> ModuleOp:
     """Apply `spec` (xDSL pipeline syntax, e.g. 'cse,lower-graph{backend=cpu}') in place,
     its pass names looked up in `passes` (default: `all_passes()`)."""
-    ctx = make_context()
-    for one in PassPipeline.parse_spec(dict(passes or all_passes()), spec).passes:
+    with progress.timed_pass(progress.LOAD_PASSES):  # imports each pass's module once
+        ctx = make_context()
+        pipeline = PassPipeline.parse_spec(dict(passes or all_passes()), spec).passes
+    for one in pipeline:
         with progress.timed_pass(one.name):
             one.apply(ctx, module)
         if verify:
-            verify_module(module)
+            verify_after_pass(module)
     return module

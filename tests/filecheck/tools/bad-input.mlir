@@ -58,8 +58,8 @@
 // ITERS:      max-iterations must be 1 or more, got {{-1|0}}
 // RUN: not glow-opt %s -p 'cse{' 2>&1 | FileCheck %s --check-prefix=SPEC
 // SPEC-NOT:  Traceback
-// SPEC:      glow-opt: error: Error parsing pass pipeline specification
-// SPEC-NOT:  Traceback
+// SPEC:      glow-opt: error: invalid pass pipeline 'cse{': at column 5: expected argument name here
+// SPEC-NOT:  {{.}}
 
 // A verifier failure, located at the op (line and column of its name), in a file with
 // a good function before it:

@@ -87,6 +87,7 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
                         f"(input '{name}' has shape {_fmt(bound)})")
 
     unbound: list[str] = []
+    example: str | None = None  # the first input with an unbound dim, as a binding
     result = []
     for info in inputs:
         if info.name in shapes:
@@ -95,6 +96,7 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
         dims = declared[info.name]
         if dims is None:
             unbound.append(f"input '{info.name}' has no shape in the model")
+            example = example or _example_binding(info.name, None, symbols)
             result.append(())
             continue
         shape = []
@@ -108,15 +110,27 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
                 reader = (readers or {}).get(info.name)
                 unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)}"
                                + (f", read by {reader})" if reader else ")"))
+                example = example or _example_binding(info.name, dims, symbols)
                 shape.append(-1)
         result.append(tuple(shape))
     if unbound:
-        example = next(i.name for i in inputs if i.name not in shapes)
         raise UnboundDimensionError(
             "the graph's shapes must be static, but " + "; ".join(unbound)
-            + f". Bind them, e.g. input_shapes={{'{example}': (1, ...)}} "
-              f"(glow-run/glow-compile: --input-shape {example}=1x...)")
+            + f". Bind them, e.g. {example}")
     return result
+
+
+def _example_binding(name: str, dims: list[Dim] | None, symbols: dict[str, int]) -> str:
+    """How to bind input `name`'s shape, for the message: its declared dims with every
+    unbound one 1, in the API's and the tools' spelling."""
+    if dims is None:
+        return (f"input_shapes={{'{name}': (1, ...)}} (glow-run/glow-compile: "
+                f"--input-shape {name}=1x...)")
+    shape = [d if isinstance(d, int) else symbols.get(d, 1) if isinstance(d, str) else 1
+             for d in dims]
+    api = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    return (f"input_shapes={{'{name}': {api}}} (glow-run/glow-compile: "
+            f"--input-shape {name}={'x'.join(map(str, shape))})")
 
 
 def _given_shape(name: str, value: object, dims: list[Dim] | None) -> tuple[int, ...]:

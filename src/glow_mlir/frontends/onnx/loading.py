@@ -44,7 +44,8 @@ def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProt
 def _parse(data: bytes, what: str, path: str | None) -> ModelProto:
     """The ModelProto in `data`, read from file `path` (None: given as bytes)."""
     if not data:
-        raise OnnxImportError(f"{what} is empty, not an ONNX model")
+        verb = "are" if path is None else "is"  # "the model bytes are", "'m.onnx' is"
+        raise OnnxImportError(f"{what} {verb} empty, not an ONNX model")
     other = not_onnx(data, path)  # a saved model or MLIR text: say so, and what to do
     if other is not None:
         raise OnnxImportError(other)

@@ -49,10 +49,11 @@ def loop_steps(num_threads: int = 1, trace: bool = False) -> tuple[str, ...]:
 def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     """Planned glow_ir (in place) -> loop nests -> LLVM dialect (`--emit llvm`; the JIT
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR)."""
-    from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
-
     lower_to_loops(module, loop_steps(num_threads))
-    lower_loops_to_llvm(module, prepared=True)
+    with progress.timed_pass("loops-to-llvm"):  # its passes run per kernel, in it
+        from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
+
+        lower_loops_to_llvm(module, prepared=True)
 
 
 def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> None:
@@ -60,7 +61,6 @@ def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> No
     `prepare_loops`d), what `jit` and bundles compile. A missing loop generator is a
     CpuBackendError naming every missing instruction kind at once. Large kernels split
     their outer loops over `num_threads` threads (`glow_ir_to_loops/parallel.py`)."""
-    from glow_mlir.conversion.loops_to_llvm import prepare_loops
     from glow_mlir.conversion.pass_runner import run_pipeline
 
     try:
@@ -73,7 +73,9 @@ def lower_to_loops(module: ModuleOp, steps: Sequence[str] = LOOP_LOWERING) -> No
     except UnsupportedElementType as err:  # an element type no kernel handles
         raise CpuBackendError(err.diagnostics, f"the cpu backend cannot compile this "
                                                f"model: {err.description}") from None
-    with progress.timed_pass("prepare-loops"):
+    with progress.timed_pass("prepare-loops"):  # its module loads in it, on first use
+        from glow_mlir.conversion.loops_to_llvm import prepare_loops
+
         prepare_loops(module)
 
 
@@ -115,7 +117,7 @@ class CpuExecutor(NativeProgram):
 
                 self.tracer = Tracer.of_module(module, self.name, num_threads)
             self.module = module
-            with progress.timed_pass("llvm"):  # the translation to LLVM IR, O3, codegen
+            with progress.timed_pass(progress.LLVM):  # the translation to LLVM IR, O3, codegen
                 self.entry = jit(module, self.name)
         except LLVMTranslationException as err:  # xDSL's LLVM translation lacks a type
             what = str(err).removeprefix("Type not supported: ")

@@ -23,7 +23,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import DiagnosticError, Diagnostics, verify_module
+from glow_mlir.ir.text import DiagnosticError, Diagnostics, verify_after_pass
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
     "dce",
@@ -113,15 +113,18 @@ class GlowOptimizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_max_iterations(self.name, self.max_iterations)
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
-        passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
-        before = fingerprint(op)
+        with progress.timed_pass(progress.LOAD_PASSES):
+            passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
+        with progress.timed_pass(progress.FIXED_POINT):
+            before = fingerprint(op)
         for _ in range(self.max_iterations):
             for name, p in passes:
                 with progress.timed_pass(name):
                     p.apply(ctx, op)
                 if self.print_ir_after_each:
                     _print_after(name, op)
-            after = fingerprint(op)
+            with progress.timed_pass(progress.FIXED_POINT):
+                after = fingerprint(op)
             if after == before:
                 return
             before = after
@@ -194,7 +197,7 @@ class GraphPipelinePass(ModulePass):
             with progress.timed_pass(name):
                 run()
             if self.verify_each:
-                verify_module(op)
+                verify_after_pass(op)
             if self.print_ir_after_each:
                 _print_after(name, op)
 
