@@ -46,6 +46,7 @@ from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.types import is_float
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
@@ -290,8 +291,8 @@ def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
 
 def _refusal(op: Operation, rule: Rule | None) -> str | None:
     """Why `op` has no gradient, or None."""
-    if rule is None or len(op.results) != 1:
-        return "has no gradient"
+    if rule is None or len(op.results) != 1 or not isinstance(op, GlowOp):
+        return "has no gradient"  # rules are registered for glow ops only
     why = rule.refuses(op) if rule.refuses is not None else None
     return None if why is None else f"has no gradient: it {why}"
 
@@ -320,7 +321,7 @@ def _backward(forward: list[Operation], weights: list[SSAValue], target: SSAValu
         if why is not None or op.results[0] in blocked:
             blocked.update(v for v in op.operands if v in needs)  # checked, not built
             continue
-        assert rule is not None
+        assert rule is not None and isinstance(op, GlowOp)  # `_refusal` said so
         wants = [v in needs and rule.differentiable(i) for i, v in enumerate(op.operands)]
         for v, g, want in zip(op.operands, rule.fn(b, op, grads[op.results[0]], wants), wants):
             if g is None or not want:

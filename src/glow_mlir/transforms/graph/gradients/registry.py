@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.transforms.graph.gradients.builder import GraphBuilder
 
-RuleFn = Callable[[GraphBuilder, Operation, SSAValue, Sequence[bool]],
+RuleFn = Callable[[GraphBuilder, GlowOp, SSAValue, Sequence[bool]],
                   Sequence[SSAValue | None]]
 
 
-Refusal = Callable[[Operation], str | None]
+Refusal = Callable[[GlowOp], str | None]
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,10 @@ class Rule:
         return self.operands is None or index in self.operands
 
 
-RULES: dict[type[Operation], Rule] = {}
+RULES: dict[type[GlowOp], Rule] = {}
 
 
-def gradient(*ops: type[Operation], operands: Sequence[int] | None = None,
+def gradient(*ops: type[GlowOp], operands: Sequence[int] | None = None,
              refuses: Refusal | None = None) -> Callable[[RuleFn], RuleFn]:
     def register(fn: RuleFn) -> RuleFn:
         for op in ops:
@@ -47,7 +48,7 @@ def gradient(*ops: type[Operation], operands: Sequence[int] | None = None,
 
 def rule_for(op: Operation) -> Rule | None:
     load_rules()
-    return RULES.get(type(op))
+    return RULES.get(type(op)) if isinstance(op, GlowOp) else None
 
 
 def load_rules() -> None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.dialects.glow_ops.types import normalize_axis
 from glow_mlir.semantics.kernels.nn import windows
@@ -33,16 +34,16 @@ Grads = Sequence[SSAValue | None]
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
 
-def fused_activation(op: Operation) -> str | None:
-    act = op.str_attr("fused_activation")  # type: ignore[attr-defined]
+def fused_activation(op: GlowOp) -> str | None:
+    act = op.str_attr("fused_activation")
     if act == "none":
         return None
     return (f"has a fused activation ('{act}'); differentiate runs before fuse-activations "
             f"(on the graph as imported)")
 
 
-def _window(op: Operation) -> tuple[tuple[int, ...], ...]:
-    return (op.ints("kernels"), op.ints("strides"), op.ints("pads"))  # type: ignore[attr-defined]
+def _window(op: GlowOp) -> tuple[tuple[int, ...], ...]:
+    return (op.ints("kernels"), op.ints("strides"), op.ints("pads"))
 
 
 def _nchw(b: GraphBuilder, v: SSAValue, layout: str) -> SSAValue:
@@ -112,11 +113,11 @@ def _flip(b: GraphBuilder, w: SSAValue) -> SSAValue:
     return w
 
 
-def _conv_group(b: GraphBuilder, x: SSAValue, w: SSAValue, g: SSAValue, op: Operation,
+def _conv_group(b: GraphBuilder, x: SSAValue, w: SSAValue, g: SSAValue, op: GlowOp,
                 needs: Sequence[bool]) -> tuple[SSAValue | None, SSAValue | None]:
     """Input and filter gradients of one group (NCHW, OIHW)."""
     kernels, strides, pads = _window(op)
-    dilation = op.ints("dilation")  # type: ignore[attr-defined]
+    dilation = op.ints("dilation")
     n, c, h, wd = shape(x)
     _, _, oh, ow = shape(g)
     dx = dw = None
@@ -142,11 +143,11 @@ def _conv_group(b: GraphBuilder, x: SSAValue, w: SSAValue, g: SSAValue, op: Oper
 
 
 @gradient(glow.ConvolutionOp, refuses=fused_activation)
-def _convolution(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
-    layout = op.str_attr("layout")  # type: ignore[attr-defined]
+def _convolution(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    layout = op.str_attr("layout")
     x, w = _nchw(b, op.operands[0], layout), _nchw(b, op.operands[1], layout)
     g = _nchw(b, g, layout)
-    group = op.int_attr("group")  # type: ignore[attr-defined]
+    group = op.int_attr("group")
     n, c, h, wd = shape(x)
     o = shape(w)[0]
     cg, og = c // group, o // group
@@ -176,23 +177,23 @@ def _concat(b: GraphBuilder, parts: Sequence[SSAValue | None], dim: int) -> SSAV
 
 # ---------------------------------------------------------------------------- pools
 @gradient(glow.MaxPoolOp)
-def _max_pool(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
+def _max_pool(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     kernels, strides, pads = _window(op)
     x = op.operands[0]
     return [b.op(glow.MaxPoolGradOp, [x, g], x.type, kernels=list(kernels),
                  strides=list(strides), pads=list(pads),
-                 layout=op.str_attr("layout"))]  # type: ignore[attr-defined]
+                 layout=op.str_attr("layout"))]
 
 
 @gradient(glow.AvgPoolOp)
-def _avg_pool(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
-    layout = op.str_attr("layout")  # type: ignore[attr-defined]
+def _avg_pool(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    layout = op.str_attr("layout")
     kernels, strides, pads = _window(op)
     x = _nchw(b, op.operands[0], layout)
     g = _nchw(b, g, layout)
     n, c, h, w = shape(x)
     _, _, oh, ow = shape(g)
-    if op.bool_attr("count_include_pad"):  # type: ignore[attr-defined]
+    if op.bool_attr("count_include_pad"):
         g = b.scale(g, 1.0 / (kernels[0] * kernels[1]))
     else:
         counts = windows(np.ones((1, 1, h, w)), kernels, strides, pads).sum(axis=(-2, -1))
@@ -213,9 +214,9 @@ def _avg_pool(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]
 
 
 @gradient(glow.AdaptiveAvgPoolOp)
-def _adaptive_avg_pool(b: GraphBuilder, op: Operation, g: SSAValue,
+def _adaptive_avg_pool(b: GraphBuilder, op: GlowOp, g: SSAValue,
                        needs: Sequence[bool]) -> Grads:
-    layout = op.str_attr("layout")  # type: ignore[attr-defined]
+    layout = op.str_attr("layout")
     x = _nchw(b, op.operands[0], layout)
     g = _nchw(b, g, layout)
     n, c, h, w = shape(x)
@@ -233,7 +234,7 @@ def _adaptive_avg_pool(b: GraphBuilder, op: Operation, g: SSAValue,
 
 # ---------------------------------------------------------------------------- dense
 @gradient(glow.FullyConnectedOp, refuses=fused_activation)
-def _fully_connected(b: GraphBuilder, op: Operation, g: SSAValue,
+def _fully_connected(b: GraphBuilder, op: GlowOp, g: SSAValue,
                      needs: Sequence[bool]) -> Grads:
     x, w, _ = op.operands
     return [b.matmul(g, b.transpose(w, [1, 0])) if needs[0] else None,
@@ -242,14 +243,14 @@ def _fully_connected(b: GraphBuilder, op: Operation, g: SSAValue,
 
 
 @gradient(glow.MatMulOp)
-def _mat_mul(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
+def _mat_mul(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     x, w = op.operands
     return [b.matmul(g, b.transpose(w, [1, 0])) if needs[0] else None,
             b.matmul(b.transpose(x, [1, 0]), g) if needs[1] else None]
 
 
 @gradient(glow.BatchMatMulOp)
-def _batch_mat_mul(b: GraphBuilder, op: Operation, g: SSAValue,
+def _batch_mat_mul(b: GraphBuilder, op: GlowOp, g: SSAValue,
                    needs: Sequence[bool]) -> Grads:
     x, w = op.operands
     (bs, n, k), m = shape(x), shape(w)[2]
@@ -265,13 +266,13 @@ def _batch_mat_mul(b: GraphBuilder, op: Operation, g: SSAValue,
 
 # ---------------------------------------------------------------------------- normalization
 @gradient(glow.BatchNormalizationOp, operands=(0, 1, 2))
-def _batch_norm(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
+def _batch_norm(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     """The inference form's gradient: mean and variance are the running statistics,
     constants of the graph (Glow trains them apart from the gradient, as a moving average)."""
     x, scale, _, mean, var = op.operands
     s = shape(x)
-    ch = normalize_axis(op.int_attr("channel_idx"), len(s))  # type: ignore[attr-defined]
-    eps = op.float_attr("epsilon")  # type: ignore[attr-defined]
+    ch = normalize_axis(op.int_attr("channel_idx"), len(s))
+    eps = op.float_attr("epsilon")
     inv = b.div(b.full_like(1.0, var), b.unary(glow.SqrtOp, b.add(var, b.full_like(eps, var))))
     axes = [i for i in range(len(s)) if i != ch]
 
@@ -305,14 +306,14 @@ def _channel_window_sum(b: GraphBuilder, v: SSAValue, half: int, axis: int) -> S
 
 
 @gradient(glow.LocalResponseNormalizationOp)
-def _lrn(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
+def _lrn(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     """y = x s^-beta, s = k + alpha/size W(x^2), W the (symmetric) channel window sum:
     dx = g s^-beta - 2 alpha beta / size x W(g y / s)."""
     x, y = op.operands[0], op.results[0]
-    half = op.int_attr("half_window_size")  # type: ignore[attr-defined]
+    half = op.int_attr("half_window_size")
     size = 2 * half + 1
-    alpha, beta, k = (op.float_attr(a) for a in ("alpha", "beta", "k"))  # type: ignore[attr-defined]
-    axis = 1 if op.str_attr("layout") == "NCHW" else 3  # type: ignore[attr-defined]
+    alpha, beta, k = (op.float_attr(a) for a in ("alpha", "beta", "k"))
+    axis = 1 if op.str_attr("layout") == "NCHW" else 3
     s = b.add(b.full_like(k, x), b.scale(_channel_window_sum(b, b.mul(x, x), half, axis),
                                          alpha / size))
     direct = b.mul(g, b.binary(glow.PowOp, s, b.full_like(-beta, s)))
@@ -321,18 +322,18 @@ def _lrn(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> 
 
 
 @gradient(glow.SoftMaxOp)
-def _soft_max(b: GraphBuilder, op: Operation, g: SSAValue, needs: Sequence[bool]) -> Grads:
+def _soft_max(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     y = op.results[0]
-    axis = op.int_attr("axis")  # type: ignore[attr-defined]
+    axis = op.int_attr("axis")
     dot = b.broadcast(b.reduce_add(b.mul(g, y), [axis], keep=True), shape(y))
     return [b.mul(y, b.sub(g, dot))]
 
 
 @gradient(glow.LogSoftMaxOp)
-def _log_soft_max(b: GraphBuilder, op: Operation, g: SSAValue,
+def _log_soft_max(b: GraphBuilder, op: GlowOp, g: SSAValue,
                   needs: Sequence[bool]) -> Grads:
     y = op.results[0]
-    axis = op.int_attr("axis")  # type: ignore[attr-defined]
+    axis = op.int_attr("axis")
     total = b.broadcast(b.reduce_add(g, [axis], keep=True), shape(y))
     return [b.sub(g, b.mul(b.unary(glow.ExpOp, y), total))]
 
