@@ -159,6 +159,8 @@ def extend_outputs(fn: func.FuncOp, values: list) -> int:
     from xdsl.dialects import func as func_d
     from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, StringAttr
 
+    from glow_mlir.dialects.glow import NAME_ATTR
+
     ret = fn.body.block.last_op
     assert isinstance(ret, func_d.ReturnOp)
     first = len(ret.operands)
@@ -170,7 +172,7 @@ def extend_outputs(fn: func.FuncOp, values: list) -> int:
                                                [v.type for v in new_ret.operands])
     old = list(fn.res_attrs.data) if fn.res_attrs is not None else [
         DictionaryAttr({}) for _ in range(first)]
-    fn.res_attrs = ArrayAttr([*old, *(DictionaryAttr({"glow.name": StringAttr(f"__profile_{i}")})
+    fn.res_attrs = ArrayAttr([*old, *(DictionaryAttr({NAME_ATTR: StringAttr(f"__profile_{i}")})
                                       for i in range(len(values)))])
     return first
 

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from glow_mlir.analysis.graph_memory import tensor_bytes
+from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.ir.resources import ResourceTable, attach_table, resource_value
 from glow_mlir.transforms.partition.plan import PartitionPlan
 
@@ -59,14 +60,14 @@ def _placeholder_name(attrs: ArrayAttr | None, i: int, default: str) -> str:
     if attrs is not None and i < len(attrs.data):
         d = attrs.data[i]
         if isinstance(d, DictionaryAttr):
-            n = d.data.get("glow.name")
+            n = d.data.get(NAME_ATTR)
             if isinstance(n, StringAttr):
                 return n.data
     return f"{default}{i}"
 
 
 def _named(names: list[str]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({"glow.name": StringAttr(n)}) for n in names])
+    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 def split(plan: PartitionPlan) -> PartitionDag:

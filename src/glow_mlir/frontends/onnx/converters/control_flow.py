@@ -54,7 +54,7 @@ def if_(n: Node) -> Sequence[Value | SSAValue | None]:
     try:
         op.verify_()
     except VerifyException as err:
-        n.fail(f"'glow.if' op {err}")
+        n.fail(f"'{glow.IfOp.name}' op {err}")
     n.b.append(op)
     return list(op.results)
 
@@ -194,7 +194,7 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> lis
     try:
         op.verify_()
     except VerifyException as err:
-        n.fail(f"'glow.loop' op {err}")
+        n.fail(f"'{glow.LoopOp.name}' op {err}")
     n.b.append(op)
     return list(op.results)
 
