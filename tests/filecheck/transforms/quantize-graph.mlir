@@ -6,7 +6,7 @@
 
 // BADNAME: glow-opt: error: quantize-graph: keep_float names 'nope', which is neither an op kind (e.g. 'convolution', 'glow.add') nor a node of the graph (its nodes include fc, r, x)
 // BADSCHEMA: glow-opt: error: quantize-graph: unknown quantization schema 'pow3'; the quantization schemas are 'asymmetric', 'symmetric', 'symmetric_uint8', 'symmetric_pow2'
-// NOPROFILE: glow-opt: error: quantize-graph: give the profile file (profile=P.json)
+// NOPROFILE: glow-opt: error: invalid pass pipeline 'quantize-graph': quantize-graph: give the profile file (profile="P.json")
 
 // The profile (tests/filecheck/inputs/quantize-graph-profile.json) gives x [-1, 1],
 // fc [-2, 4] and r [0, 4]. Asymmetric: x at 2/255 with offset 0 (a range symmetric about

@@ -387,6 +387,12 @@ class QuantizeGraphPass(ModulePass):
     backend: str = ""
     """Ask this backend which quantized ops it runs (none: quantize every op that can be)."""
 
+    def __post_init__(self) -> None:
+        # A ValueError here is what xDSL's pipeline parser reports as a bad pass option, so
+        # glow-opt says "invalid pass pipeline ..." before reading any IR.
+        if not self.profile:
+            raise ValueError(f"{self.name}: give the profile file (profile=\"P.json\")")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xdsl.utils.exceptions import PassFailedException
 
