@@ -108,6 +108,15 @@ def _compiled(name: str, backend: str):
     return glow_mlir.compile(MODELS[name](), backend=backend, cache=False)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _forget_compiled():
+    """The compiled models live for this module only: their modules' weight handles
+    would otherwise stay registered for the rest of the session (test_resources checks
+    that the xDSL printer refuses two live modules with one handle)."""
+    yield
+    _compiled.cache_clear()
+
+
 def _check(name: str, backend: str, x: np.ndarray) -> None:
     want = run_onnxruntime(MODELS[name](), {"x": x})
     got = _compiled(name, backend).run({"x": x})

@@ -132,6 +132,13 @@ def _compiled(name: str, backend: str):
     return glow_mlir.compile(MODELS[name](), backend=backend, cache=False)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _forget_compiled():
+    """The compiled models live for this module only (as in test_control_flow_if)."""
+    yield
+    _compiled.cache_clear()
+
+
 def _check(name: str, backend: str, feeds: dict) -> None:
     want = run_onnxruntime(MODELS[name](), feeds)
     got = _compiled(name, backend).run(feeds)
