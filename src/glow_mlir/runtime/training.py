@@ -15,6 +15,7 @@ reshaped), which gives the way back for `weights` and `export()`.
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -229,18 +230,20 @@ def _carried_updates(sig: TrainingSignature) -> list[str]:
     return [*sig.updated, *sig.updated_momenta, *sig.updated_stats]
 
 
-class _State:
+class _State(ABC):
     """Where the weights and momenta live between steps, and how a step runs."""
 
     def __init__(self, model: CompiledModel, sig: TrainingSignature,
                  state: dict[str, np.ndarray]):
         self.model, self.sig = model, sig
 
+    @abstractmethod
     def step(self, feed: dict[str, np.ndarray]) -> float:
-        raise NotImplementedError
+        """Run one training step on `feed`; the batch's loss."""
 
+    @abstractmethod
     def weights(self) -> dict[str, np.ndarray]:
-        raise NotImplementedError
+        """The current weights, momenta and statistics, by name."""
 
 
 class _CopiedState(_State):

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 
 from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.frontends.caffe2 import table
@@ -38,7 +38,7 @@ from glow_mlir.frontends.caffe2.op import C2Op
 from glow_mlir.frontends.caffe2.schema import DATA_TYPES
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
 from glow_mlir.frontends.onnx.errors import OnnxImportError, Unsupported, UnsupportedFeature
-from glow_mlir.frontends.onnx.importer import check_fits, erase_dead_ops
+from glow_mlir.frontends.onnx.importer import bind_output, check_fits, erase_dead_ops
 from glow_mlir.ir.element_types import element_type
 from glow_mlir.ir.resources import resource_table
 
@@ -214,13 +214,7 @@ class Caffe2Importer:
                                 f"compute it")
                 self.values[name] = None
                 continue
-            if isinstance(out, SSAValue):
-                out = self.b.from_ssa(out)
-            elif isinstance(out, np.ndarray):
-                out = self.b.from_const(out)
-            check_fits(f"{self.b.context()}: output '{name}'", out.type)
-            out.take_name(name)
-            self.values[name] = out
+            self.values[name] = bind_output(self.b, name, out)
 
     def _finish(self, fn: func.FuncOp) -> None:
         results = []

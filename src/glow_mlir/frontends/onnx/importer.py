@@ -288,13 +288,7 @@ class OnnxImporter:
                     )
                 self.values[name] = _UNKNOWN
                 continue
-            if isinstance(out, SSAValue):
-                out = self.b.from_ssa(out)
-            elif isinstance(out, np.ndarray):
-                out = self.b.from_const(out)
-            check_fits(f"{self.b.context()}: output '{name}'", out.type)
-            out.take_name(name)
-            self.values[name] = out
+            self.values[name] = bind_output(self.b, name, out)
 
     def _placeholders(self, node: NodeProto) -> None:
         """Stand-ins for the outputs of a node that could not be translated, so the nodes
@@ -387,6 +381,18 @@ class OnnxImporter:
                     f"graph output '{info.name}' is declared with shape "
                     f"{declared}, but the graph computes {fmt_shape(value.shape)}"
                 )
+
+
+def bind_output(b: GraphBuilder, name: str, out: Value | SSAValue | np.ndarray) -> Value:
+    """What a converter returned for output `name` (a builder value, an SSA value or a
+    folded array) as a named builder value that fits in memory (both frontends)."""
+    if isinstance(out, SSAValue):
+        out = b.from_ssa(out)
+    elif isinstance(out, np.ndarray):
+        out = b.from_const(out)
+    check_fits(f"{b.context()}: output '{name}'", out.type)
+    out.take_name(name)
+    return out
 
 
 def check_fits(what: str, ttype: TensorType) -> None:
