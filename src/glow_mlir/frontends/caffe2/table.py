@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glow_mlir.frontends.caffe2.converters import fills, more, nn, quant, tensor
+from glow_mlir.frontends.caffe2.converters import fills, more, nn, quant, tensor, vision
 from glow_mlir.frontends.caffe2.op import C2Op
 
 Converter = Callable[[C2Op], Any]
@@ -66,6 +66,24 @@ CONVERTERS: dict[str, Converter] = {
     "Int8SumRelu": quant.int8_sum_relu,
     "Int8MaxPool": quant.int8_pool("max"),
     "Int8AveragePool": quant.int8_pool("avg"),
+    # the rest of Caffe2's Int8 family (not in Glow's loader): the float op, requantized
+    "Int8Add": quant.int8_of(tensor.binary("Add")),
+    "Int8AddRelu": quant.int8_of(tensor.binary("Add"), relu=True),
+    "Int8Sum": quant.int8_of(tensor.sum_),
+    "Int8MaxPoolRelu": quant.int8_pool("max", relu=True),
+    "Int8AveragePoolRelu": quant.int8_pool("avg", relu=True),
+    "Int8Concat": quant.int8_of(tensor.concat),
+    "Int8Reshape": quant.int8_of(tensor.reshape),
+    "Int8Flatten": quant.int8_of(nn.flatten),
+    "Int8Transpose": quant.int8_of(tensor.transpose),
+    "Int8Slice": quant.int8_of(more.slice_),
+    "Int8ChannelShuffle": quant.int8_of(vision.channel_shuffle),
+    "Int8ResizeNearest": quant.int8_of(vision.resize_nearest),
+    "Int8Sigmoid": quant.int8_of(tensor.unary("Sigmoid")),
+    "Int8Softmax": quant.int8_of(nn.softmax),
+    # CNN layers
+    "ChannelShuffle": vision.channel_shuffle,
+    "ResizeNearest": vision.resize_nearest,
     # more of Glow's loader's op set
     **{name: more.unary(name) for name in more.UNARY},
     "Sqr": more.sqr,

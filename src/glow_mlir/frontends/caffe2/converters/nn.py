@@ -155,7 +155,8 @@ def conv_transpose(op: C2Op) -> Value:
 # ---------------------------------------------------------------------- pooling
 
 
-def pool_values(op: C2Op, x: Value, kind: str) -> Value:
+def pool_values(op: C2Op, x: Value, kind: str, count_include_pad: int | None = None) -> Value:
+    """`count_include_pad` None: the op's argument (default 0, Caffe2's)."""
     order = op.order()
     nd = _spatial(op, x)
     if order == "NHWC":
@@ -171,7 +172,8 @@ def pool_values(op: C2Op, x: Value, kind: str) -> Value:
             # Caffe2's AveragePool does not count the padding unless told (Glow's loader
             # counts it by default; the numbers here are Caffe2's).
             y = op.onnx(onnx_nn.average_pool, "AveragePool", [x], opset=19,
-                        count_include_pad=op.int("count_include_pad", 0), **attrs)
+                        count_include_pad=op.int("count_include_pad", 0)
+                        if count_include_pad is None else count_include_pad, **attrs)
     return from_nchw(op, y) if order == "NHWC" else y
 
 

@@ -1,4 +1,5 @@
-"""Caffe2's Int8 ops: Int8Quantize, Int8Dequantize, Int8Conv (and Int8ConvRelu), Int8FC.
+"""Caffe2's Int8 ops: Int8Quantize, Int8Dequantize, Int8Conv (and Int8ConvRelu), Int8FC,
+and the rest of the family (`int8_of`: the float op between dequantize and quantize).
 
 Their 8-bit tensors are uint8 with a scale and a zero point (`Y_scale`, `Y_zero_point`),
 which is the dialect's `!glow.quant<ui8, scale, offset>` as it is. Int8Conv and Int8FC are
@@ -10,6 +11,7 @@ passes see the same pattern (and give the same numbers) whichever frontend built
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.dialects.builtin import f32
 
@@ -81,13 +83,16 @@ def int8_sum_relu(op: C2Op) -> Value:
     return _quantize(op, op.b.elementwise(glow.ReluOp, [total]))
 
 
-def int8_pool(kind: str) -> Callable[[C2Op], Value]:
-    """Int8MaxPool and Int8AveragePool: the float pool between dequantize and quantize."""
+def int8_pool(kind: str, relu: bool = False) -> Callable[[C2Op], Value]:
+    """Int8MaxPool and Int8AveragePool: the float pool between dequantize and quantize.
+    Int8AveragePool (QNNPACK's) divides by the whole window, the padding counted as zeros,
+    unlike the float AveragePool's default."""
     def convert(op: C2Op) -> Value:
         x = _dequantize(op, op.input(0), "input")
-        return _quantize(op, nn.pool_values(op, x, kind))
+        y = nn.pool_values(op, x, kind, count_include_pad=1)
+        return _quantize(op, op.b.elementwise(glow.ReluOp, [y]) if relu else y)
 
-    convert.__name__ = f"convert_int8_{kind}_pool"
+    convert.__name__ = f"convert_int8_{kind}_pool{'_relu' if relu else ''}"
     return convert
 
 
@@ -100,3 +105,30 @@ def int8_fc(op: C2Op) -> Value:
     w = _dequantize(op, op.input(1), "weights")
     bias = _dequantize(op, op.input(2), "bias")
     return _quantize(op, nn.fc_values(op, x, w, bias))
+
+
+def int8_of(convert: Callable[[C2Op], Any], relu: bool = False) -> Callable[[C2Op], Any]:
+    """The Int8 form of a float op (Caffe2's Int8Add, Int8Concat, Int8Reshape, ...): its
+    Int8 inputs dequantized, the float converter, each float output quantized to
+    `Y_scale`/`Y_zero_point` (relu'd first for the ...Relu forms; other outputs, such as
+    Concat's split info, as they are). Where Caffe2 requires Y's parameters to equal X's
+    (the data-movement ops), the requantization is exact."""
+    def int8_convert(op: C2Op) -> Any:
+        values = dict(op._values)
+        for name in op.proto.input:
+            v = values[name]
+            if isinstance(v.elem, QuantizedType):
+                values[name] = _dequantize(op, v, f"input '{name}'")
+        outs = convert(C2Op(op.proto, op.label, op.b, values, op._used))
+        single = not isinstance(outs, (list, tuple))
+        quantized = []
+        for i, y in enumerate([outs] if single else outs):
+            if i == 0 or (y is not None and is_float(y.elem)):
+                if relu:
+                    y = op.b.elementwise(glow.ReluOp, [y])
+                y = _quantize(op, y)
+            quantized.append(y)
+        return quantized[0] if single else quantized
+
+    int8_convert.__name__ = f"convert_int8_{getattr(convert, '__name__', 'op')}"
+    return int8_convert
