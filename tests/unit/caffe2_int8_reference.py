@@ -37,8 +37,8 @@ def requantize(acc: np.ndarray, multiplier: float, zero: int, relu: bool = False
 def _windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
              pads: tuple[int, int, int, int], fill: int) -> np.ndarray:
     """N x OH x OW x kH x kW x C views of NHWC `x` padded (top, left, bottom, right)."""
-    t, l, b, r = pads
-    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=fill)
+    top, left, bottom, right = pads
+    xp = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=fill)
     kh, kw = kernel
     oh = (xp.shape[1] - kh) // stride[0] + 1
     ow = (xp.shape[2] - kw) // stride[1] + 1

@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glow_mlir.frontends.caffe2.converters import fills, more, nn, quant, tensor, vision
+from glow_mlir.frontends.caffe2.converters import (
+    arith,
+    fills,
+    more,
+    nn,
+    quant,
+    reduce,
+    sparse,
+    tensor,
+    vision,
+)
 from glow_mlir.frontends.caffe2.op import C2Op
 
 Converter = Callable[[C2Op], Any]
@@ -102,6 +112,44 @@ CONVERTERS: dict[str, Converter] = {
     "Swish": more.swish,
     "Softplus": more.softplus,
     "LayerNorm": more.layer_norm,
+    # element-wise math, comparisons, logic
+    "Pow": arith.pow_,
+    **{name: arith.compare(name) for name in arith.COMPARE},
+    "And": tensor.binary("And"),
+    "Or": tensor.binary("Or"),
+    "Xor": tensor.binary("Xor"),
+    "Not": tensor.unary("Not"),
+    "Sign": arith.sign,
+    "Log1p": arith.log1p,
+    "Logit": arith.logit,
+    "Gelu": arith.gelu,
+    "Mod": arith.mod,
+    "Scale": arith.scale,
+    "Cast": arith.cast,
+    "HalfToFloat": arith.half_to_float,
+    "ReplaceNaN": arith.replace_nan,
+    "ElementwiseLinear": arith.elementwise_linear,
+    "DotProduct": arith.dot_product,
+    "LpNorm": arith.lp_norm,
+    # shapes
+    "Tile": arith.tile,
+    "Shape": arith.shape,
+    "Free": arith.free,
+    # reductions
+    **{name: reduce.reduction(name) for name in reduce.REDUCE},
+    **{name: reduce.front_back(name) for name in reduce.FRONT_BACK},
+    "AveragedLoss": reduce.averaged_loss,
+    "ArgMax": reduce.arg("ArgMax"),
+    "ArgMin": reduce.arg("ArgMin"),
+    "TopK": reduce.top_k,
+    # embeddings (recommendation nets)
+    "Gather": sparse.gather,
+    "BatchGather": sparse.gather,
+    "SparseLengthsSum": sparse.sparse_lengths_sum,
+    "SparseLengthsWeightedSum": sparse.sparse_lengths_sum,
+    "SparseLengthsMean": sparse.sparse_lengths_sum,
+    "LengthsSum": sparse.lengths_sum,
+    "LengthsToRanges": sparse.lengths_to_ranges,
 }
 
 RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",

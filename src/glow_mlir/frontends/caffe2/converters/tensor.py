@@ -27,27 +27,32 @@ def unary(op_type: str) -> Callable[[C2Op], Value]:
     return convert
 
 
+def operands(op: C2Op) -> tuple[Value, Value]:
+    """A and B of a binary op. With `broadcast=1`, B's dims line up with A's from `axis`
+    (default -1: B's trailing dims with A's) and the result has A's shape (Caffe2's legacy
+    broadcast); without it, numpy's broadcasting (Caffe2's since 2018)."""
+    if op.num_inputs != 2:
+        op.fail(f"takes 2 inputs, got {op.num_inputs}")
+    a, b = op.input(0), op.input(1)
+    if op.int("broadcast", 0):
+        axis = op.int("axis", -1)
+        axis = a.rank - b.rank if axis == -1 else axis
+        if not 0 <= axis <= a.rank - b.rank:
+            op.fail(f"cannot broadcast {fmt_shape(b.shape)} into {fmt_shape(a.shape)} at "
+                    f"axis {op.int('axis', -1)}")
+        b = op.b.reshape(b, [1] * axis + list(b.shape) + [1] * (a.rank - axis - b.rank))
+        if op.b.broadcast_shape([a, b]) != a.shape:
+            op.fail(f"cannot broadcast {fmt_shape(op.input(1).shape)} into "
+                    f"{fmt_shape(a.shape)} at axis {axis}")
+    return a, b
+
+
 def binary(op_type: str) -> Callable[[C2Op], Value]:
-    """A op B. With `broadcast=1`, B's dims line up with A's from `axis` (default -1: B's
-    trailing dims with A's) and the result has A's shape (Caffe2's legacy broadcast);
-    without it, numpy's broadcasting (Caffe2's since 2018)."""
+    """A op B, broadcast as `operands` says."""
     cls, fold = onnx_ew.BINARY[op_type]
 
     def convert(op: C2Op) -> Value:
-        if op.num_inputs != 2:
-            op.fail(f"takes 2 inputs, got {op.num_inputs}")
-        a, b = op.input(0), op.input(1)
-        if op.int("broadcast", 0):
-            axis = op.int("axis", -1)
-            axis = a.rank - b.rank if axis == -1 else axis
-            if not 0 <= axis <= a.rank - b.rank:
-                op.fail(f"cannot broadcast {fmt_shape(b.shape)} into {fmt_shape(a.shape)} at "
-                        f"axis {op.int('axis', -1)}")
-            b = op.b.reshape(b, [1] * axis + list(b.shape) + [1] * (a.rank - axis - b.rank))
-            if op.b.broadcast_shape([a, b]) != a.shape:
-                op.fail(f"cannot broadcast {fmt_shape(op.input(1).shape)} into "
-                        f"{fmt_shape(a.shape)} at axis {axis}")
-        return op.b.elementwise(cls, [a, b], fold)
+        return op.b.elementwise(cls, list(operands(op)), fold)
 
     convert.__name__ = f"convert_{op_type}"
     return convert
