@@ -12,11 +12,13 @@ from typing import Any
 
 from glow_mlir.frontends.caffe2.converters import (
     arith,
+    features,
     fills,
     more,
     nn,
     quant,
     reduce,
+    rowwise,
     sparse,
     tensor,
     vision,
@@ -36,6 +38,7 @@ CONVERTERS: dict[str, Converter] = {
     "Int8GivenTensorFill": fills.int8_given_tensor_fill,
     "Int8GivenIntTensorFill": fills.int8_given_int_tensor_fill,
     "ConstantFill": fills.constant_fill,
+    "GivenTensorByteStringToUInt8Fill": fills.given_tensor_byte_string_to_uint8_fill,
     # convolution, pooling, normalization
     "Conv": nn.conv,
     "ConvRelu": nn.conv,
@@ -150,6 +153,14 @@ CONVERTERS: dict[str, Converter] = {
     "SparseLengthsMean": sparse.sparse_lengths_sum,
     "LengthsSum": sparse.lengths_sum,
     "LengthsToRanges": sparse.lengths_to_ranges,
+    **{name: rowwise.rowwise_sum(name) for name in rowwise.OPS},
+    # feature processing
+    "ScatterAssign": features.scatter_assign,
+    "SparseToDense": features.sparse_to_dense,
+    "GatherND": features.gather_nd,
+    "Bucketize": features.bucketize,
+    "BatchOneHot": features.batch_one_hot,
+    "LengthsRangeFill": features.lengths_range_fill,
 }
 
 RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",

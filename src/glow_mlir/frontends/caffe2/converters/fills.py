@@ -136,3 +136,9 @@ def constant_fill(op: C2Op) -> Value:
         op.fail(f"shape {shape} {problem}")
     array: np.ndarray = np.full(shape, value, dtype=dtype)
     return op.b.from_const(array, op.proto.output[0] if op.proto.output else "cst")
+
+
+def given_tensor_byte_string_to_uint8_fill(op: C2Op) -> Value:
+    """uint8 values, the bytes of `values` (the rowwise-quantized embedding tables)."""
+    data = np.frombuffer(op.bytes("values"), dtype=np.uint8)
+    return _weight(op, _known(op, data, np.uint8, _shape(op), "'values'"))

@@ -70,9 +70,9 @@ def segment_sum(op: C2Op, rows: Value, lengths: Value, mean: bool = False) -> Va
     return op.b.reshape(out, [lengths.shape[0], *rows.shape[1:]])
 
 
-def _sparse(op: C2Op, weighted: bool) -> tuple[Value, Value]:
-    """The gathered rows (scaled by the weights) and the lengths."""
-    data = op.input(0)
+def gathered_rows(op: C2Op, data: Value, weighted: bool) -> tuple[Value, Value]:
+    """The rows of `data` (input 0, or its decoding) at the indices, scaled by the weights
+    (input 1 when `weighted`), and the lengths: inputs (DATA, [WEIGHTS], INDICES, LENGTHS)."""
     k = 2 if weighted else 1
     indices = _index_vector(op, k, "indices")
     lengths = _index_vector(op, k + 1, "lengths")
@@ -91,7 +91,7 @@ def sparse_lengths_sum(op: C2Op) -> Value:
     """SparseLengthsSum(DATA, INDICES, LENGTHS), SparseLengthsWeightedSum(DATA, WEIGHTS,
     INDICES, LENGTHS), SparseLengthsMean: DATA's rows at INDICES summed per segment."""
     weighted = op.type == "SparseLengthsWeightedSum"
-    rows, lengths = _sparse(op, weighted)
+    rows, lengths = gathered_rows(op, op.input(0), weighted)
     return segment_sum(op, rows, lengths, mean=op.type == "SparseLengthsMean")
 
 
