@@ -113,7 +113,8 @@ def test_sparse_to_dense_sums_repeated_indices() -> None:
     want = np.zeros((5, 2), np.float32)
     np.add.at(want, idx, vals)
     close(_run("SparseToDense", {"idx": idx, "v": vals, "like": randn(5)}), want)
-    got = _run("SparseToDense", {"v": vals}, weights={"idx": idx}, order=["idx", "v"])  # size from the indices
+    # the output's first dim from the (constant) indices
+    got = _run("SparseToDense", {"v": vals}, weights={"idx": idx}, order=["idx", "v"])
     close(got, want[:4])
     ivals = np.array([5, 6, 7, 8], np.int32)
     got = _run("SparseToDense", {"idx": idx, "v": ivals, "like": randn(5)})
@@ -139,3 +140,42 @@ def test_gather_nd_bucketize_batch_one_hot_lengths_range_fill() -> None:
     predict.external_output.append("r")
     r, = glow_mlir.compile((predict, init), backend="interpreter").run({})
     assert r.tolist() == [0, 1, 0, 1, 2]
+
+
+def test_fill_examples_with_indicator() -> None:
+    data = randn(3, 2)
+    ind = np.array([0, 1, 1, 0, 1], np.int32)
+    got = _run("FillExamplesWithIndicator", {"d": data, "i": ind})
+    want = np.zeros((5, 2), np.float32)
+    want[ind != 0] = data
+    close(got, want)
+
+
+def test_batch_sparse_to_dense() -> None:
+    lengths = np.array([2, 0, 3], np.int32)
+    idx = np.array([1, 3, 0, 3, 2], np.int64)
+    vals = randn(5)
+    got = _run("BatchSparseToDense", {"l": lengths, "i": idx, "v": vals}, dense_last_dim=4,
+               default_value=-1.0)
+    want = np.full((3, 4), -1.0, np.float32)
+    for b, (n, end) in enumerate(zip(lengths, np.cumsum(lengths))):
+        for k in range(end - n, end):
+            want[b, idx[k]] = vals[k]
+    close(got, want)
+
+
+def test_sparse_to_dense_mask() -> None:
+    """Per example, the value of each masked id (the default where it is missing)."""
+    idx = np.array([7, 3, 9, 3, 5], np.int64)
+    vals, default = randn(5, 2), randn(2)
+    mask = [3, 5, 7]
+    got = _run("SparseToDenseMask", {"i": idx, "v": vals, "d": default,
+                                     "l": np.array([3, 0, 2], np.int32)}, mask=mask)
+    want = np.tile(default, (3, 3, 1))
+    for b, (lo, hi) in enumerate([(0, 3), (3, 3), (3, 5)]):
+        for k in range(lo, hi):
+            if idx[k] in mask:
+                want[b, mask.index(idx[k])] = vals[k]
+    close(got, want)
+    got = _run("SparseToDenseMask", {"i": idx[:3], "v": vals[:3], "d": default}, mask=mask)
+    close(got, want[0])

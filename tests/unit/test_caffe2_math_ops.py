@@ -223,3 +223,25 @@ def test_resize_nearest() -> None:
         close(got, x[:, :, rows][:, :, :, cols])
     got, = run("ResizeNearest", {"x": x}, weights={"s": np.array([2.0, 3.0], np.float32)})
     close(got, x.repeat(2, axis=2).repeat(3, axis=3))
+
+
+def test_batch_box_cox() -> None:
+    """m = max(x + lambda2, 1e-6): log(m) where lambda1 is 0, else (m^lambda1 - 1) / lambda1."""
+    x = np.abs(randn(3, 4))
+    l1 = np.array([0.0, 0.5, -1.0, 2.0], np.float32)
+    l2 = np.array([0.1, 0.0, 1.0, -5.0], np.float32)
+    got, = run("BatchBoxCox", {"x": x}, weights={"l1": l1, "l2": l2})
+    m = np.maximum(x.astype(np.float64) + l2, 1e-6)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.where(l1 == 0, np.log(m), (m ** l1 - 1) / np.where(l1 == 0, 1, l1))
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-5, atol=1e-6)
+
+
+def test_sigmoid_cross_entropy_with_logits() -> None:
+    """-mean(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))) over the last dim."""
+    x, t = randn(3, 6, scale=3.0), np.random.default_rng(4).random((3, 6)).astype(np.float32)
+    got, = run("SigmoidCrossEntropyWithLogits", {"x": x, "t": t})
+    s = 1 / (1 + np.exp(-x.astype(np.float64)))
+    want = -(t * np.log(s) + (1 - t) * np.log(1 - s)).mean(axis=-1)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-5, atol=1e-6)
+

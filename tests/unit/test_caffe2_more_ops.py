@@ -123,3 +123,18 @@ def test_a_weight_read_by_slice_bounds() -> None:
     y, = glow_mlir.compile((predict, init), backend="interpreter",
                            input_shapes={"x": x.shape}).run({"x": x})
     close(y, x[1:3, 2:6])
+
+
+def test_rms_norm() -> None:
+    x, g, b = randn(3, 5), randn(5), randn(5)
+    predict, init = NetDef(), NetDef()
+    fill(init, "g", g)
+    fill(init, "b", b)
+    predict.external_input.extend(["x", "g", "b"])
+    add_op(predict, "RMSNorm", ["x", "g", "b"], ["y", "rrms"], eps=0.01)
+    predict.external_output.extend(["y", "rrms"])
+    y, rrms = glow_mlir.compile((predict, init), backend="interpreter",
+                                input_shapes={"x": x.shape}).run({"x": x})
+    want_rrms = 1 / np.sqrt((x * x).mean(axis=1) + 0.01)
+    np.testing.assert_allclose(rrms, want_rrms, rtol=1e-5)
+    np.testing.assert_allclose(y, x * want_rrms[:, None] * g + b, rtol=1e-5, atol=1e-6)

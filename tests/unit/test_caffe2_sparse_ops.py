@@ -100,3 +100,38 @@ def test_bad_indices_and_weights_name_the_op() -> None:
         _compile(predict, init, {"w": [1, [3]], "idx": [INT64, [5]], "len": [INT32, [2]]})
     with pytest.raises(UserError, match=r"the indices \(input #2\) must be a 1-D integer"):
         _compile(predict, init, {"w": [1, [5]], "idx": [1, [5]], "len": [INT32, [2]]})
+
+
+def test_embedding_with_a_pad_index() -> None:
+    table = randn(6, 3)
+    idx = np.array([[0, 2, 5], [2, 2, 1]], np.int64)
+    predict, init = NetDef(), NetDef()
+    fill(init, "t", table)
+    predict.external_input.extend(["t", "i"])
+    add_op(predict, "Embedding", ["t", "i"], ["e"], padIdx=2)
+    add_op(predict, "Embedding", ["t", "i"], ["f"])
+    predict.external_output.extend(["e", "f"])
+    e, f = _compile(predict, init, {"i": [INT64, [2, 3]]}).run({"i": idx})
+    want = table[idx]
+    close(f, want)
+    want[idx == 2] = 0
+    close(e, want)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_embedding_bag_by_offsets(backend: str) -> None:
+    """Bag b: indices [offsets[b], offsets[b + 1]), the last to the end; weighted."""
+    table = randn(8, 4)
+    predict, init = NetDef(), NetDef()
+    fill(init, "t", table)
+    predict.external_input.extend(["t", "w", "i", "o"])
+    add_op(predict, "EmbeddingBag", ["t", "w", "i", "o"], ["y"])
+    predict.external_output.append("y")
+    model = _compile(predict, init, {"w": [1, [6]], "i": [INT32, [6]], "o": [INT32, [3]]},
+                     backend)
+    w, idx = randn(6), np.array([7, 0, 3, 3, 1, 6], np.int32)
+    for offsets in ([0, 2, 2], [0, 1, 5]):
+        o = np.array(offsets, np.int32)
+        y, = model.run({"w": w, "i": idx, "o": o})
+        lengths = np.diff(np.append(o, 6)).astype(np.int32)
+        close(y, _segments(table[idx] * w[:, None], lengths))

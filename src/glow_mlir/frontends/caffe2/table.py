@@ -115,6 +115,7 @@ CONVERTERS: dict[str, Converter] = {
     "Swish": more.swish,
     "Softplus": more.softplus,
     "LayerNorm": more.layer_norm,
+    "RMSNorm": more.rms_norm,
     # element-wise math, comparisons, logic
     "Pow": arith.pow_,
     **{name: arith.compare(name) for name in arith.COMPARE},
@@ -134,6 +135,8 @@ CONVERTERS: dict[str, Converter] = {
     "ElementwiseLinear": arith.elementwise_linear,
     "DotProduct": arith.dot_product,
     "LpNorm": arith.lp_norm,
+    "BatchBoxCox": arith.batch_box_cox,
+    "SigmoidCrossEntropyWithLogits": arith.sigmoid_cross_entropy_with_logits,
     # shapes
     "Tile": arith.tile,
     "Shape": arith.shape,
@@ -153,6 +156,8 @@ CONVERTERS: dict[str, Converter] = {
     "SparseLengthsMean": sparse.sparse_lengths_sum,
     "LengthsSum": sparse.lengths_sum,
     "LengthsToRanges": sparse.lengths_to_ranges,
+    "Embedding": sparse.embedding,
+    "EmbeddingBag": sparse.embedding_bag,
     **{name: rowwise.rowwise_sum(name) for name in rowwise.OPS},
     # feature processing
     "ScatterAssign": features.scatter_assign,
@@ -161,6 +166,9 @@ CONVERTERS: dict[str, Converter] = {
     "Bucketize": features.bucketize,
     "BatchOneHot": features.batch_one_hot,
     "LengthsRangeFill": features.lengths_range_fill,
+    "FillExamplesWithIndicator": features.fill_examples_with_indicator,
+    "BatchSparseToDense": features.batch_sparse_to_dense,
+    "SparseToDenseMask": features.sparse_to_dense_mask,
 }
 
 RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i1
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
@@ -187,3 +187,43 @@ def free(op: C2Op) -> list[Value]:
     return op.inputs()
 
 
+
+
+def batch_box_cox(op: C2Op) -> Value:
+    """DATA [N, D], LAMBDA1 and LAMBDA2 [D]: with m = max(x + lambda2, 1e-6), log(m) where
+    lambda1 is 0, else (m ^ lambda1 - 1) / lambda1 (Caffe2's BatchBoxCox)."""
+    x, l1, l2 = op.input(0), op.input(1), op.input(2)
+    if x.rank != 2 or l1.shape != (x.shape[1],) or l2.shape != (x.shape[1],):
+        op.fail(f"takes DATA [N, D] and lambdas [D], got {fmt_shape(x.shape)}, "
+                f"{fmt_shape(l1.shape)}, {fmt_shape(l2.shape)}")
+    b = op.b
+    m = b.elementwise(glow.MaxOp, [b.elementwise(glow.AddOp, [x, l2]),
+                                   b.scalar_like(x, 1e-6, [])])
+    zero = b.elementwise(glow.CmpEqOp, [l1, b.scalar_like(l1, 0.0, [])], np.equal,
+                         result_elem=i1)
+    safe = b.select(zero, b.scalar_like(l1, 1.0, l1.shape), l1)  # no 0 / 0 where unused
+    power = b.elementwise(glow.PowOp, [m, safe])
+    boxcox = b.elementwise(glow.DivOp, [b.elementwise(glow.SubOp, [power, b.scalar_like(
+        x, 1.0, [])]), safe])
+    return b.select(zero, b.elementwise(glow.LogOp, [m]), boxcox)
+
+
+def sigmoid_cross_entropy_with_logits(op: C2Op) -> Value:
+    """The mean over the last dim of max(x, 0) - x * t + log(1 + exp(-|x|)) (the cross
+    entropy of sigmoid(x) against targets t, computed stably); `log_D_trick` and
+    `unjoined_lr_loss` are unsupported."""
+    if op.int("log_D_trick", 0) or op.int("unjoined_lr_loss", 0):
+        op.unsupported("log_D_trick=1 or unjoined_lr_loss=1")
+    x, t = op.input(0), op.input(1)
+    if x.shape != t.shape or x.rank < 1:
+        op.fail(f"logits {fmt_shape(x.shape)} and targets {fmt_shape(t.shape)} must have "
+                f"one shape of rank >= 1")
+    b = op.b
+    zero = b.scalar_like(x, 0.0, [])
+    neg_abs = b.elementwise(glow.NegOp, [b.elementwise(glow.AbsOp, [x])])
+    softplus = b.elementwise(glow.LogOp, [b.elementwise(glow.AddOp, [
+        b.scalar_like(x, 1.0, []), b.elementwise(glow.ExpOp, [neg_abs])])])
+    loss = b.elementwise(glow.AddOp, [b.elementwise(glow.SubOp, [
+        b.elementwise(glow.MaxOp, [x, zero]), b.elementwise(glow.MulOp, [x, t])]), softplus])
+    return b.op(glow.BatchedReduceMeanOp, [loss], b.tensor(x.shape[:-1], x.elem),
+                axes=[x.rank - 1])

@@ -1,5 +1,6 @@
 """Feature-processing ops of Caffe2 recommendation nets: ScatterAssign, SparseToDense,
-GatherND, Bucketize, BatchOneHot and LengthsRangeFill, composed from `glow` ops (the
+GatherND, Bucketize, BatchOneHot, LengthsRangeFill, FillExamplesWithIndicator,
+BatchSparseToDense and SparseToDenseMask, composed from `glow` ops (the
 one-hot sums as 0/1 matrix products, as in `sparse.py`)."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from xdsl.dialects.builtin import f32, i1, i32, i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
+from glow_mlir.frontends.caffe2.converters import sparse
 from glow_mlir.frontends.caffe2.op import C2Op
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters import indexing, linalg
+from glow_mlir.frontends.onnx.converters import reduce as onnx_reduce
 
 
 def scatter_assign(op: C2Op) -> Value:
@@ -99,3 +102,99 @@ def lengths_range_fill(op: C2Op) -> Value:
         op.fail(f"lengths {known.tolist()} must not be negative")
     parts = [np.arange(n, dtype=np.int32) for n in known]
     return op.b.from_const(np.concatenate(parts) if parts else np.zeros(0, np.int32))
+
+
+def fill_examples_with_indicator(op: C2Op) -> Value:
+    """DATA [M, ...] and INDICATOR [N] (integers, M of them non-zero): row n is DATA's
+    next row where INDICATOR[n] is non-zero, else zeros. Row n takes DATA row
+    (the count of non-zeros before n): a one-hot matrix times DATA."""
+    data, indicator = op.input(0), op.input(1)
+    if indicator.rank != 1 or is_float(indicator.elem) or data.rank < 1:
+        op.fail(f"takes DATA and a 1-D integer INDICATOR, got {data.type}, {indicator.type}")
+    b = op.b
+    n, m = indicator.shape[0], data.shape[0]
+    on = b.elementwise(glow.NotOp, [b.elementwise(glow.CmpEqOp, [
+        indicator, b.scalar_like(indicator, 0, [])], np.equal, result_elem=i1)], np.logical_not)
+    flags = b.convert(on, f32)
+    axis = b.from_const(np.array(0, dtype=np.int64))
+    before = op.onnx(onnx_reduce.cumsum, "CumSum", [flags, axis], exclusive=1)
+    rows = b.from_const(np.arange(m, dtype=np.float32).reshape(1, m))
+    pick = b.elementwise(glow.CmpEqOp, [b.reshape(before, [n, 1]), rows], np.equal,
+                         result_elem=i1)
+    pick = b.elementwise(glow.AndOp, [pick, b.reshape(on, [n, 1])], np.logical_and)
+    member = b.convert(pick, f32)
+    flat = b.reshape(b.convert(data, f32), [m, int(np.prod(data.shape[1:]))])
+    out = op.onnx(lambda nd: linalg.matmul_values(nd, member, flat), "MatMul", [member, flat])
+    return b.convert(b.reshape(out, [n, *data.shape[1:]]), data.elem)
+
+
+def batch_sparse_to_dense(op: C2Op) -> Value:
+    """LENGTHS [B], INDICES [K], VALUES [K] -> [B, `dense_last_dim`] (or the last dim of
+    a fourth input): row b holds segment b's values at their indices, `default_value`
+    (default 0) elsewhere. An index repeated within a segment sums its values."""
+    lengths = sparse.index_vector(op, 0, "lengths")
+    indices = sparse.index_vector(op, 1, "indices")
+    values = op.input(2)
+    if values.shape != indices.shape:
+        op.fail(f"values {fmt_shape(values.shape)} must match the indices "
+                f"{fmt_shape(indices.shape)}")
+    if op.num_inputs > 3:
+        dim = op.input(3).shape[-1]
+    else:
+        dim = op.int("dense_last_dim")
+    b = op.b
+    k = indices.shape[0]
+    columns = b.from_const(np.arange(dim, dtype=np.int64).reshape(dim, 1))
+    hit = b.convert(b.elementwise(glow.CmpEqOp, [columns, b.reshape(b.convert(indices, i64),
+                                                                     [1, k])],
+                                  np.equal, result_elem=i1), f32)  # [dim, K]
+    hit = b.transpose(hit, [1, 0])  # [K, dim]
+    scattered = b.elementwise(glow.MulOp, [hit, b.reshape(b.convert(values, f32), [k, 1])])
+    both = b.concat([scattered, hit], 1)  # [K, 2 dim]: the values and the hit counts
+    sums = sparse.segment_sum(op, both, lengths)  # [B, 2 dim]
+    total = b.slice(sums, [0, 0], [lengths.shape[0], dim])
+    count = b.slice(sums, [0, dim], [lengths.shape[0], dim])
+    empty = b.elementwise(glow.CmpEqOp, [count, b.scalar_like(count, 0.0, [])], np.equal,
+                          result_elem=i1)
+    default = b.scalar_like(total, op.float("default_value", 0.0), total.shape)
+    return b.convert(b.select(empty, default, total), values.elem)
+
+
+def sparse_to_dense_mask(op: C2Op) -> Value:
+    """INDICES [K] (ids), VALUES [K, ...], DEFAULT [...], LENGTHS [B] (optional: one
+    example) -> [B, len(mask), ...] (without LENGTHS: [len(mask), ...]): example b's
+    value for id `mask[j]` at j, DEFAULT where the example has no such id. An id repeated
+    within an example is assumed not to be (its values would be summed). The B x J x K
+    match tensor is built in full."""
+    indices = sparse.index_vector(op, 0, "indices")
+    values, default = op.input(1), op.input(2)
+    k = indices.shape[0]
+    if values.rank < 1 or values.shape[0] != k or default.shape != values.shape[1:]:
+        op.fail(f"values {fmt_shape(values.shape)} must have one row per index ({k}) and "
+                f"the default {fmt_shape(default.shape)} one row's shape")
+    mask = op.ints("mask")
+    j = len(mask)
+    b = op.b
+    if op.num_inputs > 3:
+        starts, ends = sparse.bounds(op, sparse.index_vector(op, 3, "lengths"))
+        member = sparse.membership(op, starts, ends, k)  # [B, K]
+    else:
+        member = b.from_const(np.ones((1, k), np.float32))
+    batch = member.shape[0]
+    ids = b.from_const(np.array(mask, dtype=np.int64).reshape(j, 1))
+    hit = b.convert(b.elementwise(glow.CmpEqOp, [ids, b.reshape(b.convert(indices, i64),
+                                                                  [1, k])],
+                                  np.equal, result_elem=i1), f32)  # [J, K]
+    match = b.elementwise(glow.MulOp, [b.reshape(member, [batch, 1, k]),
+                                       b.reshape(hit, [1, j, k])])
+    match = b.reshape(match, [batch * j, k])
+    row = int(np.prod(values.shape[1:]))
+    flat = b.reshape(b.convert(values, f32), [k, row])
+    total = op.onnx(lambda n: linalg.matmul_values(n, match, flat), "MatMul", [match, flat])
+    found = b.op(glow.BatchedReduceAddOp, [match], b.tensor([batch * j], f32), axes=[1])
+    empty = b.elementwise(glow.CmpEqOp, [b.reshape(found, [batch * j, 1]),
+                                         b.scalar_like(found, 0.0, [])], np.equal,
+                          result_elem=i1)
+    out = b.select(empty, b.reshape(b.convert(default, f32), [1, row]), total)
+    shape = [batch, j, *values.shape[1:]] if op.num_inputs > 3 else [j, *values.shape[1:]]
+    return b.convert(b.reshape(out, shape), values.elem)

@@ -147,3 +147,19 @@ def layer_norm(op: C2Op) -> list[Value | None]:
                 [x, scale or op.b.scalar_like(x, 1.0, x.shape[axis:]), bias], opset=17,
                 axis=axis, epsilon=op.float("epsilon", 1e-3))[0]
     return [y, None, None]
+
+
+def rms_norm(op: C2Op) -> list[Value]:
+    """X [N, D]: Y = X * rrms * gamma + beta, rrms = 1 / sqrt(mean(X^2 over D) + `eps`
+    (default 0)); the second output is rrms [N]."""
+    x, gamma, beta = op.input(0), op.input(1), op.input(2)
+    if x.rank != 2 or gamma.shape != (x.shape[1],) or beta.shape != (x.shape[1],):
+        op.fail(f"takes X [N, D], gamma and beta [D], got {fmt_shape(x.shape)}, "
+                f"{fmt_shape(gamma.shape)}, {fmt_shape(beta.shape)}")
+    b = op.b
+    square = b.elementwise(glow.MulOp, [x, x], np.multiply)
+    mean = b.op(glow.BatchedReduceMeanOp, [square], b.tensor([x.shape[0]], x.elem), axes=[1])
+    shifted = b.elementwise(glow.AddOp, [mean, b.scalar_like(mean, op.float("eps", 0.0), [])])
+    rrms = b.elementwise(glow.ReciprocalOp, [b.elementwise(glow.SqrtOp, [shifted])])
+    y = b.elementwise(glow.MulOp, [x, b.reshape(rrms, [x.shape[0], 1])])
+    return [b.elementwise(glow.AddOp, [b.elementwise(glow.MulOp, [y, gamma]), beta]), rrms]

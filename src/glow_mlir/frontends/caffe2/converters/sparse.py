@@ -33,14 +33,14 @@ def gather(op: C2Op) -> Value:
     return op.onnx(onnx_tensor.gather, "Gather", [op.input(0), op.input(1)], axis=axis)
 
 
-def _index_vector(op: C2Op, i: int, what: str) -> Value:
+def index_vector(op: C2Op, i: int, what: str) -> Value:
     v = op.input(i)
     if v.rank != 1 or is_float(v.elem) or v.elem == i1:
         op.fail(f"the {what} (input #{i}) must be a 1-D integer tensor, got {v.type}")
     return v
 
 
-def _ends(op: C2Op, lengths: Value) -> tuple[Value, Value]:
+def bounds(op: C2Op, lengths: Value) -> tuple[Value, Value]:
     """Each segment's start and end, in f32 (exact below 2^24; the running sum is a
     product, and the cpu backend multiplies floats only)."""
     lengths = op.b.convert(lengths, f32)
@@ -51,31 +51,46 @@ def _ends(op: C2Op, lengths: Value) -> tuple[Value, Value]:
 
 def segment_sum(op: C2Op, rows: Value, lengths: Value, mean: bool = False) -> Value:
     """sum (or mean: Caffe2's, 0 for an empty segment) of `rows` over each segment."""
-    count = rows.shape[0]
-    starts, ends = _ends(op, lengths)
+    starts, ends = bounds(op, lengths)
+    sizes = None
+    if mean:
+        sizes = op.b.convert(lengths, f32)
+        sizes = op.b.elementwise(glow.MaxOp, [sizes, op.b.scalar_like(sizes, 1.0, [1])],
+                                 np.maximum)
+    return sum_between(op, rows, starts, ends, sizes)
+
+
+def membership(op: C2Op, starts: Value, ends: Value, count: int) -> Value:
+    """The B x `count` f32 0/1 matrix: row b marks the positions [starts[b], ends[b])."""
     positions = op.b.from_const(np.arange(count, dtype=np.float32).reshape(1, count))
-    col = [lengths.shape[0], 1]
+    col = [starts.shape[0], 1]
     after = op.b.elementwise(glow.CmpLteOp, [op.b.reshape(starts, col), positions],
                              np.less_equal, result_elem=i1)
     before = op.b.elementwise(glow.CmpLtOp, [positions, op.b.reshape(ends, col)], np.less,
                               result_elem=i1)
-    member = op.b.convert(op.b.elementwise(glow.AndOp, [after, before], np.logical_and), f32)
-    if mean:
-        sizes = op.b.convert(op.b.reshape(lengths, col), f32)
-        sizes = op.b.elementwise(glow.MaxOp, [sizes, op.b.scalar_like(sizes, 1.0, [1, 1])],
-                                 np.maximum)
-        member = op.b.elementwise(glow.DivOp, [member, sizes])
+    return op.b.convert(op.b.elementwise(glow.AndOp, [after, before], np.logical_and), f32)
+
+
+def sum_between(op: C2Op, rows: Value, starts: Value, ends: Value,
+                sizes: Value | None = None) -> Value:
+    """For each b, the sum of rows [starts[b], ends[b]) (f32 vectors), divided by sizes[b]
+    when given: the B x I 0/1 matrix times the rows."""
+    count, segments = rows.shape[0], starts.shape[0]
+    col = [segments, 1]
+    member = membership(op, starts, ends, count)
+    if sizes is not None:
+        member = op.b.elementwise(glow.DivOp, [member, op.b.reshape(sizes, col)])
     flat = op.b.reshape(op.b.convert(rows, f32), [count, int(np.prod(rows.shape[1:]))])
     out = op.onnx(lambda n: linalg.matmul_values(n, member, flat), "MatMul", [member, flat])
-    return op.b.reshape(out, [lengths.shape[0], *rows.shape[1:]])
+    return op.b.reshape(out, [segments, *rows.shape[1:]])
 
 
 def gathered_rows(op: C2Op, data: Value, weighted: bool) -> tuple[Value, Value]:
     """The rows of `data` (input 0, or its decoding) at the indices, scaled by the weights
     (input 1 when `weighted`), and the lengths: inputs (DATA, [WEIGHTS], INDICES, LENGTHS)."""
     k = 2 if weighted else 1
-    indices = _index_vector(op, k, "indices")
-    lengths = _index_vector(op, k + 1, "lengths")
+    indices = index_vector(op, k, "indices")
+    lengths = index_vector(op, k + 1, "lengths")
     rows = op.b.gather(data, op.b.convert(indices, i64), 0)
     if weighted:
         w = op.input(1)
@@ -97,13 +112,52 @@ def sparse_lengths_sum(op: C2Op) -> Value:
 
 def lengths_sum(op: C2Op) -> Value:
     """LengthsSum(DATA, LENGTHS): DATA's consecutive rows summed per segment."""
-    return segment_sum(op, op.input(0), _index_vector(op, 1, "lengths"))
+    return segment_sum(op, op.input(0), index_vector(op, 1, "lengths"))
 
 
 def lengths_to_ranges(op: C2Op) -> Value:
     """[B, 2] int32 of (offset, length) per segment."""
-    lengths = _index_vector(op, 0, "lengths")
-    starts, _ = _ends(op, lengths)
+    lengths = index_vector(op, 0, "lengths")
+    starts, _ = bounds(op, lengths)
     col = [lengths.shape[0], 1]
     return op.b.concat([op.b.reshape(op.b.convert(starts, i32), col),
                         op.b.reshape(op.b.convert(lengths, i32), col)], 1)
+
+
+def embedding(op: C2Op) -> Value:
+    """Glow's Embedding(WEIGHTS, INDICES): WEIGHTS' rows at INDICES (any shape), zeros
+    where an index is `padIdx` (default -1: none); `scale`/`sparse` are training flags
+    Glow refuses too."""
+    if op.int("scale", 0) or op.int("sparse", 0):
+        op.unsupported("scale=1 or sparse=1 (training flags)")
+    weights, indices = op.input(0), op.input(1)
+    if weights.rank != 2 or is_float(indices.elem):
+        op.fail(f"takes 2-D weights and integer indices, got {weights.type}, {indices.type}")
+    flat = op.b.reshape(op.b.convert(indices, i64), [indices.size])
+    rows = op.b.gather(weights, flat, 0)
+    pad = op.int("padIdx", -1)
+    if pad >= 0:
+        hit = op.b.elementwise(glow.CmpEqOp, [flat, op.b.scalar_like(flat, pad, [])],
+                               np.equal, result_elem=i1)
+        hit = op.b.reshape(hit, [indices.size, 1])
+        rows = op.b.select(hit, op.b.scalar_like(rows, 0.0, rows.shape), rows)
+    return op.b.reshape(rows, [*indices.shape, weights.shape[1]])
+
+
+def embedding_bag(op: C2Op) -> Value:
+    """Glow's EmbeddingBag(DATA, WEIGHTS, INDICES, OFFSETS): bag b sums DATA's rows at
+    INDICES[OFFSETS[b]:OFFSETS[b + 1]] (the last bag to the end) scaled by WEIGHTS.
+    `lengths_mode`/`average_lengths` are hints and change nothing."""
+    data, weights = op.input(0), op.input(1)
+    indices, offsets = index_vector(op, 2, "indices"), index_vector(op, 3, "offsets")
+    if weights.shape != indices.shape:
+        op.fail(f"the weights {fmt_shape(weights.shape)} must match the indices "
+                f"{fmt_shape(indices.shape)}")
+    rows = op.b.gather(data, op.b.convert(indices, i64), 0)
+    w = op.b.reshape(op.b.convert(weights, rows.elem), [weights.shape[0]] + [1] * (rows.rank - 1))
+    rows = op.b.elementwise(glow.MulOp, [rows, w])
+    starts = op.b.convert(offsets, f32)
+    bags = offsets.shape[0]
+    end = op.b.scalar_like(starts, indices.shape[0], [1])
+    ends = op.b.concat([op.b.slice(starts, [1], [bags - 1]), end], 0) if bags > 1 else end
+    return sum_between(op, rows, starts, ends)
