@@ -179,3 +179,17 @@ def test_sparse_to_dense_mask() -> None:
     close(got, want)
     got = _run("SparseToDenseMask", {"i": idx[:3], "v": vals[:3], "d": default}, mask=mask)
     close(got, want[0])
+
+
+def test_gather_ranges() -> None:
+    data = np.arange(10, 20).astype(np.float32)
+    ranges = np.array([[[2, 3], [0, 0]], [[7, 2], [1, 1]]], np.int32)
+    predict = NetDef()
+    predict.external_input.extend(["d", "r"])
+    add_op(predict, "GatherRanges", ["d", "r"], ["out", "len"], maxOutputSize=8)
+    predict.external_output.extend(["out", "len"])
+    out, lens = glow_mlir.compile((predict, NetDef()), backend="interpreter", input_shapes={
+        "d": data.shape, "r": [INT32, [2, 2, 2]]}).run({"d": data, "r": ranges})
+    want = np.concatenate([data[s:s + n] for s, n in ranges.reshape(-1, 2)])
+    close(out, np.concatenate([want, np.zeros(8 - want.size, np.float32)]))
+    assert lens.dtype == np.int32 and lens.tolist() == [3, 3]

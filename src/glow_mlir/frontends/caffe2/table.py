@@ -169,6 +169,7 @@ CONVERTERS: dict[str, Converter] = {
     "FillExamplesWithIndicator": features.fill_examples_with_indicator,
     "BatchSparseToDense": features.batch_sparse_to_dense,
     "SparseToDenseMask": features.sparse_to_dense_mask,
+    "GatherRanges": features.gather_ranges,
 }
 
 RANDOM_FILLS = ("XavierFill", "MSRAFill", "GaussianFill", "UniformFill", "UniformIntFill",

@@ -198,3 +198,37 @@ def sparse_to_dense_mask(op: C2Op) -> Value:
     out = b.select(empty, b.reshape(b.convert(default, f32), [1, row]), total)
     shape = [batch, j, *values.shape[1:]] if op.num_inputs > 3 else [j, *values.shape[1:]]
     return b.convert(b.reshape(out, shape), values.elem)
+
+
+def gather_ranges(op: C2Op) -> list[Value]:
+    """DATA [D] and RANGES [N, M, 2] of (start, length) -> the ranges' elements, in order,
+    in an output of `maxOutputSize` (Glow's bound: Caffe2 sizes it by the run-time total;
+    the positions past the total are zeros here), and each example's total length [N]
+    (RANGES' type). Position p reads range r when its running start c_r <= p < c_r + l_r,
+    at DATA[start_r + p - c_r]: a 0/1 matrix (exact in f32 below 2^24)."""
+    data, ranges = op.input(0), op.input(1)
+    if data.rank != 1 or ranges.rank != 3 or ranges.shape[2] != 2 or is_float(ranges.elem):
+        op.fail(f"takes DATA [D] and integer RANGES [N, M, 2], got {data.type}, {ranges.type}")
+    size = op.int("maxOutputSize")
+    if size < 1:
+        op.fail(f"maxOutputSize must be positive, got {size}")
+    b = op.b
+    n, m = ranges.shape[0], ranges.shape[1]
+    pairs = b.convert(b.reshape(ranges, [n * m, 2]), f32)
+    starts = b.reshape(b.slice(pairs, [0, 0], [n * m, 1]), [n * m])
+    lengths = b.reshape(b.slice(pairs, [0, 1], [n * m, 1]), [n * m])
+    firsts, lasts = sparse.bounds(op, lengths)  # each range's place in the output
+    covers = sparse.membership(op, firsts, lasts, size)  # [R, size]
+    offset = b.elementwise(glow.SubOp, [starts, firsts])  # source index = p + offset_r
+    where = b.op(glow.BatchedReduceAddOp, [b.elementwise(glow.MulOp, [
+        covers, b.reshape(offset, [n * m, 1])])], b.tensor([size], f32), axes=[0])
+    positions = b.from_const(np.arange(size, dtype=np.float32))
+    hit = b.op(glow.BatchedReduceAddOp, [covers], b.tensor([size], f32), axes=[0])
+    source = b.elementwise(glow.MulOp, [b.elementwise(glow.AddOp, [where, positions]), hit])
+    gathered = b.gather(data, b.convert(source, i64), 0)
+    empty = b.elementwise(glow.CmpEqOp, [hit, b.scalar_like(hit, 0.0, [])], np.equal,
+                          result_elem=i1)
+    out = b.select(empty, b.scalar_like(gathered, 0, [size]), gathered)
+    totals = b.op(glow.BatchedReduceAddOp, [b.reshape(lengths, [n, m])], b.tensor([n], f32),
+                  axes=[1])
+    return [out, b.convert(totals, ranges.elem)]
