@@ -4,6 +4,7 @@ onnxruntime's `quantize_static` on the same model and data.
     python benchmarks/quantized_accuracy.py [--models digits_cnn,digits_mlp,cancer_mlp]
                                             [--backend cpu|interpreter]
     python benchmarks/quantized_accuracy.py --fidelity resnet50,mobilenetv2,bert_base
+                                            [--calibration-batches 4] [--test-batches 4]
 
 Accuracy (benchmarks/trained_models.py: real data, fixed splits and seeds): top-1 on the
 test split of the float model and of int8 models profiled on the disjoint calibration
@@ -11,7 +12,7 @@ split, min/max and KL calibration, per tensor and per channel (channelwise_conv 
 rowwise_fc); onnxruntime's quantize_static (QDQ, S8S8, MinMax and Entropy, per tensor and
 per channel) with the same calibration batches, run by onnxruntime.
 
-Fidelity (benchmarks/bench_models.py REAL_MODELS, random weights: no accuracy to speak
+Fidelity (benchmarks/real_models.py's exports, random weights: no accuracy to speak
 of): SQNR (dB) of the int8 outputs against the float ones on random inputs, ours and
 onnxruntime's. Nothing is asserted.
 """
@@ -103,30 +104,56 @@ def sqnr_db(ref: list[np.ndarray], got: list[np.ndarray]) -> float:
     return float("inf") if noise == 0 else 10 * np.log10(signal / noise)
 
 
+def random_batches(example: dict[str, np.ndarray], n: int, seed: int) -> list[dict]:
+    """`n` inputs shaped as the corpus's example: float ones N(0, 1) (images), integer
+    ones token ids below the example's largest plus one, masks (0/1) kept as they are."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        feeds = {}
+        for k, v in example.items():
+            if v.dtype.kind == "f":
+                feeds[k] = rng.standard_normal(v.shape).astype(v.dtype)
+            elif v.max(initial=0) <= 1:
+                feeds[k] = v
+            else:
+                feeds[k] = rng.integers(0, int(v.max()) + 1, v.shape).astype(v.dtype)
+        out.append(feeds)
+    return out
+
+
+FIDELITY = {"resnet50": ("resnet50", {}), "mobilenetv2": ("mobilenet_v2", {}),
+            "bert_base": ("bert", {"num_hidden_layers": 12})}
+
+
 def fidelity_table(names: list[str], backend: str, calibration_batches: int,
                    test_batches: int) -> None:
-    from bench_models import REAL_MODELS
-    from quantization import batches
+    from real_models import corpus, make_spec
 
-    print(f"SQNR (dB) of int8 outputs vs float, random weights; {calibration_batches} "
-          f"calibration batches (seed 0), {test_batches} test batches (seed 1); {backend}")
-    print(f"{'model':12s} {'glow minmax':>11s} {'per-chan':>8s} {'ort minmax':>10s} "
-          f"{'per-chan':>8s}")
+    print(f"SQNR (dB) of int8 outputs (the first) vs float, random weights; "
+          f"{calibration_batches} calibration inputs (seed 0), {test_batches} test inputs "
+          f"(seed 1); glow-mlir on {backend}, min/max calibration, asymmetric; onnxruntime "
+          f"quantize_static QDQ S8S8 MinMax against onnxruntime's float")
+    print(f"{'model':12s} {'glow':>6s} {'per-chan':>8s} {'ort':>6s} {'per-chan':>8s}  "
+          f"glow int8 ops (per tensor)")
     for name in names:
-        model = REAL_MODELS[name]()
-        calib, tests = batches(model, calibration_batches, 0), batches(model, test_batches, 1)
+        base, config = FIDELITY.get(name, (name, {}))
+        ((_, model, example),) = corpus([make_spec(base, **config)])
+        calib = random_batches(example, calibration_batches, 0)
+        tests = random_batches(example, test_batches, 1)
         fp = glow_mlir.compile(model, backend=backend, progress=False)
         ref = [fp.run(b)[0] for b in tests]
         profile = glow_mlir.profile(model, calib, backend=backend)
-        row = []
+        row, ops = [], 0
         for per_channel in (False, True):
             q = glow_quantized(model, profile, backend, "minmax", per_channel)
             row.append(sqnr_db(ref, [q.run(b)[0] for b in tests]))
+            ops = ops or sum(q.quantization.quantized.values())
         ort_ref = ort_run(model, tests)
         for per_channel in (False, True):
             qm = ort_quantize(model, calib, "MinMax", per_channel)
             row.append(sqnr_db(ort_ref, ort_run(qm, tests)))
-        print(f"{name:12s} {row[0]:11.1f} {row[1]:8.1f} {row[2]:10.1f} {row[3]:8.1f}",
+        print(f"{name:12s} {row[0]:6.1f} {row[1]:8.1f} {row[2]:6.1f} {row[3]:8.1f}  {ops}",
               flush=True)
 
 
@@ -134,7 +161,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--backend", default="cpu", choices=("interpreter", "cpu"))
-    p.add_argument("--fidelity", default="", help="REAL_MODELS names (e.g. resnet50)")
+    p.add_argument("--fidelity", default="", help=f"models of the corpus ({', '.join(FIDELITY)}, "
+                   f"or a real_models.py name)")
     p.add_argument("--calibration-batches", type=int, default=4)
     p.add_argument("--test-batches", type=int, default=4)
     args = p.parse_args()
