@@ -240,3 +240,24 @@ def test_bias_kinds_of_the_reference_kernel():
     np.testing.assert_array_equal(a, b)
     # by hand: row 0 of x centered [2, -5, 9] . [1, 2, 3] = 19, + 4 -> 23 * 0.25 / 0.25
     assert a[0, 0] == 23
+
+
+def test_glow_compile_quantizes_per_channel(tmp_path, capsys):
+    import onnx
+
+    from glow_mlir.tools import glow_compile
+
+    model = MODELS["conv"]()
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, path)
+    prof = tmp_path / "P.json"
+    glow_mlir.profile(model, _batches(model), backend="interpreter").save(prof)
+    glow_compile.main([str(path), "--backend", "interpreter", "--load-profile", str(prof),
+                       "--channelwise-conv", "--rowwise-fc", "--emit", "optimized-graph"])
+    assert "glow.channelwise_quantized_convolution" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        glow_compile.main([str(path), "--channelwise-conv"])
+    assert done.value.code == 1
+    err = capsys.readouterr().err
+    assert "--channelwise-conv choose how --load-profile quantizes" in err
+    assert "Traceback" not in err
