@@ -261,3 +261,22 @@ def test_glow_compile_quantizes_per_channel(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--channelwise-conv choose how --load-profile quantizes" in err
     assert "Traceback" not in err
+
+
+def test_cpu_refuses_per_channel_weights_that_are_inputs(tmp_path):
+    """The float route needs the filter, scales and offsets as constants; given as inputs,
+    the cpu backend says which instructions it cannot compile, in one error."""
+    from glow_mlir.ir.errors import UserError
+
+    ir = """
+func.func @f(%xq: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x6xi8>, %b: tensor<4xf32>, %s: tensor<4xf32>, %o: tensor<4xi32>) -> tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>> {
+  %y = glow.rowwise_quantized_fully_connected %xq, %w, %b, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+  func.return %y : tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+}
+"""
+    path = tmp_path / "m.mlir"
+    path.write_text(ir)
+    glow_mlir.compile(str(path), backend="interpreter", cache=False)  # the interpreter runs it
+    with pytest.raises(UserError, match="no code generator for the instruction kinds "
+                                        r"glow_ir.rowwise_quantized_fully_connected \(1\)"):
+        glow_mlir.compile(str(path), backend="cpu", cache=False)
