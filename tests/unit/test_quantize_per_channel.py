@@ -214,7 +214,7 @@ def test_bias_kinds_of_the_reference_kernel():
 
     class _Op:  # the kernel reads its operands' and result's types only
         def __init__(self, bias_type):
-            from xdsl.dialects.builtin import TensorType, f32, i8
+            from xdsl.dialects.builtin import TensorType, i8
 
             from glow_mlir.dialects.glow_ops.types import QuantizedType
 

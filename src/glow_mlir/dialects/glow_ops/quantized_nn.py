@@ -14,6 +14,8 @@ Glow's Int32 bias), or float (real as it is: Glow also allows a float bias).
 
 from __future__ import annotations
 
+from typing import Any
+
 from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
@@ -39,7 +41,7 @@ def _is_i8(t) -> bool:
     return is_int(t) and t.width.data == 8
 
 
-def _check_channel_params(op: GlowOp, weights, channels: int, wname: str) -> None:
+def _check_channel_params(op: Any, weights, channels: int, wname: str) -> None:
     """Quantized input and result, an i8 filter, f32 scales and i32 offsets per channel,
     an i32 or float bias per channel."""
     require_elem("input", op.input, is_quantized, "quantized (!glow.quant)")
@@ -85,7 +87,8 @@ class ChannelwiseQuantizedConvolutionOp(GlowOp):
         require(group > 0, f"group must be positive, got {group}")
         require(c % group == 0, f"group {group} does not divide the {c} input channels")
         require(o % group == 0, f"group {group} does not divide the {o} output channels")
-        require_shape("filter", self.filter, image_shape(o, c // group, *kernels, layout),
+        want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
+        require_shape("filter", self.filter, want_filter,
                       f"{o} filters of {c // group} channels, kernels {list(kernels)}")
         oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
         require_shape("result", self.result, image_shape(n, o, oh, ow, layout),

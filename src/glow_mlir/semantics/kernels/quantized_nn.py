@@ -13,13 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.semantics.kernels.nn import from_nchw, to_nchw, windows
 from glow_mlir.semantics.numerics import elem, quantize
 from glow_mlir.semantics.registry import kernel
 
 
+def _qtype(value) -> QuantizedType:
+    t = elem(value)
+    assert isinstance(t, QuantizedType)  # the verifier's
+    return t
+
+
 def _input_scale_offset(op) -> tuple[np.float64, int]:
-    t = elem(op.input)
+    t = _qtype(op.input)
     return np.float64(np.float32(t.scale.data)), int(t.offset.data)
 
 
@@ -34,7 +41,7 @@ def _requantize(op, acc: np.ndarray, bias: np.ndarray, scales: np.ndarray,
         real = (acc + bias.astype(np.int64).reshape(shape)).astype(np.float64) * step
     else:
         real = acc.astype(np.float64) * step + bias.astype(np.float64).reshape(shape)
-    return quantize(real, elem(op.result))
+    return quantize(real, _qtype(op.result))
 
 
 def _centered(q: np.ndarray, offsets: np.ndarray, axis: int) -> np.ndarray:

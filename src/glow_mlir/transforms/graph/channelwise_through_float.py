@@ -27,15 +27,15 @@ from glow_mlir.transforms.graph.utils import constant_value, erase_dead_constant
 def real_weights(op: Operation) -> tuple[np.ndarray, np.ndarray] | None:
     """(float32 filter or weights in the op's own layout, float32 bias), or None when one
     of the parameters is not a constant."""
-    arrays = [constant_value(v) for v in op.operands[1:5]]
-    if any(a is None for a in arrays):
+    w, b, scales, offsets = (constant_value(v) for v in op.operands[1:5])
+    if w is None or b is None or scales is None or offsets is None:
         return None
-    w, b, scales, offsets = arrays
     shape = (-1,) + (1,) * (w.ndim - 1)
     s64 = scales.astype(np.float32).astype(np.float64)
     real_w = (w.astype(np.int64) - offsets.astype(np.int64).reshape(shape)) * s64.reshape(shape)
     if b.dtype.kind in "iu":
-        sx = np.float64(np.float32(op.operands[0].type.get_element_type().scale.data))
+        qtype = op.operands[0].type.get_element_type()  # type: ignore[attr-defined]
+        sx = np.float64(np.float32(qtype.scale.data))
         real_b = b.astype(np.float64) * sx * s64
     else:
         real_b = b.astype(np.float64)
@@ -47,6 +47,7 @@ def _float_route(op: Operation) -> bool:
     if reals is None:
         return False
     w, b = reals
+    kind: type[Operation]
     if isinstance(op, glow.RowwiseQuantizedFullyConnectedOp):
         kind, w = glow.FullyConnectedOp, np.ascontiguousarray(w.T)
     else:

@@ -374,11 +374,12 @@ class _Quantizer:
         if weights is None or bias is None:
             self.keep(op, "weights or bias not constant")
             return
+        assert isinstance(op, (glow.ConvolutionOp, glow.FullyConnectedOp))
         if op.str_attr("fused_activation") != "none":
             self.keep(op, "fused activation (the per-channel ops have none)")
             return
-        conv = isinstance(op, glow.ConvolutionOp)
-        if conv:
+        kind: type[Operation]
+        if isinstance(op, glow.ConvolutionOp):
             kind = glow.ChannelwiseQuantizedConvolutionOp
             rows = weights.reshape(weights.shape[0], -1)
             schema = Schema.SYMMETRIC_POW2 if self.schema is Schema.SYMMETRIC_POW2 \
