@@ -280,3 +280,15 @@ func.func @f(%xq: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tens
     with pytest.raises(UserError, match="no code generator for the instruction kinds "
                                         r"glow_ir.rowwise_quantized_fully_connected \(1\)"):
         glow_mlir.compile(str(path), backend="cpu", cache=False)
+
+
+def test_power_of_two_schema_gives_power_of_two_channel_scales():
+    model = MODELS["conv"]()
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    module, _ = _quantized(model, profile, QuantizationConfig(schema="symmetric_pow2",
+                                                              channelwise_conv=True))
+    (op,) = [op for op in module.walk() if isinstance(op, glow.ChannelwiseQuantizedConvolutionOp)]
+    scales = _stored(module, _batches(model, 1)[0])[op.operands[3]]
+    exponents = np.log2(scales.astype(np.float64))
+    np.testing.assert_array_equal(exponents, np.round(exponents))
+    assert len(np.unique(scales)) > 1

@@ -19,6 +19,11 @@ By `QuantRule`:
   that no operand is clipped before the op (an add's result range need not hold its
   operands').
 
+With `channelwise_conv` / `rowwise_fc`, a dense op becomes its per-channel form instead
+(glow.channelwise_quantized_convolution, glow.rowwise_quantized_fully_connected): i8
+weights with an f32 scale and an i32 offset per output channel as constant operands,
+the bias i32 at s_in * scale[o].
+
 It does not fire for an op named in `keep-float` (its kind, `convolution` or
 `glow.convolution`, or its node name), for an edge without a profile entry (an op the
 profile never ran), for non-constant weights or bias, or when the backend says it cannot
