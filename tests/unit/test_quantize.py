@@ -70,10 +70,10 @@ def test_config_checks_its_fields():
         glow_mlir.QuantizationConfig(calibration="entropy")
     with pytest.raises(UserError, match="unknown quantization precision 'int4'"):
         glow_mlir.QuantizationConfig(precision="int4")
-    with pytest.raises(UserError, match="channelwise_conv=True needs a quantized op"):
-        glow_mlir.QuantizationConfig(channelwise_conv=True)
-    with pytest.raises(UserError, match="rowwise_fc=True"):
-        glow_mlir.QuantizationConfig(rowwise_fc=True)
+    with pytest.raises(UserError, match="channelwise_conv must be True or False, got 'yes'"):
+        glow_mlir.QuantizationConfig(channelwise_conv="yes")
+    with pytest.raises(UserError, match="rowwise_fc must be True or False"):
+        glow_mlir.QuantizationConfig(rowwise_fc=1)
     assert glow_mlir.QuantizationConfig(keep_float=["relu"]).keep_float == ("relu",)
 
 

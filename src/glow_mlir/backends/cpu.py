@@ -140,10 +140,18 @@ class CpuBackend(Backend):
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Quantized convolution and fully_connected through the float kernels, the int8
         ops around them kept (`transforms/graph/dense_through_float.py`): there are no
-        int8 dense kernels yet."""
+        int8 dense kernels yet. The per-channel quantized ones too
+        (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
+        `integer_pools_through_float.py`)."""
+        from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+        from glow_mlir.transforms.graph.integer_pools_through_float import (
+            integer_pools_through_float,
+        )
 
-        return dense_through_float(module)
+        per_channel = channelwise_through_float(module)
+        pools = integer_pools_through_float(module)
+        return dense_through_float(module) | per_channel | pools
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes

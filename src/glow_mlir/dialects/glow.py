@@ -20,11 +20,14 @@ from glow_mlir.dialects.glow_ops.elementwise import *  # noqa: F403
 from glow_mlir.dialects.glow_ops.elementwise import BINARY_OPS, ELEMENTWISE_OPS, UNARY_OPS
 from glow_mlir.dialects.glow_ops.nn import *  # noqa: F403
 from glow_mlir.dialects.glow_ops.nn import NN_OPS
+from glow_mlir.dialects.glow_ops.quantized_nn import *  # noqa: F403
+from glow_mlir.dialects.glow_ops.quantized_nn import QUANTIZED_NN_OPS
 from glow_mlir.dialects.glow_ops.trigonometry import *  # noqa: F403
 from glow_mlir.dialects.glow_ops.trigonometry import TRIGONOMETRY_OPS
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 
-ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *ELEMENTWISE_OPS, *TRIGONOMETRY_OPS)
+ALL_OPS: tuple[type[GlowOp], ...] = (*DATA_OPS, *NN_OPS, *QUANTIZED_NN_OPS, *ELEMENTWISE_OPS,
+                                     *TRIGONOMETRY_OPS)
 """The graph ops (Glow's nodes): each has a kernel and an instruction or a lowering.
 `CONTROL_FLOW_OPS` (`glow.if`, `glow.loop`, `glow.yield`) are in the dialect but not here."""
 

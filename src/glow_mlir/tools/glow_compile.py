@@ -281,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-float", action="append", default=[], metavar="NAME",
                    help="an op kind or node name to leave in float (with --load-profile); "
                         "repeat for more")
+    p.add_argument("--channelwise-conv", action="store_true",
+                   help="quantize convolution filters per output channel (with "
+                        "--load-profile)")
+    p.add_argument("--rowwise-fc", action="store_true",
+                   help="quantize fully-connected weights per row (with --load-profile)")
     p.add_argument("--cpu", metavar="NAME",
                    help="with --emit-bundle: the LLVM CPU name to compile for (x86-64, "
                         "x86-64-v3, znver4, ...; default: this host's)")
@@ -470,7 +475,9 @@ def _check_quantization_flags(args: argparse.Namespace) -> None:
                         "quantizes with one: give them in separate commands")
     given = [f for f, on in (("--quantization-schema", args.quantization_schema != "asymmetric"),
                              ("--calibration", args.calibration != "minmax"),
-                             ("--keep-float", args.keep_float)) if on]
+                             ("--keep-float", args.keep_float),
+                             ("--channelwise-conv", args.channelwise_conv),
+                             ("--rowwise-fc", args.rowwise_fc)) if on]
     if given and not args.load_profile:
         raise UserError(f"{', '.join(given)} choose how --load-profile quantizes: give "
                         f"--load-profile P.yaml too")
@@ -480,7 +487,8 @@ def _config(args: argparse.Namespace):
     from glow_mlir.transforms.graph.quantize_graph import QuantizationConfig
 
     return QuantizationConfig(schema=args.quantization_schema, calibration=args.calibration,
-                              keep_float=tuple(args.keep_float))
+                              channelwise_conv=args.channelwise_conv,
+                              rowwise_fc=args.rowwise_fc, keep_float=tuple(args.keep_float))
 
 
 def _quantizer(args: argparse.Namespace, module) -> tuple:

@@ -300,6 +300,22 @@ class NonMaxSuppressionOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class ChannelwiseQuantizedConvolutionOp(GraphInstrOp):
+    """Destination-passing form of `glow.channelwise_quantized_convolution`."""
+
+    name = "glow_ir.channelwise_quantized_convolution"
+    GRAPH_OP: ClassVar = glow.ChannelwiseQuantizedConvolutionOp
+
+
+@irdl_op_definition
+class RowwiseQuantizedFullyConnectedOp(GraphInstrOp):
+    """Destination-passing form of `glow.rowwise_quantized_fully_connected`."""
+
+    name = "glow_ir.rowwise_quantized_fully_connected"
+    GRAPH_OP: ClassVar = glow.RowwiseQuantizedFullyConnectedOp
+
+
+@irdl_op_definition
 class ReluOp(GraphInstrOp):
     """Destination-passing form of `glow.relu`."""
 
@@ -687,6 +703,8 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     SpaceToDepthOp,
     RoiAlignOp,
     NonMaxSuppressionOp,
+    ChannelwiseQuantizedConvolutionOp,
+    RowwiseQuantizedFullyConnectedOp,
     ReluOp,
     SigmoidOp,
     TanhOp,

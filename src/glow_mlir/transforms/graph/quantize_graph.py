@@ -19,6 +19,11 @@ By `QuantRule`:
   that no operand is clipped before the op (an add's result range need not hold its
   operands').
 
+With `channelwise_conv` / `rowwise_fc`, a dense op becomes its per-channel form instead
+(glow.channelwise_quantized_convolution, glow.rowwise_quantized_fully_connected): i8
+weights with an f32 scale and an i32 offset per output channel as constant operands,
+the bias i32 at s_in * scale[o].
+
 It does not fire for an op named in `keep-float` (its kind, `convolution` or
 `glow.convolution`, or its node name), for an edge without a profile entry (an op the
 profile never ran), for non-constant weights or bias, or when the backend says it cannot
@@ -37,7 +42,7 @@ from typing import ClassVar
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, i32
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -66,9 +71,10 @@ I8 = IntegerType(8)
 class QuantizationConfig:
     """How `glow_mlir.compile(..., profile=P, quantization=...)` quantizes: the schema and
     calibration (`analysis/quant_params.py`), the precision (int8), and the ops kept in
-    float (`keep_float`: op kinds or node names). Per-channel convolution filters and
-    per-row fully-connected weights need quantized ops with a scale per channel, which
-    the dialect does not have yet: asking for them is an error, not a silent no-op."""
+    float (`keep_float`: op kinds or node names). `channelwise_conv`: convolution filters
+    quantized per output channel, symmetric (glow.channelwise_quantized_convolution);
+    `rowwise_fc`: fully-connected weights per output row, by the schema
+    (glow.rowwise_quantized_fully_connected)."""
 
     schema: str = "asymmetric"
     calibration: str = "minmax"
@@ -84,10 +90,8 @@ class QuantizationConfig:
             raise UserError(f"unknown quantization precision {self.precision!r}; the "
                             f"precision is 'int8'")
         for flag in ("channelwise_conv", "rowwise_fc"):
-            if getattr(self, flag):
-                raise UserError(f"{flag}=True needs a quantized op with one scale per "
-                                f"channel or row, which glow-mlir does not have yet; "
-                                f"quantize per tensor (the default)")
+            if not isinstance(getattr(self, flag), bool):
+                raise UserError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if isinstance(self.keep_float, str):
             object.__setattr__(self, "keep_float", (self.keep_float,))
         object.__setattr__(self, "keep_float", tuple(self.keep_float))
@@ -301,6 +305,9 @@ class _Quantizer:
                 return
             in_types = [out_type] * len(op.operands)
             operands = None
+        elif self.per_channel(op):
+            self.quantize_per_channel(op)
+            return
         else:
             planned = self.plan_dense(op)
             if planned is None:
@@ -320,17 +327,7 @@ class _Quantizer:
             operands = [self.as_quantized(operands[0], in_types[0], op), *operands[1:]]
         new = type(op).create(operands=operands, result_types=[result_type],
                               attributes=dict(op.attributes), properties=dict(op.properties))
-        Rewriter.insert_op(new, InsertPoint.before(op))
-        new.results[0].name_hint = op.results[0].name_hint
-        dq = glow.DequantizeOp.make([new.results[0]], op.results[0].type)
-        Rewriter.insert_op(dq, InsertPoint.before(op))
-        self.source[dq.results[0]] = new.results[0]
-        self.original[dq.results[0]] = self.original.get(op.results[0], op.results[0])
-        self.names[dq.results[0]] = self.names.get(op.results[0], ("", 0))
-        op.results[0].replace_all_uses_with(dq.results[0])
-        op.detach()
-        op.erase()
-        self.report.quantized[op.name] += 1
+        self.replace(op, new)
 
     def plan_dense(self, op: Operation):
         """(operand types, result type, operands with the new weights and bias), or None
@@ -353,6 +350,89 @@ class _Quantizer:
         qw = self.constant(quantize(weights, tw), wtype, op, "qweights")
         qb = self.constant(qbias, btype, op, "qbias")
         return [tin, wtype, btype], tout, [x, qw, qb]
+
+    # ------------------------------------------------------------ per channel
+    def per_channel(self, op: Operation) -> bool:
+        return ((self.config.channelwise_conv and isinstance(op, glow.ConvolutionOp)) or
+                (self.config.rowwise_fc and isinstance(op, glow.FullyConnectedOp)))
+
+    def channel_params(self, rows: np.ndarray, schema: Schema) -> tuple[np.ndarray, np.ndarray]:
+        """f32 scales and i32 offsets of each row of `rows` [channels, -1], from its own
+        min and max."""
+        params = [choose_params(float(r.min()) if r.size else 0.0,
+                                float(r.max()) if r.size else 0.0, schema) for r in rows]
+        scales = np.array([p[0] for p in params], np.float32).reshape(len(rows))
+        offsets = np.array([p[1] for p in params], np.int32).reshape(len(rows))
+        return scales, offsets
+
+    def quantize_per_channel(self, op: Operation) -> None:
+        """glow.convolution -> glow.channelwise_quantized_convolution (filters symmetric per
+        output channel; power-of-2 scales under that schema), glow.fully_connected ->
+        glow.rowwise_quantized_fully_connected (rows of the transposed weights by the
+        schema): i8 weights, f32 scales and i32 offsets, the bias i32 at s_in * scales[o]."""
+        x, w, b = op.operands[:3]
+        tin, tout = self.current_type(x), self.result_type(op)
+        weights, bias = constant_value(w), constant_value(b)
+        if tin is None or tout is None:
+            self.keep(op, self.unprofiled(op))
+            return
+        if weights is None or bias is None:
+            self.keep(op, "weights or bias not constant")
+            return
+        assert isinstance(op, (glow.ConvolutionOp, glow.FullyConnectedOp))
+        if op.str_attr("fused_activation") != "none":
+            self.keep(op, "fused activation (the per-channel ops have none)")
+            return
+        kind: type[Operation]
+        if isinstance(op, glow.ConvolutionOp):
+            kind = glow.ChannelwiseQuantizedConvolutionOp
+            rows = weights.reshape(weights.shape[0], -1)
+            schema = Schema.SYMMETRIC_POW2 if self.schema is Schema.SYMMETRIC_POW2 \
+                else Schema.SYMMETRIC
+        else:
+            kind = glow.RowwiseQuantizedFullyConnectedOp
+            weights = np.ascontiguousarray(weights.T)
+            rows = weights
+            schema = Schema.SYMMETRIC if self.schema is Schema.SYMMETRIC_UINT8 else self.schema
+        scales, offsets = self.channel_params(rows, schema)
+        shape = (-1,) + (1,) * (weights.ndim - 1)
+        lo, hi = storage_range(8)
+        qw = np.clip(np.rint(weights.astype(np.float64) / scales.astype(np.float64).reshape(shape))
+                     + offsets.reshape(shape), lo, hi).astype(np.int8)
+        step = np.float64(np.float32(tin.scale.data)) * scales.astype(np.float64)
+        ilo, ihi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+        qb = np.clip(np.rint(bias.astype(np.float64) / step), ilo, ihi).astype(np.int32)
+        result_type = TensorType(tout, op.results[0].type.get_shape())  # type: ignore[attr-defined]
+        operand_types = (TensorType(tin, x.type.get_shape()),  # type: ignore[attr-defined]
+                         TensorType(I8, qw.shape), TensorType(i32, qb.shape),
+                         TensorType(f32, scales.shape), TensorType(i32, offsets.shape))
+        if self.backend is not None and not self.backend.is_op_supported(
+                NodeInfo(kind, operand_types, (result_type,))):
+            self.keep(op, f"backend '{self.backend.name}' has no per-channel int8 kernel")
+            return
+        operands = [self.as_quantized(x, tin, op),
+                    self.constant(qw, operand_types[1], op, "qweights"),
+                    self.constant(qb, operand_types[2], op, "qbias"),
+                    self.constant(scales, operand_types[3], op, "qscales"),
+                    self.constant(offsets, operand_types[4], op, "qoffsets")]
+        attrs = {k: v for k, v in op.attributes.items()
+                 if k not in ("fused_activation", "fused_activation_args")}
+        new = kind.create(operands=operands, result_types=[result_type], attributes=attrs)
+        self.replace(op, new)
+
+    def replace(self, op: Operation, new: Operation) -> None:
+        """`new` (quantized) in place of `op`, its result dequantized for float users."""
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        new.results[0].name_hint = op.results[0].name_hint
+        dq = glow.DequantizeOp.make([new.results[0]], op.results[0].type)
+        Rewriter.insert_op(dq, InsertPoint.before(op))
+        self.source[dq.results[0]] = new.results[0]
+        self.original[dq.results[0]] = self.original.get(op.results[0], op.results[0])
+        self.names[dq.results[0]] = self.names.get(op.results[0], ("", 0))
+        op.results[0].replace_all_uses_with(dq.results[0])
+        op.detach()
+        op.erase()
+        self.report.quantized[op.name] += 1
 
     def erase_dead(self) -> None:
         """Dequantizes nobody reads any more, and the float constants they replaced."""
@@ -384,6 +464,10 @@ class QuantizeGraphPass(ModulePass):
     calibration: str = "minmax"
     precision: str = "int8"
     keep_float: tuple[str, ...] = ()
+    channelwise_conv: bool = False
+    """Convolution filters per output channel (glow.channelwise_quantized_convolution)."""
+    rowwise_fc: bool = False
+    """Fully-connected weights per row (glow.rowwise_quantized_fully_connected)."""
     backend: str = ""
     """Ask this backend which quantized ops it runs (none: quantize every op that can be)."""
 
@@ -401,6 +485,8 @@ class QuantizeGraphPass(ModulePass):
         try:
             profile = Profile.load(self.profile)
             config = QuantizationConfig(self.schema, self.calibration, self.precision,
+                                        channelwise_conv=self.channelwise_conv,
+                                        rowwise_fc=self.rowwise_fc,
                                         keep_float=tuple(self.keep_float))
         except (ProfileError, UserError) as err:
             raise PassFailedException(f"{self.name}: {err}") from None

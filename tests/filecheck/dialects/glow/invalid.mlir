@@ -2121,3 +2121,69 @@ func.func @max_pool_grad_3(%x: tensor<1x3x8x8xi32>, %g: tensor<1x3x4x4xi32>) {
   %0 = glow.max_pool_grad %x, %g {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xi32>, tensor<1x3x4x4xi32>) -> tensor<1x3x8x8xi32>
   func.return
 }
+
+// -----
+
+// ===== Per-channel quantized dense ops (quantized_nn.py)
+
+func.func @channelwise_conv_1(%x: tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x3x3x3x!glow.quant<i8, scale = 0.5, offset = 0>>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op filter must have i8 (the per-channel scales are operands) elements, got !glow.quant<i8, scale = 0.5, offset = 0>}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x3x3x3x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x6x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @channelwise_conv_2(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op input must have quantized (!glow.quant) elements, got f32}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x6x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @channelwise_conv_3(%x: tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<3xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op scales shape is 3, expected 4 (one per output channel)}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<3xf32>, tensor<4xi32>) -> tensor<1x4x6x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @channelwise_conv_4(%x: tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi64>, %s: tensor<4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op bias must have i32 or floating-point elements, got i64}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x3x3x3xi8>, tensor<4xi64>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x6x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @channelwise_conv_5(%x: tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi8>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op offsets must have i32 elements, got i8}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi8>) -> tensor<1x4x6x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @channelwise_conv_6(%x: tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.channelwise_quantized_convolution' op result shape is 1x4x8x8, expected 1x4x6x6}}
+  %0 = glow.channelwise_quantized_convolution %x, %w, %b, %s, %o {kernels = array<i64: 3, 3>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @rowwise_fc_1(%x: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<6x4xi8>, %b: tensor<6xi32>, %s: tensor<6xf32>, %o: tensor<6xi32>) {
+  // expected-error @+1 {{'glow.rowwise_quantized_fully_connected' op input columns 6 must equal weights columns 4 (weights are [outputs, inputs])}}
+  %0 = glow.rowwise_quantized_fully_connected %x, %w, %b, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<6x4xi8>, tensor<6xi32>, tensor<6xf32>, tensor<6xi32>) -> tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @rowwise_fc_2(%x: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %w: tensor<4x6xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'glow.rowwise_quantized_fully_connected' op result must have quantized (!glow.quant) elements, got f32}}
+  %0 = glow.rowwise_quantized_fully_connected %x, %w, %b, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4xf32>
+  func.return
+}

@@ -394,6 +394,25 @@ func.func @quantized(%x: tensor<1x3x32x32xf32>, %wq: tensor<8x3x3x3x!glow.quant<
   func.return %cv : tensor<1x8x32x32xf16>
 }
 
+// Per-channel quantized dense ops: an i8 filter (weights) with f32 scales and i32 offsets
+// per output channel as operands; an i32 or a float bias.
+// CHECK-LABEL: func.func @per_channel(%xq: tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>, %fq: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %fw: tensor<4x6xi8>, %fb: tensor<4xf32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>> {
+// CHECK-NEXT:    %cw = glow.channelwise_quantized_convolution %xq, %w, %b, %s, %o {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+// CHECK-NEXT:    %rw = glow.rowwise_quantized_fully_connected %fq, %fw, %fb, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+// CHECK-NEXT:    func.return %cw : tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "per_channel", function_type = (tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>, tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xf32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>}> ({
+// GENERIC-NEXT:  ^bb0(%xq: tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>, %fq: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %fw: tensor<4x6xi8>, %fb: tensor<4xf32>):
+// GENERIC-NEXT:    %cw = "glow.channelwise_quantized_convolution"(%xq, %w, %b, %s, %o) {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+// GENERIC-NEXT:    %rw = "glow.rowwise_quantized_fully_connected"(%fq, %fw, %fb, %s, %o) : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+// GENERIC-NEXT:    "func.return"(%cw) : (tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @per_channel(%xq: tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>, %s: tensor<4xf32>, %o: tensor<4xi32>, %fq: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, %fw: tensor<4x6xi8>, %fb: tensor<4xf32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>> {
+  %cw = glow.channelwise_quantized_convolution %xq, %w, %b, %s, %o {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, tensor<4x3x3x3xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+  %rw = glow.rowwise_quantized_fully_connected %fq, %fw, %fb, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+  func.return %cw : tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+}
+
 // CHECK-LABEL: func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
 // CHECK-NEXT:    %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
 // CHECK-NEXT:    %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>

@@ -104,6 +104,8 @@
 // GENERIC: "glow_ir.non_max_suppression"
 // GENERIC: "glow_ir.if"
 // GENERIC: "glow_ir.loop"
+// GENERIC: "glow_ir.channelwise_quantized_convolution"
+// GENERIC: "glow_ir.rowwise_quantized_fully_connected"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -984,3 +986,36 @@ glow_ir.func @loop declare {
     }
   }
 #-}
+
+// Per-channel quantized dense instructions: an i8 filter (weights), its f32 scales and
+// i32 offsets per output channel, an i32 or a float bias.
+// CHECK-LABEL: glow_ir.func @per_channel declare {
+// CHECK-NEXT: glow_ir.weight @input0 mutable input : memref<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>
+// CHECK-NEXT: glow_ir.weight @input1 mutable input : memref<4x3x3x3xi8>
+// CHECK-NEXT: glow_ir.weight @input2 mutable input : memref<4xi32>
+// CHECK-NEXT: glow_ir.weight @input3 mutable input : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @input4 mutable input : memref<4xi32>
+// CHECK-NEXT: glow_ir.weight @input5 mutable input : memref<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+// CHECK-NEXT: glow_ir.weight @input6 mutable input : memref<4x6xi8>
+// CHECK-NEXT: glow_ir.weight @input7 mutable input : memref<4xf32>
+// CHECK-NEXT: glow_ir.weight @output0 mutable output : memref<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+// CHECK-NEXT: glow_ir.weight @output1 mutable output : memref<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+// CHECK-NEXT: } program(%input0, %input1, %input2, %input3, %input4, %input5, %input6, %input7, %output0, %output1) {
+// CHECK-NEXT: glow_ir.channelwise_quantized_convolution @out %output0, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>, memref<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, memref<4x3x3x3xi8>, memref<4xi32>, memref<4xf32>, memref<4xi32>
+// CHECK-NEXT: glow_ir.rowwise_quantized_fully_connected @out %output1, @in %input5, @in %input6, @in %input7, @in %input3, @in %input4 : memref<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>, memref<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, memref<4x6xi8>, memref<4xf32>, memref<4xf32>, memref<4xi32>
+// CHECK-NEXT: }
+glow_ir.func @per_channel declare {
+  glow_ir.weight @input0 mutable input : memref<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>
+  glow_ir.weight @input1 mutable input : memref<4x3x3x3xi8>
+  glow_ir.weight @input2 mutable input : memref<4xi32>
+  glow_ir.weight @input3 mutable input : memref<4xf32>
+  glow_ir.weight @input4 mutable input : memref<4xi32>
+  glow_ir.weight @input5 mutable input : memref<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>
+  glow_ir.weight @input6 mutable input : memref<4x6xi8>
+  glow_ir.weight @input7 mutable input : memref<4xf32>
+  glow_ir.weight @output0 mutable output : memref<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
+  glow_ir.weight @output1 mutable output : memref<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>
+} program(%input0, %input1, %input2, %input3, %input4, %input5, %input6, %input7, %output0, %output1) {
+  glow_ir.channelwise_quantized_convolution @out %output0, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>, memref<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, memref<4x3x3x3xi8>, memref<4xi32>, memref<4xf32>, memref<4xi32>
+  glow_ir.rowwise_quantized_fully_connected @out %output1, @in %input5, @in %input6, @in %input7, @in %input3, @in %input4 : memref<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>, memref<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, memref<4x6xi8>, memref<4xf32>, memref<4xf32>, memref<4xi32>
+}

@@ -1,0 +1,129 @@
+"""Dense ops with a scale per output channel: Glow's ChannelwiseQuantizedConvolutionNode
+and RowwiseQuantizedFullyConnectedNode.
+
+`!glow.quant<i8, scale, offset>` carries one scale for a whole tensor, so a filter
+quantized per output channel cannot be typed by it. As in Glow, the filter (weights) is a
+plain i8 tensor and its per-channel parameters are two more operands, f32 scales and i32
+offsets, one per output channel: channel o's real filter is
+`scales[o] * (filter[o] - offsets[o])`. The input and the result are quantized per tensor.
+
+The bias is either i32, stored at scale `input_scale * scales[o]` with offset 0 (so it
+adds to the integer accumulator of channel o, as ONNX QLinearConv's per-channel bias and
+Glow's Int32 bias), or float (real as it is: Glow also allows a float bias).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects.builtin import TensorType, f32, i32
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+
+from glow_mlir.dialects.glow_ops.attrs import Layout, int_attr, ints_attr, str_attr
+from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
+from glow_mlir.dialects.glow_ops.nn import _check_window
+from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
+from glow_mlir.dialects.glow_ops.traits import MacCount, conv_macs, matmul_macs
+from glow_mlir.dialects.glow_ops.types import (
+    fmt_shape,
+    is_float,
+    is_int,
+    is_quantized,
+    require,
+    require_elem,
+    require_rank,
+    require_shape,
+    shape_of,
+)
+
+
+def _is_i8(t) -> bool:
+    return is_int(t) and t.width.data == 8
+
+
+def _check_channel_params(op: Any, weights, channels: int, wname: str) -> None:
+    """Quantized input and result, an i8 filter, f32 scales and i32 offsets per channel,
+    an i32 or float bias per channel."""
+    require_elem("input", op.input, is_quantized, "quantized (!glow.quant)")
+    require_elem("result", op.result, is_quantized, "quantized (!glow.quant)")
+    require_elem(wname, weights, _is_i8, "i8 (the per-channel scales are operands)")
+    require_elem("bias", op.bias, lambda t: t == i32 or is_float(t), "i32 or floating-point")
+    require_elem("scales", op.scales, lambda t: t == f32, "f32")
+    require_elem("offsets", op.offsets, lambda t: t == i32, "i32")
+    for what in ("bias", "scales", "offsets"):
+        require_shape(what, getattr(op, what), (channels,), "one per output channel")
+
+
+@irdl_op_definition
+class ChannelwiseQuantizedConvolutionOp(GlowOp):
+    """2-D convolution of a quantized input by an i8 filter quantized per output channel
+    (module docstring); NCHW input, OIHW filter (I = C / group) or NHWC with OHWI."""
+
+    name = "glow.channelwise_quantized_convolution"
+    traits = traits_def(MacCount(conv_macs))
+    kernels = ints_attr(required=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    dilation = ints_attr((1, 1))
+    group = int_attr(1)
+    layout = str_attr(Layout, Layout.NCHW)
+    input = operand_def(TensorType)
+    filter = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    scales = operand_def(TensorType)
+    offsets = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        layout = self.str_attr("layout")
+        require_rank("input", self.input, 4)
+        require_rank("filter", self.filter, 4)
+        o = shape_of(self.filter)[0]
+        _check_channel_params(self, self.filter, o, "filter")
+        n, c, h, w = image_dims(shape_of(self.input), layout)
+        kernels, strides, pads, dilation = _check_window(self, (h, w), True)
+        group = self.int_attr("group")
+        require(group > 0, f"group must be positive, got {group}")
+        require(c % group == 0, f"group {group} does not divide the {c} input channels")
+        require(o % group == 0, f"group {group} does not divide the {o} output channels")
+        want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
+        require_shape("filter", self.filter, want_filter,
+                      f"{o} filters of {c // group} channels, kernels {list(kernels)}")
+        oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
+        require_shape("result", self.result, image_shape(n, o, oh, ow, layout),
+                      f"input {fmt_shape(shape_of(self.input))}, strides {list(strides)}, "
+                      f"pads {list(pads)}, dilation {list(dilation)}")
+
+
+@irdl_op_definition
+class RowwiseQuantizedFullyConnectedOp(GlowOp):
+    """input[N, K] x weights[M, K]^T + bias[M] -> [N, M], the weights i8 with a scale and
+    offset per row, i.e. per output (Glow's layout for this node: the rows of the
+    transposed weights of glow.fully_connected)."""
+
+    name = "glow.rowwise_quantized_fully_connected"
+    traits = traits_def(MacCount(matmul_macs))
+    input = operand_def(TensorType)
+    weights = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    scales = operand_def(TensorType)
+    offsets = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_rank("input", self.input, 2)
+        require_rank("weights", self.weights, 2)
+        m, kw = shape_of(self.weights)
+        _check_channel_params(self, self.weights, m, "weights")
+        n, k = shape_of(self.input)
+        require(k == kw, f"input columns {k} must equal weights columns {kw} (weights are "
+                         f"[outputs, inputs])")
+        require_shape("result", self.result, (n, m))
+
+
+QUANTIZED_NN_OPS = (ChannelwiseQuantizedConvolutionOp, RowwiseQuantizedFullyConnectedOp)
+
+__all__ = ["ChannelwiseQuantizedConvolutionOp", "RowwiseQuantizedFullyConnectedOp",
+           "QUANTIZED_NN_OPS"]
