@@ -176,9 +176,15 @@ class OnnxImporter:
         self.b.block = block
         try:
             outs = self._translate(graph)
-            for v in outs:  # a known array the branch yields is made inside the branch
+            for i, v in enumerate(outs):  # a known array the branch yields is made inside it
                 if v is not None:
                     v.ssa  # noqa: B018 - materializes it in `block`
+                    if v.ssa in self.b.bounded:  # a region's results carry no count
+                        _, dim, producer = self.b.bounded[v.ssa]
+                        raise UnsupportedFeature(
+                            f"output #{i} '{graph.output[i].name}' of subgraph '{graph.name}' "
+                            f"is {producer}'s output, whose dim {dim} is known only at run "
+                            f"time; a subgraph cannot give such a value")
         finally:
             self.b.block = saved
             # An outer known array first used in the branch became an op there: outside
