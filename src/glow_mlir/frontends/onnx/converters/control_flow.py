@@ -218,7 +218,7 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None,
     except VerifyException as err:
         n.fail(f"'{glow.LoopOp.name}' op {err}")
     n.b.append(op)
-    results = list(op.results)
+    results: list[SSAValue] = list(op.results)
     if not scans:
         return results
     count = results[len(carried)]
