@@ -5,8 +5,9 @@ a run-time count of the rows (along that dim) that hold data; the rows past the 
 are zeros, which are valid indices. A node computed on the whole buffer is right on the
 rows before the count when each of its output rows along some dim depends only on the
 same input row: Gather by those indices, GatherND, Cast, a Reshape or Transpose that
-keeps the dim, element-wise ops, a Slice that keeps the dim or cuts it (the count is then
-cut at run time too), a Concat of values sharing the count. Its output is bounded in turn,
+keeps the dim, element-wise ops, reductions, ArgMax and Softmax over other dims, a Slice
+that keeps the dim or cuts it (the count is then cut at run time too), a Concat of values
+sharing the count. Its output is bounded in turn,
 by the same count (or the cut one), and a graph output is trimmed to it.
 
 `propagate` gives the bounds of a converted node's outputs, or raises UnsupportedFeature
@@ -25,6 +26,7 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx.builder import Value
+from glow_mlir.frontends.onnx.converters.reduce import reduce_axes
 from glow_mlir.frontends.onnx.converters.tensor import slice_spec
 from glow_mlir.frontends.onnx.errors import UnsupportedFeature
 from glow_mlir.frontends.onnx.node import Node
@@ -213,6 +215,46 @@ def _concat(n, inputs, bounds, outs):
     return [first]
 
 
+def _across(n: Node, x: Value, b: Bound, axes: Sequence[int], what: str) -> None:
+    if b.dim in axes:
+        _refuse(f"{_describe(n, 0, x, b)}; {what} along that dim would take in the padding "
+                f"rows")
+
+
+def _reduce(n, inputs, bounds, outs):
+    """Reduce* over other dims: each row reduces on its own."""
+    _only(n, bounds, (0,), inputs)
+    x, b = inputs[0], bounds[0]
+    assert x is not None and b is not None
+    since = 13 if n.op_type == "ReduceSum" else 18
+    axes = reduce_axes(n, x, since)
+    if axes is None:  # noop_with_empty_axes
+        return [b]
+    _across(n, x, b, axes, "reducing")
+    if n.int("keepdims", 1):
+        return [b]
+    return [b.at(b.dim - sum(a < b.dim for a in set(axes)))]
+
+
+def _arg_reduce(n, inputs, bounds, outs):
+    _only(n, bounds, (0,), inputs)
+    x, b = inputs[0], bounds[0]
+    assert x is not None and b is not None
+    axis = n.normalize_axis(n.int("axis", 0), x.rank)
+    _across(n, x, b, [axis], "reducing")
+    return [b if n.int("keepdims", 1) or axis > b.dim else b.at(b.dim - 1)]
+
+
+def _softmax(n, inputs, bounds, outs):
+    """Softmax over another dim (before opset 13: over the dims from `axis` on)."""
+    _only(n, bounds, (0,), inputs)
+    x, b = inputs[0], bounds[0]
+    assert x is not None and b is not None
+    axis = n.normalize_axis(n.int("axis", -1 if n.opset >= 13 else 1), x.rank)
+    _across(n, x, b, [axis] if n.opset >= 13 else range(axis, x.rank), "normalizing")
+    return [b]
+
+
 def _shape(n, inputs, bounds, outs):
     b = bounds[0]
     assert b is not None and inputs[0] is not None
@@ -237,6 +279,13 @@ RULES: dict[str, Rule] = {
     "GatherND": _gather_nd,
     "Slice": _slice,
     "Concat": _concat,
+    **{op: _reduce for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                              "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+                              "ReduceLogSum", "ReduceLogSumExp")},
+    "ArgMax": _arg_reduce,
+    "ArgMin": _arg_reduce,
+    "Softmax": _softmax,
+    "LogSoftmax": _softmax,
     "Shape": _shape,
     "Size": _shape,
 }
@@ -248,8 +297,8 @@ def unsupported_reader(n: Node, inputs: list[Value | None], bounds: list[Bound |
     v = inputs[i]
     assert v is not None
     return (f"{_describe(n, i, v, b)}; {n.op_type} cannot work on it (supported: graph "
-            f"outputs, Gather, GatherND, Slice, Reshape, Transpose, Concat, Cast and "
-            f"element-wise ops)")
+            f"outputs, Gather, GatherND, Slice, Reshape, Transpose, Concat, Cast, "
+            f"element-wise ops, and reductions and Softmax over other dims)")
 
 
 def propagate(n: Node, inputs: list[Value | None], bounds: list[Bound | None],
