@@ -103,6 +103,27 @@ def test_detection_graph_matches_onnxruntime(graph, seed, backend):
             np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_indices_gathered_from_data_are_safe_in_the_padding_rows(backend):
+    # Box 0 is never kept (score 0), and its entry of `lut` is out of range for `table`:
+    # the padding rows (NMS pads with box 0) gather 99, which the second Gather would
+    # refuse (interpreter) or clamp (cpu) unless padding indices are masked.
+    feeds = _detections(2)
+    feeds["scores"][:, :, 0] = 0.0
+    lut = np.arange(16, dtype=np.int64)
+    lut[0] = 99
+    consts = {**NMS_CONSTS, "lut": lut,
+              "table": np.arange(100, 116, dtype=np.float32)}
+    nodes = [_nms(), helper.make_node("Gather", ["sel", "two"], ["box_index"], axis=1),
+             helper.make_node("Gather", ["lut", "box_index"], ["slot"]),
+             helper.make_node("Gather", ["table", "slot"], ["value"])]
+    model = make_model(nodes, feeds, ["value"], consts, opset=13)
+    (want,) = run_onnxruntime(model, feeds)
+    (got,) = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run(feeds)
+    assert 0 < len(want) < 48
+    np.testing.assert_array_equal(got, want)
+
+
 NONZERO_INPUTS = {
     "sparse_2d": np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], np.float32),
     "dense_3d": np.arange(1, 13, dtype=np.float32).reshape(2, 3, 2),

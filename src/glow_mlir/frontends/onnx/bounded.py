@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
 from glow_mlir.dialects import glow
@@ -30,6 +30,7 @@ from glow_mlir.frontends.onnx.converters.reduce import reduce_axes
 from glow_mlir.frontends.onnx.converters.tensor import slice_spec
 from glow_mlir.frontends.onnx.errors import UnsupportedFeature
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.element_types import numpy_dtype
 
 
 class Bound(NamedTuple):
@@ -289,6 +290,29 @@ RULES: dict[str, Rule] = {
     "Shape": _shape,
     "Size": _shape,
 }
+
+
+def guarded(n: Node, inputs: list[Value | None],
+            bounds: list[Bound | None]) -> list[Value | None]:
+    """`inputs`, with bounded indices of a Gather or GatherND made 0 past the count.
+
+    The padding rows of a NonZero or NonMaxSuppression result are zeros, valid indices, but
+    a value gathered from data by them is not (a class id, an offset): used as indices in
+    turn, the interpreter would refuse them and cpu clamp them. Rows past the count are
+    trimmed anyway, so they may index anything; 0 always exists (an empty axis aside)."""
+    b = bounds[1] if len(bounds) > 1 else None
+    idx = inputs[1] if len(inputs) > 1 else None
+    if n.op_type not in ("Gather", "GatherND") or b is None or idx is None:
+        return inputs
+    builder = n.b
+    shape = [1] * idx.rank
+    shape[b.dim] = idx.shape[b.dim]
+    rows = builder.from_const(np.arange(idx.shape[b.dim], dtype=np.int64).reshape(shape))
+    live = builder.elementwise(glow.CmpLtOp, [rows, builder.from_ssa(b.rows)], result_elem=i1)
+    zero = builder.from_const(np.zeros((), numpy_dtype(idx.elem)))
+    masked = builder.select(live, idx, zero)
+    builder.bounded[masked.ssa] = b
+    return [*inputs[:1], masked, *inputs[2:]]
 
 
 def unsupported_reader(n: Node, inputs: list[Value | None], bounds: list[Bound | None]) -> str:

@@ -139,7 +139,11 @@ class OnnxImporter:
                 continue
             b.node_label, b.node_op = label, node.op_type
             try:
-                outs = converter(n)
+                if any(bounds):  # what the node reads of them (frontends/onnx/bounded.py)
+                    inputs = bounded.guarded(n, inputs, bounds)
+                    outs = self._convert_with(n, converter, inputs)
+                else:
+                    outs = converter(n)
                 self._bind_outputs(node, outs)
                 if any(bounds):  # the outputs' run-time lengths (frontends/onnx/bounded.py)
                     made = [values.get(name) if name else None for name in node.output]
@@ -202,6 +206,20 @@ class OnnxImporter:
         self._convert_nodes(graph.node, [self._lookup(n, i) for i, n in enumerate(graph.node)])
         self.b.node_label, self.b.node_op = label, op
         return [self.values.get(o.name) for o in graph.output]
+
+    def _convert_with(self, n: Node, converter: table.Converter,
+                      inputs: list[Value | None]) -> Output | list[Output] | tuple[Output, ...]:
+        """`converter(n)`, seeing `inputs` under the node's input names (the guarded
+        bounded values), and the values those names had afterwards."""
+        names = [name for name in n.proto.input if name]
+        saved = {name: self.values[name] for name in names}
+        try:
+            for name, value in zip(n.proto.input, inputs):
+                if name and value is not None:
+                    self.values[name] = value
+            return converter(n)
+        finally:
+            self.values.update(saved)
 
     def _input_bounds(self, inputs: list[Value | None]) -> list[bounded.Bound | None]:
         """Per input, its bound if it has a dim known only at run time
