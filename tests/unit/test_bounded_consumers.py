@@ -80,7 +80,9 @@ SSD_GRAPHS = {
         helper.make_node("ArgMax", ["kept_boxes"], ["widest"], axis=1, keepdims=0),
         helper.make_node("Softmax", ["kept_boxes"], ["soft"], axis=1),
         helper.make_node("ReduceMax", ["kept_boxes"], ["top"], axes=[1], keepdims=1),
-    ], ["extent", "widest", "soft", "top"]),
+        helper.make_node("Split", ["kept_boxes"], ["low", "high"], axis=1),
+        helper.make_node("Sub", ["high", "low"], ["size"]),
+    ], ["extent", "widest", "soft", "top", "size"]),
 }
 
 
@@ -207,6 +209,7 @@ def test_an_op_without_a_rule_is_refused_by_name():
 
 @pytest.mark.parametrize("node", [
     helper.make_node("ReduceSum", ["nz"], ["y"], name="total"),
+    helper.make_node("Split", ["nz"], ["y", "y2"], axis=1, name="total"),
     helper.make_node("ArgMax", ["nz"], ["y"], axis=1, name="total"),
     helper.make_node("Softmax", ["nz"], ["y"], axis=-1, name="total"),
 ])

@@ -7,7 +7,7 @@ rows before the count when each of its output rows along some dim depends only o
 same input row: Gather by those indices, GatherND, Cast, a Reshape or Transpose that
 keeps the dim, element-wise ops, reductions, ArgMax and Softmax over other dims, a Slice
 that keeps the dim or cuts it (the count is then cut at run time too), a Concat of values
-sharing the count. Its output is bounded in turn,
+sharing the count, a Split along another dim. Its output is bounded in turn,
 by the same count (or the cut one), and a graph output is trimmed to it.
 
 `propagate` gives the bounds of a converted node's outputs, or raises UnsupportedFeature
@@ -256,6 +256,15 @@ def _softmax(n, inputs, bounds, outs):
     return [b]
 
 
+def _split(n, inputs, bounds, outs):
+    """Split along another dim: every part keeps the rows."""
+    _only(n, bounds, (0,), inputs)
+    x, b = inputs[0], bounds[0]
+    assert x is not None and b is not None
+    _across(n, x, b, [n.normalize_axis(n.int("axis", 0), x.rank)], "splitting")
+    return [b] * len(outs)
+
+
 def _shape(n, inputs, bounds, outs):
     b = bounds[0]
     assert b is not None and inputs[0] is not None
@@ -280,6 +289,7 @@ RULES: dict[str, Rule] = {
     "GatherND": _gather_nd,
     "Slice": _slice,
     "Concat": _concat,
+    "Split": _split,
     **{op: _reduce for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
                               "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
                               "ReduceLogSum", "ReduceLogSumExp")},
@@ -321,7 +331,7 @@ def unsupported_reader(n: Node, inputs: list[Value | None], bounds: list[Bound |
     v = inputs[i]
     assert v is not None
     return (f"{_describe(n, i, v, b)}; {n.op_type} cannot work on it (supported: graph "
-            f"outputs, Gather, GatherND, Slice, Reshape, Transpose, Concat, Cast, "
+            f"outputs, Gather, GatherND, Slice, Reshape, Transpose, Concat, Split, Cast, "
             f"element-wise ops, and reductions and Softmax over other dims)")
 
 
