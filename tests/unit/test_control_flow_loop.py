@@ -298,6 +298,19 @@ def test_a_loop_in_a_branch_giving_its_scan_output_is_unsupported():
         import_onnx(model)
 
 
+def test_an_unrolled_loop_stacking_a_bounded_value_is_unsupported():
+    body = _body([n("Identity", ["v_in"], ["v_out"]), n("Identity", ["c_in"], ["c_out"]),
+                  n("Identity", ["nz"], ["scan"])],
+                 ["v_in"], [("c_out", B), ("v_out", F), ("scan", F)])
+    model = _model([n("NonZero", ["x"], ["nz"]),
+                    n("Loop", ["m", "", "x"], ["y", "ys"], body=body, name="stacking")],
+                   [info("x", F, [2, 3])], ["y", "ys"], [helper.make_tensor("m", I64, [], [3])])
+    with pytest.raises(UnsupportedOnnxError, match=r"Loop: a scan output is NonZero's output, "
+                                                   r"whose dim 1 is known only at run time.*"
+                                                   r"'stacking'"):
+        import_onnx(model)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_scan_outputs_of_a_long_constant_loop_match_onnxruntime(backend):
     """Beyond MAX_UNROLLED iterations, a constant loop with a scan output is a glow.loop

@@ -145,6 +145,17 @@ def _check_carried(n: Node, carried: Sequence[Value], outs: Sequence[Value]) -> 
                    f"type")
 
 
+def _stackable(n: Node, v: Value) -> Value:
+    """A scan output's value of one iteration, which is stacked with the others: it must
+    fill its whole shape (a bounded value's rows past its count would land between the
+    next iteration's, ir/bounded_outputs.py)."""
+    if not v.is_const and v.ssa in n.b.bounded:
+        _, dim, producer = n.b.bounded[v.ssa]
+        n.unsupported(f"a scan output is {producer}'s output, whose dim {dim} is known only "
+                      f"at run time; the iterations' values cannot be stacked")
+    return v
+
+
 def _unrolled(n: Node, body, carried: list[Value], limit: int,
               n_scan: int) -> list[Value | None]:
     """The iterations one after another, translated in place (as LSTMs are unrolled); the
@@ -161,7 +172,7 @@ def _unrolled(n: Node, body, carried: list[Value], limit: int,
         _check_carried(n, carried, done[1:1 + len(carried)])
         values = done[1:1 + len(carried)]
         for scan, v in zip(scans, done[1 + len(carried):]):
-            scan.append(n.b.reshape(v, (1, *v.shape)))
+            scan.append(n.b.reshape(_stackable(n, v), (1, *v.shape)))
         stop = done[0].const
         if stop is not None and not bool(stop.reshape(-1)[0]):
             break
@@ -300,7 +311,7 @@ def scan(n: Node) -> list[Value | None]:
         _check_carried(n, states, done[:len(states)])
         states = done[:len(states)]
         for collected, v in zip(outs_per_step, done[len(states):]):
-            collected.append(v)
+            collected.append(_stackable(n, v))
     results: list[Value | None] = list(states)
     for collected, axis, back in zip(outs_per_step, out_axes, out_back):
         rank = collected[0].rank + 1
