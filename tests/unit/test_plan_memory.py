@@ -164,7 +164,8 @@ def test_many_buffers_live_together_are_planned_without_pairs():
     # built (planning stays near-linear), and the plan still reaches the lower bound.
     bufs = unrolled(300)
     problem = memory_planner._Problem(bufs, 64)
-    assert problem.pairs() > memory_planner.PAIR_BUDGET_PER_BUFFER * problem.n
+    assert problem.pairs() > max(memory_planner.PAIR_BUDGET_PER_BUFFER * problem.n,
+                                 memory_planner.PAIR_BUDGET_FLOOR)
     built = []
     original = memory_planner._Problem.conflicts.fget
 

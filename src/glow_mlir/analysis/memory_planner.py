@@ -12,8 +12,9 @@ Program order is planned by a sweep over time with a sorted free list of the are
 live at its start, so the sweep never lists conflicting pairs. The other orders need every
 buffer's conflicts, whose count can grow with the square of the program (an unrolled
 recurrent net keeps every step's output live to the end); they run only while the pairs
-stay within a budget linear in the buffers (`PAIR_BUDGET_PER_BUFFER`), so planning stays
-near-linear and every recorded model (at most 8 pairs per buffer) keeps its plan.
+stay within a budget linear in the buffers (`PAIR_BUDGET_PER_BUFFER`, or a constant for
+small programs), so planning stays near-linear and every recorded model (at most 8 pairs
+per buffer) keeps its plan.
 """
 
 from __future__ import annotations
@@ -426,9 +427,11 @@ def _search(p: _Problem, order: Sequence[int], limit: int,
 
 SEARCH_BUDGET = 20000  # placements per search order, when no heuristic reaches the bound
 PAIR_BUDGET_PER_BUFFER = 16
+PAIR_BUDGET_FLOOR = 20000
 """The orders other than program order list every pair of buffers live together; they run
-while the pairs number at most this many per buffer (the 79 recorded models have at most
-8; an LSTM unrolled over 100 steps, about 100)."""
+while the pairs number at most PAIR_BUDGET_PER_BUFFER per buffer (the 79 recorded models
+have at most 8; an LSTM unrolled over 100 steps, about 100), or PAIR_BUDGET_FLOOR in all
+(a small program keeps every order whatever its shape: a constant cost)."""
 
 
 def _orders(p: _Problem, every_order: bool) -> Iterator[tuple[str, list[int]]]:
@@ -461,7 +464,7 @@ def plan(buffers: Iterable[Buffer], alignment: int = 64) -> Plan:
         raise ValueError("buffer ids are not unique")
     p = _Problem(bufs, alignment)
     lower = peak_live(bufs, alignment)
-    every_order = p.pairs() <= PAIR_BUDGET_PER_BUFFER * p.n
+    every_order = p.pairs() <= max(PAIR_BUDGET_PER_BUFFER * p.n, PAIR_BUDGET_FLOOR)
     best: tuple[int, str, list[int]] | None = None
     tried: dict[str, int] = {}
     for name, order in _orders(p, every_order):
