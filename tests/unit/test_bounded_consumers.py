@@ -240,3 +240,26 @@ def test_a_subgraph_reading_a_bounded_value_is_refused():
                               name="branch")]
     text = _refused(nodes, ["y"], {**X, "c": np.array(True)})
     assert "a subgraph cannot use it" in text
+
+
+@pytest.mark.parametrize("start,end,step", [
+    (0, 2, 1), (1, 2**62, 1), (3, 2**62, 2), (0, -1, 1), (2, -2, 3), (5, 4, 1),
+    (0, -100, 1), (7, 2**62, 1), (0, 2**62, 3),
+])
+def test_slices_of_the_bounded_dim_cut_the_count_as_onnxruntime(start, end, step):
+    # The run-time count after the slice: max(0, ceil((min(end, count) - start) / step)),
+    # a negative end counted back from the count; several counts through one model.
+    consts = {"s": np.array([start], np.int64), "e": np.array([end], np.int64),
+              "a": np.array([1], np.int64), "st": np.array([step], np.int64)}
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Slice", ["nz", "s", "e", "a", "st"], ["y"])]
+    x = np.zeros((3, 4), np.float32)
+    model = make_model(nodes, {"x": x}, ["y"], consts, opset=13)
+    compiled = glow_mlir.compile(model, backend="interpreter", cache=False, progress=False)
+    rng = np.random.default_rng(start * 31 + step)
+    for density in (0.0, 0.3, 0.7, 1.0):
+        x = (rng.uniform(size=(3, 4)) < density).astype(np.float32)
+        (want,) = run_onnxruntime(model, {"x": x})
+        (got,) = compiled.run({"x": x})
+        assert got.shape == want.shape, (density, got.shape, want.shape)
+        np.testing.assert_array_equal(got, want)
