@@ -1,14 +1,14 @@
 """Nodes that read a value whose length is known only at run time (ir/bounded_outputs.py).
 
-A NonZero or NonMaxSuppression result is a buffer of its upper bound along one dim, and
-a run-time count of the rows (along that dim) that hold data; the rows past the count
-are zeros, which are valid indices. A node computed on the whole buffer is right on the
-rows before the count when each of its output rows along some dim depends only on the
-same input row: Gather by those indices, GatherND, Cast, a Reshape or Transpose that
-keeps the dim, element-wise ops, reductions, ArgMax and Softmax over other dims, a Slice
-that keeps the dim or cuts it (the count is then cut at run time too), a Concat of values
-sharing the count, a Split along another dim. Its output is bounded in turn,
-by the same count (or the cut one), and a graph output is trimmed to it.
+A NonZero, NonMaxSuppression or run-time Loop scan result is a buffer of its upper bound
+along one dim, and a run-time count of the rows (along that dim) that hold data. A node
+computed on the whole buffer is right on the rows before the count when each of its
+output rows along some dim depends only on the same input row: Gather by those indices
+(made 0 past the count, `guarded`), GatherND, Cast, a Reshape or Transpose that keeps the
+dim, element-wise ops, reductions, ArgMax and Softmax over other dims, a Slice that keeps
+the dim or cuts it (the count is then cut at run time too), a Concat of values sharing
+the count, a Split along another dim. Its output is bounded in turn, by the same count
+(or the cut one), and a graph output is trimmed to it.
 
 `propagate` gives the bounds of a converted node's outputs, or raises UnsupportedFeature
 naming what cannot be bounded: reading a bounded value's shape, gathering along the
