@@ -1,7 +1,8 @@
 """ONNX Loop: with a trip count or condition known only at run time, a `glow.loop` on the
 interpreter and cpu against onnxruntime (no iteration, early exits, the trip count
-reached, values swapped between iterations, an If inside the body); known at import,
-unrolled with its scan outputs; the errors."""
+reached, values swapped between iterations, an If inside the body), and its scan outputs
+bounded by a constant trip count; known at import, unrolled with its scan outputs; the
+errors."""
 
 from __future__ import annotations
 
@@ -208,25 +209,120 @@ def test_random_trips_and_conditions_match_onnxruntime(seed, trips, cond, backen
         _check(name, backend, _feeds(name, x, trips, cond))
 
 
-def test_scan_outputs_of_a_runtime_loop_are_unsupported():
+def scanning_model(trips: int, limit: float, after: list | None = None,
+                   outputs: tuple[str, ...] = ("y", "ys", "is")):
+    """v = v / 2 + x while sum(v) < limit (the body's condition, computed at run time),
+    at most `trips` times, starting while `c`; scan outputs tanh(v) and the iteration
+    number; `after`: nodes reading them."""
+    body = _body([n("Mul", ["v_in", "half"], ["v0"]), n("Add", ["v0", "x"], ["v_out"]),
+                  n("ReduceSum", ["v_out"], ["s"], keepdims=0),
+                  n("Less", ["s", "limit"], ["c_out"]), n("Tanh", ["v_out"], ["scan"]),
+                  n("Cast", ["i"], ["scan_i"], to=F)],
+                 ["v_in"], [("c_out", B), ("v_out", F), ("scan", F), ("scan_i", F)],
+                 [helper.make_tensor("half", F, [], [0.5])])
+    return _model([n("Loop", ["m", "c", "x"], ["y", "ys", "is"], body=body, name="scanning"),
+                   *(after or [])],
+                  [info("x", F, [2, 3]), info("c", B, [])], list(outputs),
+                  [helper.make_tensor("m", I64, [], [trips]),
+                   helper.make_tensor("limit", F, [], [limit]),
+                   helper.make_tensor("rows", I64, [2], [1, 3])])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scan_outputs_of_a_runtime_loop_match_onnxruntime(backend):
+    """The scan outputs' length is the iterations run (none, some, the trip count M),
+    known at run time; M bounds them."""
+    for limit in (0.5, 0.58, 5.0):  # stops after 2 and 4 iterations, or runs all 10
+        model = scanning_model(10, limit)
+        compiled = glow_mlir.compile(model, backend=backend, cache=False, progress=False)
+        assert compiled.output_shapes["ys"] == (10, 2, 3)  # the bound
+        for cond in (True, False):
+            feeds = {"x": X, "c": np.array(cond)}
+            for got, want in zip(compiled.run(feeds), run_onnxruntime(model, feeds)):
+                assert got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nodes_reading_scan_outputs_carry_their_length(backend):
+    after = [n("Slice", ["ys", "rows", "rows_end", "axes"], ["tail"]),
+             n("Gather", ["ys", "zero_i"], ["first"], axis=1),
+             n("Mul", ["ys", "two"], ["twice"])]
+    model = scanning_model(10, 0.58, after, ("tail", "twice", "first"))
+    model.graph.initializer.extend([
+        helper.make_tensor("rows_end", I64, [2], [2**62, 3]),
+        helper.make_tensor("axes", I64, [2], [0, 2]),
+        helper.make_tensor("zero_i", I64, [], [0]),
+        helper.make_tensor("two", F, [], [2.0])])
+    compiled = glow_mlir.compile(model, backend=backend, cache=False, progress=False)
+    feeds = {"x": X, "c": np.array(True)}
+    wants = run_onnxruntime(model, feeds)
+    assert wants[0].shape[0] < 9  # fewer rows than the bound
+    for got, want in zip(compiled.run(feeds), wants):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_scan_outputs_without_a_bound_are_unsupported():
     body = _body([n("Identity", ["v_in"], ["v_out"]), n("Identity", ["c_in"], ["c_out"]),
                   n("Tanh", ["v_in"], ["scan"])],
                  ["v_in"], [("c_out", B), ("v_out", F), ("scan", F)])
     model = _model([n("Loop", ["n", "", "x"], ["y", "ys"], body=body, name="scanning")],
                    [info("x", F, [2, 3]), info("n", I64, [])], ["y", "ys"])
-    with pytest.raises(UnsupportedOnnxError, match=r"Loop: 1 scan output\(s\) need a trip "
-                                                   r"count known at import.*'scanning'"):
+    with pytest.raises(UnsupportedOnnxError, match=r"Loop: 1 scan output\(s\) need a bound on "
+                                                   r"the number of iterations.*the trip count "
+                                                   r"M is computed at run time.*'scanning'"):
         import_onnx(model)
 
 
-def test_scan_outputs_of_a_long_constant_loop_are_unsupported():
+def test_scan_outputs_of_a_loop_without_a_usable_bound_are_unsupported():
+    from glow_mlir.frontends.onnx.converters.control_flow import MAX_SCAN_ROWS
+
+    model = scanning_model(2**63 - 1, 0.5)  # what exporters write for a while loop
+    with pytest.raises(UnsupportedOnnxError, match=rf"bounded by the trip count M = "
+                                                   rf"{2**63 - 1}, more than the "
+                                                   rf"{MAX_SCAN_ROWS} rows.*'scanning'"):
+        import_onnx(model)
+
+
+def test_a_loop_in_a_branch_giving_its_scan_output_is_unsupported():
+    loop = scanning_model(10, 0.5).graph.node[0]
+    then_g = helper.make_graph([loop], "then", [], [info("ys", F, None)],
+                               list(scanning_model(10, 0.5).graph.initializer))
+    else_g = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [info("e", F, None)])
+    model = _model([n("If", ["c"], ["out"], then_branch=then_g, else_branch=else_g,
+                      name="branching")],
+                   [info("x", F, [2, 3]), info("c", B, [])], ["out"])
+    with pytest.raises(UnsupportedOnnxError, match=r"output #0 'ys' of subgraph 'then' is "
+                                                   r"Loop's output.*'branching'"):
+        import_onnx(model)
+
+
+def test_an_unrolled_loop_stacking_a_bounded_value_is_unsupported():
+    body = _body([n("Identity", ["v_in"], ["v_out"]), n("Identity", ["c_in"], ["c_out"]),
+                  n("Identity", ["nz"], ["scan"])],
+                 ["v_in"], [("c_out", B), ("v_out", F), ("scan", F)])
+    model = _model([n("NonZero", ["x"], ["nz"]),
+                    n("Loop", ["m", "", "x"], ["y", "ys"], body=body, name="stacking")],
+                   [info("x", F, [2, 3])], ["y", "ys"], [helper.make_tensor("m", I64, [], [3])])
+    with pytest.raises(UnsupportedOnnxError, match=r"Loop: a scan output is NonZero's output, "
+                                                   r"whose dim 1 is known only at run time.*"
+                                                   r"'stacking'"):
+        import_onnx(model)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scan_outputs_of_a_long_constant_loop_match_onnxruntime(backend):
+    """Beyond MAX_UNROLLED iterations, a constant loop with a scan output is a glow.loop
+    bounded by its trip count (all rows filled)."""
     from glow_mlir.frontends.onnx.converters.control_flow import MAX_UNROLLED
 
     model = unrolled_model(MAX_UNROLLED + 1)
-    with pytest.raises(UnsupportedOnnxError, match=rf"1 scan output\(s\) of a loop of "
-                                                   rf"{MAX_UNROLLED + 1} iterations, more "
-                                                   rf"than the {MAX_UNROLLED} unrolled"):
-        import_onnx(model)
+    assert any(isinstance(op, glow.LoopOp) for op in import_onnx(model).walk())
+    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run({"x": X})
+    for g, w in zip(got, run_onnxruntime(model, {"x": X})):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
 def test_a_carried_value_that_changes_shape_is_an_error_naming_the_node():

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glow_mlir.analysis.memory_planner import Buffer, check_plan, peak_live, plan
+from glow_mlir.analysis import memory_planner
+from glow_mlir.analysis.memory_planner import Buffer, Plan, check_plan, peak_live, plan
 from glow_mlir.tools.plan_memory import TraceError, load_traces, main, parse_traces
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -122,6 +123,84 @@ def test_plan_never_overlaps_live_buffers(bufs, alignment):
                 assert oa + a.size <= ob or ob + b.size <= oa, (a, b, p.offsets)
     assert p.lower_bound == peak_live(bufs, alignment) <= p.size
     assert p.size <= sum(-(-b.size // alignment) * alignment for b in bufs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(buffer_sets(), st.booleans())
+def test_program_order_sweep_places_as_the_conflict_lists_do(bufs, best_fit):
+    # The sweep (free list of the buffers live at each start) must make the placement the
+    # pairwise version makes in program order: same offsets, same arena.
+    p = memory_planner._Problem(bufs, 64)
+    order = p.program_order()
+    assert memory_planner._sweep_place(p, order, best_fit) == \
+        memory_planner._place(p, order, best_fit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(buffer_sets(), st.integers(0, 3))
+def test_program_order_search_is_the_conflict_list_search(bufs, slack):
+    # The same depth-first search over the same candidates, so the same answer (or none),
+    # below limits from the lower bound (tight) to a little above it.
+    p = memory_planner._Problem(bufs, 64)
+    order = p.program_order()
+    limit = peak_live(bufs, 64) + 64 * slack
+    assert memory_planner._sweep_search(p, order, limit, 2000) == \
+        memory_planner._search(p, order, limit, 2000)
+
+
+def unrolled(steps: int) -> list[Buffer]:
+    """An unrolled recurrence's buffers: each step's output lives to the end (where all
+    are concatenated), its temporaries only within the step."""
+    bufs, end = [], 4 * steps + 2
+    for t in range(steps):
+        bufs.append(Buffer(f"h{t}", 512, 4 * t + 2, end))
+        bufs.append(Buffer(f"g{t}", 2048, 4 * t, 4 * t + 2))
+        bufs.append(Buffer(f"c{t}", 1536, 4 * t + 1, 4 * t + 3))
+    return bufs
+
+
+def test_many_buffers_live_together_are_planned_without_pairs():
+    # 300 outputs live together: ~45k pairs, beyond the budget, so no conflict list is
+    # built (planning stays near-linear), and the plan still reaches the lower bound.
+    bufs = unrolled(300)
+    problem = memory_planner._Problem(bufs, 64)
+    assert problem.pairs() > max(memory_planner.PAIR_BUDGET_PER_BUFFER * problem.n,
+                                 memory_planner.PAIR_BUDGET_FLOOR)
+    built = []
+    original = memory_planner._Problem.conflicts.fget
+
+    def spy(self):
+        built.append(self)
+        return original(self)
+
+    memory_planner._Problem.conflicts = property(spy)
+    try:
+        p = plan(bufs)
+    finally:
+        memory_planner._Problem.conflicts = property(original)
+    check_plan(bufs, p)
+    assert not built
+    assert p.size == p.lower_bound
+    assert p.strategy.startswith(("program", "search/program"))
+
+
+def test_pairs_are_counted_without_listing_them():
+    bufs = unrolled(20)
+    p = memory_planner._Problem(bufs, 64)
+    assert p.pairs() == sum(len(c) for c in p.conflicts) // 2
+
+
+def test_check_plan_finds_overlaps_among_many_live_buffers():
+    # The sweep compares neighbours in memory only; an overlap with a buffer that is not
+    # the nearest by offset must still be found.
+    bufs = [Buffer("a", 64, 0, 10), Buffer("b", 64, 1, 10), Buffer("c", 192, 2, 10)]
+    good = Plan({"a": 0, "b": 64, "c": 128}, 320, 320, "test", 64)
+    check_plan(bufs, good)
+    bad = Plan({"a": 0, "b": 128, "c": 0}, 320, 320, "test", 64)
+    with pytest.raises(AssertionError, match="overlap in memory"):
+        check_plan(bufs, bad)
+    freed = [Buffer("a", 64, 0, 2), Buffer("b", 64, 2, 4)]  # a is free when b starts
+    check_plan(freed, Plan({"a": 0, "b": 0}, 64, 64, "test", 64))
 
 
 # -- malformed traces --------------------------------------------------------------------------

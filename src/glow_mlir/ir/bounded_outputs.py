@@ -7,6 +7,11 @@ function result, named after the output it measures: `<output>#count@<dim>`. The
 compiled model (`runtime/compiled_model.py`) reads the names, hides the counts and trims
 dim `<dim>` of each such output to its count after every run. The names survive IRGen,
 saved models and the model cache, as every output name does.
+
+Inside the graph such a value may feed the nodes whose output rows follow its rows
+(Gather by its indices, GatherND, Slice, Cast, Reshape, Transpose, Concat, element-wise
+ops): they compute on the whole buffer and their outputs carry the same count, or one
+computed from it (a Slice of the bounded dim); frontends/onnx/bounded.py has the rules.
 """
 
 from __future__ import annotations

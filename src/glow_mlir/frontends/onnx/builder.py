@@ -134,7 +134,7 @@ class GraphBuilder:
         self.node_op = ""
         self.bounded: dict[SSAValue, tuple[SSAValue, int, str]] = {}
         """A value with a dim known only at run time -> (its count, the dim, the op that
-        made it): it may only be a graph output (ir/bounded_outputs.py)."""
+        made it) (ir/bounded_outputs.py; the nodes that may read it: bounded.py)."""
 
     # ------------------------------------------------------------------ diagnostics
     def context(self) -> str:

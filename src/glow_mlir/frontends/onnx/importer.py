@@ -30,7 +30,7 @@ from xdsl.ir import Block, SSAValue
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape
-from glow_mlir.frontends.onnx import dtypes, table
+from glow_mlir.frontends.onnx import bounded, dtypes, table
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
 from glow_mlir.frontends.onnx.errors import (
     OnnxImportError,
@@ -130,13 +130,26 @@ class OnnxImporter:
             if converter is None or any(n and values[n] is _UNKNOWN for n in node.input):
                 self._placeholders(node)
                 continue
-            if (why := self._reads_bounded(node)) is not None:
+            n = Node(node, label, self.opset, b, values, self.used, self.inline)
+            inputs = [values.get(name) if name else None for name in node.input]
+            bounds = self._input_bounds(inputs)
+            if any(bounds) and (why := self._reads_bounded(n, inputs, bounds)) is not None:
                 self.problems.append(Unsupported(_op_kind(node), label, why))
                 self._placeholders(node)
                 continue
             b.node_label, b.node_op = label, node.op_type
             try:
-                outs = converter(Node(node, label, self.opset, b, values, self.used, self.inline))
+                if any(bounds):  # what the node reads of them (frontends/onnx/bounded.py)
+                    inputs = bounded.guarded(n, inputs, bounds)
+                    outs = self._convert_with(n, converter, inputs)
+                else:
+                    outs = converter(n)
+                self._bind_outputs(node, outs)
+                if any(bounds):  # the outputs' run-time lengths (frontends/onnx/bounded.py)
+                    made = [values.get(name) if name else None for name in node.output]
+                    for value, bound in zip(made, bounded.propagate(n, inputs, bounds, made)):
+                        if value is not None and bound is not None and not value.is_const:
+                            b.bounded[value.ssa] = bound
             except MemoryError:  # a folded constant no check below could foresee
                 raise OnnxImportError(f"node '{label}' ({node.op_type}): not enough memory "
                                       f"to compute its constant result") from None
@@ -148,7 +161,6 @@ class OnnxImporter:
                 if self.problems:  # most likely a consequence of a placeholder
                     return
                 raise
-            self._bind_outputs(node, outs)
         b.node_label = b.node_op = ""
 
     def inline(self, graph: GraphProto, block: Block | None = None,
@@ -168,9 +180,15 @@ class OnnxImporter:
         self.b.block = block
         try:
             outs = self._translate(graph)
-            for v in outs:  # a known array the branch yields is made inside the branch
+            for i, v in enumerate(outs):  # a known array the branch yields is made inside it
                 if v is not None:
                     v.ssa  # noqa: B018 - materializes it in `block`
+                    if v.ssa in self.b.bounded:  # a region's results carry no count
+                        _, dim, producer = self.b.bounded[v.ssa]
+                        raise UnsupportedFeature(
+                            f"output #{i} '{graph.output[i].name}' of subgraph '{graph.name}' "
+                            f"is {producer}'s output, whose dim {dim} is known only at run "
+                            f"time; a subgraph cannot give such a value")
         finally:
             self.b.block = saved
             # An outer known array first used in the branch became an op there: outside
@@ -189,17 +207,38 @@ class OnnxImporter:
         self.b.node_label, self.b.node_op = label, op
         return [self.values.get(o.name) for o in graph.output]
 
-    def _reads_bounded(self, node: NodeProto) -> str | None:
-        """Why `node` cannot read its inputs: one has a length known only at run time (a
-        buffer of its upper bound, ir/bounded_outputs.py), which only graph outputs may."""
-        for i, name in enumerate(node.input):
-            value = self.values.get(name) if name else None
-            if value is None or value.is_const or value.ssa not in self.b.bounded:
-                continue
-            _, dim, producer = self.b.bounded[value.ssa]
-            return (f"input #{i} '{name}' is {producer}'s output, whose dim {dim} is known "
-                    f"only at run time (at most {value.shape[dim]}); such a value may only "
-                    f"be a graph output")
+    def _convert_with(self, n: Node, converter: table.Converter,
+                      inputs: list[Value | None]) -> Output | list[Output] | tuple[Output, ...]:
+        """`converter(n)`, seeing `inputs` under the node's input names (the guarded
+        bounded values), and the values those names had afterwards."""
+        names = [name for name in n.proto.input if name]
+        saved = {name: self.values[name] for name in names}
+        try:
+            for name, value in zip(n.proto.input, inputs):
+                if name and value is not None:
+                    self.values[name] = value
+            return converter(n)
+        finally:
+            self.values.update(saved)
+
+    def _input_bounds(self, inputs: list[Value | None]) -> list[bounded.Bound | None]:
+        """Per input, its bound if it has a dim known only at run time
+        (ir/bounded_outputs.py)."""
+        found = [None if v is None or v.is_const else self.b.bounded.get(v.ssa)
+                 for v in inputs]
+        return [None if f is None else bounded.Bound(*f) for f in found]
+
+    def _reads_bounded(self, n: Node, inputs: list[Value | None],
+                       bounds: list[bounded.Bound | None]) -> str | None:
+        """Why node `n` cannot read its bounded inputs before converting it: its op has no
+        rule (frontends/onnx/bounded.py), or it is inside a subgraph (a region's results
+        carry no count)."""
+        node = n.proto
+        if self.b.block is not self.b.fn.body.block:
+            return (bounded.unsupported_reader(n, inputs, bounds).split("; ")[0]
+                    + "; a subgraph cannot use it")
+        if n.op_type not in bounded.RULES or node.domain not in ("", "ai.onnx"):
+            return bounded.unsupported_reader(n, inputs, bounds)
         return None
 
     # ------------------------------------------------------------------ steps

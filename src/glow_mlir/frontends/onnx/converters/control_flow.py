@@ -7,8 +7,13 @@ give outputs of one static type each, so what follows keeps static shapes.
 
 A Loop whose iterations are all known at import is unrolled (`MAX_UNROLLED`); one with a
 trip count or condition known only at run time becomes a `glow.loop` whose body is the
-subgraph (the carried values must keep their static types; scan outputs, whose length is
-the number of iterations, are refused there).
+subgraph (the carried values must keep their static types). Its scan outputs, whose
+length is the number of iterations, are bounded values (ir/bounded_outputs.py): the trip
+count M, a constant, bounds them; each is one more carried value, a buffer of M rows
+that iteration i writes row i of (`glow.scatter_data`), and one more carried counter
+gives the rows written, by which the graph output is trimmed (and the nodes after it may
+read it as they read a NonZero's result, frontends/onnx/bounded.py). Without a constant
+M, no bound: refused, naming the node.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ MAX_UNROLLED = 256
 computed at run time) is unrolled up to this many iterations; longer ones, and those that
 decide at run time, become a `glow.loop`."""
 
+MAX_SCAN_ROWS = 1 << 16
+"""A `glow.loop`'s scan output is a buffer of one row per possible iteration: a trip count
+M above this (as exporters write INT64_MAX for a while loop) gives no usable bound."""
+
 
 def loop(n: Node) -> Sequence[Value | SSAValue | None]:
     body = n.attr("body")
@@ -96,14 +105,16 @@ def loop(n: Node) -> Sequence[Value | SSAValue | None]:
     known = limit is not None and known_true and _passes_condition_on(body)
     if known and limit is not None and limit <= MAX_UNROLLED:
         return _unrolled(n, body, carried, limit, n_scan)
-    if n_scan and known:
-        n.unsupported(f"{n_scan} scan output(s) of a loop of {limit} iterations, more than "
-                      f"the {MAX_UNROLLED} unrolled at import")
-    if n_scan:
-        n.unsupported(f"{n_scan} scan output(s) need a trip count known at import and no "
-                      f"condition computed at run time (their first dimension is the "
-                      f"number of iterations)")
-    return _region_loop(n, body, carried, cond)
+    if n_scan and limit is None:
+        n.unsupported(f"{n_scan} scan output(s) need a bound on the number of iterations "
+                      f"(their first dimension): the trip count M is computed at run time; "
+                      f"a constant M bounds them")
+    if n_scan and limit is not None and limit > MAX_SCAN_ROWS:
+        n.unsupported(f"{n_scan} scan output(s) bounded by the trip count M = {limit}, more "
+                      f"than the {MAX_SCAN_ROWS} rows a scan output may be given")
+    if n_scan and limit is not None and limit <= 0:
+        n.unsupported("a Loop that runs no iteration has scan outputs of unknown shape")
+    return _region_loop(n, body, carried, cond, limit if n_scan else None)
 
 
 def _passes_condition_on(body) -> bool:
@@ -134,6 +145,17 @@ def _check_carried(n: Node, carried: Sequence[Value], outs: Sequence[Value]) -> 
                    f"type")
 
 
+def _stackable(n: Node, v: Value) -> Value:
+    """A scan output's value of one iteration, which is stacked with the others: it must
+    fill its whole shape (a bounded value's rows past its count would land between the
+    next iteration's, ir/bounded_outputs.py)."""
+    if not v.is_const and v.ssa in n.b.bounded:
+        _, dim, producer = n.b.bounded[v.ssa]
+        n.unsupported(f"a scan output is {producer}'s output, whose dim {dim} is known only "
+                      f"at run time; the iterations' values cannot be stacked")
+    return v
+
+
 def _unrolled(n: Node, body, carried: list[Value], limit: int,
               n_scan: int) -> list[Value | None]:
     """The iterations one after another, translated in place (as LSTMs are unrolled); the
@@ -150,7 +172,7 @@ def _unrolled(n: Node, body, carried: list[Value], limit: int,
         _check_carried(n, carried, done[1:1 + len(carried)])
         values = done[1:1 + len(carried)]
         for scan, v in zip(scans, done[1 + len(carried):]):
-            scan.append(n.b.reshape(v, (1, *v.shape)))
+            scan.append(n.b.reshape(_stackable(n, v), (1, *v.shape)))
         stop = done[0].const
         if stop is not None and not bool(stop.reshape(-1)[0]):
             break
@@ -159,8 +181,10 @@ def _unrolled(n: Node, body, carried: list[Value], limit: int,
     return [*values, *(n.b.concat(scan, 0) for scan in scans)]
 
 
-def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> list[SSAValue]:
-    """A `glow.loop` whose body is the subgraph, translated into its block."""
+def _region_loop(n: Node, body, carried: list[Value], cond: Value | None,
+                 scan_rows: int | None = None) -> list[SSAValue]:
+    """A `glow.loop` whose body is the subgraph, translated into its block; with
+    `scan_rows`, the scan outputs as bounded buffers of that many rows (module docstring)."""
     assert n.inline is not None
     block = Block(arg_types=[TensorType(i64, []), *[v.type for v in carried]])
     for arg, info in zip(block.args, [body.input[0], *body.input[2:]]):
@@ -170,6 +194,8 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> lis
     if any(v is None for v in outs):
         return [None] * n.num_outputs  # type: ignore[list-item]
     done = [v for v in outs if v is not None]
+    scans = done[1 + len(carried):]
+    done = done[:1 + len(carried)]
     _check_carried(n, carried, done[1:])
     if done[0].elem != i1 or done[0].size != 1:
         n.fail(f"the body's condition must be one bool, got {_fmt(done[0])}")
@@ -177,9 +203,16 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> lis
     n.b.block = block
     try:
         again = n.b.reshape(done[0], ()).ssa
-        block.add_op(glow.YieldOp([again, *(v.ssa for v in done[1:])]))
+        extra = [] if not scans else _scan_rows(n, block, args[0], scans,
+                                                 scan_rows or 0)
+        block.add_op(glow.YieldOp([again, *(v.ssa for v in done[1:]), *extra]))
     finally:
         n.b.block = saved
+    inits = [v.ssa for v in carried]
+    if scans:
+        assert scan_rows is not None
+        inits.append(n.b.from_const(np.array(0, np.int64)).ssa)
+        inits += [n.b.splat([scan_rows, *v.shape], v.elem, 0).ssa for v in scans]
     limit = n.optional(0)
     if limit is None:
         limit = n.b.from_const(np.array(np.iinfo(np.int64).max, np.int64))
@@ -189,14 +222,36 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None) -> lis
         cond = n.b.from_const(np.array(True))
     if cond.elem != i1 or cond.size != 1:
         n.fail(f"the condition must be one bool, got {_fmt(cond)}")
-    op = glow.LoopOp(n.b.reshape(limit, ()).ssa, n.b.reshape(cond, ()).ssa,
-                     [v.ssa for v in carried], Region(block))
+    op = glow.LoopOp(n.b.reshape(limit, ()).ssa, n.b.reshape(cond, ()).ssa, inits,
+                     Region(block))
     try:
         op.verify_()
     except VerifyException as err:
         n.fail(f"'{glow.LoopOp.name}' op {err}")
     n.b.append(op)
-    return list(op.results)
+    results: list[SSAValue] = list(op.results)
+    if not scans:
+        return results
+    count = results[len(carried)]
+    for buffer in results[len(carried) + 1:]:
+        n.b.bounded[buffer] = (count, 0, "Loop")
+    return results[:len(carried)] + results[len(carried) + 1:]
+
+
+def _scan_rows(n: Node, block: Block, number: Value, scans: list[Value],
+               rows: int) -> list[SSAValue]:
+    """In the body (the builder's block): the carried counter plus one, and each scan
+    buffer (`rows` rows) with row `number` set to this iteration's value; their block
+    arguments are added after the carried values'."""
+    counter = n.b.from_ssa(block.insert_arg(TensorType(i64, []), len(block.args)))
+    row = n.b.reshape(number, [1])
+    out = [n.b.elementwise(glow.AddOp, [counter, n.b.from_const(np.array(1, np.int64))]).ssa]
+    for v in scans:
+        buffer = n.b.from_ssa(block.insert_arg(TensorType(v.elem, [rows, *v.shape]),
+                                               len(block.args)))
+        out.append(n.b.op(glow.ScatterDataOp, [buffer, row, n.b.reshape(v, [1, *v.shape])],
+                          buffer.type).ssa)
+    return out
 
 
 MAX_SCAN_STEPS = 1024
@@ -256,7 +311,7 @@ def scan(n: Node) -> list[Value | None]:
         _check_carried(n, states, done[:len(states)])
         states = done[:len(states)]
         for collected, v in zip(outs_per_step, done[len(states):]):
-            collected.append(v)
+            collected.append(_stackable(n, v))
     results: list[Value | None] = list(states)
     for collected, axis, back in zip(outs_per_step, out_axes, out_back):
         rank = collected[0].rank + 1

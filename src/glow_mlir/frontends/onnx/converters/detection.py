@@ -42,7 +42,7 @@ def roi_align(n: Node) -> Value:
 def non_max_suppression(n: Node) -> Value | np.ndarray:
     """`glow.non_max_suppression` into rows for the most boxes every class of every batch
     may keep (all of them, or max_output_boxes_per_class when known at import), with its
-    count (ir/bounded_outputs.py): the result may then only be a graph output. The
+    count (ir/bounded_outputs.py; what may read it: frontends/onnx/bounded.py). The
     thresholds and the per-class maximum may be computed at run time."""
     boxes, scores = n.input(0), n.input(1)
     if boxes.rank != 3 or boxes.shape[2] != 4:

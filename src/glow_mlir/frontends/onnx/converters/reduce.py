@@ -39,7 +39,7 @@ def reduce(b: GraphBuilder, cls: type[glow.GlowOp], x: Value, axes: list[int],
     return b.reshape(out, kept) if keepdims else out
 
 
-def _reduce_axes(n: Node, x: Value, since_input: int) -> list[int] | None:
+def reduce_axes(n: Node, x: Value, since_input: int) -> list[int] | None:
     """The axes to reduce; None means none (noop_with_empty_axes), [] all."""
     if n.opset < since_input:
         axes = n.ints("axes", None)
@@ -56,7 +56,7 @@ def reduction(op_type: str) -> Callable[[Node], Value]:
 
     def convert(n: Node) -> Value:
         x = n.input(0)
-        axes = _reduce_axes(n, x, since)
+        axes = reduce_axes(n, x, since)
         keep = bool(n.int("keepdims", 1))
         b = n.b
         if axes is None or x.rank == 0:

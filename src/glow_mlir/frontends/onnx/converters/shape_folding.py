@@ -77,8 +77,8 @@ def range_(n: Node) -> np.ndarray:
 
 def nonzero(n: Node) -> Value | np.ndarray:
     """Folded for a known input; else `glow.non_zero` into a buffer of one column per
-    element, its count returned with it (ir/bounded_outputs.py): the result may then only
-    be a graph output."""
+    element, its count returned with it (ir/bounded_outputs.py; what may read the result:
+    frontends/onnx/bounded.py)."""
     x = n.input(0)
     if x.is_const:
         return np.asarray(np.nonzero(x.known), dtype=np.int64).reshape(x.rank, -1)

@@ -141,8 +141,9 @@ def split(n: Node) -> list[Value]:
     return outs
 
 
-def slice_ranges(n: Node, shape: tuple[int, ...]) -> list[range]:
-    """Per-dim index ranges of ONNX Slice, clamped as the spec says."""
+def slice_spec(n: Node, rank: int) -> list[tuple[int, int, int, int]]:
+    """ONNX Slice's (start, end, axis, step) per sliced axis, as given (not clamped); the
+    axis made non-negative."""
     starts: list[int] | None
     ends: list[int] | None
     if n.opset < 10:
@@ -159,9 +160,14 @@ def slice_ranges(n: Node, shape: tuple[int, ...]) -> list[range]:
     if not len(starts) == len(ends) == len(axes) == len(steps):
         n.fail(f"starts, ends, axes and steps differ in length ({len(starts)}, {len(ends)}, "
                f"{len(axes)}, {len(steps)})")
+    return [(s, e, n.normalize_axis(a, rank), st)
+            for s, e, a, st in zip(starts, ends, axes, steps)]
+
+
+def slice_ranges(n: Node, shape: tuple[int, ...]) -> list[range]:
+    """Per-dim index ranges of ONNX Slice, clamped as the spec says."""
     ranges = [range(d) for d in shape]
-    for s, e, a, st in zip(starts, ends, axes, steps):
-        a = n.normalize_axis(a, len(shape))
+    for s, e, a, st in slice_spec(n, len(shape)):
         d = shape[a]
         if st == 0:
             n.fail("steps must not be 0")
