@@ -1,7 +1,8 @@
 """Random training graphs (hypothesis: a small CNN or MLP of drawn layers, batch, loss and
 SGD settings) differentiated, then compiled by the normal pipelines for `interpreter` and
-`cpu`: the loss and every updated weight and momentum equal the reference evaluator's on
-the differentiated graph (so no pass dropped an update or folded a weight)."""
+`cpu`: the loss, and every weight and momentum the step updated in place in the compiled
+model's state, equal the reference evaluator's on the differentiated graph (so no pass
+dropped an update or folded a weight)."""
 
 from __future__ import annotations
 
@@ -121,10 +122,17 @@ def test_training_step_matches_the_evaluator(backend: str, case) -> None:
     feed = {sig.labels: labels, **{h: weights[h] for h in sig.weights},
             **{m: rng.standard_normal(weights[h].shape).astype(np.float32)
                for h, m in zip(sig.weights, sig.momenta)}}
-    names = [sig.labels, *sig.weights, *sig.momenta]
-    want = evaluate_function(fn, [feed[n] for n in names])
+    carried = [*sig.weights, *sig.momenta]
+    want = dict(zip([*sig.outputs, sig.loss, *sig.updated, *sig.updated_momenta],
+                    evaluate_function(fn, [feed[n] for n in [sig.labels, *carried]])))
     model = glow_mlir.compile(module, backend=backend, cache=False)
-    got = model.run(feed)
-    assert model.output_names == [*sig.outputs, sig.loss, *sig.updated, *sig.updated_momenta]
-    for name, g, w in zip(model.output_names, got, want):
-        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5, err_msg=name)
+    assert model.input_names == [sig.labels]  # the weights and momenta are state
+    assert model.output_names == [*sig.outputs, sig.loss]
+    state = model.state
+    assert sorted(state) == sorted(carried)
+    for name in sig.momenta:  # drawn, not the initial zeros
+        state[name][...] = feed[name]
+    for name, g in zip(model.output_names, model.run({sig.labels: labels})):
+        np.testing.assert_allclose(g, want[name], rtol=2e-4, atol=2e-5, err_msg=name)
+    for name, new in zip(carried, [*sig.updated, *sig.updated_momenta]):
+        np.testing.assert_allclose(state[name], want[new], rtol=2e-4, atol=2e-5, err_msg=name)
