@@ -200,6 +200,25 @@ def test_glow_compile_emits_the_training_graph(tmp_path) -> None:
     assert "glow.max_pool_grad" in out and "glow.log_soft_max" in out
 
 
+def test_glow_compile_train_emits_the_step_with_weights_updated_in_place(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--train", "--momentum", "0.9", "--emit", "instr")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert ("glow_ir.weight @fc_w2 mutable : memref<64x10xf32> = dense_resource<fc_w2> : "
+            "tensor<64x10xf32>") in out
+    assert "glow_ir.weight @fc_w2.momentum mutable : memref<64x10xf32> = dense_resource<" in out
+    assert "glow_ir.element_sub @out %fc_w2, @in %fc_w2, @in %" in out
+    assert "@out %fc_w2.momentum, @in %" in out
+    assert "glow_ir.copy @out %fc_w2" not in out and "fc_w2.updated" not in out
+
+
+def test_glow_compile_train_with_save_is_one_line(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--train", "--save", str(tmp_path / "step.glow"))
+    assert proc.returncode == 1
+    assert proc.stderr == ("glow-compile: error: --train compiles a training step, whose "
+                           "weights are state that --save cannot carry: drop one of them\n")
+
+
 def test_glow_compile_unknown_loss_is_one_line(tmp_path) -> None:
     proc = _glow_compile(tmp_path, "--emit", "training-graph", "--loss", "hinge")
     assert proc.returncode == 1

@@ -47,5 +47,6 @@ UPDATES_ATTR = "glow.updates"
 next value, written back into it (an SGD update), not returned to the caller."""
 
 __all__ = ["Glow", "GlowOp", "ALL_OPS", "OPS_BY_NAME", "UNARY_OPS", "BINARY_OPS",
-           "QuantizedType", "to_attr", "NAME_ATTR", "INITIAL_ATTR", "UPDATES_ATTR", "IfOp", "LoopOp", "YieldOp",
+           "QuantizedType", "to_attr", "NAME_ATTR", "INITIAL_ATTR", "UPDATES_ATTR", "IfOp",
+           "LoopOp", "YieldOp",
            "CONTROL_FLOW_OPS"]

@@ -346,6 +346,15 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
         _check_quantization_flags(args)
+        if args.train:
+            refused = [f for f, v in (("--save", args.save), ("--emit-bundle", args.emit_bundle),
+                                      ("--dump-profile", args.dump_profile),
+                                      ("--load-profile", args.load_profile),
+                                      ("--emit partitions", args.emit == "partitions"))
+                       if v]
+            if refused:
+                raise UserError(f"--train compiles a training step, whose weights are state "
+                                f"that {refused[0]} cannot carry: drop one of them")
         if args.dump_profile:
             return dump_profile(args)
         if args.save:
