@@ -24,6 +24,7 @@ def _slot(w: glow_ir.WeightOp, place) -> Slot:
 
 def _bytes(w: glow_ir.WeightOp) -> np.ndarray:
     """A weight's value as bytes (its dtype's, row-major)."""
+    assert w.value is not None  # constants and state only
     return np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
 
 

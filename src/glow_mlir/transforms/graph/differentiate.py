@@ -224,8 +224,8 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
     initial: dict[str, DenseResourceAttr] = {}  # state argument name -> its first value
     for h in chosen:
         arg = block.insert_arg(candidates[h][0].result.type, len(block.args))
-        value = candidates[h][0].value
-        assert isinstance(value, DenseResourceAttr)  # trainable_candidates' rule
+        first = candidates[h][0].value
+        assert isinstance(first, DenseResourceAttr)  # trainable_candidates' rule
         arg.name_hint = h
         for c in candidates[h]:
             c.result.replace_all_uses_with(arg)
@@ -234,7 +234,7 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
         weight_args.append(arg)
         sig.weights.append(_unique(h, taken))
         arg_names.append(sig.weights[-1])
-        initial[sig.weights[-1]] = value
+        initial[sig.weights[-1]] = first
     momentum_args: list[SSAValue | None] = [None] * len(chosen)
     if config.momentum:
         assert isinstance(module, ModuleOp)  # checked before any change
