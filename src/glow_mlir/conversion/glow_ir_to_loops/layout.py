@@ -1,8 +1,9 @@
 """Where each weight lives in the entry point's three memory areas (Glow's bundle API):
 constant weights (the constant ones with a value) one after the other in the constant
 area, placeholders (inputs, outputs) and state (mutable weights with a value) in the
-mutable area, activations at their planned offsets in the activation area. Offsets are aligned (64 bytes, as the arena), so the compiled code
-and a C program agree on them from the header alone.
+mutable area, activations at their planned offsets in the activation area. Offsets are
+aligned (64 bytes, as the arena), so the compiled code and a C program agree on them
+from the header alone.
 """
 
 from __future__ import annotations
