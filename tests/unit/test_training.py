@@ -165,22 +165,6 @@ def test_non_positive_batch_size() -> None:
         glow_mlir.train(model_zoo.digits_cnn(), batch_size=0)
 
 
-def test_resident_and_copied_steps_agree() -> None:
-    """On cpu the weights stay in the step's own memory between steps; traced, they go
-    through Python each step: the same losses and weights, bit for bit."""
-    model = model_zoo.digits_cnn()
-    resident = glow_mlir.train(model, learning_rate=0.1, momentum=0.9, batch_size=4,
-                               cache=False, num_threads=1)
-    copied = glow_mlir.train(model, learning_rate=0.1, momentum=0.9, batch_size=4,
-                             cache=False, num_threads=1, trace=True)
-    assert type(resident._state).__name__ == "_ResidentState"
-    assert type(copied._state).__name__ == "_CopiedState"
-    for x, y in _batches(5, 4):
-        assert resident.step(x, y) == copied.step(x, y)
-    for name, w in resident.weights.items():
-        np.testing.assert_array_equal(w, copied.weights[name])
-
-
 def test_inputs_of_the_wrong_shape() -> None:
     trainer = glow_mlir.train(model_zoo.digits_cnn(), batch_size=2, cache=False)
     with pytest.raises(TrainingInputError, match=r"input 'input' is float32 of shape "
@@ -211,8 +195,28 @@ def test_glow_compile_emits_the_training_graph(tmp_path) -> None:
     out = proc.stdout
     assert '%labels: tensor<2xi64> {glow.name = "labels"}' in out
     assert 'tensor<f32> {glow.name = "loss"}' in out
-    assert '{glow.name = "fc_w2.momentum.updated"}' in out
+    assert '{glow.name = "fc_w2.momentum.updated", glow.updates = "fc_w2.momentum"}' in out
+    assert 'glow.initial = dense_resource<fc_w2>' in out
     assert "glow.max_pool_grad" in out and "glow.log_soft_max" in out
+
+
+def test_glow_compile_train_emits_the_step_with_weights_updated_in_place(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--train", "--momentum", "0.9", "--emit", "instr")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert ("glow_ir.weight @fc_w2 mutable : memref<64x10xf32> = dense_resource<fc_w2> : "
+            "tensor<64x10xf32>") in out
+    assert "glow_ir.weight @fc_w2.momentum mutable : memref<64x10xf32> = dense_resource<" in out
+    assert "glow_ir.element_sub @out %fc_w2, @in %fc_w2, @in %" in out
+    assert "@out %fc_w2.momentum, @in %" in out
+    assert "glow_ir.copy @out %fc_w2" not in out and "fc_w2.updated" not in out
+
+
+def test_glow_compile_train_with_save_is_one_line(tmp_path) -> None:
+    proc = _glow_compile(tmp_path, "--train", "--save", str(tmp_path / "step.glow"))
+    assert proc.returncode == 1
+    assert proc.stderr == ("glow-compile: error: --train compiles a training step, whose "
+                           "weights are state that --save cannot carry: drop one of them\n")
 
 
 def test_glow_compile_unknown_loss_is_one_line(tmp_path) -> None:

@@ -1,7 +1,9 @@
 """Random training graphs (hypothesis: a small CNN or MLP of drawn layers, batch, loss and
 SGD settings) differentiated, then compiled by the normal pipelines for `interpreter` and
-`cpu`: the loss and every updated weight and momentum equal the reference evaluator's on
-the differentiated graph (so no pass dropped an update or folded a weight)."""
+`cpu`: the loss, and every weight and momentum the step updated in place in the compiled
+model's state, equal the reference evaluator's on the differentiated graph (so no pass
+dropped an update or folded a weight). A fixed graph does the same for the ops with the
+newest rules (layer norm, gelu, clip, max)."""
 
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ def training_graphs(draw):
         weights["x"] = rng.standard_normal((batch, 5)).astype(np.float32)
     hidden = draw(st.integers(2, 6))
     layers.append(("fc", "w1", "b1", hidden))
-    layers.append(("act", draw(st.sampled_from([glow.ReluOp, glow.SigmoidOp, glow.TanhOp]))))
+    layers.append(("act", draw(st.sampled_from([glow.ReluOp, glow.SigmoidOp, glow.TanhOp,
+                                                glow.GeluOp]))))
     layers.append(("fc", "w2", "b2", 4))
 
     def forward(b, v):
@@ -110,7 +113,31 @@ def _size_fc(layers, weights, weight) -> None:
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=training_graphs())
 def test_training_step_matches_the_evaluator(backend: str, case) -> None:
-    weights, forward, config, batch = case
+    _check_step(backend, *case)
+
+
+def _newer_ops(b, v):
+    """fc, layer norm, gelu, clip, then the element-wise max of two fc heads."""
+    h = b.op(glow.FullyConnectedOp, [v["x"], v["w1"], v["b1"]], b.tensor([3, 6], v["x"]))
+    h = b.op(glow.LayerNormalizationOp, [h, v["g"], v["beta"]], h.type, epsilon=1e-5)
+    h = b.unary(glow.ClipOp, b.unary(glow.GeluOp, h), min=-0.5, max=1.5)
+    heads = [b.op(glow.FullyConnectedOp, [h, v[w], v[c]], b.tensor([3, 4], h))
+             for w, c in (("w2", "b2"), ("w3", "b3"))]
+    return b.binary(glow.MaxOp, *heads)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse"])
+def test_layer_norm_gelu_clip_max_step_matches_the_evaluator(backend: str, loss: str) -> None:
+    rng = np.random.default_rng(5)
+    dims = {"x": (3, 5), "w1": (5, 6), "b1": (6,), "g": (6,), "beta": (6,), "w2": (6, 4),
+            "b2": (4,), "w3": (6, 4), "b3": (4,)}
+    weights = {n: rng.standard_normal(d).astype(np.float32) for n, d in dims.items()}
+    _check_step(backend, weights, _newer_ops,
+                TrainingConfig(loss, learning_rate=0.1, momentum=0.9, l2=1e-2), 3)
+
+
+def _check_step(backend: str, weights, forward, config, batch) -> None:
     module = build_graph(weights, forward)
     fn = next(iter(module.ops))
     sig = differentiate_function(fn, config)
@@ -121,10 +148,17 @@ def test_training_step_matches_the_evaluator(backend: str, case) -> None:
     feed = {sig.labels: labels, **{h: weights[h] for h in sig.weights},
             **{m: rng.standard_normal(weights[h].shape).astype(np.float32)
                for h, m in zip(sig.weights, sig.momenta)}}
-    names = [sig.labels, *sig.weights, *sig.momenta]
-    want = evaluate_function(fn, [feed[n] for n in names])
+    carried = [*sig.weights, *sig.momenta]
+    want = dict(zip([*sig.outputs, sig.loss, *sig.updated, *sig.updated_momenta],
+                    evaluate_function(fn, [feed[n] for n in [sig.labels, *carried]])))
     model = glow_mlir.compile(module, backend=backend, cache=False)
-    got = model.run(feed)
-    assert model.output_names == [*sig.outputs, sig.loss, *sig.updated, *sig.updated_momenta]
-    for name, g, w in zip(model.output_names, got, want):
-        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5, err_msg=name)
+    assert model.input_names == [sig.labels]  # the weights and momenta are state
+    assert model.output_names == [*sig.outputs, sig.loss]
+    state = model.state
+    assert sorted(state) == sorted(carried)
+    for name in sig.momenta:  # drawn, not the initial zeros
+        state[name][...] = feed[name]
+    for name, g in zip(model.output_names, model.run({sig.labels: labels})):
+        np.testing.assert_allclose(g, want[name], rtol=2e-4, atol=2e-5, err_msg=name)
+    for name, new in zip(carried, [*sig.updated, *sig.updated_momenta]):
+        np.testing.assert_allclose(state[name], want[new], rtol=2e-4, atol=2e-5, err_msg=name)

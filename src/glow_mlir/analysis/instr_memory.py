@@ -88,9 +88,9 @@ def memory_report(module: Operation, unshared_bytes: int | None = None,
     constant = mutable = 0
     for w in func.weights:
         size = glow_ir.buffer_bytes(w.type)
-        if w.value is not None:
+        if w.value is not None and w.is_constant:
             constant += size
-        elif w.role_name in ("input", "output"):
+        else:  # placeholders and state
             mutable += size
     align = func_alignment(func)
     buffers = [b for _, b in activation_buffers(func)]

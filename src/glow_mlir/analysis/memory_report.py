@@ -13,7 +13,7 @@ class MemoryReport:
     """Bytes of one compiled function's memory regions (README: ONNX models from Python)."""
 
     constant_bytes: int  # weights with a value
-    mutable_bytes: int  # input and output placeholders
+    mutable_bytes: int  # input and output placeholders, state (mutable weights)
     activations_bytes: int  # the activation arena (planned size, else every alloc apart)
     peak_live_bytes: int  # most aligned activation bytes live at once: the arena's bound
     unshared_bytes: int  # the arena if no two activations shared memory

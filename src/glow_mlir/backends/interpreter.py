@@ -67,3 +67,7 @@ class InterpreterExecutor:
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self._run.run(list(inputs))
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The state weights by name: the live arrays the runs update."""
+        return dict(self._run.state)

@@ -17,6 +17,11 @@ Why it looks the way it does:
   of one value, are copied into their output weights at the end instead.
 - Every activation is freed at the end, in reverse allocation order: lifetimes are made
   tight later by `hoist-dealloc` and `sink-alloc`, which keeps this pass simple.
+- State (a training step's weights and momenta: an argument with `glow.initial`) is one
+  `mutable` weight with that value, no placeholder. The result that `glow.updates` it is
+  written straight into that weight (an SGD update's `@out` on the weight it reads, an
+  in-place pair) when nothing reads the old value afterwards; else it is computed into
+  an activation and copied into the weight at the end.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow, glow_ir
-from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow import INITIAL_ATTR, NAME_ATTR, UPDATES_ATTR
 from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.traits import NoInstruction
 from glow_mlir.dialects.glow_ops.types import normalize_axis, shape_of
@@ -65,6 +70,49 @@ def placeholder_names(attrs: ArrayAttr | None, count: int, prefix: str) -> list[
         name = d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None
         names.append(name.data if isinstance(name, StringAttr) else f"{prefix}{i}")
     return names
+
+
+def _attr(attrs: ArrayAttr | None, i: int, key: str) -> Attribute | None:
+    d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
+    return d.data.get(key) if isinstance(d, DictionaryAttr) else None
+
+
+def state_values(fn: func.FuncOp) -> dict[int, DenseResourceAttr]:
+    """The state arguments of `fn` (`glow.initial`): index -> initial value."""
+    out = {}
+    for i in range(len(fn.function_type.inputs.data)):
+        v = _attr(fn.arg_attrs, i, INITIAL_ATTR)
+        if isinstance(v, DenseResourceAttr):
+            out[i] = v
+    return out
+
+
+def state_updates(fn: func.FuncOp) -> dict[int, int]:
+    """The results of `fn` that update a state argument (`glow.updates`): result index
+    -> argument index. A name that is no state argument is a `DiagnosticError`."""
+    states = state_values(fn)
+    names = placeholder_names(fn.arg_attrs, len(fn.function_type.inputs.data), "input")
+    by_name = {names[i]: i for i in states}
+    out: dict[int, int] = {}
+    for i in range(len(fn.function_type.outputs.data)):
+        v = _attr(fn.res_attrs, i, UPDATES_ATTR)
+        if v is None:
+            continue
+        if not isinstance(v, StringAttr) or v.data not in by_name:
+            raise DiagnosticError.at(fn, f"result #{i} has {UPDATES_ATTR} = {v}, which names "
+                                         f"no argument with {INITIAL_ATTR}")
+        if by_name[v.data] in out.values():
+            raise DiagnosticError.at(fn, f"state argument '{v.data}' is updated twice")
+        out[i] = by_name[v.data]
+    return out
+
+
+def signature_indices(fn: func.FuncOp) -> tuple[list[int], list[int]]:
+    """The indices of the arguments a caller passes and of the results it gets back (not
+    the state and its updates)."""
+    states, updates = state_values(fn), state_updates(fn)
+    return ([i for i in range(len(fn.function_type.inputs.data)) if i not in states],
+            [i for i in range(len(fn.function_type.outputs.data)) if i not in updates])
 
 
 class _Names:
@@ -137,9 +185,18 @@ class _FunctionLowering:
         weights: list[glow_ir.WeightOp] = []
         sources: list[list[SSAValue]] = []  # graph values each weight stands for
         ins = placeholder_names(self.fn.arg_attrs, len(self.block.args), "input")
+        states = state_values(self.fn)
+        updates = state_updates(self.fn)
+        state_weight: dict[int, int] = {}  # argument index -> its weight's index
         for arg, name in zip(self.block.args, ins):
-            weights.append(glow_ir.WeightOp.make(names.claim(name), memref_of(arg.type),
-                                                 "mutable", "input"))
+            if arg.index in states:
+                state_weight[arg.index] = len(weights)
+                w = glow_ir.WeightOp.make(names.claim(name), memref_of(arg.type), "mutable",
+                                          value=states[arg.index])
+            else:
+                w = glow_ir.WeightOp.make(names.claim(name), memref_of(arg.type), "mutable",
+                                          "input")
+            weights.append(w)
             sources.append([arg])
         by_resource: dict[tuple[str, Attribute], int] = {}
         for op in self.block.ops:
@@ -157,8 +214,11 @@ class _FunctionLowering:
             weights.append(w)
             sources.append([op.result])
         outs = placeholder_names(self.fn.res_attrs, len(self.ret.arguments), "output")
-        self.outputs: list[int] = []
-        for value, name in zip(self.ret.arguments, outs):
+        self.outputs: list[int] = []  # per result: the weight it is written into
+        for i, (value, name) in enumerate(zip(self.ret.arguments, outs)):
+            if i in updates:
+                self.outputs.append(state_weight[updates[i]])
+                continue
             self.outputs.append(len(weights))
             weights.append(glow_ir.WeightOp.make(names.claim(name), memref_of(value.type),
                                                  "mutable", "output"))
@@ -171,10 +231,38 @@ class _FunctionLowering:
                 self.buffer[v] = arg
         # Outputs written in place: a value an instruction computes goes straight to its
         # first output weight (a second return of it is a copy from there).
-        for value, index in zip(self.ret.arguments, self.outputs):
-            if value not in self.direct and self._computed(value):
-                self.direct[value] = args[index]
+        for i, (value, index) in enumerate(zip(self.ret.arguments, self.outputs)):
+            if value in self.direct or not self._computed(value):
+                continue
+            if i in updates and not self._in_place(value, self.block.args[updates[i]]):
+                continue  # copied into the state at the end
+            self.direct[value] = args[index]
         return ir_func
+
+    def _in_place(self, value: SSAValue, state: SSAValue) -> bool:
+        """May `value`'s instruction write it over `state`'s buffer? When no op after it
+        reads `state` (through views too), and it reads `state` itself only through an
+        in-place operand pair of equal types."""
+        op = value.owner
+        assert isinstance(op, Operation)
+        if op.parent_block() is not self.block:
+            return False
+        readers = _viewers(state)
+        order = {o: k for k, o in enumerate(self.block.ops)}
+        at = order[op]
+        if any(order.get(_top(r, self.block), -1) > at for r in readers if r is not op):
+            return False
+        instr = glow_ir.INSTRUCTION_OF.get(type(op)) if isinstance(op, GlowOp) else None
+        if instr is None or len(op.results) != 1:
+            return False
+        pairs = set(getattr(instr, "INPLACE", ()))
+        for k, operand in enumerate(op.operands):
+            if operand is state:
+                if (0, k + 1) not in pairs or operand.type != value.type:
+                    return False
+            elif isinstance(operand.owner, glow.ReshapeOp) and operand.owner in readers:
+                return False  # a view of the state: another shape
+        return True
 
     @staticmethod
     def _computed(value: SSAValue) -> bool:
@@ -364,6 +452,28 @@ class _FunctionLowering:
         return ir_func
 
 
+def _viewers(value: SSAValue) -> set[Operation]:
+    """The ops that read `value`, directly or through reshapes (views of its buffer)."""
+    found: set[Operation] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        for use in v.uses:
+            found.add(use.operation)
+            if isinstance(use.operation, glow.ReshapeOp):
+                todo.append(use.operation.result)
+    return found
+
+
+def _top(op: Operation, block: Block) -> Operation:
+    """`op`'s ancestor in `block` (an op of a branch or loop body: its if or loop)."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
 def _name_args(block: Block, instr: Operation) -> None:
     """A program's arguments named after the operands they stand for (the printer makes
     them unique): cosmetic, it keeps the text readable."""
@@ -426,4 +536,5 @@ class LowerToInstrPass(ModulePass):
             fn.erase()
 
 
-__all__ = ["LowerToInstrPass", "lower_function", "memref_of"]
+__all__ = ["LowerToInstrPass", "lower_function", "memref_of", "signature_indices",
+           "state_updates", "state_values"]

@@ -40,6 +40,16 @@ NAME_ATTR = "glow.name"
 name; the ONNX importer sets it, IRGen names the weights after it), so a module alone says
 how its inputs are called."""
 
+INITIAL_ATTR = "glow.initial"
+"""Argument attribute (a `dense_resource`) making the argument state, not an input: a
+value the function keeps between calls, starting at these bytes (a trained weight, its
+momentum). IRGen declares it a `mutable` weight with that value; a caller never passes it."""
+
+UPDATES_ATTR = "glow.updates"
+"""Result attribute (the `glow.name` of a state argument): the result is the argument's
+next value, written back into it (an SGD update), not returned to the caller."""
+
 __all__ = ["Glow", "GlowOp", "ALL_OPS", "OPS_BY_NAME", "UNARY_OPS", "BINARY_OPS",
-           "QuantizedType", "to_attr", "NAME_ATTR", "IfOp", "LoopOp", "YieldOp",
+           "QuantizedType", "to_attr", "NAME_ATTR", "INITIAL_ATTR", "UPDATES_ATTR", "IfOp",
+           "LoopOp", "YieldOp",
            "CONTROL_FLOW_OPS"]

@@ -49,7 +49,15 @@ from io import StringIO
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, ContainerType, DenseResourceAttr, ModuleOp, ShapedType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Builtin,
+    ContainerType,
+    DenseResourceAttr,
+    DictionaryAttr,
+    ModuleOp,
+    ShapedType,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
@@ -269,9 +277,8 @@ def take_parsed_blobs(module: ModuleOp, blobs: Mapping[str, str]) -> None:
     table = resource_table(module)
     users: dict[str, tuple[Operation, DenseResourceAttr]] = {}
     for op in module.walk():
-        for a in (*op.attributes.values(), *op.properties.values()):
-            if isinstance(a, DenseResourceAttr):
-                users.setdefault(a.resource_handle.data, (op, a))
+        for a in _resource_attrs([*op.attributes.values(), *op.properties.values()]):
+            users.setdefault(a.resource_handle.data, (op, a))
     for handle, (op, attr) in users.items():
         blob = blobs.get(handle)
         if not blob:
@@ -280,6 +287,18 @@ def take_parsed_blobs(module: ModuleOp, blobs: Mapping[str, str]) -> None:
             table.set(handle, decode_blob(blob, attr.type))
         except ValueError as err:  # includes UnsupportedElementType
             raise BlobError(op, f"dense_resource<{handle}>: {err}") from None
+
+
+def _resource_attrs(attrs: Iterable[Attribute]) -> Iterator[DenseResourceAttr]:
+    """The `dense_resource`s among `attrs` and inside their arrays and dictionaries (a
+    function's argument attributes: a training step's `glow.initial`)."""
+    for a in attrs:
+        if isinstance(a, DenseResourceAttr):
+            yield a
+        elif isinstance(a, ArrayAttr):
+            yield from _resource_attrs(a.data)
+        elif isinstance(a, DictionaryAttr):
+            yield from _resource_attrs(a.data.values())
 
 
 _PRINTING: ContextVar[ModuleOp | None] = ContextVar("glow_printing_module", default=None)

@@ -315,6 +315,9 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     directory = prepare_directory(out_dir)  # before the (long) compilation
     module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
                                                  num_threads)
+    if areas.state_slots:  # a bundle's mutable area starts zeroed: no initial state
+        raise BundleError(f"the model has state ({', '.join(areas.state_slots)}: mutable "
+                          f"weights a run updates), which a bundle does not carry")
     layout = areas.layout
     prefix = network_name.upper()
     info = BundleInfo(

@@ -144,6 +144,15 @@ class CompiledModel:
         return self._executor
 
     @property
+    def state(self) -> dict[str, np.ndarray]:
+        """The model's state by weight name: its mutable weights with a value (a training
+        step's weights and momenta), which each run reads and updates in place and which
+        keep their values between runs. Live arrays: write into one to set it, copy one
+        to keep it. Empty for a model without state."""
+        get = getattr(self._executor, "state", None)
+        return get() if get is not None else {}
+
+    @property
     def memory(self):
         """The `MemoryReport` (constant, mutable, activation bytes, the peak-live lower
         bound and the unshared total), or None for a backend without planned memory."""
@@ -281,7 +290,7 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefTyp
     from xdsl.dialects import func
     from xdsl.dialects.builtin import TensorType
 
-    from glow_mlir.conversion.lower_to_instr import placeholder_names
+    from glow_mlir.conversion.lower_to_instr import placeholder_names, signature_indices
     from glow_mlir.dialects import glow_ir
 
     fn = next((op for op in module.ops if isinstance(op, (func.FuncOp, glow_ir.FuncOp))), None)
@@ -298,8 +307,11 @@ def _signature(module: ModuleOp) -> tuple[list[str], list[TensorType | MemRefTyp
             raise UserError(f"@{fn.sym_name.data} has a {t} input or output; a model's inputs "
                             f"and outputs are tensors")
         tensors.append(t)
-    return (placeholder_names(fn.arg_attrs, len(ins), "input"), tensors[:len(ins)],
-            placeholder_names(fn.res_attrs, len(outs), "output"), tensors[len(ins):])
+    in_names = placeholder_names(fn.arg_attrs, len(ins), "input")
+    out_names = placeholder_names(fn.res_attrs, len(outs), "output")
+    passed, returned = signature_indices(fn)  # not the state and its updates
+    return ([in_names[i] for i in passed], [tensors[i] for i in passed],
+            [out_names[i] for i in returned], [tensors[len(ins) + i] for i in returned])
 
 
 def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp | tuple,

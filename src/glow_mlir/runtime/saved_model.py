@@ -112,6 +112,10 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
         raise SaveError(f"only native code can be saved, and a model compiled for backend "
                         f"'{model.backend}' has none: compile it with {native}")
     areas, entry = program.areas, program.entry
+    if areas.state_slots:
+        raise SaveError(f"the model has state ({', '.join(areas.state_slots)}: mutable "
+                        f"weights a run updates), which a saved model does not carry; a "
+                        f"trained model is saved by Trainer.export()")
     spec = entry.spec
     import llvmlite.binding as llvm
 

@@ -2,9 +2,11 @@
 
 The model is imported, `differentiate`d (transforms/graph/differentiate.py) and then
 compiled like any graph: the graph pipeline, IRGen, the instruction pipeline, memory
-planning and the backend. The step's trainable weights and momenta are its mutable
-input placeholders and their updates its output placeholders; the `Trainer` keeps them
-between steps (numpy arrays) and feeds each step's updates to the next.
+planning and the backend. The step's trainable weights, momenta and running statistics
+are its state: mutable weights that the step updates in place and that stay in the
+compiled model between steps (the cpu's mutable area, the interpreter's weight buffers;
+`CompiledModel.state`). A step copies the batch and labels in and the outputs and loss
+out, no weight.
 
 The importer folds what it can at import, so a weight of the graph may be an
 initializer transposed or reshaped (Gemm's `transB`); each trained weight is matched to
@@ -15,20 +17,16 @@ reshaped), which gives the way back for `weights` and `export()`.
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from onnx import ModelProto, numpy_helper
 
 from glow_mlir.backends.registry import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.compiled_model import CompiledModel, as_array
-
-if TYPE_CHECKING:
-    from glow_mlir.transforms.graph.differentiate import TrainingSignature
+from glow_mlir.runtime.compiled_model import as_array
 
 
 class TrainingInputError(UserError, ValueError):
@@ -110,14 +108,18 @@ class Trainer:
                                batch_norm))
         self.loss = loss
         weights = {h: np.array(table.get(h)) for h in [*sig.weights, *sig.stats]}
-        momenta = {m: np.zeros_like(weights[h]) for h, m in zip(sig.weights, sig.momenta)}
         self._origins = {h: _origin(h, a, inits) for h, a in weights.items()}
         self._init_shapes = {n: a.shape for n, a in inits.items()}
         self._init_dtypes = {n: a.dtype for n, a in inits.items()}
         options: dict[str, Any] = dict(backend_options)  # the backend checks them
         self.model = compile_model(module, backend, cache=cache, **options)
-        state = _ResidentState if _ResidentState.fits(self.model) else _CopiedState
-        self._state: _State = state(self.model, sig, {**weights, **momenta})
+        self._state = self.model.state  # live arrays, updated by each step
+        missing = [n for n in [*sig.weights, *sig.momenta, *sig.stats] if n not in self._state]
+        if missing:
+            raise TrainingError(f"backend '{backend}' does not keep the state "
+                                f"({', '.join(missing)}) between runs: train on cpu or "
+                                f"interpreter")
+        self._loss_index = self.model.output_names.index(sig.loss)
         self.labels_shape = self.model.input_shapes[sig.labels]
         self.labels_dtype = self.model.input_dtypes[sig.labels]
         self.steps = 0
@@ -186,9 +188,10 @@ class Trainer:
                                          f"expected {dtype} of shape {want}")
             arrays[n] = x
         arrays[sig.labels] = feed[sig.labels]
-        loss = self._state.step(arrays)
+        # checked above: straight to the executor, which updates the state in place
+        outs = self.model.executor.run([arrays[n] for n in self.model.input_names])
         self.steps += 1
-        return loss
+        return float(outs[self._loss_index])
 
     # ------------------------------------------------------------------ results
     @property
@@ -196,7 +199,8 @@ class Trainer:
         """The trained weights (and batch norms' running statistics) by initializer name,
         in the ONNX model's layout (a weight no initializer gives keeps its graph name)."""
         out = {}
-        for h, a in self._state.weights().items():
+        for h in [*self.signature.weights, *self.signature.stats]:
+            a = self._state[h].copy()
             o = self._origins[h]
             if o.initializer is None:
                 out[h] = a
@@ -219,98 +223,6 @@ class Trainer:
                 t.CopyFrom(numpy_helper.from_array(
                     trained[t.name].astype(self._init_dtypes[t.name]), t.name))
         return proto
-
-
-def _carried(sig: TrainingSignature) -> list[str]:
-    """What a step reads and updates: weights, momenta, running statistics."""
-    return [*sig.weights, *sig.momenta, *sig.stats]
-
-
-def _carried_updates(sig: TrainingSignature) -> list[str]:
-    return [*sig.updated, *sig.updated_momenta, *sig.updated_stats]
-
-
-class _State(ABC):
-    """Where the weights and momenta live between steps, and how a step runs."""
-
-    def __init__(self, model: CompiledModel, sig: TrainingSignature,
-                 state: dict[str, np.ndarray]):
-        self.model, self.sig = model, sig
-
-    @abstractmethod
-    def step(self, feed: dict[str, np.ndarray]) -> float:
-        """Run one training step on `feed`; the batch's loss."""
-
-    @abstractmethod
-    def weights(self) -> dict[str, np.ndarray]:
-        """The current weights, momenta and statistics, by name."""
-
-
-class _CopiedState(_State):
-    """Arrays in Python, fed to each run and replaced by its outputs (any backend)."""
-
-    def __init__(self, model: CompiledModel, sig: TrainingSignature,
-                 state: dict[str, np.ndarray]):
-        super().__init__(model, sig, state)
-        self.state = state
-
-    def step(self, feed: dict[str, np.ndarray]) -> float:
-        outs = dict(zip(self.model.output_names, self.model.run({**feed, **self.state})))
-        sig = self.sig
-        for name, new in zip(_carried(sig), _carried_updates(sig)):
-            self.state[name] = outs[new]
-        return float(outs[sig.loss])
-
-    def weights(self) -> dict[str, np.ndarray]:
-        return {h: self.state[h] for h in [*self.sig.weights, *self.sig.stats]}
-
-
-class _ResidentState(_State):
-    """cpu: one mutable area and one activation area kept between steps. The weights and
-    momenta stay in their input slots; after each run the updates are copied from their
-    output slots into them, inside the area. A step's inputs in, the loss out: no area
-    made, filled and read back per step (on the 784-512-512-10 MLP at batch 64 those
-    copies and page faults were 1.8 ms of a 6 ms step)."""
-
-    @staticmethod
-    def fits(model: CompiledModel) -> bool:
-        ex = model.executor
-        return (getattr(ex, "areas", None) is not None and getattr(ex, "entry", None)
-                is not None and getattr(ex, "tracer", None) is None)
-
-    def __init__(self, model: CompiledModel, sig: TrainingSignature,
-                 state: dict[str, np.ndarray]):
-        super().__init__(model, sig, state)
-        ex = model.executor
-        self.areas, self.entry = ex.areas, ex.entry  # type: ignore[attr-defined]
-        self.mutable = np.zeros(max(self.areas.mutable_size, 1), np.uint8)
-        self.activations = self.areas.new_activations()
-        ins = dict(zip(model.input_names, self.areas.input_slots))
-        outs = dict(zip(model.output_names, self.areas.output_slots))
-        self.inputs = {n: self._view(s) for n, s in ins.items()}
-        self.loss = self._view(outs[sig.loss])
-        for name, array in state.items():
-            self.inputs[name][...] = array
-        self.updates = [(self._view(outs[new]), self.inputs[name])
-                        for name, new in zip(_carried(sig), _carried_updates(sig))]
-
-    def _view(self, slot) -> np.ndarray:
-        return self.mutable[slot.offset:slot.offset + slot.size].view(slot.dtype).reshape(
-            slot.shape)
-
-    def step(self, feed: dict[str, np.ndarray]) -> float:
-        for name, array in feed.items():
-            self.inputs[name][...] = array
-        status = self.entry(self.areas.constant.ctypes.data, self.mutable.ctypes.data,
-                            self.activations.ctypes.data)
-        if status != 0:
-            raise RuntimeError(f"the training step returned {status}")
-        for new, old in self.updates:
-            old[...] = new
-        return float(self.loss)
-
-    def weights(self) -> dict[str, np.ndarray]:
-        return {h: self.inputs[h].copy() for h in [*self.sig.weights, *self.sig.stats]}
 
 
 def train(model: ModelProto | str | os.PathLike | bytes, loss: str = "cross_entropy",

@@ -27,7 +27,8 @@ saves the model (`glow-run FILE.glow` runs it without compiling); `--no-cache` n
 reads nor writes the compile cache. `--emit training-graph [--loss cross_entropy|mse]
 [--learning-rate R] [--momentum M]` prints the graph `differentiate` makes of it: one SGD
 step (the loss on the first output, the gradients, the updated weights), before the graph
-pipeline.
+pipeline; `--train` (same options) compiles that step, so `--emit instr` shows its weights
+as mutable weights with their initial values, each updated in place.
 """
 
 from __future__ import annotations
@@ -227,12 +228,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", default=None, choices=EMITS,
                    help="the stage to print (default: graph, optimized-graph with --load-profile, "
                         "none with --emit-bundle)")
+    p.add_argument("--train", action="store_true",
+                   help="compile one SGD training step of the model (differentiate first): "
+                        "--emit optimized-graph, instr, llvm show the step, its weights "
+                        "updated in place")
     p.add_argument("--loss", default="cross_entropy",
-                   help="with --emit training-graph: cross_entropy (default) or mse")
+                   help="with --train or --emit training-graph: cross_entropy (default) or mse")
     p.add_argument("--learning-rate", type=float, default=0.01, metavar="R",
-                   help="with --emit training-graph: the SGD step (default 0.01)")
+                   help="with --train or --emit training-graph: the SGD step (default 0.01)")
     p.add_argument("--momentum", type=float, default=0.0, metavar="M",
-                   help="with --emit training-graph: SGD momentum (default 0)")
+                   help="with --train or --emit training-graph: SGD momentum (default 0)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--num-devices", type=at_least(1), default=None, metavar="N",
                    help="with --emit partitions: devices of --backend's kind (default 1)")
@@ -346,6 +351,15 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             raise UserError(f"'{args.model}' is a model in IR: glow-compile takes an ONNX "
                             f"model (glow-opt transforms IR, glow-run runs it)")
         _check_quantization_flags(args)
+        if args.train:
+            refused = [f for f, v in (("--save", args.save), ("--emit-bundle", args.emit_bundle),
+                                      ("--dump-profile", args.dump_profile),
+                                      ("--load-profile", args.load_profile),
+                                      ("--emit partitions", args.emit == "partitions"))
+                       if v]
+            if refused:
+                raise UserError(f"--train compiles a training step, whose weights are state "
+                                f"that {refused[0]} cannot carry: drop one of them")
         if args.dump_profile:
             return dump_profile(args)
         if args.save:
@@ -399,7 +413,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
         args.backend = args.backend or DEFAULT_BACKEND  # not named, not implied by a flag
         with progress.stage("import"):  # the importer's modules load in it too
             module = import_model(args.model, input_shapes(args))
-        if args.emit == "training-graph":
+        if args.emit == "training-graph" or args.train:
             from glow_mlir.transforms.graph.differentiate import (
                 TrainingConfig,
                 differentiate_function,
@@ -408,8 +422,9 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             for fn in list(module.ops):
                 differentiate_function(fn, TrainingConfig(  # type: ignore[arg-type]
                     args.loss, args.learning_rate, args.momentum))
-            _emit(module, args.output)
-            return
+            if args.emit == "training-graph":
+                _emit(module, args.output)
+                return
         optimized = args.emit != "graph"
         if args.load_profile and args.emit == "graph":
             raise UserError("--emit graph prints the graph as imported, before quantization: "

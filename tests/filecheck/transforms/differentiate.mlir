@@ -2,10 +2,10 @@
 // RUN: glow-opt %s --split-input-file -p 'differentiate{loss=mse learning-rate=0.5 momentum=0.9 trainable=w2}' | FileCheck %s --check-prefix=SUBSET
 // RUN: glow-opt %s --split-input-file -p 'differentiate{loss=mse batch-norm=frozen trainable=w2}' | FileCheck %s --check-prefix=FROZEN
 
-// A fully connected layer: the weights become arguments, their updates results; the
-// weight's gradient is x^T g, the bias's the sum of g over the batch, g = 2 (y - t) / 4.
-// CHECK-LABEL:  func.func @fc(%x: tensor<2x3xf32> {glow.name = "input0"}, %labels: tensor<2x2xf32> {glow.name = "labels"}, %w: tensor<3x2xf32> {glow.name = "w"}, %b: tensor<2xf32> {glow.name = "b"}, %w2: tensor<3x2xf32> {glow.name = "w2"})
-// CHECK-SAME:     -> (tensor<2x2xf32> {glow.name = "output0"}, tensor<f32> {glow.name = "loss"}, tensor<3x2xf32> {glow.name = "w.updated"}, tensor<2xf32> {glow.name = "b.updated"}, tensor<3x2xf32> {glow.name = "w2.updated"})
+// A fully connected layer: the weights become state arguments (glow.initial: their bytes),
+// their updates results that write them back (glow.updates); the weight's gradient is x^T g, the bias's the sum of g over the batch, g = 2 (y - t) / 4.
+// CHECK-LABEL:  func.func @fc(%x: tensor<2x3xf32> {glow.name = "input0"}, %labels: tensor<2x2xf32> {glow.name = "labels"}, %w: tensor<3x2xf32> {glow.name = "w", glow.initial = dense_resource<w> : tensor<3x2xf32>}, %b: tensor<2xf32> {glow.name = "b", glow.initial = dense_resource<b> : tensor<2xf32>}, %w2: tensor<3x2xf32> {glow.name = "w2", glow.initial = dense_resource<w2> : tensor<3x2xf32>})
+// CHECK-SAME:     -> (tensor<2x2xf32> {glow.name = "output0"}, tensor<f32> {glow.name = "loss"}, tensor<3x2xf32> {glow.name = "w.updated", glow.updates = "w"}, tensor<2xf32> {glow.name = "b.updated", glow.updates = "b"}, tensor<3x2xf32> {glow.name = "w2.updated", glow.updates = "w2"})
 // CHECK-NOT:      glow.constant
 // CHECK:          %[[Y:.*]] = glow.fully_connected %x, %w, %b
 // CHECK:          %[[S:.*]] = glow.add %[[Y]], %{{.*}}
@@ -23,7 +23,7 @@
 
 // Must not fire for w and b (trainable=w2): they stay constants, without gradients.
 // SUBSET-LABEL:  func.func @fc
-// SUBSET-SAME:     %w2: tensor<3x2xf32> {glow.name = "w2"}, %{{.*}}: tensor<3x2xf32> {glow.name = "w2.momentum"})
+// SUBSET-SAME:     %w2: tensor<3x2xf32> {glow.name = "w2", glow.initial = dense_resource<w2> : tensor<3x2xf32>}, %{{.*}}: tensor<3x2xf32> {glow.name = "w2.momentum", glow.initial = dense_resource<{{.*}}> : tensor<3x2xf32>})
 // SUBSET:          glow.constant dense_resource<w>
 // SUBSET:          glow.constant dense_resource<b>
 // SUBSET-NOT:      glow.sub %w,
@@ -91,8 +91,8 @@ func.func @shared(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
 // Batch norm trains on the batch's statistics: replaced by their composition, and the
 // running mean and variance (initializers) become arguments updated with momentum 0.9.
 // CHECK-LABEL:  func.func @bn
-// CHECK-SAME:     %m: tensor<2xf32> {glow.name = "m"}, %v: tensor<2xf32> {glow.name = "v"})
-// CHECK-SAME:     tensor<2xf32> {glow.name = "m.updated"}, tensor<2xf32> {glow.name = "v.updated"})
+// CHECK-SAME:     %m: tensor<2xf32> {glow.name = "m", glow.initial = dense_resource<m> : tensor<2xf32>}, %v: tensor<2xf32> {glow.name = "v", glow.initial = dense_resource<v> : tensor<2xf32>})
+// CHECK-SAME:     tensor<2xf32> {glow.name = "m.updated", glow.updates = "m"}, tensor<2xf32> {glow.name = "v.updated", glow.updates = "v"})
 // CHECK-NOT:      glow.batch_normalization
 // CHECK:          %[[SUM:.*]] = glow.batched_reduce_add %x {axes = array<i64: 0, 2, 3>}
 // CHECK:          %[[MEAN:.*]] = glow.mul %[[SUM]], %{{.*}} : tensor<2xf32>

@@ -40,3 +40,27 @@ glow_ir.func @inout declare {
 } program(%h, %y) {
   glow_ir.insert_tensor @inout %y, @in %h {offsets = array<i64: 0>, count = 2 : i64} : memref<4xf32>, memref<2xf32>
 }
+
+// -----
+
+// State (mutable with a value) stays mutable, written or not: the caller reads and sets
+// it between runs.
+// CHECK-LABEL:  glow_ir.func @state declare {
+// CHECK-NEXT:     glow_ir.weight @m mutable : memref<2xf32> = dense_resource<m> : tensor<2xf32>
+// CHECK-NEXT:     glow_ir.weight @k mutable : memref<2xf32> = dense_resource<k> : tensor<2xf32>
+glow_ir.func @state declare {
+  glow_ir.weight @m mutable : memref<2xf32> = dense_resource<m> : tensor<2xf32>
+  glow_ir.weight @k mutable : memref<2xf32> = dense_resource<k> : tensor<2xf32>
+  glow_ir.weight @y mutable output : memref<2xf32>
+} program(%m, %k, %y) {
+  glow_ir.element_add @out %y, @in %m, @in %k : memref<2xf32>
+  glow_ir.element_sub @out %m, @in %m, @in %k : memref<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      m: "0x040000000000803F00000040",
+      k: "0x040000000000803F00000040"
+    }
+  }
+#-}

@@ -1,8 +1,9 @@
 """Where each weight lives in the entry point's three memory areas (Glow's bundle API):
-constant weights (the ones with a value) one after the other in the constant area,
-placeholders (inputs, outputs) in the mutable area, activations at their planned offsets
-in the activation area. Offsets are aligned (64 bytes, as the arena), so the compiled code
-and a C program agree on them from the header alone.
+constant weights (the constant ones with a value) one after the other in the constant
+area, placeholders (inputs, outputs) and state (mutable weights with a value) in the
+mutable area, activations at their planned offsets in the activation area. Offsets are
+aligned (64 bytes, as the arena), so the compiled code and a C program agree on them
+from the header alone.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class WeightLayout:
     def outputs(self, func: glow_ir.FuncOp) -> list[tuple[glow_ir.WeightOp, Placement]]:
         return [(w, self.weights[w.sym_name.data]) for w, _ in func.placeholders("output")]
 
+    def states(self, func: glow_ir.FuncOp) -> list[tuple[glow_ir.WeightOp, Placement]]:
+        """The state weights (mutable, with a value) and their places."""
+        return [(w, self.weights[w.sym_name.data]) for w in func.weights if w.is_state]
+
 
 def weight_layout(func: glow_ir.FuncOp, alignment: int = ALIGNMENT) -> WeightLayout:
     """The layout of a planned `glow_ir.func` (plan-memory has run)."""
@@ -51,7 +56,7 @@ def weight_layout(func: glow_ir.FuncOp, alignment: int = ALIGNMENT) -> WeightLay
                           activations_size=func.activations_size.value.data)
     for w in func.weights:
         size = glow_ir.buffer_bytes(w.type)
-        if w.value is not None:
+        if w.value is not None and w.is_constant:
             offset = _align(layout.constant_size, alignment)
             layout.constant_size = offset + size
             layout.weights[w.sym_name.data] = Placement(CONSTANT, offset, size)

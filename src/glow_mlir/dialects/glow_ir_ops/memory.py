@@ -146,7 +146,9 @@ def parse_i64(parser: Parser) -> int:
 class WeightOp(IRDLOperation):
     """Glow's WeightVar: global memory. `constant` weights are never written (a constant
     with its bytes in `value`, or a placeholder nothing writes); `mutable` ones may be.
-    `input`/`output` mark the function's placeholders, in declaration order."""
+    `input`/`output` mark the function's placeholders, in declaration order. A `mutable`
+    weight with a `value` is state (a trained weight, Glow's mutable Constant): it starts
+    at `value`, the program updates it in place, and it keeps its bytes between calls."""
 
     name = "glow_ir.weight"
 
@@ -174,6 +176,11 @@ class WeightOp(IRDLOperation):
         return self.mutability.data == Mutability.CONSTANT
 
     @property
+    def is_state(self) -> bool:
+        """Mutable with a value: kept (and updated) between calls."""
+        return self.value is not None and not self.is_constant
+
+    @property
     def role_name(self) -> str | None:
         return self.role.data if self.role is not None else None
 
@@ -193,8 +200,6 @@ class WeightOp(IRDLOperation):
                     f"value of type {vt} does not match the weight's type {self.type}")
             if self.role is not None:
                 raise VerifyException(f"an {self.role.data} placeholder has no value")
-            if not self.is_constant:
-                raise VerifyException("a weight with a value must be constant")
             if not resources.has_data(self.value, self):
                 raise VerifyException(
                     resources.missing_data_message(self.value.resource_handle.data))

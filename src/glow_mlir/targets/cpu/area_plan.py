@@ -7,7 +7,7 @@ which is why this module imports numpy only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,11 +45,14 @@ def dtype_named(name: str) -> np.dtype:
 
 class AreaPlan:
     """The constant area (filled), and the sizes and slots to make a mutable area and an
-    activation area per call."""
+    activation area per call. `state_slots` (name -> slot and initial bytes) are the
+    mutable weights with a value, kept between calls: a program with state has one
+    mutable area for its life (`new_state_area`), not one per call."""
 
     def __init__(self, constant: np.ndarray, constant_size: int, mutable_size: int,
                  activations_size: int, alignment: int, input_slots: Sequence[Slot],
-                 output_slots: Sequence[Slot]):
+                 output_slots: Sequence[Slot],
+                 state_slots: Mapping[str, tuple[Slot, np.ndarray]] | None = None):
         self.constant = constant
         self.constant_size = constant_size
         self.mutable_size = mutable_size
@@ -57,13 +60,29 @@ class AreaPlan:
         self.alignment = alignment
         self.input_slots = list(input_slots)
         self.output_slots = list(output_slots)
+        self.state_slots = dict(state_slots or {})
+
+    def new_state_area(self) -> np.ndarray:
+        """A mutable area holding the state's initial values (inputs and outputs zeroed)."""
+        area = np.zeros(max(self.mutable_size, 1), np.uint8)
+        for s, data in self.state_slots.values():
+            area[s.offset:s.offset + s.size] = data
+        return area
+
+    def state_views(self, area: np.ndarray) -> dict[str, np.ndarray]:
+        """The state weights in mutable area `area`, by name (views: writable, live)."""
+        return {n: area[s.offset:s.offset + s.size].view(s.dtype).reshape(s.shape)
+                for n, (s, _) in self.state_slots.items()}
+
+    def fill_inputs(self, area: np.ndarray, inputs: Sequence[np.ndarray]) -> None:
+        for s, x in zip(self.input_slots, inputs):
+            area[s.offset:s.offset + s.size] = \
+                np.ascontiguousarray(x, dtype=s.dtype).reshape(-1).view(np.uint8)
 
     def new_mutable(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
         """A mutable area holding `inputs` (in input order), outputs zeroed."""
         area = np.zeros(max(self.mutable_size, 1), np.uint8)
-        for s, x in zip(self.input_slots, inputs):
-            area[s.offset:s.offset + s.size] = \
-                np.ascontiguousarray(x, dtype=s.dtype).reshape(-1).view(np.uint8)
+        self.fill_inputs(area, inputs)
         return area
 
     def new_activations(self) -> np.ndarray:

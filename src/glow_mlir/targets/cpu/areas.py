@@ -22,6 +22,12 @@ def _slot(w: glow_ir.WeightOp, place) -> Slot:
                 place.offset, place.size)
 
 
+def _bytes(w: glow_ir.WeightOp) -> np.ndarray:
+    """A weight's value as bytes (its dtype's, row-major)."""
+    assert w.value is not None  # constants and state only
+    return np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
+
+
 class Areas(AreaPlan):
     """Byte arrays laid out as `weight_layout(func)` says (`layout`; `inputs` and
     `outputs` pair each placeholder's weight op with its place)."""
@@ -32,15 +38,16 @@ class Areas(AreaPlan):
         self.outputs = self.layout.outputs(func)
         constant = np.zeros(max(self.layout.constant_size, 1), np.uint8)
         for w in func.weights:
-            if w.value is not None:
+            if w.value is not None and w.is_constant:
                 place = self.layout.weights[w.sym_name.data]
-                data = np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
-                constant[place.offset:place.offset + place.size] = data
+                constant[place.offset:place.offset + place.size] = _bytes(w)
         layout = self.layout
+        states = layout.states(func)
         super().__init__(constant, layout.constant_size, layout.mutable_size,
                          layout.activations_size, layout.alignment,
                          [_slot(w, p) for w, p in self.inputs],
-                         [_slot(w, p) for w, p in self.outputs])
+                         [_slot(w, p) for w, p in self.outputs],
+                         {w.sym_name.data: (_slot(w, p), _bytes(w)) for w, p in states})
 
     def fit_lowered(self, module, name: str) -> None:
         """Take the activation area's size from entry point `name` of the lowered

@@ -85,6 +85,7 @@ class InstrExecutor:
         self._poison_each_run: list[np.ndarray] = []
         self.inputs: list[tuple[glow_ir.WeightOp, np.ndarray]] = []
         self.outputs: list[tuple[glow_ir.WeightOp, np.ndarray]] = []
+        self.state: dict[str, np.ndarray] = {}  # mutable weights with a value, by name
         self._steps: list[tuple[Operation, Callable[[], None]]] = []
         self._lock = threading.Lock()  # one run at a time on the shared memory
         self._prepare()
@@ -149,6 +150,8 @@ class InstrExecutor:
             elif weight.role_name == "output":
                 self.outputs.append((weight, self._views[arg]))
                 self._poison_each_run.append(self._where[arg][0].raw)
+            elif weight.is_state:
+                self.state[weight.sym_name.data] = self._views[arg]
         self._arena_memory = self._arena()
         for op in func.body.ops:
             self._prepare_op(op)
@@ -234,6 +237,8 @@ class InstrExecutor:
         if weight.value is None:
             return _Memory(np.empty(glow_ir.buffer_bytes(weight.type), np.uint8), what)
         array = resource_value(weight.value, weight)
+        if weight.is_state:  # its own copy, kept (and updated) between runs
+            return _Memory(np.array(array, dtype=dtype).reshape(-1).view(np.uint8), what)
         raw = np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).view()
         raw.flags.writeable = False  # the verifier forbids writes; a kernel bug must not
         return _Memory(raw, what)

@@ -6,11 +6,15 @@ Runs before any other graph pass (Glow's order: lowering and folding would lose 
 whose gradients are known, and `constant-fold` would fold the weights into the graph).
 
 The graph IR has value semantics, so the trainable weights, Glow's mutable weights, are
-the function's: each trainable `glow.constant` (a `dense_resource` initializer, named by
-its handle) becomes an argument and its update a result, and so do the momentum buffers.
-IRGen makes them mutable input and output placeholders, so no pass can fold a weight as
-a constant or drop an update (a result is live). The caller feeds the updated weights to
-the next step (`glow_mlir.train`). New arguments: `labels`, then the weights, then the
+the function's state: each trainable `glow.constant` (a `dense_resource` initializer,
+named by its handle) becomes an argument marked `glow.initial` (its bytes) and its update
+a result marked `glow.updates` (the argument's name), and so do the momentum buffers
+(initially zero) and the running statistics. No graph pass can fold a weight as a
+constant or drop an update (a result is live); IRGen makes each state argument one
+mutable weight with its initial value and writes the update into it in place
+(`conversion/lower_to_instr.py`), so a caller passes only the batch and the labels and
+gets the outputs and the loss; the weights live in the compiled model (`state`). New
+arguments: `labels`, then the weights, then the
 momenta (`<w>.momentum`), then the running statistics of batch norms; new results, after
 the model's outputs: `loss`, the updated weights (`<w>.updated`), the updated momenta
 (`<w>.momentum.updated`), the updated statistics (`<s>.updated`).
@@ -27,10 +31,11 @@ loss without a rule is an error at that op, all such ops in one report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -41,14 +46,16 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow import NAME_ATTR
+from glow_mlir.dialects.glow import INITIAL_ATTR, NAME_ATTR, UPDATES_ATTR
 from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.types import is_float
+from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.resources import add_resource
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.graph.gradients import losses
 from glow_mlir.transforms.graph.gradients.batch_norm import RunningUpdate, with_batch_statistics
@@ -170,6 +177,9 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
         raise DiagnosticError.at(fn, "result #0 is a scalar; cross_entropy needs class scores "
                                      "along its last dim")
     batch = config.batch_size or (shape(target)[0] if shape(target) else 1)
+    module = fn.parent_op()
+    if config.momentum and not isinstance(module, ModuleOp):
+        raise DiagnosticError.at(fn, "is not in a module, which would hold its momenta")
 
     running: list[RunningUpdate] = []
     if config.batch_norm == "train":
@@ -211,8 +221,11 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
 
     # the chosen constants become arguments (one per handle)
     weight_args: list[SSAValue] = []
+    initial: dict[str, DenseResourceAttr] = {}  # state argument name -> its first value
     for h in chosen:
         arg = block.insert_arg(candidates[h][0].result.type, len(block.args))
+        first = candidates[h][0].value
+        assert isinstance(first, DenseResourceAttr)  # trainable_candidates' rule
         arg.name_hint = h
         for c in candidates[h]:
             c.result.replace_all_uses_with(arg)
@@ -221,13 +234,18 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
         weight_args.append(arg)
         sig.weights.append(_unique(h, taken))
         arg_names.append(sig.weights[-1])
+        initial[sig.weights[-1]] = first
     momentum_args: list[SSAValue | None] = [None] * len(chosen)
     if config.momentum:
+        assert isinstance(module, ModuleOp)  # checked before any change
         for i, h in enumerate(chosen):
-            arg = block.insert_arg(weight_args[i].type, len(block.args))
+            t = weight_args[i].type
+            arg = block.insert_arg(t, len(block.args))
             momentum_args[i] = arg
             sig.momenta.append(_unique(f"{h}.momentum", taken))
             arg_names.append(sig.momenta[-1])
+            zeros = np.zeros(shape(arg), numpy_dtype(elem(arg)))
+            initial[sig.momenta[-1]] = add_resource(module, sig.momenta[-1], zeros)
 
     # running statistics held by initializers become arguments, their updates results
     stat_results: list[SSAValue] = []
@@ -244,6 +262,7 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
             owner.erase()
             sig.stats.append(_unique(h, taken))
             arg_names.append(sig.stats[-1])
+            initial[sig.stats[-1]] = owner.value
             sig.updated_stats.append(_unique(f"{h}.updated", taken))
             stat_results.append(new)
 
@@ -280,13 +299,18 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
     ret.erase()
     fn.function_type = FunctionType.from_lists([a.type for a in block.args],
                                                [r.type for r in results])
-    fn.arg_attrs = _name_attrs(arg_names)
-    fn.res_attrs = _name_attrs(res_names)
+    fn.arg_attrs = _name_attrs(arg_names, {n: {INITIAL_ATTR: v} for n, v in initial.items()})
+    carried = [*sig.weights, *sig.momenta, *sig.stats]
+    updates = [*sig.updated, *sig.updated_momenta, *sig.updated_stats]
+    fn.res_attrs = _name_attrs(res_names, {u: {UPDATES_ATTR: StringAttr(c)}
+                                           for c, u in zip(carried, updates)})
     return sig
 
 
-def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
+def _name_attrs(names: Sequence[str], extra: Mapping[str, Mapping[str, Attribute]]
+                ) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n), **extra.get(n, {})})
+                      for n in names])
 
 
 def _refusal(op: Operation, rule: Rule | None) -> str | None:

@@ -3,7 +3,9 @@
 an input nothing writes is a `constant input`; code generation may then put it with the
 read-only memory. An op of unknown kind that uses a weight counts as a writer. Outputs
 stay `mutable` even if the program never writes one: the caller reads them from the
-mutable area with the other outputs.
+mutable area with the other outputs. State (a mutable weight with a value) stays
+`mutable` too: the caller reads and sets it between runs (`CompiledModel.state`), even
+when this program happens not to change it (a weight whose gradient folded to zero).
 
 Glow's version only visits weights already marked constant (a no-op in practice, as IRGen
 makes placeholders mutable); here both directions are computed from the program.
@@ -30,7 +32,7 @@ def make_weights_const(func: glow_ir.FuncOp) -> int:
     """Set every weight's mutability from the program; returns how many changed."""
     changed = 0
     for weight in func.weights:
-        written = weight.role_name == "output" or is_written(func, weight)
+        written = weight.role_name == "output" or weight.is_state or is_written(func, weight)
         want = Mutability.MUTABLE if written else Mutability.CONSTANT
         if weight.mutability.data != want:
             weight.mutability = StringAttr(str(want))

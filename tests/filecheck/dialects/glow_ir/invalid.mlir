@@ -273,22 +273,6 @@ glow_ir.func @placeholder_value declare {
 
 // -----
 
-glow_ir.func @mutable_value declare {
-  // expected-error @+1 {{a weight with a value must be constant}}
-  glow_ir.weight @w mutable : memref<4xf32> = dense_resource<w> : tensor<4xf32>
-} program(%w) {
-}
-
-{-#
-  dialect_resources: {
-    builtin: {
-      w: "0x040000000000003f0000803f0000c03f00000040"
-    }
-  }
-#-}
-
-// -----
-
 glow_ir.func @neither declare {
   // expected-error @+1 {{a weight is a placeholder (input/output) or has a value}}
   glow_ir.weight @w mutable : memref<4xf32>

@@ -96,10 +96,13 @@ class GraphBuilder:
 
     def positive(self, a: SSAValue) -> SSAValue:
         """a > 0 as i1."""
+        return self.less(self.full_like(0.0, a), a)
+
+    def less(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """a < b as i1."""
         from xdsl.dialects.builtin import i1
 
-        return self.op(glow.CmpLtOp, [self.full_like(0.0, a), a],
-                       TensorType(i1, list(shape(a))))
+        return self.op(glow.CmpLtOp, [a, b], TensorType(i1, list(shape(a))))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.op(glow.SelectOp, [cond, a, b], a.type)

@@ -1,9 +1,11 @@
 """Gradients of element-wise ops, as element-wise compositions: activations from their
 result where the derivative is a function of it (relu, sigmoid, tanh, exp, sqrt), as
-Glow's ReluGrad/SigmoidGrad/TanhGrad do, so the forward input need not stay alive."""
+Glow's ReluGrad/SigmoidGrad/TanhGrad do, so the forward input need not stay alive; from
+the input where it is not (clip, gelu, max/min)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
@@ -76,6 +78,48 @@ def _log(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Gra
 @gradient(glow.SqrtOp)
 def _sqrt(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
     return [b.div(b.scale(g, 0.5), op.results[0])]
+
+
+@gradient(glow.ClipOp)
+def _clip(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    """g where min < x < max, else 0 (at a bound itself torch passes g; a drawn float
+    never sits on one)."""
+    x = op.operands[0]
+    zero = b.full_like(0.0, g)
+    inside = b.select(b.less(b.full_like(op.float_attr("min"), x), x),
+                      b.select(b.less(x, b.full_like(op.float_attr("max"), x)), g, zero), zero)
+    return [inside]
+
+
+@gradient(glow.MaxOp, glow.MinOp)
+def _max_min(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    """g to the operand the result took: the first where it wins strictly, else the
+    second (a tie, which torch splits evenly, goes to the second)."""
+    a, c = op.operands
+    first = b.less(c, a) if isinstance(op, glow.MaxOp) else b.less(a, c)
+    zero = b.full_like(0.0, g)
+    return [b.select(first, g, zero) if needs[0] else None,
+            b.select(first, zero, g) if needs[1] else None]
+
+
+@gradient(glow.GeluOp)
+def _gelu(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    """Exact: d(x Phi(x)) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi). tanh
+    form, t = tanh(u), u = sqrt(2/pi) (x + 0.044715 x^3):
+    0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)."""
+    x = op.operands[0]
+    one = b.full_like(1.0, x)
+    x2 = b.mul(x, x)
+    if op.str_attr("approximate", "none") == "tanh":
+        c = math.sqrt(2 / math.pi)
+        t = b.unary(glow.TanhOp, b.scale(b.add(x, b.mul(b.scale(x2, 0.044715), x)), c))
+        du = b.scale(b.add(one, b.scale(x2, 3 * 0.044715)), c)
+        d = b.scale(b.add(b.add(one, t), b.mul(b.mul(x, b.sub(one, b.mul(t, t))), du)), 0.5)
+    else:
+        cdf = b.scale(b.add(one, b.unary(glow.ErfOp, b.scale(x, 1 / math.sqrt(2)))), 0.5)
+        pdf = b.scale(b.unary(glow.ExpOp, b.scale(x2, -0.5)), 1 / math.sqrt(2 * math.pi))
+        d = b.add(cdf, b.mul(x, pdf))
+    return [b.mul(g, d)]
 
 
 @gradient(glow.BroadcastOp)

@@ -288,6 +288,38 @@ def _batch_norm(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool])
     return [dx, dscale, dbias, None, None]
 
 
+@gradient(glow.LayerNormalizationOp)
+def _layer_norm(b: GraphBuilder, op: GlowOp, g: SSAValue, needs: Sequence[bool]) -> Grads:
+    """Over the trailing axes T that `scale` has (n elements), with xhat = (x - mean) / s,
+    s = sqrt(var + eps) (biased variance) and gs = g scale: dx = (gs - mean_T(gs) - xhat
+    mean_T(gs xhat)) / s; dscale = sum over the leading axes of g xhat; dbias of g. The
+    statistics are recomputed from x (the forward op keeps none)."""
+    x, scale, _ = op.operands
+    s = shape(x)
+    lead = len(s) - len(shape(scale))
+    axes = list(range(lead, len(s)))
+    n = 1
+    for a in axes:
+        n *= s[a]
+    eps = op.float_attr("epsilon", 1e-5)
+
+    def mean_t(v: SSAValue) -> SSAValue:  # the mean over T, broadcast back to x's shape
+        return b.broadcast(b.scale(b.reduce_add(v, axes, keep=True), 1.0 / n), s, axis=0)
+
+    centered = b.sub(x, mean_t(x))
+    var = mean_t(b.mul(centered, centered))
+    inv = b.div(b.full_like(1.0, var), b.unary(glow.SqrtOp, b.add(var, b.full_like(eps, var))))
+    xhat = b.mul(centered, inv)
+    dx = None
+    if needs[0]:
+        gs = b.mul(g, b.broadcast(scale, s))
+        dx = b.mul(b.sub(b.sub(gs, mean_t(gs)), b.mul(xhat, mean_t(b.mul(gs, xhat)))), inv)
+    lead_axes = list(range(lead))
+    dscale = b.reduce_add(b.mul(g, xhat), lead_axes) if needs[1] else None
+    dbias = b.reduce_add(g, lead_axes) if needs[2] else None
+    return [dx, dscale, dbias]
+
+
 def _channel_window_sum(b: GraphBuilder, v: SSAValue, half: int, axis: int) -> SSAValue:
     """Sum over the channels [c - half, c + half] that exist: padded, then 2h+1 slices."""
     s = list(shape(v))
