@@ -227,6 +227,210 @@ TRANSFORMERS = {
 }
 
 
+# -- segmentation and detection (torchvision) -------------------------------------------
+
+DENSE_IMAGE = (1, 3, 128, 128)
+"""The segmentation models' input: their heads upsample to it, so 224x224 would only make
+the table slower."""
+SEGMENTATION = ("fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")
+DETECTION = ("ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn")
+
+
+class _Select:
+    """Wraps a module whose output is a dict (segmentation) or a list of dicts (detection,
+    one per image) so the export has plain tensor outputs."""
+
+    def __new__(cls, model, keys: tuple[str, ...], detection: bool = False):
+        torch, _ = _torch()
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, images):
+                out = self.model(list(images))[0] if detection else self.model(images)
+                return tuple(out[k] for k in keys)
+
+        return Wrapper().eval()
+
+
+def _dense_spec(name: str, detection: bool) -> ModelSpec:
+    keys = ("boxes", "scores", "labels") if detection else ("out",)
+
+    def build():
+        torch, torchvision = _torch()
+        torch.manual_seed(0)
+        # no pretrained backbone either (the default would download it)
+        model = torchvision.models.get_model(name, weights=None, weights_backbone=None)
+        _calibrate_batch_norm(torch, _BatchNormView(model, detection))
+        if detection:
+            image = (1, 3, 320, 320)
+        else:
+            image = DENSE_IMAGE
+        x = torch.rand(*image, generator=torch.Generator().manual_seed(1))
+        return _Select(model.eval(), keys, detection), {"images": x}
+
+    return ModelSpec(name, "detection" if detection else "segmentation", build, keys)
+
+
+class _BatchNormView:
+    """What `_calibrate_batch_norm` needs of a detection model, which takes a list of
+    images and, in training mode, targets: its modules, and a call in training mode that
+    runs only the backbone (the batch norms are there)."""
+
+    def __init__(self, model, detection: bool):
+        self._model, self._detection = model, detection
+
+    def modules(self):
+        return self._model.modules()
+
+    def train(self):
+        self._model.train()
+
+    def eval(self):
+        self._model.eval()
+
+    def __call__(self, x):
+        return self._model.backbone(x) if self._detection else self._model(x)
+
+
+# -- transformers models with their own inputs ------------------------------------------
+
+def _module(forward):
+    """A torch module whose forward is `forward(model, *inputs)`, plain tensors out."""
+    torch, _ = _torch()
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return forward(self.model, *args)
+
+    return Wrapper
+
+
+def _text_inputs(vocab: int, g, seq: int = SEQ_LEN) -> dict:
+    torch, _ = _torch()
+    ids = torch.randint(0, vocab, (1, seq), generator=g)
+    mask = torch.ones(1, seq, dtype=torch.int64)
+    mask[:, seq - seq // 8:] = 0  # some padding, so the mask matters
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def _custom_spec(name: str, config_cls: str, model_cls: str, outputs: tuple[str, ...],
+                 make: Callable, config: dict, **defaults) -> ModelSpec:
+    """A transformers model built from `config_cls(**defaults, **config)` whose inputs and
+    outputs `make(torch, model, cfg, generator)` gives: (forward(model, *inputs) -> tuple,
+    inputs)."""
+    def build():
+        torch, _ = _torch()
+        import transformers
+
+        torch.manual_seed(0)
+        cfg = getattr(transformers, config_cls)(**_nest({**defaults, **config}))
+        cfg._attn_implementation = "eager"  # plain MatMul/Softmax, whichever exporter
+        for sub in ("text_config", "vision_config"):
+            if hasattr(cfg, sub):
+                getattr(cfg, sub)._attn_implementation = "eager"
+        if hasattr(cfg, "use_cache"):
+            cfg.use_cache = False
+        model = getattr(transformers, model_cls)(cfg).eval()
+        forward, inputs = make(torch, model, cfg, torch.Generator().manual_seed(1))
+        return _module(forward)(model).eval(), inputs
+
+    return ModelSpec(_variant(name, config), "transformers", build, outputs)
+
+
+def _nest(config: dict) -> dict:
+    """`text_X=v`/`vision_X=v` overrides (CLIP's) go into `text_config`/`vision_config`,
+    so that a variant's name stays flat: `make_spec("clip", text_num_hidden_layers=2)`."""
+    out: dict = {}
+    for key, value in config.items():
+        tower, _, rest = key.partition("_")
+        if tower in ("text", "vision") and rest and not rest == "config":
+            out.setdefault(f"{tower}_config", {})[rest] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _t5_encoder(torch, model, cfg, g):
+    return (lambda m, ids, mask: (m(input_ids=ids, attention_mask=mask).last_hidden_state,),
+            _text_inputs(cfg.vocab_size, g))
+
+
+T5_DECODER_STEPS = 4
+"""Tokens the decoder has produced so far: one decoder step (no cache) over them."""
+
+
+def _t5_decoder(torch, model, cfg, g):
+    """One step of the decoder: the encoder's output (an input here), the decoder's tokens
+    so far; the next token's logits."""
+    enc = torch.randn(1, SEQ_LEN, cfg.d_model, generator=g)
+    mask = _text_inputs(cfg.vocab_size, g)["attention_mask"]
+    dec = torch.randint(0, cfg.vocab_size, (1, T5_DECODER_STEPS), generator=g)
+
+    def forward(m, decoder_input_ids, encoder_hidden_states, encoder_attention_mask):
+        return (m(decoder_input_ids=decoder_input_ids,
+                  encoder_outputs=(encoder_hidden_states,),
+                  attention_mask=encoder_attention_mask).logits[:, -1],)
+
+    return forward, {"decoder_input_ids": dec, "encoder_hidden_states": enc,
+                     "encoder_attention_mask": mask}
+
+
+def _clip(torch, model, cfg, g):
+    text = _text_inputs(cfg.text_config.vocab_size, g, cfg.text_config.max_position_embeddings)
+    size = cfg.vision_config.image_size
+    pixels = torch.randn(2, cfg.vision_config.num_channels, size, size, generator=g)
+
+    def forward(m, input_ids, attention_mask, pixel_values):
+        out = m(input_ids=input_ids, attention_mask=attention_mask, pixel_values=pixel_values)
+        return out.logits_per_image, out.text_embeds, out.image_embeds
+
+    return forward, {**text, "pixel_values": pixels}
+
+
+def _whisper_encoder(torch, model, cfg, g):
+    frames = 2 * cfg.max_source_positions  # the encoder takes exactly this many
+    features = torch.randn(1, cfg.num_mel_bins, frames, generator=g)
+    return (lambda m, x: (m.get_encoder()(x).last_hidden_state,),
+            {"input_features": features})
+
+
+WAV2VEC2_SAMPLES = 16000
+"""One second of 16 kHz audio."""
+
+
+def _wav2vec2(torch, model, cfg, g):
+    audio = torch.randn(1, WAV2VEC2_SAMPLES, generator=g)
+    return (lambda m, x: (m(x).last_hidden_state,), {"input_values": audio})
+
+
+TRANSFORMERS.update({
+    # T5Config() is t5-small: 6 layers, d_model 512, 8 heads
+    "t5_encoder": lambda **kw: _custom_spec(
+        "t5_encoder", "T5Config", "T5EncoderModel", ("last_hidden_state",), _t5_encoder, kw),
+    "t5_decoder_step": lambda **kw: _custom_spec(
+        "t5_decoder_step", "T5Config", "T5ForConditionalGeneration", ("logits",), _t5_decoder,
+        kw),
+    # CLIPConfig(): ViT-B/32 at 224 and a 12-layer text tower over 77 tokens; two images
+    "clip": lambda **kw: _custom_spec(
+        "clip", "CLIPConfig", "CLIPModel", ("logits_per_image", "text_embeds", "image_embeds"),
+        _clip, kw),
+    # WhisperConfig() is whisper-tiny's shape (4 layers, d_model 384... see transformers)
+    "whisper_encoder": lambda **kw: _custom_spec(
+        "whisper_encoder", "WhisperConfig", "WhisperForConditionalGeneration",
+        ("last_hidden_state",), _whisper_encoder, kw),
+    # Wav2Vec2Config() is wav2vec2-base: 7 conv layers, 12 transformer layers, hidden 768
+    "wav2vec2": lambda **kw: _custom_spec(
+        "wav2vec2", "Wav2Vec2Config", "Wav2Vec2Model", ("last_hidden_state",), _wav2vec2, kw),
+})
+
+
 def _variant(name: str, config: dict) -> str:
     return name + "".join(f"@{k}={v}" for k, v in sorted(config.items()))
 
@@ -236,6 +440,8 @@ def make_spec(name: str, **config) -> ModelSpec:
     (`make_spec("bert", num_hidden_layers=2)`), which become part of its name."""
     if name in TRANSFORMERS:
         return TRANSFORMERS[name](**config)
+    if name in SEGMENTATION + DETECTION and not config:
+        return _dense_spec(name, name in DETECTION)
     if config:
         raise ValueError(f"only the transformers models take config overrides, not {name!r}")
     if name not in _torchvision_names():
@@ -251,7 +457,7 @@ def _torchvision_names() -> list[str]:
 def list_names() -> list[str]:
     """Every model of the corpus: the torchvision classification models, then the
     transformers ones."""
-    return _torchvision_names() + list(TRANSFORMERS)
+    return _torchvision_names() + list(SEGMENTATION + DETECTION) + list(TRANSFORMERS)
 
 
 # -- export and cache ------------------------------------------------------------------------
