@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -66,6 +67,8 @@ TOLERANCE = 1e-3
 """Largest relative error (max |glow - ort| / max |ort|) that counts as the right numbers."""
 BACKENDS = ("interpreter", "cpu")
 RECIPE = 2
+KEY_LENGTH = 160
+"""Longest cache key (file name stem) before a variant's overrides become a digest."""
 """Part of the cache key: bump it when what a model's export is made of changes (its
 initialisation, inputs or export options)."""
 
@@ -82,10 +85,15 @@ class MissingTorch(ImportError):
     """torch (or torchvision) is not installed; the message says how to install it."""
 
 
-def _torch():
+def _torch(vision: bool = True):
+    """torch and torchvision; without `vision`, torch and None (the transformers models
+    need no torchvision, which the CI machine lacks)."""
     try:
         import torch
-        import torchvision
+
+        torchvision = None
+        if vision:
+            import torchvision
     except ImportError as e:
         raise MissingTorch(f"{e}\n\n{INSTALL_HINT}") from None
     return torch, torchvision
@@ -104,13 +112,20 @@ class ModelSpec:
     output_names: tuple[str, ...]
 
     def key(self) -> str:
-        torch, _ = _torch()
+        torch, _ = _torch(vision=self.family != "transformers")
         parts = [self.name, f"r{RECIPE}", f"torch{torch.__version__}"]
         if self.family == "transformers":
             import transformers
 
             parts.append(f"transformers{transformers.__version__}")
-        return re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+        key = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+        if len(key) > KEY_LENGTH:
+            # a variant with many overrides (a small CLIP sets a dozen) would make a file
+            # name over the 255 bytes file systems allow: its name's digest stands in
+            digest = hashlib.sha1(self.name.encode()).hexdigest()[:16]
+            key = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
+                         "-".join([self.name.split("@")[0] + "@" + digest, *parts[1:]]))
+        return key
 
 
 def _torchvision_spec(name: str) -> ModelSpec:
@@ -166,7 +181,7 @@ class _HiddenStates:
     """Wraps a transformers model so the export has plain tensor outputs."""
 
     def __new__(cls, model, outputs: tuple[str, ...]):
-        torch, _ = _torch()
+        torch, _ = _torch(vision=False)
 
         class Wrapper(torch.nn.Module):
             def __init__(self):
@@ -184,7 +199,7 @@ def _transformers_spec(name: str, config_cls: str, model_cls: str, text: bool,
                        outputs: tuple[str, ...], with_mask: bool = True,
                        **config) -> ModelSpec:
     def build():
-        torch, _ = _torch()
+        torch, _ = _torch(vision=False)
         import transformers
 
         torch.manual_seed(0)
@@ -233,7 +248,14 @@ DENSE_IMAGE = (1, 3, 128, 128)
 """The segmentation models' input: their heads upsample to it, so 224x224 would only make
 the table slower."""
 SEGMENTATION = ("fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")
-DETECTION = ("ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn")
+DETECTION = {
+    "ssdlite320_mobilenet_v3_large": {},
+    # 320x320 as given (its transform would resize to 800), and a score threshold under the
+    # 0.01 its random head's prior gives every box: with 0.05 nothing is detected
+    "retinanet_resnet50_fpn": {"min_size": 320, "max_size": 320, "score_thresh": 0.005},
+}
+"""The detection models with their post-processing (NMS), one 320x320 image, and the
+options they are built with."""
 
 
 class _Select:
@@ -262,12 +284,10 @@ def _dense_spec(name: str, detection: bool) -> ModelSpec:
         torch, torchvision = _torch()
         torch.manual_seed(0)
         # no pretrained backbone either (the default would download it)
-        model = torchvision.models.get_model(name, weights=None, weights_backbone=None)
+        model = torchvision.models.get_model(name, weights=None, weights_backbone=None,
+                                             **(DETECTION[name] if detection else {}))
         _calibrate_batch_norm(torch, _BatchNormView(model, detection))
-        if detection:
-            image = (1, 3, 320, 320)
-        else:
-            image = DENSE_IMAGE
+        image = (1, 3, 320, 320) if detection else DENSE_IMAGE
         x = torch.rand(*image, generator=torch.Generator().manual_seed(1))
         return _Select(model.eval(), keys, detection), {"images": x}
 
@@ -299,7 +319,7 @@ class _BatchNormView:
 
 def _module(forward):
     """A torch module whose forward is `forward(model, *inputs)`, plain tensors out."""
-    torch, _ = _torch()
+    torch, _ = _torch(vision=False)
 
     class Wrapper(torch.nn.Module):
         def __init__(self, model):
@@ -313,7 +333,7 @@ def _module(forward):
 
 
 def _text_inputs(vocab: int, g, seq: int = SEQ_LEN) -> dict:
-    torch, _ = _torch()
+    torch, _ = _torch(vision=False)
     ids = torch.randint(0, vocab, (1, seq), generator=g)
     mask = torch.ones(1, seq, dtype=torch.int64)
     mask[:, seq - seq // 8:] = 0  # some padding, so the mask matters
@@ -326,15 +346,19 @@ def _custom_spec(name: str, config_cls: str, model_cls: str, outputs: tuple[str,
     outputs `make(torch, model, cfg, generator)` gives: (forward(model, *inputs) -> tuple,
     inputs)."""
     def build():
-        torch, _ = _torch()
+        torch, _ = _torch(vision=False)
         import transformers
 
         torch.manual_seed(0)
-        cfg = getattr(transformers, config_cls)(**_nest({**defaults, **config}))
-        cfg._attn_implementation = "eager"  # plain MatMul/Softmax, whichever exporter
+        settings = {**defaults, **config}
+        # eager by default: plain MatMul/Softmax, whichever exporter; "sdpa" is what
+        # transformers picks when not told, torch's scaled_dot_product_attention
+        attention = settings.pop("attn_implementation", "eager")
+        cfg = getattr(transformers, config_cls)(**_nest(settings))
+        cfg._attn_implementation = attention
         for sub in ("text_config", "vision_config"):
             if hasattr(cfg, sub):
-                getattr(cfg, sub)._attn_implementation = "eager"
+                getattr(cfg, sub)._attn_implementation = attention
         if hasattr(cfg, "use_cache"):
             cfg.use_cache = False
         model = getattr(transformers, model_cls)(cfg).eval()
@@ -345,15 +369,16 @@ def _custom_spec(name: str, config_cls: str, model_cls: str, outputs: tuple[str,
 
 
 def _nest(config: dict) -> dict:
-    """`text_X=v`/`vision_X=v` overrides (CLIP's) go into `text_config`/`vision_config`,
-    so that a variant's name stays flat: `make_spec("clip", text_num_hidden_layers=2)`."""
-    out: dict = {}
+    """`text_X=v`/`vision_X=v` overrides (CLIP's) go into `text_config`/`vision_config`
+    (merged with one given whole), so that a variant's name stays flat:
+    `make_spec("clip", text_num_hidden_layers=2)`."""
+    towers = ("text_config", "vision_config")
+    out = {k: dict(v) if k in towers else v for k, v in config.items()
+           if not (k.startswith(("text_", "vision_")) and k not in towers)}
     for key, value in config.items():
         tower, _, rest = key.partition("_")
-        if tower in ("text", "vision") and rest and not rest == "config":
+        if key not in towers and tower in ("text", "vision"):
             out.setdefault(f"{tower}_config", {})[rest] = value
-        else:
-            out[key] = value
     return out
 
 
@@ -431,16 +456,48 @@ TRANSFORMERS.update({
 })
 
 
+_TINY_T5 = dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4, vocab_size=100)
+SMALL: dict[str, dict] = {
+    "bert": dict(num_hidden_layers=2),
+    "t5_encoder": _TINY_T5,
+    "t5_decoder_step": {**_TINY_T5, "num_decoder_layers": 2},
+    "clip": dict(text_hidden_size=64, text_intermediate_size=128, text_num_hidden_layers=2,
+                 text_num_attention_heads=4, text_vocab_size=100,
+                 text_max_position_embeddings=16, vision_hidden_size=64,
+                 vision_intermediate_size=128, vision_num_hidden_layers=2,
+                 vision_num_attention_heads=4, vision_image_size=64, vision_patch_size=16,
+                 projection_dim=32),
+    # the special tokens within the small vocabulary (the default pad token is 50257)
+    "whisper_encoder": dict(d_model=64, encoder_layers=2, decoder_layers=1,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=128, decoder_ffn_dim=128, max_source_positions=64,
+                            vocab_size=100, max_target_positions=32, pad_token_id=0,
+                            bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+    # seven conv layers of 32 channels, not 512: the feature encoder is most of the work
+    "wav2vec2": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, conv_dim=(32,) * 7, num_conv_pos_embeddings=16,
+                     num_conv_pos_embedding_groups=4),
+}
+"""Small configurations of the transformers models, the ones the test tier runs (2 layers,
+hidden 64): `make_spec(name, small=True)`, `--only NAME:small`."""
+
+
 def _variant(name: str, config: dict) -> str:
     return name + "".join(f"@{k}={v}" for k, v in sorted(config.items()))
 
 
-def make_spec(name: str, **config) -> ModelSpec:
+def make_spec(name: str, small: bool = False, **config) -> ModelSpec:
     """The spec of a corpus model; a transformers model takes config overrides
-    (`make_spec("bert", num_hidden_layers=2)`), which become part of its name."""
+    (`make_spec("bert", num_hidden_layers=2)`), which become part of its name, and
+    `small=True` starts from its `SMALL` configuration."""
+    if small:
+        if name not in SMALL:
+            raise ValueError(f"{name!r} has no small configuration (those that do: "
+                             f"{', '.join(SMALL)})")
+        config = {**SMALL[name], **config}
     if name in TRANSFORMERS:
         return TRANSFORMERS[name](**config)
-    if name in SEGMENTATION + DETECTION and not config:
+    if (name in SEGMENTATION or name in DETECTION) and not config:
         return _dense_spec(name, name in DETECTION)
     if config:
         raise ValueError(f"only the transformers models take config overrides, not {name!r}")
@@ -457,7 +514,7 @@ def _torchvision_names() -> list[str]:
 def list_names() -> list[str]:
     """Every model of the corpus: the torchvision classification models, then the
     transformers ones."""
-    return _torchvision_names() + list(SEGMENTATION + DETECTION) + list(TRANSFORMERS)
+    return _torchvision_names() + [*SEGMENTATION, *DETECTION] + list(TRANSFORMERS)
 
 
 # -- export and cache ------------------------------------------------------------------------
@@ -486,7 +543,7 @@ def _paths(d: Path, spec: ModelSpec, exporter: str) -> tuple[Path, Path, Path]:
 def _export(spec: ModelSpec, path: Path,
             exporter: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """Write `spec`'s ONNX file; its example inputs and torch's outputs for them."""
-    torch, _ = _torch()
+    torch, _ = _torch(vision=spec.family != "transformers")
     model, inputs = spec.build()
     args = tuple(inputs.values())
     kw = dict(input_names=list(inputs), output_names=list(spec.output_names))
@@ -541,7 +598,8 @@ def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
                                       for o in outputs],
                 "bytes": onnx_path.stat().st_size, "previous_errors": errors}
         np.savez(data_path, **{f"in:{k}": v for k, v in feeds.items()},
-                 **{f"out:{i}": o for i, o in enumerate(outputs)})
+                 **{f"out:{i}": o for i, o in enumerate(outputs)},
+                 **{f"torch:{i}": o for i, o in enumerate(torch_outputs)})
         meta_path.write_text(json.dumps(meta, indent=1))
         return Entry(spec.name, onnx_path, data_path, meta)
     raise RuntimeError(f"export of {spec.name} failed: " + "; ".join(errors))
@@ -570,6 +628,14 @@ def load_data(entry: Entry) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
         inputs = {k[3:]: data[k] for k in data.files if k.startswith("in:")}
         outs = sorted((int(k[4:]), data[k]) for k in data.files if k.startswith("out:"))
     return inputs, [o for _, o in outs]
+
+
+def load_torch_outputs(entry: Entry) -> list[np.ndarray] | None:
+    """PyTorch eager's outputs for the example inputs (None for an export cached before they
+    were kept)."""
+    with np.load(entry.data_path) as data:
+        outs = sorted((int(k[6:]), data[k]) for k in data.files if k.startswith("torch:"))
+    return [o for _, o in outs] or None
 
 
 def corpus(names: Iterable[str | ModelSpec] | None = None,
