@@ -3,12 +3,16 @@
 Every torchvision classification model at 224x224 (`weights=None`, `torch.manual_seed(0)`,
 eval mode; weights that start at zero, ViT's head and class token, get N(0, 0.02) instead, so
 that the logits are not all zeros whatever a compiler does; batch norm takes its statistics
-from 8 random images, so that activations neither vanish nor explode), and BERT-base,
-DistilBERT, GPT-2 and ViT-B/16 random-initialised from the default `transformers` configs
-(batch 1; 128 tokens). Each export is cached on disk (`.cache/real_models/` at the top of the
+from 8 random images, so that activations neither vanish nor explode); torchvision's
+segmentation models at 128x128 and two detection models with their post-processing at
+320x320 (no pretrained backbone either); BERT-base, DistilBERT, GPT-2 and ViT-B/16, T5's
+encoder and one step of its decoder, CLIP (text and vision towers, two images), Whisper's
+encoder and wav2vec2, random-initialised from the default `transformers` configs (batch
+1; 128 tokens; `SMALL` gives the small configurations the tests run). Each export is
+cached on disk (`.cache/real_models/` at the top of the
 repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the recipe number, the torch
 (and transformers) version and the exporter, together with its example inputs and
-onnxruntime's outputs for them.
+onnxruntime's and PyTorch eager's outputs for them.
 
     from real_models import corpus, list_names
     for name, model, inputs in corpus(["resnet18", "bert"]):
