@@ -20,6 +20,7 @@ onnxruntime's and PyTorch eager's outputs for them.
 
     python benchmarks/real_models.py --list
     python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
+    python benchmarks/real_models.py --only clip:small lraspp_mobilenet_v3_large --check cpu
 
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
@@ -905,7 +906,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--list", action="store_true", help="print the corpus' model names")
-    p.add_argument("--only", nargs="+", metavar="NAME", help="these models (default: all)")
+    p.add_argument("--only", nargs="+", metavar="NAME",
+                   help="these models (default: all); NAME:small is a transformers model's "
+                        "small configuration (SMALL, what the tests run)")
     p.add_argument("--check", nargs="+", metavar="BACKEND", choices=[*BACKENDS, "accel"],
                    help="compile and run on these backends, compare with onnxruntime")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
@@ -940,9 +943,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(names))
         return 0
     wanted = args.only or names
-    unknown = [n for n in wanted if n not in names]
+    unknown = [n for n in wanted if n.removesuffix(":small") not in names]
     if unknown:
         print(f"error: not in the corpus: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 1
+    no_small = [n for n in wanted if n.endswith(":small") and n[:-6] not in SMALL]
+    if no_small:
+        print(f"error: no small configuration: {', '.join(no_small)} (those that have one: "
+              f"{', '.join(SMALL)})", file=sys.stderr)
         return 1
     backends = args.check or []
     rows = []
@@ -951,7 +959,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             row: dict = {"name": name}
             try:
-                entry = export(make_spec(name), args.cache_dir, args.exporter)
+                base = name.removesuffix(":small")
+                entry = export(make_spec(base, small=base != name), args.cache_dir,
+                               args.exporter)
                 row.update(nodes=entry.meta["nodes"], op_types=entry.meta["op_types"],
                            exporter=entry.meta["exporter"])
             except MissingTorch as e:

@@ -115,3 +115,14 @@ def test_a_variant_with_many_overrides_has_a_short_distinct_key(real_models):
 def test_only_the_transformers_models_have_small_configurations(real_models):
     with pytest.raises(ValueError, match="'resnet18' has no small configuration"):
         real_models.make_spec("resnet18", small=True)
+
+
+def test_the_command_refuses_a_small_configuration_a_model_lacks():
+    import subprocess
+
+    pytest.importorskip("torchvision")
+    proc = subprocess.run([sys.executable, str(PATH), "--only", "resnet18:small", "clip:small"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: no small configuration: resnet18:small (those that "
+                                  "have one: bert, t5_encoder")
