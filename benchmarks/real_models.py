@@ -412,6 +412,44 @@ def _t5_decoder(torch, model, cfg, g):
                      "encoder_attention_mask": mask}
 
 
+T5_CACHED = 8
+"""Tokens in the self-attention cache of the cached decoder step."""
+
+
+def _t5_cached_decoder(torch, model, cfg, g):
+    """One step of the decoder as generation runs it: one new token, the keys and values of
+    the earlier ones and of the encoder's output (the cross-attention's) as inputs, the
+    next token's logits and the self-attention's grown cache as outputs."""
+    from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+    layers, heads, d_kv = cfg.num_decoder_layers, cfg.num_heads, cfg.d_kv
+
+    def forward(m, decoder_input_ids, encoder_attention_mask, *past):
+        self_cache, cross_cache = DynamicCache(), DynamicCache()
+        for i in range(layers):
+            self_cache.update(past[4 * i], past[4 * i + 1], i)
+            cross_cache.update(past[4 * i + 2], past[4 * i + 3], i)
+        # the cross-attention reads its cache: the encoder's output only gives a shape
+        encoder = past[2].new_zeros(1, past[2].shape[2], cfg.d_model)
+        out = m(decoder_input_ids=decoder_input_ids, encoder_outputs=(encoder,),
+                attention_mask=encoder_attention_mask,
+                past_key_values=EncoderDecoderCache(self_cache, cross_cache), use_cache=True)
+        grown = out.past_key_values.self_attention_cache.layers
+        return (out.logits[:, -1], *(t for layer in grown for t in (layer.keys, layer.values)))
+
+    inputs = {"decoder_input_ids": torch.randint(0, cfg.vocab_size, (1, 1), generator=g),
+              "encoder_attention_mask": _text_inputs(cfg.vocab_size, g)["attention_mask"]}
+    for i in range(layers):
+        for kind, length in (("self", T5_CACHED), ("cross", SEQ_LEN)):
+            for kv in ("key", "value"):
+                inputs[f"{kind}_{kv}_{i}"] = torch.randn(1, heads, length, d_kv, generator=g)
+    return forward, inputs
+
+
+def _t5_cached_outputs(layers: int) -> tuple[str, ...]:
+    return ("logits", *(f"present_{kv}_{i}" for i in range(layers) for kv in ("key", "value")))
+
+
 def _clip(torch, model, cfg, g):
     text = _text_inputs(cfg.text_config.vocab_size, g, cfg.text_config.max_position_embeddings)
     size = cfg.vision_config.image_size
@@ -447,6 +485,10 @@ TRANSFORMERS.update({
     "t5_decoder_step": lambda **kw: _custom_spec(
         "t5_decoder_step", "T5Config", "T5ForConditionalGeneration", ("logits",), _t5_decoder,
         kw),
+    "t5_decoder_cached_step": lambda **kw: _custom_spec(
+        "t5_decoder_cached_step", "T5Config", "T5ForConditionalGeneration",
+        _t5_cached_outputs(kw.get("num_decoder_layers", kw.get("num_layers", 6))),
+        _t5_cached_decoder, kw),
     # CLIPConfig(): ViT-B/32 at 224 and a 12-layer text tower over 77 tokens; two images
     "clip": lambda **kw: _custom_spec(
         "clip", "CLIPConfig", "CLIPModel", ("logits_per_image", "text_embeds", "image_embeds"),
@@ -466,6 +508,7 @@ SMALL: dict[str, dict] = {
     "bert": dict(num_hidden_layers=2),
     "t5_encoder": _TINY_T5,
     "t5_decoder_step": {**_TINY_T5, "num_decoder_layers": 2},
+    "t5_decoder_cached_step": {**_TINY_T5, "num_decoder_layers": 2},
     "clip": dict(text_hidden_size=64, text_intermediate_size=128, text_num_hidden_layers=2,
                  text_num_attention_heads=4, text_vocab_size=100,
                  text_max_position_embeddings=16, vision_hidden_size=64,

@@ -24,6 +24,7 @@ CASES = [
     ("deeplabv3_mobilenet_v3_large", "dynamo"),
     ("t5_encoder", "dynamo"),
     ("t5_decoder_step", "legacy"),
+    ("t5_decoder_cached_step", "dynamo"),
     ("clip", "legacy"),
     ("whisper_encoder", "dynamo"),
     ("wav2vec2", "legacy"),
