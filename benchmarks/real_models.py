@@ -493,7 +493,7 @@ TRANSFORMERS.update({
     "clip": lambda **kw: _custom_spec(
         "clip", "CLIPConfig", "CLIPModel", ("logits_per_image", "text_embeds", "image_embeds"),
         _clip, kw),
-    # WhisperConfig() is whisper-tiny's shape (4 layers, d_model 384... see transformers)
+    # WhisperConfig(): 4 encoder layers, d_model 384, 6 heads, 80 mel bins x 3000 frames
     "whisper_encoder": lambda **kw: _custom_spec(
         "whisper_encoder", "WhisperConfig", "WhisperForConditionalGeneration",
         ("last_hidden_state",), _whisper_encoder, kw),
