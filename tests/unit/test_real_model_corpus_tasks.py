@@ -127,3 +127,14 @@ def test_the_command_refuses_a_small_configuration_a_model_lacks():
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("error: no small configuration: resnet18:small (those that "
                                   "have one: bert, t5_encoder")
+
+
+def test_the_corpus_lists_the_new_families(real_models):
+    pytest.importorskip("torchvision")
+    names = real_models.list_names()
+    wanted = {*real_models.SEGMENTATION, *real_models.DETECTION, "t5_encoder",
+              "t5_decoder_step", "t5_decoder_cached_step", "clip", "whisper_encoder", "wav2vec2"}
+    assert wanted <= set(names)
+    assert len(names) == len(set(names))
+    assert real_models.make_spec("retinanet_resnet50_fpn").family == "detection"
+    assert real_models.make_spec("fcn_resnet50").output_names == ("out",)
