@@ -14,7 +14,8 @@ vector FMAs, one per thread): figures move with the machine, compare only within
 FLOPs count the multiply-adds of convolutions, fully-connected layers and matmuls (2 per
 MAC) from the planned instruction IR. `--real` adds torchvision/transformers exports from
 `benchmarks/real_models.py` (cached in `.cache/real_models/`; `name:key=value` sets a
-config value). Nothing here is asserted: the machine is shared and noisy, so read the
+config value; `name:small` the configuration the test tier runs). Nothing here is
+asserted: the machine is shared and noisy, so read the
 ratios. `--cpu-time` (one thread only) times with this process's CPU time instead of the
 wall clock: on a loaded machine the wall clock also counts the time the process waits for
 a core, which moved the ratios by 30% between runs. With N threads the wall clock is what
@@ -290,14 +291,18 @@ def parallel_regions(compiled) -> int:
 
 
 def real_model(spec: str):
-    """`name` or `name:key=value,...` of `benchmarks/real_models.py`, as a ModelProto."""
+    """`name` or `name:key=value,...` of `benchmarks/real_models.py`, as a ModelProto;
+    `name:small` is its small configuration (`real_models.SMALL`, the test tier's)."""
     from real_models import corpus, make_spec
 
     name, _, config = spec.partition(":")
-    kw = {}
+    kw: dict = {}
     for item in filter(None, config.split(",")):
         key, _, value = item.partition("=")
-        kw[key] = int(value) if value.isdigit() else value
+        if item == "small":
+            kw["small"] = True
+        else:
+            kw[key] = int(value) if value.isdigit() else value
     (_, proto, _), = corpus([make_spec(name, **kw)])
     return proto
 

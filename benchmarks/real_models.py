@@ -3,12 +3,16 @@
 Every torchvision classification model at 224x224 (`weights=None`, `torch.manual_seed(0)`,
 eval mode; weights that start at zero, ViT's head and class token, get N(0, 0.02) instead, so
 that the logits are not all zeros whatever a compiler does; batch norm takes its statistics
-from 8 random images, so that activations neither vanish nor explode), and BERT-base,
-DistilBERT, GPT-2 and ViT-B/16 random-initialised from the default `transformers` configs
-(batch 1; 128 tokens). Each export is cached on disk (`.cache/real_models/` at the top of the
+from 8 random images, so that activations neither vanish nor explode); torchvision's
+segmentation models at 128x128 and two detection models with their post-processing at
+320x320 (no pretrained backbone either); BERT-base, DistilBERT, GPT-2 and ViT-B/16, T5's
+encoder and one step of its decoder, CLIP (text and vision towers, two images), Whisper's
+encoder and wav2vec2, random-initialised from the default `transformers` configs (batch
+1; 128 tokens; `SMALL` gives the small configurations the tests run). Each export is
+cached on disk (`.cache/real_models/` at the top of the
 repository, or `$GLOW_CORPUS_CACHE`), keyed by the model's name, the recipe number, the torch
 (and transformers) version and the exporter, together with its example inputs and
-onnxruntime's outputs for them.
+onnxruntime's and PyTorch eager's outputs for them.
 
     from real_models import corpus, list_names
     for name, model, inputs in corpus(["resnet18", "bert"]):
@@ -16,6 +20,7 @@ onnxruntime's outputs for them.
 
     python benchmarks/real_models.py --list
     python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
+    python benchmarks/real_models.py --only clip:small lraspp_mobilenet_v3_large --check cpu
 
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -66,6 +72,8 @@ TOLERANCE = 1e-3
 """Largest relative error (max |glow - ort| / max |ort|) that counts as the right numbers."""
 BACKENDS = ("interpreter", "cpu")
 RECIPE = 2
+KEY_LENGTH = 160
+"""Longest cache key (file name stem) before a variant's overrides become a digest."""
 """Part of the cache key: bump it when what a model's export is made of changes (its
 initialisation, inputs or export options)."""
 
@@ -82,10 +90,15 @@ class MissingTorch(ImportError):
     """torch (or torchvision) is not installed; the message says how to install it."""
 
 
-def _torch():
+def _torch(vision: bool = True):
+    """torch and torchvision; without `vision`, torch and None (the transformers models
+    need no torchvision, which the CI machine lacks)."""
     try:
         import torch
-        import torchvision
+
+        torchvision = None
+        if vision:
+            import torchvision
     except ImportError as e:
         raise MissingTorch(f"{e}\n\n{INSTALL_HINT}") from None
     return torch, torchvision
@@ -104,13 +117,20 @@ class ModelSpec:
     output_names: tuple[str, ...]
 
     def key(self) -> str:
-        torch, _ = _torch()
+        torch, _ = _torch(vision=self.family != "transformers")
         parts = [self.name, f"r{RECIPE}", f"torch{torch.__version__}"]
         if self.family == "transformers":
             import transformers
 
             parts.append(f"transformers{transformers.__version__}")
-        return re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+        key = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+        if len(key) > KEY_LENGTH:
+            # a variant with many overrides (a small CLIP sets a dozen) would make a file
+            # name over the 255 bytes file systems allow: its name's digest stands in
+            digest = hashlib.sha1(self.name.encode()).hexdigest()[:16]
+            key = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
+                         "-".join([self.name.split("@")[0] + "@" + digest, *parts[1:]]))
+        return key
 
 
 def _torchvision_spec(name: str) -> ModelSpec:
@@ -166,7 +186,7 @@ class _HiddenStates:
     """Wraps a transformers model so the export has plain tensor outputs."""
 
     def __new__(cls, model, outputs: tuple[str, ...]):
-        torch, _ = _torch()
+        torch, _ = _torch(vision=False)
 
         class Wrapper(torch.nn.Module):
             def __init__(self):
@@ -184,7 +204,7 @@ def _transformers_spec(name: str, config_cls: str, model_cls: str, text: bool,
                        outputs: tuple[str, ...], with_mask: bool = True,
                        **config) -> ModelSpec:
     def build():
-        torch, _ = _torch()
+        torch, _ = _torch(vision=False)
         import transformers
 
         torch.manual_seed(0)
@@ -227,15 +247,306 @@ TRANSFORMERS = {
 }
 
 
+# -- segmentation and detection (torchvision) -------------------------------------------
+
+DENSE_IMAGE = (1, 3, 128, 128)
+"""The segmentation models' input: their heads upsample to it, so 224x224 would only make
+the table slower."""
+SEGMENTATION = ("fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")
+DETECTION = {
+    "ssdlite320_mobilenet_v3_large": {},
+    # 320x320 as given (its transform would resize to 800), and a score threshold under the
+    # 0.01 its random head's prior gives every box: with 0.05 nothing is detected
+    "retinanet_resnet50_fpn": {"min_size": 320, "max_size": 320, "score_thresh": 0.005},
+}
+"""The detection models with their post-processing (NMS), one 320x320 image, and the
+options they are built with."""
+
+
+class _Select:
+    """Wraps a module whose output is a dict (segmentation) or a list of dicts (detection,
+    one per image) so the export has plain tensor outputs."""
+
+    def __new__(cls, model, keys: tuple[str, ...], detection: bool = False):
+        torch, _ = _torch()
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, images):
+                out = self.model(list(images))[0] if detection else self.model(images)
+                return tuple(out[k] for k in keys)
+
+        return Wrapper().eval()
+
+
+def _dense_spec(name: str, detection: bool) -> ModelSpec:
+    keys = ("boxes", "scores", "labels") if detection else ("out",)
+
+    def build():
+        torch, torchvision = _torch()
+        torch.manual_seed(0)
+        # no pretrained backbone either (the default would download it)
+        model = torchvision.models.get_model(name, weights=None, weights_backbone=None,
+                                             **(DETECTION[name] if detection else {}))
+        _calibrate_batch_norm(torch, _BatchNormView(model, detection))
+        image = (1, 3, 320, 320) if detection else DENSE_IMAGE
+        x = torch.rand(*image, generator=torch.Generator().manual_seed(1))
+        return _Select(model.eval(), keys, detection), {"images": x}
+
+    return ModelSpec(name, "detection" if detection else "segmentation", build, keys)
+
+
+class _BatchNormView:
+    """What `_calibrate_batch_norm` needs of a detection model, which takes a list of
+    images and, in training mode, targets: its modules, and a call in training mode that
+    runs only the backbone (the batch norms are there)."""
+
+    def __init__(self, model, detection: bool):
+        self._model, self._detection = model, detection
+
+    def modules(self):
+        return self._model.modules()
+
+    def train(self):
+        self._model.train()
+
+    def eval(self):
+        self._model.eval()
+
+    def __call__(self, x):
+        return self._model.backbone(x) if self._detection else self._model(x)
+
+
+# -- transformers models with their own inputs ------------------------------------------
+
+def _module(forward):
+    """A torch module whose forward is `forward(model, *inputs)`, plain tensors out."""
+    torch, _ = _torch(vision=False)
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return forward(self.model, *args)
+
+    return Wrapper
+
+
+def _text_inputs(vocab: int, g, seq: int = SEQ_LEN) -> dict:
+    torch, _ = _torch(vision=False)
+    ids = torch.randint(0, vocab, (1, seq), generator=g)
+    mask = torch.ones(1, seq, dtype=torch.int64)
+    mask[:, seq - seq // 8:] = 0  # some padding, so the mask matters
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def _custom_spec(name: str, config_cls: str, model_cls: str, outputs: tuple[str, ...],
+                 make: Callable, config: dict, **defaults) -> ModelSpec:
+    """A transformers model built from `config_cls(**defaults, **config)` whose inputs and
+    outputs `make(torch, model, cfg, generator)` gives: (forward(model, *inputs) -> tuple,
+    inputs)."""
+    def build():
+        torch, _ = _torch(vision=False)
+        import transformers
+
+        torch.manual_seed(0)
+        settings = {**defaults, **config}
+        # eager by default: plain MatMul/Softmax, whichever exporter; "sdpa" is what
+        # transformers picks when not told, torch's scaled_dot_product_attention
+        attention = settings.pop("attn_implementation", "eager")
+        cfg = getattr(transformers, config_cls)(**_nest(settings))
+        cfg._attn_implementation = attention
+        for sub in ("text_config", "vision_config"):
+            if hasattr(cfg, sub):
+                getattr(cfg, sub)._attn_implementation = attention
+        if hasattr(cfg, "use_cache"):
+            cfg.use_cache = False
+        model = getattr(transformers, model_cls)(cfg).eval()
+        forward, inputs = make(torch, model, cfg, torch.Generator().manual_seed(1))
+        return _module(forward)(model).eval(), inputs
+
+    return ModelSpec(_variant(name, config), "transformers", build, outputs)
+
+
+def _nest(config: dict) -> dict:
+    """`text_X=v`/`vision_X=v` overrides (CLIP's) go into `text_config`/`vision_config`
+    (merged with one given whole), so that a variant's name stays flat:
+    `make_spec("clip", text_num_hidden_layers=2)`."""
+    towers = ("text_config", "vision_config")
+    out = {k: dict(v) if k in towers else v for k, v in config.items()
+           if not (k.startswith(("text_", "vision_")) and k not in towers)}
+    for key, value in config.items():
+        tower, _, rest = key.partition("_")
+        if key not in towers and tower in ("text", "vision"):
+            out.setdefault(f"{tower}_config", {})[rest] = value
+    return out
+
+
+def _t5_encoder(torch, model, cfg, g):
+    return (lambda m, ids, mask: (m(input_ids=ids, attention_mask=mask).last_hidden_state,),
+            _text_inputs(cfg.vocab_size, g))
+
+
+T5_DECODER_STEPS = 4
+"""Tokens the decoder has produced so far: one decoder step (no cache) over them."""
+
+
+def _t5_decoder(torch, model, cfg, g):
+    """One step of the decoder: the encoder's output (an input here), the decoder's tokens
+    so far; the next token's logits."""
+    enc = torch.randn(1, SEQ_LEN, cfg.d_model, generator=g)
+    mask = _text_inputs(cfg.vocab_size, g)["attention_mask"]
+    dec = torch.randint(0, cfg.vocab_size, (1, T5_DECODER_STEPS), generator=g)
+
+    def forward(m, decoder_input_ids, encoder_hidden_states, encoder_attention_mask):
+        return (m(decoder_input_ids=decoder_input_ids,
+                  encoder_outputs=(encoder_hidden_states,),
+                  attention_mask=encoder_attention_mask).logits[:, -1],)
+
+    return forward, {"decoder_input_ids": dec, "encoder_hidden_states": enc,
+                     "encoder_attention_mask": mask}
+
+
+T5_CACHED = 8
+"""Tokens in the self-attention cache of the cached decoder step."""
+
+
+def _t5_cached_decoder(torch, model, cfg, g):
+    """One step of the decoder as generation runs it: one new token, the keys and values of
+    the earlier ones and of the encoder's output (the cross-attention's) as inputs, the
+    next token's logits and the self-attention's grown cache as outputs."""
+    from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+    layers, heads, d_kv = cfg.num_decoder_layers, cfg.num_heads, cfg.d_kv
+
+    def forward(m, decoder_input_ids, encoder_attention_mask, *past):
+        self_cache, cross_cache = DynamicCache(), DynamicCache()
+        for i in range(layers):
+            self_cache.update(past[4 * i], past[4 * i + 1], i)
+            cross_cache.update(past[4 * i + 2], past[4 * i + 3], i)
+        # the cross-attention reads its cache: the encoder's output only gives a shape
+        encoder = past[2].new_zeros(1, past[2].shape[2], cfg.d_model)
+        out = m(decoder_input_ids=decoder_input_ids, encoder_outputs=(encoder,),
+                attention_mask=encoder_attention_mask,
+                past_key_values=EncoderDecoderCache(self_cache, cross_cache), use_cache=True)
+        grown = out.past_key_values.self_attention_cache.layers
+        return (out.logits[:, -1], *(t for layer in grown for t in (layer.keys, layer.values)))
+
+    inputs = {"decoder_input_ids": torch.randint(0, cfg.vocab_size, (1, 1), generator=g),
+              "encoder_attention_mask": _text_inputs(cfg.vocab_size, g)["attention_mask"]}
+    for i in range(layers):
+        for kind, length in (("self", T5_CACHED), ("cross", SEQ_LEN)):
+            for kv in ("key", "value"):
+                inputs[f"{kind}_{kv}_{i}"] = torch.randn(1, heads, length, d_kv, generator=g)
+    return forward, inputs
+
+
+def _t5_cached_outputs(layers: int) -> tuple[str, ...]:
+    return ("logits", *(f"present_{kv}_{i}" for i in range(layers) for kv in ("key", "value")))
+
+
+def _clip(torch, model, cfg, g):
+    text = _text_inputs(cfg.text_config.vocab_size, g, cfg.text_config.max_position_embeddings)
+    size = cfg.vision_config.image_size
+    pixels = torch.randn(2, cfg.vision_config.num_channels, size, size, generator=g)
+
+    def forward(m, input_ids, attention_mask, pixel_values):
+        out = m(input_ids=input_ids, attention_mask=attention_mask, pixel_values=pixel_values)
+        return out.logits_per_image, out.text_embeds, out.image_embeds
+
+    return forward, {**text, "pixel_values": pixels}
+
+
+def _whisper_encoder(torch, model, cfg, g):
+    frames = 2 * cfg.max_source_positions  # the encoder takes exactly this many
+    features = torch.randn(1, cfg.num_mel_bins, frames, generator=g)
+    return (lambda m, x: (m.get_encoder()(x).last_hidden_state,),
+            {"input_features": features})
+
+
+WAV2VEC2_SAMPLES = 16000
+"""One second of 16 kHz audio."""
+
+
+def _wav2vec2(torch, model, cfg, g):
+    audio = torch.randn(1, WAV2VEC2_SAMPLES, generator=g)
+    return (lambda m, x: (m(x).last_hidden_state,), {"input_values": audio})
+
+
+TRANSFORMERS.update({
+    # T5Config() is t5-small: 6 layers, d_model 512, 8 heads
+    "t5_encoder": lambda **kw: _custom_spec(
+        "t5_encoder", "T5Config", "T5EncoderModel", ("last_hidden_state",), _t5_encoder, kw),
+    "t5_decoder_step": lambda **kw: _custom_spec(
+        "t5_decoder_step", "T5Config", "T5ForConditionalGeneration", ("logits",), _t5_decoder,
+        kw),
+    "t5_decoder_cached_step": lambda **kw: _custom_spec(
+        "t5_decoder_cached_step", "T5Config", "T5ForConditionalGeneration",
+        _t5_cached_outputs(kw.get("num_decoder_layers", kw.get("num_layers", 6))),
+        _t5_cached_decoder, kw),
+    # CLIPConfig(): ViT-B/32 at 224 and a 12-layer text tower over 77 tokens; two images
+    "clip": lambda **kw: _custom_spec(
+        "clip", "CLIPConfig", "CLIPModel", ("logits_per_image", "text_embeds", "image_embeds"),
+        _clip, kw),
+    # WhisperConfig(): 4 encoder layers, d_model 384, 6 heads, 80 mel bins x 3000 frames
+    "whisper_encoder": lambda **kw: _custom_spec(
+        "whisper_encoder", "WhisperConfig", "WhisperForConditionalGeneration",
+        ("last_hidden_state",), _whisper_encoder, kw),
+    # Wav2Vec2Config() is wav2vec2-base: 7 conv layers, 12 transformer layers, hidden 768
+    "wav2vec2": lambda **kw: _custom_spec(
+        "wav2vec2", "Wav2Vec2Config", "Wav2Vec2Model", ("last_hidden_state",), _wav2vec2, kw),
+})
+
+
+_TINY_T5 = dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4, vocab_size=100)
+SMALL: dict[str, dict] = {
+    "bert": dict(num_hidden_layers=2),
+    "t5_encoder": _TINY_T5,
+    "t5_decoder_step": {**_TINY_T5, "num_decoder_layers": 2},
+    "t5_decoder_cached_step": {**_TINY_T5, "num_decoder_layers": 2},
+    "clip": dict(text_hidden_size=64, text_intermediate_size=128, text_num_hidden_layers=2,
+                 text_num_attention_heads=4, text_vocab_size=100,
+                 text_max_position_embeddings=16, vision_hidden_size=64,
+                 vision_intermediate_size=128, vision_num_hidden_layers=2,
+                 vision_num_attention_heads=4, vision_image_size=64, vision_patch_size=16,
+                 projection_dim=32),
+    # the special tokens within the small vocabulary (the default pad token is 50257)
+    "whisper_encoder": dict(d_model=64, encoder_layers=2, decoder_layers=1,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=128, decoder_ffn_dim=128, max_source_positions=64,
+                            vocab_size=100, max_target_positions=32, pad_token_id=0,
+                            bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+    # seven conv layers of 32 channels, not 512: the feature encoder is most of the work
+    "wav2vec2": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, conv_dim=(32,) * 7, num_conv_pos_embeddings=16,
+                     num_conv_pos_embedding_groups=4),
+}
+"""Small configurations of the transformers models, the ones the test tier runs (2 layers,
+hidden 64): `make_spec(name, small=True)`, `--only NAME:small`."""
+
+
 def _variant(name: str, config: dict) -> str:
     return name + "".join(f"@{k}={v}" for k, v in sorted(config.items()))
 
 
-def make_spec(name: str, **config) -> ModelSpec:
+def make_spec(name: str, small: bool = False, **config) -> ModelSpec:
     """The spec of a corpus model; a transformers model takes config overrides
-    (`make_spec("bert", num_hidden_layers=2)`), which become part of its name."""
+    (`make_spec("bert", num_hidden_layers=2)`), which become part of its name, and
+    `small=True` starts from its `SMALL` configuration."""
+    if small:
+        if name not in SMALL:
+            raise ValueError(f"{name!r} has no small configuration (those that do: "
+                             f"{', '.join(SMALL)})")
+        config = {**SMALL[name], **config}
     if name in TRANSFORMERS:
         return TRANSFORMERS[name](**config)
+    if (name in SEGMENTATION or name in DETECTION) and not config:
+        return _dense_spec(name, name in DETECTION)
     if config:
         raise ValueError(f"only the transformers models take config overrides, not {name!r}")
     if name not in _torchvision_names():
@@ -251,7 +562,7 @@ def _torchvision_names() -> list[str]:
 def list_names() -> list[str]:
     """Every model of the corpus: the torchvision classification models, then the
     transformers ones."""
-    return _torchvision_names() + list(TRANSFORMERS)
+    return _torchvision_names() + [*SEGMENTATION, *DETECTION] + list(TRANSFORMERS)
 
 
 # -- export and cache ------------------------------------------------------------------------
@@ -280,7 +591,7 @@ def _paths(d: Path, spec: ModelSpec, exporter: str) -> tuple[Path, Path, Path]:
 def _export(spec: ModelSpec, path: Path,
             exporter: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """Write `spec`'s ONNX file; its example inputs and torch's outputs for them."""
-    torch, _ = _torch()
+    torch, _ = _torch(vision=spec.family != "transformers")
     model, inputs = spec.build()
     args = tuple(inputs.values())
     kw = dict(input_names=list(inputs), output_names=list(spec.output_names))
@@ -335,7 +646,8 @@ def export(spec: ModelSpec, cache: str | os.PathLike | None = None,
                                       for o in outputs],
                 "bytes": onnx_path.stat().st_size, "previous_errors": errors}
         np.savez(data_path, **{f"in:{k}": v for k, v in feeds.items()},
-                 **{f"out:{i}": o for i, o in enumerate(outputs)})
+                 **{f"out:{i}": o for i, o in enumerate(outputs)},
+                 **{f"torch:{i}": o for i, o in enumerate(torch_outputs)})
         meta_path.write_text(json.dumps(meta, indent=1))
         return Entry(spec.name, onnx_path, data_path, meta)
     raise RuntimeError(f"export of {spec.name} failed: " + "; ".join(errors))
@@ -364,6 +676,14 @@ def load_data(entry: Entry) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
         inputs = {k[3:]: data[k] for k in data.files if k.startswith("in:")}
         outs = sorted((int(k[4:]), data[k]) for k in data.files if k.startswith("out:"))
     return inputs, [o for _, o in outs]
+
+
+def load_torch_outputs(entry: Entry) -> list[np.ndarray] | None:
+    """PyTorch eager's outputs for the example inputs (None for an export cached before they
+    were kept)."""
+    with np.load(entry.data_path) as data:
+        outs = sorted((int(k[6:]), data[k]) for k in data.files if k.startswith("torch:"))
+    return [o for _, o in outs] or None
 
 
 def corpus(names: Iterable[str | ModelSpec] | None = None,
@@ -629,7 +949,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--list", action="store_true", help="print the corpus' model names")
-    p.add_argument("--only", nargs="+", metavar="NAME", help="these models (default: all)")
+    p.add_argument("--only", nargs="+", metavar="NAME",
+                   help="these models (default: all); NAME:small is a transformers model's "
+                        "small configuration (SMALL, what the tests run)")
     p.add_argument("--check", nargs="+", metavar="BACKEND", choices=[*BACKENDS, "accel"],
                    help="compile and run on these backends, compare with onnxruntime")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
@@ -664,9 +986,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(names))
         return 0
     wanted = args.only or names
-    unknown = [n for n in wanted if n not in names]
+    unknown = [n for n in wanted if n.removesuffix(":small") not in names]
     if unknown:
         print(f"error: not in the corpus: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 1
+    no_small = [n for n in wanted if n.endswith(":small") and n[:-6] not in SMALL]
+    if no_small:
+        print(f"error: no small configuration: {', '.join(no_small)} (those that have one: "
+              f"{', '.join(SMALL)})", file=sys.stderr)
         return 1
     backends = args.check or []
     rows = []
@@ -675,7 +1002,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             row: dict = {"name": name}
             try:
-                entry = export(make_spec(name), args.cache_dir, args.exporter)
+                base = name.removesuffix(":small")
+                entry = export(make_spec(base, small=base != name), args.cache_dir,
+                               args.exporter)
                 row.update(nodes=entry.meta["nodes"], op_types=entry.meta["op_types"],
                            exporter=entry.meta["exporter"])
             except MissingTorch as e:
