@@ -10,10 +10,13 @@ Partitions (simulated time: each device's simulator counts cycles at `Device.clo
 a part's inputs computed by another device cross a link at `link_bytes_per_s`):
 - outputs of every partitioned run are compared with the single device's, bit for bit;
 - latency: the longest path through the DAG of (transfer in + the part's cycles);
-- pipelined throughput with many requests in flight: one request per the slowest stage's
-  time (transfer in + cycles), against the single device's one per its latency;
-- load balance: the largest part's roofline cost over total/K, and whether the roofline
-  ranks the parts as the simulator's cycles do (Kendall's tau of the two orders).
+- pipelined throughput with many requests in flight: one request per the busiest device's
+  time (the sum over its parts of transfer in + cycles: a device may hold several parts),
+  against the single device's one per its latency;
+- load balance: the busiest device's roofline load over total/K, and whether the
+  roofline ranks the parts as the simulator's cycles do (Kendall's tau of the two orders,
+  over all pairs and over the pairs whose roofline costs differ by more than the
+  roofline's error, `ranked`).
 
 Load: `--requests` requests from `--threads` threads with random priorities on a host of
 cpu devices running a small CNN (native code): every request's output checked against
@@ -82,10 +85,10 @@ def partitions(model, ks: list[int], fraction: float | None = None) -> None:
           f"({one_latency * 1e3:.2f} ms at {clock / 1e9:g} GHz); compile {compile_s:.1f} s "
           f"CPU, one simulated run {run_s:.1f} s CPU")
     print()
-    print("| devices | memory each | parts | bytes per part (MiB) | transfer bytes | "
-          "latency ms | vs 1 device | pipelined req/s | vs 1 device | max/mean cost | "
-          "tau | bit-identical |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| devices | memory each | parts | MiB@device per part | transfer bytes | "
+          "latency ms | vs 1 device | pipelined req/s | vs 1 device | busiest/mean load | "
+          "tau (all pairs) | tau (pairs apart) | bit-identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k in ks:
         share = fraction if fraction is not None else 1.6 / k
         memory = min(int(model_bytes * share), model_bytes - 1)
@@ -103,15 +106,39 @@ def partitions(model, ks: list[int], fraction: float | None = None) -> None:
             for p in parts:  # the longest path, parts in topological order
                 finish.append(max((finish[d] for d in p.deps), default=0.0) + stage[p.index])
             latency = max(finish)
-            throughput = 1 / max(stage)
+            busy: dict[int, float] = {}  # a device runs its parts one after another
+            load: dict[int, float] = {}
+            for p, st in zip(parts, stage):
+                busy[p.device] = busy.get(p.device, 0.0) + st
+                load[p.device] = load.get(p.device, 0.0) + p.cost
+            throughput = 1 / max(busy.values())
+            balance = max(load.values()) / (sum(load.values()) / k)
             costs = [p.cost for p in parts]
-            balance = max(costs) / (sum(costs) / len(costs))
-            tau = kendall_tau(costs, [float(c) for c in cycles])
+            sim = [c / clock for c in cycles]
+            tau, resolvable, noise = ranked(costs, sim)
             transfer = sum(p.transfer_in_bytes for p in parts)
-            sizes = ", ".join(f"{p.bytes / 2**20:.1f}" for p in parts)
+            sizes = ", ".join(f"{p.bytes / 2**20:.1f}@{p.device}" for p in parts)
             print(f"| {k} | {memory / 2**20:.1f} MiB | {len(parts)} | {sizes} | {transfer:,} | "
                   f"{latency * 1e3:.2f} | {latency / one_latency:.3f}x | {throughput:.1f} | "
-                  f"{throughput * one_latency:.2f}x | {balance:.2f} | {tau:.2f} | {same} |")
+                  f"{throughput * one_latency:.2f}x ({throughput * one_latency / k:.2f}·K) | "
+                  f"{balance:.2f} | {kendall_tau(costs, sim):.2f} | {tau:.2f} over "
+                  f"{resolvable} (noise {noise:.1%}) | {same} |")
+
+
+def ranked(roofline: list[float], simulated: list[float]) -> tuple[float, int, float]:
+    """Kendall's tau over the pairs of parts whose roofline costs differ by more than the
+    roofline's own error: `noise` is the spread of simulated/roofline over the parts (the
+    roofline cannot order two parts closer than that), a pair counts when its costs differ
+    by more than `noise` of the larger. (tau, pairs counted, noise)."""
+    ratios = sorted(s / r for s, r in zip(simulated, roofline) if r > 0)
+    noise = (ratios[-1] - ratios[0]) / statistics.median(ratios) if ratios else 0.0
+    pairs = [(i, j) for i in range(len(roofline)) for j in range(i + 1, len(roofline))
+             if abs(roofline[i] - roofline[j]) > noise * max(roofline[i], roofline[j])]
+    if not pairs:
+        return 1.0, 0, noise
+    agree = sum(1 if (roofline[i] - roofline[j]) * (simulated[i] - simulated[j]) > 0 else -1
+                for i, j in pairs)
+    return agree / len(pairs), len(pairs), noise
 
 
 def load_test(n: int, threads: int) -> None:

@@ -307,34 +307,6 @@ def memory_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan
                    "memory")
 
 
-def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan:
-    """Heterogeneous by op support, then cut so the costliest part is as cheap as it can
-    be with one part per device (memory respected)."""
-    _check_devices(devices)
-    g = _Graph(fn)
-    labels = _labels(g, devices)
-    runs = _cut(g, devices, labels, None)
-    if _place(runs, devices) is None:
-        raise _too_few_devices(runs, devices, g)
-    rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
-    costs = [rep[labels[i]].cost(op) for i, op in enumerate(g.steps)]
-    lo, hi = max(costs, default=0.0), sum(costs)
-    best = runs if hi <= lo else _cut(g, devices, labels, hi)
-    for _ in range(40):  # binary search on the largest part's cost
-        if hi - lo <= 1e-6 * hi:
-            break
-        mid = (lo + hi) / 2
-        cand = _cut(g, devices, labels, mid)
-        if _place(cand, devices) is not None:
-            best, hi = cand, mid
-        else:
-            lo = mid
-    placed = _place(best, devices)
-    assert placed is not None
-    return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(best, placed)],
-                   "load-balanced")
-
-
 def user_plan(fn: func.FuncOp, devices: Sequence[PartDevice],
               assignment: Mapping[str, int]) -> PartitionPlan:
     """The user's op name -> device index; an unnamed op goes with the op before it (the
@@ -498,4 +470,4 @@ def validate(plan: PartitionPlan) -> None:
 
 
 __all__ = ["Part", "PartDevice", "PartitionError", "PartitionPlan", "fmt_bytes",
-           "load_balanced_plan", "memory_plan", "op_label", "user_plan", "validate"]
+           "memory_plan", "op_label", "user_plan", "validate"]
