@@ -291,3 +291,36 @@ def test_tight_memory_puts_several_parts_on_a_device(tall_model):
         assert len(set(network.replicas[0])) < len(network.dag.parts)
         got = host.run("tall", x)
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
+@pytest.fixture(scope="module")
+def residual_model():
+    """conv -> relu -> conv, a 1x1 conv of the input, their sum, relu: a residual block."""
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "wd", "bd"], ["cd"]),
+             helper.make_node("Add", ["c2", "cd"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    inits = dict(w1=rand(c, c, 3, 3, seed=1), b1=rand(c, seed=2), w2=rand(c, c, 3, 3, seed=3),
+                 b2=rand(c, seed=4), wd=rand(c, c, 1, 1, seed=5), bd=rand(c, seed=6))
+    return make_model(nodes, {"x": ((1, c, 8, 8), np.float32)}, ["y"], inits)
+
+
+@pytest.mark.parametrize("strategy", ["memory", "load-balance"])
+def test_no_cut_between_a_product_and_its_epilogue(residual_model, strategy):
+    """The add and relu after a convolution are its epilogue on the backends (fused, they
+    round as one): every plan keeps them in the convolution's part."""
+    from xdsl.dialects import func
+
+    from glow_mlir.transforms.partition.plan import _Graph
+
+    devs = devices(5, "accel", "accel", memory=22 * KIB)
+    module = optimized_graph(residual_model, devs)
+    g = _Graph(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    assert [op.name for op, glued in zip(g.steps, g.glued) if glued] == ["glow.add", "glow.relu"]
+    p = plan(module, devs, strategy)
+    assert len(p.parts) > 1  # memory forces cuts
+    names = [[op.name for op in part.ops] for part in p.parts]
+    assert all(n[0] not in ("glow.add", "glow.relu") for n in names), names

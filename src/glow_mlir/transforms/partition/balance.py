@@ -25,6 +25,9 @@ part per device):
    boundary of one of that device's parts into the neighbouring part (on another device),
    or move one of its parts to another device with room.
 
+Cuts never separate an element-wise op from the product whose epilogue it is
+(`plan._glued`): the backends fuse it, and a cut there changes the outputs' bits.
+
 Step 2 is tried only when memory shapes step 1 (its busiest load is more than `FOLD_GAIN`
 above the cut's with no memory limit), and wins when it lowers the busiest load by more
 than `FOLD_GAIN`: otherwise a part per device. Parts stay contiguous runs of the schedule, so
@@ -109,10 +112,11 @@ def _greedy(c: _Costs, bound: float, cap: int) -> Runs | None:
     while start < n:
         end = start
         while end < n:
-            nbytes, load = c.run(start, end + 1)
+            nxt = c.g.unit_end(end)  # glued steps stay together
+            nbytes, load = c.run(start, nxt)
             if nbytes > cap or load > bound:
                 break
-            end += 1
+            end = nxt
         if end == start:
             return None
         runs.append((start, end))
@@ -157,10 +161,11 @@ def _snake(c: _Costs, memory: Sequence[int], bound: float, first: float, room: f
     for d, (limit, share) in zip(order, limits):
         end = start
         while end < n:
-            nbytes, cost = c.run(start, end + 1)
+            nxt = c.g.unit_end(end)  # glued steps stay together
+            nbytes, cost = c.run(start, nxt)
             if used[d] + nbytes > memory[d] * share or load[d] + cost > limit:
                 break
-            end += 1
+            end = nxt
         if end > start:
             nbytes, cost = c.run(start, end)
             used[d] += nbytes
@@ -210,24 +215,29 @@ def _refine(c: _Costs, runs: Runs, placed: list[int], devices: Sequence[int],
     """Boundary moves and part moves while the busiest load drops (module docstring)."""
     runs, placed = list(runs), list(placed)
 
-    def peak(rs: Runs, pl: list[int]) -> float:
-        return max(_loads(c, rs, pl).values())
+    def peak(rs: Runs, pl: list[int]) -> tuple[float, ...]:
+        """The loads, busiest first: a move that leaves the busiest load as it is but
+        lowers the next one is progress too (it makes room to lower the busiest later)."""
+        return tuple(sorted(_loads(c, rs, pl).values(), reverse=True))
 
     for _ in range(REFINE_STEPS):
         loads = _loads(c, runs, placed)
         worst = max(loads, key=lambda d: (loads[d], -d))
-        current = loads[worst]
-        best: tuple[float, Runs, list[int]] | None = None
+        current = peak(runs, placed)
+        best: tuple[tuple[float, ...], Runs, list[int]] | None = None
         for r, d in enumerate(placed):
             if d != worst:
                 continue
             s, e = runs[r]
             moves: list[tuple[Runs, list[int]]] = []
-            if e - s > 1 and r > 0 and placed[r - 1] != worst:  # first op to the run before
+            glued = c.g.glued
+            if e - s > 1 and r > 0 and placed[r - 1] != worst and not glued[s + 1]:
+                # its first op to the run before
                 rs = list(runs)
                 rs[r - 1], rs[r] = (rs[r - 1][0], s + 1), (s + 1, e)
                 moves.append((rs, placed))
-            if e - s > 1 and r + 1 < len(runs) and placed[r + 1] != worst:  # last op after
+            if e - s > 1 and r + 1 < len(runs) and placed[r + 1] != worst \
+                    and not glued[e - 1]:  # its last op to the run after
                 rs = list(runs)
                 rs[r], rs[r + 1] = (s, e - 1), (e - 1, rs[r + 1][1])
                 moves.append((rs, placed))
@@ -241,12 +251,21 @@ def _refine(c: _Costs, runs: Runs, placed: list[int], devices: Sequence[int],
                 if not all(_fits(c, rs, pl, d2, memory) for d2 in touched):
                     continue
                 value = peak(rs, pl)
-                if value < current * (1 - 1e-9) and (best is None or value < best[0]):
+                if value[0] < current[0] * (1 + 1e-9) and _lower(value, current) \
+                        and (best is None or value < best[0]):
                     best = (value, rs, pl)
         if best is None:
             break
         _, runs, placed = best
     return runs, placed
+
+
+def _lower(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """`a` below `b` in the first place they differ by more than rounding."""
+    for x, y in zip(a, b):
+        if abs(x - y) > 1e-9 * max(abs(y), 1e-30):
+            return x < y
+    return False
 
 
 def _single_kind(g: _Graph, devices: Sequence[PartDevice]) -> list[tuple[list[int], int]]:
