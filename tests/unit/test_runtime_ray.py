@@ -134,3 +134,11 @@ def test_an_actor_killed_mid_run_is_restarted_and_gets_its_networks_again(local_
         assert host.active == 0 and host.queued == 0
     finally:
         host.stop()
+
+
+@pytest.mark.parametrize("bad", [-2, 1.5, "3", True])
+def test_max_restarts_must_be_a_whole_number(bad):
+    from glow_mlir.ir.errors import UserError
+
+    with pytest.raises(UserError, match="max_restarts must be a whole number >= -1"):
+        HostManager(interp(1), backend="ray", max_restarts=bad)
