@@ -7,11 +7,10 @@ extra."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import os
 import signal
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -45,6 +45,7 @@ from xdsl.ir import SSAValue
 from glow_mlir.analysis.graph_memory import tensor_bytes
 from glow_mlir.transforms.partition.plan import (
     PartDevice,
+    PartitionError,
     PartitionPlan,
     _check_devices,
     _cut,
@@ -58,7 +59,6 @@ from glow_mlir.transforms.partition.plan import (
     _too_few_devices,
     fmt_bytes,
     op_label,
-    PartitionError,
 )
 
 FIRST_PASS = (0.5, 0.6, 0.7, 0.8, 0.9)
