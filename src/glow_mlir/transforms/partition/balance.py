@@ -270,6 +270,8 @@ def _lower(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
 
 def _single_kind(g: _Graph, devices: Sequence[PartDevice]) -> list[tuple[list[int], int]]:
     """The groups (steps, device) of the best candidate (module docstring)."""
+    if not g.steps:  # a graph that returns its inputs: no part
+        return []
     idx = list(range(len(devices)))
     memory = [d.memory_bytes for d in devices]
     c = _Costs(g, devices[0])
