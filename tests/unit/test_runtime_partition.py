@@ -77,12 +77,20 @@ def test_memory_plan_makes_the_fewest_parts_that_fit():
 def test_load_balance_beats_an_equal_op_count_split():
     devs = devices(3, "accel", "accel", memory=16 << 20)
     balanced = cnn_plan(devs, "load-balance")
-    assert len(balanced.parts) == 3
+    assert {p.device for p in balanced.parts} == {0, 1, 2}
     steps = [op for p in balanced.parts for op in p.ops]
     third = -(-len(steps) // 3)
     naive = [steps[i:i + third] for i in range(0, len(steps), third)]
     naive_max = max(sum(devs[0].cost(op) for op in chunk) for chunk in naive)
-    assert max(p.cost for p in balanced.parts) <= naive_max
+    assert max(device_loads(balanced).values()) <= naive_max
+
+
+def device_loads(p) -> dict[int, float]:
+    """Each device's roofline cost: the sum of its parts'."""
+    out: dict[int, float] = {}
+    for part in p.parts:
+        out[part.device] = out.get(part.device, 0.0) + part.cost
+    return out
 
 
 def test_heterogeneous_gives_an_unsupported_op_to_the_device_that_runs_it(argmax_model):
@@ -234,3 +242,85 @@ def test_glow_compile_partition_errors(capsys):
     code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
                               "--num-devices", 1, "--device-memory-kib", 100)
     assert code == 1 and "needs 3 'cpu' devices of 102,400 bytes" in err
+
+
+# ---------------------------------------------------------------------- several parts a device
+
+
+@pytest.fixture(scope="module")
+def tall_model():
+    """Four compute-heavy, weight-light products, then two weight-heavy, compute-light
+    ones (1 MiB of weights each): as ResNet-50's first and last layers."""
+    nodes, inits, prev = [], {}, "x"
+    for i in range(1, 5):
+        nodes += [helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"]),
+                  helper.make_node("Relu", [f"m{i}"], [f"a{i}"])]
+        inits[f"w{i}"] = rand(64, 64, seed=i)
+        prev = f"a{i}"
+    nodes += [helper.make_node("MatMul", ["v", prev], ["s"]),
+              helper.make_node("MatMul", ["s", "W1"], ["b1"]),
+              helper.make_node("MatMul", ["b1", "W2"], ["y"])]
+    inits.update(v=rand(1, 256, seed=7), W1=rand(64, 4096, seed=8), W2=rand(4096, 64, seed=9))
+    return make_model(nodes, {"x": ((256, 64), np.float32)}, ["y"], inits)
+
+
+def test_tight_memory_puts_several_parts_on_a_device(tall_model):
+    """Each weight-heavy product fills most of a device, so a part per device leaves the
+    four light products on one device; the balanced plan gives the devices with a heavy
+    product some of them too."""
+    from xdsl.dialects import func
+
+    from glow_mlir.transforms.partition import balance
+    from glow_mlir.transforms.partition.plan import _Graph
+
+    devs = devices(3, memory=int(1.4 * 2**20))
+    module = optimized_graph(tall_model, devs)
+    p = plan(module, devs, "load-balance")
+    assert len(p.parts) > len(devs)
+    assert all(d < part.index for part in p.parts for d in part.deps)
+    assert all(nbytes <= devs[d].memory_bytes for d, nbytes in p.device_bytes().items())
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    c = balance._Costs(_Graph(fn), devs[0])
+    one_each = balance._min_max_cut(c, len(devs), devs[0].memory_bytes)
+    assert one_each is not None
+    assert max(device_loads(p).values()) < 0.9 * max(c.run(*r)[1] for r in one_each)
+    x = {"x": rand(256, 64, seed=5)}
+    want = glow_mlir.compile(tall_model, backend="interpreter", cache=False).run(x)
+    with HostManager(devs) as host:
+        network = host.add_network("tall", tall_model, partition="load-balance")
+        assert len(set(network.replicas[0])) < len(network.dag.parts)
+        got = host.run("tall", x)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+
+
+@pytest.fixture(scope="module")
+def residual_model():
+    """conv -> relu -> conv, a 1x1 conv of the input, their sum, relu: a residual block."""
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "wd", "bd"], ["cd"]),
+             helper.make_node("Add", ["c2", "cd"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    inits = dict(w1=rand(c, c, 3, 3, seed=1), b1=rand(c, seed=2), w2=rand(c, c, 3, 3, seed=3),
+                 b2=rand(c, seed=4), wd=rand(c, c, 1, 1, seed=5), bd=rand(c, seed=6))
+    return make_model(nodes, {"x": ((1, c, 8, 8), np.float32)}, ["y"], inits)
+
+
+@pytest.mark.parametrize("strategy", ["memory", "load-balance"])
+def test_no_cut_between_a_product_and_its_epilogue(residual_model, strategy):
+    """The add and relu after a convolution are its epilogue on the backends (fused, they
+    round as one): every plan keeps them in the convolution's part."""
+    from xdsl.dialects import func
+
+    from glow_mlir.transforms.partition.plan import _Graph
+
+    devs = devices(5, "accel", "accel", memory=22 * KIB)
+    module = optimized_graph(residual_model, devs)
+    g = _Graph(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    assert [op.name for op, glued in zip(g.steps, g.glued) if glued] == ["glow.add", "glow.relu"]
+    p = plan(module, devs, strategy)
+    assert len(p.parts) > 1  # memory forces cuts
+    names = [[op.name for op in part.ops] for part in p.parts]
+    assert all(n[0] not in ("glow.add", "glow.relu") for n in names), names

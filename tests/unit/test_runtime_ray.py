@@ -1,21 +1,28 @@
 """The runtime on Ray (runtime/ray_devices.py): each device an actor on a local Ray
 started by this module (one `ray.init(num_cpus=2)` for all its tests); the same outputs as
-the local runtime; a killed actor fails only the requests that need it. Skipped without
-the `ray` extra."""
+the local runtime; a killed actor fails only the requests that need it; an actor killed
+while it runs a part fails that request with `DeviceLost` (never a hang: every wait has a
+timeout), is restarted by Ray and gets its networks again. Skipped without the `ray`
+extra."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import helper
 
-from onnx_testing import rand
+from onnx_testing import make_model, rand
 
 ray = pytest.importorskip("ray", reason="the runtime's Ray backend needs the 'ray' extra "
                                         "(pip install 'glow-mlir[ray]')")
 
 from glow_mlir.runtime import Device, HostManager  # noqa: E402
+from glow_mlir.runtime.ray_devices import DeviceLost  # noqa: E402
 
 CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
 
@@ -66,14 +73,71 @@ def test_a_killed_actor_fails_only_the_requests_that_need_it(local_ray):
             fine = [host.run_network("b", x) for _ in range(3)]
             ray.kill(host.managers[0].actor)
         for f in doomed:
-            with pytest.raises(ray.exceptions.RayActorError):
+            with pytest.raises(DeviceLost, match="device 0 .* was lost while running 'a#0'"):
                 f.result(timeout=300)
         assert len(errors) == 3 and all(e is not None for e in errors)
         for f in fine:
             assert np.array_equal(f.result(timeout=300)[0], want[0])
         assert host.active == 0 and host.queued == 0
-        with pytest.raises(ray.exceptions.RayActorError):
-            host.run("a", x)
+        with pytest.raises(DeviceLost, match="could not be restarted"):  # ray.kill: no restart
+            host.run_network("a", x).result(timeout=300)
         assert np.array_equal(host.run("b", x)[0], want[0])
     finally:
         host.stop()
+
+
+def slow_model():
+    """24 products of 256x256 matrices: about a second on the interpreter, so a kill
+    lands while the part runs."""
+    nodes, prev = [], "x"
+    for i in range(24):
+        nodes.append(helper.make_node("MatMul", [prev, "w"], [f"m{i}"]))
+        prev = f"m{i}"
+    return make_model(nodes, {"x": ((256, 256), np.float32)}, [prev],
+                      {"w": rand(256, 256, seed=1) * 0.05})
+
+
+def wait_for(check, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def test_an_actor_killed_mid_run_is_restarted_and_gets_its_networks_again(local_ray):
+    model = slow_model()
+    x = {"x": rand(256, 256, seed=2)}
+    host = HostManager(interp(1), backend="ray")
+    try:
+        host.add_network("slow", model)
+        want = host.run_network("slow", x).result(timeout=300)
+        manager = host.managers[0]
+        pid = ray.get(manager.actor.pid.remote(), timeout=60)
+        before = manager.started()
+        running = host.run_network("slow", x)
+        wait_for(lambda: manager.started() > before, "the part to start")
+        os.kill(pid, signal.SIGKILL)  # the process dies; Ray restarts the actor
+        try:  # a kill after the part finished would leave the right outputs
+            got = running.result(timeout=300)
+            lost = False
+            assert all(np.array_equal(w, g) for w, g in zip(want, got))
+        except DeviceLost as err:
+            lost = True
+            assert "device 0" in str(err) and "'slow#0'" in str(err)
+        assert lost, "the kill came after the part had finished: make slow_model slower"
+        again = host.run_network("slow", x).result(timeout=300)  # on the restarted actor
+        assert all(np.array_equal(w, g) for w, g in zip(want, again))
+        assert ray.get(manager.actor.pid.remote(), timeout=60) != pid
+        assert manager.restores == 1
+        assert host.active == 0 and host.queued == 0
+    finally:
+        host.stop()
+
+
+@pytest.mark.parametrize("bad", [-2, 1.5, "3", True])
+def test_max_restarts_must_be_a_whole_number(bad):
+    from glow_mlir.ir.errors import UserError
+
+    with pytest.raises(UserError, match="max_restarts must be a whole number >= -1"):
+        HostManager(interp(1), backend="ray", max_restarts=bad)

@@ -11,9 +11,10 @@ if TYPE_CHECKING:
     from glow_mlir.runtime.device_manager import DeviceManager
     from glow_mlir.runtime.devices import Device
     from glow_mlir.runtime.host_manager import HostManager, RequestRefused
+    from glow_mlir.runtime.ray_devices import DeviceLost
 
 _LAZY = {"Device": "devices", "DeviceManager": "device_manager", "HostManager": "host_manager",
-         "RequestRefused": "host_manager"}
+         "RequestRefused": "host_manager", "DeviceLost": "ray_devices"}
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +26,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"glow_mlir.runtime.{module}"), name)
 
 
-__all__ = ["Device", "DeviceManager", "HostManager", "RequestRefused"]
+__all__ = ["Device", "DeviceLost", "DeviceManager", "HostManager", "RequestRefused"]

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 Partition = str | Mapping[str, int]
 """`"memory"` (the default: the fewest parts that fit, one when the model fits a
-device), `"load-balance"` (a part per device, costs balanced), or op name -> device."""
+device), `"load-balance"` (the busiest device's cost smallest: a part per device,
+or several when memory shapes the cut; transforms/partition/balance.py), or op name -> device."""
 
 STRATEGIES = ("memory", "load-balance")
 

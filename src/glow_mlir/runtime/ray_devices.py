@@ -7,8 +7,15 @@ the actor's node, for the device's backend. A request's part is one actor call; 
 inputs go with the call and its outputs come back to the host, which hands them to the
 next part (plain actor calls: Ray's compiled graphs fix one DAG per graph and this host
 walks a different DAG per network and copy; the per-stage overhead is measured by
-benchmarks/runtime.py). An actor that dies fails the calls it had and any later call to
-it; requests on other actors go on.
+benchmarks/runtime.py).
+
+An actor that dies fails the calls it had with `DeviceLost` (which device, which part;
+requests on other actors go on). Ray restarts it (`max_restarts`, 3 by default: a fresh
+process with no networks), and the host's side ships its networks to it again before
+the next call, waiting at most `restart_timeout_s`; once the restarts are used up, every
+call fails with `DeviceLost`. The actor is threaded (three threads) so it can answer
+`started()` while a part runs; its parts still run one at a time, under a lock, as a
+device's do.
 
 `ray.init` is called when Ray is not yet initialized: with `address=` (or the
 `RAY_ADDRESS` variable) it joins that cluster, else it starts a local one. Actors ask for
@@ -18,6 +25,7 @@ it; requests on other actors go on.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -42,14 +50,22 @@ def _ray() -> Any:
     return ray
 
 
+class DeviceLost(RuntimeError):
+    """A device's actor died (or could not be restarted) while it had a request's part."""
+
+
 class DeviceActor:
     """The body of one device's actor: a `DeviceManager` in the actor's process."""
 
     def __init__(self, device: Device, index: int):
+        import threading
+
         import glow_mlir.backends  # noqa: F401 - the graph passes' backend lookup
         from glow_mlir.runtime.device_manager import DeviceManager
 
         self.manager = DeviceManager(device, index)
+        self._running = threading.Lock()
+        self._started = 0
 
     def load(self, name: str, text: str) -> tuple[dict, dict, int]:
         from glow_mlir.dialects.context import make_context
@@ -66,8 +82,14 @@ class DeviceActor:
 
     def run(self, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         model = self.manager.network(name)
-        self.manager.runs += 1
-        return dict(zip(model.output_names, model.run(dict(inputs))))
+        with self._running:  # one part at a time, as a device
+            self._started += 1
+            self.manager.runs += 1
+            return dict(zip(model.output_names, model.run(dict(inputs))))
+
+    def started(self) -> int:
+        """Parts this process has started (answered while one runs)."""
+        return self._started
 
     def runs(self) -> int:
         return self.manager.runs
@@ -81,9 +103,18 @@ class DeviceActor:
 class RayDeviceManager:
     """The host's side of one device actor, with `DeviceManager`'s methods."""
 
-    def __init__(self, actor: Any, device: Device, index: int):
+    def __init__(self, actor: Any, device: Device, index: int, restart_timeout_s: float = 120):
+        import threading
+
         self.actor, self.device, self.index = actor, device, index
+        self.restart_timeout_s = restart_timeout_s
         self._bytes: dict[str, int] = {}
+        self._texts: dict[str, str] = {}
+        """Each network's graph text, to ship again to a restarted actor."""
+        self._lost = False
+        self._restore = threading.Lock()
+        self.restores = 0
+        """Times this device's networks were shipped again to a restarted actor."""
 
     @property
     def used_bytes(self) -> int:
@@ -106,15 +137,68 @@ class RayDeviceManager:
                        else UserError)(str(cause).splitlines()[-1]) from None
             raise
         self._bytes[name] = nbytes
+        self._texts[name] = str(module)
         return LoadedPart(None, shapes, dtypes)
 
     def evict_network(self, name: str) -> None:
         self._bytes.pop(name, None)
+        self._texts.pop(name, None)
         _ray().get(self.actor.evict.remote(name))
 
     def run_function(self, name: str, inputs: Mapping[str, np.ndarray]
                      ) -> Future[dict[str, np.ndarray]]:
-        return self.actor.run.remote(name, dict(inputs)).future()
+        """A future of the part's outputs; a lost actor's error is `DeviceLost`."""
+        ray = _ray()
+        if self._lost:
+            self._restore_networks(name)
+        out: Future[dict[str, np.ndarray]] = Future()
+
+        def done(f: Future) -> None:
+            err = f.exception()
+            if err is None:
+                out.set_result(f.result())
+            elif isinstance(err, ray.exceptions.RayActorError):
+                self._lost = True
+                lost = DeviceLost(f"device {self.index} ({self.device.describe()}) was lost "
+                                  f"while running '{name}': its actor died; Ray restarts it "
+                                  f"and its networks are shipped again before its next call")
+                lost.__cause__ = err
+                out.set_exception(lost)
+            else:
+                out.set_exception(err)
+
+        self.actor.run.remote(name, dict(inputs)).future().add_done_callback(done)
+        return out
+
+    def _restore_networks(self, name: str) -> None:
+        """Ship every network again to the restarted actor (once, whoever asks first)."""
+        ray = _ray()
+        with self._restore:
+            if not self._lost:
+                return
+            deadline = time.monotonic() + self.restart_timeout_s
+            for net, text in self._texts.items():
+                while True:
+                    try:
+                        ray.get(self.actor.load.remote(net, text),
+                                timeout=max(0.1, deadline - time.monotonic()))
+                        break
+                    except ray.exceptions.ActorUnavailableError:  # still restarting
+                        if time.monotonic() > deadline:
+                            raise self._gone(name, "timed out") from None
+                        time.sleep(0.1)
+                    except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as err:
+                        raise self._gone(name, type(err).__name__) from err
+            self._lost = False
+            self.restores += 1
+
+    def _gone(self, name: str, why: str) -> DeviceLost:
+        return DeviceLost(f"device {self.index} ({self.device.describe()}) is lost: its "
+                          f"actor could not be restarted to run '{name}' ({why})")
+
+    def started(self) -> int:
+        """Parts the actor's current process has started."""
+        return int(_ray().get(self.actor.started.remote()))
 
     @property
     def runs(self) -> int:
@@ -126,15 +210,26 @@ class RayDeviceManager:
 
 def ray_device_managers(devices: Sequence[Device], address: str | None = None,
                         num_cpus_per_device: float = 0,
-                        resources: Mapping[str, float] | None = None) -> list[RayDeviceManager]:
+                        resources: Mapping[str, float] | None = None,
+                        max_restarts: int = 3, restart_timeout_s: float = 120
+                        ) -> list[RayDeviceManager]:
     """One actor per device (module docstring)."""
     ray = _ray()
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < -1:
+        raise UserError(f"max_restarts must be a whole number >= -1 (-1: always), got "
+                        f"{max_restarts!r}")
     if not ray.is_initialized():
         ray.init(address=address)
+    # a part in flight when its actor dies is not retried by Ray (max_task_retries=0): the
+    # host reports it lost, and requests after it run on the restarted actor
     remote = ray.remote(DeviceActor).options(num_cpus=num_cpus_per_device,
-                                             resources=dict(resources or {}))
+                                             resources=dict(resources or {}),
+                                             max_restarts=max_restarts, max_task_retries=0,
+                                             max_concurrency=3)
     actors = [remote.remote(d, i) for i, d in enumerate(devices)]
-    return [RayDeviceManager(a, d, i) for i, (a, d) in enumerate(zip(actors, devices))]
+    return [RayDeviceManager(a, d, i, restart_timeout_s)
+            for i, (a, d) in enumerate(zip(actors, devices))]
 
 
-__all__ = ["DeviceActor", "RayDeviceManager", "RayMissing", "ray_device_managers"]
+__all__ = ["DeviceActor", "DeviceLost", "RayDeviceManager", "RayMissing",
+           "ray_device_managers"]

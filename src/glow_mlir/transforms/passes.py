@@ -52,6 +52,8 @@ PASS_PATHS: dict[str, str] = {
     "schedule-graph": "glow_mlir.transforms.graph.schedule_graph:ScheduleGraphPass",
     "glow-optimize": "glow_mlir.transforms.graph.pipelines:GlowOptimizePass",
     "glow-graph-pipeline": "glow_mlir.transforms.graph.pipelines:GraphPipelinePass",
+    # the device partitioner (marks parts; the runtime splits)
+    "partition": "glow_mlir.transforms.partition.annotate:PartitionPass",
     # the instruction IR (Glow's IROptimizer)
     "verify-instr": "glow_mlir.transforms.instr.verify_instr:VerifyInstrPass",
     "make-weights-const": "glow_mlir.transforms.instr.make_weights_const:MakeWeightsConstPass",

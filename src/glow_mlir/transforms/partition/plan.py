@@ -39,6 +39,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from glow_mlir.analysis.graph_memory import body_ops, tensor_bytes
+from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.ir.errors import UserError
 
 
@@ -137,6 +138,10 @@ class _Graph:
         self.terminator = terminator
         self.returned = set(terminator.operands) if terminator is not None else set()
         end = len(self.steps)
+        self.glued = [False] * (end + 1)
+        """`glued[i]`: no cut between steps i-1 and i (`_glued`)."""
+        for i in range(1, end):
+            self.glued[i] = _glued(self.steps[i - 1], self.steps[i], self.glued[i - 1])
         # values whose last reader is step i (the return counts as step `end`)
         self.closing: list[list[SSAValue]] = [[] for _ in range(end + 1)]
         for i, op in enumerate(self.steps):
@@ -144,10 +149,32 @@ class _Graph:
                 last = max((self.index.get(u.operation, end) for u in r.uses), default=i)
                 self.closing[last].append(r)
 
+    def unit_end(self, i: int) -> int:
+        """The end of the glued run of steps that starts at step i."""
+        j = i + 1
+        while j < len(self.steps) and self.glued[j]:
+            j += 1
+        return j
+
     def owner_step(self, v: SSAValue) -> int | None:
         """The step defining `v`; None for a graph input or a constant."""
         owner = v.owner
         return self.index.get(owner) if isinstance(owner, Operation) else None
+
+
+def _glued(prev: Operation, op: Operation, prev_glued: bool) -> bool:
+    """Is `op` the epilogue of a product before it (an element-wise op reading the
+    convolution or matmul right before it, or the chain after one)? The backends run such
+    a chain as the product's epilogue (`analysis/epilogue_fusion.py`), which rounds as the
+    chain in one part does, not as the ops in two: a cut there would change the outputs'
+    bits (measured on ResNet-50's residual adds on the accelerator), so parts keep them
+    together."""
+    if accel_unit(op) is not AccelUnit.ELEMENTWISE:
+        return False
+    if not any(r in op.operands for r in prev.results):
+        return False
+    unit = accel_unit(prev)
+    return unit is AccelUnit.MATMUL or (unit is AccelUnit.ELEMENTWISE and prev_glued)
 
 
 def _is_constant(v: SSAValue) -> bool:
@@ -235,20 +262,33 @@ def _labels(g: _Graph, devices: Sequence[PartDevice]) -> list[str]:
 def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
          max_cost: float | None) -> list[tuple[int, int, str]]:
     """Contiguous runs (start, end exclusive, kind): a new run where the kind changes, or
-    where the next step would exceed the kind's smallest device memory or `max_cost`."""
+    where the next step would exceed the kind's smallest device memory or `max_cost` (before
+    the glued run that step is in, unless that run alone fills the part)."""
     capacity = {k: min(devices[i].memory_bytes for i in _of_kind(devices, k))
                 for k in _kinds(devices)}
     rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
     runs: list[tuple[int, int, str]] = []
     start = 0
     grow: _Growing | None = None
-    for i, op in enumerate(g.steps):
-        kind = labels[i]
+    i, n = 0, len(g.steps)
+    while i < n:
+        op, kind = g.steps[i], labels[i]
         c = rep[kind].cost(op)
         if grow is not None and labels[start] == kind:
             nbytes, cost = grow.try_add(i, c)
             if nbytes <= capacity[kind] and (max_cost is None or cost <= max_cost):
                 grow.commit(c)
+                i += 1
+                continue
+            u = i  # cut before the glued run i is in, when the part holds more than it
+            while u > start and g.glued[u] and labels[u - 1] == kind:
+                u -= 1
+            if u > start and u < i:
+                runs.append((start, u, kind))
+                start, grow = u, _Growing(g, u)
+                for k in range(u, i):  # then step i again, on the new run
+                    grow.try_add(k, rep[kind].cost(g.steps[k]))
+                    grow.commit(rep[kind].cost(g.steps[k]))
                 continue
         if grow is not None:
             runs.append((start, i, labels[start]))
@@ -259,6 +299,7 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
                                  f"weights, inputs and results); the smallest '{kind}' device "
                                  f"has {fmt_bytes(capacity[kind])}")
         grow.commit(c)
+        i += 1
     if grow is not None:
         runs.append((start, len(g.steps), labels[start]))
     return runs
@@ -305,34 +346,6 @@ def memory_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan
         raise _too_few_devices(runs, devices, g)
     return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(runs, placed)],
                    "memory")
-
-
-def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan:
-    """Heterogeneous by op support, then cut so the costliest part is as cheap as it can
-    be with one part per device (memory respected)."""
-    _check_devices(devices)
-    g = _Graph(fn)
-    labels = _labels(g, devices)
-    runs = _cut(g, devices, labels, None)
-    if _place(runs, devices) is None:
-        raise _too_few_devices(runs, devices, g)
-    rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
-    costs = [rep[labels[i]].cost(op) for i, op in enumerate(g.steps)]
-    lo, hi = max(costs, default=0.0), sum(costs)
-    best = runs if hi <= lo else _cut(g, devices, labels, hi)
-    for _ in range(40):  # binary search on the largest part's cost
-        if hi - lo <= 1e-6 * hi:
-            break
-        mid = (lo + hi) / 2
-        cand = _cut(g, devices, labels, mid)
-        if _place(cand, devices) is not None:
-            best, hi = cand, mid
-        else:
-            lo = mid
-    placed = _place(best, devices)
-    assert placed is not None
-    return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(best, placed)],
-                   "load-balanced")
 
 
 def user_plan(fn: func.FuncOp, devices: Sequence[PartDevice],
@@ -498,4 +511,4 @@ def validate(plan: PartitionPlan) -> None:
 
 
 __all__ = ["Part", "PartDevice", "PartitionError", "PartitionPlan", "fmt_bytes",
-           "load_balanced_plan", "memory_plan", "op_label", "user_plan", "validate"]
+           "memory_plan", "op_label", "user_plan", "validate"]
