@@ -20,6 +20,7 @@ one of its width; comparisons then pick signed or unsigned predicates by the ori
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -95,7 +96,8 @@ def _scalar_const(em: Emitter, value, t: Attribute) -> SSAValue:
         if w > 1 and v >= 1 << (w - 1):
             v -= 1 << w
         return em.value(arith.ConstantOp(IntegerAttr(v, t)))
-    return em.value(arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
+    assert isinstance(t, AnyFloat), t
+    return em.value(arith.ConstantOp(FloatAttr(float(value), t)))
 
 
 # ====================================================================== loop helpers
@@ -322,7 +324,7 @@ def pad(instr, em: Emitter) -> None:
         if isinstance(t, QuantizedType):
             from glow_mlir.semantics.numerics import quantize
 
-            fill = quantize(np.float32(value), t).item()
+            fill = quantize(np.asarray(value, np.float32), t).item()
         else:
             fill = np.array(value).astype(numpy_dtype(t)).item()
         if _size(out) != _size(shape):
@@ -745,7 +747,9 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
 
     def finish(acc: SSAValue) -> SSAValue:
         if quant:
-            return _requantize(em, acc, count, t, _elem(dest), kind == "mean")
+            qout = _elem(dest)
+            assert isinstance(t, QuantizedType) and isinstance(qout, QuantizedType)
+            return _requantize(em, acc, count, t, qout, kind == "mean")
         if kind == "mean":
             acc = em.value(arith.DivfOp(acc, _scalar_const(em, float(count), acc_t)))
         if acc_t != et:
@@ -759,18 +763,18 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
     outs_kept = _strides(kept_shape)
     ko = 0
     for k, d in enumerate(shape):
-        red = k in axes
-        os_ = 0 if red else outs_kept[ko]
-        if not red:
+        reduced = k in axes
+        os_ = 0 if reduced else outs_kept[ko]
+        if not reduced:
             ko += 1
         if d == 1:
             continue
-        if groups and groups[-1][1] == red:
+        if groups and groups[-1][1] == reduced:
             groups[-1][0] *= d
             groups[-1][2] = ins[k]
             groups[-1][3] = os_
         else:
-            groups.append([d, red, ins[k], os_])
+            groups.append([d, reduced, ins[k], os_])
     if _size(kept_shape) == 0:
         return
     if count == 0 or not any(g[1] for g in groups):
@@ -835,7 +839,7 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
 for _op, _kind in ((glow.BatchedReduceAddOp, "add"), (glow.BatchedReduceMeanOp, "mean"),
                    (glow.BatchedReduceMaxOp, "max"), (glow.BatchedReduceMinOp, "min"),
                    (glow.BatchedReduceProdOp, "prod")):
-    lowers(_op)(lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
+    lowers(_op)(functools.partial(_reduce, kind=_kind))
 
 
 def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,
@@ -860,4 +864,5 @@ def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,
                                        c(info.max - off)))
     q = em.value(arith.AddiOp(em.value(arith.FPToSIOp(scaled, i64)), _scalar_const(em, off, i64)))
     storage = _machine(qout)
+    assert isinstance(storage, IntegerType), storage
     return q if storage == i64 else em.value(arith.TruncIOp(q, storage))

@@ -33,6 +33,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -198,6 +199,7 @@ def _cmpi(em: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
 def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
     """Signless `x` to signless integer type `t`: wraps (truncates), or extends by the
     source's signedness."""
+    assert isinstance(t, IntegerType), t
     wx, wt = _width(x.type), _width(t)
     if wx == wt:
         return x
@@ -207,6 +209,7 @@ def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAVa
 
 
 def _int_to_float(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
+    assert isinstance(t, AnyFloat), t
     return _v(em, arith.UIToFPOp(x, t) if unsigned else arith.SIToFPOp(x, t))
 
 
@@ -239,6 +242,7 @@ def quantize(em: Emitter, x: SSAValue, qt: QuantizedType) -> SSAValue:
     r = _v(em, arith.MinimumfOp(r, _c(em, float(hi - off), t)))
     r = _v(em, arith.AddfOp(r, _c(em, float(off), t)))
     s = storage_type(qt)
+    assert isinstance(s, IntegerType), s
     return _v(em, arith.FPToUIOp(r, s) if _unsigned(qt) else arith.FPToSIOp(r, s))
 
 
