@@ -52,6 +52,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -88,7 +89,7 @@ def _is_float(t: Attribute) -> bool:
     return isinstance(t, AnyFloat)
 
 
-def _scalar_const(em: Emitter, value, t: Attribute) -> SSAValue:
+def _scalar_const(em: Emitter, value: float | int, t: Attribute) -> SSAValue:
     """A constant of machine type `t` (integers wrap to the width, as stored bits)."""
     if isinstance(t, IntegerType):
         w = t.width.data
@@ -127,7 +128,8 @@ class Lin:
         return em.add_index(self.value, self.const)
 
 
-def _simplify(shape: Sequence[int], strides: Sequence[Sequence[int]]):
+def _simplify(shape: Sequence[int], strides: Sequence[Sequence[int]],
+              ) -> tuple[list[int], list[list[int]]]:
     """Drop size-1 dims and merge adjacent dims contiguous in every stride list."""
     dims = [(d, [s[k] for s in strides]) for k, d in enumerate(shape) if d != 1]
     merged: list[tuple[int, list[int]]] = []
@@ -193,8 +195,9 @@ def _from_index(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
     return em.value(arith.IndexCastOp(v, t))
 
 
-def _attrs(instr):
+def _attrs(instr: glow_ir.InstrOp) -> GlowOp:
     """The graph op view of `instr` (its attribute accessors with the graph op's defaults)."""
+    assert isinstance(instr, glow_ir.GraphInstrOp), instr.name
     return glow_ir.shadow_graph_op(instr)
 
 
@@ -202,7 +205,7 @@ def _attrs(instr):
 
 
 @lowers(glow_ir.CopyOp)
-def copy(instr, em: Emitter) -> None:
+def copy(instr: glow_ir.InstrOp, em: Emitter) -> None:
     dest, src = instr.operands
     n = _size(_shape(dest))
     d, s = _flat(em, dest), _flat(em, src)
@@ -210,7 +213,7 @@ def copy(instr, em: Emitter) -> None:
 
 
 @lowers_elementwise(glow.SplatOp)
-def splat(instr, em: Emitter, args) -> SSAValue:
+def splat(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """np.full(shape, value, dtype): the float `value` cast to the element type (for a
     quantized type, `value` is the stored integer). An element-wise kind without
     sources, so it stacks: a splat only its stack reads is a constant in a register,
@@ -223,7 +226,8 @@ def splat(instr, em: Emitter, args) -> SSAValue:
 
 
 @lowers(glow_ir.ExtractTensorOp)
-def extract_tensor(instr, em: Emitter) -> None:
+def extract_tensor(instr: glow_ir.InstrOp, em: Emitter) -> None:
+    assert isinstance(instr, glow_ir.ExtractTensorOp)
     dest, src = instr.operands
     shape, big = _shape(dest), _shape(src)
     ss = _strides(big)
@@ -232,9 +236,10 @@ def extract_tensor(instr, em: Emitter) -> None:
 
 
 @lowers(glow_ir.InsertTensorOp)
-def insert_tensor(instr, em: Emitter) -> None:
+def insert_tensor(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """dest[offsets + ...] = src, `count` copies back to back along `axis`: a strided
     copy with an extra dim (the copy number) of source stride 0."""
+    assert isinstance(instr, glow_ir.InsertTensorOp)
     dest, src = instr.operands
     small, big = list(_shape(src)), _shape(dest)
     ds, ss = _strides(big), _strides(small)
@@ -251,7 +256,7 @@ def insert_tensor(instr, em: Emitter) -> None:
 
 
 @lowers(glow.TransposeOp)
-def transpose(instr, em: Emitter) -> None:
+def transpose(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Destination dims in order (innermost writes contiguously), source strides permuted."""
     dest, src = instr.operands
     shuffle = _attrs(instr).ints("shuffle")
@@ -262,7 +267,7 @@ def transpose(instr, em: Emitter) -> None:
 
 
 @lowers(glow.BroadcastOp)
-def broadcast(instr, em: Emitter) -> None:
+def broadcast(instr: glow_ir.InstrOp, em: Emitter) -> None:
     dest, src = instr.operands
     out, shape = _shape(dest), _shape(src)
     axis = _attrs(instr).int_attr("axis", len(out) - len(shape))
@@ -275,7 +280,7 @@ def broadcast(instr, em: Emitter) -> None:
 
 
 @lowers(glow.TileOp)
-def tile(instr, em: Emitter) -> None:
+def tile(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The whole input `count` times along `axis`: an extra dim (copy number) before it."""
     dest, src = instr.operands
     shape = list(_shape(src))
@@ -290,7 +295,7 @@ def tile(instr, em: Emitter) -> None:
 
 
 @lowers(glow.SpaceToDepthOp)
-def space_to_depth(instr, em: Emitter) -> None:
+def space_to_depth(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out[n, (bh*b + bw)*C + c, h, w] = x[n, c, h*b + bh, w*b + bw]: a 6-d strided copy
     over (n, bh, bw, c, h, w), contiguous in the destination."""
     dest, src = instr.operands
@@ -306,7 +311,7 @@ def space_to_depth(instr, em: Emitter) -> None:
 
 
 @lowers(glow.PadOp)
-def pad(instr, em: Emitter) -> None:
+def pad(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """constant: fill with `value` (quantized: quantize(value)), copy the input inside;
     edge/reflect: every destination element reads the clamped/mirrored source index."""
     dest, src = instr.operands
@@ -366,7 +371,7 @@ def pad(instr, em: Emitter) -> None:
 
 
 @lowers(glow.GatherOp)
-def gather(instr, em: Emitter) -> None:
+def gather(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out[a, j, b] = data[a, idx[j] (+ size if negative), b]: for each (a, j) one
     contiguous copy of the inner block b. Indices outside [-size, size) (an error in the
     reference) are clamped, so memory outside `data` is never read."""
@@ -412,7 +417,7 @@ _SCATTER_OPS = {  # reduction -> (float op, signed integer op, unsigned integer 
 
 
 @lowers(glow.ScatterDataOp)
-def scatter_data(instr, em: Emitter) -> None:
+def scatter_data(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out = data; then, for each update i in order, row idx[i] of out replaced by (or
     combined with) the contiguous row updates[i]. The update loop stays sequential (each
     row may be written again), so repeated indices combine in the reference's order and
@@ -453,7 +458,7 @@ def scatter_data(instr, em: Emitter) -> None:
 # ====================================================================== resize
 
 
-def _resized_dims(a, shape, out):
+def _resized_dims(a: GlowOp, shape: Sequence[int], out: Sequence[int]) -> dict[int, float]:
     scales = a.floats("scale")
     return {k: s for k, (d, o, s) in enumerate(zip(shape, out, scales))
             if not (s == 1.0 and o == d)}
@@ -495,7 +500,7 @@ def _f_to_index(em: Emitter, t: SSAValue) -> SSAValue:
 
 
 @lowers(glow.ResizeNearestOp)
-def resize_nearest(instr, em: Emitter) -> None:
+def resize_nearest(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Per resized dim, the source index of each output index is computed at that loop
     level (floating-point as the reference); other dims copy straight."""
     dest, src = instr.operands
@@ -536,7 +541,7 @@ def resize_nearest(instr, em: Emitter) -> None:
 
 
 @lowers(glow.ResizeBilinearOp)
-def resize_bilinear(instr, em: Emitter) -> None:
+def resize_bilinear(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Separable linear interpolation in float64 in the reference's order: the first
     resized dim is interpolated first (innermost), the result cast once."""
     dest, src = instr.operands
@@ -605,7 +610,7 @@ def _better(em: Emitter, x: SSAValue, best: SSAValue, largest: bool, unsigned: b
     return _cmp(em, "gt" if largest else "lt", x, best, unsigned)
 
 
-def _arg(instr, em: Emitter, largest: bool) -> None:
+def _arg(instr: glow_ir.InstrOp, em: Emitter, largest: bool) -> None:
     dest, src = instr.operands
     shape = _shape(src)
     axis = _attrs(instr).int_attr("axis", 0) % len(shape)
@@ -639,7 +644,7 @@ lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 
 @lowers(glow.TopKOp)
-def top_k(instr, em: Emitter) -> None:
+def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Selection without scratch memory: the j-th result is the largest (value, -index)
     strictly below the (j-1)-th, so values come largest first and equal values in
     ascending index order (the reference's order). O(n * k) per row."""
@@ -699,7 +704,7 @@ def _acc_type(t: Attribute) -> Attribute:
     return t
 
 
-def _reduce(instr, em: Emitter, kind: str) -> None:
+def _reduce(instr: glow_ir.InstrOp, em: Emitter, kind: str) -> None:
     dest, src = instr.operands
     t = _elem(src)
     quant = isinstance(t, QuantizedType) and kind in ("add", "mean", "prod")
