@@ -20,7 +20,7 @@ epilogues (epilogue.FUSE_EPILOGUES): the "before" figures of their docstrings.
 Each case is one glow op (a fused case: the op and the element-wise ops after it; its
 weights function inputs) taken through lower-to-instr,
 glow-instr-pipeline, convert-glow-ir-to-loops and the upstream mlir-opt-22 /
-mlir-translate-22 path (tests/unit/cpu_upstream.py); the LLVM IR is then optimized with
+mlir-translate-22 path (glow_mlir.targets.cpu.upstream); the LLVM IR is then optimized with
 LLVM's own pipeline at -O`opt` for the host CPU (llvmlite's pass builder: loop and SLP
 vectorizers) and run by MCJIT. The two run alternately; the medians and their ratio
 (glow / onnxruntime, lower is better) are printed, and the outputs compared.
@@ -31,22 +31,18 @@ from __future__ import annotations
 import argparse
 import ctypes
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
+from xdsl.ir import Block, Region
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
-
-from xdsl.dialects import func  # noqa: E402
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32  # noqa: E402
-from xdsl.ir import Block, Region  # noqa: E402
-
-from cpu_upstream import to_planned_instr, upstream_llvm_ir  # noqa: E402
-from glow_mlir.conversion.pass_runner import run_pipeline  # noqa: E402
-from glow_mlir.dialects import glow  # noqa: E402
-from glow_mlir.targets.cpu.areas import Areas  # noqa: E402
+from glow_mlir.conversion.pass_runner import run_pipeline
+from glow_mlir.dialects import glow
+from glow_mlir.targets.cpu.areas import Areas
+from glow_mlir.targets.cpu.upstream import to_planned_instr, upstream_llvm_ir
 
 _KEEP = []
 

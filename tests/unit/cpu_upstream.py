@@ -1,8 +1,9 @@
-"""An outside reference path for the CPU backend's loop IR, for tests only: upstream
+"""An outside reference path for the CPU backend's loop IR, for tests: upstream
 mlir-opt-22 lowers `convert-glow-ir-to-loops`' output to the LLVM dialect,
-mlir-translate-22 to LLVM IR, llvmlite runs it. Kernel generators can be checked with it
-independently of our own convert-*-to-llvm passes, and our passes against it (the
-runner also checks that the JIT's one-walk translation gives our passes' LLVM IR);
+mlir-translate-22 to LLVM IR (`glow_mlir.targets.cpu.upstream`), llvmlite runs it.
+Kernel generators can be checked with it independently of our own convert-*-to-llvm
+passes, and our passes against it (the runner also checks that the JIT's one-walk
+translation gives our passes' LLVM IR);
 `assert_mlir_translate_accepts` checks that a printed LLVM-dialect file is real MLIR.
 
     run = upstream_runner(graph_module)      # None when the tools are missing
@@ -12,7 +13,6 @@ runner also checks that the JIT's one-walk translation gives our passes' LLVM IR
 from __future__ import annotations
 
 import ctypes
-import io
 import shutil
 import subprocess
 
@@ -20,24 +20,16 @@ import pytest
 
 from glow_mlir.conversion.glow_ir_to_loops import missing_kernels
 from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects import glow_ir
-from glow_mlir.dialects.context import make_context
-from glow_mlir.ir.text import print_module
 from glow_mlir.targets.cpu.areas import Areas
+from glow_mlir.targets.cpu.upstream import (  # noqa: F401 - the tests import them from here
+    UPSTREAM_PIPELINE,
+    have_tools,
+    to_planned_instr,
+    upstream_llvm_ir,
+)
 from llvm_ir_check import assert_same_llvm_ir
 
-UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
-                     "--finalize-memref-to-llvm", "--convert-math-to-llvm",
-                     "--convert-math-to-libm",
-                     "--convert-arith-to-llvm", "--convert-cf-to-llvm",
-                     "--convert-func-to-llvm=use-bare-ptr-memref-call-conv=1",
-                     "--reconcile-unrealized-casts"]
-
 _ENGINES = []  # keep every engine alive as long as the process (docs/architecture.md §5, llvmlite)
-
-
-def have_tools() -> bool:
-    return shutil.which("mlir-opt-22") is not None and shutil.which("mlir-translate-22") is not None
 
 
 def assert_mlir_translate_accepts(path) -> None:
@@ -49,20 +41,6 @@ def assert_mlir_translate_accepts(path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "define i32 @main(ptr noalias" in proc.stdout
-
-
-def to_planned_instr(graph_module) -> glow_ir.FuncOp:
-    run_pipeline(graph_module, "lower-to-instr,glow-instr-pipeline")
-    return next(op for op in graph_module.walk() if isinstance(op, glow_ir.FuncOp))
-
-
-def upstream_llvm_ir(loops_module) -> str:
-    text = io.StringIO()
-    print_module(loops_module, text, make_context())
-    llvm = subprocess.run(["mlir-opt-22", *UPSTREAM_PIPELINE], input=text.getvalue(),
-                          capture_output=True, text=True, check=True).stdout
-    return subprocess.run(["mlir-translate-22", "--mlir-to-llvmir"], input=llvm,
-                          capture_output=True, text=True, check=True).stdout
 
 
 def jit(llvm_ir: str, name: str):

@@ -496,6 +496,12 @@ class TileOp(InstrOp):
     FIXED_KIND: ClassVar[str | None] = None
     CAN_ACCUMULATE: ClassVar[bool] = False
 
+    # Declared under their own field names (`kind` and `accumulates` are the properties
+    # below); the instruction's attributes (kernels, strides, ...) are the instruction's
+    # declarations, checked by its verifier (`instruction_on`).
+    kind_attr = opt_attr_def(StringAttr, attr_name="kind")
+    accumulate_attr = opt_attr_def(UnitAttr, attr_name="accumulate")
+
     @classmethod
     def make_tile(cls, buffers: Sequence[SSAValue], kind: str | None = None,
                   accumulate: bool = False, **attrs) -> TileOp:
@@ -520,12 +526,11 @@ class TileOp(InstrOp):
     def kind(self) -> str:
         if self.FIXED_KIND is not None:
             return self.FIXED_KIND
-        k = self.attributes.get("kind")
-        return k.data if isinstance(k, StringAttr) else ""
+        return self.kind_attr.data if self.kind_attr is not None else ""
 
     @property
     def accumulates(self) -> bool:
-        return "accumulate" in self.attributes
+        return self.accumulate_attr is not None
 
     def dests(self):
         return self.operands[:1]
@@ -608,7 +613,7 @@ class TileOp(InstrOp):
         if self.accumulates and not self.CAN_ACCUMULATE:
             raise VerifyException(f"{self.name} cannot accumulate")
         if self.FIXED_KIND is None:
-            if "kind" not in self.attributes:
+            if self.kind_attr is None:
                 raise VerifyException(f"{self.name} needs a kind")
             if self.kind not in self.KINDS:
                 raise VerifyException(f"{self.name} kind must be one of "

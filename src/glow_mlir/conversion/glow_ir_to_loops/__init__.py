@@ -88,12 +88,12 @@ AREAS = (CONSTANT, MUTABLE, ACTIVATIONS)
 ARG_NAMES = ("constantWeight", "mutableWeight", "activations")
 
 
-def instruction_class(op: type) -> type[glow_ir.InstrOp]:
+def instruction_class(op: type[GlowOp] | type[glow_ir.InstrOp]) -> type[glow_ir.InstrOp]:
     """An instruction class, or the instruction class of a graph op class."""
     return glow_ir.instruction_of(op) if issubclass(op, GlowOp) else op
 
 
-def lowers(*ops: type) -> Callable[[Generator], Generator]:
+def lowers(*ops: type[GlowOp] | type[glow_ir.InstrOp]) -> Callable[[Generator], Generator]:
     """Register the loop-nest generator of instructions `ops` (instruction classes, or
     graph op classes standing for their instructions)."""
     def register(fn: Generator) -> Generator:
@@ -490,13 +490,14 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     entry = Block(arg_types=[bytes_type(s) for s in sizes])
     for arg, name in zip(entry.args, ARG_NAMES):
         arg.name_hint = name
-    base = dict(zip(AREAS, entry.args))
+    base: dict[str, SSAValue] = dict(zip(AREAS, entry.args))
     em = Emitter(Builder(InsertPoint.at_end(entry)), base[ACTIVATIONS], sizes[2])
     for w, arg in fn.weight_values():
         place = layout.weights[w.sym_name.data]
         em.place(arg, base[place.area], place.offset)
     for op in fn.body.walk():
         if isinstance(op, glow_ir.AllocActivationOp):
+            assert op.offset is not None, "plan-memory places every activation"
             em.place(op.result, base[ACTIVATIONS], op.offset.value.data)
         elif isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp)):  # programs' arguments
             for block in (op.branches() if isinstance(op, glow_ir.IfOp) else [op.block]):

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from xdsl.dialects.builtin import MemRefType
+
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.memory import element_bytes
@@ -28,15 +30,15 @@ from glow_mlir.dialects.glow_ir_ops.memory import element_bytes
 def as_copy(instr: glow_ir.InstrOp, em: Emitter) -> Iterator[glow_ir.CopyOp | None]:
     """A detached `copy` doing what `instr` does, its view of the box placed in `em`, or
     None when `instr` is not a contiguous insert or extract."""
-    start = instr.contiguous_box() if isinstance(
-        instr, (glow_ir.InsertTensorOp, glow_ir.ExtractTensorOp)) else None
-    if start is None:
+    if (not isinstance(instr, (glow_ir.InsertTensorOp, glow_ir.ExtractTensorOp))
+            or (start := instr.contiguous_box()) is None):
         yield None
         return
     if isinstance(instr, glow_ir.InsertTensorOp):
         big, small = instr.operands
     else:
         small, big = instr.operands
+    assert isinstance(big.type, MemRefType) and isinstance(small.type, MemRefType)
     view = glow_ir.TensorViewOp.make(big, small.type, instr.offsets())
     base, offset = em.places[big]
     em.place(view.result, base, offset + start * element_bytes(big.type))

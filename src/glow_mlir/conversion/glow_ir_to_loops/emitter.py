@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
+    FixedBitwidthType,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -25,6 +27,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 INDEX = IndexType()
+
+
+def bit_width(t: Attribute) -> int:
+    """Bits of machine element type `t` (an integer or float type: kernels ask for a
+    quantized type's storage)."""
+    assert isinstance(t, FixedBitwidthType), f"no bit width of {t}"
+    return t.bitwidth
 
 
 SCRATCH_ALIGNMENT = 64
@@ -88,7 +97,8 @@ class Emitter:
         if isinstance(type, IntegerType):
             attr: Attribute = IntegerAttr(int(value), type)
         else:
-            attr = FloatAttr(float(value), type)  # type: ignore[arg-type]
+            assert isinstance(type, AnyFloat), f"no constant of type {type}"
+            attr = FloatAttr(float(value), type)
         return self.value(arith.ConstantOp.create(properties={"value": attr},
                                                   result_types=[type]))
 
@@ -128,7 +138,7 @@ class Emitter:
         `parallel.py`), not the one the serial code filled (im2col columns)."""
         if self.scratch_area is None:
             return self._entry_alloca(t, dims)
-        nbytes = t.bitwidth // 8  # type: ignore[attr-defined]
+        nbytes = bit_width(t) // 8
         for d in dims:
             nbytes *= d
         offset = self.scratch_end
@@ -155,9 +165,10 @@ class Emitter:
         entry = self.b.insertion_point.block
         while True:  # up to the function's entry block (a detached block while emitting)
             op = entry.parent_op()
-            if op is None or isinstance(op, func.FuncOp) or op.parent_block() is None:
+            outer = None if op is None or isinstance(op, func.FuncOp) else op.parent_block()
+            if outer is None:
                 break
-            entry = op.parent_block()
+            entry = outer
         alloca = memref.AllocaOp.get(t, SCRATCH_ALIGNMENT, list(dims))
         if entry.first_op is None:
             entry.add_op(alloca)

@@ -23,15 +23,19 @@ from collections.abc import Callable, Sequence
 from xdsl.builder import InsertPoint
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BFloat16Type,
+    ContainerType,
     Float16Type,
     Float32Type,
     Float64Type,
     MemRefType,
+    ShapedType,
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import fast_math
@@ -39,9 +43,10 @@ from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, NO_WRAP, Emitte
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ir_ops.instructions import shadow_graph_op
+from glow_mlir.dialects.glow_ops.base import GlowOp
 
-FAST = arith.FastMathFlagsAttr(["reassoc", "contract"])
-CONTRACT = arith.FastMathFlagsAttr(["contract"])
+FAST = arith.FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
+CONTRACT = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 """Fused multiply-adds without reassociation: a loop carrying such sums in iter_args is
 not a reduction the loop vectorizer may reorder (it would vectorize the loop over input
 channels with gathers); the SLP vectorizer still packs the lanes of a tile."""
@@ -50,17 +55,22 @@ channels with gathers); the SLP vectorizer still packs the lanes of a tile."""
 # ====================================================================== helpers
 
 
-def attrs(instr: glow_ir.InstrOp):
+def attrs(instr: glow_ir.InstrOp) -> GlowOp:
     """The graph op the instruction mirrors (its attribute accessors with defaults)."""
-    return shadow_graph_op(instr)  # type: ignore[arg-type]
+    assert isinstance(instr, glow_ir.GraphInstrOp), instr.name
+    return shadow_graph_op(instr)
 
 
 def elem(v: SSAValue) -> Attribute:
-    return v.type.get_element_type()  # type: ignore[attr-defined]
+    t = v.type
+    assert isinstance(t, ContainerType), t
+    return t.get_element_type()
 
 
 def shape(v: SSAValue) -> tuple[int, ...]:
-    return tuple(v.type.get_shape())  # type: ignore[attr-defined]
+    t = v.type
+    assert isinstance(t, ShapedType), t
+    return tuple(t.get_shape())
 
 
 def size(dims: Sequence[int]) -> int:
@@ -97,56 +107,57 @@ def ld(em: Emitter, buf: SSAValue, idx: Sequence[SSAValue], ct: Attribute) -> SS
 
 def st(em: Emitter, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
     """Store, narrowed to the buffer's element type."""
-    t = buf.type.get_element_type()  # type: ignore[attr-defined]
+    t = elem(buf)
     if x.type != t:
         x = em.value(arith.TruncFOp(x, t))
     em.store(x, buf, idx)
 
 
-def _fast(cls, em, a, b):
+def _fast(cls: type[Operation], em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     """`cls` (a float op) with FAST flags, built as the emitter builds its hot ops
     (emitter.py: `Operation.create`, the constructor's properties)."""
     return em.value(cls.create(operands=[a, b], result_types=[a.type],
                                properties={"fastmath": FAST}))
 
 
-def fadd(em, a, b):
+def fadd(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return _fast(arith.AddfOp, em, a, b)
 
 
-def fsub(em, a, b):
+def fsub(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return _fast(arith.SubfOp, em, a, b)
 
 
-def fmul(em, a, b):
+def fmul(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return _fast(arith.MulfOp, em, a, b)
 
 
-def fdiv(em, a, b):
+def fdiv(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return em.value(arith.DivfOp(a, b))
 
 
-def fma(em, a, b, c):
+def fma(em: Emitter, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
     """a * b + c (contracted to one fused multiply-add by LLVM)."""
     return fadd(em, fmul(em, a, b), c)
 
 
 def to_float(em: Emitter, i: SSAValue, ct: Attribute) -> SSAValue:
     """An index value as a float of type `ct`."""
+    assert isinstance(ct, AnyFloat), ct
     wide = em.value(arith.IndexCastOp(i, i64))
     return em.value(arith.SIToFPOp(wide, ct))
 
 
-def iadd(em, a, b):
+def iadd(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return em.value(arith.AddiOp.create(operands=[a, b], result_types=[a.type],
                                         properties={"overflowFlags": NO_WRAP}))
 
 
-def imin(em, a, n: int):
+def imin(em: Emitter, a: SSAValue, n: int) -> SSAValue:
     return em.value(arith.MinSIOp.create(operands=[a, em.index(n)], result_types=[a.type]))
 
 
-def imax(em, a, n: int):
+def imax(em: Emitter, a: SSAValue, n: int) -> SSAValue:
     return em.value(arith.MaxSIOp.create(operands=[a, em.index(n)], result_types=[a.type]))
 
 
@@ -174,7 +185,7 @@ def activation(em: Emitter, name: str, args: Sequence[float], x: SSAValue) -> SS
     raise PassFailedException(f"convert-glow-ir-to-loops: unknown fused activation '{name}'")
 
 
-def fused(instr) -> tuple[str, tuple[float, ...]]:
+def fused(instr: glow_ir.InstrOp) -> tuple[str, tuple[float, ...]]:
     a = attrs(instr)
     return a.str_attr("fused_activation", "none"), a.floats("fused_activation_args", ())
 
@@ -204,19 +215,30 @@ def block_loop(em: Emitter, total: int, step: int, body: Callable[[SSAValue, int
         if hi - lo == width:
             body(em.index(lo), width)
         else:
-            em.loop(lo, hi, lambda s, w=width: body(s, w), step=width)
+            def tail(s: SSAValue, w: int = width) -> None:
+                body(s, w)
+
+            em.loop(lo, hi, tail, step=width)
 
 
 # ====================================================================== windows
 
 
-def window_attrs(instr):
+def window_attrs(
+        instr: glow_ir.InstrOp,
+) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     a = attrs(instr)
     return (a.str_attr("layout", "NCHW"), a.ints("kernels"), a.ints("strides", (1, 1)),
             a.ints("pads", (0, 0, 0, 0)))
 
 
-def tap_rects(kernels, strides, pads, dilation, hw, ohw):
+Rect = tuple[int, int]
+"""A range of output rows or columns, [start, stop)."""
+
+
+def tap_rects(kernels: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+              dilation: Sequence[int], hw: Sequence[int],
+              ohw: Sequence[int]) -> list[tuple[int, int, Rect, Rect]]:
     """(kh, kw, (oh0, oh1), (ow0, ow1)) for each tap with a non-empty output rectangle."""
     out = []
     for kh in range(kernels[0]):
@@ -228,7 +250,8 @@ def tap_rects(kernels, strides, pads, dilation, hw, ohw):
     return out
 
 
-def interior_rect(kernels, strides, pads, dilation, hw, ohw):
+def interior_rect(kernels: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+                  dilation: Sequence[int], hw: Sequence[int], ohw: Sequence[int]) -> list[Rect]:
     """The output rectangle where every tap reads inside the image (rows, cols)."""
     out = []
     for axis in (0, 1):

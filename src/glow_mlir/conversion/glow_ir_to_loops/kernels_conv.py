@@ -53,7 +53,7 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
@@ -115,7 +115,7 @@ def convolution(instr, em: Emitter) -> None:
         _conv_im2col(em, instr, kernels, strides, pads, dilation, act)
         return
     if form == "bands":
-        nbytes = elem(out).bitwidth // 8
+        nbytes = bit_width(elem(out)) // 8
         _conv_im2col_bands(em, instr, kernels, strides, pads, dilation, act,
                            _band_rows(kernels, strides, pads, group, c, oh, ow, nbytes))
         return
@@ -309,7 +309,7 @@ def _split_columns(em: Emitter, instr, x: SSAValue, pad: int, kw_n: int):
             for j in range(full, half):  # never read; keep defined
                 em.store(zero, D, [ni, ci, hi, em.index(q), em.index(j)])
 
-    parallel_loop(em, n * c * h, n * c * h * wd * t.bitwidth // 4, row)  # bytes moved
+    parallel_loop(em, n * c * h, n * c * h * wd * bit_width(t) // 4, row)  # bytes moved
     return D, {par: q for q, par in enumerate(parities)}
 
 
@@ -555,7 +555,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     taps = kernels[0] * kernels[1]
-    nbytes = ct.bitwidth // 8
+    nbytes = bit_width(ct) // 8
     work = o * c * taps * oh * ow
     split, per = _im2col_split(em, o, oh, ow, work)
     pixels = per * ow if split == "pixels" else oh * ow  # the columns of one thread
@@ -785,7 +785,7 @@ def _nchw_form(instr) -> tuple[str, int]:
     out, x, _, _ = instr.operands
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    nbytes = elem(out).bitwidth // 8
+    nbytes = bit_width(elem(out)) // 8
     taps = kernels[0] * kernels[1]
     if _use_im2col(kernels, strides, pads, group, c, oh * ow, nbytes):
         return "im2col", _im2col_chunk(c, taps, oh * ow, nbytes) * taps * oh * ow * nbytes
@@ -799,7 +799,7 @@ def _nchw_form(instr) -> tuple[str, int]:
         return "tiles", 0
     if sw == 2 and dilation[1] == 1 and (ow <= TILE_W or kernels[1] != 3):
         parities = {(kw - pads[1]) % 2 for kw in range(kernels[1])}
-        return "split", n * c * h * len(parities) * ((wd + 1) // 2) * (elem(x).bitwidth // 8)
+        return "split", n * c * h * len(parities) * ((wd + 1) // 2) * (bit_width(elem(x)) // 8)
     return "direct", 0
 
 

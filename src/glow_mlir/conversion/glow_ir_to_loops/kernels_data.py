@@ -20,6 +20,7 @@ one of its width; comparisons then pick signed or unsigned predicates by the ori
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -51,6 +52,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import shape as _shape
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import size as _size
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ops.attrs import ScatterReduction
+from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import numpy_dtype
 
@@ -87,7 +89,7 @@ def _is_float(t: Attribute) -> bool:
     return isinstance(t, AnyFloat)
 
 
-def _scalar_const(em: Emitter, value, t: Attribute) -> SSAValue:
+def _scalar_const(em: Emitter, value: float | int, t: Attribute) -> SSAValue:
     """A constant of machine type `t` (integers wrap to the width, as stored bits)."""
     if isinstance(t, IntegerType):
         w = t.width.data
@@ -95,7 +97,8 @@ def _scalar_const(em: Emitter, value, t: Attribute) -> SSAValue:
         if w > 1 and v >= 1 << (w - 1):
             v -= 1 << w
         return em.value(arith.ConstantOp(IntegerAttr(v, t)))
-    return em.value(arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
+    assert isinstance(t, AnyFloat), t
+    return em.value(arith.ConstantOp(FloatAttr(float(value), t)))
 
 
 # ====================================================================== loop helpers
@@ -125,7 +128,8 @@ class Lin:
         return em.add_index(self.value, self.const)
 
 
-def _simplify(shape: Sequence[int], strides: Sequence[Sequence[int]]):
+def _simplify(shape: Sequence[int], strides: Sequence[Sequence[int]],
+              ) -> tuple[list[int], list[list[int]]]:
     """Drop size-1 dims and merge adjacent dims contiguous in every stride list."""
     dims = [(d, [s[k] for s in strides]) for k, d in enumerate(shape) if d != 1]
     merged: list[tuple[int, list[int]]] = []
@@ -191,8 +195,9 @@ def _from_index(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
     return em.value(arith.IndexCastOp(v, t))
 
 
-def _attrs(instr):
+def _attrs(instr: glow_ir.InstrOp) -> GlowOp:
     """The graph op view of `instr` (its attribute accessors with the graph op's defaults)."""
+    assert isinstance(instr, glow_ir.GraphInstrOp), instr.name
     return glow_ir.shadow_graph_op(instr)
 
 
@@ -200,7 +205,7 @@ def _attrs(instr):
 
 
 @lowers(glow_ir.CopyOp)
-def copy(instr, em: Emitter) -> None:
+def copy(instr: glow_ir.InstrOp, em: Emitter) -> None:
     dest, src = instr.operands
     n = _size(_shape(dest))
     d, s = _flat(em, dest), _flat(em, src)
@@ -208,7 +213,7 @@ def copy(instr, em: Emitter) -> None:
 
 
 @lowers_elementwise(glow.SplatOp)
-def splat(instr, em: Emitter, args) -> SSAValue:
+def splat(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """np.full(shape, value, dtype): the float `value` cast to the element type (for a
     quantized type, `value` is the stored integer). An element-wise kind without
     sources, so it stacks: a splat only its stack reads is a constant in a register,
@@ -221,7 +226,8 @@ def splat(instr, em: Emitter, args) -> SSAValue:
 
 
 @lowers(glow_ir.ExtractTensorOp)
-def extract_tensor(instr, em: Emitter) -> None:
+def extract_tensor(instr: glow_ir.InstrOp, em: Emitter) -> None:
+    assert isinstance(instr, glow_ir.ExtractTensorOp)
     dest, src = instr.operands
     shape, big = _shape(dest), _shape(src)
     ss = _strides(big)
@@ -230,9 +236,10 @@ def extract_tensor(instr, em: Emitter) -> None:
 
 
 @lowers(glow_ir.InsertTensorOp)
-def insert_tensor(instr, em: Emitter) -> None:
+def insert_tensor(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """dest[offsets + ...] = src, `count` copies back to back along `axis`: a strided
     copy with an extra dim (the copy number) of source stride 0."""
+    assert isinstance(instr, glow_ir.InsertTensorOp)
     dest, src = instr.operands
     small, big = list(_shape(src)), _shape(dest)
     ds, ss = _strides(big), _strides(small)
@@ -249,7 +256,7 @@ def insert_tensor(instr, em: Emitter) -> None:
 
 
 @lowers(glow.TransposeOp)
-def transpose(instr, em: Emitter) -> None:
+def transpose(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Destination dims in order (innermost writes contiguously), source strides permuted."""
     dest, src = instr.operands
     shuffle = _attrs(instr).ints("shuffle")
@@ -260,7 +267,7 @@ def transpose(instr, em: Emitter) -> None:
 
 
 @lowers(glow.BroadcastOp)
-def broadcast(instr, em: Emitter) -> None:
+def broadcast(instr: glow_ir.InstrOp, em: Emitter) -> None:
     dest, src = instr.operands
     out, shape = _shape(dest), _shape(src)
     axis = _attrs(instr).int_attr("axis", len(out) - len(shape))
@@ -273,7 +280,7 @@ def broadcast(instr, em: Emitter) -> None:
 
 
 @lowers(glow.TileOp)
-def tile(instr, em: Emitter) -> None:
+def tile(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """The whole input `count` times along `axis`: an extra dim (copy number) before it."""
     dest, src = instr.operands
     shape = list(_shape(src))
@@ -288,7 +295,7 @@ def tile(instr, em: Emitter) -> None:
 
 
 @lowers(glow.SpaceToDepthOp)
-def space_to_depth(instr, em: Emitter) -> None:
+def space_to_depth(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out[n, (bh*b + bw)*C + c, h, w] = x[n, c, h*b + bh, w*b + bw]: a 6-d strided copy
     over (n, bh, bw, c, h, w), contiguous in the destination."""
     dest, src = instr.operands
@@ -304,7 +311,7 @@ def space_to_depth(instr, em: Emitter) -> None:
 
 
 @lowers(glow.PadOp)
-def pad(instr, em: Emitter) -> None:
+def pad(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """constant: fill with `value` (quantized: quantize(value)), copy the input inside;
     edge/reflect: every destination element reads the clamped/mirrored source index."""
     dest, src = instr.operands
@@ -322,7 +329,7 @@ def pad(instr, em: Emitter) -> None:
         if isinstance(t, QuantizedType):
             from glow_mlir.semantics.numerics import quantize
 
-            fill = quantize(np.float32(value), t).item()
+            fill = quantize(np.asarray(value, np.float32), t).item()
         else:
             fill = np.array(value).astype(numpy_dtype(t)).item()
         if _size(out) != _size(shape):
@@ -364,7 +371,7 @@ def pad(instr, em: Emitter) -> None:
 
 
 @lowers(glow.GatherOp)
-def gather(instr, em: Emitter) -> None:
+def gather(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out[a, j, b] = data[a, idx[j] (+ size if negative), b]: for each (a, j) one
     contiguous copy of the inner block b. Indices outside [-size, size) (an error in the
     reference) are clamped, so memory outside `data` is never read."""
@@ -410,7 +417,7 @@ _SCATTER_OPS = {  # reduction -> (float op, signed integer op, unsigned integer 
 
 
 @lowers(glow.ScatterDataOp)
-def scatter_data(instr, em: Emitter) -> None:
+def scatter_data(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """out = data; then, for each update i in order, row idx[i] of out replaced by (or
     combined with) the contiguous row updates[i]. The update loop stays sequential (each
     row may be written again), so repeated indices combine in the reference's order and
@@ -451,7 +458,7 @@ def scatter_data(instr, em: Emitter) -> None:
 # ====================================================================== resize
 
 
-def _resized_dims(a, shape, out):
+def _resized_dims(a: GlowOp, shape: Sequence[int], out: Sequence[int]) -> dict[int, float]:
     scales = a.floats("scale")
     return {k: s for k, (d, o, s) in enumerate(zip(shape, out, scales))
             if not (s == 1.0 and o == d)}
@@ -493,7 +500,7 @@ def _f_to_index(em: Emitter, t: SSAValue) -> SSAValue:
 
 
 @lowers(glow.ResizeNearestOp)
-def resize_nearest(instr, em: Emitter) -> None:
+def resize_nearest(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Per resized dim, the source index of each output index is computed at that loop
     level (floating-point as the reference); other dims copy straight."""
     dest, src = instr.operands
@@ -534,7 +541,7 @@ def resize_nearest(instr, em: Emitter) -> None:
 
 
 @lowers(glow.ResizeBilinearOp)
-def resize_bilinear(instr, em: Emitter) -> None:
+def resize_bilinear(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Separable linear interpolation in float64 in the reference's order: the first
     resized dim is interpolated first (innermost), the result cast once."""
     dest, src = instr.operands
@@ -603,7 +610,7 @@ def _better(em: Emitter, x: SSAValue, best: SSAValue, largest: bool, unsigned: b
     return _cmp(em, "gt" if largest else "lt", x, best, unsigned)
 
 
-def _arg(instr, em: Emitter, largest: bool) -> None:
+def _arg(instr: glow_ir.InstrOp, em: Emitter, largest: bool) -> None:
     dest, src = instr.operands
     shape = _shape(src)
     axis = _attrs(instr).int_attr("axis", 0) % len(shape)
@@ -637,7 +644,7 @@ lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 
 @lowers(glow.TopKOp)
-def top_k(instr, em: Emitter) -> None:
+def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
     """Selection without scratch memory: the j-th result is the largest (value, -index)
     strictly below the (j-1)-th, so values come largest first and equal values in
     ascending index order (the reference's order). O(n * k) per row."""
@@ -697,7 +704,7 @@ def _acc_type(t: Attribute) -> Attribute:
     return t
 
 
-def _reduce(instr, em: Emitter, kind: str) -> None:
+def _reduce(instr: glow_ir.InstrOp, em: Emitter, kind: str) -> None:
     dest, src = instr.operands
     t = _elem(src)
     quant = isinstance(t, QuantizedType) and kind in ("add", "mean", "prod")
@@ -745,7 +752,9 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
 
     def finish(acc: SSAValue) -> SSAValue:
         if quant:
-            return _requantize(em, acc, count, t, _elem(dest), kind == "mean")
+            qout = _elem(dest)
+            assert isinstance(t, QuantizedType) and isinstance(qout, QuantizedType)
+            return _requantize(em, acc, count, t, qout, kind == "mean")
         if kind == "mean":
             acc = em.value(arith.DivfOp(acc, _scalar_const(em, float(count), acc_t)))
         if acc_t != et:
@@ -759,18 +768,18 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
     outs_kept = _strides(kept_shape)
     ko = 0
     for k, d in enumerate(shape):
-        red = k in axes
-        os_ = 0 if red else outs_kept[ko]
-        if not red:
+        reduced = k in axes
+        os_ = 0 if reduced else outs_kept[ko]
+        if not reduced:
             ko += 1
         if d == 1:
             continue
-        if groups and groups[-1][1] == red:
+        if groups and groups[-1][1] == reduced:
             groups[-1][0] *= d
             groups[-1][2] = ins[k]
             groups[-1][3] = os_
         else:
-            groups.append([d, red, ins[k], os_])
+            groups.append([d, reduced, ins[k], os_])
     if _size(kept_shape) == 0:
         return
     if count == 0 or not any(g[1] for g in groups):
@@ -835,7 +844,7 @@ def _reduce(instr, em: Emitter, kind: str) -> None:
 for _op, _kind in ((glow.BatchedReduceAddOp, "add"), (glow.BatchedReduceMeanOp, "mean"),
                    (glow.BatchedReduceMaxOp, "max"), (glow.BatchedReduceMinOp, "min"),
                    (glow.BatchedReduceProdOp, "prod")):
-    lowers(_op)(lambda instr, em, _kind=_kind: _reduce(instr, em, _kind))
+    lowers(_op)(functools.partial(_reduce, kind=_kind))
 
 
 def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,
@@ -860,4 +869,5 @@ def _requantize(em: Emitter, total: SSAValue, count: int, qin: QuantizedType,
                                        c(info.max - off)))
     q = em.value(arith.AddiOp(em.value(arith.FPToSIOp(scaled, i64)), _scalar_const(em, off, i64)))
     storage = _machine(qout)
+    assert isinstance(storage, IntegerType), storage
     return q if storage == i64 else em.value(arith.TruncIOp(q, storage))

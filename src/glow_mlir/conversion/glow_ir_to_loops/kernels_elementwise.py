@@ -33,11 +33,14 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BFloat16Type,
+    ContainerType,
     Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
+    IntegerAttr,
     IntegerType,
     Signedness,
     f32,
@@ -46,7 +49,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import (
     ELEMENTWISE,
@@ -73,7 +76,9 @@ _FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
 def _elem(v: SSAValue) -> Attribute:
-    return v.type.get_element_type()  # type: ignore[attr-defined]
+    t = v.type
+    assert isinstance(t, ContainerType), t
+    return t.get_element_type()
 
 
 def _unsupported(instr: glow_ir.InstrOp, t: Attribute) -> UnsupportedElementType:
@@ -129,7 +134,7 @@ constant is rounded to, as numpy's float16 (and ml_dtypes' bfloat16) ops round e
 step. (f32 has enough bits that the double rounding is the correct one for + - * / sqrt.)"""
 
 
-def _v(em: Emitter, op) -> SSAValue:
+def _v(em: Emitter, op: Operation) -> SSAValue:
     r = em.value(op)
     t = _ROUND[0]
     if t is not None and r.type == f32:
@@ -137,14 +142,14 @@ def _v(em: Emitter, op) -> SSAValue:
     return r
 
 
-def _c(em: Emitter, value, t: Attribute) -> SSAValue:
+def _c(em: Emitter, value: float | int, t: Attribute) -> SSAValue:
     r = _ROUND[0]
     if r is not None and t == f32:
         value = float(np.array(value, np.float32).astype(numpy_dtype(r)).astype(np.float32))
     return em.const(value, t)
 
 
-def _compute(em: Emitter, fn, dest: Attribute, ct: Attribute, *args: SSAValue) -> SSAValue:
+def _compute(em: Emitter, fn: FloatFn, dest: Attribute, ct: Attribute, *args: SSAValue) -> SSAValue:
     """`fn(em, *args)` on float values of type `ct`, rounded to `dest` step by step when
     `dest` is a 16-bit float computed in f32."""
     saved = _ROUND[0]
@@ -198,6 +203,7 @@ def _cmpi(em: Emitter, a: SSAValue, b: SSAValue, pred: str) -> SSAValue:
 def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
     """Signless `x` to signless integer type `t`: wraps (truncates), or extends by the
     source's signedness."""
+    assert isinstance(t, IntegerType), t
     wx, wt = _width(x.type), _width(t)
     if wx == wt:
         return x
@@ -207,6 +213,7 @@ def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAVa
 
 
 def _int_to_float(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
+    assert isinstance(t, AnyFloat), t
     return _v(em, arith.UIToFPOp(x, t) if unsigned else arith.SIToFPOp(x, t))
 
 
@@ -239,6 +246,7 @@ def quantize(em: Emitter, x: SSAValue, qt: QuantizedType) -> SSAValue:
     r = _v(em, arith.MinimumfOp(r, _c(em, float(hi - off), t)))
     r = _v(em, arith.AddfOp(r, _c(em, float(off), t)))
     s = storage_type(qt)
+    assert isinstance(s, IntegerType), s
     return _v(em, arith.FPToUIOp(r, s) if _unsigned(qt) else arith.FPToSIOp(r, s))
 
 
@@ -248,10 +256,10 @@ FloatFn = Callable[..., SSAValue]          # (em, *float values) -> float value
 IntFn = Callable[..., SSAValue]            # (em, unsigned, *int values) -> int value
 
 
-def _float_math(fn: FloatFn, compute: Attribute | None = None):
+def _float_math(fn: FloatFn, compute: Attribute | None = None) -> Scalar:
     """A float-only kind: sources extended to the compute type (f16/bf16: f32; or
     `compute`), the result rounded once to the destination type."""
-    def scalar(instr, em, args):
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
         _check(instr)
         t = storage_type(_elem(instr.operands[0]))
         if not _is_float(t):
@@ -263,10 +271,10 @@ def _float_math(fn: FloatFn, compute: Attribute | None = None):
     return scalar
 
 
-def _real_valued(float_fn: FloatFn, int_fn: IntFn | None = None):
+def _real_valued(float_fn: FloatFn, int_fn: IntFn | None = None) -> Scalar:
     """An arithmetic kind of float, integer and quantized operands (the reference's
     `real_valued`): quantized ones computed on f64 reals and requantized."""
-    def scalar(instr, em, args):
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
         _check(instr)
         types = [_elem(v) for v in instr.operands]
         dest = types[0]
@@ -328,12 +336,12 @@ def _tanh(em: Emitter, x: SSAValue) -> SSAValue:
 # sigmoid, swish, rsqrt, reciprocal: their scalar bodies (end of this module).
 
 
-def _relu_f(em, x):
+def _relu_f(em: Emitter, x: SSAValue) -> SSAValue:
     zero = _c(em, 0.0, x.type)
     return _sel(em, _cmpf(em, x, zero, "olt"), zero, x)
 
 
-def _relu_i(em, unsigned, x):
+def _relu_i(em: Emitter, unsigned: bool, x: SSAValue) -> SSAValue:
     return x if unsigned else _v(em, arith.MaxSIOp(x, _c(em, 0, x.type)))
 
 
@@ -342,7 +350,7 @@ lowers_elementwise(glow.TanhOp)(_float_math(_tanh))
 
 
 @lowers_elementwise(glow.GeluOp)
-def gelu(instr, em, args):
+def gelu(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """Exact 0.5 x (1 + erf(x / sqrt 2)), "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
     x^3))): f32 with the straight-line erf/tanh (a few ulp), other types in f64 and rounded
     once, as the reference."""
@@ -368,7 +376,7 @@ def gelu(instr, em, args):
 
 
 @lowers_elementwise(glow.LeakyReluOp)
-def leaky_relu(instr, em, args):
+def leaky_relu(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     alpha = instr.attributes["alpha"].value.data  # type: ignore[attr-defined]
 
     def fn(em, x):
@@ -380,7 +388,7 @@ def leaky_relu(instr, em, args):
 
 
 @lowers_elementwise(glow.ClipOp)
-def clip(instr, em, args):
+def clip(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """min(max(x, min), max), NaN passing through; integers clip to the integers inside
     [min, max] (within the type's range)."""
     lo = instr.attributes["min"].value.data  # type: ignore[attr-defined]
@@ -406,7 +414,7 @@ def clip(instr, em, args):
 # ====================================================================== unary math
 
 
-def _math(op):
+def _math(op: Callable[[SSAValue], Operation]) -> Scalar:
     return _float_math(lambda em, x: _v(em, op(x)))
 
 
@@ -424,7 +432,7 @@ lowers_elementwise(glow.LogOp)(_float_math(_log))
 
 
 @lowers_elementwise(glow.ErfOp)
-def element_erf(instr, em, args):
+def element_erf(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """f32: the fast rational erf; others as the reference: libm's double erf rounded
     once."""
     if FAST_F32 and isinstance(_elem(instr.operands[0]), Float32Type):
@@ -439,7 +447,7 @@ lowers_elementwise(glow.NegOp)(_real_valued(
 
 
 @lowers_elementwise(glow.NotOp)
-def element_not(instr, em, args):
+def element_not(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     (x,) = args
     return _v(em, arith.XOrIOp(x, _c(em, 1, i1)))
 
@@ -463,9 +471,14 @@ def _int_div(em: Emitter, unsigned: bool, a: SSAValue, b: SSAValue) -> SSAValue:
     return _sel(em, _cmpi(em, b, zero, "eq"), zero, q)
 
 
-def _binary(fop, iop=None, uop=None):
-    def int_fn(em, unsigned, a, b):
-        return _v(em, (uop if unsigned and uop else iop)(a, b))
+BinaryOp = Callable[[SSAValue, SSAValue], Operation]
+
+
+def _binary(fop: BinaryOp, iop: BinaryOp | None = None, uop: BinaryOp | None = None) -> Scalar:
+    def int_fn(em: Emitter, unsigned: bool, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = uop if unsigned and uop else iop
+        assert op is not None  # int_fn is used only with an iop
+        return _v(em, op(a, b))
 
     return _real_valued(lambda em, a, b: _v(em, fop(a, b)), int_fn if iop else None)
 
@@ -521,8 +534,8 @@ def _pow(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
 lowers_elementwise(glow.PowOp)(_float_math(_pow))
 
 
-def _logic(op):
-    def scalar(instr, em, args):
+def _logic(op: Callable[[SSAValue, SSAValue], Operation]) -> Scalar:
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
         return _v(em, op(*args))
 
     return scalar
@@ -534,7 +547,7 @@ lowers_elementwise(glow.XorOp)(_logic(arith.XOrIOp))
 
 
 @lowers_elementwise(glow.PReluOp)
-def prelu(instr, em, args):
+def prelu(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     def fn(em, x, slope):
         scaled = _v(em, arith.MulfOp(x, slope))
         return _sel(em, _cmpf(em, x, _c(em, 0.0, x.type), "oge"), x, scaled)
@@ -545,8 +558,8 @@ def prelu(instr, em, args):
 # ====================================================================== compare, select
 
 
-def _compare(fpred: str, spred: str, upred: str):
-    def scalar(instr, em, args):
+def _compare(fpred: str, spred: str, upred: str) -> Scalar:
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
         _check(instr)
         a, b = args
         t = _elem(instr.operands[1])
@@ -563,7 +576,7 @@ lowers_elementwise(glow.CmpLteOp)(_compare("ole", "sle", "ule"))
 
 
 @lowers_elementwise(glow.SelectOp)
-def element_select(instr, em, args):
+def element_select(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     _check(instr)
     return _sel(em, *args)
 
@@ -572,7 +585,7 @@ def element_select(instr, em, args):
 
 
 @lowers_elementwise(glow.ConvertToOp)
-def convert_to(instr, em, args):
+def convert_to(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """Glow's ConvertTo as the reference: float -> int truncates toward zero, saturates,
     NaN gives 0; anything -> i1 is `!= 0`; int -> int wraps; int -> float rounds to
     nearest even; float -> float rounds once."""
@@ -601,6 +614,7 @@ def convert_to(instr, em, args):
     exact_top = float(hi) == hi
     clamped = _v(em, arith.MinimumfOp(clamped, _c(em, top, f64)))
     fp = arith.FPToUIOp if unsigned else arith.FPToSIOp
+    assert isinstance(s_dst, IntegerType), s_dst
     r = _v(em, fp(clamped, s_dst))
     if not exact_top:
         too_big = _cmpf(em, wide, _c(em, top, f64), "oge")
@@ -609,7 +623,7 @@ def convert_to(instr, em, args):
 
 
 @lowers_elementwise(glow.QuantizeOp)
-def quantize_(instr, em, args):
+def quantize_(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """The reference's `numerics.quantize`: f32 (and f16, widened) inputs divide in f32,
     f64 inputs in f64."""
     _check(instr)
@@ -620,7 +634,7 @@ def quantize_(instr, em, args):
 
 
 @lowers_elementwise(glow.DequantizeOp)
-def dequantize_(instr, em, args):
+def dequantize_(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """Exact `scale * (q - offset)` rounded once to the result type."""
     _check(instr)
     (q,) = args
@@ -632,7 +646,7 @@ def dequantize_(instr, em, args):
 
 
 @lowers_elementwise(glow.RescaleQuantizedOp)
-def rescale_quantized(instr, em, args):
+def rescale_quantized(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
     """Through an f32 real, as the reference: dequantize to f32, then quantize."""
     _check(instr)
     (q,) = args
@@ -666,20 +680,23 @@ _BODY_FUNCTIONS: dict[str, Callable[..., SSAValue]] = {
 }
 
 
-def _emit_body(expr: Expr, instr, em: Emitter, xs: tuple[SSAValue, ...]) -> SSAValue:
+def _emit_body(expr: Expr, instr: glow_ir.InstrOp, em: Emitter,
+               xs: tuple[SSAValue, ...]) -> SSAValue:
     if isinstance(expr, Arg):
         return xs[expr.index]
     if isinstance(expr, Const):
         return _c(em, expr.value, xs[0].type)
     if isinstance(expr, Attr):
-        return _c(em, instr.attributes[expr.name].value.data, xs[0].type)
+        a = instr.attributes[expr.name]
+        assert isinstance(a, (FloatAttr, IntegerAttr)), a  # the graph op's declaration
+        return _c(em, a.value.data, xs[0].type)
     assert isinstance(expr, Call)
     return _BODY_FUNCTIONS[expr.fn](em, *(_emit_body(a, instr, em, xs) for a in expr.args))
 
 
 def body_scalar(body: Expr) -> Scalar:
     """The scalar function of an op whose element is `body` (float operands)."""
-    def scalar(instr, em, args):
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
         return _float_math(lambda em, *xs: _emit_body(body, instr, em, xs))(instr, em, args)
 
     return scalar

@@ -162,7 +162,10 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
             if hi - lo == depth:
                 k_step(em.add_index(kb0, lo), depth)
             else:
-                em.loop(lo, hi, lambda k, d=depth: k_step(iadd(em, kb0, k), d), step=depth)
+                def tail(k: SSAValue, d: int = depth) -> None:
+                    k_step(iadd(em, kb0, k), d)
+
+                em.loop(lo, hi, tail, step=depth)
         if tile is not None:
             done = first is None and finish is not None
 

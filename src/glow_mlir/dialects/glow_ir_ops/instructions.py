@@ -12,16 +12,14 @@ same way.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     TensorType,
-    i64,
 )
 from xdsl.ir import Operation
 from xdsl.irdl import irdl_op_definition, traits_def
@@ -31,6 +29,7 @@ from glow_mlir.dialects.glow import ALL_OPS as _GRAPH_OPS
 from glow_mlir.dialects.glow import GlowOp
 from glow_mlir.dialects.glow_ir_ops.access import Access, InstrOp
 from glow_mlir.dialects.glow_ir_ops.memory import is_slice_contiguous, linear_index
+from glow_mlir.dialects.glow_ops.attrs import GlowAttr, Kind, named_attr
 from glow_mlir.dialects.glow_ops.traits import (
     ON_DMA_ENGINE,
     ON_ELEMENTWISE_UNIT,
@@ -79,9 +78,10 @@ class ExtractTensorOp(InstrOp):
     name = "glow_ir.extract_tensor"
     traits = traits_def(ON_DMA_ENGINE)
     ACCESS: ClassVar = (OUT, IN)
+    offsets_attr = named_attr(Kind.INTS, "offsets", required=True)
 
     def offsets(self) -> tuple[int, ...]:
-        return _int_list(self, "offsets")
+        return _declared(self, "offsets")
 
     def contiguous_box(self) -> int | None:
         """The linear index in `src` of the box's first element when the box is one run
@@ -105,15 +105,18 @@ class InsertTensorOp(InstrOp):
     name = "glow_ir.insert_tensor"
     traits = traits_def(ON_DMA_ENGINE)
     ACCESS: ClassVar = (INOUT, IN)
+    offsets_attr = named_attr(Kind.INTS, "offsets", required=True)
+    count_attr = named_attr(Kind.INT, "count", 1)
+    axis_attr = named_attr(Kind.INT, "axis", 0)
 
     def offsets(self) -> tuple[int, ...]:
-        return _int_list(self, "offsets")
+        return _declared(self, "offsets")
 
     def count(self) -> int:
-        return _int(self, "count", 1)
+        return _declared(self, "count")
 
     def axis(self) -> int:
-        return _int(self, "axis", 0)
+        return _declared(self, "axis")
 
     def contiguous_box(self) -> int | None:
         """The linear index in `dest` of the box's first element when one copy (count 1)
@@ -141,22 +144,17 @@ def int_array(op: Operation, name: str, default: tuple[int, ...] = ()) -> tuple[
     return default
 
 
-def _int_list(op: InstrOp, name: str) -> tuple[int, ...]:
+def _declared(op: InstrOp, name: str) -> Any:
+    """The value of `op`'s declared attribute `name` (a `named_attr`), its default when
+    absent: read with the declaration xDSL verified it against."""
+    spec = op.get_irdl_definition().attributes[name].constr
+    assert isinstance(spec, GlowAttr), f"{op.name} declares no attribute '{name}'"
     a = op.attributes.get(name)
-    if a is None:
+    if a is not None:
+        return spec.decode(a)
+    if spec.required:
         raise VerifyException(f"requires attribute '{name}'")
-    if not isinstance(a, DenseArrayBase) or a.elt_type != i64:
-        raise VerifyException(f"attribute '{name}' must be array<i64: ...>, got {a}")
-    return tuple(int(v) for v in a.get_values())
-
-
-def _int(op: InstrOp, name: str, default: int) -> int:
-    a = op.attributes.get(name)
-    if a is None:
-        return default
-    if not isinstance(a, IntegerAttr) or not isinstance(a.type, IntegerType):
-        raise VerifyException(f"attribute '{name}' must be an integer, got {a}")
-    return int(a.value.data)
+    return spec.default
 
 
 def _same_elem(a, b) -> None:

@@ -220,6 +220,14 @@ def _field(kind: Kind, default: Any, required: bool,
     return field
 
 
+def named_attr(kind: Kind, name: str, default: Any = None, *, required: bool = False):
+    """An attribute `name` of `kind`, declared under another field name (an op whose
+    method already has the attribute's name: `glow_ir.insert_tensor`'s `offsets()`)."""
+    constraint = GlowAttr(kind, default, required)
+    constraint.name = name
+    return opt_attr_def(constraint, attr_name=name)
+
+
 def name_fields(namespace: Mapping[str, Any]) -> None:
     """Tell the constraints of the attribute fields in a class body their names (called
     by `GlowOp.__init_subclass__`, before xDSL reads the fields)."""
@@ -284,4 +292,5 @@ def declared_attributes(op: type[IRDLOperation]) -> dict[str, GlowAttr]:
 
 __all__ = ["Kind", "GlowAttr", "Layout", "PadMode", "GeluApproximation", "CoordinateMode",
            "NearestMode", "ScatterReduction", "ints_attr", "floats_attr", "int_attr", "float_attr",
-           "number_attr", "bool_attr", "str_attr", "declared_attributes", "name_fields"]
+           "number_attr", "bool_attr", "str_attr", "named_attr", "declared_attributes",
+           "name_fields"]

@@ -22,8 +22,9 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import ParseError
 
 from glow_mlir.dialects.glow_ops.attrs import (
@@ -231,12 +232,23 @@ class InsertTensorOp(GlowOp):
         require_same_elem("big and small", self.big, self.small)
 
 
+class ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
+    """reshape(reshape(x)) and identity reshapes, for xDSL's `canonicalize`."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from glow_mlir.dialects.glow_ops.canonicalize import CollapseReshapes
+
+        return (CollapseReshapes(),)
+
+
 @irdl_op_definition
 class ReshapeOp(GlowOp):
     """Same elements, new shape (row-major)."""
 
     name = "glow.reshape"
-    traits = traits_def(NoInstruction(), ON_DMA_ENGINE, QUANT_AS_INPUT)
+    traits = traits_def(NoInstruction(), ON_DMA_ENGINE, QUANT_AS_INPUT,
+                        ReshapeCanonicalization())
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"

@@ -1,5 +1,8 @@
 """`merge-reshapes`: collapse reshape chains and fold reshapes of constants.
 
+The first two rewrites are `glow.reshape`'s canonicalization pattern (`CollapseReshapes`,
+dialects/glow_ops/canonicalize.py), which xDSL's `canonicalize` runs as well.
+
 - reshape(reshape(x)) -> reshape(x): a reshape only depends on the row-major order of its
   input, which the inner reshape keeps. The inner one stays only for its other users.
 - A reshape to its input's own type is its input.
@@ -28,6 +31,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.hints import isa
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.canonicalize import CollapseReshapes
 from glow_mlir.ir.resources import (
     load_resource_dialect,
     resource_table,
@@ -35,27 +39,6 @@ from glow_mlir.ir.resources import (
     top_module,
 )
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
-
-
-class CollapseReshapes(RewritePattern):
-    """reshape(reshape(x)) -> reshape(x), or x when the types agree; identity reshapes."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, glow.ReshapeOp):
-            return
-        if op.input.type == op.result.type:
-            rewriter.replace(op, [], [op.input])
-            return
-        inner = defining_op(op.input)
-        if not isinstance(inner, glow.ReshapeOp):
-            return
-        x = inner.input
-        if x.type == op.result.type:
-            rewriter.replace(op, [], [x])
-        else:
-            rewriter.replace(op, glow.ReshapeOp.make([x], op.result.type))
-        if not inner.result.uses:
-            rewriter.erase(inner)
 
 
 def _reshaped_constant(const: glow.ConstantOp, new_type: TensorType) -> glow.ConstantOp:
