@@ -26,7 +26,7 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "torch_frontend"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # torch_corpus, when imported
 
 MODELS = ("resnet18", "mobilenet_v3_small", "bert", "gpt2")
 EXPORTERS = ("torchscript", "dynamo")
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     except ImportError as err:
         print(f"needs the torch extra: pip install -e \".[torch]\" ({err})", file=sys.stderr)
         return 1
-    from torch_models import build
+    from torch_corpus import build
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)  # the compiled code runs on one thread

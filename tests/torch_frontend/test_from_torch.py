@@ -13,11 +13,10 @@ torch = pytest.importorskip(
     "torch", reason='the PyTorch frontend tests need the torch extra: pip install -e ".[torch]"')
 pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript (the torch extra)")
 
-from torch_models import build, conv_net, eager  # noqa: E402
-
 import glow_mlir  # noqa: E402
 from glow_mlir.frontends.torch import TorchExportError  # noqa: E402
 from glow_mlir.frontends.torch.errors import TorchDynamicError, TorchInputError  # noqa: E402
+from torch_corpus import build, conv_net, eager  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
 """float32 through another order of summation (im2col, fused batch norm, exp)."""

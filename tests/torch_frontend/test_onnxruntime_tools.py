@@ -1,7 +1,7 @@
 """Models rewritten by onnxruntime's own tools, as users keep them: its transformer
 optimizer (`onnxruntime.transformers.optimizer`) on the tiny BERT and GPT-2 of
-`torch_models.py` (which leaves `com.microsoft` SkipLayerNormalization, BiasGelu, FastGelu
-in them), compiled on the interpreter and cpu and compared with onnxruntime running the
+`benchmarks/torch_corpus.py` (which leaves `com.microsoft` SkipLayerNormalization, BiasGelu,
+FastGelu in them), compiled on the interpreter and cpu and compared with onnxruntime running the
 optimized model."""
 
 import collections
@@ -14,10 +14,9 @@ torch = pytest.importorskip(
     "torch", reason='the PyTorch frontend tests need the torch extra: pip install -e ".[torch]"')
 pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript (the torch extra)")
 
-from torch_models import transformers_model  # noqa: E402
-
 import glow_mlir  # noqa: E402
 from glow_mlir.frontends.torch.export import export_to_onnx  # noqa: E402
+from torch_corpus import transformers_model  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
 

@@ -14,9 +14,8 @@ import pytest
 torch = pytest.importorskip(
     "torch", reason='the torch.compile tests need the torch extra: pip install -e ".[torch]"')
 
-from torch_models import conv_net  # noqa: E402
-
 import glow_mlir  # noqa: E402
+from torch_corpus import conv_net  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
