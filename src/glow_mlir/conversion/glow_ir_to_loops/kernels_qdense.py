@@ -1,0 +1,396 @@
+"""int8 convolution, fully_connected, mat_mul and batch_mat_mul on the cpu (issue 18,
+item 3): 8-bit inputs and weights as they are stored (i8 or u8), products summed exactly
+in i32, the result requantized once per output element in the kernel's epilogue.
+
+    acc[p, o] = sum_k a[p, k] * b[o, k]                  (stored integers, i32)
+    total     = acc - za * colsum[o] - zb * rowsum[p] + K * za * zb + bias[o]
+    y         = quantize(activation(sa * sb * total))    (f64, the reference's rounding)
+
+`total` is sum_k (a - za)(b - zb) + bias exactly, so y is the reference's
+(`semantics/numerics.py`: the real sum in float64, quantized once) up to the rounding of
+a float64 product: equal except where the real value sits on a rounding boundary. An
+i32 bias has scale sa * sb and offset 0 (FullyConnectedOp's docstring).
+`colsum` (+ bias, the K * za * zb term) is computed once per kernel call, `rowsum` only
+when the weights have an offset (`zb != 0`; symmetric schemas have none).
+
+The product is in "dot" form: both operands contiguous along k (a row of `a`, a row of
+`b` = a column of the weights), OBLOCK output channels per pass over a row of `a`
+(OBLOCK i32 reductions in one loop, iter_args). Measured on this machine (AVX-512 with
+VNNI, 64x512x512, LLVM at O3 for the host, /tmp experiment recorded in the commit):
+  float f32 "cols" form (broadcast a, vector over m)       12.7 GMAC/s
+  i8 "cols" form, sext to i32, muli                        14.7 GMAC/s (vpmulld)
+  i8 pairs [k/2, m, 2], sext to i32, two muli + add        23.5 GMAC/s (vpmulld)
+  i8 "dot" form, sext i8 -> i32, muli, add reduction       26.5 GMAC/s (vpmaddwd)
+The dot form wins: LLVM turns the reduction of sext(i8) * sext(i8) into vpmaddwd (both
+widened to i16, pairs multiplied and added into i32), which is what we want on a CPU
+without a usable VNNI form; it emitted no vpdpbusd / vpdpwssd. So the kernels lay both
+operands out along k:
+- convolution: an im2col of the image, [pixels, group, K] (K = cg * kh * kw in the
+  filter's order: OIHW is (c, kh, kw) per output channel, OHWI (kh, kw, c)), padded with
+  za (a padded element then adds (za - za) * b = 0 after the corrections); the filter is
+  already [O, K]. NHWC 1x1 stride-1 unpadded, one group: the image itself.
+- fully_connected, mat_mul, batch_mat_mul: the weights / rhs [K, M] transposed into
+  scratch [M, K] at each call (K * M bytes moved against N * K * M multiply-adds).
+The epilogue is the element's own (requantize, fused relu / clip in real numbers); the
+element-wise instructions after a quantized producer are not fused (`epilogue.fusable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, MemRefType, f64, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    activation,
+    attrs,
+    elem,
+    for_carry,
+    fused,
+    shape,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.kernels_elementwise import quantize
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+OBLOCK = 4
+"""Output channels per pass over a row of `a` (its loads shared by OBLOCK reductions)."""
+
+
+# ====================================================================== which ops
+
+
+def _q8(t: Attribute) -> bool:
+    return isinstance(t, QuantizedType) and t.storage.width.data == 8
+
+
+def _i32_bias(t: Attribute, ta: Attribute, tb: Attribute) -> bool:
+    """A plain i32 bias (scale sa * sb, offset 0), or a quantized i32 one of that scale."""
+    if isinstance(t, IntegerType):
+        return t.width.data == 32
+    if isinstance(t, QuantizedType) and t.storage.width.data == 32 and t.offset.data == 0:
+        return float(t.scale.data) == _scale(ta) * _scale(tb)
+    return False
+
+
+def runs_int8(op: Operation) -> bool:
+    """Whether these kernels compute quantized dense op `op` (a graph op or an
+    instruction: operands [input, weights, bias] or [lhs, rhs], then the result): 8-bit
+    quantized input, weights and result, an i32 bias (`_i32_bias`), and a fused
+    activation that is none, relu or clip."""
+    operands = [v for v in op.operands]
+    if op.name.startswith("glow_ir."):  # an instruction: @out first
+        out, *ins = operands
+    else:
+        out, ins = op.results[0], operands
+    ts = [v.type.get_element_type() for v in ins]  # type: ignore[attr-defined]
+    if not (_q8(ts[0]) and _q8(ts[1]) and _q8(out.type.get_element_type())):  # type: ignore[attr-defined]
+        return False
+    if len(ts) > 2 and not _i32_bias(ts[2], ts[0], ts[1]):
+        return False
+    act = op.attributes.get("fused_activation") or op.properties.get("fused_activation")
+    return act is None or getattr(act, "data", "none") in ("none", "relu", "clip")
+
+
+def quantized(instr: Operation) -> bool:
+    """An instruction whose operands are quantized (these kernels' business)."""
+    return any(isinstance(elem(v), QuantizedType) for v in instr.operands)
+
+
+def _require(instr) -> None:
+    if not runs_int8(instr):
+        kinds = ", ".join(sorted({str(elem(v)) for v in instr.operands}))
+        raise NoLoopGenerator.for_type(
+            instr, kinds, "quantized: 8-bit input, weights and result, i32 bias, fused "
+            "relu / clip only")
+
+
+# ====================================================================== the product
+
+
+def _scale(t: Attribute) -> float:
+    import numpy as np
+
+    return float(np.float32(t.scale.data))  # type: ignore[attr-defined]
+
+
+def _unsigned(t: Attribute) -> bool:
+    from xdsl.dialects.builtin import Signedness
+
+    return t.storage.signedness.data == Signedness.UNSIGNED  # type: ignore[attr-defined]
+
+
+def _wide(em: Emitter, v: SSAValue, unsigned: bool) -> SSAValue:
+    return em.value(arith.ExtUIOp(v, i32) if unsigned else arith.ExtSIOp(v, i32))
+
+
+def _addi(em, a, b):
+    return em.value(arith.AddiOp(a, b))
+
+
+def _muli(em, a, b):
+    return em.value(arith.MuliOp(a, b))
+
+
+def _c32(em, n: int) -> SSAValue:
+    return em.const(n, i32)
+
+
+class Product:
+    """One quantized product's numbers (module docstring): types of a, b and the result,
+    K, and the requantizing epilogue."""
+
+    def __init__(self, em: Emitter, instr, ta, tb, tout, k_dim: int):
+        self.em, self.k = em, k_dim
+        self.ua, self.ub = _unsigned(ta), _unsigned(tb)
+        self.za, self.zb = ta.offset.data, tb.offset.data
+        self.real = _scale(ta) * _scale(tb)  # float64 product of the float32 scales
+        self.tout = tout
+        self.act = fused(instr)
+        self.finish = Finish(em, instr)
+        self.finish.act = ("none", ())  # applied here, on the real value
+        self.finish.ep = None           # not fused (`epilogue.fusable`)
+
+    def corrections(self, o_dim: int, b_at, bias_at) -> SSAValue:
+        """corr[o] = bias[o] - za * sum_k b[o, k] + K * za * zb, in an i32 scratch [o]."""
+        em = self.em
+        corr = em.scratch(i32, [o_dim])
+
+        def chan(o):
+            s = em.loop_reduce(0, self.k, _c32(em, 0), lambda k, acc: _addi(
+                em, acc, _wide(em, em.load(*b_at(o, k)), self.ub)))
+            v = _addi(em, _muli(em, s, _c32(em, -self.za)), _c32(em, self.k * self.za * self.zb))
+            if bias_at is not None:
+                v = _addi(em, v, bias_at(o))
+            em.store(v, corr, [o])
+
+        em.loop(0, o_dim, chan)
+        return corr
+
+    def dots(self, a_at: Callable[[SSAValue], tuple], b_ats: list[Callable]) -> list[SSAValue]:
+        """[sum_k a[k] * b_j[k] for each j] (+ [sum_k a[k]] when zb != 0), in i32."""
+        em = self.em
+        rowsum = self.zb != 0
+        inits = [_c32(em, 0)] * (len(b_ats) + rowsum)
+
+        def body(k, accs):
+            a = _wide(em, em.load(*a_at(k)), self.ua)
+            out = [_addi(em, acc, _muli(em, a, _wide(em, em.load(*b(k)), self.ub)))
+                   for acc, b in zip(accs, b_ats)]
+            if rowsum:
+                out.append(_addi(em, accs[-1], a))
+            return out
+
+        return for_carry(em, 0, self.k, inits, body)
+
+    def finish_one(self, acc: SSAValue, corr: SSAValue, o: SSAValue, rowsum: SSAValue | None,
+                   buf: SSAValue, idx: list[SSAValue]) -> None:
+        em = self.em
+        total = _addi(em, acc, em.load(corr, [o]))
+        if rowsum is not None:
+            total = _addi(em, total, _muli(em, rowsum, _c32(em, -self.zb)))
+        real = em.value(arith.MulfOp(em.value(arith.SIToFPOp(total, f64)),
+                                     em.const(self.real, f64)))
+        real = activation(em, *self.act, real)
+        self.finish.store(quantize(em, real, self.tout), buf, idx)
+
+    def rows(self, p_dim: int, o_dim: int, a_at, b_at, corr: SSAValue,
+             out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
+             o_base: Callable[[SSAValue], SSAValue] | None = None,
+             groups: int = 1) -> None:
+        """out[p, o] for p < p_dim (split over threads), o < o_dim per group; `a_at(p, g,
+        k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`."""
+        em = self.em
+        rowsum = self.zb != 0
+
+        def row(p):
+            def grp(g):
+                base = em.mul_index(g, o_dim)
+
+                def block(o0, width):
+                    os_ = [em.add_index(o0, j) for j in range(width)]
+                    res = self.dots(lambda k: a_at(p, g, k),
+                                    [lambda k, o=o: b_at(o, k) for o in os_])
+                    rs = res[-1] if rowsum else None
+                    for o, acc in zip(os_, res):
+                        self.finish_one(acc, corr, o, rs, *out_at(p, o))
+
+                full = o_dim - o_dim % OBLOCK
+                if full:
+                    em.loop(0, full, lambda j: block(_addi_index(em, base, j), OBLOCK),
+                            step=OBLOCK)
+                if o_dim % OBLOCK:
+                    block(em.add_index(base, full), o_dim % OBLOCK)
+
+            if groups == 1:
+                grp(em.index(0))
+            else:
+                em.loop(0, groups, grp)
+
+        parallel_loop(em, p_dim, work, row)
+
+
+def _addi_index(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd
+
+    return iadd(em, a, b)
+
+
+def _buf(em: Emitter, v: SSAValue, dims=None) -> SSAValue:
+    """`v`'s memory as a memref of its storage integers (shape `dims`, default its own)."""
+    base, offset = em.places[v]
+    t = MemRefType(_storage(elem(v)), list(shape(v) if dims is None else dims))
+    return byte_view(em, base, offset, t)
+
+
+def _transposed(em: Emitter, src, k_dim: int, m_dim: int, t) -> SSAValue:
+    """src(k, m) -> (buf, idx) copied to a [m, k] scratch (the dot form's b)."""
+    bt = em.scratch(t, [m_dim, k_dim])
+    em.loop(0, k_dim, lambda k: em.loop(0, m_dim, lambda m: em.store(
+        em.load(*src(k, m)), bt, [m, k])))
+    return bt
+
+
+def _storage(t: Attribute) -> Attribute:
+    from glow_mlir.conversion.glow_ir_to_loops import storage_type
+
+    return storage_type(t)
+
+
+# ====================================================================== the kinds
+
+
+def fully_connected(instr, em: Emitter) -> None:
+    _require(instr)
+    out, x, w, bias = instr.operands
+    (n, k), (_, m) = shape(x), shape(w)
+    O, X, W, B = _buf(em, out), _buf(em, x), _buf(em, w), _buf(em, bias)
+    prod = Product(em, instr, elem(x), elem(w), elem(out), k)
+    wt = _transposed(em, lambda kk, mm: (W, [kk, mm]), k, m, _storage(elem(w)))
+    corr = prod.corrections(m, lambda o, kk: (wt, [o, kk]), lambda o: em.load(B, [o]))
+    prod.rows(n, m, lambda p, g, kk: (X, [p, kk]), lambda o, kk: (wt, [o, kk]), corr,
+              lambda p, o: (O, [p, o]), n * k * m)
+
+
+def mat_mul(instr, em: Emitter) -> None:
+    _require(instr)
+    out, lhs, rhs = instr.operands
+    (n, k), (_, m) = shape(lhs), shape(rhs)
+    O, L, R = _buf(em, out), _buf(em, lhs), _buf(em, rhs)
+    prod = Product(em, instr, elem(lhs), elem(rhs), elem(out), k)
+    rt = _transposed(em, lambda kk, mm: (R, [kk, mm]), k, m, _storage(elem(rhs)))
+    corr = prod.corrections(m, lambda o, kk: (rt, [o, kk]), None)
+    prod.rows(n, m, lambda p, g, kk: (L, [p, kk]), lambda o, kk: (rt, [o, kk]), corr,
+              lambda p, o: (O, [p, o]), n * k * m)
+
+
+def batch_mat_mul(instr, em: Emitter) -> None:
+    _require(instr)
+    out, lhs, rhs = instr.operands
+    (bs, n, k), (_, _, m) = shape(lhs), shape(rhs)
+    O, L, R = _buf(em, out), _buf(em, lhs), _buf(em, rhs)
+    prod = Product(em, instr, elem(lhs), elem(rhs), elem(out), k)
+
+    def batch(q):
+        rt = _transposed(em, lambda kk, mm: (R, [q, kk, mm]), k, m, _storage(elem(rhs)))
+        corr = prod.corrections(m, lambda o, kk: (rt, [o, kk]), None)
+        prod.rows(n, m, lambda p, g, kk: (L, [q, p, kk]), lambda o, kk: (rt, [o, kk]), corr,
+                  lambda p, o: (O, [q, p, o]), n * k * m)
+
+    em.loop(0, bs, batch)
+
+
+def convolution(instr, em: Emitter) -> None:
+    """NCHW (OIHW filter) or NHWC (OHWI filter), any stride, pads, dilation and groups
+    (module docstring)."""
+    _require(instr)
+    layout, kernels, strides, pads = window_attrs(instr)
+    a = attrs(instr)
+    dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, o, oh, ow = image_dims(shape(out), layout)
+    cg, og = c // group, o // group
+    kh_n, kw_n = kernels
+    k = cg * kh_n * kw_n
+    pixels = oh * ow
+    X, B = _buf(em, x), _buf(em, bias)
+    W = _buf(em, w, [o, k])
+    nchw = layout == "NCHW"
+    O = _buf(em, out, [n, o, pixels] if nchw else [n, pixels, o])
+    prod = Product(em, instr, elem(x), elem(w), elem(out), k)
+    corr = prod.corrections(o, lambda oc, kk: (W, [oc, kk]), lambda oc: em.load(B, [oc]))
+    work = n * pixels * o * k
+
+    def out_at(ni):
+        if nchw:
+            return lambda p, oc: (O, [ni, oc, p])
+        return lambda p, oc: (O, [ni, p, oc])
+
+    direct = (not nchw and group == 1 and tuple(kernels) == (1, 1) and tuple(strides) == (1, 1)
+              and not any(pads))
+    if direct:
+        Xp = _buf(em, x, [n, pixels, c])
+        em.loop(0, n, lambda ni: prod.rows(
+            pixels, og, lambda p, g, kk: (Xp, [ni, p, kk]), lambda oc, kk: (W, [oc, kk]),
+            corr, out_at(ni), work))
+        return
+
+    st = _storage(elem(x))
+    col = em.scratch(st, [pixels, group * k])
+    pad_value = em.const(prod.za, st)
+
+    def fill(ni):
+        def pixel(p):
+            ohi = em.value(arith.DivUIOp(p, em.index(ow)))
+            owi = em.value(arith.RemUIOp(p, em.index(ow)))
+
+            def tap(ci, khi, kwi, dst):
+                ih = em.add_index(em.mul_index(ohi, strides[0]), khi * dilation[0] - pads[0])
+                iw = em.add_index(em.mul_index(owi, strides[1]), kwi * dilation[1] - pads[1])
+                ok = _inside(em, ih, h, iw, wd)
+                ihc, iwc = _clamp(em, ih, h), _clamp(em, iw, wd)
+                idx = [ni, ci, ihc, iwc] if nchw else [ni, ihc, iwc, ci]
+                v = em.value(arith.SelectOp(ok, em.load(X, idx), pad_value))
+                em.store(v, col, [p, dst])
+
+            for khi in range(kh_n):
+                for kwi in range(kw_n):
+                    def chan(ci, khi=khi, kwi=kwi):
+                        g = em.value(arith.DivUIOp(ci, em.index(cg)))
+                        cl = em.value(arith.RemUIOp(ci, em.index(cg)))
+                        # (c, kh, kw) per group in OIHW; (kh, kw, c) in OHWI
+                        inner = (em.add_index(em.mul_index(cl, kh_n * kw_n), khi * kw_n + kwi)
+                                 if nchw else em.add_index(cl, (khi * kw_n + kwi) * cg))
+                        tap(ci, khi, kwi, _addi_index(em, em.mul_index(g, k), inner))
+
+                    em.loop(0, c, chan)
+
+        em.loop(0, pixels, pixel)
+
+    def image(ni):
+        fill(ni)
+        prod.rows(pixels, og,
+                  lambda p, g, kk: (col, [p, _addi_index(em, em.mul_index(g, k), kk)]),
+                  lambda oc, kk: (W, [oc, kk]), corr, out_at(ni), work, groups=group)
+
+    em.loop(0, n, image)
+
+
+def _inside(em: Emitter, ih, h: int, iw, wd: int) -> SSAValue:
+    """0 <= ih < h and 0 <= iw < wd (as unsigned compares: a negative index is huge)."""
+    a = em.value(arith.CmpiOp(ih, em.index(h), "ult"))
+    b = em.value(arith.CmpiOp(iw, em.index(wd), "ult"))
+    return em.value(arith.AndIOp(a, b))
+
+
+def _clamp(em: Emitter, i, n: int) -> SSAValue:
+    lo = em.value(arith.MaxSIOp(i, em.index(0)))
+    return em.value(arith.MinSIOp(lo, em.index(n - 1)))
