@@ -2,16 +2,12 @@
 the interpreter (whose quantized ops match a numpy integer reference within one step:
 test_quantize_ops.py): random convolution shapes (stride, pads, dilation, groups,
 depthwise) and fully connected layers under each schema, hypothesis-drawn shapes, and
-onnxruntime's QLinearMatMul through the int8 mat_mul. Each test also checks that the int8
+quantized matrix products on stored integers. Each test also checks that the int8
 kernel ran (a spy on it), so a fallback to the float kernels would fail it."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +15,10 @@ from hypothesis import strategies as st
 import glow_mlir
 from glow_mlir.backends import cpu as cpu_backend
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense
-from onnx_testing import node_model, run_onnxruntime
+from glow_mlir.dialects.glow_ops.traits import quant_rule
+from glow_mlir.dialects.glow_ops.types import QuantizedType
+from onnx_testing import node_model
+from test_quantize_ops import _params, _quantized
 
 
 @pytest.fixture
@@ -60,9 +59,16 @@ def _steps(model, schema="asymmetric", relu=False):
                             cache=False, progress=False)
     feeds = _batches(model, 1, seed=99)[0]
     (want,), (got,) = interp.run(feeds), cpu.run(feeds)
-    step = np.min(np.diff(np.unique(want))) if len(np.unique(want)) > 1 else 1.0
-    assert len(np.unique(want)) > 4  # not a vacuous comparison
+    step = _output_scale(_quantized(model, profile, schema))
+    assert len(np.unique(want)) > 1  # not a vacuous comparison
     return float(np.max(np.abs(got.astype(np.float64) - want) / step))
+
+
+def _output_scale(module) -> float:
+    """The scale of the last quantized result (the one the output dequantizes)."""
+    results = [op.results[0] for op in module.walk() if quant_rule(op) is not None
+               and isinstance(op.results[0].type.get_element_type(), QuantizedType)]
+    return _params(results[-1])[0]
 
 
 def _conv(n, c, h, w, o, k, stride, pads, dilation, group, seed):
@@ -137,38 +143,41 @@ def test_int8_convolution_on_drawn_shapes(c, o, hw, k, stride, pad, group, seed)
     assert calls == ["c"]
 
 
-def _qoperator(model: onnx.ModelProto, feeds) -> onnx.ModelProto:
-    from onnxruntime import quantization
-
-    class Reader(quantization.CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter(feeds)
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "f.onnx"), os.path.join(tmp, "q.onnx")
-        onnx.save(model, src)
-        quantization.quantize_static(src, dst, Reader(),
-                                     quant_format=quantization.QuantFormat.QOperator,
-                                     activation_type=quantization.QuantType.QUInt8,
-                                     weight_type=quantization.QuantType.QInt8)
-        return onnx.load(dst)
+MATMULS = {  # op, lhs, rhs, result shapes
+    "mat_mul": ("glow.mat_mul", "6x20", "20x9", "6x9"),
+    "batch_mat_mul": ("glow.batch_mat_mul", "2x6x20", "2x20x9", "2x6x9"),
+}
+QTYPES = {"u8": ("!glow.quant<ui8, scale = 0.05, offset = 120>", np.uint8),
+          "i8 with an offset": ("!glow.quant<i8, scale = 0.02, offset = -3>", np.int8)}
 
 
-def test_qlinear_matmul_runs_on_the_int8_mat_mul(int8_calls):
-    """onnxruntime's QLinearMatMul (u8 activations, s8 weights) imports as a quantized
-    mat_mul, which the cpu computes in int8: within one step of onnxruntime."""
-    model = node_model("MatMul", {"x": _rand((6, 20), 1)}, consts={"w": _rand((20, 9), 2, 0.3)})
-    q = _qoperator(model, _batches(model))
-    assert "QLinearMatMul" in {n.op_type for n in q.graph.node}
-    feeds = _batches(model, 1, seed=99)[0]
-    (want,) = run_onnxruntime(q, feeds)
-    (got,) = glow_mlir.compile(q, backend="cpu", cache=False, progress=False).run(feeds)
-    step = np.min(np.diff(np.unique(want)))
-    assert np.max(np.abs(got - want)) <= step * (1 + 1e-6)
-    assert "mat_mul" in int8_calls
+@pytest.mark.parametrize("qtype", sorted(QTYPES))
+@pytest.mark.parametrize("kind", sorted(MATMULS))
+def test_int8_matrix_products_match_the_interpreter(kind, qtype, int8_calls):
+    """Quantized mat_mul / batch_mat_mul (lhs and rhs share their type: the dialect
+    requires it) on every stored value: the cpu's int8 kernel gives the interpreter's
+    integers within one."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module
+    from glow_mlir.targets.interpreter import evaluate_module
+
+    op, sa, sb, so = MATMULS[kind]
+    q, dtype = QTYPES[qtype]
+    y = "!glow.quant<i8, scale = 0.3, offset = 5>"
+    text = (f"func.func @main(%a: tensor<{sa}x{q}>, %b: tensor<{sb}x{q}>) -> tensor<{so}x{y}> {{\n"
+            f"  %0 = {op} %a, %b : (tensor<{sa}x{q}>, tensor<{sb}x{q}>) -> tensor<{so}x{y}>\n"
+            f"  func.return %0 : tensor<{so}x{y}>\n}}\n")
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    a, b = (rng.integers(info.min, info.max + 1, [int(d) for d in s.split("x")]).astype(dtype)
+            for s in (sa, sb))
+    (want,) = evaluate_module(parse_module(make_context(), text), [a, b])
+    model = glow_mlir.compile(parse_module(make_context(), text), backend="cpu", cache=False,
+                              progress=False)
+    (got,) = model.run({"input0": a, "input1": b})
+    assert got.dtype == want.dtype and len(np.unique(want)) > 10
+    assert np.max(np.abs(got.astype(np.int64) - want)) <= 1
+    assert int8_calls == [kind]
 
 
 def test_without_int8_kernels_the_float_route_runs(monkeypatch, int8_calls):
