@@ -11,7 +11,8 @@ int8 vs float convolution / fully_connected kernel times.
 resnet18 and bert_layer are glow_mlir.model_zoo's (random weights), resnet50 torchvision's
 (benchmarks/real_models.py export). Times are CPU seconds of the process (`time.process_time`,
 onnxruntime with as many intra-op threads as ours), the median of --runs calls after one
-warm-up; ratios within one run are what to read on a shared machine. Our int8 model is
+warm-up (per-layer: the trace's wall time per kernel call, least of --runs); ratios
+within one run are what to read on a shared machine. Our int8 model is
 quantized by glow_mlir (profile on 4 batches, asymmetric schema, min/max), onnxruntime's by
 its own quantize_static on the same batches. Nothing is asserted.
 """
@@ -24,7 +25,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +77,6 @@ def cpu_seconds(fn, feeds, runs: int) -> float:
 def ort_int8(model, calibration, threads: int):
     """onnxruntime's quantize_static (QOperator, u8 activations, s8 weights) session."""
     import onnx
-    import onnxruntime as ort
     from onnxruntime import quantization
 
     class Reader(quantization.CalibrationDataReader):
@@ -113,21 +112,21 @@ def compile_cpu(model, threads: int, **kw):
                              progress=False, **kw)
 
 
-def layer_times(compiled, feeds, runs: int) -> dict[str, list[float]]:
-    """Microseconds per call of each traced kernel (`trace=True`), by kernel name."""
+def layer_times(compiled, feeds, runs: int) -> list[tuple[str, float]]:
+    """(kernel, us) of each dense kernel call of one run (`trace=True`), in order: for each
+    call the least of `runs` runs (the trace is wall time: the least is the one least
+    disturbed by other processes)."""
     for _ in range(runs):
         compiled.run(feeds)
-    per: dict[str, list[float]] = defaultdict(list)
-    for e in compiled.trace["traceEvents"]:
-        if e.get("ph") == "X":
-            per[e["name"]].append(float(e["dur"]))
-    return per
-
-
-def dense_layers(per: dict[str, list[float]]) -> list[tuple[str, float]]:
-    """(kernel, median us) of the convolution / fully_connected / mat_mul kernels, in order."""
+    events = [e for e in compiled.trace["traceEvents"] if e.get("ph") == "X"]
+    per_run = len(events) // runs
     keys = ("convolution", "fully_connected", "mat_mul")
-    return [(k, statistics.median(v)) for k, v in per.items() if any(s in k for s in keys)]
+    out = []
+    for i in range(per_run):
+        name = events[i]["name"]
+        if any(s in name for s in keys):
+            out.append((name, min(float(events[i + r * per_run]["dur"]) for r in range(runs))))
+    return out
 
 
 def main() -> None:
@@ -174,10 +173,11 @@ def main() -> None:
         if args.layers:
             tf = compile_cpu(model, args.threads, trace=True)
             t8 = compile_cpu(model, args.threads, profile=profile, trace=True)
-            lf = dense_layers(layer_times(tf, feeds, args.runs))
-            l8 = dense_layers(layer_times(t8, feeds, args.runs))
-            print(f"  per layer (median us per call; the first {args.layers} dense kernels, "
-                  "in order; float and int8 kernels paired by position)")
+            lf = layer_times(tf, feeds, args.runs)
+            l8 = layer_times(t8, feeds, args.runs)
+            print(f"  per layer (us per call, least of {args.runs} runs; the first {args.layers} "
+                  "dense kernels in order, float and int8 paired by position; a float kernel "
+                  "may carry its fused epilogue, +element_add+relu)")
             print(f"  {'float kernel':34s} {'us':>9s}  {'int8 kernel':34s} {'us':>9s}  ratio")
             for (nf, uf), (n8, u8) in list(zip(lf, l8))[:args.layers]:
                 print(f"  {nf[:34]:34s} {uf:9.1f}  {n8[:34]:34s} {u8:9.1f}  {uf / u8:5.2f}")

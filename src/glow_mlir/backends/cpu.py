@@ -151,12 +151,14 @@ class CpuBackend(Backend):
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
 
-        return dense_through_float(module, native=runs_int8 if INT8_KERNELS else lambda op: False)
+        return dense_through_float(module,
+                                   native=runs_int8 if INT8_KERNELS else lambda op: False)
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
-        are not asked: `Backend.runs`), except quantized pools: their loop generators take floats only (`kernels_common.require_float`), so `quantize-graph`
-        leaves them float on cpu. Quantized matrix products run on the int8 kernels when
+        are not asked: `Backend.runs`), except quantized pools: their loop generators
+        take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
+        them float on cpu. Quantized matrix products run on the int8 kernels when
         all their types are 8-bit (`kernels_qdense`)."""
         from glow_mlir.dialects import glow
         from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized

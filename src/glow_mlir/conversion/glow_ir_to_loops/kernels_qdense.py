@@ -4,14 +4,17 @@ in i32, the result requantized once per output element in the kernel's epilogue.
 
     acc[p, o] = sum_k a[p, k] * b[o, k]                  (stored integers, i32)
     total     = acc - za * colsum[o] - zb * rowsum[p] + K * za * zb + bias[o]
-    y         = quantize(activation(sa * sb * total))    (f64, the reference's rounding)
+    y         = clip(round_half_even(act(total * sa * sb / sy)) + zy)   (float64)
 
 `total` is sum_k (a - za)(b - zb) + bias exactly, so y is the reference's
-(`semantics/numerics.py`: the real sum in float64, quantized once) up to the rounding of
-a float64 product: equal except where the real value sits on a rounding boundary. An
-i32 bias has scale sa * sb and offset 0 (FullyConnectedOp's docstring).
-`colsum` (+ bias, the K * za * zb term) is computed once per kernel call, `rowsum` only
-when the weights have an offset (`zb != 0`; symmetric schemas have none).
+(`semantics/numerics.py`: the real sum in float64, divided by sy, rounded once) up to the
+last bit of a float64 product: equal except where the value sits on a rounding tie (one
+step then; the tests allow one). relu / clip apply to the scaled value (clip's bounds
+divided by sy). An i32 bias has scale sa * sb and offset 0 (FullyConnectedOp's
+docstring). `colsum` (with the bias and the K * za * zb term) is computed once per
+kernel call, `rowsum` once per row and only when the weights have an offset (`zb != 0`;
+symmetric schemas have none). Each row's sums go to a small private buffer and are
+requantized in a loop of their own, which LLVM vectorizes.
 
 The product is in "dot" form: both operands contiguous along k (a row of `a`, a row of
 `b` = a column of the weights), OBLOCK output channels per pass over a row of `a`
@@ -227,11 +230,11 @@ class Product:
         r = em.value(arith.MinimumfOp(r, em.const(float(info[1] - off), f64)))
         r = em.value(arith.AddfOp(r, em.const(float(off), f64)))
         st = _storage(t)
+        assert isinstance(st, IntegerType)
         return em.value(arith.FPToUIOp(r, st) if _unsigned(t) else arith.FPToSIOp(r, st))
 
     def rows(self, p_dim: int, o_dim: int, a_at, b_at, corr: SSAValue,
              out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
-             o_base: Callable[[SSAValue], SSAValue] | None = None,
              groups: int = 1) -> None:
         """out[p, o] for p < p_dim (split over threads), o < o_dim per group; `a_at(p, g,
         k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`."""
@@ -398,8 +401,12 @@ def convolution(instr, em: Emitter) -> None:
         prod.kp = kp
         Wp = em.scratch(st, [o, kp])
         zero = em.const(0, st)
-        em.loop(0, o, lambda oc: (em.loop(0, k, lambda kk: em.store(em.load(W, [oc, kk]), Wp, [oc, kk])),
-                                  em.loop(k, kp, lambda kk: em.store(zero, Wp, [oc, kk]))))
+
+        def filter_row(oc):
+            em.loop(0, k, lambda kk: em.store(em.load(W, [oc, kk]), Wp, [oc, kk]))
+            em.loop(k, kp, lambda kk: em.store(zero, Wp, [oc, kk]))
+
+        em.loop(0, o, filter_row)
         W = Wp
     col = em.scratch(st, [pixels, group * kp])
     pad_value = em.const(prod.za, st)
@@ -429,7 +436,7 @@ def convolution(instr, em: Emitter) -> None:
                         def pad(owi, dst=dst):
                             em.store(pad_value, col, [_addi_index(em, row0, owi), dst])
 
-                        def copy(owi, dst=dst, off=off):
+                        def copy(owi, dst=dst, off=off, ihc=ihc, row_ok=row_ok):
                             iw = em.add_index(em.mul_index(owi, strides[1]), off)
                             idx = [ni, ci, ihc, iw] if nchw else [ni, ihc, iw, ci]
                             v = em.value(arith.SelectOp(row_ok, em.load(X, idx), pad_value))
