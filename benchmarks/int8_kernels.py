@@ -2,8 +2,8 @@
 our float model, against the float route it replaced (quantized convolution and
 fully_connected through the float kernels, `INT8_KERNELS = False`), and against
 onnxruntime's float and int8 (`quantize_static`, QOperator, u8 activations, s8 weights)
-of the same model in the same run; the constant area before and after; per-layer
-int8 vs float convolution / fully_connected kernel times.
+of the same model in the same run; the constant area before and after; per layer, each
+distinct convolution / Gemm / MatMul of the model as a one-node model, float against int8.
 
     python benchmarks/int8_kernels.py [--models resnet18,resnet50,bert_layer] [--runs 5]
                                       [--threads 1] [--layers 12] [--image 224]
@@ -112,21 +112,65 @@ def compile_cpu(model, threads: int, **kw):
                              progress=False, **kw)
 
 
-def layer_times(compiled, feeds, runs: int) -> list[tuple[str, float]]:
-    """(kernel, us) of each dense kernel call of one run (`trace=True`), in order: for each
-    call the least of `runs` runs (the trace is wall time: the least is the one least
-    disturbed by other processes)."""
-    for _ in range(runs):
-        compiled.run(feeds)
-    events = [e for e in compiled.trace["traceEvents"] if e.get("ph") == "X"]
-    per_run = len(events) // runs
-    keys = ("convolution", "fully_connected", "mat_mul")
-    out = []
-    for i in range(per_run):
-        name = events[i]["name"]
-        if any(s in name for s in keys):
-            out.append((name, min(float(events[i + r * per_run]["dur"]) for r in range(runs))))
+def dense_layers(model) -> list[tuple[str, object]]:
+    """(label, one-node ONNX model) for each distinct Conv / Gemm / MatMul with a constant
+    weight in `model` (shapes from onnx's shape inference), in order of appearance."""
+    import onnx
+    from onnx import helper, numpy_helper, shape_inference
+
+    inferred = shape_inference.infer_shapes(model)
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in [*inferred.graph.value_info, *inferred.graph.input]}
+    consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    seen, out = set(), []
+    for node in model.graph.node:
+        if node.op_type not in ("Conv", "Gemm", "MatMul") or len(node.input) < 2:
+            continue
+        x, w = node.input[0], node.input[1]
+        if w not in consts or x not in shapes or 0 in shapes[x]:
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        key = (node.op_type, tuple(shapes[x]), consts[w].shape, repr(sorted(attrs.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        inits = [numpy_helper.from_array(consts[w], "w")]
+        names = ["x", "w"]
+        if len(node.input) > 2 and node.input[2] in consts:
+            inits.append(numpy_helper.from_array(consts[node.input[2]], "b"))
+            names.append("b")
+        n = helper.make_node(node.op_type, names, ["y"], **attrs)
+        graph = helper.make_graph(
+            [n], "layer", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shapes[x])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], inits)
+        one = helper.make_model(graph, opset_imports=model.opset_import)
+        one.ir_version = model.ir_version
+        k = "x".join(map(str, consts[w].shape))
+        label = f"{node.op_type} {'x'.join(map(str, shapes[x]))} w {k}"
+        if node.op_type == "Conv":
+            label += f" s{attrs.get('strides', [1])[0]} g{attrs.get('group', 1)}"
+        out.append((label, one))
     return out
+
+
+def layer_table(model, threads: int, runs: int, limit: int) -> None:
+    """Per layer: our float kernel, our int8 kernel (the one-node model quantized), CPU
+    ms of each, and the ratio."""
+    rows = dense_layers(model)[:limit]
+    print(f"  per layer ({len(rows)} distinct dense layers, one-node models; CPU ms, "
+          f"median of {runs})")
+    print(f"  {'layer':52s} {'float':>8s} {'int8':>8s} {'float/int8':>10s}")
+    tf = t8 = 0.0
+    for label, one in rows:
+        cal = batches(one, 4, 0)
+        feeds = batches(one, 1, 1)[0]
+        prof = glow_mlir.profile(one, cal, backend="cpu")
+        f = cpu_seconds(compile_cpu(one, threads).run, feeds, runs)
+        q = cpu_seconds(compile_cpu(one, threads, profile=prof).run, feeds, runs)
+        tf, t8 = tf + f, t8 + q
+        print(f"  {label[:52]:52s} {f * 1e3:8.3f} {q * 1e3:8.3f} {f / q:10.2f}")
+    if rows:
+        print(f"  {'all listed':52s} {tf * 1e3:8.3f} {t8 * 1e3:8.3f} {tf / t8:10.2f}")
 
 
 def main() -> None:
@@ -134,7 +178,8 @@ def main() -> None:
     p.add_argument("--models", default="resnet18,resnet50,bert_layer")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--layers", type=int, default=12, help="rows of the per-layer table")
+    p.add_argument("--layers", type=int, default=30,
+                   help="rows of the per-layer table (0: none)")
     p.add_argument("--image", type=int, default=224, help="resnet18's image size")
     args = p.parse_args()
     print(f"threads {args.threads}; CPU seconds, median of {args.runs} runs")
@@ -171,20 +216,7 @@ def main() -> None:
               f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} "
               f"(>1: ours faster); ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}")
         if args.layers:
-            tf = compile_cpu(model, args.threads, trace=True)
-            t8 = compile_cpu(model, args.threads, profile=profile, trace=True)
-            lf = layer_times(tf, feeds, args.runs)
-            l8 = layer_times(t8, feeds, args.runs)
-            print(f"  per layer (us per call, least of {args.runs} runs; the first {args.layers} "
-                  "dense kernels in order, float and int8 paired by position; a float kernel "
-                  "may carry its fused epilogue, +element_add+relu)")
-            print(f"  {'float kernel':34s} {'us':>9s}  {'int8 kernel':34s} {'us':>9s}  ratio")
-            for (nf, uf), (n8, u8) in list(zip(lf, l8))[:args.layers]:
-                print(f"  {nf[:34]:34s} {uf:9.1f}  {n8[:34]:34s} {u8:9.1f}  {uf / u8:5.2f}")
-            total_f, total_8 = sum(u for _, u in lf), sum(u for _, u in l8)
-            print(f"  all {len(lf)} / {len(l8)} dense kernels: float {total_f / 1e3:.2f} ms, "
-                  f"int8 {total_8 / 1e3:.2f} ms ({total_f / total_8:.2f}x)")
-
+            layer_table(model, args.threads, args.runs, args.layers)
 
 if __name__ == "__main__":
     main()
