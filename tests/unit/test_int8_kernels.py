@@ -186,3 +186,19 @@ def test_without_int8_kernels_the_float_route_runs(monkeypatch, int8_calls):
     monkeypatch.setattr(cpu_backend, "INT8_KERNELS", False)
     assert _steps(_conv(*CONVS["3x3"], seed=1)) <= 1.0 + 1e-9
     assert int8_calls == []
+
+
+def test_a_quantized_product_the_kernels_do_not_take_is_a_clear_error():
+    """16-bit quantized mat_mul: no cpu kernel takes it (the int8 kernels want 8-bit
+    types: `CpuBackend.is_op_supported`); compiling says which op, as a UserError."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.ir.text import parse_module
+
+    q = "!glow.quant<i16, scale = 0.01, offset = 0>"
+    text = (f"func.func @main(%a: tensor<4x8x{q}>, %b: tensor<8x3x{q}>) -> tensor<4x3x{q}> {{\n"
+            f"  %0 = glow.mat_mul %a, %b : (tensor<4x8x{q}>, tensor<8x3x{q}>) -> tensor<4x3x{q}>\n"
+            f"  func.return %0 : tensor<4x3x{q}>\n}}\n")
+    with pytest.raises(UserError, match="'glow.mat_mul' op is not supported by backend 'cpu'"):
+        glow_mlir.compile(parse_module(make_context(), text), backend="cpu", cache=False,
+                          progress=False)
