@@ -17,17 +17,22 @@ symmetric schemas have none). Each row's sums go to a small private buffer and a
 requantized in a loop of their own, which LLVM vectorizes.
 
 The product is in "dot" form: both operands contiguous along k (a row of `a`, a row of
-`b` = a column of the weights), OBLOCK output channels per pass over a row of `a`
-(OBLOCK i32 reductions in one loop, iter_args). Measured on this machine (AVX-512 with
-VNNI, 64x512x512, LLVM at O3 for the host, /tmp experiment recorded in the commit):
-  float f32 "cols" form (broadcast a, vector over m)       12.7 GMAC/s
-  i8 "cols" form, sext to i32, muli                        14.7 GMAC/s (vpmulld)
-  i8 pairs [k/2, m, 2], sext to i32, two muli + add        23.5 GMAC/s (vpmulld)
-  i8 "dot" form, sext i8 -> i32, muli, add reduction       26.5 GMAC/s (vpmaddwd)
+`b` = a column of the weights), one i32 reduction per output element. Measured with
+`benchmarks/int8_dot_forms.py` (64x576x256, one thread; LLVM at O3 for this host, whose
+AVX-512 includes VNNI), GMAC/s in two runs on the shared machine:
+  float f32 "cols" form (broadcast a, vector over m)      12.7 / 11.2
+  i8 "cols" form, sext to i32, muli                       14.7 / 19.6  (vpmulld)
+  i8 pairs [k/2, m, 2], sext to i32, two muli + add       23.5 / 20.1  (vpmulld)
+  i8 "dot" form, sext i8 -> i32, muli, add reduction      35.1 / 26.4  (vpmaddwd)
 The dot form wins: LLVM turns the reduction of sext(i8) * sext(i8) into vpmaddwd (both
-widened to i16, pairs multiplied and added into i32), which is what we want on a CPU
-without a usable VNNI form; it emitted no vpdpbusd / vpdpwssd. So the kernels lay both
-operands out along k:
+widened to i16, pairs multiplied and added into i32). With 2 or 4 reductions per loop
+(outputs sharing the loads of `a`) it fell back to vpmulld, so signed `a` takes one
+output per loop (OBLOCK); zext(u8) * sext(i8) became vpdpwssd (VNNI's word form) and
+was fastest with 4 (OBLOCK_UNSIGNED). LLVM never emitted vpdpbusd (VNNI's byte form,
+4 products per lane, which onnxruntime's kernels use) from these loops: that would take
+intrinsics the loop generators do not emit. So the int8 kernels reach about the float
+gemm's multiply-add rate, not more; what they save is memory (weights 4x smaller).
+The kernels lay both operands out along k:
 - convolution: an im2col of the image, [pixels, group, K] (K = cg * kh * kw in the
   filter's order: OIHW is (c, kh, kw) per output channel, OHWI (kh, kw, c)), padded with
   za (a padded element then adds (za - za) * b = 0 after the corrections); the filter is
