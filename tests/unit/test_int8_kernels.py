@@ -48,15 +48,15 @@ def _batches(model, n=4, seed=7):
              for k, s in shapes.items()} for j in range(n)]
 
 
-def _steps(model, schema="asymmetric", relu=False):
+def _steps(model, schema="asymmetric", threads=None):
     """max |cpu - interpreter| in steps of the output scale, for `model` quantized with
-    `schema` from a profile on its own batches."""
+    `schema` from a profile on its own batches (on `threads` threads: None, the default)."""
     profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
     config = glow_mlir.QuantizationConfig(schema=schema)
     interp = glow_mlir.compile(model, backend="interpreter", profile=profile,
                                quantization=config, cache=False, progress=False)
     cpu = glow_mlir.compile(model, backend="cpu", profile=profile, quantization=config,
-                            cache=False, progress=False)
+                            cache=False, progress=False, num_threads=threads)
     feeds = _batches(model, 1, seed=99)[0]
     (want,), (got,) = interp.run(feeds), cpu.run(feeds)
     step = _output_scale(_quantized(model, profile, schema))
@@ -202,3 +202,13 @@ def test_a_quantized_product_the_kernels_do_not_take_is_a_clear_error():
     with pytest.raises(UserError, match="'glow.mat_mul' op is not supported by backend 'cpu'"):
         glow_mlir.compile(parse_module(make_context(), text), backend="cpu", cache=False,
                           progress=False)
+
+
+@pytest.mark.parametrize("name", ["3x3", "groups"])
+def test_int8_convolution_on_two_threads(name, int8_calls):
+    """Rows split over two threads (each with its own row of sums: private scratch) give
+    the interpreter's numbers too. The layer is made large enough to be split."""
+    n, c, h, w, o, k, stride, pads, dilation, group = CONVS[name]
+    model = _conv(n, c * 4, h * 3, w * 3, o * 4, k, stride, pads, dilation, group, seed=3)
+    assert _steps(model, threads=2) <= 1.0 + 1e-9
+    assert int8_calls == ["convolution"]
