@@ -238,6 +238,37 @@ class Product:
         assert isinstance(st, IntegerType)
         return em.value(arith.FPToUIOp(r, st) if _unsigned(t) else arith.FPToSIOp(r, st))
 
+    def rows_km(self, n_dim: int, m_dim: int, X: SSAValue, W: SSAValue, bias_at,
+                O: SSAValue) -> None:
+        """out[n, m] for few rows, the weights W[k, m] as they are (no transposed copy):
+        per row, sums[m] += a[n, k] * W[k, m] over contiguous m (vpmulld; the corrections
+        summed the same way), then the row's epilogue."""
+        em = self.em
+        corr = em.scratch(i32, [m_dim])
+        sums = em.scratch(i32, [m_dim])
+        em.loop(0, m_dim, lambda j: em.store(
+            _addi(em, _c32(em, self.k * self.za * self.zb),
+                  bias_at(j) if bias_at is not None else _c32(em, 0)), corr, [j]))
+        neg_za = _c32(em, -self.za)
+        em.loop(0, self.k, lambda kk: em.loop(0, m_dim, lambda j: em.store(_addi(
+            em, em.load(corr, [j]), _muli(em, neg_za, _wide(em, em.load(W, [kk, j]), self.ub))),
+            corr, [j])))
+
+        def row(p):
+            em.loop(0, m_dim, lambda j: em.store(_c32(em, 0), sums, [j]))
+
+            def step(kk):
+                a = _wide(em, em.load(X, [p, kk]), self.ua)
+                em.loop(0, m_dim, lambda j: em.store(_addi(em, em.load(sums, [j]), _muli(
+                    em, a, _wide(em, em.load(W, [kk, j]), self.ub))), sums, [j]))
+
+            em.loop(0, self.k, step)
+            rs = self.rowsum(lambda kk: (X, [p, kk]))
+            em.loop(0, m_dim, lambda j: self.finish_one(em.load(sums, [j]), corr, j, rs,
+                                                        O, [p, j]))
+
+        em.loop(0, n_dim, row)
+
     def rows(self, p_dim: int, o_dim: int, a_at, b_at, corr: SSAValue,
              out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
              groups: int = 1) -> None:
@@ -303,6 +334,12 @@ def pad_k(k: int) -> int:
     return k if k % K_ALIGN == 0 or k < 16 else -(-k // K_ALIGN) * K_ALIGN
 
 
+FEW_ROWS = 8
+"""fully_connected / mat_mul with fewer rows take `Product.rows_km` (the weights as they
+are): the transposed copy of the weights cost 15x the product itself on ResNet-18's
+1x512 x 512x1000 layer (`benchmarks/int8_kernels.py`)."""
+
+
 def _subi_index(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return em.value(arith.SubiOp(a, b))
 
@@ -330,6 +367,9 @@ def fully_connected(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(x), shape(w)
     O, X, W, B = _buf(em, out), _buf(em, x), _buf(em, w), _buf(em, bias)
     prod = Product(em, instr, elem(x), elem(w), elem(out), k)
+    if n < FEW_ROWS:
+        prod.rows_km(n, m, X, W, lambda o: em.load(B, [o]), O)
+        return
     wt = _transposed(em, lambda kk, mm: (W, [kk, mm]), k, m, _storage(elem(w)))
     corr = prod.corrections(m, lambda o, kk: (wt, [o, kk]), lambda o: em.load(B, [o]))
     prod.rows(n, m, lambda p, g, kk: (X, [p, kk]), lambda o, kk: (wt, [o, kk]), corr,
@@ -342,6 +382,9 @@ def mat_mul(instr, em: Emitter) -> None:
     (n, k), (_, m) = shape(lhs), shape(rhs)
     O, L, R = _buf(em, out), _buf(em, lhs), _buf(em, rhs)
     prod = Product(em, instr, elem(lhs), elem(rhs), elem(out), k)
+    if n < FEW_ROWS:
+        prod.rows_km(n, m, L, R, None, O)
+        return
     rt = _transposed(em, lambda kk, mm: (R, [kk, mm]), k, m, _storage(elem(rhs)))
     corr = prod.corrections(m, lambda o, kk: (rt, [o, kk]), None)
     prod.rows(n, m, lambda p, g, kk: (L, [p, kk]), lambda o, kk: (rt, [o, kk]), corr,
