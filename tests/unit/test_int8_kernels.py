@@ -1,7 +1,8 @@
 """The cpu's int8 dense kernels (conversion/glow_ir_to_loops/kernels_qdense.py) against
 the interpreter (whose quantized ops match a numpy integer reference within one step:
 test_quantize_ops.py): random convolution shapes (stride, pads, dilation, groups,
-depthwise) and fully connected layers under each schema, hypothesis-drawn shapes, and
+depthwise) and fully connected layers under each schema, hypothesis-drawn shapes, NHWC
+convolutions, two threads, and
 quantized matrix products on stored integers. Each test also checks that the int8
 kernel ran (a spy on it), so a fallback to the float kernels would fail it."""
 
@@ -211,4 +212,53 @@ def test_int8_convolution_on_two_threads(name, int8_calls):
     n, c, h, w, o, k, stride, pads, dilation, group = CONVS[name]
     model = _conv(n, c * 4, h * 3, w * 3, o * 4, k, stride, pads, dilation, group, seed=3)
     assert _steps(model, threads=2) <= 1.0 + 1e-9
+    assert int8_calls == ["convolution"]
+
+
+NHWC = {  # kernels, strides, pads, group, input [n, h, w, c], filter [o, kh, kw, c / group]
+    "1x1 (no im2col)": ((1, 1), (1, 1), (0, 0, 0, 0), 1, (2, 5, 6, 16), (8, 1, 1, 16)),
+    "3x3/2 padded": ((3, 3), (2, 2), (1, 0, 1, 1), 1, (1, 7, 8, 6), (5, 3, 3, 6)),
+    "grouped": ((3, 3), (1, 1), (1, 1, 1, 1), 2, (1, 5, 5, 8), (6, 3, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NHWC))
+def test_int8_nhwc_convolution_matches_the_interpreter(name, int8_calls):
+    """NHWC convolutions (OHWI filters; ONNX gives NCHW, so written as IR here), the
+    filter and bias as inputs, on every stored value: within one of the interpreter."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module
+    from glow_mlir.targets.interpreter import evaluate_module
+
+    kernels, strides, pads, group, xs, ws = NHWC[name]
+    h = (xs[1] + pads[0] + pads[2] - kernels[0]) // strides[0] + 1
+    w = (xs[2] + pads[1] + pads[3] - kernels[1]) // strides[1] + 1
+    ys = (xs[0], h, w, ws[0])
+    qx = "!glow.quant<i8, scale = 0.05, offset = -20>"
+    qw = "!glow.quant<i8, scale = 0.01, offset = 0>"
+    qy = "!glow.quant<i8, scale = 0.2, offset = 3>"
+
+    def t(shape, q):
+        return f"tensor<{'x'.join(map(str, shape))}x{q}>"
+
+    def arr(v):
+        return ", ".join(map(str, v))
+
+    sig = f"({t(xs, qx)}, {t(ws, qw)}, tensor<{ws[0]}xi32>) -> {t(ys, qy)}"
+    text = (f"func.func @main(%x: {t(xs, qx)}, %w: {t(ws, qw)}, %b: tensor<{ws[0]}xi32>) "
+            f"-> {t(ys, qy)} {{\n"
+            f"  %0 = glow.convolution %x, %w, %b {{kernels = array<i64: {arr(kernels)}>, "
+            f"strides = array<i64: {arr(strides)}>, pads = array<i64: {arr(pads)}>, "
+            f"group = {group} : i64, layout = \"NHWC\"}} : {sig}\n"
+            f"  func.return %0 : {t(ys, qy)}\n}}\n")
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, xs).astype(np.int8)
+    wt = rng.integers(-127, 128, ws).astype(np.int8)
+    b = rng.integers(-2000, 2000, ws[0]).astype(np.int32)
+    (want,) = evaluate_module(parse_module(make_context(), text), [x, wt, b])
+    model = glow_mlir.compile(parse_module(make_context(), text), backend="cpu", cache=False,
+                              progress=False)
+    (got,) = model.run({"input0": x, "input1": wt, "input2": b})
+    assert len(np.unique(want)) > 10
+    assert np.max(np.abs(got.astype(np.int64) - want)) <= 1
     assert int8_calls == ["convolution"]
