@@ -2,9 +2,9 @@
 the interpreter (whose quantized ops match a numpy integer reference within one step:
 test_quantize_ops.py): random convolution shapes (stride, pads, dilation, groups,
 depthwise) and fully connected layers under each schema, hypothesis-drawn shapes, NHWC
-convolutions, two threads, and
-quantized matrix products on stored integers. Each test also checks that the int8
-kernel ran (a spy on it), so a fallback to the float kernels would fail it."""
+convolutions, two threads, and quantized matrix products on stored integers. Each test
+also checks that the int8 kernel ran (a spy on it), so a fallback to the float kernels
+would fail it."""
 
 from __future__ import annotations
 
