@@ -193,8 +193,8 @@ def test_quantized_op_matches_integer_reference(kind, schema):
                                   "transpose", "max_pool"])
 def test_cpu_runs_the_quantized_graph_as_the_interpreter(kind):
     """The cpu backend's outputs, read back as stored steps of the output type, within
-    one step of the interpreter's (quantized conv and fully_connected go through the
-    float kernels on cpu: transforms/graph/dense_through_float.py)."""
+    one step of the interpreter's (quantized conv and fully_connected run on the cpu's
+    int8 kernels: kernels_qdense.py, tested further in test_int8_kernels.py)."""
     model = MODELS[kind]()
     profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
     interp = glow_mlir.compile(model, backend="interpreter", profile=profile)

@@ -46,6 +46,13 @@ if TYPE_CHECKING:
     from glow_mlir.targets.cpu.executor import CpuExecutor
 
 
+INT8_KERNELS = True
+"""Whether quantized convolution, fully_connected and the matrix products run on the int8
+kernels (`conversion/glow_ir_to_loops/kernels_qdense.py`; False: conv and fully_connected
+through the float kernels, the matrix products float; `benchmarks/int8_kernels.py`
+compares both)."""
+
+
 def kept(kind: type[Operation]) -> bool:
     """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
     the activations it fuses (every op with the trait `FusableActivation`)."""
@@ -138,11 +145,13 @@ class CpuBackend(Backend):
                 and is_float(element_type))
 
     def transform_post_lowering(self, module: ModuleOp) -> bool:
-        """Quantized convolution and fully_connected through the float kernels, the int8
-        ops around them kept (`transforms/graph/dense_through_float.py`): there are no
-        int8 dense kernels yet. The per-channel quantized ones too
+        """Quantized convolution and fully_connected on the int8 kernels where they take
+        the op's types (`kernels_qdense.runs_int8`), else through the float kernels, the
+        int8 ops around them kept (`transforms/graph/dense_through_float.py`). The
+        per-channel quantized ones go through the float kernels too
         (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
         `integer_pools_through_float.py`)."""
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
         from glow_mlir.transforms.graph.integer_pools_through_float import (
@@ -151,17 +160,26 @@ class CpuBackend(Backend):
 
         per_channel = channelwise_through_float(module)
         pools = integer_pools_through_float(module)
-        return dense_through_float(module) | per_channel | pools
+        dense = dense_through_float(module,
+                                    native=runs_int8 if INT8_KERNELS else lambda op: False)
+        return dense | per_channel | pools
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
-        are not asked: `Backend.runs`), except quantized pools and matmuls: their loop
-        generators take floats only (`kernels_common.require_float`), so `quantize-graph`
-        leaves them float on cpu."""
-        from glow_mlir.dialects.glow_ops.types import is_quantized
+        are not asked: `Backend.runs`), except quantized pools: their loop generators
+        take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
+        them float on cpu. Quantized matrix products run on the int8 kernels when
+        all their types are 8-bit (`kernels_qdense`)."""
+        from glow_mlir.dialects import glow
+        from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 
-        if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in info.element_types()):
-            return False
+        types = list(info.element_types())
+        if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in types):
+            eight = all(isinstance(t, QuantizedType) and t.storage.width.data == 8
+                        for t in types)
+            if not (INT8_KERNELS and eight
+                    and info.kind in (glow.MatMulOp, glow.BatchMatMulOp)):
+                return False
         return info.name.startswith("glow.") and fused_activation_ok(self, info)
 
     def lower(self, module: ModuleOp, disable: Sequence[str] = (),

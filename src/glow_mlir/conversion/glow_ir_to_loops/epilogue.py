@@ -23,7 +23,8 @@ memory: the result may be one of the chain's sources (ResNet's `element_add @out
 share bytes with anything the producer reads (its life starts at the last
 instruction, so the planner may give it the bytes of an input the producer reads for
 the last time), nor partly with the producer's output or the chain's sources.
-Floating-point producers only (the quantized ones have no cpu kernel).
+Floating-point producers only: a quantized one (kernels_qdense.py) finishes each element
+by requantizing it, and the int8 element-wise instructions after it run on their own.
 """
 
 from __future__ import annotations
@@ -87,9 +88,16 @@ def fusable(ops: Sequence[Operation], em: Emitter) -> dict[glow_ir.InstrOp, Epil
         return {}
     found = {}
     for producer, ep in epilogues(ops, cpu_rules()).items():
-        if _places_allow(ep, em):
+        if _float_producer(producer) and _places_allow(ep, em):
             found[producer] = ep
     return found
+
+
+def _float_producer(producer: Operation) -> bool:
+    from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+    return not any(isinstance(v.type.get_element_type(), QuantizedType)  # type: ignore[attr-defined]
+                   for v in producer.operands)
 
 
 def _places_allow(ep: Epilogue, em: Emitter) -> bool:

@@ -37,6 +37,7 @@ one of several forms by the window's shape:
   constant rectangle of valid outputs, inner loop over ow (tiles would turn strided reads
   into gathers).
 - NHWC reduces over the contiguous input channels.
+Quantized (int8) convolutions: kernels_qdense.py.
 
 The entry point (with the NHWC form) comes first, then the direct form, then the
 register-tile machinery (`loop_carry`, `_split_columns`, `_conv_nchw`), then im2col
@@ -52,6 +53,7 @@ from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -90,6 +92,8 @@ CHANNELS = 4
 
 @lowers(glow.ConvolutionOp)
 def convolution(instr, em: Emitter) -> None:
+    if qdense.quantized(instr):
+        return qdense.convolution(instr, em)
     require_float(instr, narrow=False)
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)

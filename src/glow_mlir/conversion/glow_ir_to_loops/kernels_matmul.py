@@ -11,7 +11,8 @@ panel of a wide B does not), and the C rows stay in L1; DEPTH steps of k are
 unrolled, so each load/store of C carries DEPTH multiply-adds. The ROWS rows accumulate
 in a small scratch tile (`c_tile`), copied back to C per block of k: C's own rows may be a
 multiple of 4 KiB apart (e.g. 3072 floats) and then map to the same L1 sets.
-Floating-point f32 and f64 only (batched_add also f16 and bf16).
+Floating-point f32 and f64 (batched_add also f16 and bf16); quantized products go to
+kernels_qdense.py.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
 from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -255,6 +257,8 @@ def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
 
 @lowers(glow.FullyConnectedOp)
 def fully_connected(instr, em: Emitter) -> None:
+    if qdense.quantized(instr):
+        return qdense.fully_connected(instr, em)
     require_float(instr, narrow=False)
     out, x, w, bias = instr.operands
     (n, k), (_, m) = shape(x), shape(w)
@@ -266,6 +270,8 @@ def fully_connected(instr, em: Emitter) -> None:
 
 @lowers(glow.MatMulOp)
 def mat_mul(instr, em: Emitter) -> None:
+    if qdense.quantized(instr):
+        return qdense.mat_mul(instr, em)
     ct = require_float(instr, narrow=False)
     out, lhs, rhs = instr.operands
     (n, k), (_, m) = shape(lhs), shape(rhs)
@@ -277,6 +283,8 @@ def mat_mul(instr, em: Emitter) -> None:
 
 @lowers(glow.BatchMatMulOp)
 def batch_mat_mul(instr, em: Emitter) -> None:
+    if qdense.quantized(instr):
+        return qdense.batch_mat_mul(instr, em)
     ct = require_float(instr, narrow=False)
     out, lhs, rhs = instr.operands
     (bs, n, k), (_, _, m) = shape(lhs), shape(rhs)

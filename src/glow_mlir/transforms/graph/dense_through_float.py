@@ -1,5 +1,6 @@
 """Quantized convolution and fully_connected computed by the float kernels: the cpu
-backend's `transform_post_lowering` until it has int8 kernels (issue 18, item 3).
+backend's `transform_post_lowering` for the quantized dense ops its int8 kernels do not
+take (`native`: the backend's test, `kernels_qdense.runs_int8`; issue 18, item 3).
 
     y = conv(x : q<sx, zx>, w : q<sw, zw> constant, b : i32 constant) : q<sy, zy>
  -> y = quantize(conv(dequantize(x), w', b') : f32) : q<sy, zy>
@@ -10,11 +11,13 @@ once; the float32 sum differs from it by rounding only, so a result differs by a
 one step where the real value lies at a rounding boundary (tests/unit/test_quantize_cpu.py).
 The int8 ops around (relu, pools, data movement, add, concat, rescale) keep their int8
 kernels. The weights become float32 again, so this route neither shrinks the constants
-nor speeds the dense ops up: it makes the quantized model run on cpu with the
+nor speeds the dense ops up: it makes such a quantized op run on cpu with the
 interpreter's numbers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
@@ -63,11 +66,14 @@ def _float_route(op: Operation) -> bool:
     return True
 
 
-def dense_through_float(module: ModuleOp) -> bool:
-    """Rewrite every quantized dense op (module docstring); True when one changed."""
+def dense_through_float(module: ModuleOp,
+                        native: Callable[[Operation], bool] = lambda op: False) -> bool:
+    """Rewrite every quantized dense op but those `native` keeps (module docstring); True
+    when one changed."""
     changed = False
     for op in list(module.walk()):
-        if quant_rule(op) is QuantRule.DENSE and op.name.startswith("glow."):
+        if (quant_rule(op) is QuantRule.DENSE and op.name.startswith("glow.")
+                and not native(op)):
             changed |= _float_route(op)
     if changed:
         for fn in module.ops:

@@ -1,0 +1,227 @@
+"""int8 kernels on cpu (issue 18, item 3): the quantized model on our int8 kernels against
+our float model, against the float route it replaced (quantized convolution and
+fully_connected through the float kernels, `INT8_KERNELS = False`), and against
+onnxruntime's float and int8 (`quantize_static`, QOperator, u8 activations, s8 weights)
+of the same model in the same run; the constant area before and after; per layer, each
+distinct convolution / Gemm / MatMul of the model as a one-node model, float against int8.
+
+    python benchmarks/int8_kernels.py [--models resnet18,resnet50,bert_layer] [--runs 5]
+                                      [--threads 1] [--layers 12] [--image 224]
+
+resnet18 and bert_layer are glow_mlir.model_zoo's (random weights), resnet50 torchvision's
+(benchmarks/real_models.py export). Times are CPU seconds of the process (`time.process_time`,
+onnxruntime with as many intra-op threads as ours), the median of --runs calls after one
+warm-up (per-layer: the trace's wall time per kernel call, least of --runs); ratios
+within one run are what to read on a shared machine. Our int8 model is
+quantized by glow_mlir (profile on 4 batches, asymmetric schema, min/max), onnxruntime's by
+its own quantize_static on the same batches. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import glow_mlir  # noqa: E402
+from glow_mlir import model_zoo  # noqa: E402
+from glow_mlir.backends import cpu as cpu_backend  # noqa: E402
+
+
+def make_model(name: str, image: int):
+    if name == "resnet18":
+        return model_zoo.resnet18(image=image)
+    if name == "bert_layer":
+        return model_zoo.bert_layer()
+    if name == "resnet50":
+        from cpu_vs_onnxruntime import real_model
+
+        return real_model("resnet50")
+    raise SystemExit(f"unknown model '{name}' (resnet18, resnet50, bert_layer)")
+
+
+def batches(model, n: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Random float inputs (an int64 attention mask of ones)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        feed = {}
+        for i in model.graph.input:
+            shape = [d.dim_value or 1 for d in i.type.tensor_type.shape.dim]
+            if i.type.tensor_type.elem_type == 7:  # int64
+                feed[i.name] = np.ones(shape, np.int64)
+            else:
+                feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+        out.append(feed)
+    return out
+
+
+def cpu_seconds(fn, feeds, runs: int) -> float:
+    fn(feeds)
+    times = []
+    for _ in range(runs):
+        t = time.process_time()
+        fn(feeds)
+        times.append(time.process_time() - t)
+    return statistics.median(times)
+
+
+def ort_int8(model, calibration, threads: int):
+    """onnxruntime's quantize_static (QOperator, u8 activations, s8 weights) session."""
+    import onnx
+    from onnxruntime import quantization
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(calibration)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "f.onnx"), os.path.join(tmp, "q.onnx")
+        onnx.save(model, src)
+        quantization.quantize_static(src, dst, Reader(),
+                                     quant_format=quantization.QuantFormat.QOperator,
+                                     activation_type=quantization.QuantType.QUInt8,
+                                     weight_type=quantization.QuantType.QInt8)
+        return session(onnx.load(dst), threads)
+
+
+def session(model, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    s = ort.InferenceSession(model.SerializeToString(), opts,
+                             providers=["CPUExecutionProvider"])
+    return lambda feeds: s.run(None, feeds)
+
+
+def compile_cpu(model, threads: int, **kw):
+    return glow_mlir.compile(model, backend="cpu", num_threads=threads, cache=False,
+                             progress=False, **kw)
+
+
+def dense_layers(model) -> list[tuple[str, object]]:
+    """(label, one-node ONNX model) for each distinct Conv / Gemm / MatMul with a constant
+    weight in `model` (shapes from onnx's shape inference), in order of appearance."""
+    import onnx
+    from onnx import helper, numpy_helper, shape_inference
+
+    inferred = shape_inference.infer_shapes(model)
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in [*inferred.graph.value_info, *inferred.graph.input]}
+    consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    seen, out = set(), []
+    for node in model.graph.node:
+        if node.op_type not in ("Conv", "Gemm", "MatMul") or len(node.input) < 2:
+            continue
+        x, w = node.input[0], node.input[1]
+        if w not in consts or x not in shapes or 0 in shapes[x]:
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        key = (node.op_type, tuple(shapes[x]), consts[w].shape, repr(sorted(attrs.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        inits = [numpy_helper.from_array(consts[w], "w")]
+        names = ["x", "w"]
+        if len(node.input) > 2 and node.input[2] in consts:
+            inits.append(numpy_helper.from_array(consts[node.input[2]], "b"))
+            names.append("b")
+        n = helper.make_node(node.op_type, names, ["y"], **attrs)
+        graph = helper.make_graph(
+            [n], "layer", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shapes[x])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], inits)
+        one = helper.make_model(graph, opset_imports=model.opset_import)
+        one.ir_version = model.ir_version
+        k = "x".join(map(str, consts[w].shape))
+        label = f"{node.op_type} {'x'.join(map(str, shapes[x]))} w {k}"
+        if node.op_type == "Conv":
+            label += f" s{attrs.get('strides', [1])[0]} g{attrs.get('group', 1)}"
+        out.append((label, one))
+    return out
+
+
+def layer_table(model, threads: int, runs: int, limit: int) -> None:
+    """Per layer: our float kernel, our int8 kernel (the one-node model quantized: its
+    time includes quantizing the input and dequantizing the output), CPU ms of each, and
+    the ratio; a layer quantize-graph leaves float (mat_mul) is marked."""
+    rows = dense_layers(model)[:limit]
+    print(f"  per layer ({len(rows)} distinct dense layers, one-node models; CPU ms, "
+          f"median of {runs})")
+    print(f"  {'layer':52s} {'float':>8s} {'int8':>8s} {'float/int8':>10s}")
+    tf = t8 = 0.0
+    for label, one in rows:
+        cal = batches(one, 4, 0)
+        feeds = batches(one, 1, 1)[0]
+        prof = glow_mlir.profile(one, cal, backend="cpu")
+        f = cpu_seconds(compile_cpu(one, threads).run, feeds, runs)
+        quantized = compile_cpu(one, threads, profile=prof)
+        q = cpu_seconds(quantized.run, feeds, runs)
+        tf, t8 = tf + f, t8 + q
+        dense = ("glow.convolution", "glow.fully_connected", "glow.mat_mul")
+        note = "" if any(quantized.quantization.quantized.get(d) for d in dense) else \
+            "  (stays float: not quantized)"
+        print(f"  {label[:52]:52s} {f * 1e3:8.3f} {q * 1e3:8.3f} {f / q:10.2f}{note}")
+    if rows:
+        print(f"  {'all listed':52s} {tf * 1e3:8.3f} {t8 * 1e3:8.3f} {tf / t8:10.2f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default="resnet18,resnet50,bert_layer")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--layers", type=int, default=30,
+                   help="rows of the per-layer table (0: none)")
+    p.add_argument("--image", type=int, default=224, help="resnet18's image size")
+    args = p.parse_args()
+    print(f"threads {args.threads}; CPU seconds, median of {args.runs} runs")
+    rows = []
+    for name in args.models.split(","):
+        model = make_model(name, args.image)
+        calibration = batches(model, 4, 0)
+        feeds = batches(model, 1, 1)[0]
+        profile = glow_mlir.profile(model, calibration, backend="cpu")
+        fl = compile_cpu(model, args.threads)
+        q8 = compile_cpu(model, args.threads, profile=profile)
+        cpu_backend.INT8_KERNELS = False
+        try:
+            qf = compile_cpu(model, args.threads, profile=profile)
+        finally:
+            cpu_backend.INT8_KERNELS = True
+        t = {"float": cpu_seconds(fl.run, feeds, args.runs),
+             "int8": cpu_seconds(q8.run, feeds, args.runs),
+             "int8 via float": cpu_seconds(qf.run, feeds, args.runs),
+             "ort float": cpu_seconds(session(model, args.threads), feeds, args.runs),
+             "ort int8": cpu_seconds(ort_int8(model, calibration, args.threads), feeds,
+                                     args.runs)}
+        const = {"float": fl.memory.constant_bytes, "int8": q8.memory.constant_bytes,
+                 "int8 via float": qf.memory.constant_bytes}
+        int8_ops = sum(q8.quantization.quantized.values()) if q8.quantization else 0
+        rows.append((name, t, const, int8_ops))
+        print(f"\n{name}: int8 ops {int8_ops}; constant area float {const['float']:,} B, "
+              f"int8 {const['int8']:,} B ({const['float'] / const['int8']:.2f}x smaller), "
+              f"int8 via float kernels {const['int8 via float']:,} B")
+        for k, v in t.items():
+            print(f"  {k:15s} {v * 1e3:9.2f} ms")
+        print(f"  ours int8 vs ours float: {t['float'] / t['int8']:.2f}x faster; "
+              f"vs the float route: {t['int8 via float'] / t['int8']:.2f}x; "
+              f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} "
+              f"(>1: ours faster); ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}")
+        if args.layers:
+            layer_table(model, args.threads, args.runs, args.layers)
+
+if __name__ == "__main__":
+    main()
