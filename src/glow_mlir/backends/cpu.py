@@ -140,10 +140,16 @@ class CpuBackend(Backend):
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Quantized convolution and fully_connected through the float kernels, the int8
         ops around them kept (`transforms/graph/dense_through_float.py`): there are no
-        int8 dense kernels yet."""
+        int8 dense kernels yet. Transposes feeding a batch matmul (attention's heads)
+        folded into it: its kernel reads them strided
+        (`transforms/graph/fold_transposes_into_batch_matmul.py`)."""
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+        from glow_mlir.transforms.graph.fold_transposes_into_batch_matmul import (
+            fold_transposes_into_batch_matmul,
+        )
 
-        return dense_through_float(module)
+        changed = dense_through_float(module)
+        return fold_transposes_into_batch_matmul(module) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
