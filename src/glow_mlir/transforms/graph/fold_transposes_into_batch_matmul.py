@@ -34,8 +34,10 @@ from glow_mlir.dialects.glow_ops.types import shape_of
 from glow_mlir.transforms.graph.merge_transposes import shuffle_of
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, has_single_use
 
+Fold = tuple[SSAValue, tuple[int, ...], list[Operation]]
 
-def foldable(operand: SSAValue, lhs: bool) -> tuple[SSAValue, tuple[int, ...], list[Operation]] | None:
+
+def foldable(operand: SSAValue, lhs: bool) -> Fold | None:
     """(the transpose's input, its shuffle, the ops that become dead) when the batch
     matmul operand `operand` can read the transpose's input strided, else None."""
     dead: list[Operation] = []
@@ -85,10 +87,10 @@ class FoldTransposeIntoBatchMatMul(RewritePattern):
             operands=operands, result_types=[op.result.type],
             attributes={**kept, **{k: glow.BatchMatMulOp.attr_of(k, v)
                                    for k, v in attrs.items()}})
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
         for gone in dead:  # the reshape before its transpose: users first
             if not gone.results[0].uses:
-                rewriter.erase_op(gone)
+                rewriter.erase(gone)
 
 
 def fold_transposes_into_batch_matmul(module: ModuleOp) -> bool:
