@@ -143,13 +143,11 @@ class CpuBackend(Backend):
         int8 dense kernels yet. Transposes feeding a batch matmul (attention's heads)
         folded into it: its kernel reads them strided
         (`transforms/graph/fold_transposes_into_batch_matmul.py`)."""
+        from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
-        from glow_mlir.transforms.graph.fold_transposes_into_batch_matmul import (
-            fold_transposes_into_batch_matmul,
-        )
 
         changed = dense_through_float(module)
-        return fold_transposes_into_batch_matmul(module) or changed
+        return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes

@@ -93,6 +93,11 @@ class FoldTransposeIntoBatchMatMul(RewritePattern):
                 rewriter.erase(gone)
 
 
+FOLD = True
+"""Whether the cpu backend folds (False: the transposes stay copies; what
+`benchmarks/batch_matmul_transposes.py` compares against, in the same run)."""
+
+
 def fold_transposes_into_batch_matmul(module: ModuleOp) -> bool:
     """Rewrite every foldable batch matmul operand (module docstring); True when one
     changed."""
