@@ -75,6 +75,10 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     window_attrs,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
+    convolution_winograd,
+    use_winograd,
+)
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
     group_size,
     parallel_loop,
@@ -110,6 +114,9 @@ def convolution(instr, em: Emitter) -> None:
     def iw_of(kw, ow_iv):
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
+    if use_winograd(instr):  # F(2x2, 3x3): kernels_winograd.py
+        convolution_winograd(em, instr, act)
+        return
     form = _nchw_form(instr)[0]
     if form == "im2col":
         _conv_im2col(em, instr, kernels, strides, pads, dilation, act)
