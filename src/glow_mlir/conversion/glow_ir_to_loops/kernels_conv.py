@@ -1,6 +1,8 @@
 """Convolution (glow_ir.convolution) in NCHW and NHWC, f32 and f64; `convolution` picks
 one of several forms by the window's shape:
 
+- NCHW, 3x3, stride 1, one group, with enough channels and pixels: Winograd F(2x2, 3x3)
+  (kernels_winograd.py; `use_winograd` says which, from `benchmarks/conv_algorithms.py`).
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
   in[ic, p] (`gemm`, kernels_matmul.py).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
