@@ -135,6 +135,17 @@ def test_does_not_fit(kw, calls, monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_scratch_bound(calls, monkeypatch):
+    """A convolution whose U, V and M would pass MAX_SCRATCH_BYTES keeps the direct forms."""
+    model, feeds = conv_model(1, 6, 12, 12, 6)
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4 - 1)
+    _run(model, feeds, "always", monkeypatch)
+    assert not calls
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4)
+    _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1
+
+
 def test_auto_rule(calls, monkeypatch):
     """"auto": enough channels and pixels (ResNet's 3x3 layers up to 14x14), not 7x7 or
     few channels (`benchmarks/conv_algorithms.py`)."""

@@ -54,14 +54,30 @@ MIN_OUTPUT_PIXELS = 14 * 14
 """Fewest output pixels per image for "auto" (`benchmarks/conv_algorithms.py`)."""
 
 
+MAX_SCRATCH_BYTES = 16 * 1024 * 1024
+"""Most bytes of U, V and M together (`scratch_bytes`; they live in the activation area's
+scratch region, as large as the largest kernel's scratch): ResNet's layers at 224x224
+need at most 6.7 MB (64 channels at 56x56); a larger image or 512x512 filters keep the
+direct forms, whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
+
+
+def scratch_bytes(instr) -> int:
+    """Bytes of U [16, O, C], V [16, C, tiles] and M [16, O, tiles] for `instr`."""
+    out, x, _, _ = instr.operands
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    tiles = -(-oh // 2) * -(-ow // 2)
+    return 16 * (o * c + c * tiles + o * tiles) * (elem(out).bitwidth // 8)
+
+
 def fits(instr) -> bool:
     """A convolution F(2x2, 3x3) computes: NCHW, 3x3, stride 1, undilated, one group,
-    pads of at most 1, f32 or f64."""
+    pads of at most 1, its scratch within MAX_SCRATCH_BYTES."""
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
             and tuple(a.ints("dilation", (1, 1))) == (1, 1) and a.int_attr("group", 1) == 1
-            and max(pads) <= 1)
+            and max(pads) <= 1 and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
 
 
 def use_winograd(instr) -> bool:
