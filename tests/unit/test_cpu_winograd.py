@@ -8,21 +8,20 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
 
-F = TensorProto.FLOAT
-
 
 def conv_model(n, c, h, w, o, pads=(1, 1, 1, 1), strides=(1, 1), kernel=3, group=1,
-               dilations=(1, 1), tail=None, seed=0):
+               dilations=(1, 1), tail=None, seed=0, dtype=np.float32):
     """Conv (+ relu, or + residual add then relu when tail == "residual")."""
     rng = np.random.default_rng(seed)
-    weights = (rng.standard_normal((o, c // group, kernel, kernel)) * 0.3).astype(np.float32)
-    bias = rng.standard_normal(o).astype(np.float32)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    weights = (rng.standard_normal((o, c // group, kernel, kernel)) * 0.3).astype(dtype)
+    bias = rng.standard_normal(o).astype(dtype)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=list(pads),
                               strides=list(strides), group=group, dilations=list(dilations))]
     inputs = [("x", [n, c, h, w])]
@@ -35,18 +34,18 @@ def conv_model(n, c, h, w, o, pads=(1, 1, 1, 1), strides=(1, 1), kernel=3, group
                   helper.make_node("Relu", ["s"], ["y"])]
         last = "y"
     graph = helper.make_graph(
-        nodes, "conv", [helper.make_tensor_value_info(k, F, None) for k, _ in inputs],
-        [helper.make_tensor_value_info(last, F, None)],
+        nodes, "conv", [helper.make_tensor_value_info(k, elem, None) for k, _ in inputs],
+        [helper.make_tensor_value_info(last, elem, None)],
         [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")])
     for vi, (_, shape) in zip(graph.input, inputs):
         vi.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=d)
                                               for d in shape])
-    feeds = {"x": rng.standard_normal((n, c, h, w)).astype(np.float32)}
+    feeds = {"x": rng.standard_normal((n, c, h, w)).astype(dtype)}
     if tail == "residual":
         oh = (h + pads[0] + pads[2] - kernel) // strides[0] + 1
         ow = (w + pads[1] + pads[3] - kernel) // strides[1] + 1
-        graph.input.append(helper.make_tensor_value_info("skip", F, [n, o, oh, ow]))
-        feeds["skip"] = rng.standard_normal((n, o, oh, ow)).astype(np.float32)
+        graph.input.append(helper.make_tensor_value_info("skip", elem, [n, o, oh, ow]))
+        feeds["skip"] = rng.standard_normal((n, o, oh, ow)).astype(dtype)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model, feeds
@@ -97,6 +96,15 @@ def test_against_direct_and_interpreter(case, calls, monkeypatch):
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got, direct, rtol=1e-4, atol=1e-5)
+
+
+def test_f64(calls, monkeypatch):
+    """Doubles: the transforms and the products in f64 (a tighter tolerance)."""
+    model, feeds = conv_model(1, 5, 9, 8, 6, tail="relu", dtype=np.float64)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1 and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_random_shapes(calls, monkeypatch):
