@@ -46,12 +46,15 @@ WINOGRAD = "auto"
 "always" (every one that fits: the tests), "never" (the forms of kernels_conv.py;
 `benchmarks/conv_algorithms.py` compares them in one run)."""
 
-MIN_CHANNELS = 32
+MIN_CHANNELS = 16
 """Fewest input and output channels for "auto": the filter transform (once per call,
 O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
-that the 2.25x fewer multiplies of the products must pay for."""
+that the 2.25x fewer multiplies of the products must pay for (16 channels at 56x56:
+Winograd 0.69x direct's CPU time; fewer not measured)."""
 MIN_OUTPUT_PIXELS = 14 * 14
-"""Fewest output pixels per image for "auto" (`benchmarks/conv_algorithms.py`)."""
+"""Fewest output pixels per image for "auto": at 7x7 the per-call filter transform
+outweighs the products (`benchmarks/conv_algorithms.py`: 128x7 1.34x, 256x7 1.47x,
+512x7 1.55x direct's time; 14x14 0.63-0.96x)."""
 
 
 MAX_SCRATCH_BYTES = 16 * 1024 * 1024
