@@ -40,6 +40,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
 )
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    group_size,
     parallel_loop,
     parallel_ranges,
     shifted,
@@ -281,8 +282,10 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     bs, n, m = shape(out)
     k = attrs(instr).logical_shape("lhs")[2]
     O = em.buffer(out)
-    # operands read through their shuffles, if any (`strided_operands.py`)
-    L, R = batch_operand(em, instr, "lhs", ct), batch_operand(em, instr, "rhs", ct)
+    # operands read through their shuffles, if any (`strided_operands.py`); a packed
+    # operand is per thread when the batch loop is split, else shared by gemm's threads
+    split = group_size(em, bs, 1, bs * n * k * m) is not None
+    L, R = (batch_operand(em, instr, side, ct, split) for side in ("lhs", "rhs"))
     tile = c_tile(em, ct, m)
     finish = Finish(em, instr)
 

@@ -25,11 +25,13 @@ Access = Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]]
 """(row, col) -> (buffer, indices) of one batch element's operand, as `gemm` takes."""
 
 
-def batch_operand(em: Emitter, instr, which: str, ct: Attribute) -> Callable[[SSAValue], Access]:
+def batch_operand(em: Emitter, instr, which: str, ct: Attribute,
+                  split: bool) -> Callable[[SSAValue], Access]:
     """For batch element p (an index value), the access function of operand `which`
     ("lhs" or "rhs") of batch_mat_mul `instr`: plain [p, i, j], or through its shuffle
     (packed first when the shuffle makes an rhs row strided; call it once per p, in the
-    batch loop)."""
+    batch loop). `split`: the batch loop runs on several threads, so the packed tile is
+    each thread's own (else one tile, filled before `gemm`, whose threads share it)."""
     value = instr.operands[1 if which == "lhs" else 2]
     buf = em.buffer(value)
     perm = tuple(attrs(instr).ints(f"{which}_perm"))
@@ -40,7 +42,7 @@ def batch_operand(em: Emitter, instr, which: str, ct: Attribute) -> Callable[[SS
     lead = moved[:-2]
     rows, cols = moved[-2:]
     packed = which == "rhs" and perm[-1] != len(perm) - 1
-    tile = em.scratch(ct, [rows, cols], private=True) if packed else None
+    tile = em.scratch(ct, [rows, cols], private=split) if packed else None
 
     def at(p: SSAValue) -> Access:
         heads = _unravel(em, p, lead)
