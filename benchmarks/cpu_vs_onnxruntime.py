@@ -6,7 +6,7 @@ speedup of N threads over one.
 
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
         [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
-        [--im2col-split auto|pixels|channels|none]
+        [--im2col-split auto|pixels|channels|none] [--winograd auto|always|never]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -37,7 +37,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv, kernels_winograd
 from glow_mlir.dialects import glow_ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -376,6 +376,9 @@ def main() -> None:
                         choices=["auto", "pixels", "channels", "none"],
                         help="how threaded im2col convolutions split (kernels_conv."
                              "IM2COL_SPLIT; none: the filling and the product separately)")
+    parser.add_argument("--winograd", default="auto", choices=["auto", "always", "never"],
+                        help="which 3x3 stride-1 convolutions run as Winograd F(2x2, 3x3) "
+                             "(kernels_winograd.WINOGRAD; never: the forms before)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -387,6 +390,7 @@ def main() -> None:
         global CLOCK
         CLOCK = time.process_time
     kernels_conv.IM2COL_SPLIT = args.im2col_split
+    kernels_winograd.WINOGRAD = args.winograd
     if args.llvm_unrolling:
         from glow_mlir.targets.cpu import jit
 
@@ -402,7 +406,8 @@ def main() -> None:
     peak = peaks[min(n, 2)]
     one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}{'regions':>8}" if n > 1 else ""
     print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}; clock: "
-          f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}")
+          f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}; "
+          f"winograd: {args.winograd}")
     if n > 1:
         print(f"cpu N/1: our one-thread CPU time over the busiest thread's with {n} threads, "
               f"each running its own parts (the speedup {n} free cores would give); "

@@ -150,8 +150,11 @@ class CpuBackend(Backend):
         int8 ops around them kept (`transforms/graph/dense_through_float.py`). The
         per-channel quantized ones go through the float kernels too
         (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
-        `integer_pools_through_float.py`)."""
+        `integer_pools_through_float.py`). Transposes feeding a batch matmul (attention's
+        heads) folded into it: its kernel reads them strided
+        (`transforms/graph/fold_transposes_into_batch_matmul.py`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
+        from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
         from glow_mlir.transforms.graph.integer_pools_through_float import (
@@ -162,7 +165,8 @@ class CpuBackend(Backend):
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        return dense | per_channel | pools
+        changed = dense | per_channel | pools
+        return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes

@@ -35,6 +35,8 @@ PASS_PATHS: dict[str, str] = {
     "merge-transposes": "glow_mlir.transforms.graph.merge_transposes:MergeTransposesPass",
     "merge-concats": "glow_mlir.transforms.graph.merge_concats:MergeConcatsPass",
     "merge-reshapes": "glow_mlir.transforms.graph.merge_reshapes:MergeReshapesPass",
+    "fold-transposes-into-batch-matmul": "glow_mlir.transforms.graph."
+        "fold_transposes_into_batch_matmul:FoldTransposesIntoBatchMatMulPass",
     # algebra
     "fold-batchnorm": "glow_mlir.transforms.graph.fold_batchnorm:FoldBatchNormPass",
     "merge-pad-into-conv": "glow_mlir.transforms.graph.merge_pad_into_conv:MergePadIntoConvPass",

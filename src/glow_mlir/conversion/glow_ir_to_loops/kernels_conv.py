@@ -1,6 +1,8 @@
 """Convolution (glow_ir.convolution) in NCHW and NHWC, f32 and f64; `convolution` picks
 one of several forms by the window's shape:
 
+- NCHW, 3x3, stride 1, one group, with enough channels and pixels: Winograd F(2x2, 3x3)
+  (kernels_winograd.py; `use_winograd` says which, from `benchmarks/conv_algorithms.py`).
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
   in[ic, p] (`gemm`, kernels_matmul.py).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
@@ -77,6 +79,10 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     window_attrs,
 )
 from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
+    convolution_winograd,
+    use_winograd,
+)
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
     group_size,
     parallel_loop,
@@ -114,6 +120,9 @@ def convolution(instr, em: Emitter) -> None:
     def iw_of(kw, ow_iv):
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
+    if use_winograd(instr):  # F(2x2, 3x3): kernels_winograd.py
+        convolution_winograd(em, instr, act)
+        return
     form = _nchw_form(instr)[0]
     if form == "im2col":
         _conv_im2col(em, instr, kernels, strides, pads, dilation, act)

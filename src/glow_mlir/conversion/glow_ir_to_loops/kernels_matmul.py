@@ -28,6 +28,7 @@ from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
+    attrs,
     block_loop,
     blocks,
     elem,
@@ -41,10 +42,12 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
 )
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    group_size,
     parallel_loop,
     parallel_ranges,
     shifted,
 )
+from glow_mlir.conversion.glow_ir_to_loops.strided_operands import batch_operand
 from glow_mlir.dialects import glow
 
 ROWS = 4
@@ -286,15 +289,20 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     if qdense.quantized(instr):
         return qdense.batch_mat_mul(instr, em)
     ct = require_float(instr, narrow=False)
-    out, lhs, rhs = instr.operands
-    (bs, n, k), (_, _, m) = shape(lhs), shape(rhs)
-    O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
+    out = instr.operands[0]
+    bs, n, m = shape(out)
+    k = attrs(instr).logical_shape("lhs")[2]
+    O = em.buffer(out)
+    # operands read through their shuffles, if any (`strided_operands.py`); a packed
+    # operand is per thread when the batch loop is split, else shared by gemm's threads
+    split = group_size(em, bs, 1, bs * n * k * m) is not None
+    L, R = (batch_operand(em, instr, side, ct, split) for side in ("lhs", "rhs"))
     tile = c_tile(em, ct, m)
     finish = Finish(em, instr)
 
     def batch(p):
-        gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), lambda i, j: (L, [p, i, j]),
-             lambda i, j: (R, [p, i, j]), lambda i, j: em.const(0.0, ct), finish, tile=tile)
+        gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), L(p), R(p),
+             lambda i, j: em.const(0.0, ct), finish, tile=tile)
 
     parallel_loop(em, bs, bs * n * k * m, batch)
 

@@ -303,20 +303,51 @@ class MatMulOp(GlowOp):
 
 @irdl_op_definition
 class BatchMatMulOp(GlowOp):
-    """lhs[B, N, K] x rhs[B, K, M] -> [B, N, M]."""
+    """lhs[B, N, K] x rhs[B, K, M] -> [B, N, M].
+
+    `lhs_perm` / `rhs_perm` (the cpu backend's `fold-transposes-into-batch-matmul`): the
+    operand is the tensor *before* a transpose by that shuffle, and the logical [B, N, K]
+    (or [B, K, M]) operand is that transpose with its leading dims merged into B (what
+    attention's per-head transposes and reshapes compute): the kernel reads it strided,
+    no copy is made. `lhs_perm` keeps the last dim last (K stays the contiguous dim of a
+    row of lhs, which `matmul_macs` and the kernel's row reads rely on). Empty: none."""
 
     name = "glow.batch_mat_mul"
     traits = traits_def(MacCount(matmul_macs))
+    lhs_perm = ints_attr(())
+    rhs_perm = ints_attr(())
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL_FORMAT
 
+    def logical_shape(self, which: str) -> tuple[int, ...]:
+        """The [B, rows, cols] operand `which` ("lhs" or "rhs") multiplies: its own shape,
+        or its transpose by `<which>_perm` with the leading dims merged."""
+        dims = shape_of(getattr(self, which))
+        perm = self.ints(f"{which}_perm")
+        if not perm:
+            return dims
+        moved = [dims[p] for p in perm]
+        return (math.prod(moved[:-2]), moved[-2], moved[-1])
+
+    def _check_perm(self, which: str) -> None:
+        value, perm = getattr(self, which), self.ints(f"{which}_perm")
+        if not perm:
+            require_rank(which, value, 3)
+            return
+        rank = len(shape_of(value))
+        require(rank >= 3, f"{which} with {which}_perm must have rank >= 3, got {rank}")
+        require(sorted(perm) == list(range(rank)),
+                f"{which}_perm {list(perm)} is not a permutation of 0..{rank - 1}")
+        if which == "lhs":
+            require(perm[-1] == rank - 1, f"lhs_perm {list(perm)} must keep the last dim last")
+
     def check(self) -> None:
-        require_rank("lhs", self.lhs, 3)
-        require_rank("rhs", self.rhs, 3)
-        b, n, k = shape_of(self.lhs)
-        b2, k2, m = shape_of(self.rhs)
+        self._check_perm("lhs")
+        self._check_perm("rhs")
+        b, n, k = self.logical_shape("lhs")
+        b2, k2, m = self.logical_shape("rhs")
         require(b == b2, f"lhs batch {b} must equal rhs batch {b2}")
         require(k == k2, f"lhs columns {k} must equal rhs rows {k2}")
         require_shape("result", self.result, (b, n, m))

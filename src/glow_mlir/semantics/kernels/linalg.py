@@ -28,11 +28,23 @@ def fully_connected(op, x, weights, bias):
     return fused_activation(op, _wide(x) @ _wide(weights) + dense_bias(op, bias))
 
 
-@kernel(glow.MatMulOp, glow.BatchMatMulOp)
+@kernel(glow.MatMulOp)
 @real_valued
 def mat_mul(op, lhs, rhs):
-    """[N, K] @ [K, M], or batched [B, N, K] @ [B, K, M]: numpy's matmul is both."""
+    """[N, K] @ [K, M]."""
     return np.matmul(_wide(lhs), _wide(rhs))
+
+
+@kernel(glow.BatchMatMulOp)
+@real_valued
+def batch_mat_mul(op, lhs, rhs):
+    """[B, N, K] @ [B, K, M], each operand first transposed by its `*_perm` (if any) and
+    its leading dims merged into B."""
+    def logical(x, which):
+        perm = op.ints(f"{which}_perm")
+        return x if not perm else np.transpose(x, perm).reshape(op.logical_shape(which))
+
+    return np.matmul(_wide(logical(lhs, "lhs")), _wide(logical(rhs, "rhs")))
 
 
 @kernel(glow.BatchedAddOp)

@@ -1,0 +1,261 @@
+"""Winograd F(2x2, 3x3) for NCHW 3x3 stride-1 convolutions (Lavin & Gray, "Fast
+Algorithms for Convolutional Neural Networks", 2016): each 2x2 block of outputs from a
+4x4 patch of inputs with 16 multiplies per input channel instead of 36.
+
+    U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters, once per call
+    V[xi][c, t] = (B^T d[c, t] B)[xi]            per 4x4 input patch t (stride 2)
+    M[xi][o, t] = sum_c U[xi][o, c] V[xi][c, t]  16 matrix products (`gemm`)
+    y[o, t]     = A^T M[:][o, t] A + bias[o]     the 2x2 outputs, then `Finish`
+
+with xi the 16 positions of a 4x4 tile. Patches reaching outside the image read 0
+(clamped loads and selects, only in the border tiles); the last tile row or column of an
+odd output keeps its valid outputs only. The transforms are plain adds and halvings
+without reassociation (`contract` only, as `gemm` sums), so every element is computed by
+the same operations for any thread count: each of the four steps splits over threads on
+disjoint outputs (filters and the output transform by output channel, patches by input
+channel, the products by xi), never inside a sum.
+
+Which convolutions take it: `use_winograd`, a rule read off
+`benchmarks/conv_algorithms.py` (direct vs Winograd vs onnxruntime per ResNet layer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    CONTRACT,
+    attrs,
+    elem,
+    imax,
+    imin,
+    shape,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+WINOGRAD = "auto"
+"""Which 3x3 stride-1 convolutions use F(2x2, 3x3): "auto" (`use_winograd`'s rule),
+"always" (every one that fits: the tests), "never" (the forms of kernels_conv.py;
+`benchmarks/conv_algorithms.py` compares them in one run)."""
+
+MIN_CHANNELS = 16
+"""Fewest input and output channels for "auto": the filter transform (once per call,
+O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
+that the 2.25x fewer multiplies of the products must pay for (16 channels at 56x56:
+Winograd 0.69x direct's CPU time; fewer not measured)."""
+MIN_OUTPUT_PIXELS = 14 * 14
+"""Fewest output pixels per image for "auto": at 7x7 the per-call filter transform
+outweighs the products (`benchmarks/conv_algorithms.py`: 128x7 1.34x, 256x7 1.47x,
+512x7 1.55x direct's time; 14x14 0.63-0.96x)."""
+
+
+MAX_SCRATCH_BYTES = 16 * 1024 * 1024
+"""Most bytes of U, V and M together (`scratch_bytes`; they live in the activation area's
+scratch region, as large as the largest kernel's scratch): ResNet's layers at 224x224
+need at most 6.7 MB (64 channels at 56x56); a larger image or 512x512 filters keep the
+direct forms, whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
+
+
+def scratch_bytes(instr) -> int:
+    """Bytes of U [16, O, C], V [16, C, tiles] and M [16, O, tiles] for `instr`."""
+    out, x, _, _ = instr.operands
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    tiles = -(-oh // 2) * -(-ow // 2)
+    return 16 * (o * c + c * tiles + o * tiles) * (elem(out).bitwidth // 8)
+
+
+def fits(instr) -> bool:
+    """A convolution F(2x2, 3x3) computes: NCHW, 3x3, stride 1, undilated, one group,
+    pads of at most 1, its scratch within MAX_SCRATCH_BYTES."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    a = attrs(instr)
+    return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
+            and tuple(a.ints("dilation", (1, 1))) == (1, 1) and a.int_attr("group", 1) == 1
+            and max(pads) <= 1 and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
+
+
+def use_winograd(instr) -> bool:
+    """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`)."""
+    if WINOGRAD == "never" or not fits(instr):
+        return False
+    if WINOGRAD == "always":
+        return True
+    out, x, _, _ = instr.operands
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    return min(c, o) >= MIN_CHANNELS and oh * ow >= MIN_OUTPUT_PIXELS
+
+
+def _add(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return em.value(arith.AddfOp(a, b, CONTRACT))
+
+
+def _sub(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return em.value(arith.SubfOp(a, b, CONTRACT))
+
+
+def _half(em: Emitter, a: SSAValue) -> SSAValue:
+    return em.value(arith.MulfOp(a, em.const(0.5, a.type), CONTRACT))
+
+
+def _rows_then_cols(em: Emitter, x: list[list[SSAValue]],
+                    f: Callable[[list[SSAValue]], list[SSAValue]]) -> list[list[SSAValue]]:
+    """f applied to every column of x (a list of rows), then to every row of that:
+    L x R for the 1-D transform f = L (and R = L^T)."""
+    cols = [f([row[j] for row in x]) for j in range(len(x[0]))]
+    mid = [[col[i] for col in cols] for i in range(len(cols[0]))]
+    return [f(row) for row in mid]
+
+
+def _input_1d(em: Emitter, d: list[SSAValue]) -> list[SSAValue]:
+    """B^T d for a column of 4."""
+    return [_sub(em, d[0], d[2]), _add(em, d[1], d[2]), _sub(em, d[2], d[1]),
+            _sub(em, d[1], d[3])]
+
+
+def _filter_1d(em: Emitter, g: list[SSAValue]) -> list[SSAValue]:
+    """G g for a column of 3."""
+    s = _add(em, g[0], g[2])
+    return [g[0], _half(em, _add(em, s, g[1])), _half(em, _sub(em, s, g[1])), g[2]]
+
+
+def _output_1d(em: Emitter, m: list[SSAValue]) -> list[SSAValue]:
+    """A^T m for a column of 4."""
+    return [_add(em, _add(em, m[0], m[1]), m[2]), _sub(em, _sub(em, m[1], m[2]), m[3])]
+
+
+def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
+    """The convolution `instr` (`fits`) as F(2x2, 3x3) (module docstring)."""
+    out, x, w, bias = instr.operands
+    ct = elem(out)
+    pads = window_attrs(instr)[3]
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    pt, pl = pads[0], pads[1]
+    th, tw = -(-oh // 2), -(-ow // 2)
+    tiles = th * tw
+    X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
+    U = em.scratch(ct, [16, o, c])
+    V = em.scratch(ct, [16, c, tiles])
+    M = em.scratch(ct, [16, o, tiles])
+    tile = c_tile(em, ct, tiles)
+    zero = em.const(0.0, ct)
+
+    def filters(oc: SSAValue) -> None:
+        def chan(ic):
+            g = [[em.load(W, [oc, ic, em.index(i), em.index(j)]) for j in range(3)]
+                 for i in range(3)]
+            u = _rows_then_cols(em, g, lambda v: _filter_1d(em, v))
+            for a in range(4):
+                for b in range(4):
+                    em.store(u[a][b], U, [em.index(4 * a + b), oc, ic])
+
+        em.loop(0, c, chan)
+
+    parallel_loop(em, o, o * c * 48, filters)
+
+    # tiles whose 4x4 patch lies inside the image: rows 2ty - pt .. + 3 in [0, h)
+    def inside(size: int, pad: int, count: int) -> tuple[int, int]:
+        lo = min(count, -(-pad // 2))
+        hi = max(lo, min(count, (size - 4 + pad) // 2 + 1))
+        return lo, hi
+
+    ty0, ty1 = inside(h, pt, th)
+    tx0, tx1 = inside(wd, pl, tw)
+
+    def image(ni: SSAValue) -> None:
+        def patches(ic: SSAValue) -> None:
+            def tile_row(ty: SSAValue, rows_in: bool) -> None:
+                r0 = em.add_index(em.mul_index(ty, 2), -pt)
+                rows = [em.add_index(r0, i) for i in range(4)]
+                row_ok = [None] * 4
+                if not rows_in:
+                    row_ok = [_in_range(em, r, h) for r in rows]
+                    rows = [imin(em, imax(em, r, 0), h - 1) for r in rows]
+
+                def tile_col(tx: SSAValue, cols_in: bool) -> None:
+                    q0 = em.add_index(em.mul_index(tx, 2), -pl)
+                    cols = [em.add_index(q0, j) for j in range(4)]
+                    col_ok = [None] * 4
+                    if not cols_in:
+                        col_ok = [_in_range(em, q, wd) for q in cols]
+                        cols = [imin(em, imax(em, q, 0), wd - 1) for q in cols]
+                    d = []
+                    for i in range(4):
+                        line = []
+                        for j in range(4):
+                            v = em.load(X, [ni, ic, rows[i], cols[j]])
+                            ok = _both(em, row_ok[i], col_ok[j])
+                            if ok is not None:
+                                v = em.value(arith.SelectOp(ok, v, zero))
+                            line.append(v)
+                        d.append(line)
+                    t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
+                    v4 = _rows_then_cols(em, d, lambda col: _input_1d(em, col))
+                    for a in range(4):
+                        for b in range(4):
+                            em.store(v4[a][b], V, [em.index(4 * a + b), ic, t])
+
+                em.loop(0, tx0, lambda tx: tile_col(tx, False))
+                em.loop(tx0, tx1, lambda tx: tile_col(tx, True))
+                em.loop(tx1, tw, lambda tx: tile_col(tx, False))
+
+            em.loop(0, ty0, lambda ty: tile_row(ty, False))
+            em.loop(ty0, ty1, lambda ty: tile_row(ty, True))
+            em.loop(ty1, th, lambda ty: tile_row(ty, False))
+
+        parallel_loop(em, c, c * tiles * 64, patches)
+
+        def product(xi: SSAValue) -> None:
+            gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
+                 lambda i, k: (U, [xi, i, k]), lambda k, j: (V, [xi, k, j]),
+                 lambda i, j: zero, None, tile=tile)
+
+        parallel_loop(em, 16, 16 * o * c * tiles, product)
+
+        def outputs(oc: SSAValue) -> None:
+            b = em.load(B, [oc])
+
+            def block(ty: SSAValue, tx: SSAValue, nrows: int, ncols: int) -> None:
+                t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
+                m = [[em.load(M, [em.index(4 * a + bb), oc, t]) for bb in range(4)]
+                     for a in range(4)]
+                y = _rows_then_cols(em, m, lambda col: _output_1d(em, col))
+                for i in range(nrows):
+                    for j in range(ncols):
+                        r = em.add_index(em.mul_index(ty, 2), i)
+                        q = em.add_index(em.mul_index(tx, 2), j)
+                        act.store(_add(em, y[i][j], b), O, [ni, oc, r, q])
+
+            def tile_row(ty: SSAValue, nrows: int) -> None:
+                em.loop(0, ow // 2, lambda tx: block(ty, tx, nrows, 2))
+                if ow % 2:
+                    block(ty, em.index(tw - 1), nrows, 1)
+
+            em.loop(0, oh // 2, lambda ty: tile_row(ty, 2))
+            if oh % 2:
+                tile_row(em.index(th - 1), 1)
+
+        parallel_loop(em, o, o * tiles * 64, outputs)
+
+    em.loop(0, n, image)
+
+
+def _in_range(em: Emitter, v: SSAValue, size: int) -> SSAValue:
+    return em.value(arith.AndIOp(em.value(arith.CmpiOp(v, em.index(0), "sge")),
+                                 em.value(arith.CmpiOp(v, em.index(size), "slt"))))
+
+
+def _both(em: Emitter, a: SSAValue | None, b: SSAValue | None) -> SSAValue | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return em.value(arith.AndIOp(a, b))

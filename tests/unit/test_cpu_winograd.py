@@ -1,0 +1,177 @@
+"""Winograd F(2x2, 3x3) convolutions on cpu (kernels_winograd.py): within float tolerance
+of the direct forms and of the interpreter on random shapes (padding 0/1, odd sizes,
+channels that are no multiple of anything, batches, fused relu and residual add); the
+same bits for 1, 2 and 3 threads; which convolutions take it."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
+
+
+def conv_model(n, c, h, w, o, pads=(1, 1, 1, 1), strides=(1, 1), kernel=3, group=1,
+               dilations=(1, 1), tail=None, seed=0, dtype=np.float32):
+    """Conv (+ relu, or + residual add then relu when tail == "residual")."""
+    rng = np.random.default_rng(seed)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    weights = (rng.standard_normal((o, c // group, kernel, kernel)) * 0.3).astype(dtype)
+    bias = rng.standard_normal(o).astype(dtype)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=list(pads),
+                              strides=list(strides), group=group, dilations=list(dilations))]
+    inputs = [("x", [n, c, h, w])]
+    last = "c"
+    if tail == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+        last = "y"
+    elif tail == "residual":
+        nodes += [helper.make_node("Add", ["c", "skip"], ["s"]),
+                  helper.make_node("Relu", ["s"], ["y"])]
+        last = "y"
+    graph = helper.make_graph(
+        nodes, "conv", [helper.make_tensor_value_info(k, elem, None) for k, _ in inputs],
+        [helper.make_tensor_value_info(last, elem, None)],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")])
+    for vi, (_, shape) in zip(graph.input, inputs):
+        vi.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=d)
+                                              for d in shape])
+    feeds = {"x": rng.standard_normal((n, c, h, w)).astype(dtype)}
+    if tail == "residual":
+        oh = (h + pads[0] + pads[2] - kernel) // strides[0] + 1
+        ow = (w + pads[1] + pads[3] - kernel) // strides[1] + 1
+        graph.input.append(helper.make_tensor_value_info("skip", elem, [n, o, oh, ow]))
+        feeds["skip"] = rng.standard_normal((n, o, oh, ow)).astype(dtype)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, feeds
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """How many convolutions were compiled as Winograd (kernels_conv's call counted)."""
+    seen = []
+    real = kernels_conv.convolution_winograd
+
+    def counted(em, instr, act):
+        seen.append(instr)
+        real(em, instr, act)
+
+    monkeypatch.setattr(kernels_conv, "convolution_winograd", counted)
+    return seen
+
+
+def _run(model, feeds, mode, monkeypatch, threads=1):
+    monkeypatch.setattr(wg, "WINOGRAD", mode)
+    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
+                             cache=False).run(feeds)[0]
+
+
+# (n, c, h, w, o, pads, tail): odd and even sizes (a last tile row/column of one
+# output), channels 1..13 (no multiple of the gemm's 4 rows), pads 0 and 1, asymmetric pads
+CASES = [
+    (1, 3, 5, 7, 5, (1, 1, 1, 1), None),
+    (2, 6, 8, 9, 7, (1, 1, 1, 1), "relu"),
+    (1, 5, 6, 6, 4, (0, 0, 0, 0), None),
+    (1, 4, 7, 5, 6, (1, 0, 0, 1), "relu"),
+    (1, 1, 3, 3, 1, (1, 1, 1, 1), None),
+    (1, 13, 11, 10, 9, (1, 1, 1, 1), "residual"),
+    (1, 7, 4, 13, 3, (0, 1, 0, 1), "residual"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c[:5]) for c in CASES])
+def test_against_direct_and_interpreter(case, calls, monkeypatch):
+    n, c, h, w, o, pads, tail = case
+    model, feeds = conv_model(n, c, h, w, o, pads=pads, tail=tail, seed=sum(case[:5]))
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    direct = _run(model, feeds, "never", monkeypatch)
+    assert not calls
+    got = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, direct, rtol=1e-4, atol=1e-5)
+
+
+def test_f64(calls, monkeypatch):
+    """Doubles: the transforms and the products in f64 (a tighter tolerance)."""
+    model, feeds = conv_model(1, 5, 9, 8, 6, tail="relu", dtype=np.float64)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1 and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_random_shapes(calls, monkeypatch):
+    rng = np.random.default_rng(1234)
+    for i in range(4):
+        n, c, o = int(rng.integers(1, 3)), int(rng.integers(1, 20)), int(rng.integers(1, 20))
+        h, w = int(rng.integers(3, 16)), int(rng.integers(3, 16))
+        pad = int(rng.integers(0, 2))
+        model, feeds = conv_model(n, c, h, w, o, pads=(pad,) * 4, seed=i)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        got = _run(model, feeds, "always", monkeypatch)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                   err_msg=str((n, c, h, w, o, pad)))
+    assert len(calls) == 4
+
+
+@pytest.fixture
+def static_parts():
+    """Part w of every parallel loop on worker w (`thread_pool.set_static_parts`): on a
+    loaded machine the caller would otherwise run a late worker's part itself, and a
+    per-thread buffer read by the wrong thread would go unseen."""
+    from glow_mlir.targets.cpu import thread_pool
+
+    thread_pool.set_static_parts(True)
+    yield
+    thread_pool.set_static_parts(False)
+
+
+def test_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
+    """Large enough that the patch, product and output steps split over threads."""
+    model, feeds = conv_model(1, 45, 42, 41, 47, tail="residual", seed=3)
+    got = [_run(model, feeds, "always", monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.mark.parametrize("kw", [
+    {"strides": (2, 2)}, {"dilations": (2, 2)}, {"group": 3}, {"kernel": 5, "pads": (2,) * 4},
+    {"pads": (2, 2, 2, 2)},
+], ids=["stride2", "dilation2", "groups", "5x5", "pads2"])
+def test_does_not_fit(kw, calls, monkeypatch):
+    """Convolutions F(2x2, 3x3) does not compute keep the direct forms, even "always"."""
+    model, feeds = conv_model(1, 6, 12, 12, 6, **kw)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert not calls
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_scratch_bound(calls, monkeypatch):
+    """A convolution whose U, V and M would pass MAX_SCRATCH_BYTES keeps the direct forms."""
+    model, feeds = conv_model(1, 6, 12, 12, 6)
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4 - 1)
+    _run(model, feeds, "always", monkeypatch)
+    assert not calls
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4)
+    _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1
+
+
+def test_auto_rule(calls, monkeypatch):
+    """"auto": enough channels and pixels (ResNet's 3x3 layers up to 14x14), not 7x7 or
+    few channels (`benchmarks/conv_algorithms.py`)."""
+    for c, side, want in [(wg.MIN_CHANNELS, 14, True), (wg.MIN_CHANNELS, 7, False),
+                          (wg.MIN_CHANNELS - 1, 28, False)]:
+        calls.clear()
+        model, feeds = conv_model(1, c, side, side, c)
+        _run(model, feeds, "auto", monkeypatch)
+        assert bool(calls) is want, (c, side)
