@@ -113,14 +113,14 @@ class TrimPaddedConvTaps(RewritePattern):
             "dilation": op.attr_of("dilation", tuple(d if k > 1 else 1
                                                      for d, k in zip((dh, dw), kernels))),
         }
-        rewriter.insert_op(filt, InsertPoint.before(op))
+        rewriter.insert(filt, InsertPoint.before(op))
         trimmed = glow.ConvolutionOp.create(
             operands=[op.input, filt.results[0], op.bias], result_types=[op.result.type],
             attributes=attrs)
         old_filter = op.filter.owner
-        rewriter.replace_op(op, trimmed)
+        rewriter.replace(op, trimmed)
         if isinstance(old_filter, Operation) and not old_filter.results[0].uses:
-            rewriter.erase_op(old_filter)
+            rewriter.erase(old_filter)
 
 
 @dataclass(frozen=True)
