@@ -40,6 +40,8 @@ PASS_PATHS: dict[str, str] = {
     # algebra
     "fold-batchnorm": "glow_mlir.transforms.graph.fold_batchnorm:FoldBatchNormPass",
     "merge-pad-into-conv": "glow_mlir.transforms.graph.merge_pad_into_conv:MergePadIntoConvPass",
+    "trim-padded-conv-taps":
+        "glow_mlir.transforms.graph.trim_padded_conv_taps:TrimPaddedConvTapsPass",
     "fold-matmul-add": "glow_mlir.transforms.graph.fold_matmul_add:FoldMatMulAddPass",
     "fold-arithmetic-chains":
         "glow_mlir.transforms.graph.fold_arithmetic_chains:FoldArithmeticChainsPass",

@@ -37,6 +37,7 @@ OPTIMIZE_PASSES: tuple[str, ...] = (
     "merge-concats",
     "fold-batchnorm",
     "merge-pad-into-conv",
+    "trim-padded-conv-taps",
     "fold-matmul-add",
     "fold-arithmetic-chains",
     "reduce-mean-to-avg-pool",
