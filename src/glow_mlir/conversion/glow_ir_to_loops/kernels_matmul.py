@@ -291,7 +291,9 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     ct = require_float(instr, narrow=False)
     out = instr.operands[0]
     bs, n, m = shape(out)
-    k = attrs(instr).logical_shape("lhs")[2]
+    graph_op = attrs(instr)
+    assert isinstance(graph_op, glow.BatchMatMulOp)
+    k = graph_op.logical_shape("lhs")[2]
     O = em.buffer(out)
     # operands read through their shuffles, if any (`strided_operands.py`); a packed
     # operand is per thread when the batch loop is split, else shared by gemm's threads

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
@@ -70,7 +70,7 @@ def scratch_bytes(instr) -> int:
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     tiles = -(-oh // 2) * -(-ow // 2)
-    return 16 * (o * c + c * tiles + o * tiles) * (elem(out).bitwidth // 8)
+    return 16 * (o * c + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
 
 
 def fits(instr) -> bool:
@@ -177,7 +177,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             def tile_row(ty: SSAValue, rows_in: bool) -> None:
                 r0 = em.add_index(em.mul_index(ty, 2), -pt)
                 rows = [em.add_index(r0, i) for i in range(4)]
-                row_ok = [None] * 4
+                row_ok: list[SSAValue | None] = [None] * 4
                 if not rows_in:
                     row_ok = [_in_range(em, r, h) for r in rows]
                     rows = [imin(em, imax(em, r, 0), h - 1) for r in rows]
@@ -185,7 +185,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                 def tile_col(tx: SSAValue, cols_in: bool) -> None:
                     q0 = em.add_index(em.mul_index(tx, 2), -pl)
                     cols = [em.add_index(q0, j) for j in range(4)]
-                    col_ok = [None] * 4
+                    col_ok: list[SSAValue | None] = [None] * 4
                     if not cols_in:
                         col_ok = [_in_range(em, q, wd) for q in cols]
                         cols = [imin(em, imax(em, q, 0), wd - 1) for q in cols]

@@ -88,9 +88,9 @@ class FoldTransposeIntoBatchMatMul(RewritePattern):
             attributes={**kept, **{k: glow.BatchMatMulOp.attr_of(k, v)
                                    for k, v in attrs.items()}})
         rewriter.replace(op, new)
-        for gone in dead:  # the reshape before its transpose: users first
-            if not gone.results[0].uses:
-                rewriter.erase(gone)
+        for dead_op in dead:  # the reshape before its transpose: users first
+            if not dead_op.results[0].uses:
+                rewriter.erase(dead_op)
 
 
 FOLD = True
