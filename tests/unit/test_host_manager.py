@@ -141,18 +141,55 @@ def test_bad_limits_and_devices():
 
 
 def test_device_memory_is_accounted(reference):
-    need = (reference.memory.constant_bytes + reference.memory.mutable_bytes
-            + reference.memory.activations_bytes)
-    dm = DeviceManager(Device(memory_bytes=need + 100), index=3)
+    """Networks on one device share its run area (placeholders and activations): two
+    copies fit in their constants twice and one area, a third does not."""
+    m = reference.memory
+    weights, area = m.constant_bytes, m.mutable_bytes + m.activations_bytes
+    assert weights > 0 and area > 100
+    dm = DeviceManager(Device(memory_bytes=2 * weights + area + 100), index=3)
     dm.add_network("a", reference)
-    assert dm.used_bytes == need and dm.free_bytes == 100
-    with pytest.raises(DeviceMemoryError, match=rf"'b' needs {need:,} bytes on device 3 .*"
-                                                rf"; 100 of its {need + 100:,} bytes are free"):
-        dm.add_network("b", reference)
+    assert dm.used_bytes == weights + area
+    dm.add_network("b", reference)  # the sum of the two (2 * (weights + area)) does not fit
+    assert 2 * (weights + area) > dm.device.memory_bytes
+    assert dm.used_bytes == 2 * weights + area and dm.free_bytes == 100
+    with pytest.raises(DeviceMemoryError, match=rf"'c' needs {weights:,} more bytes on device 3 "
+                                                rf".*; 100 of its {2 * weights + area + 100:,} "
+                                                rf"bytes are free"):
+        dm.add_network("c", reference)
     dm.evict_network("a")
-    dm.add_network("b", reference)
+    dm.add_network("c", reference)
     with pytest.raises(NetworkNotFound, match="device 3 holds no network 'a'"):
         dm.evict_network("a")
+    dm.stop()
+
+
+def test_networks_on_one_device_never_run_at_once(reference):
+    """What lets them share a run area: while network 'a' runs, a queued run of 'b' does
+    not start (a waits for b's start, and never sees it); b starts once a returns."""
+    import threading
+
+    dm = DeviceManager(Device(memory_bytes=64 << 20), index=0)
+    dm.add_network("a", reference)
+    dm.add_network("b", glow_mlir.compile(str(CNN), backend="interpreter", cache=False))
+    b_started = threading.Event()
+    seen: list[bool] = []
+    a_model, b_model = dm.network("a"), dm.network("b")
+    a_run, b_run = a_model.run, b_model.run
+
+    def run_a(inputs):
+        seen.append(b_started.wait(timeout=0.5))  # b would start here on a second worker
+        return a_run(inputs)
+
+    def run_b(inputs):
+        b_started.set()
+        return b_run(inputs)
+
+    a_model.run, b_model.run = run_a, run_b  # type: ignore[method-assign]
+    x = {"image": rand(1, 3, 32, 32, seed=4)}
+    futures = [dm.run_function(n, x) for n in ("a", "b", "a", "b")]
+    outs = [next(iter(f.result(timeout=60).values())) for f in futures]
+    assert seen == [False, True]  # the second a runs after the first b started
+    assert all(np.array_equal(outs[0], o) for o in outs)
     dm.stop()
 
 
@@ -178,14 +215,14 @@ def test_a_compiled_part_over_its_device_is_planned_again(monkeypatch, reference
     devs = interp(2)
     whole = partitioned.plan(partitioned.optimized_graph(str(CNN), devs), devs).parts[0].bytes
     devs = interp(2, memory=whole + 16)
-    real = device_manager.network_bytes
+    real = device_manager.network_footprint
     calls = []
 
     def first_too_big(model):
         calls.append(model)
-        return whole + 17 if len(calls) == 1 else real(model)
+        return (whole + 17, 0) if len(calls) == 1 else real(model)
 
-    monkeypatch.setattr(device_manager, "network_bytes", first_too_big)
+    monkeypatch.setattr(device_manager, "network_footprint", first_too_big)
     x = {"image": rand(1, 3, 32, 32, seed=9)}
     with HostManager(devs) as host:
         network = host.add_network("cnn", str(CNN))

@@ -324,3 +324,30 @@ def test_no_cut_between_a_product_and_its_epilogue(residual_model, strategy):
     assert len(p.parts) > 1  # memory forces cuts
     names = [[op.name for op in part.ops] for part in p.parts]
     assert all(n[0] not in ("glow.add", "glow.relu") for n in names), names
+
+
+def test_parts_on_one_device_share_its_run_area():
+    """Two parts on device 0 need their weights and the larger of their run areas (a
+    device runs one part at a time): a plan that fits only so is valid, one byte less
+    memory is not."""
+    from xdsl.dialects import func
+
+    from glow_mlir.transforms.partition.plan import _finish, _Graph
+
+    big = devices(2, memory=64 << 20)
+    module = optimized_graph(str(CNN), big)
+    g = _Graph(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    n = len(g.steps)
+    groups = [(list(range(0, n // 3)), 0), (list(range(n // 3, 2 * n // 3)), 1),
+              (list(range(2 * n // 3, n)), 0)]
+    first, _, last = _finish(g, big, groups, "user").parts
+    need = first.weight_bytes + last.weight_bytes + max(first.area_bytes, last.area_bytes)
+    assert need < first.bytes + last.bytes  # the sum would not fit
+    exact = [Device(kind="cpu", backend="interpreter", memory_bytes=m)
+             for m in (need, 64 << 20)]
+    assert _finish(g, exact, groups, "user").device_bytes()[0] == need
+    short = [Device(kind="cpu", backend="interpreter", memory_bytes=m)
+             for m in (need - 1, 64 << 20)]
+    with pytest.raises(PartitionError, match=rf"device 0 \(cpu\) holds part\(s\) 0, 2, which "
+                                             rf"need {need:,} bytes .*1 bytes too many"):
+        _finish(g, short, groups, "user")

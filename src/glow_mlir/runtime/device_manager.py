@@ -1,10 +1,16 @@
 """`DeviceManager`: one device's networks, memory and worker (Glow's DeviceManager).
 
 Networks (compiled parts) are added and evicted by name; the bytes each one holds (its
-compiled `MemoryReport`: constants, inputs and outputs, activations) are accounted, and a
-network that does not fit what is left is refused with the bytes needed and available.
-`run_function` queues a run on the device's own worker thread and returns a future: one
-device runs one function at a time, as a card does, and different devices run at once.
+compiled `MemoryReport`) are accounted, and a network that does not fit what is left is
+refused with the bytes needed and available. `run_function` queues a run on the device's
+own worker thread and returns a future: one device runs one function at a time, as a card
+does, and different devices run at once.
+
+Because one function runs at a time, the networks on a device share one run area: the
+device holds every network's constants, and the largest of their run areas (input and
+output placeholders, filled from the host when a run starts and read back when it ends,
+and the activation arena), not their sum (`network_footprint`, the partitioner's
+`device_footprint`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import numpy as np
 
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.devices import Device
+from glow_mlir.transforms.partition.plan import device_footprint
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -45,11 +52,19 @@ class NetworkNotFound(UserError, KeyError):
 def network_bytes(model: CompiledModel) -> int:
     """The bytes a compiled network holds on its device (its planned memory regions; the
     inputs' and outputs' sizes when the backend plans none)."""
+    return sum(network_footprint(model))
+
+
+def network_footprint(model: CompiledModel) -> tuple[int, int]:
+    """(bytes the network keeps, bytes of its run area) on its device: its constants, and
+    its placeholders and activation arena, which it uses only while it runs (module
+    docstring). The graphs the runtime runs have no state (mutable weights), so their
+    placeholders are all inputs and outputs."""
     m = model.memory
     if m is not None:
-        return int(m.constant_bytes + m.mutable_bytes + m.activations_bytes)
+        return int(m.constant_bytes), int(m.mutable_bytes + m.activations_bytes)
     sizes = [*model.input_shapes.values(), *model.output_shapes.values()]
-    return sum(int(np.prod(s)) * 4 for s in sizes)
+    return 0, sum(int(np.prod(s)) * 4 for s in sizes)
 
 
 @dataclass
@@ -81,7 +96,7 @@ class DeviceManager:
     def __init__(self, device: Device, index: int = 0):
         self.device = device
         self.index = index
-        self._networks: dict[str, tuple[CompiledModel, int]] = {}
+        self._networks: dict[str, tuple[CompiledModel, tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1,
                                           thread_name_prefix=f"glow-device-{index}")
@@ -91,8 +106,9 @@ class DeviceManager:
     # ------------------------------------------------------------------ memory
     @property
     def used_bytes(self) -> int:
+        """Every network's constants and the largest run area (module docstring)."""
         with self._lock:
-            return sum(n for _, n in self._networks.values())
+            return device_footprint(n for _, n in self._networks.values())
 
     @property
     def free_bytes(self) -> int:
@@ -104,17 +120,20 @@ class DeviceManager:
 
     def add_network(self, name: str, model: CompiledModel) -> None:
         """Hold `model` under `name`; refused when the name is taken or it does not fit."""
-        need = network_bytes(model)
+        held = network_footprint(model)
         with self._lock:
             if name in self._networks:
                 raise UserError(f"device {self.index} already holds a network '{name}'")
-            free = self.device.memory_bytes - sum(n for _, n in self._networks.values())
+            used = device_footprint(n for _, n in self._networks.values())
+            need = device_footprint([*(n for _, n in self._networks.values()), held]) - used
+            free = self.device.memory_bytes - used
             if need > free:
                 raise DeviceMemoryError(
-                    f"network '{name}' needs {need:,} bytes on device {self.index} "
-                    f"({self.device.describe()}); {free:,} of its {self.device.memory_bytes:,} "
-                    f"bytes are free", need, free)
-            self._networks[name] = (model, need)
+                    f"network '{name}' needs {need:,} more bytes on device {self.index} "
+                    f"({self.device.describe()}: constants {held[0]:,}, run area "
+                    f"{held[1]:,} shared with its other networks); {free:,} of its "
+                    f"{self.device.memory_bytes:,} bytes are free", need, free)
+            self._networks[name] = (model, held)
 
     def evict_network(self, name: str) -> None:
         with self._lock:
@@ -165,4 +184,5 @@ class DeviceManager:
         return f"<DeviceManager {self.index}: {self.device.describe()}, {self.networks()}>"
 
 
-__all__ = ["DeviceManager", "DeviceMemoryError", "LoadedPart", "NetworkNotFound", "network_bytes"]
+__all__ = ["DeviceManager", "DeviceMemoryError", "LoadedPart", "NetworkNotFound", "network_bytes",
+           "network_footprint"]

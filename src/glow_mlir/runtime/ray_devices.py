@@ -70,12 +70,12 @@ class DeviceActor:
     def load(self, name: str, text: str) -> tuple[dict, dict, int]:
         from glow_mlir.dialects.context import make_context
         from glow_mlir.ir.text import parse_module
-        from glow_mlir.runtime.device_manager import network_bytes
+        from glow_mlir.runtime.device_manager import network_footprint
 
         module = parse_module(make_context(), text, f"<{name}>")
         part = self.manager.load(name, module)
         assert part.model is not None
-        return part.input_shapes, part.input_dtypes, network_bytes(part.model)
+        return part.input_shapes, part.input_dtypes, network_footprint(part.model)
 
     def evict(self, name: str) -> None:
         self.manager.evict_network(name)
@@ -108,7 +108,8 @@ class RayDeviceManager:
 
         self.actor, self.device, self.index = actor, device, index
         self.restart_timeout_s = restart_timeout_s
-        self._bytes: dict[str, int] = {}
+        self._bytes: dict[str, tuple[int, int]] = {}
+        """Each network's (constants, run area) bytes (`network_footprint`)."""
         self._texts: dict[str, str] = {}
         """Each network's graph text, to ship again to a restarted actor."""
         self._lost = False
@@ -118,7 +119,9 @@ class RayDeviceManager:
 
     @property
     def used_bytes(self) -> int:
-        return sum(self._bytes.values())
+        from glow_mlir.transforms.partition.plan import device_footprint
+
+        return device_footprint(self._bytes.values())
 
     def networks(self) -> list[str]:
         return list(self._bytes)
@@ -129,14 +132,14 @@ class RayDeviceManager:
 
         ray = _ray()
         try:
-            shapes, dtypes, nbytes = ray.get(self.actor.load.remote(name, str(module)))
+            shapes, dtypes, held = ray.get(self.actor.load.remote(name, str(module)))
         except ray.exceptions.RayTaskError as err:
             cause = err.as_instanceof_cause()
             if isinstance(cause, UserError):
                 raise (DeviceMemoryError if isinstance(cause, DeviceMemoryError)
                        else UserError)(str(cause).splitlines()[-1]) from None
             raise
-        self._bytes[name] = nbytes
+        self._bytes[name] = tuple(held)
         self._texts[name] = str(module)
         return LoadedPart(None, shapes, dtypes)
 

@@ -20,7 +20,8 @@ part per device):
    with tight memory they need several devices that then have little to do), cut into
    m·K parts, each within 1/m of a device's memory, and give each part, costliest first,
    to the least-loaded device with room for it (longest-processing-time first). A device
-   then holds a costly early part and a light, weight-heavy late one.
+   then holds a costly early part and a light, weight-heavy late one; its parts share one
+   run area (`plan.device_footprint`), so it needs their weights and the largest area.
 3. **local refinement**: while it lowers the busiest device's load, move one op across a
    boundary of one of that device's parts into the neighbouring part (on another device),
    or move one of its parts to another device with room.
@@ -57,6 +58,7 @@ from glow_mlir.transforms.partition.plan import (
     _of_kind,
     _place,
     _too_few_devices,
+    device_footprint,
     fmt_bytes,
     op_label,
 )
@@ -84,6 +86,7 @@ class _Costs:
         self.link = transfer if callable(transfer) else (lambda n: 0.0)
         self._moved: dict[int, int] = {}
         self._from: dict[int, tuple[_Growing, set[SSAValue], list[tuple[int, float]]]] = {}
+        self._weights: dict[int, list[int]] = {}
 
     def run(self, start: int, end: int) -> tuple[int, float]:
         """(bytes, load) of the run of steps [start, end), end > start."""
@@ -94,6 +97,7 @@ class _Costs:
         while start + len(stats) < end:
             i = start + len(stats)
             nbytes, _ = grow.try_add(i, self.step[i])
+            self._weights.setdefault(start, []).append(grow.pending_weights)
             grow.commit(self.step[i])
             for v in self.g.steps[i].operands:  # inputs an earlier step computes cross a link
                 s = self.g.owner_step(v)
@@ -102,6 +106,13 @@ class _Costs:
                     self._moved[start] = self._moved.get(start, 0) + tensor_bytes(v.type)
             stats.append((nbytes, grow.cost + self.link(self._moved.get(start, 0))))
         return stats[end - start - 1]
+
+    def held(self, start: int, end: int) -> tuple[int, int]:
+        """(weight bytes, run area bytes) of the run [start, end): a device holds the
+        weights of all its runs and the largest of their areas (`device_footprint`)."""
+        nbytes, _ = self.run(start, end)
+        weights = self._weights[start][end - start - 1]
+        return weights, nbytes - weights
 
 
 def _greedy(c: _Costs, bound: float, cap: int) -> Runs | None:
@@ -154,7 +165,8 @@ def _snake(c: _Costs, memory: Sequence[int], bound: float, first: float, room: f
     k, n = len(memory), len(c.g.steps)
     order = [*range(k), *range(k - 2, -1, -1)]
     limits = [(first, room)] * (k - 1) + [(bound, 1.0)] * k
-    load, used = [0.0] * k, [0] * k
+    load = [0.0] * k
+    held: list[list[tuple[int, int]]] = [[] for _ in range(k)]
     runs: Runs = []
     placed: list[int] = []
     start = 0
@@ -162,13 +174,14 @@ def _snake(c: _Costs, memory: Sequence[int], bound: float, first: float, room: f
         end = start
         while end < n:
             nxt = c.g.unit_end(end)  # glued steps stay together
-            nbytes, cost = c.run(start, nxt)
-            if used[d] + nbytes > memory[d] * share or load[d] + cost > limit:
+            _, cost = c.run(start, nxt)
+            if device_footprint([*held[d], c.held(start, nxt)]) > memory[d] * share \
+                    or load[d] + cost > limit:
                 break
             end = nxt
         if end > start:
-            nbytes, cost = c.run(start, end)
-            used[d] += nbytes
+            _, cost = c.run(start, end)
+            held[d].append(c.held(start, end))
             load[d] += cost
             runs.append((start, end))
             placed.append(d)
@@ -207,7 +220,7 @@ def _loads(c: _Costs, runs: Runs, placed: list[int]) -> dict[int, float]:
 
 
 def _fits(c: _Costs, runs: Runs, placed: list[int], d: int, memory: Sequence[int]) -> bool:
-    return sum(c.run(*r)[0] for r, p in zip(runs, placed) if p == d) <= memory[d]
+    return device_footprint(c.held(*r) for r, p in zip(runs, placed) if p == d) <= memory[d]
 
 
 def _refine(c: _Costs, runs: Runs, placed: list[int], devices: Sequence[int],

@@ -26,11 +26,16 @@ A part's bytes (what the device must hold) are Glow's: its constants and inputs,
 the peak of the values it defines while they are live in schedule order (its outputs live
 to its end, so they are in that peak). They estimate what the compiled part plans; the runtime's
 `DeviceManager` checks the compiled figures.
+
+A device runs one part at a time (its worker, `DeviceManager.run_function`), so the
+parts it holds share one run area: a device needs the weights of all its parts plus the
+largest of their run areas (inputs, activations and outputs: filled when a part starts,
+read back when it ends), not the sum (`device_footprint`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -102,6 +107,23 @@ class Part:
     def bytes(self) -> int:
         return self.weight_bytes + self.input_bytes + self.activation_bytes
 
+    @property
+    def area_bytes(self) -> int:
+        """What one run of the part fills and then frees (its inputs, activations and
+        outputs): the device's parts share it, one running at a time."""
+        return self.input_bytes + self.activation_bytes
+
+
+def device_footprint(held: Iterable[tuple[int, int]]) -> int:
+    """The bytes a device needs for parts given as (weight bytes, run area bytes): all
+    the weights, and the largest run area, shared because the device runs one part at a
+    time (module docstring)."""
+    weights = area = 0
+    for w, a in held:
+        weights += w
+        area = max(area, a)
+    return weights + area
+
 
 @dataclass
 class PartitionPlan:
@@ -113,11 +135,12 @@ class PartitionPlan:
     strategy: str
 
     def device_bytes(self) -> dict[int, int]:
-        """Bytes each used device must hold (the sum of its parts)."""
-        used: dict[int, int] = {}
+        """Bytes each used device must hold (its parts' weights and their largest run
+        area, `device_footprint`)."""
+        held: dict[int, list[tuple[int, int]]] = {}
         for p in self.parts:
-            used[p.device] = used.get(p.device, 0) + p.bytes
-        return used
+            held.setdefault(p.device, []).append((p.weight_bytes, p.area_bytes))
+        return {d: device_footprint(h) for d, h in held.items()}
 
     def transfer_bytes(self) -> int:
         """Bytes that move between parts per run (each part's inputs that another part
@@ -211,6 +234,8 @@ class _Growing:
                                    and v not in self.g.returned)
         total = const_bytes + in_bytes + max(self.peak, live)
         self._pending = (const_bytes, in_bytes, defined, closed, max(self.peak, live), op)
+        self.pending_weights = const_bytes
+        """The weights among the bytes `try_add` returned (the rest is the run area)."""
         return total, self.cost + cost
 
     def commit(self, cost: float) -> None:
@@ -510,5 +535,5 @@ def validate(plan: PartitionPlan) -> None:
                                  f"in topological order")
 
 
-__all__ = ["Part", "PartDevice", "PartitionError", "PartitionPlan", "fmt_bytes",
+__all__ = ["Part", "PartDevice", "PartitionError", "PartitionPlan", "device_footprint", "fmt_bytes",
            "memory_plan", "op_label", "user_plan", "validate"]
