@@ -252,43 +252,21 @@ def ray_overhead(runs: int) -> None:
         def plain():
             v = dict(x)
             for a, n in zip(actors, names):
-                v = ray.get(a.run.remote(n, v))
+                v = ray.get(a.run.remote(n, v), timeout=CGRAPH_TIMEOUT_S)
             return v
 
         def chained():
             ref = ray.put(dict(x))
             for a, n in zip(actors, names):
                 ref = a.run.remote(n, ref)
-            return ray.get(ref)
+            return ray.get(ref, timeout=CGRAPH_TIMEOUT_S)
 
         for label, f in (("plain calls via the host", plain), ("actor to actor", chained)):
             results[label], out = timed(f)
             same[label] = np.array_equal(out[out_name], want[0])
-        graph = None
-        try:
-            from ray.dag import InputNode
-
-            with InputNode() as inp:
-                node = inp
-                for a, n in zip(actors, names):
-                    node = a.run.bind(n, node)
-            graph = node.experimental_compile()
-            results["compiled graph"], out = timed(
-                lambda: ray.get(graph.execute(dict(x)), timeout=60))
-            same["compiled graph"] = np.array_equal(out[out_name], want[0])
-            t = time.perf_counter()
-            refs = [graph.execute(dict(x)) for _ in range(8)]
-            for r in refs:
-                ray.get(r, timeout=60)
-            results["compiled graph, 8 in flight (per request)"] = (time.perf_counter() - t) / 8
-        except Exception as err:  # noqa: BLE001 - report what Ray says, go on
-            print(f"ray compiled graph: {type(err).__name__}: {str(err)[:200]}")
-        finally:
-            if graph is not None:  # before the host kills the actors it runs on
-                try:
-                    graph.teardown()
-                except Exception:  # noqa: BLE001
-                    pass
+        why = compiled_graph(ray, actors, names, x, runs, results, same, out_name, want[0])
+    if why:
+        print(f"ray compiled graph: not measured: {why}")
     print(f"ray, local cluster of 2 CPUs, {stages} stages of the small CNN (wall clock, "
           f"{runs} runs each; local runtime {local_s * 1e3:.2f} ms a request):")
     for label, sec in results.items():
@@ -296,6 +274,64 @@ def ray_overhead(runs: int) -> None:
         print(f"  {label}: {sec * 1e3:.2f} ms a request, {per:.2f} ms per stage over local"
               + (f"; same outputs: {same[label]}" if label in same else ""))
     ray.shutdown()
+
+
+CGRAPH_TIMEOUT_S = 60
+"""Ray's compiled graphs wait 10 s for a submit or a result by default (its channel
+limit); a part on a shared 2-core machine can take longer the first time, so the
+benchmark gives them this long, and gives up on the whole section after 4x as long."""
+
+
+def compiled_graph(ray, actors, names, x, runs, results, same, out_name, want) -> str:
+    """Time a Ray compiled graph of the same chain (one request, then 8 in flight) into
+    `results`; '' when it ran, else why not, in one line. Everything is bounded: the
+    graph's own timeouts are raised (`DAGContext`, `experimental_compile`), and the
+    section runs in a thread the benchmark waits for at most 4x `CGRAPH_TIMEOUT_S`."""
+    try:
+        from ray.dag import DAGContext, InputNode
+    except ImportError as err:
+        return f"ray.dag is missing ({err})"
+    ctx = DAGContext.get_current()
+    ctx.submit_timeout = ctx.get_timeout = CGRAPH_TIMEOUT_S
+    ctx.teardown_timeout = 30
+    state: dict[str, object] = {}
+
+    def body() -> None:
+        graph = None
+        try:
+            with InputNode() as inp:
+                node = inp
+                for a, n in zip(actors, names):
+                    node = a.run.bind(n, node)
+            graph = node.experimental_compile(_submit_timeout=CGRAPH_TIMEOUT_S,
+                                              _buffer_size_bytes=1 << 20)
+            for _ in range(3):  # warm up: the channels' first messages, the parts' caches
+                ray.get(graph.execute(dict(x)), timeout=CGRAPH_TIMEOUT_S)
+            t = time.perf_counter()
+            for _ in range(runs):
+                out = ray.get(graph.execute(dict(x)), timeout=CGRAPH_TIMEOUT_S)
+            results["compiled graph"] = (time.perf_counter() - t) / runs
+            same["compiled graph"] = np.array_equal(out[out_name], want)
+            t = time.perf_counter()
+            refs = [graph.execute(dict(x)) for _ in range(8)]
+            for r in refs:
+                ray.get(r, timeout=CGRAPH_TIMEOUT_S)
+            results["compiled graph, 8 in flight (per request)"] = (time.perf_counter() - t) / 8
+        except Exception as err:  # noqa: BLE001 - report what Ray says, go on
+            state["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+        finally:
+            if graph is not None:  # before the host kills the actors it runs on
+                try:
+                    graph.teardown()
+                except Exception as err:  # noqa: BLE001
+                    state.setdefault("error", f"teardown: {type(err).__name__}: {err}")
+
+    worker = threading.Thread(target=body, daemon=True, name="cgraph")
+    worker.start()
+    worker.join(timeout=4 * CGRAPH_TIMEOUT_S)
+    if worker.is_alive():
+        return f"gave up after {4 * CGRAPH_TIMEOUT_S} s (Ray did not answer)"
+    return str(state.get("error", ""))
 
 
 def main() -> None:
