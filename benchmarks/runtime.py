@@ -87,8 +87,8 @@ def partitions(model, ks: list[int], fraction: float | None = None) -> None:
     print()
     print("| devices | memory each | parts | MiB@device per part | transfer bytes | "
           "latency ms | vs 1 device | pipelined req/s | vs 1 device | busiest/mean load | "
-          "tau (all pairs) | tau (pairs apart) | bit-identical |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "tau (all pairs) | tau (pairs apart) | bit-identical | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k in ks:
         share = fraction if fraction is not None else 1.6 / k
         memory = min(int(model_bytes * share), model_bytes - 1)
@@ -118,11 +118,24 @@ def partitions(model, ks: list[int], fraction: float | None = None) -> None:
             tau, resolvable, noise = ranked(costs, sim)
             transfer = sum(p.transfer_in_bytes for p in parts)
             sizes = ", ".join(f"{p.bytes / 2**20:.1f}@{p.device}" for p in parts)
+            targets = target_check(balance, throughput * one_latency / k,
+                                   latency, 1.1 * one_latency + transfer / link, same)
             print(f"| {k} | {memory / 2**20:.1f} MiB | {len(parts)} | {sizes} | {transfer:,} | "
                   f"{latency * 1e3:.2f} | {latency / one_latency:.3f}x | {throughput:.1f} | "
                   f"{throughput * one_latency:.2f}x ({throughput * one_latency / k:.2f}·K) | "
                   f"{balance:.2f} | {kendall_tau(costs, sim):.2f} | {tau:.2f} over "
-                  f"{resolvable} (noise {noise:.1%}) | {same} |")
+                  f"{resolvable} (noise {noise:.1%}) | {same} | {targets} |")
+
+
+def target_check(balance: float, per_k: float, latency: float, latency_bound: float,
+                 same: bool) -> str:
+    """The issue's targets for a row, each met or not: busiest/mean load within 20%,
+    pipelined throughput at least 0.7·K one device's, one request's latency at most 1.1x
+    one device's plus the transfers, outputs bit for bit."""
+    checks = [("balance <= 1.2", balance <= 1.2), ("throughput >= 0.7·K", per_k >= 0.7),
+              ("latency <= 1.1x + transfer", latency <= latency_bound),
+              ("bit-identical", same)]
+    return ", ".join(f"{name}: {'met' if ok else 'NOT MET'}" for name, ok in checks)
 
 
 def ranked(roofline: list[float], simulated: list[float]) -> tuple[float, int, float]:
