@@ -16,7 +16,12 @@ a part's inputs computed by another device cross a link at `link_bytes_per_s`):
 - load balance: the busiest device's roofline load over total/K, and whether the
   roofline ranks the parts as the simulator's cycles do (Kendall's tau of the two orders,
   over all pairs and over the pairs whose roofline costs differ by more than the
-  roofline's error, `ranked`).
+  roofline's error, `ranked`);
+- targets: each row says which of the issue's targets it meets (`target_check`).
+
+Ray: the same three parts of the small CNN on Ray actors, the host walking the DAG, plain
+actor calls, actor-to-actor references and a compiled graph (its timeouts raised from
+Ray's 10 s, warmed up, torn down; if it cannot run, one line says why).
 
 Load: `--requests` requests from `--threads` threads with random priorities on a host of
 cpu devices running a small CNN (native code): every request's output checked against
