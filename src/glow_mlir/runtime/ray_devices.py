@@ -67,7 +67,7 @@ class DeviceActor:
         self._running = threading.Lock()
         self._started = 0
 
-    def load(self, name: str, text: str) -> tuple[dict, dict, int]:
+    def load(self, name: str, text: str) -> tuple[dict, dict, tuple[int, int]]:
         from glow_mlir.dialects.context import make_context
         from glow_mlir.ir.text import parse_module
         from glow_mlir.runtime.device_manager import network_footprint
@@ -139,7 +139,7 @@ class RayDeviceManager:
                 raise (DeviceMemoryError if isinstance(cause, DeviceMemoryError)
                        else UserError)(str(cause).splitlines()[-1]) from None
             raise
-        self._bytes[name] = tuple(held)
+        self._bytes[name] = (int(held[0]), int(held[1]))
         self._texts[name] = str(module)
         return LoadedPart(None, shapes, dtypes)
 
