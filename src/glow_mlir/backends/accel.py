@@ -94,8 +94,9 @@ class AccelBackend(Backend):
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """What a unit or the DMA engine does (the op's trait `OnAccelUnit`): compute on
-        f32 only (group convolutions and the other ops `lower-graph` removes are not
-        asked: `Backend.runs`)."""
+        f32, or on per-tensor 8-bit quantized tensors for the int8 kinds (`runs_int8`;
+        group convolutions and the other ops `lower-graph` removes are not asked:
+        `Backend.runs`)."""
         from xdsl.dialects.builtin import f32
 
         from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
@@ -105,7 +106,7 @@ class AccelBackend(Backend):
             return True
         if unit is None:
             return False
-        if any(t != f32 for t in info.element_types()):
+        if any(t != f32 for t in info.element_types()) and not runs_int8(info):
             return False
         return fused_activation_ok(self, info)
 
@@ -132,6 +133,46 @@ class AccelBackend(Backend):
     def executor(self, module: ModuleOp, memory: MemoryReport,
                  **options: object) -> AccelExecutor:
         return AccelExecutor(module, memory)
+
+
+def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily (no xDSL at import)
+    """The ops the accelerator runs on 8-bit quantized tiles: the matmul/conv unit's
+    convolution (i32 accumulation, requantized at write-back), the element-wise unit's
+    add, relu and the edges (quantize, dequantize, rescale), the pooling unit's max pool
+    (it compares stored values: input and output share a scale)."""
+    from glow_mlir.dialects import glow
+
+    return (glow.ConvolutionOp, glow.AddOp, glow.ReluOp, glow.MaxPoolOp, glow.QuantizeOp,
+            glow.DequantizeOp, glow.RescaleQuantizedOp)
+
+
+def runs_int8(info: NodeInfo) -> bool:
+    """Whether the accelerator runs `info` with its quantized types: an int8 kind whose
+    every non-float tensor is per-tensor quantized with 8-bit storage, except a
+    convolution's bias, plain i32 (of scale s_in * s_w); per-channel kinds have
+    no unit at all. A quantized op without a fused activation (the requantizing
+    write-back applies none)."""
+    from xdsl.dialects.builtin import f32, i32
+
+    from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+    if not issubclass(info.kind, _int8_kinds()):
+        return False
+    if info.fused_activation != "none":
+        return False
+    types = list(info.element_types())
+    for i, t in enumerate(types):
+        if t == f32 or (t == i32 and i == 2 and _is_conv(info)):  # (x, w, bias)
+            continue
+        if not isinstance(t, QuantizedType) or t.storage.width.data != 8:
+            return False
+    return True
+
+
+def _is_conv(info: NodeInfo) -> bool:
+    from glow_mlir.dialects import glow
+
+    return issubclass(info.kind, glow.ConvolutionOp)
 
 
 def refuse_instructions_without_unit(module: ModuleOp) -> None:

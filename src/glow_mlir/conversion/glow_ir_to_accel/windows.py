@@ -44,6 +44,7 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 )
 from glow_mlir.dialects import glow, glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops.traits import window
+from glow_mlir.dialects.glow_ops.types import is_quantized
 
 CONVOLUTION = glow_ir.instruction_of(glow.ConvolutionOp)
 
@@ -54,12 +55,16 @@ def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
     n, ci, h, w = glow_ir.buffer_type(inp).get_shape()
     _, co, oh, ow = glow_ir.buffer_type(out).get_shape()
     win = window(instr)
+    conv = isinstance(instr, CONVOLUTION)
+    quantized = conv and is_quantized(glow_ir.buffer_type(out).get_element_type())
     (kh, kw), (sh, sw), (dh, dw) = win.kernels, win.strides, win.dilation
     pt, pl, pb, pr = win.pads
     return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
                      rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
                      e=glow_ir.element_bytes(glow_ir.buffer_type(out)),
-                     has_filter=isinstance(instr, CONVOLUTION))
+                     has_filter=conv, whole_reduction=quantized,
+                     bias_e=glow_ir.element_bytes(glow_ir.buffer_type(instr.operands[3]))
+                     if conv else 0)
 
 
 def _shape(instr: glow_ir.InstrOp, out_tiles: int) -> ConvShape:
