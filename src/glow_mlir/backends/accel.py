@@ -81,7 +81,20 @@ class AccelBackend(Backend):
 
     # ------------------------------------------------------------------ graph hooks
     def should_lower(self, kind: type[Operation]) -> bool:
-        return True
+        """Everything, except fully_connected: kept whole until quantization has seen it,
+        then `transform_post_lowering` lowers it (float) or makes it a 1x1 convolution
+        (int8)."""
+        from glow_mlir.dialects import glow
+
+        return kind is not glow.FullyConnectedOp
+
+    def transform_post_lowering(self, module: ModuleOp) -> bool:
+        """fully_connected to what the units run (`fully_connected_for_accel`)."""
+        from glow_mlir.transforms.graph.fully_connected_for_accel import (
+            fully_connected_for_accel,
+        )
+
+        return fully_connected_for_accel(module)
 
     def supports_fused_activation(self, producer: type[Operation], activation: str,
                                   element_type: Attribute) -> bool:
@@ -104,9 +117,9 @@ class AccelBackend(Backend):
         unit = accel_unit(info.kind)
         if unit is AccelUnit.DMA:
             return True
+        if any(t != f32 for t in info.element_types()):
+            return runs_int8(info)
         if unit is None:
-            return False
-        if any(t != f32 for t in info.element_types()) and not runs_int8(info):
             return False
         return fused_activation_ok(self, info)
 
@@ -139,17 +152,18 @@ def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily (no
     """The ops the accelerator runs on 8-bit quantized tiles: the matmul/conv unit's
     convolution (i32 accumulation, requantized at write-back), the element-wise unit's
     add, relu and the edges (quantize, dequantize, rescale), the pooling unit's max pool
-    (it compares stored values: input and output share a scale)."""
+    (it compares stored values: input and output share a scale), and fully_connected, as
+    a 1x1 convolution (`transform_post_lowering`)."""
     from glow_mlir.dialects import glow
 
-    return (glow.ConvolutionOp, glow.AddOp, glow.ReluOp, glow.MaxPoolOp, glow.QuantizeOp,
+    return (glow.ConvolutionOp, glow.FullyConnectedOp, glow.AddOp, glow.ReluOp, glow.MaxPoolOp, glow.QuantizeOp,
             glow.DequantizeOp, glow.RescaleQuantizedOp)
 
 
 def runs_int8(info: NodeInfo) -> bool:
     """Whether the accelerator runs `info` with its quantized types: an int8 kind whose
     every non-float tensor is per-tensor quantized with 8-bit storage, except a
-    convolution's bias, plain i32 (of scale s_in * s_w); per-channel kinds have
+    convolution's or fully_connected's bias, plain i32 (of scale s_in * s_w); per-channel kinds have
     no unit at all. A quantized op without a fused activation (the requantizing
     write-back applies none)."""
     from xdsl.dialects.builtin import f32, i32
@@ -162,17 +176,17 @@ def runs_int8(info: NodeInfo) -> bool:
         return False
     types = list(info.element_types())
     for i, t in enumerate(types):
-        if t == f32 or (t == i32 and i == 2 and _is_conv(info)):  # (x, w, bias)
+        if t == f32 or (t == i32 and i == 2 and _is_dense(info)):  # (x, w, bias)
             continue
         if not isinstance(t, QuantizedType) or t.storage.width.data != 8:
             return False
     return True
 
 
-def _is_conv(info: NodeInfo) -> bool:
+def _is_dense(info: NodeInfo) -> bool:
     from glow_mlir.dialects import glow
 
-    return issubclass(info.kind, glow.ConvolutionOp)
+    return issubclass(info.kind, (glow.ConvolutionOp, glow.FullyConnectedOp))
 
 
 def refuse_instructions_without_unit(module: ModuleOp) -> None:
