@@ -50,7 +50,7 @@ class _FullyConnected(RewritePattern):
             rule = rule_for(op)
             new = rule.lower(op, em) if rule is not None and rule.applies(op) else None
         if new is not None:
-            rewriter.replace_op(op, [], [new])
+            rewriter.replace(op, [], [new])
 
 
 def fully_connected_for_accel(module: ModuleOp) -> bool:
