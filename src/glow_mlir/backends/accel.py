@@ -11,8 +11,12 @@ units (README: The accelerator). What it runs is what those units and the DMA en
   broadcasts (strided copies between memory and the scratchpad).
 
 Which unit runs an op is its trait `OnAccelUnit` (dialects/glow_ops/traits.py). Compute
-units work on f32; the DMA engine moves any element type. Everything `lower-graph`
-can lower is lowered: fully_connected to mat_mul + batched_add, group convolution per group,
+units work on f32, and on per-tensor 8-bit quantized tensors for convolution,
+fully_connected, add, relu, max pool and the quantize / dequantize / rescale edges
+(`runs_int8`); the DMA engine moves any element type. Everything `lower-graph` can lower
+is lowered, except fully_connected, kept for `quantize-graph` and then lowered to mat_mul
++ batched_add (float) or made a 1x1 convolution (int8) by `transform_post_lowering`;
+group convolution per group,
 batch_mat_mul per batch, soft-max to exp/reduce/div, normalizations and composite
 activations to element-wise ops, constant pads to splat + insert_tensor, tiles to concat.
 

@@ -7,7 +7,10 @@ the borders and are zero inside; the tile sees exactly the values the whole op w
 
 A convolution also chunks the input channels: the first chunk's conv has the bias and
 overwrites the output tile, later chunks accumulate into it, and only the last one
-applies the `fused_activation` (accumulate semantics: activation after the sum). Loop
+applies the `fused_activation` (accumulate semantics: activation after the sum). A
+quantized convolution takes every input channel in one step (`ConvShape.whole_reduction`:
+the unit sums in i32 and requantizes at write-back, so an 8-bit output tile cannot hold a
+partial sum) and counts its i32 bias at 4 bytes an element. Loop
 order and tile sizes come from `tiling.choose_conv`: either output-channel blocks outer
 (the filter chunk stays resident across spatial tiles when it covers every input
 channel) or spatial tiles outer (the input box stays across channel blocks).
