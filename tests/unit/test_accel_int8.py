@@ -121,3 +121,25 @@ def test_an_int8_op_without_an_int8_unit_is_refused_in_one_list(tmp_path):
         glow_mlir.compile(str(path), backend="accel", cache=False)
     text = str(err.value)
     assert text.startswith("backend 'accel' does not support 1 op kind(s): glow.avg_pool (1)")
+
+
+FLOAT_FC_WITH_CLIP = """
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %w = glow.constant dense<[[1.0, -2.0, 0.5, 3.0], [0.25, 1.0, -1.0, 2.0], [-0.5, 0.75, 2.0, -3.0]]> : tensor<3x4xf32>
+  %b = glow.constant dense<[0.5, -0.5, 1.0, 0.0]> : tensor<4xf32>
+  %y = glow.fully_connected %x, %w, %b {fused_activation = "clip", fused_activation_args = array<f32: 0.0, 2.0>} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+"""
+
+
+def test_a_float_fully_connected_is_lowered_after_quantization_time(tmp_path):
+    """accel keeps fully_connected through lower-graph (for quantize-graph); its
+    transform_post_lowering lowers a float one, the fused clip included."""
+    path = tmp_path / "fc.mlir"
+    path.write_text(FLOAT_FC_WITH_CLIP)
+    x = {"input0": np.array([[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]], np.float32)}
+    (want,) = glow_mlir.compile(str(path), backend="interpreter", cache=False).run(x)
+    (got,) = glow_mlir.compile(str(path), backend="accel", cache=False).run(x)
+    assert np.ptp(want) > 1 and want.max() == 2.0 and want.min() == 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

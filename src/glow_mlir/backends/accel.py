@@ -93,12 +93,18 @@ class AccelBackend(Backend):
         return kind is not glow.FullyConnectedOp
 
     def transform_post_lowering(self, module: ModuleOp) -> bool:
-        """fully_connected to what the units run (`fully_connected_for_accel`)."""
+        """fully_connected to what the units run (`fully_connected_for_accel`), then what
+        that made lowered as `lower-graph` would have (a fused clip to max/min)."""
         from glow_mlir.transforms.graph.fully_connected_for_accel import (
             fully_connected_for_accel,
         )
+        from glow_mlir.transforms.graph.lower_graph import LowerOp
+        from glow_mlir.transforms.graph.utils import apply_patterns
 
-        return fully_connected_for_accel(module)
+        if not fully_connected_for_accel(module):
+            return False
+        apply_patterns(module, [LowerOp(self)])
+        return True
 
     def supports_fused_activation(self, producer: type[Operation], activation: str,
                                   element_type: Attribute) -> bool:
