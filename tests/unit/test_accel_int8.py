@@ -101,9 +101,13 @@ def test_per_channel_convolutions_stay_float_on_accel():
 
 QUANTIZED_AVG_POOL = """
 func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
-  %q = glow.quantize %x : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x!glow.quant<i8, scale = 0.05, offset = 0>>
-  %p = glow.avg_pool %q {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x2x4x4x!glow.quant<i8, scale = 0.05, offset = 0>> -> tensor<1x2x2x2x!glow.quant<i8, scale = 0.05, offset = 0>>
-  %y = glow.dequantize %p : tensor<1x2x2x2x!glow.quant<i8, scale = 0.05, offset = 0>> -> tensor<1x2x2x2xf32>
+  %q = glow.quantize %x : tensor<1x2x4x4xf32>
+         -> tensor<1x2x4x4x!glow.quant<i8, scale = 0.05, offset = 0>>
+  %p = glow.avg_pool %q {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+         : tensor<1x2x4x4x!glow.quant<i8, scale = 0.05, offset = 0>>
+         -> tensor<1x2x2x2x!glow.quant<i8, scale = 0.05, offset = 0>>
+  %y = glow.dequantize %p : tensor<1x2x2x2x!glow.quant<i8, scale = 0.05, offset = 0>>
+         -> tensor<1x2x2x2xf32>
   func.return %y : tensor<1x2x2x2xf32>
 }
 """
@@ -125,9 +129,12 @@ def test_an_int8_op_without_an_int8_unit_is_refused_in_one_list(tmp_path):
 
 FLOAT_FC_WITH_CLIP = """
 func.func @main(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
-  %w = glow.constant dense<[[1.0, -2.0, 0.5, 3.0], [0.25, 1.0, -1.0, 2.0], [-0.5, 0.75, 2.0, -3.0]]> : tensor<3x4xf32>
+  %w = glow.constant dense<[[1.0, -2.0, 0.5, 3.0], [0.25, 1.0, -1.0, 2.0],
+                            [-0.5, 0.75, 2.0, -3.0]]> : tensor<3x4xf32>
   %b = glow.constant dense<[0.5, -0.5, 1.0, 0.0]> : tensor<4xf32>
-  %y = glow.fully_connected %x, %w, %b {fused_activation = "clip", fused_activation_args = array<f32: 0.0, 2.0>} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y = glow.fully_connected %x, %w, %b
+         {fused_activation = "clip", fused_activation_args = array<f32: 0.0, 2.0>}
+         : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   func.return %y : tensor<2x4xf32>
 }
 """

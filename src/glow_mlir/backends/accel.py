@@ -158,7 +158,7 @@ class AccelBackend(Backend):
         return AccelExecutor(module, memory)
 
 
-def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily (no xDSL at import)
+def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily: no xDSL at import
     """The ops the accelerator runs on 8-bit quantized tiles: the matmul/conv unit's
     convolution (i32 accumulation, requantized at write-back), the element-wise unit's
     add, relu and the edges (quantize, dequantize, rescale), the pooling unit's max pool
@@ -166,8 +166,8 @@ def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily (no
     a 1x1 convolution (`transform_post_lowering`)."""
     from glow_mlir.dialects import glow
 
-    return (glow.ConvolutionOp, glow.FullyConnectedOp, glow.AddOp, glow.ReluOp, glow.MaxPoolOp, glow.QuantizeOp,
-            glow.DequantizeOp, glow.RescaleQuantizedOp)
+    return (glow.ConvolutionOp, glow.FullyConnectedOp, glow.AddOp, glow.ReluOp,
+            glow.MaxPoolOp, glow.QuantizeOp, glow.DequantizeOp, glow.RescaleQuantizedOp)
 
 
 def runs_int8(info: NodeInfo) -> bool:
