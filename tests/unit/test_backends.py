@@ -47,7 +47,7 @@ KEPT = {
                     "glow.soft_max", "glow.log_soft_max"},
     "cpu": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul", "glow.soft_max",
             "glow.log_soft_max", "glow.clip", "glow.leaky_relu"},
-    "accel": set(),
+    "accel": {"glow.fully_connected"},  # for quantize-graph; transform_post_lowering lowers it
 }
 
 
@@ -203,7 +203,9 @@ def test_each_backend_lowers_a_graph_to_what_its_target_runs():
 def test_questions_about_a_kind_need_no_op():
     """The graph pipeline asks whether a backend lowers fully_connected with the class
     alone, and support with a class and types (Glow's NodeInfo)."""
-    assert get_backend("accel").should_lower(glow.FullyConnectedOp)
+    assert get_backend("accel").should_lower(glow.SoftMaxOp)
+    assert not get_backend("accel").should_lower(glow.FullyConnectedOp)  # lowered after
+    assert not get_backend("accel").is_op_supported(NodeInfo(glow.FullyConnectedOp))
     assert not get_backend("cpu").should_lower(glow.FullyConnectedOp)
     t32, t16, ti = (TensorType(e, [4]) for e in (f32, f16, i32))
     add = NodeInfo(glow.AddOp, (t32, t32), (t32,))
@@ -233,13 +235,15 @@ def test_what_each_backend_lowers(backend):
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 def test_lowered_graph_runs_on_its_backend(backend):
     """Before lowering, each op that lower-graph removes for the backend is unsupported;
-    after lowering, every op left is supported."""
+    after lowering (lower-graph, then the backend's transform_post_lowering), every op
+    left is supported."""
     be = get_backend(backend)
     module = _module()
     unsupported = {op.name for op in _glow_ops(module) if not be.runs(op)}
     lowered = {op.name for op in _glow_ops(module) if rule_for(op) and be.should_lower(type(op))}
     assert lowered <= unsupported
     run_pipeline(module, f"lower-graph{{backend={backend}}}")
+    be.transform_post_lowering(module)
     left = [op.name for op in _glow_ops(module) if not be.runs(op)]
     assert not left
 
@@ -342,9 +346,11 @@ ACCEL_RUNNABLE_AFTER_LOWERING = [
 @given(glow_graphs(families=ACCEL_RUNNABLE_AFTER_LOWERING, max_ops=8,
                    exclude=["glow.pow", "glow.adaptive_avg_pool", "glow.batched_reduce_prod"]))
 def test_accel_runs_every_lowered_graph_of_its_ops(g):
-    """Graphs of ops the accelerator's units can do, once lowered, use only supported ops."""
+    """Graphs of ops the accelerator's units can do, once lowered (lower-graph, then
+    transform_post_lowering for fully_connected), use only supported ops."""
     module = clone_module(g)
     run_pipeline(module, "lower-graph{backend=accel}")
     be = get_backend("accel")
+    be.transform_post_lowering(module)
     left = sorted({op.name for op in _glow_ops(module) if not be.runs(op)})
     assert not left

@@ -313,7 +313,6 @@ def test_glow_compile_with_a_profile_prints_the_quantized_graph(tmp_path, lenet,
             (["--load-profile", str(tmp_path / "nope.yaml")], "cannot read the profile"),
             (["--load-profile", str(prof), "--quantization-schema", "foo"],
              "unknown quantization schema 'foo'"),
-            (["--load-profile", str(prof), "--backend", "accel"], "has no int8 path"),
             (["--load-profile", str(tmp_path / "bin.yaml")], "is not a profile")):
         with pytest.raises(SystemExit) as done:
             glow_compile.main([str(model), *bad])

@@ -99,13 +99,11 @@ def test_keep_float_by_kind_and_by_node(lenet_profile):
                           quantization=glow_mlir.QuantizationConfig(keep_float=["conv9"]))
 
 
-def test_quantization_needs_a_profile_and_a_backend_that_runs_it(lenet_profile):
+def test_quantization_needs_a_profile(lenet_profile):
     lenet = model_zoo.lenet()
     with pytest.raises(UserError, match="quantization needs a profile"):
         glow_mlir.compile(lenet, backend="interpreter",
                           quantization=glow_mlir.QuantizationConfig())
-    with pytest.raises(UserError, match="backend 'accel' has no int8 path yet"):
-        glow_mlir.compile(lenet, backend="accel", profile=lenet_profile)
 
 
 def test_profile_from_a_file(tmp_path, lenet_profile):

@@ -11,8 +11,12 @@ units (README: The accelerator). What it runs is what those units and the DMA en
   broadcasts (strided copies between memory and the scratchpad).
 
 Which unit runs an op is its trait `OnAccelUnit` (dialects/glow_ops/traits.py). Compute
-units work on f32; the DMA engine moves any element type. Everything `lower-graph`
-can lower is lowered: fully_connected to mat_mul + batched_add, group convolution per group,
+units work on f32, and on per-tensor 8-bit quantized tensors for convolution,
+fully_connected, add, relu, max pool and the quantize / dequantize / rescale edges
+(`runs_int8`); the DMA engine moves any element type. Everything `lower-graph` can lower
+is lowered, except fully_connected, kept for `quantize-graph` and then lowered to mat_mul
++ batched_add (float) or made a 1x1 convolution (int8) by `transform_post_lowering`;
+group convolution per group,
 batch_mat_mul per batch, soft-max to exp/reduce/div, normalizations and composite
 activations to element-wise ops, constant pads to splat + insert_tensor, tiles to concat.
 
@@ -81,6 +85,25 @@ class AccelBackend(Backend):
 
     # ------------------------------------------------------------------ graph hooks
     def should_lower(self, kind: type[Operation]) -> bool:
+        """Everything, except fully_connected: kept whole until quantization has seen it,
+        then `transform_post_lowering` lowers it (float) or makes it a 1x1 convolution
+        (int8)."""
+        from glow_mlir.dialects import glow
+
+        return kind is not glow.FullyConnectedOp
+
+    def transform_post_lowering(self, module: ModuleOp) -> bool:
+        """fully_connected to what the units run (`fully_connected_for_accel`), then what
+        that made lowered as `lower-graph` would have (a fused clip to max/min)."""
+        from glow_mlir.transforms.graph.fully_connected_for_accel import (
+            fully_connected_for_accel,
+        )
+        from glow_mlir.transforms.graph.lower_graph import LowerOp
+        from glow_mlir.transforms.graph.utils import apply_patterns
+
+        if not fully_connected_for_accel(module):
+            return False
+        apply_patterns(module, [LowerOp(self)])
         return True
 
     def supports_fused_activation(self, producer: type[Operation], activation: str,
@@ -94,8 +117,9 @@ class AccelBackend(Backend):
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """What a unit or the DMA engine does (the op's trait `OnAccelUnit`): compute on
-        f32 only (group convolutions and the other ops `lower-graph` removes are not
-        asked: `Backend.runs`)."""
+        f32, or on per-tensor 8-bit quantized tensors for the int8 kinds (`runs_int8`;
+        group convolutions and the other ops `lower-graph` removes are not asked:
+        `Backend.runs`)."""
         from xdsl.dialects.builtin import f32
 
         from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
@@ -103,9 +127,9 @@ class AccelBackend(Backend):
         unit = accel_unit(info.kind)
         if unit is AccelUnit.DMA:
             return True
-        if unit is None:
-            return False
         if any(t != f32 for t in info.element_types()):
+            return runs_int8(info)
+        if unit is None:
             return False
         return fused_activation_ok(self, info)
 
@@ -132,6 +156,47 @@ class AccelBackend(Backend):
     def executor(self, module: ModuleOp, memory: MemoryReport,
                  **options: object) -> AccelExecutor:
         return AccelExecutor(module, memory)
+
+
+def _int8_kinds() -> tuple[type[Operation], ...]:  # a constant, made lazily: no xDSL at import
+    """The ops the accelerator runs on 8-bit quantized tiles: the matmul/conv unit's
+    convolution (i32 accumulation, requantized at write-back), the element-wise unit's
+    add, relu and the edges (quantize, dequantize, rescale), the pooling unit's max pool
+    (it compares stored values: input and output share a scale), and fully_connected, as
+    a 1x1 convolution (`transform_post_lowering`)."""
+    from glow_mlir.dialects import glow
+
+    return (glow.ConvolutionOp, glow.FullyConnectedOp, glow.AddOp, glow.ReluOp,
+            glow.MaxPoolOp, glow.QuantizeOp, glow.DequantizeOp, glow.RescaleQuantizedOp)
+
+
+def runs_int8(info: NodeInfo) -> bool:
+    """Whether the accelerator runs `info` with its quantized types: an int8 kind whose
+    every non-float tensor is per-tensor quantized with 8-bit storage, except a
+    convolution's or fully_connected's bias, plain i32 (of scale s_in * s_w); per-channel kinds have
+    no unit at all. A quantized op without a fused activation (the requantizing
+    write-back applies none)."""
+    from xdsl.dialects.builtin import f32, i32
+
+    from glow_mlir.dialects.glow_ops.types import QuantizedType
+
+    if not issubclass(info.kind, _int8_kinds()):
+        return False
+    if info.fused_activation != "none":
+        return False
+    types = list(info.element_types())
+    for i, t in enumerate(types):
+        if t == f32 or (t == i32 and i == 2 and _is_dense(info)):  # (x, w, bias)
+            continue
+        if not isinstance(t, QuantizedType) or t.storage.width.data != 8:
+            return False
+    return True
+
+
+def _is_dense(info: NodeInfo) -> bool:
+    from glow_mlir.dialects import glow
+
+    return issubclass(info.kind, (glow.ConvolutionOp, glow.FullyConnectedOp))
 
 
 def refuse_instructions_without_unit(module: ModuleOp) -> None:

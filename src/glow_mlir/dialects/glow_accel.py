@@ -83,6 +83,12 @@ class TargetAttr(ParametrizedAttribute):
 
     name = "glow_accel.target"
 
+    INT8_MAC_RATE: ClassVar[int] = 4
+    """An assumption, not a field: the MAC array does 4 int8 multiply-accumulates (i32
+    sums) in the place of one f32 MAC, as int8 datapaths of that width do (four 8-bit
+    multipliers in a 32-bit lane); so a conv or matmul on 8-bit tiles runs at
+    `macs_per_cycle * INT8_MAC_RATE` (`targets/accel/cost_model.py`)."""
+
     scratchpad_bytes: IntAttr
     dma_bytes_per_cycle: IntAttr
     dma_latency: IntAttr

@@ -23,7 +23,7 @@ from glow_mlir.ir import progress as progress_hooks
 from glow_mlir.ir.errors import UserError
 from glow_mlir.ir.gc_pause import paused_gc
 
-QUANTIZED_BACKENDS = ("interpreter", "cpu")
+QUANTIZED_BACKENDS = ("interpreter", "cpu", "accel")
 
 
 def as_profile(profile: object) -> Profile:

@@ -5,20 +5,12 @@
 
 // UNKNOWN: glow-opt: error: lower-graph: unknown backend 'tpu' (backends: 'interpreter', 'cpu', 'accel')
 
-// fully_connected: the interpreter and the CPU keep it; the accelerator gets mat_mul +
-// batched_add, then the fused clip as an explicit op, which it lowers again to max/min.
+// fully_connected: every backend keeps it (the accelerator until after quantize-graph:
+// its transform_post_lowering lowers a float one to mat_mul + batched_add and the fused
+// clip to max/min, tests/unit/test_accel_int8.py).
 // CHECK-LABEL:  func.func @fully_connected
-// INTERP-NEXT:    %[[FC:.*]] = glow.fully_connected %x, %w, %b {fused_activation = "clip"
-// INTERP-NEXT:    func.return %[[FC]]
-// CPU-NEXT:       glow.fully_connected %x, %w, %b {fused_activation = "clip"
-// ACCEL-NEXT:     %[[MM:.*]] = glow.mat_mul %x, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
-// ACCEL-NEXT:     %[[BA:.*]] = glow.batched_add %[[MM]], %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
-// ACCEL-NEXT:     %[[LO:.*]] = glow.splat {value = 0.000000e+00 : f32} : tensor<2x4xf32>
-// ACCEL-NEXT:     %[[MAX:.*]] = glow.max %[[BA]], %[[LO]]
-// ACCEL-NEXT:     %[[HI:.*]] = glow.splat {value = 6.000000e+00 : f32} : tensor<2x4xf32>
-// ACCEL-NEXT:     %[[MIN:.*]] = glow.min %[[MAX]], %[[HI]]
-// ACCEL-NEXT:     func.return %[[MIN]]
-// ACCEL-NOT:      glow.fully_connected
+// CHECK-NEXT:     %[[FC:.*]] = glow.fully_connected %x, %w, %b {fused_activation = "clip"
+// CHECK-NEXT:     func.return %[[FC]]
 func.func @fully_connected(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
   %0 = glow.fully_connected %x, %w, %b {fused_activation = "clip", fused_activation_args = array<f32: 0.0, 6.0>} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   func.return %0 : tensor<2x4xf32>
@@ -26,14 +18,9 @@ func.func @fully_connected(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>, %b: tensor<
 
 // -----
 
-// A fused relu becomes glow.relu; an integer fully_connected has no exact lowering and stays.
+// Both kept, the float one with its fused relu and the integer one.
 // CHECK-LABEL:  func.func @fully_connected_relu_and_int
-// ACCEL:          %[[BA:.*]] = glow.batched_add
-// ACCEL-NEXT:     %[[R:.*]] = glow.relu %[[BA]] : tensor<2x4xf32>
-// ACCEL-NEXT:     %[[I:.*]] = glow.fully_connected %xi, %wi, %bi : (tensor<2x3xi32>
-// ACCEL-NEXT:     func.return %[[R]], %[[I]]
-// INTERP-COUNT-2: glow.fully_connected
-// CPU-COUNT-2:    glow.fully_connected
+// CHECK-COUNT-2:  glow.fully_connected
 func.func @fully_connected_relu_and_int(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>, %xi: tensor<2x3xi32>, %wi: tensor<3x4xi32>, %bi: tensor<4xi32>) -> (tensor<2x4xf32>, tensor<2x4xi32>) {
   %0 = glow.fully_connected %x, %w, %b {fused_activation = "relu"} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   %1 = glow.fully_connected %xi, %wi, %bi : (tensor<2x3xi32>, tensor<3x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>

@@ -332,6 +332,15 @@ class ConvShape:
     e: int
     has_filter: bool = True  # False for pooling: no filter, channels pass through
     out_tiles: int = 1  # output-shaped tiles of a step: 1 + an epilogue's sources
+    bias_e: int = 0  # bytes of a bias element when not `e` (a quantized conv's i32 bias)
+    whole_reduction: bool = False
+    """Every input channel in one step: a quantized conv accumulates in i32 inside the
+    unit and requantizes at write-back, so its 8-bit output tile cannot carry a partial
+    sum from one input-channel chunk to the next."""
+
+    @property
+    def bias_bytes(self) -> int:
+        return self.bias_e or self.e
 
 
 def conv_tile_bytes(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int) -> list[int]:
@@ -340,7 +349,7 @@ def conv_tile_bytes(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int) ->
     iw = min((ow_t - 1) * s.cols.stride + s.cols.extent, s.cols.size)
     tiles = [ci_t * ih * iw * s.e] + [co_t * oh_t * ow_t * s.e] * s.out_tiles
     if s.has_filter:
-        tiles += [co_t * ci_t * s.rows.kernel * s.cols.kernel * s.e, co_t * s.e]
+        tiles += [co_t * ci_t * s.rows.kernel * s.cols.kernel * s.e, co_t * s.bias_bytes]
     return tiles
 
 
@@ -364,7 +373,7 @@ def conv_traffic(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int,
         in_reads = 1 if n_ci == 1 else n_co
         f_reads = 1 if (n_co == 1 and n_ci == 1) else n_sp
         b_reads = f_reads
-    return s.e * (halo_in * in_reads + filt * f_reads + s.co * b_reads + out)
+    return s.e * (halo_in * in_reads + filt * f_reads + out) + s.bias_bytes * s.co * b_reads
 
 
 def conv_transfers(s: ConvShape, co_t: int, ci_t: int, oh_t: int, ow_t: int,
@@ -393,7 +402,8 @@ def choose_conv(s: ConvShape, budget: Budget) -> ConvTiling | None:
     (module docstring) whose largest step fits; None if none fits."""
     pick = _Pick(budget)
     co_choices = candidates(s.co, limit=16)
-    ci_choices = candidates(s.ci, limit=16) if s.has_filter else [None]
+    ci_choices = ([s.ci] if s.whole_reduction else candidates(s.ci, limit=16)) \
+        if s.has_filter else [None]
     for co_t in co_choices:
         for ci_opt in ci_choices:
             ci_t = co_t if ci_opt is None else ci_opt
@@ -429,7 +439,7 @@ def _conv_fits(s: ConvShape, budget: Budget, co_t: int, ci_t: int, ow_t: int):
     fixed = 0
     if s.has_filter:
         fixed = (-(-(co_t * ci_t * rows.kernel * s.cols.kernel * e) // a) * a
-                 + -(-(co_t * e) // a) * a)
+                 + -(-(co_t * s.bias_bytes) // a) * a)
     in_row, out_row, outs = ci_t * iw * e, co_t * ow_t * e, s.out_tiles
     stride, extent, size = rows.stride, rows.extent, rows.size
 

@@ -7,7 +7,10 @@ the borders and are zero inside; the tile sees exactly the values the whole op w
 
 A convolution also chunks the input channels: the first chunk's conv has the bias and
 overwrites the output tile, later chunks accumulate into it, and only the last one
-applies the `fused_activation` (accumulate semantics: activation after the sum). Loop
+applies the `fused_activation` (accumulate semantics: activation after the sum). A
+quantized convolution takes every input channel in one step (`ConvShape.whole_reduction`:
+the unit sums in i32 and requantizes at write-back, so an 8-bit output tile cannot hold a
+partial sum) and counts its i32 bias at 4 bytes an element. Loop
 order and tile sizes come from `tiling.choose_conv`: either output-channel blocks outer
 (the filter chunk stays resident across spatial tiles when it covers every input
 channel) or spatial tiles outer (the input box stays across channel blocks).
@@ -44,6 +47,7 @@ from glow_mlir.conversion.glow_ir_to_accel.tiling import (
 )
 from glow_mlir.dialects import glow, glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops.traits import window
+from glow_mlir.dialects.glow_ops.types import is_quantized
 
 CONVOLUTION = glow_ir.instruction_of(glow.ConvolutionOp)
 
@@ -54,12 +58,16 @@ def window_shape(instr: glow_ir.InstrOp) -> ConvShape:
     n, ci, h, w = glow_ir.buffer_type(inp).get_shape()
     _, co, oh, ow = glow_ir.buffer_type(out).get_shape()
     win = window(instr)
+    conv = isinstance(instr, CONVOLUTION)
+    quantized = conv and is_quantized(glow_ir.buffer_type(out).get_element_type())
     (kh, kw), (sh, sw), (dh, dw) = win.kernels, win.strides, win.dilation
     pt, pl, pb, pr = win.pads
     return ConvShape(n=n, ci=ci, co=co, oh=oh, ow=ow,
                      rows=Window(h, kh, sh, dh, pt, pb), cols=Window(w, kw, sw, dw, pl, pr),
                      e=glow_ir.element_bytes(glow_ir.buffer_type(out)),
-                     has_filter=isinstance(instr, CONVOLUTION))
+                     has_filter=conv, whole_reduction=quantized,
+                     bias_e=glow_ir.element_bytes(glow_ir.buffer_type(instr.operands[3]))
+                     if conv else 0)
 
 
 def _shape(instr: glow_ir.InstrOp, out_tiles: int) -> ConvShape:

@@ -473,6 +473,8 @@ class ConvertToOp(_CastOp):
 class QuantizeOp(_CastOp):
     """float -> quantized: round(x / scale) + offset, saturated to the storage type."""
 
+    traits = traits_def(Elementwise(), ON_ELEMENTWISE_UNIT)  # int8 edges on accel
+
     name = "glow.quantize"
 
     def check(self) -> None:
@@ -485,6 +487,8 @@ class QuantizeOp(_CastOp):
 class DequantizeOp(_CastOp):
     """quantized -> float: scale * (q - offset)."""
 
+    traits = traits_def(Elementwise(), ON_ELEMENTWISE_UNIT)  # int8 edges on accel
+
     name = "glow.dequantize"
 
     def check(self) -> None:
@@ -496,6 +500,8 @@ class DequantizeOp(_CastOp):
 @irdl_op_definition
 class RescaleQuantizedOp(_CastOp):
     """quantized -> quantized with another scale and offset."""
+
+    traits = traits_def(Elementwise(), ON_ELEMENTWISE_UNIT)  # int8 edges on accel
 
     name = "glow.rescale_quantized"
 

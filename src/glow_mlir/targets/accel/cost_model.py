@@ -5,7 +5,8 @@ the two cannot disagree. The formulas (the target's fields from `#glow_accel.tar
 
 - a DMA transfer of B bytes: `dma_latency + ceil(B / dma_bytes_per_cycle)`;
 - matmul / conv: `ceil(MACs / macs_per_cycle) + 16` (conv MACs: output elements times the
-  filter's per-output window, `C/group * KH * KW`);
+  filter's per-output window, `C/group * KH * KW`); on 8-bit quantized tiles the rate is
+  `macs_per_cycle * TargetAttr.INT8_MAC_RATE` (int8 MACs, i32 sums);
 - every other compute op: `ceil(elements / vector_width) + 16`, where elements are the
   destination's for element-wise and shuffle ops, the source's for reductions (each input
   element is touched once) and output elements times the window for pooling;
@@ -22,6 +23,7 @@ import math
 from glow_mlir.analysis.accel_work import macs
 from glow_mlir.dialects import glow_accel, glow_ir
 from glow_mlir.dialects.glow_ops import traits
+from glow_mlir.dialects.glow_ops.types import QuantizedType
 
 COMPUTE_OVERHEAD_CYCLES = 16
 """Fixed cost of starting one compute op (pipeline fill, instruction decode)."""
@@ -49,20 +51,31 @@ def vector_elements(op: glow_accel.TileOp) -> int:
 def compute_cycles(op: glow_accel.TileOp, target: glow_accel.TargetAttr) -> int:
     """Cycles the compute unit is busy with `op`."""
     if isinstance(op, (glow_accel.MatmulOp, glow_accel.ConvOp)):
-        return work_cycles(macs(op), 0, target)
+        return work_cycles(macs(op), 0, target, int8=is_int8(op.operands[1]))
     return work_cycles(0, vector_elements(op), target)
 
 
-def work_cycles(mac_count: int, elements: int, target: glow_accel.TargetAttr) -> int:
-    """Cycles of one compute op of `mac_count` multiply-accumulates (a matmul or conv),
-    else of `elements` vector elements: the formula the device partitioner's roofline
-    applies to whole graph ops (`analysis/node_work.py` counts them the same way)."""
+def is_int8(value) -> bool:
+    """Whether a tile holds 8-bit quantized elements (the MAC array's int8 mode)."""
+    elem = value.type.get_element_type()
+    return isinstance(elem, QuantizedType) and elem.storage.width.data == 8
+
+
+def work_cycles(mac_count: int, elements: int, target: glow_accel.TargetAttr,
+                int8: bool = False) -> int:
+    """Cycles of one compute op of `mac_count` multiply-accumulates (a matmul or conv;
+    `int8`: at the int8 rate), else of `elements` vector elements: the formula the
+    device partitioner's roofline applies to whole graph ops (`analysis/node_work.py`
+    counts them the same way)."""
     if mac_count:
-        work = -(-mac_count // target.value("macs_per_cycle"))
+        rate = target.value("macs_per_cycle")
+        if int8:
+            rate *= glow_accel.TargetAttr.INT8_MAC_RATE
+        work = -(-mac_count // rate)
     else:
         work = -(-elements // target.value("vector_width"))
     return work + COMPUTE_OVERHEAD_CYCLES
 
 
-__all__ = ["dma_cycles", "compute_cycles", "macs", "vector_elements", "work_cycles",
+__all__ = ["dma_cycles", "compute_cycles", "is_int8", "macs", "vector_elements", "work_cycles",
            "COMPUTE_OVERHEAD_CYCLES", "DMA_ISSUE_CYCLES"]

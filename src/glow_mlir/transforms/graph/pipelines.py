@@ -174,7 +174,7 @@ class GraphPipelinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from glow_mlir.dialects import glow
-        from glow_mlir.transforms.graph.backend_hooks import backend_option
+        from glow_mlir.transforms.graph.backend_hooks import NodeInfo, backend_option
 
         check_max_iterations(self.name, self.max_iterations)
         check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
@@ -182,8 +182,10 @@ class GraphPipelinePass(ModulePass):
             raise PassFailedException(f"{self.name}: phase must be one of "
                                       f"{', '.join(PHASES)}, got '{self.phase}'")
         backend = backend_option(self.name, self.backend)
-        # After lowering, re-folding what the backend asked to lower would undo it.
-        relowered = ("fold-matmul-add",) if backend.should_lower(glow.FullyConnectedOp) else ()
+        # After lowering, re-folding what the backend asked to lower (or lowers in its
+        # transform-post-lowering, as it does not run it) would undo it.
+        relowered = ("fold-matmul-add",) if backend.should_lower(glow.FullyConnectedOp) \
+            or not backend.is_op_supported(NodeInfo(glow.FullyConnectedOp)) else ()
 
         def optimize(extra_disable: tuple[str, ...] = ()) -> None:
             if "glow-optimize" in self.disable:
