@@ -259,3 +259,20 @@ def test_batch_norm_trains_on_batch_statistics_like_torch() -> None:
     for name, w in trainer.weights.items():
         want = state[names[name]].numpy()
         assert np.max(np.abs(w - want)) <= 1e-4 * np.max(np.abs(want)), name
+
+
+def test_a_batch_of_zero_is_refused_at_the_input(tmp_path, capsys) -> None:
+    """The loss is a mean over the batch: a batch of 0 names its input (no division by
+    zero), in glow-compile and in glow_mlir.train of a model whose batch is 0."""
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.tools import glow_compile
+    from tool_testing import in_process
+
+    onnx.save(model_zoo.digits_cnn(), tmp_path / "digits.onnx")
+    code, _, err = in_process(glow_compile.main, capsys, tmp_path / "digits.onnx",
+                              "--input-shape", "batch=0", "--train", "--emit", "instr")
+    assert code == 1
+    assert err == ("glow-compile: error: 'func.func' op input 'input' has batch 0 (shape "
+                   "0x1x8x8): a training step needs a batch of at least one sample\n")
+    with pytest.raises(UserError, match="input 'input' has batch 0"):
+        glow_mlir.train(model_zoo.digits_cnn(batch=0), cache=False)
