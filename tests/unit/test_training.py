@@ -276,3 +276,20 @@ def test_a_batch_of_zero_is_refused_at_the_input(tmp_path, capsys) -> None:
                    "0x1x8x8): a training step needs a batch of at least one sample\n")
     with pytest.raises(UserError, match="input 'input' has batch 0"):
         glow_mlir.train(model_zoo.digits_cnn(batch=0), cache=False)
+
+
+@pytest.mark.parametrize("flags", [("--loss", "mse"), ("--learning-rate", "0.5"),
+                                   ("--momentum", "0.9")])
+def test_training_flags_without_train_are_refused(tmp_path, flags) -> None:
+    """A training flag would be ignored without --train or --emit training-graph."""
+    proc = _glow_compile(tmp_path, *flags, "--emit", "instr")
+    assert proc.returncode == 1
+    assert proc.stderr == (f"glow-compile: error: {flags[0]} needs --train (or --emit "
+                           f"training-graph): it describes a training step\n")
+
+
+def test_training_flags_reach_the_training_graph(tmp_path) -> None:
+    """--learning-rate given with --emit training-graph is the step's (0.5, not 0.01)."""
+    proc = _glow_compile(tmp_path, "--emit", "training-graph", "--learning-rate", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert "5.000000e-01" in proc.stdout and "1.000000e-02" not in proc.stdout
