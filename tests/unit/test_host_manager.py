@@ -191,3 +191,19 @@ def test_a_compiled_part_over_its_device_is_planned_again(monkeypatch, reference
         network = host.add_network("cnn", str(CNN))
         assert len(network.dag.parts) == 2
         assert np.array_equal(host.run("cnn", x)[0], reference.run(x)[0])
+
+
+def test_a_model_with_state_is_refused_at_add_network():
+    """A training step keeps its weights as state between runs: split over devices they
+    would become inputs, so the host refuses it when it is added, naming the state."""
+    from glow_mlir import model_zoo
+    from glow_mlir.frontends.onnx import import_onnx
+    from glow_mlir.transforms.graph.differentiate import TrainingConfig, differentiate_function
+
+    module = import_onnx(model_zoo.digits_cnn(batch=2))
+    differentiate_function(next(iter(module.ops)), TrainingConfig())
+    with HostManager(interp(2)) as host:
+        with pytest.raises(HostError, match=r"network 'step': a model with state \(conv_w1, "
+                                            r".*cannot run on the runtime's devices"):
+            host.add_network("step", module)
+        assert host.networks() == []
