@@ -111,6 +111,27 @@ def test_wrong_inputs_are_refused_before_queueing(host):
     assert host.queued == 0
 
 
+def test_a_refused_request_raises_and_calls_no_callback(host):
+    """README: input errors raise from run_network at submission (fail fast); the
+    callback is for the requests the host takes, and is not called for these."""
+    seen: list[tuple] = []
+
+    def callback(outputs, error):
+        seen.append((outputs, error))
+
+    with host.hold():  # a context manager; nothing taken starts inside it
+        with pytest.raises(InputError):
+            host.run_network("cnn", {"image": rand(1, 3, 8, 8)}, callback=callback)
+        with pytest.raises(InputError):
+            host.run_network("cnn", {}, callback=callback)
+        with pytest.raises(NetworkNotFound):
+            host.run_network("resnet", {}, callback=callback)
+        taken = host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=callback)
+        assert host.queued == 1 and seen == []
+    taken.result()
+    assert len(seen) == 1 and seen[0][1] is None  # only the request taken
+
+
 def test_networks_added_and_removed(host):
     with pytest.raises(HostError, match="'cnn' is already added"):
         host.add_network("cnn", str(CNN))
