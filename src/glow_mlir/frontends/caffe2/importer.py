@@ -256,7 +256,7 @@ def _given_type(name: str, value: Any) -> tuple[Attribute, tuple[int, ...]]:
         elem = element_type(np.dtype(dtype))
     # int() would take "3" and truncate 8.5: only whole numbers (numpy's too), not bools
     if (not isinstance(value, (list, tuple))
-            or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0
+            or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 0
                        for d in value)):
         raise Caffe2ImportError(f"the shape given for input '{name}' must be a sequence of "
                                 f"non-negative ints, got {value!r}")
