@@ -20,16 +20,19 @@ onnxruntime's. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import glow_mlir  # noqa: E402
+from real_models import MissingTorch  # noqa: E402
 from trained_models import MODELS, accuracy  # noqa: E402
 
 CONFIGS = [(c, pc) for c in ("minmax", "kl") for pc in (False, True)]
@@ -157,7 +160,12 @@ def fidelity_table(names: list[str], backend: str, calibration_batches: int,
               flush=True)
 
 
-def main() -> None:
+def _fail(message: str) -> NoReturn:
+    print(f"quantized_accuracy.py: error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--backend", default="cpu", choices=("interpreter", "cpu"))
@@ -165,12 +173,29 @@ def main() -> None:
                    f"or a real_models.py name)")
     p.add_argument("--calibration-batches", type=int, default=4)
     p.add_argument("--test-batches", type=int, default=4)
-    args = p.parse_args()
-    if args.fidelity:
+    args = p.parse_args(argv)
+    for flag, n in (("--calibration-batches", args.calibration_batches),
+                    ("--test-batches", args.test_batches)):
+        if n < 1:
+            _fail(f"{flag} must be at least 1, got {n}")
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown or not names:
+        _fail(f"unknown model {', '.join(map(repr, unknown)) or '(none given)'} in --models "
+              f"(the models: {', '.join(MODELS)})")
+    if not args.fidelity:  # before the table's header: the trained models need both
+        missing = [m for m in ("torch", "sklearn") if importlib.util.find_spec(m) is None]
+        if missing:
+            _fail(f"the trained models need PyTorch and scikit-learn (missing: "
+                  f"{', '.join(missing)}):\n\n"
+                  f"    pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
+                  f"    pip install scikit-learn")
+        return accuracy_table(names, args.backend)
+    try:
         fidelity_table(args.fidelity.split(","), args.backend, args.calibration_batches,
                        args.test_batches)
-    else:
-        accuracy_table(args.models.split(","), args.backend)
+    except MissingTorch as e:  # its message has the install hint
+        _fail(str(e))
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def test_shapes_for_what_is_not_an_input() -> None:
     with pytest.raises(Caffe2ImportError, match="'image', which is not an external input.*"
                                                  "'data'"):
         import_caffe2(predict, init, {"data": (4, 16), "image": (1,)})
-    with pytest.raises(Caffe2ImportError, match="negative dim"):
+    with pytest.raises(Caffe2ImportError, match="non-negative ints, got \\(4, -16\\)"):
         import_caffe2(predict, init, {"data": (4, -16)})
 
 
@@ -244,6 +244,21 @@ def test_value_info_gives_types_and_shapes(tmp_path, capsys) -> None:
     code, _, err = in_process(glow_compile.main, capsys, p, "--value-info",
                               tmp_path / "value_info.json")
     assert code == 1 and "--value-info gives a Caffe2 model's input shapes" in err
+
+
+@pytest.mark.parametrize("entry", ['[1, "1x3"]', '"x"', '[1, [1, 3, 8.5, 8]]',
+                                   '[1, [2, true]]', '[1, [2, -3]]'])
+def test_a_bad_value_info_shape_is_one_line(tmp_path, capsys, entry) -> None:
+    """A shape that is not whole non-negative numbers (a string, 8.5: not truncated to 8)
+    is the user's error, named by its input."""
+    p, i = _write(tmp_path, *nets.mlp().pair())
+    (tmp_path / "value_info.json").write_text(f'{{"data": {entry}}}')
+    code, _, err = in_process(glow_compile.main, capsys, "--caffe2", p, i, "--value-info",
+                              tmp_path / "value_info.json")
+    assert code == 1
+    assert err.startswith("glow-compile: error: the shape given for input 'data' must be a "
+                          "sequence of non-negative ints, got "), err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_bad_fills_name_the_op() -> None:

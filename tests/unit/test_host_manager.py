@@ -111,6 +111,27 @@ def test_wrong_inputs_are_refused_before_queueing(host):
     assert host.queued == 0
 
 
+def test_a_refused_request_raises_and_calls_no_callback(host):
+    """README: input errors raise from run_network at submission (fail fast); the
+    callback is for the requests the host takes, and is not called for these."""
+    seen: list[tuple] = []
+
+    def callback(outputs, error):
+        seen.append((outputs, error))
+
+    with host.hold():  # a context manager; nothing taken starts inside it
+        with pytest.raises(InputError):
+            host.run_network("cnn", {"image": rand(1, 3, 8, 8)}, callback=callback)
+        with pytest.raises(InputError):
+            host.run_network("cnn", {}, callback=callback)
+        with pytest.raises(NetworkNotFound):
+            host.run_network("resnet", {}, callback=callback)
+        taken = host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=callback)
+        assert host.queued == 1 and seen == []
+    taken.result()
+    assert len(seen) == 1 and seen[0][1] is None  # only the request taken
+
+
 def test_networks_added_and_removed(host):
     with pytest.raises(HostError, match="'cnn' is already added"):
         host.add_network("cnn", str(CNN))
@@ -228,3 +249,19 @@ def test_a_compiled_part_over_its_device_is_planned_again(monkeypatch, reference
         network = host.add_network("cnn", str(CNN))
         assert len(network.dag.parts) == 2
         assert np.array_equal(host.run("cnn", x)[0], reference.run(x)[0])
+
+
+def test_a_model_with_state_is_refused_at_add_network():
+    """A training step keeps its weights as state between runs: split over devices they
+    would become inputs, so the host refuses it when it is added, naming the state."""
+    from glow_mlir import model_zoo
+    from glow_mlir.frontends.onnx import import_onnx
+    from glow_mlir.transforms.graph.differentiate import TrainingConfig, differentiate_function
+
+    module = import_onnx(model_zoo.digits_cnn(batch=2))
+    differentiate_function(next(iter(module.ops)), TrainingConfig())
+    with HostManager(interp(2)) as host:
+        with pytest.raises(HostError, match=r"network 'step': a model with state \(conv_w1, "
+                                            r".*cannot run on the runtime's devices"):
+            host.add_network("step", module)
+        assert host.networks() == []

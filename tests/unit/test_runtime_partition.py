@@ -244,6 +244,16 @@ def test_glow_compile_partition_errors(capsys):
     assert code == 1 and "needs 3 'cpu' devices of 102,400 bytes" in err
 
 
+def test_glow_compile_partitions_refuses_a_profile(capsys, tmp_path):
+    """The partitions are the float graph's: a profile would be ignored, so it is refused
+    (before the profile file is read)."""
+    code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                              "--load-profile", tmp_path / "absent.yaml")
+    assert code == 1
+    assert err == ("glow-compile: error: --emit partitions partitions the float graph: "
+                   "--load-profile would not quantize it; drop one of them\n")
+
+
 # ---------------------------------------------------------------------- several parts a device
 
 

@@ -454,6 +454,20 @@ def test_compile_says_when_a_disabled_lowering_left_unsupported_ops(capsys):
     assert code == 1
     assert "backend 'accel' does not support 2 op kind(s)" in err and "glow.soft_max" in err
     assert "(lower-graph disabled: backend 'accel' relies on it to lower" in err
+    assert len(err.strip().splitlines()) == 1, err  # grouped by kind: one line
+
+
+def test_an_unsupported_training_step_is_one_line_by_kind(tmp_path, capsys):
+    """A training step on the accelerator: each op kind it does not run once, with its
+    count and first op, not a line per op (12 of them)."""
+    from glow_mlir import model_zoo
+
+    onnx.save(model_zoo.digits_cnn(batch=2), tmp_path / "digits.onnx")
+    code, _, err = in_process(glow_compile.main, capsys, tmp_path / "digits.onnx", "--train",
+                              "--backend", "accel", "--emit", "accel")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("glow-compile: error: backend 'accel' does not support "), err
+    assert "glow.select x4 (first at #" in err and "glow.max_pool_grad x2 (first at #" in err
 
 
 def test_tools_default_to_native_code_unless_a_flag_implies_a_backend(tmp_path, capsys):

@@ -259,3 +259,37 @@ def test_batch_norm_trains_on_batch_statistics_like_torch() -> None:
     for name, w in trainer.weights.items():
         want = state[names[name]].numpy()
         assert np.max(np.abs(w - want)) <= 1e-4 * np.max(np.abs(want)), name
+
+
+def test_a_batch_of_zero_is_refused_at_the_input(tmp_path, capsys) -> None:
+    """The loss is a mean over the batch: a batch of 0 names its input (no division by
+    zero), in glow-compile and in glow_mlir.train of a model whose batch is 0."""
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.tools import glow_compile
+    from tool_testing import in_process
+
+    onnx.save(model_zoo.digits_cnn(), tmp_path / "digits.onnx")
+    code, _, err = in_process(glow_compile.main, capsys, tmp_path / "digits.onnx",
+                              "--input-shape", "batch=0", "--train", "--emit", "instr")
+    assert code == 1
+    assert err == ("glow-compile: error: 'func.func' op input 'input' has batch 0 (shape "
+                   "0x1x8x8): a training step needs a batch of at least one sample\n")
+    with pytest.raises(UserError, match="input 'input' has batch 0"):
+        glow_mlir.train(model_zoo.digits_cnn(batch=0), cache=False)
+
+
+@pytest.mark.parametrize("flags", [("--loss", "mse"), ("--learning-rate", "0.5"),
+                                   ("--momentum", "0.9")])
+def test_training_flags_without_train_are_refused(tmp_path, flags) -> None:
+    """A training flag would be ignored without --train or --emit training-graph."""
+    proc = _glow_compile(tmp_path, *flags, "--emit", "instr")
+    assert proc.returncode == 1
+    assert proc.stderr == (f"glow-compile: error: {flags[0]} needs --train (or --emit "
+                           f"training-graph): it describes a training step\n")
+
+
+def test_training_flags_reach_the_training_graph(tmp_path) -> None:
+    """--learning-rate given with --emit training-graph is the step's (0.5, not 0.01)."""
+    proc = _glow_compile(tmp_path, "--emit", "training-graph", "--learning-rate", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert "5.000000e-01" in proc.stdout and "1.000000e-02" not in proc.stdout

@@ -139,3 +139,28 @@ def test_a_model_with_state_is_not_saved(tmp_path) -> None:
 def test_a_model_without_state_has_none() -> None:
     model = glow_mlir.compile(model_zoo.digits_cnn(batch=1), backend="cpu", cache=False)
     assert model.state == {}
+
+
+def test_a_model_with_state_compiles_and_runs_with_the_cache_on(tmp_path, capsys) -> None:
+    """A training graph (its weights are state) skips the whole-model cache, which stores
+    saved models (they carry no state): it compiles and runs, on the API and in glow-run,
+    twice (the second compile is no cache hit either)."""
+    import onnx
+
+    from glow_mlir.tools import glow_compile, glow_run
+    from tool_testing import in_process
+
+    onnx.save(model_zoo.digits_cnn(), tmp_path / "digits.onnx")
+    graph = tmp_path / "tg.mlir"
+    code, _, err = in_process(glow_compile.main, capsys, tmp_path / "digits.onnx",
+                              "--input-shape", "batch=2", "--emit", "training-graph",
+                              "-o", graph)
+    assert code == 0, err
+    for _ in range(2):
+        model = glow_mlir.compile(str(graph), backend="cpu")  # cache on: the default
+        assert model.state and model.origin != "cache"
+    x, y = next(_batches(1, 2))
+    assert len(model.run({"input": x, "labels": y})) == 2  # the logits and the loss
+    code, out, err = in_process(glow_run.main, capsys, graph)
+    assert code == 0, err
+    assert "output loss" in out

@@ -384,7 +384,9 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp | tup
                     module = optimize_graph(module, backend, graph_disable)
                 compiled = CompiledModel(module, backend, disable_passes=instr_disable,
                                          backend_options=backend_options)
-            if store is not None and key is not None:
+            # a model with state (a training step) is never stored, so never found: a
+            # saved model does not carry state (`saved_model.to_pieces`)
+            if store is not None and key is not None and not compiled.state:
                 with progress_hooks.stage("model cache"):
                     model_cache.store(store, key, compiled)
     if verbose:

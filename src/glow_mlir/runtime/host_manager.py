@@ -62,6 +62,25 @@ class HostError(UserError):
     """A host manager used wrongly (a network name taken or in use, bad limits)."""
 
 
+def _refuse_state(name: str, module: Any) -> None:
+    """A model with state (a training step: weights each run updates) keeps it in one
+    compiled model; split over devices, its weights would become inputs to give."""
+    from xdsl.dialects import func
+
+    from glow_mlir.conversion.lower_to_instr import placeholder_names, state_values
+
+    for fn in [o for o in module.ops if isinstance(o, func.FuncOp)]:
+        states = state_values(fn)
+        if states:
+            names = placeholder_names(fn.arg_attrs, len(fn.function_type.inputs.data),
+                                      "input")
+            state = ", ".join(names[i] for i in states)
+            raise HostError(f"network '{name}': a model with state ({state}: "
+                            f"mutable weights a run updates) cannot run on the runtime's "
+                            f"devices: run it with glow_mlir.compile or train it with "
+                            f"glow_mlir.train")
+
+
 @dataclass
 class Network:
     """A network on the host: its DAG, and each copy's device per part."""
@@ -146,6 +165,7 @@ class HostManager:
             if name in self._networks:
                 raise HostError(f"a network named '{name}' is already added")
         module = optimized_graph(model, self.devices, input_shapes)
+        _refuse_state(name, module)
         # the emptiest devices of each kind first (Glow's provisioner), so networks spread
         # out; the kinds keep their order (the heterogeneous partitioner's priority)
         rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}

@@ -232,11 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile one SGD training step of the model (differentiate first): "
                         "--emit optimized-graph, instr, llvm show the step, its weights "
                         "updated in place")
-    p.add_argument("--loss", default="cross_entropy",
+    # no defaults here (TrainingConfig's): a flag given without --train is an error
+    p.add_argument("--loss", default=None,
                    help="with --train or --emit training-graph: cross_entropy (default) or mse")
-    p.add_argument("--learning-rate", type=float, default=0.01, metavar="R",
+    p.add_argument("--learning-rate", type=float, default=None, metavar="R",
                    help="with --train or --emit training-graph: the SGD step (default 0.01)")
-    p.add_argument("--momentum", type=float, default=0.0, metavar="M",
+    p.add_argument("--momentum", type=float, default=None, metavar="M",
                    help="with --train or --emit training-graph: SGD momentum (default 0)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--num-devices", type=at_least(1), default=None, metavar="N",
@@ -360,6 +361,14 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if refused:
                 raise UserError(f"--train compiles a training step, whose weights are state "
                                 f"that {refused[0]} cannot carry: drop one of them")
+        training = [f for f, v in (("--loss", args.loss), ("--learning-rate", args.learning_rate),
+                                   ("--momentum", args.momentum)) if v is not None]
+        if training and not (args.train or args.emit == "training-graph"):
+            raise UserError(f"{training[0]} needs --train (or --emit training-graph): it "
+                            f"describes a training step")
+        if args.load_profile and args.emit == "partitions":
+            raise UserError("--emit partitions partitions the float graph: --load-profile "
+                            "would not quantize it; drop one of them")
         if args.dump_profile:
             return dump_profile(args)
         if args.save:
@@ -420,8 +429,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             )
 
             for fn in list(module.ops):
-                differentiate_function(fn, TrainingConfig(  # type: ignore[arg-type]
-                    args.loss, args.learning_rate, args.momentum))
+                given = {k: v for k, v in (("loss", args.loss),
+                                           ("learning_rate", args.learning_rate),
+                                           ("momentum", args.momentum)) if v is not None}
+                differentiate_function(fn, TrainingConfig(**given))  # type: ignore[arg-type]
             if args.emit == "training-graph":
                 _emit(module, args.output)
                 return

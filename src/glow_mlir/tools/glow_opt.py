@@ -69,6 +69,40 @@ def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[st
     return rest, passes
 
 
+def mlir_pipeline_flag(argv: Sequence[str]) -> list[str]:
+    """mlir-opt's `--pass-pipeline=SPEC` (or `--pass-pipeline SPEC`) as xDSL's `-p SPEC`."""
+    out: list[str] = []
+    for arg in argv:
+        if arg == "--pass-pipeline":
+            out.append("-p")
+        elif arg.startswith("--pass-pipeline="):
+            out += ["-p", arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
+
+
+_ANCHOR = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")
+
+
+def strip_module_anchor(spec: str) -> str:
+    """The pipeline inside mlir-opt's outer `builtin.module(...)` anchor, which xDSL's
+    pipeline syntax lacks (every pass here runs on the module). Any other anchor
+    (`func.func(...)`, nested) is refused: xDSL has no pass nesting to run it."""
+    found = _ANCHOR.match(spec)
+    if found and found.group(1) == "builtin.module" and spec.rstrip().endswith(")"):
+        spec = spec[found.end():spec.rstrip().rindex(")")]
+    depth = 0
+    for i, c in enumerate(spec):
+        depth += (c == "{") - (c == "}")
+        if c in "()" and depth == 0:
+            anchor = re.search(r"([\w.]*)\s*$", spec[:i]).group(1)  # type: ignore[union-attr]
+            raise UserError(f"invalid pass pipeline '{spec}': the anchor "
+                            f"'{anchor or c}(...)' is not supported: only an outer "
+                            f"'builtin.module(...)', whose passes run on the module")
+    return spec
+
+
 # What a bad chunk of input can raise: reported per chunk, not as an internal error.
 CHUNK_ERRORS: tuple[type[BaseException], ...] = (ParseError, OpDiagnostic, DiagnosticException,
                                                  UserError)
@@ -80,7 +114,7 @@ class GlowOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         argv = list(sys.argv[1:] if args is None else args)
         names = set(get_all_passes()) | set(PASSES)
-        argv, self.flag_passes = split_pass_flags(argv, names)
+        argv, self.flag_passes = split_pass_flags(mlir_pipeline_flag(argv), names)
         super().__init__(description="glow-mlir modular optimizer driver", args=argv)
         if self.args.input_file == "-":  # MLIR's name for stdin
             self.args.input_file = None
@@ -123,7 +157,8 @@ class GlowOptMain(xDSLOptMain):
 
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self) -> None:
-        spec = ",".join(p for p in [self.args.passes, *self.flag_passes] if p)
+        passes = strip_module_anchor(self.args.passes) if self.args.passes else ""
+        spec = ",".join(p for p in [passes, *self.flag_passes] if p)
         # --time-passes: each pass is timed (`progress.timed_pass`) from the callback before
         # it to the one after it, so verification and --print-ir-between-passes are not
         # charged to it; the passes a composite pass runs time themselves under it.

@@ -11,6 +11,16 @@
 // RUN: glow-opt %s -p cse,dce > %t.pipeline
 // RUN: diff %t.flags %t.pipeline
 
+// mlir-opt's spelling: `--pass-pipeline=` is `-p`, and an outer `builtin.module(...)`
+// anchor is the module the passes run on anyway; any other anchor is refused.
+// RUN: glow-opt %s --pass-pipeline='builtin.module(cse,dce)' > %t.mlir-opt
+// RUN: diff %t.flags %t.mlir-opt
+// RUN: glow-opt %s --pass-pipeline 'cse,dce' | diff %t.flags -
+// RUN: glow-opt %s -p 'builtin.module(cse,dce)' | diff %t.flags -
+// RUN: not glow-opt %s --pass-pipeline='builtin.module(func.func(cse))' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// ANCHOR: glow-opt: error: invalid pass pipeline 'func.func(cse)': the anchor 'func.func(...)' is not supported: only an outer 'builtin.module(...)'
+// ANCHOR-NOT: Traceback
+
 // The order is the one on the command line (the IR is printed after the first pass):
 // RUN: glow-opt %s --cse --dce --print-between-passes 2> %t.cse-dce > /dev/null
 // RUN: FileCheck %s --check-prefix=CSE-FIRST < %t.cse-dce

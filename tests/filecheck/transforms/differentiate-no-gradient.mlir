@@ -7,7 +7,7 @@
 // CHECK:      glow-opt: error: 2 op(s) on the way from the weights to the loss have no gradient (differentiate knows: glow.adaptive_avg_pool,
 // CHECK-NEXT: {{.*}}differentiate-no-gradient.mlir:[[# @LINE + 12]]:8: error: 'glow.floor' op has no gradient
 // CHECK-NEXT: {{.*}}differentiate-no-gradient.mlir:[[# @LINE + 6]]:8: error: 'glow.sin' op has no gradient
-// LOSS: glow-opt: error: unknown loss 'hinge' (the losses: cross_entropy, mse)
+// LOSS: glow-opt: error: invalid pass pipeline 'differentiate{loss=hinge}': differentiate: unknown loss 'hinge' (the losses: cross_entropy, mse)
 func.func @f(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %w = glow.constant dense_resource<w> : tensor<3x2xf32>
   %h = glow.mat_mul %x, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>

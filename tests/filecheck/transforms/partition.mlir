@@ -1,4 +1,5 @@
 // RUN: glow-opt %s -p 'partition{num-devices=2 device-memory-kib=300}' | FileCheck %s --check-prefix=SPLIT
+// RUN: glow-opt %s --pass-pipeline='builtin.module(partition{num-devices=2 device-memory-kib=300})' | FileCheck %s --check-prefix=SPLIT
 // RUN: glow-opt %s -p 'partition{num-devices=4 device-memory-kib=4096 strategy=memory}' | FileCheck %s --check-prefix=FITS
 // RUN: glow-opt %s -p 'partition{num-devices=1 device-memory-kib=4096}' | FileCheck %s --check-prefix=ONE
 // RUN: glow-opt %s -p 'partition{num-devices=2 device-memory-kib=300 report=true}' 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT

@@ -13,6 +13,7 @@ translation records every unsupported op type and argument value and raises one
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -253,12 +254,11 @@ def _given_type(name: str, value: Any) -> tuple[Attribute, tuple[int, ...]]:
             raise Caffe2ImportError(f"the value info given for input '{name}' has data type "
                                     f"{code!r}; supported: {names}")
         elem = element_type(np.dtype(dtype))
-    try:
-        shape = tuple(int(d) for d in value)
-    except TypeError:
+    # int() would take "3" and truncate 8.5: only whole numbers (numpy's too), not bools
+    if (not isinstance(value, (list, tuple))
+            or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 0
+                       for d in value)):
         raise Caffe2ImportError(f"the shape given for input '{name}' must be a sequence of "
-                                f"ints, got {value!r}") from None
-    if any(d < 0 for d in shape):
-        raise Caffe2ImportError(f"the shape given for input '{name}', {list(shape)}, has a "
-                                f"negative dim")
+                                f"non-negative ints, got {value!r}")
+    shape = tuple(int(d) for d in value)
     return elem, shape

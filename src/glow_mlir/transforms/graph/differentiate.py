@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     ModuleOp,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -176,7 +177,18 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
     if config.loss == "cross_entropy" and len(shape(target)) < 1:
         raise DiagnosticError.at(fn, "result #0 is a scalar; cross_entropy needs class scores "
                                      "along its last dim")
-    batch = config.batch_size or (shape(target)[0] if shape(target) else 1)
+    graph_batch = shape(target)[0] if shape(target) else 1
+    if graph_batch == 0:  # the loss's mean would divide by it
+        empty = [f"input '{n}' has batch 0 (shape {'x'.join(map(str, shape(a)))})"
+                 for n, a in zip(_names(fn.arg_attrs, len(block.args), "input"), block.args)
+                 if isinstance(a.type, TensorType) and shape(a) and shape(a)[0] == 0]
+        raise DiagnosticError.at(fn, f"{', '.join(empty) or 'result #0 has batch 0'}: a "
+                                     f"training step needs a batch of at least one sample")
+    if config.batch_size and config.batch_size != graph_batch:
+        raise DiagnosticError.at(fn, f"batch-size {config.batch_size} differs from the "
+                                     f"graph's batch, {graph_batch} (result #0's first dim): "
+                                     f"the loss would be scaled by the wrong count")
+    batch = config.batch_size or graph_batch
     module = fn.parent_op()
     if config.momentum and not isinstance(module, ModuleOp):
         raise DiagnosticError.at(fn, "is not in a module, which would hold its momenta")
@@ -364,15 +376,27 @@ class DifferentiatePass(ModulePass):
     name: ClassVar[str] = "differentiate"
 
     loss: str = "cross_entropy"
-    learning_rate: float = 0.01
-    momentum: float = 0.0
-    l1: float = 0.0
-    l2: float = 0.0
+    # `float | int`: xDSL's option parser types `1` as an int, which a `float` refuses
+    learning_rate: float | int = 0.01
+    momentum: float | int = 0.0
+    l1: float | int = 0.0
+    l2: float | int = 0.0
     batch_size: int = 0
     trainable: tuple[str, ...] = ()
     """Weight (initializer) names; empty: every float initializer reaching the loss."""
     batch_norm: str = "train"
     """`train`: batch statistics, running ones updated; `frozen`: the running ones."""
+
+    def __post_init__(self) -> None:
+        # a ValueError here is a bad pass option to xDSL's pipeline parser: glow-opt says
+        # so before reading any IR
+        for name in ("learning_rate", "momentum", "l1", "l2", "batch_size"):
+            if isinstance(getattr(self, name), bool):
+                raise ValueError(f"{self.name}: {name.replace('_', '-')} must be a number")
+        try:
+            self.config().check()
+        except TrainingError as err:
+            raise ValueError(f"{self.name}: {err}") from None
 
     def config(self) -> TrainingConfig:
         return TrainingConfig(self.loss, float(self.learning_rate), float(self.momentum),

@@ -23,7 +23,14 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.ir import progress
-from glow_mlir.ir.text import DiagnosticError, Diagnostics, verify_after_pass
+from glow_mlir.ir.text import (
+    DiagnosticError,
+    Diagnostics,
+    OpDiagnostic,
+    location_text,
+    node_text,
+    verify_after_pass,
+)
 
 OPTIMIZE_PASSES: tuple[str, ...] = (
     "dce",
@@ -131,23 +138,47 @@ class GlowOptimizePass(ModulePass):
             before = after
 
 
+class UnsupportedOpsError(DiagnosticError):
+    """The ops a backend cannot run: one error at each (`diagnostics`, what
+    `--verify-diagnostics` checks). Printed as the summary and one line per op when every
+    op has a file location (glow-opt on a .mlir file, as MLIR does); otherwise (an
+    imported model, whose ops are `#16 in @main` or ONNX nodes) as one line listing each
+    kind with its count and its first op, rather than a line per occurrence."""
+
+    def __init__(self, diagnostics: list[OpDiagnostic], backend: str, note: str = ""):
+        self.backend, self.note = backend, note
+        counts = Counter(d.op.name for d in diagnostics)
+        kinds = ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
+        super().__init__(diagnostics, f"backend '{backend}' does not support "
+                                      f"{len(counts)} op kind(s): {kinds}{note}")
+
+    def __str__(self) -> str:
+        if all(location_text(d.op) for d in self.diagnostics):
+            return super().__str__()
+        counts: Counter[str] = Counter()
+        first: dict[str, str | None] = {}
+        for d in self.diagnostics:
+            counts[d.op.name] += 1
+            first.setdefault(d.op.name, node_text(d.op))
+        kinds = ", ".join(f"{name} x{n}" + (f" (first at {first[name]})" if first[name]
+                                           else "") for name, n in sorted(counts.items()))
+        return (f"backend '{self.backend}' does not support {len(counts)} op kind(s): "
+                f"{kinds}{self.note}")
+
+
 def unsupported_ops(module: ModuleOp, backend, note: str = "") -> DiagnosticError | None:
-    """Every op the backend cannot run, each an error at the op, in one DiagnosticError
-    whose summary counts them by kind; None when the backend runs them all."""
+    """Every op the backend cannot run, each an error at the op, in one
+    `UnsupportedOpsError`; None when the backend runs them all."""
     from glow_mlir.dialects import glow
 
     found = Diagnostics()
-    counts: Counter[str] = Counter()
     for op in module.walk():
         if op.name.startswith("glow.") and not isinstance(op, glow.YieldOp) \
                 and not backend.runs(op):
-            counts[op.name] += 1
             found.error(op, f"is not supported by backend '{backend.name}'")
     if not found:
         return None
-    kinds = ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
-    return DiagnosticError(found.errors, f"backend '{backend.name}' does not support "
-                                         f"{len(counts)} op kind(s): {kinds}{note}")
+    return UnsupportedOpsError(found.errors, backend.name, note)
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,8 @@ class QuantizationConfig:
 
 @dataclass
 class QuantizeReport:
-    """What the pass did: quantized ops by kind, float ops left by kind and reason."""
+    """What the pass did: quantized ops by the kind that runs (a per-channel convolution
+    as glow.channelwise_quantized_convolution), float ops left by kind and reason."""
 
     quantized: Counter[str] = field(default_factory=Counter)
     kept_float: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -432,7 +433,7 @@ class _Quantizer:
         op.results[0].replace_all_uses_with(dq.results[0])
         op.detach()
         op.erase()
-        self.report.quantized[op.name] += 1
+        self.report.quantized[new.name] += 1  # the op used: a per-channel kind by its name
 
     def erase_dead(self) -> None:
         """Dequantizes nobody reads any more, and the float constants they replaced."""

@@ -25,6 +25,8 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from glow_mlir.analysis.node_work import node_work
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.text import DiagnosticError, OpDiagnostic
 
 PART_ATTR = "glow.part"
 DEVICE_ATTR = "glow.device"
@@ -86,6 +88,12 @@ class PartitionPass(ModulePass):
                              self.dma_bytes_per_cycle * 1e9)
         devices = [dev] * self.num_devices
         make = load_balanced_plan if self.strategy == "load-balance" else memory_plan
+        programs = [o for o in op.walk() if isinstance(o, glow_ir.FuncOp)]
+        if programs:  # a planned program has no ops to place: it would pass unmarked
+            raise DiagnosticError([OpDiagnostic(
+                fn, f"{self.name} needs a `glow` graph (a func.func of glow ops), and "
+                    f"@{fn.sym_name.data} is an instruction program: partition the graph "
+                    f"before lower-to-instr") for fn in programs])
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             if len(fn.body.blocks) != 1:  # declarations; control flow is not graph IR
                 continue
