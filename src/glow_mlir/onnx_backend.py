@@ -102,8 +102,11 @@ class GlowBackend(Backend):
         except (UnboundDimensionError, UnsupportedOnnxError) as err:
             # Unbound dims, or shape-like inputs fed at run time: compile at the first call
             # (`runtime/specialized.py`). Anything else unsupported stays an error here.
-            if input_shapes or (isinstance(err, UnsupportedOnnxError) and not all(
-                    RUNTIME_VALUE.search(e.why) for e in err.entries)):
+            tensors_only = all(i.type.WhichOneof("value") == "tensor_type"
+                               for i in model.graph.input)
+            runtime_values_only = not isinstance(err, UnsupportedOnnxError) or all(
+                RUNTIME_VALUE.search(e.why) for e in err.entries)
+            if input_shapes or not tensors_only or not runtime_values_only:
                 raise
         return GlowBackendRep(glow_mlir.compile(model, backend=backend, specialize="first-call"))
 

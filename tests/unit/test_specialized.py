@@ -168,6 +168,16 @@ def test_bad_options_are_user_errors(options, message):
         glow_mlir.compile(_reshape_model(), backend="interpreter", **options)
 
 
+def test_non_tensor_inputs_cannot_be_specialized():
+    model = _reshape_model()
+    model.graph.input[1].CopyFrom(helper.make_tensor_sequence_value_info(
+        "s", TensorProto.INT64, None))
+    with pytest.raises(SpecializeError, match="tensor inputs only, not 's' \\(sequence_type"):
+        glow_mlir.compile(model, backend="interpreter", specialize="first-call")
+    with pytest.raises(UnboundDimensionError):  # the backend keeps the import's error
+        backend.prepare(model)
+
+
 def test_onnx_backend_prepares_models_with_run_time_shapes():
     rep = backend.prepare(_reshape_model())
     assert isinstance(rep.compiled, SpecializingModel)

@@ -70,6 +70,11 @@ class SpecializingModel:
         self.max_entries = max_entries
         initializers = {t.name for t in copy.graph.initializer}
         self._inputs = [i for i in copy.graph.input if i.name not in initializers]
+        others = [f"'{i.name}' ({i.type.WhichOneof('value') or 'untyped'})"
+                  for i in self._inputs if i.type.WhichOneof("value") != "tensor_type"]
+        if others:  # a signature is made of tensor shapes and values
+            raise SpecializeError(f"specialize='first-call' takes tensor inputs only, not "
+                                  f"{', '.join(others)}")
         self.input_names = [i.name for i in self._inputs]
         self.output_names = [o.name for o in copy.graph.output]
         self.folded: set[str] = set()
