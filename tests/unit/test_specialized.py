@@ -200,3 +200,27 @@ def test_onnx_backend_keeps_other_unsupported_features_an_error():
     model.graph.node[1].op_type = "NoSuchOp"
     with pytest.raises(UnsupportedOnnxError, match="NoSuchOp"):
         backend.prepare(model)
+
+
+def test_a_value_made_inside_a_subgraph_folds_the_integer_inputs():
+    """A shape computed inside a branch is not traced through the branch's body: every
+    integer input is folded instead (the float data stays an input)."""
+    then = helper.make_graph(
+        [helper.make_node("Add", ["s", "zero"], ["s2"]),
+         helper.make_node("Reshape", ["x", "s2"], ["t"])], "then", [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor("zero", TensorProto.INT64, [1], [0])])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["yes"], ["z"], then_branch=then, else_branch=other)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor("yes", TensorProto.BOOL, [], [True])])
+    model = glow_mlir.compile(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), backend="interpreter", cache=False,
+        specialize="first-call")
+    (z,) = model(X, np.array([4, 3]))
+    np.testing.assert_array_equal(z, X.reshape(4, 3))
+    assert model.folded == {"s"}

@@ -36,6 +36,9 @@ SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
 
 DEFAULT_MAX_ENTRIES = 8
 
+INTEGER_TYPES = frozenset({6, 7, 2, 3, 4, 5, 12, 13})
+"""ONNX's INT32, INT64, UINT8, INT8, UINT16, INT16, UINT32, UINT64 (`TensorProto`)."""
+
 
 class SpecializeError(UserError):
     """A `specialize=` option glow-mlir does not know, or a model it cannot specialize."""
@@ -69,6 +72,7 @@ class SpecializingModel:
         self._options = compile_options
         self.max_entries = max_entries
         initializers = {t.name for t in copy.graph.initializer}
+        self._initializers = initializers
         self._inputs = [i for i in copy.graph.input if i.name not in initializers]
         others = [f"'{i.name}' ({i.type.WhichOneof('value') or 'untyped'})"
                   for i in self._inputs if i.type.WhichOneof("value") != "tensor_type"]
@@ -210,6 +214,7 @@ class SpecializingModel:
         producers = {o: node for node in self._proto.graph.node for o in node.output}
         graph_inputs = set(self.input_names)
         result, seen, todo = set(), set(), list(names)
+        untraced = False
         while todo:
             name = todo.pop()
             if name in seen:
@@ -220,5 +225,13 @@ class SpecializingModel:
             node = producers.get(name)
             if node is not None and node.op_type not in SHAPE_ONLY_OPS:
                 todo += [i for i in node.input if i]
+            elif node is None and name not in graph_inputs:
+                untraced |= name not in self._initializers
+        if untraced:
+            # A value made inside a model-local function the importer inlined (or a
+            # subgraph) is not traced through its body: fold every integer input then,
+            # which is what shape-like inputs are.
+            result |= {i.name for i in self._inputs
+                       if i.type.tensor_type.elem_type in INTEGER_TYPES}
         return result
 
