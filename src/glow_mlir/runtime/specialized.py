@@ -13,7 +13,9 @@ Which inputs to fold is learned, not declared: the importer reports a value it n
 compile time as an `UnsupportedOnnxError` entry "(input #i 'name') is computed at run
 time"; we trace that value back to the graph inputs it is computed from (stopping at
 `Shape`/`Size`, whose values are fixed by the bound shapes), fold them and import again.
-The set only grows, and is part of the signature from then on.
+The set only grows, and is part of the signature from then on. Folding an input that
+carries data (Pad's constant value, a value computed inside a subgraph, which folds every
+integer input) is still correct: it only makes more signatures.
 """
 
 from __future__ import annotations
