@@ -26,12 +26,14 @@ if TYPE_CHECKING:
 
     from glow_mlir.analysis.quant_profile import Profile
     from glow_mlir.runtime.compiled_model import CompiledModel
+    from glow_mlir.runtime.specialized import SpecializingModel
 
 
 def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
-            cache: bool = True, profile=None, quantization=None,
-            **backend_options) -> CompiledModel:  # noqa: A001
+            cache: bool = True, profile=None, quantization=None, specialize=None,
+            max_specializations: int = 8,
+            **backend_options) -> CompiledModel | SpecializingModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
     `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
     "accel" (the accelerator's program on its simulator;
@@ -58,8 +60,28 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
 
     `profile=P` (a `Profile` from `glow_mlir.profile`, or its file) quantizes the model to
     int8 as `quantization=glow_mlir.QuantizationConfig(...)` says (schema, calibration,
-    ops kept in float); `model.quantization` then tells which ops were quantized."""
+    ops kept in float); `model.quantization` then tells which ops were quantized.
+
+    `specialize="first-call"` compiles an ONNX model at its first call instead, and again
+    at each new input signature (the inputs' shapes, and the values of inputs the graph
+    needs as constants: Reshape's shape, Slice's starts, TopK's K, ...), each compile
+    static as usual; the returned `SpecializingModel` keeps the last
+    `max_specializations` of them (`model.cache_info()`: hits, misses, entries)."""
     from glow_mlir.runtime.compiled_model import compile_model
+
+    if specialize is not None:
+        from glow_mlir.runtime.specialized import SpecializeError, SpecializingModel
+
+        if specialize != "first-call":
+            raise SpecializeError(f"specialize must be 'first-call' or None, got {specialize!r}")
+        if input_shapes or profile is not None or quantization is not None:
+            raise SpecializeError("specialize='first-call' takes the shapes from each call: "
+                                  "it cannot be combined with input_shapes, profile or "
+                                  "quantization")
+        return SpecializingModel(model, max_specializations, backend=backend,
+                                 optimize=optimize, disable_passes=disable_passes,
+                                 verbose=verbose, progress=progress, cache=cache,
+                                 **backend_options)
 
     return compile_model(model, backend, input_shapes, optimize, disable_passes,
                          verbose=verbose, progress=progress, cache=cache, profile=profile,

@@ -10,7 +10,9 @@ ONNX's backend test runner included, can drive it:
 Outputs are a tuple that can also be indexed by output name (ONNX's `namedtupledict`).
 The device is where the compiled model runs: glow-mlir runs on the host, so "CPU" is the
 one device; which glow-mlir backend compiles it ("interpreter" now, "cpu" and "accel"
-later) is the `backend` keyword of `prepare`, as in `glow_mlir.compile`.
+later) is the `backend` keyword of `prepare`, as in `glow_mlir.compile`. A model with
+unbound dims, or whose shape-like inputs (Reshape's shape, TopK's K, ...) are graph inputs,
+compiles at its first `run` and again at each new signature (`specialize="first-call"`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 import glow_mlir
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import InputError
+from glow_mlir.runtime.specialized import SpecializingModel
 
 
 class DeviceError(UserError):
@@ -45,7 +48,7 @@ class GlowBackendRep(BackendRep):
     """A model compiled once; `run` takes its inputs positionally (a list or tuple in the
     graph's input order, initializers excluded), by name (a dict), or a single array."""
 
-    def __init__(self, compiled: glow_mlir.CompiledModel):
+    def __init__(self, compiled: glow_mlir.CompiledModel | SpecializingModel):
         self.compiled = compiled
 
     @property
@@ -90,7 +93,22 @@ class GlowBackend(Backend):
         _check_device(device)
         if not isinstance(model, ModelProto):
             raise UserError(f"prepare takes an onnx.ModelProto, got {type(model).__name__}")
-        return GlowBackendRep(glow_mlir.compile(model, backend=backend, input_shapes=input_shapes))
+        from glow_mlir.frontends.onnx import UnboundDimensionError, UnsupportedOnnxError
+        from glow_mlir.runtime.specialized import RUNTIME_VALUE
+
+        try:
+            return GlowBackendRep(glow_mlir.compile(model, backend=backend,
+                                                    input_shapes=input_shapes))
+        except (UnboundDimensionError, UnsupportedOnnxError) as err:
+            # Unbound dims, or shape-like inputs fed at run time: compile at the first call
+            # (`runtime/specialized.py`). Anything else unsupported stays an error here.
+            tensors_only = all(i.type.WhichOneof("value") == "tensor_type"
+                               for i in model.graph.input)
+            runtime_values_only = not isinstance(err, UnsupportedOnnxError) or all(
+                RUNTIME_VALUE.search(e.why) for e in err.entries)
+            if input_shapes or not tensors_only or not runtime_values_only:
+                raise
+        return GlowBackendRep(glow_mlir.compile(model, backend=backend, specialize="first-call"))
 
     @classmethod
     def run_model(cls, model: ModelProto, inputs: Any, device: str = "CPU",

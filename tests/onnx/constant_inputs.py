@@ -4,14 +4,16 @@ A node test makes every input of its node a graph input, including those that fi
 output's shape, an axis or a mode (Reshape's `shape`, Slice's `starts`, ReduceSum's `axes`,
 TopK's `K`, ...). Most of these were attributes in earlier opsets; exporters emit them as
 initializers, Constant nodes or shape computations the importer folds. glow-mlir, like
-Glow, compiles statically shaped graphs, so it needs them at compile time. The suite
-therefore turns exactly these inputs into initializers holding the case's values, as
+Glow, compiles statically shaped graphs, so it needs them at compile time. This module
+turns exactly these inputs into initializers holding the case's values, as
 onnx-mlir's backend tests do for static compilers (their "constant input" mode), and then
 checks the op's numbers as usual. Inputs that carry data (NonZero's input, If's condition,
 Loop's trip count, Clip's bounds, Pad's constant value) stay graph inputs: folding those
 would test the importer's constant folding instead of the op.
 
-`python -m tests.onnx.conformance --no-constant-inputs` runs the cases as they come.
+The suite no longer binds them by default: the ONNX backend compiles at the first call,
+specialized on those inputs' values (`glow_mlir/runtime/specialized.py`), so the cases run
+as they come. `python -m tests.onnx.conformance --constant-inputs` binds them as before.
 """
 
 from __future__ import annotations

@@ -271,7 +271,8 @@ def test_scan_outputs_without_a_bound_are_unsupported():
                    [info("x", F, [2, 3]), info("n", I64, [])], ["y", "ys"])
     with pytest.raises(UnsupportedOnnxError, match=r"Loop: 1 scan output\(s\) need a bound on "
                                                    r"the number of iterations.*the trip count "
-                                                   r"M is computed at run time.*'scanning'"):
+                                                   r"M \(input #0 'n'\) is computed at run time"
+                                                   r".*'scanning'"):
         import_onnx(model)
 
 

@@ -116,7 +116,8 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
     if unbound:
         raise UnboundDimensionError(
             "the graph's shapes must be static, but " + "; ".join(unbound)
-            + f". Bind them, e.g. {example}")
+            + f". Bind them, e.g. {example}, or compile with specialize='first-call' "
+            "to compile at each new input signature")
     return result
 
 

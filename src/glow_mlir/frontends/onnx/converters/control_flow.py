@@ -107,8 +107,8 @@ def loop(n: Node) -> Sequence[Value | SSAValue | None]:
         return _unrolled(n, body, carried, limit, n_scan)
     if n_scan and limit is None:
         n.unsupported(f"{n_scan} scan output(s) need a bound on the number of iterations "
-                      f"(their first dimension): the trip count M is computed at run time; "
-                      f"a constant M bounds them")
+                      f"(their first dimension): the trip count M (input #0 "
+                      f"'{n.proto.input[0]}') is computed at run time; a constant M bounds them")
     if n_scan and limit is not None and limit > MAX_SCAN_ROWS:
         n.unsupported(f"{n_scan} scan output(s) bounded by the trip count M = {limit}, more "
                       f"than the {MAX_SCAN_ROWS} rows a scan output may be given")

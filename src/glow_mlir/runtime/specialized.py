@@ -1,0 +1,239 @@
+"""Compiling at the first call: one statically shaped compile per input signature.
+
+Glow compiles statically shaped graphs. A model whose input dims are unbound (symbolic,
+-1, missing), or whose shape-determining inputs (Reshape's shape, Slice's starts,
+TopK's K, Resize's sizes, ...) arrive as graph inputs at run time, cannot be compiled
+ahead of the call. `SpecializingModel` waits for the call, as a JIT would: the signature
+is every input's shape and dtype plus the values of the inputs the importer needs as
+constants; a miss compiles the model with those shapes bound (`input_shapes`) and those
+inputs folded into initializers, so each compiled function is static as always. A
+bounded LRU keeps one `CompiledModel` per signature (`cache_info()`).
+
+Which inputs to fold is learned, not declared: the importer reports a value it needs at
+compile time as an `UnsupportedOnnxError` entry "(input #i 'name') is computed at run
+time"; we trace that value back to the graph inputs it is computed from (stopping at
+`Shape`/`Size`, whose values are fixed by the bound shapes), fold them and import again.
+The set only grows, and is part of the signature from then on. Folding an input that
+carries data (Pad's constant value, a value computed inside a subgraph, which folds every
+integer input) is still correct: it only makes more signatures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from glow_mlir.ir.errors import UserError
+from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array
+
+RUNTIME_VALUE = re.compile(r"\(input #\d+ '([^']+)'\) is computed at run time")
+"""How `Node.require_const` names a value the importer needs at compile time."""
+
+SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
+"""Ops whose output depends on their input's shape only: a trace stops there."""
+
+DEFAULT_MAX_ENTRIES = 8
+
+INTEGER_TYPES = frozenset({6, 7, 2, 3, 4, 5, 12, 13})
+"""ONNX's INT32, INT64, UINT8, INT8, UINT16, INT16, UINT32, UINT64 (`TensorProto`)."""
+
+
+class SpecializeError(UserError):
+    """A `specialize=` option glow-mlir does not know, or a model it cannot specialize."""
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    entries: int
+    max_entries: int
+    evictions: int
+
+
+class SpecializingModel:
+    """An ONNX model compiled at each new input signature; runs like a `CompiledModel`."""
+
+    def __init__(self, model, max_entries: int = DEFAULT_MAX_ENTRIES,
+                 **compile_options: object):
+        import onnx
+
+        from glow_mlir.frontends.onnx.loading import load_model
+
+        if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
+            raise SpecializeError(f"max_specializations must be a positive int, "
+                                  f"got {max_entries!r}")
+        proto, base_dir = load_model(model)
+        copy = onnx.ModelProto()
+        copy.CopyFrom(proto)
+        onnx.external_data_helper.load_external_data_for_model(copy, base_dir)
+        self._proto = copy
+        self._options = compile_options
+        self.max_entries = max_entries
+        initializers = {t.name for t in copy.graph.initializer}
+        self._initializers = initializers
+        self._inputs = [i for i in copy.graph.input if i.name not in initializers]
+        others = [f"'{i.name}' ({i.type.WhichOneof('value') or 'untyped'})"
+                  for i in self._inputs if i.type.WhichOneof("value") != "tensor_type"]
+        if others:  # a signature is made of tensor shapes and values
+            raise SpecializeError(f"specialize='first-call' takes tensor inputs only, not "
+                                  f"{', '.join(others)}")
+        self.input_names = [i.name for i in self._inputs]
+        self.output_names = [o.name for o in copy.graph.output]
+        self.folded: set[str] = set()
+        """Inputs whose values the compiled functions hold as constants."""
+        self._entries: OrderedDict[tuple, CompiledModel] = OrderedDict()
+        self._hits = self._misses = self._evictions = 0
+
+    # ------------------------------------------------------------------ the cache
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, len(self._entries), self.max_entries,
+                         self._evictions)
+
+    def cache_clear(self) -> None:
+        self._entries.clear()
+        self._hits = self._misses = self._evictions = 0
+
+    def signature(self, arrays: Mapping[str, np.ndarray]) -> tuple:
+        """Each input's shape and dtype, and the bytes of each folded input."""
+        return tuple((n, arrays[n].shape, arrays[n].dtype.str,
+                      arrays[n].tobytes() if n in self.folded else None)
+                     for n in self.input_names)
+
+    # ------------------------------------------------------------------ running
+    def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        arrays = self._check(inputs)
+        key = self.signature(arrays)
+        compiled = self._entries.get(key)
+        if compiled is not None:
+            self._hits += 1
+            self._entries.move_to_end(key)
+        else:
+            self._misses += 1
+            compiled = self._compile(arrays)
+            key = self.signature(arrays)  # the folded set may have grown
+            self._entries[key] = compiled
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+                self._evictions += 1
+        return compiled.run({n: a for n, a in arrays.items() if n not in self.folded})
+
+    def __call__(self, *inputs: object) -> list[np.ndarray]:
+        if len(inputs) != len(self.input_names):
+            names = ", ".join(self.input_names) or "none"
+            raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
+                             f"got {len(inputs)}")
+        return self.run(dict(zip(self.input_names, inputs)))
+
+    def __repr__(self) -> str:
+        return (f"SpecializingModel(inputs={self.input_names}, outputs={self.output_names}, "
+                f"{self.cache_info()})")
+
+    def _check(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """The inputs as arrays, or one InputError listing every problem: names, dtypes,
+        ranks and the declared fixed dims (the rest is what a signature specializes)."""
+        from glow_mlir.frontends.onnx.dtypes import dtype_name, is_supported, numpy_dtype
+        from glow_mlir.frontends.onnx.input_shapes import declared_dims
+
+        if not isinstance(inputs, Mapping):
+            raise InputError(f"inputs must be a dict of name -> array, got {type(inputs).__name__}")
+        problems = [f"unknown input '{n}' (the model's inputs: "
+                    f"{', '.join(repr(m) for m in self.input_names) or 'none'})"
+                    for n in inputs if n not in self.input_names]
+        arrays: dict[str, np.ndarray] = {}
+        for info in self._inputs:
+            name = info.name
+            if name not in inputs:
+                problems.append(f"missing input '{name}'")
+                continue
+            x = as_array(inputs[name])
+            arrays[name] = x
+            elem = info.type.tensor_type.elem_type
+            if elem and is_supported(elem) and x.dtype != numpy_dtype(elem):
+                problems.append(f"input '{name}' has dtype {x.dtype}; expected "
+                                f"{dtype_name(elem)}")
+            dims = declared_dims(info)
+            if dims is None:
+                continue
+            if len(dims) != x.ndim:
+                problems.append(f"input '{name}' has shape {x.shape} (rank {x.ndim}); the "
+                                f"model declares rank {len(dims)}")
+                continue
+            for i, (d, s) in enumerate(zip(dims, x.shape)):
+                if isinstance(d, int) and d not in (0, s):
+                    problems.append(f"input '{name}' has shape {x.shape}; the model declares "
+                                    f"dim {i} as {d}")
+                    break
+        if problems:
+            raise InputError("; ".join(problems))
+        return arrays
+
+    # ------------------------------------------------------------------ compiling
+    def _compile(self, arrays: dict[str, np.ndarray]) -> CompiledModel:
+        from glow_mlir.frontends.onnx import UnsupportedOnnxError
+        from glow_mlir.runtime.compiled_model import compile_model
+
+        while True:
+            model = self._folded_model(arrays)
+            shapes = {n: a.shape for n, a in arrays.items() if n not in self.folded}
+            try:
+                return compile_model(model, input_shapes=shapes, **self._options)
+            except UnsupportedOnnxError as err:
+                needed = self._inputs_behind(err)
+                if not needed or needed <= self.folded:
+                    raise
+                self.folded |= needed
+
+    def _folded_model(self, arrays: dict[str, np.ndarray]):
+        """The model with the folded inputs as initializers holding this call's values."""
+        import onnx
+        from onnx import numpy_helper
+
+        if not self.folded:
+            return self._proto
+        model = onnx.ModelProto()
+        model.CopyFrom(self._proto)
+        graph = model.graph
+        kept = [i for i in graph.input if i.name not in self.folded]
+        del graph.input[:]
+        graph.input.extend(kept)
+        graph.initializer.extend(numpy_helper.from_array(arrays[n], n) for n in
+                                 self.input_names if n in self.folded)
+        return model
+
+    def _inputs_behind(self, err) -> set[str]:
+        """The graph inputs the run-time values `err` reports are computed from; empty
+        when something else is unsupported too (folding would not make it compile)."""
+        names = []
+        for entry in err.entries:
+            found = RUNTIME_VALUE.findall(entry.why)
+            if not found:
+                return set()
+            names += found
+        producers = {o: node for node in self._proto.graph.node for o in node.output}
+        graph_inputs = set(self.input_names)
+        result, seen, todo = set(), set(), list(names)
+        untraced = False
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in graph_inputs:
+                result.add(name)
+            node = producers.get(name)
+            if node is not None and node.op_type not in SHAPE_ONLY_OPS:
+                todo += [i for i in node.input if i]
+            elif node is None and name not in graph_inputs:
+                untraced |= name not in self._initializers
+        if untraced:
+            # A value made inside a model-local function the importer inlined (or a
+            # subgraph) is not traced through its body: fold every integer input then,
+            # which is what shape-like inputs are.
+            result |= {i.name for i in self._inputs
+                       if i.type.tensor_type.elem_type in INTEGER_TYPES}
+        return result
+
