@@ -17,7 +17,11 @@ By `QuantRule`:
 - result (concat, add, sub, max, min): the operands and the result share one scale and
   offset (the dialect wants one type for all of them), over the union of their ranges, so
   that no operand is clipped before the op (an add's result range need not hold its
-  operands').
+  operands');
+- table (sigmoid, tanh, exp: no int8 kernel): a `glow.int_lookup_table` whose 256
+  entries are the float op's own kernel at every int8 input value, quantized to the
+  result's profiled type (Glow's IntLookupTable): exact up to the table's one rounding,
+  a byte load per element.
 
 With `channelwise_conv` / `rowwise_fc`, a dense op becomes its per-channel form instead
 (glow.channelwise_quantized_convolution, glow.rowwise_quantized_fully_connected): i8
@@ -60,7 +64,7 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.traits import QuantRule, quant_rule
 from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float
 from glow_mlir.ir.errors import UserError
-from glow_mlir.semantics.numerics import quantize
+from glow_mlir.semantics.numerics import dequantize, quantize
 from glow_mlir.transforms.graph.backend_hooks import GraphBackend, NodeInfo, backend_option
 from glow_mlir.transforms.graph.utils import constant_value, make_constant
 
@@ -298,6 +302,9 @@ class _Quantizer:
                 return
             in_types, out_type = [t] * len(op.operands), t
             operands = None
+        elif rule is QuantRule.TABLE:
+            self.quantize_as_table(op)
+            return
         elif rule is QuantRule.RESULT:
             out_type = self.shared_type(op)  # type: ignore[assignment]
             if out_type is None:
@@ -350,6 +357,29 @@ class _Quantizer:
         qw = self.constant(quantize(weights, tw), wtype, op, "qweights")
         qb = self.constant(qbias, btype, op, "qbias")
         return [tin, wtype, btype], tout, [x, qw, qb]
+
+    # ------------------------------------------------------------ lookup tables
+    def quantize_as_table(self, op: Operation) -> None:
+        """A unary element-wise op -> glow.int_lookup_table of its float values at every
+        stored input value (module docstring)."""
+        (x,) = op.operands
+        tin, tout = self.current_type(x), self.profiled_type(op.results[0])
+        if tin is None or tout is None:
+            self.keep(op, self.unprofiled(op))
+            return
+        shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
+        table_type = TensorType(I8, [256])
+        types = (TensorType(tin, shape), table_type)
+        result_type = TensorType(tout, shape)
+        if self.backend is not None and not self.backend.is_op_supported(
+                NodeInfo(glow.IntLookupTableOp, types, (result_type,))):
+            self.keep(op, f"backend '{self.backend.name}' has no int8 lookup table")
+            return
+        table = quantize(lookup_values(op, tin), tout)
+        new = glow.IntLookupTableOp.make(
+            [self.as_quantized(x, tin, op), self.constant(table, table_type, op, "qtable")],
+            result_type)
+        self.replace(op, new)
 
     # ------------------------------------------------------------ per channel
     def per_channel(self, op: Operation) -> bool:
@@ -443,6 +473,18 @@ class _Quantizer:
                 op.erase()
 
 
+def lookup_values(op: Operation, tin: QuantizedType) -> np.ndarray:
+    """The float op's values (its own reference kernel, in f32) at each of the 256 stored
+    values of `tin`, lowest first: the table of `glow.int_lookup_table` before quantizing."""
+    from glow_mlir.semantics.registry import kernel_for
+
+    fn = kernel_for(op)
+    assert fn is not None, op.name  # every glow op has a kernel (test_every_op_has_a_kernel)
+    stored = np.arange(-128, 128, dtype=np.int8)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return np.asarray(fn(op, dequantize(stored, tin).astype(np.float32)), np.float32)
+
+
 def quantize_function(module: ModuleOp, profile: Profile, config: QuantizationConfig,
                       backend: GraphBackend | None = None,
                       check_edges: bool = True) -> QuantizeReport:
@@ -500,4 +542,4 @@ class QuantizeGraphPass(ModulePass):
 
 
 __all__ = ["QuantizationConfig", "QuantizeReport", "QuantizeGraphPass", "quantize_function",
-           "check_keep_float", "storage_range"]
+           "check_keep_float", "storage_range", "lookup_values"]
