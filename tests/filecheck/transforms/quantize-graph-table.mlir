@@ -38,3 +38,20 @@ func.func @no_profile(%z: tensor<4xf32> {glow.name = "z"}) -> tensor<4xf32> {
   %e = glow.exp %z : tensor<4xf32>
   func.return %e : tensor<4xf32>
 }
+
+// -----
+
+// A product by constant weights without a bias (BERT's linears, whose zero biases constant
+// folding removed) quantizes as a fully_connected with a zero i32 bias; a product of two
+// activations (%y: no constant) stays float.
+// CHECK-LABEL: func.func @matmul_constant_weights
+// CHECK:         %[[B:.*]] = glow.constant dense<0> : tensor<3xi32>
+// CHECK:         %fc = glow.fully_connected %{{.*}}, %{{.*}}, %[[B]] : (tensor<1x4x!glow.quant<i8, {{.*}}>>, tensor<4x3x!glow.quant<i8, {{.*}}>>, tensor<3xi32>) -> tensor<1x3x!glow.quant<i8, scale = 0.0235294122248888, offset = -43>>
+// CHECK:         %r = glow.mat_mul %fc_1, %y : (tensor<1x3xf32>, tensor<3x3xf32>) -> tensor<1x3xf32>
+// CHECK-NOT:     glow.fully_connected
+func.func @matmul_constant_weights(%x: tensor<1x4xf32> {glow.name = "x"}, %y: tensor<3x3xf32> {glow.name = "y"}) -> tensor<1x3xf32> {
+  %w = glow.constant dense<[[0.5, -1.0, 0.25], [1.0, 0.0, -0.5], [-0.25, 0.75, 1.0], [0.0, 0.5, -1.0]]> : tensor<4x3xf32>
+  %fc = glow.mat_mul %x, %w : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %r = glow.mat_mul %fc, %y : (tensor<1x3xf32>, tensor<3x3xf32>) -> tensor<1x3xf32>
+  func.return %r : tensor<1x3xf32>
+}

@@ -9,7 +9,8 @@ still sees floats. Between two quantized ops nothing is left: a quantized produc
 its stored value straight on (or through `glow.rescale_quantized` when the scales differ).
 By `QuantRule`:
 
-- dense (convolution, fully_connected): input at its edge's scale, constant weights at a
+- dense (convolution, fully_connected, and a mat_mul by constant weights: a
+  fully_connected with a zero bias): input at its edge's scale, constant weights at a
   scale from their own min and max, the bias an i32 constant at scale s_in * s_w, offset
   0 (it adds to the int32 accumulator), the result at its edge's scale;
 - input (reshape, transpose, slice, max/avg pools, relu): the result keeps operand 0's
@@ -62,7 +63,7 @@ from glow_mlir.analysis.quant_params import (
 from glow_mlir.analysis.quant_profile import Profile, ProfileError, edge_names, graph_function
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.traits import QuantRule, quant_rule
-from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float
+from glow_mlir.dialects.glow_ops.types import QuantizedType, elem_of, is_float
 from glow_mlir.ir.errors import UserError
 from glow_mlir.semantics.numerics import dequantize, quantize
 from glow_mlir.transforms.graph.backend_hooks import GraphBackend, NodeInfo, backend_option
@@ -280,6 +281,8 @@ class _Quantizer:
             self.check_edges()
         self.report_regions()
         for op in list(self.fn.body.block.ops):
+            if isinstance(op, glow.MatMulOp) and not self.kept(op):
+                op = self.as_fully_connected(op)
             rule = quant_rule(op)
             if rule is None or not all(is_float(r.type.get_element_type())  # type: ignore[attr-defined]
                                        for r in op.results):
@@ -290,6 +293,26 @@ class _Quantizer:
             self.quantize_op(op, rule)
         self.erase_dead()
         return self.report
+
+    def as_fully_connected(self, op: glow.MatMulOp) -> Operation:
+        """A float product by constant weights (a linear layer without a bias: BERT's,
+        whose zero biases constant folding removed) as a fully_connected with a zero
+        bias, so that it quantizes as a dense op: its weights at their own scale, the
+        product on the int8 kernels. Any other mat_mul as it is (stays float)."""
+        weights = constant_value(op.rhs)
+        if weights is None or weights.ndim != 2 or not is_float(elem_of(op.result)):
+            return op
+        columns = weights.shape[1]
+        bias = self.constant(np.zeros(columns, weights.dtype),
+                             TensorType(elem_of(op.result), [columns]), op, "fc_bias")
+        fc = glow.FullyConnectedOp.make([op.lhs, op.rhs, bias], op.result.type)
+        Rewriter.insert_op(fc, InsertPoint.before(op))
+        fc.results[0].name_hint = op.results[0].name_hint
+        self.names[fc.results[0]] = self.names.get(op.results[0], ("", 0))
+        op.results[0].replace_all_uses_with(fc.results[0])
+        op.detach()
+        op.erase()
+        return fc
 
     def quantize_op(self, op: Operation, rule: QuantRule) -> None:
         if not all(is_float(v.type.get_element_type()) for v in op.operands):  # type: ignore[attr-defined]
