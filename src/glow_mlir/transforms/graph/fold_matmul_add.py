@@ -12,8 +12,8 @@ inverse of its lowering, for backends that keep fully_connected).
         -> reshape(fully_connected(x, w, b))   (a linear layer on [batch, seq, features]:
         BERT's, whose ONNX MatMul of a 3-D input imports as reshape -> mat_mul -> reshape)
 
-The product (and the reshape) must have no other user (it would be computed twice), and be float (a quantized
-add rounds differently from a fully_connected's accumulator).
+The product (and the reshape) must have no other user (it would be computed twice), and
+be float (a quantized add rounds differently from a fully_connected's accumulator).
 """
 
 from __future__ import annotations
