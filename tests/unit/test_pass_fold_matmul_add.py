@@ -87,3 +87,36 @@ def test_random_graphs_keep_numbers(g):
     run_pipeline(module, "fold-matmul-add")
     verify_module(module)
     assert_outputs_close(g, before, evaluate(g, module), what="fold-matmul-add")
+
+
+LINEAR_3D = {
+    # BERT's linear: reshape -> mat_mul -> reshape, plus a bias on the last dim
+    "broadcast_axis_2": "%bb = glow.broadcast %b {axis = 2 : i64} : tensor<4xf32> -> tensor<2x3x4xf32>\n"
+    "  %y = glow.add %r, %bb : tensor<2x3x4xf32>",
+    "broadcast_row_on_left": "%bb = glow.broadcast %c {axis = 0 : i64} : tensor<1x1x4xf32> -> tensor<2x3x4xf32>\n"
+    "  %y = glow.add %bb, %r : tensor<2x3x4xf32>",
+    "equal_rows_constant": f"%k = glow.constant dense<{json.dumps(np.tile(np.linspace(-1, 1, 4), (2, 3, 1)).tolist())}> : tensor<2x3x4xf32>\n"
+    "  %y = glow.add %r, %k : tensor<2x3x4xf32>",
+    # must not fold: a bias that varies along the rows
+    "row_bias": "%bb = glow.broadcast %d {axis = 1 : i64} : tensor<3xf32> -> tensor<2x3x4xf32>\n"
+    "  %y = glow.add %r, %bb : tensor<2x3x4xf32>",
+}
+
+
+@pytest.mark.parametrize("bias", sorted(LINEAR_3D))
+def test_folds_a_linear_on_3d_input(bias):
+    text = ("func.func @f(%x: tensor<2x3x5xf32>, %w: tensor<5x4xf32>, %b: tensor<4xf32>, "
+            "%c: tensor<1x1x4xf32>, %d: tensor<3xf32>) -> tensor<2x3x4xf32> {\n"
+            "  %x2 = glow.reshape %x : tensor<2x3x5xf32> -> tensor<6x5xf32>\n"
+            "  %mm = glow.mat_mul %x2, %w : (tensor<6x5xf32>, tensor<5x4xf32>) -> tensor<6x4xf32>\n"
+            "  %r = glow.reshape %mm : tensor<6x4xf32> -> tensor<2x3x4xf32>\n"
+            f"  {LINEAR_3D[bias]}\n  func.return %y : tensor<2x3x4xf32>\n}}")
+    module = parse_module(make_context(), text)
+    verify_module(module)
+    rng = np.random.default_rng(1)
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32)
+              for s in ((2, 3, 5), (5, 4), (4,), (1, 1, 4), (3,))]
+    after = assert_pass_preserves_numbers(module, inputs, "fold-matmul-add")
+    ops = Counter(op.name for op in after.walk() if op.name.startswith("glow."))
+    assert ops["glow.fully_connected"] == (bias != "row_bias")
+    assert ops["glow.mat_mul"] == (bias == "row_bias")

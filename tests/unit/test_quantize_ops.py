@@ -248,3 +248,28 @@ def test_an_add_before_a_relu_keeps_its_negative_operands():
     edge = profile.get("y")
     step = edge.max / 255
     assert np.max(np.abs(q.run({"a": a, "b": b})[0] - want)) <= 3 * step
+
+
+def test_a_product_by_constant_weights_quantizes_as_fully_connected():
+    """MatMul by an initializer, no bias (BERT's linears once their zero biases are folded
+    away): a fully_connected with a zero i32 bias, within one step of the integer
+    reference, and the cpu (int8 kernels) within one step of the interpreter."""
+    model = node_model("MatMul", {"x": _x(4, 6, seed=0)}, consts={"w": FW})
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    module = _quantized(model, profile)
+    op = _target(module)
+    assert isinstance(op, glow.FullyConnectedOp)
+    assert not any(isinstance(o, glow.MatMulOp) for o in module.walk())
+    feeds = _batches(model, 1, seed=99)[0]
+    env = _stored(module, feeds)
+    assert not env[op.operands[2]].any()  # the zero bias
+    got = env[op.results[0]].astype(np.int64)
+    want = _reference(op, [env[v] for v in op.operands])
+    assert np.max(np.abs(got - want)) <= 1 and len(np.unique(got)) > 1
+    interp = glow_mlir.compile(model, backend="interpreter", profile=profile)
+    cpu = glow_mlir.compile(model, backend="cpu", profile=profile, cache=False)
+    assert cpu.quantization.quantized["glow.fully_connected"] == 1
+    (a,), (b,) = interp.run(feeds), cpu.run(feeds)
+    scale, _ = _params(op.results[0])
+    assert np.max(np.abs(a.astype(np.float64) - b) / scale) <= 1.0 + 1e-6
+    assert np.max(np.abs(a - feeds["x"] @ FW)) < 0.1 * np.abs(feeds["x"] @ FW).max()

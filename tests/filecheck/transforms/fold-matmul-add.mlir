@@ -79,3 +79,62 @@ func.func @not_a_bias(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>, %z: tensor<2x2xf
   %7 = glow.batched_add %6, %bi : (tensor<2x2xi32>, tensor<2xi32>) -> tensor<2x2xi32>
   func.return %1, %3, %5, %7 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xi32>
 }
+
+// -----
+
+// A linear layer on [batch, seq, features] (ONNX MatMul of a 3-D input, BERT's): the
+// product reshaped to [..., M] plus a bias broadcast onto the last dim ([M] at axis 2, or
+// [1, 1, M] at axis 0), or plus a constant whose rows are equal: the fully_connected is
+// reshaped instead.
+// CHECK-LABEL:  func.func @reshaped_product
+// CHECK-NEXT:     %[[F0:.*]] = glow.fully_connected %x, %w, %b : (tensor<6x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+// CHECK-NEXT:     %[[R0:.*]] = glow.reshape %[[F0]] : tensor<6x4xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT:     %[[C:.*]] = glow.reshape %c : tensor<1x1x4xf32> -> tensor<4xf32>
+// CHECK-NEXT:     %[[F1:.*]] = glow.fully_connected %x, %w, %[[C]]
+// CHECK-NEXT:     %[[R1:.*]] = glow.reshape %[[F1]] : tensor<6x4xf32> -> tensor<3x2x4xf32>
+// CHECK-NEXT:     %[[K:.*]] = glow.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK-NEXT:     %[[F2:.*]] = glow.fully_connected %x, %w, %[[K]]
+// CHECK-NEXT:     %[[R2:.*]] = glow.reshape %[[F2]] : tensor<6x4xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT:     func.return %[[R0]], %[[R1]], %[[R2]]
+func.func @reshaped_product(%x: tensor<6x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>, %c: tensor<1x1x4xf32>) -> (tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<2x3x4xf32>) {
+  %0 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %1 = glow.reshape %0 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %bb = glow.broadcast %b {axis = 2 : i64} : tensor<4xf32> -> tensor<2x3x4xf32>
+  %2 = glow.add %1, %bb : tensor<2x3x4xf32>
+  %3 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %4 = glow.reshape %3 : tensor<6x4xf32> -> tensor<3x2x4xf32>
+  %cb = glow.broadcast %c {axis = 0 : i64} : tensor<1x1x4xf32> -> tensor<3x2x4xf32>
+  %5 = glow.add %cb, %4 : tensor<3x2x4xf32>
+  %k = glow.constant dense<[[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]], [[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]]> : tensor<2x3x4xf32>
+  %6 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %7 = glow.reshape %6 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %8 = glow.add %7, %k : tensor<2x3x4xf32>
+  func.return %2, %5, %8 : tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Must not fire on a reshaped product: a reshape that moves elements across the columns
+// ([6, 4] -> [2, 12]), a reshape with another user, a bias varying along the rows ([3]
+// broadcast at axis 1 of [2, 3, 3]), a constant with different rows.
+// CHECK-LABEL:  func.func @reshaped_not_a_linear
+// CHECK-NOT:      glow.fully_connected
+func.func @reshaped_not_a_linear(%x: tensor<6x3xf32>, %w: tensor<3x4xf32>, %v: tensor<3x3xf32>, %b: tensor<12xf32>, %d: tensor<4xf32>, %r: tensor<3xf32>) -> (tensor<2x12xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>, tensor<2x3x4xf32>) {
+  %0 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %1 = glow.reshape %0 : tensor<6x4xf32> -> tensor<2x12xf32>
+  %bb = glow.broadcast %b {axis = 1 : i64} : tensor<12xf32> -> tensor<2x12xf32>
+  %2 = glow.add %1, %bb : tensor<2x12xf32>
+  %3 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %4 = glow.reshape %3 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %db = glow.broadcast %d {axis = 2 : i64} : tensor<4xf32> -> tensor<2x3x4xf32>
+  %5 = glow.add %4, %db : tensor<2x3x4xf32>
+  %6 = glow.mat_mul %x, %v : (tensor<6x3xf32>, tensor<3x3xf32>) -> tensor<6x3xf32>
+  %7 = glow.reshape %6 : tensor<6x3xf32> -> tensor<2x3x3xf32>
+  %rb = glow.broadcast %r {axis = 1 : i64} : tensor<3xf32> -> tensor<2x3x3xf32>
+  %8 = glow.add %7, %rb : tensor<2x3x3xf32>
+  %k = glow.constant dense<[[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]], [[5.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]]> : tensor<2x3x4xf32>
+  %9 = glow.mat_mul %x, %w : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %10 = glow.reshape %9 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %11 = glow.add %10, %k : tensor<2x3x4xf32>
+  func.return %2, %5, %4, %8, %11 : tensor<2x12xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>, tensor<2x3x4xf32>
+}

@@ -316,6 +316,14 @@ class RowwiseQuantizedFullyConnectedOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class IntLookupTableOp(GraphInstrOp):
+    """Destination-passing form of `glow.int_lookup_table`."""
+
+    name = "glow_ir.int_lookup_table"
+    GRAPH_OP: ClassVar = glow.IntLookupTableOp
+
+
+@irdl_op_definition
 class ReluOp(GraphInstrOp):
     """Destination-passing form of `glow.relu`."""
 
@@ -705,6 +713,7 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     NonMaxSuppressionOp,
     ChannelwiseQuantizedConvolutionOp,
     RowwiseQuantizedFullyConnectedOp,
+    IntLookupTableOp,
     ReluOp,
     SigmoidOp,
     TanhOp,

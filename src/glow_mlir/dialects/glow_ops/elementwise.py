@@ -18,6 +18,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     ON_ELEMENTWISE_UNIT,
     QUANT_AS_INPUT,
     QUANT_AS_RESULT,
+    QUANT_AS_TABLE,
     Elementwise,
     FusableActivation,
     ScalarBody,
@@ -76,7 +77,7 @@ class SigmoidOp(UnaryOp):
 
     name = "glow.sigmoid"
     traits = traits_def(ScalarBody(1 / (1 + exp(-X))), FusableActivation("sigmoid"),
-                        ON_ELEMENTWISE_UNIT)
+                        ON_ELEMENTWISE_UNIT, QUANT_AS_TABLE)
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
@@ -85,7 +86,7 @@ class TanhOp(UnaryOp):
     """Hyperbolic tangent."""
 
     name = "glow.tanh"
-    traits = traits_def(FusableActivation("tanh"), ON_ELEMENTWISE_UNIT)
+    traits = traits_def(FusableActivation("tanh"), ON_ELEMENTWISE_UNIT, QUANT_AS_TABLE)
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 
@@ -112,7 +113,7 @@ class ExpOp(UnaryOp):
     """e^x."""
 
     name = "glow.exp"
-    traits = traits_def(ON_ELEMENTWISE_UNIT)
+    traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_TABLE)
 
 
 @irdl_op_definition

@@ -1,5 +1,6 @@
-"""Dense ops with a scale per output channel: Glow's ChannelwiseQuantizedConvolutionNode
-and RowwiseQuantizedFullyConnectedNode.
+"""Quantized ops without a float counterpart: dense ops with a scale per output channel
+(Glow's ChannelwiseQuantizedConvolutionNode and RowwiseQuantizedFullyConnectedNode), and
+a table lookup (Glow's IntLookupTableNode).
 
 `!glow.quant<i8, scale, offset>` carries one scale for a whole tensor, so a filter
 quantized per output channel cannot be typed by it. As in Glow, the filter (weights) is a
@@ -25,6 +26,7 @@ from glow_mlir.dialects.glow_ops.nn import _check_window
 from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
 from glow_mlir.dialects.glow_ops.traits import MacCount, conv_macs, matmul_macs
 from glow_mlir.dialects.glow_ops.types import (
+    elem_of,
     fmt_shape,
     is_float,
     is_int,
@@ -123,7 +125,36 @@ class RowwiseQuantizedFullyConnectedOp(GlowOp):
         require_shape("result", self.result, (n, m))
 
 
-QUANTIZED_NN_OPS = (ChannelwiseQuantizedConvolutionOp, RowwiseQuantizedFullyConnectedOp)
+@irdl_op_definition
+class IntLookupTableOp(GlowOp):
+    """Each stored value q of the quantized input replaced by `table[q - min]` (min: the
+    storage's smallest, -128 for i8), stored in the quantized result type (Glow's
+    IntLookupTable). `quantize-graph` builds the table of an element-wise op with no int8
+    kernel (sigmoid, tanh, exp) from its input and result types: one entry per input
+    value, so the op costs a byte load per element whatever the function."""
+
+    name = "glow.int_lookup_table"
+    input = operand_def(TensorType)
+    table = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL_FORMAT
+
+    def check(self) -> None:
+        require_elem("input", self.input, is_quantized, "quantized (!glow.quant)")
+        require_elem("result", self.result, is_quantized, "quantized (!glow.quant)")
+        require_shape("result", self.result, shape_of(self.input))
+        storage = elem_of(self.input).storage  # type: ignore[attr-defined]
+        out = elem_of(self.result).storage  # type: ignore[attr-defined]
+        require(storage.width.data <= 16, f"input storage {storage} is wider than 16 bits "
+                f"(a table of every value would not fit)")
+        require_shape("table", self.table, (1 << storage.width.data,))
+        require(elem_of(self.table) == out,
+                f"table elements {elem_of(self.table)} must be the result's storage {out}")
+
+
+QUANTIZED_NN_OPS = (ChannelwiseQuantizedConvolutionOp, RowwiseQuantizedFullyConnectedOp,
+                    IntLookupTableOp)
 
 __all__ = ["ChannelwiseQuantizedConvolutionOp", "RowwiseQuantizedFullyConnectedOp",
+           "IntLookupTableOp",
            "QUANTIZED_NN_OPS"]

@@ -26,7 +26,9 @@ never a list of op names kept elsewhere. The traits:
 - `Quantizable(rule)`: `quantize-graph` may give the op int8 types, by `QuantRule`: a
   dense op (input, weights, an int32 bias at scale s_in * s_w, its own result scale), a
   result that keeps its input's scale and offset (data movement, max pool, relu), or
-  operands that take the result's (concat, add: their types must all be equal).
+  operands that take the result's (concat, add: their types must all be equal), or an
+  element-wise function with no int8 kernel that becomes a `glow.int_lookup_table` of
+  its float kernel's values at every int8 input (sigmoid, tanh, exp).
 
 The helpers at the end read a fact from a graph op class, a `glow_ir` instruction class
 (through its `GRAPH_OP`) or an op of either.
@@ -130,6 +132,7 @@ class QuantRule(Enum):
     DENSE = "dense"    # operands input, weights, bias; result scale from the profile
     INPUT = "input"    # the result's scale and offset are operand 0's
     RESULT = "result"  # every operand takes the result's scale and offset (from the profile)
+    TABLE = "table"    # replaced by glow.int_lookup_table; both scales from the profile
 
 
 @dataclass(frozen=True)
@@ -253,5 +256,7 @@ ON_DMA_ENGINE = OnAccelUnit(AccelUnit.DMA)
 QUANT_DENSE = Quantizable(QuantRule.DENSE)
 QUANT_AS_INPUT = Quantizable(QuantRule.INPUT)
 QUANT_AS_RESULT = Quantizable(QuantRule.RESULT)
+QUANT_AS_TABLE = Quantizable(QuantRule.TABLE)
 __all__ += ["ON_MATMUL_UNIT", "ON_ELEMENTWISE_UNIT", "ON_POOL_UNIT", "ON_REDUCE_UNIT",
-            "ON_DMA_ENGINE", "QUANT_DENSE", "QUANT_AS_INPUT", "QUANT_AS_RESULT"]
+            "ON_DMA_ENGINE", "QUANT_DENSE", "QUANT_AS_INPUT", "QUANT_AS_RESULT",
+            "QUANT_AS_TABLE"]

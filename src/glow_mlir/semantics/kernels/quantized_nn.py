@@ -1,4 +1,5 @@
-"""Channelwise-quantized convolution and rowwise-quantized fully connected.
+"""Channelwise-quantized convolution and rowwise-quantized fully connected; the int lookup
+table (a byte load per element).
 
 Integer arithmetic first, as an int8 kernel computes: the centered input (q - offset) and
 the centered filter of channel o (w - offsets[o]) multiply and sum in int64, exactly; an
@@ -76,3 +77,10 @@ def rowwise_fc(op, x, w, bias, scales, offsets):
     _, zx = _input_scale_offset(op)
     acc = (x.astype(np.int64) - zx) @ _centered(w, offsets, 0).T
     return _requantize(op, acc, bias, scales, 1)
+
+
+@kernel(glow.IntLookupTableOp)
+def int_lookup_table(op, q, table):
+    """table[q - storage min], as stored values (the table is in the result's storage)."""
+    lo = np.iinfo(q.dtype).min
+    return np.asarray(table)[q.astype(np.int64) - lo]

@@ -6,9 +6,14 @@ inverse of its lowering, for backends that keep fully_connected).
         b [M] broadcast at axis 1, or b [1, M] at axis 0 (reshaped to [M])
     add(mat_mul(x, w), c)  (either order), c a constant whose rows are all equal
         -> fully_connected(x, w, c[0])   (a splat bias, a bias tiled by a frontend)
+    add(reshape(mat_mul(x, w)) : [..., M], bias)  (either order), bias as above over the
+        flattened rows (a broadcast of b [M] or [1, ..., 1, M] onto the trailing dim, or a
+        constant whose rows are equal)
+        -> reshape(fully_connected(x, w, b))   (a linear layer on [batch, seq, features]:
+        BERT's, whose ONNX MatMul of a 3-D input imports as reshape -> mat_mul -> reshape)
 
-The product must have no other user (it would be computed twice), and be float (a quantized
-add rounds differently from a fully_connected's accumulator).
+The product (and the reshape) must have no other user (it would be computed twice), and
+be float (a quantized add rounds differently from a fully_connected's accumulator).
 """
 
 from __future__ import annotations
@@ -43,26 +48,43 @@ def _product(value: SSAValue) -> glow.MatMulOp | None:
     return None
 
 
+def _reshaped_product(value: SSAValue) -> tuple[glow.MatMulOp, glow.ReshapeOp] | None:
+    """The product behind a single-use reshape that only splits its rows ([N, M] ->
+    [..., M]), the layout of a linear layer on a [batch, seq, features] input."""
+    op = defining_op(value)
+    if not isinstance(op, glow.ReshapeOp) or not has_single_use(value):
+        return None
+    product = _product(op.input)
+    shape = shape_of(value)
+    if product is None or len(shape) < 2 or shape[-1] != shape_of(op.input)[1]:
+        return None
+    return product, op
+
+
 def _bias_of(value: SSAValue, columns: int,
              anchor: Operation) -> tuple[SSAValue | None, list[Operation]]:
-    """A [columns] value whose broadcast over the rows is `value`, and the ops that make it
-    (to insert), or (None, []) when `value` is not a per-column bias."""
+    """A [columns] value whose broadcast over the rows (every dim but the last) is
+    `value`, and the ops that make it (to insert), or (None, []) when `value` is not a
+    per-column bias."""
     op = defining_op(value)
     elem = elem_of(value)
+    rank = len(shape_of(value))
     if isinstance(op, glow.BroadcastOp):
         src = shape_of(op.input)
-        axis = op.int_attr("axis", 2 - len(src))
-        if src == (columns,) and axis == 1:
+        axis = op.int_attr("axis", rank - len(src))
+        if axis + len(src) != rank or src[-1:] != (columns,) or any(d != 1 for d in src[:-1]):
+            return None, []
+        if src == (columns,):
             return op.input, []
-        if src == (1, columns) and axis == 0:
-            flat = glow.ReshapeOp.make([op.input], TensorType(elem, [columns]))
-            return flat.results[0], [flat]
-        return None, []
+        flat = glow.ReshapeOp.make([op.input], TensorType(elem, [columns]))
+        return flat.results[0], [flat]
     array = constant_value(value)
-    if array is not None and array.ndim == 2 and np.all(array == array[:1]):
-        row = make_constant(np.ascontiguousarray(array[0]), anchor, "fc_bias",
-                            TensorType(elem, [columns]))
-        return row.results[0], [row]
+    if array is not None and array.ndim >= 2:
+        rows = array.reshape(-1, array.shape[-1])
+        if np.all(rows == rows[:1]):
+            row = make_constant(np.ascontiguousarray(rows[0]), anchor, "fc_bias",
+                                TensorType(elem, [columns]))
+            return row.results[0], [row]
     return None, []
 
 
@@ -76,20 +98,30 @@ class FoldMatMulAdd(RewritePattern):
         if not isinstance(op, glow.AddOp):
             return
         for mm_side, bias_side in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-            product = _product(mm_side)
+            product, reshape = _product(mm_side), None
             if product is None:
-                continue
-            bias, new_ops = _bias_of(bias_side, shape_of(op.result)[1], op)
+                found = _reshaped_product(mm_side)
+                if found is None:
+                    continue
+                product, reshape = found
+            bias, new_ops = _bias_of(bias_side, shape_of(op.result)[-1], op)
             if bias is not None:
-                self._fold(op, product, bias, new_ops, rewriter)
+                self._fold(op, product, bias, new_ops, rewriter, reshape)
                 return
 
     @staticmethod
     def _fold(op: Operation, product: glow.MatMulOp, bias: SSAValue,
-              new_ops: list[Operation], rewriter: PatternRewriter) -> None:
+              new_ops: list[Operation], rewriter: PatternRewriter,
+              reshape: glow.ReshapeOp | None = None) -> None:
         rewriter.insert(new_ops, InsertPoint.before(op))
-        fc = glow.FullyConnectedOp.make([product.lhs, product.rhs, bias], op.results[0].type)
-        rewriter.replace(op, fc)
+        fc = glow.FullyConnectedOp.make([product.lhs, product.rhs, bias],
+                                        product.results[0].type)
+        if reshape is None:
+            rewriter.replace(op, fc)
+        else:
+            rewriter.insert(fc, InsertPoint.before(op))
+            rewriter.replace(op, glow.ReshapeOp.make([fc.results[0]], op.results[0].type))
+            rewriter.erase(reshape)
         rewriter.erase(product)
 
 

@@ -9,7 +9,8 @@ still sees floats. Between two quantized ops nothing is left: a quantized produc
 its stored value straight on (or through `glow.rescale_quantized` when the scales differ).
 By `QuantRule`:
 
-- dense (convolution, fully_connected): input at its edge's scale, constant weights at a
+- dense (convolution, fully_connected, and a mat_mul by constant weights: a
+  fully_connected with a zero bias): input at its edge's scale, constant weights at a
   scale from their own min and max, the bias an i32 constant at scale s_in * s_w, offset
   0 (it adds to the int32 accumulator), the result at its edge's scale;
 - input (reshape, transpose, slice, max/avg pools, relu): the result keeps operand 0's
@@ -17,7 +18,11 @@ By `QuantRule`:
 - result (concat, add, sub, max, min): the operands and the result share one scale and
   offset (the dialect wants one type for all of them), over the union of their ranges, so
   that no operand is clipped before the op (an add's result range need not hold its
-  operands').
+  operands');
+- table (sigmoid, tanh, exp: no int8 kernel): a `glow.int_lookup_table` whose 256
+  entries are the float op's own kernel at every int8 input value, quantized to the
+  result's profiled type (Glow's IntLookupTable): exact up to the table's one rounding,
+  a byte load per element.
 
 With `channelwise_conv` / `rowwise_fc`, a dense op becomes its per-channel form instead
 (glow.channelwise_quantized_convolution, glow.rowwise_quantized_fully_connected): i8
@@ -58,9 +63,9 @@ from glow_mlir.analysis.quant_params import (
 from glow_mlir.analysis.quant_profile import Profile, ProfileError, edge_names, graph_function
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.traits import QuantRule, quant_rule
-from glow_mlir.dialects.glow_ops.types import QuantizedType, is_float
+from glow_mlir.dialects.glow_ops.types import QuantizedType, elem_of, is_float
 from glow_mlir.ir.errors import UserError
-from glow_mlir.semantics.numerics import quantize
+from glow_mlir.semantics.numerics import dequantize, quantize
 from glow_mlir.transforms.graph.backend_hooks import GraphBackend, NodeInfo, backend_option
 from glow_mlir.transforms.graph.utils import constant_value, make_constant
 
@@ -277,6 +282,8 @@ class _Quantizer:
             self.check_edges()
         self.report_regions()
         for op in list(self.fn.body.block.ops):
+            if isinstance(op, glow.MatMulOp) and not self.kept(op):
+                op = self.as_fully_connected(op)
             rule = quant_rule(op)
             if rule is None or not all(is_float(r.type.get_element_type())  # type: ignore[attr-defined]
                                        for r in op.results):
@@ -287,6 +294,26 @@ class _Quantizer:
             self.quantize_op(op, rule)
         self.erase_dead()
         return self.report
+
+    def as_fully_connected(self, op: glow.MatMulOp) -> Operation:
+        """A float product by constant weights (a linear layer without a bias: BERT's,
+        whose zero biases constant folding removed) as a fully_connected with a zero
+        bias, so that it quantizes as a dense op: its weights at their own scale, the
+        product on the int8 kernels. Any other mat_mul as it is (stays float)."""
+        weights = constant_value(op.rhs)
+        if weights is None or weights.ndim != 2 or not is_float(elem_of(op.result)):
+            return op
+        columns = weights.shape[1]
+        bias = self.constant(np.zeros(columns, weights.dtype),
+                             TensorType(elem_of(op.result), [columns]), op, "fc_bias")
+        fc = glow.FullyConnectedOp.make([op.lhs, op.rhs, bias], op.result.type)
+        Rewriter.insert_op(fc, InsertPoint.before(op))
+        fc.results[0].name_hint = op.results[0].name_hint
+        self.names[fc.results[0]] = self.names.get(op.results[0], ("", 0))
+        op.results[0].replace_all_uses_with(fc.results[0])
+        op.detach()
+        op.erase()
+        return fc
 
     def quantize_op(self, op: Operation, rule: QuantRule) -> None:
         if not all(is_float(v.type.get_element_type()) for v in op.operands):  # type: ignore[attr-defined]
@@ -299,6 +326,9 @@ class _Quantizer:
                 return
             in_types, out_type = [t] * len(op.operands), t
             operands = None
+        elif rule is QuantRule.TABLE:
+            self.quantize_as_table(op)
+            return
         elif rule is QuantRule.RESULT:
             out_type = self.shared_type(op)  # type: ignore[assignment]
             if out_type is None:
@@ -351,6 +381,29 @@ class _Quantizer:
         qw = self.constant(quantize(weights, tw), wtype, op, "qweights")
         qb = self.constant(qbias, btype, op, "qbias")
         return [tin, wtype, btype], tout, [x, qw, qb]
+
+    # ------------------------------------------------------------ lookup tables
+    def quantize_as_table(self, op: Operation) -> None:
+        """A unary element-wise op -> glow.int_lookup_table of its float values at every
+        stored input value (module docstring)."""
+        (x,) = op.operands
+        tin, tout = self.current_type(x), self.profiled_type(op.results[0])
+        if tin is None or tout is None:
+            self.keep(op, self.unprofiled(op))
+            return
+        shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
+        table_type = TensorType(I8, [256])
+        types = (TensorType(tin, shape), table_type)
+        result_type = TensorType(tout, shape)
+        if self.backend is not None and not self.backend.is_op_supported(
+                NodeInfo(glow.IntLookupTableOp, types, (result_type,))):
+            self.keep(op, f"backend '{self.backend.name}' has no int8 lookup table")
+            return
+        table = quantize(lookup_values(op, tin), tout)
+        new = glow.IntLookupTableOp.make(
+            [self.as_quantized(x, tin, op), self.constant(table, table_type, op, "qtable")],
+            result_type)
+        self.replace(op, new)
 
     # ------------------------------------------------------------ per channel
     def per_channel(self, op: Operation) -> bool:
@@ -444,6 +497,18 @@ class _Quantizer:
                 op.erase()
 
 
+def lookup_values(op: Operation, tin: QuantizedType) -> np.ndarray:
+    """The float op's values (its own reference kernel, in f32) at each of the 256 stored
+    values of `tin`, lowest first: the table of `glow.int_lookup_table` before quantizing."""
+    from glow_mlir.semantics.registry import kernel_for
+
+    fn = kernel_for(op)
+    assert fn is not None, op.name  # every glow op has a kernel (test_every_op_has_a_kernel)
+    stored = np.arange(-128, 128, dtype=np.int8)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return np.asarray(fn(op, dequantize(stored, tin).astype(np.float32)), np.float32)
+
+
 def quantize_function(module: ModuleOp, profile: Profile, config: QuantizationConfig,
                       backend: GraphBackend | None = None,
                       check_edges: bool = True) -> QuantizeReport:
@@ -501,4 +566,4 @@ class QuantizeGraphPass(ModulePass):
 
 
 __all__ = ["QuantizationConfig", "QuantizeReport", "QuantizeGraphPass", "quantize_function",
-           "check_keep_float", "storage_range"]
+           "check_keep_float", "storage_range", "lookup_values"]

@@ -2187,3 +2187,35 @@ func.func @rowwise_fc_2(%x: tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>
   %0 = glow.rowwise_quantized_fully_connected %x, %w, %b, %s, %o : (tensor<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<4x6xi8>, tensor<4xi32>, tensor<4xf32>, tensor<4xi32>) -> tensor<2x4xf32>
   func.return
 }
+
+// -----
+
+func.func @int_lookup_table_1(%x: tensor<4xf32>, %t: tensor<256xi8>) {
+  // expected-error @+1 {{'glow.int_lookup_table' op input must have quantized (!glow.quant) elements, got f32}}
+  %0 = glow.int_lookup_table %x, %t : (tensor<4xf32>, tensor<256xi8>) -> tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @int_lookup_table_2(%x: tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, %t: tensor<255xi8>) {
+  // expected-error @+1 {{'glow.int_lookup_table' op table shape is 255, expected 256}}
+  %0 = glow.int_lookup_table %x, %t : (tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<255xi8>) -> tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @int_lookup_table_3(%x: tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, %t: tensor<256xi32>) {
+  // expected-error @+1 {{'glow.int_lookup_table' op table elements i32 must be the result's storage i8}}
+  %0 = glow.int_lookup_table %x, %t : (tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<256xi32>) -> tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
+func.func @int_lookup_table_4(%x: tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, %t: tensor<256xi8>) {
+  // expected-error @+1 {{'glow.int_lookup_table' op result shape is 2x2, expected 4}}
+  %0 = glow.int_lookup_table %x, %t : (tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<256xi8>) -> tensor<2x2x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}

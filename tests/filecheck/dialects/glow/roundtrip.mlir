@@ -413,6 +413,16 @@ func.func @per_channel(%xq: tensor<1x3x8x8x!glow.quant<i8, scale = 0.0078125, of
   func.return %cw : tensor<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>
 }
 
+// CHECK-LABEL: func.func @lookup_table(%xq: tensor<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, %t: tensor<256xi8>) -> tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>> {
+// CHECK-NEXT:    %lt = glow.int_lookup_table %xq, %t : (tensor<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, tensor<256xi8>) -> tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+// CHECK-NEXT:    func.return %lt
+// GENERIC-LABEL: "func.func"() <{sym_name = "lookup_table"
+// GENERIC:         %lt = "glow.int_lookup_table"(%xq, %t) : (tensor<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, tensor<256xi8>) -> tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+func.func @lookup_table(%xq: tensor<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, %t: tensor<256xi8>) -> tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>> {
+  %lt = glow.int_lookup_table %xq, %t : (tensor<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, tensor<256xi8>) -> tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+  func.return %lt : tensor<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+}
+
 // CHECK-LABEL: func.func @detection(%x: tensor<2x256x14x14xf32>, %rois: tensor<8x4xf32>, %idx: tensor<8xi64>) -> tensor<8x256x7x7xf32> {
 // CHECK-NEXT:    %avg = glow.roi_align %x, %rois, %idx {spatial_scale = 6.250000e-02 : f32, aligned = true} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>
 // CHECK-NEXT:    %max = glow.roi_align %x, %rois, %idx {mode = "max", sampling_ratio = 2 : i64} : (tensor<2x256x14x14xf32>, tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x256x7x7xf32>

@@ -106,6 +106,7 @@
 // GENERIC: "glow_ir.loop"
 // GENERIC: "glow_ir.channelwise_quantized_convolution"
 // GENERIC: "glow_ir.rowwise_quantized_fully_connected"
+// GENERIC: "glow_ir.int_lookup_table"
 
 // CHECK-LABEL: glow_ir.func @planned declare {
 // CHECK-NEXT: glow_ir.weight @"in:0" constant input : memref<2x8xf32>
@@ -1018,4 +1019,20 @@ glow_ir.func @per_channel declare {
 } program(%input0, %input1, %input2, %input3, %input4, %input5, %input6, %input7, %output0, %output1) {
   glow_ir.channelwise_quantized_convolution @out %output0, @in %input0, @in %input1, @in %input2, @in %input3, @in %input4 {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x8x8x!glow.quant<i8, scale = 0.05, offset = 3>>, memref<1x3x8x8x!glow.quant<i8, scale = 0.0078125, offset = -128>>, memref<4x3x3x3xi8>, memref<4xi32>, memref<4xf32>, memref<4xi32>
   glow_ir.rowwise_quantized_fully_connected @out %output1, @in %input5, @in %input6, @in %input7, @in %input3, @in %input4 : memref<2x4x!glow.quant<i8, scale = 0.25, offset = -1>>, memref<2x6x!glow.quant<i8, scale = 0.5, offset = 0>>, memref<4x6xi8>, memref<4xf32>, memref<4xf32>, memref<4xi32>
+}
+
+// A table lookup: the quantized input indexes a 256-entry i8 table.
+// CHECK-LABEL: glow_ir.func @lookup_table declare {
+// CHECK-NEXT: glow_ir.weight @input0 mutable input : memref<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>
+// CHECK-NEXT: glow_ir.weight @input1 mutable input : memref<256xi8>
+// CHECK-NEXT: glow_ir.weight @output0 mutable output : memref<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+// CHECK-NEXT: } program(%input0, %input1, %output0) {
+// CHECK-NEXT: glow_ir.int_lookup_table @out %output0, @in %input0, @in %input1 : memref<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>, memref<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, memref<256xi8>
+// CHECK-NEXT: }
+glow_ir.func @lookup_table declare {
+  glow_ir.weight @input0 mutable input : memref<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>
+  glow_ir.weight @input1 mutable input : memref<256xi8>
+  glow_ir.weight @output0 mutable output : memref<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>
+} program(%input0, %input1, %output0) {
+  glow_ir.int_lookup_table @out %output0, @in %input0, @in %input1 : memref<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>, memref<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, memref<256xi8>
 }
