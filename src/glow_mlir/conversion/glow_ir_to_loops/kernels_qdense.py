@@ -29,9 +29,9 @@ widened to i16, pairs multiplied and added into i32). With 2 or 4 reductions per
 (outputs sharing the loads of `a`) it fell back to vpmulld, so signed `a` takes one
 output per loop (OBLOCK); zext(u8) * sext(i8) became vpdpwssd (VNNI's word form) and
 was fastest with 4 (OBLOCK_UNSIGNED). LLVM never emitted vpdpbusd (VNNI's byte form,
-4 products per lane, which onnxruntime's kernels use) from these loops: that would take
-intrinsics the loop generators do not emit. So the int8 kernels reach about the float
-gemm's multiply-add rate, not more; what they save is memory (weights 4x smaller).
+4 products per lane, which onnxruntime's kernels use) from these loops, so on a host with
+AVX-512 VNNI and for signed weights the dot loops name it themselves (`kernels_vnni`);
+elsewhere the scalar loops above reach about the float gemm's multiply-add rate.
 The kernels lay both operands out along k:
 - convolution: an im2col of the image, [pixels, group, K] (K = cg * kh * kw in the
   filter's order: OIHW is (c, kh, kw) per output channel, OHWI (kh, kw, c)), padded with
@@ -52,6 +52,7 @@ from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import IntegerType, MemRefType, f64, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
@@ -172,6 +173,9 @@ class Product:
         self.finish = Finish(em, instr)
         self.finish.act = ("none", ())  # applied here, on the real value
         self.finish.ep = None           # not fused (`epilogue.fusable`)
+        self.vnni = kernels_vnni.available(self.ub)
+        """The dot loops on VNNI's vpdpbusd (`kernels_vnni`): signed `a` then enters as
+        a + 128, whose extra 128 * sum_k b the corrections take off."""
 
     def corrections(self, o_dim: int, b_at, bias_at) -> SSAValue:
         """corr[o] = bias[o] - za * sum_k b[o, k] + K * za * zb, in an i32 scratch [o]."""
@@ -181,7 +185,9 @@ class Product:
         def chan(o):
             s = em.loop_reduce(0, self.k, _c32(em, 0), lambda k, acc: _addi(
                 em, acc, _wide(em, em.load(*b_at(o, k)), self.ub)))
-            v = _addi(em, _muli(em, s, _c32(em, -self.za)), _c32(em, self.k * self.za * self.zb))
+            shift = 128 if self.vnni and not self.ua else 0  # `kernels_vnni`
+            v = _addi(em, _muli(em, s, _c32(em, -self.za - shift)),
+                      _c32(em, self.k * self.za * self.zb))
             if bias_at is not None:
                 v = _addi(em, v, bias_at(o))
             em.store(v, corr, [o])
@@ -194,10 +200,15 @@ class Product:
         em = self.em
 
         def body(k, accs):
-            a = _wide(em, em.load(*a_at(k)), self.ua)
+            a = em.load(*a_at(k))
+            if self.vnni and not self.ua:  # a + 128 as u8, as the vector steps take it
+                a = em.value(arith.XOrIOp(a, em.const(-128, a.type)))
+            a = _wide(em, a, self.ua or self.vnni)
             return [_addi(em, acc, _muli(em, a, _wide(em, em.load(*b(k)), self.ub)))
                     for acc, b in zip(accs, b_ats)]
 
+        if self.vnni:
+            return kernels_vnni.dots(em, self.kp, not self.ua, a_at, b_ats, body)
         return for_carry(em, 0, self.kp, [_c32(em, 0)] * len(b_ats), body)
 
     def rowsum(self, a_at: Callable[[SSAValue], tuple]) -> SSAValue | None:
@@ -275,7 +286,7 @@ class Product:
         """out[p, o] for p < p_dim (split over threads), o < o_dim per group; `a_at(p, g,
         k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`."""
         em = self.em
-        oblock = OBLOCK_UNSIGNED if self.ua else OBLOCK
+        oblock = kernels_vnni.OBLOCK if self.vnni else OBLOCK_UNSIGNED if self.ua else OBLOCK
 
         sums = em.scratch(i32, [o_dim], private=True)
 

@@ -1,0 +1,104 @@
+"""The int8 dot products on VNNI's byte dot product (vpdpbusd: 64 u8 x s8 products
+summed by fours into 16 i32 lanes per instruction), for `kernels_qdense.Product.dots`
+when the host CPU has AVX-512 VNNI and the weights are signed.
+
+Why intrinsics: LLVM's autovectorizer turns the scalar loop sum_k sext(a) * sext(b)
+into vpmaddwd (i16 pairs) or vpdpwssd at best, never into vpdpbusd
+(`benchmarks/int8_dot_forms.py`), so int8 ran at the float kernels' multiply-add rate.
+Here the k-loop is written on vectors: per step 64 bytes of the row of `a` and of each
+row of `b` (both contiguous along k: the dot form) go to `llvm.x86.avx512.vpdpbusd.512`,
+one <16 x i32> accumulator per output, summed across lanes after the loop; the last
+k % 64 steps are scalar.
+
+vpdpbusd multiplies unsigned `a` by signed `b`. Signed `a` is made unsigned by
+flipping its top bit (a ^ 0x80 = a + 128 as u8), which adds 128 * sum_k b[o, k] to each
+output: `Product.corrections` subtracts it with the other per-channel terms (what
+onnxruntime and oneDNN do for s8 x s8). The scalar tail computes the same (a + 128) * b.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects.builtin import IndexType, VectorType, i8, i32
+from xdsl.ir import Block, SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+
+LANES = 16
+"""i32 accumulators per vpdpbusd (512 bits); each takes 4 bytes of k per step."""
+STEP = 4 * LANES
+OBLOCK = 4
+"""Outputs per pass over a row of `a` (4 accumulators sharing each load of `a`)."""
+INTRINSIC = "llvm.x86.avx512.vpdpbusd.512"
+
+ENABLED: bool | None = None
+"""None: use VNNI when the host has it (`available`); tests set False / True."""
+
+
+@functools.cache
+def host_has_vnni() -> bool:
+    """AVX-512 VNNI and BW on the CPU we compile for (the JIT's host; llvmlite's view)."""
+    import llvmlite.binding as llvm_binding
+
+    features = llvm_binding.get_host_cpu_features()
+    return bool(features.get("avx512vnni") and features.get("avx512bw"))
+
+
+def available(unsigned_b: bool) -> bool:
+    """Whether a product with weights of this signedness takes VNNI (vpdpbusd needs
+    signed `b`; u8 weights keep the scalar loop)."""
+    if unsigned_b:
+        return False
+    return host_has_vnni() if ENABLED is None else ENABLED
+
+
+def _vector(n: int, t) -> VectorType:
+    return VectorType(t, [n])
+
+
+def _splat(em: Emitter, value: int, t, n: int) -> SSAValue:
+    return em.value(vector.BroadcastOp(em.const(value, t), _vector(n, t)))
+
+
+def dots(em: Emitter, k: int, signed_a: bool, a_at: Callable[[SSAValue], tuple],
+         b_ats: list[Callable[[SSAValue], tuple]],
+         tail: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """[sum_k u(a[k]) * b_j[k] for each j] in i32, u(a) = a (u8) or a + 128 (s8); `a_at`,
+    `b_ats` give (memref, indices) of element k; `tail(k, accs)` adds one scalar step."""
+    full = k - k % STEP
+    accs = [_splat(em, 0, i32, LANES) for _ in b_ats]
+    flip = _splat(em, -128, i8, STEP) if signed_a else None
+    if full:
+        block = Block(arg_types=[IndexType(), *(v.type for v in accs)])
+        loop = scf.ForOp(em.index(0), em.index(full), em.index(STEP), accs, block)
+        em.op(loop)
+        saved = em.b.insertion_point
+        em.b.insertion_point = InsertPoint.at_end(block)
+        kk, *cur = block.args
+        buf, idx = a_at(kk)
+        a = em.value(vector.LoadOp(buf, idx, _vector(STEP, i8)))
+        if flip is not None:
+            a = em.value(arith.XOrIOp(a, flip))
+        out = []
+        for acc, b_at in zip(cur, b_ats):
+            bbuf, bidx = b_at(kk)
+            b = em.value(vector.LoadOp(bbuf, bidx, _vector(STEP, i8)))
+            out.append(em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a, b],
+                                                     [_vector(LANES, i32)])))
+        em.op(scf.YieldOp(*out))
+        em.b.insertion_point = saved
+        accs = list(loop.results)
+    sums = [em.value(vector.ReductionOp.create(
+        operands=[acc], result_types=[i32],
+        properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
+                    "fastmath": arith.FastMathFlagsAttr("none")}))
+        for acc in accs]
+    if full == k:
+        return sums
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry
+
+    return for_carry(em, full, k, sums, tail)
