@@ -137,9 +137,10 @@ def test_s8_matrix_product_with_zero_points_on_both_sides(monkeypatch, vnni_call
     monkeypatch.setattr(kernels_vnni, "ENABLED", True)
     q = "!glow.quant<i8, scale = 0.02, offset = -3>"
     y = "!glow.quant<i8, scale = 0.6, offset = 5>"
-    text = (f"func.func @main(%a: tensor<9x77x{q}>, %b: tensor<77x10x{q}>) -> tensor<9x10x{y}> {{\n"
-            f"  %0 = glow.mat_mul %a, %b : (tensor<9x77x{q}>, tensor<77x10x{q}>) -> tensor<9x10x{y}>\n"
-            f"  func.return %0 : tensor<9x10x{y}>\n}}\n")
+    ta, tb, ty = f"tensor<9x77x{q}>", f"tensor<77x10x{q}>", f"tensor<9x10x{y}>"
+    text = (f"func.func @main(%a: {ta}, %b: {tb}) -> {ty} {{\n"
+            f"  %0 = glow.mat_mul %a, %b : ({ta}, {tb}) -> {ty}\n"
+            f"  func.return %0 : {ty}\n}}\n")
     rng = np.random.default_rng(11)
     a = rng.integers(-128, 128, (9, 77)).astype(np.int8)
     b = rng.integers(-128, 128, (77, 10)).astype(np.int8)
