@@ -151,3 +151,25 @@ def test_s8_matrix_product_with_zero_points_on_both_sides(monkeypatch, vnni_call
     assert len(np.unique(want)) > 10
     assert np.max(np.abs(got.astype(np.int64) - want)) <= 1
     assert vnni_calls and set(vnni_calls) == {True}
+
+
+def test_a_bundle_for_a_cpu_without_vnni_is_a_clear_error(tmp_path):
+    """A compiled model's int8 code holds vpdpbusd (this host has VNNI); writing it as a
+    bundle for x86-64-v3 (no AVX-512) would make LLVM abort the process: a BundleError
+    says so instead."""
+    from glow_mlir.runtime.bundle import BundleError, write_bundle
+    from test_int8_kernels import _batches
+
+    model = _fc(9, 200, 16)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    compiled = glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False)
+    with pytest.raises(BundleError, match="AVX-512 VNNI"):
+        write_bundle(compiled, tmp_path / "b", "net", cpu="x86-64-v3")
+
+
+def test_vnni_for_another_target_only_with_its_features():
+    assert kernels_vnni.for_target(None, None) is True  # this host (the module's skip)
+    assert not kernels_vnni.for_target("x86-64-v3", None)
+    assert not kernels_vnni.for_target(None, "+avx2,+fma")
+    assert kernels_vnni.for_target("x86-64-v4", "+avx512bw,+avx512vnni")

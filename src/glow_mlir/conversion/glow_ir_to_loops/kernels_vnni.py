@@ -18,6 +18,7 @@ onnxruntime and oneDNN do for s8 x s8). The scalar tail computes the same (a + 1
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -46,6 +47,29 @@ def host_has_vnni() -> bool:
 
     features = llvm_binding.get_host_cpu_features()
     return bool(features.get("avx512vnni") and features.get("avx512bw"))
+
+
+def for_target(cpu: str | None, features: str | None) -> bool:
+    """Whether code for LLVM CPU `cpu` with `features` (None, None: this host) may use
+    VNNI: the host's answer, or for another target an explicit +avx512vnni and +avx512bw
+    (a CPU name alone is not looked into: off, the scalar loops). LLVM aborts the
+    process on vpdpbusd for a target without it, so a bundle for another CPU must not get
+    it."""
+    if cpu is None and features is None:
+        return host_has_vnni() if ENABLED is None else ENABLED
+    have = set((features or "").split(","))
+    return ENABLED is not False and {"+avx512vnni", "+avx512bw"} <= have
+
+
+@contextlib.contextmanager
+def enabled(on: bool):
+    """The VNNI products on or off while lowering (restored after)."""
+    global ENABLED
+    saved, ENABLED = ENABLED, on
+    try:
+        yield
+    finally:
+        ENABLED = saved
 
 
 def available(unsigned_b: bool) -> bool:
