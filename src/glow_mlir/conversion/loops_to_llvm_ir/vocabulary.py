@@ -52,7 +52,8 @@ def type_text(t: Attribute, op: Operation | None = None) -> str:
         elif type(t) in _FLOAT_TEXT:
             text = _FLOAT_TEXT[type(t)]
         elif (isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
-              and all(d >= 0 for d in t.get_shape())):
+              and all(d >= 0 for d in t.get_shape())
+              and not isinstance(t.get_element_type(), VectorType)):  # the dialect route's
             text = "ptr"
         elif (isinstance(t, VectorType) and t.get_num_dims() == 1
               and not t.get_num_scalable_dims()):
