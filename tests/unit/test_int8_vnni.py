@@ -173,3 +173,22 @@ def test_vnni_for_another_target_only_with_its_features():
     assert not kernels_vnni.for_target("x86-64-v3", None)
     assert not kernels_vnni.for_target(None, "+avx2,+fma")
     assert kernels_vnni.for_target("x86-64-v4", "+avx512bw,+avx512vnni")
+
+
+def test_emit_llvm_holds_no_vnni_vectors(tmp_path):
+    """`glow-compile --emit llvm` (the dialect route, which does not lower the VNNI
+    products' vectors and intrinsic calls) shows the scalar int8 loops: a clean LLVM
+    dialect module on this VNNI host too."""
+    import onnx
+
+    from glow_mlir.tools.glow_compile import main
+    from test_int8_kernels import _batches
+
+    model = _fc(9, 200, 16)
+    onnx.save(model, tmp_path / "fc.onnx")
+    glow_mlir.profile(model, _batches(model), backend="interpreter").save(tmp_path / "p.yaml")
+    main([str(tmp_path / "fc.onnx"), "--load-profile", str(tmp_path / "p.yaml"),
+          "--emit", "llvm", "-o", str(tmp_path / "out.mlir")])
+    text = (tmp_path / "out.mlir").read_text()
+    assert "llvm.func" in text
+    assert "vector." not in text and "vpdpbusd" not in text
