@@ -288,7 +288,8 @@ class Product:
              out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
              groups: int = 1) -> None:
         """out[p, o] for p < p_dim (split over threads), o < o_dim per group; `a_at(p, g,
-        k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`."""
+        k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`. With VNNI, rows go in
+        blocks of `kernels_vnni.PBLOCK` (the last block padded with its last row)."""
         em = self.em
         oblock = kernels_vnni.OBLOCK if self.vnni else OBLOCK_UNSIGNED if self.ua else OBLOCK
         pblock = kernels_vnni.PBLOCK if self.vnni and p_dim > 1 else 1
