@@ -313,8 +313,12 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     num_threads = check_num_threads(num_threads) or 1
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
-    module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
-                                                 num_threads)
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+
+    vnni = kernels_vnni.for_target(cpu, features)
+    with kernels_vnni.enabled(vnni):  # the int8 kernels' vpdpbusd only if the target has it
+        module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
+                                                     num_threads)
     if areas.state_slots:  # a bundle's mutable area starts zeroed: no initial state
         raise BundleError(f"the model has state ({', '.join(areas.state_slots)}: mutable "
                           f"weights a run updates), which a bundle does not carry")
@@ -338,6 +342,11 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     with progress.timed_pass(progress.LLVM):  # translation to LLVM IR, O3, object code
         tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
         text = jit.unoptimized_ir(module)
+        if not vnni and f"@{kernels_vnni.INTRINSIC}" in text:  # LLVM would abort on it
+            raise BundleError(
+                f"this compiled model's int8 kernels use AVX-512 VNNI, which CPU "
+                f"'{cpu or 'host'}' with features '{features or ''}' lacks: give "
+                f"write_bundle the ONNX model (compiled then for that CPU)")
         code = jit.optimize(text, tm)
         code.get_function(entry).name = network_name  # a compiled model's keeps its own
         if "@glow_parallel_for" in text or "@glow_clock_ns" in text:

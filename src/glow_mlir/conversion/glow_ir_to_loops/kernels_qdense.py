@@ -29,9 +29,9 @@ widened to i16, pairs multiplied and added into i32). With 2 or 4 reductions per
 (outputs sharing the loads of `a`) it fell back to vpmulld, so signed `a` takes one
 output per loop (OBLOCK); zext(u8) * sext(i8) became vpdpwssd (VNNI's word form) and
 was fastest with 4 (OBLOCK_UNSIGNED). LLVM never emitted vpdpbusd (VNNI's byte form,
-4 products per lane, which onnxruntime's kernels use) from these loops: that would take
-intrinsics the loop generators do not emit. So the int8 kernels reach about the float
-gemm's multiply-add rate, not more; what they save is memory (weights 4x smaller).
+4 products per lane, which onnxruntime's kernels use) from these loops, so on a host with
+AVX-512 VNNI and for signed weights the dot loops name it themselves (`kernels_vnni`);
+elsewhere the scalar loops above reach about the float gemm's multiply-add rate.
 The kernels lay both operands out along k:
 - convolution: an im2col of the image, [pixels, group, K] (K = cg * kh * kw in the
   filter's order: OIHW is (c, kh, kw) per output channel, OHWI (kh, kw, c)), padded with
@@ -52,6 +52,7 @@ from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import IntegerType, MemRefType, f64, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
@@ -172,6 +173,9 @@ class Product:
         self.finish = Finish(em, instr)
         self.finish.act = ("none", ())  # applied here, on the real value
         self.finish.ep = None           # not fused (`epilogue.fusable`)
+        self.vnni = kernels_vnni.available(self.ub)
+        """The dot loops on VNNI's vpdpbusd (`kernels_vnni`): signed `a` then enters as
+        a + 128, whose extra 128 * sum_k b the corrections take off."""
 
     def corrections(self, o_dim: int, b_at, bias_at) -> SSAValue:
         """corr[o] = bias[o] - za * sum_k b[o, k] + K * za * zb, in an i32 scratch [o]."""
@@ -181,7 +185,9 @@ class Product:
         def chan(o):
             s = em.loop_reduce(0, self.k, _c32(em, 0), lambda k, acc: _addi(
                 em, acc, _wide(em, em.load(*b_at(o, k)), self.ub)))
-            v = _addi(em, _muli(em, s, _c32(em, -self.za)), _c32(em, self.k * self.za * self.zb))
+            shift = 128 if self.vnni and not self.ua else 0  # `kernels_vnni`
+            v = _addi(em, _muli(em, s, _c32(em, -self.za - shift)),
+                      _c32(em, self.k * self.za * self.zb))
             if bias_at is not None:
                 v = _addi(em, v, bias_at(o))
             em.store(v, corr, [o])
@@ -189,15 +195,24 @@ class Product:
         em.loop(0, o_dim, chan)
         return corr
 
-    def dots(self, a_at: Callable[[SSAValue], tuple], b_ats: list[Callable]) -> list[SSAValue]:
-        """[sum_k a[k] * b_j[k] for each j], in i32."""
+    def dots(self, a_ats: list[Callable[[SSAValue], tuple]],
+             b_ats: list[Callable]) -> list[SSAValue]:
+        """[sum_k a_r[k] * b_j[k] for each row r, then each j], in i32."""
         em = self.em
 
         def body(k, accs):
-            a = _wide(em, em.load(*a_at(k)), self.ua)
-            return [_addi(em, acc, _muli(em, a, _wide(em, em.load(*b(k)), self.ub)))
-                    for acc, b in zip(accs, b_ats)]
+            out = []
+            for r, a_at in enumerate(a_ats):
+                a = em.load(*a_at(k))
+                if self.vnni and not self.ua:  # a + 128 as u8, as the vector steps take it
+                    a = em.value(arith.XOrIOp(a, em.const(-128, a.type)))
+                a = _wide(em, a, self.ua or self.vnni)
+                out += [_addi(em, acc, _muli(em, a, _wide(em, em.load(*b(k)), self.ub)))
+                        for acc, b in zip(accs[r * len(b_ats):], b_ats)]
+            return out
 
+        if self.vnni:
+            return kernels_vnni.dots(em, self.kp, not self.ua, a_ats, b_ats, body)
         return for_carry(em, 0, self.kp, [_c32(em, 0)] * len(b_ats), body)
 
     def rowsum(self, a_at: Callable[[SSAValue], tuple]) -> SSAValue | None:
@@ -273,23 +288,26 @@ class Product:
              out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
              groups: int = 1) -> None:
         """out[p, o] for p < p_dim (split over threads), o < o_dim per group; `a_at(p, g,
-        k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`."""
+        k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`. With VNNI, rows go in
+        blocks of `kernels_vnni.PBLOCK` (the last block padded with its last row)."""
         em = self.em
-        oblock = OBLOCK_UNSIGNED if self.ua else OBLOCK
+        oblock = kernels_vnni.OBLOCK if self.vnni else OBLOCK_UNSIGNED if self.ua else OBLOCK
+        pblock = kernels_vnni.PBLOCK if self.vnni and p_dim > 1 else 1
 
-        sums = em.scratch(i32, [o_dim], private=True)
+        sums = em.scratch(i32, [pblock, o_dim], private=True)
 
-        def row(p):
+        def rows_of(ps):
             def grp(g):
                 base = em.mul_index(g, o_dim)
-                rs = self.rowsum(lambda k: a_at(p, g, k))
+                rss = [self.rowsum(lambda k, p=p: a_at(p, g, k)) for p in ps]
 
                 def block(o0, width):
                     os_ = [em.add_index(o0, j) for j in range(width)]
-                    res = self.dots(lambda k: a_at(p, g, k),
+                    res = self.dots([lambda k, p=p: a_at(p, g, k) for p in ps],
                                     [lambda k, o=o: b_at(o, k) for o in os_])
-                    for o, acc in zip(os_, res):
-                        em.store(acc, sums, [_subi_index(em, o, base)])
+                    for r in range(len(ps)):
+                        for o, acc in zip(os_, res[r * width:]):
+                            em.store(acc, sums, [em.index(r), _subi_index(em, o, base)])
 
                 full = o_dim - o_dim % oblock
                 if full:
@@ -297,17 +315,29 @@ class Product:
                             step=oblock)
                 if o_dim % oblock:
                     block(em.add_index(base, full), o_dim % oblock)
-                # the row's epilogue in a loop of its own, which LLVM vectorizes
-                em.loop(0, o_dim, lambda j: self.finish_one(
-                    em.load(sums, [j]), corr, _addi_index(em, base, j), rs,
-                    *out_at(p, _addi_index(em, base, j))))
+                # each row's epilogue in a loop of its own, which LLVM vectorizes
+                for r, (p, rs) in enumerate(zip(ps, rss)):
+                    em.loop(0, o_dim, lambda j, r=r, p=p, rs=rs: self.finish_one(
+                        em.load(sums, [em.index(r), j]), corr, _addi_index(em, base, j), rs,
+                        *out_at(p, _addi_index(em, base, j))))
 
             if groups == 1:
                 grp(em.index(0))
             else:
                 em.loop(0, groups, grp)
 
-        parallel_loop(em, p_dim, work, row)
+        if pblock == 1:
+            parallel_loop(em, p_dim, work, lambda p: rows_of([p]))
+            return
+
+        def block_of_rows(i):
+            """rows pblock * i + r (a short last block: its last row again, the same
+            values stored twice)."""
+            p0 = em.mul_index(i, pblock)
+            rows_of([p0] + [em.value(arith.MinUIOp(em.add_index(p0, r), em.index(p_dim - 1)))
+                            for r in range(1, pblock)])
+
+        parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
 
 
 def _addi_index(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:

@@ -36,10 +36,10 @@ dialect passes' located message.
 
 The package, by concept: `vocabulary.py` (LLVM's spelling of types, constants, names and
 signatures), `writer.py` (the walk over one function and the emitter table),
-`func_ops.py`, `scf_ops.py`, `arith_ops.py`, `math_ops.py`, `memref_ops.py` (the
-emitters, one module per dialect), `outlining.py` (parallel loops outlined into functions
-of their own), `fallback.py` (the dialect route) and `assembly.py` (functions into
-modules). Importing the package registers every emitter.
+`func_ops.py`, `scf_ops.py`, `arith_ops.py`, `math_ops.py`, `memref_ops.py`,
+`vector_ops.py` (the emitters, one module per dialect), `outlining.py` (parallel loops
+outlined into functions of their own), `fallback.py` (the dialect route) and
+`assembly.py` (functions into modules). Importing the package registers every emitter.
 """
 
 from glow_mlir.conversion.loops_to_llvm_ir import (  # noqa: F401 (they register emitters)
@@ -49,6 +49,7 @@ from glow_mlir.conversion.loops_to_llvm_ir import (  # noqa: F401 (they register
     memref_ops,
     outlining,
     scf_ops,
+    vector_ops,
 )
 from glow_mlir.conversion.loops_to_llvm_ir.assembly import (
     module_text,

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     UnitAttr,
+    VectorType,
 )
 from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.ir import Attribute, Operation
@@ -40,7 +41,7 @@ _FLOAT_TEXT: dict[type[Attribute], str] = {
 def type_text(t: Attribute, op: Operation | None = None) -> str:
     """LLVM's spelling of loop-IR type `t`: index -> i64, a static identity-layout memref
     -> ptr (bare pointer), integers and f16/f32/f64 as themselves. What xDSL's
-    `convert_type` does not translate (bf16, vectors, dynamic memrefs) is Untranslatable:
+    `convert_type` does not translate (bf16, n-d vectors, dynamic memrefs) is Untranslatable:
     the dialect route then reports it as it always did."""
     text = _TYPES.get(t)
     if text is None:
@@ -51,8 +52,14 @@ def type_text(t: Attribute, op: Operation | None = None) -> str:
         elif type(t) in _FLOAT_TEXT:
             text = _FLOAT_TEXT[type(t)]
         elif (isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
-              and all(d >= 0 for d in t.get_shape())):
+              and all(d >= 0 for d in t.get_shape())
+              and not isinstance(t.get_element_type(), VectorType)):  # the dialect route's
             text = "ptr"
+        elif (isinstance(t, VectorType) and t.get_num_dims() == 1
+              and not t.get_num_scalable_dims()):
+            # 1-d vectors: only the int8 kernels' VNNI products hold them
+            # (`vector_ops`); every other loop stays scalar for LLVM's vectorizer
+            text = f"<{t.get_shape()[0]} x {type_text(t.get_element_type(), op)}>"
         else:
             raise Untranslatable(op, f"type {t}")
         _TYPES[t] = text

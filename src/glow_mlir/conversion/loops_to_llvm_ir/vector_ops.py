@@ -1,0 +1,57 @@
+"""Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
+`vector.broadcast` of a scalar, `vector.reduction <add>` on integers and
+`llvm.call_intrinsic`. Only the int8 kernels' VNNI products emit them
+(`glow_ir_to_loops/kernels_vnni.py`): LLVM's autovectorizer never forms VNNI's byte dot
+product (vpdpbusd) from widened scalar multiply-adds, so that loop names the intrinsic
+and its vectors itself. The dialect route has no lowering for these; a function holding
+one is translated here or not at all."""
+
+from __future__ import annotations
+
+from xdsl.dialects import llvm, vector
+from xdsl.dialects.builtin import IntegerType, VectorType
+
+from glow_mlir.conversion.loops_to_llvm_ir.memref_ops import _element_pointer
+from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, suffix, type_text
+from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter, impl
+
+
+@impl(vector.LoadOp)
+def _load(w: FunctionWriter, op: vector.LoadOp) -> None:
+    """A vector of consecutive elements from `base[indices]`, no alignment assumed."""
+    buf, *indices = op.operands
+    ptr = _element_pointer(w, op, buf, indices)
+    w.define(op.results[0], f"load {type_text(op.results[0].type, op)}, ptr {ptr}, align 1")
+
+
+@impl(vector.BroadcastOp)
+def _broadcast(w: FunctionWriter, op: vector.BroadcastOp) -> None:
+    """A scalar splat: insertelement then a zero shuffle (LLVM folds a constant's)."""
+    src = op.operands[0]
+    if isinstance(src.type, VectorType):
+        raise Untranslatable(op, "a broadcast of a vector")
+    vt = type_text(op.results[0].type, op)
+    n = op.results[0].type.get_shape()[0]  # type: ignore[attr-defined]
+    one = w.fresh()
+    w.emit(f"{one} = insertelement {vt} poison, {w.typed(src)}, i64 0")
+    w.define(op.results[0], f"shufflevector {vt} {one}, {vt} poison, <{n} x i32> "
+                            "zeroinitializer")
+
+
+@impl(vector.ReductionOp)
+def _reduction(w: FunctionWriter, op: vector.ReductionOp) -> None:
+    v = op.operands[0]
+    t = v.type
+    if (str(op.kind.data).lower().split(".")[-1] != "add" or op.acc is not None
+            or not isinstance(t, VectorType) or not isinstance(t.get_element_type(), IntegerType)):
+        raise Untranslatable(op, "a reduction other than an integer add")
+    et = type_text(t.get_element_type(), op)
+    w.call_intrinsic(op.results[0], f"llvm.vector.reduce.add.v{t.get_shape()[0]}{suffix(et)}",
+                     [v])
+
+
+@impl(llvm.CallIntrinsicOp)
+def _call_intrinsic(w: FunctionWriter, op: llvm.CallIntrinsicOp) -> None:
+    if len(op.results) != 1 or op.op_bundle_operands:
+        raise Untranslatable(op, "an intrinsic call without one result or with bundles")
+    w.call_intrinsic(op.results[0], op.intrin.data, list(op.args))
