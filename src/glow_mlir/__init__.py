@@ -16,7 +16,7 @@ the reference evaluator in `glow_mlir.semantics`. Imports are lazy, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from glow_mlir.ir.version import __version__
 
@@ -29,6 +29,18 @@ if TYPE_CHECKING:
     from glow_mlir.runtime.specialized import SpecializingModel
 
 
+@overload
+def compile(model: Any, backend: str = ..., input_shapes: Any = ..., optimize: bool = ...,
+            disable_passes: Any = ..., verbose: bool = ..., progress: bool | None = ...,
+            cache: bool = ..., profile: Any = ..., quantization: Any = ...,
+            specialize: None = ..., max_specializations: int = ...,
+            **backend_options: Any) -> CompiledModel: ...
+@overload
+def compile(model: Any, backend: str = ..., input_shapes: Any = ..., optimize: bool = ...,
+            disable_passes: Any = ..., verbose: bool = ..., progress: bool | None = ...,
+            cache: bool = ..., profile: Any = ..., quantization: Any = ..., *,
+            specialize: str, max_specializations: int = ...,
+            **backend_options: Any) -> SpecializingModel: ...
 def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
             cache: bool = True, profile=None, quantization=None, specialize=None,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class SpecializingModel:
     """An ONNX model compiled at each new input signature; runs like a `CompiledModel`."""
 
     def __init__(self, model, max_entries: int = DEFAULT_MAX_ENTRIES,
-                 **compile_options: object):
+                 **compile_options: Any):
         import onnx
 
         from glow_mlir.frontends.onnx.loading import load_model
