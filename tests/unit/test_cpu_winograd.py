@@ -175,3 +175,57 @@ def test_auto_rule(calls, monkeypatch):
         model, feeds = conv_model(1, c, side, side, c)
         _run(model, feeds, "auto", monkeypatch)
         assert bool(calls) is want, (c, side)
+
+
+@pytest.fixture
+def pretransformed(monkeypatch):
+    """How many convolutions each cpu compile gave a compile-time filter transform."""
+    from glow_mlir.targets.cpu import winograd_filters
+
+    counts = []
+    real = winograd_filters.pretransform_winograd_filters
+
+    def counted(module):
+        counts.append(real(module))
+        return counts[-1]
+
+    monkeypatch.setattr(winograd_filters, "pretransform_winograd_filters", counted)
+    return counts
+
+
+def test_constant_filters_transformed_at_compile_time(pretransformed, calls, monkeypatch):
+    """A constant filter becomes U in numpy (the kernel reads it); the same numbers."""
+    model, feeds = conv_model(1, 9, 10, 11, 7, tail="relu", seed=5)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert pretransformed == [1] and len(calls) == 1
+    assert calls[0].attributes["winograd_filter"].value.data == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    _run(model, feeds, "never", monkeypatch)
+    assert pretransformed[-1] == 0
+
+
+def test_filter_transform_matches_the_definition():
+    """transform_filters is G g G^T per (o, c), at [o, 4a + b, c]."""
+    from glow_mlir.targets.cpu.winograd_filters import G, transform_filters
+
+    g = np.random.default_rng(7).standard_normal((3, 2, 3, 3))
+    u = transform_filters(g)
+    for o in range(3):
+        for c in range(2):
+            np.testing.assert_allclose(u[o, :, c].reshape(4, 4), G @ g[o, c] @ G.T)
+
+
+def test_filter_from_an_input_transformed_per_call(pretransformed, calls, monkeypatch):
+    """A filter that is a model input keeps the kernel's own transform (each call)."""
+    model, feeds = conv_model(1, 6, 9, 9, 5, seed=8)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    del model.graph.initializer[0]
+    model.graph.input.append(helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT,
+                                                           list(w.shape)))
+    feeds["w"] = w
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert pretransformed == [0] and len(calls) == 1
+    assert "winograd_filter" not in calls[0].attributes
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

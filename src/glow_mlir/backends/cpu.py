@@ -214,6 +214,9 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
+        from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
+
+        pretransform_winograd_filters(module)  # U = G g G^T once, here, not per call
         threads = options["num_threads"]
         assert threads is None or isinstance(threads, int)  # as check_num_threads gives it
         return CpuExecutor(module, memory, steps, num_threads=threads or default_threads(),

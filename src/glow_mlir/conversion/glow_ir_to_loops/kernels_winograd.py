@@ -2,7 +2,8 @@
 Algorithms for Convolutional Neural Networks", 2016): each 2x2 block of outputs from a
 4x4 patch of inputs with 16 multiplies per input channel instead of 36.
 
-    U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters, once per call
+    U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters: at compile time when
+                                                 constant (`winograd_filter`), else per call
     V[xi][c, t] = (B^T d[c, t] B)[xi]            per 4x4 input patch t (stride 2)
     M[xi][o, t] = sum_c U[xi][o, c] V[xi][c, t]  16 matrix products (`gemm`)
     y[o, t]     = A^T M[:][o, t] A + bias[o]     the 2x2 outputs, then `Finish`
@@ -64,13 +65,21 @@ need at most 6.7 MB (64 channels at 56x56); a larger image or 512x512 filters ke
 direct forms, whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
 
 
+def pretransformed(instr) -> bool:
+    """Whether `instr`'s filter operand is U already, [O, 16, C]
+    (`targets/cpu/winograd_filters.py`)."""
+    return attrs(instr).int_attr("winograd_filter", 0) != 0
+
+
 def scratch_bytes(instr) -> int:
-    """Bytes of U [16, O, C], V [16, C, tiles] and M [16, O, tiles] for `instr`."""
+    """Bytes of U [16, O, C] (unless `pretransformed`), V [16, C, tiles] and
+    M [16, O, tiles] for `instr`."""
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     tiles = -(-oh // 2) * -(-ow // 2)
-    return 16 * (o * c + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
+    u = 0 if pretransformed(instr) else o * c
+    return 16 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
 
 
 def fits(instr) -> bool:
@@ -84,7 +93,10 @@ def fits(instr) -> bool:
 
 
 def use_winograd(instr) -> bool:
-    """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`)."""
+    """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`; always when its
+    filter is `pretransformed`: no other form reads it)."""
+    if pretransformed(instr):
+        return True
     if WINOGRAD == "never" or not fits(instr):
         return False
     if WINOGRAD == "always":
@@ -144,7 +156,6 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     th, tw = -(-oh // 2), -(-ow // 2)
     tiles = th * tw
     X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
-    U = em.scratch(ct, [16, o, c])
     V = em.scratch(ct, [16, c, tiles])
     M = em.scratch(ct, [16, o, tiles])
     tile = c_tile(em, ct, tiles)
@@ -161,7 +172,15 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
 
         em.loop(0, c, chan)
 
-    parallel_loop(em, o, o * c * 48, filters)
+    if pretransformed(instr):
+        def u_at(xi: SSAValue, i: SSAValue, k: SSAValue):
+            return W, [i, xi, k]
+    else:
+        U = em.scratch(ct, [16, o, c])
+        parallel_loop(em, o, o * c * 48, filters)
+
+        def u_at(xi: SSAValue, i: SSAValue, k: SSAValue):
+            return U, [xi, i, k]
 
     # tiles whose 4x4 patch lies inside the image: rows 2ty - pt .. + 3 in [0, h)
     def inside(size: int, pad: int, count: int) -> tuple[int, int]:
@@ -217,7 +236,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
 
         def product(xi: SSAValue) -> None:
             gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
-                 lambda i, k: (U, [xi, i, k]), lambda k, j: (V, [xi, k, j]),
+                 lambda i, k: u_at(xi, i, k), lambda k, j: (V, [xi, k, j]),
                  lambda i, j: zero, None, tile=tile)
 
         parallel_loop(em, 16, 16 * o * c * tiles, product)
