@@ -156,8 +156,26 @@ def test_does_not_fit(kw, calls, monkeypatch):
 
 
 def test_scratch_bound(calls, monkeypatch):
-    """A convolution whose U, V and M would pass MAX_SCRATCH_BYTES keeps the direct forms."""
+    """A convolution whose V and M (and U, for a filter that is no constant) would pass
+    MAX_SCRATCH_BYTES keeps the direct forms."""
     model, feeds = conv_model(1, 6, 12, 12, 6)
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (2 * 6 * 36) * 4 - 1)
+    _run(model, feeds, "always", monkeypatch)
+    assert not calls
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (2 * 6 * 36) * 4)
+    _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1
+    assert "winograd_filter" in calls[0].attributes
+
+
+def test_scratch_bound_counts_filters_transformed_per_call(calls, monkeypatch):
+    """With the filter a model input, U [16, O, C] is scratch too."""
+    model, feeds = conv_model(1, 6, 12, 12, 6)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    del model.graph.initializer[0]
+    model.graph.input.append(helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT,
+                                                           list(w.shape)))
+    feeds["w"] = w
     monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4 - 1)
     _run(model, feeds, "always", monkeypatch)
     assert not calls

@@ -59,10 +59,11 @@ outweighs the products (`benchmarks/conv_algorithms.py`: 128x7 1.34x, 256x7 1.47
 
 
 MAX_SCRATCH_BYTES = 16 * 1024 * 1024
-"""Most bytes of U, V and M together (`scratch_bytes`; they live in the activation area's
-scratch region, as large as the largest kernel's scratch): ResNet's layers at 224x224
-need at most 6.7 MB (64 channels at 56x56); a larger image or 512x512 filters keep the
-direct forms, whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
+"""Most bytes of U (unless transformed at compile time), V and M together
+(`scratch_bytes`; they live in the activation area's scratch region, as large as the
+largest kernel's scratch): ResNet's layers at 224x224 need at most 6.7 MB (64 channels at
+56x56); a larger image, or 512x512 filters that are no constant, keep the direct forms,
+whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
 
 
 def pretransformed(instr) -> bool:
@@ -71,33 +72,35 @@ def pretransformed(instr) -> bool:
     return attrs(instr).int_attr("winograd_filter", 0) != 0
 
 
-def scratch_bytes(instr) -> int:
-    """Bytes of U [16, O, C] (unless `pretransformed`), V [16, C, tiles] and
-    M [16, O, tiles] for `instr`."""
+def scratch_bytes(instr, constant_filter: bool = False) -> int:
+    """Bytes of U [16, O, C] (unless `pretransformed` or to be: `constant_filter`),
+    V [16, C, tiles] and M [16, O, tiles] for `instr`."""
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     tiles = -(-oh // 2) * -(-ow // 2)
-    u = 0 if pretransformed(instr) else o * c
+    u = 0 if constant_filter or pretransformed(instr) else o * c
     return 16 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
 
 
-def fits(instr) -> bool:
+def fits(instr, constant_filter: bool = False) -> bool:
     """A convolution F(2x2, 3x3) computes: NCHW, 3x3, stride 1, undilated, one group,
-    pads of at most 1, its scratch within MAX_SCRATCH_BYTES."""
+    pads of at most 1, its scratch within MAX_SCRATCH_BYTES (`scratch_bytes`)."""
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
             and tuple(a.ints("dilation", (1, 1))) == (1, 1) and a.int_attr("group", 1) == 1
-            and max(pads) <= 1 and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
+            and max(pads) <= 1
+            and scratch_bytes(instr, constant_filter) <= MAX_SCRATCH_BYTES)
 
 
-def use_winograd(instr) -> bool:
+def use_winograd(instr, constant_filter: bool = False) -> bool:
     """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`; always when its
-    filter is `pretransformed`: no other form reads it)."""
+    filter is `pretransformed`: no other form reads it). `constant_filter`: asked for a
+    filter that would be transformed at compile time (no U in the scratch)."""
     if pretransformed(instr):
         return True
-    if WINOGRAD == "never" or not fits(instr):
+    if WINOGRAD == "never" or not fits(instr, constant_filter):
         return False
     if WINOGRAD == "always":
         return True

@@ -48,11 +48,11 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
         if not isinstance(op, glow_ir.ConvolutionOp) or op.attributes.get("winograd_filter"):
             continue
         w = op.operands[2]
-        if not (isinstance(w, BlockArgument) and w.block is fn.body
-                and wg.use_winograd(op)):
+        if not (isinstance(w, BlockArgument) and w.block is fn.body):
             continue
         weight = fn.weight_of(w)
-        if not weight.is_constant or weight.value is None:
+        if not weight.is_constant or weight.value is None \
+                or not wg.use_winograd(op, constant_filter=True):
             continue
         if w not in done:
             u = transform_filters(np.asarray(resource_value(weight.value, fn)))
