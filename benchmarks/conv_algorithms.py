@@ -1,6 +1,7 @@
 """3x3 stride-1 convolutions of ResNet's layers by algorithm: the forms of kernels_conv.py
 ("direct": im2col + gemm or the register tiles, whichever `convolution` picks) against
-Winograd F(2x2, 3x3) (kernels_winograd.py) and onnxruntime, one thread each, timed in
+Winograd F(2x2, 3x3) (kernels_winograd.py; the filters are constants, transformed at
+compile time) and onnxruntime, one thread each, timed in
 this process's CPU time (the machine is shared: the wall clock would count the waits for
 a core), runs alternating in one process. `rule` is what `kernels_winograd.use_winograd`
 picks for the shape ("auto"); `max diff` is Winograd's largest difference from direct.
@@ -78,7 +79,7 @@ def measure(ch: int, side: int, runs: int) -> dict:
     out = {k: statistics.median(v) * 1e3 for k, v in times.items()}
     out["diff"] = diff
     out["rule"] = "winograd" if min(ch, ch) >= wg.MIN_CHANNELS and \
-        side * side >= wg.MIN_OUTPUT_PIXELS else "direct"
+        side * side >= wg.MIN_OUTPUT_PIXELS else "direct"  # constant filters
     return out
 
 

@@ -185,14 +185,30 @@ def test_scratch_bound_counts_filters_transformed_per_call(calls, monkeypatch):
 
 
 def test_auto_rule(calls, monkeypatch):
-    """"auto": enough channels and pixels (ResNet's 3x3 layers up to 14x14), not 7x7 or
-    few channels (`benchmarks/conv_algorithms.py`)."""
-    for c, side, want in [(wg.MIN_CHANNELS, 14, True), (wg.MIN_CHANNELS, 7, False),
+    """"auto": enough channels and pixels (constant filters: ResNet's 3x3 layers down to
+    7x7), not fewer pixels or channels (`benchmarks/conv_algorithms.py`)."""
+    assert wg.MIN_OUTPUT_PIXELS == 7 * 7
+    for c, side, want in [(wg.MIN_CHANNELS, 7, True), (wg.MIN_CHANNELS, 6, False),
                           (wg.MIN_CHANNELS - 1, 28, False)]:
         calls.clear()
         model, feeds = conv_model(1, c, side, side, c)
         _run(model, feeds, "auto", monkeypatch)
         assert bool(calls) is want, (c, side)
+
+
+def test_auto_rule_for_filters_transformed_per_call(calls, monkeypatch):
+    """A filter that is no constant needs MIN_OUTPUT_PIXELS_PER_CALL (14x14): at 7x7 its
+    per-call transform costs more than it saves."""
+    for side, want in [(14, True), (7, False)]:
+        calls.clear()
+        model, feeds = conv_model(1, wg.MIN_CHANNELS, side, side, wg.MIN_CHANNELS)
+        w = numpy_helper.to_array(model.graph.initializer[0])
+        del model.graph.initializer[0]
+        model.graph.input.append(helper.make_tensor_value_info(
+            "w", onnx.TensorProto.FLOAT, list(w.shape)))
+        feeds["w"] = w
+        _run(model, feeds, "auto", monkeypatch)
+        assert bool(calls) is want, side
 
 
 @pytest.fixture

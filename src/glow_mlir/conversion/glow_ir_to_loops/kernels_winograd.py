@@ -48,14 +48,22 @@ WINOGRAD = "auto"
 `benchmarks/conv_algorithms.py` compares them in one run)."""
 
 MIN_CHANNELS = 16
-"""Fewest input and output channels for "auto": the filter transform (once per call,
-O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
+"""Fewest input and output channels for "auto": the filter transform (per call unless
+the filter is a constant: O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
 that the 2.25x fewer multiplies of the products must pay for (16 channels at 56x56:
 Winograd 0.69x direct's CPU time; fewer not measured)."""
-MIN_OUTPUT_PIXELS = 14 * 14
-"""Fewest output pixels per image for "auto": at 7x7 the per-call filter transform
-outweighs the products (`benchmarks/conv_algorithms.py`: 128x7 1.34x, 256x7 1.47x,
-512x7 1.55x direct's time; 14x14 0.63-0.96x)."""
+MIN_OUTPUT_PIXELS = 7 * 7
+"""Fewest output pixels per image for "auto" when the filter is transformed at compile
+time (a constant: `targets/cpu/winograd_filters.py`). `python benchmarks/conv_algorithms.py
+--runs 5 --shapes 512x7,256x7,128x7,64x14,128x14,32x14,16x56`, Winograd / direct CPU time:
+    512x7 0.67   256x7 0.90   128x7 0.92   64x14 0.76   128x14 0.58   32x14 0.98
+    16x56 0.76
+and `--runs 5` (the default shapes): 64x56 0.71, 128x28 0.74, 256x14 0.68, 64x28 0.86,
+256x28 0.56, 32x112 1.08 (0.89 in an earlier run: noise of a shared machine)."""
+MIN_OUTPUT_PIXELS_PER_CALL = 14 * 14
+"""The same for a filter that is no constant (transformed in every call): at 7x7 the
+per-call filter transform outweighed the products (128x7 1.34x, 256x7 1.47x, 512x7 1.55x
+direct's time; 14x14 0.63-0.96x)."""
 
 
 MAX_SCRATCH_BYTES = 16 * 1024 * 1024
@@ -107,7 +115,8 @@ def use_winograd(instr, constant_filter: bool = False) -> bool:
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    return min(c, o) >= MIN_CHANNELS and oh * ow >= MIN_OUTPUT_PIXELS
+    pixels = MIN_OUTPUT_PIXELS if constant_filter else MIN_OUTPUT_PIXELS_PER_CALL
+    return min(c, o) >= MIN_CHANNELS and oh * ow >= pixels
 
 
 def _add(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
