@@ -263,3 +263,14 @@ def test_filter_from_an_input_transformed_per_call(pretransformed, calls, monkey
     assert pretransformed == [0] and len(calls) == 1
     assert "winograd_filter" not in calls[0].attributes
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_memory_report_counts_the_transformed_filters(monkeypatch):
+    """The constant area holds U [O, 16, C] (and the bias), not the 3x3 filter."""
+    model, feeds = conv_model(1, 6, 8, 8, 5)
+    monkeypatch.setattr(wg, "WINOGRAD", "always")
+    compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert compiled.memory.constant_bytes >= (5 * 16 * 6 + 5) * 4
+    monkeypatch.setattr(wg, "WINOGRAD", "never")
+    direct = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert direct.memory.constant_bytes < (5 * 16 * 6) * 4
