@@ -233,7 +233,7 @@ def test_constant_filters_transformed_at_compile_time(pretransformed, calls, mon
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     got = _run(model, feeds, "always", monkeypatch)
     assert pretransformed == [1] and len(calls) == 1
-    assert calls[0].attributes["winograd_filter"].value.data == 1
+    assert calls[0].attributes["winograd_filter"].value.data == 2
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     _run(model, feeds, "never", monkeypatch)
     assert pretransformed[-1] == 0
@@ -274,3 +274,44 @@ def test_memory_report_counts_the_transformed_filters(monkeypatch):
     monkeypatch.setattr(wg, "WINOGRAD", "never")
     direct = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
     assert direct.memory.constant_bytes < (5 * 16 * 6) * 4
+
+
+F4_CASES = [
+    (1, 3, 5, 7, 5, (1, 1, 1, 1), None),
+    (2, 6, 10, 9, 7, (1, 1, 1, 1), "relu"),
+    (1, 5, 8, 8, 4, (0, 0, 0, 0), None),
+    (1, 13, 11, 14, 9, (1, 1, 1, 1), "residual"),
+    (1, 7, 4, 13, 3, (0, 1, 0, 1), "residual"),
+]
+
+
+@pytest.mark.parametrize("case", F4_CASES, ids=[str(c[:5]) for c in F4_CASES])
+def test_f4_against_direct_and_interpreter(case, calls, monkeypatch):
+    """F(4x4, 3x3) (6x6 tiles): less accurate than F(2x2) (coefficients up to 8 and
+    1/24), so a looser tolerance; outputs that are no multiple of 4 (last tile rows)."""
+    n, c, h, w, o, pads, tail = case
+    monkeypatch.setattr(wg, "WINOGRAD_4", "always")
+    model, feeds = conv_model(n, c, h, w, o, pads=pads, tail=tail, seed=sum(case[:5]))
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1 and calls[0].attributes["winograd_filter"].value.data == 4
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_f4_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
+    monkeypatch.setattr(wg, "WINOGRAD_4", "always")
+    model, feeds = conv_model(1, 45, 42, 41, 47, tail="residual", seed=3)
+    got = [_run(model, feeds, "always", monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert [c.attributes["winograd_filter"].value.data for c in calls] == [4, 4, 4]
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+def test_f4_filter_transform_matches_the_definition():
+    from glow_mlir.targets.cpu.winograd_filters import G4, transform_filters
+
+    g = np.random.default_rng(9).standard_normal((2, 3, 3, 3))
+    u = transform_filters(g, 4)
+    for o in range(2):
+        for c in range(3):
+            np.testing.assert_allclose(u[o, :, c].reshape(6, 6), G4 @ g[o, c] @ G4.T)

@@ -74,21 +74,54 @@ largest kernel's scratch): ResNet's layers at 224x224 need at most 6.7 MB (64 ch
 whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
 
 
-def pretransformed(instr) -> bool:
-    """Whether `instr`'s filter operand is U already, [O, 16, C]
-    (`targets/cpu/winograd_filters.py`)."""
-    return attrs(instr).int_attr("winograd_filter", 0) != 0
+def pretransformed(instr) -> int:
+    """m when `instr`'s filter operand is U of F(m x m, 3x3) already, [O, (m+2)^2, C]
+    (`targets/cpu/winograd_filters.py`), else 0."""
+    return attrs(instr).int_attr("winograd_filter", 0)
 
 
-def scratch_bytes(instr, constant_filter: bool = False) -> int:
+TRANSFORMS = {
+    # F(2x2, 3x3), points 0, 1, -1
+    2: (((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1)),
+        ((1, 1, 1, 0), (0, 1, -1, -1))),
+    # F(4x4, 3x3), points 0, 1, -1, 2, -2 (Lavin & Gray 2016)
+    4: (((4, 0, -5, 0, 1, 0), (0, -4, -4, 1, 1, 0), (0, 4, -4, -1, 1, 0),
+         (0, -2, -1, 2, 1, 0), (0, 2, -1, -2, 1, 0), (0, 4, 0, -5, 0, 1)),
+        ((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0),
+         (0, 1, -1, 8, -8, 1))),
+}
+"""Per output tile size m: B^T ((m+2) x (m+2)) and A^T (m x (m+2)); G, the filters',
+is `targets/cpu/winograd_filters.G`."""
+
+WINOGRAD_4 = "never"
+"""Whether F(4x4, 3x3) (6x6 tiles, 36 products; constant filters only) replaces
+F(2x2, 3x3): "never", "always" (every Winograd convolution with a constant filter:
+`benchmarks/conv_algorithms.py` compares them)."""
+
+
+def tile_size(instr, constant_filter: bool = False) -> int:
+    """The m of F(m x m, 3x3) convolution `instr` runs as, 0 for the direct forms."""
+    m = pretransformed(instr)
+    if m:
+        return m
+    if not use_winograd(instr, constant_filter):
+        return 0
+    if constant_filter and WINOGRAD_4 == "always" and \
+            scratch_bytes(instr, True, 4) <= MAX_SCRATCH_BYTES:
+        return 4
+    return 2
+
+
+def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
     """Bytes of U [16, O, C] (unless `pretransformed` or to be: `constant_filter`),
-    V [16, C, tiles] and M [16, O, tiles] for `instr`."""
+    V [a, C, tiles] and M [a, O, tiles] for `instr` as F(m x m, 3x3), a = (m + 2)^2."""
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    tiles = -(-oh // 2) * -(-ow // 2)
+    m = pretransformed(instr) or m
+    tiles = -(-oh // m) * -(-ow // m)
     u = 0 if constant_filter or pretransformed(instr) else o * c
-    return 16 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
+    return (m + 2) ** 2 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
 
 
 def fits(instr, constant_filter: bool = False) -> bool:
@@ -140,6 +173,26 @@ def _rows_then_cols(em: Emitter, x: list[list[SSAValue]],
     return [f(row) for row in mid]
 
 
+def _times(em: Emitter, x: SSAValue, k: float) -> SSAValue:
+    return em.value(arith.MulfOp(x, em.const(k, x.type), CONTRACT))
+
+
+def _apply(em: Emitter, matrix, x: list[SSAValue]) -> list[SSAValue]:
+    """matrix x for a small integer matrix: adds, subtracts and multiplies by the
+    coefficients, in a fixed order (the first positive term first)."""
+    out = []
+    for row in matrix:
+        terms = [(k, v) for k, v in zip(row, x) if k]
+        terms.sort(key=lambda t: t[0] < 0)  # stable: a positive term starts the sum
+        k0, v0 = terms[0]
+        acc = v0 if k0 == 1 else _times(em, v0, k0)
+        for k, v in terms[1:]:
+            term = v if abs(k) == 1 else _times(em, v, abs(k))
+            acc = _add(em, acc, term) if k > 0 else _sub(em, acc, term)
+        out.append(acc)
+    return out
+
+
 def _input_1d(em: Emitter, d: list[SSAValue]) -> list[SSAValue]:
     """B^T d for a column of 4."""
     return [_sub(em, d[0], d[2]), _add(em, d[1], d[2]), _sub(em, d[2], d[1]),
@@ -158,18 +211,22 @@ def _output_1d(em: Emitter, m: list[SSAValue]) -> list[SSAValue]:
 
 
 def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
-    """The convolution `instr` (`fits`) as F(2x2, 3x3) (module docstring)."""
+    """The convolution `instr` (`fits`) as F(m x m, 3x3) (module docstring): m = 2, or
+    the `pretransformed` filter's m."""
     out, x, w, bias = instr.operands
     ct = elem(out)
     pads = window_attrs(instr)[3]
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     pt, pl = pads[0], pads[1]
-    th, tw = -(-oh // 2), -(-ow // 2)
+    m = pretransformed(instr) or 2
+    al = m + 2  # the tile's side
+    bt, at = TRANSFORMS[m]
+    th, tw = -(-oh // m), -(-ow // m)
     tiles = th * tw
     X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
-    V = em.scratch(ct, [16, c, tiles])
-    M = em.scratch(ct, [16, o, tiles])
+    V = em.scratch(ct, [al * al, c, tiles])
+    M = em.scratch(ct, [al * al, o, tiles])
     tile = c_tile(em, ct, tiles)
     zero = em.const(0.0, ct)
 
@@ -194,10 +251,10 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
         def u_at(xi: SSAValue, i: SSAValue, k: SSAValue):
             return U, [xi, i, k]
 
-    # tiles whose 4x4 patch lies inside the image: rows 2ty - pt .. + 3 in [0, h)
+    # tiles whose al x al patch lies inside the image: rows m*ty - pt .. + al-1 in [0, h)
     def inside(size: int, pad: int, count: int) -> tuple[int, int]:
-        lo = min(count, -(-pad // 2))
-        hi = max(lo, min(count, (size - 4 + pad) // 2 + 1))
+        lo = min(count, -(-pad // m))
+        hi = max(lo, min(count, (size - al + pad) // m + 1))
         return lo, hi
 
     ty0, ty1 = inside(h, pt, th)
@@ -206,24 +263,24 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     def image(ni: SSAValue) -> None:
         def patches(ic: SSAValue) -> None:
             def tile_row(ty: SSAValue, rows_in: bool) -> None:
-                r0 = em.add_index(em.mul_index(ty, 2), -pt)
-                rows = [em.add_index(r0, i) for i in range(4)]
-                row_ok: list[SSAValue | None] = [None] * 4
+                r0 = em.add_index(em.mul_index(ty, m), -pt)
+                rows = [em.add_index(r0, i) for i in range(al)]
+                row_ok: list[SSAValue | None] = [None] * al
                 if not rows_in:
                     row_ok = [_in_range(em, r, h) for r in rows]
                     rows = [imin(em, imax(em, r, 0), h - 1) for r in rows]
 
                 def tile_col(tx: SSAValue, cols_in: bool) -> None:
-                    q0 = em.add_index(em.mul_index(tx, 2), -pl)
-                    cols = [em.add_index(q0, j) for j in range(4)]
-                    col_ok: list[SSAValue | None] = [None] * 4
+                    q0 = em.add_index(em.mul_index(tx, m), -pl)
+                    cols = [em.add_index(q0, j) for j in range(al)]
+                    col_ok: list[SSAValue | None] = [None] * al
                     if not cols_in:
                         col_ok = [_in_range(em, q, wd) for q in cols]
                         cols = [imin(em, imax(em, q, 0), wd - 1) for q in cols]
                     d = []
-                    for i in range(4):
+                    for i in range(al):
                         line = []
-                        for j in range(4):
+                        for j in range(al):
                             v = em.load(X, [ni, ic, rows[i], cols[j]])
                             ok = _both(em, row_ok[i], col_ok[j])
                             if ok is not None:
@@ -231,10 +288,10 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                             line.append(v)
                         d.append(line)
                     t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
-                    v4 = _rows_then_cols(em, d, lambda col: _input_1d(em, col))
-                    for a in range(4):
-                        for b in range(4):
-                            em.store(v4[a][b], V, [em.index(4 * a + b), ic, t])
+                    va = _rows_then_cols(em, d, lambda col: _apply(em, bt, col))
+                    for a in range(al):
+                        for b in range(al):
+                            em.store(va[a][b], V, [em.index(al * a + b), ic, t])
 
                 em.loop(0, tx0, lambda tx: tile_col(tx, False))
                 em.loop(tx0, tx1, lambda tx: tile_col(tx, True))
@@ -244,39 +301,39 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             em.loop(ty0, ty1, lambda ty: tile_row(ty, True))
             em.loop(ty1, th, lambda ty: tile_row(ty, False))
 
-        parallel_loop(em, c, c * tiles * 64, patches)
+        parallel_loop(em, c, c * tiles * 4 * al * al, patches)
 
         def product(xi: SSAValue) -> None:
             gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
                  lambda i, k: u_at(xi, i, k), lambda k, j: (V, [xi, k, j]),
                  lambda i, j: zero, None, tile=tile)
 
-        parallel_loop(em, 16, 16 * o * c * tiles, product)
+        parallel_loop(em, al * al, al * al * o * c * tiles, product)
 
         def outputs(oc: SSAValue) -> None:
             b = em.load(B, [oc])
 
             def block(ty: SSAValue, tx: SSAValue, nrows: int, ncols: int) -> None:
                 t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
-                m = [[em.load(M, [em.index(4 * a + bb), oc, t]) for bb in range(4)]
-                     for a in range(4)]
-                y = _rows_then_cols(em, m, lambda col: _output_1d(em, col))
+                mm = [[em.load(M, [em.index(al * a + bb), oc, t]) for bb in range(al)]
+                      for a in range(al)]
+                y = _rows_then_cols(em, mm, lambda col: _apply(em, at, col))
                 for i in range(nrows):
                     for j in range(ncols):
-                        r = em.add_index(em.mul_index(ty, 2), i)
-                        q = em.add_index(em.mul_index(tx, 2), j)
+                        r = em.add_index(em.mul_index(ty, m), i)
+                        q = em.add_index(em.mul_index(tx, m), j)
                         act.store(_add(em, y[i][j], b), O, [ni, oc, r, q])
 
             def tile_row(ty: SSAValue, nrows: int) -> None:
-                em.loop(0, ow // 2, lambda tx: block(ty, tx, nrows, 2))
-                if ow % 2:
-                    block(ty, em.index(tw - 1), nrows, 1)
+                em.loop(0, ow // m, lambda tx: block(ty, tx, nrows, m))
+                if ow % m:
+                    block(ty, em.index(tw - 1), nrows, ow % m)
 
-            em.loop(0, oh // 2, lambda ty: tile_row(ty, 2))
-            if oh % 2:
-                tile_row(em.index(th - 1), 1)
+            em.loop(0, oh // m, lambda ty: tile_row(ty, m))
+            if oh % m:
+                tile_row(em.index(th - 1), oh % m)
 
-        parallel_loop(em, o, o * tiles * 64, outputs)
+        parallel_loop(em, o, o * tiles * 4 * al * al, outputs)
 
     em.loop(0, n, image)
 

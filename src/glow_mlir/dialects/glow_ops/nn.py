@@ -115,10 +115,10 @@ class ConvolutionOp(GlowOp):
     `pads` is [top, left, bottom, right]. An activation fused by `fuse-activations` is
     named by `fused_activation` (with `fused_activation_args` for clip and leaky_relu).
 
-    `winograd_filter` = 1 (set by the cpu backend on its planned program only,
+    `winograd_filter` = m, 2 or 4 (set by the cpu backend on its planned program only,
     `targets/cpu/winograd_filters.py`): the filter operand is the 3x3 filter already
-    transformed for Winograd F(2x2, 3x3), [O, 16, C] with [o, 4a+b, c] = (G g[o, c]
-    G^T)[a, b]; NCHW, 3x3, one group. No reference kernel computes this form.
+    transformed for Winograd F(m x m, 3x3), [O, (m+2)^2, C] with [o, (m+2)a+b, c] =
+    (G g[o, c] G^T)[a, b]; NCHW, 3x3, one group. No reference kernel computes this form.
     """
 
     name = "glow.convolution"
@@ -155,10 +155,12 @@ class ConvolutionOp(GlowOp):
         o = fshape[0]
         require(o % group == 0, f"group {group} does not divide the {o} output channels")
         if winograd:
+            m = self.int_attr("winograd_filter")
+            require(m in (2, 4), f"winograd_filter is 2 or 4, got {m}")
             require(layout == "NCHW" and tuple(kernels) == (3, 3) and group == 1,
                     "winograd_filter takes an NCHW 3x3 convolution of one group")
-            require_shape("filter", self.filter, (o, 16, c),
-                          f"{o} Winograd F(2x2, 3x3) filters of {c} channels")
+            require_shape("filter", self.filter, (o, (m + 2) ** 2, c),
+                          f"{o} Winograd F({m}x{m}, 3x3) filters of {c} channels")
         else:
             want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
             require_shape("filter", self.filter, want_filter,

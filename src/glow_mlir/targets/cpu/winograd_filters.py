@@ -22,14 +22,18 @@ from glow_mlir.ir.resources import add_resource, resource_value
 
 G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 """F(2x2, 3x3)'s filter transform (Lavin & Gray 2016)."""
+G4 = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+"""F(4x4, 3x3)'s (the same paper; with kernels_winograd.TRANSFORMS[4])."""
 
 
-def transform_filters(g: np.ndarray) -> np.ndarray:
-    """[O, C, 3, 3] -> [O, 16, C]: (G g[o, c] G^T)[a, b] at [o, 4a + b, c], computed in
-    float64 and rounded once to g's type."""
-    u = np.einsum("ai,ocij,bj->oabc", G, g.astype(np.float64), G)
+def transform_filters(g: np.ndarray, m: int = 2) -> np.ndarray:
+    """[O, C, 3, 3] -> [O, (m+2)^2, C]: (G g[o, c] G^T)[a, b] at [o, (m+2)a + b, c],
+    computed in float64 and rounded once to g's type."""
+    gm = G if m == 2 else G4
+    u = np.einsum("ai,ocij,bj->oabc", gm, g.astype(np.float64), gm)
     o, c = g.shape[:2]
-    return np.ascontiguousarray(u.reshape(o, 16, c).astype(g.dtype))
+    return np.ascontiguousarray(u.reshape(o, (m + 2) ** 2, c).astype(g.dtype))
 
 
 def pretransform_winograd_filters(module: ModuleOp) -> int:
@@ -42,7 +46,7 @@ def pretransform_winograd_filters(module: ModuleOp) -> int:
 
 def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
     names = {w.sym_name.data for w in fn.weights}
-    done: dict[BlockArgument, BlockArgument] = {}
+    done: dict[tuple[BlockArgument, int], BlockArgument] = {}
     count = 0
     for op in list(fn.body.walk()):
         if not isinstance(op, glow_ir.ConvolutionOp) or op.attributes.get("winograd_filter"):
@@ -51,12 +55,13 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
         if not (isinstance(w, BlockArgument) and w.block is fn.body):
             continue
         weight = fn.weight_of(w)
-        if not weight.is_constant or weight.value is None \
-                or not wg.use_winograd(op, constant_filter=True):
+        m = 0 if not weight.is_constant or weight.value is None \
+            else wg.tile_size(op, constant_filter=True)
+        if not m:
             continue
-        if w not in done:
-            u = transform_filters(np.asarray(resource_value(weight.value, fn)))
-            name = f"{weight.sym_name.data}_winograd"
+        if (w, m) not in done:
+            u = transform_filters(np.asarray(resource_value(weight.value, fn)), m)
+            name = f"{weight.sym_name.data}_winograd{m}"
             while name in names:
                 name += "_"
             names.add(name)
@@ -64,11 +69,11 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
             new = glow_ir.WeightOp.make(name, mtype, "constant",
                                         value=add_resource(module, name, u))
             new.location = weight.location
-            done[w] = fn.add_weight(new)
-        op.operands = (*op.operands[:2], done[w], *op.operands[3:])
-        op.attributes["winograd_filter"] = IntegerAttr(1, i64)
+            done[w, m] = fn.add_weight(new)
+        op.operands = (*op.operands[:2], done[w, m], *op.operands[3:])
+        op.attributes["winograd_filter"] = IntegerAttr(m, i64)
         count += 1
-    for w in done:
+    for w, _ in done:
         if not w.uses:
             weight = fn.weight_of(w)
             fn.declare.block.erase_op(weight)
