@@ -1,6 +1,9 @@
 """Winograd F(2x2, 3x3) for NCHW 3x3 stride-1 convolutions (Lavin & Gray, "Fast
 Algorithms for Convolutional Neural Networks", 2016): each 2x2 block of outputs from a
-4x4 patch of inputs with 16 multiplies per input channel instead of 36.
+4x4 patch of inputs with 16 multiplies per input channel instead of 36. Below for m = 2;
+F(4x4, 3x3) (`tile_size`, constant filters only) is the same with 6x6 patches at stride
+4, 36 products, B^T and A^T from `TRANSFORMS`: 36 multiplies for 16 outputs instead of
+144, but coefficients up to 8 and 1/24 make it less accurate.
 
     U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters: at compile time when
                                                  constant (`winograd_filter`), else per call
@@ -49,9 +52,9 @@ WINOGRAD = "auto"
 
 MIN_CHANNELS = 16
 """Fewest input and output channels for "auto": the filter transform (per call unless
-the filter is a constant: O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
-that the 2.25x fewer multiplies of the products must pay for (16 channels at 56x56:
-Winograd 0.69x direct's CPU time; fewer not measured)."""
+the filter is a constant: O x C x 16 values) and the patch transform (C x tiles x 16)
+are passes over memory that the 2.25x fewer multiplies of the products must pay for
+(16 channels at 56x56: Winograd 0.69x direct's CPU time; fewer not measured)."""
 MIN_OUTPUT_PIXELS = 7 * 7
 """Fewest output pixels per image for "auto" when the filter is transformed at compile
 time (a constant: `targets/cpu/winograd_filters.py`). `python benchmarks/conv_algorithms.py
