@@ -67,6 +67,8 @@ def calls(monkeypatch):
 
 def _run(model, feeds, mode, monkeypatch, threads=1):
     monkeypatch.setattr(wg, "WINOGRAD", mode)
+    if mode == "always" and wg.WINOGRAD_4 == "auto":  # F(2x2) unless a test sets it
+        monkeypatch.setattr(wg, "WINOGRAD_4", "never")
     return glow_mlir.compile(model, backend="cpu", num_threads=threads,
                              cache=False).run(feeds)[0]
 
@@ -315,3 +317,16 @@ def test_f4_filter_transform_matches_the_definition():
     for o in range(2):
         for c in range(3):
             np.testing.assert_allclose(u[o, :, c].reshape(6, 6), G4 @ g[o, c] @ G4.T)
+
+
+def test_f4_auto_rule(calls, monkeypatch):
+    """"auto" takes F(4x4) from MIN_OUTPUT_PIXELS_4 output pixels on (constant filters)."""
+    monkeypatch.setattr(wg, "WINOGRAD_4", "auto")
+    monkeypatch.setattr(wg, "MIN_OUTPUT_PIXELS_4", 10 * 10)
+    for side, want in [(10, 4), (9, 2)]:
+        calls.clear()
+        model, feeds = conv_model(1, wg.MIN_CHANNELS, side, side, wg.MIN_CHANNELS)
+        got = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(feeds)
+        assert [c.attributes["winograd_filter"].value.data for c in calls] == [want], side
+        want_ = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        np.testing.assert_allclose(got[0], want_, rtol=1e-3, atol=1e-4)

@@ -96,10 +96,19 @@ TRANSFORMS = {
 """Per output tile size m: B^T ((m+2) x (m+2)) and A^T (m x (m+2)); G, the filters',
 is `targets/cpu/winograd_filters.G`."""
 
-WINOGRAD_4 = "never"
+WINOGRAD_4 = "auto"
 """Whether F(4x4, 3x3) (6x6 tiles, 36 products; constant filters only) replaces
-F(2x2, 3x3): "never", "always" (every Winograd convolution with a constant filter:
-`benchmarks/conv_algorithms.py` compares them)."""
+F(2x2, 3x3): "auto" (at least MIN_OUTPUT_PIXELS_4), "never", "always" (every Winograd
+convolution with a constant filter: `benchmarks/conv_algorithms.py` compares them)."""
+
+MIN_OUTPUT_PIXELS_4 = 28 * 28
+"""Fewest output pixels per image for F(4x4, 3x3) under "auto". `python
+benchmarks/conv_algorithms.py --runs 5`, CPU time / direct's, F(2x2) -> F(4x4):
+    64x56 0.75 -> 0.50   128x28 0.74 -> 0.64   256x14 0.64 -> 0.76   512x7 0.57 -> 0.89
+    32x112 0.95 -> 0.61  64x28 0.84 -> 0.50    256x28 0.58 -> 0.41
+(at 14x14 and 7x7 the 6x6 tiles' edges waste work and the 36 small products lose).
+Largest difference from direct on those layers: F(2x2) 4.8e-06..1.6e-05, F(4x4)
+2.9e-05..7.4e-05 (outputs of unit scale)."""
 
 
 def tile_size(instr, constant_filter: bool = False) -> int:
@@ -109,10 +118,11 @@ def tile_size(instr, constant_filter: bool = False) -> int:
         return m
     if not use_winograd(instr, constant_filter):
         return 0
-    if constant_filter and WINOGRAD_4 == "always" and \
-            scratch_bytes(instr, True, 4) <= MAX_SCRATCH_BYTES:
-        return 4
-    return 2
+    if not constant_filter or WINOGRAD_4 == "never" or \
+            scratch_bytes(instr, True, 4) > MAX_SCRATCH_BYTES:
+        return 2
+    oh, ow = image_dims(shape(instr.operands[0]), "NCHW")[2:]
+    return 4 if WINOGRAD_4 == "always" or oh * ow >= MIN_OUTPUT_PIXELS_4 else 2
 
 
 def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
