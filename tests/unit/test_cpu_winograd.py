@@ -330,3 +330,15 @@ def test_f4_auto_rule(calls, monkeypatch):
         assert [c.attributes["winograd_filter"].value.data for c in calls] == [want], side
         want_ = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
         np.testing.assert_allclose(got[0], want_, rtol=1e-3, atol=1e-4)
+
+
+def test_saved_model_keeps_the_transformed_filters(calls, monkeypatch, tmp_path):
+    """A saved cpu model holds U in its constant area: loaded, the same bits."""
+    model, feeds = conv_model(1, 6, 9, 10, 5, tail="relu", seed=11)
+    monkeypatch.setattr(wg, "WINOGRAD", "always")
+    compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert calls and "winograd_filter" in calls[0].attributes
+    got = compiled.run(feeds)[0]
+    compiled.save(tmp_path / "m.glow")
+    again = glow_mlir.load(tmp_path / "m.glow").run(feeds)[0]
+    assert np.array_equal(got, again)
