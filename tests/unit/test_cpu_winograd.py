@@ -323,6 +323,7 @@ def test_f4_auto_rule(calls, monkeypatch):
     """"auto" takes F(4x4) from MIN_OUTPUT_PIXELS_4 output pixels on (constant filters)."""
     monkeypatch.setattr(wg, "WINOGRAD_4", "auto")
     monkeypatch.setattr(wg, "MIN_OUTPUT_PIXELS_4", 10 * 10)
+    monkeypatch.setattr(wg, "MIN_CHANNELS_4", wg.MIN_CHANNELS)
     for side, want in [(10, 4), (9, 2)]:
         calls.clear()
         model, feeds = conv_model(1, wg.MIN_CHANNELS, side, side, wg.MIN_CHANNELS)

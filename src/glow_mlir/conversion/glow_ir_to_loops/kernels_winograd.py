@@ -101,6 +101,10 @@ WINOGRAD_4 = "auto"
 F(2x2, 3x3): "auto" (at least MIN_OUTPUT_PIXELS_4), "never", "always" (every Winograd
 convolution with a constant filter: `benchmarks/conv_algorithms.py` compares them)."""
 
+MIN_CHANNELS_4 = 32
+"""Fewest input and output channels for F(4x4, 3x3) under "auto": the rows below start
+at 32; at 16 channels and 28x28 its steps fall under `parallel.PARALLEL_MIN_WORK` and run
+on one thread (tests/unit/test_cpu_threads.py's resnet_block), not measured further."""
 MIN_OUTPUT_PIXELS_4 = 28 * 28
 """Fewest output pixels per image for F(4x4, 3x3) under "auto". `python
 benchmarks/conv_algorithms.py --runs 5`, CPU time / direct's, F(2x2) -> F(4x4):
@@ -121,8 +125,10 @@ def tile_size(instr, constant_filter: bool = False) -> int:
     if not constant_filter or WINOGRAD_4 == "never" or \
             scratch_bytes(instr, True, 4) > MAX_SCRATCH_BYTES:
         return 2
-    oh, ow = image_dims(shape(instr.operands[0]), "NCHW")[2:]
-    return 4 if WINOGRAD_4 == "always" or oh * ow >= MIN_OUTPUT_PIXELS_4 else 2
+    _, o, oh, ow = image_dims(shape(instr.operands[0]), "NCHW")
+    c = image_dims(shape(instr.operands[1]), "NCHW")[1]
+    big = oh * ow >= MIN_OUTPUT_PIXELS_4 and min(c, o) >= MIN_CHANNELS_4
+    return 4 if WINOGRAD_4 == "always" or big else 2
 
 
 def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
