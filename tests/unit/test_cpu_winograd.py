@@ -67,6 +67,8 @@ def calls(monkeypatch):
 
 def _run(model, feeds, mode, monkeypatch, threads=1):
     monkeypatch.setattr(wg, "WINOGRAD", mode)
+    if mode == "always" and wg.WINOGRAD_4 == "auto":  # F(2x2) unless a test sets it
+        monkeypatch.setattr(wg, "WINOGRAD_4", "never")
     return glow_mlir.compile(model, backend="cpu", num_threads=threads,
                              cache=False).run(feeds)[0]
 
@@ -156,8 +158,26 @@ def test_does_not_fit(kw, calls, monkeypatch):
 
 
 def test_scratch_bound(calls, monkeypatch):
-    """A convolution whose U, V and M would pass MAX_SCRATCH_BYTES keeps the direct forms."""
+    """A convolution whose V and M (and U, for a filter that is no constant) would pass
+    MAX_SCRATCH_BYTES keeps the direct forms."""
     model, feeds = conv_model(1, 6, 12, 12, 6)
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (2 * 6 * 36) * 4 - 1)
+    _run(model, feeds, "always", monkeypatch)
+    assert not calls
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (2 * 6 * 36) * 4)
+    _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1
+    assert "winograd_filter" in calls[0].attributes
+
+
+def test_scratch_bound_counts_filters_transformed_per_call(calls, monkeypatch):
+    """With the filter a model input, U [16, O, C] is scratch too."""
+    model, feeds = conv_model(1, 6, 12, 12, 6)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    del model.graph.initializer[0]
+    model.graph.input.append(helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT,
+                                                           list(w.shape)))
+    feeds["w"] = w
     monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (36 + 2 * 6 * 36) * 4 - 1)
     _run(model, feeds, "always", monkeypatch)
     assert not calls
@@ -167,11 +187,159 @@ def test_scratch_bound(calls, monkeypatch):
 
 
 def test_auto_rule(calls, monkeypatch):
-    """"auto": enough channels and pixels (ResNet's 3x3 layers up to 14x14), not 7x7 or
-    few channels (`benchmarks/conv_algorithms.py`)."""
-    for c, side, want in [(wg.MIN_CHANNELS, 14, True), (wg.MIN_CHANNELS, 7, False),
+    """"auto": enough channels and pixels (constant filters: ResNet's 3x3 layers down to
+    7x7), not fewer pixels or channels (`benchmarks/conv_algorithms.py`)."""
+    assert wg.MIN_OUTPUT_PIXELS == 7 * 7
+    for c, side, want in [(wg.MIN_CHANNELS, 7, True), (wg.MIN_CHANNELS, 6, False),
                           (wg.MIN_CHANNELS - 1, 28, False)]:
         calls.clear()
         model, feeds = conv_model(1, c, side, side, c)
         _run(model, feeds, "auto", monkeypatch)
         assert bool(calls) is want, (c, side)
+
+
+def test_auto_rule_for_filters_transformed_per_call(calls, monkeypatch):
+    """A filter that is no constant needs MIN_OUTPUT_PIXELS_PER_CALL (14x14): at 7x7 its
+    per-call transform costs more than it saves."""
+    for side, want in [(14, True), (7, False)]:
+        calls.clear()
+        model, feeds = conv_model(1, wg.MIN_CHANNELS, side, side, wg.MIN_CHANNELS)
+        w = numpy_helper.to_array(model.graph.initializer[0])
+        del model.graph.initializer[0]
+        model.graph.input.append(helper.make_tensor_value_info(
+            "w", onnx.TensorProto.FLOAT, list(w.shape)))
+        feeds["w"] = w
+        _run(model, feeds, "auto", monkeypatch)
+        assert bool(calls) is want, side
+
+
+@pytest.fixture
+def pretransformed(monkeypatch):
+    """How many convolutions each cpu compile gave a compile-time filter transform."""
+    from glow_mlir.targets.cpu import winograd_filters
+
+    counts = []
+    real = winograd_filters.pretransform_winograd_filters
+
+    def counted(module):
+        counts.append(real(module))
+        return counts[-1]
+
+    monkeypatch.setattr(winograd_filters, "pretransform_winograd_filters", counted)
+    return counts
+
+
+def test_constant_filters_transformed_at_compile_time(pretransformed, calls, monkeypatch):
+    """A constant filter becomes U in numpy (the kernel reads it); the same numbers."""
+    model, feeds = conv_model(1, 9, 10, 11, 7, tail="relu", seed=5)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert pretransformed == [1] and len(calls) == 1
+    assert calls[0].attributes["winograd_filter"].value.data == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    _run(model, feeds, "never", monkeypatch)
+    assert pretransformed[-1] == 0
+
+
+def test_filter_transform_matches_the_definition():
+    """transform_filters is G g G^T per (o, c), at [o, 4a + b, c]."""
+    from glow_mlir.targets.cpu.winograd_filters import G, transform_filters
+
+    g = np.random.default_rng(7).standard_normal((3, 2, 3, 3))
+    u = transform_filters(g)
+    for o in range(3):
+        for c in range(2):
+            np.testing.assert_allclose(u[o, :, c].reshape(4, 4), G @ g[o, c] @ G.T)
+
+
+def test_filter_from_an_input_transformed_per_call(pretransformed, calls, monkeypatch):
+    """A filter that is a model input keeps the kernel's own transform (each call)."""
+    model, feeds = conv_model(1, 6, 9, 9, 5, seed=8)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    del model.graph.initializer[0]
+    model.graph.input.append(helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT,
+                                                           list(w.shape)))
+    feeds["w"] = w
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert pretransformed == [0] and len(calls) == 1
+    assert "winograd_filter" not in calls[0].attributes
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_memory_report_counts_the_transformed_filters(monkeypatch):
+    """The constant area holds U [O, 16, C] (and the bias), not the 3x3 filter."""
+    model, feeds = conv_model(1, 6, 8, 8, 5)
+    monkeypatch.setattr(wg, "WINOGRAD", "always")
+    compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert compiled.memory.constant_bytes >= (5 * 16 * 6 + 5) * 4
+    monkeypatch.setattr(wg, "WINOGRAD", "never")
+    direct = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert direct.memory.constant_bytes < (5 * 16 * 6) * 4
+
+
+F4_CASES = [
+    (1, 3, 5, 7, 5, (1, 1, 1, 1), None),
+    (2, 6, 10, 9, 7, (1, 1, 1, 1), "relu"),
+    (1, 5, 8, 8, 4, (0, 0, 0, 0), None),
+    (1, 13, 11, 14, 9, (1, 1, 1, 1), "residual"),
+    (1, 7, 4, 13, 3, (0, 1, 0, 1), "residual"),
+]
+
+
+@pytest.mark.parametrize("case", F4_CASES, ids=[str(c[:5]) for c in F4_CASES])
+def test_f4_against_direct_and_interpreter(case, calls, monkeypatch):
+    """F(4x4, 3x3) (6x6 tiles): less accurate than F(2x2) (coefficients up to 8 and
+    1/24), so a looser tolerance; outputs that are no multiple of 4 (last tile rows)."""
+    n, c, h, w, o, pads, tail = case
+    monkeypatch.setattr(wg, "WINOGRAD_4", "always")
+    model, feeds = conv_model(n, c, h, w, o, pads=pads, tail=tail, seed=sum(case[:5]))
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 1 and calls[0].attributes["winograd_filter"].value.data == 4
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_f4_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
+    monkeypatch.setattr(wg, "WINOGRAD_4", "always")
+    model, feeds = conv_model(1, 45, 42, 41, 47, tail="residual", seed=3)
+    got = [_run(model, feeds, "always", monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert [c.attributes["winograd_filter"].value.data for c in calls] == [4, 4, 4]
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+def test_f4_filter_transform_matches_the_definition():
+    from glow_mlir.targets.cpu.winograd_filters import G4, transform_filters
+
+    g = np.random.default_rng(9).standard_normal((2, 3, 3, 3))
+    u = transform_filters(g, 4)
+    for o in range(2):
+        for c in range(3):
+            np.testing.assert_allclose(u[o, :, c].reshape(6, 6), G4 @ g[o, c] @ G4.T)
+
+
+def test_f4_auto_rule(calls, monkeypatch):
+    """"auto" takes F(4x4) from MIN_OUTPUT_PIXELS_4 output pixels on (constant filters)."""
+    monkeypatch.setattr(wg, "WINOGRAD_4", "auto")
+    monkeypatch.setattr(wg, "MIN_OUTPUT_PIXELS_4", 10 * 10)
+    monkeypatch.setattr(wg, "MIN_CHANNELS_4", wg.MIN_CHANNELS)
+    for side, want in [(10, 4), (9, 2)]:
+        calls.clear()
+        model, feeds = conv_model(1, wg.MIN_CHANNELS, side, side, wg.MIN_CHANNELS)
+        got = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(feeds)
+        assert [c.attributes["winograd_filter"].value.data for c in calls] == [want], side
+        want_ = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        np.testing.assert_allclose(got[0], want_, rtol=1e-3, atol=1e-4)
+
+
+def test_saved_model_keeps_the_transformed_filters(calls, monkeypatch, tmp_path):
+    """A saved cpu model holds U in its constant area: loaded, the same bits."""
+    model, feeds = conv_model(1, 6, 9, 10, 5, tail="relu", seed=11)
+    monkeypatch.setattr(wg, "WINOGRAD", "always")
+    compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert calls and "winograd_filter" in calls[0].attributes
+    got = compiled.run(feeds)[0]
+    compiled.save(tmp_path / "m.glow")
+    again = glow_mlir.load(tmp_path / "m.glow").run(feeds)[0]
+    assert np.array_equal(got, again)

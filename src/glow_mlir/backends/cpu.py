@@ -214,6 +214,15 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
+        from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
+
+        if pretransform_winograd_filters(module) and memory is not None:  # U = G g G^T once
+            import dataclasses
+
+            from glow_mlir.analysis.instr_memory import memory_report
+
+            memory = dataclasses.replace(  # the constant area holds U instead of g
+                memory, constant_bytes=memory_report(module).constant_bytes)
         threads = options["num_threads"]
         assert threads is None or isinstance(threads, int)  # as check_num_threads gives it
         return CpuExecutor(module, memory, steps, num_threads=threads or default_threads(),

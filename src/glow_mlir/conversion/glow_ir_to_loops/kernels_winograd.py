@@ -1,8 +1,12 @@
 """Winograd F(2x2, 3x3) for NCHW 3x3 stride-1 convolutions (Lavin & Gray, "Fast
 Algorithms for Convolutional Neural Networks", 2016): each 2x2 block of outputs from a
-4x4 patch of inputs with 16 multiplies per input channel instead of 36.
+4x4 patch of inputs with 16 multiplies per input channel instead of 36. Below for m = 2;
+F(4x4, 3x3) (`tile_size`, constant filters only) is the same with 6x6 patches at stride
+4, 36 products, B^T and A^T from `TRANSFORMS`: 36 multiplies for 16 outputs instead of
+144, but coefficients up to 8 and 1/24 make it less accurate.
 
-    U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters, once per call
+    U[xi][o, c] = (G g[o, c] G^T)[xi]            the filters: at compile time when
+                                                 constant (`winograd_filter`), else per call
     V[xi][c, t] = (B^T d[c, t] B)[xi]            per 4x4 input patch t (stride 2)
     M[xi][o, t] = sum_c U[xi][o, c] V[xi][c, t]  16 matrix products (`gemm`)
     y[o, t]     = A^T M[:][o, t] A + bias[o]     the 2x2 outputs, then `Finish`
@@ -47,52 +51,124 @@ WINOGRAD = "auto"
 `benchmarks/conv_algorithms.py` compares them in one run)."""
 
 MIN_CHANNELS = 16
-"""Fewest input and output channels for "auto": the filter transform (once per call,
-O x C x 16 values) and the patch transform (C x tiles x 16) are passes over memory
-that the 2.25x fewer multiplies of the products must pay for (16 channels at 56x56:
-Winograd 0.69x direct's CPU time; fewer not measured)."""
-MIN_OUTPUT_PIXELS = 14 * 14
-"""Fewest output pixels per image for "auto": at 7x7 the per-call filter transform
-outweighs the products (`benchmarks/conv_algorithms.py`: 128x7 1.34x, 256x7 1.47x,
-512x7 1.55x direct's time; 14x14 0.63-0.96x)."""
+"""Fewest input and output channels for "auto": the filter transform (per call unless
+the filter is a constant: O x C x 16 values) and the patch transform (C x tiles x 16)
+are passes over memory that the 2.25x fewer multiplies of the products must pay for
+(16 channels at 56x56: Winograd 0.69x direct's CPU time; fewer not measured)."""
+MIN_OUTPUT_PIXELS = 7 * 7
+"""Fewest output pixels per image for "auto" when the filter is transformed at compile
+time (a constant: `targets/cpu/winograd_filters.py`). `python benchmarks/conv_algorithms.py
+--runs 5 --shapes 512x7,256x7,128x7,64x14,128x14,32x14,16x56`, Winograd / direct CPU time:
+    512x7 0.67   256x7 0.90   128x7 0.92   64x14 0.76   128x14 0.58   32x14 0.98
+    16x56 0.76
+and `--runs 5` (the default shapes): 64x56 0.71, 128x28 0.74, 256x14 0.68, 64x28 0.86,
+256x28 0.56, 32x112 1.08 (0.89 in an earlier run: noise of a shared machine)."""
+MIN_OUTPUT_PIXELS_PER_CALL = 14 * 14
+"""The same for a filter that is no constant (transformed in every call): at 7x7 the
+per-call filter transform outweighed the products (128x7 1.34x, 256x7 1.47x, 512x7 1.55x
+direct's time; 14x14 0.63-0.96x)."""
 
 
 MAX_SCRATCH_BYTES = 16 * 1024 * 1024
-"""Most bytes of U, V and M together (`scratch_bytes`; they live in the activation area's
-scratch region, as large as the largest kernel's scratch): ResNet's layers at 224x224
-need at most 6.7 MB (64 channels at 56x56); a larger image or 512x512 filters keep the
-direct forms, whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
+"""Most bytes of U (unless transformed at compile time), V and M together
+(`scratch_bytes`; they live in the activation area's scratch region, as large as the
+largest kernel's scratch): ResNet's layers at 224x224 need at most 6.7 MB (64 channels at
+56x56); a larger image, or 512x512 filters that are no constant, keep the direct forms,
+whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
 
 
-def scratch_bytes(instr) -> int:
-    """Bytes of U [16, O, C], V [16, C, tiles] and M [16, O, tiles] for `instr`."""
+def pretransformed(instr) -> int:
+    """m when `instr`'s filter operand is U of F(m x m, 3x3) already, [O, (m+2)^2, C]
+    (`targets/cpu/winograd_filters.py`), else 0."""
+    return attrs(instr).int_attr("winograd_filter", 0)
+
+
+TRANSFORMS = {
+    # F(2x2, 3x3), points 0, 1, -1
+    2: (((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1)),
+        ((1, 1, 1, 0), (0, 1, -1, -1))),
+    # F(4x4, 3x3), points 0, 1, -1, 2, -2 (Lavin & Gray 2016)
+    4: (((4, 0, -5, 0, 1, 0), (0, -4, -4, 1, 1, 0), (0, 4, -4, -1, 1, 0),
+         (0, -2, -1, 2, 1, 0), (0, 2, -1, -2, 1, 0), (0, 4, 0, -5, 0, 1)),
+        ((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0),
+         (0, 1, -1, 8, -8, 1))),
+}
+"""Per output tile size m: B^T ((m+2) x (m+2)) and A^T (m x (m+2)); G, the filters',
+is `targets/cpu/winograd_filters.G`."""
+
+WINOGRAD_4 = "auto"
+"""Whether F(4x4, 3x3) (6x6 tiles, 36 products; constant filters only) replaces
+F(2x2, 3x3): "auto" (at least MIN_OUTPUT_PIXELS_4), "never", "always" (every Winograd
+convolution with a constant filter: `benchmarks/conv_algorithms.py` compares them)."""
+
+MIN_CHANNELS_4 = 32
+"""Fewest input and output channels for F(4x4, 3x3) under "auto": the rows below start
+at 32; at 16 channels and 28x28 its steps fall under `parallel.PARALLEL_MIN_WORK` and run
+on one thread (tests/unit/test_cpu_threads.py's resnet_block), not measured further."""
+MIN_OUTPUT_PIXELS_4 = 28 * 28
+"""Fewest output pixels per image for F(4x4, 3x3) under "auto". `python
+benchmarks/conv_algorithms.py --runs 5`, CPU time / direct's, F(2x2) -> F(4x4):
+    64x56 0.75 -> 0.50   128x28 0.74 -> 0.64   256x14 0.64 -> 0.76   512x7 0.57 -> 0.89
+    32x112 0.95 -> 0.61  64x28 0.84 -> 0.50    256x28 0.58 -> 0.41
+(at 14x14 and 7x7 the 6x6 tiles' edges waste work and the 36 small products lose).
+Largest difference from direct on those layers: F(2x2) 4.8e-06..1.6e-05, F(4x4)
+2.9e-05..7.4e-05 (outputs of unit scale)."""
+
+
+def tile_size(instr, constant_filter: bool = False) -> int:
+    """The m of F(m x m, 3x3) convolution `instr` runs as, 0 for the direct forms."""
+    m = pretransformed(instr)
+    if m:
+        return m
+    if not use_winograd(instr, constant_filter):
+        return 0
+    if not constant_filter or WINOGRAD_4 == "never" or \
+            scratch_bytes(instr, True, 4) > MAX_SCRATCH_BYTES:
+        return 2
+    _, o, oh, ow = image_dims(shape(instr.operands[0]), "NCHW")
+    c = image_dims(shape(instr.operands[1]), "NCHW")[1]
+    big = oh * ow >= MIN_OUTPUT_PIXELS_4 and min(c, o) >= MIN_CHANNELS_4
+    return 4 if WINOGRAD_4 == "always" or big else 2
+
+
+def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
+    """Bytes of U [16, O, C] (unless `pretransformed` or to be: `constant_filter`),
+    V [a, C, tiles] and M [a, O, tiles] for `instr` as F(m x m, 3x3), a = (m + 2)^2."""
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    tiles = -(-oh // 2) * -(-ow // 2)
-    return 16 * (o * c + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
+    m = pretransformed(instr) or m
+    tiles = -(-oh // m) * -(-ow // m)
+    u = 0 if constant_filter or pretransformed(instr) else o * c
+    return (m + 2) ** 2 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
 
 
-def fits(instr) -> bool:
+def fits(instr, constant_filter: bool = False) -> bool:
     """A convolution F(2x2, 3x3) computes: NCHW, 3x3, stride 1, undilated, one group,
-    pads of at most 1, its scratch within MAX_SCRATCH_BYTES."""
+    pads of at most 1, its scratch within MAX_SCRATCH_BYTES (`scratch_bytes`)."""
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
             and tuple(a.ints("dilation", (1, 1))) == (1, 1) and a.int_attr("group", 1) == 1
-            and max(pads) <= 1 and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
+            and max(pads) <= 1
+            and scratch_bytes(instr, constant_filter) <= MAX_SCRATCH_BYTES)
 
 
-def use_winograd(instr) -> bool:
-    """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`)."""
-    if WINOGRAD == "never" or not fits(instr):
+def use_winograd(instr, constant_filter: bool = False) -> bool:
+    """Whether convolution `instr` runs as F(2x2, 3x3) (`WINOGRAD`; always when its
+    filter is `pretransformed`: no other form reads it). `constant_filter`: asked for a
+    filter that would be transformed at compile time (no U in the scratch)."""
+    if pretransformed(instr):
+        return True
+    if WINOGRAD == "never" or not fits(instr, constant_filter):
         return False
     if WINOGRAD == "always":
         return True
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    return min(c, o) >= MIN_CHANNELS and oh * ow >= MIN_OUTPUT_PIXELS
+    pixels = MIN_OUTPUT_PIXELS if constant_filter else MIN_OUTPUT_PIXELS_PER_CALL
+    return min(c, o) >= MIN_CHANNELS and oh * ow >= pixels
 
 
 def _add(em: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -116,6 +192,26 @@ def _rows_then_cols(em: Emitter, x: list[list[SSAValue]],
     return [f(row) for row in mid]
 
 
+def _times(em: Emitter, x: SSAValue, k: float) -> SSAValue:
+    return em.value(arith.MulfOp(x, em.const(k, x.type), CONTRACT))
+
+
+def _apply(em: Emitter, matrix, x: list[SSAValue]) -> list[SSAValue]:
+    """matrix x for a small integer matrix: adds, subtracts and multiplies by the
+    coefficients, in a fixed order (the first positive term first)."""
+    out = []
+    for row in matrix:
+        terms = [(k, v) for k, v in zip(row, x) if k]
+        terms.sort(key=lambda t: t[0] < 0)  # stable: a positive term starts the sum
+        k0, v0 = terms[0]
+        acc = v0 if k0 == 1 else _times(em, v0, k0)
+        for k, v in terms[1:]:
+            term = v if abs(k) == 1 else _times(em, v, abs(k))
+            acc = _add(em, acc, term) if k > 0 else _sub(em, acc, term)
+        out.append(acc)
+    return out
+
+
 def _input_1d(em: Emitter, d: list[SSAValue]) -> list[SSAValue]:
     """B^T d for a column of 4."""
     return [_sub(em, d[0], d[2]), _add(em, d[1], d[2]), _sub(em, d[2], d[1]),
@@ -134,19 +230,22 @@ def _output_1d(em: Emitter, m: list[SSAValue]) -> list[SSAValue]:
 
 
 def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
-    """The convolution `instr` (`fits`) as F(2x2, 3x3) (module docstring)."""
+    """The convolution `instr` (`fits`) as F(m x m, 3x3) (module docstring): m = 2, or
+    the `pretransformed` filter's m."""
     out, x, w, bias = instr.operands
     ct = elem(out)
     pads = window_attrs(instr)[3]
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     pt, pl = pads[0], pads[1]
-    th, tw = -(-oh // 2), -(-ow // 2)
+    m = pretransformed(instr) or 2
+    al = m + 2  # the tile's side
+    bt, at = TRANSFORMS[m]
+    th, tw = -(-oh // m), -(-ow // m)
     tiles = th * tw
     X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
-    U = em.scratch(ct, [16, o, c])
-    V = em.scratch(ct, [16, c, tiles])
-    M = em.scratch(ct, [16, o, tiles])
+    V = em.scratch(ct, [al * al, c, tiles])
+    M = em.scratch(ct, [al * al, o, tiles])
     tile = c_tile(em, ct, tiles)
     zero = em.const(0.0, ct)
 
@@ -161,12 +260,20 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
 
         em.loop(0, c, chan)
 
-    parallel_loop(em, o, o * c * 48, filters)
+    if pretransformed(instr):
+        def u_at(xi: SSAValue, i: SSAValue, k: SSAValue):
+            return W, [i, xi, k]
+    else:
+        U = em.scratch(ct, [16, o, c])
+        parallel_loop(em, o, o * c * 48, filters)
 
-    # tiles whose 4x4 patch lies inside the image: rows 2ty - pt .. + 3 in [0, h)
+        def u_at(xi: SSAValue, i: SSAValue, k: SSAValue):
+            return U, [xi, i, k]
+
+    # tiles whose al x al patch lies inside the image: rows m*ty - pt .. + al-1 in [0, h)
     def inside(size: int, pad: int, count: int) -> tuple[int, int]:
-        lo = min(count, -(-pad // 2))
-        hi = max(lo, min(count, (size - 4 + pad) // 2 + 1))
+        lo = min(count, -(-pad // m))
+        hi = max(lo, min(count, (size - al + pad) // m + 1))
         return lo, hi
 
     ty0, ty1 = inside(h, pt, th)
@@ -175,24 +282,24 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     def image(ni: SSAValue) -> None:
         def patches(ic: SSAValue) -> None:
             def tile_row(ty: SSAValue, rows_in: bool) -> None:
-                r0 = em.add_index(em.mul_index(ty, 2), -pt)
-                rows = [em.add_index(r0, i) for i in range(4)]
-                row_ok: list[SSAValue | None] = [None] * 4
+                r0 = em.add_index(em.mul_index(ty, m), -pt)
+                rows = [em.add_index(r0, i) for i in range(al)]
+                row_ok: list[SSAValue | None] = [None] * al
                 if not rows_in:
                     row_ok = [_in_range(em, r, h) for r in rows]
                     rows = [imin(em, imax(em, r, 0), h - 1) for r in rows]
 
                 def tile_col(tx: SSAValue, cols_in: bool) -> None:
-                    q0 = em.add_index(em.mul_index(tx, 2), -pl)
-                    cols = [em.add_index(q0, j) for j in range(4)]
-                    col_ok: list[SSAValue | None] = [None] * 4
+                    q0 = em.add_index(em.mul_index(tx, m), -pl)
+                    cols = [em.add_index(q0, j) for j in range(al)]
+                    col_ok: list[SSAValue | None] = [None] * al
                     if not cols_in:
                         col_ok = [_in_range(em, q, wd) for q in cols]
                         cols = [imin(em, imax(em, q, 0), wd - 1) for q in cols]
                     d = []
-                    for i in range(4):
+                    for i in range(al):
                         line = []
-                        for j in range(4):
+                        for j in range(al):
                             v = em.load(X, [ni, ic, rows[i], cols[j]])
                             ok = _both(em, row_ok[i], col_ok[j])
                             if ok is not None:
@@ -200,10 +307,10 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                             line.append(v)
                         d.append(line)
                     t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
-                    v4 = _rows_then_cols(em, d, lambda col: _input_1d(em, col))
-                    for a in range(4):
-                        for b in range(4):
-                            em.store(v4[a][b], V, [em.index(4 * a + b), ic, t])
+                    va = _rows_then_cols(em, d, lambda col: _apply(em, bt, col))
+                    for a in range(al):
+                        for b in range(al):
+                            em.store(va[a][b], V, [em.index(al * a + b), ic, t])
 
                 em.loop(0, tx0, lambda tx: tile_col(tx, False))
                 em.loop(tx0, tx1, lambda tx: tile_col(tx, True))
@@ -213,39 +320,39 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             em.loop(ty0, ty1, lambda ty: tile_row(ty, True))
             em.loop(ty1, th, lambda ty: tile_row(ty, False))
 
-        parallel_loop(em, c, c * tiles * 64, patches)
+        parallel_loop(em, c, c * tiles * 4 * al * al, patches)
 
         def product(xi: SSAValue) -> None:
             gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
-                 lambda i, k: (U, [xi, i, k]), lambda k, j: (V, [xi, k, j]),
+                 lambda i, k: u_at(xi, i, k), lambda k, j: (V, [xi, k, j]),
                  lambda i, j: zero, None, tile=tile)
 
-        parallel_loop(em, 16, 16 * o * c * tiles, product)
+        parallel_loop(em, al * al, al * al * o * c * tiles, product)
 
         def outputs(oc: SSAValue) -> None:
             b = em.load(B, [oc])
 
             def block(ty: SSAValue, tx: SSAValue, nrows: int, ncols: int) -> None:
                 t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
-                m = [[em.load(M, [em.index(4 * a + bb), oc, t]) for bb in range(4)]
-                     for a in range(4)]
-                y = _rows_then_cols(em, m, lambda col: _output_1d(em, col))
+                mm = [[em.load(M, [em.index(al * a + bb), oc, t]) for bb in range(al)]
+                      for a in range(al)]
+                y = _rows_then_cols(em, mm, lambda col: _apply(em, at, col))
                 for i in range(nrows):
                     for j in range(ncols):
-                        r = em.add_index(em.mul_index(ty, 2), i)
-                        q = em.add_index(em.mul_index(tx, 2), j)
+                        r = em.add_index(em.mul_index(ty, m), i)
+                        q = em.add_index(em.mul_index(tx, m), j)
                         act.store(_add(em, y[i][j], b), O, [ni, oc, r, q])
 
             def tile_row(ty: SSAValue, nrows: int) -> None:
-                em.loop(0, ow // 2, lambda tx: block(ty, tx, nrows, 2))
-                if ow % 2:
-                    block(ty, em.index(tw - 1), nrows, 1)
+                em.loop(0, ow // m, lambda tx: block(ty, tx, nrows, m))
+                if ow % m:
+                    block(ty, em.index(tw - 1), nrows, ow % m)
 
-            em.loop(0, oh // 2, lambda ty: tile_row(ty, 2))
-            if oh % 2:
-                tile_row(em.index(th - 1), 1)
+            em.loop(0, oh // m, lambda ty: tile_row(ty, m))
+            if oh % m:
+                tile_row(em.index(th - 1), oh % m)
 
-        parallel_loop(em, o, o * tiles * 64, outputs)
+        parallel_loop(em, o, o * tiles * 4 * al * al, outputs)
 
     em.loop(0, n, image)
 

@@ -114,6 +114,11 @@ class ConvolutionOp(GlowOp):
 
     `pads` is [top, left, bottom, right]. An activation fused by `fuse-activations` is
     named by `fused_activation` (with `fused_activation_args` for clip and leaky_relu).
+
+    `winograd_filter` = m, 2 or 4 (set by the cpu backend on its planned program only,
+    `targets/cpu/winograd_filters.py`): the filter operand is the 3x3 filter already
+    transformed for Winograd F(m x m, 3x3), [O, (m+2)^2, C] with [o, (m+2)a+b, c] =
+    (G g[o, c] G^T)[a, b]; NCHW, 3x3, one group. No reference kernel computes this form.
     """
 
     name = "glow.convolution"
@@ -127,6 +132,7 @@ class ConvolutionOp(GlowOp):
     layout = str_attr(Layout, Layout.NCHW)
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
+    winograd_filter = int_attr(0)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -136,7 +142,8 @@ class ConvolutionOp(GlowOp):
     def check(self) -> None:
         layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
-        require_rank("filter", self.filter, 4)
+        winograd = self.int_attr("winograd_filter") != 0
+        require_rank("filter", self.filter, 3 if winograd else 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
         _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
         n, c, h, w = image_dims(shape_of(self.input), layout)
@@ -147,9 +154,17 @@ class ConvolutionOp(GlowOp):
         fshape = shape_of(self.filter)
         o = fshape[0]
         require(o % group == 0, f"group {group} does not divide the {o} output channels")
-        want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
-        require_shape("filter", self.filter, want_filter,
-                      f"{o} filters of {c // group} channels, kernels {list(kernels)}")
+        if winograd:
+            m = self.int_attr("winograd_filter")
+            require(m in (2, 4), f"winograd_filter is 2 or 4, got {m}")
+            require(layout == "NCHW" and tuple(kernels) == (3, 3) and group == 1,
+                    "winograd_filter takes an NCHW 3x3 convolution of one group")
+            require_shape("filter", self.filter, (o, (m + 2) ** 2, c),
+                          f"{o} Winograd F({m}x{m}, 3x3) filters of {c} channels")
+        else:
+            want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
+            require_shape("filter", self.filter, want_filter,
+                          f"{o} filters of {c // group} channels, kernels {list(kernels)}")
         require_shape("bias", self.bias, (o,), "one per output channel")
         oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
         require_shape("result", self.result, image_shape(n, o, oh, ow, layout),

@@ -55,6 +55,8 @@ def convolution(op, x, w, bias):
     """out[n, o] = bias[o] + sum over the group's channels c and the window of
     x[n, g*C/G + c] * w[o, c]; then the fused activation. Group g owns output channels
     [g*O/G, (g+1)*O/G) and input channels [g*C/G, (g+1)*C/G)."""
+    if op.int_attr("winograd_filter", 0):  # the cpu backend's form only (no inverse)
+        raise NotImplementedError("no reference kernel for a Winograd-transformed filter")
     layout = op.str_attr("layout", "NCHW")
     kernels, strides, pads = _window_attrs(op)
     dilation = op.ints("dilation", (1, 1))

@@ -1,0 +1,81 @@
+"""Winograd filters transformed once, at compile time: each convolution that runs as
+F(2x2, 3x3) (`kernels_winograd.use_winograd`) and whose filter is a constant weight gets
+a new constant weight U = G g G^T, [O, 16, C] (numpy, here), and the attribute
+`winograd_filter` = 1 (`glow.convolution`); its kernel then transforms only inputs and
+outputs around the 16 products. Before, every call transformed the filters again: at 7x7
+that pass over O x C x 16 values cost more than the products saved.
+
+Runs on the planned `glow_ir` program just before it is lowered to loops (the cpu
+backend's `compile`): the constant area is laid out from the weights after this, and no
+instruction pass (nor the interpreter, which has no kernel for this form) sees it. A
+filter weight no other instruction reads is dropped (its bytes are not needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.ir import BlockArgument
+
+from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.resources import add_resource, resource_value
+
+G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+"""F(2x2, 3x3)'s filter transform (Lavin & Gray 2016)."""
+G4 = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+"""F(4x4, 3x3)'s (the same paper; with kernels_winograd.TRANSFORMS[4])."""
+
+
+def transform_filters(g: np.ndarray, m: int = 2) -> np.ndarray:
+    """[O, C, 3, 3] -> [O, (m+2)^2, C]: (G g[o, c] G^T)[a, b] at [o, (m+2)a + b, c],
+    computed in float64 and rounded once to g's type."""
+    gm = G if m == 2 else G4
+    u = np.einsum("ai,ocij,bj->oabc", gm, g.astype(np.float64), gm)
+    o, c = g.shape[:2]
+    return np.ascontiguousarray(u.reshape(o, (m + 2) ** 2, c).astype(g.dtype))
+
+
+def pretransform_winograd_filters(module: ModuleOp) -> int:
+    """Rewrite every such convolution of `module`'s glow_ir functions; returns how many."""
+    count = 0
+    for fn in [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]:
+        count += _in_function(module, fn)
+    return count
+
+
+def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
+    names = {w.sym_name.data for w in fn.weights}
+    done: dict[tuple[BlockArgument, int], BlockArgument] = {}
+    count = 0
+    for op in list(fn.body.walk()):
+        if not isinstance(op, glow_ir.ConvolutionOp) or op.attributes.get("winograd_filter"):
+            continue
+        w = op.operands[2]
+        if not (isinstance(w, BlockArgument) and w.block is fn.body):
+            continue
+        weight = fn.weight_of(w)
+        m = 0 if not weight.is_constant or weight.value is None \
+            else wg.tile_size(op, constant_filter=True)
+        if not m:
+            continue
+        if (w, m) not in done:
+            u = transform_filters(np.asarray(resource_value(weight.value, fn)), m)
+            name = f"{weight.sym_name.data}_winograd{m}"
+            while name in names:
+                name += "_"
+            names.add(name)
+            mtype = MemRefType(weight.type.get_element_type(), list(u.shape))
+            new = glow_ir.WeightOp.make(name, mtype, "constant",
+                                        value=add_resource(module, name, u))
+            new.location = weight.location
+            done[w, m] = fn.add_weight(new)
+        op.operands = (*op.operands[:2], done[w, m], *op.operands[3:])
+        op.attributes["winograd_filter"] = IntegerAttr(m, i64)
+        count += 1
+    for w, _ in done:
+        if not w.uses:
+            weight = fn.weight_of(w)
+            fn.declare.block.erase_op(weight)
+            fn.body.erase_arg(w)
+    return count
