@@ -55,12 +55,13 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
         if not (isinstance(w, BlockArgument) and w.block is fn.body):
             continue
         weight = fn.weight_of(w)
-        m = 0 if not weight.is_constant or weight.value is None \
+        value = weight.value
+        m = 0 if not weight.is_constant or value is None \
             else wg.tile_size(op, constant_filter=True)
-        if not m:
+        if not m or value is None:
             continue
         if (w, m) not in done:
-            u = transform_filters(np.asarray(resource_value(weight.value, fn)), m)
+            u = transform_filters(np.asarray(resource_value(value, fn)), m)
             name = f"{weight.sym_name.data}_winograd{m}"
             while name in names:
                 name += "_"
