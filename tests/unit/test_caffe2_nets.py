@@ -11,12 +11,9 @@ import pytest
 import caffe2_nets as nets
 import caffe2_onnx_twins as twins
 import glow_mlir
-from glow_mlir.ir.errors import UserError
 
 SHAPES = {"mlp": (4, 16), "lenet": (2, 1, 28, 28), "resnet_block": (1, 8, 12, 12),
           "nhwc_net": (1, 9, 9, 3), "int8_net": (1, 6, 6, 3)}
-ACCEL_LACKS = {"int8_net": "glow.quantize"}
-"""Nets with ops the accelerator does not run (both frontends' graphs are refused alike)."""
 
 
 def _reference(onnx_model, x: np.ndarray) -> np.ndarray:
@@ -34,11 +31,6 @@ def test_caffe2_net_gives_the_numbers_of_its_onnx_twin(name: str, backend: str) 
     model = getattr(nets, name)()
     twin = getattr(twins, name)(model)
     shape = SHAPES[name]
-    if backend == "accel" and name in ACCEL_LACKS:
-        for source, shapes in ((model.pair(), {"data": shape}), (twin, None)):
-            with pytest.raises(UserError, match=ACCEL_LACKS[name]):
-                glow_mlir.compile(source, backend=backend, input_shapes=shapes)
-        return
     x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     got = glow_mlir.compile(model.pair(), backend=backend, input_shapes={"data": shape})
     want = glow_mlir.compile(twin, backend=backend)

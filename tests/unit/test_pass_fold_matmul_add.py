@@ -116,7 +116,8 @@ def test_folds_a_linear_on_3d_input(bias):
     rng = np.random.default_rng(1)
     inputs = [rng.uniform(-1, 1, s).astype(np.float32)
               for s in ((2, 3, 5), (5, 4), (4,), (1, 1, 4), (3,))]
-    after = assert_pass_preserves_numbers(module, inputs, "fold-matmul-add")
+    after = assert_pass_preserves_numbers(module, inputs,
+                                          "fold-matmul-add{through-reshape=true}")
     ops = Counter(op.name for op in after.walk() if op.name.startswith("glow."))
     assert ops["glow.fully_connected"] == (bias != "row_bias")
     assert ops["glow.mat_mul"] == (bias == "row_bias")

@@ -1,4 +1,5 @@
-// RUN: glow-opt %s --split-input-file --fold-matmul-add | FileCheck %s
+// RUN: glow-opt %s --split-input-file --fold-matmul-add=through-reshape=true | FileCheck %s
+// RUN: glow-opt %s --split-input-file --fold-matmul-add | FileCheck %s --check-prefix=DEFAULT
 
 // batched_add of any [M] slice, constant or not.
 // CHECK-LABEL:  func.func @batched_add
@@ -85,7 +86,10 @@ func.func @not_a_bias(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>, %z: tensor<2x2xf
 // A linear layer on [batch, seq, features] (ONNX MatMul of a 3-D input, BERT's): the
 // product reshaped to [..., M] plus a bias broadcast onto the last dim ([M] at axis 2, or
 // [1, 1, M] at axis 0), or plus a constant whose rows are equal: the fully_connected is
-// reshaped instead.
+// reshaped instead. Only with through-reshape (off by default: the pipelines keep the
+// mat_mul + bias + activation kernel).
+// DEFAULT-LABEL:  func.func @reshaped_product
+// DEFAULT-NOT:      glow.fully_connected
 // CHECK-LABEL:  func.func @reshaped_product
 // CHECK-NEXT:     %[[F0:.*]] = glow.fully_connected %x, %w, %b : (tensor<6x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
 // CHECK-NEXT:     %[[R0:.*]] = glow.reshape %[[F0]] : tensor<6x4xf32> -> tensor<2x3x4xf32>

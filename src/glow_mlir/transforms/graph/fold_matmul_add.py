@@ -89,6 +89,9 @@ def _bias_of(value: SSAValue, columns: int,
 
 
 class FoldMatMulAdd(RewritePattern):
+    def __init__(self, through_reshape: bool = False):
+        self.through_reshape = through_reshape
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, glow.BatchedAddOp):
             product = _product(op.batch)
@@ -100,7 +103,7 @@ class FoldMatMulAdd(RewritePattern):
         for mm_side, bias_side in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             product, reshape = _product(mm_side), None
             if product is None:
-                found = _reshaped_product(mm_side)
+                found = _reshaped_product(mm_side) if self.through_reshape else None
                 if found is None:
                     continue
                 product, reshape = found
@@ -127,10 +130,19 @@ class FoldMatMulAdd(RewritePattern):
 
 @dataclass(frozen=True)
 class FoldMatMulAddPass(ModulePass):
-    """Fold a matrix product plus a bias into fully_connected."""
+    """Fold a matrix product plus a bias into fully_connected.
+
+    `through-reshape` also folds a linear layer on a [batch, seq, features] input (the
+    reshape -> mat_mul -> reshape -> add form). Off in the pipelines: on cpu the
+    fully_connected's result then reaches the bias-and-activation chain through a reshape,
+    which the epilogue fusion does not see through, so BERT's mat_mul + bias + gelu
+    kernel would become two passes (`tests/unit/test_cpu_epilogues.py`); quantize-graph
+    turns such a mat_mul by constant weights into a fully_connected itself."""
 
     name: ClassVar[str] = "fold-matmul-add"
 
+    through_reshape: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
-        apply_patterns(op, [FoldMatMulAdd()])
+        apply_patterns(op, [FoldMatMulAdd(self.through_reshape)])
