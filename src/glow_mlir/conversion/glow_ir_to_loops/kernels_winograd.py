@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
@@ -144,8 +145,11 @@ def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
 
 
 def fits(instr, constant_filter: bool = False) -> bool:
-    """A convolution F(2x2, 3x3) computes: NCHW, 3x3, stride 1, undilated, one group,
-    pads of at most 1, its scratch within MAX_SCRATCH_BYTES (`scratch_bytes`)."""
+    """A convolution F(2x2, 3x3) computes: float (a quantized one runs on the int8
+    kernels), NCHW, 3x3, stride 1, undilated, one group, pads of at most 1, its scratch
+    within MAX_SCRATCH_BYTES (`scratch_bytes`)."""
+    if not all(isinstance(elem(v), AnyFloat) for v in instr.operands[:3]):
+        return False
     layout, kernels, strides, pads = window_attrs(instr)
     a = attrs(instr)
     return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
