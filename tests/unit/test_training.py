@@ -160,9 +160,18 @@ def test_ops_without_gradient_are_listed_at_once() -> None:
     assert isinstance(err.value, UserError)
 
 
-def test_non_positive_batch_size() -> None:
+@pytest.mark.parametrize("batch_size", [0, -1, True, 2.5, "8"])
+def test_a_batch_size_that_is_not_a_positive_integer(batch_size) -> None:
+    """2.5 was truncated to 2 and then refused as a mismatch with the graph's batch."""
     with pytest.raises(TrainingError, match="batch_size must be a positive integer"):
-        glow_mlir.train(model_zoo.digits_cnn(), batch_size=0)
+        glow_mlir.train(model_zoo.digits_cnn(), batch_size=batch_size)
+
+
+@pytest.mark.parametrize("option", ["learning_rate", "momentum", "l1", "l2"])
+def test_a_hyper_parameter_that_is_not_a_number(option) -> None:
+    """A string was a TypeError from the comparison."""
+    with pytest.raises(TrainingError, match="must be a finite number >= 0, got 'x'"):
+        glow_mlir.train(model_zoo.digits_cnn(), batch_size=8, **{option: "x"})
 
 
 def test_inputs_of_the_wrong_shape() -> None:

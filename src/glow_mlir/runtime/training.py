@@ -82,11 +82,12 @@ class Trainer:
             differentiate_function,
         )
 
+        if batch_size is not None and (isinstance(batch_size, bool)
+                                       or not isinstance(batch_size, int) or batch_size < 1):
+            raise TrainingError(f"batch_size must be a positive integer, got {batch_size!r}")
         config = TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0,
                                 batch_norm=batch_norm)
         config.check()  # before anything is imported: fail fast
-        if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
-            raise TrainingError(f"batch_size must be a positive integer, got {batch_size!r}")
         self._proto, base_dir = load_model(model)
         inits = {t.name: numpy_helper.to_array(t, base_dir)
                  for t in self._proto.graph.initializer}

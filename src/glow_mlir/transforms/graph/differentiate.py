@@ -93,8 +93,11 @@ class TrainingConfig:
                                 f"{', '.join(BATCH_NORM_MODES)})")
         for what, v in (("learning rate", self.learning_rate), ("momentum", self.momentum),
                         ("l1", self.l1), ("l2", self.l2)):
-            if not v >= 0 or v != v or v == float("inf"):
-                raise TrainingError(f"the {what} must be a finite number >= 0, got {v}")
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0 \
+                    or v != v or v == float("inf"):
+                raise TrainingError(f"the {what} must be a finite number >= 0, got {v!r}")
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
+            raise TrainingError(f"batch size must be an integer, got {self.batch_size!r}")
         if self.batch_size < 0:
             raise TrainingError(f"batch size must be >= 1 (or 0: the output's first dim), "
                                 f"got {self.batch_size}")
