@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -288,3 +289,33 @@ def test_disable_verify_does_not_outlive_the_call(capsys):
     with pytest.raises(ParseError, match="scale must be positive"):
         parse_module(make_context(), "func.func @f(%x: tensor<2x!glow.quant<i8, scale = -1.0, "
                                      "offset = 0>>) {\n  func.return\n}\n", "q.mlir")
+
+
+@pytest.mark.parametrize("spec, want", [
+    ("builtin.module(cse, dce)", "cse,dce"),
+    ("cse ,  dce", "cse,dce"),
+    ("builtin.module(partition{num-devices=2 device-memory-kib=64}, cse)",
+     "partition{num-devices=2 device-memory-kib=64},cse"),
+])
+def test_mlir_opt_pipeline_spelling(spec, want):
+    """mlir-opt's outer anchor and spaces after commas, which xDSL's parser takes not."""
+    from glow_mlir.tools.glow_opt import strip_module_anchor
+
+    assert strip_module_anchor(spec) == want
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("builtin.module(cse", "the '(' at column 15 is never closed"),
+    ("builtin.module(cse))", "unexpected text after the anchor's ')' at column 20"),
+    ("builtin.module(cse)builtin.module(dce)", "unexpected text after the anchor's ')'"),
+    ("cse)", "a ')' that closes nothing"),
+    ("builtin.module(func.func(cse))", "the anchor 'func.func(...)' is not supported"),
+])
+def test_a_malformed_pipeline_says_what_is_wrong(spec, message):
+    """These said 'the anchor builtin.module(...) is not supported', contradicting the
+    help (a fresh-clone trial)."""
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.tools.glow_opt import strip_module_anchor
+
+    with pytest.raises(UserError, match=re.escape(message)):
+        strip_module_anchor(spec)

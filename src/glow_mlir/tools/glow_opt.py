@@ -87,20 +87,51 @@ _ANCHOR = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")
 
 def strip_module_anchor(spec: str) -> str:
     """The pipeline inside mlir-opt's outer `builtin.module(...)` anchor, which xDSL's
-    pipeline syntax lacks (every pass here runs on the module). Any other anchor
-    (`func.func(...)`, nested) is refused: xDSL has no pass nesting to run it."""
+    pipeline syntax lacks (every pass here runs on the module), with mlir-opt's spaces
+    around commas dropped (xDSL's parser takes none). Any other anchor (`func.func(...)`,
+    nested) is refused: xDSL has no pass nesting to run it."""
+    original = spec
+
+    def bad(what: str) -> UserError:
+        return UserError(f"invalid pass pipeline '{original}': {what}")
+
     found = _ANCHOR.match(spec)
-    if found and found.group(1) == "builtin.module" and spec.rstrip().endswith(")"):
-        spec = spec[found.end():spec.rstrip().rindex(")")]
-    depth = 0
+    if found and found.group(1) == "builtin.module":
+        close = _closing_paren(spec, found.end() - 1)
+        if close is None:
+            raise bad(f"the '(' at column {found.end()} is never closed")
+        if spec[close + 1:].strip():
+            raise bad(f"unexpected text after the anchor's ')' at column {close + 2}")
+        spec = spec[found.end():close]
+    depth, pieces, start = 0, [], 0
     for i, c in enumerate(spec):
         depth += (c == "{") - (c == "}")
-        if c in "()" and depth == 0:
+        if depth:
+            continue
+        if c == "(":
             anchor = re.search(r"([\w.]*)\s*$", spec[:i]).group(1)  # type: ignore[union-attr]
-            raise UserError(f"invalid pass pipeline '{spec}': the anchor "
-                            f"'{anchor or c}(...)' is not supported: only an outer "
-                            f"'builtin.module(...)', whose passes run on the module")
-    return spec
+            raise bad(f"the anchor '{anchor or c}(...)' is not supported: only an outer "
+                      f"'builtin.module(...)', whose passes run on the module")
+        if c == ")":
+            raise bad("a ')' that closes nothing")
+        if c == ",":
+            pieces.append(spec[start:i].strip())
+            start = i + 1
+    return ",".join([*pieces, spec[start:].strip()])
+
+
+def _closing_paren(spec: str, open_at: int) -> int | None:
+    """Index of the ')' closing the '(' at `open_at` (parentheses inside pass options'
+    braces do not count), or None."""
+    depth = braces = 0
+    for i in range(open_at, len(spec)):
+        braces += (spec[i] == "{") - (spec[i] == "}")
+        if braces:
+            continue
+        depth += (spec[i] == "(") - (spec[i] == ")")
+        if depth == 0:
+            return i
+    return None
 
 
 # What a bad chunk of input can raise: reported per chunk, not as an internal error.

@@ -18,7 +18,7 @@
 // RUN: glow-opt %s --pass-pipeline 'cse,dce' | diff %t.flags -
 // RUN: glow-opt %s -p 'builtin.module(cse,dce)' | diff %t.flags -
 // RUN: not glow-opt %s --pass-pipeline='builtin.module(func.func(cse))' 2>&1 | FileCheck %s --check-prefix=ANCHOR
-// ANCHOR: glow-opt: error: invalid pass pipeline 'func.func(cse)': the anchor 'func.func(...)' is not supported: only an outer 'builtin.module(...)'
+// ANCHOR: glow-opt: error: invalid pass pipeline 'builtin.module(func.func(cse))': the anchor 'func.func(...)' is not supported: only an outer 'builtin.module(...)'
 // ANCHOR-NOT: Traceback
 
 // The order is the one on the command line (the IR is printed after the first pass):
