@@ -33,18 +33,18 @@ if TYPE_CHECKING:
 def compile(model: Any, backend: str = ..., input_shapes: Any = ..., optimize: bool = ...,
             disable_passes: Any = ..., verbose: bool = ..., progress: bool | None = ...,
             cache: bool = ..., profile: Any = ..., quantization: Any = ...,
-            specialize: None = ..., max_specializations: int = ...,
+            specialize: None = ..., max_specializations: int | None = ...,
             **backend_options: Any) -> CompiledModel: ...
 @overload
 def compile(model: Any, backend: str = ..., input_shapes: Any = ..., optimize: bool = ...,
             disable_passes: Any = ..., verbose: bool = ..., progress: bool | None = ...,
             cache: bool = ..., profile: Any = ..., quantization: Any = ..., *,
-            specialize: str, max_specializations: int = ...,
+            specialize: str, max_specializations: int | None = ...,
             **backend_options: Any) -> SpecializingModel: ...
 def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = True,
             disable_passes=(), verbose: bool = False, progress: bool | None = None,
             cache: bool = True, profile=None, quantization=None, specialize=None,
-            max_specializations: int = 8,
+            max_specializations: int | None = None,
             **backend_options) -> CompiledModel | SpecializingModel:  # noqa: A001
     """Compile a model for `backend`: "cpu" (native x86 code, the default,
     `backends.DEFAULT_BACKEND`), "interpreter" (the instruction IR on numpy) or
@@ -78,11 +78,15 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     at each new input signature (the inputs' shapes, and the values of inputs the graph
     needs as constants: Reshape's shape, Slice's starts, TopK's K, ...), each compile
     static as usual; the returned `SpecializingModel` keeps the last
-    `max_specializations` of them (`model.cache_info()`: hits, misses, entries)."""
+    `max_specializations` of them (default 8; `model.cache_info()`: hits, misses, entries)."""
     from glow_mlir.runtime.compiled_model import compile_model
 
     if specialize is not None:
-        from glow_mlir.runtime.specialized import SpecializeError, SpecializingModel
+        from glow_mlir.runtime.specialized import (
+            DEFAULT_MAX_ENTRIES,
+            SpecializeError,
+            SpecializingModel,
+        )
 
         if specialize != "first-call":
             raise SpecializeError(f"specialize must be 'first-call' or None, got {specialize!r}")
@@ -90,11 +94,26 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
             raise SpecializeError("specialize='first-call' takes the shapes from each call: "
                                   "it cannot be combined with input_shapes, profile or "
                                   "quantization")
-        return SpecializingModel(model, max_specializations, backend=backend,
+        from xdsl.dialects.builtin import ModuleOp
+
+        from glow_mlir.runtime.ir_models import is_mlir_path
+
+        if isinstance(model, ModuleOp | tuple) or is_mlir_path(model):
+            what = "a Caffe2 model" if isinstance(model, tuple) else "a model in IR"
+            raise SpecializeError(f"specialize='first-call' compiles ONNX models; {what} "
+                                  f"is compiled without it (its shapes are given once)")
+        return SpecializingModel(model, DEFAULT_MAX_ENTRIES if max_specializations is None
+                                 else max_specializations,
+                                 backend=backend,
                                  optimize=optimize, disable_passes=disable_passes,
                                  verbose=verbose, progress=progress, cache=cache,
                                  **backend_options)
 
+    if max_specializations is not None:
+        from glow_mlir.runtime.specialized import SpecializeError
+
+        raise SpecializeError("max_specializations bounds the compiles of "
+                              "specialize='first-call'; give that too")
     return compile_model(model, backend, input_shapes, optimize, disable_passes,
                          verbose=verbose, progress=progress, cache=cache, profile=profile,
                          quantization=quantization, **backend_options)

@@ -151,10 +151,13 @@ def test_a_wrong_count_of_positional_inputs_is_an_input_error():
         _specialized()(X)
 
 
-def test_a_value_the_model_cannot_use_is_the_importers_error():
+def test_a_value_the_model_cannot_use_is_an_input_error_naming_it():
+    """The importer's message names a node; the user gave an input: both are said."""
     model = _specialized()
-    with pytest.raises(OnnxImportError, match="Reshape"):  # 12 elements cannot be 5x5
-        model(X, np.array([5, 5]))
+    with pytest.raises(InputError, match=r"input\(s\) 's' = \[5 5\] make a model that does "
+                                         r"not compile: .*Reshape") as err:
+        model(X, np.array([5, 5]))  # 12 elements cannot be 5x5
+    assert isinstance(err.value.__cause__, OnnxImportError)
     assert model.cache_info().entries == 0
 
 
@@ -162,6 +165,7 @@ def test_a_value_the_model_cannot_use_is_the_importers_error():
     ({"specialize": "always"}, "'first-call' or None"),
     ({"specialize": "first-call", "input_shapes": {"n": 2}}, "input_shapes"),
     ({"specialize": "first-call", "max_specializations": 0}, "positive int"),
+    ({"max_specializations": 3}, "give that too"),
 ])
 def test_bad_options_are_user_errors(options, message):
     with pytest.raises(SpecializeError, match=message):
@@ -224,3 +228,15 @@ def test_a_value_made_inside_a_subgraph_folds_the_integer_inputs():
     (z,) = model(X, np.array([4, 3]))
     np.testing.assert_array_equal(z, X.reshape(4, 3))
     assert model.folded == {"s"}
+
+
+@pytest.mark.parametrize("source", ["examples/conv_relu.mlir", ("p.pb", "i.pb")])
+def test_only_onnx_models_specialize(source):
+    """A model in IR was refused as 'not an ONNX model: give it a .mlir name' (it had
+    one)."""
+    if isinstance(source, str):
+        from pathlib import Path
+
+        source = str(Path(__file__).resolve().parents[2] / source)
+    with pytest.raises(SpecializeError, match="compiles ONNX models"):
+        glow_mlir.compile(source, specialize="first-call")

@@ -173,7 +173,7 @@ class SpecializingModel:
 
     # ------------------------------------------------------------------ compiling
     def _compile(self, arrays: dict[str, np.ndarray]) -> CompiledModel:
-        from glow_mlir.frontends.onnx import UnsupportedOnnxError
+        from glow_mlir.frontends.onnx import OnnxImportError, UnsupportedOnnxError
         from glow_mlir.runtime.compiled_model import compile_model
 
         while True:
@@ -184,8 +184,20 @@ class SpecializingModel:
             except UnsupportedOnnxError as err:
                 needed = self._inputs_behind(err)
                 if not needed or needed <= self.folded:
-                    raise
+                    raise  # an op or form the importer lacks, whatever the values
                 self.folded |= needed
+            except OnnxImportError as err:  # a value the node cannot take (TopK's k = 0)
+                raise self._with_values(err, arrays) from err
+
+    def _with_values(self, err: UserError, arrays: dict[str, np.ndarray]) -> UserError:
+        """A compile that failed on this call's values: an InputError naming the inputs
+        folded into the model and their values (the importer's message names a node)."""
+        if not self.folded:
+            return err
+        values = ", ".join(f"'{n}' = {np.array2string(arrays[n], threshold=8)}"
+                           for n in sorted(self.folded))
+        return InputError(f"the values of input(s) {values} make a model that does not "
+                          f"compile: {err}")
 
     def _folded_model(self, arrays: dict[str, np.ndarray]):
         """The model with the folded inputs as initializers holding this call's values."""
