@@ -202,11 +202,32 @@ def test_glow_compile_emits_the_training_graph(tmp_path) -> None:
     proc = _glow_compile(tmp_path, "--emit", "training-graph", "--momentum", "0.9")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert '%labels: tensor<2xi64> {glow.name = "labels"}' in out
+    assert '%labels: tensor<2xi64> {glow.name = "labels", glow.input_checks = [' in out
     assert 'tensor<f32> {glow.name = "loss"}' in out
     assert '{glow.name = "fc_w2.momentum.updated", glow.updates = "fc_w2.momentum"}' in out
     assert 'glow.initial = dense_resource<fc_w2>' in out
     assert "glow.max_pool_grad" in out and "glow.log_soft_max" in out
+
+
+def test_glow_run_checks_a_training_graphs_labels(tmp_path) -> None:
+    """Labels outside the classes made a loss of -0 (a one-hot row of zeros) on a training
+    graph run by glow-run; the graph now carries the check Trainer.step makes."""
+    import subprocess
+    import sys
+
+    proc = _glow_compile(tmp_path, "--emit", "training-graph", "-o", str(tmp_path / "t.mlir"))
+    assert proc.returncode == 0, proc.stderr
+    for labels, ok in (([3, 9], True), ([3, 99], False)):
+        np.savez(tmp_path / "in.npz", input=np.zeros((2, 1, 8, 8), np.float32),
+                 labels=np.array(labels, np.int64))
+        run = subprocess.run([sys.executable, "-m", "glow_mlir.tools.glow_run",
+                              str(tmp_path / "t.mlir"), "--inputs", str(tmp_path / "in.npz"),
+                              "--backend", "interpreter"], capture_output=True, text=True,
+                             timeout=300)
+        assert (run.returncode == 0) == ok, run.stderr
+        if not ok:
+            assert run.stderr.strip() == ("glow-run: error: input 'labels' at [1] is 99: "
+                                          "class labels must be in [0, 10) (1 bad value(s))")
 
 
 def test_glow_compile_train_emits_the_step_with_weights_updated_in_place(tmp_path) -> None:

@@ -56,6 +56,7 @@ from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.dialects.glow_ops.types import is_float
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.ir.errors import UserError
+from glow_mlir.ir.input_checks import InputCheck, add_arg_check
 from glow_mlir.ir.resources import add_resource
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
 from glow_mlir.transforms.graph.gradients import losses
@@ -315,6 +316,8 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
     fn.function_type = FunctionType.from_lists([a.type for a in block.args],
                                                [r.type for r in results])
     fn.arg_attrs = _name_attrs(arg_names, {n: {INITIAL_ATTR: v} for n, v in initial.items()})
+    if config.loss == "cross_entropy":  # a label outside the classes selects no score
+        add_arg_check(fn, len(in_names), InputCheck("class labels", 0, shape(target)[-1]))
     carried = [*sig.weights, *sig.momenta, *sig.stats]
     updates = [*sig.updated, *sig.updated_momenta, *sig.updated_stats]
     fn.res_attrs = _name_attrs(res_names, {u: {UPDATES_ATTR: StringAttr(c)}
