@@ -15,7 +15,7 @@ from glow_mlir.backends.common import lowered_away
 from glow_mlir.conversion.pass_runner import run_pipeline
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import parse_module, verify_module
-from pass_harness import assert_pass_preserves_numbers
+from pass_harness import assert_close, assert_pass_preserves_numbers, copy_module
 
 BACKENDS = ("interpreter", "cpu", "accel")
 
@@ -56,7 +56,20 @@ def test_fully_connected_with_fused_activation(act):
       %0 = glow.fully_connected %x, %w, %b {{{attrs}}} : (tensor<3x5xf32>, tensor<5x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
       func.return %0 : tensor<3x4xf32>
     }}"""
-    ops = _lower(text, [_rand(rng, 3, 5), _rand(rng, 5, 4), _rand(rng, 4)])
+    inputs = [_rand(rng, 3, 5), _rand(rng, 5, 4), _rand(rng, 4)]
+    # the accelerator keeps fully_connected through lower-graph (so quantize-graph sees the
+    # whole layer) and lowers a float one with the same rule in its post-lowering hook
+    from glow_mlir.semantics.graph_evaluator import evaluate_module
+    from glow_mlir.transforms.graph.fully_connected_for_accel import fully_connected_for_accel
+
+    module = parse_module(make_context(), text)
+    kept = _counts(run_pipeline(copy_module(module), "lower-graph{backend=accel}"))
+    assert kept["glow.fully_connected"] == 1
+    want = evaluate_module(module, inputs)
+    assert fully_connected_for_accel(module)
+    verify_module(module)
+    assert_close(want, evaluate_module(module, inputs), 1e-4, 1e-5, what="fc lowering")
+    ops = _counts(module)
     assert ops["glow.fully_connected"] == 0 and ops["glow.mat_mul"] == 1
     assert ops["glow.batched_add"] == 1
     if act in ("relu", "sigmoid", "tanh"):
