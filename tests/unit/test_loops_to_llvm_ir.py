@@ -171,10 +171,12 @@ def _reference_outputs(model, feeds):
     from glow_mlir.runtime.compiled_model import optimize_graph
     from glow_mlir.targets.cpu.areas import Areas
     from glow_mlir.targets.cpu.executor import lower_to_loops
+    from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
     from glow_mlir.targets.instructions import lower_to_instructions
 
     module = optimize_graph(import_onnx(model), "cpu")
     lower_to_instructions(module)
+    pretransform_winograd_filters(module)  # as CpuBackend.compile: the same kernels
     fn = next(op for op in module.walk() if isinstance(op, glow_ir.FuncOp))
     name, areas = fn.sym_name.data, Areas(fn)
     lower_to_loops(module)
