@@ -40,7 +40,8 @@ def test_digits_cnn_int8_is_within_half_a_point_of_float(trained, per_channel):
     config = glow_mlir.QuantizationConfig(channelwise_conv=per_channel, rowwise_fc=per_channel)
     q = glow_mlir.compile(trained.model, backend="interpreter", profile=profile,
                           quantization=config, progress=False)
-    dense = ("glow.convolution", "glow.fully_connected")
+    dense = ("glow.convolution", "glow.fully_connected",  # per tensor; per channel:
+             "glow.channelwise_quantized_convolution", "glow.rowwise_quantized_fully_connected")
     assert sum(q.quantization.quantized[k] for k in dense) == 3  # every dense op in int8
     int8_acc = accuracy([q.run(b)[0] for b in trained.test], trained.test_labels)
     assert int8_acc >= float_acc - 0.5, (float_acc, int8_acc)
