@@ -243,13 +243,13 @@ def test_constant_filters_transformed_at_compile_time(pretransformed, calls, mon
 
 def test_filter_transform_matches_the_definition():
     """transform_filters is G g G^T per (o, c), at [o, 4a + b, c]."""
-    from glow_mlir.targets.cpu.winograd_filters import G, transform_filters
+    from glow_mlir.semantics.winograd import G, transform_filters
 
     g = np.random.default_rng(7).standard_normal((3, 2, 3, 3))
     u = transform_filters(g)
     for o in range(3):
         for c in range(2):
-            np.testing.assert_allclose(u[o, :, c].reshape(4, 4), G @ g[o, c] @ G.T)
+            np.testing.assert_allclose(u[o, :, c].reshape(4, 4), G[2] @ g[o, c] @ G[2].T)
 
 
 def test_filter_from_an_input_transformed_per_call(pretransformed, calls, monkeypatch):
@@ -310,13 +310,13 @@ def test_f4_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
 
 
 def test_f4_filter_transform_matches_the_definition():
-    from glow_mlir.targets.cpu.winograd_filters import G4, transform_filters
+    from glow_mlir.semantics.winograd import G, transform_filters
 
     g = np.random.default_rng(9).standard_normal((2, 3, 3, 3))
     u = transform_filters(g, 4)
     for o in range(2):
         for c in range(3):
-            np.testing.assert_allclose(u[o, :, c].reshape(6, 6), G4 @ g[o, c] @ G4.T)
+            np.testing.assert_allclose(u[o, :, c].reshape(6, 6), G[4] @ g[o, c] @ G[4].T)
 
 
 def test_f4_auto_rule(calls, monkeypatch):
@@ -364,3 +364,38 @@ def test_a_quantized_3x3_convolution_stays_on_the_int8_kernels():
     assert "glow.convolution" in cpu.quantization.quantized
     x = batches[1]["image"]
     np.testing.assert_allclose(cpu(x)[0], interp(x)[0], atol=0.05)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_the_reference_kernel_reads_a_pre_transformed_filter(m):
+    """`winograd_filter = m` means the filter operand is U = G g G^T: the interpreter's
+    kernel recovers g (G has full column rank) and gives the direct convolution's numbers
+    (it raised NotImplementedError before)."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module, verify_module
+    from glow_mlir.semantics.graph_evaluator import evaluate_module
+    from glow_mlir.semantics.winograd import recover_filters, transform_filters
+
+    rng = np.random.default_rng(m)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    g = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    u = transform_filters(g, m)
+    np.testing.assert_allclose(recover_filters(u, m), g, rtol=1e-5, atol=1e-6)
+    a = (m + 2) ** 2
+
+    def module(filter_type: str, attrs: str) -> str:
+        return (f"func.func @f(%x: tensor<1x3x6x6xf32>, %w: {filter_type}, "
+                f"%b: tensor<4xf32>) -> tensor<1x4x6x6xf32> {{\n"
+                f"  %y = glow.convolution %x, %w, %b {{kernels = array<i64: 3, 3>, "
+                f"pads = array<i64: 1, 1, 1, 1>{attrs}}} : (tensor<1x3x6x6xf32>, "
+                f"{filter_type}, tensor<4xf32>) -> tensor<1x4x6x6xf32>\n"
+                f"  func.return %y : tensor<1x4x6x6xf32>\n}}")
+
+    direct = parse_module(make_context(), module("tensor<4x3x3x3xf32>", ""))
+    wino = parse_module(make_context(), module(f"tensor<4x{a}x3xf32>",
+                                               f", winograd_filter = {m} : i64"))
+    verify_module(wino)
+    want = evaluate_module(direct, [x, g, b])[0]
+    got = evaluate_module(wino, [x, u, b])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -95,7 +95,7 @@ TRANSFORMS = {
          (0, 1, -1, 8, -8, 1))),
 }
 """Per output tile size m: B^T ((m+2) x (m+2)) and A^T (m x (m+2)); G, the filters',
-is `targets/cpu/winograd_filters.G`."""
+is `semantics/winograd.G`."""
 
 WINOGRAD_4 = "auto"
 """Whether F(4x4, 3x3) (6x6 tiles, 36 products; constant filters only) replaces

@@ -140,37 +140,44 @@ class ConvolutionOp(GlowOp):
     assembly_format = FUNCTIONAL_FORMAT
 
     def check(self) -> None:
-        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         winograd = self.int_attr("winograd_filter") != 0
         require_rank("filter", self.filter, 3 if winograd else 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
         _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
-        n, c, h, w = image_dims(shape_of(self.input), layout)
-        kernels, strides, pads, dilation = _check_window(self, (h, w), True)
-        group = self.int_attr("group")
-        require(group > 0, f"group must be positive, got {group}")
-        require(c % group == 0, f"group {group} does not divide the {c} input channels")
-        fshape = shape_of(self.filter)
-        o = fshape[0]
-        require(o % group == 0, f"group {group} does not divide the {o} output channels")
-        if winograd:
-            m = self.int_attr("winograd_filter")
-            require(m in (2, 4), f"winograd_filter is 2 or 4, got {m}")
-            require(layout == "NCHW" and tuple(kernels) == (3, 3) and group == 1,
-                    "winograd_filter takes an NCHW 3x3 convolution of one group")
-            require_shape("filter", self.filter, (o, (m + 2) ** 2, c),
-                          f"{o} Winograd F({m}x{m}, 3x3) filters of {c} channels")
-        else:
-            want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
-            require_shape("filter", self.filter, want_filter,
-                          f"{o} filters of {c // group} channels, kernels {list(kernels)}")
+        o = check_conv_geometry(self, self.int_attr("winograd_filter"))
         require_shape("bias", self.bias, (o,), "one per output channel")
-        oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
-        require_shape("result", self.result, image_shape(n, o, oh, ow, layout),
-                      f"input {fmt_shape(shape_of(self.input))}, strides {list(strides)}, "
-                      f"pads {list(pads)}, dilation {list(dilation)}")
         _check_fused_activation(self)
+
+
+def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
+    """The window, group, filter and result shapes of a 2-D convolution (`input`,
+    `filter` and `result` operands; window, `group` and `layout` attributes), shared by
+    the convolution ops; `winograd`: the filter is F(m x m, 3x3)'s transformed form.
+    Returns the output channels."""
+    layout = op.str_attr("layout")
+    x, filt, result = op.operands[0], op.operands[1], op.results[0]
+    n, c, h, w = image_dims(shape_of(x), layout)
+    kernels, strides, pads, dilation = _check_window(op, (h, w), True)
+    group = op.int_attr("group")
+    require(group > 0, f"group must be positive, got {group}")
+    require(c % group == 0, f"group {group} does not divide the {c} input channels")
+    o = shape_of(filt)[0]
+    require(o % group == 0, f"group {group} does not divide the {o} output channels")
+    if winograd:
+        require(winograd in (2, 4), f"winograd_filter is 2 or 4, got {winograd}")
+        require(layout == "NCHW" and tuple(kernels) == (3, 3) and group == 1,
+                "winograd_filter takes an NCHW 3x3 convolution of one group")
+        require_shape("filter", filt, (o, (winograd + 2) ** 2, c),
+                      f"{o} Winograd F({winograd}x{winograd}, 3x3) filters of {c} channels")
+    else:
+        require_shape("filter", filt, image_shape(o, c // group, kernels[0], kernels[1], layout),
+                      f"{o} filters of {c // group} channels, kernels {list(kernels)}")
+    oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
+    require_shape("result", result, image_shape(n, o, oh, ow, layout),
+                  f"input {fmt_shape(shape_of(x))}, strides {list(strides)}, "
+                  f"pads {list(pads)}, dilation {list(dilation)}")
+    return o
 
 
 class _PoolOp(GlowOp):

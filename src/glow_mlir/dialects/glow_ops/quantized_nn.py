@@ -22,12 +22,10 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 
 from glow_mlir.dialects.glow_ops.attrs import Layout, int_attr, ints_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
-from glow_mlir.dialects.glow_ops.nn import _check_window
-from glow_mlir.dialects.glow_ops.shapes import image_dims, image_shape, spatial_out
+from glow_mlir.dialects.glow_ops.nn import check_conv_geometry
 from glow_mlir.dialects.glow_ops.traits import MacCount, conv_macs, matmul_macs
 from glow_mlir.dialects.glow_ops.types import (
     elem_of,
-    fmt_shape,
     is_float,
     is_int,
     is_quantized,
@@ -78,24 +76,10 @@ class ChannelwiseQuantizedConvolutionOp(GlowOp):
     assembly_format = FUNCTIONAL_FORMAT
 
     def check(self) -> None:
-        layout = self.str_attr("layout")
         require_rank("input", self.input, 4)
         require_rank("filter", self.filter, 4)
-        o = shape_of(self.filter)[0]
-        _check_channel_params(self, self.filter, o, "filter")
-        n, c, h, w = image_dims(shape_of(self.input), layout)
-        kernels, strides, pads, dilation = _check_window(self, (h, w), True)
-        group = self.int_attr("group")
-        require(group > 0, f"group must be positive, got {group}")
-        require(c % group == 0, f"group {group} does not divide the {c} input channels")
-        require(o % group == 0, f"group {group} does not divide the {o} output channels")
-        want_filter = image_shape(o, c // group, kernels[0], kernels[1], layout)
-        require_shape("filter", self.filter, want_filter,
-                      f"{o} filters of {c // group} channels, kernels {list(kernels)}")
-        oh, ow = spatial_out((h, w), kernels, strides, pads, dilation)
-        require_shape("result", self.result, image_shape(n, o, oh, ow, layout),
-                      f"input {fmt_shape(shape_of(self.input))}, strides {list(strides)}, "
-                      f"pads {list(pads)}, dilation {list(dilation)}")
+        _check_channel_params(self, self.filter, shape_of(self.filter)[0], "filter")
+        check_conv_geometry(self)
 
 
 @irdl_op_definition

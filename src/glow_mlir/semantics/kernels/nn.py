@@ -16,6 +16,7 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
+from glow_mlir.semantics.winograd import recover_filters
 
 
 def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
@@ -55,9 +56,9 @@ def convolution(op, x, w, bias):
     """out[n, o] = bias[o] + sum over the group's channels c and the window of
     x[n, g*C/G + c] * w[o, c]; then the fused activation. Group g owns output channels
     [g*O/G, (g+1)*O/G) and input channels [g*C/G, (g+1)*C/G)."""
-    if op.int_attr("winograd_filter", 0):  # the cpu backend's form only (no inverse)
-        raise NotImplementedError("no reference kernel for a Winograd-transformed filter")
     layout = op.str_attr("layout", "NCHW")
+    if m := op.int_attr("winograd_filter", 0):  # U = G g G^T (the cpu backend's form)
+        w = from_nchw(recover_filters(w, m), layout)
     kernels, strides, pads = _window_attrs(op)
     dilation = op.ints("dilation", (1, 1))
     group = op.int_attr("group", 1)

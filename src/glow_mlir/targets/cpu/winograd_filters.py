@@ -19,21 +19,7 @@ from xdsl.ir import BlockArgument
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.resources import add_resource, resource_value
-
-G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-"""F(2x2, 3x3)'s filter transform (Lavin & Gray 2016)."""
-G4 = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
-               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
-"""F(4x4, 3x3)'s (the same paper; with kernels_winograd.TRANSFORMS[4])."""
-
-
-def transform_filters(g: np.ndarray, m: int = 2) -> np.ndarray:
-    """[O, C, 3, 3] -> [O, (m+2)^2, C]: (G g[o, c] G^T)[a, b] at [o, (m+2)a + b, c],
-    computed in float64 and rounded once to g's type."""
-    gm = G if m == 2 else G4
-    u = np.einsum("ai,ocij,bj->oabc", gm, g.astype(np.float64), gm)
-    o, c = g.shape[:2]
-    return np.ascontiguousarray(u.reshape(o, (m + 2) ** 2, c).astype(g.dtype))
+from glow_mlir.semantics.winograd import transform_filters
 
 
 def pretransform_winograd_filters(module: ModuleOp) -> int:
