@@ -22,10 +22,8 @@ its own quantize_static on the same batches. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -79,24 +77,14 @@ def cpu_seconds(fn, feeds, runs: int) -> float:
 
 def ort_int8(model, calibration, threads: int):
     """onnxruntime's quantize_static (QOperator, u8 activations, s8 weights) session."""
-    import onnx
     from onnxruntime import quantization
 
-    class Reader(quantization.CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(calibration)
+    from ort_quantized import quantize_static
 
-        def get_next(self):
-            return next(self.it, None)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "f.onnx"), os.path.join(tmp, "q.onnx")
-        onnx.save(model, src)
-        quantization.quantize_static(src, dst, Reader(),
-                                     quant_format=quantization.QuantFormat.QOperator,
-                                     activation_type=quantization.QuantType.QUInt8,
-                                     weight_type=quantization.QuantType.QInt8)
-        return session(onnx.load(dst), threads)
+    return session(quantize_static(model, calibration,
+                                   quant_format=quantization.QuantFormat.QOperator,
+                                   activation_type=quantization.QuantType.QUInt8,
+                                   weight_type=quantization.QuantType.QInt8), threads)
 
 
 def session(model, threads: int):

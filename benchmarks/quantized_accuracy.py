@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import NoReturn
 
@@ -50,24 +48,14 @@ def ort_run(model, batches: list[dict[str, np.ndarray]]) -> list[np.ndarray]:
 def ort_quantize(model, calibration: list[dict[str, np.ndarray]], method: str,
                  per_channel: bool):
     """onnxruntime's quantize_static: QDQ, int8 activations and weights."""
-    import onnx
     from onnxruntime import quantization as q
 
-    class Reader(q.CalibrationDataReader):
-        def __init__(self):
-            self.it = iter(calibration)
+    from ort_quantized import quantize_static
 
-        def get_next(self):
-            return next(self.it, None)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "f.onnx"), os.path.join(tmp, "q.onnx")
-        onnx.save(model, src)
-        q.quantize_static(src, dst, Reader(), quant_format=q.QuantFormat.QDQ,
-                          activation_type=q.QuantType.QInt8, weight_type=q.QuantType.QInt8,
-                          per_channel=per_channel,
-                          calibrate_method=getattr(q.CalibrationMethod, method))
-        return onnx.load(dst)
+    return quantize_static(model, calibration, quant_format=q.QuantFormat.QDQ,
+                           activation_type=q.QuantType.QInt8, weight_type=q.QuantType.QInt8,
+                           per_channel=per_channel,
+                           calibrate_method=getattr(q.CalibrationMethod, method))
 
 
 def glow_quantized(model, profile, backend: str, calibration: str, per_channel: bool):
