@@ -1,10 +1,26 @@
 """Makes the helpers beside the tests importable as top-level modules
 (`from glow_graphs import glow_graphs`, `from pass_harness import ...`) whatever pytest's
-import mode or the directory pytest is started from."""
+import mode or the directory pytest is started from; the `real_models` fixture."""
 
+import importlib.util
 import os
 import sys
+
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+REAL_MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benchmarks", "real_models.py")
+"""The corpus of real architectures the benchmarks build and the corpus tests run."""
+
+
+@pytest.fixture(scope="module")
+def real_models():
+    """`benchmarks/real_models.py`, loaded once per test module."""
+    spec = importlib.util.spec_from_file_location("real_models", REAL_MODELS)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_models"] = module
+    spec.loader.exec_module(module)
+    return module

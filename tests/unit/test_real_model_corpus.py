@@ -2,7 +2,6 @@
 PyTorch with nothing downloaded, give onnxruntime's numbers on the interpreter. Skipped
 without the `torch` extra."""
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -17,15 +16,6 @@ pytest.importorskip("onnxruntime")
 import glow_mlir  # noqa: E402
 
 PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "real_models.py"
-
-
-@pytest.fixture(scope="module")
-def real_models():
-    spec = importlib.util.spec_from_file_location("real_models", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_models"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

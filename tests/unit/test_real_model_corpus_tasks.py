@@ -4,7 +4,6 @@
 onnxruntime's and PyTorch eager's outputs for the same inputs. The transformers models need
 no torchvision (the CI machine has none); the segmentation ones skip without it."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -29,15 +28,6 @@ CASES = [
     ("whisper_encoder", "dynamo"),
     ("wav2vec2", "legacy"),
 ]
-
-
-@pytest.fixture(scope="module")
-def real_models():
-    spec = importlib.util.spec_from_file_location("real_models", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_models"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
