@@ -28,6 +28,36 @@ N, K, M = 64, 576, 256
 INSTRS = ("vpdpbusd", "vpdpwssd", "vpmaddwd", "vpmaddubsw", "vpmulld", "vpmullw", "vfmadd")
 
 
+def _rows_by_k(body: str, k_step: int) -> str:
+    """The loops over rows n and steps of `k_step` along k around `body` (a k step's work,
+    from `%nk` = n*K + k on; it ends by branching to %kend): the cols, pair and float
+    forms' shared frame."""
+    return f"""
+define void @f(ptr noalias %A, ptr noalias %B, ptr noalias %C) {{
+entry:
+  br label %n
+n:
+  %ni = phi i64 [0, %entry], [%nn, %nend]
+  %nM = mul i64 %ni, {M}
+  %nK = mul i64 %ni, {K}
+  br label %k
+k:
+  %ki = phi i64 [0, %n], [%kn, %kend]
+  %nk = add i64 %nK, %ki
+{body}
+kend:
+  %kn = add i64 %ki, {k_step}
+  %kd = icmp eq i64 %kn, {K}
+  br i1 %kd, label %nend, label %k
+nend:
+  %nn = add i64 %ni, 1
+  %nd = icmp eq i64 %nn, {N}
+  br i1 %nd, label %done, label %n
+done:
+  ret void
+}}"""
+
+
 def ir(form, ext):
     e = ext
     if form == "cols":
@@ -50,32 +80,10 @@ m:
   store i32 %s, ptr %pc
   %mn = add i64 %mi, 1
   %md = icmp eq i64 %mn, {M}
-  br i1 %md, label %kend, label %m
-kend:"""
-        return f"""
-define void @f(ptr noalias %A, ptr noalias %B, ptr noalias %C) {{
-entry:
-  br label %n
-n:
-  %ni = phi i64 [0, %entry], [%nn, %nend]
-  %nM = mul i64 %ni, {M}
-  %nK = mul i64 %ni, {K}
-  br label %k
-k:
-  %ki = phi i64 [0, %n], [%kn, %kend]
-  %nk = add i64 %nK, %ki
+  br i1 %md, label %kend, label %m"""
+        return _rows_by_k(f"""
   %kM = mul i64 %ki, {M}
-{body}
-  %kn = add i64 %ki, 1
-  %kd = icmp eq i64 %kn, {K}
-  br i1 %kd, label %nend, label %k
-nend:
-  %nn = add i64 %ni, 1
-  %nd = icmp eq i64 %nn, {N}
-  br i1 %nd, label %done, label %n
-done:
-  ret void
-}}"""
+{body}""", 1)
     if form == "dot":
         return f"""
 define void @f(ptr noalias %A, ptr noalias %B, ptr noalias %C) {{
@@ -121,18 +129,7 @@ done:
   ret void
 }}"""
     if form == "pair":
-        return f"""
-define void @f(ptr noalias %A, ptr noalias %B, ptr noalias %C) {{
-entry:
-  br label %n
-n:
-  %ni = phi i64 [0, %entry], [%nn, %nend]
-  %nM = mul i64 %ni, {M}
-  %nK = mul i64 %ni, {K}
-  br label %k
-k:
-  %ki = phi i64 [0, %n], [%kn, %kend]
-  %nk = add i64 %nK, %ki
+        return _rows_by_k(f"""
   %pa = getelementptr i8, ptr %A, i64 %nk
   %a0 = load i8, ptr %pa
   %pa1 = getelementptr i8, ptr %pa, i64 1
@@ -161,30 +158,8 @@ m:
   store i32 %s, ptr %pc
   %mn = add i64 %mi, 1
   %md = icmp eq i64 %mn, {M}
-  br i1 %md, label %kend, label %m
-kend:
-  %kn = add i64 %ki, 2
-  %kd = icmp eq i64 %kn, {K}
-  br i1 %kd, label %nend, label %k
-nend:
-  %nn = add i64 %ni, 1
-  %nd = icmp eq i64 %nn, {N}
-  br i1 %nd, label %done, label %n
-done:
-  ret void
-}}"""
-FLOAT = f"""
-define void @f(ptr noalias %A, ptr noalias %B, ptr noalias %C) {{
-entry:
-  br label %n
-n:
-  %ni = phi i64 [0, %entry], [%nn, %nend]
-  %nM = mul i64 %ni, {M}
-  %nK = mul i64 %ni, {K}
-  br label %k
-k:
-  %ki = phi i64 [0, %n], [%kn, %kend]
-  %nk = add i64 %nK, %ki
+  br i1 %md, label %kend, label %m""", 2)
+FLOAT = _rows_by_k(f"""
   %pa = getelementptr float, ptr %A, i64 %nk
   %a = load float, ptr %pa
   %kM = mul i64 %ki, {M}
@@ -202,18 +177,7 @@ m:
   store float %s, ptr %pc
   %mn = add i64 %mi, 1
   %md = icmp eq i64 %mn, {M}
-  br i1 %md, label %kend, label %m
-kend:
-  %kn = add i64 %ki, 1
-  %kd = icmp eq i64 %kn, {K}
-  br i1 %kd, label %nend, label %k
-nend:
-  %nn = add i64 %ni, 1
-  %nd = icmp eq i64 %nn, {N}
-  br i1 %nd, label %done, label %n
-done:
-  ret void
-}}"""
+  br i1 %md, label %kend, label %m""", 1)
 def ir_blocked(R, ext="sext"):
     accs_phi = "\n".join(f"  %acc{r} = phi i32 [0, %m], [%s{r}, %k]" for r in range(R))
     body = []
