@@ -22,6 +22,7 @@ from glow_mlir.frontends.onnx.converters import (
     activations as act,
 )
 from glow_mlir.frontends.onnx.converters import (
+    attention,
     control_flow,
     detection,
     indexing,
@@ -109,6 +110,8 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "SimplifiedLayerNormalization": _e(ms_transformer.simplified_layer_normalization),
     "LRN": _e(nn.lrn),
     "Softmax": _e(nn.softmax),
+    "Attention": _e(attention.attention, 23),
+    "RotaryEmbedding": _e(attention.rotary_embedding, 23),
     "LogSoftmax": _e(nn.log_softmax),
     "Gemm": _e(linalg.gemm),
     "MatMul": _e(linalg.matmul),
