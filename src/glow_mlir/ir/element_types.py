@@ -112,7 +112,8 @@ def is_reduced_precision(dtype: np.dtype) -> bool:
     return np.dtype(dtype) in _REDUCED
 
 
-def _is_float(dtype: np.dtype) -> bool:
+def is_float_dtype(dtype: np.dtype) -> bool:
+    """A floating-point dtype, numpy's or ml_dtypes' (bfloat16's `kind` is 'V')."""
     return dtype.kind == "f" or (dtype in _REDUCED and "int" not in dtype.name)
 
 
@@ -132,7 +133,7 @@ def cast_array(array: np.ndarray, dtype: np.dtype | type, saturate: bool = True)
         from onnx.numpy_helper import to_float8e8m0
 
         return to_float8e8m0(array, saturate, "up").astype(dtype)
-    if array.dtype in _REDUCED and _is_float(array.dtype):
+    if array.dtype in _REDUCED and is_float_dtype(array.dtype):
         array = array.astype(np.float32)  # exact: every reduced float fits in f32
     if array.dtype.kind == "f" and (dtype.kind in "iu" or "int" in dtype.name):
         array = np.trunc(array)

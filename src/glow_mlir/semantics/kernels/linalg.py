@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.dialects import glow
+from glow_mlir.ir.element_types import is_float_dtype
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if is_float_dtype(x.dtype):
         return x.astype(np.float64)
     return x.astype(np.uint64 if x.dtype.kind == "u" else np.int64)
 

@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
+from glow_mlir.ir.element_types import is_float_dtype
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
 from glow_mlir.semantics.winograd import recover_filters
@@ -47,7 +48,7 @@ def _window_attrs(op):
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64)
+    return x.astype(np.float64) if is_float_dtype(x.dtype) else x.astype(np.int64)
 
 
 @kernel(glow.ConvolutionOp)
@@ -79,7 +80,7 @@ def max_pool(op, x):
     compare as stored: scale > 0 keeps the order)."""
     layout = op.str_attr("layout", "NCHW")
     kernels, strides, pads = _window_attrs(op)
-    if x.dtype.kind == "f":
+    if is_float_dtype(x.dtype):
         low = -np.inf
     elif x.dtype.kind == "b":
         low = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from glow_mlir.dialects import glow
+from glow_mlir.ir.element_types import is_float_dtype
 from glow_mlir.semantics.numerics import real_valued
 from glow_mlir.semantics.registry import kernel
 
@@ -21,7 +22,7 @@ def _axes(op, x) -> tuple[int, ...]:
 
 def _wide(x: np.ndarray) -> np.dtype:
     """The accumulator type: float64 for floats, int64/uint64 for integers."""
-    if x.dtype.kind == "f":
+    if is_float_dtype(x.dtype):
         return np.dtype(np.float64)
     return np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
 
@@ -49,7 +50,7 @@ def _extreme(fn, x, axes, lowest: bool):
     max, +inf for min; the type's extremes for integers), where numpy would raise."""
     if x.size:
         return fn(x, axis=axes)
-    if x.dtype.kind == "f":
+    if is_float_dtype(x.dtype):
         identity = -np.inf if lowest else np.inf
     else:
         info = np.iinfo(x.dtype)
