@@ -152,3 +152,31 @@ def test_resource_blob_round_trip(dtype):
     array = array.astype(dtype)
     back = decode_blob(encode_blob(array), TensorType(element_type(dtype), array.shape))
     assert_same(back, array)
+
+
+@pytest.mark.parametrize("op", ["MatMul", "ReduceSum", "MaxPool"])
+def test_bfloat16_kernels_accumulate_as_floats(op):
+    """bfloat16's numpy kind is 'V', not 'f': the matmul, reduction and pooling kernels
+    must still widen it to float64, not truncate it to integers."""
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(0)
+    x = (rng.random((1, 2, 4, 4)) + 0.1).astype(bf16)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, list(x.shape))]
+    feeds = [x]
+    if op == "MatMul":
+        w = (rng.random((4, 3)) + 0.1).astype(bf16)
+        inputs.append(helper.make_tensor_value_info("w", TensorProto.BFLOAT16, [4, 3]))
+        feeds.append(w)
+        node = helper.make_node("MatMul", ["x", "w"], ["y"])
+        want = (x.astype(np.float32) @ w.astype(np.float32)).astype(bf16)
+    elif op == "ReduceSum":
+        node = helper.make_node("ReduceSum", ["x"], ["y"], keepdims=0)
+        want = np.asarray(x.astype(np.float32).sum()).astype(bf16)
+    else:
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+        want = x.astype(np.float32).reshape(1, 2, 2, 2, 2, 2).max(axis=(3, 5)).astype(bf16)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              ir_version=IR_VERSION)
+    (got,) = evaluate_module(import_onnx(model), feeds)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
