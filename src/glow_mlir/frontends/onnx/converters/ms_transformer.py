@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import f32, i1, i32
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
 from glow_mlir.frontends.onnx.builder import Value
+from glow_mlir.frontends.onnx.converters.attention import causal_keep, merge_heads, split_heads
 from glow_mlir.frontends.onnx.converters.linalg import matmul_values
 from glow_mlir.frontends.onnx.converters.ms_attributes import FLOAT, INT, INTS, attributes
 from glow_mlir.frontends.onnx.converters.reduce import reduce
@@ -274,18 +275,6 @@ def fused_matmul(n: Node) -> Value:
 # ---------------------------------------------------------------------- attention
 
 
-def _heads(n: Node, x: Value, heads: int) -> Value:
-    """[B, S, N*H] -> [B, N, S, H]."""
-    batch, seq, width = x.shape
-    return n.b.transpose(n.b.reshape(x, [batch, seq, heads, width // heads]), [0, 2, 1, 3])
-
-
-def _merge_heads(n: Node, x: Value) -> Value:
-    """[B, N, S, H] -> [B, S, N*H]."""
-    batch, heads, seq, size = x.shape
-    return n.b.reshape(n.b.transpose(x, [0, 2, 1, 3]), [batch, seq, heads * size])
-
-
 def _bmm(n: Node, a: Value, b: Value) -> Value:
     """[B, N, M, K] x [B, N, K, P] as one batched matmul."""
     return matmul_values(n, a, b)
@@ -324,8 +313,7 @@ def _key_mask(n: Node, mask: Value, batch: int, seq: int, total: int, like: Valu
 
 def _causal(n: Node, seq: int, total: int, value: float) -> Value:
     """Query i (after `total - seq` past keys) sees keys j <= i + past."""
-    past = total - seq
-    keep = np.arange(total)[None, :] <= np.arange(seq)[:, None] + past
+    keep = causal_keep(seq, total, total - seq)
     return n.b.from_const(np.where(keep, 0.0, value).astype(np.float32).reshape(1, 1, seq, total))
 
 
@@ -383,7 +371,7 @@ def attention(n: Node) -> list[Value | None]:
     if n.has(2):
         qkv = _ew(n, glow.AddOp, qkv, n.input(2))
     starts = [0, sizes[0], sizes[0] + sizes[1]]
-    q, k, v = (_heads(n, b.slice(qkv, [0, 0, s], [batch, seq, size]), heads)
+    q, k, v = (split_heads(n, b.slice(qkv, [0, 0, s], [batch, seq, size]), heads)
                for s, size in zip(starts, sizes))
     past = n.optional(4)
     if past is not None:
@@ -404,7 +392,7 @@ def attention(n: Node) -> list[Value | None]:
         masks.append(_causal(n, seq, total, value))
     if (bias := _attention_bias(n, 5, batch, heads, seq, total)) is not None:
         masks.append(bias)
-    y = _merge_heads(n, _attend(n, q, k, v, _scale(n, sizes[0] // heads), masks))
+    y = merge_heads(n, _attend(n, q, k, v, _scale(n, sizes[0] // heads), masks))
     present = None
     if n.output_used(1):
         if sizes[1] != sizes[2]:
@@ -445,7 +433,7 @@ def multi_head_attention(n: Node) -> list[Value | None]:
         q = _ew(n, glow.AddOp, q, b.slice(bias, [0], [width]))
         key = _ew(n, glow.AddOp, key, b.slice(bias, [width], [width]))
         value = _ew(n, glow.AddOp, value, b.slice(bias, [2 * width], [vw]))
-    qh, kh, vh = _heads(n, q, heads), _heads(n, key, heads), _heads(n, value, heads)
+    qh, kh, vh = split_heads(n, q, heads), split_heads(n, key, heads), split_heads(n, value, heads)
     past_k, past_v = n.optional(6), n.optional(7)
     if (past_k is None) != (past_v is None):
         n.fail("past_key and past_value must be given together")
@@ -464,5 +452,5 @@ def multi_head_attention(n: Node) -> list[Value | None]:
         masks.append(_causal(n, seq, total, fill))
     if (bias4 := _attention_bias(n, 5, batch, heads, seq, total)) is not None:
         masks.append(bias4)
-    y = _merge_heads(n, _attend(n, qh, kh, vh, _scale(n, width // heads), masks))
+    y = merge_heads(n, _attend(n, qh, kh, vh, _scale(n, width // heads), masks))
     return [y, kh if n.output_used(1) else None, vh if n.output_used(2) else None, None]
