@@ -52,7 +52,7 @@ Where Xor
 BEYOND_GLOW_OPS = """
 Greater GreaterOrEqual LessOrEqual GatherElements Elu Selu Softplus HardSwish Round Mod
 GlobalMaxPool Einsum LayerNormalization Gelu MatMulInteger QLinearConv QLinearMatMul
-DynamicQuantizeLinear ConvInteger ScatterElements Scan Attention RotaryEmbedding
+DynamicQuantizeLinear ConvInteger ScatterElements Scan Attention RotaryEmbedding LinearAttention
 """.split()
 """The ops issue 3 adds beyond Glow's loader."""
 

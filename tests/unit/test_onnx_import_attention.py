@@ -1,6 +1,7 @@
-"""ONNX's Attention (opsets 23-25) and RotaryEmbedding (23) beyond the node suite's small
-cases: larger shapes against onnxruntime on the interpreter and cpu, the mask forms the
-suite leaves out (checked against onnx's reference evaluator), and the errors."""
+"""ONNX's Attention (opsets 23-25), RotaryEmbedding (23) and LinearAttention (27) beyond
+the node suite's small cases: larger shapes against onnxruntime on the interpreter and
+cpu, the mask forms the suite leaves out (checked against onnx's reference evaluator),
+and the errors."""
 
 from __future__ import annotations
 
@@ -148,4 +149,39 @@ def test_rotary_dim_error():
     model = make_model([helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"],
                                          rotary_embedding_dim=7)], feeds, ["y"], opset=23)
     with pytest.raises(OnnxImportError, match="rotary_embedding_dim 7 must be even"):
+        import_onnx(model)
+
+
+def linear_attention_model(feeds, order, **attrs):
+    node = helper.make_node("LinearAttention", order, ["y", "state"], **attrs)
+    return make_model([node], feeds, ["y", "state"], opset=27)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("rule", ["gated_delta", "gated"])
+def test_linear_attention_gqa_longer(rule, backend):
+    """Ten steps, three query heads per kv head, a per-head decay and a past state: against
+    the reference (onnxruntime has no LinearAttention)."""
+    steps, q_heads, kv_heads, dk, dv = 10, 6, 2, 8, 4
+    key = rand(B, steps, kv_heads, dk, seed=21)
+    key /= np.linalg.norm(key, axis=-1, keepdims=True)  # the delta rule wants unit keys
+    feeds = {"q": rand(B, steps, q_heads * dk, seed=20), "k": key.reshape(B, steps, -1),
+             "v": rand(B, steps, kv_heads * dv, seed=22),
+             "past": rand(B, kv_heads, dk, dv, seed=23) * 0.1,
+             "decay": -np.abs(rand(B, steps, kv_heads, seed=24)) * 0.2}
+    order = ["q", "k", "v", "past", "decay"]
+    if rule == "gated_delta":
+        feeds["beta"] = np.random.default_rng(25).random((B, steps, kv_heads)).astype(np.float32)
+        order.append("beta")
+    model = linear_attention_model(feeds, order, q_num_heads=q_heads, kv_num_heads=kv_heads,
+                                   update_rule=rule)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    assert_close(compiled_run(model, feeds, backend), want)
+
+
+def test_linear_attention_rule_needs_its_inputs():
+    feeds = {"q": rand(B, 3, 8), "k": rand(B, 3, 8), "v": rand(B, 3, 8)}
+    model = linear_attention_model(feeds, ["q", "k", "v"], q_num_heads=1, kv_num_heads=1,
+                                   update_rule="gated")
+    with pytest.raises(OnnxImportError, match="update_rule 'gated' requires input 'decay'"):
         import_onnx(model)
