@@ -24,6 +24,7 @@ from glow_mlir.frontends.onnx.converters import (
 from glow_mlir.frontends.onnx.converters import (
     control_flow,
     detection,
+    grid_sample,
     indexing,
     linalg,
     losses,
@@ -143,6 +144,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "DepthToSpace": _e(tensor.depth_to_space),
     "Resize": _e(resize.resize, 10),
     "Upsample": _e(resize.upsample, 7, 9),
+    "GridSample": _e(grid_sample.grid_sample, 16),
     "RoiAlign": _e(detection.roi_align, 10),
     "NonMaxSuppression": _e(detection.non_max_suppression, 10),
     # reductions
