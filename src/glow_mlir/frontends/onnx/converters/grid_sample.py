@@ -10,6 +10,12 @@ the weights times the pixels summed over T is the output. Under padding zeros a 
 the input weighs 0; every tap position is clamped into the input before the gather, so no
 grid value makes a kernel read outside a buffer (a NaN coordinate samples at the low border,
 as does an infinite one under reflection; the reference raises on both).
+
+One deliberate difference from the reference: cubic with padding border clamps each tap,
+not the coordinate, as PyTorch's grid_sample (where the op comes from) and onnxruntime do
+(the reference moves a coordinate just outside the input onto the border, which drops the
+inner taps a point there still reaches: onnxruntime issue 10607). No node case has cubic
+with border; for nearest and linear the two readings agree.
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ def _taps(n: Node, a: _Arith, coord: Value, size: int, mode: str, padding: str,
         lo, hi = -0.5, size - 0.5
     if mode == "nearest":
         x = a.ew(glow.RoundOp, x)  # half to even, as the reference's np.rint
-    if padding == "border":
+    if padding == "border" and mode != "cubic":
         x = a.select(a.ew(glow.OrOp, a.lt(x, lo), a.gt(x, hi)), a.clamp(x, 0.0, size - 1.0), x)
     elif padding == "reflection":
         x = a.reflect(x, lo, hi)
