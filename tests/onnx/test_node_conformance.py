@@ -31,12 +31,14 @@ def test_node_case(case):
 
 NATIVE_OPS = ("DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "QLinearConv",
               "QLinearMatMul", "ScatterND", "ScatterElements", "RoiAlign", "NonZero",
-              "NonMaxSuppression", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss")
+              "NonMaxSuppression", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
+              "GridSample")
 """Ops whose cases also run on the cpu backend: the integer ops' results must be exact in
 native code too (the importer sums them in float32 or float64 as a bound proves exact),
 and scatter's native kernel must combine repeated indices in the reference's order;
 RoiAlign's, NonZero's and NonMaxSuppression's kernels are native code of their own; the
-losses' one-hot of i1 comparisons and clamped weight gather must give the same numbers."""
+losses' one-hot of i1 comparisons and clamped weight gather, and GridSample's tap
+positions converted from float and clamped, must give the same numbers."""
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in _CASES if c.op_type in NATIVE_OPS])
