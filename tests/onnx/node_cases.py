@@ -53,6 +53,7 @@ BEYOND_GLOW_OPS = """
 Greater GreaterOrEqual LessOrEqual GatherElements Elu Selu Softplus HardSwish Round Mod
 GlobalMaxPool Einsum LayerNormalization Gelu MatMulInteger QLinearConv QLinearMatMul
 DynamicQuantizeLinear ConvInteger ScatterElements Scan Attention RotaryEmbedding LinearAttention
+SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss RMSNormalization GridSample
 """.split()
 """The ops issue 3 adds beyond Glow's loader."""
 

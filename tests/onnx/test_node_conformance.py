@@ -32,13 +32,16 @@ def test_node_case(case):
 
 NATIVE_OPS = ("DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "QLinearConv",
               "QLinearMatMul", "ScatterND", "ScatterElements", "RoiAlign", "NonZero",
-              "NonMaxSuppression", "Attention", "RotaryEmbedding", "LinearAttention")
+              "NonMaxSuppression", "Attention", "RotaryEmbedding", "LinearAttention",
+              "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "GridSample")
 """Ops whose cases also run on the cpu backend: the integer ops' results must be exact in
 native code too (the importer sums them in float32 or float64 as a bound proves exact),
 and scatter's native kernel must combine repeated indices in the reference's order;
 RoiAlign's, NonZero's and NonMaxSuppression's kernels are native code of their own;
 Attention's masks hold -inf, whose softmax and guard native code must get right;
-LinearAttention's unrolled recurrence carries its state through native code."""
+LinearAttention's unrolled recurrence carries its state through native code; the
+losses' one-hot of i1 comparisons and clamped weight gather, and GridSample's tap
+positions converted from float and clamped, must give the same numbers."""
 
 _NO_CPU_MATMUL = {onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
 """Element types the cpu backend has no matrix-multiply code generator for."""

@@ -25,13 +25,15 @@ ARG_ATTR = "glow.input_checks"
 class InputCheck:
     """`what` the values are (for the message); valid integers lie in [low, high), or,
     with `sizes`, component k of the last axis in [-sizes[k], sizes[k]) (ONNX index
-    tuples, negative ones counting back); `finite` refuses NaN and infinities."""
+    tuples, negative ones counting back); `finite` refuses NaN and infinities; `allowed`
+    is one more valid integer outside [low, high) (a loss's ignore_index)."""
 
     what: str
     low: int | None = None
     high: int | None = None
     finite: bool = False
     sizes: tuple[int, ...] = ()
+    allowed: int | None = None
 
     def problem(self, name: str, x: np.ndarray) -> str | None:
         """A message naming the input, the first bad position and its value, or None."""
@@ -46,6 +48,9 @@ class InputCheck:
         elif np.issubdtype(x.dtype, np.integer) and self.low is not None and self.high is not None:
             bad = (x < self.low) | (x >= self.high)
             rule = f"must be in [{self.low}, {self.high})"
+            if self.allowed is not None:
+                bad &= x != self.allowed
+                rule += f" or be {self.allowed}"
         else:
             return None
         if not bad.any():
@@ -87,7 +92,10 @@ def arg_checks(fn) -> list[tuple[int, InputCheck]]:
 
 def to_dict(check: InputCheck) -> dict:
     """`check` as JSON-ready fields (a function argument's attribute, a saved manifest)."""
-    return {**asdict(check), "sizes": list(check.sizes)}
+    fields = {**asdict(check), "sizes": list(check.sizes)}
+    if check.allowed is None:  # the field is newer than the format: written only when set
+        del fields["allowed"]
+    return fields
 
 
 def from_dict(fields: dict) -> InputCheck:

@@ -193,7 +193,7 @@ def _input_checks(value: object, names: list[str]) -> tuple[tuple[str, InputChec
     found = []
     for i, item in enumerate(_list(value, "input_checks")):
         path = f"input_checks[{i}]"
-        d = _object(item, path, _CHECK_FIELDS)
+        d = _object(item, path, _CHECK_FIELDS, ("allowed",))
         name = _str(d["input"], f"{path}.input")
         if name not in names:
             raise _Bad(f"{path}.input", f"is '{name}', not an input")
@@ -203,7 +203,8 @@ def _input_checks(value: object, names: list[str]) -> tuple[tuple[str, InputChec
                       for k, v in enumerate(_list(d["sizes"], f"{path}.sizes")))
         found.append((name, InputCheck(_str(d["what"], f"{path}.what"),
                                        _signed(d["low"], f"{path}.low"),
-                                       _signed(d["high"], f"{path}.high"), d["finite"], sizes)))
+                                       _signed(d["high"], f"{path}.high"), d["finite"], sizes,
+                                       _signed(d.get("allowed"), f"{path}.allowed"))))
     return tuple(found)
 
 

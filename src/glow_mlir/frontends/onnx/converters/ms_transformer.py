@@ -26,6 +26,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.attention import causal_keep, merge_heads, split_heads
 from glow_mlir.frontends.onnx.converters.linalg import matmul_values
 from glow_mlir.frontends.onnx.converters.ms_attributes import FLOAT, INT, INTS, attributes
+from glow_mlir.frontends.onnx.converters.nn import rms_normalize
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
 
@@ -129,16 +130,6 @@ def bias_add(n: Node) -> Value:
 # ---------------------------------------------------------------------- normalizations
 
 
-def _rms_normalize(n: Node, x: Value, axes: list[int], epsilon: float) -> tuple[Value, Value]:
-    """x / sqrt(mean(x^2 over `axes`) + epsilon) in float32 (onnxruntime's stash type),
-    and the inverse RMS (kept dims)."""
-    xs = n.b.convert(x, f32)
-    mean_sq = reduce(n.b, glow.BatchedReduceMeanOp, _ew(n, glow.MulOp, xs, xs), axes, True)
-    inv = n.b.op(glow.RsqrtOp, [_ew(n, glow.AddOp, mean_sq, n.b.scalar_like(mean_sq, epsilon))],
-                 mean_sq.type)
-    return n.b.convert(_ew(n, glow.MulOp, xs, inv), x.elem), inv
-
-
 def _mean_and_inv_std(n: Node, x: Value, axes: list[int], epsilon: float) -> tuple[Value, Value]:
     b = n.b
     xs = b.convert(x, f32)
@@ -158,7 +149,7 @@ def simplified_layer_normalization(n: Node) -> list[Value | None]:
     stash = n.int("stash_type", 1)
     if stash != 1:
         n.unsupported(f"stash_type {stash} (only float32 statistics are supported)")
-    y, inv = _rms_normalize(n, x, list(range(axis, x.rank)), n.float("epsilon", 1e-5))
+    y, inv = rms_normalize(n, x, list(range(axis, x.rank)), n.float("epsilon", 1e-5))
     return [_ew(n, glow.MulOp, y, n.b.convert(n.input(1), x.elem)), inv]
 
 
@@ -205,7 +196,7 @@ def skip_simplified_layer_normalization(n: Node) -> list[Value | None]:
     if n.output_used(1):
         n.unsupported("the mean output of SkipSimplifiedLayerNormalization (onnxruntime "
                       "does not compute it)")
-    y, inv = _rms_normalize(n, total, [total.rank - 1], _epsilon(n, FUSED_LN_EPSILON))
+    y, inv = rms_normalize(n, total, [total.rank - 1], _epsilon(n, FUSED_LN_EPSILON))
     return [_ew(n, glow.MulOp, y, gamma), None, inv, total]
 
 

@@ -359,6 +359,34 @@ def layer_normalization(n: Node) -> list[Value | None]:
     return [y, *stats]
 
 
+def rms_normalize(n: Node, x: Value, axes: list[int], epsilon: float) -> tuple[Value, Value]:
+    """x / sqrt(mean(x^2 over `axes`) + epsilon), computed in float32 (the stash type), in
+    x's element type, and the inverse RMS (kept dims, float32)."""
+    b = n.b
+    xs = b.convert(x, f32)
+    mean_sq = reduce(b, glow.BatchedReduceMeanOp, b.elementwise(glow.MulOp, [xs, xs]), axes, True)
+    inv = b.elementwise(
+        glow.RsqrtOp, [b.elementwise(glow.AddOp, [mean_sq, b.scalar_like(mean_sq, epsilon)])])
+    return b.convert(b.elementwise(glow.MulOp, [xs, inv]), x.elem), inv
+
+
+def rms_normalization(n: Node) -> Value:
+    """ONNX RMSNormalization (opset 23): RMS over the dims from `axis` on, times a scale
+    that broadcasts to the input."""
+    x = n.input(0)
+    if not is_float(x.elem):
+        n.fail(f"input must be floating-point, got {x.elem}")
+    axis = n.normalize_axis(n.int("axis", -1), x.rank)
+    stash = n.int("stash_type", 1)
+    if stash != 1:
+        n.unsupported(f"stash_type {stash} (only float32 statistics are supported)")
+    y, _ = rms_normalize(n, x, list(range(axis, x.rank)), n.float("epsilon", 1e-5))
+    scale = n.b.convert(n.input(1), x.elem)
+    if n.b.broadcast_shape([x, scale]) != x.shape:
+        n.fail(f"scale {fmt_shape(scale.shape)} does not broadcast to input {fmt_shape(x.shape)}")
+    return n.b.elementwise(glow.MulOp, [y, scale])
+
+
 def lrn(n: Node) -> Value:
     x = n.input(0)
     size = n.int("size")
