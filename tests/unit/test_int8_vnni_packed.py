@@ -36,15 +36,32 @@ def test_pack_round_trips_and_holds_the_channel_sums(o, k):
     assert list(packed[0, 0, 1]) == list(w[1, :4]) + [0] * max(0, 4 - k)
 
 
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_a_filter_packed_in_tap_channel_order_round_trips(layout):
+    """Convolutions pack k as (kh, kw, c), c padded to 4 (the kernel reads 4 channels of
+    one tap per lane); the reference reads the filter back."""
+    o, c, kh, kw = 20, 3, 7, 5
+    shape = (o, c, kh, kw) if layout == "NCHW" else (o, kh, kw, c)
+    w = np.random.default_rng(1).integers(-128, 128, shape).astype(np.int8)
+    rows = vnni_layout.conv_rows(w, layout)
+    assert rows.shape == (o, kh * kw * 4)
+    ohwi = w.transpose(0, 2, 3, 1) if layout == "NCHW" else w
+    np.testing.assert_array_equal(rows.reshape(o, kh, kw, 4)[..., :c], ohwi)
+    assert not rows.reshape(o, kh, kw, 4)[..., c:].any()
+    packed = vnni_layout.pack(rows)
+    np.testing.assert_array_equal(vnni_layout.conv_filter(packed, o, c, kh, kw, layout), w)
+
+
 @pytest.fixture
 def packed_calls(monkeypatch):
-    """(pixels, channels, k4) of each packed product generated, in order."""
-    seen: list[tuple[int, int, int]] = []
+    """(pixels, channels, taps, groups of 4 k per tap) of each packed product generated,
+    in order."""
+    seen: list[tuple[int, int, int, int]] = []
     real = kvp.rows
 
-    def spy(prod, p_dim, o_dim, k4, *rest):
-        seen.append((p_dim, o_dim, k4))
-        return real(prod, p_dim, o_dim, k4, *rest)
+    def spy(prod, p_dim, o_dim, taps, c4n, *rest):
+        seen.append((p_dim, o_dim, taps, c4n))
+        return real(prod, p_dim, o_dim, taps, c4n, *rest)
 
     monkeypatch.setattr(kvp, "rows", spy)
     return seen
@@ -72,7 +89,7 @@ def test_packed_convolution_matches_the_interpreter(monkeypatch, packed_calls, n
     shape = CONVS[name]
     assert _steps(_conv(*shape, seed=5), schema) <= 1.0 + 1e-9  # symmetric_uint8: u8 a
     c, kk = shape[1], shape[5]
-    assert packed_calls and packed_calls[0][1:] == (shape[4], -(-c * kk * kk // 4))
+    assert packed_calls and packed_calls[0][1:] == (shape[4], kk * kk, -(-c // 4))
 
 
 @vnni_host
@@ -83,7 +100,7 @@ def test_packed_fully_connected_matches_the_interpreter(monkeypatch, packed_call
     """The 1-row Gemm of a classifier head, k % 4 != 0 (rows copied, padded with za)."""
     monkeypatch.setattr(kernels_vnni, "ENABLED", True)
     assert _steps(_fc(n, k, m), schema) <= 1.0 + 1e-9
-    assert packed_calls == [(n, m, -(-k // 4))]
+    assert packed_calls == [(n, m, 1, -(-k // 4))]
 
 
 @vnni_host
@@ -134,7 +151,7 @@ def test_a_wrongly_packed_filter_is_rejected():
 
     q = "!glow.quant<i8, scale = 0.1, offset = 0>"
     x, y = f"tensor<1x8x5x5x{q}>", f"tensor<1x20x5x5x{q}>"
-    good, bad = f"tensor<2x19x16x4x{q}>", f"tensor<2x18x16x4x{q}>"  # K = 72: 18 + 1 rows
+    good, bad = f"tensor<2x19x16x4x{q}>", f"tensor<2x18x16x4x{q}>"  # K = 3 * 3 * 8: 18 + 1
     for w, ok in ((good, True), (bad, False)):
         text = (f"func.func @main(%x: {x}, %w: {w}, %b: tensor<20xi32>) -> {y} {{\n"
                 f"  %0 = glow.convolution %x, %w, %b {{kernels = array<i64: 3, 3>, "

@@ -6,6 +6,9 @@ dot product the way oneDNN packs them, written by the cpu backend at compile tim
 
     packed[ob, k4, lane, j] = w[16 * ob + lane, 4 * k4 + j]      k4 < ceil(K / 4)
 
+with w a convolution's filter as [O, K], K = (kh, kw, c) with c padded to a multiple of 4
+by zeros (`conv_rows`: 4 channels of one tap per lane, read from an image whose channels
+are contiguous), or fully_connected's weights transposed ([M, K]);
 so one 64-byte row packed[ob, k4] holds 4 consecutive k of 16 output channels, 4 bytes
 per 32-bit lane: one vpdpbusd of that row with 4 activation bytes broadcast to every lane
 adds 16 outputs x 4 k. Channels past O and k past K are zero. The last row of each
@@ -48,3 +51,22 @@ def unpack(packed: np.ndarray, o: int, k: int) -> np.ndarray:
     assert (ob, k4p1, lanes, group) == packed_shape(o, k), (packed.shape, o, k)
     body = packed[:, :-1].transpose(0, 2, 1, 3).reshape(ob * LANES, (k4p1 - 1) * GROUP)
     return np.ascontiguousarray(body[:o, :k])
+
+
+def conv_rows(w: np.ndarray, layout: str) -> np.ndarray:
+    """An OIHW (NCHW) or OHWI (NHWC) filter as [O, kh * kw * cp], (kh, kw, c) order, the
+    channels padded to cp = a multiple of 4 by zeros."""
+    ohwi = w.transpose(0, 2, 3, 1) if layout == "NCHW" else w
+    o, kh, kw, c = ohwi.shape
+    cp = -(-c // GROUP) * GROUP
+    out = np.zeros((o, kh, kw, cp), w.dtype)
+    out[..., :c] = ohwi
+    return out.reshape(o, kh * kw * cp)
+
+
+def conv_filter(packed: np.ndarray, o: int, c: int, kh: int, kw: int,
+                layout: str) -> np.ndarray:
+    """The filter back in `layout` from `pack(conv_rows(filter))`."""
+    cp = -(-c // GROUP) * GROUP
+    ohwi = unpack(packed, o, kh * kw * cp).reshape(o, kh, kw, cp)[..., :c]
+    return np.ascontiguousarray(ohwi.transpose(0, 3, 1, 2) if layout == "NCHW" else ohwi)

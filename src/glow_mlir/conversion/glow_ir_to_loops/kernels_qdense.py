@@ -429,8 +429,9 @@ def _packed_fully_connected(instr, em: Emitter) -> None:
                                  em.loop(k, 4 * k4, lambda kk: em.store(za, Xp, [p, kk]))))
         X = Xp
     X32 = kvp.retyped(em, X, MemRefType(i32, [n, k4]))
-    kvp.rows(prod, n, m, k4, lambda p, kk: (X32, [p, kk]), lambda p, kk: (X, [p, kk]),
-             rows64, corr, lambda p, o: (O, [p, o]), n * k * m)
+    kvp.rows(prod, n, m, 1, k4, lambda p, t, kk: (X32, [p, kk]),
+             lambda p: prod.rowsum(lambda kk: (X, [p, kk])), rows64, corr,
+             lambda p, o: (O, [p, o]), n * k * m)
 
 
 def mat_mul(instr, em: Emitter) -> None:
@@ -485,9 +486,9 @@ def convolution(instr, em: Emitter) -> None:
     work = n * pixels * o * k
     packed = a.int_attr("vnni_filter", 0) != 0  # [O, K] packed at compile time
     if packed:
-        k4 = -(-k // 4)
         rows64, sums32 = kvp.packed_views(em, _buf(em, w))
-        corr = kvp.corrections(prod, o, k4, sums32, lambda oc: em.load(B, [oc]))
+        corr = kvp.corrections(prod, o, rows64.type.get_shape()[1] - 1, sums32,  # type: ignore[attr-defined]
+                               lambda oc: em.load(B, [oc]))
     else:
         W = _buf(em, w, [o, k])
         corr = prod.corrections(o, lambda oc, kk: (W, [oc, kk]), lambda oc: em.load(B, [oc]))
@@ -497,19 +498,11 @@ def convolution(instr, em: Emitter) -> None:
             return lambda p, oc: (O, [ni, oc, p])
         return lambda p, oc: (O, [ni, p, oc])
 
-    if packed and not nchw and tuple(kernels) == (1, 1) and not any(pads) and c % 4 == 0:
-        # direct, any stride: pixel p reads x[ni, (p / ow) * sh, (p % ow) * sw, :]
-        X32 = kvp.retyped(em, X, MemRefType(i32, [n, h, wd, c // 4]))
-
-        def at(p):
-            return (em.mul_index(em.value(arith.DivUIOp(p, em.index(ow))), strides[0]),
-                    em.mul_index(em.value(arith.RemUIOp(p, em.index(ow))), strides[1]))
-
-        em.loop(0, n, lambda ni: kvp.rows(
-            prod, pixels, o, k4, lambda p, kk: (X32, [ni, *at(p), kk]),
-            lambda p, kk: (X, [ni, *at(p), kk]), rows64, corr, out_at(ni), work))
+    if packed:
+        kvp.convolution(prod, X, nchw, (n, c, h, wd), (oh, ow), kernels, strides, pads,
+                        dilation, rows64, corr, out_at, _storage(elem(x)))
         return
-    direct = (not packed and not nchw and group == 1 and tuple(kernels) == (1, 1)
+    direct = (not nchw and group == 1 and tuple(kernels) == (1, 1)
               and tuple(strides) == (1, 1) and not any(pads))
     if direct:
         Xp = _buf(em, x, [n, pixels, c])
@@ -519,8 +512,8 @@ def convolution(instr, em: Emitter) -> None:
         return
 
     st = _storage(elem(x))
-    kp = 4 * k4 if packed else pad_k(k)
-    if kp != k and not packed:  # the filter copied to rows of kp, zeros past k (docstring)
+    kp = pad_k(k)
+    if kp != k:  # the filter copied to rows of kp, zeros after k (module docstring)
         prod.kp = kp
         Wp = em.scratch(st, [o, kp])
         zero = em.const(0, st)
@@ -577,14 +570,8 @@ def convolution(instr, em: Emitter) -> None:
                 k, kp, lambda kk: em.store(pad_value, col, [p, _addi_index(
                     em, em.mul_index(g, kp), kk)]))))
 
-    col32 = kvp.retyped(em, col, MemRefType(i32, [pixels, kp // 4])) if packed else None
-
     def image(ni):
         fill(ni)
-        if packed:
-            kvp.rows(prod, pixels, o, k4, lambda p, kk: (col32, [p, kk]),
-                     lambda p, kk: (col, [p, kk]), rows64, corr, out_at(ni), work)
-            return
         prod.rows(pixels, og,
                   lambda p, g, kk: (col, [p, _addi_index(em, em.mul_index(g, kp), kk)]),
                   lambda oc, kk: (W, [oc, kk]), corr, out_at(ni), work, groups=group)

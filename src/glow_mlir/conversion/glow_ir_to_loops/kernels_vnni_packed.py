@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, i8, i32
 from xdsl.ir import Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd, tap_range
 from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
@@ -75,13 +76,16 @@ def corrections(prod, o_dim: int, k4: int, sums32: SSAValue, bias_at) -> SSAValu
     return corr
 
 
-def rows(prod, p_dim: int, o_dim: int, k4: int, a32_at: Callable[[SSAValue, SSAValue], tuple],
-         a_at: Callable[[SSAValue, SSAValue], tuple], rows64: SSAValue, corr: SSAValue,
+def rows(prod, p_dim: int, o_dim: int, taps: int, c4n: int,
+         a32_at: Callable[[SSAValue, SSAValue, SSAValue], tuple],
+         rowsum_of: Callable[[SSAValue], SSAValue | None], rows64: SSAValue, corr: SSAValue,
          out_at: Callable[[SSAValue, SSAValue], tuple], work: int) -> None:
     """out[p, o] for p < p_dim (blocks of PBLOCK pixels split over threads; a short last
-    block repeats its last pixel), o < o_dim; `a32_at(p, k4)`: (memref, indices) of the
-    i32 holding a[p, 4 k4 : 4 k4 + 4], `a_at(p, k)` one byte (the row sums), `rows64`
-    the packed weight's 64-byte rows."""
+    block repeats its last pixel), o < o_dim. The reduction runs over `taps` x `c4n`
+    groups of 4 k (weight row t * c4n + c4); `a32_at(p, t, c4)`: (memref, indices) of the
+    i32 holding those 4 activation bytes of pixel p; `rowsum_of(p)`: sum_k a[p, k] when
+    the weights have an offset (`Product.rowsum`), else None; `rows64` the packed
+    weight's 64-byte rows."""
     em = prod.em
     ob_dim = -(-o_dim // LANES)
     pblock = min(PBLOCK, p_dim)
@@ -92,48 +96,154 @@ def rows(prod, p_dim: int, o_dim: int, k4: int, a32_at: Callable[[SSAValue, SSAV
         p0 = em.mul_index(i, pblock)
         ps = [p0] + [em.value(arith.MinUIOp(em.add_index(p0, r), em.index(p_dim - 1)))
                      for r in range(1, pblock)]
+
+        def one_pass(ob, nb):
+            _pass(prod, ps, ob, nb, taps, c4n, a32_at, rows64, tile)
+
         full = ob_dim - ob_dim % nblock
         if full:
-            em.loop(0, full, lambda ob: _pass(prod, ps, ob, nblock, k4, a32_at, rows64, tile),
-                    step=nblock)
+            em.loop(0, full, lambda ob: one_pass(ob, nblock), step=nblock)
         if ob_dim % nblock:
-            _pass(prod, ps, em.index(full), ob_dim % nblock, k4, a32_at, rows64, tile)
+            one_pass(em.index(full), ob_dim % nblock)
         for r, p in enumerate(ps):
-            rs = prod.rowsum(lambda k, p=p: a_at(p, k))
+            rs = rowsum_of(p)
             em.loop(0, o_dim, lambda o, r=r, p=p, rs=rs: prod.finish_one(
                 em.load(tile, [em.index(r), o]), corr, o, rs, *out_at(p, o)))
 
     parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
 
 
-def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, k4: int, a32_at, rows64: SSAValue,
-          tile: SSAValue) -> None:
-    """tile[r, 16 (ob0 + j) + lane] = sum over k of u(a[ps[r], k]) * w[16 (ob0 + j) + lane,
-    k] for j < nb: one scf.for over k4 carrying the len(ps) * nb accumulators."""
-    em = prod.em
-    v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
-    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-    accs = [zero] * (len(ps) * nb)
-    obs = [em.add_index(ob0, j) for j in range(nb)]
-    flip = None if prod.ua else em.const(FLIP, i32)
+def _carried(em: Emitter, n: int, accs: list[SSAValue],
+             body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """`for i in range(n): accs = body(i, accs)` as an scf.for carrying the vectors."""
     block = Block(arg_types=[IndexType(), *(v.type for v in accs)])
-    loop = scf.ForOp(em.index(0), em.index(k4), em.index(1), accs, block)
+    loop = scf.ForOp(em.index(0), em.index(n), em.index(1), accs, block)
     em.op(loop)
     saved = em.b.insertion_point
     em.b.insertion_point = InsertPoint.at_end(block)
-    kk, *cur = block.args
-    ws = [em.value(vector.LoadOp(rows64, [ob, kk, em.index(0)], v8)) for ob in obs]
-    out = []
-    for r, p in enumerate(ps):
-        a = em.load(*a32_at(p, kk))
-        if flip is not None:
-            a = em.value(arith.XOrIOp(a, flip))
-        a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
-        out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * nb + j], a8, w], [v32]))
-                for j, w in enumerate(ws)]
-    em.op(scf.YieldOp(*out))
+    i, *cur = block.args
+    em.op(scf.YieldOp(*body(i, cur)))
     em.b.insertion_point = saved
+    return list(loop.results)
+
+
+def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: int, c4n: int, a32_at,
+          rows64: SSAValue, tile: SSAValue) -> None:
+    """tile[r, 16 (ob0 + j) + lane] = sum over k of u(a[ps[r], k]) * w[16 (ob0 + j) + lane,
+    k] for j < nb: scf.for loops over taps and groups of 4 k carrying the len(ps) * nb
+    accumulators (one loop when there is one tap)."""
+    em = prod.em
+    v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    obs = [em.add_index(ob0, j) for j in range(nb)]
+    flip = None if prod.ua else em.const(FLIP, i32)
+
+    def step(t, c4, cur):
+        row = c4 if taps == 1 else iadd(em, em.mul_index(t, c4n), c4)
+        ws = [em.value(vector.LoadOp(rows64, [ob, row, em.index(0)], v8)) for ob in obs]
+        out = []
+        for r, p in enumerate(ps):
+            a = em.load(*a32_at(p, t, c4))
+            if flip is not None:
+                a = em.value(arith.XOrIOp(a, flip))
+            a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
+            out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * nb + j], a8, w], [v32]))
+                    for j, w in enumerate(ws)]
+        return out
+
+    accs = [zero] * (len(ps) * nb)
+    if taps == 1:
+        accs = _carried(em, c4n, accs, lambda c4, cur: step(em.index(0), c4, cur))
+    else:
+        accs = _carried(em, taps, accs, lambda t, cur: _carried(
+            em, c4n, cur, lambda c4, cur2: step(t, c4, cur2)))
     for r in range(len(ps)):
         for j, ob in enumerate(obs):
-            em.op(vector.StoreOp(loop.results[r * nb + j], tile,
-                                 [em.index(r), em.mul_index(ob, LANES)]))
+            em.op(vector.StoreOp(accs[r * nb + j], tile, [em.index(r), em.mul_index(ob, LANES)]))
+
+
+def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
+                out_hw: tuple[int, int], kernels, strides, pads, dilation, rows64: SSAValue,
+                corr: SSAValue, out_at, st) -> None:
+    """A convolution of one group on the packed filter, whose k runs over (kh, kw, c)
+    with c padded to a multiple of 4 (`semantics/vnni_layout.py`), without im2col: per
+    image, the window's part of the input goes once to a scratch [rows * cols, cp] (the
+    channels of a position contiguous, padded with za: borders and channels past c), and
+    the pixel at (oh, ow) reads tap (i, j) at position (oh s + i d, ow s + j d) of it,
+    4 channels per i32. A 1x1 unpadded convolution copies only the positions it reads
+    (stride s taken in the copy). `dims` = (n, c, h, w), `out_at(ni)` -> (p, o) -> place."""
+    em = prod.em
+    n, c, h, w = dims
+    oh, ow = out_hw
+    kh, kw = kernels
+    cp = -(-c // 4) * 4
+    sub = tuple(kernels) == (1, 1) and not any(pads)  # the stride taken in the copy
+    ss = strides if sub else (1, 1)
+    sh, sw = (1, 1) if sub else strides
+    rows_ = (oh - 1) * sh + (kh - 1) * dilation[0] + 1
+    cols = (ow - 1) * sw + (kw - 1) * dilation[1] + 1
+    xp = em.scratch(st, [rows_ * cols, cp])
+    xp32 = retyped(em, xp, MemRefType(i32, [rows_ * cols, cp // 4]))
+    za = em.const(prod.za, st)
+    r_lo, r_hi = tap_range(rows_, h, ss[0], -pads[0])
+    c_lo, c_hi = tap_range(cols, w, ss[1], -pads[1])
+
+    def pad_rows(lo, hi):
+        em.loop(lo, hi, lambda r: em.loop(0, cols, lambda col: em.loop(
+            0, cp, lambda ci: em.store(za, xp, [iadd(em, em.mul_index(r, cols), col), ci]))))
+
+    def fill(ni):
+        def copy_row(r):
+            ih = em.add_index(em.mul_index(r, ss[0]), -pads[0])
+            base = em.mul_index(r, cols)
+
+            def pad_col(col):
+                pos = iadd(em, base, col)
+                em.loop(0, cp, lambda ci: em.store(za, xp, [pos, ci]))
+
+            def copy_col(col):
+                pos = iadd(em, base, col)
+                iw = em.add_index(em.mul_index(col, ss[1]), -pads[1])
+                em.loop(0, c, lambda ci: em.store(
+                    em.load(X, [ni, ci, ih, iw] if nchw else [ni, ih, iw, ci]), xp, [pos, ci]))
+                em.loop(c, cp, lambda ci: em.store(za, xp, [pos, ci]))
+
+            em.loop(0, c_lo, pad_col)
+            em.loop(c_lo, c_hi, copy_col)
+            em.loop(c_hi, cols, pad_col)
+
+        pad_rows(0, r_lo)
+        em.loop(r_lo, r_hi, copy_row)
+        pad_rows(r_hi, rows_)
+
+    def position(p, t):
+        """Row of xp that tap t of pixel p reads."""
+        o_r = em.value(arith.DivUIOp(p, em.index(ow)))
+        o_c = em.value(arith.RemUIOp(p, em.index(ow)))
+        pos = iadd(em, em.mul_index(o_r, sh * cols), em.mul_index(o_c, sw))
+        if kh * kw == 1:
+            return pos
+        ti = em.value(arith.DivUIOp(t, em.index(kw)))
+        tj = em.value(arith.RemUIOp(t, em.index(kw)))
+        return iadd(em, pos, iadd(em, em.mul_index(ti, dilation[0] * cols),
+                                  em.mul_index(tj, dilation[1])))
+
+    def rowsum_of(p):
+        if prod.zb == 0:
+            return None
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import _wide
+
+        zero = em.const(0, i32)
+        return em.loop_reduce(0, kh * kw, zero, lambda t, acc: em.loop_reduce(
+            0, c, acc, lambda ci, a2: em.value(arith.AddiOp(a2, _wide(
+                em, em.load(xp, [position(p, t), ci]), prod.ua)))))
+
+    o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
+
+    def image(ni):
+        fill(ni)
+        rows(prod, oh * ow, o_dim, kh * kw, cp // 4,
+             lambda p, t, c4: (xp32, [position(p, t), c4]), rowsum_of, rows64, corr,
+             out_at(ni), oh * ow * c * kh * kw * o_dim)
+
+    em.loop(0, n, image)

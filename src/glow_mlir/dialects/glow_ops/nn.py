@@ -121,8 +121,9 @@ class ConvolutionOp(GlowOp):
     (G g[o, c] G^T)[a, b]; NCHW, 3x3, one group. No reference kernel computes this form.
 
     `vnni_filter` = 1 (the cpu backend's too, for its int8 kernels on AVX-512 VNNI): the
-    filter operand is the quantized filter as [O, K] (K in the filter's own order)
-    packed for VNNI, `vnni_packed_shape` (`semantics/vnni_layout.py`); one group.
+    filter operand is the quantized filter as [O, K] (K = (kh, kw, c), c padded to a
+    multiple of 4) packed for VNNI, `vnni_packed_shape` (`semantics/vnni_layout.py`);
+    one group.
     """
 
     name = "glow.convolution"
@@ -178,7 +179,8 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
                       f"{o} Winograd F({winograd}x{winograd}, 3x3) filters of {c} channels")
     elif vnni:
         require(group == 1, "vnni_filter takes a convolution of one group")
-        require_shape("filter", filt, vnni_packed_shape(o, c * kernels[0] * kernels[1]),
+        require_shape("filter", filt, vnni_packed_shape(o, kernels[0] * kernels[1]
+                                                         * -(-c // 4) * 4),
                       f"{o} filters of {c} channels, kernels {list(kernels)}, packed for VNNI")
     else:
         require_shape("filter", filt, image_shape(o, c // group, kernels[0], kernels[1], layout),

@@ -16,7 +16,7 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
-from glow_mlir.semantics.vnni_layout import unpack
+from glow_mlir.semantics.vnni_layout import conv_filter
 from glow_mlir.semantics.winograd import recover_filters
 
 
@@ -81,8 +81,7 @@ def vnni_filter(op, packed, layout: str):
     _, o, _, _ = image_dims(tuple(op.results[0].type.get_shape()), layout)
     c = image_dims(tuple(op.operands[0].type.get_shape()), layout)[1]
     kh, kw = op.ints("kernels")
-    w = unpack(np.asarray(packed), o, c * kh * kw)
-    return w.reshape(o, c, kh, kw) if layout == "NCHW" else w.reshape(o, kh, kw, c)
+    return conv_filter(np.asarray(packed), o, c, kh, kw, layout)
 
 
 @kernel(glow.MaxPoolOp)

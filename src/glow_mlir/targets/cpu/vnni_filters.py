@@ -20,7 +20,7 @@ from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense, kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, elem
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.resources import add_resource, resource_value
-from glow_mlir.semantics.vnni_layout import pack
+from glow_mlir.semantics.vnni_layout import conv_rows, pack
 
 
 def pack_vnni_filters(module: ModuleOp) -> int:
@@ -45,11 +45,12 @@ def packable(op: Operation) -> bool:
 
 
 def _as_rows(op: Operation, w: np.ndarray) -> np.ndarray:
-    """The weights as [O, K], K in the order the kernel reads its activations: OIHW's
-    (c, kh, kw), OHWI's (kh, kw, c), fully_connected's [K, M] transposed."""
+    """The weights as [O, K], K in the order the kernel reads its activations: a
+    convolution's (kh, kw, c) with c padded to a multiple of 4 by zeros (`vnni_layout`),
+    fully_connected's [K, M] transposed."""
     if isinstance(op, glow_ir.FullyConnectedOp):
         return np.ascontiguousarray(w.T)
-    return w.reshape(w.shape[0], -1)
+    return conv_rows(w, attrs(op).str_attr("layout", "NCHW"))
 
 
 def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
