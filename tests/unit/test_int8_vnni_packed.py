@@ -163,3 +163,61 @@ def test_a_wrongly_packed_filter_is_rejected():
         else:
             with pytest.raises(Exception, match="packed for VNNI"):
                 parse_module(make_context(), text).verify()
+
+
+def _nhwc_conv_module(kernels, strides, pads, xs, o, seed=3):
+    """A float NHWC convolution (ONNX gives NCHW, so written as IR) with a constant
+    OHWI filter and bias."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module
+
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((o, *kernels, xs[3])) * 0.3).astype(np.float32)
+    b = (rng.standard_normal(o) * 0.1).astype(np.float32)
+    oh = (xs[1] + pads[0] + pads[2] - kernels[0]) // strides[0] + 1
+    ow = (xs[2] + pads[1] + pads[3] - kernels[1]) // strides[1] + 1
+
+    def t(shape):
+        return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+    def lit(a):
+        return np.array2string(a, separator=", ", threshold=10**9, floatmode="unique")
+
+    x, y, wt, bt = t(xs), t((xs[0], oh, ow, o)), t(w.shape), t(b.shape)
+    ints = lambda v: ", ".join(map(str, v))  # noqa: E731
+    text = (f"func.func @main(%x: {x}) -> {y} {{\n"
+            f"  %w = glow.constant dense<{lit(w)}> : {wt}\n"
+            f"  %b = glow.constant dense<{lit(b)}> : {bt}\n"
+            f"  %0 = glow.convolution %x, %w, %b {{kernels = array<i64: {ints(kernels)}>, "
+            f"strides = array<i64: {ints(strides)}>, pads = array<i64: {ints(pads)}>, "
+            f"layout = \"NHWC\"}} : ({x}, {wt}, {bt}) -> {y}\n"
+            f"  func.return %0 : {y}\n}}\n")
+    return parse_module(make_context(), text)
+
+
+@vnni_host
+@pytest.mark.parametrize("case", ["1x1/2 direct", "3x3 padded, 6 channels"])
+def test_packed_nhwc_convolution_matches_the_interpreter(monkeypatch, packed_calls, case):
+    """NHWC: the channels of a position are contiguous already (1x1 unpadded: the copy
+    takes every stride-th position)."""
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    kernels, strides, pads, xs, o = {
+        "1x1/2 direct": ((1, 1), (2, 2), (0, 0, 0, 0), (1, 9, 8, 16), 24),
+        "3x3 padded, 6 channels": ((3, 3), (2, 1), (1, 0, 1, 1), (2, 7, 8, 6), 20)}[case]
+    rng = np.random.default_rng(0)
+    batches = [{"input0": rng.standard_normal(xs).astype(np.float32)} for _ in range(3)]
+    module = _nhwc_conv_module(kernels, strides, pads, xs, o)
+    profile = glow_mlir.profile(module, batches, backend="interpreter")
+    module = _nhwc_conv_module(kernels, strides, pads, xs, o)
+    interp = glow_mlir.compile(module, backend="interpreter", profile=profile, cache=False,
+                               progress=False)
+    module = _nhwc_conv_module(kernels, strides, pads, xs, o)
+    cpu = glow_mlir.compile(module, backend="cpu", profile=profile, cache=False,
+                            progress=False)
+    feeds = {"input0": rng.standard_normal(xs).astype(np.float32)}
+    (want,), (got,) = interp.run(feeds), cpu.run(feeds)
+    assert packed_calls and packed_calls[0][1:] == (o, kernels[0] * kernels[1],
+                                                    -(-xs[3] // 4))
+    step = float(np.min(np.diff(np.unique(want))))  # the output's scale, dequantized
+    assert len(np.unique(want)) > 10
+    assert np.max(np.abs(got - want)) <= step * 1.001
