@@ -89,7 +89,7 @@ def test_packed_convolution_matches_the_interpreter(monkeypatch, packed_calls, n
     shape = CONVS[name]
     assert _steps(_conv(*shape, seed=5), schema) <= 1.0 + 1e-9  # symmetric_uint8: u8 a
     c, kk = shape[1], shape[5]
-    assert packed_calls and packed_calls[0][1:] == (shape[4], kk * kk, -(-c // 4))
+    assert packed_calls and packed_calls[0][1:] == (shape[4], (kk, kk), -(-c // 4))
 
 
 @vnni_host
@@ -100,7 +100,7 @@ def test_packed_fully_connected_matches_the_interpreter(monkeypatch, packed_call
     """The 1-row Gemm of a classifier head, k % 4 != 0 (rows copied, padded with za)."""
     monkeypatch.setattr(kernels_vnni, "ENABLED", True)
     assert _steps(_fc(n, k, m), schema) <= 1.0 + 1e-9
-    assert packed_calls == [(n, m, 1, -(-k // 4))]
+    assert packed_calls == [(n, m, (1, 1), -(-k // 4))]
 
 
 @vnni_host
@@ -216,8 +216,7 @@ def test_packed_nhwc_convolution_matches_the_interpreter(monkeypatch, packed_cal
                             progress=False)
     feeds = {"input0": rng.standard_normal(xs).astype(np.float32)}
     (want,), (got,) = interp.run(feeds), cpu.run(feeds)
-    assert packed_calls and packed_calls[0][1:] == (o, kernels[0] * kernels[1],
-                                                    -(-xs[3] // 4))
+    assert packed_calls and packed_calls[0][1:] == (o, kernels, -(-xs[3] // 4))
     step = float(np.min(np.diff(np.unique(want))))  # the output's scale, dequantized
     assert len(np.unique(want)) > 10
     assert np.max(np.abs(got - want)) <= step * 1.001

@@ -429,8 +429,8 @@ def _packed_fully_connected(instr, em: Emitter) -> None:
                                  em.loop(k, 4 * k4, lambda kk: em.store(za, Xp, [p, kk]))))
         X = Xp
     X32 = kvp.retyped(em, X, MemRefType(i32, [n, k4]))
-    kvp.rows(prod, n, m, 1, k4, lambda p, t, kk: (X32, [p, kk]),
-             lambda p: prod.rowsum(lambda kk: (X, [p, kk])), rows64, corr,
+    kvp.rows(prod, n, m, (1, 1), k4, lambda p, ti, tj, kk: (X32, [p, kk]),
+             k, rows64, corr,
              lambda p, o: (O, [p, o]), n * k * m)
 
 
@@ -500,7 +500,7 @@ def convolution(instr, em: Emitter) -> None:
 
     if packed:
         kvp.convolution(prod, X, nchw, (n, c, h, wd), (oh, ow), kernels, strides, pads,
-                        dilation, rows64, corr, out_at, _storage(elem(x)))
+                        dilation, rows64, corr, out_at, _storage(elem(x)), _storage(elem(out)))
         return
     direct = (not nchw and group == 1 and tuple(kernels) == (1, 1)
               and tuple(strides) == (1, 1) and not any(pads))

@@ -76,21 +76,27 @@ def corrections(prod, o_dim: int, k4: int, sums32: SSAValue, bias_at) -> SSAValu
     return corr
 
 
-def rows(prod, p_dim: int, o_dim: int, taps: int, c4n: int,
-         a32_at: Callable[[SSAValue, SSAValue, SSAValue], tuple],
-         rowsum_of: Callable[[SSAValue], SSAValue | None], rows64: SSAValue, corr: SSAValue,
-         out_at: Callable[[SSAValue, SSAValue], tuple], work: int) -> None:
+def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
+         a32_at: Callable[[SSAValue, SSAValue, int, SSAValue], tuple],
+         c_real: int, rows64: SSAValue, corr: SSAValue,
+         out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
+         storage=None) -> None:
     """out[p, o] for p < p_dim (blocks of PBLOCK pixels split over threads; a short last
     block repeats its last pixel), o < o_dim. The reduction runs over `taps` x `c4n`
     groups of 4 k (weight row t * c4n + c4); `a32_at(p, t, c4)`: (memref, indices) of the
-    i32 holding those 4 activation bytes of pixel p; `rowsum_of(p)`: sum_k a[p, k] when
-    the weights have an offset (`Product.rowsum`), else None; `rows64` the packed
-    weight's 64-byte rows."""
+    i32 holding those 4 activation bytes of pixel p, of which the first `c_real` of each
+    tap's 4 * c4n are real (the rest za: `_rowsums`); `rows64` the packed
+    weight's 64-byte rows. `storage` (the result's integer type) when consecutive pixels
+    are contiguous in the output (NCHW): each pixel's row is requantized into a
+    [PBLOCK, o_dim] tile of that type (a loop over contiguous channels, which LLVM
+    vectorizes; requantizing straight into the strided output was scalar, 4.4 ms of the
+    7x7 stem's 5.7), then copied out channel by channel."""
     em = prod.em
     ob_dim = -(-o_dim // LANES)
     pblock = min(PBLOCK, p_dim)
     nblock = min(8, max(NBLOCK, 24 // pblock))  # 1-row products: 8 independent chains
     tile = em.scratch(i32, [pblock, ob_dim * LANES], private=True)
+    qtile = em.scratch(storage, [pblock, o_dim], private=True) if storage is not None else None
 
     def block_of_rows(i):
         p0 = em.mul_index(i, pblock)
@@ -105,12 +111,70 @@ def rows(prod, p_dim: int, o_dim: int, taps: int, c4n: int,
             em.loop(0, full, lambda ob: one_pass(ob, nblock), step=nblock)
         if ob_dim % nblock:
             one_pass(em.index(full), ob_dim % nblock)
-        for r, p in enumerate(ps):
-            rs = rowsum_of(p)
-            em.loop(0, o_dim, lambda o, r=r, p=p, rs=rs: prod.finish_one(
-                em.load(tile, [em.index(r), o]), corr, o, rs, *out_at(p, o)))
+        rss = _rowsums(prod, ps, taps, c4n, c_real, a32_at)
+        if qtile is None:
+            for r, (p, rs) in enumerate(zip(ps, rss)):
+                em.loop(0, o_dim, lambda o, r=r, p=p, rs=rs: prod.finish_one(
+                    em.load(tile, [em.index(r), o]), corr, o, rs, *out_at(p, o)))
+            return
+        for r, rs in enumerate(rss):
+            em.loop(0, o_dim, lambda o, r=r, rs=rs: prod.finish_one(
+                em.load(tile, [em.index(r), o]), corr, o, rs, qtile, [em.index(r), o]))
+
+        def channel(o):
+            for r, p in enumerate(ps):
+                em.store(em.load(qtile, [em.index(r), o]), *out_at(p, o))
+
+        em.loop(0, o_dim, channel)
 
     parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
+
+
+def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: int,
+              a32_at) -> list[SSAValue | None]:
+    """sum_k a[p, k] of each pixel (as stored, the real k only) when the weights have an
+    offset (the zb correction), else None: on vpdpbusd too, the broadcast bytes times
+    ones (every lane the same sum, so the lanes' total / 16), then the xor's 128 per byte
+    and the za of the padded channels taken off. A scalar loop over k per pixel cost
+    about as much as the product itself."""
+    em = prod.em
+    if prod.zb == 0:
+        return [None] * len(ps)
+    v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    ones = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+        em.const(0x01010101, i32), v32)), v8))
+    flip = None if prod.ua else em.const(FLIP, i32)
+    th, tw = taps
+
+    def step(ti, tj, c4, cur):
+        out = []
+        for acc, p in zip(cur, ps):
+            a = em.load(*a32_at(p, ti, tj, c4))
+            if flip is not None:
+                a = em.value(arith.XOrIOp(a, flip))
+            a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
+            out.append(em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a8, ones], [v32])))
+        return out
+
+    def tap_row(ti, cur):
+        for tj in range(tw):
+            cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
+        return cur
+
+    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    accs = [zero] * len(ps)
+    accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
+    entries = th * tw * 4 * c4n
+    fix = (0 if prod.ua else 128 * entries) + th * tw * (4 * c4n - c_real) * prod.za
+    out = []
+    for acc in accs:
+        total = em.value(vector.ReductionOp.create(
+            operands=[acc], result_types=[i32],
+            properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
+                        "fastmath": arith.FastMathFlagsAttr("none")}))
+        total = em.value(arith.ShRSIOp(total, em.const(4, i32)))
+        out.append(em.value(arith.SubiOp(total, em.const(fix, i32))))
+    return out
 
 
 def _carried(em: Emitter, n: int, accs: list[SSAValue],
@@ -127,23 +191,25 @@ def _carried(em: Emitter, n: int, accs: list[SSAValue],
     return list(loop.results)
 
 
-def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: int, c4n: int, a32_at,
-          rows64: SSAValue, tile: SSAValue) -> None:
+def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int], c4n: int,
+          a32_at, rows64: SSAValue, tile: SSAValue) -> None:
     """tile[r, 16 (ob0 + j) + lane] = sum over k of u(a[ps[r], k]) * w[16 (ob0 + j) + lane,
-    k] for j < nb: scf.for loops over taps and groups of 4 k carrying the len(ps) * nb
-    accumulators (one loop when there is one tap)."""
+    k] for j < nb: scf.for loops over filter rows and groups of 4 k (a filter row's
+    taps unrolled) carrying the len(ps) * nb accumulators."""
     em = prod.em
     v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
     zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
     obs = [em.add_index(ob0, j) for j in range(nb)]
     flip = None if prod.ua else em.const(FLIP, i32)
 
-    def step(t, c4, cur):
-        row = c4 if taps == 1 else iadd(em, em.mul_index(t, c4n), c4)
+    th, tw = taps
+
+    def step(ti, tj, c4, cur):
+        row = iadd(em, em.mul_index(ti, tw * c4n), em.add_index(c4, tj * c4n))
         ws = [em.value(vector.LoadOp(rows64, [ob, row, em.index(0)], v8)) for ob in obs]
         out = []
         for r, p in enumerate(ps):
-            a = em.load(*a32_at(p, t, c4))
+            a = em.load(*a32_at(p, ti, tj, c4))
             if flip is not None:
                 a = em.value(arith.XOrIOp(a, flip))
             a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
@@ -151,12 +217,18 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: int, c4n: int,
                     for j, w in enumerate(ws)]
         return out
 
+    def tap_row(ti, cur):
+        """The taps of one filter row, unrolled (the 7x7 stem has one group of 4
+        channels per tap: a loop per tap cost more than its products)."""
+        for tj in range(tw):
+            if c4n == 1:
+                cur = step(ti, tj, em.index(0), cur)
+            else:
+                cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
+        return cur
+
     accs = [zero] * (len(ps) * nb)
-    if taps == 1:
-        accs = _carried(em, c4n, accs, lambda c4, cur: step(em.index(0), c4, cur))
-    else:
-        accs = _carried(em, taps, accs, lambda t, cur: _carried(
-            em, c4n, cur, lambda c4, cur2: step(t, c4, cur2)))
+    accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
     for r in range(len(ps)):
         for j, ob in enumerate(obs):
             em.op(vector.StoreOp(accs[r * nb + j], tile, [em.index(r), em.mul_index(ob, LANES)]))
@@ -164,7 +236,7 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: int, c4n: int,
 
 def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                 out_hw: tuple[int, int], kernels, strides, pads, dilation, rows64: SSAValue,
-                corr: SSAValue, out_at, st) -> None:
+                corr: SSAValue, out_at, st, out_storage) -> None:
     """A convolution of one group on the packed filter, whose k runs over (kh, kw, c)
     with c padded to a multiple of 4 (`semantics/vnni_layout.py`), without im2col: per
     image, the window's part of the input goes once to a scratch [rows * cols, cp] (the
@@ -216,34 +288,20 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
         em.loop(r_lo, r_hi, copy_row)
         pad_rows(r_hi, rows_)
 
-    def position(p, t):
-        """Row of xp that tap t of pixel p reads."""
+    def position(p, ti, tj: int):
+        """Row of xp that tap (ti, tj) of pixel p reads."""
         o_r = em.value(arith.DivUIOp(p, em.index(ow)))
         o_c = em.value(arith.RemUIOp(p, em.index(ow)))
         pos = iadd(em, em.mul_index(o_r, sh * cols), em.mul_index(o_c, sw))
-        if kh * kw == 1:
-            return pos
-        ti = em.value(arith.DivUIOp(t, em.index(kw)))
-        tj = em.value(arith.RemUIOp(t, em.index(kw)))
-        return iadd(em, pos, iadd(em, em.mul_index(ti, dilation[0] * cols),
-                                  em.mul_index(tj, dilation[1])))
-
-    def rowsum_of(p):
-        if prod.zb == 0:
-            return None
-        from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import _wide
-
-        zero = em.const(0, i32)
-        return em.loop_reduce(0, kh * kw, zero, lambda t, acc: em.loop_reduce(
-            0, c, acc, lambda ci, a2: em.value(arith.AddiOp(a2, _wide(
-                em, em.load(xp, [position(p, t), ci]), prod.ua)))))
+        return iadd(em, pos, em.add_index(em.mul_index(ti, dilation[0] * cols),
+                                          tj * dilation[1]))
 
     o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
 
     def image(ni):
         fill(ni)
-        rows(prod, oh * ow, o_dim, kh * kw, cp // 4,
-             lambda p, t, c4: (xp32, [position(p, t), c4]), rowsum_of, rows64, corr,
-             out_at(ni), oh * ow * c * kh * kw * o_dim)
+        rows(prod, oh * ow, o_dim, (kh, kw), cp // 4,
+             lambda p, ti, tj, c4: (xp32, [position(p, ti, tj), c4]), c, rows64, corr,
+             out_at(ni), oh * ow * c * kh * kw * o_dim, out_storage if nchw else None)
 
     em.loop(0, n, image)
