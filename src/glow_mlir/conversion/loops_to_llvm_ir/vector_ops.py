@@ -1,10 +1,10 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
 `vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.reduction <add>`
 on integers and `llvm.call_intrinsic`. Only the int8 kernels' VNNI products emit them
-(`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`): LLVM's autovectorizer never forms VNNI's byte dot
-product (vpdpbusd) from widened scalar multiply-adds, so that loop names the intrinsic
-and its vectors itself. The dialect route has no lowering for these; a function holding
-one is translated here or not at all."""
+(`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`): LLVM's autovectorizer
+never forms VNNI's byte dot product (vpdpbusd) from widened scalar multiply-adds, so
+those loops name the intrinsic and their vectors themselves. The dialect route has no
+lowering for these; a function holding one is translated here or not at all."""
 
 from __future__ import annotations
 
