@@ -220,3 +220,29 @@ def test_packed_nhwc_convolution_matches_the_interpreter(monkeypatch, packed_cal
     step = float(np.min(np.diff(np.unique(want))))  # the output's scale, dequantized
     assert len(np.unique(want)) > 10
     assert np.max(np.abs(got - want)) <= step * 1.001
+
+
+@vnni_host
+@pytest.mark.parametrize("schema", ["asymmetric", "symmetric_uint8"])
+@pytest.mark.parametrize("shape", [(1, 3, 15, 13, 20, 7, 2, 3), (1, 16, 9, 9, 40, 1, 2, 0),
+                                   (1, 5, 7, 6, 13, 3, 1, 1)], ids=["stem", "1x1/2", "3x3"])
+def test_weights_with_a_zero_point_take_the_row_sums(monkeypatch, packed_calls, schema, shape):
+    """Weights all of one sign get a zero point under the asymmetric schema: the zb *
+    rowsum correction (row sums on vpdpbusd times ones, the xor's 128s and the padded
+    channels' za taken off) against the interpreter; s8 and u8 activations."""
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    zbs: list[int] = []
+    real = kvp._rowsums
+
+    def spy(prod, *rest):
+        zbs.append(prod.zb)
+        return real(prod, *rest)
+
+    monkeypatch.setattr(kvp, "_rowsums", spy)
+    n, c, h, w, o, k, stride, pad = shape
+    weights = np.abs(_rand((o, c, k, k), 8, 0.3)) + 0.05
+    model = node_model("Conv", {"x": _rand((n, c, h, w), 7)},
+                       {"strides": [stride] * 2, "pads": [pad] * 4},
+                       consts={"w": weights, "b": _rand((o,), 9, 0.2)})
+    assert _steps(model, schema) <= 1.0 + 1e-9
+    assert packed_calls and zbs and 0 not in zbs
