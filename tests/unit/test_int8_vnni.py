@@ -12,6 +12,7 @@ import pytest
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_packed as kvp
 from glow_mlir.targets.cpu import llvm_compile
 from onnx_testing import node_model
 from test_int8_kernels import _conv, _rand, _steps
@@ -22,15 +23,21 @@ pytestmark = pytest.mark.skipif(not kernels_vnni.host_has_vnni(),
 
 @pytest.fixture
 def vnni_calls(monkeypatch):
-    """Whether each VNNI product took signed activations, in order."""
+    """Whether each VNNI product (the dot loops or, on weights packed at compile time,
+    `kernels_vnni_packed`) took signed activations, in order."""
     seen: list[bool] = []
-    real = kernels_vnni.dots
+    real, real_packed = kernels_vnni.dots, kvp.rows
 
     def spy(em, k, signed_a, *rest):
         seen.append(signed_a)
         return real(em, k, signed_a, *rest)
 
+    def spy_packed(prod, *rest):
+        seen.append(not prod.ua)
+        return real_packed(prod, *rest)
+
     monkeypatch.setattr(kernels_vnni, "dots", spy)
+    monkeypatch.setattr(kvp, "rows", spy_packed)
     return seen
 
 

@@ -214,14 +214,17 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
+        from glow_mlir.targets.cpu.vnni_filters import pack_vnni_filters
         from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
 
-        if pretransform_winograd_filters(module) and memory is not None:  # U = G g G^T once
+        changed = pretransform_winograd_filters(module)  # U = G g G^T once
+        changed += pack_vnni_filters(module)  # int8 weights packed for vpdpbusd once
+        if changed and memory is not None:
             import dataclasses
 
             from glow_mlir.analysis.instr_memory import memory_report
 
-            memory = dataclasses.replace(  # the constant area holds U instead of g
+            memory = dataclasses.replace(  # the constant area holds U / the packed weights
                 memory, constant_bytes=memory_report(module).constant_bytes)
         threads = options["num_threads"]
         assert threads is None or isinstance(threads, int)  # as check_num_threads gives it

@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import IntegerType, MemRefType, f64, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_packed as kvp
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
@@ -394,6 +395,9 @@ def _storage(t: Attribute) -> Attribute:
 def fully_connected(instr, em: Emitter) -> None:
     _require(instr)
     out, x, w, bias = instr.operands
+    if attrs(instr).int_attr("vnni_filter", 0):
+        _packed_fully_connected(instr, em)
+        return
     (n, k), (_, m) = shape(x), shape(w)
     O, X, W, B = _buf(em, out), _buf(em, x), _buf(em, w), _buf(em, bias)
     prod = Product(em, instr, elem(x), elem(w), elem(out), k)
@@ -404,6 +408,30 @@ def fully_connected(instr, em: Emitter) -> None:
     corr = prod.corrections(m, lambda o, kk: (wt, [o, kk]), lambda o: em.load(B, [o]))
     prod.rows(n, m, lambda p, g, kk: (X, [p, kk]), lambda o, kk: (wt, [o, kk]), corr,
               lambda p, o: (O, [p, o]), n * k * m)
+
+
+def _packed_fully_connected(instr, em: Emitter) -> None:
+    """The weights packed for VNNI at compile time (`kernels_vnni_packed`): rows of x
+    read 4 bytes at a time (copied to rows padded with za when k % 4 != 0)."""
+    out, x, w, bias = instr.operands
+    (n, k), (_, m) = shape(x), shape(out)
+    O, X, B = _buf(em, out), _buf(em, x), _buf(em, bias)
+    prod = Product(em, instr, elem(x), elem(w), elem(out), k)
+    k4 = -(-k // 4)
+    rows64, sums32 = kvp.packed_views(em, _buf(em, w))
+    corr = kvp.corrections(prod, m, k4, sums32, lambda o: em.load(B, [o]))
+    if k % 4:
+        st = _storage(elem(x))
+        Xp = em.scratch(st, [n, 4 * k4])
+        za = em.const(prod.za, st)
+        em.loop(0, n, lambda p: (em.loop(0, k, lambda kk: em.store(em.load(X, [p, kk]), Xp,
+                                                                   [p, kk])),
+                                 em.loop(k, 4 * k4, lambda kk: em.store(za, Xp, [p, kk]))))
+        X = Xp
+    X32 = kvp.retyped(em, X, MemRefType(i32, [n, k4]))
+    kvp.rows(prod, n, m, (1, 1), k4, lambda p, ti, tj, kk: (X32, [p, kk]),
+             k, rows64, corr,
+             lambda p, o: (O, [p, o]), n * k * m)
 
 
 def mat_mul(instr, em: Emitter) -> None:
@@ -452,20 +480,30 @@ def convolution(instr, em: Emitter) -> None:
     k = cg * kh_n * kw_n
     pixels = oh * ow
     X, B = _buf(em, x), _buf(em, bias)
-    W = _buf(em, w, [o, k])
     nchw = layout == "NCHW"
     O = _buf(em, out, [n, o, pixels] if nchw else [n, pixels, o])
     prod = Product(em, instr, elem(x), elem(w), elem(out), k)
-    corr = prod.corrections(o, lambda oc, kk: (W, [oc, kk]), lambda oc: em.load(B, [oc]))
     work = n * pixels * o * k
+    packed = a.int_attr("vnni_filter", 0) != 0  # [O, K] packed at compile time
+    if packed:
+        rows64, sums32 = kvp.packed_views(em, _buf(em, w))
+        corr = kvp.corrections(prod, o, rows64.type.get_shape()[1] - 1, sums32,  # type: ignore[attr-defined]
+                               lambda oc: em.load(B, [oc]))
+    else:
+        W = _buf(em, w, [o, k])
+        corr = prod.corrections(o, lambda oc, kk: (W, [oc, kk]), lambda oc: em.load(B, [oc]))
 
     def out_at(ni):
         if nchw:
             return lambda p, oc: (O, [ni, oc, p])
         return lambda p, oc: (O, [ni, p, oc])
 
-    direct = (not nchw and group == 1 and tuple(kernels) == (1, 1) and tuple(strides) == (1, 1)
-              and not any(pads))
+    if packed:
+        kvp.convolution(prod, X, nchw, (n, c, h, wd), (oh, ow), kernels, strides, pads,
+                        dilation, rows64, corr, out_at, _storage(elem(x)), _storage(elem(out)))
+        return
+    direct = (not nchw and group == 1 and tuple(kernels) == (1, 1)
+              and tuple(strides) == (1, 1) and not any(pads))
     if direct:
         Xp = _buf(em, x, [n, pixels, c])
         em.loop(0, n, lambda ni: prod.rows(

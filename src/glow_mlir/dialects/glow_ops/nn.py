@@ -119,6 +119,11 @@ class ConvolutionOp(GlowOp):
     `targets/cpu/winograd_filters.py`): the filter operand is the 3x3 filter already
     transformed for Winograd F(m x m, 3x3), [O, (m+2)^2, C] with [o, (m+2)a+b, c] =
     (G g[o, c] G^T)[a, b]; NCHW, 3x3, one group. No reference kernel computes this form.
+
+    `vnni_filter` = 1 (the cpu backend's too, for its int8 kernels on AVX-512 VNNI): the
+    filter operand is the quantized filter as [O, K] (K = (kh, kw, c), c padded to a
+    multiple of 4) packed for VNNI, `vnni_packed_shape` (`semantics/vnni_layout.py`);
+    one group.
     """
 
     name = "glow.convolution"
@@ -133,6 +138,7 @@ class ConvolutionOp(GlowOp):
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
     winograd_filter = int_attr(0)
+    vnni_filter = int_attr(0)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -162,7 +168,8 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
     group = op.int_attr("group")
     require(group > 0, f"group must be positive, got {group}")
     require(c % group == 0, f"group {group} does not divide the {c} input channels")
-    o = shape_of(filt)[0]
+    vnni = op.int_attr("vnni_filter", 0) != 0
+    o = image_dims(shape_of(result), layout)[1] if vnni else shape_of(filt)[0]
     require(o % group == 0, f"group {group} does not divide the {o} output channels")
     if winograd:
         require(winograd in (2, 4), f"winograd_filter is 2 or 4, got {winograd}")
@@ -170,6 +177,11 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
                 "winograd_filter takes an NCHW 3x3 convolution of one group")
         require_shape("filter", filt, (o, (winograd + 2) ** 2, c),
                       f"{o} Winograd F({winograd}x{winograd}, 3x3) filters of {c} channels")
+    elif vnni:
+        require(group == 1, "vnni_filter takes a convolution of one group")
+        require_shape("filter", filt, vnni_packed_shape(o, kernels[0] * kernels[1]
+                                                         * -(-c // 4) * 4),
+                      f"{o} filters of {c} channels, kernels {list(kernels)}, packed for VNNI")
     else:
         require_shape("filter", filt, image_shape(o, c // group, kernels[0], kernels[1], layout),
                       f"{o} filters of {c // group} channels, kernels {list(kernels)}")
@@ -178,6 +190,12 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
                   f"input {fmt_shape(shape_of(x))}, strides {list(strides)}, "
                   f"pads {list(pads)}, dilation {list(dilation)}")
     return o
+
+
+def vnni_packed_shape(o: int, k: int) -> tuple[int, int, int, int]:
+    """[O, K] 8-bit weights packed for VNNI's byte dot product: 16 output channels x 4 k
+    per 64-byte row, one more row of i32 channel sums (`semantics/vnni_layout.py`)."""
+    return (-(-o // 16), -(-k // 4) + 1, 16, 4)
 
 
 class _PoolOp(GlowOp):
@@ -278,12 +296,14 @@ class FullyConnectedOp(GlowOp):
     """input[N, K] x weights[K, M] + bias[M] -> [N, M] (Glow's weight layout).
 
     Quantized: an integer (i32) bias has scale input_scale * weights_scale and offset 0,
-    as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution)."""
+    as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution). `vnni_filter` = 1:
+    the weights transposed to [M, K] and packed for VNNI (as glow.convolution's)."""
 
     name = "glow.fully_connected"
     traits = traits_def(FusableProducer(), MacCount(matmul_macs), QUANT_DENSE)
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
+    vnni_filter = int_attr(0)
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -292,11 +312,16 @@ class FullyConnectedOp(GlowOp):
 
     def check(self) -> None:
         require_rank("input", self.input, 2)
-        require_rank("weights", self.weights, 2)
         _check_dense_elems(self, self.input, self.weights, self.bias, self.result, "weights")
         n, k = shape_of(self.input)
-        kw, m = shape_of(self.weights)
-        require(k == kw, f"input columns {k} must equal weights rows {kw}")
+        if self.int_attr("vnni_filter") != 0:  # packed (ConvolutionOp's docstring)
+            m = shape_of(self.result)[1]
+            require_shape("weights", self.weights, vnni_packed_shape(m, k),
+                          f"[{k}, {m}] weights packed for VNNI")
+        else:
+            require_rank("weights", self.weights, 2)
+            kw, m = shape_of(self.weights)
+            require(k == kw, f"input columns {k} must equal weights rows {kw}")
         require_shape("bias", self.bias, (m,))
         require_shape("result", self.result, (n, m))
         _check_fused_activation(self)

@@ -25,7 +25,11 @@ def _wide(x: np.ndarray) -> np.ndarray:
 @real_valued
 def fully_connected(op, x, weights, bias):
     """x[N, K] @ weights[K, M] + bias[M] (Glow stores weights K x M), then the fused
-    activation."""
+    activation. `vnni_filter`: the weights as [M, K] packed for VNNI (the cpu backend's)."""
+    if op.int_attr("vnni_filter", 0):
+        from glow_mlir.semantics.vnni_layout import unpack
+
+        weights = unpack(np.asarray(weights), op.results[0].type.get_shape()[1], x.shape[1]).T
     return fused_activation(op, _wide(x) @ _wide(weights) + dense_bias(op, bias))
 
 

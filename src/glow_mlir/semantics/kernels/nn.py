@@ -17,6 +17,7 @@ from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.ir.element_types import is_float_dtype
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
+from glow_mlir.semantics.vnni_layout import conv_filter
 from glow_mlir.semantics.winograd import recover_filters
 
 
@@ -60,6 +61,8 @@ def convolution(op, x, w, bias):
     layout = op.str_attr("layout", "NCHW")
     if m := op.int_attr("winograd_filter", 0):  # U = G g G^T (the cpu backend's form)
         w = from_nchw(recover_filters(w, m), layout)
+    if op.int_attr("vnni_filter", 0):  # [O, K] packed for VNNI (the cpu backend's form)
+        w = vnni_filter(op, w, layout)
     kernels, strides, pads = _window_attrs(op)
     dilation = op.ints("dilation", (1, 1))
     group = op.int_attr("group", 1)
@@ -72,6 +75,14 @@ def convolution(op, x, w, bias):
     out = np.einsum("ngchwij,gocij->ngohw", win, w, optimize=True).reshape(n, o, oh, ow)
     out = out + dense_bias(op, bias).reshape(1, o, 1, 1)
     return from_nchw(fused_activation(op, out), layout)
+
+
+def vnni_filter(op, packed, layout: str):
+    """The filter in `layout` back from its VNNI-packed [O, K] form."""
+    _, o, _, _ = image_dims(tuple(op.results[0].type.get_shape()), layout)
+    c = image_dims(tuple(op.operands[0].type.get_shape()), layout)[1]
+    kh, kw = op.ints("kernels")
+    return conv_filter(np.asarray(packed), o, c, kh, kw, layout)
 
 
 @kernel(glow.MaxPoolOp)

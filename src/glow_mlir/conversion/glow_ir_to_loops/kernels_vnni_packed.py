@@ -1,0 +1,307 @@
+"""The int8 products on weights packed for VNNI (`vnni_filter` = 1; the layout:
+`semantics/vnni_layout.py`), oneDNN's and onnxruntime's scheme: per step of 4 k, one
+64-byte row of the packed weights (16 output channels x 4 k) per 16 outputs, and 4
+activation bytes of a pixel read as one i32 and broadcast to all 16 lanes, so one
+vpdpbusd adds 4 k of 16 output channels of one pixel, and the 16 i32 lanes are the 16
+outputs themselves: no sum across lanes, no scalar tail (k is padded to 4 with za, times
+a zero weight).
+
+Register blocking: PBLOCK pixels x NBLOCK blocks of 16 channels accumulate together
+(PBLOCK * NBLOCK zmm accumulators, NBLOCK weight rows, one broadcast), so each weight
+load feeds PBLOCK instructions and each broadcast NBLOCK. The accumulators go to a small
+[PBLOCK, channels] i32 tile with vector stores; each pixel's row of it is requantized in
+a loop of its own (`Product.finish_one`, the same epilogue as the dot loops').
+
+Exactness: the same integers as `kernels_qdense`'s dot loops: signed activations enter as
+a ^ 0x80 = a + 128 (one xor of the i32's four bytes), taken off with 128 * colsum[o]
+in the per-channel corrections; the column sums are the packed weight's last row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, llvm, memref, scf, vector
+from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, i8, i32
+from xdsl.ir import Block, SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd, tap_range
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+
+PBLOCK = 6
+"""Pixels (rows of `a`) per pass."""
+NBLOCK = 4
+"""Blocks of 16 output channels per pass: 6 x 4 = 24 accumulators + 4 weight rows + 1
+broadcast of the 32 zmm registers (oneDNN's 4 x 6 / 28 register budget)."""
+
+FLIP = -0x7F7F7F80  # 0x80808080 as i32: each of the four bytes' top bit
+
+
+def retyped(em: Emitter, view: SSAValue, t: MemRefType) -> SSAValue:
+    """The memory of `view` (a `memref.view` of a byte array: a glow_ir buffer or a
+    scratch) as another memref type (i8 rows read as i32 groups of 4)."""
+    owner = view.owner
+    assert isinstance(owner, memref.ViewOp), owner
+    return em.value(memref.ViewOp.create(operands=[owner.operands[0], owner.operands[1]],
+                                         result_types=[t]))
+
+
+def packed_views(em: Emitter, packed: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The packed weight [OB, K4 + 1, 16, 4] as rows [OB, K4 + 1, 64] of bytes and as
+    [OB, K4 + 1, 16] i32 (the last row: the channel sums)."""
+    ob, k4p1, _, _ = packed.type.get_shape()  # type: ignore[attr-defined]
+    return (retyped(em, packed, MemRefType(i8, [ob, k4p1, 4 * LANES])),
+            retyped(em, packed, MemRefType(i32, [ob, k4p1, LANES])))
+
+
+def corrections(prod, o_dim: int, k4: int, sums32: SSAValue, bias_at) -> SSAValue:
+    """corr[o] = bias[o] - (za + shift) * colsum[o] + K * za * zb (`Product.corrections`,
+    the column sums read from the packed weight)."""
+    em = prod.em
+    corr = em.scratch(i32, [o_dim])
+    shift = 0 if prod.ua else 128
+
+    def chan(o):
+        s = em.load(sums32, [em.value(arith.DivUIOp(o, em.index(LANES))), em.index(k4),
+                             em.value(arith.RemUIOp(o, em.index(LANES)))])
+        v = em.value(arith.AddiOp(em.value(arith.MuliOp(s, em.const(-prod.za - shift, i32))),
+                                  em.const(prod.k * prod.za * prod.zb, i32)))
+        if bias_at is not None:
+            v = em.value(arith.AddiOp(v, bias_at(o)))
+        em.store(v, corr, [o])
+
+    em.loop(0, o_dim, chan)
+    return corr
+
+
+def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
+         a32_at: Callable[[SSAValue, SSAValue, int, SSAValue], tuple],
+         c_real: int, rows64: SSAValue, corr: SSAValue,
+         out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
+         storage=None) -> None:
+    """out[p, o] for p < p_dim (blocks of PBLOCK pixels split over threads; a short last
+    block repeats its last pixel), o < o_dim. The reduction runs over `taps` x `c4n`
+    groups of 4 k (weight row t * c4n + c4); `a32_at(p, t, c4)`: (memref, indices) of the
+    i32 holding those 4 activation bytes of pixel p, of which the first `c_real` of each
+    tap's 4 * c4n are real (the rest za: `_rowsums`); `rows64` the packed
+    weight's 64-byte rows. `storage` (the result's integer type) when consecutive pixels
+    are contiguous in the output (NCHW): each pixel's row is requantized into a
+    [PBLOCK, o_dim] tile of that type (a loop over contiguous channels, which LLVM
+    vectorizes; requantizing straight into the strided output was scalar, 4.4 ms of the
+    7x7 stem's 5.7), then copied out channel by channel."""
+    em = prod.em
+    ob_dim = -(-o_dim // LANES)
+    pblock = min(PBLOCK, p_dim)
+    nblock = min(8, max(NBLOCK, 24 // pblock))  # 1-row products: 8 independent chains
+    tile = em.scratch(i32, [pblock, ob_dim * LANES], private=True)
+    qtile = em.scratch(storage, [pblock, o_dim], private=True) if storage is not None else None
+
+    def block_of_rows(i):
+        p0 = em.mul_index(i, pblock)
+        ps = [p0] + [em.value(arith.MinUIOp(em.add_index(p0, r), em.index(p_dim - 1)))
+                     for r in range(1, pblock)]
+
+        def one_pass(ob, nb):
+            _pass(prod, ps, ob, nb, taps, c4n, a32_at, rows64, tile)
+
+        full = ob_dim - ob_dim % nblock
+        if full:
+            em.loop(0, full, lambda ob: one_pass(ob, nblock), step=nblock)
+        if ob_dim % nblock:
+            one_pass(em.index(full), ob_dim % nblock)
+        rss = _rowsums(prod, ps, taps, c4n, c_real, a32_at)
+        if qtile is None:
+            for r, (p, rs) in enumerate(zip(ps, rss)):
+                em.loop(0, o_dim, lambda o, r=r, p=p, rs=rs: prod.finish_one(
+                    em.load(tile, [em.index(r), o]), corr, o, rs, *out_at(p, o)))
+            return
+        for r, rs in enumerate(rss):
+            em.loop(0, o_dim, lambda o, r=r, rs=rs: prod.finish_one(
+                em.load(tile, [em.index(r), o]), corr, o, rs, qtile, [em.index(r), o]))
+
+        def channel(o):
+            for r, p in enumerate(ps):
+                em.store(em.load(qtile, [em.index(r), o]), *out_at(p, o))
+
+        em.loop(0, o_dim, channel)
+
+    parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
+
+
+def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: int,
+              a32_at) -> list[SSAValue | None]:
+    """sum_k a[p, k] of each pixel (as stored, the real k only) when the weights have an
+    offset (the zb correction), else None: on vpdpbusd too, the broadcast bytes times
+    ones (every lane the same sum, so the lanes' total / 16), then the xor's 128 per byte
+    and the za of the padded channels taken off. A scalar loop over k per pixel cost
+    about as much as the product itself."""
+    em = prod.em
+    if prod.zb == 0:
+        return [None] * len(ps)
+    v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    ones = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+        em.const(0x01010101, i32), v32)), v8))
+    flip = None if prod.ua else em.const(FLIP, i32)
+    th, tw = taps
+
+    def step(ti, tj, c4, cur):
+        out = []
+        for acc, p in zip(cur, ps):
+            a = em.load(*a32_at(p, ti, tj, c4))
+            if flip is not None:
+                a = em.value(arith.XOrIOp(a, flip))
+            a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
+            out.append(em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a8, ones], [v32])))
+        return out
+
+    def tap_row(ti, cur):
+        for tj in range(tw):
+            cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
+        return cur
+
+    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    accs = [zero] * len(ps)
+    accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
+    entries = th * tw * 4 * c4n
+    fix = (0 if prod.ua else 128 * entries) + th * tw * (4 * c4n - c_real) * prod.za
+    out = []
+    for acc in accs:
+        total = em.value(vector.ReductionOp.create(
+            operands=[acc], result_types=[i32],
+            properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
+                        "fastmath": arith.FastMathFlagsAttr("none")}))
+        total = em.value(arith.ShRSIOp(total, em.const(4, i32)))
+        out.append(em.value(arith.SubiOp(total, em.const(fix, i32))))
+    return out
+
+
+def _carried(em: Emitter, n: int, accs: list[SSAValue],
+             body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+    """`for i in range(n): accs = body(i, accs)` as an scf.for carrying the vectors."""
+    block = Block(arg_types=[IndexType(), *(v.type for v in accs)])
+    loop = scf.ForOp(em.index(0), em.index(n), em.index(1), accs, block)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(block)
+    i, *cur = block.args
+    em.op(scf.YieldOp(*body(i, cur)))
+    em.b.insertion_point = saved
+    return list(loop.results)
+
+
+def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int], c4n: int,
+          a32_at, rows64: SSAValue, tile: SSAValue) -> None:
+    """tile[r, 16 (ob0 + j) + lane] = sum over k of u(a[ps[r], k]) * w[16 (ob0 + j) + lane,
+    k] for j < nb: scf.for loops over filter rows and groups of 4 k (a filter row's
+    taps unrolled) carrying the len(ps) * nb accumulators."""
+    em = prod.em
+    v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    obs = [em.add_index(ob0, j) for j in range(nb)]
+    flip = None if prod.ua else em.const(FLIP, i32)
+
+    th, tw = taps
+
+    def step(ti, tj, c4, cur):
+        row = iadd(em, em.mul_index(ti, tw * c4n), em.add_index(c4, tj * c4n))
+        ws = [em.value(vector.LoadOp(rows64, [ob, row, em.index(0)], v8)) for ob in obs]
+        out = []
+        for r, p in enumerate(ps):
+            a = em.load(*a32_at(p, ti, tj, c4))
+            if flip is not None:
+                a = em.value(arith.XOrIOp(a, flip))
+            a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
+            out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * nb + j], a8, w], [v32]))
+                    for j, w in enumerate(ws)]
+        return out
+
+    def tap_row(ti, cur):
+        """The taps of one filter row, unrolled (the 7x7 stem has one group of 4
+        channels per tap: a loop per tap cost more than its products)."""
+        for tj in range(tw):
+            if c4n == 1:
+                cur = step(ti, tj, em.index(0), cur)
+            else:
+                cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
+        return cur
+
+    accs = [zero] * (len(ps) * nb)
+    accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
+    for r in range(len(ps)):
+        for j, ob in enumerate(obs):
+            em.op(vector.StoreOp(accs[r * nb + j], tile, [em.index(r), em.mul_index(ob, LANES)]))
+
+
+def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
+                out_hw: tuple[int, int], kernels, strides, pads, dilation, rows64: SSAValue,
+                corr: SSAValue, out_at, st, out_storage) -> None:
+    """A convolution of one group on the packed filter, whose k runs over (kh, kw, c)
+    with c padded to a multiple of 4 (`semantics/vnni_layout.py`), without im2col: per
+    image, the window's part of the input goes once to a scratch [rows * cols, cp] (the
+    channels of a position contiguous, padded with za: borders and channels past c), and
+    the pixel at (oh, ow) reads tap (i, j) at position (oh s + i d, ow s + j d) of it,
+    4 channels per i32. A 1x1 unpadded convolution copies only the positions it reads
+    (stride s taken in the copy). `dims` = (n, c, h, w), `out_at(ni)` -> (p, o) -> place."""
+    em = prod.em
+    n, c, h, w = dims
+    oh, ow = out_hw
+    kh, kw = kernels
+    cp = -(-c // 4) * 4
+    sub = tuple(kernels) == (1, 1) and not any(pads)  # the stride taken in the copy
+    ss = strides if sub else (1, 1)
+    sh, sw = (1, 1) if sub else strides
+    rows_ = (oh - 1) * sh + (kh - 1) * dilation[0] + 1
+    cols = (ow - 1) * sw + (kw - 1) * dilation[1] + 1
+    xp = em.scratch(st, [rows_ * cols, cp])
+    xp32 = retyped(em, xp, MemRefType(i32, [rows_ * cols, cp // 4]))
+    za = em.const(prod.za, st)
+    r_lo, r_hi = tap_range(rows_, h, ss[0], -pads[0])
+    c_lo, c_hi = tap_range(cols, w, ss[1], -pads[1])
+
+    def pad_rows(lo, hi):
+        em.loop(lo, hi, lambda r: em.loop(0, cols, lambda col: em.loop(
+            0, cp, lambda ci: em.store(za, xp, [iadd(em, em.mul_index(r, cols), col), ci]))))
+
+    def fill(ni):
+        def copy_row(r):
+            ih = em.add_index(em.mul_index(r, ss[0]), -pads[0])
+            base = em.mul_index(r, cols)
+
+            def pad_col(col):
+                pos = iadd(em, base, col)
+                em.loop(0, cp, lambda ci: em.store(za, xp, [pos, ci]))
+
+            def copy_col(col):
+                pos = iadd(em, base, col)
+                iw = em.add_index(em.mul_index(col, ss[1]), -pads[1])
+                em.loop(0, c, lambda ci: em.store(
+                    em.load(X, [ni, ci, ih, iw] if nchw else [ni, ih, iw, ci]), xp, [pos, ci]))
+                em.loop(c, cp, lambda ci: em.store(za, xp, [pos, ci]))
+
+            em.loop(0, c_lo, pad_col)
+            em.loop(c_lo, c_hi, copy_col)
+            em.loop(c_hi, cols, pad_col)
+
+        pad_rows(0, r_lo)
+        em.loop(r_lo, r_hi, copy_row)
+        pad_rows(r_hi, rows_)
+
+    def position(p, ti, tj: int):
+        """Row of xp that tap (ti, tj) of pixel p reads."""
+        o_r = em.value(arith.DivUIOp(p, em.index(ow)))
+        o_c = em.value(arith.RemUIOp(p, em.index(ow)))
+        pos = iadd(em, em.mul_index(o_r, sh * cols), em.mul_index(o_c, sw))
+        return iadd(em, pos, em.add_index(em.mul_index(ti, dilation[0] * cols),
+                                          tj * dilation[1]))
+
+    o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
+
+    def image(ni):
+        fill(ni)
+        rows(prod, oh * ow, o_dim, (kh, kw), cp // 4,
+             lambda p, ti, tj, c4: (xp32, [position(p, ti, tj), c4]), c, rows64, corr,
+             out_at(ni), oh * ow * c * kh * kw * o_dim, out_storage if nchw else None)
+
+    em.loop(0, n, image)

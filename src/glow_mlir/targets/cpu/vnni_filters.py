@@ -1,0 +1,87 @@
+"""int8 weights packed once, at compile time, for VNNI's byte dot product: each quantized
+convolution of one group and each quantized fully_connected that the int8 kernels run
+on vpdpbusd (`kernels_qdense.runs_int8`, `kernels_vnni.available`) and whose weights are
+a constant gets a new constant weight in the packed form (`semantics/vnni_layout.py`:
+16 output channels x 4 k per 64-byte row, with the channels' sums) and the attribute
+`vnni_filter` = 1; its kernel (`kernels_vnni_packed`) then loads one weight vector per
+16 outputs x 4 k and needs no per-call transpose or column sums.
+
+Runs where `winograd_filters` runs (the cpu backend's `compile`, on the planned program
+just before the loops; the JIT's host only, whose CPU has VNNI). A weight no other
+instruction reads is dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.ir import BlockArgument, Operation
+
+from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense, kernels_vnni
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, elem
+from glow_mlir.dialects import glow_ir
+from glow_mlir.ir.resources import add_resource, resource_value
+from glow_mlir.semantics.vnni_layout import conv_rows, pack
+
+
+def pack_vnni_filters(module: ModuleOp) -> int:
+    """Rewrite every such instruction of `module`'s glow_ir functions; returns how many."""
+    return sum(_in_function(module, fn) for fn in
+               [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)])
+
+
+def packable(op: Operation) -> bool:
+    """A quantized convolution (one group, not Winograd) or fully_connected that the
+    int8 kernels compute on vpdpbusd, not packed yet."""
+    if isinstance(op, glow_ir.ConvolutionOp):
+        a = attrs(op)
+        if a.int_attr("group", 1) != 1 or a.int_attr("winograd_filter", 0):
+            return False
+    elif not isinstance(op, glow_ir.FullyConnectedOp):
+        return False
+    if op.attributes.get("vnni_filter") is not None:
+        return False
+    return kernels_qdense.runs_int8(op) and kernels_vnni.available(
+        kernels_qdense._unsigned(elem(op.operands[2])))
+
+
+def _as_rows(op: Operation, w: np.ndarray) -> np.ndarray:
+    """The weights as [O, K], K in the order the kernel reads its activations: a
+    convolution's (kh, kw, c) with c padded to a multiple of 4 by zeros (`vnni_layout`),
+    fully_connected's [K, M] transposed."""
+    if isinstance(op, glow_ir.FullyConnectedOp):
+        return np.ascontiguousarray(w.T)
+    return conv_rows(w, attrs(op).str_attr("layout", "NCHW"))
+
+
+def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
+    names = {w.sym_name.data for w in fn.weights}
+    done: dict[BlockArgument, BlockArgument] = {}
+    count = 0
+    for op in list(fn.body.walk()):
+        if not packable(op):
+            continue
+        w = op.operands[2]
+        if not (isinstance(w, BlockArgument) and w.block is fn.body):
+            continue
+        weight = fn.weight_of(w)
+        if not weight.is_constant or weight.value is None:
+            continue
+        if w not in done:
+            packed = pack(_as_rows(op, np.asarray(resource_value(weight.value, fn))))
+            name = f"{weight.sym_name.data}_vnni"
+            while name in names:
+                name += "_"
+            names.add(name)
+            mtype = MemRefType(weight.type.get_element_type(), list(packed.shape))
+            new = glow_ir.WeightOp.make(name, mtype, "constant",
+                                        value=add_resource(module, name, packed))
+            new.location = weight.location
+            done[w] = fn.add_weight(new)
+        op.operands = (*op.operands[:2], done[w], *op.operands[3:])
+        op.attributes["vnni_filter"] = IntegerAttr(1, i64)
+        count += 1
+    for w in done:
+        if not w.uses:
+            fn.declare.block.erase_op(fn.weight_of(w))
+            fn.body.erase_arg(w)
+    return count
