@@ -93,7 +93,8 @@ def native_runner(model, feeds):
     makes fresh ones per call, whose page faults cost as much as a small kernel)."""
     import glow_mlir
 
-    compiled = glow_mlir.compile(model, "cpu", cache=False)
+    # one thread, as onnxruntime: with the pool, --cpu-time missed the workers' time
+    compiled = glow_mlir.compile(model, "cpu", cache=False, num_threads=1)
     program = compiled._executor  # the NativeProgram: its entry point and areas
     inputs = [feeds[n] for n in compiled.input_names]
     mutable, activations = program.areas.new_mutable(inputs), program.areas.new_activations()
