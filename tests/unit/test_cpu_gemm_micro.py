@@ -31,14 +31,14 @@ def _w(*shape, seed=0, dtype=np.float32):
 
 
 def linear_gelu():
-    """37 rows (4 blocks of 8 and 5), k 800 (blocks of 384, 384, 32: the pack), 300
-    columns (a panel of 256, then 32 in the micro-kernel and 12 in the scalar loops),
+    """37 rows (9 blocks of 4 and 1), k 800 (blocks of 384, 384, 32: the pack), 340
+    columns (a panel of 256, then 64 in the micro-kernel and 20 in the scalar loops),
     bias and an erf in the epilogue."""
     return _model([helper.make_node("MatMul", ["x", "w"], ["p"]),
                    helper.make_node("Add", ["p", "b"], ["q"]),
                    helper.make_node("Erf", ["q"], ["y"])],
-                  [("x", [37, 800])], [("w", _w(800, 300, seed=1) * 0.05),
-                                       ("b", _w(300, seed=2))])
+                  [("x", [37, 800])], [("w", _w(800, 340, seed=1) * 0.05),
+                                       ("b", _w(340, seed=2))])
 
 
 def attention():
@@ -113,12 +113,12 @@ def test_f64_products_keep_the_scalar_loops():
 def test_lanes_follow_the_targets_features(features, lanes):
     assert gemm_micro.for_target("x86-64", features) == lanes
     with gemm_micro.target_lanes(lanes):
-        assert gemm_micro.width() == 2 * lanes
-        assert gemm_micro.rows() == (8 if lanes == 16 else 4)
+        assert gemm_micro.width() == (64 if lanes == 16 else 16)
+        assert gemm_micro.rows() == 4
 
 
 def test_eight_lanes_give_the_same_bits():
-    """The AVX2 shape of the kernel (8 lanes, 4 rows) on the same model."""
+    """The AVX2 shape of the kernel (8 lanes, 4 rows x 2 vectors) on the same model."""
     onnx_model = linear_gelu()
     wide = _compiled(onnx_model, None)
     with gemm_micro.target_lanes(8):

@@ -4,23 +4,23 @@
 // each block of rows x 2 vectors of C is loaded from the accumulation tile into vectors,
 // carried through the k loop as iter_args (one broadcast of A per row, fused
 // multiply-adds on whole vectors: llvm.fma), and stored back once. The vector width is
-// the host's (16 lanes with AVX-512, else 8); the 40 columns hold one block either way,
-// the rest go through the scalar loops.
+// the host's (16 lanes and blocks of 64 columns with AVX-512, else 8 lanes and 16); the
+// 72 columns hold at least one block either way, the rest go through the scalar loops.
 // CHECK-LABEL: func.func private @mm_k0_mat_mul(
-// CHECK:         vector.load %{{.*}} : memref<8x56xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.load %{{.*}} : memref<4x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<{{[0-9]+}}xf32>
-// CHECK:           vector.load %{{.*}} : memref<8x40xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %{{.*}} : memref<8x72xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:           vector.broadcast %{{.*}} : f32 to vector<{{[0-9]+}}xf32>
 // CHECK-NEXT:      llvm.call_intrinsic "llvm.fma.v{{[0-9]+}}f32"
 // CHECK:           scf.yield
-// CHECK:         vector.store %{{.*}} : memref<8x56xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.store %{{.*}} : memref<4x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:         func.return
 glow_ir.func @mm declare {
   glow_ir.weight @x constant input : memref<10x8xf32>
-  glow_ir.weight @w constant input : memref<8x40xf32>
-  glow_ir.weight @y mutable output : memref<10x40xf32>
+  glow_ir.weight @w constant input : memref<8x72xf32>
+  glow_ir.weight @y mutable output : memref<10x72xf32>
 } program(%x, %w, %y) {
-  glow_ir.mat_mul @out %y, @in %x, @in %w : memref<10x40xf32>, memref<10x8xf32>, memref<8x40xf32>
+  glow_ir.mat_mul @out %y, @in %x, @in %w : memref<10x72xf32>, memref<10x8xf32>, memref<8x72xf32>
 } attributes {activations_size = 0 : i64, alignment = 64 : i64}
 
 // -----

@@ -28,22 +28,27 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 
-ROWS = 8
+ROWS = 4
 """Rows of C per micro-kernel block (each broadcast of A feeds VECTORS FMAs; each load
 of B ROWS FMAs)."""
-VECTORS = 2
-"""Vectors of C columns per block: ROWS x VECTORS accumulators plus VECTORS loads of B
-and one broadcast fit the 32 zmm (AVX-512) or, with 8 lanes, use ROWS_AVX2 rows."""
+VECTORS = 4
+"""Vectors of C columns per block with 16 lanes: ROWS x VECTORS accumulators plus VECTORS
+loads of B and one broadcast in the 32 zmm registers. On BERT's products (one thread, CPU
+time, ratios to onnxruntime in one process, `benchmarks/cpu_kernels.py` fused_bert_*
+cases: 768x768, 768x3072, 3072x768 and the attention's two batched products)
+8 rows x 2 vectors: 1.08, 1.13, 1.03, 0.69, 0.89; 6 x 4: 1.05, 1.11, 1.02, 0.62, 0.80;
+4 x 4: 1.05, 1.07, 1.00, 0.59, 0.74; 12 x 2 was slower (1.07-1.26)."""
+VECTORS_AVX2 = 2
+"""Vectors per block with 8 lanes (AVX2's 16 ymm registers: 8 accumulators, 2 of B, 1
+of A)."""
 KC = 384
 """k steps per block of k (kernels_matmul.KC for the scalar loops): on BERT's products
 (one thread, CPU time, `benchmarks/cpu_kernels.py --cpu-time`, ratios to onnxruntime in
-one run) KC 128 / TILE 512: 1.11, 1.20, 1.01 (768x768, 768x3072, 3072x768); 384 / 256:
-1.05, 1.12, 1.02; 768 / 256: 1.07, 1.18, 1.02."""
+one run, 8 x 2 blocks) KC 128 / TILE 512: 1.11, 1.20, 1.01 (768x768, 768x3072,
+3072x768); 384 / 256: 1.05, 1.12, 1.02; 768 / 256: 1.07, 1.18, 1.02."""
 TILE = 256
 """Columns of C per panel (at most kernels_matmul.TILE, the tile's width): KC x TILE
 floats of packed B (384 KiB) stay in L2 across the row blocks."""
-ROWS_AVX2 = 4
-"""Rows with 8-lane vectors (AVX2's 16 ymm registers: 8 accumulators, 2 of B, 1 of A)."""
 
 ENABLED: bool | None = None
 """None: on for f32 products (tests set False to time or check the scalar loops)."""
@@ -84,13 +89,18 @@ def target_lanes(n: int):
 
 
 def rows() -> int:
-    """Rows per block for this target's vector width."""
-    return ROWS if lanes() >= 16 else ROWS_AVX2
+    """Rows per block."""
+    return ROWS
+
+
+def vectors() -> int:
+    """Vectors of columns per block for this target's vector width."""
+    return VECTORS if lanes() >= 16 else VECTORS_AVX2
 
 
 def width() -> int:
     """Columns per block."""
-    return VECTORS * lanes()
+    return vectors() * lanes()
 
 
 def applies(ct: Attribute) -> bool:
@@ -107,9 +117,9 @@ def block(em: Emitter, ns: list[SSAValue], tile: SSAValue, j0: SSAValue, depth: 
     to (buffer, indices), `b` (k, j0) to those of B's first column of the block (the
     others follow it along the last index). `copy_to`: where (as `b`) to store the
     vectors read from B too (packing it for the next blocks of rows)."""
-    n = lanes()
+    n, nv = lanes(), vectors()
     vt = VectorType(f32, [n])
-    cols = [j0] + [em.add_index(j0, v * n) for v in range(1, VECTORS)]
+    cols = [j0] + [em.add_index(j0, v * n) for v in range(1, nv)]
     accs = [em.value(vector.LoadOp(tile, [em.index(r), j], vt))
             for r in range(len(ns)) for j in cols]
     body = Block(arg_types=[IndexType(), *(v.type for v in accs)])
@@ -120,7 +130,7 @@ def block(em: Emitter, ns: list[SSAValue], tile: SSAValue, j0: SSAValue, depth: 
     k, *cur = body.args
     buf, idx = b(k, j0)
     bs = [em.value(vector.LoadOp(buf, [*idx[:-1], em.add_index(idx[-1], v * n)], vt))
-          for v in range(VECTORS)]
+          for v in range(nv)]
     if copy_to is not None:
         pbuf, pidx = copy_to(k, j0)
         for v, w in enumerate(bs):
@@ -130,9 +140,9 @@ def block(em: Emitter, ns: list[SSAValue], tile: SSAValue, j0: SSAValue, depth: 
         coef = em.value(vector.BroadcastOp(em.load(*a(row, k)), vt))
         for v, w in enumerate(bs):
             out.append(em.value(llvm.CallIntrinsicOp(
-                f"llvm.fma.v{n}f32", [coef, w, cur[r * VECTORS + v]], [vt])))
+                f"llvm.fma.v{n}f32", [coef, w, cur[r * nv + v]], [vt])))
     em.op(scf.YieldOp(*out))
     em.b.insertion_point = saved
     for r in range(len(ns)):
         for v, j in enumerate(cols):
-            em.op(vector.StoreOp(loop.results[r * VECTORS + v], tile, [em.index(r), j]))
+            em.op(vector.StoreOp(loop.results[r * nv + v], tile, [em.index(r), j]))

@@ -252,7 +252,7 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
     def pack_buffer() -> SSAValue:
         """A [strips, KC, strip width] scratch (this thread's) for the micro-kernel's
         columns of one block of B, as BLAS packs its panels: each block of columns it reads
-        is then one contiguous run (48 KiB), where B's rows may be a multiple of 4 KiB
+        is then one contiguous run (KC x 64 floats), where B's rows may be a multiple of 4 KiB
         apart (BERT's 3072 floats: each step of k on another page, and the rows compete
         for the same L1 sets). Filled by the first block of rows as it reads B (a
         separate copy pass cost as much as it saved on the 768x768 product: it does
