@@ -13,6 +13,12 @@ in a small scratch tile (`c_tile`), copied back to C per block of k: C's own row
 multiple of 4 KiB apart (e.g. 3072 floats) and then map to the same L1 sets.
 Floating-point f32 and f64 (batched_add also f16 and bf16); quantized products go to
 kernels_qdense.py.
+
+fully_connected, mat_mul and batch_mat_mul in f32 (`gemm(..., micro=True)`) replace the
+k loop over the tile by a register-blocked micro-kernel (`gemm_micro.py`: blocks of
+gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k, B packed in strips
+by the first block of rows; the columns left over go through the loops above), with its
+own KC and TILE; the convolutions (kernels_conv.py, kernels_winograd.py) keep the loops.
 """
 
 from __future__ import annotations
