@@ -28,9 +28,8 @@ from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, lowers
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
-from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
