@@ -6,8 +6,13 @@ tile once per DEPTH steps of k (8 loads and 4 stores per 16 multiply-adds), and 
 vectorizer never keeps accumulators in registers across an outer k loop. Here the k loop
 carries ROWS x VECTORS accumulators (16 zmm registers with AVX-512) as scf.for iter_args:
 per step of k, VECTORS loads of B's row, ROWS broadcasts of A and ROWS x VECTORS fused
-multiply-adds (`llvm.fma`), no store; as onnxruntime's (MLAS's) and BLIS's kernels do,
-without packing B (its block of k x 32 columns stays in L2 across the row blocks).
+multiply-adds (`llvm.fma`), no store, as onnxruntime's (MLAS's) and BLIS's kernels do.
+When gemm blocks k, the first block of rows also stores what it reads of B into strips
+(`kernels_matmul.gemm`'s pack), which the other blocks of rows read: contiguous, where
+B's own rows may be a multiple of 4 KiB apart. onnxruntime packs constant weights once
+at session creation; here they are packed on every call (not overlapped with the
+multiply-adds of the other rows: on BERT's 768x3072 product the remaining gap, 1.04-1.06
+to onnxruntime where 3072x768 gives 1.00).
 
 Each element of C is still one chain of fused multiply-adds in k order from its
 initial value (the tile's), the same as the scalar loops' contracted ones: the columns
