@@ -4,6 +4,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
+                                     [--no-gemm-micro]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -15,7 +16,9 @@ nodes; these run as ONNX models through glow_mlir.compile, the whole pipeline).
 counts time the process waits for a core. --no-im2col, --no-ctile and
 --no-epilogues time the forms the kernels used before im2col convolutions
 (kernels_conv.IM2COL), gemm's accumulation tile (kernels_matmul.CTILE) and fused
-epilogues (epilogue.FUSE_EPILOGUES): the "before" figures of their docstrings.
+epilogues (epilogue.FUSE_EPILOGUES), and --no-gemm-micro f32 products in gemm's scalar
+loops instead of its micro-kernel (gemm_micro.ENABLED = False): the "before" figures of
+their docstrings.
 
 Each case is one glow op (a fused case: the op and the element-wise ops after it; its
 weights function inputs) taken through lower-to-instr,
@@ -93,7 +96,8 @@ def native_runner(model, feeds):
     makes fresh ones per call, whose page faults cost as much as a small kernel)."""
     import glow_mlir
 
-    compiled = glow_mlir.compile(model, "cpu", cache=False)
+    # one thread, as onnxruntime: with the pool, --cpu-time missed the workers' time
+    compiled = glow_mlir.compile(model, "cpu", cache=False, num_threads=1)
     program = compiled._executor  # the NativeProgram: its entry point and areas
     inputs = [feeds[n] for n in compiled.input_names]
     mutable, activations = program.areas.new_mutable(inputs), program.areas.new_activations()
@@ -386,7 +390,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
          "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),
-         "fused_bert_scores": fused_scores_case(12, 128, 64, 128)}
+         "fused_bert_scores": fused_scores_case(12, 128, 64, 128),
+         # the context product's shape (probabilities @ V), with the same epilogue
+         "fused_bert_av": fused_scores_case(12, 128, 128, 64)}
 
 
 def timed(fn, inner: int, clock=time.perf_counter) -> float:
@@ -413,15 +419,23 @@ def main(argv=None) -> None:
                    help="convolutions in their direct forms (kernels_conv.IM2COL = False)")
     p.add_argument("--no-ctile", action="store_true",
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
+    p.add_argument("--no-gemm-micro", action="store_true",
+                   help="f32 products in gemm's scalar loops (gemm_micro.ENABLED = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
     clock = time.thread_time if args.cpu_time else time.perf_counter
-    from glow_mlir.conversion.glow_ir_to_loops import epilogue, kernels_conv, kernels_matmul
+    from glow_mlir.conversion.glow_ir_to_loops import (
+        epilogue,
+        gemm_micro,
+        kernels_conv,
+        kernels_matmul,
+    )
 
     kernels_conv.IM2COL = not args.no_im2col
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
+    gemm_micro.ENABLED = False if args.no_gemm_micro else None
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()

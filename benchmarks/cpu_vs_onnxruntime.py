@@ -7,6 +7,7 @@ speedup of N threads over one.
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
         [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
         [--im2col-split auto|pixels|channels|none] [--winograd auto|always|never]
+        [--no-gemm-micro]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -37,7 +38,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops import kernels_conv, kernels_winograd
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_conv, kernels_winograd
 from glow_mlir.dialects import glow_ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -379,6 +380,9 @@ def main() -> None:
     parser.add_argument("--winograd", default="auto", choices=["auto", "always", "never"],
                         help="which 3x3 stride-1 convolutions run as Winograd F(2x2, 3x3) "
                              "(kernels_winograd.WINOGRAD; never: the forms before)")
+    parser.add_argument("--no-gemm-micro", action="store_true",
+                        help="f32 matrix products in gemm's scalar loops, not its "
+                             "register-blocked micro-kernel (gemm_micro.ENABLED = False)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -391,6 +395,7 @@ def main() -> None:
         CLOCK = time.process_time
     kernels_conv.IM2COL_SPLIT = args.im2col_split
     kernels_winograd.WINOGRAD = args.winograd
+    gemm_micro.ENABLED = False if args.no_gemm_micro else None
     if args.llvm_unrolling:
         from glow_mlir.targets.cpu import jit
 

@@ -53,10 +53,23 @@ def _definitions(texts: list[str]) -> dict[str, str]:
     return out
 
 
+def _holds_vector_ops(module) -> bool:
+    """Whether the loop IR holds `vector` ops (gemm's micro-kernel, the VNNI products):
+    the reference route has no lowering for them (`loops_to_llvm_ir/vector_ops.py`), so
+    there is nothing to compare; their kernels are checked against the scalar loops' bits
+    (`test_cpu_gemm_micro.py`) and the interpreter instead."""
+    from xdsl.dialects import vector
+
+    return any(isinstance(op, (vector.LoadOp, vector.StoreOp)) for op in module.walk())
+
+
 def assert_same_llvm_ir(loops_module, entry: str) -> None:
     """The translation of loop-IR `loops_module` (left unchanged, apart from
     `prepare_loops`) equals the reference route's on a copy, function for function, in
-    the JIT's split form and in the one-module form of bundles."""
+    the JIT's split form and in the one-module form of bundles (not checked for a module
+    holding vector ops: `_holds_vector_ops`)."""
+    if _holds_vector_ops(loops_module):
+        return
     prepare_loops(loops_module)
     reference = loops_module.clone()
     lower_loops_to_llvm(reference, prepared=True)

@@ -313,10 +313,13 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     num_threads = check_num_threads(num_threads) or 1
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_vnni
 
     vnni = kernels_vnni.for_target(cpu, features)
-    with kernels_vnni.enabled(vnni):  # the int8 kernels' vpdpbusd only if the target has it
+    # the int8 kernels' vpdpbusd only if the target has it; the float gemm's vectors as
+    # wide as its registers (16 lanes need AVX-512's 32 registers)
+    with kernels_vnni.enabled(vnni), gemm_micro.target_lanes(
+            gemm_micro.for_target(cpu, features)):
         module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
                                                      num_threads)
     if areas.state_slots:  # a bundle's mutable area starts zeroed: no initial state

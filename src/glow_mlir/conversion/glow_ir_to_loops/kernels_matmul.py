@@ -13,6 +13,12 @@ in a small scratch tile (`c_tile`), copied back to C per block of k: C's own row
 multiple of 4 KiB apart (e.g. 3072 floats) and then map to the same L1 sets.
 Floating-point f32 and f64 (batched_add also f16 and bf16); quantized products go to
 kernels_qdense.py.
+
+fully_connected, mat_mul and batch_mat_mul in f32 (`gemm(..., micro=True)`) replace the
+k loop over the tile by a register-blocked micro-kernel (`gemm_micro.py`: blocks of
+gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k, B packed in strips
+by the first block of rows; the columns left over go through the loops above), with its
+own KC and TILE; the convolutions (kernels_conv.py, kernels_winograd.py) keep the loops.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from collections.abc import Callable
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, lowers
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
-from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
@@ -74,7 +80,7 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          a: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          b: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          init: Callable[[SSAValue, SSAValue], SSAValue], finish: Finish | None = None,
-         tile: SSAValue | None = None) -> None:
+         tile: SSAValue | None = None, micro: bool = False) -> None:
     """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then `finish` (the producer's fused
     activation and epilogue, `epilogue.Finish`; None: nothing) on each element of C when
     it is final: on the copy back from the tile when the whole k is one block, else on
@@ -84,35 +90,41 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     C; each thread has its own). The rows of C are split over threads in groups of whole
     blocks of ROWS (`parallel_ranges`), or, when there are too few rows for that (a
     fully-connected layer on one image), the columns in groups of COLUMN_GRANULE: each
-    element's sum, and its epilogue, is the serial one either way."""
+    element's sum, and its epilogue, is the serial one either way. `micro` (the caller's
+    B rows are contiguous along m, and `tile` has `micro_rows()` rows): f32 blocks of C
+    go through the register-blocked micro-kernel (`gemm_micro`), blocks of
+    `gemm_micro.rows()` rows, the columns it leaves through the scalar loops."""
     work = n_rows * k_dim * m_cols
+    micro = micro and tile is not None and gemm_micro.applies(
+        tile.type.get_element_type())  # type: ignore[attr-defined]
+    rows_per = gemm_micro.rows() if micro else ROWS
 
     def columns(start: SSAValue | None, count: int) -> None:
         if start is None:
-            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile)
+            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro)
             return
 
         def col(j):
             return shifted(start, em, j)
 
         _gemm(em, n_rows, k_dim, count, lambda i, j: c(i, col(j)), a,
-              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), finish, tile)
+              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), finish, tile, micro)
 
     def rows(start: SSAValue | None, count: int) -> None:
         if start is None:
-            if n_rows < 2 * ROWS:
+            if n_rows < 2 * rows_per:
                 parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns)
             else:
-                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile)
+                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro)
             return
 
         def row(i):
             return shifted(start, em, i)
 
         _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
-              b, lambda i, j: init(row(i), j), finish, tile)
+              b, lambda i, j: init(row(i), j), finish, tile, micro)
 
-    parallel_ranges(em, n_rows, ROWS, work, rows)
+    parallel_ranges(em, n_rows, rows_per, work, rows)
 
 
 COLUMN_GRANULE = 64
@@ -121,13 +133,18 @@ of B and C per thread)."""
 
 
 def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, finish,
-          tile: SSAValue | None) -> None:
+          tile: SSAValue | None, micro: bool = False) -> None:
     """`gemm` on one thread (its rows or columns of C)."""
+    rows_per = gemm_micro.rows() if micro else ROWS
+    kc, tile_w = (gemm_micro.KC, gemm_micro.TILE) if micro else (KC, TILE)
+
     def rows_block(n0: SSAValue, rows: int, m0: SSAValue, width: int, kb0: SSAValue,
-                   kb_width: int, first: SSAValue | None) -> None:
+                   kb_width: int, first: SSAValue | None,
+                   packed: SSAValue | None = None, fill: bool = False) -> None:
         """C[n0:n0+rows, m0:m0+width] (+)= A[.., kb0:kb0+kb_width] B[kb0:.., m0:..]:
         starting at init where `first` holds (always when None: the whole k, then
-        `finish`)."""
+        `finish`). `packed`: the micro-kernel's columns of B[kb0:.., m0:..] in strips
+        (`pack_buffer`), read from there, or with `fill` read from B and stored there."""
         ns = [em.add_index(n0, r) for r in range(rows)]
 
         def acc_of(r, n, j, m):
@@ -145,6 +162,21 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
                 em.store(v, *acc_of(r, n, j, m))
 
         em.loop(0, width, init_col)
+        # the micro-kernel's whole blocks of columns, the scalar loops the rest
+        done_cols = width - width % gemm_micro.width() if micro else 0
+        if done_cols:
+            assert tile is not None
+            def in_pack(k, j0):
+                strip = em.value(arith.DivUIOp(j0, em.index(gemm_micro.width())))
+                return packed, [strip, k, em.index(0)]
+
+            def in_b(k, j0):
+                return b(iadd(em, kb0, k), iadd(em, m0, j0))
+
+            b_at = in_pack if packed is not None and not fill else in_b
+            em.loop(0, done_cols, lambda j0: gemm_micro.block(
+                em, ns, tile, j0, kb_width, lambda n, k: a(n, iadd(em, kb0, k)), b_at,
+                copy_to=in_pack if fill else None), step=gemm_micro.width())
 
         def k_step(k0: SSAValue, depth: int) -> None:
             ks = [em.add_index(k0, u) for u in range(depth)]
@@ -161,9 +193,9 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
                             fma_in_order(em, coef, w, acc)
                     em.store(acc, buf, idx)
 
-            em.loop(0, width, col)
+            em.loop(done_cols, width, col)
 
-        for lo, hi, depth in blocks(kb_width, DEPTH):
+        for lo, hi, depth in (blocks(kb_width, DEPTH) if done_cols < width else []):
             if hi - lo == depth:
                 k_step(em.add_index(kb0, lo), depth)
             else:
@@ -200,23 +232,54 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
         """C[:, m0:m0+width] (in L2 across the blocks of k); per block of KC steps of k,
         every block of ROWS rows against the same KC x width block of B (in cache)."""
         if not k_blocks:
-            block_loop(em, n_rows, ROWS, lambda n0, rows: rows_block(
+            block_loop(em, n_rows, rows_per, lambda n0, rows: rows_block(
                 n0, rows, m0, width, em.index(0), k_dim, None))
             return
 
         def k_block(kb0: SSAValue, kb_width: int) -> None:
             first = em.value(arith.CmpiOp(kb0, em.index(0), "eq"))
-            block_loop(em, n_rows, ROWS, lambda n0, rows: rows_block(
-                n0, rows, m0, width, kb0, kb_width, first))
+            done_cols = width - width % gemm_micro.width() if micro else 0
+            if not (done_cols and PACK_B):
+                block_loop(em, n_rows, rows_per, lambda n0, rows: rows_block(
+                    n0, rows, m0, width, kb0, kb_width, first))
+                return
+            # the first block of rows reads B and fills the pack, the others read the pack
+            # (k_blocks: n_rows > rows_per)
+            packed = pack_buffer()
+            rows_block(em.index(0), rows_per, m0, width, kb0, kb_width, first, packed, True)
+            block_loop(em, n_rows - rows_per, rows_per, lambda n0, rows: rows_block(
+                em.add_index(n0, rows_per), rows, m0, width, kb0, kb_width, first, packed))
 
-        block_loop(em, k_dim, KC, k_block)
-        block_loop(em, n_rows, ROWS, lambda n0, rows: act_rows(
+        block_loop(em, k_dim, kc, k_block)
+        block_loop(em, n_rows, rows_per, lambda n0, rows: act_rows(
             [em.add_index(n0, r) for r in range(rows)], m0, width))
 
+    def pack_buffer() -> SSAValue:
+        """A [strips, KC, strip width] scratch (this thread's) for the micro-kernel's
+        columns of one block of B, as BLAS packs its panels: each block of columns it reads
+        is then one contiguous run (KC x 64 floats), where B's rows may be a multiple of 4 KiB
+        apart (BERT's 3072 floats: each step of k on another page, and the rows compete
+        for the same L1 sets). Filled by the first block of rows as it reads B (a
+        separate copy pass cost as much as it saved on the 768x768 product: it does
+        not overlap the multiply-adds)."""
+        nr = gemm_micro.width()
+        dims = [min(m_cols, tile_w) // nr, kc, nr]
+        cache = em.__dict__.setdefault("_gemm_packs", {})
+        key = tuple(dims)
+        if key not in cache:
+            cache[key] = em.scratch(tile.type.get_element_type(), dims,  # type: ignore
+                                    private=True)
+        return cache[key]
+
     # blocks of k when the whole-k panel of B is large and shared by several row blocks
-    k_blocks = (k_dim > KC and n_rows > ROWS
-                and k_dim * min(m_cols, TILE) * 4 > KBLOCK_MIN_BYTES)
-    block_loop(em, m_cols, TILE, panel)
+    k_blocks = (k_dim > kc and n_rows > rows_per
+                and k_dim * min(m_cols, tile_w) * 4 > KBLOCK_MIN_BYTES)
+    block_loop(em, m_cols, tile_w, panel)
+
+
+PACK_B = True
+"""Whether the micro-kernel reads B from a copy of each KC x TILE block (`pack_b`) when
+gemm blocks k (False: from B itself; `benchmarks/cpu_kernels.py --no-pack-b`)."""
 
 
 ORDERED_SUMS = True
@@ -244,15 +307,21 @@ C rows a multiple of 4 KiB apart (3072 floats: the rows compete for the same L1 
 1.04x -> 0.82x; no change elsewhere."""
 
 
-def c_tile(em: Emitter, ct, m: int) -> SSAValue | None:
+def micro_rows() -> int:
+    """Rows of the tile a `gemm(..., micro=True)` needs (its width: TILE's, at least
+    the micro-kernel's panels)."""
+    return max(ROWS, gemm_micro.rows())
+
+
+def c_tile(em: Emitter, ct, m: int, rows: int = ROWS) -> SSAValue | None:
     """The accumulation tile of `gemm` for a C of rows of m elements (None: accumulate in
     C): [ROWS, min(m, TILE) + 16] (rows 64 bytes longer than a panel's), one per shape
     and function (the kernels run one after the other; `Emitter.scratch`)."""
     if not CTILE:
         return None
-    dims = [ROWS, min(m, TILE) + 16]
+    dims = [rows, min(m, TILE) + 16]
     cache = em.__dict__.setdefault("_gemm_tiles", {})
-    key = (ct, dims[1])
+    key = (ct, dims[1], rows)
     if key not in cache:
         cache[key] = em.scratch(ct, dims, private=True)
     return cache[key]
@@ -268,7 +337,7 @@ def fully_connected(instr, em: Emitter) -> None:
     O, X, W, B = em.buffer(out), em.buffer(x), em.buffer(w), em.buffer(bias)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (X, [i, j]),
          lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), Finish(em, instr),
-         tile=c_tile(em, elem(out), m))
+         tile=c_tile(em, elem(out), m, micro_rows()), micro=True)
 
 
 @lowers(glow.MatMulOp)
@@ -281,7 +350,7 @@ def mat_mul(instr, em: Emitter) -> None:
     O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (L, [i, j]),
          lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), Finish(em, instr),
-         tile=c_tile(em, ct, m))
+         tile=c_tile(em, ct, m, micro_rows()), micro=True)
 
 
 @lowers(glow.BatchMatMulOp)
@@ -299,12 +368,12 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     # operand is per thread when the batch loop is split, else shared by gemm's threads
     split = group_size(em, bs, 1, bs * n * k * m) is not None
     L, R = (batch_operand(em, instr, side, ct, split) for side in ("lhs", "rhs"))
-    tile = c_tile(em, ct, m)
+    tile = c_tile(em, ct, m, micro_rows())
     finish = Finish(em, instr)
 
     def batch(p):
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), L(p), R(p),
-             lambda i, j: em.const(0.0, ct), finish, tile=tile)
+             lambda i, j: em.const(0.0, ct), finish, tile=tile, micro=True)
 
     parallel_loop(em, bs, bs * n * k * m, batch)
 

@@ -1,9 +1,11 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
 `vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.reduction <add>`
-on integers and `llvm.call_intrinsic`. Only the int8 kernels' VNNI products emit them
+on integers and `llvm.call_intrinsic`. The int8 kernels' VNNI products emit them
 (`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`): LLVM's autovectorizer
 never forms VNNI's byte dot product (vpdpbusd) from widened scalar multiply-adds, so
-those loops name the intrinsic and their vectors themselves. The dialect route has no
+those loops name the intrinsic and their vectors themselves; and the float gemm's
+register-blocked micro-kernel (`glow_ir_to_loops/gemm_micro.py`), whose accumulators the
+vectorizer would not keep in registers across the k loop. The dialect route has no
 lowering for these; a function holding one is translated here or not at all."""
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def _load(w: FunctionWriter, op: vector.LoadOp) -> None:
 
 @impl(vector.StoreOp)
 def _store(w: FunctionWriter, op: vector.StoreOp) -> None:
-    """Consecutive elements to `base[indices]`, no alignment assumed."""
+    """A vector to consecutive elements from `base[indices]`, no alignment assumed."""
     value, buf, *indices = op.operands
     ptr = _element_pointer(w, op, buf, indices)
     w.emit(f"store {w.typed(value)}, ptr {ptr}, align 1")

@@ -18,6 +18,7 @@ from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.text import print_module
 
 UPSTREAM_PIPELINE = ["--convert-scf-to-cf", "--expand-strided-metadata",
+                     "--convert-vector-to-llvm",  # gemm's micro-kernel (gemm_micro.py)
                      "--finalize-memref-to-llvm", "--convert-math-to-llvm",
                      "--convert-math-to-libm",
                      "--convert-arith-to-llvm", "--convert-cf-to-llvm",
