@@ -1,9 +1,12 @@
-"""ONNX's backend node tests of the listed ops, one pytest test per case.
+"""ONNX's backend node tests of every standard op, one pytest test per case.
 
-A case listed in `expected_failures.txt` is an xfail (non-strict: when it passes, pytest
+With `GLOW_ONNX_NODE_OPS=glow` in the environment only the ops Glow's loader and issue 3
+claim run (`node_cases.LISTED_OPS`, as `conformance.py --glow-ops`). A case listed in `expected_failures.txt` is an xfail (non-strict: when it passes, pytest
 reports XPASS and its line should go); a case not listed that fails is a failure whose
 message gives the category and the difference. The per-op table is printed at the end.
 """
+
+import os
 
 import pytest
 
@@ -11,7 +14,9 @@ import conformance
 import node_cases
 
 _EXPECTED = conformance.read_expected_failures()
-_CASES = node_cases.load_cases()
+_CASES = node_cases.load_cases(
+    ops=node_cases.LISTED_OPS if os.environ.get("GLOW_ONNX_NODE_OPS") == "glow"
+    else node_cases.ALL_OPS)
 
 
 def _param(case):
