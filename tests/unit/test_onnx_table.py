@@ -14,7 +14,8 @@ Not Or PRelu Pad Pow Range Reciprocal ReduceL2 ReduceMax ReduceMean ReduceMin Re
 ReduceSum ReduceSumSquare Relu Reshape Resize Round Selu Elu Shape Sigmoid Sign Sin Slice
 Softmax Softplus SpaceToDepth DepthToSpace Split Sqrt Squeeze Sub Sum Tanh Tile TopK Transpose
 Unsqueeze Upsample Where Xor QuantizeLinear DequantizeLinear DynamicQuantizeLinear MatMulInteger
-ConvInteger QLinearMatMul QLinearConv LSTM GRU RNN RoiAlign NonMaxSuppression NonZero If Loop Scan""".split()
+ConvInteger QLinearMatMul QLinearConv LSTM GRU RNN RoiAlign NonMaxSuppression NonZero If Loop Scan
+Trilu""".split()
 
 
 def test_every_required_op_type_has_a_converter():

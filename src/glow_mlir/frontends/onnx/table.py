@@ -137,6 +137,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Pad": _e(tensor.pad),
     "SpaceToDepth": _e(tensor.space_to_depth),
     "DepthToSpace": _e(tensor.depth_to_space),
+    "Trilu": _e(tensor.trilu, 14),
     "Resize": _e(resize.resize, 10),
     "Upsample": _e(resize.upsample, 7, 9),
     "RoiAlign": _e(detection.roi_align, 10),

@@ -359,3 +359,22 @@ def dropout(n: Node) -> list[Value | None]:
         n.unsupported("is_test=0 (only inference is supported)")
     mask = n.b.from_const(np.broadcast_to(np.True_, x.shape)) if n.output_used(1) else None
     return [x, mask]
+
+
+def trilu(n: Node) -> Value:
+    """The upper (`upper=1`) or lower triangle of the last two dims, from diagonal `k` on:
+    a select with a mask known at import (the shape is static), broadcast over the batch
+    dims, as a composition of existing ops."""
+    x = n.input(0)
+    if x.rank < 2:
+        n.fail(f"input must have rank 2 or more, got rank {x.rank}")
+    k = int(n.require_const(1, "k").reshape(-1)[0]) if n.has(1) else 0
+    rows, cols = x.shape[-2:]
+    ones = np.ones((rows, cols), np.bool_)
+    mask = np.triu(ones, k) if n.int("upper", 1) else np.tril(ones, k)
+    if x.size == 0 or mask.all():
+        return x
+    if x.is_const:
+        return n.b.from_const(np.where(mask, x.known, np.zeros((), x.known.dtype)))
+    zero = n.b.scalar_like(x, 0)
+    return n.b.select(n.b.broadcast(n.b.from_const(mask), x.shape, fold=False), x, zero)
