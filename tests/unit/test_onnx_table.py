@@ -15,7 +15,7 @@ ReduceSum ReduceSumSquare Relu Reshape Resize Round Selu Elu Shape Sigmoid Sign 
 Softmax Softplus SpaceToDepth DepthToSpace Split Sqrt Squeeze Sub Sum Tanh Tile TopK Transpose
 Unsqueeze Upsample Where Xor QuantizeLinear DequantizeLinear DynamicQuantizeLinear MatMulInteger
 ConvInteger QLinearMatMul QLinearConv LSTM GRU RNN RoiAlign NonMaxSuppression NonZero If Loop Scan
-Trilu""".split()
+Trilu BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot""".split()
 
 
 def test_every_required_op_type_has_a_converter():

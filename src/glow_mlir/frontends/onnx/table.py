@@ -67,6 +67,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Mean": _e(ew.mean),
     "Pow": _e(ew.pow_),
     "Mod": _e(ew.mod, 10),
+    "BitShift": _e(ew.bit_shift, 11),
     "Sign": _e(ew.sign, 9),
     "IsNaN": _e(ew.is_nan, 9),
     "IsInf": _e(ew.is_inf, 10),
