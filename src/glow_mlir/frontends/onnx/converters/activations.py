@@ -164,3 +164,12 @@ def gelu(n: Node) -> Value:
     approximate = n.choice("approximate", "none", ("none", "tanh"))
     return n.b.op(glow.GeluOp, [x], x.type, approximate=approximate)
 
+
+
+def swish(n: Node) -> Value:
+    """x * sigmoid(alpha * x) (ONNX Swish, opset 24): glow.swish when alpha is 1."""
+    x = n.input(0)
+    alpha = n.float("alpha", 1.0)
+    if alpha == 1.0:
+        return _ew(n, glow.SwishOp, x)
+    return _ew(n, glow.MulOp, x, _ew(n, glow.SigmoidOp, _ew(n, glow.MulOp, x, _c(n, x, alpha))))

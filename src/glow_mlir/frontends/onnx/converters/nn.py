@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i1, i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import spatial_out
@@ -391,3 +391,52 @@ def _softmax(cls: type[glow.GlowOp]) -> Callable[[Node], Value]:
 
 softmax = _softmax(glow.SoftMaxOp)
 log_softmax = _softmax(glow.LogSoftMaxOp)
+
+
+def _as_2d_axis(n: Node, x: Value, axis: int) -> tuple[Value, int]:
+    """Before opset 13, Hardmax/Softmax-style ops flatten to 2-D at `axis` and work on the
+    second dim; from 13 on they work on `axis` itself."""
+    if n.opset >= 13:
+        return x, axis
+    rows = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return n.b.reshape(x, [rows, int(np.prod(x.shape[axis:], dtype=np.int64))]), 1
+
+
+def hardmax(n: Node) -> Value:
+    """1 where the first maximum along the axis is, 0 elsewhere: glow.argmax compared
+    with an index ramp known at import."""
+    x = n.input(0)
+    axis = n.normalize_axis(n.int("axis", -1 if n.opset >= 13 else 1), max(x.rank, 1))
+    flat, ax = _as_2d_axis(n, x, axis)
+    if flat.size == 0:
+        return x
+    kept = list(flat.shape)
+    kept[ax] = 1
+    idx = n.b.op(glow.ArgMaxOp, [flat], n.b.tensor(kept, i64), axis=ax, keep_dims=True)
+    ramp = np.arange(flat.shape[ax], dtype=np.int64).reshape(
+        [-1 if i == ax else 1 for i in range(flat.rank)])
+    hit = n.b.elementwise(glow.CmpEqOp, [n.b.broadcast(idx, flat.shape),
+                                         n.b.broadcast(n.b.from_const(ramp), flat.shape)],
+                          result_elem=i1)
+    out = n.b.select(hit, n.b.scalar_like(flat, 1), n.b.scalar_like(flat, 0))
+    return n.b.reshape(out, x.shape)
+
+
+def lp_normalization(n: Node) -> Value:
+    """x / ||x||_p along the axis (p 1 or 2), the norm from glow's reductions; a slice
+    whose norm is 0 stays 0."""
+    x = n.input(0)
+    axis = n.normalize_axis(n.int("axis", -1), x.rank)
+    p = n.int("p", 2)
+    if p not in (1, 2):
+        n.fail(f"p must be 1 or 2, got {p}")
+    if p == 1:
+        norm = reduce(n.b, glow.BatchedReduceAddOp,
+                      n.b.elementwise(glow.AbsOp, [x]), [axis], True)
+    else:
+        norm = n.b.elementwise(glow.SqrtOp, [reduce(
+            n.b, glow.BatchedReduceAddOp, n.b.elementwise(glow.MulOp, [x, x]), [axis], True)])
+    # a zero norm means every element is 0: divided by 1 they stay 0 (ONNX's reference)
+    zero = n.b.elementwise(glow.CmpEqOp, [norm, n.b.scalar_like(norm, 0)], result_elem=i1)
+    norm = n.b.select(zero, n.b.scalar_like(norm, 1), norm)
+    return n.b.elementwise(glow.DivOp, [x, n.b.broadcast(norm, x.shape)])
