@@ -247,6 +247,13 @@ def mod(n: Node) -> Value:
         q_neg = n.b.elementwise(glow.CmpLtOp, [q, n.b.scalar_like(q, 0)], result_elem=i1)
         q = n.b.select(q_neg, n.b.elementwise(glow.NegOp, [fl]), fl)
     r = n.b.elementwise(glow.SubOp, [a, n.b.elementwise(glow.MulOp, [q, b])])
+    if is_float(a.elem):  # a finite a by an infinite b is a (0 * inf made r nan)
+        inf = n.b.scalar_like(a, np.inf)
+        b_inf = n.b.elementwise(glow.CmpEqOp, [n.b.elementwise(glow.AbsOp, [b]), inf],
+                                result_elem=i1)
+        a_finite = n.b.elementwise(glow.CmpLtOp, [n.b.elementwise(glow.AbsOp, [a]), inf],
+                                   result_elem=i1)
+        r = n.b.select(n.b.elementwise(glow.AndOp, [b_inf, a_finite]), a, r)
     if fmod or is_unsigned(a.elem):
         return r
     zero = n.b.scalar_like(r, 0)
