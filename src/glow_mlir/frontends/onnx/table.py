@@ -158,6 +158,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "ArgMin": _e(reduce.arg_reduction("ArgMin")),
     "TopK": _e(reduce.top_k),
     "CumSum": _e(reduce.cumsum, 11),
+    "CumProd": _e(reduce.cumprod, 26),
     # known at import
     "Constant": _e(shape_folding.constant),
     "ConstantOfShape": _e(shape_folding.constant_of_shape, 9),
