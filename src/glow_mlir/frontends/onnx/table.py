@@ -105,6 +105,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "GlobalMaxPool": _e(nn.global_max_pool),
     "BatchNormalization": _e(nn.batch_normalization),
     "InstanceNormalization": _e(nn.instance_normalization),
+    "GroupNormalization": _e(nn.group_normalization, 18),
     # opsets 1-16: onnxruntime's own LayerNormalization (the same op, before ONNX had one;
     # onnxruntime registers it in the ONNX domain, not in com.microsoft)
     "LayerNormalization": _e(nn.layer_normalization),

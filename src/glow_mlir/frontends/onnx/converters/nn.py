@@ -440,3 +440,32 @@ def lp_normalization(n: Node) -> Value:
     zero = n.b.elementwise(glow.CmpEqOp, [norm, n.b.scalar_like(norm, 0)], result_elem=i1)
     norm = n.b.select(zero, n.b.scalar_like(norm, 1), norm)
     return n.b.elementwise(glow.DivOp, [x, n.b.broadcast(norm, x.shape)])
+
+
+def group_normalization(n: Node) -> Value:
+    """Instance normalization over groups of channels: the input seen as [N, G, rest],
+    normalized over `rest` (statistics in float32, ONNX's stash type), then scaled and
+    shifted per channel (opset 21) or per group (opset 18), composed."""
+    x, scale, bias = n.input(0), n.input(1), n.input(2)
+    b = n.b
+    groups = n.int("num_groups")
+    if x.rank < 2 or groups <= 0 or x.shape[1] % groups:
+        n.fail(f"num_groups {groups} must divide the channels of {fmt_shape(x.shape)}")
+    if n.int("stash_type", 1) != 1:
+        n.unsupported(f"stash_type {n.int('stash_type')} (only float32 statistics are supported)")
+    batch, channels = x.shape[0], x.shape[1]
+    grouped = b.reshape(b.convert(x, f32), [batch, groups, x.size // max(batch * groups, 1)])
+    mean = reduce(b, glow.BatchedReduceMeanOp, grouped, [2], True)
+    centered = b.elementwise(glow.SubOp, [grouped, b.broadcast(mean, grouped.shape)])
+    var = reduce(b, glow.BatchedReduceMeanOp,
+                 b.elementwise(glow.MulOp, [centered, centered]), [2], True)
+    eps = b.scalar_like(var, n.float("epsilon", 1e-5))
+    inv = b.elementwise(glow.RsqrtOp, [b.elementwise(glow.AddOp, [var, eps])])
+    normalized = b.elementwise(glow.MulOp, [centered, b.broadcast(inv, grouped.shape)])
+    normalized = b.reshape(b.convert(normalized, x.elem), x.shape)
+    if n.opset < 21:  # one scale and bias per group: repeated over its channels
+        per = channels // groups
+        scale, bias = (b.reshape(b.broadcast(b.reshape(v, [groups, 1]), [groups, per]),
+                                 [channels]) for v in (scale, bias))
+    scaled = b.elementwise(glow.MulOp, [normalized, _per_channel(n, scale, x)])
+    return b.elementwise(glow.AddOp, [scaled, _per_channel(n, bias, x)])
