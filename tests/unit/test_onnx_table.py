@@ -16,7 +16,8 @@ Softmax Softplus SpaceToDepth DepthToSpace Split Sqrt Squeeze Sub Sum Tanh Tile 
 Unsqueeze Upsample Where Xor QuantizeLinear DequantizeLinear DynamicQuantizeLinear MatMulInteger
 ConvInteger QLinearMatMul QLinearConv LSTM GRU RNN RoiAlign NonMaxSuppression NonZero If Loop Scan
 Trilu BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot Hardmax LpNormalization OneHot Compress
-ReverseSequence CenterCropPad HannWindow HammingWindow BlackmanWindow Swish CumProd GroupNormalization""".split()
+ReverseSequence CenterCropPad HannWindow HammingWindow BlackmanWindow Swish CumProd GroupNormalization
+SwiGLU""".split()
 
 
 def test_every_required_op_type_has_a_converter():

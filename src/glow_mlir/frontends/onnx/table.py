@@ -90,6 +90,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Shrink": _e(act.shrink, 9),
     "Gelu": _e(act.gelu, 20),
     "Swish": _e(act.swish, 24),
+    "SwiGLU": _e(act.swiglu, 28),
     "Tan": _e(ew.tan, 7),
     "Sinh": _e(ew.sinh, 9),
     "Cosh": _e(ew.cosh, 9),

@@ -166,10 +166,21 @@ def gelu(n: Node) -> Value:
 
 
 
-def swish(n: Node) -> Value:
-    """x * sigmoid(alpha * x) (ONNX Swish, opset 24): glow.swish when alpha is 1."""
-    x = n.input(0)
-    alpha = n.float("alpha", 1.0)
+def swish_of(n: Node, x: Value, alpha: float) -> Value:
+    """x * sigmoid(alpha * x): glow.swish when alpha is 1."""
     if alpha == 1.0:
         return _ew(n, glow.SwishOp, x)
     return _ew(n, glow.MulOp, x, _ew(n, glow.SigmoidOp, _ew(n, glow.MulOp, x, _c(n, x, alpha))))
+
+
+def swish(n: Node) -> Value:
+    """ONNX Swish (opset 24)."""
+    return swish_of(n, n.input(0), n.float("alpha", 1.0))
+
+
+def swiglu(n: Node) -> Value:
+    """ONNX SwiGLU (opset 28): swish(gate) * value, the two of one shape."""
+    gate, value = n.input(0), n.input(1)
+    if gate.shape != value.shape:
+        n.fail(f"the gate {gate.shape} and the value {value.shape} must have one shape")
+    return _ew(n, glow.MulOp, swish_of(n, gate, n.float("alpha", 1.0)), value)
