@@ -104,6 +104,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "AveragePool": _e(nn.average_pool),
     "GlobalAveragePool": _e(nn.global_average_pool),
     "GlobalMaxPool": _e(nn.global_max_pool),
+    "LpPool": _e(nn.lp_pool, 2),
     "BatchNormalization": _e(nn.batch_normalization),
     "InstanceNormalization": _e(nn.instance_normalization),
     "GroupNormalization": _e(nn.group_normalization, 18),

@@ -215,7 +215,7 @@ def _pool_by_gathers(n: Node, x: Value, kind: str, kernels: list[int], strides: 
             )
             counts = ((pos >= lo) & (pos < hi)).sum(axis=1)
             divisor = divisor * counts.reshape([-1 if j == i else 1 for j in range(nd)])
-    if kind == "max":
+    if kind in ("max", "sum"):
         return y
     div = np.broadcast_to(divisor.astype(numpy_dtype(x.elem)), y.shape)
     return b.elementwise(glow.DivOp, [y, b.from_const(np.ascontiguousarray(div))])
@@ -469,3 +469,21 @@ def group_normalization(n: Node) -> Value:
                                  [channels]) for v in (scale, bias))
     scaled = b.elementwise(glow.MulOp, [normalized, _per_channel(n, scale, x)])
     return b.elementwise(glow.AddOp, [scaled, _per_channel(n, bias, x)])
+
+
+def lp_pool(n: Node) -> Value:
+    """(sum of |x|^p over the window)^(1/p): a sum pool (the gathers' form, any rank and
+    dilation; `kind` "sum" skips the average's divisor) between two element-wise steps."""
+    x = n.input(0)
+    if not is_float(x.elem):
+        n.unsupported(f"LpPool of {x.elem} (float only)")
+    p = n.int("p", 2)
+    kernels = n.ints("kernel_shape")
+    strides, pads, dilations = _window(n, x.shape[2:], kernels)
+    b = n.b
+    powered = b.elementwise(glow.MulOp, [x, x]) if p == 2 else b.elementwise(
+        glow.PowOp, [b.elementwise(glow.AbsOp, [x]), b.scalar_like(x, p)])
+    summed = _pool_by_gathers(n, powered, "sum", kernels, strides, pads, dilations)
+    if p == 2:
+        return b.elementwise(glow.SqrtOp, [summed])
+    return b.elementwise(glow.PowOp, [summed, b.scalar_like(summed, 1.0 / p)])
