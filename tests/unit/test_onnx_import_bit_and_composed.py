@@ -1,7 +1,7 @@
 """What the node suite does not check of the ops composed or added for it: shifts by the
 width or more (and signed shifts, which ONNX's BitShift does not take but the glow ops
 do), bitwise ops on signed integers, GroupNormalization-18's per-group scale, and the
-p=1 LpNormalization, each on the interpreter and cpu against numpy."""
+p=1 LpNormalization, Det beyond 2x2, each on the interpreter and cpu against numpy."""
 
 from __future__ import annotations
 
@@ -91,3 +91,26 @@ def test_lp_normalization_p1_and_a_zero_row(backend):
                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])], {"x": x},
                17, backend)
     np.testing.assert_allclose(got, [[0.25, -0.75], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("order", [1, 3, 4])
+def test_det_by_cofactors_matches_numpy(backend, order):
+    """The node cases have 2x2 matrices only."""
+    x = np.random.default_rng(order).standard_normal((2, order, order)).astype(np.float32)
+    got = _run([helper.make_node("Det", ["x"], ["d"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+               {"x": x}, 11, backend)
+    np.testing.assert_allclose(got, np.linalg.det(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_large_det_is_unsupported_naming_the_limit():
+    from glow_mlir.frontends.onnx import UnsupportedOnnxError, import_onnx
+
+    graph = helper.make_graph([helper.make_node("Det", ["x"], ["d"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 5])],
+                              [helper.make_empty_tensor_value_info("d")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)],
+                              ir_version=IR_VERSION)
+    with pytest.raises(UnsupportedOnnxError, match="5x5 determinant"):
+        import_onnx(model)

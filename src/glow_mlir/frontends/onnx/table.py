@@ -120,6 +120,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Gemm": _e(linalg.gemm),
     "MatMul": _e(linalg.matmul),
     "Einsum": _e(linalg.einsum, 12),
+    "Det": _e(linalg.det, 11),
     "Dropout": _e(tensor.dropout),
     "RNN": _e(recurrent.rnn, 7),
     "GRU": _e(recurrent.gru, 7),

@@ -187,3 +187,44 @@ def einsum(n: Node) -> Value:
         acc, term = _contract(n, acc, term, v, t, later)
     acc, term = _sum_out(n, acc, term, out)
     return n.b.transpose(acc, [term.index(c) for c in out])
+
+
+MAX_DET_ORDER = 4
+"""Det is expanded by cofactors at import: n! products, so only small matrices."""
+
+
+def det(n: Node) -> Value:
+    """The determinant of the last two dims by cofactor expansion along the first row, each
+    entry a slice (Laplace's formula: exact products and sums, no pivoting); matrices up to
+    `MAX_DET_ORDER`, as the products grow as n!."""
+    x = n.input(0)
+    if x.rank < 2 or x.shape[-1] != x.shape[-2]:
+        n.fail(f"input must be square matrices [..., n, n], got {fmt_shape(x.shape)}")
+    order, batch = x.shape[-1], x.shape[:-2]
+    if order > MAX_DET_ORDER:
+        n.unsupported(f"a {order}x{order} determinant (cofactor expansion up to "
+                      f"{MAX_DET_ORDER}x{MAX_DET_ORDER})")
+    b = n.b
+    entry = {}
+    for i in range(order):
+        for j in range(order):
+            start = [0] * len(batch) + [i, j]
+            entry[i, j] = b.reshape(b.slice(x, start, [*batch, 1, 1]), batch)
+
+    def expand(rows: tuple[int, ...], cols: tuple[int, ...]) -> Value:
+        if len(rows) == 1:
+            return entry[rows[0], cols[0]]
+        total = None
+        for k, col in enumerate(cols):
+            term = b.elementwise(glow.MulOp, [entry[rows[0], col],
+                                              expand(rows[1:], cols[:k] + cols[k + 1:])])
+            if total is None:
+                total = term
+            else:
+                total = b.elementwise(glow.SubOp if k % 2 else glow.AddOp, [total, term])
+        assert total is not None
+        return total
+
+    if order == 0:
+        return b.scalar_like(x, 1, batch)
+    return expand(tuple(range(order)), tuple(range(order)))
