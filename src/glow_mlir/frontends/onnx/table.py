@@ -170,6 +170,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Size": _e(shape_folding.size),
     "Range": _e(shape_folding.range_, 11),
     "NonZero": _e(shape_folding.nonzero, 9),
+    "Unique": _e(shape_folding.unique, 11),
     "EyeLike": _e(shape_folding.eye_like, 9),
     **{op: _e(shape_folding.window(op), 17) for op in shape_folding.WINDOWS},
     # control flow

@@ -126,3 +126,26 @@ def window(op_type: str):
 
     convert.__name__ = f"convert_{op_type}"
     return convert
+
+
+def unique(n: Node) -> list[np.ndarray]:
+    """The unique values (or slices along `axis`), their first indices, the inverse
+    indices and the counts, computed at import: every output's shape depends on the
+    input's values, so the input must be known (compiling at the first call folds a
+    graph input, runtime/specialized.py). `sorted=0` keeps the order of first occurrence."""
+    x = n.require_const(0, "the input (its values fix the outputs' shapes)")
+    axis = n.attr("axis", None)
+    if axis is not None:
+        axis = n.normalize_axis(int(axis), x.ndim)
+    values, first, inverse, counts = np.unique(
+        x if axis is not None else x.reshape(-1), return_index=True, return_inverse=True,
+        return_counts=True, axis=axis)
+    inverse = inverse.reshape(-1)
+    if not n.int("sorted", 1):
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = np.take(values, order, axis=axis if axis is not None else 0)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return [values.astype(x.dtype), first.astype(np.int64), inverse.astype(np.int64),
+            counts.astype(np.int64)][:max(n.num_outputs, 1)]
