@@ -17,6 +17,7 @@ from glow_mlir.dialects.glow_ops.types import fmt_shape, is_float
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.element_types import numpy_dtype
 
 
 def _prod(dims: Sequence[int]) -> int:
@@ -228,3 +229,38 @@ def det(n: Node) -> Value:
     if order == 0:
         return b.scalar_like(x, 1, batch)
     return expand(tuple(range(order)), tuple(range(order)))
+
+
+def col2im(n: Node) -> Value:
+    """The column blocks summed back into the image (the inverse of im2col): one mat_mul of
+    the [N*C, K*L] columns with a 0/1 matrix known at import that sends each (block
+    position, block) entry to its padded image pixel, then the padding cropped."""
+    x = n.input(0)
+    image = [int(v) for v in n.require_const(1, "image_shape").reshape(-1)]
+    block = [int(v) for v in n.require_const(2, "block_shape").reshape(-1)]
+    nd = len(image)
+    dil = n.ints("dilations", [1] * nd)
+    pads = n.ints("pads", [0] * (2 * nd))
+    strides = n.ints("strides", [1] * nd)
+    if x.rank != 3 or len(block) != nd:
+        n.fail(f"input must be [N, C * prod(block_shape), L], got {fmt_shape(x.shape)}")
+    k = int(np.prod(block))
+    batch, ck, blocks = x.shape
+    if ck % k:
+        n.fail(f"dim 1 of the input ({ck}) is not a multiple of the block size {k}")
+    padded = [image[i] + pads[i] + pads[i + nd] for i in range(nd)]
+    counts = [(padded[i] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(nd)]
+    if int(np.prod(counts)) != blocks:
+        n.fail(f"the input has {blocks} blocks, the image and blocks give {int(np.prod(counts))}")
+    pixels = int(np.prod(padded))
+    scatter = np.zeros((k * blocks, pixels), numpy_dtype(x.elem))
+    for kk, offset in enumerate(np.ndindex(*block)):
+        for ll, where in enumerate(np.ndindex(*counts)):
+            pixel = [where[i] * strides[i] + offset[i] * dil[i] for i in range(nd)]
+            scatter[kk * blocks + ll, np.ravel_multi_index(pixel, padded)] = 1
+    b = n.b
+    cols = b.reshape(x, [batch * (ck // k), k * blocks])
+    summed = b.op(glow.MatMulOp, [cols, b.from_const(scatter)],
+                  b.tensor([batch * (ck // k), pixels], x.elem))
+    out = b.reshape(summed, [batch, ck // k, *padded])
+    return b.slice(out, [0, 0, *pads[:nd]], [batch, ck // k, *image])
