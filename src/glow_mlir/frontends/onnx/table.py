@@ -122,6 +122,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Einsum": _e(linalg.einsum, 12),
     "Det": _e(linalg.det, 11),
     "Col2Im": _e(linalg.col2im, 18),
+    "AffineGrid": _e(linalg.affine_grid, 20),
     "Dropout": _e(tensor.dropout),
     "RNN": _e(recurrent.rnn, 7),
     "GRU": _e(recurrent.gru, 7),

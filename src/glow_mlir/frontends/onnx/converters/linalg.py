@@ -264,3 +264,32 @@ def col2im(n: Node) -> Value:
                   b.tensor([batch * (ck // k), pixels], x.elem))
     out = b.reshape(summed, [batch, ck // k, *padded])
     return b.slice(out, [0, 0, *pads[:nd]], [batch, ck // k, *image])
+
+
+def affine_grid(n: Node) -> Value:
+    """The sampling grid of 2-D (theta [N, 2, 3]) or 3-D (theta [N, 3, 4]) affine
+    transforms: the normalized base grid, known at import from `size`, times each theta
+    (one batch_mat_mul)."""
+    theta = n.input(0)
+    size = [int(v) for v in n.require_const(1, "size").reshape(-1)]
+    nd = len(size) - 2
+    if nd not in (2, 3) or theta.shape != (size[0], nd, nd + 1):
+        n.fail(f"theta {fmt_shape(theta.shape)} does not fit size {size}")
+    align = bool(n.int("align_corners", 0))
+    spatial = size[2:]
+
+    def axis(count: int) -> np.ndarray:
+        if align:
+            return np.linspace(-1.0, 1.0, count) if count > 1 else np.zeros(1)
+        return (np.arange(count) * 2.0 + 1.0) / count - 1.0
+
+    # ONNX orders the coordinates x (the last dim) first
+    mesh = np.meshgrid(*(axis(c) for c in spatial), indexing="ij")
+    coords = [m.reshape(-1) for m in reversed(mesh)]
+    base = np.stack([*coords, np.ones_like(coords[0])], axis=1).astype(numpy_dtype(theta.elem))
+    b = n.b
+    batch, points = size[0], base.shape[0]
+    lhs = b.broadcast(b.from_const(base.reshape(1, points, nd + 1)), [batch, points, nd + 1])
+    rhs = b.transpose(theta, [0, 2, 1])
+    grid = b.op(glow.BatchMatMulOp, [lhs, rhs], b.tensor([batch, points, nd], theta.elem))
+    return b.reshape(grid, [batch, *spatial, nd])
