@@ -140,6 +140,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "GatherElements": _e(indexing.gather_elements, 11),
     "GatherND": _e(indexing.gather_nd, 11),
     "ScatterND": _e(indexing.scatter_nd, 11),
+    "MaxUnpool": _e(indexing.max_unpool, 9),
     "ScatterElements": _e(indexing.scatter_elements, 11),
     "Scatter": _e(indexing.scatter_elements, 9, 10),
     "Expand": _e(tensor.expand, 8),
