@@ -293,3 +293,65 @@ def affine_grid(n: Node) -> Value:
     rhs = b.transpose(theta, [0, 2, 1])
     grid = b.op(glow.BatchMatMulOp, [lhs, rhs], b.tensor([batch, points, nd], theta.elem))
     return b.reshape(grid, [batch, *spatial, nd])
+
+
+def dft(n: Node) -> Value:
+    """The discrete Fourier transform along one axis as mat_muls with cosine and sine
+    matrices known at import (the length is static): for a real or complex input
+    [..., N, 1|2], out_re = x_re C + x_im S and out_im = x_im C - x_re S (the signs of S
+    flipped and 1/N applied for `inverse`); `dft_length` zero-pads or truncates, `onesided`
+    keeps the first N/2 + 1 frequencies."""
+    x = n.input(0)
+    if n.opset >= 20:
+        axis = int(n.require_const(2, "axis").reshape(-1)[0]) if n.has(2) else -2
+    else:
+        axis = n.int("axis", 1)
+    if x.rank < 2 or x.shape[-1] not in (1, 2):
+        n.fail(f"input must be [..., signal, 1 or 2], got {fmt_shape(x.shape)}")
+    axis = n.normalize_axis(axis, x.rank)
+    if axis == x.rank - 1:
+        n.fail("axis must not be the last dim (the real/imaginary pair)")
+    inverse, onesided = bool(n.int("inverse", 0)), bool(n.int("onesided", 0))
+    irfft = inverse and onesided  # a half spectrum in, a real signal out
+    length = 2 * (x.shape[axis] - 1) if irfft else x.shape[axis]
+    if n.has(1):
+        length = int(n.require_const(1, "dft_length").reshape(-1)[0])
+    b = n.b
+    perm = [i for i in range(x.rank - 1) if i != axis] + [axis, x.rank - 1]
+    moved = b.transpose(x, perm)
+    keep = min(length // 2 + 1 if irfft else length, x.shape[axis])
+    moved = b.slice(moved, [0] * x.rank, [*moved.shape[:-2], keep, moved.shape[-1]])
+    rows = int(np.prod(moved.shape[:-2], dtype=np.int64))
+    flat = b.reshape(moved, [rows, keep, moved.shape[-1]])
+    freqs = length // 2 + 1 if onesided and not irfft else length
+    k, m = np.meshgrid(np.arange(freqs), np.arange(keep))  # [keep, freqs]
+    angle = 2.0 * np.pi * (k * m % length) / length
+    dtype = numpy_dtype(x.elem)
+    scale = np.full((keep, 1), 1.0 / length if inverse else 1.0)
+    if irfft:  # the missing conjugate half counted twice (not 0 and, for even N, N/2)
+        scale[1:] *= 2.0
+        if length % 2 == 0 and keep > length // 2:
+            scale[length // 2] /= 2.0
+    cos = b.from_const((np.cos(angle) * scale).astype(dtype))
+    sin = b.from_const((np.sin(angle) * scale * (1.0 if inverse else -1.0)).astype(dtype))
+    out_type = b.tensor([rows, freqs], x.elem)
+
+    def part(i: int) -> Value:
+        return b.reshape(b.slice(flat, [0, 0, i], [rows, keep, 1]), [rows, keep])
+
+    def mm(a: Value, w: Value) -> Value:
+        return b.op(glow.MatMulOp, [a, w], out_type)
+
+    re = part(0)
+    out_re, out_im = mm(re, cos), mm(re, sin)
+    if x.shape[-1] == 2:
+        im = part(1)
+        out_re = b.elementwise(glow.SubOp, [out_re, mm(im, sin)])
+        out_im = b.elementwise(glow.AddOp, [out_im, mm(im, cos)])
+    if irfft:
+        pair = b.reshape(out_re, [rows, freqs, 1])
+    else:
+        pair = b.concat([b.reshape(out_re, [rows, freqs, 1]),
+                         b.reshape(out_im, [rows, freqs, 1])], 2)
+    out = b.reshape(pair, [*moved.shape[:-2], freqs, pair.shape[-1]])
+    return b.transpose(out, [perm.index(i) for i in range(x.rank)])
