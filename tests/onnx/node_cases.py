@@ -152,8 +152,9 @@ def collect(ops: tuple[str, ...]) -> list[tuple[object, str]]:
     the expected outputs; `collect_testcases()` imports all of them. We import only the
     modules named after our ops (`reducemax` for ReduceMax, `and_` for And, `rangeop` for
     Range) when asked for a few, which is what makes their generation fast, every module
-    when asked for all, and keep the cases whose node is one of `ops`. An `_expanded` case (the op's function body, for ops defined as functions) counts
-    for the op it expands: it is the same test in ONNX's suite.
+    when asked for all, and keep the cases whose node is one of `ops`. An `_expanded` case
+    (the op's function body, for ops defined as functions) counts for the op it expands:
+    it is the same test in ONNX's suite.
     """
     import onnx.backend.test.case.node as node_pkg
 

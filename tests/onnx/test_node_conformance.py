@@ -1,9 +1,10 @@
 """ONNX's backend node tests of every standard op, one pytest test per case.
 
 With `GLOW_ONNX_NODE_OPS=glow` in the environment only the ops Glow's loader and issue 3
-claim run (`node_cases.LISTED_OPS`, as `conformance.py --glow-ops`). A case listed in `expected_failures.txt` is an xfail (non-strict: when it passes, pytest
-reports XPASS and its line should go); a case not listed that fails is a failure whose
-message gives the category and the difference. The per-op table is printed at the end.
+claim run (`node_cases.LISTED_OPS`, as `conformance.py --glow-ops`). A case listed in
+`expected_failures.txt` is an xfail (non-strict: when it passes, pytest reports XPASS and
+its line should go); a case not listed that fails is a failure whose message gives the
+category and the difference. The per-op table is printed at the end.
 """
 
 import os

@@ -10,8 +10,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.dialects import glow
 import glow_mlir.semantics.kernels  # noqa: F401 - registers the reference kernels
+from glow_mlir.dialects import glow
 from glow_mlir.semantics.registry import KERNELS
 from onnx_testing import IR_VERSION
 

@@ -45,7 +45,6 @@ from xdsl.dialects.builtin import (
     Signedness,
     f32,
     f64,
-    i1,
     i32,
     i64,
 )
