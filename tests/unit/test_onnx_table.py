@@ -17,7 +17,7 @@ Unsqueeze Upsample Where Xor QuantizeLinear DequantizeLinear DynamicQuantizeLine
 ConvInteger QLinearMatMul QLinearConv LSTM GRU RNN RoiAlign NonMaxSuppression NonZero If Loop Scan
 Trilu BitShift BitwiseAnd BitwiseOr BitwiseXor BitwiseNot Hardmax LpNormalization OneHot Compress
 ReverseSequence CenterCropPad HannWindow HammingWindow BlackmanWindow Swish CumProd GroupNormalization
-SwiGLU LpPool Det Unique Col2Im AffineGrid MaxUnpool DFT""".split()
+SwiGLU LpPool Det Unique Col2Im AffineGrid MaxUnpool DFT STFT""".split()
 
 
 def test_every_required_op_type_has_a_converter():

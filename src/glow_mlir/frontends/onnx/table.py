@@ -124,6 +124,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Col2Im": _e(linalg.col2im, 18),
     "AffineGrid": _e(linalg.affine_grid, 20),
     "DFT": _e(linalg.dft, 17),
+    "STFT": _e(linalg.stft, 17),
     "Dropout": _e(tensor.dropout),
     "RNN": _e(recurrent.rnn, 7),
     "GRU": _e(recurrent.gru, 7),

@@ -312,10 +312,16 @@ def dft(n: Node) -> Value:
     if axis == x.rank - 1:
         n.fail("axis must not be the last dim (the real/imaginary pair)")
     inverse, onesided = bool(n.int("inverse", 0)), bool(n.int("onesided", 0))
-    irfft = inverse and onesided  # a half spectrum in, a real signal out
-    length = 2 * (x.shape[axis] - 1) if irfft else x.shape[axis]
+    length = 2 * (x.shape[axis] - 1) if inverse and onesided else x.shape[axis]
     if n.has(1):
         length = int(n.require_const(1, "dft_length").reshape(-1)[0])
+    return fourier(n, x, axis, length, inverse, onesided)
+
+
+def fourier(n: Node, x: Value, axis: int, length: int, inverse: bool,
+            onesided: bool) -> Value:
+    """`dft`'s transform of `x` [..., 1|2] along `axis` (DFT and STFT)."""
+    irfft = inverse and onesided  # a half spectrum in, a real signal out
     b = n.b
     perm = [i for i in range(x.rank - 1) if i != axis] + [axis, x.rank - 1]
     moved = b.transpose(x, perm)
@@ -355,3 +361,31 @@ def dft(n: Node) -> Value:
                          b.reshape(out_im, [rows, freqs, 1])], 2)
     out = b.reshape(pair, [*moved.shape[:-2], freqs, pair.shape[-1]])
     return b.transpose(out, [perm.index(i) for i in range(x.rank)])
+
+
+def stft(n: Node) -> Value:
+    """The short-time Fourier transform: the frames gathered by indices known at import
+    (`frame_step` and the frame length must be known), times the window, then `fourier`
+    along the frame axis."""
+    signal = n.input(0)
+    if signal.rank != 3 or signal.shape[-1] not in (1, 2):
+        n.fail(f"signal must be [batch, length, 1 or 2], got {fmt_shape(signal.shape)}")
+    step = int(n.require_const(1, "frame_step").reshape(-1)[0])
+    window = n.optional(2)
+    if n.has(3):
+        frame = int(n.require_const(3, "frame_length").reshape(-1)[0])
+    elif window is not None:
+        frame = window.size
+    else:
+        n.fail("either the window or the frame length must be given")
+    frames = (signal.shape[1] - frame) // step + 1
+    if frames < 1 or step < 1:
+        n.fail(f"no frame of {frame} fits a signal of {signal.shape[1]} with step {step}")
+    b = n.b
+    idx = np.arange(frames)[:, None] * step + np.arange(frame)[None, :]
+    framed = b.gather(signal, b.from_const(idx.astype(np.int64)), 1)  # [B, F, L, c]
+    if window is not None:
+        w = b.reshape(b.convert(window, signal.elem), [1, 1, frame, 1])
+        framed = b.elementwise(glow.MulOp, [framed, b.broadcast(w, framed.shape)])
+    onesided = bool(n.int("onesided", 1)) and signal.shape[-1] == 1
+    return fourier(n, framed, 2, frame, False, onesided)
