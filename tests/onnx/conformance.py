@@ -1,4 +1,4 @@
-"""ONNX node conformance: every node test case of the ops issue 3 lists, run through
+"""ONNX node conformance: every node test case of every standard op, run through
 `glow_mlir.onnx_backend` and compared with the case's expected outputs the way ONNX's
 backend test runner compares them (`np.testing.assert_allclose` with the case's own rtol
 and atol, 1e-3 and 1e-7 for every node case onnx 1.23 defines).
@@ -20,7 +20,12 @@ A failing case is put in one category, so the table of failures says what to fix
     crash            any other exception: a bug (the message names the innermost frame)
 
 Run it as `python -m tests.onnx.conformance` or `python tests/onnx/conformance.py`; pytest
-runs the same cases one test each (`test_node_conformance.py`).
+runs the same cases one test each (`test_node_conformance.py`). `--glow-ops` runs only the
+ops Glow's loader and issue 3 claim; `--onnxruntime` also runs onnxruntime on the same
+cases and prints its count per op and in total next to ours. After adding ops, rewrite
+the expected-failures list over the whole suite with
+
+    python tests/onnx/conformance.py --write-expected-failures
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ if str(HERE) not in sys.path:  # the sibling module, whether run as a script, -m
 
 import node_cases  # noqa: E402
 from constant_inputs import bind_shape_inputs  # noqa: E402
-from node_cases import LISTED_OPS, NodeCase  # noqa: E402
+from node_cases import ALL_OPS, LISTED_OPS, NodeCase  # noqa: E402
 
 EXPECTED_FAILURES = HERE / "expected_failures.txt"
 
@@ -163,12 +168,26 @@ def classify(err: BaseException) -> tuple[str, str]:
     return "crash", f"{type(err).__name__}: {message}{where}"
 
 
-def compare(expected: list, outputs: list, rtol: float, atol: float) -> tuple[str, str]:
+def compare(expected: list, outputs: list, rtol: float, atol: float,
+            sequences: bool = False) -> tuple[str, str]:
     """("pass", "") or the first difference, as ONNX's `Runner.assert_similar_outputs`
-    judges it: same count, shape and dtype, then `assert_allclose(rtol, atol)`."""
+    judges it: same count, shape and dtype, then `assert_allclose(rtol, atol)`. With
+    `sequences` (onnxruntime's outputs), sequence and optional values are compared element
+    by element; glow-mlir produces tensors only."""
     if len(outputs) != len(expected):
         return "wrong-count", f"{len(outputs)} outputs, expected {len(expected)}"
     for i, (out, ref) in enumerate(zip(outputs, expected)):
+        if sequences and (isinstance(ref, (list, tuple)) or ref is None):
+            if ref is None or out is None:
+                if (ref is None) != (out is None):
+                    return "wrong-count", f"output {i}: optional value present in one only"
+                continue
+            if not isinstance(out, (list, tuple)):
+                return "wrong-count", f"output {i} should be a sequence"
+            category, detail = compare(list(ref), list(out), rtol, atol, sequences)
+            if category != "pass":
+                return category, f"output {i}: {detail}"
+            continue
         if isinstance(ref, (list, tuple)) or ref is None:
             return "unsupported", f"output {i} should be a {type(ref).__name__}, and glow-mlir " \
                                   f"produces tensors only"
@@ -193,19 +212,39 @@ ORT_IR_VERSION = 10
 onnx knows, which onnxruntime may not read yet; nothing in a one-node model depends on it."""
 
 
+def run_onnxruntime(model, inputs: list) -> list:
+    """onnxruntime's outputs for the model on the inputs, all fed at run time as ours are."""
+    import onnxruntime
+
+    model = type(model).FromString(model.SerializeToString())
+    model.ir_version = min(model.ir_version, ORT_IR_VERSION)
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its warnings are not the suite's business
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                           providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    return session.run(None, dict(zip(names, inputs)))
+
+
+def run_case_onnxruntime(case: NodeCase) -> Result:
+    """The same case run by onnxruntime and judged by the same rules: the comparison
+    `--onnxruntime` prints next to ours. Its failures are `onnxruntime-error` (it refuses
+    the model or the inputs) or a difference category."""
+    try:
+        model, inputs, expected = case.load()
+        outputs = run_onnxruntime(model, inputs)
+        category, detail = compare(expected, outputs, case.rtol, case.atol, sequences=True)
+    except Exception as err:  # noqa: BLE001 - every failure is counted, none escapes
+        category, detail = "onnxruntime-error", " ".join(str(err).split())[:200]
+    return Result(case.name, case.op_type, category, detail)
+
+
 def onnxruntime_opinion(model, inputs: list, outputs: list, expected: list,
                         rtol: float, atol: float) -> str:
     """Whether onnxruntime agrees with the expected outputs or with ours: where it agrees
     with us, the case's expected numbers (ONNX's reference) are what is disputed."""
     try:
-        import onnxruntime
-
-        model = type(model).FromString(model.SerializeToString())
-        model.ir_version = min(model.ir_version, ORT_IR_VERSION)
-        session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                               providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-        theirs = session.run(None, dict(zip(names, inputs)))
+        theirs = run_onnxruntime(model, inputs)
     except Exception as err:  # noqa: BLE001 - onnxruntime is only a second opinion
         message = " ".join(str(err).split()).rsplit(") ", 1)[-1]
         return f" (onnxruntime cannot run it: {message.rstrip('.').rsplit('. ', 1)[-1][:120]})"
@@ -234,30 +273,44 @@ def _difference(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> s
 
 
 # ---------------------------------------------------------------- the report
-def per_op_table(results: list[Result], expected_failures: dict[str, str]) -> str:
-    """Passed/failed per op type and the total over the listed ops. `const-in` counts the
+def per_op_table(results: list[Result], expected_failures: dict[str, str],
+                 onnxruntime: list[Result] | None = None) -> str:
+    """Passed/failed per op type and the total over the ops run. `const-in` counts the
     cases run with shape-like inputs bound as constants; `unexpected` the cases whose
-    outcome disagrees with the expected-failures list."""
+    outcome disagrees with the expected-failures list; `ort` (with `onnxruntime`, its
+    results on the same cases) how many onnxruntime passes."""
     by_op: dict[str, list[Result]] = defaultdict(list)
     for r in results:
         by_op[r.op_type].append(r)
+    ort_by_op: dict[str, list[Result]] = defaultdict(list)
+    for r in onnxruntime or ():
+        ort_by_op[r.op_type].append(r)
     width = max([len(op) for op in by_op] + [7])
-    lines = [f"{'op':<{width}}  passed  failed  total  const-in  unexpected"]
+    ort_head = "     ort" if onnxruntime is not None else ""
+    lines = [f"{'op':<{width}}  passed  failed  total{ort_head}  const-in  unexpected"]
     for op in sorted(by_op):
         rs = by_op[op]
         passed = sum(r.passed for r in rs)
         bound = sum(bool(r.bound) for r in rs)
         unexpected = sum((not r.passed) != (r.name in expected_failures) for r in rs)
-        lines.append(f"{op:<{width}}  {passed:6}  {len(rs) - passed:6}  {len(rs):5}  "
+        ort = f"  {sum(r.passed for r in ort_by_op[op]):6}" if onnxruntime is not None else ""
+        lines.append(f"{op:<{width}}  {passed:6}  {len(rs) - passed:6}  {len(rs):5}{ort}  "
                      f"{bound or '':>8}  {unexpected or '':>10}")
     total = len(results)
     passed = sum(r.passed for r in results)
     bound = sum(bool(r.bound) for r in results)
     share = 100.0 * passed / total if total else 0.0
-    lines.append(f"{'TOTAL':<{width}}  {passed:6}  {total - passed:6}  {total:5}  {bound or '':>8}")
+    ort_passed = sum(r.passed for r in onnxruntime or ())
+    ort = f"  {ort_passed:6}" if onnxruntime is not None else ""
+    lines.append(f"{'TOTAL':<{width}}  {passed:6}  {total - passed:6}  {total:5}{ort}  "
+                 f"{bound or '':>8}")
     ops_fully = sum(all(r.passed for r in rs) for rs in by_op.values())
-    lines.append(f"{passed}/{total} node test cases of the {len(by_op)} listed ops pass "
+    lines.append(f"{passed}/{total} node test cases of the {len(by_op)} ops pass "
                  f"({share:.1f}%); {ops_fully} ops pass all their cases")
+    if onnxruntime is not None:
+        ort_share = 100.0 * ort_passed / len(onnxruntime) if onnxruntime else 0.0
+        lines.append(f"glow-mlir {passed}/{total}, onnxruntime {ort_passed}/{len(onnxruntime)} "
+                     f"({ort_share:.1f}%) on the same cases")
     return "\n".join(lines)
 
 
@@ -295,9 +348,14 @@ def failure_groups(results: list[Result]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.onnx.conformance",
-        description="Run ONNX's node test cases of the listed ops through glow-mlir.")
+        description="Run ONNX's node test cases of every standard op through glow-mlir.")
     parser.add_argument("--op", action="append", default=[],
                         help="only this op type (repeatable)")
+    parser.add_argument("--glow-ops", action="store_true",
+                        help="only the ops Glow's loader and issue 3 claim (LISTED_OPS)")
+    parser.add_argument("--onnxruntime", action="store_true",
+                        help="also run onnxruntime on the same cases and print its count "
+                             "per op and in total next to ours")
     parser.add_argument("-k", dest="substring", default="",
                         help="only cases whose name contains this")
     parser.add_argument("--regenerate", action="store_true",
@@ -313,23 +371,29 @@ def main(argv: list[str] | None = None) -> int:
                              "(only with the whole suite)")
     args = parser.parse_args(argv)
 
-    unknown = sorted(set(args.op) - set(LISTED_OPS))
+    ops = LISTED_OPS if args.glow_ops else ALL_OPS
+    unknown = sorted(set(args.op) - set(ops))
     if unknown:
-        parser.error(f"not a listed op: {', '.join(unknown)}")
-    if args.write_expected_failures and (args.op or args.substring or args.constant_inputs):
+        parser.error(f"not a standard op{' Glow claims' if args.glow_ops else ''}: "
+                     f"{', '.join(unknown)}")
+    if args.write_expected_failures and (args.op or args.substring or args.constant_inputs
+                                         or args.glow_ops):
         parser.error("--write-expected-failures needs the whole suite as pytest runs it "
-                     "(no --op, -k or --constant-inputs)")
+                     "(no --op, -k, --glow-ops or --constant-inputs)")
     if args.regenerate:
         node_cases.generate(node_cases.cache_dir())
+    # one cache of every op; --glow-ops picks from it rather than rebuilding it for fewer
     cases = [c for c in node_cases.load_cases()
-             if (not args.op or c.op_type in args.op) and args.substring in c.name]
+             if c.op_type in ops and (not args.op or c.op_type in args.op)
+             and args.substring in c.name]
     expected_failures = {} if args.constant_inputs else read_expected_failures()
 
     start = time.perf_counter()
     results = [run_case(c, constant_inputs=args.constant_inputs) for c in cases]
     elapsed = time.perf_counter() - start
+    ort = [run_case_onnxruntime(c) for c in cases] if args.onnxruntime else None
 
-    print(per_op_table(results, expected_failures))
+    print(per_op_table(results, expected_failures, ort))
     print(f"({len(results)} cases in {elapsed:.1f} s)")
     report = "" if args.constant_inputs else surprises(results, expected_failures)
     if report:

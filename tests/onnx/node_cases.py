@@ -2,9 +2,10 @@
 
 onnx 1.23 no longer ships `onnx/backend/test/data/node`: its node tests exist only as code
 (`onnx.backend.test.case.node`), whose import computes every case's expected outputs
-(about 20 s for all 1,900 of them, mostly pooling references). So we generate the cases of
-the ops we claim (`LISTED_OPS`, issue 3) once, and write them in ONNX's own on-disk layout,
-which any ONNX tooling reads:
+(about 20 s for all of them, mostly pooling references). So we generate the cases once,
+those of every standard op (`ALL_OPS`) unless asked for fewer (`LISTED_OPS`, the ops
+Glow's loader and issue 3 claim), and write them in ONNX's own on-disk layout, which any
+ONNX tooling reads:
 
     <cache>/index.json                       onnx version, op list, one entry per case
     <cache>/node/<case>/model.onnx
@@ -58,6 +59,11 @@ SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss RMSNormalization GridSample
 """The ops issue 3 adds beyond Glow's loader."""
 
 LISTED_OPS: tuple[str, ...] = tuple(sorted(set(GLOW_OPS) | set(BEYOND_GLOW_OPS)))
+"""The ops glow-mlir claimed before the suite covered every op (`--glow-ops`)."""
+
+ALL_OPS: tuple[str, ...] = tuple(sorted(
+    {s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx")}))
+"""Every op of the standard domain this onnx defines: the suite's default."""
 
 FORMAT_VERSION = 1
 """Bumped when the cache layout changes, so an old cache is rebuilt."""
@@ -90,7 +96,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
 
 
-def load_cases(directory: Path | None = None, ops: tuple[str, ...] = LISTED_OPS) -> list[NodeCase]:
+def load_cases(directory: Path | None = None, ops: tuple[str, ...] = ALL_OPS) -> list[NodeCase]:
     """The cases of `ops`, from the cache (generated first when missing or stale)."""
     directory = Path(directory) if directory is not None else cache_dir()
     index = _read_index(directory)
@@ -110,7 +116,7 @@ def _read_index(directory: Path) -> dict | None:
         return None
 
 
-def generate(directory: Path, ops: tuple[str, ...] = LISTED_OPS) -> None:
+def generate(directory: Path, ops: tuple[str, ...] = ALL_OPS) -> None:
     """Write the node test cases of `ops` into `directory`, replacing what was there."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=directory.name + ".", dir=directory.parent))
@@ -146,18 +152,20 @@ def collect(ops: tuple[str, ...]) -> list[tuple[object, str]]:
     Importing a module of `onnx.backend.test.case.node` runs its exporters, which compute
     the expected outputs; `collect_testcases()` imports all of them. We import only the
     modules named after our ops (`reducemax` for ReduceMax, `and_` for And, `rangeop` for
-    Range), which is what makes generation fast, and keep the cases whose node is one of
-    `ops`. An `_expanded` case (the op's function body, for ops defined as functions) counts
-    for the op it expands: it is the same test in ONNX's suite.
+    Range) when asked for a few, which is what makes their generation fast, every module
+    when asked for all, and keep the cases whose node is one of `ops`. An `_expanded` case
+    (the op's function body, for ops defined as functions) counts for the op it expands:
+    it is the same test in ONNX's suite.
     """
     import onnx.backend.test.case.node as node_pkg
 
     wanted = {_normalized(op) for op in ops}
+    every = set(ALL_OPS) <= set(ops)  # module names need not match ops (batchnorm, ...)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporters' numpy overflow warnings
         for info in pkgutil.iter_modules(node_pkg.__path__):
             stem = _normalized(info.name)
-            if stem in wanted or stem.removesuffix("op") in wanted:
+            if every or stem in wanted or stem.removesuffix("op") in wanted:
                 importlib.import_module(f"{node_pkg.__name__}.{info.name}")
     # `_NodeTestCases` is where `expect` puts every case (`collect_testcases` returns it
     # after importing everything, which is what we avoid).

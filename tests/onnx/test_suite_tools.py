@@ -127,3 +127,28 @@ def test_written_list_reads_back(tmp_path):
     assert conformance.read_expected_failures(path) == {
         "test_a": "unsupported: A: op type not supported"
     }
+
+
+def test_table_prints_onnxruntime_next_to_ours():
+    ours = [conformance.Result("test_a", "A", "pass"),
+            conformance.Result("test_b", "B", "unsupported", "B: op type not supported")]
+    theirs = [conformance.Result("test_a", "A", "wrong-numbers", "x"),
+              conformance.Result("test_b", "B", "pass")]
+    table = conformance.per_op_table(ours, {}, theirs)
+    assert "glow-mlir 1/2, onnxruntime 1/2 (50.0%) on the same cases" in table
+    row_b = next(line for line in table.splitlines() if line.startswith("B "))
+    assert row_b.split()[1:5] == ["0", "1", "1", "1"]  # passed, failed, total, ort
+
+
+def test_onnxruntime_sequences_are_compared_element_wise():
+    a = np.ones(2, np.float32)
+    assert conformance.compare([[a, a]], [[a, a]], 1e-3, 1e-7, sequences=True)[0] == "pass"
+    assert conformance.compare([[a, a]], [[a, a + 1]], 1e-3, 1e-7,
+                               sequences=True)[0] == "wrong-numbers"
+    assert conformance.compare([None], [a], 1e-3, 1e-7, sequences=True)[0] == "wrong-count"
+    assert conformance.compare([[a]], [[a]], 1e-3, 1e-7)[0] == "unsupported"  # ours: tensors
+
+
+def test_onnxruntime_runs_a_case_by_the_same_rules(tmp_path):
+    case = next(c for c in node_cases.load_cases(tmp_path, ops=("Abs",)) if c.name == "test_abs")
+    assert conformance.run_case_onnxruntime(case).passed

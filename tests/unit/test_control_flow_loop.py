@@ -381,3 +381,37 @@ def test_a_loop_in_a_loop_body_matches_the_evaluator(backend):
             got = compiled.run(dict(zip(compiled.input_names, inputs)))[0]
             np.testing.assert_allclose(got, want, rtol=1e-6)
     assert not np.allclose(want, x)  # the last (4 trips, true) did iterate
+
+
+def slice_by_iteration_model():
+    """y += x[i:i+1] for each iteration i (ONNX's test_loop11): the body slices by the
+    iteration number, which only unrolling makes a constant."""
+    body = helper.make_graph(
+        [n("Identity", ["c_in"], ["c_out"]),
+         n("Add", ["i", "one"], ["end"]),
+         n("Unsqueeze", ["i", "axis0"], ["start1"]), n("Unsqueeze", ["end", "axis0"], ["end1"]),
+         n("Slice", ["x", "start1", "end1"], ["row"]), n("Add", ["y_in", "row"], ["y_out"])],
+        "body", [info("i", I64, []), info("c_in", B, []), info("y_in", F, [1])],
+        [info("c_out", B, []), info("y_out", F, [1])],
+        [helper.make_tensor("one", I64, [], [1]), helper.make_tensor("axis0", I64, [1], [0])])
+    return _model([n("Loop", ["n", "c", "y"], ["out"], body=body, name="slicing")],
+                  [info("x", F, [5]), info("n", I64, []), info("c", B, []),
+                   info("y", F, [1])], ["out"])
+
+
+def test_a_body_slicing_by_the_iteration_asks_for_the_trip_count():
+    """Imported as is, the Loop names its trip count and condition as the values it needs
+    (with the Slice's own complaint); compiled at the first call, they are folded and
+    the Loop unrolled, for each trip count fed."""
+    with pytest.raises(UnsupportedOnnxError) as err:
+        import_onnx(slice_by_iteration_model())
+    assert "the trip count (input #0 'n') is computed at run time" in str(err.value)
+    assert "the condition (input #1 'c') is computed at run time" in str(err.value)
+    x = np.arange(1, 6, dtype=np.float32)
+    for backend in BACKENDS:
+        compiled = glow_mlir.compile(slice_by_iteration_model(), backend=backend, cache=False,
+                                     specialize="first-call")
+        for trips in (1, 3, 5):
+            feeds = {"x": x, "n": np.array(trips), "c": np.array(True),
+                     "y": np.array([0.5], np.float32)}
+            np.testing.assert_allclose(compiled.run(feeds)[0], [0.5 + x[:trips].sum()])

@@ -45,7 +45,6 @@ from xdsl.dialects.builtin import (
     Signedness,
     f32,
     f64,
-    i1,
     i32,
     i64,
 )
@@ -448,8 +447,9 @@ lowers_elementwise(glow.NegOp)(_real_valued(
 
 @lowers_elementwise(glow.NotOp)
 def element_not(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
+    """xor with all ones: 1 for i1 (logical not), -1 for integers (bitwise not)."""
     (x,) = args
-    return _v(em, arith.XOrIOp(x, _c(em, 1, i1)))
+    return _v(em, arith.XOrIOp(x, _c(em, 1 if _width(x.type) == 1 else -1, x.type)))
 
 
 # ====================================================================== binary
@@ -544,6 +544,33 @@ def _logic(op: Callable[[SSAValue, SSAValue], Operation]) -> Scalar:
 lowers_elementwise(glow.AndOp)(_logic(arith.AndIOp))
 lowers_elementwise(glow.OrOp)(_logic(arith.OrIOp))
 lowers_elementwise(glow.XorOp)(_logic(arith.XOrIOp))
+
+
+def _shift(left: bool) -> Scalar:
+    """a << b or a >> b (logical for unsigned, arithmetic for signed), a shift by the
+    width or more (or a negative signed one) giving what the reference gives: LLVM's
+    shl/shr of such an amount is poison."""
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
+        a, b = args
+        dest = _elem(instr.operands[0])
+        unsigned = _unsigned(dest)
+        t = a.type
+        width = _c(em, _width(t), t)
+        big = _cmpi(em, b, width, "uge")  # a negative signed amount is a big unsigned one
+        safe = _sel(em, big, _c(em, 0, t), b)
+        zero = _c(em, 0, t)
+        if left:
+            return _sel(em, big, zero, _v(em, arith.ShLIOp(a, safe)))
+        if unsigned:
+            return _sel(em, big, zero, _v(em, arith.ShRUIOp(a, safe)))
+        fill = _sel(em, _cmpi(em, a, zero, "slt"), _c(em, -1, t), zero)
+        return _sel(em, big, fill, _v(em, arith.ShRSIOp(a, safe)))
+
+    return scalar
+
+
+lowers_elementwise(glow.ShiftLeftOp)(_shift(left=True))
+lowers_elementwise(glow.ShiftRightOp)(_shift(left=False))
 
 
 @lowers_elementwise(glow.PReluOp)

@@ -580,6 +580,22 @@ class ElementXorOp(GraphInstrOp):
 
 
 @irdl_op_definition
+class ElementShiftLeftOp(GraphInstrOp):
+    """Destination-passing form of `glow.shift_left`."""
+
+    name = "glow_ir.element_shift_left"
+    GRAPH_OP: ClassVar = glow.ShiftLeftOp
+
+
+@irdl_op_definition
+class ElementShiftRightOp(GraphInstrOp):
+    """Destination-passing form of `glow.shift_right`."""
+
+    name = "glow_ir.element_shift_right"
+    GRAPH_OP: ClassVar = glow.ShiftRightOp
+
+
+@irdl_op_definition
 class PreluOp(GraphInstrOp):
     """Destination-passing form of `glow.prelu`."""
 
@@ -746,6 +762,8 @@ COMPUTE_INSTRUCTIONS: tuple[type[GraphInstrOp], ...] = (
     ElementAndOp,
     ElementOrOp,
     ElementXorOp,
+    ElementShiftLeftOp,
+    ElementShiftRightOp,
     PreluOp,
     ElementCmpEqOp,
     ElementCmpLtOp,

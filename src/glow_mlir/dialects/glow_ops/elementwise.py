@@ -26,8 +26,10 @@ from glow_mlir.dialects.glow_ops.traits import (
 from glow_mlir.dialects.glow_ops.types import (
     elem_of,
     fail,
+    is_bits,
     is_bool,
     is_float,
+    is_int,
     is_numeric,
     is_quantized,
     require,
@@ -59,6 +61,8 @@ class UnaryOp(GlowOp):
             require_elem("operand", self.input, is_numeric, "numeric")
         elif self.ELEMENTS == "bool":
             require_elem("operand", self.input, is_bool, "i1")
+        elif self.ELEMENTS == "bits":
+            require_elem("operand", self.input, is_bits, "i1 or integer")
 
 
 @irdl_op_definition
@@ -211,10 +215,10 @@ class CosOp(UnaryOp):
 
 @irdl_op_definition
 class NotOp(UnaryOp):
-    """Logical not of i1."""
+    """Bitwise not: of i1 the logical not (ONNX Not), of integers ONNX BitwiseNot."""
 
     name = "glow.not"
-    ELEMENTS: ClassVar[str] = "bool"
+    ELEMENTS: ClassVar[str] = "bits"
 
 
 @irdl_op_definition
@@ -276,6 +280,10 @@ class BinaryOp(GlowOp):
             require_elem("operands", self.lhs, is_float, "floating-point")
         elif self.ELEMENTS == "bool":
             require_elem("operands", self.lhs, is_bool, "i1")
+        elif self.ELEMENTS == "bits":
+            require_elem("operands", self.lhs, is_bits, "i1 or integer")
+        elif self.ELEMENTS == "int":
+            require_elem("operands", self.lhs, is_int, "integer")
 
 
 @irdl_op_definition
@@ -336,26 +344,45 @@ class PowOp(BinaryOp):
 
 @irdl_op_definition
 class AndOp(BinaryOp):
-    """Logical and of i1."""
+    """Bitwise and: of i1 the logical and (ONNX And), of integers ONNX BitwiseAnd."""
 
     name = "glow.and"
-    ELEMENTS: ClassVar[str] = "bool"
+    ELEMENTS: ClassVar[str] = "bits"
 
 
 @irdl_op_definition
 class OrOp(BinaryOp):
-    """Logical or of i1."""
+    """Bitwise or: of i1 the logical or (ONNX Or), of integers ONNX BitwiseOr."""
 
     name = "glow.or"
-    ELEMENTS: ClassVar[str] = "bool"
+    ELEMENTS: ClassVar[str] = "bits"
 
 
 @irdl_op_definition
 class XorOp(BinaryOp):
-    """Logical xor of i1."""
+    """Bitwise xor: of i1 the logical xor (ONNX Xor), of integers ONNX BitwiseXor."""
 
     name = "glow.xor"
-    ELEMENTS: ClassVar[str] = "bool"
+    ELEMENTS: ClassVar[str] = "bits"
+
+
+@irdl_op_definition
+class ShiftLeftOp(BinaryOp):
+    """a << b on integers (ONNX BitShift LEFT): bits shifted out are lost; a shift by the
+    width or more gives 0, as numpy's left_shift (LLVM's shl would be poison)."""
+
+    name = "glow.shift_left"
+    ELEMENTS: ClassVar[str] = "int"
+
+
+@irdl_op_definition
+class ShiftRightOp(BinaryOp):
+    """a >> b on integers (ONNX BitShift RIGHT): logical for unsigned, arithmetic for
+    signed types; a shift by the width or more gives 0 (or -1 for a negative signed a),
+    as numpy's right_shift."""
+
+    name = "glow.shift_right"
+    ELEMENTS: ClassVar[str] = "int"
 
 
 @irdl_op_definition
@@ -515,7 +542,8 @@ class RescaleQuantizedOp(_CastOp):
 UNARY_OPS = (ReluOp, SigmoidOp, TanhOp, GeluOp, SwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ErfOp,
              AbsOp, NegOp, FloorOp, CeilOp, RoundOp, ReciprocalOp, SinOp, CosOp, NotOp,
              LeakyReluOp, ClipOp, SoftsignOp)
-BINARY_OPS = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp, PReluOp)
+BINARY_OPS = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, XorOp,
+              ShiftLeftOp, ShiftRightOp, PReluOp)
 ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, CmpEqOp, CmpLtOp, CmpLteOp, SelectOp,
                    ConvertToOp, QuantizeOp, DequantizeOp, RescaleQuantizedOp)
 

@@ -100,6 +100,11 @@ def is_int(t: Attribute) -> TypeGuard[IntegerType]:
     return isinstance(t, IntegerType) and t.width.data > 1
 
 
+def is_bits(t: Attribute) -> bool:
+    """The elements the bitwise ops take: i1 (where they are the logical ops) or integers."""
+    return is_bool(t) or is_int(t)
+
+
 def is_index_type(t: Attribute) -> bool:
     """Integer types Glow accepts for indices (Int32ITy, Int64ITy)."""
     return isinstance(t, IntegerType) and t.width.data in (32, 64)

@@ -31,8 +31,10 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import (
     QuantizedType,
     fmt_shape,
+    is_bits,
     is_bool,
     is_float,
+    is_int,
     is_numeric,
 )
 from glow_mlir.frontends.onnx.errors import OnnxImportError, UnsupportedFeature
@@ -352,7 +354,8 @@ class GraphBuilder:
 
 
 _ELEMENT_KINDS = {"float": (is_float, "floating-point"), "numeric": (is_numeric, "numeric"),
-                  "bool": (is_bool, "i1")}
+                  "bool": (is_bool, "i1"), "bits": (is_bits, "i1 or integer"),
+                  "int": (is_int, "integer")}
 
 
 def check_elements(cls: type[glow.GlowOp], elem: Attribute) -> None:

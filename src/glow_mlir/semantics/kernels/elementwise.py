@@ -75,7 +75,7 @@ _UNARY = {
     glow.RoundOp: np.rint,  # half to even, as ONNX Round
     glow.SinOp: np.sin,
     glow.CosOp: np.cos,
-    glow.NotOp: np.logical_not,
+    glow.NotOp: np.invert,  # of bools the logical not
 }
 
 for _name, _fn in _UNARY.items():
@@ -111,15 +111,31 @@ _REAL_BINARY: dict[type[glow.GlowOp], _BinaryFn] = {  # quantized operands: thei
 }
 _BINARY: dict[type[glow.GlowOp], _BinaryFn] = {
     glow.PowOp: np.power,
-    glow.AndOp: np.logical_and,
-    glow.OrOp: np.logical_or,
-    glow.XorOp: np.logical_xor,
+    glow.AndOp: np.bitwise_and,  # of bools the logical ops
+    glow.OrOp: np.bitwise_or,
+    glow.XorOp: np.bitwise_xor,
     # Operands of a comparison share one type, so quantized values compare as their
     # stored integers (scale > 0 keeps the order).
     glow.CmpEqOp: np.equal,
     glow.CmpLtOp: np.less,
     glow.CmpLteOp: np.less_equal,
 }
+
+def _shift(fn: _BinaryFn, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """numpy's shift, with a shift by the width or more made explicit (C leaves it
+    undefined): 0, or -1 for a negative signed value shifted right."""
+    width = a.dtype.itemsize * 8
+    big = (b < 0) | (b >= width) if b.dtype.kind == "i" else b >= width
+    safe = np.where(big, np.zeros((), b.dtype), b)
+    out = fn(a, safe)
+    fill = np.zeros((), a.dtype)
+    if fn is np.right_shift and a.dtype.kind == "i":
+        fill = np.where(a < 0, np.array(-1, a.dtype), fill)
+    return np.where(big, fill, out).astype(a.dtype)
+
+
+_BINARY[glow.ShiftLeftOp] = lambda a, b: _shift(np.left_shift, a, b)
+_BINARY[glow.ShiftRightOp] = lambda a, b: _shift(np.right_shift, a, b)
 
 for _bin_op, _bin_fn in _REAL_BINARY.items():
     kernel(_bin_op)(real_valued(lambda op, a, b, _fn=_bin_fn: _fn(a, b)))

@@ -531,6 +531,27 @@ func.func @loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4x
   func.return %r : tensor<4xf32>
 }
 
+// The bitwise ops on integers (and, or, xor, not also take i1) and the shifts.
+// CHECK-LABEL: func.func @bitwise(%i: tensor<4x8xui8>, %j: tensor<4x8xui8>) -> tensor<4x8xui8> {
+// CHECK-NEXT:    %0 = glow.and %i, %j : tensor<4x8xui8>
+// CHECK-NEXT:    %1 = glow.or %0, %j : tensor<4x8xui8>
+// CHECK-NEXT:    %2 = glow.xor %1, %j : tensor<4x8xui8>
+// CHECK-NEXT:    %3 = glow.not %2 : tensor<4x8xui8>
+// CHECK-NEXT:    %4 = glow.shift_left %3, %j : tensor<4x8xui8>
+// CHECK-NEXT:    %5 = glow.shift_right %4, %j : tensor<4x8xui8>
+// CHECK-NEXT:    func.return %5 : tensor<4x8xui8>
+// GENERIC:       "glow.shift_left"(%3, %j) : (tensor<4x8xui8>, tensor<4x8xui8>) -> tensor<4x8xui8>
+// GENERIC-NEXT:  "glow.shift_right"(%4, %j) : (tensor<4x8xui8>, tensor<4x8xui8>) -> tensor<4x8xui8>
+func.func @bitwise(%i: tensor<4x8xui8>, %j: tensor<4x8xui8>) -> tensor<4x8xui8> {
+  %0 = glow.and %i, %j : tensor<4x8xui8>
+  %1 = glow.or %0, %j : tensor<4x8xui8>
+  %2 = glow.xor %1, %j : tensor<4x8xui8>
+  %3 = glow.not %2 : tensor<4x8xui8>
+  %4 = glow.shift_left %3, %j : tensor<4x8xui8>
+  %5 = glow.shift_right %4, %j : tensor<4x8xui8>
+  func.return %5 : tensor<4x8xui8>
+}
+
 // The blobs are printed back byte for byte (MLIR's blob text: a little-endian u32
 // alignment, then the raw little-endian data).
 // CHECK:       {-#

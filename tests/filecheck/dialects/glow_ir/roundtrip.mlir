@@ -1036,3 +1036,23 @@ glow_ir.func @lookup_table declare {
 } program(%input0, %input1, %output0) {
   glow_ir.int_lookup_table @out %output0, @in %input0, @in %input1 : memref<2x3x!glow.quant<i8, scale = 0.00390625, offset = -128>>, memref<2x3x!glow.quant<i8, scale = 0.0078125, offset = 0>>, memref<256xi8>
 }
+
+// The shifts (their graph ops are in dialects/glow/roundtrip.mlir's @bitwise).
+// CHECK-LABEL: glow_ir.func @shifts declare {
+// CHECK-NEXT: glow_ir.weight @input0 mutable input : memref<4x8xui8>
+// CHECK-NEXT: glow_ir.weight @input1 mutable input : memref<4x8xui8>
+// CHECK-NEXT: glow_ir.weight @output0 mutable output : memref<4x8xui8>
+// CHECK-NEXT: } program(%input0, %input1, %output0) {
+// CHECK-NEXT: glow_ir.element_shift_left @out %output0, @in %input0, @in %input1 : memref<4x8xui8>
+// CHECK-NEXT: glow_ir.element_shift_right @out %output0, @in %output0, @in %input1 : memref<4x8xui8>
+// CHECK-NEXT: }
+// GENERIC: "glow_ir.element_shift_left"
+// GENERIC: "glow_ir.element_shift_right"
+glow_ir.func @shifts declare {
+  glow_ir.weight @input0 mutable input : memref<4x8xui8>
+  glow_ir.weight @input1 mutable input : memref<4x8xui8>
+  glow_ir.weight @output0 mutable output : memref<4x8xui8>
+} program(%input0, %input1, %output0) {
+  glow_ir.element_shift_left @out %output0, @in %input0, @in %input1 : memref<4x8xui8>
+  glow_ir.element_shift_right @out %output0, @in %output0, @in %input1 : memref<4x8xui8>
+}

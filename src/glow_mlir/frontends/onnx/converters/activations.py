@@ -7,13 +7,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import BFloat16Type, f16, f32, i1
 from xdsl.ir import Attribute
 
 from glow_mlir.dialects import glow
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import numpy_dtype
+
+bf16 = BFloat16Type()
 
 
 def _ew(n: Node, cls: type[glow.GlowOp], *values: Value,
@@ -93,8 +95,16 @@ def selu(n: Node) -> Value:
 
 
 def celu(n: Node) -> Value:
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); a 16-bit float input computed in
+    f32 and rounded once, as ONNX's reference does (step by step in bf16, four roundings
+    put the result a few ulp off)."""
     x = n.input(0)
+    if x.elem in (f16, bf16):
+        return n.b.convert(_celu(n, n.b.convert(x, f32)), x.elem)
+    return _celu(n, x)
+
+
+def _celu(n: Node, x: Value) -> Value:
     alpha = n.float("alpha", 1.0)
     scaled = _ew(n, glow.DivOp, x, _c(n, x, alpha))
     neg = _ew(n, glow.MulOp, _exp_minus_one(n, scaled), _c(n, x, alpha))
@@ -164,3 +174,23 @@ def gelu(n: Node) -> Value:
     approximate = n.choice("approximate", "none", ("none", "tanh"))
     return n.b.op(glow.GeluOp, [x], x.type, approximate=approximate)
 
+
+
+def swish_of(n: Node, x: Value, alpha: float) -> Value:
+    """x * sigmoid(alpha * x): glow.swish when alpha is 1."""
+    if alpha == 1.0:
+        return _ew(n, glow.SwishOp, x)
+    return _ew(n, glow.MulOp, x, _ew(n, glow.SigmoidOp, _ew(n, glow.MulOp, x, _c(n, x, alpha))))
+
+
+def swish(n: Node) -> Value:
+    """ONNX Swish (opset 24)."""
+    return swish_of(n, n.input(0), n.float("alpha", 1.0))
+
+
+def swiglu(n: Node) -> Value:
+    """ONNX SwiGLU (opset 28): swish(gate) * value, the two of one shape."""
+    gate, value = n.input(0), n.input(1)
+    if gate.shape != value.shape:
+        n.fail(f"the gate {gate.shape} and the value {value.shape} must have one shape")
+    return _ew(n, glow.MulOp, swish_of(n, gate, n.float("alpha", 1.0)), value)

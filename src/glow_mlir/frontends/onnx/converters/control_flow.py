@@ -117,6 +117,22 @@ def loop(n: Node) -> Sequence[Value | SSAValue | None]:
     return _region_loop(n, body, carried, cond, limit if n_scan else None)
 
 
+def _ask_to_unroll(n: Node, body) -> None:
+    """The body could not be translated as a region (what it lacks is recorded: often a
+    value it needs at compile time, such as a Slice by the iteration number). Unrolled,
+    each iteration's number is a constant: when a known trip count and condition would
+    unroll this Loop, say that they are computed at run time, so a caller that compiles
+    at the first call (runtime/specialized.py) folds them and imports it unrolled."""
+    if not n.has(0) or not _passes_condition_on(body):
+        return
+    missing = [f"the {what} (input #{i} '{n.proto.input[i]}') is computed at run time"
+               for i, what in ((0, "trip count"), (1, "condition"))
+               if n.has(i) and n.const(i) is None]
+    if missing:
+        n.unsupported("its body needs values known at import, which unrolling would give; "
+                      + "; ".join(missing))
+
+
 def _passes_condition_on(body) -> bool:
     """Whether the body's condition output is its condition input (directly or through
     Identity) or a Constant: then, with the condition true on entry, every iteration's
@@ -192,6 +208,7 @@ def _region_loop(n: Node, body, carried: list[Value], cond: Value | None,
     args = [n.b.from_ssa(a) for a in block.args]
     outs = n.inline(body, block, _bindings(n, body, args[0], args[1:]))
     if any(v is None for v in outs):
+        _ask_to_unroll(n, body)
         return [None] * n.num_outputs  # type: ignore[list-item]
     done = [v for v in outs if v is not None]
     scans = done[1 + len(carried):]

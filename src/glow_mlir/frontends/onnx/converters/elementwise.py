@@ -42,6 +42,7 @@ UNARY: dict[str, tuple[type[glow.GlowOp], Callable | None]] = {
     "Reciprocal": (glow.ReciprocalOp, np.reciprocal),
     "Relu": (glow.ReluOp, lambda x: np.maximum(x, 0)),
     "Not": (glow.NotOp, np.logical_not),
+    "BitwiseNot": (glow.NotOp, np.invert),
     "Exp": (glow.ExpOp, None),
     "Log": (glow.LogOp, None),
     "Sin": (glow.SinOp, None),
@@ -78,6 +79,10 @@ BINARY: dict[str, tuple[type[glow.GlowOp], Callable]] = {
     "And": (glow.AndOp, np.logical_and),
     "Or": (glow.OrOp, np.logical_or),
     "Xor": (glow.XorOp, np.logical_xor),
+    # the same glow ops on integers
+    "BitwiseAnd": (glow.AndOp, np.bitwise_and),
+    "BitwiseOr": (glow.OrOp, np.bitwise_or),
+    "BitwiseXor": (glow.XorOp, np.bitwise_xor),
 }
 
 COMPARE: dict[str, tuple[type[glow.GlowOp], Callable, bool]] = {
@@ -242,6 +247,13 @@ def mod(n: Node) -> Value:
         q_neg = n.b.elementwise(glow.CmpLtOp, [q, n.b.scalar_like(q, 0)], result_elem=i1)
         q = n.b.select(q_neg, n.b.elementwise(glow.NegOp, [fl]), fl)
     r = n.b.elementwise(glow.SubOp, [a, n.b.elementwise(glow.MulOp, [q, b])])
+    if is_float(a.elem):  # a finite a by an infinite b is a (0 * inf made r nan)
+        inf = n.b.scalar_like(a, np.inf)
+        b_inf = n.b.elementwise(glow.CmpEqOp, [n.b.elementwise(glow.AbsOp, [b]), inf],
+                                result_elem=i1)
+        a_finite = n.b.elementwise(glow.CmpLtOp, [n.b.elementwise(glow.AbsOp, [a]), inf],
+                                   result_elem=i1)
+        r = n.b.select(n.b.elementwise(glow.AndOp, [b_inf, a_finite]), a, r)
     if fmod or is_unsigned(a.elem):
         return r
     zero = n.b.scalar_like(r, 0)
@@ -311,3 +323,11 @@ def atanh(n: Node) -> Value:
     one = n.b.scalar_like(x, 1.0)
     ratio = _math(n, glow.DivOp, _math(n, glow.AddOp, one, x), _math(n, glow.SubOp, one, x))
     return _math(n, glow.MulOp, _math(n, glow.LogOp, ratio), n.b.scalar_like(x, 0.5))
+
+
+def bit_shift(n: Node) -> Value:
+    """ONNX BitShift (unsigned integers): `direction` LEFT or RIGHT, the amount broadcast."""
+    direction = n.choice("direction", n.str("direction"), ("LEFT", "RIGHT"))
+    cls, fold = ((glow.ShiftLeftOp, np.left_shift) if direction == "LEFT"
+                 else (glow.ShiftRightOp, np.right_shift))
+    return n.b.elementwise(cls, [n.input(0), n.input(1)], fold)

@@ -162,3 +162,26 @@ def scatter_elements(n: Node) -> Value:
     )
     out = _scatter_rows(n, n.b.reshape(data, [data.size]), flat, updates, reduction)
     return n.b.reshape(out, data.shape)
+
+
+def max_unpool(n: Node) -> Value:
+    """Each value written at its index (MaxPool's Indices: flat over the whole output) in
+    zeros of the output shape: one `glow.scatter_data` on the flattened output. The shape
+    is MaxPool's inverse, or `output_shape` when given (it must be known)."""
+    x, indices = n.input(0), n.input(1)
+    kernels = n.ints("kernel_shape")
+    nd = len(kernels)
+    strides = n.ints("strides", [1] * nd)
+    pads = n.ints("pads", [0] * (2 * nd))
+    if x.rank != nd + 2 or indices.shape != x.shape:
+        n.fail(f"X {fmt_shape(x.shape)} and I {fmt_shape(indices.shape)} must have one shape "
+               f"of rank {nd + 2}")
+    shape = [*x.shape[:2], *((x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + nd]
+                             + kernels[i] for i in range(nd))]
+    if n.has(2):
+        shape = [int(v) for v in n.require_const(2, "output_shape").reshape(-1)]
+    total = int(np.prod(shape, dtype=np.int64))
+    flat = n.b.splat([total], x.elem, 0)
+    rows = n.b.convert(indices, i64) if indices.elem != i64 else indices
+    out = _scatter_rows(n, flat, rows, n.b.reshape(x, [x.size]), "none")
+    return n.b.reshape(out, shape)

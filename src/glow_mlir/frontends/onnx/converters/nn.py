@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i1, i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import spatial_out
@@ -215,7 +215,7 @@ def _pool_by_gathers(n: Node, x: Value, kind: str, kernels: list[int], strides: 
             )
             counts = ((pos >= lo) & (pos < hi)).sum(axis=1)
             divisor = divisor * counts.reshape([-1 if j == i else 1 for j in range(nd)])
-    if kind == "max":
+    if kind in ("max", "sum"):
         return y
     div = np.broadcast_to(divisor.astype(numpy_dtype(x.elem)), y.shape)
     return b.elementwise(glow.DivOp, [y, b.from_const(np.ascontiguousarray(div))])
@@ -419,3 +419,99 @@ def _softmax(cls: type[glow.GlowOp]) -> Callable[[Node], Value]:
 
 softmax = _softmax(glow.SoftMaxOp)
 log_softmax = _softmax(glow.LogSoftMaxOp)
+
+
+def _as_2d_axis(n: Node, x: Value, axis: int) -> tuple[Value, int]:
+    """Before opset 13, Hardmax/Softmax-style ops flatten to 2-D at `axis` and work on the
+    second dim; from 13 on they work on `axis` itself."""
+    if n.opset >= 13:
+        return x, axis
+    rows = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return n.b.reshape(x, [rows, int(np.prod(x.shape[axis:], dtype=np.int64))]), 1
+
+
+def hardmax(n: Node) -> Value:
+    """1 where the first maximum along the axis is, 0 elsewhere: glow.argmax compared
+    with an index ramp known at import."""
+    x = n.input(0)
+    axis = n.normalize_axis(n.int("axis", -1 if n.opset >= 13 else 1), max(x.rank, 1))
+    flat, ax = _as_2d_axis(n, x, axis)
+    if flat.size == 0:
+        return x
+    kept = list(flat.shape)
+    kept[ax] = 1
+    idx = n.b.op(glow.ArgMaxOp, [flat], n.b.tensor(kept, i64), axis=ax, keep_dims=True)
+    ramp = np.arange(flat.shape[ax], dtype=np.int64).reshape(
+        [-1 if i == ax else 1 for i in range(flat.rank)])
+    hit = n.b.elementwise(glow.CmpEqOp, [n.b.broadcast(idx, flat.shape),
+                                         n.b.broadcast(n.b.from_const(ramp), flat.shape)],
+                          result_elem=i1)
+    out = n.b.select(hit, n.b.scalar_like(flat, 1), n.b.scalar_like(flat, 0))
+    return n.b.reshape(out, x.shape)
+
+
+def lp_normalization(n: Node) -> Value:
+    """x / ||x||_p along the axis (p 1 or 2), the norm from glow's reductions; a slice
+    whose norm is 0 stays 0."""
+    x = n.input(0)
+    axis = n.normalize_axis(n.int("axis", -1), x.rank)
+    p = n.int("p", 2)
+    if p not in (1, 2):
+        n.fail(f"p must be 1 or 2, got {p}")
+    if p == 1:
+        norm = reduce(n.b, glow.BatchedReduceAddOp,
+                      n.b.elementwise(glow.AbsOp, [x]), [axis], True)
+    else:
+        norm = n.b.elementwise(glow.SqrtOp, [reduce(
+            n.b, glow.BatchedReduceAddOp, n.b.elementwise(glow.MulOp, [x, x]), [axis], True)])
+    # a zero norm means every element is 0: divided by 1 they stay 0 (ONNX's reference)
+    zero = n.b.elementwise(glow.CmpEqOp, [norm, n.b.scalar_like(norm, 0)], result_elem=i1)
+    norm = n.b.select(zero, n.b.scalar_like(norm, 1), norm)
+    return n.b.elementwise(glow.DivOp, [x, n.b.broadcast(norm, x.shape)])
+
+
+def group_normalization(n: Node) -> Value:
+    """Instance normalization over groups of channels: the input seen as [N, G, rest],
+    normalized over `rest` (statistics in float32, ONNX's stash type), then scaled and
+    shifted per channel (opset 21) or per group (opset 18), composed."""
+    x, scale, bias = n.input(0), n.input(1), n.input(2)
+    b = n.b
+    groups = n.int("num_groups")
+    if x.rank < 2 or groups <= 0 or x.shape[1] % groups:
+        n.fail(f"num_groups {groups} must divide the channels of {fmt_shape(x.shape)}")
+    if n.int("stash_type", 1) != 1:
+        n.unsupported(f"stash_type {n.int('stash_type')} (only float32 statistics are supported)")
+    batch, channels = x.shape[0], x.shape[1]
+    grouped = b.reshape(b.convert(x, f32), [batch, groups, x.size // max(batch * groups, 1)])
+    mean = reduce(b, glow.BatchedReduceMeanOp, grouped, [2], True)
+    centered = b.elementwise(glow.SubOp, [grouped, b.broadcast(mean, grouped.shape)])
+    var = reduce(b, glow.BatchedReduceMeanOp,
+                 b.elementwise(glow.MulOp, [centered, centered]), [2], True)
+    eps = b.scalar_like(var, n.float("epsilon", 1e-5))
+    inv = b.elementwise(glow.RsqrtOp, [b.elementwise(glow.AddOp, [var, eps])])
+    normalized = b.elementwise(glow.MulOp, [centered, b.broadcast(inv, grouped.shape)])
+    normalized = b.reshape(b.convert(normalized, x.elem), x.shape)
+    if n.opset < 21:  # one scale and bias per group: repeated over its channels
+        per = channels // groups
+        scale, bias = (b.reshape(b.broadcast(b.reshape(v, [groups, 1]), [groups, per]),
+                                 [channels]) for v in (scale, bias))
+    scaled = b.elementwise(glow.MulOp, [normalized, _per_channel(n, scale, x)])
+    return b.elementwise(glow.AddOp, [scaled, _per_channel(n, bias, x)])
+
+
+def lp_pool(n: Node) -> Value:
+    """(sum of |x|^p over the window)^(1/p): a sum pool (the gathers' form, any rank and
+    dilation; `kind` "sum" skips the average's divisor) between two element-wise steps."""
+    x = n.input(0)
+    if not is_float(x.elem):
+        n.unsupported(f"LpPool of {x.elem} (float only)")
+    p = n.int("p", 2)
+    kernels = n.ints("kernel_shape")
+    strides, pads, dilations = _window(n, x.shape[2:], kernels)
+    b = n.b
+    powered = b.elementwise(glow.MulOp, [x, x]) if p == 2 else b.elementwise(
+        glow.PowOp, [b.elementwise(glow.AbsOp, [x]), b.scalar_like(x, p)])
+    summed = _pool_by_gathers(n, powered, "sum", kernels, strides, pads, dilations)
+    if p == 2:
+        return b.elementwise(glow.SqrtOp, [summed])
+    return b.elementwise(glow.PowOp, [summed, b.scalar_like(summed, 1.0 / p)])

@@ -203,3 +203,29 @@ def cumsum(n: Node) -> Value:
     summed = n.b.op(glow.MatMulOp, [flat, triangle], flat.type)
     inverse = [perm.index(i) for i in range(x.rank)]
     return n.b.transpose(n.b.reshape(summed, moved.shape), inverse)
+
+
+def cumprod(n: Node) -> Value:
+    """A running product: each output takes the product over a triangle of the axis (moved
+    last), the entries outside it replaced by 1 (a select by a mask known at import, then
+    glow's product reduction); `exclusive` and `reverse` change the triangle, as cumsum's."""
+    x = n.input(0)
+    axis = n.normalize_axis(int(n.require_const(1, "axis").reshape(-1)[0]), x.rank)
+    exclusive, reverse = bool(n.int("exclusive", 0)), bool(n.int("reverse", 0))
+    d = x.shape[axis]
+    rows, cols = np.indices((d, d))
+    take = (rows >= cols) if reverse else (rows <= cols)
+    if exclusive:
+        take &= rows != cols
+    if x.size == 0:
+        return x
+    perm = [i for i in range(x.rank) if i != axis] + [axis]
+    moved = n.b.transpose(x, perm)
+    count = x.size // d
+    grid = [count, d, d]
+    terms = n.b.broadcast(n.b.reshape(moved, [count, d, 1]), grid)
+    mask = n.b.broadcast(n.b.from_const(take.reshape(1, d, d)), grid)
+    picked = n.b.select(mask, terms, n.b.scalar_like(terms, 1, grid))
+    product = reduce(n.b, glow.BatchedReduceProdOp, picked, [1], False)
+    inverse = [perm.index(i) for i in range(x.rank)]
+    return n.b.transpose(n.b.reshape(product, moved.shape), inverse)

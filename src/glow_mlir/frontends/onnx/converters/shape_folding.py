@@ -97,3 +97,55 @@ def eye_like(n: Node) -> Value:
         n.unsupported(f"dtype {dtypes.dtype_name(dtype)} is not supported")
     np_dtype = dtypes.numpy_dtype(dtype) if dtype else numpy_dtype(x.elem)
     return n.b.from_const(np.eye(x.shape[0], x.shape[1], k=n.int("k", 0), dtype=np_dtype))
+
+
+_WINDOW_COSINES = {
+    "HannWindow": (0.5, -0.5, 0.0),
+    "HammingWindow": (25.0 / 46.0, -(1.0 - 25.0 / 46.0), 0.0),
+    "BlackmanWindow": (0.42, -0.5, 0.08),
+}
+"""a0 + a1 cos(2 pi n / N) + a2 cos(4 pi n / N), ONNX's three window functions."""
+
+WINDOWS = tuple(_WINDOW_COSINES)
+
+
+def window(op_type: str):
+    """Hann, Hamming and Blackman windows: their values depend on the size only, so they
+    are computed at import (`periodic` divides by the size, otherwise by size - 1)."""
+    a0, a1, a2 = _WINDOW_COSINES[op_type]
+
+    def convert(n: Node) -> Value:
+        size = int(n.require_const(0, "the size").reshape(-1)[0])
+        out_type = n.int("output_datatype", 1)
+        if not dtypes.is_supported(out_type):
+            n.unsupported(f"output_datatype {dtypes.dtype_name(out_type)} is not supported")
+        denom = size if n.int("periodic", 1) else size - 1
+        k = np.arange(size, dtype=np.float64) * (2.0 * np.pi / denom if denom else 0.0)
+        values = a0 + a1 * np.cos(k) + a2 * np.cos(2.0 * k)
+        return n.b.from_const(values.astype(dtypes.numpy_dtype(out_type)))
+
+    convert.__name__ = f"convert_{op_type}"
+    return convert
+
+
+def unique(n: Node) -> list[np.ndarray]:
+    """The unique values (or slices along `axis`), their first indices, the inverse
+    indices and the counts, computed at import: every output's shape depends on the
+    input's values, so the input must be known (compiling at the first call folds a
+    graph input, runtime/specialized.py). `sorted=0` keeps the order of first occurrence."""
+    x = n.require_const(0, "the input (its values fix the outputs' shapes)")
+    axis = n.attr("axis", None)
+    if axis is not None:
+        axis = n.normalize_axis(int(axis), x.ndim)
+    values, first, inverse, counts = np.unique(
+        x if axis is not None else x.reshape(-1), return_index=True, return_inverse=True,
+        return_counts=True, axis=axis)
+    inverse = inverse.reshape(-1)
+    if not n.int("sorted", 1):
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = np.take(values, order, axis=axis if axis is not None else 0)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return [values.astype(x.dtype), first.astype(np.int64), inverse.astype(np.int64),
+            counts.astype(np.int64)][:max(n.num_outputs, 1)]

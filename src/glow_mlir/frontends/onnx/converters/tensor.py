@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import i1, i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape
 from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.element_types import numpy_dtype
 
 
 def _prod(dims: Sequence[int]) -> int:
@@ -359,3 +361,110 @@ def dropout(n: Node) -> list[Value | None]:
         n.unsupported("is_test=0 (only inference is supported)")
     mask = n.b.from_const(np.broadcast_to(np.True_, x.shape)) if n.output_used(1) else None
     return [x, mask]
+
+
+def trilu(n: Node) -> Value:
+    """The upper (`upper=1`) or lower triangle of the last two dims, from diagonal `k` on:
+    a select with a mask known at import (the shape is static), broadcast over the batch
+    dims, as a composition of existing ops."""
+    x = n.input(0)
+    if x.rank < 2:
+        n.fail(f"input must have rank 2 or more, got rank {x.rank}")
+    k = int(n.require_const(1, "k").reshape(-1)[0]) if n.has(1) else 0
+    rows, cols = x.shape[-2:]
+    ones = np.ones((rows, cols), np.bool_)
+    mask = np.triu(ones, k) if n.int("upper", 1) else np.tril(ones, k)
+    if x.size == 0 or mask.all():
+        return x
+    if x.is_const:
+        return n.b.from_const(np.where(mask, x.known, np.zeros((), x.known.dtype)))
+    zero = n.b.scalar_like(x, 0)
+    return n.b.select(n.b.broadcast(n.b.from_const(mask), x.shape, fold=False), x, zero)
+
+
+def one_hot(n: Node) -> Value:
+    """`on` where the (wrapped) index equals the position along the new axis, `off`
+    elsewhere: a comparison with a ramp known at import (the depth must be known)."""
+    indices, values = n.input(0), n.input(2)
+    depth = int(n.require_const(1, "the depth").reshape(-1)[0])
+    rank = indices.rank + 1
+    axis = n.normalize_axis(n.int("axis", -1), rank)
+    if values.size != 2:
+        n.fail(f"values must hold [off, on], got shape {fmt_shape(values.shape)}")
+    idx = n.b.convert(indices, i64)  # float indices truncate, as ONNX casts them
+    negative = n.b.elementwise(glow.CmpLtOp, [idx, n.b.scalar_like(idx, 0)], np.less, i1)
+    idx = n.b.select(negative, n.b.elementwise(glow.AddOp, [idx, n.b.scalar_like(idx, depth)],
+                                               np.add), idx)
+    shape = [*indices.shape[:axis], depth, *indices.shape[axis:]]
+    idx = n.b.reshape(idx, [*indices.shape[:axis], 1, *indices.shape[axis:]])
+    ramp = np.arange(depth, dtype=np.int64).reshape([-1 if i == axis else 1 for i in range(rank)])
+    hit = n.b.elementwise(glow.CmpEqOp, [n.b.broadcast(idx, shape),
+                                         n.b.broadcast(n.b.from_const(ramp), shape)],
+                          np.equal, i1)
+    flat = n.b.reshape(values, [2])
+    off = n.b.reshape(n.b.slice(flat, [0], [1]), [])
+    on = n.b.reshape(n.b.slice(flat, [1], [1]), [])
+    return n.b.select(hit, n.b.broadcast(on, shape), n.b.broadcast(off, shape))
+
+
+def compress(n: Node) -> Value:
+    """The slices along `axis` (of the flattened input without one) where the condition
+    holds: a gather by indices known at import (the condition fixes the output shape)."""
+    x = n.input(0)
+    cond = n.require_const(1, "the condition").reshape(-1).astype(bool)
+    if n.has_attr("axis"):
+        axis = n.normalize_axis(n.int("axis"), x.rank)
+    else:
+        x, axis = n.b.reshape(x, [x.size]), 0
+    picked = np.flatnonzero(cond[:x.shape[axis]]).astype(np.int64)
+    if picked.size == 0:
+        shape = list(x.shape)
+        shape[axis] = 0
+        return n.b.from_const(np.zeros(shape, numpy_dtype(x.elem)))
+    return n.b.gather(x, n.b.from_const(picked), axis)
+
+
+def reverse_sequence(n: Node) -> Value:
+    """Each batch entry's first `sequence_lens[b]` steps reversed: per entry, a gather
+    along the time axis by indices known at import, the entries concatenated again."""
+    x = n.input(0)
+    lens = [int(v) for v in n.require_const(1, "sequence_lens").reshape(-1)]
+    batch_axis, time_axis = n.int("batch_axis", 1), n.int("time_axis", 0)
+    if {batch_axis, time_axis} != {0, 1}:
+        n.fail(f"batch_axis and time_axis must be 0 and 1, got {batch_axis} and {time_axis}")
+    steps = x.shape[time_axis]
+    if len(lens) != x.shape[batch_axis]:
+        n.fail(f"sequence_lens has {len(lens)} entries for a batch of {x.shape[batch_axis]}")
+    parts = []
+    for b, length in enumerate(lens):
+        length = min(max(length, 0), steps)
+        entry = _axis_slice(n, x, batch_axis, b, 1)
+        order = np.r_[np.arange(length - 1, -1, -1), np.arange(length, steps)].astype(np.int64)
+        parts.append(entry if length <= 1 else n.b.gather(entry, n.b.from_const(order), time_axis))
+    return n.b.concat(parts, batch_axis)
+
+
+def center_crop_pad(n: Node) -> Value:
+    """Each listed axis cropped or zero-padded to the target size around its center (the
+    extra element of an odd difference at the end): a slice and a pad."""
+    x = n.input(0)
+    target = [int(v) for v in n.require_const(1, "the shape").reshape(-1)]
+    axes = [n.normalize_axis(a, x.rank) for a in n.ints("axes", list(range(x.rank)))]
+    if len(target) != len(axes):
+        n.fail(f"shape has {len(target)} entries for {len(axes)} axes")
+    start, size, begin, end = [0] * x.rank, list(x.shape), [0] * x.rank, [0] * x.rank
+    for a, t in zip(axes, target):
+        d = x.shape[a]
+        if t < d:
+            start[a], size[a] = (d - t) // 2, t
+        elif t > d:
+            begin[a] = (t - d) // 2
+            end[a] = t - d - begin[a]
+    x = n.b.slice(x, start, size)
+    if not any(begin + end):
+        return x
+    shape = [d + b + e for d, b, e in zip(x.shape, begin, end)]
+    if n.b.foldable(x):
+        return n.b.from_const(np.pad(x.known, list(zip(begin, end))))
+    return n.b.op(glow.PadOp, [x], n.b.tensor(shape, x.elem), pads=begin + end,
+                  mode="constant", value=0.0)
