@@ -103,8 +103,14 @@ class Device:
         """The op's roofline time in seconds: the slower of compute and memory."""
         from glow_mlir.analysis.node_work import node_work
 
-        work = node_work(op)
         if self.kind == "accel":
+            from glow_mlir.runtime.accel_costs import op_cycles
+
+            cycles = op_cycles(op, self.scratchpad_kib)
+            if cycles is not None:
+                return cycles / self.clock_hz
+        work = node_work(op)
+        if self.kind == "accel":  # an op outside a graph, or one that cannot run alone
             from glow_mlir.targets.accel.cost_model import dma_cycles, work_cycles
 
             target = _accel_target(self.scratchpad_kib)
