@@ -174,6 +174,17 @@ class _Graph:
             for r in op.results:
                 last = max((self.index.get(u.operation, end) for u in r.uses), default=i)
                 self.closing[last].append(r)
+        self.in_place: set[SSAValue] = set()
+        """Results written over an operand that dies at their step (`_in_place`)."""
+        for i, op in enumerate(self.steps):
+            if _in_place(op, self.closing[i], self.returned):
+                self.in_place.add(op.results[0])
+
+    def born(self, v: SSAValue) -> int:
+        """The step from which `v` has bytes of its own: the step after its op's when it
+        is written in place (that step, the operand holds them), else its op's."""
+        s = self.index[v.owner]  # type: ignore[index]
+        return s + 1 if v in self.in_place else s
 
     def unit_end(self, i: int) -> int:
         """The end of the glued run of steps that starts at step i."""
@@ -201,6 +212,17 @@ def _glued(prev: Operation, op: Operation, prev_glued: bool) -> bool:
         return False
     unit = accel_unit(prev)
     return unit is AccelUnit.MATMUL or (unit is AccelUnit.ELEMENTWISE and prev_glued)
+
+
+def _in_place(op: Operation, dying: list[SSAValue], returned: set[SSAValue]) -> bool:
+    """Does `op` write its result over an operand's buffer? An element-wise op whose
+    operand of the same bytes has its last reader here: the instruction optimizer shares
+    their buffer (Glow's buffer sharing), as the backends' fused epilogues do."""
+    if accel_unit(op) is not AccelUnit.ELEMENTWISE or len(op.results) != 1:
+        return False
+    nbytes = tensor_bytes(op.results[0].type)
+    return any(v in dying and v not in returned and tensor_bytes(v.type) == nbytes
+               for v in op.operands)
 
 
 def _is_constant(v: SSAValue) -> bool:
@@ -235,10 +257,13 @@ class _Growing:
                     in_bytes += _area_bytes(v)
         defined = self.defined + sum(_area_bytes(r) for r in op.results)
         # the values whose last reader is step i stop being outputs: live from their step
-        ending = [(s - self.start, _area_bytes(v)) for v in self.g.closing[i]
+        ending = [(self.g.born(v) - self.start, _area_bytes(v)) for v in self.g.closing[i]
                   if (s := self.g.owner_step(v)) is not None and s >= self.start
-                  and v not in self.g.returned]
-        closed = self.closed + sum(n for _, n in ending)
+                  and v not in self.g.returned and self.g.born(v) <= i]
+        closed_bytes = sum(_area_bytes(v) for v in self.g.closing[i]
+                           if (s := self.g.owner_step(v)) is not None and s >= self.start
+                           and v not in self.g.returned)
+        closed = self.closed + closed_bytes
         here = i - self.start
         lo = min((s for s, _ in ending), default=here)
         added = [0] * (here + 1 - lo)
@@ -483,6 +508,7 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
     # the other values it defines, live from their step to their last reader (`_run_area`)
     live = peak = 0
     ends: dict[int, int] = {}
+    starts: dict[int, int] = {}
     pos = {op: k for k, op in enumerate(ops)}
     for k, op in enumerate(ops):
         for r in op.results:
@@ -490,10 +516,16 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
                 continue
             nbytes = _area_bytes(r)
             last = max((pos[u.operation] for u in r.uses if u.operation in pos), default=k)
+            if g.born(r) > g.index[op]:  # in place: its operand's bytes until that ends
+                if last > k:
+                    starts[k + 1] = starts.get(k + 1, 0) + nbytes
+                    ends[last] = ends.get(last, 0) + nbytes
+                continue
             live += nbytes
             ends[last] = ends.get(last, 0) + nbytes
         peak = max(peak, live)
         live -= ends.pop(k, 0)
+        live += starts.pop(k + 1, 0)
     output_bytes = sum(_area_bytes(v) for v in outputs)
     dev = devices[device] if 0 <= device < len(devices) else None
     const_ops = [v.owner for v in consts if isinstance(v.owner, Operation)]
