@@ -107,8 +107,11 @@ def test_candidate_partitions_rank_as_their_simulated_cycles(resnet):
         part_est += est
         part_sim += sim
     assert len(candidates) == 5
-    assert spearmanr(busiest_est, busiest_sim).statistic == 1.0
-    assert spearmanr(part_est, part_sim).statistic == 1.0
+    for est, sim in ((busiest_est, busiest_sim), (part_est, part_sim)):
+        # the same order (stable: equal estimates are one run's, with equal cycles)
+        assert np.argsort(est, kind="stable").tolist() == \
+            np.argsort(sim, kind="stable").tolist()
+        assert spearmanr(est, sim).statistic == pytest.approx(1.0)
 
 
 def test_a_parts_run_area_is_never_below_the_compiled_one(resnet):
