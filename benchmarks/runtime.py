@@ -4,7 +4,7 @@ queue; the Ray backend's per-stage overhead.
 
     python benchmarks/runtime.py [--model resnet50|resnet18] [--devices 2,4,8]
                                  [--memory-fraction F] [--requests 1000] [--threads 8]
-                                 [--skip-partitions] [--skip-ray]
+                                 [--skip-partitions] [--skip-ray] [--skip-ranking]
 
 Partitions (simulated time: each device's simulator counts cycles at `Device.clock_hz`,
 a part's inputs computed by another device cross a link at `link_bytes_per_s`):
@@ -17,7 +17,9 @@ a part's inputs computed by another device cross a link at `link_bytes_per_s`):
   roofline ranks the parts as the simulator's cycles do (Kendall's tau of the two orders,
   over all pairs and over the pairs whose roofline costs differ by more than the
   roofline's error, `ranked`);
-- targets: each row says which of the issue's targets it meets (`target_check`).
+- targets: each row says which of the issue's targets it meets (`target_check`);
+- ranking: near-equal 3-way cuts ranked by the partitioner's estimate and by the
+  simulated cycles of their parts (Spearman of the two orders; `candidate_ranking`).
 
 Ray: the same three parts of the small CNN on Ray actors, the host walking the DAG, plain
 actor calls, actor-to-actor references and a compiled graph (its timeouts raised from
@@ -130,6 +132,71 @@ def partitions(model, ks: list[int], fraction: float | None = None) -> None:
                   f"{throughput * one_latency:.2f}x ({throughput * one_latency / k:.2f}·K) | "
                   f"{balance:.2f} | {kendall_tau(costs, sim):.2f} | {tau:.2f} over "
                   f"{resolvable} (noise {noise:.1%}) | {same} | {targets} |")
+
+
+def candidate_ranking(model, k: int = 3) -> None:
+    """Near-equal K-way cuts (the balanced cut without a memory limit, and each boundary
+    moved one unit either way), ranked by the busiest part's estimate (`Part.cost`, what
+    the partitioner balances) and by its simulated cycles (each part compiled alone)."""
+    from scipy.stats import spearmanr
+    from xdsl.dialects import func
+
+    from glow_mlir.runtime.compiled_model import CompiledModel
+    from glow_mlir.runtime.partitioned import optimized_graph, plan
+    from glow_mlir.transforms.partition import split
+    from glow_mlir.transforms.partition.plan import _finish, _Graph
+
+    dev = Device(kind="accel")
+    clock = dev.clock_hz
+    t = time.process_time()
+    module = optimized_graph(model, [dev])
+    g = _Graph(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    est_cycles = [dev.cost(op) * clock for op in g.steps]
+    table_s = time.process_time() - t
+    big = [Device(kind="accel", memory_bytes=1 << 40)] * 3
+    cuts = [g.index[p.ops[0]] for p in plan(module, [big[0]] * k, "load-balance").parts[1:]]
+    units, i = [], 0
+    while i < len(g.steps):
+        units.append(i)
+        i = g.unit_end(i)
+    candidates = {tuple(cuts)}
+    for j in range(len(cuts)):
+        for d in (-1, 1):
+            moved = list(cuts)
+            moved[j] = units[units.index(cuts[j]) + d]
+            candidates.add(tuple(sorted(moved)))
+    simulated: dict[tuple[int, int], int] = {}
+
+    def cycles(start: int, end: int) -> int:
+        if (start, end) not in simulated:
+            groups = [(list(range(s, e)), d) for d, (s, e) in
+                      enumerate([(0, start), (start, end), (end, len(g.steps))]) if e > s]
+            p = _finish(g, big, groups, "user")
+            at = next(n for n, part in enumerate(p.parts) if part.ops[0] is g.steps[start])
+            simulated[(start, end)] = CompiledModel(
+                split(p).parts[at].module, "accel").accel_report.cycles
+        return simulated[(start, end)]
+
+    print(f"candidate {k}-way cuts (steps where parts start; {len(g.steps)} steps, "
+          f"{len(units)} units; the accel cost table took {table_s:.1f} s CPU):")
+    print()
+    print("| cuts | estimate per part (cycles) | simulated per part | busiest estimate | "
+          "busiest simulated | estimate/simulated |")
+    print("|---|---|---|---|---|---|")
+    rows = []
+    for c in sorted(candidates):
+        bounds = [0, *c, len(g.steps)]
+        runs = list(zip(bounds, bounds[1:]))
+        est = [sum(est_cycles[s:e]) for s, e in runs]
+        sim = [cycles(s, e) for s, e in runs]
+        rows.append((est, sim))
+        print(f"| {', '.join(map(str, c))} | {', '.join(f'{e:,.0f}' for e in est)} | "
+              f"{', '.join(f'{x:,}' for x in sim)} | {max(est):,.0f} | {max(sim):,} | "
+              f"{', '.join(f'{e / x:.4f}' for e, x in zip(est, sim))} |")
+    busiest = spearmanr([max(e) for e, _ in rows], [max(x) for _, x in rows]).statistic
+    parts = spearmanr([v for e, _ in rows for v in e], [v for _, x in rows for v in x]).statistic
+    print()
+    print(f"Spearman, candidates by busiest part: {busiest:.3f}; all their parts: {parts:.3f}")
 
 
 def target_check(balance: float, per_k: float, latency: float, latency_bound: float,
@@ -363,14 +430,19 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--skip-partitions", action="store_true")
     p.add_argument("--skip-ray", action="store_true")
+    p.add_argument("--skip-ranking", action="store_true",
+                   help="skip ranking candidate cuts by estimate and by simulated cycles")
     args = p.parse_args()
     import glow_mlir.backends  # noqa: F401
 
     if not args.skip_partitions:
         print(f"## {args.model} across accel devices")
-        partitions(load_model(args.model), [int(k) for k in args.devices.split(",")],
-                   args.memory_fraction)
+        model = load_model(args.model)
+        partitions(model, [int(k) for k in args.devices.split(",")], args.memory_fraction)
         print()
+        if not args.skip_ranking:
+            candidate_ranking(model)
+            print()
     load_test(args.requests, args.threads)
     if not args.skip_ray:
         ray_overhead(20)

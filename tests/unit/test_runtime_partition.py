@@ -67,9 +67,9 @@ def test_partitioned_outputs_equal_the_single_device_bit_for_bit(backend):
 def test_memory_plan_makes_the_fewest_parts_that_fit():
     one = cnn_plan(devices(3, memory=16 << 20))
     assert len(one.parts) == 1
-    small = cnn_plan(devices(3, memory=150 * KIB))
+    small = cnn_plan(devices(4, memory=140 * KIB))  # the compiled model needs 149.3 KiB
     assert len(small.parts) > 1
-    assert all(p.bytes <= 150 * KIB for p in small.parts)
+    assert all(p.bytes <= 140 * KIB for p in small.parts)
     # contiguous runs feed only later parts
     assert all(d < p.index for p in small.parts for d in p.deps)
 
@@ -192,7 +192,7 @@ def test_user_plan_empty():
 def test_user_plan_over_a_device_memory():
     with pytest.raises(PartitionError, match=r"device 0 \(cpu\) holds part\(s\) 0, which "
                                              r"need [\d,]+ bytes .* \([\d,]+ bytes too many\)"):
-        cnn_plan(devices(2, memory=150 * KIB), {"relu1": 0})
+        cnn_plan(devices(2, memory=140 * KIB), {"relu1": 0})
 
 
 def test_user_plan_op_the_device_does_not_run(argmax_model):

@@ -1,8 +1,10 @@
 """The work of one `glow` graph op, for the device partitioner's roofline cost
 (transforms/partition): multiply-accumulates, vector elements and bytes moved.
 
-Counted as the accelerator's cost model counts a tile op (`targets/accel/cost_model.py`),
-so a graph op's estimate and the simulator's cycles rank the same way: a matmul or
+Counted as the accelerator's cost model counts a tile op (`targets/accel/cost_model.py`):
+the roofline of a device without a simulator, and of an accel op the runtime cannot cost
+by its simulated cycles (`runtime/accel_costs.py`, which is within a few percent of this
+whole-op count and ranks parts as the simulator does). A matmul or
 convolution is its MACs (the op's trait `MacCount`); any other op is the elements the
 vector unit goes through (its result's; its input's for a reduction; the result times the
 window for pooling); every op moves the bytes of its operands and results once.

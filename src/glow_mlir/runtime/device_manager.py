@@ -35,11 +35,11 @@ if TYPE_CHECKING:
 
 class DeviceMemoryError(UserError):
     """A network that does not fit the memory left on its device: `needed` and `free`
-    bytes (0 when unknown)."""
+    bytes (0 when unknown), and the device's index (-1 when unknown)."""
 
-    def __init__(self, message: str, needed: int = 0, free: int = 0):
+    def __init__(self, message: str, needed: int = 0, free: int = 0, device: int = -1):
         super().__init__(message)
-        self.needed, self.free = needed, free
+        self.needed, self.free, self.device = needed, free, device
 
 
 class NetworkNotFound(UserError, KeyError):
@@ -132,7 +132,7 @@ class DeviceManager:
                     f"network '{name}' needs {need:,} more bytes on device {self.index} "
                     f"({self.device.describe()}: constants {held[0]:,}, run area "
                     f"{held[1]:,} shared with its other networks); {free:,} of its "
-                    f"{self.device.memory_bytes:,} bytes are free", need, free)
+                    f"{self.device.memory_bytes:,} bytes are free", need, free, self.index)
             self._networks[name] = (model, held)
 
     def evict_network(self, name: str) -> None:

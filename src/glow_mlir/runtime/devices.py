@@ -2,11 +2,13 @@
 and the roofline the partitioner costs its ops with.
 
 - `kind="accel"`: one accelerator, run by its own simulator (`targets/accel`): several
-  accel devices are several simulators. Its roofline is the simulator's cost model
-  (`targets/accel/cost_model.py`: `work_cycles` for compute, `dma_cycles` for memory),
-  in cycles of `clock_hz`, so the partitioner's estimate and the simulated cycles agree;
-  `peak_macs_per_s` and `memory_bytes_per_s` report that machine (256 MACs and 32 bytes a
-  cycle).
+  accel devices are several simulators. An op's cost is the simulator's cycles for it
+  (`runtime/accel_costs.py`: its unit compiled alone, counted by the simulator's cost
+  model), in cycles of `clock_hz`, so the partitioner's estimate and the simulated
+  cycles rank parts alike; an op outside a graph, or one that cannot run alone, falls
+  back to the roofline of that cost model (`work_cycles` for compute, `dma_cycles` for
+  memory). `peak_macs_per_s` and `memory_bytes_per_s` report that machine (256 MACs and
+  32 bytes a cycle).
 - `kind="cpu"`: this host's native code (`backend="cpu"`, or `"interpreter"` for the
   numpy interpreter). Several cpu devices share this host's cores: a configuration for
   tests and for measuring the runtime itself, not a way to get more compute.
@@ -100,11 +102,18 @@ class Device:
         return get_backend(self.backend).runs(op)
 
     def cost(self, op: Operation) -> float:
-        """The op's roofline time in seconds: the slower of compute and memory."""
+        """The op's time in seconds: on an accel device its simulated cycles (module
+        docstring), else the roofline, the slower of compute and memory."""
         from glow_mlir.analysis.node_work import node_work
 
-        work = node_work(op)
         if self.kind == "accel":
+            from glow_mlir.runtime.accel_costs import op_cycles
+
+            cycles = op_cycles(op, self.scratchpad_kib)
+            if cycles is not None:
+                return cycles / self.clock_hz
+        work = node_work(op)
+        if self.kind == "accel":  # an op outside a graph, or one that cannot run alone
             from glow_mlir.targets.accel.cost_model import dma_cycles, work_cycles
 
             target = _accel_target(self.scratchpad_kib)

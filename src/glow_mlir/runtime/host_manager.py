@@ -171,13 +171,14 @@ class HostManager:
         rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}
         order = sorted(range(len(self.devices)), key=lambda i: (
             rank[self.devices[i].kind], self.managers[i].used_bytes, i))
-        budget = 1.0
+        budget = [1.0] * len(self.devices)
         for attempt in range(MEMORY_RETRIES + 1):
             # each device's free bytes; the partitioner estimates a part's bytes, and the
-            # compiled part's memory plan may need a little more (alignment, an arena
-            # above its lower bound): then plan again with that much less room
+            # compiled part's memory plan may need a little more (an arena its buffers'
+            # lifetimes fragment above their peak): then plan again with that much less
+            # room on the device that refused it, the others as they are
             devices = [replace(d, memory_bytes=max(1, int(
-                (d.memory_bytes - self.managers[i].used_bytes) * budget)))
+                (d.memory_bytes - self.managers[i].used_bytes) * budget[i])))
                 for i, d in enumerate(self.devices)]
             the_plan = plan(module, devices, partition, order)
             the_plan.devices = self.devices
@@ -191,7 +192,9 @@ class HostManager:
                 if attempt == MEMORY_RETRIES or isinstance(partition, Mapping):
                     raise
                 ratio = err.free / err.needed if err.needed else 0.9
-                budget *= min(0.98, ratio * 0.99)
+                for i in ([err.device] if 0 <= err.device < len(budget) else
+                          range(len(budget))):  # unknown device: every one
+                    budget[i] *= min(0.98, ratio * 0.99)
         if replicate:
             for extra in self._spare_placements(placement):
                 try:

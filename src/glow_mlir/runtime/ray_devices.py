@@ -136,8 +136,12 @@ class RayDeviceManager:
         except ray.exceptions.RayTaskError as err:
             cause = err.as_instanceof_cause()
             if isinstance(cause, UserError):
-                raise (DeviceMemoryError if isinstance(cause, DeviceMemoryError)
-                       else UserError)(str(cause).splitlines()[-1]) from None
+                message = str(cause).splitlines()[-1]
+                if isinstance(cause, DeviceMemoryError):
+                    raise DeviceMemoryError(message, getattr(cause, "needed", 0),
+                                            getattr(cause, "free", 0),
+                                            getattr(cause, "device", -1)) from None
+                raise UserError(message) from None
             raise
         self._bytes[name] = (int(held[0]), int(held[1]))
         self._texts[name] = str(module)

@@ -64,9 +64,8 @@ def is_int8(value) -> bool:
 def work_cycles(mac_count: int, elements: int, target: glow_accel.TargetAttr,
                 int8: bool = False) -> int:
     """Cycles of one compute op of `mac_count` multiply-accumulates (a matmul or conv;
-    `int8`: at the int8 rate), else of `elements` vector elements: the formula the
-    device partitioner's roofline applies to whole graph ops (`analysis/node_work.py`
-    counts them the same way)."""
+    `int8`: at the int8 rate), else of `elements` vector elements (also the roofline a
+    device falls back to for a whole graph op, `analysis/node_work.py`)."""
     if mac_count:
         rate = target.value("macs_per_cycle")
         if int8:

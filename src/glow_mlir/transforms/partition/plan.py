@@ -22,9 +22,10 @@ plan is validated: a device index beyond the devices, an op its device does not 
 device whose parts need more memory than it has, a cycle between parts; each error says
 which part or op, and how many bytes or devices.
 
-A part's bytes (what the device must hold) are Glow's: its constants and inputs, plus
-the peak of the values it defines while they are live in schedule order (its outputs live
-to its end, so they are in that peak). They estimate what the compiled part plans; the runtime's
+A part's bytes (what the device must hold): its constants, its inputs and outputs (the
+compiled part's placeholders, held for the whole run), and the peak of the other values
+it defines while they are live in schedule order (`_run_area`). They estimate what the
+compiled part plans; the runtime's
 `DeviceManager` checks the compiled figures.
 
 A device runs one part at a time (its worker, `DeviceManager.run_function`), so the
@@ -44,6 +45,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from glow_mlir.analysis.graph_memory import body_ops, tensor_bytes
+from glow_mlir.analysis.instr_memory import DEFAULT_ALIGNMENT
+from glow_mlir.analysis.memory_planner import align_up
 from glow_mlir.dialects.glow_ops.traits import AccelUnit, accel_unit
 from glow_mlir.ir.errors import UserError
 
@@ -96,8 +99,8 @@ class Part:
     weight_bytes: int = 0
     input_bytes: int = 0
     activation_bytes: int = 0
-    """The most bytes of values the part defines live at once (its outputs stay live to
-    its end: they are what it hands on)."""
+    """Its outputs (held for the whole run, as the compiled part's placeholders are) and
+    the most bytes of its other values live at once (`_run_area`)."""
     cost: float = 0.0
     """Seconds on its device (the sum of its ops' roofline times)."""
     deps: list[int] = field(default_factory=list)
@@ -171,6 +174,17 @@ class _Graph:
             for r in op.results:
                 last = max((self.index.get(u.operation, end) for u in r.uses), default=i)
                 self.closing[last].append(r)
+        self.in_place: set[SSAValue] = set()
+        """Results written over an operand that dies at their step (`_in_place`)."""
+        for i, op in enumerate(self.steps):
+            if _in_place(op, self.closing[i], self.returned):
+                self.in_place.add(op.results[0])
+
+    def born(self, v: SSAValue) -> int:
+        """The step from which `v` has bytes of its own: the step after its op's when it
+        is written in place (that step, the operand holds them), else its op's."""
+        s = self.index[v.owner]  # type: ignore[index]
+        return s + 1 if v in self.in_place else s
 
     def unit_end(self, i: int) -> int:
         """The end of the glued run of steps that starts at step i."""
@@ -200,19 +214,33 @@ def _glued(prev: Operation, op: Operation, prev_glued: bool) -> bool:
     return unit is AccelUnit.MATMUL or (unit is AccelUnit.ELEMENTWISE and prev_glued)
 
 
+def _in_place(op: Operation, dying: list[SSAValue], returned: set[SSAValue]) -> bool:
+    """Does `op` write its result over an operand's buffer? An element-wise op whose
+    operand of the same bytes has its last reader here: the instruction optimizer shares
+    their buffer (Glow's buffer sharing), as the backends' fused epilogues do."""
+    if accel_unit(op) is not AccelUnit.ELEMENTWISE or len(op.results) != 1:
+        return False
+    nbytes = tensor_bytes(op.results[0].type)
+    return any(v in dying and v not in returned and tensor_bytes(v.type) == nbytes
+               for v in op.operands)
+
+
 def _is_constant(v: SSAValue) -> bool:
     return isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
 
 
 class _Growing:
     """The bytes of a contiguous run of steps as it grows by one step (for the greedy
-    cuts, which try every step; `finish` measures a final part exactly)."""
+    cuts, which try every step; `finish` measures a final part exactly): its weights,
+    inputs and outputs, and the peak of its other values (`_run_area`)."""
 
     def __init__(self, g: _Graph, start: int):
         self.g, self.start = g, start
         self.consts: set[SSAValue] = set()
         self.ins: set[SSAValue] = set()
         self.const_bytes = self.in_bytes = self.defined = self.closed = self.peak = 0
+        self.profile: list[int] = []
+        """Per step of the run, the bytes of its values that end inside it and are live then."""
         self.cost = 0.0
 
     def try_add(self, i: int, cost: float) -> tuple[int, float]:
@@ -226,20 +254,33 @@ class _Growing:
             elif v not in self.ins:
                 s = self.g.owner_step(v)
                 if s is None or s < self.start:
-                    in_bytes += tensor_bytes(v.type)
-        defined = self.defined + sum(tensor_bytes(r.type) for r in op.results)
-        live = defined - self.closed  # while step i runs; outputs stay live to the end
-        closed = self.closed + sum(tensor_bytes(v.type) for v in self.g.closing[i]
-                                   if (self.g.owner_step(v) or 0) >= self.start
-                                   and v not in self.g.returned)
-        total = const_bytes + in_bytes + max(self.peak, live)
-        self._pending = (const_bytes, in_bytes, defined, closed, max(self.peak, live), op)
+                    in_bytes += _area_bytes(v)
+        defined = self.defined + sum(_area_bytes(r) for r in op.results)
+        # the values whose last reader is step i stop being outputs: live from their step
+        ending = [(self.g.born(v) - self.start, _area_bytes(v)) for v in self.g.closing[i]
+                  if (s := self.g.owner_step(v)) is not None and s >= self.start
+                  and v not in self.g.returned and self.g.born(v) <= i]
+        closed_bytes = sum(_area_bytes(v) for v in self.g.closing[i]
+                           if (s := self.g.owner_step(v)) is not None and s >= self.start
+                           and v not in self.g.returned)
+        closed = self.closed + closed_bytes
+        here = i - self.start
+        lo = min((s for s, _ in ending), default=here)
+        added = [0] * (here + 1 - lo)
+        for s, n in ending:
+            for t in range(s - lo, here + 1 - lo):
+                added[t] += n
+        prev = self.profile
+        peak = max(self.peak, max((prev[lo + t] if lo + t < len(prev) else 0) + a
+                                  for t, a in enumerate(added)))
+        total = const_bytes + _run_area(in_bytes, defined - closed, peak)
+        self._pending = (const_bytes, in_bytes, defined, closed, peak, op, lo, added)
         self.pending_weights = const_bytes
         """The weights among the bytes `try_add` returned (the rest is the run area)."""
         return total, self.cost + cost
 
     def commit(self, cost: float) -> None:
-        const_bytes, in_bytes, defined, closed, peak, op = self._pending
+        const_bytes, in_bytes, defined, closed, peak, op, lo, added = self._pending
         for v in op.operands:
             if _is_constant(v):
                 self.consts.add(v)
@@ -247,9 +288,27 @@ class _Growing:
                 s = self.g.owner_step(v)
                 if s is None or s < self.start:
                     self.ins.add(v)
+        self.profile.append(0)
+        for t, a in enumerate(added):
+            self.profile[lo + t] += a
         self.const_bytes, self.in_bytes, self.defined, self.closed, self.peak = (
             const_bytes, in_bytes, defined, closed, peak)
         self.cost += cost
+
+
+def _area_bytes(v: SSAValue) -> int:
+    """A value's bytes in the run area: rounded up to the planner's alignment, as each
+    placeholder and arena buffer is."""
+    return align_up(tensor_bytes(v.type), DEFAULT_ALIGNMENT)
+
+
+def _run_area(input_bytes: int, output_bytes: int, inner_peak: int) -> int:
+    """A part's run area as its compiled program lays it out: its inputs and outputs are
+    placeholders, held for the whole run (an output computed last still has its bytes
+    while the first op runs), and its other values share the activation arena, whose
+    size is at least their peak (`analysis/memory_planner.py`: the plan reaches the
+    peak unless the lifetimes fragment it)."""
+    return input_bytes + output_bytes + inner_peak
 
 
 # ---------------------------------------------------------------------- device kinds
@@ -446,19 +505,28 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
         for r in op.results:
             if r in g.returned or any(u.operation not in inside for u in r.uses):
                 outputs[r] = None
-    # activations: values defined here, live from their step to their last reader here
+    # the other values it defines, live from their step to their last reader (`_run_area`)
     live = peak = 0
     ends: dict[int, int] = {}
+    starts: dict[int, int] = {}
     pos = {op: k for k, op in enumerate(ops)}
     for k, op in enumerate(ops):
         for r in op.results:
-            nbytes = tensor_bytes(r.type)
-            last = (len(ops) - 1 if r in outputs else
-                    max((pos[u.operation] for u in r.uses if u.operation in pos), default=k))
+            if r in outputs:
+                continue
+            nbytes = _area_bytes(r)
+            last = max((pos[u.operation] for u in r.uses if u.operation in pos), default=k)
+            if g.born(r) > g.index[op]:  # in place: its operand's bytes until that ends
+                if last > k:
+                    starts[k + 1] = starts.get(k + 1, 0) + nbytes
+                    ends[last] = ends.get(last, 0) + nbytes
+                continue
             live += nbytes
             ends[last] = ends.get(last, 0) + nbytes
         peak = max(peak, live)
         live -= ends.pop(k, 0)
+        live += starts.pop(k + 1, 0)
+    output_bytes = sum(_area_bytes(v) for v in outputs)
     dev = devices[device] if 0 <= device < len(devices) else None
     const_ops = [v.owner for v in consts if isinstance(v.owner, Operation)]
     return Part(
@@ -466,8 +534,8 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
         constants=list(dict.fromkeys(const_ops)),
         inputs=list(inputs), outputs=list(outputs),
         weight_bytes=sum(tensor_bytes(v.type) for v in consts),
-        input_bytes=sum(tensor_bytes(v.type) for v in inputs),
-        activation_bytes=peak,
+        input_bytes=sum(_area_bytes(v) for v in inputs),
+        activation_bytes=_run_area(0, output_bytes, peak),
         cost=sum(dev.cost(op) for op in ops) if dev is not None else 0.0,
         deps=sorted(deps))
 
