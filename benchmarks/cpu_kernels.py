@@ -4,6 +4,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
+                                     [--no-depthwise]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -293,6 +294,29 @@ def fused_conv_case(c, hw, o, k, stride, pad):
     return case
 
 
+def dw_case(c, hw, k, stride, pad, dilation=1):
+    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (onnxruntime fuses them
+    too), through glow_mlir.compile: the depthwise kernel's planes are kernel scratch,
+    which the one-op path here (`glow_runner`) does not size (it crashed on them)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = rand(1, c, hw, hw, seed=1), rand(c, 1, k, k, seed=2), rand(c, seed=3)
+        oh = (hw + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4, group=c,
+                                  dilations=[dilation, dilation]),
+                 helper.make_node("Clip", ["c", "c_lo", "c_hi"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b,
+                                           "c_lo": np.array(0.0, np.float32),
+                                           "c_hi": np.array(6.0, np.float32)},
+                                   [1, c, oh, oh])
+        d = f" d{dilation}" if dilation != 1 else ""
+        return (f"dw {c}x{hw}x{hw} {k}x{k}/{stride}{d} + clip", model, feeds,
+                ort_model_runner(model, feeds), 2 * c * k * k * oh * oh)
+    return case
+
+
 def fused_matmul_case(n, k, m):
     """BERT's linear layer: mat_mul + bias (the bias broadcast to the product's shape, as
     the graph folds it; onnxruntime: MatMul + Add of a [m] initializer)."""
@@ -356,11 +380,20 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r18_s1_7": conv_case(512, 7, 512, 3, 1, 1),
          # MobileNet-v1: first convolution, depthwise ones, a pointwise one
          "mb_conv1": conv_case(3, 224, 32, 3, 2, 1),
-         "mb_dw_112": conv_case(32, 112, 32, 3, 1, 1, 32),
-         "mb_dw_112_s2": conv_case(64, 112, 64, 3, 2, 1, 64),
-         "mb_dw_56": conv_case(128, 56, 128, 3, 1, 1, 128),
-         "mb_dw_14": conv_case(512, 14, 512, 3, 1, 1, 512),
-         "mb_dw_7": conv_case(1024, 7, 1024, 3, 1, 1, 1024),
+         "mb_dw_112": dw_case(32, 112, 3, 1, 1),
+         "mb_dw_112_s2": dw_case(64, 112, 3, 2, 1),
+         "mb_dw_56": dw_case(128, 56, 3, 1, 1),
+         "mb_dw_56_s2": dw_case(128, 56, 3, 2, 1),
+         "mb_dw_28": dw_case(256, 28, 3, 1, 1),
+         "mb_dw_28_s2": dw_case(256, 28, 3, 2, 1),
+         "mb_dw_14": dw_case(512, 14, 3, 1, 1),
+         "mb_dw_14_s2": dw_case(512, 14, 3, 2, 1),
+         "mb_dw_7": dw_case(1024, 7, 3, 1, 1),
+         # MobileNetV3-large's 5x5 depthwise ones, a dilated one of DeepLabV3's
+         "v3_dw5_28": dw_case(120, 28, 5, 1, 2),
+         "v3_dw5_14": dw_case(672, 14, 5, 1, 2),
+         "v3_dw5_14_s2": dw_case(672, 28, 5, 2, 2),
+         "v3_dw5_d2": dw_case(480, 28, 5, 1, 4, 2),
          "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
@@ -413,15 +446,24 @@ def main(argv=None) -> None:
                    help="convolutions in their direct forms (kernels_conv.IM2COL = False)")
     p.add_argument("--no-ctile", action="store_true",
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
+    p.add_argument("--no-depthwise", action="store_true",
+                   help="depthwise convolutions on the register tiles "
+                        "(kernels_depthwise.DEPTHWISE = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
     clock = time.thread_time if args.cpu_time else time.perf_counter
-    from glow_mlir.conversion.glow_ir_to_loops import epilogue, kernels_conv, kernels_matmul
+    from glow_mlir.conversion.glow_ir_to_loops import (
+        epilogue,
+        kernels_conv,
+        kernels_depthwise,
+        kernels_matmul,
+    )
 
     kernels_conv.IM2COL = not args.no_im2col
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
+    kernels_depthwise.DEPTHWISE = not args.no_depthwise
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
