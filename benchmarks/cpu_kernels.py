@@ -398,6 +398,8 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
          "mb_pw_7": conv_case(1024, 7, 1024, 1, 1, 0),
+         "v2_pw_7": conv_case(320, 7, 1280, 1, 1, 0),
+         "v2_pw_7b": conv_case(960, 7, 320, 1, 1, 0),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
          "bert_mm1": matmul_case(128, 768, 3072),
@@ -449,6 +451,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-depthwise", action="store_true",
                    help="depthwise convolutions on the register tiles "
                         "(kernels_depthwise.DEPTHWISE = False)")
+    p.add_argument("--no-pointwise", action="store_true",
+                   help="small-image 1x1 convolutions on gemm "
+                        "(kernels_pointwise.POINTWISE = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -464,6 +469,9 @@ def main(argv=None) -> None:
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
+
+    kernels_pointwise.POINTWISE = not args.no_pointwise
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()

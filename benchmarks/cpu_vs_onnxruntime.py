@@ -7,7 +7,7 @@ speedup of N threads over one.
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
         [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
         [--im2col-split auto|pixels|channels|none] [--winograd auto|always|never]
-        [--depthwise auto|never|both]
+        [--mobilenet-kernels auto|never|both]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -41,6 +41,7 @@ import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import (
     kernels_conv,
     kernels_depthwise,
+    kernels_pointwise,
     kernels_winograd,
 )
 from glow_mlir.dialects import glow_ir
@@ -384,10 +385,13 @@ def main() -> None:
     parser.add_argument("--winograd", default="auto", choices=["auto", "always", "never"],
                         help="which 3x3 stride-1 convolutions run as Winograd F(2x2, 3x3) "
                              "(kernels_winograd.WINOGRAD; never: the forms before)")
-    parser.add_argument("--depthwise", default="auto", choices=["auto", "never", "both"],
-                        help="depthwise convolutions on their kernel (kernels_depthwise."
-                             "DEPTHWISE; never: the register tiles before; both: each model "
-                             "twice in the same run, the 'never' row named model/tiles)")
+    parser.add_argument("--mobilenet-kernels", default="auto",
+                        choices=["auto", "never", "both"],
+                        help="depthwise and small-image pointwise convolutions on their "
+                             "kernels (kernels_depthwise.DEPTHWISE, kernels_pointwise."
+                             "POINTWISE; never: the register tiles and gemm before; both: "
+                             "each model twice in the same run, the 'never' row named "
+                             "model/before)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -416,7 +420,7 @@ def main() -> None:
     one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}{'regions':>8}" if n > 1 else ""
     print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}; clock: "
           f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}; "
-          f"winograd: {args.winograd}; depthwise: {args.depthwise}")
+          f"winograd: {args.winograd}; mobilenet kernels: {args.mobilenet_kernels}")
     if n > 1:
         print(f"cpu N/1: our one-thread CPU time over the busiest thread's with {n} threads, "
               f"each running its own parts (the speedup {n} free cores would give); "
@@ -427,14 +431,14 @@ def main() -> None:
     if n > 1:
         start_pool(n)
     names = [m for m in args.models.split(",") if m] + [m for m in args.real.split(",") if m]
-    modes = {"auto": [True], "never": [False], "both": [False, True]}[args.depthwise]
-    for name, depthwise in [(m, d) for m in names for d in modes]:
-        kernels_depthwise.DEPTHWISE = depthwise
+    modes = {"auto": [True], "never": [False], "both": [False, True]}[args.mobilenet_kernels]
+    for name, on in [(m, d) for m in names for d in modes]:
+        kernels_depthwise.DEPTHWISE = kernels_pointwise.POINTWISE = on
         r = measure(name, args.runs, n)
-        if args.depthwise == "both" and not depthwise:
-            name = f"{name}/tiles"
+        if args.mobilenet_kernels == "both" and not on:
+            name = f"{name}/before"
         ratio = r["ours_ms"] / r["ort_ms"]
-        if not name.endswith("/tiles"):  # the geometric mean: the forms compiled by default
+        if not name.endswith("/before"):  # the geometric mean: the forms compiled by default
             ratios.append(ratio)
         gf = r["flops"] / (r["ours_ms"] * 1e6) if r["flops"] else 0.0
         cols = ""

@@ -1,0 +1,98 @@
+"""Pointwise (1x1, stride 1, unpadded, one group) NCHW convolutions on small images as a
+register-blocked product: out[oc, p] = bias[oc] + sum_k W[oc, k] x[k, p], per block of
+ROWS output channels and tile of TW pixels (the image's pixels flat, the last tile
+shifted left to overlap the one before), the ROWS x TW sums carried as iter_args
+through the whole loop over input channels (the SLP vectorizer packs them into ROWS
+vectors), each output stored once, finished (activation, epilogue) in the register.
+
+`gemm` (kernels_matmul.py) keeps a tile of C in memory and reloads and stores it every
+DEPTH steps of k; on 7x7 and 14x14 images (49 and 196 columns) that traffic and the
+short rows dominate. Each output's sum runs over k in order in one chain, whatever
+the split over threads (blocks of output channels): the same bits for any count.
+"""
+
+from __future__ import annotations
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    attrs,
+    block_loop,
+    shape,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_ranges, shifted
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+POINTWISE = True
+"""Whether small-image pointwise convolutions take this kernel (False: `gemm`)."""
+ROWS = 8
+"""Output channels per block."""
+TW = 16
+"""Pixels per tile (one AVX-512 vector of f32)."""
+MAX_PIXELS = 14 * 14
+"""Largest image (output pixels) this kernel takes."""
+
+
+def use_pointwise(instr, act: Finish) -> bool:
+    if not POINTWISE:
+        return False
+    layout, kernels, strides, pads = window_attrs(instr)
+    if (layout != "NCHW" or tuple(kernels) != (1, 1) or tuple(strides) != (1, 1)
+            or any(pads) or attrs(instr).int_attr("group", 1) != 1):
+        return False
+    _, _, oh, ow = image_dims(shape(instr.operands[0]), layout)
+    pixels = oh * ow
+    # an overlapping last tile stores some outputs twice: only when that is harmless
+    return TW <= pixels <= MAX_PIXELS and (pixels % TW == 0 or act.idempotent)
+
+
+def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import loop_carry
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import fma_in_order as fma
+
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    hw = oh * ow
+    P = view(em, out, [n, o, hw])
+    X = view(em, x, [n, c, hw])
+    W = view(em, w, [o, c])
+    B = em.buffer(bias)
+    starts = list(range(0, hw - TW + 1, TW))
+    if hw % TW:
+        starts.append(hw - TW)
+
+    def block(ni, o0, rows: int) -> None:
+        ocs = [em.add_index(o0, r) for r in range(rows)]
+        biases = [em.load(B, [oc]) for oc in ocs]
+
+        def tile(p0) -> None:
+            ps = [em.add_index(p0, j) for j in range(TW)]
+            inits = [biases[r] for r in range(rows) for _ in range(TW)]
+
+            def step(k, accs):
+                xs = [em.load(X, [ni, k, p]) for p in ps]
+                ws = [em.load(W, [oc, k]) for oc in ocs]
+                return [fma(em, ws[r], xs[j], accs[r * TW + j])
+                        for r in range(rows) for j in range(TW)]
+
+            accs = loop_carry(em, 0, c, inits, step)
+            for r, oc in enumerate(ocs):
+                for j, p in enumerate(ps):
+                    act.store(accs[r * TW + j], P, [ni, oc, p])
+
+        full = hw - hw % TW
+        em.loop(0, full, tile, step=TW)
+        if hw % TW:
+            tile(em.index(hw - TW))
+
+    def image(ni) -> None:
+        def ranges(start, count: int) -> None:
+            block_loop(em, count, ROWS, lambda o0, rows: block(ni, shifted(start, em, o0),
+                                                                rows))
+
+        parallel_ranges(em, o, ROWS, o * c * hw, ranges)
+
+    em.loop(0, n, image)

@@ -1,0 +1,101 @@
+"""Pointwise convolutions on small images (kernels_pointwise.py): within float tolerance of
+`gemm` and of the interpreter (pixel counts a multiple of the tile and not, output
+channels no multiple of the block, batches, fused relu and residual add); the same bits
+for 1, 2 and 3 threads; which convolutions take it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_cpu_winograd import conv_model
+
+import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The convolutions compiled by the pointwise kernel."""
+    seen = []
+    real = kernels_conv.convolution_pointwise
+
+    def counted(em, instr, act):
+        seen.append(instr)
+        real(em, instr, act)
+
+    monkeypatch.setattr(kernels_conv, "convolution_pointwise", counted)
+    return seen
+
+
+def _run(model, feeds, on, monkeypatch, threads=1):
+    monkeypatch.setattr(pw, "POINTWISE", on)
+    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
+                             cache=False).run(feeds)[0]
+
+
+ONE = dict(kernel=1, pads=(0, 0, 0, 0))
+# (n, c, h, w, o, tail)
+CASES = [(1, 24, 7, 7, 13, "relu"), (2, 9, 4, 4, 8, None), (1, 16, 14, 14, 20, None),
+         (1, 5, 3, 6, 3, "relu")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_against_gemm_and_interpreter(case, calls, monkeypatch):
+    n, c, h, w, o, tail = case
+    model, feeds = conv_model(n, c, h, w, o, tail=tail, seed=c + o, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    before = _run(model, feeds, False, monkeypatch)
+    assert not calls
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, before, rtol=1e-4, atol=1e-5)
+
+
+def test_residual_on_whole_tiles(calls, monkeypatch):
+    """An epilogue that reads its result (residual add) on 16 pixels: no tile overlaps."""
+    model, feeds = conv_model(1, 12, 4, 4, 12, tail="residual", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(h=15, w=15), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
+    dict(strides=(2, 2)), dict(group=2), dict(pads=(1, 1, 1, 1), kernel=1),
+], ids=["large", "under_a_tile", "3x3", "stride2", "groups", "padded"])
+def test_does_not_fit(kw, calls, monkeypatch):
+    args = dict(kernel=1, pads=(0, 0, 0, 0), h=7, w=7) | kw
+    h, w = args.pop("h"), args.pop("w")
+    model, feeds = conv_model(1, 8, h, w, 8, **args)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert not calls
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_overlapping_tiles_and_an_epilogue_reading_its_result(calls, monkeypatch):
+    """49 pixels (the last tile overlaps) with a residual add that may write in place:
+    not this kernel (`Finish.idempotent`), still correct."""
+    model, feeds = conv_model(1, 12, 7, 7, 12, tail="residual", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def static_parts():
+    from glow_mlir.targets.cpu import thread_pool
+
+    thread_pool.set_static_parts(True)
+    yield
+    thread_pool.set_static_parts(False)
+
+
+def test_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
+    model, feeds = conv_model(1, 300, 7, 7, 203, tail="relu", **ONE)
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
