@@ -295,25 +295,37 @@ def fused_conv_case(c, hw, o, k, stride, pad):
 
 
 def dw_case(c, hw, k, stride, pad, dilation=1):
-    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (onnxruntime fuses them
-    too), through glow_mlir.compile: the depthwise kernel's planes are kernel scratch,
-    which the one-op path here (`glow_runner`) does not size (it crashed on them)."""
+    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (`conv_clip_case`)."""
+    return conv_clip_case(c, hw, c, k, stride, pad, c, dilation)
+
+
+def pw_case(c, hw, o):
+    """A MobileNet pointwise layer: 1x1 conv + Clip(0, 6) (`conv_clip_case`)."""
+    return conv_clip_case(c, hw, o, 1, 1, 0)
+
+
+def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
+    """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
+    depthwise kernel's planes and gemm's tile are kernel scratch, and the one-op path here
+    (`glow_runner`) crashed on such kernels (a heap overrun: its areas)."""
     def case():
         from onnx import helper
 
-        x, w, b = rand(1, c, hw, hw, seed=1), rand(c, 1, k, k, seed=2), rand(c, seed=3)
+        x, w, b = (rand(1, c, hw, hw, seed=1), rand(o, c // group, k, k, seed=2),
+                   rand(o, seed=3))
         oh = (hw + 2 * pad - dilation * (k - 1) - 1) // stride + 1
         nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
-                                  strides=[stride, stride], pads=[pad] * 4, group=c,
+                                  strides=[stride, stride], pads=[pad] * 4, group=group,
                                   dilations=[dilation, dilation]),
                  helper.make_node("Clip", ["c", "c_lo", "c_hi"], ["out"])]
         model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b,
                                            "c_lo": np.array(0.0, np.float32),
                                            "c_hi": np.array(6.0, np.float32)},
-                                   [1, c, oh, oh])
+                                   [1, o, oh, oh])
+        kind = "dw" if group == c and group > 1 else "conv"
         d = f" d{dilation}" if dilation != 1 else ""
-        return (f"dw {c}x{hw}x{hw} {k}x{k}/{stride}{d} + clip", model, feeds,
-                ort_model_runner(model, feeds), 2 * c * k * k * oh * oh)
+        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d} -> {o} + clip", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * (c // group) * k * k * oh * oh)
     return case
 
 
@@ -398,8 +410,14 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
          "mb_pw_7": conv_case(1024, 7, 1024, 1, 1, 0),
-         "v2_pw_7": conv_case(320, 7, 1280, 1, 1, 0),
-         "v2_pw_7b": conv_case(960, 7, 320, 1, 1, 0),
+         # pointwise + clip through the whole pipeline (--no-pointwise: on gemm)
+         "mb_pwc_7": pw_case(1024, 7, 1024),
+         "mb_pwc_14": pw_case(512, 14, 512),
+         "v2_pw_7": pw_case(320, 7, 1280),
+         "v2_pw_7b": pw_case(960, 7, 320),
+         "v2_pw_112": pw_case(16, 112, 96),
+         "v2_pw_112b": pw_case(32, 112, 16),
+         "v2_pw_56": pw_case(24, 56, 144),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
          "bert_mm1": matmul_case(128, 768, 3072),

@@ -53,6 +53,16 @@ def test_against_gemm_and_interpreter(case, calls, monkeypatch):
     np.testing.assert_allclose(got, before, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("c, fires", [(pw.MAX_SMALL_K, True), (pw.MAX_SMALL_K + 1, False)])
+def test_large_images_with_few_input_channels(c, fires, calls, monkeypatch):
+    """Past MAX_PIXELS only up to MAX_SMALL_K input channels (the tiles outside)."""
+    model, feeds = conv_model(1, c, 15, 17, 9, tail="relu", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert bool(calls) is fires
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_residual_on_whole_tiles(calls, monkeypatch):
     """An epilogue that reads its result (residual add) on 16 pixels: no tile overlaps."""
     model, feeds = conv_model(1, 12, 4, 4, 12, tail="residual", **ONE)
@@ -62,13 +72,13 @@ def test_residual_on_whole_tiles(calls, monkeypatch):
 
 
 @pytest.mark.parametrize("kw", [
-    dict(h=15, w=15), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
+    dict(h=15, w=15, c=pw.MAX_SMALL_K + 1), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
     dict(strides=(2, 2)), dict(group=2), dict(pads=(1, 1, 1, 1), kernel=1),
 ], ids=["large", "under_a_tile", "3x3", "stride2", "groups", "padded"])
 def test_does_not_fit(kw, calls, monkeypatch):
-    args = dict(kernel=1, pads=(0, 0, 0, 0), h=7, w=7) | kw
-    h, w = args.pop("h"), args.pop("w")
-    model, feeds = conv_model(1, 8, h, w, 8, **args)
+    args = dict(kernel=1, pads=(0, 0, 0, 0), h=7, w=7, c=8) | kw
+    h, w, c = args.pop("h"), args.pop("w"), args.pop("c")
+    model, feeds = conv_model(1, c, h, w, 8, **args)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     got = _run(model, feeds, True, monkeypatch)
     assert not calls
@@ -93,8 +103,10 @@ def static_parts():
     thread_pool.set_static_parts(False)
 
 
-def test_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
-    model, feeds = conv_model(1, 300, 7, 7, 203, tail="relu", **ONE)
+@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67)],
+                         ids=["small_image", "few_input_channels"])
+def test_same_bits_for_any_thread_count(c, side, o, calls, monkeypatch, static_parts):
+    model, feeds = conv_model(1, c, side, side, o, tail="relu", **ONE)
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
     for t, g in zip((2, 3), got[1:]):

@@ -32,7 +32,12 @@ ROWS = 8
 TW = 16
 """Pixels per tile (one AVX-512 vector of f32)."""
 MAX_PIXELS = 14 * 14
-"""Largest image (output pixels) this kernel takes."""
+"""Largest image (output pixels) this kernel takes, unless it has few input channels."""
+MAX_SMALL_K = 32
+"""Input channels up to which any image takes this kernel (MobileNetV2's 16 -> 96 and
+32 -> 16 at 112x112: `gemm` loads and stores its C tile every DEPTH of them); the loop
+over pixel tiles is then outside the blocks of output channels (a tile of x, c x TW,
+stays in L1 while all the weights, o x c, do too)."""
 
 
 def use_pointwise(instr, act: Finish) -> bool:
@@ -45,7 +50,9 @@ def use_pointwise(instr, act: Finish) -> bool:
     _, _, oh, ow = image_dims(shape(instr.operands[0]), layout)
     pixels = oh * ow
     # an overlapping last tile stores some outputs twice: only when that is harmless
-    return TW <= pixels <= MAX_PIXELS and (pixels % TW == 0 or act.idempotent)
+    c = image_dims(shape(instr.operands[1]), layout)[1]
+    return (TW <= pixels and (pixels <= MAX_PIXELS or c <= MAX_SMALL_K)
+            and (pixels % TW == 0 or act.idempotent))
 
 
 def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
@@ -64,7 +71,7 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     if hw % TW:
         starts.append(hw - TW)
 
-    def block(ni, o0, rows: int) -> None:
+    def block(ni, o0, rows: int, tiles=None) -> None:
         ocs = [em.add_index(o0, r) for r in range(rows)]
         biases = [em.load(B, [oc]) for oc in ocs]
 
@@ -83,6 +90,9 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                 for j, p in enumerate(ps):
                     act.store(accs[r * TW + j], P, [ni, oc, p])
 
+        if tiles is not None:  # the caller's loop over the tiles
+            tile(tiles)
+            return
         full = hw - hw % TW
         em.loop(0, full, tile, step=TW)
         if hw % TW:
@@ -90,8 +100,17 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
 
     def image(ni) -> None:
         def ranges(start, count: int) -> None:
-            block_loop(em, count, ROWS, lambda o0, rows: block(ni, shifted(start, em, o0),
-                                                                rows))
+            def blocks_of(p0=None):
+                block_loop(em, count, ROWS, lambda o0, rows: block(
+                    ni, shifted(start, em, o0), rows, p0))
+
+            if hw <= MAX_PIXELS:
+                blocks_of()
+                return
+            full = hw - hw % TW  # few input channels, a large image: tiles outside
+            em.loop(0, full, blocks_of, step=TW)
+            if hw % TW:
+                blocks_of(em.index(hw - TW))
 
         parallel_ranges(em, o, ROWS, o * c * hw, ranges)
 
