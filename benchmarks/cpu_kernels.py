@@ -4,7 +4,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-depthwise]
+                                     [--no-depthwise] [--no-pointwise]
+                                     [--no-resize-tables]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -329,6 +330,22 @@ def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
     return case
 
 
+def resize_case(c, hw, scale):
+    """DeepLabV3's last op: Resize (linear, half_pixel) of the class scores, 1 x c x hw x hw
+    by `scale`, through glow_mlir.compile."""
+    def case():
+        from onnx import helper
+
+        x = rand(1, c, hw, hw, seed=1)
+        scales = np.array([1, 1, scale, scale], np.float32)
+        nodes = [helper.make_node("Resize", ["x", "", "c_scales"], ["out"], mode="linear")]
+        model, feeds = graph_model(nodes, {"x": x, "c_scales": scales},
+                                   [1, c, hw * scale, hw * scale])
+        return (f"resize linear {c}x{hw}x{hw} x{scale}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def fused_matmul_case(n, k, m):
     """BERT's linear layer: mat_mul + bias (the bias broadcast to the product's shape, as
     the graph folds it; onnxruntime: MatMul + Add of a [m] initializer)."""
@@ -418,6 +435,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "v2_pw_112": pw_case(16, 112, 96),
          "v2_pw_112b": pw_case(32, 112, 16),
          "v2_pw_56": pw_case(24, 56, 144),
+         "dl_resize": resize_case(21, 16, 8),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
          "bert_mm1": matmul_case(128, 768, 3072),
@@ -472,6 +490,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
+    p.add_argument("--no-resize-tables", action="store_true",
+                   help="resize_bilinear computes its weights in the loop nest "
+                        "(kernels_data.RESIZE_TABLES = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -490,6 +511,9 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_data
+
+    kernels_data.RESIZE_TABLES = not args.no_resize_tables
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
