@@ -40,6 +40,7 @@ from onnx import TensorProto, helper
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import (
     kernels_conv,
+    kernels_data,
     kernels_depthwise,
     kernels_pointwise,
     kernels_winograd,
@@ -388,10 +389,11 @@ def main() -> None:
     parser.add_argument("--mobilenet-kernels", default="auto",
                         choices=["auto", "never", "both"],
                         help="depthwise and small-image pointwise convolutions on their "
-                             "kernels (kernels_depthwise.DEPTHWISE, kernels_pointwise."
-                             "POINTWISE; never: the register tiles and gemm before; both: "
-                             "each model twice in the same run, the 'never' row named "
-                             "model/before)")
+                             "kernels, resize_bilinear's weight tables (kernels_depthwise."
+                             "DEPTHWISE, kernels_pointwise.POINTWISE, kernels_data."
+                             "RESIZE_TABLES; never: the register tiles, gemm and the "
+                             "weights computed in the loop nest; both: each model twice in "
+                             "the same run, the 'never' row named model/before)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -434,6 +436,7 @@ def main() -> None:
     modes = {"auto": [True], "never": [False], "both": [False, True]}[args.mobilenet_kernels]
     for name, on in [(m, d) for m in names for d in modes]:
         kernels_depthwise.DEPTHWISE = kernels_pointwise.POINTWISE = on
+        kernels_data.RESIZE_TABLES = on
         r = measure(name, args.runs, n)
         if args.mobilenet_kernels == "both" and not on:
             name = f"{name}/before"

@@ -5,6 +5,8 @@ for 1, 2 and 3 threads; which convolutions take it."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from test_cpu_winograd import conv_model
@@ -35,9 +37,11 @@ def _run(model, feeds, on, monkeypatch, threads=1):
 
 
 ONE = dict(kernel=1, pads=(0, 0, 0, 0))
+PAST = math.isqrt(pw.MAX_PIXELS) + 1
+"""A square image side past MAX_PIXELS."""
 # (n, c, h, w, o, tail)
 CASES = [(1, 24, 7, 7, 13, "relu"), (2, 9, 4, 4, 8, None), (1, 16, 14, 14, 20, None),
-         (1, 5, 3, 6, 3, "relu")]
+         (1, 5, 3, 6, 3, "relu"), (1, 40, 28, 28, 9, None)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
@@ -56,7 +60,7 @@ def test_against_gemm_and_interpreter(case, calls, monkeypatch):
 @pytest.mark.parametrize("c, fires", [(pw.MAX_SMALL_K, True), (pw.MAX_SMALL_K + 1, False)])
 def test_large_images_with_few_input_channels(c, fires, calls, monkeypatch):
     """Past MAX_PIXELS only up to MAX_SMALL_K input channels (the tiles outside)."""
-    model, feeds = conv_model(1, c, 15, 17, 9, tail="relu", **ONE)
+    model, feeds = conv_model(1, c, PAST, PAST + 1, 9, tail="relu", **ONE)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     got = _run(model, feeds, True, monkeypatch)
     assert bool(calls) is fires
@@ -72,7 +76,7 @@ def test_residual_on_whole_tiles(calls, monkeypatch):
 
 
 @pytest.mark.parametrize("kw", [
-    dict(h=15, w=15, c=pw.MAX_SMALL_K + 1), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
+    dict(h=PAST, w=PAST, c=pw.MAX_SMALL_K + 1), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
     dict(strides=(2, 2)), dict(group=2), dict(pads=(1, 1, 1, 1), kernel=1),
 ], ids=["large", "under_a_tile", "3x3", "stride2", "groups", "padded"])
 def test_does_not_fit(kw, calls, monkeypatch):

@@ -6,8 +6,8 @@ through the whole loop over input channels (the SLP vectorizer packs them into R
 vectors), each output stored once, finished (activation, epilogue) in the register.
 
 `gemm` (kernels_matmul.py) keeps a tile of C in memory and reloads and stores it every
-DEPTH steps of k; on 7x7 and 14x14 images (49 and 196 columns) that traffic and the
-short rows dominate. Each output's sum runs over k in order in one chain, whatever
+DEPTH steps of k; on images up to 28x28 (49 to 784 columns) that traffic and the short
+rows dominate (per-layer rows: `MAX_PIXELS`). Each output's sum runs over k in order in one chain, whatever
 the split over threads (blocks of output channels): the same bits for any count.
 """
 
@@ -31,8 +31,17 @@ ROWS = 8
 """Output channels per block."""
 TW = 16
 """Pixels per tile (one AVX-512 vector of f32)."""
-MAX_PIXELS = 14 * 14
-"""Largest image (output pixels) this kernel takes, unless it has few input channels."""
+MAX_PIXELS = 28 * 28
+"""Largest image (output pixels) this kernel takes, unless it has few input channels.
+Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases ...
+[--no-pointwise]`, 1x1 conv + clip through the whole pipeline, CPU time ratio to
+onnxruntime, two runs each, `gemm` -> this kernel): MobileNet-v1 512@14 0.90 -> 0.68,
+1024@7 0.77-0.82 -> 0.75-0.94 (noise: the same), MobileNetV2 320->1280@7 1.07 -> 0.92,
+960->320@7 1.02 -> 0.91; ResNet-50's 1024->256@14 0.84/0.90 -> 0.73/0.75, 256->1024@14
+0.84/0.91 -> 0.77/0.81, 2048->512@7 0.97/1.15 -> 1.07/0.85; at 28x28 MobileNet's 256
+0.91/1.23 -> 0.68/0.62, ResNet-50's 512->128 0.89/0.86 -> 0.75/0.82, 128->512 0.87/0.71
+-> 0.77/0.66. At 56x56 (MobileNet's 128) 0.84/0.80 -> 0.81/0.69 and ResNet-50's were
+not measured: they stay on `gemm`."""
 MAX_SMALL_K = 32
 """Input channels up to which any image takes this kernel (MobileNetV2's 16 -> 96 and
 32 -> 16 at 112x112: `gemm` loads and stores its C tile every DEPTH of them); the loop
