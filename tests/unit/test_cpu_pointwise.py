@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 import pytest
-from test_cpu_winograd import conv_model
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
+from test_cpu_winograd import conv_model
 
 
 @pytest.fixture

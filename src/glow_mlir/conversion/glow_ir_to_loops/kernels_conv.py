@@ -82,11 +82,11 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import (
     convolution_depthwise,
     use_depthwise,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
 from glow_mlir.conversion.glow_ir_to_loops.kernels_pointwise import (
     convolution_pointwise,
     use_pointwise,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
 from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
     convolution_winograd,
     use_winograd,

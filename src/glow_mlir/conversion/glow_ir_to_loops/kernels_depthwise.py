@@ -14,9 +14,10 @@ then finished (fused activation, epilogue) into the output.
 
 Against the register tiles of kernels_conv.py (`_conv_nchw`, one channel per group: one
 output row of <= 16 columns per tile, borders as width-1 tiles, clamped rows masked):
-per-layer ratios to onnxruntime in the docstring of `use_depthwise`. Threads: channels (x images) split over workers, each
-with its own planes (private scratch); each channel is computed the same way whatever the
-split, so the bits do not depend on the thread count.
+per-layer ratios to onnxruntime in the docstring of `use_depthwise`. Threads: channels
+(x images) split over workers, each with its own planes (private scratch); each channel
+is computed the same way whatever the split, so the bits do not depend on the thread
+count.
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
         for a in rows:  # the column phases of a row in one loop: LLVM's interleaved loads
             (r0, r1) = spans[(a, cols[0])][0]
             ms = {b: spans[(a, b)][1] for b in cols}
-            lo, hi = max(m[0] for m in ms.values()), min(m[1] for m in ms.values())
+            lo = max(span[0] for span in ms.values())
+            hi = min(span[1] for span in ms.values())
 
             def copy_row(r, a=a, ms=ms, lo=lo, hi=hi):
                 ih = em.add_index(em.mul_index(r, sh), a - pads[0])

@@ -7,8 +7,9 @@ vectors), each output stored once, finished (activation, epilogue) in the regist
 
 `gemm` (kernels_matmul.py) keeps a tile of C in memory and reloads and stores it every
 DEPTH steps of k; on images up to 28x28 (49 to 784 columns) that traffic and the short
-rows dominate (per-layer rows: `MAX_PIXELS`). Each output's sum runs over k in order in one chain, whatever
-the split over threads (blocks of output channels): the same bits for any count.
+rows dominate (per-layer rows: `MAX_PIXELS`). Each output's sum runs over k in order in
+one chain, whatever the split over threads (blocks of output channels): the same bits
+for any count.
 """
 
 from __future__ import annotations
