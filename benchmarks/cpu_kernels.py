@@ -4,7 +4,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
+                                     [--no-resize-tables]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -297,6 +298,57 @@ def fused_conv_case(c, hw, o, k, stride, pad):
     return case
 
 
+def dw_case(c, hw, k, stride, pad, dilation=1):
+    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (`conv_clip_case`)."""
+    return conv_clip_case(c, hw, c, k, stride, pad, c, dilation)
+
+
+def pw_case(c, hw, o):
+    """A MobileNet pointwise layer: 1x1 conv + Clip(0, 6) (`conv_clip_case`)."""
+    return conv_clip_case(c, hw, o, 1, 1, 0)
+
+
+def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
+    """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
+    depthwise kernel's planes and gemm's tile are kernel scratch, and the one-op path here
+    (`glow_runner`) crashed on such kernels (a heap overrun: its areas)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = (rand(1, c, hw, hw, seed=1), rand(o, c // group, k, k, seed=2),
+                   rand(o, seed=3))
+        oh = (hw + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4, group=group,
+                                  dilations=[dilation, dilation]),
+                 helper.make_node("Clip", ["c", "c_lo", "c_hi"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b,
+                                           "c_lo": np.array(0.0, np.float32),
+                                           "c_hi": np.array(6.0, np.float32)},
+                                   [1, o, oh, oh])
+        kind = "dw" if group == c and group > 1 else "conv"
+        d = f" d{dilation}" if dilation != 1 else ""
+        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d} -> {o} + clip", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * (c // group) * k * k * oh * oh)
+    return case
+
+
+def resize_case(c, hw, scale):
+    """DeepLabV3's last op: Resize (linear, half_pixel) of the class scores, 1 x c x hw x hw
+    by `scale`, through glow_mlir.compile."""
+    def case():
+        from onnx import helper
+
+        x = rand(1, c, hw, hw, seed=1)
+        scales = np.array([1, 1, scale, scale], np.float32)
+        nodes = [helper.make_node("Resize", ["x", "", "c_scales"], ["out"], mode="linear")]
+        model, feeds = graph_model(nodes, {"x": x, "c_scales": scales},
+                                   [1, c, hw * scale, hw * scale])
+        return (f"resize linear {c}x{hw}x{hw} x{scale}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def fused_matmul_case(n, k, m):
     """BERT's linear layer: mat_mul + bias (the bias broadcast to the product's shape, as
     the graph folds it; onnxruntime: MatMul + Add of a [m] initializer)."""
@@ -360,15 +412,40 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r18_s1_7": conv_case(512, 7, 512, 3, 1, 1),
          # MobileNet-v1: first convolution, depthwise ones, a pointwise one
          "mb_conv1": conv_case(3, 224, 32, 3, 2, 1),
-         "mb_dw_112": conv_case(32, 112, 32, 3, 1, 1, 32),
-         "mb_dw_112_s2": conv_case(64, 112, 64, 3, 2, 1, 64),
-         "mb_dw_56": conv_case(128, 56, 128, 3, 1, 1, 128),
-         "mb_dw_14": conv_case(512, 14, 512, 3, 1, 1, 512),
-         "mb_dw_7": conv_case(1024, 7, 1024, 3, 1, 1, 1024),
+         "mb_dw_112": dw_case(32, 112, 3, 1, 1),
+         "mb_dw_112_s2": dw_case(64, 112, 3, 2, 1),
+         "mb_dw_56": dw_case(128, 56, 3, 1, 1),
+         "mb_dw_56_s2": dw_case(128, 56, 3, 2, 1),
+         "mb_dw_28": dw_case(256, 28, 3, 1, 1),
+         "mb_dw_28_s2": dw_case(256, 28, 3, 2, 1),
+         "mb_dw_14": dw_case(512, 14, 3, 1, 1),
+         "mb_dw_14_s2": dw_case(512, 14, 3, 2, 1),
+         "mb_dw_7": dw_case(1024, 7, 3, 1, 1),
+         # MobileNetV3-large's 5x5 depthwise ones, a dilated one of DeepLabV3's
+         "v3_dw5_28": dw_case(120, 28, 5, 1, 2),
+         "v3_dw5_14": dw_case(672, 14, 5, 1, 2),
+         "v3_dw5_14_s2": dw_case(672, 28, 5, 2, 2),
+         "v3_dw5_d2": dw_case(480, 28, 5, 1, 4, 2),
          "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
          "mb_pw_7": conv_case(1024, 7, 1024, 1, 1, 0),
+         # pointwise + clip through the whole pipeline (--no-pointwise: on gemm)
+         "mb_pwc_7": pw_case(1024, 7, 1024),
+         "mb_pwc_14": pw_case(512, 14, 512),
+         "mb_pwc_28": pw_case(256, 28, 256),
+         "r50_pw_14": pw_case(1024, 14, 256),
+         "r50_pw_14b": pw_case(256, 14, 1024),
+         "r50_pw_7": pw_case(2048, 7, 512),
+         "r50_pw_28": pw_case(512, 28, 128),
+         "r50_pw_28b": pw_case(128, 28, 512),
+         "mb_pwc_56": pw_case(128, 56, 128),
+         "v2_pw_7": pw_case(320, 7, 1280),
+         "v2_pw_7b": pw_case(960, 7, 320),
+         "v2_pw_112": pw_case(16, 112, 96),
+         "v2_pw_112b": pw_case(32, 112, 16),
+         "v2_pw_56": pw_case(24, 56, 144),
+         "dl_resize": resize_case(21, 16, 8),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
          "bert_mm1": matmul_case(128, 768, 3072),
@@ -421,6 +498,15 @@ def main(argv=None) -> None:
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
     p.add_argument("--no-gemm-micro", action="store_true",
                    help="f32 products in gemm's scalar loops (gemm_micro.ENABLED = False)")
+    p.add_argument("--no-depthwise", action="store_true",
+                   help="depthwise convolutions on the register tiles "
+                        "(kernels_depthwise.DEPTHWISE = False)")
+    p.add_argument("--no-pointwise", action="store_true",
+                   help="small-image 1x1 convolutions on gemm "
+                        "(kernels_pointwise.POINTWISE = False)")
+    p.add_argument("--no-resize-tables", action="store_true",
+                   help="resize_bilinear computes its weights in the loop nest "
+                        "(kernels_data.RESIZE_TABLES = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -429,6 +515,7 @@ def main(argv=None) -> None:
         epilogue,
         gemm_micro,
         kernels_conv,
+        kernels_depthwise,
         kernels_matmul,
     )
 
@@ -436,6 +523,13 @@ def main(argv=None) -> None:
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
+    kernels_depthwise.DEPTHWISE = not args.no_depthwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
+
+    kernels_pointwise.POINTWISE = not args.no_pointwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_data
+
+    kernels_data.RESIZE_TABLES = not args.no_resize_tables
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()

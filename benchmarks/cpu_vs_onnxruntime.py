@@ -7,7 +7,7 @@ speedup of N threads over one.
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
         [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
         [--im2col-split auto|pixels|channels|none] [--winograd auto|always|never]
-        [--no-gemm-micro]
+        [--no-gemm-micro] [--mobilenet-kernels auto|never|both]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -38,7 +38,14 @@ import onnx
 from onnx import TensorProto, helper
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_conv, kernels_winograd
+from glow_mlir.conversion.glow_ir_to_loops import (
+    gemm_micro,
+    kernels_conv,
+    kernels_data,
+    kernels_depthwise,
+    kernels_pointwise,
+    kernels_winograd,
+)
 from glow_mlir.dialects import glow_ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -383,6 +390,14 @@ def main() -> None:
     parser.add_argument("--no-gemm-micro", action="store_true",
                         help="f32 matrix products in gemm's scalar loops, not its "
                              "register-blocked micro-kernel (gemm_micro.ENABLED = False)")
+    parser.add_argument("--mobilenet-kernels", default="auto",
+                        choices=["auto", "never", "both"],
+                        help="depthwise and small-image pointwise convolutions on their "
+                             "kernels, resize_bilinear's weight tables (kernels_depthwise."
+                             "DEPTHWISE, kernels_pointwise.POINTWISE, kernels_data."
+                             "RESIZE_TABLES; never: the register tiles, gemm and the "
+                             "weights computed in the loop nest; both: each model twice in "
+                             "the same run, the 'never' row named model/before)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -412,7 +427,7 @@ def main() -> None:
     one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}{'regions':>8}" if n > 1 else ""
     print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}; clock: "
           f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}; "
-          f"winograd: {args.winograd}")
+          f"winograd: {args.winograd}; mobilenet kernels: {args.mobilenet_kernels}")
     if n > 1:
         print(f"cpu N/1: our one-thread CPU time over the busiest thread's with {n} threads, "
               f"each running its own parts (the speedup {n} free cores would give); "
@@ -423,10 +438,16 @@ def main() -> None:
     if n > 1:
         start_pool(n)
     names = [m for m in args.models.split(",") if m] + [m for m in args.real.split(",") if m]
-    for name in names:
+    modes = {"auto": [True], "never": [False], "both": [False, True]}[args.mobilenet_kernels]
+    for name, on in [(m, d) for m in names for d in modes]:
+        kernels_depthwise.DEPTHWISE = kernels_pointwise.POINTWISE = on
+        kernels_data.RESIZE_TABLES = on
         r = measure(name, args.runs, n)
+        if args.mobilenet_kernels == "both" and not on:
+            name = f"{name}/before"
         ratio = r["ours_ms"] / r["ort_ms"]
-        ratios.append(ratio)
+        if not name.endswith("/before"):  # the geometric mean: the forms compiled by default
+            ratios.append(ratio)
         gf = r["flops"] / (r["ours_ms"] * 1e6) if r["flops"] else 0.0
         cols = ""
         if r["one_ms"] is not None:

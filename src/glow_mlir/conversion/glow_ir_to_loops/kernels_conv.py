@@ -78,7 +78,15 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
     window_attrs,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import (
+    convolution_depthwise,
+    use_depthwise,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_pointwise import (
+    convolution_pointwise,
+    use_pointwise,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
     convolution_winograd,
     use_winograd,
@@ -120,6 +128,12 @@ def convolution(instr, em: Emitter) -> None:
     def iw_of(kw, ow_iv):
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
+    if use_depthwise(instr):  # one channel per group: kernels_depthwise.py
+        convolution_depthwise(em, instr, act)
+        return
+    if use_pointwise(instr, act):  # 1x1 on small images: kernels_pointwise.py
+        convolution_pointwise(em, instr, act)
+        return
     if use_winograd(instr):  # F(2x2, 3x3): kernels_winograd.py
         convolution_winograd(em, instr, act)
         return

@@ -1,0 +1,240 @@
+"""Depthwise convolution (NCHW, one input and one output channel per group: MobileNet's
+3x3 and 5x5, stride 1 or 2, dilated in DeepLabV3) as a one-dimensional convolution over a
+padded, phase-split copy of each channel's plane.
+
+Per channel, the input is copied once into scratch planes Q[a][b] (a < sh, b < sw the
+row and column phases the taps use): Q[a][b][r][m] = x[sh r + a - pad_top][sw m + b -
+pad_left], zero outside the image, each plane Hq x Wq with Wq = ow + (d (kw - 1)) // sw.
+Output (i, j)'s tap (kh, kw) then reads plane (d kh % sh, d kw % sw) at row i + d kh // sh,
+column j + d kw // sw, so over the flat index q = i Wq + j every tap is the same plane at a
+constant offset: T[q] = bias + sum_taps w_tap Q_tap[q + offset_tap], one loop over
+(oh - 1) Wq + ow elements with no borders, which LLVM's loop vectorizer runs on full
+vectors (the Wq - ow columns past each row are computed and dropped). The rows of T are
+then finished (fused activation, epilogue) into the output.
+
+Against the register tiles of kernels_conv.py (`_conv_nchw`, one channel per group: one
+output row of <= 16 columns per tile, borders as width-1 tiles, clamped rows masked):
+per-layer ratios to onnxruntime in the docstring of `use_depthwise`. Threads: channels
+(x images) split over workers, each with its own planes (private scratch); each channel
+is computed the same way whatever the split, so the bits do not depend on the thread
+count.
+"""
+
+from __future__ import annotations
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    attrs,
+    elem,
+    fma,
+    shape,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_ranges, shifted
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+DEPTHWISE = True
+"""Whether depthwise convolutions take this kernel (False: the register tiles of
+kernels_conv.py; `benchmarks/cpu_kernels.py --no-depthwise` times that form)."""
+
+
+LANES = 16
+"""The flat loop's trip count is rounded up to a multiple of this (AVX-512's f32 lanes;
+two AVX2 vectors): a constant trip count of whole vectors has no scalar remainder, which
+on 7x7 outputs (55 positions) was a third of the loop."""
+
+
+MAX_WIDTH = 64
+"""Widest input row this kernel takes (`use_depthwise`: at 112 the tiles were faster)."""
+
+MAX_SCRATCH_BYTES = 4 << 20
+"""Largest per-worker scratch (planes and row buffer of one channel, about twice its
+input plane) this kernel takes; larger images keep the register tiles (a MobileNet
+plane at 112x112 needs ~105 KB)."""
+
+
+def _geometry(instr):
+    """(n, c, h, w, oh, ow, kernels, strides, pads, dilation) of convolution `instr`."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    dilation = attrs(instr).ints("dilation", (1, 1))
+    out, x = instr.operands[0], instr.operands[1]
+    n, c, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(out), layout)
+    return n, c, h, wd, oh, ow, kernels, strides, pads, dilation
+
+
+def use_depthwise(instr) -> bool:
+    """An NCHW convolution with one input and one output channel per group (depthwise,
+    channel multiplier 1), a window of more than one tap, input rows of at most
+    MAX_WIDTH columns, and planes of at most MAX_SCRATCH_BYTES.
+
+    Measured per layer (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+    mb_dw_*,v3_dw5_* [--no-depthwise]`, depthwise conv + clip, CPU time ratio to
+    onnxruntime, register tiles -> this kernel): MobileNet-v1's 3x3 at 56 1.10 -> 0.67,
+    28 1.33 -> 0.64, 14 2.03 -> 0.43, 7 1.61 -> 0.91; stride 2 from 56 0.71 -> 0.76, 28
+    3.13 -> 1.28, 14 2.93 -> 1.38; MobileNetV3's 5x5 at 28 2.37 -> 0.87, 14 1.94 -> 0.71,
+    stride 2 from 28 3.13 -> 1.65, dilated 2 at 28 1.93 -> 0.72. At 112 the tiles were
+    faster (stride 1 0.55 -> 0.73, stride 2 0.53 -> 0.61): rows of seven tiles keep
+    their vectors full, and the planes are larger than the L1 cache."""
+    if not DEPTHWISE:
+        return False
+    layout, kernels, _, _ = window_attrs(instr)
+    group = attrs(instr).int_attr("group", 1)
+    out, x = instr.operands[0], instr.operands[1]
+    if layout != "NCHW" or group == 1:
+        return False
+    _, c, _, wd = image_dims(shape(x), layout)
+    if wd > MAX_WIDTH:
+        return False
+    _, o, _, _ = image_dims(shape(out), layout)
+    if not (c == group and o == group and kernels[0] * kernels[1] > 1):
+        return False
+    return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
+
+
+def scratch_bytes(instr) -> int:
+    """The bytes of one worker's planes and row buffer (`convolution_depthwise`)."""
+    from glow_mlir.conversion.glow_ir_to_loops.emitter import bit_width
+
+    planes, hq, wq = plane_dims(instr)
+    *_, oh, ow, _, _, _, _ = _geometry(instr)
+    length = _length(oh, ow, wq)
+    slack = length - (oh - 1) * wq - ow
+    return (planes * (hq * wq + slack) + length) * bit_width(elem(instr.operands[1])) // 8
+
+
+def _length(oh: int, ow: int, wq: int) -> int:
+    """The flat loop's trip count: (oh - 1) Wq + ow rounded up to whole LANES."""
+    return -(-((oh - 1) * wq + ow) // LANES) * LANES
+
+
+def _phases(k: int, stride: int, dil: int) -> list[int]:
+    """The phases (d * tap % stride) the taps of one axis read, in order."""
+    return sorted({dil * t % stride for t in range(k)})
+
+
+def _valid(count: int, stride: int, phase: int, pad: int, size: int) -> tuple[int, int]:
+    """The plane positions r < count whose input stride * r + phase - pad is in [0, size)."""
+    lo = max(0, -(-(pad - phase) // stride))
+    hi = min(count, (size - 1 + pad - phase) // stride + 1)
+    return lo, max(lo, hi)
+
+
+def plane_dims(instr) -> tuple[int, int, int]:
+    """(planes, Hq, Wq) of the phase planes of depthwise convolution `instr`."""
+    _, _, _, _, oh, ow, kernels, strides, _, dilation = _geometry(instr)
+    rows = _phases(kernels[0], strides[0], dilation[0])
+    cols = _phases(kernels[1], strides[1], dilation[1])
+    hq = oh + dilation[0] * (kernels[0] - 1) // strides[0]
+    wq = ow + dilation[1] * (kernels[1] - 1) // strides[1]
+    return len(rows) * len(cols), hq, wq
+
+
+def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
+    """The kernel (module docstring)."""
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import DEPTHWISE_COST
+
+    out, x, w, bias = instr.operands
+    n, c, h, wd, oh, ow, kernels, (sh, sw), pads, (dh, dw) = _geometry(instr)
+    rows, cols = _phases(kernels[0], sh, dh), _phases(kernels[1], sw, dw)
+    planes, hq, wq = plane_dims(instr)
+    length = _length(oh, ow, wq)  # whole vectors: no scalar remainder
+    slack = length - (oh - 1) * wq - ow  # read past the last plane's end, results dropped
+    t = elem(x)
+    X = view(em, x, [n * c, h, wd])
+    W = view(em, w, [c, kernels[0] * kernels[1]])
+    B = em.buffer(bias)
+    O = view(em, out, [n * c, oh, ow])
+    Q = em.scratch(t, [planes, hq * wq + slack], private=True)  # flat: row r at r * Wq
+    T = em.scratch(t, [length], private=True)
+    zero = em.const(0.0, t)
+    spans = {(a, b): (_valid(hq, sh, a, pads[0], h), _valid(wq, sw, b, pads[1], wd))
+             for a in rows for b in cols}
+    plane_of = {(a, b): rows.index(a) * len(cols) + cols.index(b) for a in rows for b in cols}
+
+    def zero_borders() -> None:
+        """The zeros around the image in each plane (the copies below never write them)."""
+        for (a, b), ((r0, r1), (m0, m1)) in spans.items():
+            p = em.index(plane_of[(a, b)])
+
+            def fill(lo: int, hi: int, p=p):
+                em.loop(lo, hi, lambda q: em.store(zero, Q, [p, q]))
+
+            def side_cols(r, p=p, m0=m0, m1=m1):
+                base = em.mul_index(r, wq)
+                em.loop(0, m0, lambda m: em.store(zero, Q, [p, _iadd(em, base, m)]))
+                em.loop(m1, wq, lambda m: em.store(zero, Q, [p, _iadd(em, base, m)]))
+
+            fill(0, r0 * wq)
+            fill(r1 * wq, hq * wq + slack)
+            if m0 > 0 or m1 < wq:
+                em.loop(r0, r1, side_cols)
+
+    def channel(ch) -> None:
+        for a in rows:  # the column phases of a row in one loop: LLVM's interleaved loads
+            (r0, r1) = spans[(a, cols[0])][0]
+            ms = {b: spans[(a, b)][1] for b in cols}
+            lo = max(span[0] for span in ms.values())
+            hi = min(span[1] for span in ms.values())
+
+            def copy_row(r, a=a, ms=ms, lo=lo, hi=hi):
+                ih = em.add_index(em.mul_index(r, sh), a - pads[0])
+                base = em.mul_index(r, wq)
+
+                def col(m, bs):
+                    for b in bs:
+                        iw = em.add_index(em.mul_index(m, sw), b - pads[1])
+                        em.store(em.load(X, [ch, ih, iw]),
+                                 Q, [em.index(plane_of[(a, b)]), _iadd(em, base, m)])
+
+                em.loop(lo, hi, lambda m: col(m, cols))
+                for b, (m0, m1) in ms.items():  # each phase's columns outside the shared
+                    em.loop(m0, min(lo, m1), lambda m, b=b: col(m, [b]))
+                    em.loop(max(hi, m0), m1, lambda m, b=b: col(m, [b]))
+
+            em.loop(r0, r1, copy_row)
+        oc = ch if n == 1 else _rem(em, ch, c)
+        b0 = em.load(B, [oc])
+        taps = []
+        for kh in range(kernels[0]):
+            for kw in range(kernels[1]):
+                a, b = dh * kh % sh, dw * kw % sw
+                off = (dh * kh // sh) * wq + dw * kw // sw
+                taps.append((em.load(W, [oc, em.index(kh * kernels[1] + kw)]),
+                             em.index(plane_of[(a, b)]), off))
+
+        def flat(q):
+            acc = b0
+            for wv, p, off in taps:
+                acc = fma(em, wv, em.load(Q, [p, em.add_index(q, off)]), acc)
+            em.store(acc, T, [q])
+
+        em.loop(0, length, flat)
+
+        def out_row(i):
+            base = em.mul_index(i, wq)
+            em.loop(0, ow, lambda j: act.store(em.load(T, [_iadd(em, base, j)]), O,
+                                                [ch, i, j]))
+
+        em.loop(0, oh, out_row)
+
+    def ranges(start, count: int) -> None:
+        zero_borders()
+        em.loop(0, count, lambda i: channel(shifted(start, em, i)))
+
+    macs = c * oh * ow * kernels[0] * kernels[1]
+    parallel_ranges(em, n * c, 1, n * macs * DEPTHWISE_COST, ranges)
+
+
+def _iadd(em: Emitter, a, b):
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd
+
+    return iadd(em, a, b)
+
+
+def _rem(em: Emitter, a, n: int):
+    from xdsl.dialects import arith
+
+    return em.value(arith.RemUIOp(a, em.index(n)))

@@ -1,0 +1,127 @@
+"""Pointwise (1x1, stride 1, unpadded, one group) NCHW convolutions on small images as a
+register-blocked product: out[oc, p] = bias[oc] + sum_k W[oc, k] x[k, p], per block of
+ROWS output channels and tile of TW pixels (the image's pixels flat, the last tile
+shifted left to overlap the one before), the ROWS x TW sums carried as iter_args
+through the whole loop over input channels (the SLP vectorizer packs them into ROWS
+vectors), each output stored once, finished (activation, epilogue) in the register.
+
+`gemm` (kernels_matmul.py) keeps a tile of C in memory and reloads and stores it every
+DEPTH steps of k; on images up to 28x28 (49 to 784 columns) that traffic and the short
+rows dominate (per-layer rows: `MAX_PIXELS`). Each output's sum runs over k in order in
+one chain, whatever the split over threads (blocks of output channels): the same bits
+for any count.
+"""
+
+from __future__ import annotations
+
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    attrs,
+    block_loop,
+    shape,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_ranges, shifted
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+POINTWISE = True
+"""Whether small-image pointwise convolutions take this kernel (False: `gemm`)."""
+ROWS = 8
+"""Output channels per block."""
+TW = 16
+"""Pixels per tile (one AVX-512 vector of f32)."""
+MAX_PIXELS = 28 * 28
+"""Largest image (output pixels) this kernel takes, unless it has few input channels.
+Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases ...
+[--no-pointwise]`, 1x1 conv + clip through the whole pipeline, CPU time ratio to
+onnxruntime, two runs each, `gemm` -> this kernel): MobileNet-v1 512@14 0.90 -> 0.68,
+1024@7 0.77-0.82 -> 0.75-0.94 (noise: the same), MobileNetV2 320->1280@7 1.07 -> 0.92,
+960->320@7 1.02 -> 0.91; ResNet-50's 1024->256@14 0.84/0.90 -> 0.73/0.75, 256->1024@14
+0.84/0.91 -> 0.77/0.81, 2048->512@7 0.97/1.15 -> 1.07/0.85; at 28x28 MobileNet's 256
+0.91/1.23 -> 0.68/0.62, ResNet-50's 512->128 0.89/0.86 -> 0.75/0.82, 128->512 0.87/0.71
+-> 0.77/0.66. At 56x56 (MobileNet's 128) 0.84/0.80 -> 0.81/0.69 and ResNet-50's were
+not measured: they stay on `gemm`."""
+MAX_SMALL_K = 32
+"""Input channels up to which any image takes this kernel (MobileNetV2's 16 -> 96 and
+32 -> 16 at 112x112: `gemm` loads and stores its C tile every DEPTH of them); the loop
+over pixel tiles is then outside the blocks of output channels (a tile of x, c x TW,
+stays in L1 while all the weights, o x c, do too)."""
+
+
+def use_pointwise(instr, act: Finish) -> bool:
+    if not POINTWISE:
+        return False
+    layout, kernels, strides, pads = window_attrs(instr)
+    if (layout != "NCHW" or tuple(kernels) != (1, 1) or tuple(strides) != (1, 1)
+            or any(pads) or attrs(instr).int_attr("group", 1) != 1):
+        return False
+    _, _, oh, ow = image_dims(shape(instr.operands[0]), layout)
+    pixels = oh * ow
+    # an overlapping last tile stores some outputs twice: only when that is harmless
+    c = image_dims(shape(instr.operands[1]), layout)[1]
+    return (TW <= pixels and (pixels <= MAX_PIXELS or c <= MAX_SMALL_K)
+            and (pixels % TW == 0 or act.idempotent))
+
+
+def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import loop_carry
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import fma_in_order as fma
+
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    hw = oh * ow
+    P = view(em, out, [n, o, hw])
+    X = view(em, x, [n, c, hw])
+    W = view(em, w, [o, c])
+    B = em.buffer(bias)
+    starts = list(range(0, hw - TW + 1, TW))
+    if hw % TW:
+        starts.append(hw - TW)
+
+    def block(ni, o0, rows: int, tiles=None) -> None:
+        ocs = [em.add_index(o0, r) for r in range(rows)]
+        biases = [em.load(B, [oc]) for oc in ocs]
+
+        def tile(p0) -> None:
+            ps = [em.add_index(p0, j) for j in range(TW)]
+            inits = [biases[r] for r in range(rows) for _ in range(TW)]
+
+            def step(k, accs):
+                xs = [em.load(X, [ni, k, p]) for p in ps]
+                ws = [em.load(W, [oc, k]) for oc in ocs]
+                return [fma(em, ws[r], xs[j], accs[r * TW + j])
+                        for r in range(rows) for j in range(TW)]
+
+            accs = loop_carry(em, 0, c, inits, step)
+            for r, oc in enumerate(ocs):
+                for j, p in enumerate(ps):
+                    act.store(accs[r * TW + j], P, [ni, oc, p])
+
+        if tiles is not None:  # the caller's loop over the tiles
+            tile(tiles)
+            return
+        full = hw - hw % TW
+        em.loop(0, full, tile, step=TW)
+        if hw % TW:
+            tile(em.index(hw - TW))
+
+    def image(ni) -> None:
+        def ranges(start, count: int) -> None:
+            def blocks_of(p0=None):
+                block_loop(em, count, ROWS, lambda o0, rows: block(
+                    ni, shifted(start, em, o0), rows, p0))
+
+            if hw <= MAX_PIXELS:
+                blocks_of()
+                return
+            full = hw - hw % TW  # few input channels, a large image: tiles outside
+            em.loop(0, full, blocks_of, step=TW)
+            if hw % TW:
+                blocks_of(em.index(hw - TW))
+
+        parallel_ranges(em, o, ROWS, o * c * hw, ranges)
+
+    em.loop(0, n, image)

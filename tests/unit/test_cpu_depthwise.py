@@ -1,0 +1,141 @@
+"""Depthwise convolutions on cpu (kernels_depthwise.py): within float tolerance of the
+register tiles and of the interpreter (3x3 and 5x5, strides 1 to 3, dilation, asymmetric
+and zero pads, batches, odd sizes, fused clip and residual add); the same bits for 1, 2
+and 3 threads; which convolutions take it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise as dw
+from test_cpu_winograd import conv_model
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The convolutions compiled by the depthwise kernel (kernels_conv's call counted)."""
+    seen = []
+    real = kernels_conv.convolution_depthwise
+
+    def counted(em, instr, act):
+        seen.append(instr)
+        real(em, instr, act)
+
+    monkeypatch.setattr(kernels_conv, "convolution_depthwise", counted)
+    return seen
+
+
+def _run(model, feeds, on, monkeypatch, threads=1):
+    monkeypatch.setattr(dw, "DEPTHWISE", on)
+    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
+                             cache=False).run(feeds)[0]
+
+
+# (n, c, h, w, kernel, pads, strides, dilations, tail)
+CASES = [
+    (1, 8, 14, 14, 3, (1, 1, 1, 1), (1, 1), (1, 1), "relu"),
+    (1, 8, 14, 14, 3, (1, 1, 1, 1), (2, 2), (1, 1), None),
+    (2, 5, 9, 11, 3, (0, 1, 1, 0), (2, 2), (1, 1), "residual"),
+    (1, 6, 13, 13, 5, (2, 2, 2, 2), (1, 1), (1, 1), "relu"),
+    (1, 6, 14, 15, 5, (2, 2, 2, 2), (2, 2), (1, 1), None),
+    (1, 4, 12, 12, 3, (2, 2, 2, 2), (1, 1), (2, 2), "relu"),
+    (1, 4, 15, 15, 3, (0, 0, 0, 0), (2, 2), (1, 1), None),
+    (1, 3, 7, 7, 3, (1, 1, 1, 1), (1, 1), (1, 1), None),
+    (1, 3, 11, 8, 3, (1, 0, 1, 2), (1, 2), (1, 1), "relu"),
+    (1, 3, 10, 10, 3, (1, 1, 1, 1), (3, 3), (1, 1), None),
+    (1, 2, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), None),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in range(len(CASES))])
+def test_against_tiles_and_interpreter(case, calls, monkeypatch):
+    n, c, h, w, kernel, pads, strides, dilations, tail = case
+    model, feeds = conv_model(n, c, h, w, c, pads=pads, strides=strides, kernel=kernel,
+                              group=c, dilations=dilations, tail=tail, seed=h + w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    tiles = _run(model, feeds, False, monkeypatch)
+    assert not calls
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, tiles, rtol=1e-4, atol=1e-5)
+
+
+def test_f64(calls, monkeypatch):
+    model, feeds = conv_model(1, 5, 9, 8, 5, group=5, tail="relu", dtype=np.float64)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1 and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture
+def static_parts():
+    """Part w of every parallel loop on worker w: a plane buffer shared by mistake
+    between workers would otherwise go unseen when the caller runs both parts."""
+    from glow_mlir.targets.cpu import thread_pool
+
+    thread_pool.set_static_parts(True)
+    yield
+    thread_pool.set_static_parts(False)
+
+
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_same_bits_for_any_thread_count(strides, calls, monkeypatch, static_parts):
+    """Large enough that the channels split over threads."""
+    model, feeds = conv_model(2, 67, 30, 29, 67, strides=strides, group=67, tail="residual")
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.mark.parametrize("kw", [
+    {"group": 1}, {"group": 3}, {"kernel": 1, "pads": (0,) * 4, "group": 6},
+], ids=["dense", "groups_of_two", "1x1"])
+def test_does_not_fit(kw, calls, monkeypatch):
+    """Convolutions that are not depthwise (or have one tap) keep the other forms."""
+    model, feeds = conv_model(1, 6, 12, 12, 6, **kw)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert not calls
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_channel_multiplier_keeps_the_tiles(calls, monkeypatch):
+    """Two output channels per input channel (group = C, O = 2C): not this kernel."""
+    model, feeds = conv_model(1, 4, 10, 10, 8, group=4)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert not calls
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_scratch_bound(calls, monkeypatch):
+    """A plane larger than MAX_SCRATCH_BYTES keeps the register tiles."""
+    model, feeds = conv_model(1, 3, 12, 12, 3, group=3)
+    # flat loop: 11 x 14 + 12 = 166 positions, rounded to 176 (LANES); the plane 14 x 14
+    # and the 10 positions read past it; the row buffer 176; 4 bytes each
+    need = (14 * 14 + 10 + 176) * 4
+    monkeypatch.setattr(dw, "MAX_SCRATCH_BYTES", need - 1)
+    _run(model, feeds, True, monkeypatch)
+    assert not calls
+    monkeypatch.setattr(dw, "MAX_SCRATCH_BYTES", need)
+    _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+
+
+def test_wide_rows_keep_the_tiles(calls, monkeypatch):
+    """Input rows wider than MAX_WIDTH (MobileNet's 112x112 layers) keep the register
+    tiles; at MAX_WIDTH the depthwise kernel."""
+    for width, fires in [(dw.MAX_WIDTH + 1, False), (dw.MAX_WIDTH, True)]:
+        calls.clear()
+        model, feeds = conv_model(1, 2, 5, width, 2, group=2)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        got = _run(model, feeds, True, monkeypatch)
+        assert bool(calls) is fires, width
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

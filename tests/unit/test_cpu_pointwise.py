@@ -1,0 +1,117 @@
+"""Pointwise convolutions on small images (kernels_pointwise.py): within float tolerance of
+`gemm` and of the interpreter (pixel counts a multiple of the tile and not, output
+channels no multiple of the block, batches, fused relu and residual add); the same bits
+for 1, 2 and 3 threads; which convolutions take it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
+from test_cpu_winograd import conv_model
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The convolutions compiled by the pointwise kernel."""
+    seen = []
+    real = kernels_conv.convolution_pointwise
+
+    def counted(em, instr, act):
+        seen.append(instr)
+        real(em, instr, act)
+
+    monkeypatch.setattr(kernels_conv, "convolution_pointwise", counted)
+    return seen
+
+
+def _run(model, feeds, on, monkeypatch, threads=1):
+    monkeypatch.setattr(pw, "POINTWISE", on)
+    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
+                             cache=False).run(feeds)[0]
+
+
+ONE = dict(kernel=1, pads=(0, 0, 0, 0))
+PAST = math.isqrt(pw.MAX_PIXELS) + 1
+"""A square image side past MAX_PIXELS."""
+# (n, c, h, w, o, tail)
+CASES = [(1, 24, 7, 7, 13, "relu"), (2, 9, 4, 4, 8, None), (1, 16, 14, 14, 20, None),
+         (1, 5, 3, 6, 3, "relu"), (1, 40, 28, 28, 9, None)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_against_gemm_and_interpreter(case, calls, monkeypatch):
+    n, c, h, w, o, tail = case
+    model, feeds = conv_model(n, c, h, w, o, tail=tail, seed=c + o, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    before = _run(model, feeds, False, monkeypatch)
+    assert not calls
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, before, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("c, fires", [(pw.MAX_SMALL_K, True), (pw.MAX_SMALL_K + 1, False)])
+def test_large_images_with_few_input_channels(c, fires, calls, monkeypatch):
+    """Past MAX_PIXELS only up to MAX_SMALL_K input channels (the tiles outside)."""
+    model, feeds = conv_model(1, c, PAST, PAST + 1, 9, tail="relu", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert bool(calls) is fires
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_residual_on_whole_tiles(calls, monkeypatch):
+    """An epilogue that reads its result (residual add) on 16 pixels: no tile overlaps."""
+    model, feeds = conv_model(1, 12, 4, 4, 12, tail="residual", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(h=PAST, w=PAST, c=pw.MAX_SMALL_K + 1), dict(h=3, w=3), dict(kernel=3, pads=(1, 1, 1, 1)),
+    dict(strides=(2, 2)), dict(group=2), dict(pads=(1, 1, 1, 1), kernel=1),
+], ids=["large", "under_a_tile", "3x3", "stride2", "groups", "padded"])
+def test_does_not_fit(kw, calls, monkeypatch):
+    args = dict(kernel=1, pads=(0, 0, 0, 0), h=7, w=7, c=8) | kw
+    h, w, c = args.pop("h"), args.pop("w"), args.pop("c")
+    model, feeds = conv_model(1, c, h, w, 8, **args)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert not calls
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_overlapping_tiles_and_an_epilogue_reading_its_result(calls, monkeypatch):
+    """49 pixels (the last tile overlaps) with a residual add that may write in place:
+    not this kernel (`Finish.idempotent`), still correct."""
+    model, feeds = conv_model(1, 12, 7, 7, 12, tail="residual", **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def static_parts():
+    from glow_mlir.targets.cpu import thread_pool
+
+    thread_pool.set_static_parts(True)
+    yield
+    thread_pool.set_static_parts(False)
+
+
+@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67)],
+                         ids=["small_image", "few_input_channels"])
+def test_same_bits_for_any_thread_count(c, side, o, calls, monkeypatch, static_parts):
+    model, feeds = conv_model(1, c, side, side, o, tail="relu", **ONE)
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
