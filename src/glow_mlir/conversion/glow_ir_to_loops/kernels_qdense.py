@@ -424,9 +424,12 @@ def _packed_fully_connected(instr, em: Emitter) -> None:
         st = _storage(elem(x))
         Xp = em.scratch(st, [n, 4 * k4])
         za = em.const(prod.za, st)
-        em.loop(0, n, lambda p: (em.loop(0, k, lambda kk: em.store(em.load(X, [p, kk]), Xp,
-                                                                   [p, kk])),
-                                 em.loop(k, 4 * k4, lambda kk: em.store(za, Xp, [p, kk]))))
+
+        def pad_row(p: SSAValue) -> None:
+            em.loop(0, k, lambda kk: em.store(em.load(X, [p, kk]), Xp, [p, kk]))
+            em.loop(k, 4 * k4, lambda kk: em.store(za, Xp, [p, kk]))
+
+        em.loop(0, n, pad_row)
         X = Xp
     X32 = kvp.retyped(em, X, MemRefType(i32, [n, k4]))
     kvp.rows(prod, n, m, (1, 1), k4, lambda p, ti, tj, kk: (X32, [p, kk]),

@@ -186,7 +186,7 @@ def _carried(em: Emitter, n: int, accs: list[SSAValue],
     saved = em.b.insertion_point
     em.b.insertion_point = InsertPoint.at_end(block)
     i, *cur = block.args
-    em.op(scf.YieldOp(*body(i, cur)))
+    em.op(scf.YieldOp(*body(i, list[SSAValue](cur))))
     em.b.insertion_point = saved
     return list(loop.results)
 

@@ -44,7 +44,7 @@ def packable(op: Operation) -> bool:
         kernels_qdense._unsigned(elem(op.operands[2])))
 
 
-def _as_rows(op: Operation, w: np.ndarray) -> np.ndarray:
+def _as_rows(op: glow_ir.InstrOp, w: np.ndarray) -> np.ndarray:
     """The weights as [O, K], K in the order the kernel reads its activations: a
     convolution's (kh, kw, c) with c padded to a multiple of 4 by zeros (`vnni_layout`),
     fully_connected's [K, M] transposed."""
@@ -58,7 +58,7 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
     done: dict[BlockArgument, BlockArgument] = {}
     count = 0
     for op in list(fn.body.walk()):
-        if not packable(op):
+        if not packable(op) or not isinstance(op, glow_ir.InstrOp):
             continue
         w = op.operands[2]
         if not (isinstance(w, BlockArgument) and w.block is fn.body):
