@@ -10,7 +10,7 @@ ConstantOfShape's shape, frontends/onnx/bounded_ops.py) take the most as the buf
 size and the count as its run-time length.
 
 `propagate` follows the elements through the small integer ops exporters use on shapes:
-Gather by known indices, Unsqueeze/Squeeze/Reshape/Identity/Cast, Concat, ReduceMin/Max/
+Gather by known indices, Slice, Unsqueeze/Squeeze/Reshape/Identity/Cast, Concat, ReduceMin/Max/
 Prod/Sum over the whole tensor, Min/Max. Any other op just computes on the tensor: its
 result is right, and the elements are forgotten (a node needing them then says that its
 input is computed at run time, as it would without this).
@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value
+from glow_mlir.frontends.onnx.converters.tensor import slice_spec
 from glow_mlir.frontends.onnx.node import Node
 
 
@@ -136,7 +137,20 @@ def _concat(n: Node, inputs, all_dims, out):
     return tuple(d for p in parts for d in p)  # type: ignore[union-attr]
 
 
+def _slice(n: Node, inputs, all_dims, out):
+    """A slice of a 1-d shape tensor by known starts, ends and steps."""
+    dims, x = all_dims[0], inputs[0]
+    if dims is None or x is None or x.rank != 1:
+        return None
+    spec = slice_spec(n, 1)
+    if not spec:
+        return dims
+    start, end, _, step = spec[-1]
+    return dims[slice(start, end, step)]  # numpy's (and Python's) clamping is ONNX's
+
+
 RULES = {
+    "Slice": _slice,
     **{op: _same for op in ("Unsqueeze", "Squeeze", "Reshape", "Identity", "Cast", "Flatten")},
     "Gather": _gather,
     "Concat": _concat,
