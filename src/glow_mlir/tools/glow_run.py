@@ -238,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
     import glow_mlir
     from glow_mlir.runtime.ir_models import is_mlir_path
     from glow_mlir.runtime.saved_model import is_saved_model
+    from glow_mlir.runtime.specialized import SpecializingModel
 
     model = None
     if is_saved_model(args.model):
@@ -300,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
     print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {args.runs}, "
           f"min {1e3 * min(times):.3f} ms)")
-    if args.specialize:
+    if isinstance(model, SpecializingModel):
         info = model.cache_info()
         print(f"specializations: {info.misses} compiled, {info.hits} hit(s), {info.entries} "
               f"kept (at most {info.max_entries})")

@@ -120,12 +120,11 @@ def _same(n: Node, inputs, all_dims, out):
 
 
 def _gather(n: Node, inputs, all_dims, out):
-    dims, indices = all_dims[0], dims_of(n.b, inputs[1])
-    if dims is None or inputs[0] is None or inputs[0].rank != 1 or indices is None \
-            or not inputs[1].is_const:
+    dims, data, indices = all_dims[0], inputs[0], inputs[1]
+    if dims is None or data is None or data.rank != 1 or indices is None \
+            or not indices.is_const:
         return None
-    size = len(dims)
-    return tuple(dims[i + size if i < 0 else i] for i in indices)
+    return tuple(dims[int(i)] for i in indices.known.reshape(-1))  # negative: from the end
 
 
 def _concat(n: Node, inputs, all_dims, out):
@@ -161,14 +160,20 @@ RULES = {
 
 
 def propagate(n: Node, inputs: Sequence[Value | None], all_dims: Sequence[Dims | None],
-              made: Sequence[Value | None]) -> None:
-    """Record what the elements of node `n`'s output are, when its rule knows."""
+              made: Sequence[Value | None]) -> np.ndarray | None:
+    """Record what the elements of node `n`'s output are, when its rule knows; when they
+    are all known ints (`Shape(x)[1]` of a bounded x), the output's value, which the
+    importer then holds as a constant (so what reads it folds as usual)."""
     rule = RULES.get(n.op_type)
     out = made[0] if made else None
     if rule is None or out is None or out.is_const or out.elem != i64 and n.op_type != "Cast":
-        return
+        return None
     if n.op_type == "Cast" and n.int("to") != 7:  # only to int64
-        return
+        return None
     dims = rule(n, list(inputs), list(all_dims), out)
-    if dims is not None and len(dims) == out.size:
-        record(n.b, out, dims)
+    if dims is None or len(dims) != out.size:
+        return None
+    if all(isinstance(d, int) for d in dims):
+        return np.asarray(dims, np.int64).reshape(out.shape)
+    record(n.b, out, dims)
+    return None

@@ -15,6 +15,7 @@ many rows of the result hold data:
   padding made the smallest (largest) value, so it sorts last; K's most (the bound) is
   the static k, and the result holds min(K, count) rows;
 - `ConstantOfShape` of a shape holding one count: a buffer of its most, that count;
+- `Reshape` to a shape holding the input's own count: to its most, the rows followed;
 - `Concat` along the bounded dim: the buffers side by side, then the rows that hold data
   gathered to the front (their indices are a NonZero of the pieces' row masks, whose
   count is the sum of the counts); joins of the same pieces share one count;
@@ -112,6 +113,8 @@ def _shape(n, inputs, bounds, dims, run):
         return [size]
     start, end = n.int("start", 0), n.attr("end", None)
     elements = elements[start: None if end is None else int(end)]
+    if all(isinstance(e, int) for e in elements):  # the count sliced off: known
+        return [b.from_const(np.asarray(elements, np.int64))]
     out = shape_value(b, elements)
     record(b, out, elements)
     return [out]
@@ -159,6 +162,28 @@ def _top_k(n, inputs, bounds, dims, run):
     for v in values:
         _mark(b, v, rows, result_dim, producer)
     return values
+
+
+# ---------------------------------------------------------------------- Reshape
+
+
+def _reshape(n, inputs, bounds, dims, run):
+    """To a shape holding the input's own count (`Reshape(x, [Shape(x)[0], -1])`): its
+    most in place of the count, the rows followed as any reshape's (bounded.py)."""
+    from glow_mlir.frontends.onnx.bounded import propagate
+
+    x, bound, target = inputs[0], bounds[0], dims[1]
+    assert x is not None and target is not None
+    counts = [d for d in target if isinstance(d, Count)]
+    if bound is None or any(c.value is not bound.rows for c in counts):
+        _refuse(f"the target shape (input #1 '{n.proto.input[1]}') holds a run-time count "
+                f"that is not the input's own")
+    b = n.b
+    made = _as_list(b, run([x, _const(b, [most(d) for d in target])]))
+    for v, bd in zip(made, propagate(n, [x, None], [bound, None], made)):
+        if v is not None and bd is not None:
+            b.bounded[v.ssa] = bd
+    return made
 
 
 # ---------------------------------------------------------------------- ConstantOfShape
@@ -290,6 +315,8 @@ def own_converter(n: Node, inputs: list[Value | None], bounds: list[Bound | None
         return _shape
     if op == "TopK" and (first is not None or (len(dims) > 1 and dims[1] is not None)):
         return _top_k
+    if op == "Reshape" and len(dims) > 1 and dims[1] is not None:
+        return _reshape
     if op == "ConstantOfShape" and dims and dims[0] is not None:
         return _constant_of_shape
     if op == "Concat" and any(bounds):
@@ -340,6 +367,8 @@ def choose(n: Node, cond: Value, then: Value, other: Value, index: int) -> Value
         n.fail(f"the condition must be a bool tensor, got {c.elem}")
     out = b.select(c, padded(then), padded(other))
     count = b.select(c, rows(then, bt), rows(other, be))
-    producer = Bound(*(bt or be)).producer
+    either = bt if bt is not None else be
+    assert either is not None
+    producer = Bound(*either).producer
     _mark(b, out, count.ssa, dim, producer)
     return out

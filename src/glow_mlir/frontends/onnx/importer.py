@@ -9,6 +9,7 @@ keeps going with placeholders typed by ONNX shape inference, and raises one
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -142,13 +143,14 @@ class OnnxImporter:
                 self._placeholders(node)
                 continue
             b.node_label, b.node_op = label, node.op_type
+            outs: Output | list[Output] | tuple[Output, ...]
             try:
                 if own is not None:  # it reads them whole (frontends/onnx/bounded_ops.py)
                     if self.b.block is not self.b.fn.body.block:
                         raise UnsupportedFeature(bounded.unsupported_reader(
                             n, inputs, bounds).split("; ")[0] + "; a subgraph cannot use it")
-                    outs = own(n, inputs, bounds, dims,
-                               lambda given: self._convert_with(n, converter, given))
+                    outs = tuple(own(n, inputs, bounds, dims,
+                                     functools.partial(self._convert_with, n, converter)))
                 elif any(bounds):  # what the node reads of them (frontends/onnx/bounded.py)
                     inputs = bounded.guarded(n, inputs, bounds)
                     outs = self._convert_with(n, converter, inputs)
@@ -161,7 +163,9 @@ class OnnxImporter:
                         if value is not None and bound is not None and not value.is_const:
                             b.bounded[value.ssa] = bound
                 if own is None and any(dims):  # what a shape tensor holds (bounded_dims.py)
-                    bounded_dims.propagate(n, inputs, dims, made)
+                    known = bounded_dims.propagate(n, inputs, dims, made)
+                    if known is not None:
+                        values[node.output[0]] = b.from_const(known)
             except MemoryError:  # a folded constant no check below could foresee
                 raise OnnxImportError(f"node '{label}' ({node.op_type}): not enough memory "
                                       f"to compute its constant result") from None
