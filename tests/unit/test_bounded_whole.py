@@ -266,3 +266,35 @@ def test_an_if_whose_branches_bound_different_dims_is_refused():
         import_onnx(model)
     assert "is bounded along different dims" in str(info.value)
     assert "branch" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_reshape_to_a_shape_holding_its_own_count(backend):
+    # torchvision's box decoding: Reshape(u, [Shape(u)[0], Shape(u)[1]]); Shape(u)[1] is
+    # known at import (a constant), Shape(u)[0] the count
+    nodes = [helper.make_node("Unsqueeze", ["w", "axes2"], ["u"]),
+             helper.make_node("Shape", ["u"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Gather", ["s", "one"], ["c"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+             helper.make_node("Unsqueeze", ["c", "axes0"], ["c1"]),
+             helper.make_node("Concat", ["n1", "c1"], ["target"], axis=0),
+             helper.make_node("Reshape", ["u", "target"], ["y"]),
+             helper.make_node("Mul", ["c", "two"], ["six"])]
+    consts = {"axes2": np.array([2], np.int64), "axes0": np.array([0], np.int64),
+              "zero": np.array(0, np.int64), "one": np.array(1, np.int64),
+              "two": np.array(2, np.int64)}
+    _single(nodes, ["y", "six"], backend, XS, consts)
+
+
+def test_a_reshape_to_another_values_count_is_refused():
+    nodes = [helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Slice", ["s", "one", "two"], ["n"]),
+             helper.make_node("Concat", ["n", "minus1"], ["target"], axis=0),
+             helper.make_node("Reshape", ["static", "target"], ["y"], name="reshape_to_n")]
+    text = _refused(nodes, ["y"], {"one": np.array([1], np.int64),
+                                   "two": np.array([2], np.int64),
+                                   "minus1": np.array([-1], np.int64),
+                                   "static": np.zeros((8, 2), np.float32)})
+    assert "holds a run-time count that is not the input's own" in text
+    assert "reshape_to_n" in text
