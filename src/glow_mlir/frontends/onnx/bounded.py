@@ -11,8 +11,10 @@ the count, a Split along another dim. Its output is bounded in turn, by the same
 (or the cut one), and a graph output is trimmed to it.
 
 `propagate` gives the bounds of a converted node's outputs, or raises UnsupportedFeature
-naming what cannot be bounded: reading a bounded value's shape, gathering along the
-bounded dim, mixing it with a value of a static length along it, ...
+naming what cannot be bounded: gathering along the bounded dim by static indices, mixing
+it with a value of a static length along it, ... The nodes that read a bounded value
+whole (its Shape, a TopK or Concat along the bounded dim, NMS, ...) are converted their
+own way: frontends/onnx/bounded_ops.py.
 """
 
 from __future__ import annotations
