@@ -1,7 +1,7 @@
 """The corpus' segmentation and detection models and its transformers models built from
-their configs (benchmarks/real_models.py), in their small configurations: each exported by one exporter
-(the benchmark runs both), compiled for the interpreter and cpu, and compared with
-onnxruntime's and PyTorch eager's outputs for the same inputs. The transformers models need
+their configs (benchmarks/real_models.py), in their small configurations: each exported by
+one exporter (the benchmark runs both), compiled for the interpreter and cpu, and compared
+with onnxruntime's and PyTorch eager's outputs for the same inputs. The transformers models need
 no torchvision (the CI machine has none); the segmentation ones skip without it."""
 
 import sys
