@@ -282,21 +282,26 @@ class _Select:
         return Wrapper().eval()
 
 
-def _dense_spec(name: str, detection: bool) -> ModelSpec:
-    keys = ("boxes", "scores", "labels") if detection else ("out",)
+DETECTION_KEYS = ("boxes", "scores", "labels")
+
+
+def _dense_spec(name: str, detection: bool, config: dict | None = None) -> ModelSpec:
+    keys = DETECTION_KEYS if detection else ("out",)
+    options = {**(DETECTION[name] if detection else {}), **(config or {})}
 
     def build():
         torch, torchvision = _torch()
         torch.manual_seed(0)
         # no pretrained backbone either (the default would download it)
         model = torchvision.models.get_model(name, weights=None, weights_backbone=None,
-                                             **(DETECTION[name] if detection else {}))
+                                             **options)
         _calibrate_batch_norm(torch, _BatchNormView(model, detection))
         image = (1, 3, 320, 320) if detection else DENSE_IMAGE
         x = torch.rand(*image, generator=torch.Generator().manual_seed(1))
         return _Select(model.eval(), keys, detection), {"images": x}
 
-    return ModelSpec(name, "detection" if detection else "segmentation", build, keys)
+    return ModelSpec(_variant(name, config) if config else name,
+                     "detection" if detection else "segmentation", build, keys)
 
 
 class _BatchNormView:
@@ -525,9 +530,14 @@ SMALL: dict[str, dict] = {
     "wav2vec2": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=128, conv_dim=(32,) * 7, num_conv_pos_embeddings=16,
                      num_conv_pos_embedding_groups=4),
+    # 5 classes, not 91 (the post-processing is one TopK per class), and fewer candidates
+    # per class and detections: the NMS of the interpreter is quadratic, in Python
+    "ssdlite320_mobilenet_v3_large": dict(num_classes=5, topk_candidates=40,
+                                          detections_per_img=50),
 }
 """Small configurations of the transformers models, the ones the test tier runs (2 layers,
-hidden 64): `make_spec(name, small=True)`, `--only NAME:small`."""
+hidden 64), and of the detection models (a few classes and detections):
+`make_spec(name, small=True)`, `--only NAME:small`."""
 
 
 def _variant(name: str, config: dict) -> str:
@@ -545,10 +555,13 @@ def make_spec(name: str, small: bool = False, **config) -> ModelSpec:
         config = {**SMALL[name], **config}
     if name in TRANSFORMERS:
         return TRANSFORMERS[name](**config)
-    if (name in SEGMENTATION or name in DETECTION) and not config:
-        return _dense_spec(name, name in DETECTION)
+    if name in DETECTION:
+        return _dense_spec(name, True, config)
+    if name in SEGMENTATION and not config:
+        return _dense_spec(name, False)
     if config:
-        raise ValueError(f"only the transformers models take config overrides, not {name!r}")
+        raise ValueError(f"only the transformers and detection models take config overrides, "
+                         f"not {name!r}")
     if name not in _torchvision_names():
         raise KeyError(f"{name!r} is not in the corpus (see --list)")
     return _torchvision_spec(name)
@@ -702,11 +715,25 @@ def corpus(names: Iterable[str | ModelSpec] | None = None,
 
 # -- checking on a backend -------------------------------------------------------------------
 
-def compare(got: list[np.ndarray], expected: list[np.ndarray]) -> dict:
+def detection_order(outputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Detections (boxes, scores, labels) in one order: by label, then box. Two detections
+    whose scores differ in the last bit may come in either order from a sort by score (a
+    compiler's softmax rounds differently); the set of detections is what must match."""
+    boxes, scores, labels = outputs
+    order = np.lexsort((*boxes.T[::-1], labels))
+    return [boxes[order], scores[order], labels[order]]
+
+
+def compare(got: list[np.ndarray], expected: list[np.ndarray],
+            detections: bool = False) -> dict:
     """Max absolute error and max relative error (to the reference's largest magnitude) over
-    all outputs, or a shape/dtype mismatch."""
+    all outputs, or a shape/dtype mismatch. `detections`: the outputs are a detection
+    model's (boxes, scores, labels), compared as sets (`detection_order`)."""
     if len(got) != len(expected):
         return {"mismatch": f"{len(got)} outputs, onnxruntime gives {len(expected)}"}
+    if detections and len(got) == 3 and all(g.shape[:1] == e.shape[:1]
+                                            for g, e in zip(got, expected)):
+        got, expected = detection_order(list(got)), detection_order(list(expected))
     abs_err = rel_err = 0.0
     for i, (g, e) in enumerate(zip(got, expected)):
         g = np.asarray(g)
@@ -749,7 +776,8 @@ def _child(onnx_path: str, data_path: str, backend: str) -> None:
         t, c = time.perf_counter(), _cpu_seconds()
         got = compiled.run({n: inputs[n] for n in compiled.input_names})
         emit(stage="run", seconds=time.perf_counter() - t, cpu=_cpu_seconds() - c)
-        emit(stage="compare", **compare(got, expected))
+        detections = tuple(o.name for o in proto.graph.output) == DETECTION_KEYS
+        emit(stage="compare", **compare(got, expected, detections))
     except BaseException as e:  # noqa: BLE001 - reported to the parent
         emit(stage="error", type=type(e).__name__, message=_summary(e), where=_where(e),
              failed_in=stage)

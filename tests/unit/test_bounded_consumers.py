@@ -159,13 +159,14 @@ def _refused(nodes, outputs, feeds, consts=None) -> str:
 X = {"x": NONZERO_INPUTS["sparse_2d"]}
 
 
-def test_reading_the_shape_is_refused():
+def test_a_shape_with_a_count_is_refused_where_a_constant_is_needed():
+    # Shape of a bounded value is computed at run time (bounded_ops.py); Expand needs its
+    # shape at import
     nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
-             helper.make_node("Shape", ["nz"], ["s"], name="shape_of_nz")]
-    text = _refused(nodes, ["s"], X)
-    assert ("Shape: input #0 'nz' is NonZero's output, whose dim 1 is known only at run time "
-            "(at most 6); its shape is known only at run time" in text)
-    assert "shape_of_nz" in text
+             helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Expand", ["one_f", "s"], ["y"], name="expand_to_nz")]
+    text = _refused(nodes, ["y"], X, {"one_f": np.ones(1, np.float32)})
+    assert "Expand" in text and "expand_to_nz" in text and "run time" in text
 
 
 def test_gathering_along_the_bounded_dim_is_refused():
@@ -208,7 +209,7 @@ def test_an_op_without_a_rule_is_refused_by_name():
 
 
 @pytest.mark.parametrize("node", [
-    helper.make_node("ReduceSum", ["nz"], ["y"], name="total"),
+    helper.make_node("ReduceMean", ["nz"], ["y"], name="total"),
     helper.make_node("Split", ["nz"], ["y", "y2"], axis=1, name="total"),
     helper.make_node("ArgMax", ["nz"], ["y"], axis=1, name="total"),
     helper.make_node("Softmax", ["nz"], ["y"], axis=-1, name="total"),
@@ -230,15 +231,21 @@ def test_two_different_counts_are_refused():
     assert "bounded by a different run-time length" in text and "mix" in text
 
 
-def test_a_subgraph_reading_a_bounded_value_is_refused():
-    then = helper.make_graph([helper.make_node("Identity", ["nz"], ["t"])], "then", [],
-                             [helper.make_empty_tensor_value_info("t")])
-    other = helper.make_graph([helper.make_node("Identity", ["nz"], ["e"])], "else", [],
-                              [helper.make_empty_tensor_value_info("e")])
+def test_a_loop_body_reading_a_bounded_value_is_refused():
+    # (an If reading one is computed in the graph: test_bounded_whole.py)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("ReduceMax", ["nz"], ["t"], keepdims=0),
+         helper.make_node("Add", ["v", "t"], ["v_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.INT64, [])])
     nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
-             helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other,
-                              name="branch")]
-    text = _refused(nodes, ["y"], {**X, "c": np.array(True)})
+             helper.make_node("Loop", ["m", "", "v0"], ["y"], body=body, name="looping")]
+    text = _refused(nodes, ["y"], {**X, "m": np.array(2, np.int64)},
+                    {"v0": np.array(0, np.int64)})
     assert "a subgraph cannot use it" in text
 
 

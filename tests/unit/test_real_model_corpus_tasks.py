@@ -1,7 +1,7 @@
-"""The corpus' segmentation models and its transformers models built from their configs
-(benchmarks/real_models.py), in their small configurations: each exported by one exporter
-(the benchmark runs both), compiled for the interpreter and cpu, and compared with
-onnxruntime's and PyTorch eager's outputs for the same inputs. The transformers models need
+"""The corpus' segmentation and detection models and its transformers models built from
+their configs (benchmarks/real_models.py), in their small configurations: each exported by
+one exporter (the benchmark runs both), compiled for the interpreter and cpu, and compared
+with onnxruntime's and PyTorch eager's outputs for the same inputs. The transformers models need
 no torchvision (the CI machine has none); the segmentation ones skip without it."""
 
 import sys
@@ -20,6 +20,8 @@ PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "real_models.py"
 CASES = [
     # (model, exporter): one exporter per model, the two alternating
     ("lraspp_mobilenet_v3_large", "legacy"),
+    # with its post-processing: per-class TopK of run-time length, NMS, an If on "no boxes"
+    ("ssdlite320_mobilenet_v3_large", "legacy"),
     ("deeplabv3_mobilenet_v3_large", "dynamo"),
     ("t5_encoder", "dynamo"),
     ("t5_decoder_step", "legacy"),
@@ -37,7 +39,7 @@ def exported(real_models, tmp_path_factory):
     done = {}
 
     def get(name, exporter):
-        if name in real_models.SEGMENTATION:
+        if name in real_models.SEGMENTATION or name in real_models.DETECTION:
             pytest.importorskip("torchvision")
         else:
             pytest.importorskip("transformers")
@@ -65,8 +67,11 @@ def test_matches_onnxruntime_and_eager(real_models, exported, name, exporter, ba
     compiled = glow_mlir.compile(onnx.load(str(entry.onnx_path)), backend=backend)
     assert set(compiled.input_names) == set(inputs)
     got = compiled.run(inputs)
+    detections = name in real_models.DETECTION
+    if detections:  # detections a wrong compile could not match by chance: several
+        assert len(expected[0]) >= 10
     for reference in (expected, eager):
-        errors = real_models.compare(got, reference)
+        errors = real_models.compare(got, reference, detections)
         assert "mismatch" not in errors, errors
         assert errors["max_rel"] <= real_models.TOLERANCE, errors
     for g, e in zip(got, expected):

@@ -11,7 +11,9 @@ saved models and the model cache, as every output name does.
 Inside the graph such a value may feed the nodes whose output rows follow its rows
 (Gather by its indices, GatherND, Slice, Cast, Reshape, Transpose, Concat, element-wise
 ops): they compute on the whole buffer and their outputs carry the same count, or one
-computed from it (a Slice of the bounded dim); frontends/onnx/bounded.py has the rules.
+computed from it (a Slice of the bounded dim); frontends/onnx/bounded.py has the rules,
+frontends/onnx/bounded_ops.py those for the nodes that read it whole (Shape, TopK, a
+Concat along the bounded dim, NonMaxSuppression, ...).
 """
 
 from __future__ import annotations

@@ -132,6 +132,12 @@ class SpecializingModel:
         return (f"SpecializingModel(inputs={self.input_names}, outputs={self.output_names}, "
                 f"{self.cache_info()})")
 
+    def check_inputs(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
+        """The inputs as arrays in the model's order, checked as a run checks them (as
+        `CompiledModel.check_inputs`; what the shapes may be is the first call's to say)."""
+        arrays = self._check(inputs)
+        return [arrays[n] for n in self.input_names]
+
     def _check(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The inputs as arrays, or one InputError listing every problem: names, dtypes,
         ranks and the declared fixed dims (the rest is what a signature specializes)."""

@@ -3,6 +3,7 @@ against onnxruntime.
 
     glow-run model.onnx [--backend B] [--inputs x.npz] [--input-shape input=1x3x224x224]
              [--compare-onnxruntime] [--runs N]
+    glow-run model.onnx --specialize first-call --inputs x.npz [--max-specializations N]
     glow-run prog.mlir [--backend B] [--inputs x.npz]
     glow-run model.glow [--inputs x.npz]
 
@@ -10,7 +11,10 @@ A `.mlir` file holds one function: a `glow` graph (compiled as an imported ONNX 
 or a `glow_ir` program, such as `glow-compile --emit instr` prints (a planned one runs as
 it is); its weights are the file's `dense_resource` blobs. A `.glow` file is a saved model
 (`glow-compile --save`, `CompiledModel.save`): it runs without compiling. Compiled code
-is cached (`--no-cache`: neither read nor write the cache).
+is cached (`--no-cache`: neither read nor write the cache). `--specialize first-call`
+compiles an ONNX model at its first run, specialized on the shapes of the given inputs (as
+`glow_mlir.compile(model, specialize="first-call")` does: runtime/specialized.py), and prints
+the specializing cache's hits and misses after the runs.
 
 Prints each output's name, shape and a summary of its values (min/max/mean), the time per
 run, and with --compare-onnxruntime the largest absolute and relative error against
@@ -58,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seed", type=at_least(0), default=0, help="seed of the random inputs (default 0)"
     )
+    p.add_argument("--specialize", choices=("first-call",), default=None, action=StoreOnce,
+                   help="compile at the first run, specialized on the inputs' shapes (and "
+                        "the values of inputs that set shapes); needs --inputs")
+    p.add_argument("--max-specializations", type=at_least(1), default=None, action=StoreOnce,
+                   help="compiled functions --specialize keeps (default 8)")
     p.add_argument("--runs", type=at_least(1), default=1, help="timed runs (default 1)")
     p.add_argument("--trace", metavar="FILE.json", default=None, action=StoreOnce,
                    help="time every kernel call of every run and write them as Chrome trace "
@@ -208,10 +217,28 @@ def _check_trace_place(path: str | None) -> None:
                         f"not writable")
 
 
+def _check_specialize(args: argparse.Namespace) -> None:
+    """--specialize takes its shapes from --inputs: no random inputs, no --input-shape."""
+    if args.max_specializations is not None and not args.specialize:
+        usage_error("glow-run", "--max-specializations bounds the compiles of --specialize "
+                                "first-call: give --specialize first-call too")
+    if not args.specialize:
+        return
+    clashes = [flag for flag, on in (("--input-shape", args.input_shape),
+                                     ("--trace", args.trace)) if on]
+    if clashes:
+        usage_error("glow-run", f"--specialize first-call takes the shapes from --inputs; "
+                                f"drop {', '.join(clashes)}")
+    if not args.inputs:
+        usage_error("glow-run", "--specialize first-call compiles for the shapes of the "
+                                "inputs it runs on: give them with --inputs x.npz")
+
+
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
     from glow_mlir.runtime.ir_models import is_mlir_path
     from glow_mlir.runtime.saved_model import is_saved_model
+    from glow_mlir.runtime.specialized import SpecializingModel
 
     model = None
     if is_saved_model(args.model):
@@ -220,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
                                        ("--threads", args.threads is not None),
                                        ("--trace", args.trace),
                                        ("--time-passes", args.time_passes),
-                                       ("--compare-onnxruntime", args.compare_onnxruntime))
+                                       ("--compare-onnxruntime", args.compare_onnxruntime),
+                                       ("--specialize", args.specialize))
                  if on]
         if given:
             usage_error("glow-run", f"'{args.model}' is a saved model, compiled already (its "
@@ -244,12 +272,17 @@ def run(args: argparse.Namespace) -> int:
         if args.input_shape:
             usage_error("glow-run", f"--input-shape binds an ONNX model's symbolic dimensions; "
                                     f"the shapes of '{args.model}' are in its types")
+    _check_specialize(args)
     if model is None:
         _check_trace_place(args.trace)
+        specialize = ({"specialize": args.specialize,
+                       "max_specializations": args.max_specializations}
+                      if args.specialize else {})
         model = glow_mlir.compile(args.model, backend=args.backend,
                                   input_shapes=input_shapes(args), verbose=args.time_passes,
                                   progress=False if args.quiet else None,
-                                  cache=not args.no_cache, **backend_options(args))
+                                  cache=not args.no_cache, **specialize,
+                                  **backend_options(args))
     if args.inputs:
         inputs, origin = load_inputs(args.inputs), f"from {args.inputs}"
     else:
@@ -268,6 +301,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
     print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {args.runs}, "
           f"min {1e3 * min(times):.3f} ms)")
+    if isinstance(model, SpecializingModel):
+        info = model.cache_info()
+        print(f"specializations: {info.misses} compiled, {info.hits} hit(s), {info.entries} "
+              f"kept (at most {info.max_entries})")
     if args.trace:
         model.write_trace(args.trace)
         print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}")

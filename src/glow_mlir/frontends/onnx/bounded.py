@@ -11,8 +11,10 @@ the count, a Split along another dim. Its output is bounded in turn, by the same
 (or the cut one), and a graph output is trimmed to it.
 
 `propagate` gives the bounds of a converted node's outputs, or raises UnsupportedFeature
-naming what cannot be bounded: reading a bounded value's shape, gathering along the
-bounded dim, mixing it with a value of a static length along it, ...
+naming what cannot be bounded: gathering along the bounded dim by static indices, mixing
+it with a value of a static length along it, ... The nodes that read a bounded value
+whole (its Shape, a TopK or Concat along the bounded dim, NMS, ...) are converted their
+own way: frontends/onnx/bounded_ops.py.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _refuse(why: str) -> Bound:
     raise UnsupportedFeature(why)
 
 
-def _describe(n: Node, i: int, v: Value, bound: Bound) -> str:
+def describe(n: Node, i: int, v: Value, bound: Bound) -> str:
     return (f"input #{i} '{n.proto.input[i]}' is {bound.producer}'s output, whose dim "
             f"{bound.dim} is known only at run time (at most {v.shape[bound.dim]})")
 
@@ -66,7 +68,7 @@ def _only(n: Node, bounds: list[Bound | None], allowed: Sequence[int],
         v = inputs[i]
         if b is not None and i not in allowed:
             assert v is not None
-            _refuse(f"{_describe(n, i, v, b)}; {n.op_type} reads that input whole "
+            _refuse(f"{describe(n, i, v, b)}; {n.op_type} reads that input whole "
                     f"(its shape or its values as parameters)")
 
 
@@ -93,7 +95,7 @@ def _broadcast(n, inputs, bounds, outs):
             continue
         here = b.at(b.dim + out.rank - v.rank)
         if found is not None and (found.rows is not here.rows or found.dim != here.dim):
-            _refuse(f"{_describe(n, i, v, b)}, and another input is bounded by a different "
+            _refuse(f"{describe(n, i, v, b)}, and another input is bounded by a different "
                     f"run-time length")
         found = here
     assert found is not None
@@ -105,7 +107,7 @@ def _broadcast(n, inputs, bounds, outs):
             j = next(k for k, bb in enumerate(bounds) if bb is not None)
             bj = bounds[j]
             assert bj is not None and inputs[j] is not None
-            _refuse(f"{_describe(n, j, inputs[j], bj)}, but input #{i} "
+            _refuse(f"{describe(n, j, inputs[j], bj)}, but input #{i} "
                     f"'{n.proto.input[i]}' has a static {v.shape[dim]} along it")
     return [found] + [None] * (len(outs) - 1)
 
@@ -121,7 +123,7 @@ def _reshape(n, inputs, bounds, outs):
         if (int(np.prod(out.shape[:d], dtype=np.int64)) == before
                 and out.shape[d] == x.shape[b.dim]):
             return [b.at(d)]
-    return [_refuse(f"{_describe(n, 0, x, b)}; the reshape to "
+    return [_refuse(f"{describe(n, 0, x, b)}; the reshape to "
                     f"{'x'.join(map(str, out.shape))} merges or splits that dim")]
 
 
@@ -134,17 +136,21 @@ def _transpose(n, inputs, bounds, outs):
 
 
 def _gather(n, inputs, bounds, outs):
+    """Rows of the indices are rows of the result. Data bounded along the gathered axis is
+    read only by bounded indices (a NonMaxSuppression's picks among the rows that hold
+    data): an index past the data's count would read a padding row where onnxruntime
+    fails, so a model that works never makes one."""
     data, indices = inputs[0], inputs[1]
     assert data is not None and indices is not None
     axis = n.normalize_axis(n.int("axis", 0), data.rank)
     db, ib = bounds[0], bounds[1]
-    if db is not None and ib is not None:
-        _refuse(f"{_describe(n, 0, data, db)}, and so is its indices input")
+    if db is not None and ib is not None and db.dim != axis:
+        _refuse(f"{describe(n, 0, data, db)}, and so is its indices input")
     if ib is not None:
         return [ib.at(axis + ib.dim)]
     assert db is not None
     if db.dim == axis:
-        _refuse(f"{_describe(n, 0, data, db)}; gathering along that dim could read past "
+        _refuse(f"{describe(n, 0, data, db)}; gathering along that dim could read past "
                 f"the run-time length")
     return [db.at(db.dim if db.dim < axis else db.dim + indices.rank - 1)]
 
@@ -155,9 +161,9 @@ def _gather_nd(n, inputs, bounds, outs):
     indices, b = inputs[1], bounds[1]
     assert indices is not None and b is not None
     if b.dim == indices.rank - 1:
-        _refuse(f"{_describe(n, 1, indices, b)}: the index tuples have a run-time length")
+        _refuse(f"{describe(n, 1, indices, b)}: the index tuples have a run-time length")
     if b.dim < n.int("batch_dims", 0):
-        _refuse(f"{_describe(n, 1, indices, b)}, a batch dim of the data too")
+        _refuse(f"{describe(n, 1, indices, b)}, a batch dim of the data too")
     return [b.at(b.dim)]
 
 
@@ -176,7 +182,7 @@ def _slice(n, inputs, bounds, outs):
     if start == 0 and step == 1 and end >= x.shape[b.dim]:
         return [b]
     if start < 0 or step < 1:
-        _refuse(f"{_describe(n, 0, x, b)}; a slice of it with a negative start or step "
+        _refuse(f"{describe(n, 0, x, b)}; a slice of it with a negative start or step "
                 f"starts at a row known only at run time")
     builder = n.b
     count = builder.from_ssa(b.rows)
@@ -204,21 +210,21 @@ def _concat(n, inputs, bounds, outs):
     first = next(b for b in bounds if b is not None)
     for i, (v, b) in enumerate(zip(inputs, bounds)):
         if b is None:
-            _refuse(f"{_describe(n, bounds.index(first), inputs[bounds.index(first)], first)}"
+            _refuse(f"{describe(n, bounds.index(first), inputs[bounds.index(first)], first)}"
                     f", but input #{i} '{n.proto.input[i]}' has a static length there")
         assert v is not None
         if b.rows is not first.rows or b.dim != first.dim:
-            _refuse(f"{_describe(n, i, v, b)}, a different run-time length from input "
+            _refuse(f"{describe(n, i, v, b)}, a different run-time length from input "
                     f"#{bounds.index(first)}'s")
     if axis == first.dim:
-        _refuse(f"{_describe(n, 0, inputs[0], first)}; concatenating along that dim "
+        _refuse(f"{describe(n, 0, inputs[0], first)}; concatenating along that dim "
                 f"leaves gaps at run-time offsets")
     return [first]
 
 
 def _across(n: Node, x: Value, b: Bound, axes: Sequence[int], what: str) -> None:
     if b.dim in axes:
-        _refuse(f"{_describe(n, 0, x, b)}; {what} along that dim would take in the padding "
+        _refuse(f"{describe(n, 0, x, b)}; {what} along that dim would take in the padding "
                 f"rows")
 
 
@@ -265,13 +271,6 @@ def _split(n, inputs, bounds, outs):
     return [b] * len(outs)
 
 
-def _shape(n, inputs, bounds, outs):
-    b = bounds[0]
-    assert b is not None and inputs[0] is not None
-    return [_refuse(f"{_describe(n, 0, inputs[0], b)}; its shape is known only at run "
-                    f"time (compiled functions have static shapes)")]
-
-
 UNARY = ("Identity", "Cast", "CastLike", "Abs", "Neg", "Relu", "Sigmoid", "Tanh", "Exp",
          "Log", "Sqrt", "Floor", "Ceil", "Round", "Reciprocal", "Not", "Sign", "LeakyRelu",
          "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "Erf", "Sin", "Cos", "IsNaN",
@@ -297,9 +296,15 @@ RULES: dict[str, Rule] = {
     "ArgMin": _arg_reduce,
     "Softmax": _softmax,
     "LogSoftmax": _softmax,
-    "Shape": _shape,
-    "Size": _shape,
 }
+
+
+def live_rows(builder, shape: Sequence[int], dim: int, rows: SSAValue) -> Value:
+    """An i1 mask, broadcastable to `shape`: true on the rows of dim `dim` before `rows`."""
+    along = [1] * len(shape)
+    along[dim] = shape[dim]
+    index = builder.from_const(np.arange(shape[dim], dtype=np.int64).reshape(along))
+    return builder.elementwise(glow.CmpLtOp, [index, builder.from_ssa(rows)], result_elem=i1)
 
 
 def guarded(n: Node, inputs: list[Value | None],
@@ -315,10 +320,7 @@ def guarded(n: Node, inputs: list[Value | None],
     if n.op_type not in ("Gather", "GatherND") or b is None or idx is None:
         return inputs
     builder = n.b
-    shape = [1] * idx.rank
-    shape[b.dim] = idx.shape[b.dim]
-    rows = builder.from_const(np.arange(idx.shape[b.dim], dtype=np.int64).reshape(shape))
-    live = builder.elementwise(glow.CmpLtOp, [rows, builder.from_ssa(b.rows)], result_elem=i1)
+    live = live_rows(builder, idx.shape, b.dim, b.rows)
     zero = builder.from_const(np.zeros((), numpy_dtype(idx.elem)))
     masked = builder.select(live, idx, zero)
     builder.bounded[masked.ssa] = b
@@ -330,9 +332,11 @@ def unsupported_reader(n: Node, inputs: list[Value | None], bounds: list[Bound |
     i, b = next((i, b) for i, b in enumerate(bounds) if b is not None)
     v = inputs[i]
     assert v is not None
-    return (f"{_describe(n, i, v, b)}; {n.op_type} cannot work on it (supported: graph "
+    return (f"{describe(n, i, v, b)}; {n.op_type} cannot work on it (supported: graph "
             f"outputs, Gather, GatherND, Slice, Reshape, Transpose, Concat, Split, Cast, "
-            f"element-wise ops, and reductions and Softmax over other dims)")
+            f"element-wise ops, reductions and Softmax over other dims; read whole "
+            f"(bounded_ops.py): Shape, Size, TopK, NonMaxSuppression, and a Concat or a "
+            f"reduction other than ReduceMean along the bounded dim)")
 
 
 def propagate(n: Node, inputs: list[Value | None], bounds: list[Bound | None],

@@ -137,6 +137,12 @@ class GraphBuilder:
         self.bounded: dict[SSAValue, tuple[SSAValue, int, str]] = {}
         """A value with a dim known only at run time -> (its count, the dim, the op that
         made it) (ir/bounded_outputs.py; the nodes that may read it: bounded.py)."""
+        self.shape_dims: dict[SSAValue, tuple] = {}
+        """A run-time shape tensor holding a count -> what its elements are
+        (bounded_dims.py)."""
+        self.compactions: dict[tuple, tuple[Value, SSAValue]] = {}
+        """The gather indices and count that join bounded pieces, by their counts and
+        sizes, so that joins of the same pieces share one count (bounded_ops.py)."""
 
     # ------------------------------------------------------------------ diagnostics
     def context(self) -> str:

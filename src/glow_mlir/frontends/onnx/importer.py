@@ -9,6 +9,7 @@ keeps going with placeholders typed by ONNX shape inference, and raises one
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -30,7 +31,7 @@ from xdsl.ir import Block, SSAValue
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow import NAME_ATTR
 from glow_mlir.dialects.glow_ops.types import QuantizedType, fmt_shape
-from glow_mlir.frontends.onnx import bounded, dtypes, table
+from glow_mlir.frontends.onnx import bounded, bounded_dims, bounded_ops, dtypes, table
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value, valid_name
 from glow_mlir.frontends.onnx.errors import (
     OnnxImportError,
@@ -133,23 +134,38 @@ class OnnxImporter:
             n = Node(node, label, self.opset, b, values, self.used, self.inline)
             inputs = [values.get(name) if name else None for name in node.input]
             bounds = self._input_bounds(inputs)
-            if any(bounds) and (why := self._reads_bounded(n, inputs, bounds)) is not None:
+            dims = bounded_dims.input_dims(b, inputs)
+            own = (bounded_ops.own_converter(n, inputs, bounds, dims)
+                   if any(bounds) or any(dims) else None)
+            if own is None and any(bounds) and \
+                    (why := self._reads_bounded(n, inputs, bounds)) is not None:
                 self.problems.append(Unsupported(_op_kind(node), label, why))
                 self._placeholders(node)
                 continue
             b.node_label, b.node_op = label, node.op_type
+            outs: Output | list[Output] | tuple[Output, ...]
             try:
-                if any(bounds):  # what the node reads of them (frontends/onnx/bounded.py)
+                if own is not None:  # it reads them whole (frontends/onnx/bounded_ops.py)
+                    if self.b.block is not self.b.fn.body.block:
+                        raise UnsupportedFeature(bounded.unsupported_reader(
+                            n, inputs, bounds).split("; ")[0] + "; a subgraph cannot use it")
+                    outs = tuple(own(n, inputs, bounds, dims,
+                                     functools.partial(self._convert_with, n, converter)))
+                elif any(bounds):  # what the node reads of them (frontends/onnx/bounded.py)
                     inputs = bounded.guarded(n, inputs, bounds)
                     outs = self._convert_with(n, converter, inputs)
                 else:
                     outs = converter(n)
                 self._bind_outputs(node, outs)
-                if any(bounds):  # the outputs' run-time lengths (frontends/onnx/bounded.py)
-                    made = [values.get(name) if name else None for name in node.output]
+                made = [values.get(name) if name else None for name in node.output]
+                if own is None and any(bounds):  # the outputs' run-time lengths (bounded.py)
                     for value, bound in zip(made, bounded.propagate(n, inputs, bounds, made)):
                         if value is not None and bound is not None and not value.is_const:
                             b.bounded[value.ssa] = bound
+                if own is None and any(dims):  # what a shape tensor holds (bounded_dims.py)
+                    known = bounded_dims.propagate(n, inputs, dims, made)
+                    if known is not None:
+                        values[node.output[0]] = b.from_const(known)
             except MemoryError:  # a folded constant no check below could foresee
                 raise OnnxImportError(f"node '{label}' ({node.op_type}): not enough memory "
                                       f"to compute its constant result") from None
@@ -211,15 +227,25 @@ class OnnxImporter:
                       inputs: list[Value | None]) -> Output | list[Output] | tuple[Output, ...]:
         """`converter(n)`, seeing `inputs` under the node's input names (the guarded
         bounded values), and the values those names had afterwards."""
+        if len(inputs) > len(n.proto.input):  # an input the rule adds (bounded_ops.py)
+            proto = NodeProto()
+            proto.CopyFrom(n.proto)
+            proto.input.extend(f"{n.proto.output[0]}#input{i}"
+                               for i in range(len(n.proto.input), len(inputs)))
+            n = Node(proto, n.label, n.opset, n.b, self.values, self.used, self.inline)
         names = [name for name in n.proto.input if name]
-        saved = {name: self.values[name] for name in names}
+        saved = {name: self.values.get(name) for name in names}
         try:
             for name, value in zip(n.proto.input, inputs):
                 if name and value is not None:
                     self.values[name] = value
             return converter(n)
         finally:
-            self.values.update(saved)
+            for name, value in saved.items():
+                if value is None:
+                    self.values.pop(name, None)
+                else:
+                    self.values[name] = value
 
     def _input_bounds(self, inputs: list[Value | None]) -> list[bounded.Bound | None]:
         """Per input, its bound if it has a dim known only at run time

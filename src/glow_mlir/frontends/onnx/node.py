@@ -62,6 +62,10 @@ class Node:
         """Every given input, in order (for variadic ops)."""
         return [self._known(name) for name in self.proto.input if name]
 
+    def outer(self, name: builtins.str) -> Value | None:
+        """The value named `name` so far, if any (what a subgraph of the node would see)."""
+        return self._values.get(name)
+
     def _known(self, name: builtins.str) -> Value:
         # None marks a value nobody could compute; the importer converts a node only when
         # all its inputs are known

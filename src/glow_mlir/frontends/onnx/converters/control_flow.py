@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape
+from glow_mlir.frontends.onnx.bounded_ops import choose
 from glow_mlir.frontends.onnx.builder import Value, valid_name
 from glow_mlir.frontends.onnx.node import Node
 
@@ -45,6 +46,8 @@ def if_(n: Node) -> Sequence[Value | SSAValue | None]:
     if cond.const is not None:
         taken = BRANCHES[0] if bool(cond.const.reshape(-1)[0]) else BRANCHES[1]
         return n.inline(n.attr(taken))
+    if _reads_bounded(n):
+        return _both_branches(n, cond)
     blocks = [Block(), Block()]
     outs = [n.inline(n.attr(name), block) for name, block in zip(BRANCHES, blocks)]
     if any(v is None for branch in outs for v in branch):
@@ -62,6 +65,31 @@ def if_(n: Node) -> Sequence[Value | SSAValue | None]:
         n.fail(f"'{glow.IfOp.name}' op {err}")
     n.b.append(op)
     return list(op.results)
+
+
+def _reads_bounded(n: Node) -> bool:
+    """Does a branch use an outer value known only up to a bound (ir/bounded_outputs.py)?
+    A region's results carry no count, so such an If is computed in the graph instead."""
+    for name in BRANCHES:
+        graph = n.attr(name)
+        inner = {o for node in graph.node for o in node.output}
+        for node in graph.node:
+            for used in node.input:
+                v = None if not used or used in inner else n.outer(used)
+                if v is not None and not v.is_const and v.ssa in n.b.bounded:
+                    return True
+    return False
+
+
+def _both_branches(n: Node, cond: Value) -> list[Value | None]:
+    """Both branches translated in place, each output chosen by the condition with its
+    run-time length (frontends/onnx/bounded_ops.py: `choose`). Both run every time: fine
+    for the pure ops of a post-processing, what an If on "no boxes" guards."""
+    assert n.inline is not None
+    branches = [n.inline(n.attr(name)) for name in BRANCHES]
+    if any(v is None for branch in branches for v in branch):
+        return [None] * n.num_outputs
+    return [choose(n, cond, t, e, i) for i, (t, e) in enumerate(zip(*branches))]
 
 
 def _output_type(n: Node, index: int, then: Value | None, other: Value | None) -> TensorType:

@@ -1,0 +1,64 @@
+"""glow-run --specialize first-call: the compile waits for the inputs, whose shapes (and the
+values of shape-setting inputs) it specializes on (runtime/specialized.py)."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from glow_mlir.tools import glow_run
+from tool_testing import in_process
+
+
+@pytest.fixture(scope="module")
+def reshape_model(tmp_path_factory):
+    """x (n x 6, n unbound) reshaped to the run-time shape `s`: no static compile exists."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6]),
+              helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    path = tmp_path_factory.mktemp("m") / "reshape.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_specialize_compiles_for_the_given_inputs(tmp_path, capsys, reshape_model):
+    x = np.arange(12, dtype=np.float32).reshape(2, 6) - 5
+    np.savez(tmp_path / "in.npz", x=x, s=np.array([3, 4]))
+    code, out, err = in_process(glow_run.main, capsys, reshape_model, "--backend", "interpreter",
+                                "--specialize", "first-call", "--inputs", tmp_path / "in.npz",
+                                "--runs", "3", "--no-cache", "--compare-onnxruntime")
+    assert code == 0, err
+    assert f"output z: 3x4 float32  min 0  max {x.max():g}" in out
+    assert "specializations: 1 compiled, 2 hit(s), 1 kept (at most 8)" in out
+    assert ": match" in out
+
+
+def test_without_specialize_the_same_model_is_refused(tmp_path, capsys, reshape_model):
+    np.savez(tmp_path / "in.npz", x=np.zeros((2, 6), np.float32), s=np.array([3, 4]))
+    code, _, err = in_process(glow_run.main, capsys, reshape_model, "--inputs",
+                              tmp_path / "in.npz")
+    assert code == 1 and "specialize" in err and "Traceback" not in err
+
+
+def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
+    np.savez(tmp_path / "in.npz", x=np.ones((1, 6), np.float32), s=np.array([2, 3]))
+    code, out, err = in_process(glow_run.main, capsys, reshape_model, "--specialize",
+                                "first-call", "--max-specializations", "2", "--inputs",
+                                tmp_path / "in.npz", "--backend", "interpreter", "--no-cache")
+    assert code == 0 and "1 compiled, 0 hit(s), 1 kept (at most 2)" in out, err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-specializations", "2"], "give --specialize first-call too"),
+    (["--specialize", "first-call"], "give them with --inputs"),
+    (["--specialize", "first-call", "--input-shape", "x=2x6", "--inputs", "in.npz"],
+     "drop --input-shape"),
+    (["--specialize", "second-call"], "invalid choice"),
+    (["--specialize", "first-call", "--max-specializations", "0"], "max-specializations"),
+])
+def test_bad_specialize_options_exit_1_in_one_line(capsys, reshape_model, args, message):
+    code, out, err = in_process(glow_run.main, capsys, reshape_model, *args)
+    assert code == 1 and message in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
