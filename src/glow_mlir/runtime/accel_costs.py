@@ -18,6 +18,14 @@ cycles are the sum of theirs, less the overlap the double-buffering pass finds a
 unit boundary (the next unit's first loads during the last compute of the one before):
 a small share of each boundary (under 1% of a part of ResNet-18).
 
+Where a long part costs more than its units (ResNet-50's last stage, a few percent): not
+the work (its compute and DMA cycles are exactly the units' sums) but lost overlap.
+`accel-double-buffer` admits a prefetch only if its first-fit model of the scratchpad,
+carried over the whole program, has a hole for the tile; the holes earlier steps leave
+there (a long-lived accumulator placed between freed tiles) refuse prefetches of weight
+tiles that the same unit compiled alone gets. Packing the live tiles in that model does
+not help: the planner cannot place the schedule it admits.
+
 A unit's cycles are charged to its first op (its other ops cost 0): cuts never fall
 inside a unit, so every part's sum is the sum of whole units.
 """
