@@ -27,6 +27,8 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
 from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni_packed import _carried
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
+ENABLED = True
+"""False: these convolutions take `kernels_vnni_packed` too (the benchmark's before)."""
 OBLOCK = 6
 """Output channels per pass."""
 PVEC = 4
@@ -37,7 +39,7 @@ vectors + 1 broadcast weight of the 32 zmm registers."""
 def applies(nchw: bool, group: int, kernels, strides, pads, c: int, pixels: int,
             idempotent: bool) -> bool:
     """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
-    return (nchw and group == 1 and tuple(kernels) == (1, 1) and tuple(strides) == (1, 1)
+    return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1) and tuple(strides) == (1, 1)
             and not any(pads) and c % 4 == 0 and pixels >= LANES and idempotent)
 
 
