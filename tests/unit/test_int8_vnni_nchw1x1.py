@@ -98,3 +98,21 @@ def test_two_threads_give_the_same_bits_as_one(kernels_used):
     assert kernels_used == ["lanes", "lanes"]
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@vnni_host
+def test_a_fused_relu_and_a_residual_add_after_it(kernels_used):
+    """conv 1x1 -> relu (fused into the kernel's epilogue) -> add of the input, as a
+    ResNet bottleneck's last conv: no negative conv output, the sum against the
+    interpreter."""
+    from onnx import helper
+
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Add", ["r", "x"], ["y"])]
+    model = make_model(nodes, {"x": _rand((1, 16, 6, 6), 1)}, ["y"],
+                       {"w": _rand((16, 16, 1, 1), 2, 0.3), "b": _rand((16,), 3, 0.2)})
+    assert _steps(model) <= 1.0 + 1e-9
+    assert kernels_used == ["lanes"]
