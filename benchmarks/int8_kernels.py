@@ -36,8 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glow_mlir  # noqa: E402
 from glow_mlir import model_zoo  # noqa: E402
 from glow_mlir.backends import cpu as cpu_backend  # noqa: E402
-from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni  # noqa: E402
-from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_nchw1x1  # noqa: E402
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni, kernels_vnni_nchw1x1  # noqa: E402
 
 
 def make_model(name: str, image: int):
@@ -195,8 +194,8 @@ def layer_table(model, threads: int, runs: int, limit: int) -> None:
         print(f"  {label[:52]:52s} {f * 1e3:8.3f} {q * 1e3:8.3f} {nv * 1e3:8.3f} {cl * 1e3:8.3f} "
               f"{f / q:10.2f}{note}")
     if rows:
-        print(f"  {'all listed':52s} {tf * 1e3:8.3f} {t8 * 1e3:8.3f} {tn * 1e3:8.3f} {tc * 1e3:8.3f} "
-              f"{tf / t8:10.2f}")
+        print(f"  {'all listed':52s} {tf * 1e3:8.3f} {t8 * 1e3:8.3f} {tn * 1e3:8.3f} "
+              f"{tc * 1e3:8.3f} {tf / t8:10.2f}")
 
 
 def main() -> None:

@@ -39,8 +39,9 @@ vectors + 1 broadcast weight of the 32 zmm registers."""
 def applies(nchw: bool, group: int, kernels, strides, pads, c: int, pixels: int,
             idempotent: bool) -> bool:
     """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
-    return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1) and tuple(strides) == (1, 1)
-            and not any(pads) and c % 4 == 0 and pixels >= LANES and idempotent)
+    return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1)
+            and tuple(strides) == (1, 1) and not any(pads) and c % 4 == 0
+            and pixels >= LANES and idempotent)
 
 
 def _interleaved(em, rows4: list[SSAValue]) -> SSAValue:

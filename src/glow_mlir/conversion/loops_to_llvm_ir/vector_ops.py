@@ -1,7 +1,8 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
 `vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.reduction <add>`
-on integers, `llvm.shufflevector` and `llvm.call_intrinsic`. The int8 kernels' VNNI products emit them
-(`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`): LLVM's autovectorizer
+on integers, `llvm.shufflevector` and `llvm.call_intrinsic`. The int8 kernels' VNNI
+products emit them (`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`,
+`kernels_vnni_nchw1x1.py`): LLVM's autovectorizer
 never forms VNNI's byte dot product (vpdpbusd) from widened scalar multiply-adds, so
 those loops name the intrinsic and their vectors themselves; and the float gemm's
 register-blocked micro-kernel (`glow_ir_to_loops/gemm_micro.py`), whose accumulators the
