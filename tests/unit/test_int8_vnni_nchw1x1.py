@@ -1,8 +1,8 @@
 """The NCHW 1x1 int8 convolution with the pixels in the vector lanes
 (conversion/glow_ir_to_loops/kernels_vnni_nchw1x1.py): it runs exactly for packed NCHW
-1x1 convolutions at stride 1 without pads whose channels are a multiple of 4 and that
-have at least 16 pixels, and otherwise the packed path's channels-in-lanes kernel does;
-it matches the interpreter within one step (a rounding tie) with s8 and u8 activations
+1x1 convolutions at stride 1 without pads whose input channels are a multiple of 4, with
+at most 256 input and output channels and at least 16 pixels, and otherwise the packed
+path's channels-in-lanes kernel does; it matches the interpreter within one step (a rounding tie) with s8 and u8 activations
 of non-zero zero point, with a weight zero point (the per-pixel sums), with short last
 pixel and channel blocks and several images; two threads give the bits of one."""
 
@@ -69,7 +69,9 @@ def test_pixels_in_lanes_match_the_interpreter(kernels_used, name, schema):
     ("3x3", (1, 8, 9, 9, 12, 3, 1, [1, 1, 1, 1])),
     ("1x1 padded", (1, 8, 6, 6, 12, 1, 1, [1, 1, 1, 1])),
     ("channels not a multiple of 4", (1, 6, 8, 8, 12, 1, 1, [0, 0, 0, 0])),
-    ("fewer than 16 pixels", (1, 8, 3, 3, 12, 1, 1, [0, 0, 0, 0]))])
+    ("fewer than 16 pixels", (1, 8, 3, 3, 12, 1, 1, [0, 0, 0, 0])),
+    ("more than 256 output channels", (1, 8, 4, 4, 260, 1, 1, [0, 0, 0, 0])),
+    ("more than 256 input channels", (1, 260, 4, 4, 8, 1, 1, [0, 0, 0, 0]))])
 def test_other_convolutions_keep_the_channels_in_lanes(kernels_used, name, shape):
     n, c, h, w, o, k, stride, pads = shape
     assert _steps(_conv(n, c, h, w, o, k, stride, pads, 1, 1, seed=3)) <= 1.0 + 1e-9

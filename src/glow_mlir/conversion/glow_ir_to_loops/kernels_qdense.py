@@ -502,7 +502,7 @@ def convolution(instr, em: Emitter) -> None:
             return lambda p, oc: (O, [ni, oc, p])
         return lambda p, oc: (O, [ni, p, oc])
 
-    if packed and nchw1x1.applies(nchw, group, kernels, strides, pads, c, pixels,
+    if packed and nchw1x1.applies(nchw, group, kernels, strides, pads, c, o, pixels,
                                   prod.finish.idempotent):
         nchw1x1.convolution(prod, _buf(em, x, [n, c, pixels]), n, c, pixels, sums32, corr, O)
         return

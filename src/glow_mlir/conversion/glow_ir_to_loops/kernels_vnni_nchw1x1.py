@@ -29,6 +29,13 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
 ENABLED = True
 """False: these convolutions take `kernels_vnni_packed` too (the benchmark's before)."""
+MAX_CHANNELS = 256
+"""Input and output channels at most this: the copies this kernel saves grow as c + o per
+pixel, the products as c * o, and per product it spends more (3 shuffles per 4 rows of
+16 pixels) than the channels-in-lanes kernel. One-node ResNet-50 layers, CPU time,
+channels-in-lanes / this: 64->64, 64->256, 256->64 at 56x56: 1.07, 1.04, 1.12;
+512->128, 128->512 at 28x28: 0.86, 0.93; 1024->256 at 14x14: 0.65; 2048->512 at 7x7:
+0.55 (where 49 pixels in blocks of 48 also recompute 47)."""
 OBLOCK = 6
 """Output channels per pass."""
 PVEC = 4
@@ -36,12 +43,12 @@ PVEC = 4
 vectors + 1 broadcast weight of the 32 zmm registers."""
 
 
-def applies(nchw: bool, group: int, kernels, strides, pads, c: int, pixels: int,
+def applies(nchw: bool, group: int, kernels, strides, pads, c: int, o: int, pixels: int,
             idempotent: bool) -> bool:
     """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
     return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1)
             and tuple(strides) == (1, 1) and not any(pads) and c % 4 == 0
-            and pixels >= LANES and idempotent)
+            and pixels >= LANES and max(c, o) <= MAX_CHANNELS and idempotent)
 
 
 def _interleaved(em, rows4: list[SSAValue]) -> SSAValue:
