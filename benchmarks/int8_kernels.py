@@ -3,7 +3,9 @@ our float model, against the float route it replaced (quantized convolution and
 fully_connected through the float kernels, `INT8_KERNELS = False`), and against
 onnxruntime's float and int8 (`quantize_static`, QOperator, u8 activations, s8 weights)
 of the same model in the same run; our int8 with and without the VNNI dot products
-(`kernels_vnni`, on hosts with AVX-512 VNNI); the constant area before and after; per layer, each
+(`kernels_vnni`, on hosts with AVX-512 VNNI); with NCHW 1x1 convolutions on the packed
+channels-in-lanes kernel instead of the pixels-in-lanes one (`kernels_vnni_nchw1x1`,
+"ch-lanes": the kernel before it); the constant area before and after; per layer, each
 distinct convolution / Gemm / MatMul of the model as a one-node model, float against int8
 (with and without VNNI).
 
@@ -34,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glow_mlir  # noqa: E402
 from glow_mlir import model_zoo  # noqa: E402
 from glow_mlir.backends import cpu as cpu_backend  # noqa: E402
-from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni  # noqa: E402
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni, kernels_vnni_nchw1x1  # noqa: E402
 
 
 def make_model(name: str, image: int):
@@ -108,6 +110,16 @@ def without_vnni(build, *args, **kw):
         kernels_vnni.ENABLED = None
 
 
+def channels_in_lanes(build, *args, **kw):
+    """`build(*args, **kw)` with NCHW 1x1 int8 convolutions on the packed path's
+    channels-in-lanes kernel (`kernels_vnni_nchw1x1.ENABLED` off: the kernel before)."""
+    kernels_vnni_nchw1x1.ENABLED = False
+    try:
+        return build(*args, **kw)
+    finally:
+        kernels_vnni_nchw1x1.ENABLED = True
+
+
 def compile_cpu(model, threads: int, **kw):
     return glow_mlir.compile(model, backend="cpu", num_threads=threads, cache=False,
                              progress=False, **kw)
@@ -161,8 +173,9 @@ def layer_table(model, threads: int, runs: int, limit: int) -> None:
     rows = dense_layers(model)[:limit]
     print(f"  per layer ({len(rows)} distinct dense layers, one-node models; CPU ms, "
           f"median of {runs})")
-    print(f"  {'layer':52s} {'float':>8s} {'int8':>8s} {'no VNNI':>8s} {'float/int8':>10s}")
-    tf = t8 = tn = 0.0
+    print(f"  {'layer':52s} {'float':>8s} {'int8':>8s} {'no VNNI':>8s} {'ch-lanes':>8s} "
+          f"{'float/int8':>10s}")
+    tf = t8 = tn = tc = 0.0
     for label, one in rows:
         cal = batches(one, 4, 0)
         feeds = batches(one, 1, 1)[0]
@@ -172,15 +185,17 @@ def layer_table(model, threads: int, runs: int, limit: int) -> None:
         q = cpu_seconds(quantized.run, feeds, runs)
         nv = cpu_seconds(without_vnni(compile_cpu, one, threads, profile=prof).run,
                          feeds, runs)
-        tf, t8, tn = tf + f, t8 + q, tn + nv
+        cl = cpu_seconds(channels_in_lanes(compile_cpu, one, threads, profile=prof).run,
+                         feeds, runs)
+        tf, t8, tn, tc = tf + f, t8 + q, tn + nv, tc + cl
         dense = ("glow.convolution", "glow.fully_connected", "glow.mat_mul")
         note = "" if any(quantized.quantization.quantized.get(d) for d in dense) else \
             "  (stays float: not quantized)"
-        print(f"  {label[:52]:52s} {f * 1e3:8.3f} {q * 1e3:8.3f} {nv * 1e3:8.3f} "
+        print(f"  {label[:52]:52s} {f * 1e3:8.3f} {q * 1e3:8.3f} {nv * 1e3:8.3f} {cl * 1e3:8.3f} "
               f"{f / q:10.2f}{note}")
     if rows:
         print(f"  {'all listed':52s} {tf * 1e3:8.3f} {t8 * 1e3:8.3f} {tn * 1e3:8.3f} "
-              f"{tf / t8:10.2f}")
+              f"{tc * 1e3:8.3f} {tf / t8:10.2f}")
 
 
 def main() -> None:
@@ -202,6 +217,7 @@ def main() -> None:
         fl = compile_cpu(model, args.threads)
         q8 = compile_cpu(model, args.threads, profile=profile)
         q8n = without_vnni(compile_cpu, model, args.threads, profile=profile)
+        q8c = channels_in_lanes(compile_cpu, model, args.threads, profile=profile)
         cpu_backend.INT8_KERNELS = False
         try:
             qf = compile_cpu(model, args.threads, profile=profile)
@@ -210,6 +226,7 @@ def main() -> None:
         t = {"float": cpu_seconds(fl.run, feeds, args.runs),
              "int8": cpu_seconds(q8.run, feeds, args.runs),
              "int8 no VNNI": cpu_seconds(q8n.run, feeds, args.runs),
+             "int8 1x1 ch-lanes": cpu_seconds(q8c.run, feeds, args.runs),
              "int8 via float": cpu_seconds(qf.run, feeds, args.runs),
              "ort float": cpu_seconds(session(model, args.threads), feeds, args.runs),
              "ort int8": cpu_seconds(ort_int8(model, calibration, args.threads), feeds,
@@ -222,9 +239,10 @@ def main() -> None:
               f"int8 {const['int8']:,} B ({const['float'] / const['int8']:.2f}x smaller), "
               f"int8 via float kernels {const['int8 via float']:,} B")
         for k, v in t.items():
-            print(f"  {k:15s} {v * 1e3:9.2f} ms")
+            print(f"  {k:17s} {v * 1e3:9.2f} ms")
         print(f"  ours int8 vs ours float: {t['float'] / t['int8']:.2f}x faster; "
               f"vs without VNNI: {t['int8 no VNNI'] / t['int8']:.2f}x; "
+              f"vs 1x1 channels in lanes: {t['int8 1x1 ch-lanes'] / t['int8']:.2f}x; "
               f"vs the float route: {t['int8 via float'] / t['int8']:.2f}x; "
               f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} "
               f"(>1: ours faster); ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}")

@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import IntegerType, MemRefType, f64, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_nchw1x1 as nchw1x1
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_packed as kvp
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -501,6 +502,10 @@ def convolution(instr, em: Emitter) -> None:
             return lambda p, oc: (O, [ni, oc, p])
         return lambda p, oc: (O, [ni, p, oc])
 
+    if packed and nchw1x1.applies(nchw, group, kernels, strides, pads, c, o, pixels,
+                                  prod.finish.idempotent):
+        nchw1x1.convolution(prod, _buf(em, x, [n, c, pixels]), n, c, pixels, sums32, corr, O)
+        return
     if packed:
         kvp.convolution(prod, X, nchw, (n, c, h, wd), (oh, ow), kernels, strides, pads,
                         dilation, rows64, corr, out_at, _storage(elem(x)), _storage(elem(out)))

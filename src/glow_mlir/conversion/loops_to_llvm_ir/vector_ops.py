@@ -1,7 +1,8 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
 `vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.reduction <add>`
-on integers and `llvm.call_intrinsic`. The int8 kernels' VNNI products emit them
-(`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`): LLVM's autovectorizer
+on integers, `llvm.shufflevector` and `llvm.call_intrinsic`. The int8 kernels' VNNI
+products emit them (`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`,
+`kernels_vnni_nchw1x1.py`): LLVM's autovectorizer
 never forms VNNI's byte dot product (vpdpbusd) from widened scalar multiply-adds, so
 those loops name the intrinsic and their vectors themselves; and the float gemm's
 register-blocked micro-kernel (`glow_ir_to_loops/gemm_micro.py`), whose accumulators the
@@ -65,6 +66,16 @@ def _reduction(w: FunctionWriter, op: vector.ReductionOp) -> None:
     et = type_text(t.get_element_type(), op)
     w.call_intrinsic(op.results[0], f"llvm.vector.reduce.add.v{t.get_shape()[0]}{suffix(et)}",
                      [v])
+
+
+@impl(llvm.ShuffleVectorOp)
+def _shuffle(w: FunctionWriter, op: llvm.ShuffleVectorOp) -> None:
+    """Elements of two vectors picked by a constant mask (the NCHW 1x1 kernel's byte
+    interleave, `glow_ir_to_loops/kernels_vnni_nchw1x1.py`)."""
+    a, b = op.operands
+    mask = ", ".join(f"i32 {i}" for i in op.mask.iter_values())
+    n = len(tuple(op.mask.iter_values()))
+    w.define(op.results[0], f"shufflevector {w.typed(a)}, {w.typed(b)}, <{n} x i32> <{mask}>")
 
 
 @impl(llvm.CallIntrinsicOp)

@@ -1,0 +1,146 @@
+"""An NCHW 1x1 int8 convolution (stride 1, no pads) on the VNNI-packed filter with the
+pixels in the vector lanes: out[o, p] = sum_c w[o, c] x[c, p], and in NCHW both x[c, :]
+and out[o, :] are contiguous over p. So, per group of 4 channels, 16 consecutive pixels
+of the 4 rows x[c..c+3, p..p+16] are interleaved into 64 bytes (two byte shuffles) and
+one vpdpbusd with the broadcast 4 weights w[o, c..c+3] adds them into 16 pixels of one
+output channel. `kernels_vnni_packed` puts the channels in the lanes instead, which in
+NCHW needs each image copied to a channels-contiguous scratch and the output copied
+back: on ResNet-50's 1x1 layers those copies cost more than the products.
+
+The packed filter [OB, K4 + 1, 16, 4] read as i32 [OB, K4 + 1, 16] holds exactly
+w[o, 4 c4 : 4 c4 + 4] at [o // 16, c4, o % 16] (`semantics/vnni_layout.py`), so this
+kernel needs no layout of its own. Register blocking: OBLOCK output channels x PVEC
+vectors of 16 pixels accumulate together. Short last blocks are shifted back to end at
+the last pixel / channel (recomputing, and storing again, the same values: the
+epilogue must be idempotent). The sums and the epilogue are `kernels_vnni_packed`'s:
+signed activations enter as a ^ 0x80 = a + 128, taken off in the corrections; with a
+weight offset, the per-pixel activation sums come from one more vpdpbusd by ones, whose
+16 lanes are already the 16 pixels' sums."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
+from xdsl.ir import SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni_packed import _carried
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+
+ENABLED = True
+"""False: these convolutions take `kernels_vnni_packed` too (the benchmark's before)."""
+MAX_CHANNELS = 256
+"""Input and output channels at most this: the copies this kernel saves grow as c + o per
+pixel, the products as c * o, and per product it spends more (3 shuffles per 4 rows of
+16 pixels) than the channels-in-lanes kernel. One-node ResNet-50 layers, CPU time,
+channels-in-lanes / this: 64->64, 64->256, 256->64 at 56x56: 1.07, 1.04, 1.12;
+512->128, 128->512 at 28x28: 0.86, 0.93; 1024->256 at 14x14: 0.65; 2048->512 at 7x7:
+0.55 (where 49 pixels in blocks of 48 also recompute 47)."""
+OBLOCK = 6
+"""Output channels per pass."""
+PVEC = 4
+"""Vectors of 16 pixels per pass: 6 x 4 = 24 accumulators + 4 interleaved activation
+vectors + 1 broadcast weight of the 32 zmm registers."""
+
+
+def applies(nchw: bool, group: int, kernels, strides, pads, c: int, o: int, pixels: int,
+            idempotent: bool) -> bool:
+    """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
+    return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1)
+            and tuple(strides) == (1, 1) and not any(pads) and c % 4 == 0
+            and pixels >= LANES and max(c, o) <= MAX_CHANNELS and idempotent)
+
+
+def _interleaved(em, rows4: list[SSAValue]) -> SSAValue:
+    """[r0[0], r1[0], r2[0], r3[0], r0[1], ...]: 4 x 16 bytes as 64 (the 4 channels of a
+    pixel adjacent, as vpdpbusd takes them)."""
+    def shuffle(a, b, mask, n):
+        return em.value(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask),
+                                             VectorType(i8, [n])))
+
+    pair = [j for i in range(LANES) for j in (i, LANES + i)]
+    ab = shuffle(rows4[0], rows4[1], pair, 2 * LANES)
+    cd = shuffle(rows4[2], rows4[3], pair, 2 * LANES)
+    quad = [j for i in range(LANES) for j in (2 * i, 2 * i + 1, 2 * LANES + 2 * i,
+                                               2 * LANES + 2 * i + 1)]
+    return shuffle(ab, cd, quad, 4 * LANES)
+
+
+def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue,
+                corr: SSAValue, O: SSAValue) -> None:
+    """out O[ni, o, p] of input X[ni, c, p] (i8/u8 memrefs), `sums32` the packed filter
+    as i32 [OB, K4 + 1, 16], `corr` `kernels_vnni_packed.corrections`."""
+    em = prod.em
+    o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
+    c4n = c // 4
+    pv = min(PVEC, pixels // LANES)
+    span = pv * LANES
+    ob_n = min(OBLOCK, o_dim)
+    npb, nob = -(-pixels // span), -(-o_dim // ob_n)
+    tile = em.scratch(i32, [ob_n, span], private=True)
+    rs_tile = em.scratch(i32, [span], private=True) if prod.zb else None
+    v16, v32, v8 = VectorType(i8, [LANES]), VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
+
+    def image(ni):
+        def block(i):
+            ob = em.value(arith.DivUIOp(i, em.index(npb)))
+            pb = em.value(arith.RemUIOp(i, em.index(npb)))
+            o0 = em.value(arith.MinUIOp(em.mul_index(ob, ob_n), em.index(o_dim - ob_n)))
+            p0 = em.value(arith.MinUIOp(em.mul_index(pb, span), em.index(pixels - span)))
+            os_ = [em.add_index(o0, r) for r in range(ob_n)]
+            ps = [em.add_index(p0, v * LANES) for v in range(pv)]
+            oq = [(em.value(arith.DivUIOp(o, em.index(LANES))),
+                   em.value(arith.RemUIOp(o, em.index(LANES)))) for o in os_]
+            ones = (em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+                em.const(0x01010101, i32), v32)), v8)) if rs_tile is not None else None)
+
+            def step(c4, cur):
+                c0 = em.mul_index(c4, 4)
+                acts = []
+                for p in ps:
+                    rows4 = [em.value(vector.LoadOp(X, [ni, em.add_index(c0, j), p], v16))
+                             for j in range(4)]
+                    a = _interleaved(em, rows4)
+                    if flip is not None:
+                        a = em.value(arith.XOrIOp(a, flip))
+                    acts.append(a)
+                out = []
+                for r, (q, lane) in enumerate(oq):
+                    wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+                        em.load(sums32, [q, c4, lane]), v32)), v8))
+                    out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv + v], a, wv],
+                                                          [v32]))
+                            for v, a in enumerate(acts)]
+                if ones is not None:
+                    out += [em.value(llvm.CallIntrinsicOp(
+                        INTRINSIC, [cur[ob_n * pv + v], a, ones], [v32]))
+                        for v, a in enumerate(acts)]
+                return out
+
+            zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+            n_acc = ob_n * pv + (pv if ones is not None else 0)
+            accs = _carried(em, c4n, [zero] * n_acc, step)
+            for r in range(ob_n):
+                for v in range(pv):
+                    em.op(vector.StoreOp(accs[r * pv + v], tile,
+                                         [em.index(r), em.index(v * LANES)]))
+            if rs_tile is not None:
+                for v in range(pv):
+                    em.op(vector.StoreOp(accs[ob_n * pv + v], rs_tile, [em.index(v * LANES)]))
+            fix = em.const(0 if prod.ua else 128 * c, i32)
+
+            def rowsum(j):
+                if rs_tile is None:
+                    return None
+                return em.value(arith.SubiOp(em.load(rs_tile, [j]), fix))
+
+            for r, o in enumerate(os_):
+                em.loop(0, span, lambda j, r=r, o=o: prod.finish_one(
+                    em.load(tile, [em.index(r), j]), corr, o, rowsum(j), O,
+                    [ni, o, em.value(arith.AddiOp(p0, j))]))
+
+        parallel_loop(em, nob * npb, pixels * o_dim * c, block)
+
+    em.loop(0, n, image)
+
