@@ -46,9 +46,8 @@ if str(HERE) not in sys.path:  # the sibling module, whether run as a script, -m
 
 import node_cases  # noqa: E402
 from constant_inputs import bind_shape_inputs  # noqa: E402
-from node_cases import ALL_OPS, LISTED_OPS, NodeCase  # noqa: E402
-
 from glow_mlir.tools.errors import ArgumentParser  # noqa: E402
+from node_cases import ALL_OPS, LISTED_OPS, NodeCase  # noqa: E402
 
 EXPECTED_FAILURES = HERE / "expected_failures.txt"
 
