@@ -45,6 +45,12 @@ def test_outputs_and_the_blocking_run(host, reference):
     assert len(host.network("cnn").dag.parts) == 2
 
 
+def test_a_network_prints_in_one_short_line(host):
+    # add_network returns it: printed whole, its plan and DAG were the graph's IR (~20 KB)
+    text = repr(host.network("cnn"))
+    assert text.startswith("Network(name='cnn', replicas=") and len(text) < 300, text
+
+
 def test_a_full_queue_refuses_at_once(host):
     x = {"image": rand(1, 3, 32, 32)}
     with host.hold():

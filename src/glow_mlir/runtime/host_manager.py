@@ -86,8 +86,9 @@ class Network:
     """A network on the host: its DAG, and each copy's device per part."""
 
     name: str
-    plan: PartitionPlan
-    dag: PartitionDag
+    # the plan and the DAG hold the graph's ops and modules: their reprs print the IR
+    plan: PartitionPlan = field(repr=False)
+    dag: PartitionDag = field(repr=False)
     replicas: list[list[int]]
     """Device index of each part, per copy (copy 0 is the partitioner's placement)."""
     input_shapes: dict[str, tuple[int, ...]]
