@@ -33,6 +33,9 @@ def test_specialize_compiles_for_the_given_inputs(tmp_path, capsys, reshape_mode
     assert f"output z: 3x4 float32  min 0  max {x.max():g}" in out
     assert "specializations: 1 compiled, 2 hit(s), 1 kept (at most 8)" in out
     assert ": match" in out
+    # the compile is timed apart: the mean is of the 2 runs that compiled nothing
+    assert "time per run: " in out and "(mean of 2," in out
+    assert "time of the run that compiled: " in out and "(compile included)" in out
 
 
 def test_without_specialize_the_same_model_is_refused(tmp_path, capsys, reshape_model):
@@ -48,6 +51,8 @@ def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
                                 "first-call", "--max-specializations", "2", "--inputs",
                                 tmp_path / "in.npz", "--backend", "interpreter", "--no-cache")
     assert code == 0 and "1 compiled, 0 hit(s), 1 kept (at most 2)" in out, err
+    # one run, and it compiled: no "time per run" that is mostly the compile
+    assert "time per run" not in out and "--runs 2 or more" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -55,6 +60,8 @@ def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
     (["--specialize", "first-call"], "give them with --inputs"),
     (["--specialize", "first-call", "--input-shape", "x=2x6", "--inputs", "in.npz"],
      "drop --input-shape"),
+    (["--specialize", "first-call", "--trace", "t.json", "--inputs", "in.npz"],
+     "record no trace; drop --trace"),
     (["--specialize", "second-call"], "invalid choice"),
     (["--specialize", "first-call", "--max-specializations", "0"], "max-specializations"),
 ])
