@@ -69,3 +69,23 @@ def test_bad_specialize_options_exit_1_in_one_line(capsys, reshape_model, args, 
     code, out, err = in_process(glow_run.main, capsys, reshape_model, *args)
     assert code == 1 and message in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_value_needed_as_a_constant_points_to_specialize(tmp_path, capsys):
+    # static shapes, but Trilu's k is an input: the refusal says what --specialize is for
+    graph = helper.make_graph(
+        [helper.make_node("Trilu", ["x", "k"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "trilu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(path))
+    np.savez(tmp_path / "in.npz", x=np.ones((3, 4), np.float32), k=np.array(1))
+    code, _, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                              "--backend", "interpreter", "--no-cache")
+    assert code == 1 and "Trilu: k (input #1 'k') is computed at run time" in err, err
+    assert "glow-run --specialize first-call" in err and "Traceback" not in err
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--backend", "interpreter", "--no-cache",
+                                "--specialize", "first-call")
+    assert code == 0 and "output y: 3x4 float32" in out, err
