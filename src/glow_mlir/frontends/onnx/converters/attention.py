@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import i1
+from xdsl.ir import BlockArgument
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool, is_float
@@ -31,6 +32,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.linalg import matmul_values
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.input_checks import InputCheck, add_arg_check
 
 QK_OUTPUT_MODES = {0: "the scaled (and softcapped) Q K^T", 1: "the softcapped Q K^T",
                    2: "the scores plus the mask bias", 3: "the softmax probabilities"}
@@ -344,6 +346,13 @@ def rotary_embedding(n: Node) -> Value:
     if ids is not None:
         if ids.shape != (batch, seq):
             n.fail(f"position_ids must be [{batch}, {seq}], got {fmt_shape(ids.shape)}")
+        positions = caches[0].shape[0]
+        if ids.const is None and isinstance(ids.ssa, BlockArgument) \
+                and ids.ssa.owner is b.block:
+            # as onnxruntime: [0, positions), named as the user's op, not as our Gather
+            add_arg_check(b.fn, ids.ssa.index,
+                          InputCheck(f"{n.op_type} position_ids into caches of {positions} "
+                                     f"positions", low=0, high=positions))
         caches = [b.gather(c, ids, 0) if c.rank == 2 else c for c in caches]
     for what, c in zip(("cos_cache", "sin_cache"), caches):
         if c.shape != (batch, seq, half):
