@@ -122,8 +122,9 @@ def test_kinds_alternating_share_one_device_of_each(argmax_model):
     x = rand(2, 8, seed=5)
     model = make_model(nodes, {"x": x}, [prev])
     devs = [Device(kind="accel", memory_bytes=1 << 20), Device(kind="cpu", memory_bytes=1 << 20)]
-    p = plan(optimized_graph(model, devs), devs)
-    assert len(p.parts) > 2 and {part.device for part in p.parts} == {0, 1}
+    for partition in ("memory", "load-balance"):
+        p = plan(optimized_graph(model, devs), devs, partition)
+        assert len(p.parts) > 2 and {part.device for part in p.parts} == {0, 1}
     (want,) = glow_mlir.compile(model, backend="interpreter", cache=False).run({"x": x})
     with HostManager(devs) as host:
         host.add_network("alt", model)
