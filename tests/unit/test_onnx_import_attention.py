@@ -121,6 +121,21 @@ def test_rotary_embedding_3d_partial(interleaved, backend):
     assert_close(compiled_run(model, feeds, backend), want)
 
 
+@pytest.mark.parametrize("bad", [L + 1, -1])
+def test_nonpad_kv_seqlen_beyond_the_keys_is_refused(bad):
+    """A count outside [0, keys] was run (as if all keys were valid); onnxruntime refuses
+    it, and so does check_inputs now, before anything runs."""
+    feeds = {**qkv(seed=7), "nonpad": np.array([L, bad], np.int64)}
+    model = attention_model(feeds, opset=24, order=["q", "k", "v", "", "", "", "nonpad"])
+    compiled = glow_mlir.compile(model, backend="interpreter", cache=False, progress=False)
+    with pytest.raises(InputError) as info:
+        compiled.run(feeds)
+    assert str(info.value) == (f"input 'nonpad' at [1] is {bad}: Attention nonpad_kv_seqlen "
+                               f"of {L} keys must be in [0, {L + 1}) (1 bad value(s))")
+    feeds["nonpad"] = np.array([L, 0], np.int64)  # both ends are counts it takes
+    compiled.run(feeds)
+
+
 ERRORS = {
     "3d_without_heads": (lambda f: {k: v.reshape(B, -1, NKV * H) if k != "q" else
                                     v.reshape(B, -1, NQ * H) for k, v in f.items()},

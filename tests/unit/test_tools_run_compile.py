@@ -515,3 +515,15 @@ def test_run_checks_the_trace_place_before_compiling(tmp_path, capsys, where, me
     assert code == 1 and out == ""  # nothing compiled, nothing run
     assert f"cannot write the trace to '{path}': {message}" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_onnxruntime_refusing_the_model_is_one_line(tmp_path):
+    # onnxruntime has no float64 Det: its own error log stayed on stderr (in colour)
+    model = tmp_path / "det.onnx"
+    onnx.save(node_model("Det", {"x": np.eye(2)[None].repeat(2, 0)}), str(model))
+    proc = tool("glow_run", model, "--backend", "interpreter", "--compare-onnxruntime",
+                "--no-cache")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "glow-run: error: onnxruntime could not run the model: [ONNXRuntimeError] : 9 : "
+        "NOT_IMPLEMENTED : Could not find an implementation for Det(11) node with name ''"]

@@ -186,10 +186,13 @@ def run_onnxruntime(model_path: str, inputs: Mapping[str, np.ndarray]) -> list[n
             "--compare-onnxruntime needs onnxruntime (pip install onnxruntime)"
         ) from None
     try:
-        session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+        options = ort.SessionOptions()
+        options.log_severity_level = 4  # its failure is reported below, in one line
+        session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
         return session.run(None, dict(inputs))
     except Exception as err:  # noqa: BLE001 - onnxruntime raises its own types
-        raise UserError(f"onnxruntime could not run the model: {err}") from None
+        raise UserError(f"onnxruntime could not run the model: "
+                        f"{' '.join(str(err).split())}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:

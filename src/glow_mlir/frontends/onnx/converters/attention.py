@@ -184,8 +184,9 @@ def _limit_keep(n: Node, seq: int, total: int, past: int, nonpad: Value | None,
     return keep if nonpad is None else b.reshape(keep, [nonpad.shape[0], 1, seq, total])
 
 
-def _nonpad(n: Node, batch: int, past: int) -> Value | None:
-    """nonpad_kv_seqlen [B] (opset 24): each batch's count of valid keys."""
+def _nonpad(n: Node, batch: int, past: int, total: int) -> Value | None:
+    """nonpad_kv_seqlen [B] (opset 24): each batch's count of valid keys, in [0, total]
+    (checked before a run when it is a model input, as onnxruntime refuses others)."""
     nonpad = n.optional(6)
     if nonpad is None:
         return None
@@ -194,6 +195,11 @@ def _nonpad(n: Node, batch: int, past: int) -> Value | None:
     if nonpad.shape != (batch,) or is_float(nonpad.elem) or is_bool(nonpad.elem):
         n.fail(f"nonpad_kv_seqlen must be [{batch}] integers, got {fmt_shape(nonpad.shape)} "
                f"{nonpad.elem}")
+    if nonpad.const is None and isinstance(nonpad.ssa, BlockArgument) \
+            and nonpad.ssa.owner is n.b.block:
+        add_arg_check(n.b.fn, nonpad.ssa.index,
+                      InputCheck(f"{n.op_type} nonpad_kv_seqlen of {total} keys", low=0,
+                                 high=total + 1))
     return nonpad
 
 
@@ -204,7 +210,7 @@ def _bias(n: Node, scores: Value, past: int) -> Value | None:
     parts: list[Value] = []
     if n.has(3):
         parts.append(_mask_bias(n, n.input(3), scores))
-    nonpad = _nonpad(n, batch, past)
+    nonpad = _nonpad(n, batch, past, total)
     keep = _limit_keep(n, seq, total, past, nonpad, bool(n.int("is_causal", 0)), _window(n))
     if keep is not None:
         parts.append(_additive(n, keep, scores))
