@@ -303,7 +303,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"model: {model_path(args.model)} (backend {args.backend})")
     for name, x in zip(model.input_names, arrays):
         print(f"input  {name}: {'x'.join(map(str, x.shape)) or 'scalar'} {x.dtype} ({origin})")
-    times, compiling = [], []  # a specializing model's runs that compiled, timed apart
+    # a specializing model's runs that compiled are timed apart
+    times: list[float] = []
+    compiling: list[float] = []
     for _ in range(args.runs):
         compiled = _compiles(model)
         start = time.perf_counter()
