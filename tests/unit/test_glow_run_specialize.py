@@ -89,3 +89,13 @@ def test_a_value_needed_as_a_constant_points_to_specialize(tmp_path, capsys):
                                 "--backend", "interpreter", "--no-cache",
                                 "--specialize", "first-call")
     assert code == 0 and "output y: 3x4 float32" in out, err
+
+
+def test_specialize_of_a_model_in_ir_is_a_usage_error(tmp_path, capsys):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "conv_relu.mlir"
+    code, _, err = in_process(glow_run.main, capsys, example, "--specialize", "first-call",
+                              "--inputs", tmp_path / "in.npz")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "--specialize first-call compiles ONNX models" in err and "drop --specialize" in err

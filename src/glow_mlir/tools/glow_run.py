@@ -276,6 +276,10 @@ def run(args: argparse.Namespace) -> int:
     elif isinstance(args.model, tuple) and args.compare_onnxruntime:
         usage_error("glow-run", "--compare-onnxruntime runs an ONNX model on onnxruntime; "
                                 "a Caffe2 model is not one")
+    elif args.specialize and (isinstance(args.model, tuple) or is_mlir_path(args.model)):
+        what = "a Caffe2 model" if isinstance(args.model, tuple) else f"'{args.model}' (IR)"
+        usage_error("glow-run", f"--specialize first-call compiles ONNX models; {what} has "
+                                f"its shapes given once: drop --specialize")
     elif is_mlir_path(args.model):
         if args.compare_onnxruntime:
             usage_error("glow-run", f"--compare-onnxruntime runs an ONNX model on onnxruntime; "
