@@ -114,9 +114,27 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
 
         raise SpecializeError("max_specializations bounds the compiles of "
                               "specialize='first-call'; give that too")
-    return compile_model(model, backend, input_shapes, optimize, disable_passes,
-                         verbose=verbose, progress=progress, cache=cache, profile=profile,
-                         quantization=quantization, **backend_options)
+    from glow_mlir.frontends.onnx.errors import UnsupportedOnnxError
+
+    try:
+        return compile_model(model, backend, input_shapes, optimize, disable_passes,
+                             verbose=verbose, progress=progress, cache=cache, profile=profile,
+                             quantization=quantization, **backend_options)
+    except UnsupportedOnnxError as err:
+        _hint_specialize(err)
+        raise
+
+
+def _hint_specialize(err) -> None:
+    """A value the importer needs as a constant (Reshape's shape, Trilu's k, OneHot's
+    depth, ...) that the model computes from its inputs is what specialize='first-call'
+    is for: the message says so, as the one for an unbound dimension does."""
+    from glow_mlir.runtime.specialized import RUNTIME_VALUE
+
+    if any(RUNTIME_VALUE.search(e.why) for e in err.entries):
+        err.args = (f"{err.args[0]}\n(values computed at run time from the model's inputs: "
+                    "compile with specialize='first-call' (glow-run --specialize first-call "
+                    "--inputs x.npz) to compile for each call's values)",) + err.args[1:]
 
 
 def profile(model, batches, backend: str = "interpreter", input_shapes=None) -> Profile:

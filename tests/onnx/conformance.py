@@ -30,7 +30,6 @@ the expected-failures list over the whole suite with
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -47,6 +46,7 @@ if str(HERE) not in sys.path:  # the sibling module, whether run as a script, -m
 
 import node_cases  # noqa: E402
 from constant_inputs import bind_shape_inputs  # noqa: E402
+from glow_mlir.tools.errors import ArgumentParser  # noqa: E402
 from node_cases import ALL_OPS, LISTED_OPS, NodeCase  # noqa: E402
 
 EXPECTED_FAILURES = HERE / "expected_failures.txt"
@@ -219,7 +219,9 @@ def run_onnxruntime(model, inputs: list) -> list:
     model = type(model).FromString(model.SerializeToString())
     model.ir_version = min(model.ir_version, ORT_IR_VERSION)
     options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # its warnings are not the suite's business
+    # its warnings and error logs are not the suite's business: a case it cannot run is
+    # reported from the exception, and a logged copy would interleave with the table
+    options.log_severity_level = 4
     session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
@@ -239,6 +241,18 @@ def run_case_onnxruntime(case: NodeCase) -> Result:
     return Result(case.name, case.op_type, category, detail)
 
 
+def onnxruntime_reason(err: Exception) -> str:
+    """onnxruntime's error in a few words: its `[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`
+    prefix and its source location dropped, the rest kept (cutting at the last `) ` left
+    `node with name ''` of `Could not find an implementation for Attention(23) node ...`)."""
+    message = " ".join(str(err).split())
+    if message.startswith("[ONNXRuntimeError]"):
+        message = message.split(" : ", 3)[-1]
+    # a kernel's failure names the C++ function it failed in before the reason
+    message = message.rsplit(" was false. ", 1)[-1] if " was false. " in message else message
+    return message.rstrip(".")[:160]
+
+
 def onnxruntime_opinion(model, inputs: list, outputs: list, expected: list,
                         rtol: float, atol: float) -> str:
     """Whether onnxruntime agrees with the expected outputs or with ours: where it agrees
@@ -246,8 +260,7 @@ def onnxruntime_opinion(model, inputs: list, outputs: list, expected: list,
     try:
         theirs = run_onnxruntime(model, inputs)
     except Exception as err:  # noqa: BLE001 - onnxruntime is only a second opinion
-        message = " ".join(str(err).split()).rsplit(") ", 1)[-1]
-        return f" (onnxruntime cannot run it: {message.rstrip('.').rsplit('. ', 1)[-1][:120]})"
+        return f" (onnxruntime cannot run it: {onnxruntime_reason(err)})"
     if compare(expected, theirs, rtol, atol)[0] == "pass":
         return " (onnxruntime matches the expected outputs)"
     if compare(theirs, outputs, rtol, atol)[0] == "pass":
@@ -346,13 +359,13 @@ def failure_groups(results: list[Result]) -> str:
 
 # ---------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(  # a usage error is one line and exit 1, as the tools'
         prog="python -m tests.onnx.conformance",
         description="Run ONNX's node test cases of every standard op through glow-mlir.")
     parser.add_argument("--op", action="append", default=[],
                         help="only this op type (repeatable)")
     parser.add_argument("--glow-ops", action="store_true",
-                        help="only the ops Glow's loader and issue 3 claim (LISTED_OPS)")
+                        help="only the ops Glow's own ONNX loader supports (node_cases.LISTED_OPS)")
     parser.add_argument("--onnxruntime", action="store_true",
                         help="also run onnxruntime on the same cases and print its count "
                              "per op and in total next to ours")
@@ -386,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in node_cases.load_cases()
              if c.op_type in ops and (not args.op or c.op_type in args.op)
              and args.substring in c.name]
+    if not cases:
+        chosen = [f"--op {op}" for op in args.op] + ["--glow-ops"] * args.glow_ops
+        chosen += [f"-k {args.substring!r}"] if args.substring else []
+        parser.error(f"no node test case matches {' '.join(chosen) or 'at all'} "
+                     f"(the case cache is {node_cases.cache_dir()}; --regenerate rebuilds it)")
     expected_failures = {} if args.constant_inputs else read_expected_failures()
 
     start = time.perf_counter()
@@ -398,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     report = "" if args.constant_inputs else surprises(results, expected_failures)
     if report:
         print("\n" + report)
-    if args.failures:
+    if args.failures and any(not r.passed for r in results):
         print("\nFailures by cause (cases unlocked per fix):\n" + failure_groups(results))
     if args.write_expected_failures:
         EXPECTED_FAILURES.write_text(format_expected_failures(results))

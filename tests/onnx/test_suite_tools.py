@@ -152,3 +152,25 @@ def test_onnxruntime_sequences_are_compared_element_wise():
 def test_onnxruntime_runs_a_case_by_the_same_rules(tmp_path):
     case = next(c for c in node_cases.load_cases(tmp_path, ops=("Abs",)) if c.name == "test_abs")
     assert conformance.run_case_onnxruntime(case).passed
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--op", "NoSuchOp"], "not a standard op: NoSuchOp"),
+    (["--write-expected-failures", "--op", "Abs"], "needs the whole suite"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--op", "Abs", "-k", "no_such_case"], "no node test case matches --op Abs -k"),
+])
+def test_a_bad_command_line_is_one_line_and_exit_1(argv, says, capsys, monkeypatch):
+    monkeypatch.setattr(node_cases, "load_cases", lambda *a, **k: [])  # no case selected
+    with pytest.raises(SystemExit) as ended:
+        conformance.main(argv)
+    assert ended.value.code == 1
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_onnxruntime_reason_keeps_what_it_could_not_do():
+    err = RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an "
+                       "implementation for Attention(23) node with name ''")
+    assert conformance.onnxruntime_reason(err) == (
+        "Could not find an implementation for Attention(23) node with name ''")

@@ -33,6 +33,9 @@ def test_specialize_compiles_for_the_given_inputs(tmp_path, capsys, reshape_mode
     assert f"output z: 3x4 float32  min 0  max {x.max():g}" in out
     assert "specializations: 1 compiled, 2 hit(s), 1 kept (at most 8)" in out
     assert ": match" in out
+    # the compile is timed apart: the mean is of the 2 runs that compiled nothing
+    assert "time per run: " in out and "(mean of 2," in out
+    assert "time of the run that compiled: " in out and "(compile included)" in out
 
 
 def test_without_specialize_the_same_model_is_refused(tmp_path, capsys, reshape_model):
@@ -48,6 +51,8 @@ def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
                                 "first-call", "--max-specializations", "2", "--inputs",
                                 tmp_path / "in.npz", "--backend", "interpreter", "--no-cache")
     assert code == 0 and "1 compiled, 0 hit(s), 1 kept (at most 2)" in out, err
+    # one run, and it compiled: no "time per run" that is mostly the compile
+    assert "time per run" not in out and "--runs 2 or more" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -55,6 +60,8 @@ def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
     (["--specialize", "first-call"], "give them with --inputs"),
     (["--specialize", "first-call", "--input-shape", "x=2x6", "--inputs", "in.npz"],
      "drop --input-shape"),
+    (["--specialize", "first-call", "--trace", "t.json", "--inputs", "in.npz"],
+     "record no trace; drop --trace"),
     (["--specialize", "second-call"], "invalid choice"),
     (["--specialize", "first-call", "--max-specializations", "0"], "max-specializations"),
 ])
@@ -62,3 +69,33 @@ def test_bad_specialize_options_exit_1_in_one_line(capsys, reshape_model, args, 
     code, out, err = in_process(glow_run.main, capsys, reshape_model, *args)
     assert code == 1 and message in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_value_needed_as_a_constant_points_to_specialize(tmp_path, capsys):
+    # static shapes, but Trilu's k is an input: the refusal says what --specialize is for
+    graph = helper.make_graph(
+        [helper.make_node("Trilu", ["x", "k"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "trilu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(path))
+    np.savez(tmp_path / "in.npz", x=np.ones((3, 4), np.float32), k=np.array(1))
+    code, _, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                              "--backend", "interpreter", "--no-cache")
+    assert code == 1 and "Trilu: k (input #1 'k') is computed at run time" in err, err
+    assert "glow-run --specialize first-call" in err and "Traceback" not in err
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--backend", "interpreter", "--no-cache",
+                                "--specialize", "first-call")
+    assert code == 0 and "output y: 3x4 float32" in out, err
+
+
+def test_specialize_of_a_model_in_ir_is_a_usage_error(tmp_path, capsys):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "conv_relu.mlir"
+    code, _, err = in_process(glow_run.main, capsys, example, "--specialize", "first-call",
+                              "--inputs", tmp_path / "in.npz")
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "--specialize first-call compiles ONNX models" in err and "drop --specialize" in err

@@ -45,6 +45,12 @@ def test_outputs_and_the_blocking_run(host, reference):
     assert len(host.network("cnn").dag.parts) == 2
 
 
+def test_a_network_prints_in_one_short_line(host):
+    # add_network returns it: printed whole, its plan and DAG were the graph's IR (~20 KB)
+    text = repr(host.network("cnn"))
+    assert text.startswith("Network(name='cnn', replicas=") and len(text) < 300, text
+
+
 def test_a_full_queue_refuses_at_once(host):
     x = {"image": rand(1, 3, 32, 32)}
     with host.hold():
@@ -264,4 +270,20 @@ def test_a_model_with_state_is_refused_at_add_network():
         with pytest.raises(HostError, match=r"network 'step': a model with state \(conv_w1, "
                                             r".*cannot run on the runtime's devices"):
             host.add_network("step", module)
+        assert host.networks() == []
+
+
+def test_a_network_with_run_time_lengths_is_refused_when_added():
+    # NonZero's output is a buffer of its bound and a count that CompiledModel trims; the
+    # runtime's parts did not, and every request failed ("computed by no part")
+    from onnx import helper
+
+    from onnx_testing import make_model
+
+    model = make_model([helper.make_node("NonZero", ["x"], ["nz"])],
+                       {"x": rand(3, 4)}, ["nz"])
+    with HostManager(interp(1)) as host:
+        with pytest.raises(HostError, match=r"network 'nz': output\(s\) nz have a length "
+                                            r"known only at run time .* glow_mlir.compile"):
+            host.add_network("nz", model)
         assert host.networks() == []

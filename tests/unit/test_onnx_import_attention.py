@@ -12,6 +12,7 @@ from onnx.reference import ReferenceEvaluator
 
 import glow_mlir
 from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+from glow_mlir.runtime.compiled_model import InputError
 from onnx_testing import make_model, rand, run_onnxruntime
 
 BACKENDS = ["interpreter", "cpu"]
@@ -120,6 +121,21 @@ def test_rotary_embedding_3d_partial(interleaved, backend):
     assert_close(compiled_run(model, feeds, backend), want)
 
 
+@pytest.mark.parametrize("bad", [L + 1, -1])
+def test_nonpad_kv_seqlen_beyond_the_keys_is_refused(bad):
+    """A count outside [0, keys] was run (as if all keys were valid); onnxruntime refuses
+    it, and so does check_inputs now, before anything runs."""
+    feeds = {**qkv(seed=7), "nonpad": np.array([L, bad], np.int64)}
+    model = attention_model(feeds, opset=24, order=["q", "k", "v", "", "", "", "nonpad"])
+    compiled = glow_mlir.compile(model, backend="interpreter", cache=False, progress=False)
+    with pytest.raises(InputError) as info:
+        compiled.run(feeds)
+    assert str(info.value) == (f"input 'nonpad' at [1] is {bad}: Attention nonpad_kv_seqlen "
+                               f"of {L} keys must be in [0, {L + 1}) (1 bad value(s))")
+    feeds["nonpad"] = np.array([L, 0], np.int64)  # both ends are counts it takes
+    compiled.run(feeds)
+
+
 ERRORS = {
     "3d_without_heads": (lambda f: {k: v.reshape(B, -1, NKV * H) if k != "q" else
                                     v.reshape(B, -1, NQ * H) for k, v in f.items()},
@@ -150,6 +166,25 @@ def test_rotary_dim_error():
                                          rotary_embedding_dim=7)], feeds, ["y"], opset=23)
     with pytest.raises(OnnxImportError, match="rotary_embedding_dim 7 must be even"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("bad", [40, -1])
+def test_rotary_position_ids_out_of_the_caches_are_refused_as_such(bad):
+    """As onnxruntime: ids in [0, positions), refused before running, in one message that
+    names RotaryEmbedding (not the Gather it is lowered to)."""
+    positions = 40
+    ids = np.zeros((B, S), np.int64)
+    ids[1, 2] = bad
+    feeds = {"x": rand(B, NQ, S, H, seed=1), "cos": rand(positions, H // 2, seed=2),
+             "sin": rand(positions, H // 2, seed=3), "ids": ids}
+    model = make_model([helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "ids"],
+                                         ["y"])], feeds, ["y"], opset=23)
+    compiled = glow_mlir.compile(model, backend="interpreter", cache=False, progress=False)
+    with pytest.raises(InputError) as info:
+        compiled.run(feeds)
+    assert str(info.value) == (
+        f"input 'ids' at [1, 2] is {bad}: RotaryEmbedding position_ids into caches of "
+        f"{positions} positions must be in [0, {positions}) (1 bad value(s))")
 
 
 def linear_attention_model(feeds, order, **attrs):

@@ -30,8 +30,8 @@ def test_every_unsupported_feature_is_listed_once_with_counts():
     n = helper.make_node
     nodes = [
         n("Relu", ["x"], ["r"], name="relu"),
-        n("Hardmax", ["r"], ["h1"], name="hard_a"),
-        n("Hardmax", ["h1"], ["h2"], name="hard_b"),
+        n("RandomUniformLike", ["r"], ["h1"], name="hard_a"),  # ops the importer lacks
+        n("RandomUniformLike", ["h1"], ["h2"], name="hard_b"),
         n("FusedConv", ["h2"], ["f"], name="fused", domain="com.microsoft"),
         n("Resize", ["r", "", "scales"], ["up"], name="up",
           coordinate_transformation_mode="tf_crop_and_resize"),
@@ -47,7 +47,7 @@ def test_every_unsupported_feature_is_listed_once_with_counts():
     err = info.value
     assert isinstance(err, UserError)
     text = str(err)
-    assert "Hardmax: op type not supported (2 times: 'hard_a', 'hard_b')" in text
+    assert "RandomUniformLike: op type not supported (2 times: 'hard_a', 'hard_b')" in text
     assert (
         "com.microsoft.FusedConv: op type not supported (1 time: 'fused')"
         in text

@@ -161,10 +161,11 @@ def test_if_with_runtime_condition_is_a_glow_if_and_an_unsupported_branch_is_rep
     for cond in (True, False):
         assert_matches_onnxruntime(model, {"x": rand(2, 3), "c": np.array(cond)})
     assert "glow.if" in {op.name for op in import_onnx(model).walk()}
-    with pytest.raises(UnsupportedOnnxError, match="Hardmax: op type not supported .*'then_op'"):
-        import_onnx(_if_model(True, then_op="Hardmax"))
-    with pytest.raises(UnsupportedOnnxError, match="Hardmax: op type not supported .*'then_op'"):
-        import_onnx(_if_model(False, then_op="Hardmax"))
+    lacking = "RandomUniformLike"  # an op the importer lacks (Hardmax is supported now)
+    with pytest.raises(UnsupportedOnnxError, match=f"{lacking}: op type not supported .*'then_op'"):
+        import_onnx(_if_model(True, then_op=lacking))
+    with pytest.raises(UnsupportedOnnxError, match=f"{lacking}: op type not supported .*'then_op'"):
+        import_onnx(_if_model(False, then_op=lacking))
 
 
 @pytest.mark.parametrize("attrs", [{"strides": [2, 2], "output_shape": [13, 16]},

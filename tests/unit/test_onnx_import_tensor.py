@@ -165,3 +165,16 @@ def test_dropout_is_identity_in_inference(opset):
 def test_dropout_mask_output():
     model = node_model("Dropout", {"x": X}, n_outputs=2, opset=13)
     assert_matches_onnxruntime(model, {"x": X})
+
+
+@pytest.mark.parametrize("depth", [0, -2])
+def test_one_hot_depth_below_one_is_named(depth):
+    # it was "cannot broadcast 3x1 to 3x-2"; onnxruntime refuses both too
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    model = node_model("OneHot", {"i": np.array([0, 1, 2], np.int64)},
+                       consts={"depth": np.array(depth, np.int64),
+                               "values": np.array([0, 1], np.float32)}, opset=11)
+    with pytest.raises(OnnxImportError, match=rf"\(OneHot\): depth must be at least 1, "
+                                              rf"got {depth}$"):
+        import_onnx(model)

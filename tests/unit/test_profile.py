@@ -328,3 +328,20 @@ def test_a_range_too_wide_for_float32_steps_is_not_saved(tmp_path, profile):
     wide.get("conv1").record(np.array([1e37]), wide.bins)
     with pytest.raises(ProfileError, match=r"edge 'conv1' output 0 saw values in .*1e\+37"):
         wide.save(tmp_path / "wide.json")
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_a_batch_with_values_a_compiled_model_refuses_is_refused(backend):
+    # labels outside the classes ran (clamped by the cpu kernels) into the profile
+    from onnx import helper
+
+    from onnx_testing import make_model
+
+    scores = np.zeros((3, 5), np.float32)
+    model = make_model([helper.make_node("SoftmaxCrossEntropyLoss", ["s", "l"], ["loss"])],
+                       {"s": scores, "l": np.zeros(3, np.int64)}, ["loss"], opset=13)
+    good = {"s": scores, "l": np.array([0, 4, 1])}
+    glow_mlir.profile(model, [good], backend=backend)
+    with pytest.raises(InputError, match=r"batch #1: input 'l' at \[1\] is 5: "
+                                         r"SoftmaxCrossEntropyLoss labels of 5 classes"):
+        glow_mlir.profile(model, [good, {**good, "l": np.array([0, 5, 1])}], backend=backend)

@@ -106,6 +106,35 @@ def test_heterogeneous_gives_an_unsupported_op_to_the_device_that_runs_it(argmax
     assert np.array_equal(y, np.argmax(np.maximum(x @ w, 0), axis=1))
 
 
+def test_kinds_alternating_share_one_device_of_each(argmax_model):
+    """relu (accel), arg_max (cpu), relu (accel), arg_max (cpu), relu (accel): five small
+    runs on one accelerator and one cpu, each device holding its kind's parts (it needed
+    3 accelerators: 'needs 3 accel devices ... (its parts by memory)')."""
+    nodes, prev = [], "x"
+    for i in range(3):
+        nodes.append(helper.make_node("Relu", [prev], [f"r{i}"]))
+        prev = f"r{i}"
+        if i < 2:
+            nodes += [helper.make_node("ArgMax", [prev], [f"a{i}"], axis=1, keepdims=1),
+                      helper.make_node("Cast", [f"a{i}"], [f"c{i}"], to=1),
+                      helper.make_node("Add", [prev, f"c{i}"], [f"s{i}"])]
+            prev = f"s{i}"
+    x = rand(2, 8, seed=5)
+    model = make_model(nodes, {"x": x}, [prev])
+    devs = [Device(kind="accel", memory_bytes=1 << 20), Device(kind="cpu", memory_bytes=1 << 20)]
+    for partition in ("memory", "load-balance"):
+        p = plan(optimized_graph(model, devs), devs, partition)
+        assert len(p.parts) > 2 and {part.device for part in p.parts} == {0, 1}
+    (want,) = glow_mlir.compile(model, backend="interpreter", cache=False).run({"x": x})
+    with HostManager(devs) as host:
+        host.add_network("alt", model)
+        (got,) = host.run("alt", {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    tiny = [Device(kind="accel", memory_bytes=40), Device(kind="cpu", memory_bytes=1 << 20)]
+    with pytest.raises(PartitionError, match="'accel'"):
+        plan(optimized_graph(model, tiny), tiny)
+
+
 def test_no_device_runs_an_op(argmax_model):
     devs = [Device(kind="accel")]
     with pytest.raises(PartitionError, match=r"no device runs 1 op\(s\): .*glow.arg_max"):

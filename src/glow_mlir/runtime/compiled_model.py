@@ -219,11 +219,17 @@ class CompiledModel:
                                 f"{_describe(shape, dtype)}")
             arrays.append(x)
         if not problems:
+            # one problem per input: the importer's check, named after the user's op, comes
+            # first; the lowered ops' checks on the same values (a Gather of
+            # RotaryEmbedding's position_ids) would only say it again in our terms
+            reported = set()
             for name, check in self.value_checks:
-                x = arrays[self.input_names.index(name)]
-                problem = check.problem(name, x)
-                if problem is not None and problem not in problems:
+                if name in reported:
+                    continue
+                problem = check.problem(name, arrays[self.input_names.index(name)])
+                if problem is not None:
                     problems.append(problem)
+                    reported.add(name)
         if problems:
             raise InputError("; ".join(problems))
         return arrays

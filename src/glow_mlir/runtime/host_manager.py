@@ -81,13 +81,34 @@ def _refuse_state(name: str, module: Any) -> None:
                             f"glow_mlir.train")
 
 
+def _refuse_bounded(name: str, module: Any) -> None:
+    """Outputs whose length is known only at run time (NonZero, NonMaxSuppression: a
+    buffer of the bound and a count, ir/bounded_outputs.py) are trimmed by
+    `CompiledModel`; the runtime's parts pass whole buffers and no counts, so each
+    request of such a network failed with an internal error. Refused when added."""
+    from xdsl.dialects import func
+
+    from glow_mlir.conversion.lower_to_instr import placeholder_names
+    from glow_mlir.ir.bounded_outputs import bounded_outputs
+
+    for fn in [o for o in module.ops if isinstance(o, func.FuncOp)]:
+        names = placeholder_names(fn.res_attrs, len(fn.function_type.outputs.data), "output")
+        trimmed = [names[i] for i, _, _ in bounded_outputs(names)]
+        if trimmed:
+            raise HostError(f"network '{name}': output(s) {', '.join(trimmed)} have a length "
+                            f"known only at run time (NonZero, NonMaxSuppression, ...), which "
+                            f"the runtime's devices do not trim: run it with "
+                            f"glow_mlir.compile")
+
+
 @dataclass
 class Network:
     """A network on the host: its DAG, and each copy's device per part."""
 
     name: str
-    plan: PartitionPlan
-    dag: PartitionDag
+    # the plan and the DAG hold the graph's ops and modules: their reprs print the IR
+    plan: PartitionPlan = field(repr=False)
+    dag: PartitionDag = field(repr=False)
     replicas: list[list[int]]
     """Device index of each part, per copy (copy 0 is the partitioner's placement)."""
     input_shapes: dict[str, tuple[int, ...]]
@@ -166,6 +187,7 @@ class HostManager:
                 raise HostError(f"a network named '{name}' is already added")
         module = optimized_graph(model, self.devices, input_shapes)
         _refuse_state(name, module)
+        _refuse_bounded(name, module)
         # the emptiest devices of each kind first (Glow's provisioner), so networks spread
         # out; the kinds keep their order (the heterogeneous partitioner's priority)
         rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}

@@ -53,7 +53,12 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
                   bins: int = DEFAULT_BINS) -> Profile:
     """The profile of `model` over `batches` (each a dict of input name -> array, as
     `CompiledModel.run` takes), recorded on `backend` (module docstring)."""
-    from glow_mlir.runtime.compiled_model import CompiledModel, _signature, optimize_graph
+    from glow_mlir.runtime.compiled_model import (
+        CompiledModel,
+        _signature,
+        _value_checks,
+        optimize_graph,
+    )
 
     get_backend(backend)  # an unknown name: the registry's error
     if backend not in PROFILING_BACKENDS:
@@ -80,7 +85,10 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
     ins, in_types, outs, out_types = _signature(module)
     checker = CompiledModel.restored(
         backend, None, [(n, tuple(t.get_shape()), _dtype(t)) for n, t in zip(ins, in_types)],  # type: ignore[attr-defined,arg-type]
-        [(n, tuple(t.get_shape())) for n, t in zip(outs, out_types)])  # type: ignore[attr-defined]
+        [(n, tuple(t.get_shape())) for n, t in zip(outs, out_types)],  # type: ignore[attr-defined]
+        # the input values a compiled model refuses (labels, indices out of range) are
+        # refused here too: a profile taken on them would record clamped garbage
+        _value_checks(module, ins))
     if backend == "interpreter":
         run = _evaluator_runner(fn, recorder)
     else:

@@ -57,6 +57,7 @@ from glow_mlir.transforms.partition.plan import (
     _labels,
     _of_kind,
     _place,
+    _place_shared,
     _too_few_devices,
     device_footprint,
     fmt_bytes,
@@ -336,7 +337,14 @@ def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> Partit
         return _finish(g, devices, _single_kind(g, devices), "load-balanced")
     runs = _cut(g, devices, labels, None)
     if _place(runs, devices) is None:
-        raise _too_few_devices(runs, devices, g)
+        # more runs of a kind than its devices (kinds alternating): the kind's devices
+        # hold them in turn, as the memory strategy does, when their bytes fit
+        try:
+            return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d
+                                        in zip(runs, _place_shared(runs, devices))],
+                           "load-balanced")
+        except PartitionError:
+            raise _too_few_devices(runs, devices, g) from None
     rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
     costs = [rep[labels[i]].cost(op) for i, op in enumerate(g.steps)]
     lo, hi = max(costs, default=0.0), sum(costs)

@@ -402,6 +402,17 @@ def _place(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice]) 
     return placed
 
 
+def _place_shared(runs: Sequence[tuple[int, int, str]],
+                  devices: Sequence[PartDevice]) -> list[int]:
+    """A device per run: the kind's devices in turn, several runs each."""
+    placed, used = [], {k: 0 for k in _kinds(devices)}
+    for _, _, kind in runs:
+        idx = _of_kind(devices, kind)
+        placed.append(idx[used[kind] % len(idx)])
+        used[kind] += 1
+    return placed
+
+
 def _too_few_devices(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice],
                      g: _Graph) -> PartitionError:
     counts: dict[str, int] = {}
@@ -427,7 +438,15 @@ def memory_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan
     runs = _cut(g, devices, labels, None)
     placed = _place(runs, devices)
     if placed is None:
-        raise _too_few_devices(runs, devices, g)
+        # more runs of a kind than devices of it: the ops of two kinds alternating (an op
+        # the accelerator lacks between two it runs) cut runs that are small, and a
+        # device holds several parts in its memory (one run area for them all): share
+        # the kind's devices in turn, if the check of every device's bytes passes
+        try:
+            return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d
+                                        in zip(runs, _place_shared(runs, devices))], "memory")
+        except PartitionError:
+            raise _too_few_devices(runs, devices, g) from None
     return _finish(g, devices, [(list(range(s, e)), d) for (s, e, _), d in zip(runs, placed)],
                    "memory")
 

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import i1
+from xdsl.ir import BlockArgument
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool, is_float
@@ -31,6 +32,7 @@ from glow_mlir.frontends.onnx.builder import Value
 from glow_mlir.frontends.onnx.converters.linalg import matmul_values
 from glow_mlir.frontends.onnx.converters.reduce import reduce
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.ir.input_checks import InputCheck, add_arg_check
 
 QK_OUTPUT_MODES = {0: "the scaled (and softcapped) Q K^T", 1: "the softcapped Q K^T",
                    2: "the scores plus the mask bias", 3: "the softmax probabilities"}
@@ -182,8 +184,9 @@ def _limit_keep(n: Node, seq: int, total: int, past: int, nonpad: Value | None,
     return keep if nonpad is None else b.reshape(keep, [nonpad.shape[0], 1, seq, total])
 
 
-def _nonpad(n: Node, batch: int, past: int) -> Value | None:
-    """nonpad_kv_seqlen [B] (opset 24): each batch's count of valid keys."""
+def _nonpad(n: Node, batch: int, past: int, total: int) -> Value | None:
+    """nonpad_kv_seqlen [B] (opset 24): each batch's count of valid keys, in [0, total]
+    (checked before a run when it is a model input, as onnxruntime refuses others)."""
     nonpad = n.optional(6)
     if nonpad is None:
         return None
@@ -192,6 +195,11 @@ def _nonpad(n: Node, batch: int, past: int) -> Value | None:
     if nonpad.shape != (batch,) or is_float(nonpad.elem) or is_bool(nonpad.elem):
         n.fail(f"nonpad_kv_seqlen must be [{batch}] integers, got {fmt_shape(nonpad.shape)} "
                f"{nonpad.elem}")
+    if nonpad.const is None and isinstance(nonpad.ssa, BlockArgument) \
+            and nonpad.ssa.owner is n.b.block:
+        add_arg_check(n.b.fn, nonpad.ssa.index,
+                      InputCheck(f"{n.op_type} nonpad_kv_seqlen of {total} keys", low=0,
+                                 high=total + 1))
     return nonpad
 
 
@@ -202,7 +210,7 @@ def _bias(n: Node, scores: Value, past: int) -> Value | None:
     parts: list[Value] = []
     if n.has(3):
         parts.append(_mask_bias(n, n.input(3), scores))
-    nonpad = _nonpad(n, batch, past)
+    nonpad = _nonpad(n, batch, past, total)
     keep = _limit_keep(n, seq, total, past, nonpad, bool(n.int("is_causal", 0)), _window(n))
     if keep is not None:
         parts.append(_additive(n, keep, scores))
@@ -344,6 +352,13 @@ def rotary_embedding(n: Node) -> Value:
     if ids is not None:
         if ids.shape != (batch, seq):
             n.fail(f"position_ids must be [{batch}, {seq}], got {fmt_shape(ids.shape)}")
+        positions = caches[0].shape[0]
+        if ids.const is None and isinstance(ids.ssa, BlockArgument) \
+                and ids.ssa.owner is b.block:
+            # as onnxruntime: [0, positions), named as the user's op, not as our Gather
+            add_arg_check(b.fn, ids.ssa.index,
+                          InputCheck(f"{n.op_type} position_ids into caches of {positions} "
+                                     f"positions", low=0, high=positions))
         caches = [b.gather(c, ids, 0) if c.rank == 2 else c for c in caches]
     for what, c in zip(("cos_cache", "sin_cache"), caches):
         if c.shape != (batch, seq, half):

@@ -387,6 +387,8 @@ def one_hot(n: Node) -> Value:
     elsewhere: a comparison with a ramp known at import (the depth must be known)."""
     indices, values = n.input(0), n.input(2)
     depth = int(n.require_const(1, "the depth").reshape(-1)[0])
+    if depth < 1:  # onnxruntime refuses 0 and below too
+        n.fail(f"depth must be at least 1, got {depth}")
     rank = indices.rank + 1
     axis = n.normalize_axis(n.int("axis", -1), rank)
     if values.size != 2:
