@@ -4,7 +4,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise] [--no-dot-remainder]
                                      [--no-resize-tables]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
@@ -507,6 +507,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
+    p.add_argument("--no-dot-remainder", action="store_true",
+                   help="pointwise convolutions redo their last pixels in a shifted tile "
+                        "(kernels_pointwise.DOT_REMAINDER = 0)")
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
                         "(kernels_data.RESIZE_TABLES = False)")
@@ -530,6 +533,8 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
+    if args.no_dot_remainder:
+        kernels_pointwise.DOT_REMAINDER = 0
     from glow_mlir.conversion.glow_ir_to_loops import kernels_data
 
     kernels_data.RESIZE_TABLES = not args.no_resize_tables

@@ -107,11 +107,42 @@ def static_parts():
     thread_pool.set_static_parts(False)
 
 
-@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67)],
-                         ids=["small_image", "few_input_channels"])
+@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67), (320, 7, 203)],
+                         ids=["small_image", "few_input_channels", "dot_products"])
 def test_same_bits_for_any_thread_count(c, side, o, calls, monkeypatch, static_parts):
     model, feeds = conv_model(1, c, side, side, o, tail="relu", **ONE)
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
     for t, g in zip((2, 3), got[1:]):
         assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.fixture
+def dots(monkeypatch):
+    """The pixels each pointwise convolution sums as dot products (`dot_remainder`)."""
+    seen = []
+    real = pw.dot_remainder
+
+    def counted(hw, c):
+        seen.append(real(hw, c))
+        return seen[-1]
+
+    monkeypatch.setattr(pw, "dot_remainder", counted)
+    return seen
+
+
+@pytest.mark.parametrize("c, h, w, tail, want_dots", [
+    (32, 7, 7, "relu", 1), (48, 3, 6, None, 2), (32, 7, 7, "residual", 1),
+    (32, 14, 14, None, 0), (24, 7, 7, None, 0), (32, 4, 4, None, 0),
+], ids=["7x7", "18_pixels", "7x7_residual", "14x14_four_left", "channels_not_vectors",
+        "whole_tiles"])
+def test_last_pixels_as_dot_products(c, h, w, tail, want_dots, calls, dots, monkeypatch):
+    """Up to DOT_REMAINDER pixels past the last full tile, with whole vectors of input
+    channels, summed as dot products (no overlapping tile: a residual add too); else not."""
+    model, feeds = conv_model(1, c, h, w, 11, tail=tail, seed=c + h, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    if tail != "residual":
+        assert len(calls) == 1
+    assert dots == ([want_dots] if calls else [])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
