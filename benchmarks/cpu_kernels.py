@@ -4,8 +4,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise] [--no-dot-remainder]
-                                     [--no-resize-tables]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
+                                     [--no-dot-remainder] [--no-resize-tables]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's

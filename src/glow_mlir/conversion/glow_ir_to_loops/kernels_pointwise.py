@@ -1,7 +1,8 @@
 """Pointwise (1x1, stride 1, unpadded, one group) NCHW convolutions on small images as a
 register-blocked product: out[oc, p] = bias[oc] + sum_k W[oc, k] x[k, p], per block of
 ROWS output channels and tile of TW pixels (the image's pixels flat, the last tile
-shifted left to overlap the one before), the ROWS x TW sums carried as iter_args
+shifted left to overlap the one before, or up to DOT_REMAINDER last pixels as dot
+products), the ROWS x TW sums carried as iter_args
 through the whole loop over input channels (the SLP vectorizer packs them into ROWS
 vectors), each output stored once, finished (activation, epilogue) in the register.
 
@@ -62,9 +63,9 @@ contiguous into scratch), not by a last tile shifted left: on 7x7 images (49 = 3
 benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases mb_pwc_7a,mb_pwc_7,r50_pw_7,
 v2_pw_7,v2_pw_7b [--no-dot-remainder]`, CPU time ratio to onnxruntime, shifted tile ->
 dot products): 512->1024 1.18 -> 1.02, 1024->1024 1.28 -> 0.97, 2048->512 1.23 -> 0.98,
-320->1280 1.16 -> 0.93, 960->320 1.13 -> 0.89. 0: the shifted tile always. These outputs sum k in lanes of a vector
-then the lanes in order from the bias: other bits than a tile's chain, the same for any
-thread count (the split is over output channels)."""
+320->1280 1.16 -> 0.93, 960->320 1.13 -> 0.89. 0: the shifted tile always. These
+outputs sum k in the lanes of a vector, then the lanes in order from the bias: other bits
+than a tile's chain, the same for any thread count (the split is over output channels)."""
 
 
 def dot_remainder(hw: int, c: int) -> int:
@@ -93,8 +94,8 @@ def use_pointwise(instr, act: Finish) -> bool:
 
 
 def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import loop_carry
     from glow_mlir.conversion.glow_ir_to_loops.gemm_micro import lanes
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import loop_carry
     from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import fma_in_order as fma
 
     out, x, w, bias = instr.operands
