@@ -147,6 +147,7 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         inits = [zero] * (len(ocs) * dots)
 
         def step(k, accs):
+            assert Xr is not None
             xs = [em.value(vector.LoadOp(Xr, [em.index(q), k], vt)) for q in range(dots)]
             out = []
             for r, oc in enumerate(ocs):
@@ -164,12 +165,14 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                     [f32]))
                 act.store(total, P, [ni, oc, em.index(full + q)])
 
+    def copy_column(Xr, ni, k) -> None:
+        for q in range(dots):
+            em.store(em.load(X, [ni, k, em.index(full + q)]), Xr, [em.index(q), k])
+
     def image(ni) -> None:
         def ranges(start, count: int) -> None:
-            if dots:  # this worker's contiguous copy of the last pixels' columns
-                em.loop(0, c, lambda k: [em.store(em.load(X, [ni, k, em.index(full + q)]),
-                                                  Xr, [em.index(q), k])
-                                         for q in range(dots)])
+            if Xr is not None:  # this worker's contiguous copy of the last pixels' columns
+                em.loop(0, c, lambda k: copy_column(Xr, ni, k))
 
             def blocks_of(p0=None):
                 block_loop(em, count, ROWS, lambda o0, rows: block(
