@@ -191,3 +191,13 @@ def test_vector_tiles_same_bits_as_scalar_tiles(monkeypatch):
     monkeypatch.setattr(pw, "VECTOR_TILES", False)
     scalar = _run(model, feeds, True, monkeypatch)
     assert np.array_equal(got, scalar)
+
+
+@pytest.mark.parametrize("c, h, w", [(16, 32, 32), (32, 7, 7)], ids=["vector_tiles", "dots"])
+def test_batches_on_the_new_paths(c, h, w, calls, monkeypatch):
+    """Two images: the vector tiles and the dot-product pixels index the right image."""
+    model, feeds = conv_model(2, c, h, w, 12, tail="relu", seed=3, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
