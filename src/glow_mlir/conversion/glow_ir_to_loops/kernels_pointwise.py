@@ -115,11 +115,12 @@ def use_pointwise(instr, act: Finish) -> bool:
     out, x = instr.operands[0], instr.operands[1]
     _, _, oh, ow = image_dims(shape(out), layout)
     pixels = oh * ow
-    # an overlapping last tile stores some outputs twice: only when that is harmless
     c = image_dims(shape(x), layout)[1]
     large = c <= MAX_SMALL_K or (c <= MAX_VECTOR_K and vector_tiles(pixels, elem(x)))
+    # an overlapping last tile stores some outputs twice: only when that is harmless
+    overlap = pixels % TW != 0 and not (elem(x) == f32 and dot_remainder(pixels, c))
     return (TW <= pixels and (pixels <= MAX_PIXELS or large)
-            and (pixels % TW == 0 or act.idempotent))
+            and (not overlap or act.idempotent))
 
 
 def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
