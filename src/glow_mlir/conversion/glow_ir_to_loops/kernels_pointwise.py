@@ -63,7 +63,9 @@ contiguous into scratch), not by a last tile shifted left: on 7x7 images (49 = 3
 benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases mb_pwc_7a,mb_pwc_7,r50_pw_7,
 v2_pw_7,v2_pw_7b [--no-dot-remainder]`, CPU time ratio to onnxruntime, shifted tile ->
 dot products): 512->1024 1.18 -> 1.02, 1024->1024 1.28 -> 0.97, 2048->512 1.23 -> 0.98,
-320->1280 1.16 -> 0.93, 960->320 1.13 -> 0.89. 0: the shifted tile always. These
+320->1280 1.16 -> 0.93, 960->320 1.13 -> 0.89; `gemm` (where a residual add kept the
+overlapping tile out) -> dot products, ResNet-50's 512->2048 (r50_pw_7b, without the add)
+1.16 -> 0.95. 0: the shifted tile always. These
 outputs sum k in the lanes of a vector, then the lanes in order from the bias: other bits
 than a tile's chain, the same for any thread count (the split is over output channels)."""
 
