@@ -5,6 +5,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
+                                     [--no-dot-remainder] [--no-vector-tiles]
                                      [--no-resize-tables]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
@@ -437,9 +438,15 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r50_pw_14": pw_case(1024, 14, 256),
          "r50_pw_14b": pw_case(256, 14, 1024),
          "r50_pw_7": pw_case(2048, 7, 512),
+         "r50_pw_7b": pw_case(512, 7, 2048),
          "r50_pw_28": pw_case(512, 28, 128),
          "r50_pw_28b": pw_case(128, 28, 512),
          "mb_pwc_56": pw_case(128, 56, 128),
+         "mb_pwc_56a": pw_case(64, 56, 128),
+         "mb_pwc_112": pw_case(32, 112, 64),
+         "r50_pw_56": pw_case(64, 56, 256),
+         "r50_pw_56b": pw_case(256, 56, 64),
+         "mb_pwc_7a": pw_case(512, 7, 1024),
          "v2_pw_7": pw_case(320, 7, 1280),
          "v2_pw_7b": pw_case(960, 7, 320),
          "v2_pw_112": pw_case(16, 112, 96),
@@ -504,6 +511,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
+    p.add_argument("--no-dot-remainder", action="store_true",
+                   help="pointwise convolutions redo their last pixels in a shifted tile "
+                        "(kernels_pointwise.DOT_REMAINDER = 0)")
+    p.add_argument("--no-vector-tiles", action="store_true",
+                   help="large-image pointwise convolutions on ROWS x TW scalar tiles "
+                        "(kernels_pointwise.VECTOR_TILES = False)")
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
                         "(kernels_data.RESIZE_TABLES = False)")
@@ -527,6 +540,9 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
+    if args.no_dot_remainder:
+        kernels_pointwise.DOT_REMAINDER = 0
+    kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_data
 
     kernels_data.RESIZE_TABLES = not args.no_resize_tables

@@ -398,6 +398,12 @@ def main() -> None:
                              "RESIZE_TABLES; never: the register tiles, gemm and the "
                              "weights computed in the loop nest; both: each model twice in "
                              "the same run, the 'never' row named model/before)")
+    parser.add_argument("--no-dot-remainder", action="store_true",
+                        help="pointwise convolutions redo their last pixels in a shifted "
+                             "tile (kernels_pointwise.DOT_REMAINDER = 0)")
+    parser.add_argument("--no-vector-tiles", action="store_true",
+                        help="large-image pointwise convolutions on gemm or scalar tiles "
+                             "(kernels_pointwise.VECTOR_TILES = False)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with the process's CPU time instead of the wall clock "
                              "(one thread only)")
@@ -411,6 +417,9 @@ def main() -> None:
     kernels_conv.IM2COL_SPLIT = args.im2col_split
     kernels_winograd.WINOGRAD = args.winograd
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
+    if args.no_dot_remainder:
+        kernels_pointwise.DOT_REMAINDER = 0
+    kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     if args.llvm_unrolling:
         from glow_mlir.targets.cpu import jit
 

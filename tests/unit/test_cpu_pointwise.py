@@ -107,11 +107,97 @@ def static_parts():
     thread_pool.set_static_parts(False)
 
 
-@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67)],
-                         ids=["small_image", "few_input_channels"])
+@pytest.mark.parametrize("c, side, o", [(300, 7, 203), (16, 40, 67), (320, 7, 203),
+                                        (64, 32, 67)],
+                         ids=["small_image", "few_input_channels", "dot_products",
+                              "vector_tiles"])
 def test_same_bits_for_any_thread_count(c, side, o, calls, monkeypatch, static_parts):
     model, feeds = conv_model(1, c, side, side, o, tail="relu", **ONE)
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
     for t, g in zip((2, 3), got[1:]):
         assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.fixture
+def dots(monkeypatch):
+    """The pixels each pointwise convolution sums as dot products (`dot_remainder`)."""
+    seen = []
+    real = pw.dot_remainder
+
+    def counted(hw, c):
+        seen.append(real(hw, c))
+        return seen[-1]
+
+    monkeypatch.setattr(pw, "dot_remainder", counted)
+    return seen
+
+
+@pytest.mark.parametrize("c, h, w, tail, want_dots", [
+    (32, 7, 7, "relu", 1), (48, 3, 6, None, 2), (32, 7, 7, "residual", 1),
+    (32, 14, 14, None, 0), (20, 7, 7, None, 0), (32, 4, 4, None, 0),
+], ids=["7x7", "18_pixels", "7x7_residual", "14x14_four_left", "channels_not_vectors",
+        "whole_tiles"])
+def test_last_pixels_as_dot_products(c, h, w, tail, want_dots, calls, dots, monkeypatch):
+    """Up to DOT_REMAINDER pixels past the last full tile, with whole vectors of input
+    channels, summed as dot products (no overlapping tile: an epilogue reading its result
+    takes the kernel too); else not."""
+    model, feeds = conv_model(1, c, h, w, 11, tail=tail, seed=c + h, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    assert dots[-1] == want_dots
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def vector_calls(monkeypatch):
+    """The images (pixels) whose pointwise convolutions took the vector tiles."""
+    seen = []
+    real = pw.vector_tiles
+
+    def counted(hw, t):
+        fires = real(hw, t)
+        if fires:
+            seen.append(hw)
+        return fires
+
+    monkeypatch.setattr(pw, "vector_tiles", counted)
+    return seen
+
+
+@pytest.mark.parametrize("c, h, w, o, tail, fires", [
+    (64, 32, 32, 13, "relu", True), (16, 32, 64, 9, None, True),
+    (pw.MAX_VECTOR_K, 32, 32, 5, None, True), (pw.MAX_VECTOR_K + 1, 32, 32, 5, None, False),
+    (64, 30, 30, 8, None, False),
+], ids=["64_channels", "16_channels", "max_channels", "past_max_channels",
+        "pixels_not_whole_tiles"])
+def test_vector_tiles(c, h, w, o, tail, fires, calls, vector_calls, monkeypatch):
+    """Large images whose pixels are whole vector tiles (up to MAX_VECTOR_K input
+    channels) take them; others keep `gemm`; both as the interpreter."""
+    model, feeds = conv_model(1, c, h, w, o, tail=tail, seed=c + o, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert bool(vector_calls) is fires
+    assert bool(calls) is fires
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_vector_tiles_same_bits_as_scalar_tiles(monkeypatch):
+    """Each output is the same fused chain in either tile (few input channels: the
+    scalar ROWS x TW tiles when VECTOR_TILES is off)."""
+    model, feeds = conv_model(1, 16, 32, 32, 20, tail="relu", seed=5, **ONE)
+    got = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(pw, "VECTOR_TILES", False)
+    scalar = _run(model, feeds, True, monkeypatch)
+    assert np.array_equal(got, scalar)
+
+
+@pytest.mark.parametrize("c, h, w", [(16, 32, 32), (32, 7, 7)], ids=["vector_tiles", "dots"])
+def test_batches_on_the_new_paths(c, h, w, calls, monkeypatch):
+    """Two images: the vector tiles and the dot-product pixels index the right image."""
+    model, feeds = conv_model(2, c, h, w, 12, tail="relu", seed=3, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

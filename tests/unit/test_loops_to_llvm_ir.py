@@ -354,3 +354,19 @@ def test_control_flow_models_give_bit_identical_outputs_both_ways(name):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         assert g.tobytes() == w.tobytes()
+
+
+def test_a_vector_extract_of_one_constant_element():
+    """`vector.extract` of one lane (the pointwise kernel's vector tiles): extractelement
+    at that lane."""
+    module = _module("""
+func.func @main(%a: f32) -> f32 {
+  %v = vector.broadcast %a : f32 to vector<4xf32>
+  %e = vector.extract %v[2] : f32 from vector<4xf32>
+  func.return %e : f32
+}
+""")
+    translate_function(next(iter(module.ops)), {})  # the walk's (Untranslatable if not)
+    text = jit.unoptimized_ir(module)
+    assert "extractelement <4 x float>" in text and ", i64 2" in text
+    llvm.parse_assembly(text).verify()

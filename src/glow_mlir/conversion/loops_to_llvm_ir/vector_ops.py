@@ -1,7 +1,8 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
-`vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.reduction <add>`
-on integers, `llvm.shufflevector` and `llvm.call_intrinsic`. The int8 kernels' VNNI
-products emit them (`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`,
+`vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.extract` of
+one element, `vector.reduction <add>` on integers, `llvm.shufflevector` and
+`llvm.call_intrinsic`. The int8 kernels' VNNI products emit them
+(`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`,
 `kernels_vnni_nchw1x1.py`): LLVM's autovectorizer
 never forms VNNI's byte dot product (vpdpbusd) from widened scalar multiply-adds, so
 those loops name the intrinsic and their vectors themselves; and the float gemm's
@@ -54,6 +55,16 @@ def _broadcast(w: FunctionWriter, op: vector.BroadcastOp) -> None:
     w.emit(f"{one} = insertelement {vt} poison, {w.typed(src)}, i64 0")
     w.define(op.results[0], f"shufflevector {vt} {one}, {vt} poison, <{n} x i32> "
                             "zeroinitializer")
+
+
+@impl(vector.ExtractOp)
+def _extract(w: FunctionWriter, op: vector.ExtractOp) -> None:
+    """One element of a 1-d vector at a constant position (a register kernel's lanes
+    finished one by one; LLVM's SLP vectorizer rejoins what it can)."""
+    positions = op.static_position.get_values()
+    if len(positions) != 1 or op.dynamic_position or isinstance(op.result.type, VectorType):
+        raise Untranslatable(op, "an extract other than one constant element")
+    w.define(op.results[0], f"extractelement {w.typed(op.operands[0])}, i64 {positions[0]}")
 
 
 @impl(vector.ReductionOp)
