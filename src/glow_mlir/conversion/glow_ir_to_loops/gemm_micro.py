@@ -93,6 +93,19 @@ def target_lanes(n: int):
         LANES = saved
 
 
+@contextlib.contextmanager
+def enabled(on: bool):
+    """The micro-kernel, and the pointwise tiles that borrow its vectors, on or off while
+    lowering (restored after): the LLVM-dialect route (`executor.lower_to_llvm`) turns
+    them off, since xDSL's dialect passes do not lower `vector` ops."""
+    global ENABLED
+    saved, ENABLED = ENABLED, on
+    try:
+        yield
+    finally:
+        ENABLED = saved
+
+
 def rows() -> int:
     """Rows per block."""
     return ROWS

@@ -92,19 +92,24 @@ x, c x width(), in L1 or L2 while every block of output channels reads it)."""
 def vector_tiles(hw: int, t) -> bool:
     """Whether an image of `hw` pixels past MAX_PIXELS, element type `t`, takes the
     vector tiles (VECTOR_TILES)."""
-    from glow_mlir.conversion.glow_ir_to_loops.gemm_micro import width
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
-    return VECTOR_TILES and t == f32 and hw > MAX_PIXELS and hw % width() == 0
+    # vector ops, like the micro-kernel's: off where it is (gemm_micro.enabled)
+    return (VECTOR_TILES and gemm_micro.ENABLED is not False and t == f32
+            and hw > MAX_PIXELS and hw % gemm_micro.width() == 0)
 
 
 def dot_remainder(hw: int, c: int) -> int:
     """Pixels summed as dot products (0: none) for an image of `hw` pixels, `c` input
     channels: only on tiles inside the blocks of rows (`MAX_PIXELS`) and whole vectors
     of channels."""
-    from glow_mlir.conversion.glow_ir_to_loops.gemm_micro import lanes
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
     r = hw % TW
-    return r if 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and c % lanes() == 0 else 0
+    if gemm_micro.ENABLED is False:  # vector ops, off with the micro-kernel's
+        return 0
+    fits = 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and c % gemm_micro.lanes() == 0
+    return r if fits else 0
 
 
 def use_pointwise(instr, act: Finish) -> bool:

@@ -51,10 +51,12 @@ def lower_to_llvm(module: ModuleOp, num_threads: int = 1) -> None:
     and bundles translate the loop IR of `lower_to_loops` to the same LLVM IR). The int8
     kernels' VNNI products are off here: the dialect passes do not lower their vectors
     and intrinsic calls (`loops_to_llvm_ir/vector_ops.py`), so on a VNNI host this
-    module's int8 loops are the scalar ones, not the JIT's."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
+    module's int8 loops are the scalar ones, not the JIT's; nor are the float gemm's
+    register-blocked micro-kernel and the pointwise tiles that borrow its vectors (the
+    scalar loops instead: the same bits for the gemm, LLVM vectorizes them)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_vnni
 
-    with kernels_vnni.enabled(False):
+    with kernels_vnni.enabled(False), gemm_micro.enabled(False):
         lower_to_loops(module, loop_steps(num_threads))
     with progress.timed_pass("loops-to-llvm"):  # its passes run per kernel, in it
         from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
