@@ -55,7 +55,7 @@ func.func @minus(%x: tensor<4xi32>) {
 
 // The second op fails; the first is fine.
 func.func @plus_two(%x: tensor<4xf32>) {
-  // expected-error @+2 {{'glow.not' op operand must have i1 elements, got f32}}
+  // expected-error @+2 {{'glow.not' op operand must have i1 or integer elements, got f32}}
   %0 = glow.relu %x : tensor<4xf32>
   %1 = glow.not %0 : tensor<4xf32>
   func.return

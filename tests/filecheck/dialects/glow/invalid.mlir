@@ -186,7 +186,7 @@ func.func @relu_3(%x: tensor<4xi1>) {
 // -----
 
 func.func @not_1(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'glow.not' op operand must have i1 elements, got f32}}
+  // expected-error @+1 {{'glow.not' op operand must have i1 or integer elements, got f32}}
   %0 = glow.not %x : tensor<4xf32>
   func.return
 }
@@ -234,7 +234,7 @@ func.func @pow_1(%x: tensor<4xi32>, %y: tensor<4xi32>) {
 // -----
 
 func.func @xor_1(%x: tensor<4xf32>, %y: tensor<4xf32>) {
-  // expected-error @+1 {{'glow.xor' op operands must have i1 elements, got f32}}
+  // expected-error @+1 {{'glow.xor' op operands must have i1 or integer elements, got f32}}
   %0 = glow.xor %x, %y : tensor<4xf32>
   func.return
 }

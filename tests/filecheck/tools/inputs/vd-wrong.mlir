@@ -35,7 +35,7 @@ func.func @no_error(%x: tensor<4xf32>) {
 
 // An error nobody expected:
 func.func @unexpected(%x: tensor<4xf32>) {
-  // CHECK: vd-wrong.mlir:[[# @LINE + 1]]: error: unexpected error: 'glow.not' op operand must have i1 elements, got f32
+  // CHECK: vd-wrong.mlir:[[# @LINE + 1]]: error: unexpected error: 'glow.not' op operand must have i1 or integer elements, got f32
   %0 = glow.not %x : tensor<4xf32>
   func.return
 }
