@@ -114,14 +114,16 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
 
         raise SpecializeError("max_specializations bounds the compiles of "
                               "specialize='first-call'; give that too")
-    from glow_mlir.frontends.onnx.errors import UnsupportedOnnxError
-
     try:
         return compile_model(model, backend, input_shapes, optimize, disable_passes,
                              verbose=verbose, progress=progress, cache=cache, profile=profile,
                              quantization=quantization, **backend_options)
-    except UnsupportedOnnxError as err:
-        _hint_specialize(err)
+    except Exception as err:
+        # imported only on a failure: a cache hit imports neither onnx nor xDSL
+        from glow_mlir.frontends.onnx.errors import UnsupportedOnnxError
+
+        if isinstance(err, UnsupportedOnnxError):
+            _hint_specialize(err)
         raise
 
 
