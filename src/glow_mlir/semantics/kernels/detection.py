@@ -157,6 +157,7 @@ def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_thre
     out = np.zeros((rows, 3), np.int64)
     filled = 0
     for b in range(batches):
+        extents = _extents(boxes[b], center)
         for c in range(classes):
             s = scores[b, c]
             candidates = [i for i in range(count) if not use_threshold or s[i] > threshold]
@@ -165,8 +166,59 @@ def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_thre
             for i in candidates:
                 if len(kept) >= cap:
                     break
-                if not any(iou_exceeds(boxes[b, k], boxes[b, i], center, iou) for k in kept):
+                if not _any_iou_exceeds(extents, kept, i, iou):
                     kept.append(i)
                     out[filled] = (b, c, i)
                     filled += 1
     return out, np.asarray(filled, np.int64)
+
+
+def _larger(a, b):
+    """Python's max(a, b) elementwise (a unless b > a: NaN handled as `iou_exceeds`)."""
+    return np.where(b > a, b, a)
+
+
+def _smaller(a, b):
+    """Python's min(a, b) elementwise (a unless b < a)."""
+    return np.where(b < a, b, a)
+
+
+def _extents(boxes: np.ndarray, center_point_box: int) -> tuple[np.ndarray, ...]:
+    """`_extent` of every box at once, float32: (x0, x1, y0, y1, area)."""
+    f = np.float32
+    v = boxes.astype(f)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf/NaN boxes: as the scalars
+        return _extents_of(v, center_point_box)
+
+
+def _extents_of(v: np.ndarray, center_point_box: int) -> tuple[np.ndarray, ...]:
+    f = np.float32
+    if center_point_box:
+        half_w, half_h = v[:, 2] / f(2.0), v[:, 3] / f(2.0)
+        x0, x1, y0, y1 = v[:, 0] - half_w, v[:, 0] + half_w, v[:, 1] - half_h, v[:, 1] + half_h
+    else:
+        y_1, x_1, y_2, x_2 = v[:, 0], v[:, 1], v[:, 2], v[:, 3]
+        x0, x1, y0, y1 = _smaller(x_1, x_2), _larger(x_1, x_2), _smaller(y_1, y_2), \
+            _larger(y_1, y_2)
+    return x0, x1, y0, y1, (x1 - x0) * (y1 - y0)
+
+
+def _any_iou_exceeds(extents, kept: list[int], i: int, threshold) -> bool:
+    """`iou_exceeds(box k, box i)` for any kept k, on numpy arrays: a greedy pass over
+    every candidate of a detection model (thousands of boxes, 90 classes) in Python
+    scalars took minutes; the same float32 operations in the same order give the same
+    decisions."""
+    if not kept:
+        return False
+    x0, x1, y0, y1, area = extents
+    k = np.asarray(kept)
+    ix0, ix1 = _larger(x0[k], x0[i]), _smaller(x1[k], x1[i])
+    iy0, iy1 = _larger(y0[k], y0[i]), _smaller(y1[k], y1[i])
+    nonempty = (ix1 > ix0) & (iy1 > iy0)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        inter = (ix1 - ix0) * (iy1 - iy0)
+        area_k, area_i = area[k], area[i]
+        union = area_k + area_i - inter
+        ok = nonempty & (inter > 0) & (area_k > 0) & (area_i > 0) & (union > 0)
+        ratio = np.where(ok, inter / np.where(ok, union, np.float32(1)), np.float32(0))
+    return bool(np.any(ok & (ratio > np.float32(threshold))))
