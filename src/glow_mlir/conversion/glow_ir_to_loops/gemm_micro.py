@@ -22,7 +22,6 @@ the same bits.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable
 
@@ -32,6 +31,7 @@ from xdsl.dialects.builtin import IndexType, VectorType, f32
 from xdsl.ir import Attribute, Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.switches import setting
 
 ROWS = 4
 """Rows of C per micro-kernel block (each broadcast of A feeds VECTORS FMAs; each load
@@ -82,28 +82,16 @@ def for_target(cpu: str | None, features: str | None) -> int:
     return 16 if "+avx512f" in (features or "").split(",") else 8
 
 
-@contextlib.contextmanager
 def target_lanes(n: int):
     """The micro-kernel at `n` lanes while lowering (restored after)."""
-    global LANES
-    saved, LANES = LANES, n
-    try:
-        yield
-    finally:
-        LANES = saved
+    return setting(__name__, "LANES", n)
 
 
-@contextlib.contextmanager
 def enabled(on: bool):
     """The micro-kernel, and the pointwise tiles that borrow its vectors, on or off while
     lowering (restored after): the LLVM-dialect route (`executor.lower_to_llvm`) turns
     them off, since xDSL's dialect passes do not lower `vector` ops."""
-    global ENABLED
-    saved, ENABLED = ENABLED, on
-    try:
-        yield
-    finally:
-        ENABLED = saved
+    return setting(__name__, "ENABLED", on)
 
 
 def rows() -> int:

@@ -20,7 +20,6 @@ onnxruntime and oneDNN do for s8 x s8). The scalar tail computes the same (a + 1
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable
 
@@ -30,6 +29,7 @@ from xdsl.dialects.builtin import IndexType, VectorType, i8, i32
 from xdsl.ir import Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.switches import setting
 
 LANES = 16
 """i32 accumulators per vpdpbusd (512 bits); each takes 4 bytes of k per step."""
@@ -70,15 +70,9 @@ def for_target(cpu: str | None, features: str | None) -> bool:
     return ENABLED is not False and {"+avx512vnni", "+avx512bw"} <= have
 
 
-@contextlib.contextmanager
 def enabled(on: bool):
     """The VNNI products on or off while lowering (restored after)."""
-    global ENABLED
-    saved, ENABLED = ENABLED, on
-    try:
-        yield
-    finally:
-        ENABLED = saved
+    return setting(__name__, "ENABLED", on)
 
 
 def available(unsigned_b: bool) -> bool:

@@ -13,14 +13,15 @@ instruction reads is dropped."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import BlockArgument, Operation
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense, kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, elem
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.resources import add_resource, resource_value
+from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.vnni_layout import conv_rows, pack
+from glow_mlir.targets.cpu.filter_weights import add_filter_weight, drop_unread
 
 
 def pack_vnni_filters(module: ModuleOp) -> int:
@@ -68,20 +69,9 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
             continue
         if w not in done:
             packed = pack(_as_rows(op, np.asarray(resource_value(weight.value, fn))))
-            name = f"{weight.sym_name.data}_vnni"
-            while name in names:
-                name += "_"
-            names.add(name)
-            mtype = MemRefType(weight.type.get_element_type(), list(packed.shape))
-            new = glow_ir.WeightOp.make(name, mtype, "constant",
-                                        value=add_resource(module, name, packed))
-            new.location = weight.location
-            done[w] = fn.add_weight(new)
+            done[w] = add_filter_weight(module, fn, names, weight, "vnni", packed)
         op.operands = (*op.operands[:2], done[w], *op.operands[3:])
         op.attributes["vnni_filter"] = IntegerAttr(1, i64)
         count += 1
-    for w in done:
-        if not w.uses:
-            fn.declare.block.erase_op(fn.weight_of(w))
-            fn.body.erase_arg(w)
+    drop_unread(fn, done)
     return count

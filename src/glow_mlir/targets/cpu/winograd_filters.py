@@ -13,13 +13,14 @@ filter weight no other instruction reads is dropped (its bytes are not needed)."
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import BlockArgument
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.resources import add_resource, resource_value
+from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.winograd import transform_filters
+from glow_mlir.targets.cpu.filter_weights import add_filter_weight, drop_unread
 
 
 def pretransform_winograd_filters(module: ModuleOp) -> int:
@@ -48,21 +49,9 @@ def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
             continue
         if (w, m) not in done:
             u = transform_filters(np.asarray(resource_value(value, fn)), m)
-            name = f"{weight.sym_name.data}_winograd{m}"
-            while name in names:
-                name += "_"
-            names.add(name)
-            mtype = MemRefType(weight.type.get_element_type(), list(u.shape))
-            new = glow_ir.WeightOp.make(name, mtype, "constant",
-                                        value=add_resource(module, name, u))
-            new.location = weight.location
-            done[w, m] = fn.add_weight(new)
+            done[w, m] = add_filter_weight(module, fn, names, weight, f"winograd{m}", u)
         op.operands = (*op.operands[:2], done[w, m], *op.operands[3:])
         op.attributes["winograd_filter"] = IntegerAttr(m, i64)
         count += 1
-    for w, _ in done:
-        if not w.uses:
-            weight = fn.weight_of(w)
-            fn.declare.block.erase_op(weight)
-            fn.body.erase_arg(w)
+    drop_unread(fn, (w for w, _ in done))
     return count

@@ -179,10 +179,9 @@ def top_k(n: Node) -> list[Value]:
 # ---------------------------------------------------------------------- CumSum
 
 
-def cumsum(n: Node) -> Value:
-    """A running sum is a product with a triangular 0/1 matrix along the axis (moved last):
-    one mat_mul, exact for integers; `exclusive` and `reverse` change the triangle."""
-    x = n.input(0)
+def _scan_triangle(n: Node, x: Value) -> tuple[int, np.ndarray]:
+    """The axis of a running sum or product and its [d, d] 0/1 triangle (output j takes
+    input i where `take[i, j]`), shaped by `exclusive` and `reverse`."""
     axis = n.normalize_axis(int(n.require_const(1, "axis").reshape(-1)[0]), x.rank)
     exclusive, reverse = bool(n.int("exclusive", 0)), bool(n.int("reverse", 0))
     d = x.shape[axis]
@@ -190,6 +189,15 @@ def cumsum(n: Node) -> Value:
     take = (rows >= cols) if reverse else (rows <= cols)
     if exclusive:
         take &= rows != cols
+    return axis, take
+
+
+def cumsum(n: Node) -> Value:
+    """A running sum is a product with a triangular 0/1 matrix along the axis (moved last):
+    one mat_mul, exact for integers; `exclusive` and `reverse` change the triangle."""
+    x = n.input(0)
+    axis, take = _scan_triangle(n, x)
+    d = x.shape[axis]
     if n.b.foldable(x):
         last = np.moveaxis(x.known, axis, -1)
         out = (last.astype(np.float64 if last.dtype.kind == "f" else np.int64) @ take).astype(
@@ -210,13 +218,8 @@ def cumprod(n: Node) -> Value:
     last), the entries outside it replaced by 1 (a select by a mask known at import, then
     glow's product reduction); `exclusive` and `reverse` change the triangle, as cumsum's."""
     x = n.input(0)
-    axis = n.normalize_axis(int(n.require_const(1, "axis").reshape(-1)[0]), x.rank)
-    exclusive, reverse = bool(n.int("exclusive", 0)), bool(n.int("reverse", 0))
+    axis, take = _scan_triangle(n, x)
     d = x.shape[axis]
-    rows, cols = np.indices((d, d))
-    take = (rows >= cols) if reverse else (rows <= cols)
-    if exclusive:
-        take &= rows != cols
     if x.size == 0:
         return x
     perm = [i for i in range(x.rank) if i != axis] + [axis]
