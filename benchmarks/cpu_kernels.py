@@ -519,7 +519,7 @@ def main(argv=None) -> None:
                         "(kernels_pointwise.VECTOR_TILES = False)")
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
-                        "(kernels_data.RESIZE_TABLES = False)")
+                        "(kernels_resize.RESIZE_TABLES = False)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -543,9 +543,9 @@ def main(argv=None) -> None:
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_data
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
-    kernels_data.RESIZE_TABLES = not args.no_resize_tables
+    kernels_resize.RESIZE_TABLES = not args.no_resize_tables
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()

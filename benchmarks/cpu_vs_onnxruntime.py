@@ -41,9 +41,9 @@ import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import (
     gemm_micro,
     kernels_conv,
-    kernels_data,
     kernels_depthwise,
     kernels_pointwise,
+    kernels_resize,
     kernels_winograd,
 )
 from glow_mlir.dialects import glow_ir
@@ -394,7 +394,7 @@ def main() -> None:
                         choices=["auto", "never", "both"],
                         help="depthwise and small-image pointwise convolutions on their "
                              "kernels, resize_bilinear's weight tables (kernels_depthwise."
-                             "DEPTHWISE, kernels_pointwise.POINTWISE, kernels_data."
+                             "DEPTHWISE, kernels_pointwise.POINTWISE, kernels_resize."
                              "RESIZE_TABLES; never: the register tiles, gemm and the "
                              "weights computed in the loop nest; both: each model twice in "
                              "the same run, the 'never' row named model/before)")
@@ -450,7 +450,7 @@ def main() -> None:
     modes = {"auto": [True], "never": [False], "both": [False, True]}[args.mobilenet_kernels]
     for name, on in [(m, d) for m in names for d in modes]:
         kernels_depthwise.DEPTHWISE = kernels_pointwise.POINTWISE = on
-        kernels_data.RESIZE_TABLES = on
+        kernels_resize.RESIZE_TABLES = on
         r = measure(name, args.runs, n)
         if args.mobilenet_kernels == "both" and not on:
             name = f"{name}/before"
