@@ -2219,3 +2219,19 @@ func.func @int_lookup_table_4(%x: tensor<4x!glow.quant<i8, scale = 0.5, offset =
   %0 = glow.int_lookup_table %x, %t : (tensor<4x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<256xi8>) -> tensor<2x2x!glow.quant<i8, scale = 0.5, offset = 0>>
   func.return
 }
+
+// -----
+
+func.func @shift_left_of_floats(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'glow.shift_left' op operands must have integer elements, got f32}}
+  %0 = glow.shift_left %x, %y : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @shift_right_of_bools(%x: tensor<4xi1>, %y: tensor<4xi1>) {
+  // expected-error @+1 {{'glow.shift_right' op operands must have integer elements, got i1}}
+  %0 = glow.shift_right %x, %y : tensor<4xi1>
+  func.return
+}
