@@ -10,6 +10,8 @@
 // RUN: not glow-opt %s -p 'differentiate{momentum=-0.5}' 2>&1 | FileCheck %s --check-prefix=MOMENTUM
 // RUN: not glow-opt %s -p 'differentiate{loss=mse batch-size=3}' 2>&1 | FileCheck %s --check-prefix=BATCH
 // RUN: not glow-opt %S/../inputs/differentiate-batch0.mlir -p 'differentiate{loss=mse}' 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not glow-opt %S/../inputs/differentiate-no-weight.mlir -p 'differentiate{loss=mse}' 2>&1 | FileCheck %s --check-prefix=NOWEIGHT
+// RUN: not glow-opt %s -p 'differentiate{loss=mse trainable=v}' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // WHOLE:       func.func @fc({{.*}}%labels: tensor<2x2xf32>{{.*}}%w: tensor<3x2xf32>
 // WHOLE:       glow.sub %w,
@@ -19,6 +21,8 @@
 // BATCH:       differentiate-options.mlir:{{[0-9]+}}:1: error: 'func.func' op batch-size 3 differs from the graph's batch, 2 (result #0's first dim)
 // ZERO:        error: 'func.func' op input 'input0' has batch 0 (shape 0x3): a training step needs a batch of at least one sample
 // ZERO-NOT:    Traceback
+// NOWEIGHT:    differentiate-no-weight.mlir:{{[0-9]+}}:1: error: 'func.func' op has no trainable weight (no float initializer reaches the loss)
+// UNKNOWN:     differentiate-options.mlir:{{[0-9]+}}:1: error: 'func.func' op no trainable weight named 'v' (the model's float weights: w)
 func.func @fc(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %w = glow.constant dense_resource<w> : tensor<3x2xf32>
   %y = glow.mat_mul %x, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>

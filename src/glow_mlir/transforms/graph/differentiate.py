@@ -213,18 +213,19 @@ def differentiate_function(fn: func.FuncOp, config: TrainingConfig) -> TrainingS
         unknown = [n for n in config.trainable if n not in candidates]
         if unknown:
             known = ", ".join(sorted(candidates)) or "none"
-            raise TrainingError(f"no trainable weight named {', '.join(map(repr, unknown))} "
-                                f"(the model's float weights: {known})")
+            raise DiagnosticError.at(fn, f"no trainable weight named "
+                                         f"{', '.join(map(repr, unknown))} (the model's "
+                                         f"float weights: {known})")
         dead = [n for n in config.trainable
                 if not any(o.result in relevant for o in candidates[n])]
         if dead:
-            raise TrainingError(f"weight(s) {', '.join(map(repr, dead))} have no gradient: "
-                                f"the loss does not depend on them through differentiable "
-                                f"operands")
+            raise DiagnosticError.at(fn, f"weight(s) {', '.join(map(repr, dead))} have no "
+                                         f"gradient: the loss does not depend on them "
+                                         f"through differentiable operands")
         chosen = list(dict.fromkeys(config.trainable))
     if not chosen:
-        raise TrainingError("the model has no trainable weight (no float initializer "
-                            "reaches the loss)")
+        raise DiagnosticError.at(fn, "has no trainable weight (no float initializer "
+                                     "reaches the loss)")
 
     in_names = _names(fn.arg_attrs, len(block.args), "input")
     out_names = _names(fn.res_attrs, len(ret.arguments), "output")
