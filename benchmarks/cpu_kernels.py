@@ -505,6 +505,9 @@ def main(argv=None) -> None:
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
     p.add_argument("--no-gemm-micro", action="store_true",
                    help="f32 products in gemm's scalar loops (gemm_micro.ENABLED = False)")
+    p.add_argument("--no-gemm-panels", action="store_true",
+                   help="constant weights of f32 products not packed at compile time: the "
+                        "gemm packs them per call (targets.cpu.gemm_panels.PANELS = False)")
     p.add_argument("--no-depthwise", action="store_true",
                    help="depthwise convolutions on the register tiles "
                         "(kernels_depthwise.DEPTHWISE = False)")
@@ -536,6 +539,9 @@ def main(argv=None) -> None:
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
+    from glow_mlir.targets.cpu import gemm_panels
+
+    gemm_panels.PANELS = not args.no_gemm_panels
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 

@@ -80,7 +80,7 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
          a: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          b: Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]],
          init: Callable[[SSAValue, SSAValue], SSAValue], finish: Finish | None = None,
-         tile: SSAValue | None = None, micro: bool = False) -> None:
+         tile: SSAValue | None = None, micro: bool = False, panels: int = 0) -> None:
     """C[n, m] = init(n, m) + sum_k A[n, k] * B[k, m], then `finish` (the producer's fused
     activation and epilogue, `epilogue.Finish`; None: nothing) on each element of C when
     it is final: on the copy back from the tile when the whole k is one block, else on
@@ -93,36 +93,43 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     element's sum, and its epilogue, is the serial one either way. `micro` (the caller's
     B rows are contiguous along m, and `tile` has `micro_rows()` rows): f32 blocks of C
     go through the register-blocked micro-kernel (`gemm_micro`), blocks of
-    `gemm_micro.rows()` rows, the columns it leaves through the scalar loops."""
+    `gemm_micro.rows()` rows, the columns it leaves through the scalar loops. `panels`
+    = nr: `b` reads B packed at compile time in panels of nr columns (`panel_access`),
+    which the micro-kernel reads as they are (no per-call pack) when its width divides
+    nr; the sums are the same either way."""
     work = n_rows * k_dim * m_cols
     micro = micro and tile is not None and gemm_micro.applies(
         tile.type.get_element_type())  # type: ignore[attr-defined]
+    # a block of the micro-kernel's columns must lie in one panel (column splits and
+    # panels of C start at multiples of its width)
+    micro = micro and (not panels or panels % gemm_micro.width() == 0)
     rows_per = gemm_micro.rows() if micro else ROWS
 
     def columns(start: SSAValue | None, count: int) -> None:
         if start is None:
-            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro)
+            _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro, panels)
             return
 
         def col(j):
             return shifted(start, em, j)
 
         _gemm(em, n_rows, k_dim, count, lambda i, j: c(i, col(j)), a,
-              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), finish, tile, micro)
+              lambda k, j: b(k, col(j)), lambda i, j: init(i, col(j)), finish, tile, micro,
+              panels)
 
     def rows(start: SSAValue | None, count: int) -> None:
         if start is None:
             if n_rows < 2 * rows_per:
                 parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns)
             else:
-                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro)
+                _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro, panels)
             return
 
         def row(i):
             return shifted(start, em, i)
 
         _gemm(em, count, k_dim, m_cols, lambda i, j: c(row(i), j), lambda i, k: a(row(i), k),
-              b, lambda i, j: init(row(i), j), finish, tile, micro)
+              b, lambda i, j: init(row(i), j), finish, tile, micro, panels)
 
     parallel_ranges(em, n_rows, rows_per, work, rows)
 
@@ -133,7 +140,7 @@ of B and C per thread)."""
 
 
 def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, finish,
-          tile: SSAValue | None, micro: bool = False) -> None:
+          tile: SSAValue | None, micro: bool = False, panels: int = 0) -> None:
     """`gemm` on one thread (its rows or columns of C)."""
     rows_per = gemm_micro.rows() if micro else ROWS
     kc, tile_w = (gemm_micro.KC, gemm_micro.TILE) if micro else (KC, TILE)
@@ -239,7 +246,7 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
         def k_block(kb0: SSAValue, kb_width: int) -> None:
             first = em.value(arith.CmpiOp(kb0, em.index(0), "eq"))
             done_cols = width - width % gemm_micro.width() if micro else 0
-            if not (done_cols and PACK_B):
+            if not (done_cols and PACK_B) or panels:  # packed at compile time already
                 block_loop(em, n_rows, rows_per, lambda n0, rows: rows_block(
                     n0, rows, m0, width, kb0, kb_width, first))
                 return
@@ -327,17 +334,34 @@ def c_tile(em: Emitter, ct, m: int, rows: int = ROWS) -> SSAValue | None:
     return cache[key]
 
 
+def weights_access(instr, em: Emitter, w: SSAValue):
+    """(panels, B's accessor) for the [K, M] weights operand `w` of a float product:
+    `gemm_panels` = nr (packed at compile time: `targets/cpu/gemm_panels.py`) reads
+    B[k, m] at [m / nr, k, m % nr] (`semantics/gemm_panels.py`), else at [k, m]."""
+    W = em.buffer(w)
+    nr = attrs(instr).int_attr("gemm_panels", 0)
+    if not nr:
+        return 0, lambda i, j: (W, [i, j])
+
+    def panel_access(k, m):
+        strip = em.value(arith.DivUIOp(m, em.index(nr)))
+        return W, [strip, k, em.value(arith.RemUIOp(m, em.index(nr)))]
+
+    return nr, panel_access
+
+
 @lowers(glow.FullyConnectedOp)
 def fully_connected(instr, em: Emitter) -> None:
     if qdense.quantized(instr):
         return qdense.fully_connected(instr, em)
     require_float(instr, narrow=False)
     out, x, w, bias = instr.operands
-    (n, k), (_, m) = shape(x), shape(w)
-    O, X, W, B = em.buffer(out), em.buffer(x), em.buffer(w), em.buffer(bias)
+    (n, k), (_, m) = shape(x), shape(out)
+    O, X, B = em.buffer(out), em.buffer(x), em.buffer(bias)
+    panels, W = weights_access(instr, em, w)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (X, [i, j]),
-         lambda i, j: (W, [i, j]), lambda i, j: em.load(B, [j]), Finish(em, instr),
-         tile=c_tile(em, elem(out), m, micro_rows()), micro=True)
+         W, lambda i, j: em.load(B, [j]), Finish(em, instr),
+         tile=c_tile(em, elem(out), m, micro_rows()), micro=True, panels=panels)
 
 
 @lowers(glow.MatMulOp)
@@ -346,11 +370,12 @@ def mat_mul(instr, em: Emitter) -> None:
         return qdense.mat_mul(instr, em)
     ct = require_float(instr, narrow=False)
     out, lhs, rhs = instr.operands
-    (n, k), (_, m) = shape(lhs), shape(rhs)
-    O, L, R = em.buffer(out), em.buffer(lhs), em.buffer(rhs)
+    (n, k), (_, m) = shape(lhs), shape(out)
+    O, L = em.buffer(out), em.buffer(lhs)
+    panels, R = weights_access(instr, em, rhs)
     gemm(em, n, k, m, lambda i, j: (O, [i, j]), lambda i, j: (L, [i, j]),
-         lambda i, j: (R, [i, j]), lambda i, j: em.const(0.0, ct), Finish(em, instr),
-         tile=c_tile(em, ct, m, micro_rows()), micro=True)
+         R, lambda i, j: em.const(0.0, ct), Finish(em, instr),
+         tile=c_tile(em, ct, m, micro_rows()), micro=True, panels=panels)
 
 
 @lowers(glow.BatchMatMulOp)

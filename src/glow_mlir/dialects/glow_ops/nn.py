@@ -297,13 +297,17 @@ class FullyConnectedOp(GlowOp):
 
     Quantized: an integer (i32) bias has scale input_scale * weights_scale and offset 0,
     as in ONNX's QLinearMatMul/QLinearConv (also for glow.convolution). `vnni_filter` = 1:
-    the weights transposed to [M, K] and packed for VNNI (as glow.convolution's)."""
+    the weights transposed to [M, K] and packed for VNNI (as glow.convolution's).
+    `gemm_panels` = nr (the cpu backend's, on its planned program only,
+    `targets/cpu/gemm_panels.py`): the float weights packed in panels of nr columns,
+    `gemm_panels_shape` (`semantics/gemm_panels.py`); 0: [K, M]."""
 
     name = "glow.fully_connected"
     traits = traits_def(FusableProducer(), MacCount(matmul_macs), QUANT_DENSE)
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
     vnni_filter = int_attr(0)
+    gemm_panels = int_attr(0)
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -318,6 +322,11 @@ class FullyConnectedOp(GlowOp):
             m = shape_of(self.result)[1]
             require_shape("weights", self.weights, vnni_packed_shape(m, k),
                           f"[{k}, {m}] weights packed for VNNI")
+            require(self.int_attr("gemm_panels") == 0,
+                    "gemm_panels and vnni_filter exclude each other")
+        elif self.int_attr("gemm_panels") != 0:
+            m = shape_of(self.result)[1]
+            check_gemm_panels(self, "weights", k, m)
         else:
             require_rank("weights", self.weights, 2)
             kw, m = shape_of(self.weights)
@@ -327,12 +336,34 @@ class FullyConnectedOp(GlowOp):
         _check_fused_activation(self)
 
 
+def gemm_panels_shape(k: int, m: int, nr: int) -> tuple[int, int, int]:
+    """[K, M] float weights packed in panels of `nr` columns, each K x nr contiguous, the
+    last padded by zeros (`semantics/gemm_panels.py`)."""
+    return (-(-m // nr), k, nr)
+
+
+def check_gemm_panels(op: GlowOp, which: str, k: int, m: int) -> None:
+    """Operand `which` of a [K] x [K, M] product with `gemm_panels` = nr set: float
+    weights in `gemm_panels_shape`, nr a positive multiple of 8 (whole vectors)."""
+    nr = op.int_attr("gemm_panels")
+    require(nr > 0 and nr % 8 == 0,
+            f"gemm_panels is a positive multiple of 8 (columns per panel), got {nr}")
+    value = op.operands[1]  # fully_connected's weights, mat_mul's rhs
+    require_elem(which, value, is_float, "floating-point (gemm_panels)")
+    require_shape(which, value, gemm_panels_shape(k, m, nr),
+                  f"[{k}, {m}] weights in panels of {nr} columns")
+
+
 @irdl_op_definition
 class MatMulOp(GlowOp):
-    """lhs[N, K] x rhs[K, M] -> [N, M]."""
+    """lhs[N, K] x rhs[K, M] -> [N, M].
+
+    `gemm_panels` = nr (the cpu backend's, as on glow.fully_connected): rhs is a constant
+    packed in panels of nr columns, `gemm_panels_shape`."""
 
     name = "glow.mat_mul"
     traits = traits_def(MacCount(matmul_macs), ON_MATMUL_UNIT)
+    gemm_panels = int_attr(0)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -340,10 +371,15 @@ class MatMulOp(GlowOp):
 
     def check(self) -> None:
         require_rank("lhs", self.lhs, 2)
-        require_rank("rhs", self.rhs, 2)
         n, k = shape_of(self.lhs)
-        k2, m = shape_of(self.rhs)
-        require(k == k2, f"lhs columns {k} must equal rhs rows {k2}")
+        if self.int_attr("gemm_panels") != 0:
+            require_rank("result", self.result, 2)
+            m = shape_of(self.result)[1]
+            check_gemm_panels(self, "rhs", k, m)
+        else:
+            require_rank("rhs", self.rhs, 2)
+            k2, m = shape_of(self.rhs)
+            require(k == k2, f"lhs columns {k} must equal rhs rows {k2}")
         require_shape("result", self.result, (n, m))
         require_same_elem("lhs and rhs", self.lhs, self.rhs)
 

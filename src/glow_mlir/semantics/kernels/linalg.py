@@ -25,19 +25,31 @@ def _wide(x: np.ndarray) -> np.ndarray:
 @real_valued
 def fully_connected(op, x, weights, bias):
     """x[N, K] @ weights[K, M] + bias[M] (Glow stores weights K x M), then the fused
-    activation. `vnni_filter`: the weights as [M, K] packed for VNNI (the cpu backend's)."""
+    activation. `vnni_filter`: the weights as [M, K] packed for VNNI; `gemm_panels`: in
+    the gemm's panels (both the cpu backend's)."""
     if op.int_attr("vnni_filter", 0):
         from glow_mlir.semantics.vnni_layout import unpack
 
         weights = unpack(np.asarray(weights), op.results[0].type.get_shape()[1], x.shape[1]).T
+    weights = _unpanel(op, weights)
     return fused_activation(op, _wide(x) @ _wide(weights) + dense_bias(op, bias))
 
 
 @kernel(glow.MatMulOp)
 @real_valued
 def mat_mul(op, lhs, rhs):
-    """[N, K] @ [K, M]."""
-    return np.matmul(_wide(lhs), _wide(rhs))
+    """[N, K] @ [K, M] (`gemm_panels`: rhs in the gemm's panels, the cpu backend's)."""
+    return np.matmul(_wide(lhs), _wide(_unpanel(op, rhs)))
+
+
+def _unpanel(op, w):
+    """`w` as [K, M] when `gemm_panels` says it is packed in panels (`semantics/
+    gemm_panels.py`), else as it is."""
+    if not op.int_attr("gemm_panels", 0):
+        return w
+    from glow_mlir.semantics.gemm_panels import unpack
+
+    return unpack(np.asarray(w), op.results[0].type.get_shape()[1])
 
 
 @kernel(glow.BatchMatMulOp)

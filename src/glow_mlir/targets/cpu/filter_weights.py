@@ -1,7 +1,8 @@
 """A constant filter rewritten once at compile time into a new constant weight (Winograd's
-transformed filters, VNNI's packed rows): the new weight added beside the old one under a
-free name, the old one dropped once no instruction reads it (its bytes are not needed).
-Shared by `winograd_filters` and `vnni_filters`, which differ only in what they compute."""
+transformed filters, VNNI's packed rows, the float gemm's panels): the new weight added
+beside the old one under a free name, the old one dropped once no instruction reads it
+(its bytes are not needed). Shared by `winograd_filters`, `vnni_filters` and
+`gemm_panels`, which differ only in what they compute."""
 
 from __future__ import annotations
 
