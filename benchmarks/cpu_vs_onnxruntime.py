@@ -7,7 +7,7 @@ speedup of N threads over one.
     python benchmarks/cpu_vs_onnxruntime.py [--models mlp,lenet,...] [--runs N] [--threads N]
         [--real resnet50,mobilenet_v2,bert:num_hidden_layers=12] [--cpu-time]
         [--im2col-split auto|pixels|channels|none] [--winograd auto|always|never]
-        [--no-gemm-micro] [--mobilenet-kernels auto|never|both]
+        [--no-gemm-micro] [--no-gemm-panels] [--mobilenet-kernels auto|never|both]
 
 Every table starts with the CPU model, its vector flags, the machine's load and the
 measured FMA peak on one core and on two (`fma_peak`: a JIT-compiled loop of independent
@@ -390,6 +390,9 @@ def main() -> None:
     parser.add_argument("--no-gemm-micro", action="store_true",
                         help="f32 matrix products in gemm's scalar loops, not its "
                              "register-blocked micro-kernel (gemm_micro.ENABLED = False)")
+    parser.add_argument("--no-gemm-panels", action="store_true",
+                        help="constant weights of f32 products not packed at compile time: "
+                             "the gemm packs them per call (gemm_panels.PANELS = False)")
     parser.add_argument("--mobilenet-kernels", default="auto",
                         choices=["auto", "never", "both"],
                         help="depthwise and small-image pointwise convolutions on their "
@@ -417,6 +420,9 @@ def main() -> None:
     kernels_conv.IM2COL_SPLIT = args.im2col_split
     kernels_winograd.WINOGRAD = args.winograd
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
+    from glow_mlir.targets.cpu import gemm_panels
+
+    gemm_panels.PANELS = not args.no_gemm_panels
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
