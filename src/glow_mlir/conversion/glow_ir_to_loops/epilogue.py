@@ -29,6 +29,7 @@ by requantizing it, and the int8 element-wise instructions after it run on their
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import InsertPoint
@@ -119,6 +120,26 @@ def run_kind(run: Sequence[glow_ir.InstrOp]) -> str:
     return "_".join(i.name.split(".", 1)[1].removeprefix("element_") for i in run)
 
 
+def _constant_rows_equal(v: SSAValue, cols: int) -> bool:
+    """`Finish._rows_equal`, from the weight's value (bytes compared: -0.0 is not 0.0)."""
+    import numpy as np
+
+    from glow_mlir.ir.resources import resource_value
+
+    w = glow_ir.constant_weight_of(v)
+    if w is None or w.value is None:
+        return False
+    size = glow_ir.buffer_bytes(v.type)
+    raw = np.ascontiguousarray(resource_value(w.value, w)).reshape(-1).view(np.uint8)
+    start = glow_ir.view_byte_offset(v)
+    count = math.prod(v.type.get_shape())  # type: ignore[attr-defined]
+    row = cols * (size // max(count, 1))
+    if size % row or size // row < 2 or start + size > raw.size:
+        return False
+    rows = raw[start:start + size].reshape(-1, row)
+    return bool(np.all(rows == rows[:1]))
+
+
 class Finish:
     """How a producer's kernel finishes each output element (module docstring): the
     producer's own fused activation, then its epilogue, if any, stored to the
@@ -131,6 +152,7 @@ class Finish:
         self.act = fused(instr)
         self.ep: Epilogue | None = em.epilogues.get(instr)
         self._views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self._rows: dict[tuple[SSAValue, int], bool] = {}
 
     @property
     def trivial(self) -> bool:
@@ -166,6 +188,8 @@ class Finish:
             for c, value in constants:
                 if self.ep.same(s, c):  # type: ignore[union-attr]
                     return value
+            if self._rows_equal(s, dims[-1]):  # a bias folded to the output's shape
+                return em.load(self._view(s, dims[-1:]), [idx[-1]])
             return em.load(self._view(s, dims), idx)
 
         for instr in self.ep.instrs:
@@ -211,6 +235,18 @@ class Finish:
         else:
             for r in rows:
                 row(r)
+
+    def _rows_equal(self, v: SSAValue, cols: int) -> bool:
+        """Whether `v` is a constant whose rows of `cols` elements hold the same bits:
+        BERT's linear bias, [M] broadcast to the product's [N, M] and folded to a
+        constant by the graph passes (`fold-matmul-add` leaves it where a reshape is
+        in the way). The epilogue then reads its first row only (the same values: the
+        same bits), where reading it all streamed as many bytes as the output through
+        the caches on every call."""
+        key = (v, cols)
+        if key not in self._rows:
+            self._rows[key] = _constant_rows_equal(v, cols)
+        return self._rows[key]
 
     def _view(self, v: SSAValue, dims: Sequence[int]) -> SSAValue:
         """`v`'s memory as a memref of shape `dims`, made at the start of the kernel
