@@ -7,12 +7,15 @@ vectorizer never keeps accumulators in registers across an outer k loop. Here th
 carries ROWS x VECTORS accumulators (16 zmm registers with AVX-512) as scf.for iter_args:
 per step of k, VECTORS loads of B's row, ROWS broadcasts of A and ROWS x VECTORS fused
 multiply-adds (`llvm.fma`), no store, as onnxruntime's (MLAS's) and BLIS's kernels do.
-When gemm blocks k, the first block of rows also stores what it reads of B into strips
-(`kernels_matmul.gemm`'s pack), which the other blocks of rows read: contiguous, where
-B's own rows may be a multiple of 4 KiB apart. onnxruntime packs constant weights once
-at session creation; here they are packed on every call (not overlapped with the
-multiply-adds of the other rows: on BERT's 768x3072 product the remaining gap, 1.04-1.06
-to onnxruntime where 3072x768 gives 1.00).
+Constant weights are packed once, at compile time, in panels of width() columns
+(`targets/cpu/gemm_panels.py`, `gemm_panels` on the instruction), as onnxruntime packs
+them at session creation, and read from there. For any other B, when gemm blocks k, the
+first block of rows also stores what it reads of B into strips (`kernels_matmul.gemm`'s
+pack), which the other blocks of rows read: contiguous, where B's own rows may be a
+multiple of 4 KiB apart. On BERT's products (`benchmarks/cpu_kernels.py --cpu-time
+--repeat 15 --cases fused_bert_qkv,fused_bert_ffn1,fused_bert_ffn2 [--no-gemm-panels]`,
+ratios to onnxruntime in one run) the per-call pack gave 1.05, 1.07, 1.00, the panels
+1.00, 0.98, 0.89 (then 0.93, 0.92, 0.89 with KC 768 and the bias read from one row).
 
 Each element of C is still one chain of fused multiply-adds in k order from its
 initial value (the tile's), the same as the scalar loops' contracted ones: the columns
@@ -46,14 +49,21 @@ cases: 768x768, 768x3072, 3072x768 and the attention's two batched products)
 VECTORS_AVX2 = 2
 """Vectors per block with 8 lanes (AVX2's 16 ymm registers: 8 accumulators, 2 of B, 1
 of A)."""
-KC = 384
+KC = 768
 """k steps per block of k (kernels_matmul.KC for the scalar loops): on BERT's products
 (one thread, CPU time, `benchmarks/cpu_kernels.py --cpu-time`, ratios to onnxruntime in
-one run, 8 x 2 blocks) KC 128 / TILE 512: 1.11, 1.20, 1.01 (768x768, 768x3072,
-3072x768); 384 / 256: 1.05, 1.12, 1.02; 768 / 256: 1.07, 1.18, 1.02."""
+one run, 8 x 2 blocks, B packed per call) KC 128 / TILE 512: 1.11, 1.20, 1.01 (768x768,
+768x3072, 3072x768); 384 / 256: 1.05, 1.12, 1.02; 768 / 256: 1.07, 1.18, 1.02. With the
+weights packed at compile time (`targets/cpu/gemm_panels.py`: no pack to amortize, and
+an unblocked k finishes each element on its copy back, not in a pass of its own), 4 x 4
+blocks: 384 / 256: 0.95, 0.96, 0.90; 768 / 256: 0.93-0.94, 0.92, 0.88-0.89; 1536 / 256:
+0.92, 0.91, 0.88; 256 / 256: 0.97, 0.97, 0.91; 384 / 512: 0.99, 0.99, 0.90; 3072 / 128
+(k never blocked): 0.93, 0.93, and 3072x768 6.07 ms where 768 / 256 took 5.74-5.79
+(its ratio, 0.67, an onnxruntime outlier)."""
 TILE = 256
 """Columns of C per panel (at most kernels_matmul.TILE, the tile's width): KC x TILE
-floats of packed B (384 KiB) stay in L2 across the row blocks."""
+floats of packed B (768 KiB) stay in L2 across the row blocks (KC's figures; 128 and 192
+were no better)."""
 
 ENABLED: bool | None = None
 """None: on for f32 products (tests set False to time or check the scalar loops)."""
