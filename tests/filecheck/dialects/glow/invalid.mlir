@@ -777,6 +777,46 @@ func.func @fully_connected_8(%x: tensor<16x512xf32>, %w: tensor<512x10xf32>, %b:
 
 // -----
 
+func.func @fully_connected_panels_1(%x: tensor<16x512xf32>, %p: tensor<16x512x64xf32>, %b: tensor<1000xf32>) {
+  // expected-error @+1 {{'glow.fully_connected' op weights shape is 16x512x64, expected 32x512x32 ([512, 1000] weights in panels of 32 columns)}}
+  %0 = glow.fully_connected %x, %p, %b {gemm_panels = 32 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+  func.return
+}
+
+// -----
+
+func.func @fully_connected_panels_2(%x: tensor<16x512xf32>, %p: tensor<100x512x10xf32>, %b: tensor<1000xf32>) {
+  // expected-error @+1 {{'glow.fully_connected' op gemm_panels is a positive multiple of 8 (columns per panel), got 10}}
+  %0 = glow.fully_connected %x, %p, %b {gemm_panels = 10 : i64} : (tensor<16x512xf32>, tensor<100x512x10xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+  func.return
+}
+
+// -----
+
+func.func @fully_connected_panels_3(%x: tensor<16x512xf32>, %w: tensor<512x1000xf32>, %b: tensor<1000xf32>) {
+  // expected-error @+1 {{'glow.fully_connected' op weights shape is 512x1000, expected 16x512x64 ([512, 1000] weights in panels of 64 columns)}}
+  %0 = glow.fully_connected %x, %w, %b {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<512x1000xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+  func.return
+}
+
+// -----
+
+func.func @mat_mul_panels_1(%x: tensor<16x256xf32>, %p: tensor<16x512x64xf32>) {
+  // expected-error @+1 {{'glow.mat_mul' op rhs shape is 16x512x64, expected 16x256x64 ([256, 1000] weights in panels of 64 columns)}}
+  %0 = glow.mat_mul %x, %p {gemm_panels = 64 : i64} : (tensor<16x256xf32>, tensor<16x512x64xf32>) -> tensor<16x1000xf32>
+  func.return
+}
+
+// -----
+
+func.func @mat_mul_panels_2(%x: tensor<16x512x!glow.quant<i8, scale = 0.5, offset = 0>>, %p: tensor<16x512x64x!glow.quant<i8, scale = 0.5, offset = 0>>) {
+  // expected-error @+1 {{'glow.mat_mul' op rhs must have floating-point (gemm_panels) elements}}
+  %0 = glow.mat_mul %x, %p {gemm_panels = 64 : i64} : (tensor<16x512x!glow.quant<i8, scale = 0.5, offset = 0>>, tensor<16x512x64x!glow.quant<i8, scale = 0.5, offset = 0>>) -> tensor<16x1000x!glow.quant<i8, scale = 0.5, offset = 0>>
+  func.return
+}
+
+// -----
+
 func.func @mat_mul_1(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) {
   // expected-error @+1 {{'glow.mat_mul' op lhs must have rank 2, got rank 3 (tensor<2x3x4xf32>)}}
   %0 = glow.mat_mul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>

@@ -199,6 +199,20 @@ func.func @dense(%x: tensor<16x512xf32>, %w: tensor<512x1000xf32>, %b: tensor<10
   func.return %lsm : tensor<16x1000xf32>
 }
 
+// The cpu backend's packed weights (`gemm_panels`: [K, M] in panels of 64 columns).
+// CHECK-LABEL: func.func @gemm_panels(%x: tensor<16x512xf32>, %p: tensor<16x512x64xf32>, %b: tensor<1000xf32>) -> tensor<16x1000xf32> {
+// CHECK-NEXT:    %fc = glow.fully_connected %x, %p, %b {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+// CHECK-NEXT:    %mm = glow.mat_mul %x, %p {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>) -> tensor<16x1000xf32>
+// CHECK-NEXT:    func.return %mm : tensor<16x1000xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "gemm_panels"
+// GENERIC:    %fc = "glow.fully_connected"(%x, %p, %b) {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+// GENERIC-NEXT:    %mm = "glow.mat_mul"(%x, %p) {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>) -> tensor<16x1000xf32>
+func.func @gemm_panels(%x: tensor<16x512xf32>, %p: tensor<16x512x64xf32>, %b: tensor<1000xf32>) -> tensor<16x1000xf32> {
+  %fc = glow.fully_connected %x, %p, %b {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>, tensor<1000xf32>) -> tensor<16x1000xf32>
+  %mm = glow.mat_mul %x, %p {gemm_panels = 64 : i64} : (tensor<16x512xf32>, tensor<16x512x64xf32>) -> tensor<16x1000xf32>
+  func.return %mm : tensor<16x1000xf32>
+}
+
 // CHECK-LABEL: func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>, %p: tensor<4x8xi1>, %h: tensor<4x8xf16>) {
 // CHECK-NEXT:    %0 = glow.relu %i : tensor<4x8xi32>
 // CHECK-NEXT:    %1 = glow.sigmoid %x : tensor<4x8xf32>
