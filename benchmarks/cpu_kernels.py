@@ -365,6 +365,20 @@ def fused_matmul_case(n, k, m):
     return case
 
 
+def classifier_case(k, m):
+    """A classifier's last layer on one image (ResNet's Gemm 512 -> 1000): constant
+    weights and bias, through the whole pipeline (the `fc` case's are inputs)."""
+    def case():
+        from onnx import helper
+
+        a, w, bias = rand(1, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
+        nodes = [helper.make_node("Gemm", ["a", "c_w", "c_bias"], ["out"])]
+        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [1, m])
+        return (f"Gemm 1x{k} @ {k}x{m} + bias (constant)", model, feeds,
+                ort_model_runner(model, feeds), 2 * k * m)
+    return case
+
+
 def fused_scores_case(bs, n, k, m):
     """Attention scores: batch_mat_mul, then / 8 (a splat in the graph) and + mask."""
     def case():
@@ -471,6 +485,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_r18_28": fused_conv_case(128, 28, 128, 3, 1, 1),
          "fused_r18_14": fused_conv_case(256, 14, 256, 3, 1, 1),
          "fused_r18_7": fused_conv_case(512, 7, 512, 3, 1, 1),
+         "r18_classifier": classifier_case(512, 1000),
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
          "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),
