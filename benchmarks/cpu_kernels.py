@@ -379,6 +379,29 @@ def classifier_case(k, m):
     return case
 
 
+def heads_scores_case(heads, n, d):
+    """Attention scores as BERT's export computes them: Q and K [1, n, heads * d]
+    reshaped to heads and transposed (the products read them strided,
+    `strided_operands.py`), Q K^T / 8."""
+    def case():
+        from onnx import helper
+
+        q, kk = rand(1, n, heads * d, seed=1), rand(1, n, heads * d, seed=2)
+        shape = np.array([1, n, heads, d], np.int64)
+        nodes = [helper.make_node("Reshape", ["q", "c_shape"], ["q4"]),
+                 helper.make_node("Reshape", ["k", "c_shape"], ["k4"]),
+                 helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+                 helper.make_node("MatMul", ["qt", "kt"], ["s"]),
+                 helper.make_node("Div", ["s", "c_eight"], ["out"])]
+        model, feeds = graph_model(nodes, {"q": q, "k": kk, "c_shape": shape,
+                                           "c_eight": np.array(8.0, np.float32)},
+                                   [1, heads, n, n])
+        return (f"heads {heads}x{n}x{d}: Q K^T / 8 (strided)", model, feeds,
+                ort_model_runner(model, feeds), 2 * heads * n * n * d)
+    return case
+
+
 def fused_scores_case(bs, n, k, m):
     """Attention scores: batch_mat_mul, then / 8 (a splat in the graph) and + mask."""
     def case():
@@ -486,6 +509,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_r18_14": fused_conv_case(256, 14, 256, 3, 1, 1),
          "fused_r18_7": fused_conv_case(512, 7, 512, 3, 1, 1),
          "r18_classifier": classifier_case(512, 1000),
+         "bert_heads_scores": heads_scores_case(12, 128, 64),
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
          "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),

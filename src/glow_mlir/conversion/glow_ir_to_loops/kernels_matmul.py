@@ -100,9 +100,11 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     work = n_rows * k_dim * m_cols
     micro = micro and tile is not None and gemm_micro.applies(
         tile.type.get_element_type())  # type: ignore[attr-defined]
-    # a block of the micro-kernel's columns must lie in one panel (column splits and
-    # panels of C start at multiples of its width)
-    micro = micro and (not panels or panels % gemm_micro.width() == 0)
+    # a block of the micro-kernel's columns must lie in one panel: its width divides
+    # the panels', and the column splits and panels of C start at multiples of it
+    nr = gemm_micro.width()
+    micro = micro and (not panels or (panels % nr == 0 and COLUMN_GRANULE % nr == 0
+                                      and gemm_micro.TILE % nr == 0))
     rows_per = gemm_micro.rows() if micro else ROWS
 
     def columns(start: SSAValue | None, count: int) -> None:
