@@ -379,6 +379,29 @@ def classifier_case(k, m):
     return case
 
 
+def ffn_gelu_case(n, k, m):
+    """BERT's first feed-forward layer as torch exports it: MatMul + bias, then GELU as
+    x * (erf(x / sqrt 2) + 1) * 0.5 (onnxruntime fuses it into one BiasGelu)."""
+    def case():
+        from onnx import helper
+
+        a, w, bias = rand(1, n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
+        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
+                 helper.make_node("Add", ["p", "c_bias"], ["x"]),
+                 helper.make_node("Div", ["x", "c_sqrt2"], ["d"]),
+                 helper.make_node("Erf", ["d"], ["e"]),
+                 helper.make_node("Add", ["e", "c_one"], ["f"]),
+                 helper.make_node("Mul", ["x", "f"], ["g"]),
+                 helper.make_node("Mul", ["g", "c_half"], ["out"])]
+        consts = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
+                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
+        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias, **consts},
+                                   [1, n, m])
+        return (f"mat_mul 1x{n}x{k} @ {k}x{m} + bias, gelu", model, feeds,
+                ort_model_runner(model, feeds), 2 * n * k * m)
+    return case
+
+
 def heads_scores_case(heads, n, d):
     """Attention scores as BERT's export computes them: Q and K [1, n, heads * d]
     reshaped to heads and transposed (the products read them strided,
@@ -510,6 +533,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_r18_7": fused_conv_case(512, 7, 512, 3, 1, 1),
          "r18_classifier": classifier_case(512, 1000),
          "bert_heads_scores": heads_scores_case(12, 128, 64),
+         "fused_bert_ffn1_gelu": ffn_gelu_case(128, 768, 3072),
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
          "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),
