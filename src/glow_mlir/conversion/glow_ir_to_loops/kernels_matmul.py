@@ -16,9 +16,12 @@ kernels_qdense.py.
 
 fully_connected, mat_mul and batch_mat_mul in f32 (`gemm(..., micro=True)`) replace the
 k loop over the tile by a register-blocked micro-kernel (`gemm_micro.py`: blocks of
-gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k, B packed in strips
-by the first block of rows; the columns left over go through the loops above), with its
-own KC and TILE; the convolutions (kernels_conv.py, kernels_winograd.py) keep the loops.
+gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k; the columns left
+over go through the loops above), with its own KC and TILE; the convolutions
+(kernels_conv.py, kernels_winograd.py) keep the loops. Constant weights come packed in
+the micro-kernel's panels (`gemm_panels` = nr: `targets/cpu/gemm_panels.py` at compile
+time, `weights_access` here); any other B is packed in strips by the first block of rows
+on each call.
 """
 
 from __future__ import annotations
