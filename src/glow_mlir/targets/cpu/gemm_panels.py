@@ -24,7 +24,6 @@ from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.gemm_panels import pack
 from glow_mlir.targets.cpu.filter_weights import add_filter_weight, drop_unread
 
-
 PANELS = True
 """Whether constant weights are packed at compile time (False: the gemm packs B per call,
 as before; `benchmarks/cpu_kernels.py --no-gemm-panels`)."""
