@@ -29,8 +29,8 @@ glow_ir.func @mm declare {
 // first block of rows stores the vectors it reads from B into the pack (strips x KC x
 // the block's columns), the other blocks of rows read them from there.
 // CHECK-LABEL: func.func private @packed_k0_fully_connected(
-// CHECK:         vector.store %{{.*}} : memref<{{[0-9]+}}x384x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
-// CHECK:         vector.load %{{.*}} : memref<{{[0-9]+}}x384x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.store %{{.*}} : memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.load %{{.*}} : memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:         func.return
 glow_ir.func @packed declare {
   glow_ir.weight @x constant input : memref<24x800xf32>
@@ -39,6 +39,30 @@ glow_ir.func @packed declare {
   glow_ir.weight @y mutable output : memref<24x128xf32>
 } program(%x, %w, %b, %y) {
   glow_ir.fully_connected @out %y, @in %x, @in %w, @in %b : memref<24x128xf32>, memref<24x800xf32>, memref<800x128xf32>, memref<128xf32>
+} attributes {activations_size = 0 : i64, alignment = 64 : i64}
+
+// -----
+
+// Weights packed at compile time in panels of 64 columns (`gemm_panels`, the cpu
+// backend's `targets/cpu/gemm_panels.py`): the micro-kernel loads B's vectors from the
+// panels ([ceil(M / 64), K, 64]), through the blocks of k too, and packs nothing (no
+// store into a KC-deep scratch); the 8 leftover columns read the panels as scalars.
+// CHECK-LABEL: func.func private @panels_k0_fully_connected(
+// CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %{{.*}} : memref<3x800x64xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           llvm.call_intrinsic "llvm.fma.v{{[0-9]+}}f32"
+// CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
+// CHECK:         memref.load %{{.*}} : memref<3x800x64xf32>
+// CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
+// CHECK:         func.return
+glow_ir.func @panels declare {
+  glow_ir.weight @x constant input : memref<24x800xf32>
+  glow_ir.weight @w constant input : memref<3x800x64xf32>
+  glow_ir.weight @b constant input : memref<136xf32>
+  glow_ir.weight @y mutable output : memref<24x136xf32>
+} program(%x, %w, %b, %y) {
+  glow_ir.fully_connected @out %y, @in %x, @in %w, @in %b {gemm_panels = 64 : i64} : memref<24x136xf32>, memref<24x800xf32>, memref<3x800x64xf32>, memref<136xf32>
 } attributes {activations_size = 0 : i64, alignment = 64 : i64}
 
 // -----
