@@ -214,3 +214,38 @@ def test_the_adaptive_grid_is_capped_and_empty_for_nan():
     assert adaptive_grid(np.float32(2.2), 10) == 3
     assert adaptive_grid(np.float32(5e8), 10) == 20 and adaptive_grid(np.float32(np.inf), 0) == 2
     assert adaptive_grid(np.float32(np.nan), 10) == 0 and adaptive_grid(np.float32(-3), 10) == 0
+
+
+def _max_unpool():
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    return make_model([node], {"x": ((1, 1, 2, 2), np.float32), "i": ((1, 1, 2, 2), np.int64)},
+                      ["y"], opset=11)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_unpool_input_indices_are_checked(backend):
+    """MaxUnpool's indices are flat over the whole 1x1x4x4 output: [0, 16)."""
+    model = _compile(_max_unpool(), backend)
+    x = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    good = np.array([[[[0, 3], [9, 15]]]], np.int64)
+    (y,) = model.run({"x": x, "i": good})
+    expected = np.zeros(16, np.float32)
+    expected[good.reshape(-1)] = x.reshape(-1)
+    np.testing.assert_array_equal(y, expected.reshape(1, 1, 4, 4))
+    for bad in (16, -1):
+        with pytest.raises(InputError, match=rf"input 'i' at \[0, 0, 1, 1\] is {bad}: "
+                           r"MaxUnpool indices must be in \[0, 16\)"):
+            model.run({"x": x, "i": np.array([[[[0, 3], [9, bad]]]], np.int64)})
+
+
+def test_max_unpool_bad_indices_from_glow_run_are_one_line(tmp_path, capsys):
+    path = tmp_path / "unpool.onnx"
+    path.write_bytes(_max_unpool().SerializeToString())
+    feeds = tmp_path / "in.npz"
+    np.savez(feeds, x=np.ones((1, 1, 2, 2), np.float32),
+             i=np.array([[[[0, 3], [9, 99]]]], np.int64))
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", feeds,
+                                "--backend", "cpu")
+    assert code == 1 and "Traceback" not in err
+    assert re.search(r"input 'i' at \[0, 0, 1, 1\] is 99: MaxUnpool indices must be in "
+                     r"\[0, 16\)", err), err

@@ -183,6 +183,17 @@ def test_element_type_the_op_lacks_is_reported_unsupported():
     with pytest.raises(
         UnsupportedOnnxError, match=r"Erf: i32 elements \(glow.erf takes floating-point ones\)"
     ):
+        import_onnx(node_model("Erf", {"x": x}, opset=9))  # Erf-9 takes integers
+
+
+def test_an_element_type_the_schema_forbids_is_refused():
+    """Erf-13 takes only floating-point types (onnxruntime refuses the model too)."""
+    from glow_mlir.frontends.onnx import OnnxImportError
+
+    x = np.arange(6, dtype=np.int32)
+    with pytest.raises(OnnxImportError, match=r"node '.*' \(Erf\): input #0 'x' is "
+                       r"tensor\(int32\), which Erf's type T does not allow \(it takes "
+                       r"bfloat16, float16, float, double\)"):
         import_onnx(node_model("Erf", {"x": x}, opset=13))
 
 

@@ -452,10 +452,12 @@ def test_unbound_sequence_length_or_batch():
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
 
 
-def test_integer_input_is_unsupported():
+def test_integer_input_is_refused():
+    """RNN's T is floating-point only: an int32 X breaks the schema."""
     model, _ = build(Case("RNN"))
     model.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
     with pytest.raises(
-        UserError, match=r"RNN: i32 elements \(recurrent ops take floating-point ones\)"
+        UserError, match=r"\(RNN\): input #0 'X' is tensor\(int32\), which RNN's type T "
+                         r"does not allow"
     ):
         import_onnx(model)

@@ -147,7 +147,8 @@ def test_conv_transpose_attributes_that_do_not_fit_the_spatial_dims():
 
 
 def test_cpu_backend_names_an_element_type_it_cannot_convert():
-    model = node_model("Cast", {"input": np.zeros(4, F32)}, {"to": TensorProto.FLOAT})
+    model = node_model("Cast", {"input": np.zeros(4, F32)}, {"to": TensorProto.FLOAT},
+                       opset=23)  # Cast takes float4e2m1 from opset 23 on
     model.graph.input[0].type.tensor_type.elem_type = TensorProto.FLOAT4E2M1
     model.graph.node[0].output[0] = "output"
     model.graph.output[0].name = "output"
@@ -200,4 +201,23 @@ def test_window_whose_same_padding_needs_more_memory_than_the_machine(op):
                        {"kernel_shape": [1, 2 ** 40], "auto_pad": "SAME_LOWER"})
     with pytest.raises(OnnxImportError, match=rf"\({op}\).*kernel_shape \[1, {2 ** 40}\].*"
                                               r"more than this machine's memory"):
+        import_onnx(model)
+
+
+def test_one_type_parameter_binds_one_element_type():
+    """Add's A and B share T: float and double together break the schema."""
+    model = node_model("Add", {"a": np.zeros(3, F32), "b": np.zeros(3, np.float64)})
+    model.graph.node[0].name = "plus"
+    with pytest.raises(OnnxImportError, match=r"node 'plus' \(Add\): input #1 'b' is "
+                       r"tensor\(double\) but input #0 'a' is tensor\(float\): Add takes one "
+                       r"type T for both"):
+        import_onnx(model)
+
+
+def test_a_fixed_input_type_is_checked():
+    """Reshape's shape input is tensor(int64), nothing else."""
+    model = node_model("Reshape", {"x": np.zeros(4, F32), "s": np.array([2, 2], np.int32)})
+    model.graph.node[0].name = "rs"
+    with pytest.raises(OnnxImportError, match=r"node 'rs' \(Reshape\): input #1 's' is "
+                       r"tensor\(int32\), Reshape takes tensor\(int64\)"):
         import_onnx(model)

@@ -184,14 +184,19 @@ def test_glow_compile_dumps_and_loads_a_profile(tmp_path, lenet, capsys):
         inputs += ["--inputs", str(tmp_path / f"x{i}.npz")]
         np.savez(tmp_path / f"x{i}.npz", **batch)
     prof = tmp_path / "P.yaml"
+    capsys.readouterr()
     glow_compile.main([str(model), "--backend", "interpreter", "--dump-profile", str(prof),
                        *inputs])
     loaded = glow_mlir.Profile.load(prof)
     assert loaded.batches == 2 and loaded.get("conv1") is not None
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == (f"glow-compile: wrote '{prof}': {len(loaded)} edges "
+                                           f"over 2 batch(es) on interpreter\n")
     glow_compile.main([str(model), "--backend", "interpreter", "--load-profile", str(prof),
                        "--emit", "optimized-graph", "-o", str(tmp_path / "q.mlir")])
     text = (tmp_path / "q.mlir").read_text()
     assert "glow.convolution" in text and "!glow.quant<i8" in text
+    np.savez(tmp_path / "bad.npz", input=np.zeros((3, 3), np.float32))
     capsys.readouterr()
     for bad, message in (
             (["--dump-profile", str(prof)], "needs batches to run"),
@@ -199,7 +204,9 @@ def test_glow_compile_dumps_and_loads_a_profile(tmp_path, lenet, capsys):
              "keep_float names 'nope'"),
             (["--load-profile", str(prof), "--emit", "graph"],
              "--emit graph prints the graph as imported"),
-            (["--inputs", inputs[1]], "--inputs are the batches --dump-profile runs")):
+            (["--inputs", inputs[1]], "--inputs are the batches --dump-profile runs"),
+            (["--dump-profile", str(prof), *inputs[:2], "--inputs", str(tmp_path / "bad.npz")],
+             f"inputs '{tmp_path / 'bad.npz'}': input 'input' has shape 3x3")):
         with pytest.raises(SystemExit) as done:
             glow_compile.main([str(model), *bad])
         assert done.value.code == 1

@@ -528,3 +528,21 @@ def test_onnxruntime_refusing_the_model_is_one_line(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "glow-run: error: onnxruntime could not run the model: [ONNXRuntimeError] : 9 : "
         "NOT_IMPLEMENTED : Could not find an implementation for Det(11) node with name ''"]
+
+
+def test_random_inputs_of_each_element_kind():
+    """glow-run without --inputs: floats (bfloat16 too, whose numpy kind is 'V') get normal
+    values, integers small ones, booleans both values."""
+    import ml_dtypes
+
+    from glow_mlir.tools.glow_run import random_inputs
+
+    shapes = {"b": (64,), "f": (64,), "i": (64,), "t": (64,)}
+    got = random_inputs(shapes, {"b": ml_dtypes.bfloat16, "f": np.float32, "i": np.int64,
+                                 "t": np.bool_}, seed=3)
+    for name in ("b", "f"):
+        values = got[name].astype(np.float32)
+        assert (values < 0).any() and (values != np.round(values)).any(), name
+    assert got["b"].dtype == ml_dtypes.bfloat16
+    assert got["i"].min() >= 0 and got["i"].max() < 10 and got["i"].dtype == np.int64
+    assert got["t"].dtype == np.bool_ and got["t"].any() and not got["t"].all()

@@ -117,6 +117,14 @@ def is_float_dtype(dtype: np.dtype) -> bool:
     return dtype.kind == "f" or (dtype in _REDUCED and "int" not in dtype.name)
 
 
+def dtype_limits(dtype: np.dtype) -> tuple[float, float]:
+    """The lowest and highest finite value of a numeric dtype. numpy's `finfo`/`iinfo`
+    refuse ml_dtypes' types (bfloat16, int4, ...); ml_dtypes' own take numpy's too."""
+    dtype = np.dtype(dtype)
+    info = ml_dtypes.finfo(dtype) if is_float_dtype(dtype) else ml_dtypes.iinfo(dtype)
+    return float(info.min), float(info.max)
+
+
 def cast_array(array: np.ndarray, dtype: np.dtype | type, saturate: bool = True) -> np.ndarray:
     """ONNX Cast in numpy (what onnx.reference computes): float to int truncates toward
     zero; float8 targets with `saturate` clamp overflow and infinities to the largest

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,9 +50,11 @@ PROFILING_BACKENDS = ("interpreter", "cpu")
 def profile_model(model: object, batches: Iterable[Mapping[str, object]],
                   backend: str = "interpreter",
                   input_shapes: Mapping[str, object] | None = None,
-                  bins: int = DEFAULT_BINS) -> Profile:
+                  bins: int = DEFAULT_BINS,
+                  batch_names: Sequence[str] | None = None) -> Profile:
     """The profile of `model` over `batches` (each a dict of input name -> array, as
-    `CompiledModel.run` takes), recorded on `backend` (module docstring)."""
+    `CompiledModel.run` takes), recorded on `backend` (module docstring). A refused
+    batch is named by its number, or by `batch_names[i]` (the tools' input files)."""
     from glow_mlir.runtime.compiled_model import (
         CompiledModel,
         _signature,
@@ -98,7 +100,9 @@ def profile_model(model: object, batches: Iterable[Mapping[str, object]],
         try:
             arrays = checker.check_inputs(batch)
         except UserError as err:
-            raise type(err)(f"batch #{i}: {err}") from None
+            name = batch_names[i] if batch_names is not None and i < len(batch_names) \
+                else f"batch #{i}"
+            raise type(err)(f"{name}: {err}") from None
         recorder.record_inputs(fn, arrays)
         run(arrays)
         count += 1

@@ -546,8 +546,11 @@ def dump_profile(args: argparse.Namespace) -> None:
         raise UserError("--dump-profile needs batches to run: give --inputs X.npz (one "
                         "batch per file)")
     backend = args.backend or DEFAULT_BACKEND
-    profile = profile_model(args.model, load_inputs(args.inputs), backend, input_shapes(args))
+    profile = profile_model(args.model, load_inputs(args.inputs), backend, input_shapes(args),
+                            batch_names=[f"inputs '{p}'" for p in args.inputs])
     profile.save(args.dump_profile)
+    print(f"glow-compile: wrote '{args.dump_profile}': {len(profile.edges)} edges over "
+          f"{profile.batches} batch(es) on {backend}", file=sys.stderr)
 
 
 SAVE_ALONE = ("emit", "emit_bundle", "accel_report", "dump_graph_dag", "print_ir_after_each",

@@ -70,3 +70,17 @@ func.func @not_noops(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> (tensor<2x2xf3
   %f = glow.reshape %r : tensor<2x2xf32> -> tensor<4xf32>
   func.return %t, %a, %m, %c, %r, %f : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A clip wider than its element type's range is a no-op for bfloat16 and int8 too (their
+// ranges come from ml_dtypes and numpy); one inside the range stays.
+// CHECK-LABEL: func.func @clip_ranges_of_other_types
+// CHECK-NEXT:    %[[K:.*]] = glow.clip %b {min = -1.000000e+00 : f32, max = 1.000000e+00 : f32}
+// CHECK-NEXT:    func.return %[[K]], %i
+func.func @clip_ranges_of_other_types(%b: tensor<4xbf16>, %i: tensor<4xi8>) -> (tensor<4xbf16>, tensor<4xi8>) {
+  %wide = glow.clip %b {min = 0xFF800000 : f32, max = 0x7F800000 : f32} : tensor<4xbf16>
+  %keep = glow.clip %wide {min = -1.0 : f32, max = 1.0 : f32} : tensor<4xbf16>
+  %all = glow.clip %i {min = -128.0 : f32, max = 127.0 : f32} : tensor<4xi8>
+  func.return %keep, %all : tensor<4xbf16>, tensor<4xi8>
+}

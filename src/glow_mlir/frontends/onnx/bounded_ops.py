@@ -52,7 +52,7 @@ from glow_mlir.frontends.onnx.builder import GraphBuilder, Value
 from glow_mlir.frontends.onnx.converters.reduce import reduce_axes
 from glow_mlir.frontends.onnx.errors import UnsupportedFeature
 from glow_mlir.frontends.onnx.node import Node
-from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.element_types import dtype_limits, is_float_dtype, numpy_dtype
 
 Run = Callable[[list[Value | None]], object]
 """Converts the node as usual on other inputs (an input past the node's last is added)."""
@@ -75,12 +75,11 @@ def _mark(b: GraphBuilder, v: Value, rows, dim: int, producer: str) -> None:
 def _extreme(elem, low: bool) -> np.ndarray:
     """The value that sorts below (`low`) or above every other of the element type."""
     dtype = numpy_dtype(elem)
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):  # bfloat16's kind is 'V'
         return np.asarray(-np.inf if low else np.inf, dtype)
     if dtype.kind == "b":
         return np.asarray(not low, dtype)
-    info = np.iinfo(dtype)
-    return np.asarray(info.min if low else info.max, dtype)
+    return np.asarray(dtype_limits(dtype)[0 if low else 1], dtype)
 
 
 def masked(b: GraphBuilder, x: Value, bound: Bound, fill: np.ndarray) -> Value:

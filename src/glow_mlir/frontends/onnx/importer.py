@@ -42,6 +42,7 @@ from glow_mlir.frontends.onnx.errors import (
 from glow_mlir.frontends.onnx.input_shapes import ZERO, bind_input_shapes, declared_dims, dim_of
 from glow_mlir.frontends.onnx.loading import default_opset, domain_opsets, load_model
 from glow_mlir.frontends.onnx.node import Node
+from glow_mlir.frontends.onnx.type_constraints import type_problem
 from glow_mlir.ir.bounded_outputs import count_name
 from glow_mlir.ir.element_types import UnsupportedElementType, numpy_dtype
 from glow_mlir.ir.memory_limits import exceeds_memory, tensor_bytes
@@ -143,6 +144,8 @@ class OnnxImporter:
                 self._placeholders(node)
                 continue
             b.node_label, b.node_op = label, node.op_type
+            if (problem := type_problem(node, self.opset, inputs)) is not None:
+                n.fail(problem)
             outs: Output | list[Output] | tuple[Output, ...]
             try:
                 if own is not None:  # it reads them whole (frontends/onnx/bounded_ops.py)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -19,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
-from glow_mlir.ir.element_types import numpy_dtype
+from glow_mlir.ir.element_types import dtype_limits, numpy_dtype
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, splat_value
 
 
@@ -46,8 +45,8 @@ def _is_splat(value: SSAValue, x: float) -> bool:
 
 def _clip_is_noop(op: glow.ClipOp) -> bool:
     dtype = numpy_dtype(op.input.type.get_element_type())  # type: ignore[attr-defined]
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    return op.float_attr("min") <= float(info.min) and op.float_attr("max") >= float(info.max)
+    low, high = dtype_limits(dtype)
+    return op.float_attr("min") <= low and op.float_attr("max") >= high
 
 
 def _noop_input(op: Operation) -> SSAValue | None:

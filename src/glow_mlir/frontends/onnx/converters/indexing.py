@@ -181,6 +181,14 @@ def max_unpool(n: Node) -> Value:
     if n.has(2):
         shape = [int(v) for v in n.require_const(2, "output_shape").reshape(-1)]
     total = int(np.prod(shape, dtype=np.int64))
+    if not is_index_type(indices.elem):
+        n.fail(f"I must be int64, got {indices.elem}")
+    if (indices.const is None and isinstance(indices.ssa, BlockArgument)
+            and indices.ssa.owner is n.b.block):
+        # a model input: each flat index must land in the output, checked before anything
+        # runs (the scatter kernel would clamp it, the reference refuses it)
+        add_arg_check(n.b.fn, indices.ssa.index,
+                      InputCheck(f"{n.b.node_op} indices", low=0, high=total))
     flat = n.b.splat([total], x.elem, 0)
     rows = n.b.convert(indices, i64) if indices.elem != i64 else indices
     out = _scatter_rows(n, flat, rows, n.b.reshape(x, [x.size]), "none")
