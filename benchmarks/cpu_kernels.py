@@ -4,7 +4,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
+                                     [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles]
                                      [--no-resize-tables]
 
@@ -508,6 +509,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-depthwise", action="store_true",
                    help="depthwise convolutions on the register tiles "
                         "(kernels_depthwise.DEPTHWISE = False)")
+    p.add_argument("--no-split-columns", action="store_true",
+                   help="stride-2 depthwise columns copied element by element "
+                        "(kernels_depthwise.SPLIT_COLUMNS = False)")
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
@@ -537,6 +541,7 @@ def main(argv=None) -> None:
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
+    kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise

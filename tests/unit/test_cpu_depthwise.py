@@ -139,3 +139,72 @@ def test_wide_rows_keep_the_tiles(calls, monkeypatch):
         got = _run(model, feeds, True, monkeypatch)
         assert bool(calls) is fires, width
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def splits(monkeypatch):
+    """The plane rows copied by the stride-2 column split (`_split_row` calls)."""
+    seen = []
+    real = dw._split_row
+
+    def counted(*args, **kw):
+        seen.append(args)
+        real(*args, **kw)
+
+    monkeypatch.setattr(dw, "_split_row", counted)
+    return seen
+
+
+# (c, h, w, kernel, pads, dilations, tail): column stride 2 (row stride 2 unless h < 9)
+SPLIT_CASES = [
+    (19, 14, 14, 3, (1, 1, 1, 1), (1, 1), "relu"),  # MobileNet's 14 -> 7, one chunk
+    (5, 28, 28, 3, (0, 0, 1, 1), (1, 1), None),  # TF's "same": pads after only
+    (3, 11, 64, 3, (1, 1, 1, 1), (1, 1), "residual"),  # four loads of 16, two chunks
+    (4, 9, 21, 3, (1, 2, 0, 1), (1, 1), None),  # an overlapping last load, left pad 2
+    (6, 15, 30, 5, (2, 2, 2, 2), (1, 1), "relu"),  # MobileNetV3's 5x5
+    (2, 13, 13, 5, (1, 0, 2, 3), (1, 1), None),
+    (3, 16, 17, 3, (2, 2, 2, 2), (2, 2), None),  # dilated: even columns only
+    (3, 12, 18, 4, (1, 1, 2, 2), (1, 1), None),  # even kernel: columns past the output
+    (2, 8, 5, 3, (1, 1, 1, 1), (1, 1), None),  # loads of 4
+    (2, 8, 3, 2, (0, 0, 0, 0), (1, 1), None),  # loads of 2
+]
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=[str(c) for c in range(len(SPLIT_CASES))])
+def test_split_columns(case, calls, splits, monkeypatch):
+    """Against the interpreter, and bit for bit the element copy (the planes hold the
+    same numbers, the flat loop is the same)."""
+    c, h, w, kernel, pads, dilations, tail = case
+    model, feeds = conv_model(1, c, h, w, c, pads=pads, strides=(2, 2), kernel=kernel,
+                              group=c, dilations=dilations, tail=tail, seed=h * w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", False)
+    copied = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1 and not splits
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and splits
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, copied)
+
+
+@pytest.mark.parametrize("strides,dtype", [((1, 1), np.float32), ((2, 1), np.float32),
+                                           ((2, 2), np.float64)],
+                         ids=["stride1", "row_stride_only", "f64"])
+def test_split_columns_does_not_fire(strides, dtype, calls, splits, monkeypatch):
+    """Column stride 1, and f64, keep the element copy."""
+    model, feeds = conv_model(1, 4, 12, 12, 4, strides=strides, group=4, dtype=dtype)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1 and not splits
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_row_loads():
+    """The loads cover [0, used) and stay inside it."""
+    for used in range(1, 70):
+        for lanes in (8, 16):
+            width, offsets = dw._row_loads(used, lanes)
+            covered = {o + i for o in offsets for i in range(width)}
+            assert covered == set(range(used)), (used, lanes)
+            assert width <= lanes and width & (width - 1) == 0
