@@ -5,7 +5,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
-                                     [--no-pointwise]
+                                     [--no-pipelined-planes] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles]
                                      [--no-resize-tables]
 
@@ -512,6 +512,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
+    p.add_argument("--no-pipelined-planes", action="store_true",
+                   help="depthwise convolutions copy a channel's planes, then compute it "
+                        "(kernels_depthwise.PIPELINED = False)")
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
@@ -542,6 +545,7 @@ def main(argv=None) -> None:
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
+    kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise

@@ -86,7 +86,8 @@ def static_parts():
 
 @pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
 def test_same_bits_for_any_thread_count(strides, calls, monkeypatch, static_parts):
-    """Large enough that the channels split over threads."""
+    """Large enough that the channels split over threads (odd ranges: the pipelined
+    copy's last channel alone)."""
     model, feeds = conv_model(2, 67, 30, 29, 67, strides=strides, group=67, tail="residual")
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
@@ -118,9 +119,10 @@ def test_channel_multiplier_keeps_the_tiles(calls, monkeypatch):
 def test_scratch_bound(calls, monkeypatch):
     """A plane larger than MAX_SCRATCH_BYTES keeps the register tiles."""
     model, feeds = conv_model(1, 3, 12, 12, 3, group=3)
-    # flat loop: 11 x 14 + 12 = 166 positions, rounded to 176 (LANES); the plane 14 x 14
-    # and the 10 positions read past it; the row buffer 176; 4 bytes each
-    need = (14 * 14 + 10 + 176) * 4
+    # flat loop: 11 x 14 + 12 = 166 positions, rounded to 176 (LANES); two planes (one
+    # per set, PIPELINED) of 14 x 14 and the 10 positions read past each; the row buffer
+    # 176; 4 bytes each
+    need = (2 * (14 * 14 + 10) + 176) * 4
     monkeypatch.setattr(dw, "MAX_SCRATCH_BYTES", need - 1)
     _run(model, feeds, True, monkeypatch)
     assert not calls
@@ -208,3 +210,36 @@ def test_row_loads():
             covered = {o + i for o in offsets for i in range(width)}
             assert covered == set(range(used)), (used, lanes)
             assert width <= lanes and width & (width - 1) == 0
+
+
+@pytest.mark.parametrize("n, c", [(1, 2), (2, 3), (1, 7)])
+def test_pipelined_same_bits_as_serial(n, c, calls, monkeypatch):
+    """Copying channel i + 1 before computing channel i (two sets of planes) gives the
+    bits of copy-then-compute, for ranges of two channels and odd counts."""
+    for strides in [(1, 1), (2, 2)]:
+        model, feeds = conv_model(n, c, 11, 13, c, strides=strides, group=c, tail="relu",
+                                  seed=c)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        monkeypatch.setattr(dw, "PIPELINED", False)
+        serial = _run(model, feeds, True, monkeypatch)
+        monkeypatch.setattr(dw, "PIPELINED", True)
+        got = _run(model, feeds, True, monkeypatch)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        assert np.array_equal(got, serial)
+    assert len(calls) == 4
+
+
+def test_ranges_of_one_channel(calls, monkeypatch, static_parts):
+    """Three channels on two and three threads (no work too small to split): ranges of
+    one channel (no pipelined step, the last compute only) and two; the bits of one
+    thread."""
+    from glow_mlir.conversion.glow_ir_to_loops import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 0)
+    model, feeds = conv_model(1, 3, 9, 10, 3, strides=(2, 2), group=3, tail="relu")
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"

@@ -12,7 +12,8 @@ constant offset: T[q] = bias + sum_taps w_tap Q_tap[q + offset_tap], one loop ov
 vectors (the Wq - ow columns past each row are computed and dropped). The rows of T are
 then finished (fused activation, epilogue) into the output. With column stride 2 (f32)
 the copy splits each input row's even and odd columns with vector shuffles
-(`_split_row`), as element copies it was LLVM's gathers.
+(`_split_row`), as element copies it was LLVM's gathers. Each worker copies channel i + 1
+into a second set of planes before computing channel i (PIPELINED).
 
 Against the register tiles of kernels_conv.py (`_conv_nchw`, one channel per group: one
 output row of <= 16 columns per tile, borders as width-1 tiles, clamped rows masked):
@@ -110,9 +111,20 @@ def scratch_bytes(instr) -> int:
     slack = length - (oh - 1) * wq - ow
     split = split_lanes(instr)
     extra = (_chunks(wq, split) * split - wq) if split else 0  # the last chunk's overrun
-    return ((planes * (hq * wq + slack + extra) + length)
+    return ((2 * planes * (hq * wq + slack + extra) + length)
             * bit_width(elem(instr.operands[1])) // 8)
 
+
+PIPELINED = True
+"""Whether each worker copies a channel's planes while the one before is computed (two
+sets of planes, `convolution_depthwise`'s `step`; False: copy, then compute, per
+channel). Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+mb_dw_7,mb_dw_14,mb_dw_28,mb_dw_56,mb_dw_14_s2,mb_dw_28_s2,v3_dw5_14,v3_dw5_14_s2
+[--no-pipelined-planes]`, conv + clip, CPU time ratio to onnxruntime in one run, AMD
+znver4, serial -> pipelined): 3x3 at 7 0.96 -> 0.56, 14 0.52 -> 0.44, 28 0.69 -> 0.77,
+56 0.65 -> 0.60, stride 2 from 14 0.51 -> 0.53, from 28 0.55 -> 0.49; 5x5 at 14 0.86 ->
+0.72, stride 2 from 28 0.72 -> 0.76 (the machine is shared: moves of 0.05-0.1 are
+noise; the small planes, whose copy and compute are short, gain)."""
 
 SPLIT_COLUMNS = True
 """Whether stride-2 columns are split into their even and odd phases by vector shuffles
@@ -185,7 +197,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
     W = view(em, w, [c, kernels[0] * kernels[1]])
     B = em.buffer(bias)
     O = view(em, out, [n * c, oh, ow])
-    Q = em.scratch(t, [planes, stride], private=True)  # flat: row r at r * Wq
+    # two sets of planes: a channel's copied while the one before is computed
+    Q = em.scratch(t, [2 * planes, stride], private=True)  # flat: row r at r * Wq
     T = em.scratch(t, [length], private=True)
     used = min(wd, 2 * wq - pads[1])  # the input columns the planes read
     zero = em.const(0.0, t)
@@ -195,8 +208,9 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
 
     def zero_borders() -> None:
         """The zeros around the image in each plane (the copies below never write them)."""
-        for (a, b), ((r0, r1), (m0, m1)) in spans.items():
-            p = em.index(plane_of[(a, b)])
+        for (a, b), ((r0, r1), (m0, m1)), half in [
+                (k, v, half) for half in (0, planes) for k, v in spans.items()]:
+            p = em.index(plane_of[(a, b)] + half)
 
             def fill(lo: int, hi: int, p=p):
                 em.loop(lo, hi, lambda q: em.store(zero, Q, [p, q]))
@@ -211,7 +225,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
             if m0 > 0 or m1 < wq:
                 em.loop(r0, r1, side_cols)
 
-    def channel(ch) -> None:
+    def copy(ch, half) -> None:
+        """Channel ch's planes into set `half` (0 or `planes`: an index value)."""
         for a in rows:  # the column phases of a row in one loop: LLVM's interleaved loads
             (r0, r1) = spans[(a, cols[0])][0]
             ms = {b: spans[(a, b)][1] for b in cols}
@@ -226,7 +241,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                     for b in bs:
                         iw = em.add_index(em.mul_index(m, sw), b - pads[1])
                         em.store(em.load(X, [ch, ih, iw]),
-                                 Q, [em.index(plane_of[(a, b)]), _iadd(em, base, m)])
+                                 Q, [_iadd(em, em.index(plane_of[(a, b)]), half),
+                                     _iadd(em, base, m)])
 
                 em.loop(lo, hi, lambda m: col(m, cols))
                 for b, (m0, m1) in ms.items():  # each phase's columns outside the shared
@@ -236,9 +252,12 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
             if split:
                 em.loop(r0, r1, lambda r, a=a: _split_row(
                     em, X, Q, ch, r, a, sh, pads, wq, used, chunks, split,
-                    {b: plane_of[(a, b)] for b in cols}))
+                    {b: _iadd(em, em.index(plane_of[(a, b)]), half) for b in cols}))
             else:
                 em.loop(r0, r1, copy_row)
+
+    def compute(ch, half) -> None:
+        """Channel ch's outputs from planes set `half`."""
         oc = ch if n == 1 else _rem(em, ch, c)
         b0 = em.load(B, [oc])
         taps = []
@@ -247,7 +266,7 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                 a, b = dh * kh % sh, dw * kw % sw
                 off = (dh * kh // sh) * wq + dw * kw // sw
                 taps.append((em.load(W, [oc, em.index(kh * kernels[1] + kw)]),
-                             em.index(plane_of[(a, b)]), off))
+                             _iadd(em, em.index(plane_of[(a, b)]), half), off))
 
         def flat(q):
             acc = b0
@@ -264,9 +283,31 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
 
         em.loop(0, oh, out_row)
 
+    def set_of(i):
+        """The planes set of the i-th channel of a range: (i % 2) planes."""
+        return em.mul_index(_rem(em, i, 2), planes)
+
+    def step(start, i) -> None:
+        """Copy channel i + 1, then compute channel i: a channel's planes are read a
+        whole channel after they were written. Copied then read at once, the flat
+        loop's vector loads straddled the copy's narrower stores still in flight (no
+        store forwarding); figures in PIPELINED."""
+        nxt = em.add_index(i, 1)
+        copy(shifted(start, em, nxt), set_of(nxt))
+        compute(shifted(start, em, i), set_of(i))
+
     def ranges(start, count: int) -> None:
         zero_borders()
-        em.loop(0, count, lambda i: channel(shifted(start, em, i)))
+        if not PIPELINED:
+            def one(i):
+                copy(shifted(start, em, i), em.index(0))
+                compute(shifted(start, em, i), em.index(0))
+            em.loop(0, count, one)
+            return
+        copy(shifted(start, em, em.index(0)), em.index(0))
+        em.loop(0, count - 1, lambda i: step(start, i))
+        last = em.index(count - 1)
+        compute(shifted(start, em, last), set_of(last))
 
     macs = c * oh * ow * kernels[0] * kernels[1]
     parallel_ranges(em, n * c, 1, n * macs * DEPTHWISE_COST, ranges)
@@ -284,7 +325,7 @@ def _row_loads(used: int, lanes: int) -> tuple[int, list[int]]:
 
 
 def _split_row(em: Emitter, X, Q, ch, r, a: int, sh: int, pads, wq: int, used: int,
-               chunks: int, lanes: int, planes: dict[int, int]) -> None:
+               chunks: int, lanes: int, planes: dict) -> None:
     """Plane row r of row phase `a`, column phases b in `planes` (b -> plane): Q[plane][r
     Wq + m] = x[ch, sh r + a - pad_top, 2 m + b - pad_left] (zero outside the image).
 
@@ -319,7 +360,7 @@ def _split_row(em: Emitter, X, Q, ch, r, a: int, sh: int, pads, wq: int, used: i
         return parts[0]
 
     for j in range(chunks):
-        for b, p in planes.items():
+        for b, p in planes.items():  # p: the plane's index value
             cols = [2 * (j * lanes + i) + b - pads[1] for i in range(lanes)]
             src = [next((k for k, o in enumerate(offsets) if o <= e < o + width), None)
                    if 0 <= e < used else None for e in cols]
@@ -334,7 +375,7 @@ def _split_row(em: Emitter, X, Q, ch, r, a: int, sh: int, pads, wq: int, used: i
                 zeros = concat([zero] * (size // width))
                 phase = em.value(llvm.ShuffleVectorOp(
                     wide, zeros, DenseArrayBase.from_list(i32, mask), vt))
-            em.op(vector.StoreOp(phase, Q, [em.index(p), em.add_index(base, j * lanes)]))
+            em.op(vector.StoreOp(phase, Q, [p, em.add_index(base, j * lanes)]))
 
 
 def _iadd(em: Emitter, a, b):
