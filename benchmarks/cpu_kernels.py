@@ -7,7 +7,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
                                      [--no-pipelined-planes] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles]
-                                     [--no-resize-tables]
+                                     [--no-resize-tables] [--no-resize-rows]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -527,6 +527,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
                         "(kernels_resize.RESIZE_TABLES = False)")
+    p.add_argument("--no-resize-rows", action="store_true",
+                   help="resize_bilinear element by element, not row by row "
+                        "(kernels_resize.MAX_RUNS = 0)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -555,6 +558,8 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
     kernels_resize.RESIZE_TABLES = not args.no_resize_tables
+    if args.no_resize_rows:
+        kernels_resize.MAX_RUNS = 0
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()
