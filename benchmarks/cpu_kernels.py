@@ -6,7 +6,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
                                      [--no-pipelined-planes] [--no-pointwise]
-                                     [--no-dot-remainder] [--no-vector-tiles]
+                                     [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
@@ -524,6 +524,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
+    p.add_argument("--no-pack-tiles", action="store_true",
+                   help="pointwise vector tiles read x in place, not a packed copy "
+                        "(kernels_pointwise.PACK_TILES = False)")
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
                         "(kernels_resize.RESIZE_TABLES = False)")
@@ -555,6 +558,7 @@ def main(argv=None) -> None:
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
+    kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
     kernels_resize.RESIZE_TABLES = not args.no_resize_tables
