@@ -453,6 +453,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "v2_pw_112": pw_case(16, 112, 96),
          "v2_pw_112b": pw_case(32, 112, 16),
          "v2_pw_56": pw_case(24, 56, 144),
+         "dl_pw_64": pw_case(16, 64, 64),  # DeepLabV3-MobileNetV3's 16 -> 64 at 64x64
          "dl_resize": resize_case(21, 16, 8),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
