@@ -1,7 +1,9 @@
 """Depthwise convolutions on cpu (kernels_depthwise.py): within float tolerance of the
 register tiles and of the interpreter (3x3 and 5x5, strides 1 to 3, dilation, asymmetric
 and zero pads, batches, odd sizes, fused clip and residual add); the same bits for 1, 2
-and 3 threads; which convolutions take it."""
+and 3 threads; which convolutions take it. Stride 2's column split by shuffles and the
+pipelined planes: the bits of the element copy and of copy-then-compute (16 and 8
+lanes, ranges of one channel)."""
 
 from __future__ import annotations
 
@@ -243,3 +245,21 @@ def test_ranges_of_one_channel(calls, monkeypatch, static_parts):
     np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
     for t, g in zip((2, 3), got[1:]):
         assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.mark.parametrize("w", [14, 21, 64])
+def test_split_columns_avx2_lanes(w, calls, splits, monkeypatch):
+    """With 8 lanes (an AVX2 target's, `gemm_micro.LANES`): loads and chunks of 8, the
+    interpreter's values and the element copy's bits."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    model, feeds = conv_model(1, 5, 9, w, 5, strides=(2, 2), group=5, tail="relu", seed=w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", False)
+    copied = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", True)
+    monkeypatch.setattr(gemm_micro, "LANES", 8)
+    got = _run(model, feeds, True, monkeypatch)
+    assert splits and all(args[11] == 8 for args in splits)  # `lanes`
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, copied)

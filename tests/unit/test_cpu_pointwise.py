@@ -1,7 +1,8 @@
 """Pointwise convolutions on small images (kernels_pointwise.py): within float tolerance of
 `gemm` and of the interpreter (pixel counts a multiple of the tile and not, output
 channels no multiple of the block, batches, fused relu and residual add); the same bits
-for 1, 2 and 3 threads; which convolutions take it."""
+for 1, 2 and 3 threads; which convolutions take it; the vector tiles' packed copy of x:
+the bits of reading x in place, made only for PACK_MIN_ROWS output channels."""
 
 from __future__ import annotations
 
