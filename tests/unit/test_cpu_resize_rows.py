@@ -1,6 +1,6 @@
 """resize_bilinear of the two innermost dims row by row (kernels_resize._resize_rows):
 bit for bit the interpreter (DeepLabV3's 21 x 8 x 8 -> 128 x 128 and odd, shrinking,
-single-column and rank-3 shapes, every coordinate mode, f16/f32/f64) and the element
+single-column, rank-2 and rank-3 shapes, every coordinate mode, f16/f32/f64) and the element
 loops; which resizes take it."""
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ CASES = [  # shape, scale, dtype
     ((1, 2, 9, 6), [1, 1, 0.5, 0.75], np.float32),  # shrinking: runs of one column
     ((1, 1, 4, 3), [1, 1, 2, 1 / 3], np.float32),  # one output column
     ((3, 6, 4), [1, 2, 4], np.float32),  # rank 3
+    ((5, 6), [2, 1.5], np.float32),  # rank 2: one plane
     ((1, 2, 4, 5), [1, 1, 2, 3], np.float64),
     ((1, 2, 4, 5), [1, 1, 3, 2], np.float16),
 ]
