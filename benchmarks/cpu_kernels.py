@@ -4,9 +4,10 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro] [--no-depthwise] [--no-pointwise]
-                                     [--no-dot-remainder] [--no-vector-tiles]
-                                     [--no-resize-tables]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
+                                     [--no-pipelined-planes] [--no-pointwise]
+                                     [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
+                                     [--no-resize-tables] [--no-resize-rows]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -512,6 +513,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "v2_pw_112": pw_case(16, 112, 96),
          "v2_pw_112b": pw_case(32, 112, 16),
          "v2_pw_56": pw_case(24, 56, 144),
+         "dl_pw_64": pw_case(16, 64, 64),  # DeepLabV3-MobileNetV3's 16 -> 64 at 64x64
          "dl_resize": resize_case(21, 16, 8),
          # BERT-base encoder layer pieces
          "bert_fc": case_fc_bert,
@@ -574,6 +576,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-depthwise", action="store_true",
                    help="depthwise convolutions on the register tiles "
                         "(kernels_depthwise.DEPTHWISE = False)")
+    p.add_argument("--no-split-columns", action="store_true",
+                   help="stride-2 depthwise columns copied element by element "
+                        "(kernels_depthwise.SPLIT_COLUMNS = False)")
+    p.add_argument("--no-pipelined-planes", action="store_true",
+                   help="depthwise convolutions copy a channel's planes, then compute it "
+                        "(kernels_depthwise.PIPELINED = False)")
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
@@ -583,9 +591,15 @@ def main(argv=None) -> None:
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
+    p.add_argument("--no-pack-tiles", action="store_true",
+                   help="pointwise vector tiles read x in place, not a packed copy "
+                        "(kernels_pointwise.PACK_TILES = False)")
     p.add_argument("--no-resize-tables", action="store_true",
                    help="resize_bilinear computes its weights in the loop nest "
                         "(kernels_resize.RESIZE_TABLES = False)")
+    p.add_argument("--no-resize-rows", action="store_true",
+                   help="resize_bilinear element by element, not row by row "
+                        "(kernels_resize.MAX_RUNS = 0)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
     args = p.parse_args(argv)
@@ -606,15 +620,20 @@ def main(argv=None) -> None:
 
     gemm_panels.PANELS = not args.no_gemm_panels
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
+    kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
+    kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
+    kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
     kernels_resize.RESIZE_TABLES = not args.no_resize_tables
+    if args.no_resize_rows:
+        kernels_resize.MAX_RUNS = 0
     print(f"{'case':42} {'glow ms':>9} {'ort ms':>9} {'ratio':>6} {'glow GF/s':>9}")
     for key in args.cases.split(","):
         title, module, inputs, ort, flops = CASES[key]()

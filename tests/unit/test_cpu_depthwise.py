@@ -1,7 +1,9 @@
 """Depthwise convolutions on cpu (kernels_depthwise.py): within float tolerance of the
 register tiles and of the interpreter (3x3 and 5x5, strides 1 to 3, dilation, asymmetric
 and zero pads, batches, odd sizes, fused clip and residual add); the same bits for 1, 2
-and 3 threads; which convolutions take it."""
+and 3 threads; which convolutions take it. Stride 2's column split by shuffles and the
+pipelined planes: the bits of the element copy and of copy-then-compute (16 and 8
+lanes, ranges of one channel)."""
 
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ def static_parts():
 
 @pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
 def test_same_bits_for_any_thread_count(strides, calls, monkeypatch, static_parts):
-    """Large enough that the channels split over threads."""
+    """Large enough that the channels split over threads (odd ranges: the pipelined
+    copy's last channel alone)."""
     model, feeds = conv_model(2, 67, 30, 29, 67, strides=strides, group=67, tail="residual")
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
@@ -118,9 +121,10 @@ def test_channel_multiplier_keeps_the_tiles(calls, monkeypatch):
 def test_scratch_bound(calls, monkeypatch):
     """A plane larger than MAX_SCRATCH_BYTES keeps the register tiles."""
     model, feeds = conv_model(1, 3, 12, 12, 3, group=3)
-    # flat loop: 11 x 14 + 12 = 166 positions, rounded to 176 (LANES); the plane 14 x 14
-    # and the 10 positions read past it; the row buffer 176; 4 bytes each
-    need = (14 * 14 + 10 + 176) * 4
+    # flat loop: 11 x 14 + 12 = 166 positions, rounded to 176 (LANES); two planes (one
+    # per set, PIPELINED) of 14 x 14 and the 10 positions read past each; the row buffer
+    # 176; 4 bytes each
+    need = (2 * (14 * 14 + 10) + 176) * 4
     monkeypatch.setattr(dw, "MAX_SCRATCH_BYTES", need - 1)
     _run(model, feeds, True, monkeypatch)
     assert not calls
@@ -139,3 +143,123 @@ def test_wide_rows_keep_the_tiles(calls, monkeypatch):
         got = _run(model, feeds, True, monkeypatch)
         assert bool(calls) is fires, width
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def splits(monkeypatch):
+    """The plane rows copied by the stride-2 column split (`_split_row` calls)."""
+    seen = []
+    real = dw._split_row
+
+    def counted(*args, **kw):
+        seen.append(args)
+        real(*args, **kw)
+
+    monkeypatch.setattr(dw, "_split_row", counted)
+    return seen
+
+
+# (c, h, w, kernel, pads, dilations, tail): column stride 2 (row stride 2 unless h < 9)
+SPLIT_CASES = [
+    (19, 14, 14, 3, (1, 1, 1, 1), (1, 1), "relu"),  # MobileNet's 14 -> 7, one chunk
+    (5, 28, 28, 3, (0, 0, 1, 1), (1, 1), None),  # TF's "same": pads after only
+    (3, 11, 64, 3, (1, 1, 1, 1), (1, 1), "residual"),  # four loads of 16, two chunks
+    (4, 9, 21, 3, (1, 2, 0, 1), (1, 1), None),  # an overlapping last load, left pad 2
+    (6, 15, 30, 5, (2, 2, 2, 2), (1, 1), "relu"),  # MobileNetV3's 5x5
+    (2, 13, 13, 5, (1, 0, 2, 3), (1, 1), None),
+    (3, 16, 17, 3, (2, 2, 2, 2), (2, 2), None),  # dilated: even columns only
+    (3, 12, 18, 4, (1, 1, 2, 2), (1, 1), None),  # even kernel: columns past the output
+    (2, 8, 5, 3, (1, 1, 1, 1), (1, 1), None),  # loads of 4
+    (2, 8, 3, 2, (0, 0, 0, 0), (1, 1), None),  # loads of 2
+]
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=[str(c) for c in range(len(SPLIT_CASES))])
+def test_split_columns(case, calls, splits, monkeypatch):
+    """Against the interpreter, and bit for bit the element copy (the planes hold the
+    same numbers, the flat loop is the same)."""
+    c, h, w, kernel, pads, dilations, tail = case
+    model, feeds = conv_model(1, c, h, w, c, pads=pads, strides=(2, 2), kernel=kernel,
+                              group=c, dilations=dilations, tail=tail, seed=h * w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", False)
+    copied = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1 and not splits
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and splits
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, copied)
+
+
+@pytest.mark.parametrize("strides,dtype", [((1, 1), np.float32), ((2, 1), np.float32),
+                                           ((2, 2), np.float64)],
+                         ids=["stride1", "row_stride_only", "f64"])
+def test_split_columns_does_not_fire(strides, dtype, calls, splits, monkeypatch):
+    """Column stride 1, and f64, keep the element copy."""
+    model, feeds = conv_model(1, 4, 12, 12, 4, strides=strides, group=4, dtype=dtype)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1 and not splits
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_row_loads():
+    """The loads cover [0, used) and stay inside it."""
+    for used in range(1, 70):
+        for lanes in (8, 16):
+            width, offsets = dw._row_loads(used, lanes)
+            covered = {o + i for o in offsets for i in range(width)}
+            assert covered == set(range(used)), (used, lanes)
+            assert width <= lanes and width & (width - 1) == 0
+
+
+@pytest.mark.parametrize("n, c", [(1, 2), (2, 3), (1, 7)])
+def test_pipelined_same_bits_as_serial(n, c, calls, monkeypatch):
+    """Copying channel i + 1 before computing channel i (two sets of planes) gives the
+    bits of copy-then-compute, for ranges of two channels and odd counts."""
+    for strides in [(1, 1), (2, 2)]:
+        model, feeds = conv_model(n, c, 11, 13, c, strides=strides, group=c, tail="relu",
+                                  seed=c)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        monkeypatch.setattr(dw, "PIPELINED", False)
+        serial = _run(model, feeds, True, monkeypatch)
+        monkeypatch.setattr(dw, "PIPELINED", True)
+        got = _run(model, feeds, True, monkeypatch)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        assert np.array_equal(got, serial)
+    assert len(calls) == 4
+
+
+def test_ranges_of_one_channel(calls, monkeypatch, static_parts):
+    """Three channels on two and three threads (no work too small to split): ranges of
+    one channel (no pipelined step, the last compute only) and two; the bits of one
+    thread."""
+    from glow_mlir.conversion.glow_ir_to_loops import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 0)
+    model, feeds = conv_model(1, 3, 9, 10, 3, strides=(2, 2), group=3, tail="relu")
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+@pytest.mark.parametrize("w", [14, 21, 64])
+def test_split_columns_avx2_lanes(w, calls, splits, monkeypatch):
+    """With 8 lanes (an AVX2 target's, `gemm_micro.LANES`): loads and chunks of 8, the
+    interpreter's values and the element copy's bits."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    model, feeds = conv_model(1, 5, 9, w, 5, strides=(2, 2), group=5, tail="relu", seed=w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", False)
+    copied = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(dw, "SPLIT_COLUMNS", True)
+    monkeypatch.setattr(gemm_micro, "LANES", 8)
+    got = _run(model, feeds, True, monkeypatch)
+    assert splits and all(args[11] == 8 for args in splits)  # `lanes`
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, copied)

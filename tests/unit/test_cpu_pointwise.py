@@ -1,7 +1,8 @@
 """Pointwise convolutions on small images (kernels_pointwise.py): within float tolerance of
 `gemm` and of the interpreter (pixel counts a multiple of the tile and not, output
 channels no multiple of the block, batches, fused relu and residual add); the same bits
-for 1, 2 and 3 threads; which convolutions take it."""
+for 1, 2 and 3 threads; which convolutions take it; the vector tiles' packed copy of x:
+the bits of reading x in place, made only for PACK_MIN_ROWS output channels."""
 
 from __future__ import annotations
 
@@ -201,3 +202,40 @@ def test_batches_on_the_new_paths(c, h, w, calls, monkeypatch):
     got = _run(model, feeds, True, monkeypatch)
     assert len(calls) == 1
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("c, o, tail", [(16, 40, "relu"), (32, 67, None), (20, 33, "relu"),
+                                        (16, 31, None)],
+                         ids=["16_to_40", "odd_outputs", "channels_not_vectors", "few_rows"])
+def test_packed_tiles_same_bits(c, o, tail, calls, monkeypatch):
+    """x's tile read from the packed copy (PACK_TILES) or in place: the same bits, and
+    the interpreter's values; under PACK_MIN_ROWS output channels no copy is read."""
+    model, feeds = conv_model(1, c, 32, 32, o, tail=tail, seed=c + o, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(pw, "PACK_TILES", False)
+    direct = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(pw, "PACK_TILES", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, direct)
+
+
+def test_packed_tiles_fire(calls, monkeypatch):
+    """A worker of PACK_MIN_ROWS output channels packs its tiles, of fewer not (`packs`
+    asked with the worker's rows); both as the interpreter."""
+    asked = []
+    real = pw.packs
+
+    def counted(rows):
+        asked.append((rows, real(rows)))
+        return asked[-1][1]
+
+    monkeypatch.setattr(pw, "packs", counted)
+    for o, fires in [(pw.PACK_MIN_ROWS, True), (pw.PACK_MIN_ROWS - 1, False)]:
+        asked.clear()
+        model, feeds = conv_model(1, 16, 32, 32, o, seed=o, **ONE)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        got = _run(model, feeds, True, monkeypatch)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        assert asked == [(o, fires)]

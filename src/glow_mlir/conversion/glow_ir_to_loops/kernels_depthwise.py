@@ -10,7 +10,10 @@ column j + d kw // sw, so over the flat index q = i Wq + j every tap is the same
 constant offset: T[q] = bias + sum_taps w_tap Q_tap[q + offset_tap], one loop over
 (oh - 1) Wq + ow elements with no borders, which LLVM's loop vectorizer runs on full
 vectors (the Wq - ow columns past each row are computed and dropped). The rows of T are
-then finished (fused activation, epilogue) into the output.
+then finished (fused activation, epilogue) into the output. With column stride 2 (f32)
+the copy splits each input row's even and odd columns with vector shuffles
+(`_split_row`), as element copies it was LLVM's gathers. Each worker copies channel i + 1
+into a second set of planes before computing channel i (PIPELINED).
 
 Against the register tiles of kernels_conv.py (`_conv_nchw`, one channel per group: one
 output row of <= 16 columns per tile, borders as width-1 tiles, clamped rows masked):
@@ -21,6 +24,9 @@ count.
 """
 
 from __future__ import annotations
+
+from xdsl.dialects import llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -75,7 +81,8 @@ def use_depthwise(instr) -> bool:
     onnxruntime, register tiles -> this kernel): MobileNet-v1's 3x3 at 56 1.10 -> 0.67,
     28 1.33 -> 0.64, 14 2.03 -> 0.43, 7 1.61 -> 0.91; stride 2 from 56 0.71 -> 0.76, 28
     3.13 -> 1.28, 14 2.93 -> 1.38; MobileNetV3's 5x5 at 28 2.37 -> 0.87, 14 1.94 -> 0.71,
-    stride 2 from 28 3.13 -> 1.65, dilated 2 at 28 1.93 -> 0.72. At 112 the tiles were
+    stride 2 from 28 3.13 -> 1.65, dilated 2 at 28 1.93 -> 0.72 (stride 2 with the column
+    split since, SPLIT_COLUMNS: from 56 0.71, 28 0.52, 14 0.72, 5x5 0.76). At 112 the tiles were
     faster (stride 1 0.55 -> 0.73, stride 2 0.53 -> 0.61): rows of seven tiles keep
     their vectors full, and the planes are larger than the L1 cache."""
     if not DEPTHWISE:
@@ -95,14 +102,54 @@ def use_depthwise(instr) -> bool:
 
 
 def scratch_bytes(instr) -> int:
-    """The bytes of one worker's planes and row buffer (`convolution_depthwise`)."""
+    """The bytes of one worker's planes and row buffers (`convolution_depthwise`)."""
     from glow_mlir.conversion.glow_ir_to_loops.emitter import bit_width
 
     planes, hq, wq = plane_dims(instr)
     *_, oh, ow, _, _, _, _ = _geometry(instr)
     length = _length(oh, ow, wq)
     slack = length - (oh - 1) * wq - ow
-    return (planes * (hq * wq + slack) + length) * bit_width(elem(instr.operands[1])) // 8
+    split = split_lanes(instr)
+    extra = (_chunks(wq, split) * split - wq) if split else 0  # the last chunk's overrun
+    return ((2 * planes * (hq * wq + slack + extra) + length)
+            * bit_width(elem(instr.operands[1])) // 8)
+
+
+PIPELINED = True
+"""Whether each worker copies a channel's planes while the one before is computed (two
+sets of planes, `convolution_depthwise`'s `step`; False: copy, then compute, per
+channel). Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+mb_dw_7,mb_dw_14,mb_dw_28,mb_dw_56,mb_dw_14_s2,mb_dw_28_s2,v3_dw5_14,v3_dw5_14_s2
+[--no-pipelined-planes]`, conv + clip, CPU time ratio to onnxruntime in one run, AMD
+znver4, serial -> pipelined): 3x3 at 7 0.96 -> 0.56, 14 0.52 -> 0.44, 28 0.69 -> 0.77,
+56 0.65 -> 0.60, stride 2 from 14 0.51 -> 0.53, from 28 0.55 -> 0.49; 5x5 at 14 0.86 ->
+0.72, stride 2 from 28 0.72 -> 0.76 (the machine is shared: moves of 0.05-0.1 are
+noise; the small planes, whose copy and compute are short, gain)."""
+
+SPLIT_COLUMNS = True
+"""Whether stride-2 columns are split into their even and odd phases by vector shuffles
+(`_split_row`; False: element by element, which LLVM vectorizes as gathers).
+Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+mb_dw_28_s2,mb_dw_14_s2,v3_dw5_14_s2,mb_dw_56_s2 [--no-split-columns]`, conv + clip, CPU
+time ratio to onnxruntime in one run; AMD znver4, AVX-512), element copy (gathers) ->
+split: 3x3 from 28x28 (256 channels) 1.28 -> 0.52, from 14x14 (512) 1.51 -> 0.72, from
+56x56 (128) 0.75 -> 0.71, MobileNetV3's 5x5 from 28x28 (672) 1.60 -> 0.76. At 112x112
+(past MAX_WIDTH) the depthwise kernel with the split gave 0.65, as the register tiles."""
+
+
+def split_lanes(instr) -> int:
+    """The vector lanes `_split_row` works in (0: no split, the element copy): f32
+    convolutions of column stride 2 while the vector ops are on (gemm_micro.ENABLED)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    _, _, strides, _ = window_attrs(instr)
+    on = SPLIT_COLUMNS and gemm_micro.ENABLED is not False and elem(instr.operands[1]) == f32
+    return gemm_micro.lanes() if on and strides[1] == 2 else 0
+
+
+def _chunks(wq: int, lanes: int) -> int:
+    """Vectors of `lanes` plane columns covering a plane row of `wq`."""
+    return -(-wq // lanes)
 
 
 def _length(oh: int, ow: int, wq: int) -> int:
@@ -142,13 +189,18 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
     planes, hq, wq = plane_dims(instr)
     length = _length(oh, ow, wq)  # whole vectors: no scalar remainder
     slack = length - (oh - 1) * wq - ow  # read past the last plane's end, results dropped
+    split = split_lanes(instr)
+    chunks = _chunks(wq, split) if split else 0
+    stride = hq * wq + slack + (chunks * split - wq if split else 0)  # one plane's
     t = elem(x)
     X = view(em, x, [n * c, h, wd])
     W = view(em, w, [c, kernels[0] * kernels[1]])
     B = em.buffer(bias)
     O = view(em, out, [n * c, oh, ow])
-    Q = em.scratch(t, [planes, hq * wq + slack], private=True)  # flat: row r at r * Wq
+    # two sets of planes: a channel's copied while the one before is computed
+    Q = em.scratch(t, [2 * planes, stride], private=True)  # flat: row r at r * Wq
     T = em.scratch(t, [length], private=True)
+    used = min(wd, 2 * wq - pads[1])  # the input columns the planes read
     zero = em.const(0.0, t)
     spans = {(a, b): (_valid(hq, sh, a, pads[0], h), _valid(wq, sw, b, pads[1], wd))
              for a in rows for b in cols}
@@ -156,8 +208,9 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
 
     def zero_borders() -> None:
         """The zeros around the image in each plane (the copies below never write them)."""
-        for (a, b), ((r0, r1), (m0, m1)) in spans.items():
-            p = em.index(plane_of[(a, b)])
+        for (a, b), ((r0, r1), (m0, m1)), half in [
+                (k, v, half) for half in (0, planes) for k, v in spans.items()]:
+            p = em.index(plane_of[(a, b)] + half)
 
             def fill(lo: int, hi: int, p=p):
                 em.loop(lo, hi, lambda q: em.store(zero, Q, [p, q]))
@@ -168,11 +221,12 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                 em.loop(m1, wq, lambda m: em.store(zero, Q, [p, _iadd(em, base, m)]))
 
             fill(0, r0 * wq)
-            fill(r1 * wq, hq * wq + slack)
+            fill(r1 * wq, stride)
             if m0 > 0 or m1 < wq:
                 em.loop(r0, r1, side_cols)
 
-    def channel(ch) -> None:
+    def copy(ch, half) -> None:
+        """Channel ch's planes into set `half` (0 or `planes`: an index value)."""
         for a in rows:  # the column phases of a row in one loop: LLVM's interleaved loads
             (r0, r1) = spans[(a, cols[0])][0]
             ms = {b: spans[(a, b)][1] for b in cols}
@@ -187,14 +241,23 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                     for b in bs:
                         iw = em.add_index(em.mul_index(m, sw), b - pads[1])
                         em.store(em.load(X, [ch, ih, iw]),
-                                 Q, [em.index(plane_of[(a, b)]), _iadd(em, base, m)])
+                                 Q, [_iadd(em, em.index(plane_of[(a, b)]), half),
+                                     _iadd(em, base, m)])
 
                 em.loop(lo, hi, lambda m: col(m, cols))
                 for b, (m0, m1) in ms.items():  # each phase's columns outside the shared
                     em.loop(m0, min(lo, m1), lambda m, b=b: col(m, [b]))
                     em.loop(max(hi, m0), m1, lambda m, b=b: col(m, [b]))
 
-            em.loop(r0, r1, copy_row)
+            if split:
+                em.loop(r0, r1, lambda r, a=a: _split_row(
+                    em, X, Q, ch, r, a, sh, pads, wq, used, chunks, split,
+                    {b: _iadd(em, em.index(plane_of[(a, b)]), half) for b in cols}))
+            else:
+                em.loop(r0, r1, copy_row)
+
+    def compute(ch, half) -> None:
+        """Channel ch's outputs from planes set `half`."""
         oc = ch if n == 1 else _rem(em, ch, c)
         b0 = em.load(B, [oc])
         taps = []
@@ -203,7 +266,7 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                 a, b = dh * kh % sh, dw * kw % sw
                 off = (dh * kh // sh) * wq + dw * kw // sw
                 taps.append((em.load(W, [oc, em.index(kh * kernels[1] + kw)]),
-                             em.index(plane_of[(a, b)]), off))
+                             _iadd(em, em.index(plane_of[(a, b)]), half), off))
 
         def flat(q):
             acc = b0
@@ -220,12 +283,99 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
 
         em.loop(0, oh, out_row)
 
+    def set_of(i):
+        """The planes set of the i-th channel of a range: (i % 2) planes."""
+        return em.mul_index(_rem(em, i, 2), planes)
+
+    def step(start, i) -> None:
+        """Copy channel i + 1, then compute channel i: a channel's planes are read a
+        whole channel after they were written. Copied then read at once, the flat
+        loop's vector loads straddled the copy's narrower stores still in flight (no
+        store forwarding); figures in PIPELINED."""
+        nxt = em.add_index(i, 1)
+        copy(shifted(start, em, nxt), set_of(nxt))
+        compute(shifted(start, em, i), set_of(i))
+
     def ranges(start, count: int) -> None:
         zero_borders()
-        em.loop(0, count, lambda i: channel(shifted(start, em, i)))
+        if not PIPELINED:
+            def one(i):
+                copy(shifted(start, em, i), em.index(0))
+                compute(shifted(start, em, i), em.index(0))
+            em.loop(0, count, one)
+            return
+        copy(shifted(start, em, em.index(0)), em.index(0))
+        em.loop(0, count - 1, lambda i: step(start, i))
+        last = em.index(count - 1)
+        compute(shifted(start, em, last), set_of(last))
 
     macs = c * oh * ow * kernels[0] * kernels[1]
     parallel_ranges(em, n * c, 1, n * macs * DEPTHWISE_COST, ranges)
+
+
+def _row_loads(used: int, lanes: int) -> tuple[int, list[int]]:
+    """(width, offsets): vector loads of `width` (a power of two, at most `lanes`)
+    elements covering columns [0, used) of an input row, the last one moved back to end at
+    `used` (overlapping the one before) so that none reads past the row."""
+    width = min(lanes, 1 << (used.bit_length() - 1))
+    offsets = list(range(0, used - width + 1, width))
+    if offsets[-1] + width < used:
+        offsets.append(used - width)
+    return width, offsets
+
+
+def _split_row(em: Emitter, X, Q, ch, r, a: int, sh: int, pads, wq: int, used: int,
+               chunks: int, lanes: int, planes: dict) -> None:
+    """Plane row r of row phase `a`, column phases b in `planes` (b -> plane): Q[plane][r
+    Wq + m] = x[ch, sh r + a - pad_top, 2 m + b - pad_left] (zero outside the image).
+
+    The input row's columns [0, used) are read as whole vectors (`_row_loads`), and each
+    chunk of `lanes` plane columns of a phase is one constant shuffle of the loads it
+    draws from and a zero vector (vpermt2ps with a zeroing mask on AVX-512), stored whole:
+    the last chunk writes past the row's Wq columns, zeros (their columns are past
+    `used`), into the next row (written after it, or a zero row) or the plane's end
+    (`scratch_bytes` counts it). Element by element, as the other strides, LLVM
+    vectorizes the copy with gathers (vgatherdps), slow on this AMD znver4 machine; a
+    contiguous copy of the row into a zero-padded buffer, split from there, was slower
+    still (its vector loads straddle the copy's narrower stores: no store forwarding).
+    Figures in SPLIT_COLUMNS."""
+    ih = em.add_index(em.mul_index(r, sh), a - pads[0])
+    width, offsets = _row_loads(used, lanes)
+    wt = VectorType(f32, [width])
+    loads = [em.value(vector.LoadOp(X, [ch, ih, em.index(o)], wt)) for o in offsets]
+    zero = em.value(vector.BroadcastOp(em.const(0.0, f32), wt))
+    vt = VectorType(f32, [lanes])
+    base = em.mul_index(r, wq)
+
+    def concat(parts):
+        """One vector of `parts` end to end (a tree of shuffles, zeros to a power of 2)."""
+        while len(parts) & (len(parts) - 1):
+            parts = [*parts, zero]
+        while len(parts) > 1:
+            n = parts[0].type.get_shape()[0]
+            pt = VectorType(f32, [2 * n])
+            mask = DenseArrayBase.from_list(i32, list(range(2 * n)))
+            parts = [em.value(llvm.ShuffleVectorOp(parts[i], parts[i + 1], mask, pt))
+                     for i in range(0, len(parts), 2)]
+        return parts[0]
+
+    for j in range(chunks):
+        for b, p in planes.items():  # p: the plane's index value
+            cols = [2 * (j * lanes + i) + b - pads[1] for i in range(lanes)]
+            src = [next((k for k, o in enumerate(offsets) if o <= e < o + width), None)
+                   if 0 <= e < used else None for e in cols]
+            ks = sorted({k for k in src if k is not None})
+            if not ks:
+                phase = em.value(vector.BroadcastOp(em.const(0.0, f32), vt))
+            else:
+                wide = concat([loads[k] for k in ks])
+                size = wide.type.get_shape()[0]
+                mask = [size if k is None else ks.index(k) * width + e - offsets[k]
+                        for k, e in zip(src, cols)]
+                zeros = concat([zero] * (size // width))
+                phase = em.value(llvm.ShuffleVectorOp(
+                    wide, zeros, DenseArrayBase.from_list(i32, mask), vt))
+            em.op(vector.StoreOp(phase, Q, [p, em.add_index(base, j * lanes)]))
 
 
 def _iadd(em: Emitter, a, b):
