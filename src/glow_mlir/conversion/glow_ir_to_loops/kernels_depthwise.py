@@ -250,9 +250,11 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                     em.loop(max(hi, m0), m1, lambda m, b=b: col(m, [b]))
 
             if split:
-                em.loop(r0, r1, lambda r, a=a: _split_row(
-                    em, X, Q, ch, r, a, sh, pads, wq, used, chunks, split,
-                    {b: _iadd(em, em.index(plane_of[(a, b)]), half) for b in cols}))
+                def split_row(r, a=a):
+                    _split_row(em, X, Q, ch, r, a, sh, pads, wq, used, chunks, split,
+                               {b: _iadd(em, em.index(plane_of[(a, b)]), half) for b in cols})
+
+                em.loop(r0, r1, split_row)
             else:
                 em.loop(r0, r1, copy_row)
 
