@@ -1,0 +1,97 @@
+"""A transformer layer's non-gemm kernels on the cpu: layer normalization kept as one
+kernel (not lowered to reductions and broadcasts), soft-max rows with the specials an
+attention mask makes (-inf, whole rows of -inf) and NaN/inf inputs, and the exported
+GELU, each against the interpreter; whether the kernel is the one used (fires / does not
+fire), and 1 and 2 threads bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+from xdsl.dialects import func
+
+import glow_mlir
+from onnx_testing import make_model as _make_model
+from onnx_testing import rand
+
+
+def make_model(nodes, inputs, outputs, inits, opset=17):
+    return _make_model(nodes, {k: (v, np.float32) for k, v in inputs.items()}, outputs,
+                       inits, opset=opset)
+
+
+def _kernel_names(compiled) -> list[str]:
+    """The kinds of the kernel functions (`main_k3_layer_normalization` ->
+    `layer_normalization`)."""
+    return [f.sym_name.data.split("_k", 1)[1].split("_", 1)[1]
+            for f in compiled.module.walk()
+            if isinstance(f, func.FuncOp) and "glow.kernel" in f.attributes]
+
+
+def _compare(model, feeds, rtol=1e-5, atol=1e-5, threads=1):
+    """The cpu's outputs against the interpreter's (NaN where it has NaN); the kernel
+    names of the cpu's program."""
+    ref = glow_mlir.compile(model, "interpreter")
+    cpu = glow_mlir.compile(model, "cpu", cache=False, num_threads=threads)
+    want, got = ref.run(feeds), cpu.run(feeds)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    return _kernel_names(cpu), got
+
+
+# ====================================================================== layer normalization
+
+
+def _layer_norm_model(shape, axis=-1, eps=1e-5, residual=False):
+    norm = shape[axis % len(shape):]
+    nodes, inputs = [], {"x": shape}
+    x = "x"
+    if residual:
+        nodes.append(helper.make_node("Add", ["x", "skip"], ["s"]))
+        inputs["skip"] = shape
+        x = "s"
+    nodes.append(helper.make_node("LayerNormalization", [x, "g", "b"], ["y"], axis=axis,
+                                  epsilon=eps))
+    inits = {"g": rand(*norm, seed=1) + 1, "b": rand(*norm, seed=2)}
+    return make_model(nodes, inputs, ["y"], inits)
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 5, 48), -1), ((3, 7), -1), ((2, 3, 4, 5), 2),
+                                        ((1, 4, 768), -1)])
+def test_layer_normalization_is_one_kernel(shape, axis):
+    """Kept: one layer_normalization kernel, no reductions or broadcasts."""
+    model = _layer_norm_model(shape, axis)
+    names, _ = _compare(model, {"x": rand(*shape, seed=3) * 3})
+    assert "layer_normalization" in names, names
+    assert not any("reduce" in n or "broadcast" in n for n in names), names
+
+
+def test_layer_normalization_specials():
+    """Rows with a NaN, an inf, a -inf, constant rows (variance 0: epsilon alone) and
+    huge values give the interpreter's results (NaN rows where it has them)."""
+    x = rand(8, 32, seed=4)
+    x[1, 5] = np.nan
+    x[2, 0] = np.inf
+    x[3, 31] = -np.inf
+    x[4] = 7.0
+    x[5] = 0.0
+    x[6] *= 1e18
+    names, got = _compare(_layer_norm_model((8, 32), eps=1e-3), {"x": x}, atol=1e-4)
+    assert "layer_normalization" in names
+    assert np.isnan(got[0][1:4]).all() and np.isfinite(got[0][[0, 4, 5, 6, 7]]).all()
+
+
+def test_layer_normalization_after_residual_add():
+    model = _layer_norm_model((2, 16, 96), eps=1e-12, residual=True)
+    names, _ = _compare(model, {"x": rand(2, 16, 96, seed=5), "skip": rand(2, 16, 96, seed=6)})
+    assert "layer_normalization" in names, names
+
+
+def test_layer_normalization_threads_bit_identical():
+    model = _layer_norm_model((64, 768))
+    x = rand(64, 768, seed=7) * 2
+    one = glow_mlir.compile(model, "cpu", cache=False, num_threads=1).run({"x": x})
+    two = glow_mlir.compile(model, "cpu", cache=False, num_threads=2).run({"x": x})
+    assert one[0].tobytes() == two[0].tobytes()
