@@ -95,3 +95,72 @@ def test_layer_normalization_threads_bit_identical():
     one = glow_mlir.compile(model, "cpu", cache=False, num_threads=1).run({"x": x})
     two = glow_mlir.compile(model, "cpu", cache=False, num_threads=2).run({"x": x})
     assert one[0].tobytes() == two[0].tobytes()
+
+
+# ====================================================================== soft-max
+
+
+def _softmax_model(shape, axis=-1, masked=False):
+    """Softmax(x) (or, `masked`, of x + mask as attention adds its padding mask)."""
+    nodes, inputs = [], {"x": shape}
+    x = "x"
+    if masked:
+        nodes.append(helper.make_node("Add", ["x", "mask"], ["xm"]))
+        inputs["mask"] = (1,) * (len(shape) - 1) + (shape[-1],)
+        x = "xm"
+    nodes.append(helper.make_node("Softmax", [x], ["y"], axis=axis))
+    return make_model(nodes, inputs, ["y"], {})
+
+
+def test_soft_max_special_rows():
+    """Rows as attention masks make them and worse: -inf entries, a whole row of -inf
+    (NaN, as the interpreter's), +inf (one or two), NaN, huge and tiny values, a
+    row the max is the first element of, and rows whose length is no multiple of a
+    vector."""
+    for n in (128, 37):
+        x = rand(10, n, seed=8) * 4
+        x[0, n // 2:] = -np.inf
+        x[1] = -np.inf
+        x[2, 3] = np.inf
+        x[3, [0, n - 1]] = np.inf
+        x[4, 7] = np.nan
+        x[5] *= 1e30
+        x[6] = -1e30
+        x[6, 0] = 0.0
+        x[7, 0] = 100.0  # the max at index 0: every other exp underflows
+        x[8, 1:] = -200.0  # exp(x - max) below f32's denormals
+        names, got = _compare(_softmax_model((10, n)), {"x": x}, atol=1e-6)
+        assert "soft_max" in names, names
+        y = got[0]
+        # an inf makes the row's max inf and inf - inf NaN: the whole row, as numpy's
+        assert np.isnan(y[1:5]).all() and np.isfinite(y[[0, 5, 6, 7, 8, 9]]).all()
+        assert (y[0, n // 2:] == 0).all()
+
+
+def test_soft_max_with_padding_mask():
+    """A float32-min padding mask (transformers') over BERT-like rows, one row of which
+    is entirely masked."""
+    x = rand(2, 3, 5, 40, seed=9) * 3
+    mask = np.zeros((1, 1, 1, 40), np.float32)
+    mask[..., 30:] = np.finfo(np.float32).min
+    x[0, 1, 2] = np.finfo(np.float32).min
+    _compare(_softmax_model(x.shape, masked=True), {"x": x, "mask": mask}, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_soft_max_strided_axis(axis):
+    """Along a dim that is not the last one: the loops walk the axis with a stride."""
+    x = rand(6, 7, 9, seed=10) * 5
+    x[1, :, 2] = -np.inf
+    _compare(_softmax_model((6, 7, 9), axis=axis), {"x": x}, atol=1e-6)
+
+
+def test_soft_max_threads_bit_identical():
+    model = _softmax_model((12, 128, 128), masked=True)
+    x = rand(12, 128, 128, seed=11) * 3
+    mask = np.zeros((1, 1, 128), np.float32)
+    mask[..., 100:] = -np.inf
+    feeds = {"x": x, "mask": mask}
+    one = glow_mlir.compile(model, "cpu", cache=False, num_threads=1).run(feeds)
+    two = glow_mlir.compile(model, "cpu", cache=False, num_threads=2).run(feeds)
+    assert one[0].tobytes() == two[0].tobytes()
