@@ -164,3 +164,61 @@ def test_soft_max_threads_bit_identical():
     one = glow_mlir.compile(model, "cpu", cache=False, num_threads=1).run(feeds)
     two = glow_mlir.compile(model, "cpu", cache=False, num_threads=2).run(feeds)
     assert one[0].tobytes() == two[0].tobytes()
+
+
+# ====================================================================== decomposed layer norm
+
+
+def _decomposed_model(shape, axes=(-1,), square="Pow", exponent=2.0, gamma=None,
+                      extra_output=None, eps_shape=()):
+    """LayerNormalization as exporters before opset 17 wrote it: ReduceMean, Sub, Pow (or
+    Mul), ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta."""
+    dims = [a % len(shape) for a in axes]
+    norm = tuple(shape[d] if d in dims else 1 for d in range(min(dims), len(shape)))
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mean"], axes=list(axes), keepdims=1),
+             helper.make_node("Sub", ["x", "mean"], ["c"])]
+    if square == "Pow":
+        nodes.append(helper.make_node("Pow", ["c", "two"], ["sq"]))
+    else:
+        nodes.append(helper.make_node("Mul", ["c", "c"], ["sq"]))
+    nodes += [helper.make_node("ReduceMean", ["sq"], ["var"], axes=list(axes), keepdims=1),
+              helper.make_node("Add", ["var", "eps"], ["ve"]),
+              helper.make_node("Sqrt", ["ve"], ["std"]),
+              helper.make_node("Div", ["c", "std"], ["n"]),
+              helper.make_node("Mul", ["n", "g"], ["s"]),
+              helper.make_node("Add", ["s", "b"], ["y"])]
+    inits = {"two": np.array(exponent, np.float32),
+             "eps": np.full(eps_shape, 1e-5, np.float32) if eps_shape != "varying" else
+             np.linspace(1e-5, 1e-3, int(np.prod(shape[:-1]))).astype(np.float32).reshape(
+                 *shape[:-1], 1),
+             "g": rand(*norm, seed=12) + 1 if gamma is None else gamma,
+             "b": rand(*norm, seed=13)}
+    outputs = ["y"] + ([extra_output] if extra_output else [])
+    return make_model(nodes, {"x": shape}, outputs, inits)
+
+
+@pytest.mark.parametrize("shape,axes,square", [((2, 16, 96), (-1,), "Pow"),
+                                               ((2, 16, 96), (-1,), "Mul"),
+                                               ((6, 5, 8), (1, 2), "Pow")])
+def test_decomposed_layer_norm_fires(shape, axes, square):
+    names, _ = _compare(_decomposed_model(shape, axes, square), {"x": rand(*shape, seed=14)})
+    assert names.count("layer_normalization") == 1, names
+    assert not any("reduce" in n for n in names), names
+
+
+def _not_fused(model, shape):
+    names, _ = _compare(model, {"x": rand(*shape, seed=15)})
+    assert "layer_normalization" not in names and any("reduce" in n for n in names), names
+
+
+def test_decomposed_layer_norm_does_not_fire():
+    """Not a layer normalization, or one whose pieces are needed elsewhere: left as it is
+    (and still right)."""
+    shape = (2, 8, 24)
+    _not_fused(_decomposed_model(shape, exponent=3.0), shape)
+    _not_fused(_decomposed_model(shape, axes=(1,)), shape)  # not the trailing dims
+    _not_fused(_decomposed_model(shape, extra_output="mean"), shape)
+    _not_fused(_decomposed_model(shape, extra_output="c"), shape)
+    _not_fused(_decomposed_model(shape, eps_shape="varying"), shape)
+    # a gamma that differs per row is no layer normalization's scale
+    _not_fused(_decomposed_model(shape, gamma=rand(8, 24, seed=16)), shape)

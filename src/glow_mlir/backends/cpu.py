@@ -158,7 +158,9 @@ class CpuBackend(Backend):
         (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
         `integer_pools_through_float.py`). Transposes feeding a batch matmul (attention's
         heads) folded into it: its kernel reads them strided
-        (`transforms/graph/fold_transposes_into_batch_matmul.py`)."""
+        (`transforms/graph/fold_transposes_into_batch_matmul.py`). Layer normalizations
+        as older exporters decompose them made one op again, which the cpu keeps
+        (`transforms/graph/fuse_layer_norm.py`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
@@ -167,11 +169,14 @@ class CpuBackend(Backend):
             integer_pools_through_float,
         )
 
+        from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
+
+        layer_norms = fuse_layer_norm(module)
         per_channel = channelwise_through_float(module)
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        changed = dense | per_channel | pools
+        changed = dense | per_channel | pools | layer_norms
         return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:
