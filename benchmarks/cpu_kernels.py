@@ -11,9 +11,12 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
 stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*); fused epilogues (fused_*: ResNet's conv + skip add + relu, BERT's products +
-bias, the attention scores' scale, each against onnxruntime's own fusions of the same
-nodes; these run as ONNX models through glow_mlir.compile, the whole pipeline).
+(bert_*; bert_add_ln, bert_gelu_erf and bert_attention, the residual add + layer norm,
+the exported GELU and the attention core between the projections, run as ONNX models
+through glow_mlir.compile against onnxruntime's fusions of them); fused epilogues
+(fused_*: ResNet's conv + skip add + relu, BERT's products + bias, the attention scores'
+scale, each against onnxruntime's own fusions of the same nodes; these run as ONNX
+models through glow_mlir.compile, the whole pipeline).
 --cpu-time times with the thread's CPU time: on a shared machine the wall clock also
 counts time the process waits for a core. --no-im2col, --no-ctile and
 --no-epilogues time the forms the kernels used before im2col convolutions

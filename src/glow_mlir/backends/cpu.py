@@ -165,11 +165,10 @@ class CpuBackend(Backend):
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+        from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
         from glow_mlir.transforms.graph.integer_pools_through_float import (
             integer_pools_through_float,
         )
-
-        from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
 
         layer_norms = fuse_layer_norm(module)
         per_channel = channelwise_through_float(module)
