@@ -11,9 +11,10 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
 stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*; bert_add_ln, bert_gelu_erf and bert_attention, the residual add + layer norm,
-the exported GELU and the attention core between the projections, run as ONNX models
-through glow_mlir.compile against onnxruntime's fusions of them); fused epilogues
+(bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and bert_attention, the
+residual add + layer norm, the layer norm of older exports, the exported GELU and the
+attention core between the projections, run as ONNX models through glow_mlir.compile
+against onnxruntime's fusions of them); fused epilogues
 (fused_*: ResNet's conv + skip add + relu, BERT's products + bias, the attention scores'
 scale, each against onnxruntime's own fusions of the same nodes; these run as ONNX
 models through glow_mlir.compile, the whole pipeline).
@@ -402,6 +403,30 @@ def add_layer_norm_case(n, d):
     return case
 
 
+def decomposed_layer_norm_case(n, d):
+    """LayerNormalization as exporters before opset 17 wrote it (ReduceMean, Sub, Pow,
+    ReduceMean, Add, Sqrt, Div, Mul, Add; onnxruntime fuses it into its LayerNormalization)."""
+    def case():
+        from onnx import helper
+
+        x, gamma, beta = rand(1, n, d, seed=1) * 3, rand(d, seed=3) + 1, rand(d, seed=4)
+        nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]),
+                 helper.make_node("Sub", ["x", "m"], ["c"]),
+                 helper.make_node("Pow", ["c", "c_two"], ["sq"]),
+                 helper.make_node("ReduceMean", ["sq"], ["v"], axes=[-1]),
+                 helper.make_node("Add", ["v", "c_eps"], ["ve"]),
+                 helper.make_node("Sqrt", ["ve"], ["sd"]),
+                 helper.make_node("Div", ["c", "sd"], ["nm"]),
+                 helper.make_node("Mul", ["nm", "c_gamma"], ["sc"]),
+                 helper.make_node("Add", ["sc", "c_beta"], ["out"])]
+        model, feeds = graph_model(nodes, {
+            "x": x, "c_two": np.array(2.0, np.float32), "c_eps": np.array(1e-12, np.float32),
+            "c_gamma": gamma, "c_beta": beta}, [1, n, d])
+        return (f"layer norm decomposed 1x{n}x{d}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def gelu_erf_case(n, d):
     """GELU as transformers exports it: x * 0.5 * (1 + erf(x / sqrt 2)) (onnxruntime fuses
     it into its Gelu)."""
@@ -543,6 +568,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "gelu_op": native_unary_case("Gelu", (128, 3072)),
          "softmax_op": native_unary_case("Softmax", (12, 128, 128), axis=-1),
          "bert_add_ln": add_layer_norm_case(128, 768),
+         "bert_ln_decomposed": decomposed_layer_norm_case(128, 768),
          "bert_gelu_erf": gelu_erf_case(128, 3072),
          "bert_attention": attention_case(128, 12, 64),
          # fused epilogues
