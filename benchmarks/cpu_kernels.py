@@ -12,9 +12,13 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
 stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*); fused epilogues (fused_*: ResNet's conv + skip add + relu, BERT's products +
-bias, the attention scores' scale, each against onnxruntime's own fusions of the same
-nodes; these run as ONNX models through glow_mlir.compile, the whole pipeline).
+(bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and bert_attention, the
+residual add + layer norm, the layer norm of older exports, the exported GELU and the
+attention core between the projections, run as ONNX models through glow_mlir.compile
+against onnxruntime's fusions of them); fused epilogues
+(fused_*: ResNet's conv + skip add + relu, BERT's products + bias, the attention scores'
+scale, each against onnxruntime's own fusions of the same nodes; these run as ONNX
+models through glow_mlir.compile, the whole pipeline).
 --cpu-time times with the thread's CPU time: on a shared machine the wall clock also
 counts time the process waits for a core. --no-im2col, --no-ctile and
 --no-epilogues time the forms the kernels used before im2col convolutions
@@ -442,6 +446,103 @@ def fused_scores_case(bs, n, k, m):
     return case
 
 
+def add_layer_norm_case(n, d):
+    """BERT's block end: the residual add, then LayerNormalization over the hidden dim
+    (onnxruntime fuses both into SkipLayerNormalization)."""
+    def case():
+        from onnx import helper
+
+        x, skip = rand(1, n, d, seed=1) * 3, rand(1, n, d, seed=2)
+        gamma, beta = rand(d, seed=3) + 1, rand(d, seed=4)
+        nodes = [helper.make_node("Add", ["x", "skip"], ["s"]),
+                 helper.make_node("LayerNormalization", ["s", "c_gamma", "c_beta"], ["out"],
+                                  axis=-1, epsilon=1e-12)]
+        model, feeds = graph_model(nodes, {"x": x, "skip": skip, "c_gamma": gamma,
+                                           "c_beta": beta}, [1, n, d])
+        return (f"add + LayerNormalization 1x{n}x{d}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
+def decomposed_layer_norm_case(n, d):
+    """LayerNormalization as exporters before opset 17 wrote it (ReduceMean, Sub, Pow,
+    ReduceMean, Add, Sqrt, Div, Mul, Add; onnxruntime fuses it into its LayerNormalization)."""
+    def case():
+        from onnx import helper
+
+        x, gamma, beta = rand(1, n, d, seed=1) * 3, rand(d, seed=3) + 1, rand(d, seed=4)
+        nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]),
+                 helper.make_node("Sub", ["x", "m"], ["c"]),
+                 helper.make_node("Pow", ["c", "c_two"], ["sq"]),
+                 helper.make_node("ReduceMean", ["sq"], ["v"], axes=[-1]),
+                 helper.make_node("Add", ["v", "c_eps"], ["ve"]),
+                 helper.make_node("Sqrt", ["ve"], ["sd"]),
+                 helper.make_node("Div", ["c", "sd"], ["nm"]),
+                 helper.make_node("Mul", ["nm", "c_gamma"], ["sc"]),
+                 helper.make_node("Add", ["sc", "c_beta"], ["out"])]
+        model, feeds = graph_model(nodes, {
+            "x": x, "c_two": np.array(2.0, np.float32), "c_eps": np.array(1e-12, np.float32),
+            "c_gamma": gamma, "c_beta": beta}, [1, n, d])
+        return (f"layer norm decomposed 1x{n}x{d}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
+def gelu_erf_case(n, d):
+    """GELU as transformers exports it: x * 0.5 * (1 + erf(x / sqrt 2)) (onnxruntime fuses
+    it into its Gelu)."""
+    def case():
+        from onnx import helper
+
+        x = rand(1, n, d, seed=1) * 3
+        nodes = [helper.make_node("Div", ["x", "c_sqrt2"], ["d"]),
+                 helper.make_node("Erf", ["d"], ["e"]),
+                 helper.make_node("Add", ["e", "c_one"], ["a"]),
+                 helper.make_node("Mul", ["x", "a"], ["m"]),
+                 helper.make_node("Mul", ["m", "c_half"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_sqrt2": np.array(1.4142135, np.float32),
+                                           "c_one": np.array(1.0, np.float32),
+                                           "c_half": np.array(0.5, np.float32)}, [1, n, d])
+        return (f"gelu (div erf add mul mul) 1x{n}x{d}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
+def attention_case(n, heads, dh):
+    """BERT's attention core from the projected q, k, v [1, n, heads*dh]: heads split by
+    reshape + transpose, scores q k^T / sqrt(dh) + a [1, 1, 1, n] padding mask, softmax,
+    times v, heads merged back (onnxruntime: its FusedMatMul, Softmax, MatMul and the
+    transposes)."""
+    def case():
+        from onnx import helper
+
+        h = heads * dh
+        q, k, v = (rand(1, n, h, seed=s) for s in (1, 2, 3))
+        mask = np.zeros((1, 1, 1, n), np.float32)
+        mask[..., n - n // 8:] = np.finfo(np.float32).min  # padding, as transformers'
+        split = np.array([1, n, heads, dh], np.int64)
+        nodes = [helper.make_node("Reshape", ["q", "c_split"], ["q4"]),
+                 helper.make_node("Reshape", ["k", "c_split"], ["k4"]),
+                 helper.make_node("Reshape", ["v", "c_split"], ["v4"]),
+                 helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+                 helper.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+                 helper.make_node("MatMul", ["qt", "kt"], ["s"]),
+                 helper.make_node("Div", ["s", "c_scale"], ["d"]),
+                 helper.make_node("Add", ["d", "mask"], ["sm"]),
+                 helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+                 helper.make_node("MatMul", ["p", "vt"], ["c"]),
+                 helper.make_node("Transpose", ["c"], ["ct"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Reshape", ["ct", "c_merge"], ["out"])]
+        model, feeds = graph_model(nodes, {
+            "q": q, "k": k, "v": v, "mask": mask, "c_split": split,
+            "c_merge": np.array([1, n, h], np.int64),
+            "c_scale": np.array(np.sqrt(dh), np.float32)}, [1, n, h])
+        return (f"attention {heads}x{n}x{dh} (mask, softmax)", model, feeds,
+                ort_model_runner(model, feeds), 4 * heads * n * n * dh)
+    return case
+
+
 def native_unary_case(onnx_op, shape, consts=None, **attrs):
     """One ONNX node on x (and constant initializers `consts`, e.g. Pow's exponent)
     through glow_mlir.compile: what the graph makes of it (a constant exponent is a
@@ -528,6 +629,10 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
                                              {"c_e": np.array(2.0, np.float32)}),
          "gelu_op": native_unary_case("Gelu", (128, 3072)),
          "softmax_op": native_unary_case("Softmax", (12, 128, 128), axis=-1),
+         "bert_add_ln": add_layer_norm_case(128, 768),
+         "bert_ln_decomposed": decomposed_layer_norm_case(128, 768),
+         "bert_gelu_erf": gelu_erf_case(128, 3072),
+         "bert_attention": attention_case(128, 12, 64),
          # fused epilogues
          "fused_r18_56": fused_conv_case(64, 56, 64, 3, 1, 1),
          "fused_r18_28": fused_conv_case(128, 28, 128, 3, 1, 1),

@@ -46,7 +46,7 @@ KEPT = {
     "interpreter": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul",
                     "glow.soft_max", "glow.log_soft_max"},
     "cpu": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul", "glow.soft_max",
-            "glow.log_soft_max", "glow.clip", "glow.leaky_relu"},
+            "glow.log_soft_max", "glow.clip", "glow.leaky_relu", "glow.layer_normalization"},
     "accel": {"glow.fully_connected"},  # for quantize-graph; transform_post_lowering lowers it
 }
 

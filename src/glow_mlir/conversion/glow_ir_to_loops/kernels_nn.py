@@ -52,12 +52,15 @@ def _soft_max(instr, em: Emitter, log: bool) -> None:
         """Along the axis at (o, i): max, then sum of exp(x - max), then the results
         (strided by `inner` when the axis is not the last one)."""
         first = ld(em, X, [o, em.index(0), i], ct)
-        mx = em.loop_reduce(1, a, first, lambda j, m: em.value(
+        mx = em.loop_reduce(0, a, first, lambda j, m: em.value(
             arith.MaximumfOp(m, ld(em, X, [o, j, i], ct))))
 
         def exp_sum(j, s):
             d = fsub(em, ld(em, X, [o, j, i], ct), mx)
-            e = fast_math.exp(em, d) if ct == f32 else em.value(math.ExpOp(d))
+            # d = x - max(row) is <= 0 or NaN (the row's max is NaN if any x is, and
+            # inf - inf where the max is inf): no upper clamp needed
+            e = (fast_math.exp(em, d, nonpositive=True) if ct == f32
+                 else em.value(math.ExpOp(d)))
             if not log:
                 st(em, e, O, [o, j, i])
             return fadd(em, s, e)

@@ -1,0 +1,189 @@
+"""Layer normalization as exporters before ONNX's LayerNormalization (opset 17) wrote it,
+made one `layer_normalization` op again, for a backend with a kernel for it (the cpu:
+one pass per row in cache instead of two reductions, two broadcasts and four passes over
+the whole tensor).
+
+    mean = reduce_mean(x, trailing axes)          (reshaped to keep the dims, broadcast)
+    c    = x - mean
+    var  = reduce_mean(pow(c, 2) or c * c)        (the same axes)
+    y    = c / broadcast(sqrt(var + eps)) * gamma + beta
+
+It fires only when that is what the ops compute: the axes are the trailing dims from some
+k on, the reshapes keep exactly those dims as 1s and the broadcasts line them up from
+axis 0, eps is a splat, gamma and beta are constants that repeat one row of x's trailing
+dims (the graph folds their broadcasts into whole constants), every intermediate has no
+user outside the pattern, and all element types agree (float). The result differs from
+the ops' in rounding only (1 / sqrt once per row, times each element).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import elem_of, is_float, normalize_axis, shape_of
+from glow_mlir.transforms.graph.utils import (
+    apply_patterns,
+    constant_value,
+    defining_op,
+    erase_dead_constants,
+    make_constant,
+    splat_value,
+)
+
+
+def _only_users(v: SSAValue, ops: set[Operation]) -> bool:
+    return all(u.operation in ops for u in v.uses)
+
+
+def _statistic(v: SSAValue, full: tuple[int, ...], k: int, root: bool
+               ) -> tuple[SSAValue, list[Operation], float | None] | None:
+    """`v` = broadcast from axis 0 of f(reduce_mean(s, axes k..)) with f reshapes between
+    full[:k] and full[:k] + 1s and, when `root`, one sqrt(. + eps) (eps a splat): (s,
+    the ops from the broadcast back to the reduction, eps); every op's result used by
+    the next one only."""
+    kept = full[:k] + (1,) * (len(full) - k)
+    b = defining_op(v)
+    if not v.has_one_use() or not isinstance(b, glow.BroadcastOp) or shape_of(b.result) != full \
+            or b.int_attr("axis", 0) != 0 or shape_of(b.input) != kept:
+        return None
+    ops: list[Operation] = [b]
+    eps: float | None = None
+    sqrt_seen = False
+    v = b.input
+    while True:
+        if not v.has_one_use():
+            return None
+        op = defining_op(v)
+        if isinstance(op, glow.BatchedReduceMeanOp):
+            axes = sorted(normalize_axis(a, len(full)) for a in op.ints("axes"))
+            if axes != list(range(k, len(full))) or shape_of(op.input) != full \
+                    or sqrt_seen != root or (eps is None) == root:
+                return None
+            return op.input, [*ops, op], eps
+        if isinstance(op, glow.ReshapeOp) and shape_of(op.operands[0]) in (kept, full[:k]):
+            v = op.operands[0]
+        elif root and isinstance(op, glow.SqrtOp) and not sqrt_seen and eps is None:
+            sqrt_seen = True
+            v = op.operands[0]
+        elif root and sqrt_seen and eps is None and isinstance(op, glow.AddOp):
+            pair = _split(op, glow.AddOp, lambda u: splat_value(u) is not None)
+            if pair is None:
+                return None
+            v, e = pair
+            eps = splat_value(e)
+        else:
+            return None
+        ops.append(op)
+
+
+def _row(v: SSAValue, full: tuple[int, ...], k: int) -> np.ndarray | None:
+    """The row of x's trailing dims a constant repeats over the leading ones."""
+    a = constant_value(v)
+    if a is None or a.ndim > len(full):
+        return None
+    try:
+        a = np.broadcast_to(a, full)
+    except ValueError:
+        return None
+    rows = a.reshape(-1, *full[k:])
+    if not all(np.array_equal(r, rows[0], equal_nan=True) for r in rows[1:]):
+        return None
+    return np.ascontiguousarray(rows[0])
+
+
+def _split(op: Operation | None, cls: type[Operation], pred) -> tuple[SSAValue, SSAValue] | None:
+    """(a, b) of a commutative `op` of class `cls` with pred(b), in either order."""
+    if not isinstance(op, cls):
+        return None
+    a, b = op.operands
+    if pred(b):
+        return a, b
+    if pred(a):
+        return b, a
+    return None
+
+
+def _match(add: Operation, k: int):
+    """(x, gamma row, beta row, eps, the ops to erase) when `add` ends a layer
+    normalization over the axes k.. (module docstring), else None."""
+    full = shape_of(add.results[0])
+    pair = _split(add, glow.AddOp, lambda v: constant_value(v) is not None)
+    if pair is None or not pair[0].has_one_use():
+        return None
+    scaled, beta_v = pair
+    mul = defining_op(scaled)
+    pair = _split(mul, glow.MulOp, lambda v: constant_value(v) is not None)
+    if pair is None or not pair[0].has_one_use():
+        return None
+    normed, gamma_v = pair
+    div = defining_op(normed)
+    if not isinstance(div, glow.DivOp):
+        return None
+    centered, std_b = div.operands
+    sub = defining_op(centered)
+    if not isinstance(sub, glow.SubOp):
+        return None
+    x, mean_b = sub.operands
+    if x.type != add.results[0].type or not is_float(elem_of(x)) or any(
+            elem_of(v) != elem_of(x) for v in (gamma_v, beta_v)):
+        return None
+    mean = _statistic(mean_b, full, k, root=False)
+    std = _statistic(std_b, full, k, root=True)
+    if mean is None or std is None or mean[0] is not x:
+        return None
+    sq = defining_op(std[0])
+    if isinstance(sq, glow.PowOp):
+        if sq.operands[0] is not centered or splat_value(sq.operands[1]) != 2.0:
+            return None
+    elif not (isinstance(sq, glow.MulOp) and sq.operands[0] is centered
+              and sq.operands[1] is centered):
+        return None
+    if not _only_users(centered, {div, sq}):
+        return None
+    gamma, beta = _row(gamma_v, full, k), _row(beta_v, full, k)
+    if gamma is None or beta is None:
+        return None
+    assert std[2] is not None
+    return x, gamma, beta, std[2], [mul, div, *std[1], sq, sub, *mean[1]]
+
+
+class FuseLayerNorm(RewritePattern):
+    def match_and_rewrite(self, add: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(add, glow.AddOp):
+            return
+        rank = len(shape_of(add.result))
+        for k in range(rank - 1, -1, -1):  # the reduced axes: k..
+            found = _match(add, k)
+            if found is not None:
+                break
+        else:
+            return
+        x, gamma, beta, eps, dead = found
+        norm_type = TensorType(elem_of(x), list(gamma.shape))
+        g = make_constant(gamma, add, "ln_gamma", norm_type)
+        b = make_constant(beta, add, "ln_beta", norm_type)
+        rewriter.insert([g, b], InsertPoint.before(add))
+        ln = glow.LayerNormalizationOp.make([x, g.results[0], b.results[0]], add.result.type,
+                                            epsilon=eps)
+        rewriter.replace(add, ln)
+        for op in dead:  # users first
+            rewriter.erase(op)
+
+
+def fuse_layer_norm(module: ModuleOp) -> bool:
+    """Rewrite every decomposed layer normalization in `module`; whether one was."""
+    before = sum(isinstance(op, glow.LayerNormalizationOp) for op in module.walk())
+    apply_patterns(module, [FuseLayerNorm()])
+    after = sum(isinstance(op, glow.LayerNormalizationOp) for op in module.walk())
+    if after != before:
+        for fn in module.ops:
+            erase_dead_constants(fn)
+    return after != before
+
+
+__all__ = ["FuseLayerNorm", "fuse_layer_norm"]
