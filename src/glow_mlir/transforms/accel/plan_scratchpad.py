@@ -27,7 +27,9 @@ from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
+from glow_mlir.transforms.accel.placement import Placement, is_resident
 from glow_mlir.transforms.accel.program import (
+    TileSizes,
     buffer_size,
     dmas_of,
     has_accel_ops,
@@ -125,13 +127,66 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
                                             f"{value_text(largest.result)}")
 
 
+def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Operation, int] | None:
+    """Each alloc's offset by the rule `accel-double-buffer` schedules with (`placement`:
+    residents from the top, streaming tiles from the bottom), the residents then moved
+    down together as far as the streaming tiles below them allow at every point (the
+    peak is then the bytes this placement needs, not the capacity); None when a tile
+    does not fit below `cap`."""
+    top = cap // align * align
+    placed = Placement(top)
+    sizes = TileSizes(align)
+    offsets: dict[Operation, int] = {}
+    residents: set[Operation] = set()
+    tile_alloc: dict[SSAValue, Operation] = {}
+    slack = top
+    for op in ops:
+        if isinstance(op, acc.ScratchpadFreeOp):
+            placed.free(op.operands[0])
+            continue
+        if not isinstance(op, acc.ScratchpadAllocOp):
+            continue
+        tile = op.results[0]
+        resident = is_resident(tile)
+        if placed.place(tile, sizes(tile), resident) > top:
+            return None
+        offsets[op] = placed.live[tile][0]
+        tile_alloc[tile] = op
+        if resident:
+            residents.add(op)
+        # The room between the lowest resident and the highest streaming tile live now.
+        low, high = top, 0
+        for t, (lo, n) in placed.live.items():
+            if tile_alloc[t] in residents:
+                low = min(low, lo)
+            else:
+                high = max(high, lo + n)
+        slack = min(slack, low - high)
+    if slack > 0:  # every resident above every streaming tile, at every point
+        for op in residents:
+            offsets[op] -= slack
+    return offsets
+
+
+def _offsets(ops: list[Operation], buffers: list[Buffer], cap: int,
+             align: int) -> tuple[dict, int]:
+    """The tiles' offsets and the plan's top (aligned): the `placement` rule's, or, when
+    that does not fit the capacity (a program `accel-double-buffer` did not schedule),
+    the smallest plan `memory_planner.plan` finds (maybe over it)."""
+    offsets = two_ended(ops, cap, align)
+    if offsets is None or len(offsets) != len(buffers):
+        offsets = plan(buffers, align).offsets
+    top = max((offsets[b.id] + align_up(b.size, align) for b in buffers), default=0)
+    return offsets, top
+
+
 def planned_bytes(func: glow_ir.FuncOp) -> int:
     """The scratchpad bytes the plan of `func`'s tiles would reach (the end of its highest
     tile), without setting anything: what `accel-double-buffer` checks its schedule with."""
-    align = target(func, NAME).value("alignment")
-    _, buffers = tile_intervals(func)
-    result = plan(buffers, align)
-    return max((result.offsets[b.id] + b.size for b in buffers), default=0)
+    t = target(func, NAME)
+    ops, buffers = tile_intervals(func)
+    offsets, _ = _offsets(ops, buffers, t.value("scratchpad_bytes"), t.value("alignment"))
+    return max((offsets[b.id] + b.size for b in buffers), default=0)
 
 
 def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
@@ -149,15 +204,15 @@ def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
                 if d.parent_block() is not func.body or not d.is_before_in_block(op):
                     found.error(op, "waits for a DMA not started before it")
     found.check()
-    result = plan(buffers, align)
-    if any(result.offsets[b.id] + b.size > cap for b in buffers):
-        raise _over_capacity(func, ops, buffers, align, cap, result.size)
+    offsets, size = _offsets(ops, buffers, cap, align)
+    if any(offsets[b.id] + b.size > cap for b in buffers):
+        raise _over_capacity(func, ops, buffers, align, cap, size)
     for b in buffers:
         alloc = b.id
         assert isinstance(alloc, acc.ScratchpadAllocOp)
-        alloc.attributes["offset"] = IntegerAttr(result.offsets[alloc], i64)
-    func.attributes[PEAK_ATTR] = IntegerAttr(result.size, i64)
-    return result.size
+        alloc.attributes["offset"] = IntegerAttr(offsets[alloc], i64)
+    func.attributes[PEAK_ATTR] = IntegerAttr(size, i64)
+    return size
 
 
 @dataclass(frozen=True)
