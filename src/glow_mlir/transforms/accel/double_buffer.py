@@ -14,11 +14,13 @@ with only `dma_wait`s between (and before) them; the ops between two groups are 
 
 An op moves only when it may trade places with every op it passes (`program.Effects`: no
 shared bytes one of them writes, e.g. a load of bytes step i stores stays after that
-store's wait) and the tiles still fit: placed first-fit in program order (sizes rounded up
-to the target's alignment), the tiles allocated up to the step after next stay within
-`scratchpad_bytes`. Live bytes alone are not enough: a freed gap may be too small for
-the next tile. What cannot move stays. The whole schedule is checked with the planner at
-the end (`double_buffer`), and scheduled again with less room if it would not fit.
+store's wait) and the tiles still fit: placed in program order by the rule
+`accel-plan-scratchpad` places them with (`placement`: tiles that outlive a step from the
+top, streaming tiles from the bottom; sizes rounded up to the target's alignment), the
+tiles allocated up to the step after next stay within `scratchpad_bytes`. Live bytes
+alone are not enough: a freed gap may be too small for the next tile. What cannot move
+stays. The whole schedule is checked with the planner at the end (`double_buffer`), and
+scheduled again with less room if it would not fit.
 """
 
 from __future__ import annotations

@@ -3,18 +3,19 @@
 places the same way.
 
 Tiles are placed in program order among the tiles live at the time. A *resident* tile —
-one that compute ops of several steps use: an accumulator (a compute op accumulates into
-it) or a source that compute ops writing different tiles read (a convolution's input rows
-kept while its weight tiles stream past) — takes the highest free bytes that hold it;
-every other tile (a streaming tile: one step's weights, inputs or results) takes the
-lowest. Residents stack down from the top, streaming tiles up from the bottom, so a
-long-lived tile never lands between freed streaming tiles and splits the hole the next
-step's prefetch needs: with first fit alone, an accumulator placed in a hole of the
-streaming tiles left 85,440 free bytes whose largest gap was 60,288, and the next 73,728-
-byte weight tile of ResNet-50's last stage could not be prefetched.
+one that outlives the step that loads or computes it: a tile a compute op writes (a
+result, kept until its store is waited for a step later; an accumulator, kept over its
+k-chunks) or a source that compute ops writing different tiles read (input rows kept
+while weight tiles stream past) — takes the highest free bytes that hold it. A
+*streaming* tile (one step's loaded weights or inputs) takes the lowest. Residents stack
+down from the top, streaming tiles up from the bottom, so a long-lived tile never lands
+between freed streaming tiles and splits the hole the next step's prefetch needs. With
+first fit alone it did: in ResNet-50's last stage 85,440 bytes were free in holes of at
+most 60,288, and the next 73,728-byte weight tile was not prefetched.
 
-The top is the capacity (the scheduler's budget); a tile that fits nowhere below it is
-put at the lowest offset above everything, past the top: the caller sees the overflow.
+The top is the capacity (the scheduler's budget, aligned); a tile that fits nowhere below
+it is put at the lowest offset above everything, past the top: the caller sees the
+overflow.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from glow_mlir.dialects import glow_accel as acc
 def is_resident(tile: SSAValue) -> bool:
     """Does `tile` outlive one step (module docstring)? From its uses only, so moving ops
     (the scheduler) does not change the answer."""
+    # A tile no compute op touches (a DMA-engine copy's staging tile) is streaming.
     written: set[SSAValue] = set()
     for use in tile.uses:
         op = use.operation

@@ -3,9 +3,15 @@
 Register allocation for tiles: a tile is live from its `scratchpad_alloc` to its
 `scratchpad_free` in program order (to the end of the program without one). Tiles live at
 the same time get disjoint, aligned byte ranges; a tile whose life ended leaves its bytes
-to later ones. The placement is the activation planner's (`analysis.memory_planner.plan`:
-the same interval model, several orders and strategies, the smallest arena kept), so the
-peak is the least found; it is recorded as the function's `glow_accel.scratchpad_peak`.
+to later ones. The placement is the rule `accel-double-buffer` schedules with
+(`placement`: in program order, tiles that outlive a step from the top, streaming tiles
+from the bottom), so every prefetch the scheduler admitted has its bytes; the tiles from
+the top are then moved down together as far as the others allow at every point, so the
+peak is what the placement needs. A program that rule does not fit in the capacity (one
+not scheduled by `accel-double-buffer`) gets the activation planner's placement
+(`analysis.memory_planner.plan`: the same interval model, several orders and strategies,
+the smallest arena kept). The peak is recorded as the function's
+`glow_accel.scratchpad_peak`.
 
 The interval must hold the tile's whole use: every DMA on a tile is waited for before the
 tile's free (else the pass fails naming the wait). A program whose plan exceeds the
