@@ -2,9 +2,10 @@
 
 They are what the tests, examples and benchmarks compile: an MLP, LeNet-5, ResNet-18,
 ResNet-50 (or its last stages), MobileNet-v1 and one BERT-base encoder layer, with the
-shapes of the published networks and random weights scaled so activations stay of order one through the whole depth (He init,
-batch-norm statistics near the identity, small last gamma in residual blocks), which keeps
-float32 comparisons against onnxruntime meaningful.
+shapes of the published networks and random weights scaled so activations stay of order
+one through the whole depth (He init, batch-norm statistics near the identity, small last
+gamma in residual blocks), which keeps float32 comparisons against onnxruntime
+meaningful.
 
     from glow_mlir import model_zoo
     model = model_zoo.resnet18()          # onnx.ModelProto, input "input" 1x3x224x224

@@ -133,7 +133,7 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
                                             f"{value_text(largest.result)}")
 
 
-def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Operation, int] | None:
+def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Hashable, int] | None:
     """Each alloc's offset by the rule `accel-double-buffer` schedules with (`placement`:
     residents from the top, streaming tiles from the bottom), the residents then moved
     down together as far as the streaming tiles below them allow at every point (the
@@ -142,9 +142,9 @@ def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Operation, int
     top = cap // align * align
     placed = Placement(top)
     sizes = TileSizes(align)
-    offsets: dict[Operation, int] = {}
-    residents: set[Operation] = set()
-    tile_alloc: dict[SSAValue, Operation] = {}
+    offsets: dict[Hashable, int] = {}  # alloc op -> offset
+    residents: list[Operation] = []
+    resident_tile: dict[SSAValue, bool] = {}
     slack = top
     for op in ops:
         if isinstance(op, acc.ScratchpadFreeOp):
@@ -157,13 +157,13 @@ def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Operation, int
         if placed.place(tile, sizes(tile), resident) > top:
             return None
         offsets[op] = placed.live[tile][0]
-        tile_alloc[tile] = op
+        resident_tile[tile] = resident
         if resident:
-            residents.add(op)
+            residents.append(op)
         # The room between the lowest resident and the highest streaming tile live now.
         low, high = top, 0
         for t, (lo, n) in placed.live.items():
-            if tile_alloc[t] in residents:
+            if resident_tile[t]:
                 low = min(low, lo)
             else:
                 high = max(high, lo + n)
@@ -175,12 +175,12 @@ def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Operation, int
 
 
 def _offsets(ops: list[Operation], buffers: list[Buffer], cap: int,
-             align: int) -> tuple[dict, int]:
+             align: int) -> tuple[dict[Hashable, int], int]:
     """The tiles' offsets and the plan's top (aligned): the `placement` rule's, or, when
     that does not fit the capacity (a program `accel-double-buffer` did not schedule),
     the smallest plan `memory_planner.plan` finds (maybe over it)."""
     offsets = two_ended(ops, cap, align)
-    if offsets is None or len(offsets) != len(buffers):
+    if offsets is None:
         offsets = plan(buffers, align).offsets
     top = max((offsets[b.id] + align_up(b.size, align) for b in buffers), default=0)
     return offsets, top
