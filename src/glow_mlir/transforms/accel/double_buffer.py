@@ -192,7 +192,7 @@ class _TileEvents:
 
 class _Scheduler:
     """Moves ops in a list copy of the program. Everything before index `base` is final;
-    `placed` is the first-fit placement of the tiles live there."""
+    `placed` is the placement (`placement`) of the tiles live there."""
 
     def __init__(self, func: glow_ir.FuncOp, budget: int):
         self.func = func
