@@ -197,7 +197,7 @@ class _Scheduler:
     def __init__(self, func: glow_ir.FuncOp, budget: int):
         self.func = func
         t = target(func, NAME)
-        self.cap, self.align = budget, t.value("alignment")
+        self.align = t.value("alignment")
         self.size = TileSizes(self.align)
         self.events = _TileEvents(self.size)
         self.ops = _GapList(list(func.body.ops))
