@@ -3,8 +3,8 @@ DMA bytes against their lower bound, simulated cycles, and how much of the DMA t
 hidden under compute, with and without double buffering. Each model's numbers on the
 simulator are checked against onnxruntime in the same run.
 
-    python benchmarks/accel_report.py [--models mlp,lenet,resnet18] [--kib 64,256,1024]
-                                      [--json FILE]
+    python benchmarks/accel_report.py [--models mlp,lenet,resnet18,bert_ffn,resnet50]
+                                      [--kib 64,256,1024] [--json FILE]
 
 ratio = dma_bytes / dma_lower_bound_bytes (1.0: no byte moved that a perfect schedule
 would not move; the bound is per instruction, see glow_mlir.analysis.accel_traffic);
@@ -41,8 +41,16 @@ def bert_ffn():
     return model_zoo.mlp(batch=128, sizes=(768, 3072, 768))
 
 
+def resnet50():
+    """ResNet-50 from model_zoo (random weights; no torch): not in the defaults, its
+    three compiles and two simulated runs take about two minutes."""
+    from glow_mlir import model_zoo
+
+    return model_zoo.resnet50()
+
+
 MODELS = {**{name: REAL_MODELS[name] for name in ("mlp", "lenet", "resnet18")},
-          "bert_ffn": bert_ffn}
+          "bert_ffn": bert_ffn, "resnet50": resnet50}
 DEFAULT_MODELS = ("mlp", "lenet", "resnet18", "bert_ffn")
 DEFAULT_KIB = (64, 256, 1024)
 

@@ -1,10 +1,11 @@
 """Real network topologies as ONNX models, built with onnx.helper and fixed seeds.
 
 They are what the tests, examples and benchmarks compile: an MLP, LeNet-5, ResNet-18,
-MobileNet-v1 and one BERT-base encoder layer, with the shapes of the published networks and
-random weights scaled so activations stay of order one through the whole depth (He init,
-batch-norm statistics near the identity, small last gamma in residual blocks), which keeps
-float32 comparisons against onnxruntime meaningful.
+ResNet-50 (or its last stages), MobileNet-v1 and one BERT-base encoder layer, with the
+shapes of the published networks and random weights scaled so activations stay of order
+one through the whole depth (He init, batch-norm statistics near the identity, small last
+gamma in residual blocks), which keeps float32 comparisons against onnxruntime
+meaningful.
 
     from glow_mlir import model_zoo
     model = model_zoo.resnet18()          # onnx.ModelProto, input "input" 1x3x224x224
@@ -192,6 +193,51 @@ def resnet18(batch: int = 1, image: int = 224, classes: int = 1000, seed: int = 
     nb.gemm(x, 512, classes, gain=1.0)
     nb.nodes[-1].output[0] = "logits"
     return nb.build([("input", [batch, 3, image, image], F32)], ["logits"])
+
+
+def _bottleneck_block(nb: NetBuilder, x: str, cin: int, mid: int, stride: int) -> str:
+    """ResNet-50's block (torchvision's v1.5: the stride on the 3x3): 1x1 down to `mid`,
+    3x3, 1x1 up to 4 * `mid`, with a 1x1 projection when the shape changes."""
+    cout = 4 * mid
+    y = nb.relu(nb.batch_norm(nb.conv(x, cin, mid, 1, 1, pad=0, bias=False), mid))
+    y = nb.relu(nb.batch_norm(nb.conv(y, mid, mid, 3, stride, bias=False), mid))
+    y = nb.batch_norm(nb.conv(y, mid, cout, 1, 1, pad=0, bias=False), cout, gamma=(0.2, 0.4))
+    if stride != 1 or cin != cout:
+        x = nb.batch_norm(nb.conv(x, cin, cout, 1, stride, pad=0, bias=False), cout)
+    return nb.relu(nb.op("Add", [y, x], "residual"))
+
+
+RESNET50_STAGES = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))
+"""(bottleneck width, blocks, first block's stride) of ResNet-50's four stages."""
+
+
+def resnet50(batch: int = 1, image: int = 224, classes: int = 1000, seed: int = 0,
+             first_stage: int = 1) -> ModelProto:
+    """ResNet-50 (He et al.): 7x7 stem, max pool, four stages of bottleneck blocks (3, 4,
+    6, 3), global average pool, fc. Input "input" [batch, 3, image, image], output
+    "logits". `first_stage` = k > 1 drops the stem and the stages before k: the input is
+    then what stage k reads ([batch, 256 * 2**(k-2), image / 2**k, image / 2**k]), e.g.
+    `first_stage=4` is the network's last stage and head alone."""
+    if first_stage not in (1, 2, 3, 4):
+        raise ValueError(f"first_stage must be 1 to 4, got {first_stage}")
+    nb = NetBuilder("resnet50", seed)
+    if first_stage == 1:
+        x = nb.relu(nb.batch_norm(nb.conv("input", 3, 64, 7, 2, pad=3, bias=False), 64))
+        x = nb.max_pool(x, 3, 2, pad=1)
+        cin, shape = 64, [batch, 3, image, image]
+    else:
+        x, cin = "input", 256 << (first_stage - 2)
+        side = image >> first_stage
+        shape = [batch, cin, side, side]
+    for mid, blocks, stride in RESNET50_STAGES[first_stage - 1:]:
+        for b in range(blocks):
+            x = _bottleneck_block(nb, x, cin, mid, stride if b == 0 else 1)
+            cin = 4 * mid
+    x = nb.op("GlobalAveragePool", [x], "gap")
+    x = nb.op("Flatten", [x], "flatten", axis=1)
+    nb.gemm(x, cin, classes, gain=1.0)
+    nb.nodes[-1].output[0] = "logits"
+    return nb.build([("input", shape, F32)], ["logits"])
 
 
 MOBILENET_V1_BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),

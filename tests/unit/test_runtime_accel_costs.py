@@ -1,10 +1,10 @@
 """The partitioner's cost and memory figures on accel devices agree with the compiled
 parts (runtime/accel_costs.py, transforms/partition/plan.py): an op's cost is the
-simulator's cycles of its unit, so candidate partitions of ResNet-18 rank as their
-simulated cycles do; a part's run area is never below the compiled part's; a part a
-device refuses is planned again with less room on that device only; ResNet-18 on 2, 4
-and 8 accel devices with less memory than the model balances within 20% of total/K and
-gives the single device's outputs bit for bit."""
+simulator's cycles of its unit, so candidate partitions of ResNet-18 and of ResNet-50's
+last two stages rank as their simulated cycles do; a part's run area is never below the
+compiled part's; a part a device refuses is planned again with less room on that device
+only; ResNet-18 on 2, 4 and 8 accel devices with less memory than the model balances
+within 20% of total/K and gives the single device's outputs bit for bit."""
 
 from __future__ import annotations
 
@@ -76,11 +76,27 @@ def test_a_cpu_device_keeps_the_roofline(resnet):
                                w.bytes / cpu.memory_bytes_per_s)
 
 
-def test_candidate_partitions_rank_as_their_simulated_cycles(resnet):
-    """Near-equal 3-way cuts of ResNet-18 (the balanced cut, and each boundary moved one
-    unit): ordered by the busiest part's estimate and by its simulated cycles,
-    the same order (Spearman 1), and so are all their parts."""
-    _, module, g = resnet
+def _graph(model):
+    module = optimized_graph(model, [Device(kind="accel")])
+    return module, _Graph(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+
+
+@pytest.fixture(scope="module")
+def resnet50_tail():
+    """ResNet-50's last two stages and head (model_zoo, random weights): its candidate
+    cuts leave a long last part, where first-fit placement once split the scratchpad's
+    free bytes and lost prefetches the part's units compiled alone get (a last part
+    4-5% above its estimate, and the parts out of order)."""
+    return _graph(model_zoo.resnet50(first_stage=3))
+
+
+@pytest.mark.parametrize("net", ["resnet", "resnet50_tail"])
+def test_candidate_partitions_rank_as_their_simulated_cycles(net, request):
+    """Near-equal 3-way cuts (the balanced cut, and each boundary moved one unit):
+    ordered by the busiest part's estimate and by its simulated cycles, the same order
+    (Spearman 1), and so are all their parts."""
+    fixture = request.getfixturevalue(net)
+    module, g = fixture[1:] if net == "resnet" else fixture
     dev = Device(kind="accel")
     costs = [dev.cost(op) for op in g.steps]
     big = [Device(kind="accel", memory_bytes=1 << 40)] * 3

@@ -4,13 +4,15 @@
 // The programs it cannot plan: an error at the op concerned.
 // RUN: glow-opt %s --split-input-file --accel-plan-scratchpad --verify-diagnostics
 
-// Offsets are multiples of the alignment (a 24-byte tile takes 64 bytes), and %t3 takes
-// the bytes %t1 left. The peak is the top of the plan; planning twice gives the same.
+// Offsets are multiples of the alignment (a 24-byte tile takes 64 bytes). Tiles a compute
+// op writes (%t1, %t3, %t4) stack down from the top, the tile only read (%t2) sits at the
+// bottom; %t3 takes the bytes %t1 left, %t4 the highest ones free below it. The peak is
+// the top of the plan; planning twice gives the same.
 // CHECK-LABEL:  glow_ir.func @reuse
-// CHECK:          %t1 = glow_accel.scratchpad_alloc {offset = [[T1:[0-9]+]] : i64} : memref<4x8xf32
-// CHECK-NEXT:     %t2 = glow_accel.scratchpad_alloc {offset = [[T2:[0-9]+]] : i64} : memref<2x3xf32
+// CHECK:          %t1 = glow_accel.scratchpad_alloc {offset = [[T1:128]] : i64} : memref<4x8xf32
+// CHECK-NEXT:     %t2 = glow_accel.scratchpad_alloc {offset = 0 : i64} : memref<2x3xf32
 // CHECK:          %t3 = glow_accel.scratchpad_alloc {offset = [[T1]] : i64} : memref<4x8xf32
-// CHECK:          %t4 = glow_accel.scratchpad_alloc {offset = 192 : i64} : memref<2x3xf32
+// CHECK:          %t4 = glow_accel.scratchpad_alloc {offset = 64 : i64} : memref<2x3xf32
 // CHECK:          glow_accel.scratchpad_peak = 256 : i64
 glow_ir.func @reuse declare {
   glow_ir.weight @x mutable input : memref<8x8xf32>
@@ -33,10 +35,12 @@ glow_ir.func @reuse declare {
 
 // -----
 
-// Offsets already there (here overlapping) are replaced by a new plan.
+// Offsets already there (here overlapping) are replaced by a new plan. %a (written)
+// stacks down from the top of the 4096 bytes, %b (read) up from 0; then %a moves down
+// to just above %b, so the peak is what the plan needs, not the capacity.
 // CHECK-LABEL:  glow_ir.func @replan
-// CHECK:          %a = glow_accel.scratchpad_alloc {offset = [[A:[0-9]+]] : i64}
-// CHECK-NOT:      offset = [[A]] :
+// CHECK:          %a = glow_accel.scratchpad_alloc {offset = 128 : i64}
+// CHECK-NEXT:     %b = glow_accel.scratchpad_alloc {offset = 0 : i64}
 // CHECK:          glow_accel.scratchpad_peak = 256 : i64
 glow_ir.func @replan declare {
   glow_ir.weight @x mutable input : memref<8x8xf32>

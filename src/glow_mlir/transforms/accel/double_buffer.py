@@ -14,11 +14,13 @@ with only `dma_wait`s between (and before) them; the ops between two groups are 
 
 An op moves only when it may trade places with every op it passes (`program.Effects`: no
 shared bytes one of them writes, e.g. a load of bytes step i stores stays after that
-store's wait) and the tiles still fit: placed first-fit in program order (sizes rounded up
-to the target's alignment), the tiles allocated up to the step after next stay within
-`scratchpad_bytes`. Live bytes alone are not enough: a freed gap may be too small for
-the next tile. What cannot move stays. The whole schedule is checked with the planner at
-the end (`double_buffer`), and scheduled again with less room if it would not fit.
+store's wait) and the tiles still fit: placed in program order by the rule
+`accel-plan-scratchpad` places them with (`placement`: tiles that outlive a step from the
+top, streaming tiles from the bottom; sizes rounded up to the target's alignment), the
+tiles allocated up to the step after next stay within `scratchpad_bytes`. Live bytes
+alone are not enough: a freed gap may be too small for the next tile. What cannot move
+stays. The whole schedule is checked with the planner at the end (`double_buffer`), and
+scheduled again with less room if it would not fit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from xdsl.ir import Operation, SSAValue
 from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
+from glow_mlir.transforms.accel.placement import Placement, is_resident
 from glow_mlir.transforms.accel.plan_scratchpad import planned_bytes
 from glow_mlir.transforms.accel.program import (
     Effects,
@@ -154,92 +157,75 @@ class _GapList:
         return self.left + self.right[::-1]
 
 
-class _FirstFit:
-    """Tiles placed in program order, each at the lowest offset where it fits among the
-    live ones: one of the planner's strategies (program order, first fit), so a schedule
-    this places within the capacity is one `accel-plan-scratchpad` can plan."""
-
-    def __init__(self, live: dict[SSAValue, tuple[int, int]] | None = None):
-        self.live = dict(live or {})  # tile -> (offset, aligned size)
-
-    def place(self, tile: SSAValue, size: int) -> int:
-        """Place `tile`; returns the end of its bytes."""
-        cur = 0
-        for lo, n in sorted(self.live.values()):
-            if lo - cur >= size:
-                break
-            cur = max(cur, lo + n)
-        self.live[tile] = (cur, size)
-        return cur + size
-
-    def apply(self, op: Operation, events: _TileEvents) -> int:
-        """Follow `op`; returns the end of the tile it allocates (0 for other ops)."""
-        event = events(op)
-        if event is None:
-            return 0
-        tile, size = event
-        if size >= 0:
-            return self.place(tile, size)
-        self.live.pop(tile, None)
-        return 0
-
-
 class _TileEvents:
     """What an op does to the scratchpad, remembered per op (the placement is simulated
-    over the same ops again and again): (tile, aligned size) for an alloc, (tile, -1)
-    for a free, None for anything else."""
+    over the same ops again and again): (tile, aligned size, resident) for an alloc,
+    (tile, -1, False) for a free, None for anything else."""
 
     def __init__(self, size: TileSizes):
         self.size = size
-        self._cache: dict[Operation, tuple[SSAValue, int] | None] = {}
+        self._cache: dict[Operation, tuple[SSAValue, int, bool] | None] = {}
 
-    def __call__(self, op: Operation) -> tuple[SSAValue, int] | None:
+    def __call__(self, op: Operation) -> tuple[SSAValue, int, bool] | None:
         if op in self._cache:
             return self._cache[op]
-        event: tuple[SSAValue, int] | None = None
+        event: tuple[SSAValue, int, bool] | None = None
         if isinstance(op, acc.ScratchpadAllocOp):
             tile = op.results[0]
-            event = (tile, self.size(tile))
+            event = (tile, self.size(tile), is_resident(tile))
         elif isinstance(op, acc.ScratchpadFreeOp):
-            event = (op.operands[0], -1)
+            event = (op.operands[0], -1, False)
         self._cache[op] = event
         return event
+
+    def apply(self, placed: Placement, op: Operation) -> None:
+        """Follow `op` in `placed`."""
+        event = self(op)
+        if event is None:
+            return
+        tile, size, resident = event
+        if size >= 0:
+            placed.place(tile, size, resident)
+        else:
+            placed.free(tile)
 
 
 class _Scheduler:
     """Moves ops in a list copy of the program. Everything before index `base` is final;
-    `placed` is the first-fit placement of the tiles live there."""
+    `placed` is the placement (`placement`) of the tiles live there."""
 
     def __init__(self, func: glow_ir.FuncOp, budget: int):
         self.func = func
         t = target(func, NAME)
-        self.cap, self.align = budget, t.value("alignment")
+        self.align = t.value("alignment")
         self.size = TileSizes(self.align)
         self.events = _TileEvents(self.size)
         self.ops = _GapList(list(func.body.ops))
         self.effects = Effects()
         self.base = 0
-        self.placed = _FirstFit()
+        self.top = budget // self.align * self.align  # residents stack down from here
+        self.placed = Placement(self.top)
         self.moved = 0
         self.late: set[Operation] = set()  # store waits already moved below a step
 
     def advance(self, to: int) -> None:
         for op in self.ops[self.base:to]:
-            self.placed.apply(op, self.events)
+            self.events.apply(self.placed, op)
         self.base = to
 
     def fits(self, horizon: int) -> bool:
-        """Does every tile allocated in ops[base:horizon] fit the budget (first fit)?"""
-        sim = _FirstFit(self.placed.live)
-        cap, events = self.cap, self.events
-        for op in self.ops[self.base:horizon]:  # `sim.apply`, inlined: the hottest loop
+        """Does every tile allocated in ops[base:horizon] fit the budget, placed by the
+        planner's rule (`placement`)?"""
+        sim = Placement(self.top, self.placed.live)
+        top, events = self.top, self.events
+        for op in self.ops[self.base:horizon]:  # `events.apply`, inlined: the hottest loop
             event = events(op)
             if event is None:
                 continue
-            tile, size = event
+            tile, size, resident = event
             if size < 0:
                 sim.live.pop(tile, None)
-            elif sim.place(tile, size) > cap:
+            elif sim.place(tile, size, resident) > top:
                 return False
         return True
 

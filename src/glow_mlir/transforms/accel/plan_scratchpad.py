@@ -3,9 +3,15 @@
 Register allocation for tiles: a tile is live from its `scratchpad_alloc` to its
 `scratchpad_free` in program order (to the end of the program without one). Tiles live at
 the same time get disjoint, aligned byte ranges; a tile whose life ended leaves its bytes
-to later ones. The placement is the activation planner's (`analysis.memory_planner.plan`:
-the same interval model, several orders and strategies, the smallest arena kept), so the
-peak is the least found; it is recorded as the function's `glow_accel.scratchpad_peak`.
+to later ones. The placement is the rule `accel-double-buffer` schedules with
+(`placement`: in program order, tiles that outlive a step from the top, streaming tiles
+from the bottom), so every prefetch the scheduler admitted has its bytes; the tiles from
+the top are then moved down together as far as the others allow at every point, so the
+peak is what the placement needs. A program that rule does not fit in the capacity (one
+not scheduled by `accel-double-buffer`) gets the activation planner's placement
+(`analysis.memory_planner.plan`: the same interval model, several orders and strategies,
+the smallest arena kept). The peak is recorded as the function's
+`glow_accel.scratchpad_peak`.
 
 The interval must hold the tile's whole use: every DMA on a tile is waited for before the
 tile's free (else the pass fails naming the wait). A program whose plan exceeds the
@@ -27,7 +33,9 @@ from glow_mlir.dialects import glow_accel as acc
 from glow_mlir.dialects import glow_ir
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.ir.text import DiagnosticError, Diagnostics
+from glow_mlir.transforms.accel.placement import Placement, is_resident
 from glow_mlir.transforms.accel.program import (
+    TileSizes,
     buffer_size,
     dmas_of,
     has_accel_ops,
@@ -125,13 +133,66 @@ def _over_capacity(func: glow_ir.FuncOp, ops: list[Operation], buffers: list[Buf
                                             f"{value_text(largest.result)}")
 
 
+def two_ended(ops: list[Operation], cap: int, align: int) -> dict[Hashable, int] | None:
+    """Each alloc's offset by the rule `accel-double-buffer` schedules with (`placement`:
+    residents from the top, streaming tiles from the bottom), the residents then moved
+    down together as far as the streaming tiles below them allow at every point (the
+    peak is then the bytes this placement needs, not the capacity); None when a tile
+    does not fit below `cap`."""
+    top = cap // align * align
+    placed = Placement(top)
+    sizes = TileSizes(align)
+    offsets: dict[Hashable, int] = {}  # alloc op -> offset
+    residents: list[Operation] = []
+    resident_tile: dict[SSAValue, bool] = {}
+    slack = top
+    for op in ops:
+        if isinstance(op, acc.ScratchpadFreeOp):
+            placed.free(op.operands[0])
+            continue
+        if not isinstance(op, acc.ScratchpadAllocOp):
+            continue
+        tile = op.results[0]
+        resident = is_resident(tile)
+        if placed.place(tile, sizes(tile), resident) > top:
+            return None
+        offsets[op] = placed.live[tile][0]
+        resident_tile[tile] = resident
+        if resident:
+            residents.append(op)
+        # The room between the lowest resident and the highest streaming tile live now.
+        low, high = top, 0
+        for t, (lo, n) in placed.live.items():
+            if resident_tile[t]:
+                low = min(low, lo)
+            else:
+                high = max(high, lo + n)
+        slack = min(slack, low - high)
+    if slack > 0:  # every resident above every streaming tile, at every point
+        for op in residents:
+            offsets[op] -= slack
+    return offsets
+
+
+def _offsets(ops: list[Operation], buffers: list[Buffer], cap: int,
+             align: int) -> tuple[dict[Hashable, int], int]:
+    """The tiles' offsets and the plan's top (aligned): the `placement` rule's, or, when
+    that does not fit the capacity (a program `accel-double-buffer` did not schedule),
+    the smallest plan `memory_planner.plan` finds (maybe over it)."""
+    offsets = two_ended(ops, cap, align)
+    if offsets is None:
+        offsets = plan(buffers, align).offsets
+    top = max((offsets[b.id] + align_up(b.size, align) for b in buffers), default=0)
+    return offsets, top
+
+
 def planned_bytes(func: glow_ir.FuncOp) -> int:
     """The scratchpad bytes the plan of `func`'s tiles would reach (the end of its highest
     tile), without setting anything: what `accel-double-buffer` checks its schedule with."""
-    align = target(func, NAME).value("alignment")
-    _, buffers = tile_intervals(func)
-    result = plan(buffers, align)
-    return max((result.offsets[b.id] + b.size for b in buffers), default=0)
+    t = target(func, NAME)
+    ops, buffers = tile_intervals(func)
+    offsets, _ = _offsets(ops, buffers, t.value("scratchpad_bytes"), t.value("alignment"))
+    return max((offsets[b.id] + b.size for b in buffers), default=0)
 
 
 def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
@@ -149,15 +210,15 @@ def plan_scratchpad(func: glow_ir.FuncOp) -> int | None:
                 if d.parent_block() is not func.body or not d.is_before_in_block(op):
                     found.error(op, "waits for a DMA not started before it")
     found.check()
-    result = plan(buffers, align)
-    if any(result.offsets[b.id] + b.size > cap for b in buffers):
-        raise _over_capacity(func, ops, buffers, align, cap, result.size)
+    offsets, size = _offsets(ops, buffers, cap, align)
+    if any(offsets[b.id] + b.size > cap for b in buffers):
+        raise _over_capacity(func, ops, buffers, align, cap, size)
     for b in buffers:
         alloc = b.id
         assert isinstance(alloc, acc.ScratchpadAllocOp)
-        alloc.attributes["offset"] = IntegerAttr(result.offsets[alloc], i64)
-    func.attributes[PEAK_ATTR] = IntegerAttr(result.size, i64)
-    return result.size
+        alloc.attributes["offset"] = IntegerAttr(offsets[alloc], i64)
+    func.attributes[PEAK_ATTR] = IntegerAttr(size, i64)
+    return size
 
 
 @dataclass(frozen=True)
