@@ -119,3 +119,22 @@ def test_a_fused_relu_and_a_residual_add_after_it(kernels_used):
                        {"w": _rand((16, 16, 1, 1), 2, 0.3), "b": _rand((16,), 3, 0.2)})
     assert _steps(model) <= 1.0 + 1e-9
     assert kernels_used == ["lanes"]
+
+
+@vnni_host
+def test_two_threads_split_a_layer_with_signed_activations(kernels_used):
+    """Work past the parallel cut-off (the test above stays serial), s8 activations: the
+    xor vector the kernel adds was made outside the outlined parallel body and gave wrong
+    sums (and crashes) on two threads."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    n, c, h, w, o = 1, 64, 16, 17, 64
+    assert c * o * h * w >= PARALLEL_MIN_WORK
+    model = _one_by_one(n, c, h, w, o, seed=4)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+    outs = [glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                              progress=False, num_threads=t).run(feeds)[0] for t in (1, 2)]
+    assert kernels_used == ["lanes", "lanes"]
+    assert len(np.unique(outs[0])) > 10
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -80,10 +80,12 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     tile = em.scratch(i32, [ob_n, span], private=True)
     rs_tile = em.scratch(i32, [span], private=True) if prod.zb else None
     v16, v32, v8 = VectorType(i8, [LANES]), VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
-    flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
 
     def image(ni):
         def block(i):
+            # made inside the (outlined) parallel body: a vector defined outside it and
+            # captured by the chunk function gave wrong sums and crashes on 2 threads
+            flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
             ob = em.value(arith.DivUIOp(i, em.index(npb)))
             pb = em.value(arith.RemUIOp(i, em.index(npb)))
             o0 = em.value(arith.MinUIOp(em.mul_index(ob, ob_n), em.index(o_dim - ob_n)))
