@@ -78,14 +78,45 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     ob_n = min(OBLOCK, o_dim)
     npb, nob = -(-pixels // span), -(-o_dim // ob_n)
     tile = em.scratch(i32, [ob_n, span], private=True)
-    rs_tile = em.scratch(i32, [span], private=True) if prod.zb else None
     v16, v32, v8 = VectorType(i8, [LANES]), VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
+    quads = em.scratch(i8, [c4n, pixels * 4])
+    sums = em.scratch(i32, [pixels]) if prod.zb else None
+
+    def interleave(ni):
+        """quads[c4, 4 p + j] = x[ni, 4 c4 + j, p] (^ 0x80 for signed activations): the
+        image once in the order vpdpbusd reads, not again for each block of output
+        channels (on 64 -> 256 channels that cost as much as the products); with a weight
+        offset, each pixel's sum of them too (one more vpdpbusd by ones per 4 channels,
+        whose 16 lanes are 16 pixels' sums), once rather than per block of channels."""
+        flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
+        ones = (em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+            em.const(0x01010101, i32), v32)), v8)) if sums is not None else None)
+
+        def pixel_block(pb):
+            p = em.value(arith.MinUIOp(em.mul_index(pb, LANES), em.index(pixels - LANES)))
+
+            def group(c4, cur):
+                c0 = em.mul_index(c4, 4)
+                a = _interleaved(em, [em.value(vector.LoadOp(
+                    X, [ni, em.add_index(c0, j), p], v16)) for j in range(4)])
+                if flip is not None:
+                    a = em.value(arith.XOrIOp(a, flip))
+                em.op(vector.StoreOp(a, quads, [c4, em.mul_index(p, 4)]))
+                if ones is None:
+                    return cur
+                return [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[0], a, ones], [v32]))]
+
+            zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+            (total,) = _carried(em, c4n, [zero], group)
+            if sums is not None:
+                em.op(vector.StoreOp(total, sums, [p]))
+
+        em.loop(0, -(-pixels // LANES), pixel_block)
 
     def image(ni):
+        interleave(ni)
+
         def block(i):
-            # made inside the (outlined) parallel body: a vector defined outside it and
-            # captured by the chunk function gave wrong sums and crashes on 2 threads
-            flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
             ob = em.value(arith.DivUIOp(i, em.index(npb)))
             pb = em.value(arith.RemUIOp(i, em.index(npb)))
             o0 = em.value(arith.MinUIOp(em.mul_index(ob, ob_n), em.index(o_dim - ob_n)))
@@ -94,19 +125,10 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
             ps = [em.add_index(p0, v * LANES) for v in range(pv)]
             oq = [(em.value(arith.DivUIOp(o, em.index(LANES))),
                    em.value(arith.RemUIOp(o, em.index(LANES)))) for o in os_]
-            ones = (em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
-                em.const(0x01010101, i32), v32)), v8)) if rs_tile is not None else None)
 
             def step(c4, cur):
-                c0 = em.mul_index(c4, 4)
-                acts = []
-                for p in ps:
-                    rows4 = [em.value(vector.LoadOp(X, [ni, em.add_index(c0, j), p], v16))
-                             for j in range(4)]
-                    a = _interleaved(em, rows4)
-                    if flip is not None:
-                        a = em.value(arith.XOrIOp(a, flip))
-                    acts.append(a)
+                acts = [em.value(vector.LoadOp(quads, [c4, em.mul_index(p, 4)], v8))
+                        for p in ps]
                 out = []
                 for r, (q, lane) in enumerate(oq):
                     wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
@@ -114,28 +136,21 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
                     out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv + v], a, wv],
                                                           [v32]))
                             for v, a in enumerate(acts)]
-                if ones is not None:
-                    out += [em.value(llvm.CallIntrinsicOp(
-                        INTRINSIC, [cur[ob_n * pv + v], a, ones], [v32]))
-                        for v, a in enumerate(acts)]
                 return out
 
             zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-            n_acc = ob_n * pv + (pv if ones is not None else 0)
-            accs = _carried(em, c4n, [zero] * n_acc, step)
+            accs = _carried(em, c4n, [zero] * (ob_n * pv), step)
             for r in range(ob_n):
                 for v in range(pv):
                     em.op(vector.StoreOp(accs[r * pv + v], tile,
                                          [em.index(r), em.index(v * LANES)]))
-            if rs_tile is not None:
-                for v in range(pv):
-                    em.op(vector.StoreOp(accs[ob_n * pv + v], rs_tile, [em.index(v * LANES)]))
             fix = em.const(0 if prod.ua else 128 * c, i32)
 
             def rowsum(j):
-                if rs_tile is None:
+                if sums is None:
                     return None
-                return em.value(arith.SubiOp(em.load(rs_tile, [j]), fix))
+                return em.value(arith.SubiOp(em.load(sums, [em.value(arith.AddiOp(p0, j))]),
+                                             fix))
 
             for r, o in enumerate(os_):
                 em.loop(0, span, lambda j, r=r, o=o: prod.finish_one(
