@@ -322,6 +322,19 @@ def test_one_scale_relu_is_exact_on_every_byte(monkeypatch, same_scale_calls):
     assert same_scale_calls
 
 
+@pytest.mark.parametrize("dst", ["!glow.quant<i8, scale = 0.011, offset = -7>",
+                                 "!glow.quant<ui8, scale = 0.3, offset = 250>"])
+def test_rescale_of_every_byte(dst, monkeypatch):
+    """A rescale's quotient converted and clipped on integers (its input is finite): every
+    stored byte, saturating at both ends, as the reference."""
+    import test_cpu_kernels_elementwise as me
+
+    monkeypatch.setattr(me, "SHAPE", (1, 256))
+    x = np.arange(-128, 128).astype(np.int8).reshape(1, 256)
+    check("glow.rescale_quantized", ["!glow.quant<i8, scale = 0.0373, offset = 5>"], dst,
+          inputs=[x])
+
+
 @pytest.mark.parametrize("q", [Q8, QU8])
 def test_a_product_keeps_the_real_path(q, same_scale_calls):
     """s x * s y is not s (x y): mul (and div) stay on the f64 reals."""

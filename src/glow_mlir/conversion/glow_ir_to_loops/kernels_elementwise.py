@@ -230,11 +230,22 @@ def dequantize(em: Emitter, q: SSAValue, qt: QuantizedType, t: Attribute) -> SSA
     return _v(em, arith.MulfOp(real, _c(em, _scale(qt), t)))
 
 
-def quantize(em: Emitter, x: SSAValue, qt: QuantizedType) -> SSAValue:
+def quantize(em: Emitter, x: SSAValue, qt: QuantizedType, finite: bool = False) -> SSAValue:
     """`clip(round_half_even(x / scale) + offset)` stored as `qt`'s storage integer; the
-    division in x's precision (f32 or f64), NaN giving `offset`."""
+    division in x's precision (f32 or f64), NaN giving `offset`. `finite`: x is never NaN
+    or infinite (a dequantized value), so the rounded quotient is converted at once
+    (saturating) and clipped on integers, the same numbers without the NaN-checking float
+    min / max (a rescale's cost)."""
     t = x.type
     r = _v(em, mmath.RoundEvenOp(_v(em, arith.DivfOp(x, _c(em, _scale(qt), t)))))
+    if finite and qt.storage.width.data <= 16:
+        lo, hi = _int_range(qt)
+        off = qt.offset.data
+        n = _v(em, arith.FPToSIOp(r, i32))
+        n = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(n, _c(em, lo - off, i32))),
+                                 _c(em, hi - off, i32)))
+        n = _v(em, arith.AddiOp(n, _c(em, off, i32)))
+        return _int_to_int(em, n, False, storage_type(qt))
     r = _sel(em, _cmpf(em, r, r, "uno"), _c(em, 0.0, t), r)
     if qt.storage.width.data >= 32 and t != f64:
         r = _to_float(em, r, f64)
@@ -717,7 +728,7 @@ def rescale_quantized(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue])
         real = dequantize(em, q, qt, f32)  # type: ignore[arg-type]
     else:
         real = _to_float(em, dequantize(em, q, qt, f64), f32)  # type: ignore[arg-type]
-    return quantize(em, real, _elem(instr.operands[0]))  # type: ignore[arg-type]
+    return quantize(em, real, _elem(instr.operands[0]), finite=True)  # type: ignore[arg-type]
 
 
 # ====================================================================== scalar bodies
