@@ -58,6 +58,7 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     storage_type,
 )
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import rounded_i32
 from glow_mlir.conversion.glow_ir_to_loops.errors import UnsupportedElementType
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import erf as _fast_erf
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import exp as _fast_exp
@@ -232,26 +233,24 @@ def dequantize(em: Emitter, q: SSAValue, qt: QuantizedType, t: Attribute) -> SSA
 
 def quantize(em: Emitter, x: SSAValue, qt: QuantizedType, finite: bool = False) -> SSAValue:
     """`clip(round_half_even(x / scale) + offset)` stored as `qt`'s storage integer; the
-    division in x's precision (f32 or f64), NaN giving `offset`. `finite`: x is never NaN
-    or infinite (a dequantized value), so the rounded quotient is converted at once
-    (saturating) and clipped on integers, the same numbers without the NaN-checking float
-    min / max (a rescale's cost)."""
+    division in x's precision (f32 or f64), NaN giving `offset`. Storage of at most 16
+    bits: the quotient (NaN made 0 first, unless `finite`: a dequantized value never is)
+    clipped and rounded by `rounded_i32` (the saturating float -> int conversion was
+    scalarized: a quantize of ResNet-50's 56x56x256 took 0.7 ms)."""
     t = x.type
-    r = _v(em, mmath.RoundEvenOp(_v(em, arith.DivfOp(x, _c(em, _scale(qt), t)))))
-    if finite and qt.storage.width.data <= 16:
-        lo, hi = _int_range(qt)
-        off = qt.offset.data
-        n = _v(em, arith.FPToSIOp(r, i32))
-        n = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(n, _c(em, lo - off, i32))),
-                                 _c(em, hi - off, i32)))
-        n = _v(em, arith.AddiOp(n, _c(em, off, i32)))
-        return _int_to_int(em, n, False, storage_type(qt))
-    r = _sel(em, _cmpf(em, r, r, "uno"), _c(em, 0.0, t), r)
-    if qt.storage.width.data >= 32 and t != f64:
-        r = _to_float(em, r, f64)
-        t = f64
+    q = _v(em, arith.DivfOp(x, _c(em, _scale(qt), t)))
     lo, hi = _int_range(qt)
     off = qt.offset.data
+    if qt.storage.width.data <= 16:
+        if not finite:
+            q = _sel(em, _cmpf(em, q, q, "uno"), _c(em, 0.0, t), q)
+        n = _v(em, arith.AddiOp(rounded_i32(em, q, lo - off, hi - off), _c(em, off, i32)))
+        return _int_to_int(em, n, False, storage_type(qt))
+    r = _v(em, mmath.RoundEvenOp(q))
+    r = _sel(em, _cmpf(em, r, r, "uno"), _c(em, 0.0, t), r)
+    if t != f64:
+        r = _to_float(em, r, f64)
+        t = f64
     r = _v(em, arith.MaximumfOp(r, _c(em, float(lo - off), t)))
     r = _v(em, arith.MinimumfOp(r, _c(em, float(hi - off), t)))
     r = _v(em, arith.AddfOp(r, _c(em, float(off), t)))

@@ -49,7 +49,6 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -65,6 +64,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     elem,
     for_carry,
     fused,
+    rounded_i32,
     shape,
     tap_range,
     window_attrs,
@@ -245,18 +245,15 @@ class Product:
         self.finish.store(self._stored(y, relu=name == "relu"), buf, idx)
 
     def _stored(self, y: SSAValue, relu: bool = False) -> SSAValue:
-        """clip(round_half_even(y) + offset) as the result's storage integer, clipped on
-        integers (the conversion saturates): relu is max(round(y), 0), the same as
-        round(max(y, 0))."""
+        """clip(round_half_even(y) + offset) as the result's storage integer
+        (`rounded_i32`): relu is max(round(y), 0), the same as round(max(y, 0))."""
         em, t = self.em, self.tout
         info = (0, 255) if _unsigned(t) else (-128, 127)
         off = t.offset.data
         lo, hi = info[0] - off, info[1] - off
         if relu:
             lo = max(lo, 0)
-        r = em.value(arith.FPToSIOp(em.value(mmath.RoundEvenOp(y)), i32))
-        r = em.value(arith.MinSIOp(em.value(arith.MaxSIOp(r, _c32(em, lo))), _c32(em, hi)))
-        r = _addi(em, r, _c32(em, off))
+        r = _addi(em, rounded_i32(em, y, lo, hi), _c32(em, off))  # y is never NaN
         st = _storage(t)
         assert isinstance(st, IntegerType)
         return em.value(arith.TruncIOp(r, st))
