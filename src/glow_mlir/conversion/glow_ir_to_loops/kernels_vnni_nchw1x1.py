@@ -1,8 +1,9 @@
 """An NCHW 1x1 int8 convolution (stride 1, no pads) on the VNNI-packed filter with the
 pixels in the vector lanes: out[o, p] = sum_c w[o, c] x[c, p], and in NCHW both x[c, :]
 and out[o, :] are contiguous over p. So, per group of 4 channels, 16 consecutive pixels
-of the 4 rows x[c..c+3, p..p+16] are interleaved into 64 bytes (two byte shuffles) and
-one vpdpbusd with the broadcast 4 weights w[o, c..c+3] adds them into 16 pixels of one
+of the 4 rows x[c..c+3, p..p+16] are interleaved into 64 bytes (two byte shuffles; once
+per image, into a scratch [C/4, 4 P], not per block of output channels) and one
+vpdpbusd with the broadcast 4 weights w[o, c..c+3] adds them into 16 pixels of one
 output channel. `kernels_vnni_packed` puts the channels in the lanes instead, which in
 NCHW needs each image copied to a channels-contiguous scratch and the output copied
 back: on ResNet-50's 1x1 layers those copies cost more than the products.
@@ -13,9 +14,10 @@ kernel needs no layout of its own. Register blocking: OBLOCK output channels x P
 vectors of 16 pixels accumulate together. Short last blocks are shifted back to end at
 the last pixel / channel (recomputing, and storing again, the same values: the
 epilogue must be idempotent). The sums and the epilogue are `kernels_vnni_packed`'s:
-signed activations enter as a ^ 0x80 = a + 128, taken off in the corrections; with a
-weight offset, the per-pixel activation sums come from one more vpdpbusd by ones, whose
-16 lanes are already the 16 pixels' sums."""
+signed activations enter as a ^ 0x80 = a + 128 (xored in the interleaving), taken off in
+the corrections; with a weight offset, the per-pixel activation sums come from one more
+vpdpbusd by ones per 4 channels in the interleaving, whose 16 lanes are already the 16
+pixels' sums."""
 
 from __future__ import annotations
 
