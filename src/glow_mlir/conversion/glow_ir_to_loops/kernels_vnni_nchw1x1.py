@@ -32,12 +32,16 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 ENABLED = True
 """False: these convolutions take `kernels_vnni_packed` too (the benchmark's before)."""
 MAX_CHANNELS = 256
-"""Input and output channels at most this: the copies this kernel saves grow as c + o per
-pixel, the products as c * o, and per product it spends more (3 shuffles per 4 rows of
-16 pixels) than the channels-in-lanes kernel. One-node ResNet-50 layers, CPU time,
-channels-in-lanes / this: 64->64, 64->256, 256->64 at 56x56: 1.07, 1.04, 1.12;
-512->128, 128->512 at 28x28: 0.86, 0.93; 1024->256 at 14x14: 0.65; 2048->512 at 7x7:
-0.55 (where 49 pixels in blocks of 48 also recompute 47)."""
+"""Input and output channels at most this, at any pixel count (at least 16); more, only
+with at least `WIDE_PIXELS` pixels. One-node ResNet-50 layers, one thread, kernel time
+(us), channels-in-lanes / this, after the interleaving moved out of the products and
+the epilogue lost its saturating conversions: 512->128 at 28x28 425 / 274, 256->512
+at 28x28 665 / 518, 1024->256 at 14x14 396 / 309, 256->1024 at 14x14 310 / 321, but
+2048->512 and 512->2048 at 7x7 305 / 442 and 290 / 454 (49 pixels in blocks of 48
+compute 96)."""
+WIDE_PIXELS = 196
+"""Pixels from which this kernel takes layers of more than `MAX_CHANNELS` channels
+(14x14: ResNet-50's third stage)."""
 OBLOCK = 6
 """Output channels per pass."""
 PVEC = 4
@@ -50,7 +54,8 @@ def applies(nchw: bool, group: int, kernels, strides, pads, c: int, o: int, pixe
     """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
     return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1)
             and tuple(strides) == (1, 1) and not any(pads) and c % 4 == 0
-            and pixels >= LANES and max(c, o) <= MAX_CHANNELS and idempotent)
+            and pixels >= LANES and (max(c, o) <= MAX_CHANNELS or pixels >= WIDE_PIXELS)
+            and idempotent)
 
 
 def _interleaved(em, rows4: list[SSAValue]) -> SSAValue:
