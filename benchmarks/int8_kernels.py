@@ -13,7 +13,8 @@ distinct convolution / Gemm / MatMul of the model as a one-node model, float aga
                                       [--threads 1] [--layers 12] [--image 224]
 
 resnet18 and bert_layer are glow_mlir.model_zoo's (random weights), resnet50 torchvision's
-(benchmarks/real_models.py export). Times are CPU seconds of the process (`time.process_time`,
+and bert (BERT-base: 12 layers, hidden 768) transformers' (benchmarks/real_models.py
+export). Times are CPU seconds of the process (`time.process_time`,
 onnxruntime with as many intra-op threads as ours), the median of --runs calls after one
 warm-up (per-layer: the trace's wall time per kernel call, least of --runs); ratios
 within one run are what to read on a shared machine. Our int8 model is
@@ -44,11 +45,11 @@ def make_model(name: str, image: int):
         return model_zoo.resnet18(image=image)
     if name == "bert_layer":
         return model_zoo.bert_layer()
-    if name == "resnet50":
+    if name in ("resnet50", "bert"):
         from cpu_vs_onnxruntime import real_model
 
-        return real_model("resnet50")
-    raise SystemExit(f"unknown model '{name}' (resnet18, resnet50, bert_layer)")
+        return real_model(name)
+    raise SystemExit(f"unknown model '{name}' (resnet18, resnet50, bert_layer, bert)")
 
 
 def batches(model, n: int, seed: int) -> list[dict[str, np.ndarray]]:

@@ -281,6 +281,68 @@ def test_quantized_unary(q):
     check("glow.clip", [q], q, "{min = -1.3 : f32, max = 2.7 : f32}")
 
 
+@pytest.fixture
+def same_scale_calls(monkeypatch):
+    """How many element-wise scalars took the one-scale integer path (`_same_scale`)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+
+    calls = []
+    real = ke._same_scale
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(ke, "_same_scale", spy)
+    return calls
+
+
+@pytest.mark.parametrize("op", ["glow.add", "glow.sub", "glow.max", "glow.min"])
+def test_one_scale_quantized_binary_is_exact_on_every_pair(op, monkeypatch, same_scale_calls):
+    """Every pair of stored bytes (256 x 256 elements; the verifier wants one type for the
+    operands and the result; sums saturate at both ends): the integer path gives the
+    reference's f64 result bit for bit."""
+    import test_cpu_kernels_elementwise as me
+
+    monkeypatch.setattr(me, "SHAPE", (256, 256))
+    qa = "!glow.quant<i8, scale = 0.0373, offset = 3>"
+    a = np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
+    b = np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256)
+    check(op, [qa, qa], qa, inputs=[a, b])
+    assert same_scale_calls
+
+
+def test_one_scale_relu_is_exact_on_every_byte(monkeypatch, same_scale_calls):
+    import test_cpu_kernels_elementwise as me
+
+    monkeypatch.setattr(me, "SHAPE", (1, 256))
+    x = np.arange(-128, 128).astype(np.int8).reshape(1, 256)
+    q = "!glow.quant<i8, scale = 0.0373, offset = -5>"
+    check("glow.relu", [q], q, inputs=[x])
+    assert same_scale_calls
+
+
+@pytest.mark.parametrize("dst", ["!glow.quant<i8, scale = 0.011, offset = -7>",
+                                 "!glow.quant<ui8, scale = 0.3, offset = 250>"])
+def test_rescale_of_every_byte(dst, monkeypatch):
+    """A rescale's quotient converted and clipped on integers (its input is finite): every
+    stored byte, saturating at both ends, as the reference."""
+    import test_cpu_kernels_elementwise as me
+
+    monkeypatch.setattr(me, "SHAPE", (1, 256))
+    x = np.arange(-128, 128).astype(np.int8).reshape(1, 256)
+    check("glow.rescale_quantized", ["!glow.quant<i8, scale = 0.0373, offset = 5>"], dst,
+          inputs=[x])
+
+
+@pytest.mark.parametrize("q", [Q8, QU8])
+def test_a_product_keeps_the_real_path(q, same_scale_calls):
+    """s x * s y is not s (x y): mul (and div) stay on the f64 reals."""
+    check("glow.mul", [q, q], q)
+    check("glow.div", [q, q], q, inputs=[np.full(SHAPE, 9, np.int8 if q == Q8 else np.uint8)] * 2)
+    assert not same_scale_calls
+
+
 def test_every_elementwise_kind_has_a_scalar_function():
     from glow_mlir.dialects import glow, glow_ir
     from glow_mlir.dialects.glow_ops.traits import Elementwise

@@ -262,3 +262,42 @@ def test_int8_nhwc_convolution_matches_the_interpreter(name, int8_calls):
     assert len(np.unique(want)) > 10
     assert np.max(np.abs(got.astype(np.int64) - want)) <= 1
     assert int8_calls == ["convolution"]
+
+
+def _residual(two_readers: bool):
+    """conv -> add of the input (a ResNet block's end); with `two_readers` the conv's
+    result is also a graph output."""
+    from onnx import helper
+
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+             helper.make_node("Add", ["c", "x"], ["y"])]
+    return make_model(nodes, {"x": _rand((1, 8, 6, 6), 1)}, ["y", "c"] if two_readers else ["y"],
+                      {"w": _rand((8, 8, 1, 1), 2, 0.6), "b": _rand((8,), 3, 0.2)})
+
+
+@pytest.mark.parametrize("two_readers", [False, True])
+def test_a_rescale_after_a_convolution_folds_into_it(two_readers, int8_calls):
+    """quantize-graph's `fold_rescales`: the add wants one scale for both operands, so the
+    conv's result was rescaled; the conv now produces the add's type (one requantization
+    in its epilogue), unless another reader needs its own type. Within one step of the
+    interpreter either way (the interpreter runs the same folded graph)."""
+    from glow_mlir.dialects import glow
+    from test_quantize_ops import _quantized
+
+    model = _residual(two_readers)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    module = _quantized(model, profile)
+    ops = list(module.walk())
+    rescales = [op for op in ops if isinstance(op, glow.RescaleQuantizedOp)]
+    conv = next(op for op in ops if isinstance(op, glow.ConvolutionOp))
+    add = next(op for op in ops if isinstance(op, glow.AddOp))
+    if two_readers:
+        assert [r.operands[0] for r in rescales] == [conv.results[0]]
+    else:
+        assert rescales == []
+        assert conv.results[0].type == add.results[0].type
+    if not two_readers:
+        assert _steps(model) <= 1.0 + 1e-9
+        assert int8_calls == ["convolution"]

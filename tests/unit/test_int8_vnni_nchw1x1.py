@@ -1,8 +1,8 @@
 """The NCHW 1x1 int8 convolution with the pixels in the vector lanes
 (conversion/glow_ir_to_loops/kernels_vnni_nchw1x1.py): it runs exactly for packed NCHW
 1x1 convolutions at stride 1 without pads whose input channels are a multiple of 4, with
-at most 256 input and output channels and at least 16 pixels, and otherwise the packed
-path's channels-in-lanes kernel does; it matches the interpreter within one step (a
+at most 256 input and output channels (more from 196 pixels on) and at least 16 pixels,
+and otherwise the packed path's channels-in-lanes kernel does; it matches the interpreter within one step (a
 rounding tie) with s8 and u8 activations of non-zero zero point, with a weight zero
 point (the per-pixel sums), with short last pixel and channel blocks and several images;
 two threads give the bits of one."""
@@ -48,6 +48,7 @@ ONE_BY_ONE = {  # n, c, h, w, o (1x1, stride 1, no pads)
     "7x7 pixels, o % 6": (1, 32, 7, 7, 20),
     "two images, short blocks": (2, 12, 5, 4, 7),
     "16 pixels exactly": (1, 8, 4, 4, 16),
+    "more than 256 channels on 14x14 pixels": (1, 264, 14, 14, 12),
 }
 
 
@@ -72,7 +73,8 @@ def test_pixels_in_lanes_match_the_interpreter(kernels_used, name, schema):
     ("channels not a multiple of 4", (1, 6, 8, 8, 12, 1, 1, [0, 0, 0, 0])),
     ("fewer than 16 pixels", (1, 8, 3, 3, 12, 1, 1, [0, 0, 0, 0])),
     ("more than 256 output channels", (1, 8, 4, 4, 260, 1, 1, [0, 0, 0, 0])),
-    ("more than 256 input channels", (1, 260, 4, 4, 8, 1, 1, [0, 0, 0, 0]))])
+    ("more than 256 input channels", (1, 260, 4, 4, 8, 1, 1, [0, 0, 0, 0])),
+    ("more than 256 channels on 13x15 pixels", (1, 260, 13, 15, 8, 1, 1, [0, 0, 0, 0]))])
 def test_other_convolutions_keep_the_channels_in_lanes(kernels_used, name, shape):
     n, c, h, w, o, k, stride, pads = shape
     assert _steps(_conv(n, c, h, w, o, k, stride, pads, 1, 1, seed=3)) <= 1.0 + 1e-9
@@ -119,3 +121,22 @@ def test_a_fused_relu_and_a_residual_add_after_it(kernels_used):
                        {"w": _rand((16, 16, 1, 1), 2, 0.3), "b": _rand((16,), 3, 0.2)})
     assert _steps(model) <= 1.0 + 1e-9
     assert kernels_used == ["lanes"]
+
+
+@vnni_host
+def test_two_threads_split_a_layer_with_signed_activations(kernels_used):
+    """Work past the parallel cut-off (the test above stays serial), s8 activations: the
+    xor vector the kernel adds was made outside the outlined parallel body and gave wrong
+    sums (and crashes) on two threads."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    n, c, h, w, o = 1, 64, 16, 17, 64
+    assert c * o * h * w >= PARALLEL_MIN_WORK
+    model = _one_by_one(n, c, h, w, o, seed=4)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+    outs = [glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                              progress=False, num_threads=t).run(feeds)[0] for t in (1, 2)]
+    assert kernels_used == ["lanes", "lanes"]
+    assert len(np.unique(outs[0])) > 10
+    np.testing.assert_array_equal(outs[0], outs[1])

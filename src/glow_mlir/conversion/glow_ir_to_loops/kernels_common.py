@@ -32,6 +32,8 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ShapedType,
     f32,
+    f64,
+    i32,
     i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
@@ -183,6 +185,23 @@ def activation(em: Emitter, name: str, args: Sequence[float], x: SSAValue) -> SS
     if name == "tanh":
         return fast_math.tanh(em, x) if t == f32 else em.value(math.TanhOp(x))
     raise PassFailedException(f"convert-glow-ir-to-loops: unknown fused activation '{name}'")
+
+
+def rounded_i32(em: Emitter, x: SSAValue, lo: int, hi: int) -> SSAValue:
+    """round_half_even(clip(x, lo, hi)) as an i32, for a float `x` that is not NaN
+    (clipping the integer bounds before rounding is the same as after). `llvm.lrint`
+    (one vcvtps2dq / vcvtpd2dq per vector at the default rounding mode, nearest even)
+    instead of `math.roundeven` + `arith.fptosi`: our translator makes the latter the
+    saturating `llvm.fptosi.sat`, which LLVM 22 scalarizes on x86 (a compare and cmov per
+    lane), so every requantizing loop that used it ran one element at a time (most of an
+    int8 1x1 convolution's time). Not for NaN: lrint's result is then unspecified."""
+    from xdsl.dialects import llvm
+
+    t = x.type
+    x = em.value(arith.MaxnumfOp(x, em.const(float(lo), t)))
+    x = em.value(arith.MinnumfOp(x, em.const(float(hi), t)))
+    name = "llvm.lrint.i32." + ("f64" if t == f64 else "f32")
+    return em.value(llvm.CallIntrinsicOp(name, [x], [i32]))
 
 
 def fused(instr: glow_ir.InstrOp) -> tuple[str, tuple[float, ...]]:

@@ -1,8 +1,9 @@
 """An NCHW 1x1 int8 convolution (stride 1, no pads) on the VNNI-packed filter with the
 pixels in the vector lanes: out[o, p] = sum_c w[o, c] x[c, p], and in NCHW both x[c, :]
 and out[o, :] are contiguous over p. So, per group of 4 channels, 16 consecutive pixels
-of the 4 rows x[c..c+3, p..p+16] are interleaved into 64 bytes (two byte shuffles) and
-one vpdpbusd with the broadcast 4 weights w[o, c..c+3] adds them into 16 pixels of one
+of the 4 rows x[c..c+3, p..p+16] are interleaved into 64 bytes (two byte shuffles; once
+per image, into a scratch [C/4, 4 P], not per block of output channels) and one
+vpdpbusd with the broadcast 4 weights w[o, c..c+3] adds them into 16 pixels of one
 output channel. `kernels_vnni_packed` puts the channels in the lanes instead, which in
 NCHW needs each image copied to a channels-contiguous scratch and the output copied
 back: on ResNet-50's 1x1 layers those copies cost more than the products.
@@ -13,9 +14,10 @@ kernel needs no layout of its own. Register blocking: OBLOCK output channels x P
 vectors of 16 pixels accumulate together. Short last blocks are shifted back to end at
 the last pixel / channel (recomputing, and storing again, the same values: the
 epilogue must be idempotent). The sums and the epilogue are `kernels_vnni_packed`'s:
-signed activations enter as a ^ 0x80 = a + 128, taken off in the corrections; with a
-weight offset, the per-pixel activation sums come from one more vpdpbusd by ones, whose
-16 lanes are already the 16 pixels' sums."""
+signed activations enter as a ^ 0x80 = a + 128 (xored in the interleaving), taken off in
+the corrections; with a weight offset, the per-pixel activation sums come from one more
+vpdpbusd by ones per 4 channels in the interleaving, whose 16 lanes are already the 16
+pixels' sums."""
 
 from __future__ import annotations
 
@@ -30,12 +32,16 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 ENABLED = True
 """False: these convolutions take `kernels_vnni_packed` too (the benchmark's before)."""
 MAX_CHANNELS = 256
-"""Input and output channels at most this: the copies this kernel saves grow as c + o per
-pixel, the products as c * o, and per product it spends more (3 shuffles per 4 rows of
-16 pixels) than the channels-in-lanes kernel. One-node ResNet-50 layers, CPU time,
-channels-in-lanes / this: 64->64, 64->256, 256->64 at 56x56: 1.07, 1.04, 1.12;
-512->128, 128->512 at 28x28: 0.86, 0.93; 1024->256 at 14x14: 0.65; 2048->512 at 7x7:
-0.55 (where 49 pixels in blocks of 48 also recompute 47)."""
+"""Input and output channels at most this, at any pixel count (at least 16); more, only
+with at least `WIDE_PIXELS` pixels. One-node ResNet-50 layers, one thread, kernel time
+(us), channels-in-lanes / this, after the interleaving moved out of the products and
+the epilogue lost its saturating conversions: 512->128 at 28x28 425 / 274, 256->512
+at 28x28 665 / 518, 1024->256 at 14x14 396 / 309, 256->1024 at 14x14 310 / 321, but
+2048->512 and 512->2048 at 7x7 305 / 442 and 290 / 454 (49 pixels in blocks of 48
+compute 96)."""
+WIDE_PIXELS = 196
+"""Pixels from which this kernel takes layers of more than `MAX_CHANNELS` channels
+(14x14: ResNet-50's third stage)."""
 OBLOCK = 6
 """Output channels per pass."""
 PVEC = 4
@@ -48,7 +54,8 @@ def applies(nchw: bool, group: int, kernels, strides, pads, c: int, o: int, pixe
     """This kernel instead of `kernels_vnni_packed.convolution` (the packed path chosen)."""
     return (ENABLED and nchw and group == 1 and tuple(kernels) == (1, 1)
             and tuple(strides) == (1, 1) and not any(pads) and c % 4 == 0
-            and pixels >= LANES and max(c, o) <= MAX_CHANNELS and idempotent)
+            and pixels >= LANES and (max(c, o) <= MAX_CHANNELS or pixels >= WIDE_PIXELS)
+            and idempotent)
 
 
 def _interleaved(em, rows4: list[SSAValue]) -> SSAValue:
@@ -78,11 +85,44 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     ob_n = min(OBLOCK, o_dim)
     npb, nob = -(-pixels // span), -(-o_dim // ob_n)
     tile = em.scratch(i32, [ob_n, span], private=True)
-    rs_tile = em.scratch(i32, [span], private=True) if prod.zb else None
     v16, v32, v8 = VectorType(i8, [LANES]), VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
-    flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
+    quads = em.scratch(i8, [c4n, pixels * 4])
+    sums = em.scratch(i32, [pixels]) if prod.zb else None
+
+    def interleave(ni):
+        """quads[c4, 4 p + j] = x[ni, 4 c4 + j, p] (^ 0x80 for signed activations): the
+        image once in the order vpdpbusd reads, not again for each block of output
+        channels (on 64 -> 256 channels that cost as much as the products); with a weight
+        offset, each pixel's sum of them too (one more vpdpbusd by ones per 4 channels,
+        whose 16 lanes are 16 pixels' sums), once rather than per block of channels."""
+        flip = None if prod.ua else em.value(vector.BroadcastOp(em.const(-128, i8), v8))
+        ones = (em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+            em.const(0x01010101, i32), v32)), v8)) if sums is not None else None)
+
+        def pixel_block(pb):
+            p = em.value(arith.MinUIOp(em.mul_index(pb, LANES), em.index(pixels - LANES)))
+
+            def group(c4, cur):
+                c0 = em.mul_index(c4, 4)
+                a = _interleaved(em, [em.value(vector.LoadOp(
+                    X, [ni, em.add_index(c0, j), p], v16)) for j in range(4)])
+                if flip is not None:
+                    a = em.value(arith.XOrIOp(a, flip))
+                em.op(vector.StoreOp(a, quads, [c4, em.mul_index(p, 4)]))
+                if ones is None:
+                    return cur
+                return [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[0], a, ones], [v32]))]
+
+            zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+            (total,) = _carried(em, c4n, [zero], group)
+            if sums is not None:
+                em.op(vector.StoreOp(total, sums, [p]))
+
+        em.loop(0, -(-pixels // LANES), pixel_block)
 
     def image(ni):
+        interleave(ni)
+
         def block(i):
             ob = em.value(arith.DivUIOp(i, em.index(npb)))
             pb = em.value(arith.RemUIOp(i, em.index(npb)))
@@ -92,19 +132,10 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
             ps = [em.add_index(p0, v * LANES) for v in range(pv)]
             oq = [(em.value(arith.DivUIOp(o, em.index(LANES))),
                    em.value(arith.RemUIOp(o, em.index(LANES)))) for o in os_]
-            ones = (em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
-                em.const(0x01010101, i32), v32)), v8)) if rs_tile is not None else None)
 
             def step(c4, cur):
-                c0 = em.mul_index(c4, 4)
-                acts = []
-                for p in ps:
-                    rows4 = [em.value(vector.LoadOp(X, [ni, em.add_index(c0, j), p], v16))
-                             for j in range(4)]
-                    a = _interleaved(em, rows4)
-                    if flip is not None:
-                        a = em.value(arith.XOrIOp(a, flip))
-                    acts.append(a)
+                acts = [em.value(vector.LoadOp(quads, [c4, em.mul_index(p, 4)], v8))
+                        for p in ps]
                 out = []
                 for r, (q, lane) in enumerate(oq):
                     wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
@@ -112,28 +143,21 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
                     out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv + v], a, wv],
                                                           [v32]))
                             for v, a in enumerate(acts)]
-                if ones is not None:
-                    out += [em.value(llvm.CallIntrinsicOp(
-                        INTRINSIC, [cur[ob_n * pv + v], a, ones], [v32]))
-                        for v, a in enumerate(acts)]
                 return out
 
             zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-            n_acc = ob_n * pv + (pv if ones is not None else 0)
-            accs = _carried(em, c4n, [zero] * n_acc, step)
+            accs = _carried(em, c4n, [zero] * (ob_n * pv), step)
             for r in range(ob_n):
                 for v in range(pv):
                     em.op(vector.StoreOp(accs[r * pv + v], tile,
                                          [em.index(r), em.index(v * LANES)]))
-            if rs_tile is not None:
-                for v in range(pv):
-                    em.op(vector.StoreOp(accs[ob_n * pv + v], rs_tile, [em.index(v * LANES)]))
             fix = em.const(0 if prod.ua else 128 * c, i32)
 
             def rowsum(j):
-                if rs_tile is None:
+                if sums is None:
                     return None
-                return em.value(arith.SubiOp(em.load(rs_tile, [j]), fix))
+                return em.value(arith.SubiOp(em.load(sums, [em.value(arith.AddiOp(p0, j))]),
+                                             fix))
 
             for r, o in enumerate(os_):
                 em.loop(0, span, lambda j, r=r, o=o: prod.finish_one(

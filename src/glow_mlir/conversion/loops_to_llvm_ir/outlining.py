@@ -5,8 +5,10 @@ cannot import this module, which writes the loop with its `loop`)."""
 
 from __future__ import annotations
 
+from math import prod
+
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import FixedBitwidthType, IntegerAttr, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.parallel import (
@@ -55,6 +57,23 @@ def captured(op: Operation) -> list[SSAValue]:
             if v not in inside:
                 out.setdefault(v, None)
     return list(out)
+
+
+def _slot_offsets(values: list[SSAValue]) -> list[int]:
+    """Byte offsets of the captured values in the context, then its size: 8 bytes per
+    scalar or pointer, a vector's own size rounded up to 8 (a vector<64xi8> captured in
+    an 8-byte slot overwrote the next slots and the stack past the context: wrong sums
+    and crashes of the int8 NCHW 1x1 kernel on two threads). Accessed with `align 8`: a
+    vector's own alignment would be its size."""
+    offsets = [0]
+    for v in values:
+        size = 8
+        if isinstance(v.type, VectorType):
+            elem = v.type.get_element_type()
+            assert isinstance(elem, FixedBitwidthType), elem
+            size = -(-prod(v.type.get_shape()) * elem.bitwidth // 64) * 8
+        offsets.append(offsets[-1] + size)
+    return offsets
 
 
 def parallel(w: FunctionWriter, op: scf.ForOp) -> None:
@@ -154,11 +173,12 @@ def parallel(w: FunctionWriter, op: scf.ForOp) -> None:
     slots = [(v, t) for v, t, _ in params]
     if private_base is not None:
         slots.append((private_base, "ptr"))
+    offsets = _slot_offsets([v for v, _ in slots])
     lines = []
     args = []
     for i, (_, t) in enumerate(slots):
-        lines.append(f"  %p{i} = getelementptr inbounds i8, ptr %ctx, i64 {8 * i}")
-        lines.append(f"  %a{i} = load {t}, ptr %p{i}")
+        lines.append(f"  %p{i} = getelementptr inbounds i8, ptr %ctx, i64 {offsets[i]}")
+        lines.append(f"  %a{i} = load {t}, ptr %p{i}, align 8")
         if i < len(params):
             args.append(f"{t} %a{i}")
     if private_base is not None:
@@ -172,11 +192,11 @@ def parallel(w: FunctionWriter, op: scf.ForOp) -> None:
     w.extra += [body_def, chunk_def]
     # the call site
     ctx = w.fresh()
-    w.allocas.append(f"  {ctx} = alloca [{max(len(slots), 1)} x i64], align 8")
+    w.allocas.append(f"  {ctx} = alloca [{max(offsets[-1] // 8, 1)} x i64], align 8")
     for i, (v, t) in enumerate(slots):
         slot = w.fresh()
-        w.emit(f"{slot} = getelementptr inbounds i8, ptr {ctx}, i64 {8 * i}")
-        w.emit(f"store {t} {w.ref(v)}, ptr {slot}")
+        w.emit(f"{slot} = getelementptr inbounds i8, ptr {ctx}, i64 {offsets[i]}")
+        w.emit(f"store {t} {w.ref(v)}, ptr {slot}, align 8")
     pf = global_name(PARALLEL_FOR)
     w.declare(PARALLEL_FOR, f"declare void {pf}(ptr, ptr, i64, i64, i64)")
     w.emit(f"call void {pf}(ptr {global_name(name)}, ptr {ctx}, i64 {w.ref(lb)}, "

@@ -293,6 +293,7 @@ class _Quantizer:
                 continue
             self.quantize_op(op, rule)
         self.erase_dead()
+        self.fold_rescales()
         return self.report
 
     def as_fully_connected(self, op: glow.MatMulOp) -> Operation:
@@ -495,6 +496,39 @@ class _Quantizer:
                     not any(r.uses for r in op.results):
                 op.detach()
                 op.erase()
+
+
+    def fold_rescales(self) -> None:
+        """A dense op whose only reader rescales its result produces the rescaled type
+        itself (Glow's optimizeQuantization merges RescaleQuantized into its producer):
+        its epilogue requantizes the int32 sum into that scale at once, one rounding
+        instead of two and no pass over the tensor. ResNet's convolutions before each
+        residual add (the add wants one scale for both operands) are the case: on
+        ResNet-50 int8 the rescales took about a tenth of the time."""
+        for op in list(self.fn.body.block.ops):
+            if not isinstance(op, glow.RescaleQuantizedOp):
+                continue
+            (src,) = op.operands
+            producer = src.owner
+            if not isinstance(producer, _DENSE) or not src.has_one_use():
+                continue
+            new = type(producer).create(operands=list(producer.operands),
+                                        result_types=[op.results[0].type],
+                                        attributes=dict(producer.attributes),
+                                        properties=dict(producer.properties))
+            new.results[0].name_hint = producer.results[0].name_hint
+            Rewriter.insert_op(new, InsertPoint.before(producer))
+            op.results[0].replace_all_uses_with(new.results[0])
+            op.detach()
+            op.erase()
+            producer.detach()
+            producer.erase()
+
+
+_DENSE = (glow.ConvolutionOp, glow.FullyConnectedOp, glow.ChannelwiseQuantizedConvolutionOp,
+          glow.RowwiseQuantizedFullyConnectedOp)
+"""The producers `fold_rescales` retypes: their result is requantized from an int32 sum
+whatever its scale."""
 
 
 def lookup_values(op: Operation, tin: QuantizedType) -> np.ndarray:
