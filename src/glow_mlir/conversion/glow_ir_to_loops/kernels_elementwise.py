@@ -58,12 +58,12 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     storage_type,
 )
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.kernels_common import rounded_i32
 from glow_mlir.conversion.glow_ir_to_loops.errors import UnsupportedElementType
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import erf as _fast_erf
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import exp as _fast_exp
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import log as _fast_log
 from glow_mlir.conversion.glow_ir_to_loops.fast_math import tanh as _fast_tanh
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import rounded_i32
 from glow_mlir.dialects import glow, glow_ir
 from glow_mlir.dialects.glow_ops.scalar import Arg, Attr, Call, Const, Expr
 from glow_mlir.dialects.glow_ops.traits import scalar_body
