@@ -3,9 +3,9 @@
 1x1 convolutions at stride 1 without pads whose input channels are a multiple of 4, with
 at most 256 input and output channels (more from 196 pixels on) and at least 16 pixels,
 and otherwise the packed path's channels-in-lanes kernel does; it matches the interpreter
-within one step (a rounding tie) with s8 and u8 activations of non-zero zero point, with a weight zero
-point (the per-pixel sums), with short last pixel and channel blocks and several images;
-two threads give the bits of one."""
+within one step (a rounding tie) with s8 and u8 activations of non-zero zero point, with
+a weight zero point (the per-pixel sums), with short last pixel and channel blocks and
+several images; two threads give the bits of one."""
 
 from __future__ import annotations
 
