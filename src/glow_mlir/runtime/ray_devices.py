@@ -25,6 +25,7 @@ device's do.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -66,19 +67,29 @@ class DeviceActor:
         self.manager = DeviceManager(device, index)
         self._running = threading.Lock()
         self._started = 0
+        self._texts: dict[str, str] = {}
+        """The graph text each network was loaded from (a reship of the same is a no-op)."""
 
     def load(self, name: str, text: str) -> tuple[dict, dict, tuple[int, int]]:
+        """Compile and hold `text` as `name`; idempotent: the host ships a restarted
+        actor's networks again, and a ship whose wait timed out may still have landed."""
         from glow_mlir.dialects.context import make_context
         from glow_mlir.ir.text import parse_module
         from glow_mlir.runtime.device_manager import network_footprint
 
+        if self._texts.get(name) == text:
+            model = self.manager.network(name)
+            return (dict(model.input_shapes), {n: str(d) for n, d in model.input_dtypes.items()},
+                    network_footprint(model))
         module = parse_module(make_context(), text, f"<{name}>")
         part = self.manager.load(name, module)
         assert part.model is not None
+        self._texts[name] = text
         return part.input_shapes, part.input_dtypes, network_footprint(part.model)
 
     def evict(self, name: str) -> None:
         self.manager.evict_network(name)
+        self._texts.pop(name, None)
 
     def run(self, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         model = self.manager.network(name)
@@ -104,8 +115,6 @@ class RayDeviceManager:
     """The host's side of one device actor, with `DeviceManager`'s methods."""
 
     def __init__(self, actor: Any, device: Device, index: int, restart_timeout_s: float = 120):
-        import threading
-
         self.actor, self.device, self.index = actor, device, index
         self.restart_timeout_s = restart_timeout_s
         self._bytes: dict[str, tuple[int, int]] = {}
@@ -156,15 +165,13 @@ class RayDeviceManager:
                      ) -> Future[dict[str, np.ndarray]]:
         """A future of the part's outputs; a lost actor's error is `DeviceLost`."""
         ray = _ray()
-        if self._lost:
-            self._restore_networks(name)
         out: Future[dict[str, np.ndarray]] = Future()
 
         def done(f: Future) -> None:
             err = f.exception()
             if err is None:
                 out.set_result(f.result())
-            elif isinstance(err, ray.exceptions.RayActorError):
+            elif isinstance(err, ray.exceptions.RayActorError) or self._restarted(err, name):
                 self._lost = True
                 lost = DeviceLost(f"device {self.index} ({self.device.describe()}) was lost "
                                   f"while running '{name}': its actor died; Ray restarts it "
@@ -174,11 +181,37 @@ class RayDeviceManager:
             else:
                 out.set_exception(err)
 
-        self.actor.run.remote(name, dict(inputs)).future().add_done_callback(done)
+        def send() -> None:
+            try:
+                if self._lost:
+                    self._restore_networks(name)
+                self.actor.run.remote(name, dict(inputs)).future().add_done_callback(done)
+            except BaseException as err:  # noqa: BLE001 - the request's error
+                out.set_exception(err)
+
+        if self._lost:
+            # the restore waits on the actor: not on the caller's thread, which may be
+            # Ray's own (a part's done callback submits the next part) and would then
+            # wait for itself until the timeout
+            threading.Thread(target=send, name=f"glow-ray-restore-{self.index}",
+                             daemon=True).start()
+        else:
+            send()
         return out
 
+    def _restarted(self, err: BaseException, name: str) -> bool:
+        """A restarted actor (Ray noticed the death before the call) does not hold the
+        part: the call fails with `NetworkNotFound`, and the device is lost as well."""
+        from glow_mlir.runtime.device_manager import NetworkNotFound
+
+        cause = getattr(err, "as_instanceof_cause", None)
+        return (cause is not None and name in self._texts
+                and isinstance(cause(), NetworkNotFound))
+
     def _restore_networks(self, name: str) -> None:
-        """Ship every network again to the restarted actor (once, whoever asks first)."""
+        """Ship every network again to the restarted actor (once, whoever asks first);
+        after a timeout the device stays lost and the next call tries again (the actor's
+        `load` of a network it already holds is a no-op)."""
         ray = _ray()
         with self._restore:
             if not self._lost:
