@@ -5,6 +5,7 @@ added and removed, device memory, replication. No timed assertions: requests are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -287,3 +288,32 @@ def test_a_network_with_run_time_lengths_is_refused_when_added():
                                             r"known only at run time .* glow_mlir.compile"):
             host.add_network("nz", model)
         assert host.networks() == []
+
+
+@pytest.mark.parametrize("bad, message", [
+    (3, "callback must be callable as callback(outputs, error), got int"),
+    (lambda o: None, "callback must take two arguments (outputs, error); <lambda>(o)"),
+    (lambda o, e, x: None, "callback must take two arguments"),
+])
+def test_a_wrong_callback_is_refused_at_run_network(host, bad, message):
+    with pytest.raises(HostError, match=re.escape(message)):
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=bad)
+    assert host.queued == 0 and host.active == 0
+    host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=print_nothing).result()
+
+
+def print_nothing(outputs, error=None, *rest):
+    """Taking more with defaults is fine."""
+
+
+def test_a_callback_that_raises_is_logged_in_one_line(host, caplog, capsys):
+    def broken(outputs, error):
+        raise ValueError("my bug")
+
+    with caplog.at_level("ERROR", logger="glow_mlir.runtime"):
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=broken).result()
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}).result()  # after the callback
+    [record] = caplog.records
+    assert record.getMessage().startswith("the callback of request ")
+    assert "network 'cnn' raised ValueError: my bug" in record.getMessage()
+    assert record.exc_info is None and "Traceback" not in capsys.readouterr().err

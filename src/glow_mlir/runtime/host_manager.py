@@ -12,7 +12,8 @@ and Provisioner; README: The runtime).
   served among equals. At most `max_active_requests` run at once; a request arriving when
   `max_queue_size` requests are already queued or running is refused at once
   (`RequestRefused`), never left waiting. `callback(outputs, error)` is called exactly
-  once, from a runtime thread.
+  once, from a runtime thread; one that raises is logged in one line (logger
+  `glow_mlir.runtime`) and the runtime goes on.
 - The executor starts every part whose inputs are ready, moves each part's outputs to the
   inputs of the same names of the parts that read them, and runs independent parts on
   their devices at the same time.
@@ -24,7 +25,9 @@ rest is the same.
 from __future__ import annotations
 
 import heapq
+import inspect
 import itertools
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
 
 Callback = Callable[[list[np.ndarray] | None, BaseException | None], None]
 BACKENDS = ("local", "ray")
+_log = logging.getLogger("glow_mlir.runtime")
 MEMORY_RETRIES = 2
 """Plans tried again, with less room, when a compiled part does not fit its device."""
 
@@ -129,6 +133,25 @@ class _Request:
     inputs: dict[str, np.ndarray] = field(compare=False)
     future: Future = field(compare=False)
     callback: Callback | None = field(compare=False, default=None)
+
+
+def _check_callback(callback: object) -> None:
+    """Refused at `run_network`, not when it is called on a runtime thread."""
+    if callback is None:
+        return
+    if not callable(callback):
+        raise HostError(f"callback must be callable as callback(outputs, error), got "
+                        f"{type(callback).__name__}")
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # a builtin without a signature: taken on trust
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise HostError(f"callback must take two arguments (outputs, error); "
+                        f"{getattr(callback, '__name__', type(callback).__name__)}"
+                        f"{signature} does not") from None
 
 
 def _check_limit(name: str, value: object) -> int:
@@ -317,6 +340,7 @@ class HostManager:
         """Queue a request (module docstring): a future of the outputs."""
         if isinstance(priority, bool) or not isinstance(priority, int):
             raise HostError(f"priority must be a whole number, got {priority!r}")
+        _check_callback(callback)
         with self._lock:
             network = self._network(name)
         arrays = _check_inputs(network, inputs)
@@ -398,10 +422,9 @@ class HostManager:
         if req.callback is not None:
             try:
                 req.callback(outputs, error)
-            except Exception:  # a caller's bug must not stop the runtime
-                import traceback
-
-                traceback.print_exc()
+            except Exception as err:  # noqa: BLE001 - a caller's bug must not stop the runtime
+                _log.error("the callback of request %d for network '%s' raised %s: %s",
+                           req.seq, req.network.name, type(err).__name__, err)
         for nxt in startable:
             self._start(nxt)
 
