@@ -184,3 +184,28 @@ def test_a_reship_of_a_network_the_actor_holds_is_a_no_op():
     assert actor.load("n#0", text) == first and actor.manager.networks() == ["n#0"]
     with pytest.raises(UserError, match="already holds a network 'n#0'"):
         actor.load("n#0", text + "\n")  # other content under the same name
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bogus": 1}, "backend 'ray' takes options address, num_cpus_per_device, resources, "
+                   "max_restarts, restart_timeout_s; got bogus"),
+    ({"num_cpus_per_device": -1}, "num_cpus_per_device must be a number >= 0, got -1"),
+    ({"resources": {"GPU": 1}}, "resources: 'GPU' is not a custom resource"),
+    ({"resources": {"accel_node": -1}}, "resources: 'accel_node' must be a number >= 0"),
+    ({"resources": ["x"]}, "resources must be a dict"),
+    ({"restart_timeout_s": -5}, "restart_timeout_s must be a number of seconds > 0, got -5"),
+    ({"address": 5}, "address must be a Ray address string"),
+])
+def test_ray_options_are_checked_before_ray_is_touched(monkeypatch, options, message):
+    import re
+
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.runtime import ray_devices
+
+    def untouched():
+        raise AssertionError("Ray was touched before the options were checked")
+
+    monkeypatch.setattr(ray_devices, "_ray", untouched)
+    with pytest.raises(UserError, match=re.escape(message)) as err:
+        HostManager(interp(1), backend="ray", **options)
+    assert "\n" not in str(err.value)

@@ -181,6 +181,11 @@ class HostManager:
         if backend == "ray":
             from glow_mlir.runtime.ray_devices import ray_device_managers
 
+            takes = list(inspect.signature(ray_device_managers).parameters)[1:]
+            unknown = [o for o in backend_options if o not in takes]
+            if unknown:
+                raise HostError(f"backend 'ray' takes options {', '.join(takes)}; got "
+                                f"{', '.join(unknown)}")
             self.managers = ray_device_managers(self.devices, **backend_options)
         else:
             if backend_options:

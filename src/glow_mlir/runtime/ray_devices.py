@@ -248,26 +248,68 @@ class RayDeviceManager:
         _ray().kill(self.actor)
 
 
+RAY_OWN_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory")
+"""Resources Ray sets through its own options (`num_cpus_per_device` here; the runtime's
+devices are cpu and accel, so it asks for no GPUs)."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)) and bool(np.isfinite(value))
+
+
+def _check_options(address: object, num_cpus_per_device: object, resources: object,
+                   max_restarts: object, restart_timeout_s: object) -> None:
+    """Each option of `backend="ray"` checked, one line naming it, before `ray.init`."""
+    if address is not None and not isinstance(address, str):
+        raise UserError(f"address must be a Ray address string (e.g. 'ray://head:10001'), "
+                        f"got {address!r}")
+    if not _number(num_cpus_per_device) or num_cpus_per_device < 0:  # type: ignore[operator]
+        raise UserError(f"num_cpus_per_device must be a number >= 0, got "
+                        f"{num_cpus_per_device!r}")
+    if resources is not None:
+        if not isinstance(resources, Mapping):
+            raise UserError(f"resources must be a dict of resource name -> amount, got "
+                            f"{type(resources).__name__}")
+        for key, amount in resources.items():
+            if not isinstance(key, str) or not key:
+                raise UserError(f"resources: a resource name must be a non-empty string, "
+                                f"got {key!r}")
+            if key in RAY_OWN_RESOURCES:
+                raise UserError(f"resources: '{key}' is not a custom resource (Ray sets "
+                                f"{', '.join(RAY_OWN_RESOURCES)} itself; give CPUs with "
+                                f"num_cpus_per_device, and the runtime's devices use no GPU)")
+            if not _number(amount) or amount < 0:  # type: ignore[operator]
+                raise UserError(f"resources: '{key}' must be a number >= 0, got {amount!r}")
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, (int, np.integer)) \
+            or max_restarts < -1:
+        raise UserError(f"max_restarts must be a whole number >= -1 (-1: always), got "
+                        f"{max_restarts!r}")
+    if not _number(restart_timeout_s) or restart_timeout_s <= 0:  # type: ignore[operator]
+        raise UserError(f"restart_timeout_s must be a number of seconds > 0, got "
+                        f"{restart_timeout_s!r}")
+
+
 def ray_device_managers(devices: Sequence[Device], address: str | None = None,
                         num_cpus_per_device: float = 0,
                         resources: Mapping[str, float] | None = None,
                         max_restarts: int = 3, restart_timeout_s: float = 120
                         ) -> list[RayDeviceManager]:
-    """One actor per device (module docstring)."""
+    """One actor per device (module docstring); the options are checked before Ray is
+    touched."""
+    _check_options(address, num_cpus_per_device, resources, max_restarts, restart_timeout_s)
     ray = _ray()
-    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < -1:
-        raise UserError(f"max_restarts must be a whole number >= -1 (-1: always), got "
-                        f"{max_restarts!r}")
     if not ray.is_initialized():
         ray.init(address=address)
     # a part in flight when its actor dies is not retried by Ray (max_task_retries=0): the
     # host reports it lost, and requests after it run on the restarted actor
-    remote = ray.remote(DeviceActor).options(num_cpus=num_cpus_per_device,
-                                             resources=dict(resources or {}),
-                                             max_restarts=max_restarts, max_task_retries=0,
+    remote = ray.remote(DeviceActor).options(num_cpus=float(num_cpus_per_device),
+                                             resources={k: float(v) for k, v in
+                                                        (resources or {}).items()},
+                                             max_restarts=int(max_restarts), max_task_retries=0,
                                              max_concurrency=3)
     actors = [remote.remote(d, i) for i, d in enumerate(devices)]
-    return [RayDeviceManager(a, d, i, restart_timeout_s)
+    return [RayDeviceManager(a, d, i, float(restart_timeout_s))
             for i, (a, d) in enumerate(zip(actors, devices))]
 
 
