@@ -16,6 +16,7 @@ from glow_mlir.runtime import Device, DeviceManager, HostManager, RequestRefused
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.runtime.device_manager import DeviceMemoryError, NetworkNotFound
 from glow_mlir.runtime.devices import DeviceError
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.host_manager import HostError
 from onnx_testing import rand
 
@@ -317,3 +318,22 @@ def test_a_callback_that_raises_is_logged_in_one_line(host, caplog, capsys):
     assert record.getMessage().startswith("the callback of request ")
     assert "network 'cnn' raised ValueError: my bug" in record.getMessage()
     assert record.exc_info is None and "Traceback" not in capsys.readouterr().err
+
+
+def test_a_device_refuses_what_it_cannot_hold(reference):
+    dm = DeviceManager(Device(kind="cpu"), 0)
+    try:
+        accel = glow_mlir.compile(str(CNN), backend="accel", cache=False)
+        with pytest.raises(UserError, match="device 0: network 'd' is compiled for backend "
+                                            "'accel'; a 'cpu' device runs cpu or interpreter"):
+            dm.add_network("d", accel)
+        with pytest.raises(UserError, match="add_network expects a CompiledModel .*got str"):
+            dm.add_network("e", "foo")
+        for bad in (5, ""):
+            with pytest.raises(UserError, match="a network's name must be a non-empty string"):
+                dm.add_network(bad, reference)
+        assert dm.networks() == []
+        dm.add_network("f", reference)  # an interpreter model on a cpu device
+        assert dm.networks() == ["f"]
+    finally:
+        dm.stop()

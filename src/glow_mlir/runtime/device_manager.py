@@ -49,6 +49,12 @@ class NetworkNotFound(UserError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+def check_name(name: object, what: str) -> None:
+    """Network names are non-empty strings (they key dicts and name parts `name#i`)."""
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{what} must be a non-empty string, got {name!r}")
+
+
 def network_bytes(model: CompiledModel) -> int:
     """The bytes a compiled network holds on its device (its planned memory regions; the
     inputs' and outputs' sizes when the backend plans none)."""
@@ -119,7 +125,20 @@ class DeviceManager:
             return list(self._networks)
 
     def add_network(self, name: str, model: CompiledModel) -> None:
-        """Hold `model` under `name`; refused when the name is taken or it does not fit."""
+        """Hold `model` under `name`; refused when the name is taken, the model is not
+        compiled for a backend of the device's kind, or it does not fit."""
+        from glow_mlir.runtime.compiled_model import CompiledModel
+        from glow_mlir.runtime.devices import KINDS
+
+        check_name(name, f"device {self.index}: a network's name")
+        if not isinstance(model, CompiledModel):
+            raise UserError(f"device {self.index}: add_network expects a CompiledModel "
+                            f"(glow_mlir.compile(...)), got {type(model).__name__}")
+        runs = KINDS[self.device.kind]
+        if model.backend not in runs:
+            raise UserError(f"device {self.index}: network '{name}' is compiled for backend "
+                            f"'{model.backend}'; a '{self.device.kind}' device runs "
+                            f"{' or '.join(runs)}")
         held = network_footprint(model)
         with self._lock:
             if name in self._networks:
