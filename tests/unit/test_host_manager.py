@@ -337,3 +337,24 @@ def test_a_device_refuses_what_it_cannot_hold(reference):
         assert dm.networks() == ["f"]
     finally:
         dm.stop()
+
+
+def test_names_priorities_and_partition_indices_are_checked(host):
+    x = {"image": rand(1, 3, 32, 32)}
+    with pytest.raises(HostError, match=r"a network's name is a string, got list \['cnn'\]"):
+        host.run_network(["cnn"], x)
+    for bad in (5, ""):
+        with pytest.raises(UserError, match="a network's name must be a non-empty string"):
+            host.add_network(bad, str(CNN))
+    for bad in (True, np.bool_(True), 1.0):
+        with pytest.raises(HostError, match="priority must be a whole number"):
+            host.run_network("cnn", x, priority=bad)
+    assert host.run_network("cnn", x, priority=np.int64(1)).result()[0].shape == (1, 10)
+    for bad in ("0", True, 1.0):
+        with pytest.raises(HostError, match=rf"partition: op 'relu1' -> {re.escape(repr(bad))}: "
+                                            rf"the device index must be an int"):
+            host.add_network("p", str(CNN), partition={"relu1": bad})
+    with pytest.raises(HostError, match="partition: an op name must be a non-empty string"):
+        host.add_network("p", str(CNN), partition={5: 0})
+    net = host.add_network("p", str(CNN), partition={"relu1": np.int64(0), "relu3": 1})
+    assert net.replicas == [[0, 1]] and host.networks() == ["cnn", "p"]

@@ -44,6 +44,7 @@ from glow_mlir.runtime.device_manager import (
     DeviceMemoryError,
     LoadedPart,
     NetworkNotFound,
+    check_name,
 )
 from glow_mlir.runtime.devices import Device
 from glow_mlir.runtime.partitioned import Partition
@@ -135,6 +136,25 @@ class _Request:
     callback: Callback | None = field(compare=False, default=None)
 
 
+def _whole(value: object) -> bool:
+    """An int or a numpy integer, not a bool (a whole number given by mistake)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_partition(partition: object) -> object:
+    """A partition dict's names and device indices checked (their range and the ops they
+    name are the partitioner's to check); numpy integers taken as ints."""
+    if not isinstance(partition, Mapping):
+        return partition
+    for op, device in partition.items():
+        if not isinstance(op, str) or not op:
+            raise HostError(f"partition: an op name must be a non-empty string, got {op!r}")
+        if not _whole(device):
+            raise HostError(f"partition: op '{op}' -> {device!r}: the device index must be "
+                            f"an int")
+    return {op: int(device) for op, device in partition.items()}
+
+
 def _check_callback(callback: object) -> None:
     """Refused at `run_network`, not when it is called on a runtime thread."""
     if callback is None:
@@ -210,6 +230,8 @@ class HostManager:
         from glow_mlir.runtime.partitioned import optimized_graph, plan
         from glow_mlir.transforms.partition import split
 
+        check_name(name, "a network's name")
+        partition = _check_partition(partition)
         with self._lock:
             if name in self._networks:
                 raise HostError(f"a network named '{name}' is already added")
@@ -332,6 +354,9 @@ class HostManager:
             return self._network(name)
 
     def _network(self, name: str) -> Network:
+        if not isinstance(name, str):
+            raise HostError(f"a network's name is a string, got {type(name).__name__} "
+                            f"{name!r}")
         network = self._networks.get(name)
         if network is None:
             known = ", ".join(self._networks) or "none"
@@ -343,8 +368,9 @@ class HostManager:
                     callback: Callback | None = None, priority: int = 0
                     ) -> Future[list[np.ndarray]]:
         """Queue a request (module docstring): a future of the outputs."""
-        if isinstance(priority, bool) or not isinstance(priority, int):
+        if not _whole(priority):
             raise HostError(f"priority must be a whole number, got {priority!r}")
+        priority = int(priority)
         _check_callback(callback)
         with self._lock:
             network = self._network(name)
