@@ -358,3 +358,16 @@ def test_names_priorities_and_partition_indices_are_checked(host):
         host.add_network("p", str(CNN), partition={5: 0})
     net = host.add_network("p", str(CNN), partition={"relu1": np.int64(0), "relu3": 1})
     assert net.replicas == [[0, 1]] and host.networks() == ["cnn", "p"]
+
+
+def test_a_part_the_host_placed_is_not_evicted_behind_its_back(host):
+    x = {"image": rand(1, 3, 32, 32)}
+    network = host.network("cnn")
+    device = network.replicas[0][0]
+    with pytest.raises(UserError, match=rf"device {device}: 'cnn#0' is a part a HostManager "
+                                        rf"placed; remove its network with "
+                                        rf"host.remove_network\('cnn'\)"):
+        host.managers[device].evict_network(network.part_key(0))
+    assert host.run("cnn", x)[0].shape == (1, 10)  # still there
+    host.remove_network("cnn")  # the host's own eviction
+    assert all(m.networks() == [] for m in host.managers)

@@ -169,6 +169,12 @@ def test_a_device_killed_after_a_part_is_restored_for_the_next_requests(local_ra
             assert all(np.array_equal(w, g) for w, g in zip(want, got))
         assert manager.restores == 1
         assert ray.get(manager.actor.pid.remote(), timeout=60) != pid
+        from glow_mlir.ir.errors import UserError
+
+        with pytest.raises(UserError, match=r"'c#1' is a part a HostManager placed"):
+            manager.evict_network("c#1")
+        host.remove_network("c")
+        assert manager.networks() == [] and host.managers[0].networks() == []
     finally:
         host.stop()
 

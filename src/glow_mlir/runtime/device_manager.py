@@ -103,6 +103,8 @@ class DeviceManager:
         self.device = device
         self.index = index
         self._networks: dict[str, tuple[CompiledModel, tuple[int, int]]] = {}
+        self._placed: set[str] = set()
+        """The networks a host placed (`load`): `evict_network` refuses them."""
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1,
                                           thread_name_prefix=f"glow-device-{index}")
@@ -155,7 +157,21 @@ class DeviceManager:
             self._networks[name] = (model, held)
 
     def evict_network(self, name: str) -> None:
+        """Evict a network added with `add_network`; a part a `HostManager` placed
+        (`load`) is refused: its host would send requests to it (remove the whole
+        network with `host.remove_network`)."""
         with self._lock:
+            if name in self._placed:
+                network = name.rpartition("#")[0] or name
+                raise UserError(f"device {self.index}: '{name}' is a part a HostManager "
+                                f"placed; remove its network with "
+                                f"host.remove_network('{network}')")
+        self.release(name)
+
+    def release(self, name: str) -> None:
+        """Evict `name`, placed or not (the host's own eviction)."""
+        with self._lock:
+            self._placed.discard(name)
             if self._networks.pop(name, None) is None:
                 raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
 
@@ -180,6 +196,8 @@ class DeviceManager:
             model = CompiledModel(module, self.device.backend,
                                   backend_options=self.device.backend_options)
         self.add_network(name, model)
+        with self._lock:
+            self._placed.add(name)
         return LoadedPart(model, dict(model.input_shapes),
                           {n: str(d) for n, d in model.input_dtypes.items()})
 

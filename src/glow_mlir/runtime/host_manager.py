@@ -297,7 +297,7 @@ class HostManager:
                 done.append(p)
         except BaseException:
             for p in done:
-                self.managers[placement[p]].evict_network(network.part_key(p))
+                self.managers[placement[p]].release(network.part_key(p))
             raise
         return out
 
@@ -341,7 +341,7 @@ class HostManager:
         for placement in network.replicas:
             for p, dev in enumerate(placement):
                 try:
-                    self.managers[dev].evict_network(network.part_key(p))
+                    self.managers[dev].release(network.part_key(p))
                 except Exception:  # noqa: BLE001 - a device that is gone (a dead actor)
                     pass
 

@@ -88,7 +88,7 @@ class DeviceActor:
         return part.input_shapes, part.input_dtypes, network_footprint(part.model)
 
     def evict(self, name: str) -> None:
-        self.manager.evict_network(name)
+        self.manager.release(name)
         self._texts.pop(name, None)
 
     def run(self, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -157,6 +157,14 @@ class RayDeviceManager:
         return LoadedPart(None, shapes, dtypes)
 
     def evict_network(self, name: str) -> None:
+        """Refused: every network on an actor is a part its host placed (as
+        `DeviceManager.evict_network`)."""
+        network = name.rpartition("#")[0] or name
+        raise UserError(f"device {self.index}: '{name}' is a part a HostManager placed; "
+                        f"remove its network with host.remove_network('{network}')")
+
+    def release(self, name: str) -> None:
+        """Evict `name` from the actor (the host's own eviction)."""
         self._bytes.pop(name, None)
         self._texts.pop(name, None)
         _ray().get(self.actor.evict.remote(name))
