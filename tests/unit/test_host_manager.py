@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import glow_mlir
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import Device, DeviceManager, HostManager, RequestRefused
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.runtime.device_manager import DeviceMemoryError, NetworkNotFound
 from glow_mlir.runtime.devices import DeviceError
-from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.host_manager import HostError
 from onnx_testing import rand
 

@@ -141,7 +141,7 @@ def _whole(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _check_partition(partition: object) -> object:
+def _check_partition(partition: Partition) -> Partition:
     """A partition dict's names and device indices checked (their range and the ops they
     name are the partitioner's to check); numpy integers taken as ints."""
     if not isinstance(partition, Mapping):
