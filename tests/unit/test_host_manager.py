@@ -5,12 +5,14 @@ added and removed, device memory, replication. No timed assertions: requests are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import glow_mlir
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime import Device, DeviceManager, HostManager, RequestRefused
 from glow_mlir.runtime.compiled_model import InputError
 from glow_mlir.runtime.device_manager import DeviceMemoryError, NetworkNotFound
@@ -287,3 +289,85 @@ def test_a_network_with_run_time_lengths_is_refused_when_added():
                                             r"known only at run time .* glow_mlir.compile"):
             host.add_network("nz", model)
         assert host.networks() == []
+
+
+@pytest.mark.parametrize("bad, message", [
+    (3, "callback must be callable as callback(outputs, error), got int"),
+    (lambda o: None, "callback must take two arguments (outputs, error); <lambda>(o)"),
+    (lambda o, e, x: None, "callback must take two arguments"),
+])
+def test_a_wrong_callback_is_refused_at_run_network(host, bad, message):
+    with pytest.raises(HostError, match=re.escape(message)):
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=bad)
+    assert host.queued == 0 and host.active == 0
+    host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=print_nothing).result()
+
+
+def print_nothing(outputs, error=None, *rest):
+    """Taking more with defaults is fine."""
+
+
+def test_a_callback_that_raises_is_logged_in_one_line(host, caplog, capsys):
+    def broken(outputs, error):
+        raise ValueError("my bug")
+
+    with caplog.at_level("ERROR", logger="glow_mlir.runtime"):
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=broken).result()
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}).result()  # after the callback
+    [record] = caplog.records
+    assert record.getMessage().startswith("the callback of request ")
+    assert "network 'cnn' raised ValueError: my bug" in record.getMessage()
+    assert record.exc_info is None and "Traceback" not in capsys.readouterr().err
+
+
+def test_a_device_refuses_what_it_cannot_hold(reference):
+    dm = DeviceManager(Device(kind="cpu"), 0)
+    try:
+        accel = glow_mlir.compile(str(CNN), backend="accel", cache=False)
+        with pytest.raises(UserError, match="device 0: network 'd' is compiled for backend "
+                                            "'accel'; a 'cpu' device runs cpu or interpreter"):
+            dm.add_network("d", accel)
+        with pytest.raises(UserError, match="add_network expects a CompiledModel .*got str"):
+            dm.add_network("e", "foo")
+        for bad in (5, ""):
+            with pytest.raises(UserError, match="a network's name must be a non-empty string"):
+                dm.add_network(bad, reference)
+        assert dm.networks() == []
+        dm.add_network("f", reference)  # an interpreter model on a cpu device
+        assert dm.networks() == ["f"]
+    finally:
+        dm.stop()
+
+
+def test_names_priorities_and_partition_indices_are_checked(host):
+    x = {"image": rand(1, 3, 32, 32)}
+    with pytest.raises(HostError, match=r"a network's name is a string, got list \['cnn'\]"):
+        host.run_network(["cnn"], x)
+    for bad in (5, ""):
+        with pytest.raises(UserError, match="a network's name must be a non-empty string"):
+            host.add_network(bad, str(CNN))
+    for bad in (True, np.bool_(True), 1.0):
+        with pytest.raises(HostError, match="priority must be a whole number"):
+            host.run_network("cnn", x, priority=bad)
+    assert host.run_network("cnn", x, priority=np.int64(1)).result()[0].shape == (1, 10)
+    for bad in ("0", True, 1.0):
+        with pytest.raises(HostError, match=rf"partition: op 'relu1' -> {re.escape(repr(bad))}: "
+                                            rf"the device index must be an int"):
+            host.add_network("p", str(CNN), partition={"relu1": bad})
+    with pytest.raises(HostError, match="partition: an op name must be a non-empty string"):
+        host.add_network("p", str(CNN), partition={5: 0})
+    net = host.add_network("p", str(CNN), partition={"relu1": np.int64(0), "relu3": 1})
+    assert net.replicas == [[0, 1]] and host.networks() == ["cnn", "p"]
+
+
+def test_a_part_the_host_placed_is_not_evicted_behind_its_back(host):
+    x = {"image": rand(1, 3, 32, 32)}
+    network = host.network("cnn")
+    device = network.replicas[0][0]
+    with pytest.raises(UserError, match=rf"device {device}: 'cnn#0' is a part a HostManager "
+                                        rf"placed; remove its network with "
+                                        rf"host.remove_network\('cnn'\)"):
+        host.managers[device].evict_network(network.part_key(0))
+    assert host.run("cnn", x)[0].shape == (1, 10)  # still there
+    host.remove_network("cnn")  # the host's own eviction
+    assert all(m.networks() == [] for m in host.managers)

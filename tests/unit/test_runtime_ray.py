@@ -144,3 +144,74 @@ def test_max_restarts_must_be_a_whole_number(bad):
 
     with pytest.raises(UserError, match="max_restarts must be a whole number >= -1"):
         HostManager(interp(1), backend="ray", max_restarts=bad)
+
+
+def test_a_device_killed_after_a_part_is_restored_for_the_next_requests(local_ray):
+    """Device 1 runs the second part, submitted from Ray's callback of the first: its
+    restore must not wait on that thread (it timed out, then every later reship failed
+    because the late load had landed)."""
+    x = {"image": rand(1, 3, 32, 32, seed=13)}
+    host = HostManager(interp(2), backend="ray", restart_timeout_s=120)
+    try:
+        host.add_network("c", str(CNN), partition={"relu1": 0, "relu3": 1})
+        assert host.network("c").replicas == [[0, 1]]
+        want = host.run("c", x)
+        manager = host.managers[1]
+        pid = ray.get(manager.actor.pid.remote(), timeout=60)
+        os.kill(pid, signal.SIGKILL)
+        try:  # Ray may restart the actor before the call reaches it: lost either way
+            host.run_network("c", x).result(timeout=300)
+            pytest.fail("the request on the killed actor did not fail")
+        except DeviceLost as err:
+            assert "device 1" in str(err) and "'c#1'" in str(err)
+        for _ in range(2):  # restored once, then as before
+            got = host.run_network("c", x).result(timeout=300)
+            assert all(np.array_equal(w, g) for w, g in zip(want, got))
+        assert manager.restores == 1
+        assert ray.get(manager.actor.pid.remote(), timeout=60) != pid
+        from glow_mlir.ir.errors import UserError
+
+        with pytest.raises(UserError, match=r"'c#1' is a part a HostManager placed"):
+            manager.evict_network("c#1")
+        host.remove_network("c")
+        assert manager.networks() == [] and host.managers[0].networks() == []
+    finally:
+        host.stop()
+
+
+def test_a_reship_of_a_network_the_actor_holds_is_a_no_op():
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.runtime.partitioned import optimized_graph
+    from glow_mlir.runtime.ray_devices import DeviceActor
+
+    text = str(optimized_graph(str(CNN), interp(1), None))
+    actor = DeviceActor(interp(1)[0], 0)
+    first = actor.load("n#0", text)
+    assert actor.load("n#0", text) == first and actor.manager.networks() == ["n#0"]
+    with pytest.raises(UserError, match="already holds a network 'n#0'"):
+        actor.load("n#0", text + "\n")  # other content under the same name
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bogus": 1}, "backend 'ray' takes options address, num_cpus_per_device, resources, "
+                   "max_restarts, restart_timeout_s; got bogus"),
+    ({"num_cpus_per_device": -1}, "num_cpus_per_device must be a number >= 0, got -1"),
+    ({"resources": {"GPU": 1}}, "resources: 'GPU' is not a custom resource"),
+    ({"resources": {"accel_node": -1}}, "resources: 'accel_node' must be a number >= 0"),
+    ({"resources": ["x"]}, "resources must be a dict"),
+    ({"restart_timeout_s": -5}, "restart_timeout_s must be a number of seconds > 0, got -5"),
+    ({"address": 5}, "address must be a Ray address string"),
+])
+def test_ray_options_are_checked_before_ray_is_touched(monkeypatch, options, message):
+    import re
+
+    from glow_mlir.ir.errors import UserError
+    from glow_mlir.runtime import ray_devices
+
+    def untouched():
+        raise AssertionError("Ray was touched before the options were checked")
+
+    monkeypatch.setattr(ray_devices, "_ray", untouched)
+    with pytest.raises(UserError, match=re.escape(message)) as err:
+        HostManager(interp(1), backend="ray", **options)
+    assert "\n" not in str(err.value)

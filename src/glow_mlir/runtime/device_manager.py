@@ -49,6 +49,12 @@ class NetworkNotFound(UserError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+def check_name(name: object, what: str) -> None:
+    """Network names are non-empty strings (they key dicts and name parts `name#i`)."""
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{what} must be a non-empty string, got {name!r}")
+
+
 def network_bytes(model: CompiledModel) -> int:
     """The bytes a compiled network holds on its device (its planned memory regions; the
     inputs' and outputs' sizes when the backend plans none)."""
@@ -97,6 +103,8 @@ class DeviceManager:
         self.device = device
         self.index = index
         self._networks: dict[str, tuple[CompiledModel, tuple[int, int]]] = {}
+        self._placed: set[str] = set()
+        """The networks a host placed (`load`): `evict_network` refuses them."""
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1,
                                           thread_name_prefix=f"glow-device-{index}")
@@ -119,7 +127,20 @@ class DeviceManager:
             return list(self._networks)
 
     def add_network(self, name: str, model: CompiledModel) -> None:
-        """Hold `model` under `name`; refused when the name is taken or it does not fit."""
+        """Hold `model` under `name`; refused when the name is taken, the model is not
+        compiled for a backend of the device's kind, or it does not fit."""
+        from glow_mlir.runtime.compiled_model import CompiledModel
+        from glow_mlir.runtime.devices import KINDS
+
+        check_name(name, f"device {self.index}: a network's name")
+        if not isinstance(model, CompiledModel):
+            raise UserError(f"device {self.index}: add_network expects a CompiledModel "
+                            f"(glow_mlir.compile(...)), got {type(model).__name__}")
+        runs = KINDS[self.device.kind]
+        if model.backend not in runs:
+            raise UserError(f"device {self.index}: network '{name}' is compiled for backend "
+                            f"'{model.backend}'; a '{self.device.kind}' device runs "
+                            f"{' or '.join(runs)}")
         held = network_footprint(model)
         with self._lock:
             if name in self._networks:
@@ -136,7 +157,21 @@ class DeviceManager:
             self._networks[name] = (model, held)
 
     def evict_network(self, name: str) -> None:
+        """Evict a network added with `add_network`; a part a `HostManager` placed
+        (`load`) is refused: its host would send requests to it (remove the whole
+        network with `host.remove_network`)."""
         with self._lock:
+            if name in self._placed:
+                network = name.rpartition("#")[0] or name
+                raise UserError(f"device {self.index}: '{name}' is a part a HostManager "
+                                f"placed; remove its network with "
+                                f"host.remove_network('{network}')")
+        self.release(name)
+
+    def release(self, name: str) -> None:
+        """Evict `name`, placed or not (the host's own eviction)."""
+        with self._lock:
+            self._placed.discard(name)
             if self._networks.pop(name, None) is None:
                 raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
 
@@ -161,6 +196,8 @@ class DeviceManager:
             model = CompiledModel(module, self.device.backend,
                                   backend_options=self.device.backend_options)
         self.add_network(name, model)
+        with self._lock:
+            self._placed.add(name)
         return LoadedPart(model, dict(model.input_shapes),
                           {n: str(d) for n, d in model.input_dtypes.items()})
 

@@ -12,7 +12,8 @@ and Provisioner; README: The runtime).
   served among equals. At most `max_active_requests` run at once; a request arriving when
   `max_queue_size` requests are already queued or running is refused at once
   (`RequestRefused`), never left waiting. `callback(outputs, error)` is called exactly
-  once, from a runtime thread.
+  once, from a runtime thread; one that raises is logged in one line (logger
+  `glow_mlir.runtime`) and the runtime goes on.
 - The executor starts every part whose inputs are ready, moves each part's outputs to the
   inputs of the same names of the parts that read them, and runs independent parts on
   their devices at the same time.
@@ -24,7 +25,9 @@ rest is the same.
 from __future__ import annotations
 
 import heapq
+import inspect
 import itertools
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -41,6 +44,7 @@ from glow_mlir.runtime.device_manager import (
     DeviceMemoryError,
     LoadedPart,
     NetworkNotFound,
+    check_name,
 )
 from glow_mlir.runtime.devices import Device
 from glow_mlir.runtime.partitioned import Partition
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
 
 Callback = Callable[[list[np.ndarray] | None, BaseException | None], None]
 BACKENDS = ("local", "ray")
+_log = logging.getLogger("glow_mlir.runtime")
 MEMORY_RETRIES = 2
 """Plans tried again, with less room, when a compiled part does not fit its device."""
 
@@ -131,6 +136,44 @@ class _Request:
     callback: Callback | None = field(compare=False, default=None)
 
 
+def _whole(value: object) -> bool:
+    """An int or a numpy integer, not a bool (a whole number given by mistake)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_partition(partition: Partition) -> Partition:
+    """A partition dict's names and device indices checked (their range and the ops they
+    name are the partitioner's to check); numpy integers taken as ints."""
+    if not isinstance(partition, Mapping):
+        return partition
+    for op, device in partition.items():
+        if not isinstance(op, str) or not op:
+            raise HostError(f"partition: an op name must be a non-empty string, got {op!r}")
+        if not _whole(device):
+            raise HostError(f"partition: op '{op}' -> {device!r}: the device index must be "
+                            f"an int")
+    return {op: int(device) for op, device in partition.items()}
+
+
+def _check_callback(callback: object) -> None:
+    """Refused at `run_network`, not when it is called on a runtime thread."""
+    if callback is None:
+        return
+    if not callable(callback):
+        raise HostError(f"callback must be callable as callback(outputs, error), got "
+                        f"{type(callback).__name__}")
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # a builtin without a signature: taken on trust
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise HostError(f"callback must take two arguments (outputs, error); "
+                        f"{getattr(callback, '__name__', type(callback).__name__)}"
+                        f"{signature} does not") from None
+
+
 def _check_limit(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise HostError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -158,6 +201,11 @@ class HostManager:
         if backend == "ray":
             from glow_mlir.runtime.ray_devices import ray_device_managers
 
+            takes = list(inspect.signature(ray_device_managers).parameters)[1:]
+            unknown = [o for o in backend_options if o not in takes]
+            if unknown:
+                raise HostError(f"backend 'ray' takes options {', '.join(takes)}; got "
+                                f"{', '.join(unknown)}")
             self.managers = ray_device_managers(self.devices, **backend_options)
         else:
             if backend_options:
@@ -182,6 +230,8 @@ class HostManager:
         from glow_mlir.runtime.partitioned import optimized_graph, plan
         from glow_mlir.transforms.partition import split
 
+        check_name(name, "a network's name")
+        partition = _check_partition(partition)
         with self._lock:
             if name in self._networks:
                 raise HostError(f"a network named '{name}' is already added")
@@ -247,7 +297,7 @@ class HostManager:
                 done.append(p)
         except BaseException:
             for p in done:
-                self.managers[placement[p]].evict_network(network.part_key(p))
+                self.managers[placement[p]].release(network.part_key(p))
             raise
         return out
 
@@ -291,7 +341,7 @@ class HostManager:
         for placement in network.replicas:
             for p, dev in enumerate(placement):
                 try:
-                    self.managers[dev].evict_network(network.part_key(p))
+                    self.managers[dev].release(network.part_key(p))
                 except Exception:  # noqa: BLE001 - a device that is gone (a dead actor)
                     pass
 
@@ -304,6 +354,9 @@ class HostManager:
             return self._network(name)
 
     def _network(self, name: str) -> Network:
+        if not isinstance(name, str):
+            raise HostError(f"a network's name is a string, got {type(name).__name__} "
+                            f"{name!r}")
         network = self._networks.get(name)
         if network is None:
             known = ", ".join(self._networks) or "none"
@@ -315,8 +368,10 @@ class HostManager:
                     callback: Callback | None = None, priority: int = 0
                     ) -> Future[list[np.ndarray]]:
         """Queue a request (module docstring): a future of the outputs."""
-        if isinstance(priority, bool) or not isinstance(priority, int):
+        if not _whole(priority):
             raise HostError(f"priority must be a whole number, got {priority!r}")
+        priority = int(priority)
+        _check_callback(callback)
         with self._lock:
             network = self._network(name)
         arrays = _check_inputs(network, inputs)
@@ -398,10 +453,9 @@ class HostManager:
         if req.callback is not None:
             try:
                 req.callback(outputs, error)
-            except Exception:  # a caller's bug must not stop the runtime
-                import traceback
-
-                traceback.print_exc()
+            except Exception as err:  # noqa: BLE001 - a caller's bug must not stop the runtime
+                _log.error("the callback of request %d for network '%s' raised %s: %s",
+                           req.seq, req.network.name, type(err).__name__, err)
         for nxt in startable:
             self._start(nxt)
 

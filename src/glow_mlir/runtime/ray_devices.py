@@ -25,6 +25,7 @@ device's do.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -66,19 +67,29 @@ class DeviceActor:
         self.manager = DeviceManager(device, index)
         self._running = threading.Lock()
         self._started = 0
+        self._texts: dict[str, str] = {}
+        """The graph text each network was loaded from (a reship of the same is a no-op)."""
 
     def load(self, name: str, text: str) -> tuple[dict, dict, tuple[int, int]]:
+        """Compile and hold `text` as `name`; idempotent: the host ships a restarted
+        actor's networks again, and a ship whose wait timed out may still have landed."""
         from glow_mlir.dialects.context import make_context
         from glow_mlir.ir.text import parse_module
         from glow_mlir.runtime.device_manager import network_footprint
 
+        if self._texts.get(name) == text:
+            model = self.manager.network(name)
+            return (dict(model.input_shapes), {n: str(d) for n, d in model.input_dtypes.items()},
+                    network_footprint(model))
         module = parse_module(make_context(), text, f"<{name}>")
         part = self.manager.load(name, module)
         assert part.model is not None
+        self._texts[name] = text
         return part.input_shapes, part.input_dtypes, network_footprint(part.model)
 
     def evict(self, name: str) -> None:
-        self.manager.evict_network(name)
+        self.manager.release(name)
+        self._texts.pop(name, None)
 
     def run(self, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         model = self.manager.network(name)
@@ -104,8 +115,6 @@ class RayDeviceManager:
     """The host's side of one device actor, with `DeviceManager`'s methods."""
 
     def __init__(self, actor: Any, device: Device, index: int, restart_timeout_s: float = 120):
-        import threading
-
         self.actor, self.device, self.index = actor, device, index
         self.restart_timeout_s = restart_timeout_s
         self._bytes: dict[str, tuple[int, int]] = {}
@@ -148,6 +157,14 @@ class RayDeviceManager:
         return LoadedPart(None, shapes, dtypes)
 
     def evict_network(self, name: str) -> None:
+        """Refused: every network on an actor is a part its host placed (as
+        `DeviceManager.evict_network`)."""
+        network = name.rpartition("#")[0] or name
+        raise UserError(f"device {self.index}: '{name}' is a part a HostManager placed; "
+                        f"remove its network with host.remove_network('{network}')")
+
+    def release(self, name: str) -> None:
+        """Evict `name` from the actor (the host's own eviction)."""
         self._bytes.pop(name, None)
         self._texts.pop(name, None)
         _ray().get(self.actor.evict.remote(name))
@@ -156,15 +173,13 @@ class RayDeviceManager:
                      ) -> Future[dict[str, np.ndarray]]:
         """A future of the part's outputs; a lost actor's error is `DeviceLost`."""
         ray = _ray()
-        if self._lost:
-            self._restore_networks(name)
         out: Future[dict[str, np.ndarray]] = Future()
 
         def done(f: Future) -> None:
             err = f.exception()
             if err is None:
                 out.set_result(f.result())
-            elif isinstance(err, ray.exceptions.RayActorError):
+            elif isinstance(err, ray.exceptions.RayActorError) or self._restarted(err, name):
                 self._lost = True
                 lost = DeviceLost(f"device {self.index} ({self.device.describe()}) was lost "
                                   f"while running '{name}': its actor died; Ray restarts it "
@@ -174,11 +189,37 @@ class RayDeviceManager:
             else:
                 out.set_exception(err)
 
-        self.actor.run.remote(name, dict(inputs)).future().add_done_callback(done)
+        def send() -> None:
+            try:
+                if self._lost:
+                    self._restore_networks(name)
+                self.actor.run.remote(name, dict(inputs)).future().add_done_callback(done)
+            except BaseException as err:  # noqa: BLE001 - the request's error
+                out.set_exception(err)
+
+        if self._lost:
+            # the restore waits on the actor: not on the caller's thread, which may be
+            # Ray's own (a part's done callback submits the next part) and would then
+            # wait for itself until the timeout
+            threading.Thread(target=send, name=f"glow-ray-restore-{self.index}",
+                             daemon=True).start()
+        else:
+            send()
         return out
 
+    def _restarted(self, err: BaseException, name: str) -> bool:
+        """A restarted actor (Ray noticed the death before the call) does not hold the
+        part: the call fails with `NetworkNotFound`, and the device is lost as well."""
+        from glow_mlir.runtime.device_manager import NetworkNotFound
+
+        cause = getattr(err, "as_instanceof_cause", None)
+        return (cause is not None and name in self._texts
+                and isinstance(cause(), NetworkNotFound))
+
     def _restore_networks(self, name: str) -> None:
-        """Ship every network again to the restarted actor (once, whoever asks first)."""
+        """Ship every network again to the restarted actor (once, whoever asks first);
+        after a timeout the device stays lost and the next call tries again (the actor's
+        `load` of a network it already holds is a no-op)."""
         ray = _ray()
         with self._restore:
             if not self._lost:
@@ -215,26 +256,68 @@ class RayDeviceManager:
         _ray().kill(self.actor)
 
 
+RAY_OWN_RESOURCES = ("CPU", "GPU", "memory", "object_store_memory")
+"""Resources Ray sets through its own options (`num_cpus_per_device` here; the runtime's
+devices are cpu and accel, so it asks for no GPUs)."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)) and bool(np.isfinite(value))
+
+
+def _check_options(address: object, num_cpus_per_device: object, resources: object,
+                   max_restarts: object, restart_timeout_s: object) -> None:
+    """Each option of `backend="ray"` checked, one line naming it, before `ray.init`."""
+    if address is not None and not isinstance(address, str):
+        raise UserError(f"address must be a Ray address string (e.g. 'ray://head:10001'), "
+                        f"got {address!r}")
+    if not _number(num_cpus_per_device) or num_cpus_per_device < 0:  # type: ignore[operator]
+        raise UserError(f"num_cpus_per_device must be a number >= 0, got "
+                        f"{num_cpus_per_device!r}")
+    if resources is not None:
+        if not isinstance(resources, Mapping):
+            raise UserError(f"resources must be a dict of resource name -> amount, got "
+                            f"{type(resources).__name__}")
+        for key, amount in resources.items():
+            if not isinstance(key, str) or not key:
+                raise UserError(f"resources: a resource name must be a non-empty string, "
+                                f"got {key!r}")
+            if key in RAY_OWN_RESOURCES:
+                raise UserError(f"resources: '{key}' is not a custom resource (Ray sets "
+                                f"{', '.join(RAY_OWN_RESOURCES)} itself; give CPUs with "
+                                f"num_cpus_per_device, and the runtime's devices use no GPU)")
+            if not _number(amount) or amount < 0:  # type: ignore[operator]
+                raise UserError(f"resources: '{key}' must be a number >= 0, got {amount!r}")
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, (int, np.integer)) \
+            or max_restarts < -1:
+        raise UserError(f"max_restarts must be a whole number >= -1 (-1: always), got "
+                        f"{max_restarts!r}")
+    if not _number(restart_timeout_s) or restart_timeout_s <= 0:  # type: ignore[operator]
+        raise UserError(f"restart_timeout_s must be a number of seconds > 0, got "
+                        f"{restart_timeout_s!r}")
+
+
 def ray_device_managers(devices: Sequence[Device], address: str | None = None,
                         num_cpus_per_device: float = 0,
                         resources: Mapping[str, float] | None = None,
                         max_restarts: int = 3, restart_timeout_s: float = 120
                         ) -> list[RayDeviceManager]:
-    """One actor per device (module docstring)."""
+    """One actor per device (module docstring); the options are checked before Ray is
+    touched."""
+    _check_options(address, num_cpus_per_device, resources, max_restarts, restart_timeout_s)
     ray = _ray()
-    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < -1:
-        raise UserError(f"max_restarts must be a whole number >= -1 (-1: always), got "
-                        f"{max_restarts!r}")
     if not ray.is_initialized():
         ray.init(address=address)
     # a part in flight when its actor dies is not retried by Ray (max_task_retries=0): the
     # host reports it lost, and requests after it run on the restarted actor
-    remote = ray.remote(DeviceActor).options(num_cpus=num_cpus_per_device,
-                                             resources=dict(resources or {}),
-                                             max_restarts=max_restarts, max_task_retries=0,
+    remote = ray.remote(DeviceActor).options(num_cpus=float(num_cpus_per_device),
+                                             resources={k: float(v) for k, v in
+                                                        (resources or {}).items()},
+                                             max_restarts=int(max_restarts), max_task_retries=0,
                                              max_concurrency=3)
     actors = [remote.remote(d, i) for i, d in enumerate(devices)]
-    return [RayDeviceManager(a, d, i, restart_timeout_s)
+    return [RayDeviceManager(a, d, i, float(restart_timeout_s))
             for i, (a, d) in enumerate(zip(actors, devices))]
 
 
