@@ -223,6 +223,15 @@ def test_a_full_device_does_not_shrink_the_others(partition):
     assert {part.device for part in p.parts} <= {1, 2}
 
 
+def test_ops_do_not_spill_onto_another_kind_for_memory():
+    """A 100 KiB accelerator and a roomy cpu: the accelerator's ops stay on it and the
+    model is refused, naming the kind and its free bytes (README's runtime section)."""
+    devs = [Device(kind="accel", memory_bytes=100 * KIB), Device(kind="cpu")]
+    with pytest.raises(PartitionError, match=r"needs 3 'accel' devices \(its parts by memory\); "
+                                             r"there are 1, with 102,400 bytes free"):
+        plan(optimized_graph(str(CNN), devs), devs, order=[0, 1])
+
+
 def test_user_plan_with_a_cycle():
     with pytest.raises(PartitionError, match=r"cycle: part \d \(device \d\) -> part \d "
                                              r"\(device \d\) -> part \d"):
