@@ -9,7 +9,8 @@ reads it). Four ways to cut them (Glow's four):
   the order the devices are given, that runs it (`PartDevice.runs`, the backend's
   isOpSupported); consecutive ops of one kind form a part;
 - **memory-based** (`memoryUsageBasedPartition`): a part grows until the next op would
-  make it exceed its devices' memory; the fewest parts that fit;
+  make it exceed the memory of the device it goes to (the devices with the most free
+  memory first, `by_room`); the fewest parts that fit;
 - **load-balanced** (`loadBalancedPartition`): as many parts as devices, cut where the
   largest part's roofline cost (`PartDevice.cost`) is smallest (a binary search on that
   cost, each candidate cut greedily, memory still respected);
