@@ -136,6 +136,20 @@ BAD = {
         [inp("verifier.mlir"), "--constant-fold=max-elements=x"],
         "invalid pass pipeline",
     ),
+    "ill-typed pass option": (  # every pass's options, worded as glow-compile's flags
+        [inp("verifier.mlir"), "-p", "partition{device-memory-kib=abc}"],
+        "invalid pass pipeline 'partition{device-memory-kib=abc}': partition: option "
+        "device-memory-kib takes a whole number, got 'abc'",
+    ),
+    "ill-typed flag option": (
+        [inp("verifier.mlir"), "--constant-fold=max-elements=x"],
+        "constant-fold: option max-elements takes a whole number, got 'x'",
+    ),
+    "unknown pass option": (  # the options as users type them, with hyphens
+        [inp("verifier.mlir"), "-p", "partition{bogus=1}"],
+        "partition: unknown option bogus (its options: num-devices, device-memory-kib, "
+        "strategy, macs-per-cycle",
+    ),
     "negative pass option": (
         [inp("verifier.mlir"), "--disable-verify", "--constant-fold=max-elements=-5"],
         "constant-fold: max-elements must be 0 or more, got -5",

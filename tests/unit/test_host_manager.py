@@ -192,6 +192,24 @@ def test_device_memory_is_accounted(reference):
     dm.stop()
 
 
+@pytest.mark.parametrize("kind,partition", [("cpu", "memory"), ("cpu", "load-balance"),
+                                            ("accel", "memory")])
+def test_a_second_network_takes_the_empty_devices(kind, partition):
+    """Three 200 KiB devices, a network on the first: a second one goes on the empty
+    ones (it was refused: every part capped at the full device's few free bytes)."""
+    devs = [Device(kind=kind, memory_bytes=200 << 10) for _ in range(3)]
+    with HostManager(devs) as h:
+        first = h.add_network("a", str(CNN), partition=partition)
+        used = [m.used_bytes for m in h.managers]
+        second = h.add_network("b", str(CNN), partition=partition)
+        assert all(m.used_bytes <= m.device.memory_bytes for m in h.managers)
+        if partition == "memory":  # one part each, on different devices
+            assert len(first.replicas[0]) == len(second.replicas[0]) == 1
+            assert used[second.replicas[0][0]] == 0
+        (y,) = h.run("b", {"image": rand(1, 3, 32, 32, seed=1)})
+        assert np.isfinite(y).all()
+
+
 def test_networks_on_one_device_never_run_at_once(reference):
     """What lets them share a run area: while network 'a' runs, a queued run of 'b' does
     not start (a waits for b's start, and never sees it); b starts once a returns."""

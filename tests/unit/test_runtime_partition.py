@@ -187,14 +187,49 @@ def test_user_plan_runs_independent_parts_at_once():
 def test_an_op_too_big_for_any_device():
     need = (16 * 3 * 3 * 3 + 16) * 4 + 3 * 32 * 32 * 4 + 16 * 32 * 32 * 4  # weights, in, out
     with pytest.raises(PartitionError, match=rf"%bn1 \(glow.convolution\) alone needs "
-                                             rf"{need:,} bytes .* has 40,000 bytes"):
+                                             rf"{need:,} bytes .* the largest device has 40,000 "
+                                             rf"bytes free"):
         cnn_plan(devices(4, memory=40_000))
 
 
 def test_too_few_devices_for_the_memory():
-    with pytest.raises(PartitionError, match=r"needs 4 'cpu' devices of 143,360 bytes .* "
-                                             r"there are 2"):
+    with pytest.raises(PartitionError, match=r"needs 4 devices \(its parts by memory\); "
+                                             r"there are 2, with 143,360, 143,360 bytes free"):
         cnn_plan(devices(2, memory=140 * KIB))
+
+
+@pytest.mark.parametrize("partition", ["memory", "load-balance"])
+@pytest.mark.parametrize("small_first", [True, False])
+def test_unequal_devices_are_each_filled_to_their_own_memory(partition, small_first):
+    """A 10 KiB and a 300 KiB accelerator: the 153 KB model fits the large one whole (it
+    was refused, every part capped at the smallest device's bytes); the memory strategy
+    puts it there as one part, in either order, the devices' own bytes respected."""
+    sizes = [10 * KIB, 300 * KIB] if small_first else [300 * KIB, 10 * KIB]
+    devs = [Device(kind="accel", memory_bytes=m) for m in sizes]
+    p = plan(optimized_graph(str(CNN), devs), devs, partition, order=[0, 1])
+    big = sizes.index(300 * KIB)
+    if partition == "memory":
+        assert [part.device for part in p.parts] == [big]
+    assert all(n <= sizes[d] for d, n in p.device_bytes().items())
+
+
+@pytest.mark.parametrize("partition", ["memory", "load-balance"])
+def test_a_full_device_does_not_shrink_the_others(partition):
+    """Three devices, the first with 10 KiB free, the others empty (the host's order puts
+    the empty ones first): the model goes on the empty ones."""
+    devs = devices(3)
+    devs[0] = Device(kind="cpu", backend="interpreter", memory_bytes=10 * KIB)
+    p = plan(optimized_graph(str(CNN), devs), devs, partition, order=[1, 2, 0])
+    assert {part.device for part in p.parts} <= {1, 2}
+
+
+def test_ops_do_not_spill_onto_another_kind_for_memory():
+    """A 100 KiB accelerator and a roomy cpu: the accelerator's ops stay on it and the
+    model is refused, naming the kind and its free bytes (README's runtime section)."""
+    devs = [Device(kind="accel", memory_bytes=100 * KIB), Device(kind="cpu")]
+    with pytest.raises(PartitionError, match=r"needs 3 'accel' devices \(its parts by memory\); "
+                                             r"there are 1, with 102,400 bytes free"):
+        plan(optimized_graph(str(CNN), devs), devs, order=[0, 1])
 
 
 def test_user_plan_with_a_cycle():
@@ -270,7 +305,13 @@ def test_glow_compile_partition_errors(capsys):
     assert code == 1 and "%relu1 (glow.convolution) alone needs 79,616 bytes" in err
     code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
                               "--num-devices", 1, "--device-memory-kib", 100)
-    assert code == 1 and "needs 3 'cpu' devices of 102,400 bytes" in err
+    assert code == 1 and "needs 3 devices (its parts by memory); there are 1, with " \
+        "102,400 bytes free" in err
+    code, _, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions", "--backend",
+                              "interpreter", "--num-devices", 3, "--device-memory-kib", 50)
+    # one kind of device: not named ('cpu' is not the interpreter the user chose)
+    assert code == 1 and "the largest device has 51,200 bytes free" in err
+    assert "'cpu'" not in err
 
 
 def test_glow_compile_partitions_refuses_a_profile(capsys, tmp_path):
@@ -320,7 +361,7 @@ def test_tight_memory_puts_several_parts_on_a_device(tall_model):
     assert all(nbytes <= devs[d].memory_bytes for d, nbytes in p.device_bytes().items())
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
     c = balance._Costs(_Graph(fn), devs[0])
-    one_each = balance._min_max_cut(c, len(devs), devs[0].memory_bytes)
+    one_each = balance._min_max_cut(c, [devs[0].memory_bytes] * len(devs))
     assert one_each is not None
     assert max(device_loads(p).values()) < 0.9 * max(c.run(*r)[1] for r in one_each)
     x = {"x": rand(256, 64, seed=5)}

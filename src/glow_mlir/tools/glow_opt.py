@@ -17,13 +17,15 @@ stdin (and stdout for `-o`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from io import StringIO
-from typing import IO, NoReturn
+from types import UnionType
+from typing import IO, NoReturn, Union, get_args, get_origin, get_type_hints
 
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
@@ -31,6 +33,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.transforms import get_all_passes
+from xdsl.utils.arg_spec import _convert_arg_to_type, parse_pipeline  # xDSL's own check
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -218,6 +221,8 @@ class GlowOptMain(xDSLOptMain):
             message = str(err)
             if message.startswith("Unrecognized passes"):
                 message = message.replace("Unrecognized passes", "unknown pass(es)")
+            else:
+                message = pass_option_error(self.available_passes, spec) or message
             raise UserError(f"invalid pass pipeline '{spec}': {message}") from None
 
     def _stop_pass_timer(self) -> None:
@@ -341,6 +346,47 @@ class GlowOptMain(xDSLOptMain):
 
 _EXPECTED = re.compile(
     r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
+
+
+def pass_option_error(available: Mapping[str, Callable[[], type[ModulePass]]],
+                      spec: str) -> str | None:
+    """`pass: option device-memory-kib takes a whole number, got 'abc'` or `pass: unknown
+    option bogus (its options: num-devices, ...)`, as glow-compile words its flags, for
+    the first bad option in `spec`, every pass's: xDSL's `ModulePass.from_spec` says only
+    `Incompatible types: given ('abc',), expected <class 'int'>`, or lists the options
+    with the underscores of their Python fields. None when no option is at fault."""
+    for pass_spec in parse_pipeline(spec):
+        if pass_spec.name not in available:
+            continue
+        cls = available[pass_spec.name]()
+        fields = [f for f in dataclasses.fields(cls) if f.init and f.name != "name"]
+        types = get_type_hints(cls)
+        known = {f.name.replace("_", "-"): f for f in fields}
+        for given, value in pass_spec.parameters.items():
+            option = given.replace("_", "-")
+            field = known.get(option)
+            if field is None:
+                return (f"{pass_spec.name}: unknown option {option} (its options: "
+                        f"{', '.join(known) or 'none'})")
+            try:
+                _convert_arg_to_type(value, types[field.name])
+            except ValueError:
+                shown = ",".join(map(str, value)) if value else ""
+                return (f"{pass_spec.name}: option {option} takes "
+                        f"{_kind_of_value(types[field.name])}, got '{shown}'")
+    return None
+
+
+def _kind_of_value(hint: object) -> str:
+    """How an option's type reads to a user: `a whole number`, `true or false`, ..."""
+    args = [a for a in get_args(hint) if a is not type(None)]
+    if get_origin(hint) in (Union, UnionType) and len(args) == 1:
+        return _kind_of_value(args[0])
+    if get_origin(hint) is tuple:
+        return f"a comma-separated list of {_kind_of_value(args[0]).removeprefix('a ')}s" \
+            if args else "a comma-separated list"
+    return {int: "a whole number", float: "a number", bool: "true or false",
+            str: "a string"}.get(hint, str(hint))  # type: ignore[call-overload]
 
 
 _SPEC_COLUMN = re.compile(r"^pass-pipeline:\d+:(\d+)$", re.M)

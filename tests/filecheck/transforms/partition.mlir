@@ -5,6 +5,7 @@
 // RUN: glow-opt %s -p 'partition{num-devices=2 device-memory-kib=300 report=true}' 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: not glow-opt %s -p 'partition{num-devices=2 device-memory-kib=100}' 2>&1 | FileCheck %s --check-prefix=TOOBIG
 // RUN: not glow-opt %s -p 'partition{num-devices=1 device-memory-kib=300}' 2>&1 | FileCheck %s --check-prefix=FEW
+// RUN: not glow-opt %s -p 'partition{num-devices=1 device-memory-kib=300 strategy=load-balance}' 2>&1 | FileCheck %s --check-prefix=FEWLB
 // RUN: not glow-opt %s -p 'partition{num-devices=0}' 2>&1 | FileCheck %s --check-prefix=BADCOUNT
 // RUN: not glow-opt %s -p 'partition{strategy=fast}' 2>&1 | FileCheck %s --check-prefix=BADSTRATEGY
 
@@ -33,8 +34,9 @@
 
 // REPORT: partition: @chain 2 part(s) on 2 device(s), 1024 bytes between parts
 
-// TOOBIG: glow-opt: error: %a (glow.mat_mul) alone needs 264,192 bytes (0.3 MiB) (its weights, inputs and results); the smallest 'accel' device has 102,400 bytes (0.1 MiB)
-// FEW: glow-opt: error: the model does not fit 1 'accel' devices of 307,200 bytes (0.3 MiB): add devices or memory
+// TOOBIG: glow-opt: error: %a (glow.mat_mul) alone needs 264,192 bytes (0.3 MiB) (its weights, inputs and results); the largest device has 102,400 bytes free (0.1 MiB)
+// FEW: glow-opt: error: the model needs 2 devices (its parts by memory); there are 1, with 307,200 bytes free: add devices or memory
+// FEWLB: glow-opt: error: the model does not fit 1 device with 307,200 bytes free: add devices or memory
 // BADCOUNT: glow-opt: error: invalid pass pipeline 'partition{num-devices=0}': partition: num-devices must be a whole number >= 1, got 0
 // BADSTRATEGY: glow-opt: error: invalid pass pipeline 'partition{strategy=fast}': partition: strategy must be load-balance or memory, got 'fast'
 func.func @chain(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {

@@ -1,4 +1,4 @@
-"""`partition{num-devices=N device-memory-kib=M strategy=load-balance|memory}`: the device
+"""`partition{num-devices=N device-memory-kib=M strategy=memory|load-balance}`: the device
 partitioner as a glow-opt pass. It does not split the module (the runtime does, with
 `split.py`); it marks each op of every graph function with its part (`glow.part`) and
 that part's device (`glow.device`), and the function with each part's device, bytes and
@@ -62,7 +62,8 @@ class PartitionPass(ModulePass):
 
     num_devices: int = 1
     device_memory_kib: int = 16 << 20
-    strategy: str = "load-balance"
+    strategy: str = "memory"
+    """As glow-compile's and HostManager's default: the fewest parts that fit."""
     macs_per_cycle: int = 256
     dma_bytes_per_cycle: int = 32
     report: bool = False

@@ -59,9 +59,10 @@ from glow_mlir.transforms.partition.plan import (
     _place,
     _place_shared,
     _too_few_devices,
+    by_room,
     device_footprint,
-    fmt_bytes,
-    op_label,
+    no_room,
+    op_too_big,
 )
 
 FIRST_PASS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -116,12 +117,16 @@ class _Costs:
         return weights, nbytes - weights
 
 
-def _greedy(c: _Costs, bound: float, cap: int) -> Runs | None:
-    """Each run as long as it can be within `bound` and `cap`; None when one step alone
-    exceeds them."""
+def _greedy(c: _Costs, bound: float, caps: Sequence[int]) -> Runs | None:
+    """Each run as long as it can be within `bound` and the bytes of the device it goes
+    to (`caps`, one per device in turn); None when one step alone exceeds them or the
+    devices run out."""
     runs: Runs = []
     start, n = 0, len(c.g.steps)
     while start < n:
+        if len(runs) == len(caps):
+            return None
+        cap = caps[len(runs)]
         end = start
         while end < n:
             nxt = c.g.unit_end(end)  # glued steps stay together
@@ -136,20 +141,23 @@ def _greedy(c: _Costs, bound: float, cap: int) -> Runs | None:
     return runs
 
 
-def _min_max_cut(c: _Costs, parts: int, cap: int) -> Runs | None:
-    """The contiguous cut into at most `parts` runs whose largest load is smallest, each
-    within `cap` bytes (binary search on the bound; module docstring)."""
+def _min_max_cut(c: _Costs, caps: Sequence[int]) -> Runs | None:
+    """The contiguous cut into at most `len(caps)` runs whose largest load is smallest,
+    the k-th within `caps[k]` bytes (binary search on the bound; module docstring). With
+    `caps` largest first, a longer run never leaves the rest less room, so the greedy cut
+    is still the one with the fewest runs."""
+    parts = len(caps)
     hi = sum(c.step) + c.link(sum(tensor_bytes(v.type) for op in c.g.steps
                                   for v in op.operands))
     lo = 0.0
-    best = _greedy(c, hi, cap)
+    best = _greedy(c, hi, caps)
     if best is None or len(best) > parts:
         return None
     for _ in range(50):
         if hi - lo <= 1e-4 * hi:
             break
         mid = (lo + hi) / 2
-        cand = _greedy(c, mid, cap)
+        cand = _greedy(c, mid, caps)
         if cand is not None and len(cand) <= parts:
             best, hi = cand, mid
         else:
@@ -288,13 +296,14 @@ def _single_kind(g: _Graph, devices: Sequence[PartDevice]) -> list[tuple[list[in
         return []
     idx = list(range(len(devices)))
     memory = [d.memory_bytes for d in devices]
+    roomy = by_room(devices, devices[0].kind)  # most free memory first
     c = _Costs(g, devices[0])
     best: tuple[float, Runs, list[int]] | None = None
-    runs = _min_max_cut(c, len(devices), min(memory))
-    if runs is not None:  # a part per device, in the devices' order
-        runs, placed = _refine(c, runs, idx[:len(runs)], idx, memory)
+    runs = _min_max_cut(c, [memory[i] for i in roomy])
+    if runs is not None:  # a part per device, the roomiest first
+        runs, placed = _refine(c, runs, roomy[:len(runs)], idx, memory)
         best = (max(_loads(c, runs, placed).values()), runs, placed)
-    free = _min_max_cut(c, len(devices), sum(memory))  # as if memory were no limit
+    free = _min_max_cut(c, [sum(memory)] * len(devices))  # as if memory were no limit
     bound = max(_loads(c, free, idx[:len(free)]).values()) if free else 0.0
     if len(devices) > 1 and (best is None or best[0] > bound * (1 + FOLD_GAIN)):
         for share, room in itertools.product(FIRST_PASS, FIRST_ROOM):
@@ -306,7 +315,7 @@ def _single_kind(g: _Graph, devices: Sequence[PartDevice]) -> list[tuple[list[in
             if best is None or value < best[0] * (1 - FOLD_GAIN):
                 best = (value, runs, placed)
     if best is None:
-        raise _no_cut(g, devices, min(memory))
+        raise _no_cut(g, devices)
     _, runs, placed = best
     if len(set(memory)) == 1:  # alike devices: numbered by their first part
         order = {d: k for k, d in enumerate(dict.fromkeys(placed))}
@@ -314,17 +323,16 @@ def _single_kind(g: _Graph, devices: Sequence[PartDevice]) -> list[tuple[list[in
     return [(list(range(s, e)), d) for (s, e), d in zip(runs, placed)]
 
 
-def _no_cut(g: _Graph, devices: Sequence[PartDevice], cap: int) -> PartitionError:
-    """Why no cut fits: an op too big for a device, or too little memory in all."""
+def _no_cut(g: _Graph, devices: Sequence[PartDevice]) -> PartitionError:
+    """Why no cut fits: an op too big for every device, or too little memory in all."""
+    kind = devices[0].kind
+    cap = max(d.memory_bytes for d in devices)
     for i, op in enumerate(g.steps):
         grow = _Growing(g, i)
         nbytes, _ = grow.try_add(i, 0.0)
         if nbytes > cap:
-            return PartitionError(f"{op_label(op)} alone needs {fmt_bytes(nbytes)} (its "
-                                  f"weights, inputs and results); the smallest "
-                                  f"'{devices[0].kind}' device has {fmt_bytes(cap)}")
-    return PartitionError(f"the model does not fit {len(devices)} '{devices[0].kind}' "
-                          f"devices of {fmt_bytes(cap)}: add devices or memory")
+            return op_too_big(op, nbytes, devices, kind)
+    return no_room(devices, kind)
 
 
 def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan:

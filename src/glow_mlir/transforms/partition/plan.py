@@ -9,7 +9,8 @@ reads it). Four ways to cut them (Glow's four):
   the order the devices are given, that runs it (`PartDevice.runs`, the backend's
   isOpSupported); consecutive ops of one kind form a part;
 - **memory-based** (`memoryUsageBasedPartition`): a part grows until the next op would
-  make it exceed its devices' memory; the fewest parts that fit;
+  make it exceed the memory of the device it goes to (the devices with the most free
+  memory first, `by_room`); the fewest parts that fit;
 - **load-balanced** (`loadBalancedPartition`): as many parts as devices, cut where the
   largest part's roofline cost (`PartDevice.cost`) is smallest (a binary search on that
   cost, each candidate cut greedily, memory still respected);
@@ -323,6 +324,35 @@ def _of_kind(devices: Sequence[PartDevice], kind: str) -> list[int]:
     return [i for i, d in enumerate(devices) if d.kind == kind]
 
 
+def by_room(devices: Sequence[PartDevice], kind: str) -> list[int]:
+    """The kind's devices in the order the strategies fill them: most free memory first,
+    ties in the given order (the host's: emptiest first). A model that fits one device
+    whole goes there as one part, and a full device is taken last, not the measure of all."""
+    return sorted(_of_kind(devices, kind), key=lambda i: -devices[i].memory_bytes)
+
+
+def kind_word(devices: Sequence[PartDevice], kind: str) -> str:
+    """`'accel' ` when the devices are of several kinds, else nothing: one kind's name
+    may not be what the user chose (`--backend interpreter` runs on 'cpu' devices)."""
+    return f"'{kind}' " if len(_kinds(devices)) > 1 else ""
+
+
+def op_too_big(op: Operation, nbytes: int, devices: Sequence[PartDevice], kind: str
+               ) -> PartitionError:
+    most = max(devices[i].memory_bytes for i in _of_kind(devices, kind))
+    return PartitionError(f"{op_label(op)} alone needs {fmt_bytes(nbytes)} (its weights, "
+                          f"inputs and results); the largest {kind_word(devices, kind)}"
+                          f"device has {most:,} bytes free ({most / 2**20:.1f} MiB)")
+
+
+def no_room(devices: Sequence[PartDevice], kind: str) -> PartitionError:
+    idx = by_room(devices, kind)
+    free = ", ".join(f"{devices[i].memory_bytes:,}" for i in idx)
+    many = "s" if len(idx) > 1 else ""
+    return PartitionError(f"the model does not fit {len(idx)} {kind_word(devices, kind)}"
+                          f"device{many} with {free} bytes free: add devices or memory")
+
+
 def _labels(g: _Graph, devices: Sequence[PartDevice]) -> list[str]:
     """Each step's device kind: the first kind (in device order) whose device runs it."""
     firsts = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
@@ -346,10 +376,15 @@ def _labels(g: _Graph, devices: Sequence[PartDevice]) -> list[str]:
 def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
          max_cost: float | None) -> list[tuple[int, int, str]]:
     """Contiguous runs (start, end exclusive, kind): a new run where the kind changes, or
-    where the next step would exceed the kind's smallest device memory or `max_cost` (before
-    the glued run that step is in, unless that run alone fills the part)."""
-    capacity = {k: min(devices[i].memory_bytes for i in _of_kind(devices, k))
-                for k in _kinds(devices)}
+    where the next step would exceed the free memory of the device the run goes to (the
+    kind's devices `by_room`, in turn) or `max_cost` (before the glued run that step is
+    in, unless that run alone fills the part)."""
+    rooms = {k: [devices[i].memory_bytes for i in by_room(devices, k)] for k in _kinds(devices)}
+    taken = {k: 0 for k in rooms}  # runs of each kind begun
+
+    def room(kind: str) -> int:  # of the device the kind's latest run goes to
+        return rooms[kind][(taken[kind] - 1) % len(rooms[kind])]
+
     rep = {k: devices[_of_kind(devices, k)[0]] for k in _kinds(devices)}
     runs: list[tuple[int, int, str]] = []
     start = 0
@@ -360,7 +395,7 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
         c = rep[kind].cost(op)
         if grow is not None and labels[start] == kind:
             nbytes, cost = grow.try_add(i, c)
-            if nbytes <= capacity[kind] and (max_cost is None or cost <= max_cost):
+            if nbytes <= room(kind) and (max_cost is None or cost <= max_cost):
                 grow.commit(c)
                 i += 1
                 continue
@@ -370,6 +405,7 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
             if u > start and u < i:
                 runs.append((start, u, kind))
                 start, grow = u, _Growing(g, u)
+                taken[kind] += 1
                 for k in range(u, i):  # then step i again, on the new run
                     grow.try_add(k, rep[kind].cost(g.steps[k]))
                     grow.commit(rep[kind].cost(g.steps[k]))
@@ -377,11 +413,12 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
         if grow is not None:
             runs.append((start, i, labels[start]))
         start, grow = i, _Growing(g, i)
+        taken[kind] += 1
         nbytes, _ = grow.try_add(i, c)
-        if nbytes > capacity[kind]:
-            raise PartitionError(f"{op_label(op)} alone needs {fmt_bytes(nbytes)} (its "
-                                 f"weights, inputs and results); the smallest '{kind}' device "
-                                 f"has {fmt_bytes(capacity[kind])}")
+        if nbytes > max(rooms[kind]):
+            raise op_too_big(op, nbytes, devices, kind)
+        if nbytes > room(kind):
+            raise no_room(devices, kind)
         grow.commit(c)
         i += 1
     if grow is not None:
@@ -390,11 +427,11 @@ def _cut(g: _Graph, devices: Sequence[PartDevice], labels: Sequence[str],
 
 
 def _place(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice]) -> list[int] | None:
-    """A device per run: the kind's devices in order, one run each; None when a kind has
+    """A device per run: the kind's devices `by_room`, one run each; None when a kind has
     more runs than devices."""
     placed, used = [], {k: 0 for k in _kinds(devices)}
     for _, _, kind in runs:
-        idx = _of_kind(devices, kind)
+        idx = by_room(devices, kind)
         if used[kind] >= len(idx):
             return None
         placed.append(idx[used[kind]])
@@ -404,10 +441,10 @@ def _place(runs: Sequence[tuple[int, int, str]], devices: Sequence[PartDevice]) 
 
 def _place_shared(runs: Sequence[tuple[int, int, str]],
                   devices: Sequence[PartDevice]) -> list[int]:
-    """A device per run: the kind's devices in turn, several runs each."""
+    """A device per run: the kind's devices `by_room` in turn, several runs each."""
     placed, used = [], {k: 0 for k in _kinds(devices)}
     for _, _, kind in runs:
-        idx = _of_kind(devices, kind)
+        idx = by_room(devices, kind)
         placed.append(idx[used[kind] % len(idx)])
         used[kind] += 1
     return placed
@@ -419,11 +456,11 @@ def _too_few_devices(runs: Sequence[tuple[int, int, str]], devices: Sequence[Par
     for _, _, k in runs:
         counts[k] = counts.get(k, 0) + 1
     kind = next(k for k, n in counts.items() if n > len(_of_kind(devices, k)))
-    have = _of_kind(devices, kind)
+    have = by_room(devices, kind)
+    free = ", ".join(f"{devices[i].memory_bytes:,}" for i in have)
     return PartitionError(
-        f"the model needs {counts[kind]} '{kind}' devices of "
-        f"{fmt_bytes(min(devices[i].memory_bytes for i in have))} (its parts by memory); "
-        f"there are {len(have)}: add devices or memory")
+        f"the model needs {counts[kind]} {kind_word(devices, kind)}devices (its parts by "
+        f"memory); there are {len(have)}, with {free} bytes free: add devices or memory")
 
 
 # ---------------------------------------------------------------------- the strategies
