@@ -179,6 +179,51 @@ def test_a_device_killed_after_a_part_is_restored_for_the_next_requests(local_ra
         host.stop()
 
 
+def test_a_load_that_meets_a_restarted_actor_ships_its_old_networks_too(local_ray):
+    """The actor of device 1 is killed between requests; the next call to it is a load
+    (another network): the restarted actor gets 'n#1' back then, so 'n' runs at once."""
+    from glow_mlir.runtime.device_manager import NetworkNotFound
+
+    x = {"image": rand(1, 3, 32, 32, seed=14)}
+    host = HostManager(interp(2), backend="ray", max_restarts=3, restart_timeout_s=60)
+    try:
+        host.add_network("n", str(CNN), partition={"relu1": 0, "relu3": 1})
+        want = host.run("n", x)
+        manager = host.managers[1]
+        os.kill(ray.get(manager.actor.pid.remote(), timeout=60), signal.SIGKILL)
+        time.sleep(1)
+        host.add_network("c", str(CNN), partition={"relu1": 1})
+        assert manager.restores == 1
+        assert all(np.array_equal(w, g) for w, g in zip(want, host.run("n", x)))
+        with pytest.raises(NetworkNotFound, match="device 1 holds no network 'zzz'"):
+            manager.evict_network("zzz")
+    finally:
+        host.stop()
+
+
+def test_a_dead_actor_is_device_lost_not_rays_error(local_ray):
+    """max_restarts=0: the kill is final; loads and runs say so in one line."""
+    x = {"image": rand(1, 3, 32, 32, seed=15)}
+    host = HostManager(interp(2), backend="ray", max_restarts=0, restart_timeout_s=60)
+    try:
+        host.add_network("n", str(CNN), partition={"relu1": 0, "relu3": 1})
+        host.run("n", x)
+        manager = host.managers[1]
+        os.kill(ray.get(manager.actor.pid.remote(), timeout=60), signal.SIGKILL)
+        time.sleep(1)
+        with pytest.raises(DeviceLost) as err:
+            host.run("n", x)
+        assert "is not restarted (max_restarts=0)" in str(err.value) or \
+            "could not be restarted" in str(err.value)
+        assert "Ray restarts it" not in str(err.value)
+        with pytest.raises(DeviceLost, match=r"device 1 .* to load 'c#0'") as err:
+            host.add_network("c", str(CNN), partition={"relu1": 1})
+        assert "\n" not in str(err.value)
+        assert "c" not in host.networks()
+    finally:
+        host.stop()
+
+
 def test_a_reship_of_a_network_the_actor_holds_is_a_no_op():
     from glow_mlir.ir.errors import UserError
     from glow_mlir.runtime.partitioned import optimized_graph
