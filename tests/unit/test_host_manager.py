@@ -389,3 +389,19 @@ def test_a_part_the_host_placed_is_not_evicted_behind_its_back(host):
     assert host.run("cnn", x)[0].shape == (1, 10)  # still there
     host.remove_network("cnn")  # the host's own eviction
     assert all(m.networks() == [] for m in host.managers)
+
+
+def test_a_stopped_host_refuses_networks_and_requests_at_once():
+    x = {"image": rand(1, 3, 32, 32)}
+    with HostManager(interp(1)) as h:
+        h.add_network("a", str(CNN))
+        h.run("a", x)
+    stopped = "the host is stopped"
+    with pytest.raises(HostError, match=stopped):
+        h.run("a", x)
+    with pytest.raises(HostError, match=stopped):  # raised, not a future holding it
+        h.run_network("a", x)
+    with pytest.raises(HostError, match=stopped):
+        h.add_network("b", str(CNN))
+    assert h.networks() == ["a"]
+    h.stop()  # twice is no error

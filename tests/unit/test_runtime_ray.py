@@ -22,6 +22,7 @@ ray = pytest.importorskip("ray", reason="the runtime's Ray backend needs the 'ra
                                         "(pip install 'glow-mlir[ray]')")
 
 from glow_mlir.runtime import Device, HostManager  # noqa: E402
+from glow_mlir.runtime.host_manager import HostError  # noqa: E402
 from glow_mlir.runtime.ray_devices import DeviceLost  # noqa: E402
 
 CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
@@ -222,6 +223,10 @@ def test_a_dead_actor_is_device_lost_not_rays_error(local_ray):
         assert "c" not in host.networks()
     finally:
         host.stop()
+    with pytest.raises(HostError, match="the host is stopped"):
+        host.run("n", x)
+    with pytest.raises(HostError, match="the host is stopped"):
+        host.add_network("d", str(CNN))
 
 
 def test_a_reship_of_a_network_the_actor_holds_is_a_no_op():

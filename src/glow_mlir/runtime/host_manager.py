@@ -218,6 +218,7 @@ class HostManager:
         self._seq = itertools.count()
         self._active = 0
         self._held = 0
+        self._stopped = False
         self.started: list[int] = []
         """The `seq` of each request in the order it started (for tests and tools)."""
 
@@ -230,6 +231,7 @@ class HostManager:
         from glow_mlir.runtime.partitioned import optimized_graph, plan
         from glow_mlir.transforms.partition import split
 
+        self._check_running()
         check_name(name, "a network's name")
         partition = _check_partition(partition)
         with self._lock:
@@ -372,6 +374,7 @@ class HostManager:
             raise HostError(f"priority must be a whole number, got {priority!r}")
         priority = int(priority)
         _check_callback(callback)
+        self._check_running()
         with self._lock:
             network = self._network(name)
         arrays = _check_inputs(network, inputs)
@@ -460,9 +463,20 @@ class HostManager:
             self._start(nxt)
 
     def stop(self) -> None:
-        """Stop the device workers (after what they were given); Ray actors are killed."""
+        """Stop the device workers (after what they were given); Ray actors are killed.
+        A stopped host refuses new networks and requests."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
         for m in self.managers:
             m.stop()
+
+    def _check_running(self) -> None:
+        """Refused at once (not a future holding the error, nor a lost device's)."""
+        if self._stopped:
+            raise HostError("the host is stopped (stop() was called or its with-block "
+                            "ended): make a new HostManager")
 
     def __enter__(self) -> HostManager:
         return self
