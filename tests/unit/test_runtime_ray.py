@@ -265,3 +265,18 @@ def test_ray_options_are_checked_before_ray_is_touched(monkeypatch, options, mes
     with pytest.raises(UserError, match=re.escape(message)) as err:
         HostManager(interp(1), backend="ray", **options)
     assert "\n" not in str(err.value)
+
+
+def test_a_ray_client_address_without_ray_client_says_what_to_install(monkeypatch):
+    from glow_mlir.runtime import ray_devices
+
+    def init(address=None):
+        raise ValueError("Ray Client requires pip package `ray[client]`. If you installed "
+                         "the minimal Ray (e.g. `pip install ray`), please reinstall by "
+                         "executing `pip install ray[client]`.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    with pytest.raises(ray_devices.RayMissing, match=r"pip install 'ray\[client\]'") as err:
+        HostManager(interp(1), backend="ray", address="ray://head:10001")
+    assert "\n" not in str(err.value) and "address 'ray://head:10001'" in str(err.value)

@@ -358,7 +358,15 @@ def ray_device_managers(devices: Sequence[Device], address: str | None = None,
     _check_options(address, num_cpus_per_device, resources, max_restarts, restart_timeout_s)
     ray = _ray()
     if not ray.is_initialized():
-        ray.init(address=address)
+        try:
+            ray.init(address=address)
+        except ValueError as err:
+            if "ray[client]" not in str(err):
+                raise
+            # a ray:// address needs Ray Client's packages, which glow-mlir[ray] does not
+            # pull in (Ray's message is three sentences)
+            raise RayMissing(f"address {address!r}: a ray:// address needs Ray Client: "
+                             f"pip install 'ray[client]'") from None
     # a part in flight when its actor dies is not retried by Ray (max_task_retries=0): the
     # host reports it lost, and requests after it run on the restarted actor
     remote = ray.remote(DeviceActor).options(num_cpus=float(num_cpus_per_device),
