@@ -233,6 +233,8 @@ class HostManager:
 
         self._check_running()
         check_name(name, "a network's name")
+        if not isinstance(replicate, (bool, np.bool_)):
+            raise HostError(f"replicate must be True or False, got {replicate!r}")
         partition = _check_partition(partition)
         with self._lock:
             if name in self._networks:
@@ -458,7 +460,8 @@ class HostManager:
                 req.callback(outputs, error)
             except Exception as err:  # noqa: BLE001 - a caller's bug must not stop the runtime
                 _log.error("the callback of request %d for network '%s' raised %s: %s",
-                           req.seq, req.network.name, type(err).__name__, err)
+                           req.seq, req.network.name, type(err).__name__,
+                           " ".join(str(err).split("\n")))  # one line in the log
         for nxt in startable:
             self._start(nxt)
 

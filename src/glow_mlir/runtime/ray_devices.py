@@ -233,7 +233,7 @@ class RayDeviceManager:
                 out.set_result(f.result())
             elif isinstance(err, ray.exceptions.RayActorError) or self._restarted(err, name):
                 self._lost = True
-                lost = DeviceLost(f"device {self.index} ({self.device.describe()}) was lost "
+                lost = DeviceLost(f"{self.device.label(self.index)} was lost "
                                   f"while running '{name}': its actor died; {self._after()}")
                 lost.__cause__ = err
                 out.set_exception(lost)
@@ -291,7 +291,7 @@ class RayDeviceManager:
             self.restores += 1
 
     def _gone(self, name: str, why: str, doing: str = "run") -> DeviceLost:
-        return DeviceLost(f"device {self.index} ({self.device.describe()}) is lost: its "
+        return DeviceLost(f"{self.device.label(self.index)} is lost: its "
                           f"actor could not be restarted to {doing} '{name}' ({why})")
 
     def started(self) -> int:
