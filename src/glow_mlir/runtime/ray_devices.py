@@ -177,6 +177,7 @@ class RayDeviceManager:
         ray = _ray()
         until = deadline if deadline is not None else (time.monotonic()
                                                        + self.restart_timeout_s)
+        died = 0
         while True:
             try:
                 timeout = None if deadline is None else max(0.1, deadline - time.monotonic())
@@ -186,7 +187,12 @@ class RayDeviceManager:
                     raise self._gone(name, "timed out", "load") from None
                 time.sleep(0.1)
             except ray.exceptions.RayActorError as err:
-                raise self._gone(name, type(err).__name__, "load") from None
+                # a call sent just as the process died fails before Ray restarts it: tried
+                # again twice (a load is idempotent); an actor dead for good stays so
+                died += 1
+                if self.max_restarts == 0 or died > 2 or time.monotonic() > until:
+                    raise self._gone(name, type(err).__name__, "load") from None
+                time.sleep(0.5)
             except ray.exceptions.GetTimeoutError:
                 raise self._gone(name, "timed out", "load") from None
             except ray.exceptions.RayTaskError as err:
