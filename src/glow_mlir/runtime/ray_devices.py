@@ -297,6 +297,10 @@ class RayDeviceManager:
             self.restores += 1
 
     def _gone(self, name: str, why: str, doing: str = "run") -> DeviceLost:
+        if self.max_restarts == 0:
+            return DeviceLost(f"{self.device.label(self.index)} is lost: its actor died and "
+                              f"is not restarted (max_restarts=0), so it cannot {doing} "
+                              f"'{name}'")
         return DeviceLost(f"{self.device.label(self.index)} is lost: its "
                           f"actor could not be restarted to {doing} '{name}' ({why})")
 
