@@ -216,7 +216,9 @@ def test_a_dead_actor_is_device_lost_not_rays_error(local_ray):
             host.run("n", x)
         assert "is not restarted (max_restarts=0)" in str(err.value)
         assert "Ray restarts it" not in str(err.value)
-        with pytest.raises(DeviceLost, match=r"device 1 .* is not restarted \(max_restarts=0\), so it cannot load 'c#0'") as err:
+        with pytest.raises(DeviceLost, match=r"device 1 .* is not restarted "
+                                             r"\(max_restarts=0\), so it cannot load 'c#0'"
+                           ) as err:
             host.add_network("c", str(CNN), partition={"relu1": 1})
         assert "\n" not in str(err.value)
         assert "c" not in host.networks()

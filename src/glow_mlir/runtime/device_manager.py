@@ -145,8 +145,9 @@ class DeviceManager:
                             f"(glow_mlir.compile(...)), got {type(model).__name__}")
         runs = KINDS[self.device.kind]
         if model.backend not in runs:
+            kind = self.device.kind
             raise UserError(f"device {self.index}: network '{name}' is compiled for backend "
-                            f"'{model.backend}'; {article(self.device.kind)} '{self.device.kind}' device runs "
+                            f"'{model.backend}'; {article(kind)} '{kind}' device runs "
                             f"{' or '.join(runs)}")
         held = network_footprint(model)
         with self._lock:

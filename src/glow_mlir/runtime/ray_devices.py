@@ -15,9 +15,9 @@ process with no networks), and the host's side ships its networks to it again be
 the next call, waiting at most `restart_timeout_s`; once the restarts are used up, every
 call fails with `DeviceLost`. Each actor process has an incarnation id, which every
 `load` returns: a load that meets a restarted actor ships the old networks again too,
-so a restart noticed by a load (not by a failed run) loses no network. The actor is threaded (three threads) so it can answer
-`started()` while a part runs; its parts still run one at a time, under a lock, as a
-device's do.
+so a restart noticed by a load (not by a failed run) loses no network. The actor is
+threaded (three threads) so it can answer `started()` while a part runs; its parts still
+run one at a time, under a lock, as a device's do.
 
 `ray.init` is called when Ray is not yet initialized: with `address=` (or the
 `RAY_ADDRESS` variable) it joins that cluster, else it starts a local one. Actors ask for
@@ -62,11 +62,10 @@ class DeviceActor:
 
     def __init__(self, device: Device, index: int):
         import threading
+        import uuid
 
         import glow_mlir.backends  # noqa: F401 - the graph passes' backend lookup
         from glow_mlir.runtime.device_manager import DeviceManager
-
-        import uuid
 
         self.manager = DeviceManager(device, index)
         self.incarnation = uuid.uuid4().hex
@@ -282,7 +281,6 @@ class RayDeviceManager:
         """Ship every network again to the restarted actor (once, whoever asks first);
         after a timeout the device stays lost and the next call tries again (the actor's
         `load` of a network it already holds is a no-op)."""
-        ray = _ray()
         with self._restore:
             if not self._lost:
                 return
