@@ -389,3 +389,63 @@ def test_a_part_the_host_placed_is_not_evicted_behind_its_back(host):
     assert host.run("cnn", x)[0].shape == (1, 10)  # still there
     host.remove_network("cnn")  # the host's own eviction
     assert all(m.networks() == [] for m in host.managers)
+
+
+def test_a_stopped_host_refuses_networks_and_requests_at_once():
+    x = {"image": rand(1, 3, 32, 32)}
+    with HostManager(interp(1)) as h:
+        h.add_network("a", str(CNN))
+        h.run("a", x)
+    stopped = "the host is stopped"
+    with pytest.raises(HostError, match=stopped):
+        h.run("a", x)
+    with pytest.raises(HostError, match=stopped):  # raised, not a future holding it
+        h.run_network("a", x)
+    with pytest.raises(HostError, match=stopped):
+        h.add_network("b", str(CNN))
+    assert h.networks() == ["a"]
+    h.stop()  # twice is no error
+
+
+def test_a_callback_error_with_newlines_is_logged_in_one_line(host, caplog):
+    def broken(outputs, error):
+        raise ValueError("line one\nline two")
+
+    with caplog.at_level("ERROR", logger="glow_mlir.runtime"):
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}, callback=broken).result()
+        host.run_network("cnn", {"image": rand(1, 3, 32, 32)}).result()  # after the callback
+    [record] = caplog.records
+    assert "\n" not in record.getMessage() and "line one line two" in record.getMessage()
+
+
+def test_wrong_arguments_are_one_line_user_errors(host):
+    shapes = "input_shapes must be a dict of name -> shape"
+    with pytest.raises(UserError, match=shapes):
+        host.add_network("s", str(CNN), input_shapes="abc")
+    with pytest.raises(UserError, match=shapes):
+        glow_mlir.compile(str(CNN), input_shapes="abc", cache=False)
+    for bad in ("yes", 2, None):
+        with pytest.raises(HostError, match=f"replicate must be True or False, got "
+                                            f"{re.escape(repr(bad))}"):
+            host.add_network("r", str(CNN), replicate=bad)
+    for bad in (" ", "\t\n"):
+        with pytest.raises(UserError, match="a network's name must be a non-empty string "
+                                            r"\(not only spaces\)"):
+            host.add_network(bad, str(CNN))
+    with pytest.raises(UserError, match="DeviceManager takes a Device .*got int 5"):
+        DeviceManager(5)
+    with pytest.raises(UserError, match="index must be a whole number >= 0, got -1"):
+        DeviceManager(Device(kind="cpu"), -1)
+    with pytest.raises(DeviceError, match="an 'accel' device runs backend accel"):
+        Device(kind="accel", backend="cpu")
+    assert host.networks() == ["cnn"]
+
+
+def test_a_device_memory_message_has_one_pair_of_brackets_for_the_device(reference):
+    dm = DeviceManager(Device(kind="cpu", backend="interpreter", memory_bytes=1024), 3)
+    try:
+        with pytest.raises(DeviceMemoryError) as err:
+            dm.add_network("big", reference)
+        assert "on device 3 (cpu, backend interpreter, 0.0 MiB) (constants" in str(err.value)
+    finally:
+        dm.stop()

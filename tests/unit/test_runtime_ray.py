@@ -22,6 +22,7 @@ ray = pytest.importorskip("ray", reason="the runtime's Ray backend needs the 'ra
                                         "(pip install 'glow-mlir[ray]')")
 
 from glow_mlir.runtime import Device, HostManager  # noqa: E402
+from glow_mlir.runtime.host_manager import HostError  # noqa: E402
 from glow_mlir.runtime.ray_devices import DeviceLost  # noqa: E402
 
 CNN = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.onnx"
@@ -179,6 +180,56 @@ def test_a_device_killed_after_a_part_is_restored_for_the_next_requests(local_ra
         host.stop()
 
 
+def test_a_load_that_meets_a_restarted_actor_ships_its_old_networks_too(local_ray):
+    """The actor of device 1 is killed between requests; the next call to it is a load
+    (another network): the restarted actor gets 'n#1' back then, so 'n' runs at once."""
+    from glow_mlir.runtime.device_manager import NetworkNotFound
+
+    x = {"image": rand(1, 3, 32, 32, seed=14)}
+    host = HostManager(interp(2), backend="ray", max_restarts=3, restart_timeout_s=60)
+    try:
+        host.add_network("n", str(CNN), partition={"relu1": 0, "relu3": 1})
+        want = host.run("n", x)
+        manager = host.managers[1]
+        os.kill(ray.get(manager.actor.pid.remote(), timeout=60), signal.SIGKILL)
+        time.sleep(1)
+        host.add_network("c", str(CNN), partition={"relu1": 1})
+        assert manager.restores == 1
+        assert all(np.array_equal(w, g) for w, g in zip(want, host.run("n", x)))
+        with pytest.raises(NetworkNotFound, match="device 1 holds no network 'zzz'"):
+            manager.evict_network("zzz")
+    finally:
+        host.stop()
+
+
+def test_a_dead_actor_is_device_lost_not_rays_error(local_ray):
+    """max_restarts=0: the kill is final; loads and runs say so in one line."""
+    x = {"image": rand(1, 3, 32, 32, seed=15)}
+    host = HostManager(interp(2), backend="ray", max_restarts=0, restart_timeout_s=60)
+    try:
+        host.add_network("n", str(CNN), partition={"relu1": 0, "relu3": 1})
+        host.run("n", x)
+        manager = host.managers[1]
+        os.kill(ray.get(manager.actor.pid.remote(), timeout=60), signal.SIGKILL)
+        time.sleep(1)
+        with pytest.raises(DeviceLost) as err:
+            host.run("n", x)
+        assert "is not restarted (max_restarts=0)" in str(err.value)
+        assert "Ray restarts it" not in str(err.value)
+        with pytest.raises(DeviceLost, match=r"device 1 .* is not restarted "
+                                             r"\(max_restarts=0\), so it cannot load 'c#0'"
+                           ) as err:
+            host.add_network("c", str(CNN), partition={"relu1": 1})
+        assert "\n" not in str(err.value)
+        assert "c" not in host.networks()
+    finally:
+        host.stop()
+    with pytest.raises(HostError, match="the host is stopped"):
+        host.run("n", x)
+    with pytest.raises(HostError, match="the host is stopped"):
+        host.add_network("d", str(CNN))
+
+
 def test_a_reship_of_a_network_the_actor_holds_is_a_no_op():
     from glow_mlir.ir.errors import UserError
     from glow_mlir.runtime.partitioned import optimized_graph
@@ -215,3 +266,18 @@ def test_ray_options_are_checked_before_ray_is_touched(monkeypatch, options, mes
     with pytest.raises(UserError, match=re.escape(message)) as err:
         HostManager(interp(1), backend="ray", **options)
     assert "\n" not in str(err.value)
+
+
+def test_a_ray_client_address_without_ray_client_says_what_to_install(monkeypatch):
+    from glow_mlir.runtime import ray_devices
+
+    def init(address=None):
+        raise ValueError("Ray Client requires pip package `ray[client]`. If you installed "
+                         "the minimal Ray (e.g. `pip install ray`), please reinstall by "
+                         "executing `pip install ray[client]`.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    with pytest.raises(ray_devices.RayMissing, match=r"pip install 'ray\[client\]'") as err:
+        HostManager(interp(1), backend="ray", address="ray://head:10001")
+    assert "\n" not in str(err.value) and "address 'ray://head:10001'" in str(err.value)

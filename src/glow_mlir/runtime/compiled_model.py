@@ -412,6 +412,9 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
 
     from glow_mlir.runtime.ir_models import is_mlir_path, load_mlir, runnable_function
 
+    if input_shapes is not None and not isinstance(input_shapes, Mapping):
+        raise UserError(f"input_shapes must be a dict of name -> shape (or dimension name "
+                        f"-> size), got {type(input_shapes).__name__} {input_shapes!r}")
     with progress_hooks.stage("import"):
         if is_caffe2_model(model):
             from glow_mlir.frontends.caffe2 import import_caffe2

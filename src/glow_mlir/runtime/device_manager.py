@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.devices import Device
+from glow_mlir.runtime.devices import Device, article
 from glow_mlir.transforms.partition.plan import device_footprint
 
 if TYPE_CHECKING:
@@ -50,9 +50,10 @@ class NetworkNotFound(UserError, KeyError):
 
 
 def check_name(name: object, what: str) -> None:
-    """Network names are non-empty strings (they key dicts and name parts `name#i`)."""
-    if not isinstance(name, str) or not name:
-        raise UserError(f"{what} must be a non-empty string, got {name!r}")
+    """Network names are non-empty strings, not only spaces (they key dicts, name parts
+    `name#i` and are printed in messages)."""
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"{what} must be a non-empty string (not only spaces), got {name!r}")
 
 
 def network_bytes(model: CompiledModel) -> int:
@@ -100,6 +101,12 @@ class DeviceManager:
     """One device (module docstring); `index` is its place in the host's device list."""
 
     def __init__(self, device: Device, index: int = 0):
+        if not isinstance(device, Device):
+            raise UserError(f"DeviceManager takes a Device (glow_mlir.runtime.Device(...)), "
+                            f"got {type(device).__name__} {device!r}")
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+            raise UserError(f"DeviceManager: index must be a whole number >= 0, got "
+                            f"{index!r}")
         self.device = device
         self.index = index
         self._networks: dict[str, tuple[CompiledModel, tuple[int, int]]] = {}
@@ -138,8 +145,9 @@ class DeviceManager:
                             f"(glow_mlir.compile(...)), got {type(model).__name__}")
         runs = KINDS[self.device.kind]
         if model.backend not in runs:
+            kind = self.device.kind
             raise UserError(f"device {self.index}: network '{name}' is compiled for backend "
-                            f"'{model.backend}'; a '{self.device.kind}' device runs "
+                            f"'{model.backend}'; {article(kind)} '{kind}' device runs "
                             f"{' or '.join(runs)}")
         held = network_footprint(model)
         with self._lock:
@@ -150,8 +158,8 @@ class DeviceManager:
             free = self.device.memory_bytes - used
             if need > free:
                 raise DeviceMemoryError(
-                    f"network '{name}' needs {need:,} more bytes on device {self.index} "
-                    f"({self.device.describe()}: constants {held[0]:,}, run area "
+                    f"network '{name}' needs {need:,} more bytes on "
+                    f"{self.device.label(self.index)} (constants {held[0]:,}, run area "
                     f"{held[1]:,} shared with its other networks); {free:,} of its "
                     f"{self.device.memory_bytes:,} bytes are free", need, free, self.index)
             self._networks[name] = (model, held)

@@ -45,6 +45,11 @@ def _positive(name: str, value: object, kind: type = int) -> None:
         raise DeviceError(f"Device {name} must be {what}, got {value!r}")
 
 
+
+def article(word: str) -> str:
+    """'a' or 'an' before `word` (as messages name device kinds: an 'accel' device)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
 @dataclass(frozen=True)
 class Device:
     """One device: its kind, memory, and the roofline rates (module docstring)."""
@@ -68,7 +73,7 @@ class Device:
             raise DeviceError(f"Device kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         backend = self.backend or KINDS[self.kind][0]
         if backend not in KINDS[self.kind]:
-            raise DeviceError(f"a '{self.kind}' device runs backend "
+            raise DeviceError(f"{article(self.kind)} '{self.kind}' device runs backend "
                               f"{' or '.join(KINDS[self.kind])}, not {backend!r}")
         object.__setattr__(self, "backend", backend)
         _positive("memory_bytes", self.memory_bytes)
@@ -89,6 +94,11 @@ class Device:
     @property
     def backend_options(self) -> dict[str, object]:
         return {"scratchpad_kib": self.scratchpad_kib} if self.backend == "accel" else {}
+
+    def label(self, index: int) -> str:
+        """`device I (kind, backend B, M MiB)`: one pair of brackets in a message."""
+        return (f"device {index} ({self.kind}, backend {self.backend}, "
+                f"{self.memory_bytes / 2**20:.1f} MiB)")
 
     def describe(self) -> str:
         mib = self.memory_bytes / 2**20

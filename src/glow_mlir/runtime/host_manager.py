@@ -218,6 +218,7 @@ class HostManager:
         self._seq = itertools.count()
         self._active = 0
         self._held = 0
+        self._stopped = False
         self.started: list[int] = []
         """The `seq` of each request in the order it started (for tests and tools)."""
 
@@ -230,7 +231,10 @@ class HostManager:
         from glow_mlir.runtime.partitioned import optimized_graph, plan
         from glow_mlir.transforms.partition import split
 
+        self._check_running()
         check_name(name, "a network's name")
+        if not isinstance(replicate, (bool, np.bool_)):
+            raise HostError(f"replicate must be True or False, got {replicate!r}")
         partition = _check_partition(partition)
         with self._lock:
             if name in self._networks:
@@ -372,6 +376,7 @@ class HostManager:
             raise HostError(f"priority must be a whole number, got {priority!r}")
         priority = int(priority)
         _check_callback(callback)
+        self._check_running()
         with self._lock:
             network = self._network(name)
         arrays = _check_inputs(network, inputs)
@@ -455,14 +460,26 @@ class HostManager:
                 req.callback(outputs, error)
             except Exception as err:  # noqa: BLE001 - a caller's bug must not stop the runtime
                 _log.error("the callback of request %d for network '%s' raised %s: %s",
-                           req.seq, req.network.name, type(err).__name__, err)
+                           req.seq, req.network.name, type(err).__name__,
+                           " ".join(str(err).split("\n")))  # one line in the log
         for nxt in startable:
             self._start(nxt)
 
     def stop(self) -> None:
-        """Stop the device workers (after what they were given); Ray actors are killed."""
+        """Stop the device workers (after what they were given); Ray actors are killed.
+        A stopped host refuses new networks and requests."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
         for m in self.managers:
             m.stop()
+
+    def _check_running(self) -> None:
+        """Refused at once (not a future holding the error, nor a lost device's)."""
+        if self._stopped:
+            raise HostError("the host is stopped (stop() was called or its with-block "
+                            "ended): make a new HostManager")
 
     def __enter__(self) -> HostManager:
         return self

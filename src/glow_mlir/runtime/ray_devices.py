@@ -13,9 +13,11 @@ An actor that dies fails the calls it had with `DeviceLost` (which device, which
 requests on other actors go on). Ray restarts it (`max_restarts`, 3 by default: a fresh
 process with no networks), and the host's side ships its networks to it again before
 the next call, waiting at most `restart_timeout_s`; once the restarts are used up, every
-call fails with `DeviceLost`. The actor is threaded (three threads) so it can answer
-`started()` while a part runs; its parts still run one at a time, under a lock, as a
-device's do.
+call fails with `DeviceLost`. Each actor process has an incarnation id, which every
+`load` returns: a load that meets a restarted actor ships the old networks again too,
+so a restart noticed by a load (not by a failed run) loses no network. The actor is
+threaded (three threads) so it can answer `started()` while a part runs; its parts still
+run one at a time, under a lock, as a device's do.
 
 `ray.init` is called when Ray is not yet initialized: with `address=` (or the
 `RAY_ADDRESS` variable) it joins that cluster, else it starts a local one. Actors ask for
@@ -60,19 +62,23 @@ class DeviceActor:
 
     def __init__(self, device: Device, index: int):
         import threading
+        import uuid
 
         import glow_mlir.backends  # noqa: F401 - the graph passes' backend lookup
         from glow_mlir.runtime.device_manager import DeviceManager
 
         self.manager = DeviceManager(device, index)
+        self.incarnation = uuid.uuid4().hex
+        """This process's id: a restarted actor has a new one."""
         self._running = threading.Lock()
         self._started = 0
         self._texts: dict[str, str] = {}
         """The graph text each network was loaded from (a reship of the same is a no-op)."""
 
-    def load(self, name: str, text: str) -> tuple[dict, dict, tuple[int, int]]:
+    def load(self, name: str, text: str) -> tuple[dict, dict, tuple[int, int], str]:
         """Compile and hold `text` as `name`; idempotent: the host ships a restarted
-        actor's networks again, and a ship whose wait timed out may still have landed."""
+        actor's networks again, and a ship whose wait timed out may still have landed.
+        Returns the part's signature, its bytes and the actor's incarnation."""
         from glow_mlir.dialects.context import make_context
         from glow_mlir.ir.text import parse_module
         from glow_mlir.runtime.device_manager import network_footprint
@@ -80,16 +86,24 @@ class DeviceActor:
         if self._texts.get(name) == text:
             model = self.manager.network(name)
             return (dict(model.input_shapes), {n: str(d) for n, d in model.input_dtypes.items()},
-                    network_footprint(model))
+                    network_footprint(model), self.incarnation)
         module = parse_module(make_context(), text, f"<{name}>")
         part = self.manager.load(name, module)
         assert part.model is not None
         self._texts[name] = text
-        return part.input_shapes, part.input_dtypes, network_footprint(part.model)
+        return (part.input_shapes, part.input_dtypes, network_footprint(part.model),
+                self.incarnation)
 
     def evict(self, name: str) -> None:
-        self.manager.release(name)
+        """Evict `name`; a name this process does not hold (a restarted actor) is no
+        error: it is gone already."""
+        from glow_mlir.runtime.device_manager import NetworkNotFound
+
         self._texts.pop(name, None)
+        try:
+            self.manager.release(name)
+        except NetworkNotFound:
+            pass
 
     def run(self, name: str, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         model = self.manager.network(name)
@@ -114,9 +128,13 @@ class DeviceActor:
 class RayDeviceManager:
     """The host's side of one device actor, with `DeviceManager`'s methods."""
 
-    def __init__(self, actor: Any, device: Device, index: int, restart_timeout_s: float = 120):
+    def __init__(self, actor: Any, device: Device, index: int, restart_timeout_s: float = 120,
+                 max_restarts: int = 3):
         self.actor, self.device, self.index = actor, device, index
         self.restart_timeout_s = restart_timeout_s
+        self.max_restarts = max_restarts
+        self._incarnation: str | None = None
+        """The actor process's id the last load saw (a new one: it was restarted)."""
         self._bytes: dict[str, tuple[int, int]] = {}
         """Each network's (constants, run area) bytes (`network_footprint`)."""
         self._texts: dict[str, str] = {}
@@ -136,38 +154,77 @@ class RayDeviceManager:
         return list(self._bytes)
 
     def load(self, name: str, module: Any, like: LoadedPart | None = None) -> LoadedPart:
-        """Ship the part's graph (weights included) and compile it on the actor."""
+        """Ship the part's graph (weights included) and compile it on the actor; an actor
+        found restarted gets its other networks again first (module docstring)."""
+        text = str(module)
+        shapes, dtypes, held, incarnation = self._ship(name, text, None)
+        if self._incarnation is not None and incarnation != self._incarnation:
+            self._lost = True
+        self._incarnation = incarnation
+        if self._lost:
+            self._restore_networks(name, "load")
+        self._bytes[name] = (int(held[0]), int(held[1]))
+        self._texts[name] = text
+        return LoadedPart(None, shapes, dtypes)
+
+    def _ship(self, name: str, text: str, deadline: float | None) -> tuple:
+        """One `load` call on the actor, waiting while Ray restarts it (until `deadline`,
+        else `restart_timeout_s`); a dead actor is `DeviceLost`, an error of the part
+        (it does not fit, ...) a one-line `UserError`, not Ray's dump."""
         from glow_mlir.runtime.device_manager import DeviceMemoryError
 
         ray = _ray()
-        try:
-            shapes, dtypes, held = ray.get(self.actor.load.remote(name, str(module)))
-        except ray.exceptions.RayTaskError as err:
-            cause = err.as_instanceof_cause()
-            if isinstance(cause, UserError):
-                message = str(cause).splitlines()[-1]
-                if isinstance(cause, DeviceMemoryError):
-                    raise DeviceMemoryError(message, getattr(cause, "needed", 0),
-                                            getattr(cause, "free", 0),
-                                            getattr(cause, "device", -1)) from None
-                raise UserError(message) from None
-            raise
-        self._bytes[name] = (int(held[0]), int(held[1]))
-        self._texts[name] = str(module)
-        return LoadedPart(None, shapes, dtypes)
+        until = deadline if deadline is not None else (time.monotonic()
+                                                       + self.restart_timeout_s)
+        died = 0
+        while True:
+            try:
+                timeout = None if deadline is None else max(0.1, deadline - time.monotonic())
+                return ray.get(self.actor.load.remote(name, text), timeout=timeout)
+            except ray.exceptions.ActorUnavailableError:  # still restarting
+                if time.monotonic() > until:
+                    raise self._gone(name, "timed out", "load") from None
+                time.sleep(0.1)
+            except ray.exceptions.RayActorError as err:
+                # a call sent just as the process died fails before Ray restarts it: tried
+                # again twice (a load is idempotent); an actor dead for good stays so
+                died += 1
+                if self.max_restarts == 0 or died > 2 or time.monotonic() > until:
+                    raise self._gone(name, type(err).__name__, "load") from None
+                time.sleep(0.5)
+            except ray.exceptions.GetTimeoutError:
+                raise self._gone(name, "timed out", "load") from None
+            except ray.exceptions.RayTaskError as err:
+                cause = err.as_instanceof_cause()
+                if isinstance(cause, UserError):
+                    message = str(cause).splitlines()[-1]
+                    if isinstance(cause, DeviceMemoryError):
+                        raise DeviceMemoryError(message, getattr(cause, "needed", 0),
+                                                getattr(cause, "free", 0),
+                                                getattr(cause, "device", -1)) from None
+                    raise UserError(message) from None
+                raise
 
     def evict_network(self, name: str) -> None:
         """Refused: every network on an actor is a part its host placed (as
-        `DeviceManager.evict_network`)."""
+        `DeviceManager.evict_network`); a name it does not hold is `NetworkNotFound`."""
+        from glow_mlir.runtime.device_manager import NetworkNotFound
+
+        if name not in self._texts:
+            raise NetworkNotFound(f"device {self.index} holds no network '{name}'")
         network = name.rpartition("#")[0] or name
         raise UserError(f"device {self.index}: '{name}' is a part a HostManager placed; "
                         f"remove its network with host.remove_network('{network}')")
 
     def release(self, name: str) -> None:
         """Evict `name` from the actor (the host's own eviction)."""
+        ray = _ray()
         self._bytes.pop(name, None)
         self._texts.pop(name, None)
-        _ray().get(self.actor.evict.remote(name))
+        try:
+            ray.get(self.actor.evict.remote(name))
+        except ray.exceptions.RayActorError:  # a dead or restarting actor holds nothing
+            pass
 
     def run_function(self, name: str, inputs: Mapping[str, np.ndarray]
                      ) -> Future[dict[str, np.ndarray]]:
@@ -181,9 +238,8 @@ class RayDeviceManager:
                 out.set_result(f.result())
             elif isinstance(err, ray.exceptions.RayActorError) or self._restarted(err, name):
                 self._lost = True
-                lost = DeviceLost(f"device {self.index} ({self.device.describe()}) was lost "
-                                  f"while running '{name}': its actor died; Ray restarts it "
-                                  f"and its networks are shipped again before its next call")
+                lost = DeviceLost(f"{self.device.label(self.index)} was lost "
+                                  f"while running '{name}': its actor died; {self._after()}")
                 lost.__cause__ = err
                 out.set_exception(lost)
             else:
@@ -216,33 +272,35 @@ class RayDeviceManager:
         return (cause is not None and name in self._texts
                 and isinstance(cause(), NetworkNotFound))
 
-    def _restore_networks(self, name: str) -> None:
+    def _after(self) -> str:
+        if self.max_restarts == 0:
+            return "it is not restarted (max_restarts=0)"
+        return "Ray restarts it and its networks are shipped again before its next call"
+
+    def _restore_networks(self, name: str, doing: str = "run") -> None:
         """Ship every network again to the restarted actor (once, whoever asks first);
         after a timeout the device stays lost and the next call tries again (the actor's
         `load` of a network it already holds is a no-op)."""
-        ray = _ray()
         with self._restore:
             if not self._lost:
                 return
             deadline = time.monotonic() + self.restart_timeout_s
-            for net, text in self._texts.items():
-                while True:
-                    try:
-                        ray.get(self.actor.load.remote(net, text),
-                                timeout=max(0.1, deadline - time.monotonic()))
-                        break
-                    except ray.exceptions.ActorUnavailableError:  # still restarting
-                        if time.monotonic() > deadline:
-                            raise self._gone(name, "timed out") from None
-                        time.sleep(0.1)
-                    except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as err:
-                        raise self._gone(name, type(err).__name__) from err
+            for net, text in list(self._texts.items()):
+                try:
+                    self._incarnation = self._ship(net, text, deadline)[3]
+                except DeviceLost as err:
+                    raise self._gone(name, str(err).rpartition("(")[2].rstrip(")"),
+                                     doing) from None
             self._lost = False
             self.restores += 1
 
-    def _gone(self, name: str, why: str) -> DeviceLost:
-        return DeviceLost(f"device {self.index} ({self.device.describe()}) is lost: its "
-                          f"actor could not be restarted to run '{name}' ({why})")
+    def _gone(self, name: str, why: str, doing: str = "run") -> DeviceLost:
+        if self.max_restarts == 0:
+            return DeviceLost(f"{self.device.label(self.index)} is lost: its actor died and "
+                              f"is not restarted (max_restarts=0), so it cannot {doing} "
+                              f"'{name}'")
+        return DeviceLost(f"{self.device.label(self.index)} is lost: its "
+                          f"actor could not be restarted to {doing} '{name}' ({why})")
 
     def started(self) -> int:
         """Parts the actor's current process has started."""
@@ -308,7 +366,15 @@ def ray_device_managers(devices: Sequence[Device], address: str | None = None,
     _check_options(address, num_cpus_per_device, resources, max_restarts, restart_timeout_s)
     ray = _ray()
     if not ray.is_initialized():
-        ray.init(address=address)
+        try:
+            ray.init(address=address)
+        except ValueError as err:
+            if "ray[client]" not in str(err):
+                raise
+            # a ray:// address needs Ray Client's packages, which glow-mlir[ray] does not
+            # pull in (Ray's message is three sentences)
+            raise RayMissing(f"address {address!r}: a ray:// address needs Ray Client: "
+                             f"pip install 'ray[client]'") from None
     # a part in flight when its actor dies is not retried by Ray (max_task_retries=0): the
     # host reports it lost, and requests after it run on the restarted actor
     remote = ray.remote(DeviceActor).options(num_cpus=float(num_cpus_per_device),
@@ -317,7 +383,7 @@ def ray_device_managers(devices: Sequence[Device], address: str | None = None,
                                              max_restarts=int(max_restarts), max_task_retries=0,
                                              max_concurrency=3)
     actors = [remote.remote(d, i) for i, d in enumerate(devices)]
-    return [RayDeviceManager(a, d, i, float(restart_timeout_s))
+    return [RayDeviceManager(a, d, i, float(restart_timeout_s), int(max_restarts))
             for i, (a, d) in enumerate(zip(actors, devices))]
 
 
