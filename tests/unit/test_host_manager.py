@@ -389,3 +389,34 @@ def test_a_part_the_host_placed_is_not_evicted_behind_its_back(host):
     assert host.run("cnn", x)[0].shape == (1, 10)  # still there
     host.remove_network("cnn")  # the host's own eviction
     assert all(m.networks() == [] for m in host.managers)
+
+
+def cpus(n: int, kib: int) -> list[Device]:
+    return [Device(kind="cpu", memory_bytes=kib << 10) for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_a_model_too_big_for_one_cpu_device_is_split_over_several(n):
+    # the partitioner counted a 3x3 filter's plain bytes; the cpu backend stores Winograd's
+    # U (16/9 as many) instead: one part "fit" 160 KiB, its compiled form needed 167,248
+    # bytes, every device refused it and the host never split it
+    x = {"image": rand(1, 3, 32, 32, seed=5)}
+    with HostManager(cpus(1, 1024)) as one:
+        one.add_network("a", str(CNN))
+        (want,) = one.run("a", x)
+    with HostManager(cpus(n, 160)) as host:
+        net = host.add_network("a", str(CNN))
+        assert len(net.dag.parts) == 2
+        (got,) = host.run("a", x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("model", ["small_cnn", "digits_cnn"])
+def test_the_partitioners_estimate_is_not_below_the_compiled_bytes(model):
+    from glow_mlir import model_zoo
+
+    source = str(CNN) if model == "small_cnn" else model_zoo.digits_cnn(batch=1)
+    with HostManager(cpus(1, 1024)) as host:
+        net = host.add_network("a", source)
+        estimate = net.plan.device_bytes()[0]
+        assert host.managers[0].used_bytes <= estimate, (host.managers[0].used_bytes, estimate)
