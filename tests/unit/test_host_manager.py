@@ -420,3 +420,16 @@ def test_the_partitioners_estimate_is_not_below_the_compiled_bytes(model):
         net = host.add_network("a", source)
         estimate = net.plan.device_bytes()[0]
         assert host.managers[0].used_bytes <= estimate, (host.managers[0].used_bytes, estimate)
+
+
+def test_a_refused_part_is_planned_smaller_on_every_device_of_its_size(monkeypatch):
+    # an estimate below the compiled bytes (the weights counted unpacked, as before the
+    # partitioner asked the cpu backend's forms): the retry shrank only the refusing
+    # device's room, the part moved whole to the next equal device, and all attempts failed
+    from glow_mlir.targets.cpu import packed_weights
+
+    monkeypatch.setattr(packed_weights, "packed_form", lambda op, index: None)
+    with HostManager(cpus(2, 160)) as host:
+        net = host.add_network("a", str(CNN))
+        assert len(net.dag.parts) == 2
+        assert host.run("a", {"image": rand(1, 3, 32, 32)})[0].shape == (1, 10)
