@@ -244,6 +244,7 @@ class HostManager:
         order = sorted(range(len(self.devices)), key=lambda i: (
             rank[self.devices[i].kind], self.managers[i].used_bytes, i))
         budget = [1.0] * len(self.devices)
+        refused: DeviceMemoryError | None = None
         for attempt in range(MEMORY_RETRIES + 1):
             # each device's free bytes; the partitioner estimates a part's bytes, and the
             # compiled part's memory plan may need a little more (an arena its buffers'
@@ -252,7 +253,12 @@ class HostManager:
             devices = [replace(d, memory_bytes=max(1, int(
                 (d.memory_bytes - self.managers[i].used_bytes) * budget[i])))
                 for i, d in enumerate(self.devices)]
-            the_plan = plan(module, devices, partition, order)
+            try:
+                the_plan = plan(module, devices, partition, order)
+            except UserError:
+                if refused is None:
+                    raise
+                raise refused from None  # the room shrunk below an op: what was refused
             the_plan.devices = self.devices
             dag = split(the_plan)
             placement = [p.device for p in dag.parts]
@@ -263,7 +269,8 @@ class HostManager:
             except DeviceMemoryError as err:
                 if attempt == MEMORY_RETRIES or isinstance(partition, Mapping):
                     raise
-                self._shrink(budget, err, the_plan.device_bytes())
+                refused = err
+                self._shrink(budget, err, the_plan.device_bytes() if attempt else {})
         if replicate:
             for extra in self._spare_placements(placement):
                 try:
@@ -282,11 +289,12 @@ class HostManager:
 
     def _shrink(self, budget: list[float], err: DeviceMemoryError,
                 estimates: Mapping[int, int]) -> None:
-        """Less room for the next plan after device `err.device` refused a part: by the
-        share the partitioner's estimate for it fell short of the compiled bytes, so that
-        part no longer fits and is cut smaller, on every device of the same kind and free
-        bytes (with equal devices, shrinking only the one that refused moved the whole
-        part to the next and never split it)."""
+        """Less room for the next plan after device `err.device` refused a part, on every
+        device of the same kind and free bytes (with equal devices, shrinking only the one
+        that refused moved the whole part to the next and never split it): by the bytes
+        it was short of (an arena a few bytes over its estimate), or, given the plan's
+        `estimates` (the second refusal), by the share the estimate for that device fell
+        short of the compiled bytes, so that the part no longer fits and is cut smaller."""
         dev = err.device
         if not 0 <= dev < len(budget):  # unknown device: every one
             for i in range(len(budget)):
