@@ -433,3 +433,16 @@ def test_a_refused_part_is_planned_smaller_on_every_device_of_its_size(monkeypat
         net = host.add_network("a", str(CNN))
         assert len(net.dag.parts) == 2
         assert host.run("a", {"image": rand(1, 3, 32, 32)})[0].shape == (1, 10)
+
+
+def test_a_retry_that_leaves_no_room_for_an_op_reports_what_was_refused(monkeypatch):
+    # each refusal shrinks the room; once an op alone no longer fits it, the partitioner's
+    # "op alone needs ... the largest device has" named the shrunk room, not the device
+    from glow_mlir.runtime import device_manager
+
+    monkeypatch.setattr(device_manager, "network_footprint", lambda model: (1 << 30, 0))
+    with HostManager(cpus(2, 160)) as host:
+        with pytest.raises(DeviceMemoryError, match=r"needs 1,073,741,824 more bytes on "
+                                                    r"device \d"):
+            host.add_network("a", str(CNN))
+        assert host.networks() == []
