@@ -468,3 +468,19 @@ def test_glow_compile_partitions_over_a_huge_device_count(capsys, monkeypatch):
     assert code == 0, err
     assert "of 1000000000 device(s), load-balanced partition" in out
     assert sizes and max(sizes) <= 20, sizes
+
+
+def test_glow_compile_partitions_count_the_cpus_packed_filters(capsys):
+    # it reported small_cnn fitting one 160 KiB cpu device (152,936 bytes) that the
+    # runtime refuses: the compiled part holds Winograd's U, 167,248 bytes
+    code, out, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                                "--num-devices", 1, "--device-memory-kib", 160)
+    assert code == 1 and "the model needs 2 devices" in err, (out, err)
+    code, out, err = in_process(glow_compile, capsys, CNN, "--emit", "partitions",
+                                "--num-devices", 1, "--device-memory-kib", 200)
+    assert code == 0, err
+    with HostManager([Device(kind="cpu", memory_bytes=200 << 10)]) as host:
+        host.add_network("a", str(CNN))
+        compiled = host.managers[0].used_bytes
+    printed = int(out.split("device 0: ")[1].split(" of")[0].replace(",", ""))
+    assert printed >= compiled, (printed, compiled)
