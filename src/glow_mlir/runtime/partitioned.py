@@ -22,8 +22,8 @@ from glow_mlir.runtime.devices import Device
 
 if TYPE_CHECKING:
     from onnx import ModelProto
+    from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
-    from xdsl.ir import Operation
 
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.transforms.partition import PartitionDag, PartitionPlan
@@ -96,14 +96,14 @@ def plan(module: ModuleOp, devices: Sequence[Device], partition: Partition = "me
                     f"op name -> device index, got {partition!r}")
 
 
-def steps(fn: Operation) -> int:
+def steps(fn: func.FuncOp) -> int:
     """The ops of a graph function a partition cuts (not its constants nor its return):
     the most parts, so the most devices, a strategy can use."""
     from xdsl.traits import ConstantLike
 
     from glow_mlir.analysis.graph_memory import body_ops
 
-    return sum(1 for op in body_ops(fn)[0] if not op.has_trait(ConstantLike))
+    return sum(not op.has_trait(ConstantLike) for op in body_ops(fn)[0])
 
 
 def _useful(devices: Sequence[Device], n: int, order: Sequence[int] | None) -> list[int]:

@@ -13,9 +13,9 @@ INCOMPATIBLE = ("emit_bundle", "accel_report", "memory_report", "network_name", 
 
 
 def emit_partitions(args: argparse.Namespace) -> None:
-    from glow_mlir.runtime.devices import Device
     from xdsl.dialects import func
 
+    from glow_mlir.runtime.devices import Device
     from glow_mlir.runtime.partitioned import format_plan, optimized_graph, plan, steps
     from glow_mlir.transforms.partition import split
 

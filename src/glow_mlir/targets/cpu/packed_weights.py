@@ -17,9 +17,9 @@ import math
 from xdsl.dialects.builtin import AnyFloat, ContainerType, IntegerType, ShapedType
 from xdsl.ir import Operation, SSAValue
 
+from glow_mlir.analysis.graph_memory import tensor_bytes
 from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
-from glow_mlir.analysis.graph_memory import tensor_bytes
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.semantics import vnni_layout
