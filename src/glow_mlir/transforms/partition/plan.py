@@ -189,9 +189,9 @@ class _Graph:
 
     def use_forms(self, devices: Sequence[PartDevice]) -> _Graph:
         """Weights counted in the form the devices' backends store them (the cpu's
-        packed filters): the first kind that repacks an operand decides (an upper bound
-        for a part on another kind)."""
-        asks = [f for d in {d.kind: d for d in devices}.values()
+        packed filters): the first backend that repacks an operand decides (an upper
+        bound for a part on another)."""
+        asks = [f for d in {(d.kind, getattr(d, "backend", "")): d for d in devices}.values()
                 if (f := getattr(d, "constant_form", None)) is not None]
         if asks:
             self.form = lambda op, k: next((r for f in asks if (r := f(op, k))), None)
