@@ -133,6 +133,16 @@ class Device:
         return max((work.macs or work.elements) / self.peak_macs_per_s,
                    work.bytes / self.memory_bytes_per_s)
 
+    def constant_form(self, op: Operation, index: int) -> tuple[str, int] | None:
+        """(form, bytes) a constant operand of `op` takes once this device's backend
+        repacks it at compile time (the cpu's Winograd filters and gemm panels), None
+        when stored as it is: the partitioner counts a part's weights so."""
+        if self.backend != "cpu":
+            return None
+        from glow_mlir.targets.cpu.packed_weights import packed_form
+
+        return packed_form(op, index)
+
     def transfer_seconds(self, nbytes: int) -> float:
         """Time to move `nbytes` over this device's link."""
         return nbytes / self.link_bytes_per_s

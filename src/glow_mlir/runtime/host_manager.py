@@ -248,15 +248,21 @@ class HostManager:
         order = sorted(range(len(self.devices)), key=lambda i: (
             rank[self.devices[i].kind], self.managers[i].used_bytes, i))
         budget = [1.0] * len(self.devices)
+        refused: DeviceMemoryError | None = None
         for attempt in range(MEMORY_RETRIES + 1):
             # each device's free bytes; the partitioner estimates a part's bytes, and the
             # compiled part's memory plan may need a little more (an arena its buffers'
-            # lifetimes fragment above their peak): then plan again with that much less
-            # room on the device that refused it, the others as they are
+            # lifetimes fragment above their peak): then plan again with less room
+            # (`_shrink`) on every device like the one that refused it
             devices = [replace(d, memory_bytes=max(1, int(
                 (d.memory_bytes - self.managers[i].used_bytes) * budget[i])))
                 for i, d in enumerate(self.devices)]
-            the_plan = plan(module, devices, partition, order)
+            try:
+                the_plan = plan(module, devices, partition, order)
+            except UserError:
+                if refused is None:
+                    raise
+                raise refused from None  # the room shrunk below an op: what was refused
             the_plan.devices = self.devices
             dag = split(the_plan)
             placement = [p.device for p in dag.parts]
@@ -267,10 +273,8 @@ class HostManager:
             except DeviceMemoryError as err:
                 if attempt == MEMORY_RETRIES or isinstance(partition, Mapping):
                     raise
-                ratio = err.free / err.needed if err.needed else 0.9
-                for i in ([err.device] if 0 <= err.device < len(budget) else
-                          range(len(budget))):  # unknown device: every one
-                    budget[i] *= min(0.98, ratio * 0.99)
+                refused = err
+                self._shrink(budget, err, the_plan.device_bytes() if attempt else {})
         if replicate:
             for extra in self._spare_placements(placement):
                 try:
@@ -286,6 +290,28 @@ class HostManager:
                 raise HostError(f"a network named '{name}' is already added")
             self._networks[name] = network
         return network
+
+    def _shrink(self, budget: list[float], err: DeviceMemoryError,
+                estimates: Mapping[int, int]) -> None:
+        """Less room for the next plan after device `err.device` refused a part, on every
+        device of the same kind and free bytes (with equal devices, shrinking only the one
+        that refused moved the whole part to the next and never split it): by the bytes
+        it was short of (an arena a few bytes over its estimate), or, given the plan's
+        `estimates` (the second refusal), by the share the estimate for that device fell
+        short of the compiled bytes, so that the part no longer fits and is cut smaller."""
+        dev = err.device
+        if not 0 <= dev < len(budget):  # unknown device: every one
+            for i in range(len(budget)):
+                budget[i] *= 0.9
+            return
+        estimate = estimates.get(dev, 0)
+        ratio = (estimate / err.needed if 0 < estimate < err.needed else
+                 err.free / err.needed if err.needed else 0.9)
+        free = [d.memory_bytes - m.used_bytes for d, m in zip(self.devices, self.managers)]
+        less = budget[dev] * min(0.98, ratio * 0.99)
+        for i, d in enumerate(self.devices):
+            if d.kind == self.devices[dev].kind and free[i] == free[dev]:
+                budget[i] = min(budget[i], less)
 
     def _load(self, network: Network, placement: list[int],
               compiled: list[LoadedPart] | None) -> list[LoadedPart]:

@@ -22,6 +22,7 @@ from glow_mlir.runtime.devices import Device
 
 if TYPE_CHECKING:
     from onnx import ModelProto
+    from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
     from glow_mlir.runtime.compiled_model import CompiledModel
@@ -69,13 +70,22 @@ def plan(module: ModuleOp, devices: Sequence[Device], partition: Partition = "me
 
     from glow_mlir.transforms import partition as part
 
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    if not isinstance(partition, Mapping) and len(devices) > steps(fn):
+        # a part holds one op at least: devices beyond the op count per kind are never
+        # used, and looking at them all cost minutes and gigabytes at 10^7 devices
+        keep = _useful(devices, steps(fn), order)
+        few = plan(module, [devices[i] for i in keep], partition)
+        for p in few.parts:
+            p.device = keep[p.device]
+        few.devices = devices
+        return few
     if order is not None and not isinstance(partition, Mapping):
         permuted = plan(module, [devices[i] for i in order], partition)
         for p in permuted.parts:
             p.device = order[p.device]
         permuted.devices = devices
         return permuted
-    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
     if isinstance(partition, Mapping):
         return part.user_plan(fn, devices, partition)
     if partition == "memory":
@@ -84,6 +94,31 @@ def plan(module: ModuleOp, devices: Sequence[Device], partition: Partition = "me
         return part.load_balanced_plan(fn, devices)
     raise UserError(f"partition must be {' or '.join(map(repr, STRATEGIES))} or a dict of "
                     f"op name -> device index, got {partition!r}")
+
+
+def steps(fn: func.FuncOp) -> int:
+    """The ops of a graph function a partition cuts (not its constants nor its return):
+    the most parts, so the most devices, a strategy can use."""
+    from xdsl.traits import ConstantLike
+
+    from glow_mlir.analysis.graph_memory import body_ops
+
+    return sum(not op.has_trait(ConstantLike) for op in body_ops(fn)[0])
+
+
+def _useful(devices: Sequence[Device], n: int, order: Sequence[int] | None) -> list[int]:
+    """At most `n` devices of each kind, in `order` (else the most memory first, as the
+    strategies take them), kinds in their first order."""
+    ranked = list(order) if order is not None else sorted(
+        range(len(devices)), key=lambda i: -devices[i].memory_bytes)
+    taken: dict[str, int] = {}
+    keep = []
+    for i in ranked:
+        kind = devices[i].kind
+        if taken.get(kind, 0) < n:
+            taken[kind] = taken.get(kind, 0) + 1
+            keep.append(i)
+    return sorted(keep) if order is None else keep
 
 
 def compile_partitioned(model: ModelProto | str | os.PathLike | bytes | ModuleOp,
@@ -112,15 +147,19 @@ __all__ = ["Partition", "PartitionedModel", "STRATEGIES", "compile_partitioned",
            "optimized_graph", "plan"]
 
 
-def format_plan(the_plan: PartitionPlan, dag: PartitionDag, title: str = "") -> str:
+def format_plan(the_plan: PartitionPlan, dag: PartitionDag, title: str = "",
+                device_count: int | None = None) -> str:
     """The DAG as text (`glow-compile --emit partitions`): each part's device, ops, bytes
-    (weights, inputs and outputs, activations), roofline cost, and what it reads."""
+    (weights, inputs and outputs, activations), roofline cost, and what it reads;
+    `device_count`: the devices there are, when `the_plan` was given only those it
+    could use."""
     from glow_mlir.transforms.partition.plan import fmt_bytes
 
     devices = the_plan.devices
     used = sorted({p.device for p in the_plan.parts})
     lines = [f"// {title}{': ' if title else ''}{len(the_plan.parts)} part(s) on "
-             f"{len(used)} of {len(devices)} device(s), {the_plan.strategy} partition"]
+             f"{len(used)} of {device_count or len(devices)} device(s), "
+             f"{the_plan.strategy} partition"]
     for p, sub in zip(the_plan.parts, dag.parts):
         dev = devices[p.device]
         backend = getattr(dev, "backend", dev.kind)

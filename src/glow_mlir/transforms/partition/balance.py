@@ -339,7 +339,7 @@ def load_balanced_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> Partit
     """Parts placed so the busiest device's load is smallest, memory respected (module
     docstring); with several device kinds, a part per device, cut by op support first."""
     _check_devices(devices)
-    g = _Graph(fn)
+    g = _Graph(fn).use_forms(devices)
     labels = _labels(g, devices)
     if len(_kinds(devices)) == 1:
         return _finish(g, devices, _single_kind(g, devices), "load-balanced")

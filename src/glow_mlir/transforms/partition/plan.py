@@ -37,7 +37,7 @@ read back when it ends), not the sum (`device_footprint`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -72,6 +72,9 @@ class PartDevice(Protocol):
     def cost(self, op: Operation) -> float:
         """The op's roofline time on this device, in seconds."""
         ...
+
+    # optional: `constant_form(op, index) -> (form, bytes) | None`, the form its backend
+    # stores a constant operand in when it repacks it (`_Graph.use_forms`)
 
 
 def fmt_bytes(n: int) -> str:
@@ -175,11 +178,30 @@ class _Graph:
             for r in op.results:
                 last = max((self.index.get(u.operation, end) for u in r.uses), default=i)
                 self.closing[last].append(r)
+        self.form: Callable[[Operation, int], tuple[str, int] | None] = lambda op, k: None
+        """The form a backend stores operand k of a step in (`PartDevice.constant_form`),
+        None for as it is: set by `use_forms` for the plan's devices."""
         self.in_place: set[SSAValue] = set()
         """Results written over an operand that dies at their step (`_in_place`)."""
         for i, op in enumerate(self.steps):
             if _in_place(op, self.closing[i], self.returned):
                 self.in_place.add(op.results[0])
+
+    def use_forms(self, devices: Sequence[PartDevice]) -> _Graph:
+        """Weights counted in the form the devices' backends store them (the cpu's
+        packed filters): the first backend that repacks an operand decides (an upper
+        bound for a part on another)."""
+        asks = [f for d in {(d.kind, getattr(d, "backend", "")): d for d in devices}.values()
+                if (f := getattr(d, "constant_form", None)) is not None]
+        if asks:
+            self.form = lambda op, k: next((r for f in asks if (r := f(op, k))), None)
+        return self
+
+    def constant_bytes(self, readers: Iterable[tuple[Operation, int, SSAValue]]) -> int:
+        """The weight bytes of a part whose steps read constants as (op, index, value):
+        each constant once per form it is read in (`form`)."""
+        forms = {(v, self.form(op, k)) for op, k, v in readers if _is_constant(v)}
+        return sum(tensor_bytes(v.type) if f is None else f[1] for v, f in forms)
 
     def born(self, v: SSAValue) -> int:
         """The step from which `v` has bytes of its own: the step after its op's when it
@@ -237,7 +259,8 @@ class _Growing:
 
     def __init__(self, g: _Graph, start: int):
         self.g, self.start = g, start
-        self.consts: set[SSAValue] = set()
+        self.consts: set[tuple[SSAValue, tuple[str, int] | None]] = set()
+        """(constant, form) pairs the run reads (`_Graph.constant_bytes`)."""
         self.ins: set[SSAValue] = set()
         self.const_bytes = self.in_bytes = self.defined = self.closed = self.peak = 0
         self.profile: list[int] = []
@@ -248,10 +271,12 @@ class _Growing:
         """(bytes, cost) the run would have with step `i` added; `commit` adds it."""
         op = self.g.steps[i]
         const_bytes, in_bytes = self.const_bytes, self.in_bytes
+        new_consts = {(v, self.g.form(op, k)) for k, v in enumerate(op.operands)
+                      if _is_constant(v)} - self.consts
+        const_bytes += sum(tensor_bytes(v.type) if f is None else f[1] for v, f in new_consts)
         for v in set(op.operands):
             if _is_constant(v):
-                if v not in self.consts:
-                    const_bytes += tensor_bytes(v.type)
+                pass
             elif v not in self.ins:
                 s = self.g.owner_step(v)
                 if s is None or s < self.start:
@@ -276,16 +301,16 @@ class _Growing:
                                   for t, a in enumerate(added)))
         total = const_bytes + _run_area(in_bytes, defined - closed, peak)
         self._pending = (const_bytes, in_bytes, defined, closed, peak, op, lo, added)
+        self._new_consts = new_consts
         self.pending_weights = const_bytes
         """The weights among the bytes `try_add` returned (the rest is the run area)."""
         return total, self.cost + cost
 
     def commit(self, cost: float) -> None:
         const_bytes, in_bytes, defined, closed, peak, op, lo, added = self._pending
+        self.consts |= self._new_consts
         for v in op.operands:
-            if _is_constant(v):
-                self.consts.add(v)
-            else:
+            if not _is_constant(v):
                 s = self.g.owner_step(v)
                 if s is None or s < self.start:
                     self.ins.add(v)
@@ -470,7 +495,7 @@ def memory_plan(fn: func.FuncOp, devices: Sequence[PartDevice]) -> PartitionPlan
     """Heterogeneous by op support, then the fewest contiguous parts that fit (one when
     the whole graph fits one device)."""
     _check_devices(devices)
-    g = _Graph(fn)
+    g = _Graph(fn).use_forms(devices)
     labels = _labels(g, devices)
     runs = _cut(g, devices, labels, None)
     placed = _place(runs, devices)
@@ -493,7 +518,7 @@ def user_plan(fn: func.FuncOp, devices: Sequence[PartDevice],
     """The user's op name -> device index; an unnamed op goes with the op before it (the
     first ops, before any named one, with the first named op). One part per device."""
     _check_devices(devices)
-    g = _Graph(fn)
+    g = _Graph(fn).use_forms(devices)
     names = {op.results[0].name_hint: i for i, op in enumerate(g.steps)
              if op.results and op.results[0].name_hint}
     unknown = [n for n in assignment if n not in names]
@@ -589,7 +614,7 @@ def _measure(g: _Graph, index: int, steps: list[int], device: int,
         index=index, device=device, ops=ops,
         constants=list(dict.fromkeys(const_ops)),
         inputs=list(inputs), outputs=list(outputs),
-        weight_bytes=sum(tensor_bytes(v.type) for v in consts),
+        weight_bytes=g.constant_bytes((op, k, v) for op in ops for k, v in enumerate(op.operands)),
         input_bytes=sum(_area_bytes(v) for v in inputs),
         activation_bytes=_run_area(0, output_bytes, peak),
         cost=sum(dev.cost(op) for op in ops) if dev is not None else 0.0,
