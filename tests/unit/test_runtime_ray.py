@@ -222,6 +222,10 @@ def test_a_dead_actor_is_device_lost_not_rays_error(local_ray):
             host.add_network("c", str(CNN), partition={"relu1": 1})
         assert "\n" not in str(err.value)
         assert "c" not in host.networks()
+        # a strategy does not place a new network on the device lost for good
+        host.add_network("d", str(CNN))
+        assert host.network("d").replicas == [[0]]
+        host.run("d", x)
     finally:
         host.stop()
     with pytest.raises(HostError, match="the host is stopped"):

@@ -245,8 +245,13 @@ class HostManager:
         # the emptiest devices of each kind first (Glow's provisioner), so networks spread
         # out; the kinds keep their order (the heterogeneous partitioner's priority)
         rank = {k: r for r, k in enumerate(dict.fromkeys(d.kind for d in self.devices))}
-        order = sorted(range(len(self.devices)), key=lambda i: (
-            rank[self.devices[i].kind], self.managers[i].used_bytes, i))
+        # a device lost for good (a Ray actor that is not restarted) takes no new part
+        order = sorted((i for i in range(len(self.devices))
+                        if not getattr(self.managers[i], "gone", False)),
+                       key=lambda i: (rank[self.devices[i].kind], self.managers[i].used_bytes, i))
+        if not order and not isinstance(partition, Mapping):
+            raise HostError(f"every device is lost for good (its actor died and "
+                            f"max_restarts=0): network '{name}' has nowhere to go")
         budget = [1.0] * len(self.devices)
         refused: DeviceMemoryError | None = None
         for attempt in range(MEMORY_RETRIES + 1):

@@ -302,6 +302,12 @@ class RayDeviceManager:
         return DeviceLost(f"{self.device.label(self.index)} is lost: its "
                           f"actor could not be restarted to {doing} '{name}' ({why})")
 
+    @property
+    def gone(self) -> bool:
+        """Lost for good (its actor died and `max_restarts=0`): the host's strategies
+        place no new part here."""
+        return self._lost and self.max_restarts == 0
+
     def started(self) -> int:
         """Parts the actor's current process has started."""
         return int(_ray().get(self.actor.started.remote()))
