@@ -13,21 +13,21 @@ instruction reads is dropped."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
-from xdsl.ir import BlockArgument, Operation
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense, kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, elem
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.vnni_layout import conv_rows, pack
-from glow_mlir.targets.cpu.filter_weights import add_filter_weight, drop_unread
+from glow_mlir.targets.cpu.filter_weights import rewrite_constant_filters
 
 
 def pack_vnni_filters(module: ModuleOp) -> int:
     """Rewrite every such instruction of `module`'s glow_ir functions; returns how many."""
-    return sum(_in_function(module, fn) for fn in
-               [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)])
+    return rewrite_constant_filters(
+        module, "vnni_filter", lambda op: 1 if packable(op) else None,
+        lambda op, w, _: pack(_as_rows(op, w)), lambda _: "vnni")
 
 
 def packable(op: Operation) -> bool:
@@ -52,26 +52,3 @@ def _as_rows(op: glow_ir.InstrOp, w: np.ndarray) -> np.ndarray:
     if isinstance(op, glow_ir.FullyConnectedOp):
         return np.ascontiguousarray(w.T)
     return conv_rows(w, attrs(op).str_attr("layout", "NCHW"))
-
-
-def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
-    names = {w.sym_name.data for w in fn.weights}
-    done: dict[BlockArgument, BlockArgument] = {}
-    count = 0
-    for op in list(fn.body.walk()):
-        if not packable(op) or not isinstance(op, glow_ir.InstrOp):
-            continue
-        w = op.operands[2]
-        if not (isinstance(w, BlockArgument) and w.block is fn.body):
-            continue
-        weight = fn.weight_of(w)
-        if not weight.is_constant or weight.value is None:
-            continue
-        if w not in done:
-            packed = pack(_as_rows(op, np.asarray(resource_value(weight.value, fn))))
-            done[w] = add_filter_weight(module, fn, names, weight, "vnni", packed)
-        op.operands = (*op.operands[:2], done[w], *op.operands[3:])
-        op.attributes["vnni_filter"] = IntegerAttr(1, i64)
-        count += 1
-    drop_unread(fn, done)
-    return count

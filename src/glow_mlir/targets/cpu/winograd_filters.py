@@ -12,46 +12,22 @@ filter weight no other instruction reads is dropped (its bytes are not needed)."
 
 from __future__ import annotations
 
-import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
-from xdsl.ir import BlockArgument
+from xdsl.dialects.builtin import ModuleOp
 
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
 from glow_mlir.dialects import glow_ir
-from glow_mlir.ir.resources import resource_value
 from glow_mlir.semantics.winograd import transform_filters
-from glow_mlir.targets.cpu.filter_weights import add_filter_weight, drop_unread
+from glow_mlir.targets.cpu.filter_weights import rewrite_constant_filters
 
 
 def pretransform_winograd_filters(module: ModuleOp) -> int:
     """Rewrite every such convolution of `module`'s glow_ir functions; returns how many."""
-    count = 0
-    for fn in [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]:
-        count += _in_function(module, fn)
-    return count
 
+    def tile(op: glow_ir.InstrOp) -> int | None:
+        if not isinstance(op, glow_ir.ConvolutionOp):
+            return None
+        return wg.tile_size(op, constant_filter=True) or None
 
-def _in_function(module: ModuleOp, fn: glow_ir.FuncOp) -> int:
-    names = {w.sym_name.data for w in fn.weights}
-    done: dict[tuple[BlockArgument, int], BlockArgument] = {}
-    count = 0
-    for op in list(fn.body.walk()):
-        if not isinstance(op, glow_ir.ConvolutionOp) or op.attributes.get("winograd_filter"):
-            continue
-        w = op.operands[2]
-        if not (isinstance(w, BlockArgument) and w.block is fn.body):
-            continue
-        weight = fn.weight_of(w)
-        value = weight.value
-        m = 0 if not weight.is_constant or value is None \
-            else wg.tile_size(op, constant_filter=True)
-        if not m or value is None:
-            continue
-        if (w, m) not in done:
-            u = transform_filters(np.asarray(resource_value(value, fn)), m)
-            done[w, m] = add_filter_weight(module, fn, names, weight, f"winograd{m}", u)
-        op.operands = (*op.operands[:2], done[w, m], *op.operands[3:])
-        op.attributes["winograd_filter"] = IntegerAttr(m, i64)
-        count += 1
-    drop_unread(fn, (w for w, _ in done))
-    return count
+    return rewrite_constant_filters(module, "winograd_filter", tile,
+                                    lambda op, g, m: transform_filters(g, m),
+                                    lambda m: f"winograd{m}")
