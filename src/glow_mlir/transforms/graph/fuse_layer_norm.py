@@ -18,9 +18,14 @@ the ops' in rounding only (1 / sqrt once per row, times each element).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
@@ -186,4 +191,14 @@ def fuse_layer_norm(module: ModuleOp) -> bool:
     return after != before
 
 
-__all__ = ["FuseLayerNorm", "fuse_layer_norm"]
+@dataclass(frozen=True)
+class FuseLayerNormPass(ModulePass):
+    """`fuse_layer_norm` as a glow-opt pass (the cpu backend runs it in its own step)."""
+
+    name: ClassVar[str] = "fuse-layer-norm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_layer_norm(op)
+
+
+__all__ = ["FuseLayerNorm", "FuseLayerNormPass", "fuse_layer_norm"]
