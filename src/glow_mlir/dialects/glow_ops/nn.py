@@ -33,6 +33,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     FusableProducer,
     InPlace,
     MacCount,
+    RequantizesSum,
     Windowed,
     conv_macs,
     matmul_macs,
@@ -128,7 +129,7 @@ class ConvolutionOp(GlowOp):
 
     name = "glow.convolution"
     traits = traits_def(Windowed(dilation=True), FusableProducer(), MacCount(conv_macs),
-                        ON_MATMUL_UNIT, QUANT_DENSE)
+                        ON_MATMUL_UNIT, QUANT_DENSE, RequantizesSum())
     kernels = ints_attr(required=True)
     strides = ints_attr((1, 1))
     pads = ints_attr((0, 0, 0, 0))
@@ -303,7 +304,8 @@ class FullyConnectedOp(GlowOp):
     `gemm_panels_shape` (`semantics/gemm_panels.py`); 0: [K, M]."""
 
     name = "glow.fully_connected"
-    traits = traits_def(FusableProducer(), MacCount(matmul_macs), QUANT_DENSE)
+    traits = traits_def(FusableProducer(), MacCount(matmul_macs), QUANT_DENSE,
+                        RequantizesSum())
     fused_activation = str_attr(FUSABLE_ACTIVATIONS, "none")
     fused_activation_args = floats_attr(())
     vnni_filter = int_attr(0)

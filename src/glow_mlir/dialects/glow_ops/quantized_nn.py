@@ -23,7 +23,12 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from glow_mlir.dialects.glow_ops.attrs import Layout, int_attr, ints_attr, str_attr
 from glow_mlir.dialects.glow_ops.base import FUNCTIONAL_FORMAT, GlowOp
 from glow_mlir.dialects.glow_ops.nn import check_conv_geometry
-from glow_mlir.dialects.glow_ops.traits import MacCount, conv_macs, matmul_macs
+from glow_mlir.dialects.glow_ops.traits import (
+    MacCount,
+    RequantizesSum,
+    conv_macs,
+    matmul_macs,
+)
 from glow_mlir.dialects.glow_ops.types import (
     elem_of,
     is_float,
@@ -60,7 +65,7 @@ class ChannelwiseQuantizedConvolutionOp(GlowOp):
     (module docstring); NCHW input, OIHW filter (I = C / group) or NHWC with OHWI."""
 
     name = "glow.channelwise_quantized_convolution"
-    traits = traits_def(MacCount(conv_macs))
+    traits = traits_def(MacCount(conv_macs), RequantizesSum())
     kernels = ints_attr(required=True)
     strides = ints_attr((1, 1))
     pads = ints_attr((0, 0, 0, 0))
@@ -89,7 +94,7 @@ class RowwiseQuantizedFullyConnectedOp(GlowOp):
     transposed weights of glow.fully_connected)."""
 
     name = "glow.rowwise_quantized_fully_connected"
-    traits = traits_def(MacCount(matmul_macs))
+    traits = traits_def(MacCount(matmul_macs), RequantizesSum())
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = operand_def(TensorType)

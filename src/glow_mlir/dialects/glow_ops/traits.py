@@ -75,6 +75,13 @@ class FusableProducer(OpTrait):
 
 
 @dataclass(frozen=True)
+class RequantizesSum(OpTrait):
+    """Quantized, its result is requantized from an int32 sum in the kernel's epilogue,
+    so it can produce any result scale at no cost (`quantize-graph` folds a rescale of
+    its result into it)."""
+
+
+@dataclass(frozen=True)
 class Window:
     kernels: tuple[int, int]
     strides: tuple[int, int]
@@ -241,7 +248,8 @@ def conv_macs(result_shape: Sequence[int], operand_shapes: Sequence[Sequence[int
     return math.prod(result_shape) * math.prod(operand_shapes[1][1:])
 
 
-__all__ = ["Elementwise", "ScalarBody", "FusableActivation", "FusableProducer", "Windowed",
+__all__ = ["Elementwise", "ScalarBody", "FusableActivation", "FusableProducer",
+           "RequantizesSum", "Windowed",
            "Window", "MacCount", "AccelUnit", "OnAccelUnit", "InPlace", "NoInstruction",
            "has_fact", "fact", "is_elementwise", "scalar_body", "fusable_activation",
            "accel_unit", "inplace_operands", "window", "layout", "macs", "matmul_macs",

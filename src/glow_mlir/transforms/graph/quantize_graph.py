@@ -62,7 +62,7 @@ from glow_mlir.analysis.quant_params import (
 )
 from glow_mlir.analysis.quant_profile import Profile, ProfileError, edge_names, graph_function
 from glow_mlir.dialects import glow
-from glow_mlir.dialects.glow_ops.traits import QuantRule, quant_rule
+from glow_mlir.dialects.glow_ops.traits import QuantRule, RequantizesSum, has_fact, quant_rule
 from glow_mlir.dialects.glow_ops.types import QuantizedType, elem_of, is_float
 from glow_mlir.ir.errors import UserError
 from glow_mlir.semantics.numerics import dequantize, quantize
@@ -510,7 +510,8 @@ class _Quantizer:
                 continue
             (src,) = op.operands
             producer = src.owner
-            if not isinstance(producer, _DENSE) or not src.has_one_use():
+            if not isinstance(producer, Operation) or not has_fact(producer, RequantizesSum) \
+                    or not src.has_one_use():
                 continue
             new = type(producer).create(operands=list(producer.operands),
                                         result_types=[op.results[0].type],
@@ -524,11 +525,6 @@ class _Quantizer:
             producer.detach()
             producer.erase()
 
-
-_DENSE = (glow.ConvolutionOp, glow.FullyConnectedOp, glow.ChannelwiseQuantizedConvolutionOp,
-          glow.RowwiseQuantizedFullyConnectedOp)
-"""The producers `fold_rescales` retypes: their result is requantized from an int32 sum
-whatever its scale."""
 
 
 def lookup_values(op: Operation, tin: QuantizedType) -> np.ndarray:
