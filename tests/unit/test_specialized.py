@@ -240,3 +240,33 @@ def test_only_onnx_models_specialize(source):
         source = str(Path(__file__).resolve().parents[2] / source)
     with pytest.raises(SpecializeError, match="compiles ONNX models"):
         glow_mlir.compile(source, specialize="first-call")
+
+
+def test_what_a_compiled_model_tells_is_the_last_runs_function():
+    """input_shapes, memory, output_shapes, ... as a CompiledModel has them: of the function
+    the last run used (a hit included), every input's shape (the folded ones too)."""
+    model = _specialized()
+    with pytest.raises(SpecializeError, match="run it first"):
+        model.input_shapes  # noqa: B018
+    with pytest.raises(SpecializeError, match="run it first"):
+        model.memory  # noqa: B018
+    model(X, np.array([3, 4]))
+    first = model.last
+    assert model.input_shapes == {"x": (2, 6), "s": (2,)}
+    assert model.input_dtypes == {"x": np.dtype(np.float32), "s": np.dtype(np.int64)}
+    assert model.output_shapes == {"z": (3, 4)}
+    assert model.memory == first.memory and model.memory.mutable_bytes > 0
+    assert model.backend == "interpreter"
+    x = np.ones((3, 6), np.float32)
+    model(x, np.array([9, 2]))
+    assert model.last is not first and model.output_shapes == {"z": (9, 2)}
+    assert model.input_shapes["x"] == (3, 6)
+    model(X, np.array([3, 4]))  # a hit: the first function again
+    assert model.last is first and model.output_shapes == {"z": (3, 4)}
+
+
+def test_a_specializing_model_is_not_saved_whole(tmp_path):
+    model = _specialized()
+    model(X, np.array([3, 4]))
+    with pytest.raises(SpecializeError, match=r"save model\.last.*\['s'\]"):
+        model.save(tmp_path / "m.glow")

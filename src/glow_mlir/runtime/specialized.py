@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array
 
@@ -87,6 +88,7 @@ class SpecializingModel:
         """Inputs whose values the compiled functions hold as constants."""
         self._entries: OrderedDict[tuple, CompiledModel] = OrderedDict()
         self._hits = self._misses = self._evictions = 0
+        self._last: tuple[CompiledModel, dict[str, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ the cache
     def cache_info(self) -> CacheInfo:
@@ -102,6 +104,73 @@ class SpecializingModel:
         return tuple((n, arrays[n].shape, arrays[n].dtype.str,
                       arrays[n].tobytes() if n in self.folded else None)
                      for n in self.input_names)
+
+    # ------------------------------------------------------------------ the last run
+    # What a `CompiledModel` tells about itself, told here of the function the last run
+    # used (a hit or a compile): each signature has a function of its own, and before
+    # the first run there is none.
+    @property
+    def last(self) -> CompiledModel:
+        """The compiled function the last run used."""
+        return self._last_run()[0]
+
+    def _last_run(self) -> tuple[CompiledModel, dict[str, np.ndarray]]:
+        if self._last is None:
+            raise SpecializeError("nothing is compiled before the first run: a "
+                                  "SpecializingModel compiles for the inputs of each call; "
+                                  "run it first (its input_shapes, memory, ... are then "
+                                  "those of the last run's function)")
+        return self._last
+
+    @property
+    def backend(self) -> str:
+        return self._options.get("backend", DEFAULT_BACKEND)
+
+    @property
+    def input_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Every input's shape at the last run, the folded inputs' too."""
+        return {n: a.shape for n, a in self._last_run()[1].items()}
+
+    @property
+    def input_dtypes(self) -> dict[str, np.dtype]:
+        """Every input's dtype at the last run, the folded inputs' too."""
+        return {n: a.dtype for n, a in self._last_run()[1].items()}
+
+    @property
+    def output_shapes(self) -> dict[str, tuple[int, ...]]:
+        return self.last.output_shapes
+
+    @property
+    def memory(self):
+        """The last run's function's `MemoryReport` (`CompiledModel.memory`)."""
+        return self.last.memory
+
+    @property
+    def state(self) -> dict[str, np.ndarray]:
+        """The last run's function's state (`CompiledModel.state`): each function has its
+        own."""
+        return self.last.state
+
+    @property
+    def accel_report(self):
+        return self.last.accel_report
+
+    @property
+    def trace(self) -> dict:
+        """The last run's function's trace (`CompiledModel.trace`; compile with
+        trace=True)."""
+        return self.last.trace
+
+    def write_trace(self, path) -> None:
+        self.last.write_trace(path)
+
+    def save(self, path) -> None:
+        """Refused: a saved model has one signature. Save `model.last` (the last run's
+        function, whose folded inputs are constants in it) instead."""
+        raise SpecializeError("a SpecializingModel compiles one function per input signature "
+                              "and a saved model holds one: save model.last (the last run's "
+                              "function; its folded inputs "
+                              f"{sorted(self.folded) or '(none)'} are constants in it)")
 
     # ------------------------------------------------------------------ running
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
@@ -119,6 +188,7 @@ class SpecializingModel:
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
                 self._evictions += 1
+        self._last = compiled, arrays
         return compiled.run({n: a for n, a in arrays.items() if n not in self.folded})
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
