@@ -323,3 +323,28 @@ def test_training_flags_reach_the_training_graph(tmp_path) -> None:
     proc = _glow_compile(tmp_path, "--emit", "training-graph", "--learning-rate", "0.5")
     assert proc.returncode == 0, proc.stderr
     assert "5.000000e-01" in proc.stdout and "1.000000e-02" not in proc.stdout
+
+
+def _dense(shape) -> onnx.ModelProto:
+    """x (shape) through a 4 -> 3 MatMul: the dims of x are the test's to choose."""
+    w = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("shape,batch_size,says", [
+    (["n", 4], None, r"input 'x' dim 0 is 'n': give train batch_size=N"),
+    (["n", "k"], None, r"dim 0 is 'n'; input 'x' dim 1 is 'k': give train batch_size=N.*; "
+                       r"and train binds only the first dim"),
+    (["n", "k"], 2, r"^training needs static shapes, but input 'x' dim 1 is 'k': train binds "
+                    r"only the first dim"),
+])
+def test_unbound_dims_say_what_train_takes(shape, batch_size, says) -> None:
+    """Not compile()'s input_shapes= or specialize=, which train does not take."""
+    with pytest.raises(TrainingError, match=says) as info:
+        glow_mlir.train(_dense(shape), loss="mse", batch_size=batch_size,
+                        backend="interpreter", cache=False)
+    assert "input_shapes" not in str(info.value) and "specialize" not in str(info.value)

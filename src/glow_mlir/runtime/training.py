@@ -63,6 +63,38 @@ def _origin(handle: str, array: np.ndarray, inits: Mapping[str, np.ndarray]) -> 
     return _Origin(None)
 
 
+def _unbound_message(proto: ModelProto, batch: int | None) -> str | None:
+    """The dims of the model's inputs that train cannot bind, and what to do: batch_size
+    binds every input's first dim, the others must be declared in the model. None when
+    every dim is bound as far as it can tell."""
+    from glow_mlir.frontends.onnx.input_shapes import declared_dims
+
+    inits = {t.name for t in proto.graph.initializer}
+    unbound, first, other = [], False, False
+    for info in proto.graph.input:
+        if info.name in inits:
+            continue
+        dims = declared_dims(info)
+        if dims is None:
+            unbound.append(f"input '{info.name}' has no shape")
+            other = True
+            continue
+        for i, d in enumerate(dims):
+            if isinstance(d, int) or (i == 0 and batch is not None):
+                continue
+            unbound.append(f"input '{info.name}' dim {i} is {f'{d!r}' if d else 'dynamic'}")
+            first, other = first or i == 0, other or i > 0
+    if not unbound:
+        return None
+    fixes = []
+    if first:
+        fixes.append("give train batch_size=N, which binds every input's first dim")
+    if other:
+        fixes.append("train binds only the first dim (batch_size): declare the others in "
+                     "the model (onnx.tools.update_model_dims.update_inputs_outputs_dims)")
+    return f"training needs static shapes, but {'; '.join(unbound)}: {'; and '.join(fixes)}"
+
+
 class Trainer:
     """One compiled SGD step of a model (`glow_mlir.train`)."""
 
@@ -101,7 +133,17 @@ class Trainer:
                     f"no initializer named {', '.join(map(repr, unknown))} to train (the "
                     f"model's initializers: {', '.join(sorted(inits)) or 'none'})")
             handles = tuple(_sanitize(n) for n in trainable)
-        module = import_onnx(self._proto, self._input_shapes(batch_size))
+        from glow_mlir.frontends.onnx import UnboundDimensionError
+
+        try:
+            module = import_onnx(self._proto, self._input_shapes(batch_size))
+        except UnboundDimensionError as err:
+            # the importer's message suggests compile()'s input_shapes= and specialize=,
+            # which train does not take: say what train binds instead
+            message = _unbound_message(self._proto, batch_size)
+            if message is None:
+                raise
+            raise TrainingError(message) from err
         fn = next(iter(module.ops))
         table = resource_table(module)
         self.signature = sig = differentiate_function(
@@ -131,19 +173,24 @@ class Trainer:
             return None
         inits = {t.name for t in self._proto.graph.initializer}
         shapes: dict[str, tuple[int, ...] | int] = {}
+        symbols: dict[str, int] = {}
         for i in self._proto.graph.input:
             if i.name in inits:
                 continue
             dims = i.type.tensor_type.shape.dim
             if not dims or any(not d.HasField("dim_value") for d in dims[1:]):
-                return {"batch": batch}  # leave it to the importer's symbol binding
+                # its other dims unbound: bind its first dim's symbol, if it has one, and
+                # leave the rest to the importer (which names what stays unbound)
+                if dims and dims[0].HasField("dim_param"):
+                    symbols[dims[0].dim_param] = batch
+                continue
             if dims[0].HasField("dim_value") and dims[0].dim_value not in (0, batch):
                 from glow_mlir.transforms.graph.differentiate import TrainingError
 
                 raise TrainingError(f"input '{i.name}' has batch {dims[0].dim_value}, "
                                     f"not batch_size {batch}")
             shapes[i.name] = (batch, *(d.dim_value for d in dims[1:]))
-        return shapes
+        return {**symbols, **shapes}
 
     # ------------------------------------------------------------------ stepping
     def _labels(self, labels: object) -> np.ndarray:
