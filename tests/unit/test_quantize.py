@@ -99,6 +99,18 @@ def test_keep_float_by_kind_and_by_node(lenet_profile):
                           quantization=glow_mlir.QuantizationConfig(keep_float=["conv9"]))
 
 
+def test_keep_float_by_onnx_node_name(lenet_profile):
+    """An ONNX node's own name (what Netron shows) keeps its op float, as its output's
+    name does."""
+    lenet = model_zoo.lenet()
+    (node,) = [n for n in lenet.graph.node if n.output[0] == "fc1"]
+    node.name = "Dense/1"
+    q = glow_mlir.compile(lenet, backend="interpreter", profile=lenet_profile,
+                          quantization=glow_mlir.QuantizationConfig(keep_float=["Dense/1"]))
+    assert q.quantization.kept_float[("glow.fully_connected", "keep_float")] == 1
+    assert q.quantization.quantized["glow.fully_connected"] == 2
+
+
 def test_quantization_needs_a_profile(lenet_profile):
     lenet = model_zoo.lenet()
     with pytest.raises(UserError, match="quantization needs a profile"):

@@ -35,6 +35,36 @@ def as_profile(profile: object) -> Profile:
                        f"{type(profile).__name__}")
 
 
+def _onnx_node_names_as_outputs(model: object, config):
+    """`config` with each keep_float name that is an ONNX node's own name (`NodeProto.name`,
+    what Netron shows) replaced by its first output's name, which is how the graph names
+    that node's op (the importer takes name hints from the ONNX values;
+    `analysis.quant_profile.edge_names`). Op kinds and value names stay as they are."""
+    import dataclasses
+
+    from glow_mlir.dialects.glow import ALL_OPS
+
+    kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
+    if (not [k for k in config.keep_float if k not in kinds]
+            or not isinstance(model, (bytes, bytearray, str, os.PathLike))
+            and type(model).__name__ != "ModelProto"):
+        return config
+    from glow_mlir.runtime.ir_models import is_mlir_path
+
+    if isinstance(model, (str, os.PathLike)) and is_mlir_path(model):
+        return config
+    from glow_mlir.frontends.onnx.builder import valid_name
+    from glow_mlir.frontends.onnx.loading import load_model
+
+    graph = load_model(model)[0].graph
+    values = {v for n in graph.node for v in n.output} | {i.name for i in graph.input}
+    first_output = {n.name: n.output[0] for n in graph.node if n.name and n.output}
+    keep = tuple(valid_name(first_output[k]) or k
+                 if k not in kinds and k not in values and k in first_output else k
+                 for k in config.keep_float)
+    return dataclasses.replace(config, keep_float=keep)
+
+
 def compile_quantized(model: object, backend: str, input_shapes: Mapping | None,
                       profile: object, quantization: object,
                       disable_passes: Sequence[str], verbose: bool, progress: bool | None,
@@ -57,6 +87,7 @@ def compile_quantized(model: object, backend: str, input_shapes: Mapping | None,
     if not isinstance(config, QuantizationConfig):
         raise UserError(f"quantization must be a glow_mlir.QuantizationConfig, got "
                         f"{type(config).__name__}")
+    config = _onnx_node_names_as_outputs(model, config)
     target = get_backend(backend)
     if backend not in QUANTIZED_BACKENDS:
         raise UserError(f"quantized models run on {' or '.join(map(repr, QUANTIZED_BACKENDS))};"

@@ -285,8 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", default="minmax", metavar="C",
                    help="minmax or kl (with --load-profile)")
     p.add_argument("--keep-float", action="append", default=[], metavar="NAME",
-                   help="an op kind or node name to leave in float (with --load-profile); "
-                        "repeat for more")
+                   help="an op kind, or a node by its ONNX node name or its output's name, to "
+                        "leave in float (with --load-profile); repeat for more")
     p.add_argument("--channelwise-conv", action="store_true",
                    help="quantize convolution filters per output channel (with "
                         "--load-profile)")

@@ -4,7 +4,7 @@
 // RUN: not glow-opt %s -p 'quantize-graph{profile="%S/../inputs/quantize-graph-profile.json" schema=pow3}' 2>&1 | FileCheck %s --check-prefix=BADSCHEMA
 // RUN: not glow-opt %s -p 'quantize-graph' 2>&1 | FileCheck %s --check-prefix=NOPROFILE
 
-// BADNAME: glow-opt: error: quantize-graph: keep_float names 'nope', which is neither an op kind (e.g. 'convolution', 'glow.add') nor a node of the graph (its nodes include fc, r, x)
+// BADNAME: glow-opt: error: quantize-graph: keep_float names 'nope', which is neither an op kind (e.g. 'convolution', 'glow.add') nor a node of the graph, named by its output (its nodes include fc, r, x)
 // BADSCHEMA: glow-opt: error: quantize-graph: unknown quantization schema 'pow3'; the quantization schemas are 'asymmetric', 'symmetric', 'symmetric_uint8', 'symmetric_pow2'
 // NOPROFILE: glow-opt: error: invalid pass pipeline 'quantize-graph': quantize-graph: give the profile file (profile="P.json")
 

@@ -76,7 +76,8 @@ I8 = IntegerType(8)
 class QuantizationConfig:
     """How `glow_mlir.compile(..., profile=P, quantization=...)` quantizes: the schema and
     calibration (`analysis/quant_params.py`), the precision (int8), and the ops kept in
-    float (`keep_float`: op kinds or node names). `channelwise_conv`: convolution filters
+    float (`keep_float`: op kinds, or nodes by their first output's name; `compile` also
+    takes an ONNX node's own name, `runtime/quantized.py`). `channelwise_conv`: convolution filters
     quantized per output channel, symmetric (glow.channelwise_quantized_convolution);
     `rowwise_fc`: fully-connected weights per output row, by the schema
     (glow.rowwise_quantized_fully_connected)."""
@@ -137,7 +138,7 @@ def check_keep_float(fn: func.FuncOp, names: dict[SSAValue, tuple[str, int]],
         sample = ", ".join(sorted(nodes)[:8])
         raise UserError(f"keep_float names {', '.join(map(repr, unknown))}, which is neither "
                         f"an op kind (e.g. 'convolution', 'glow.add') nor a node of the "
-                        f"graph (its nodes include {sample})")
+                        f"graph, named by its output (its nodes include {sample})")
 
 
 class _Quantizer:
