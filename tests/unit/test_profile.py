@@ -328,6 +328,27 @@ def test_glow_compile_with_a_profile_prints_the_quantized_graph(tmp_path, lenet,
         assert message in err and "--emit graph" not in err and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("text, says", [
+    ("a: [1, 2\n  b: {\n", "neither JSON nor YAML (expected ',' or ']', but got ':' at line 2, "
+                           "column 4)"),
+    ("format: glow-mlir-profile\n\x00\n", "neither JSON nor YAML (character #x0000 at "
+                                           "position 26 is not allowed in YAML"),
+])
+def test_a_profile_that_is_neither_json_nor_yaml_is_one_line(tmp_path, lenet, capsys, text,
+                                                              says):
+    """PyYAML's own message spans lines (the source quoted, a caret under it)."""
+    import onnx
+
+    from tool_testing import in_process
+
+    model, prof = tmp_path / "lenet.onnx", tmp_path / "P.yaml"
+    onnx.save(lenet, model)
+    prof.write_text(text)
+    code, out, err = in_process(glow_compile.main, capsys, model, "--load-profile", prof)
+    assert code == 1 and err.startswith(f"glow-compile: error: {prof}: {says}"), err
+    assert err.count("\n") == 1, err
+
+
 def test_a_range_too_wide_for_float32_steps_is_not_saved(tmp_path, profile):
     import copy
 

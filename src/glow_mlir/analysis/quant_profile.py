@@ -360,7 +360,23 @@ def _yaml(text: str, where: str) -> object:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ProfileError(f"{where}: neither JSON nor YAML ({err})") from None
+        raise ProfileError(f"{where}: neither JSON nor YAML ({_yaml_problem(err)})") from None
+
+
+def _yaml_problem(err) -> str:
+    """PyYAML's error in one line: what is wrong and where (its own text spans lines,
+    quoting the source with a caret)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if problem:  # a MarkedYAMLError: a scanner, parser or composer error
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return f"{problem}{where}"
+    if hasattr(err, "character") and hasattr(err, "position"):  # a ReaderError
+        char = err.character  # a code point (read from text) or a byte (from bytes)
+        char = f"#x{char:04x}" if isinstance(char, int) else repr(char)
+        return f"character {char} at position {err.position} is not allowed in YAML: is it " \
+               f"a text file?"
+    return " ".join(str(err).split())
 
 
 class Recorder:
