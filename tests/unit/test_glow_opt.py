@@ -71,6 +71,19 @@ def test_flags_equal_pipeline(good, capsys):
     assert out1.count("glow.relu") == 1
 
 
+@pytest.mark.parametrize("flags, named", [
+    (["-p", "cse", "--pass-pipeline=dce"], "-p and --pass-pipeline=dce"),
+    (["--pass-pipeline", "builtin.module(cse)", "-p", "dce"], "--pass-pipeline and -p"),
+    (["-pcse", "--passes=dce"], "-pcse and --passes=dce"),
+])
+def test_two_pipelines_are_refused_in_one_line(good, capsys, flags, named):
+    """argparse keeps the last of them: the first pipeline was silently dropped."""
+    code, out, err = run([good, *flags], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith(f"glow-opt: error: {named}: give one pass pipeline") and \
+        err.count("\n") == 1, err
+
+
 def test_output_file(good, tmp_path, capsys):
     out_path = tmp_path / "out.mlir"
     code, out, err = run([good, "--cse", "-o", str(out_path)], capsys)

@@ -72,6 +72,14 @@ def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[st
     return rest, passes
 
 
+def pipeline_flags(argv: Sequence[str]) -> list[str]:
+    """The flags of `argv` that give a pass pipeline (xDSL's `-p`/`--passes`, mlir-opt's
+    `--pass-pipeline`), as the user spelt them."""
+    names = ("-p", "--passes", "--pass-pipeline")
+    return [a for a in argv
+            if a.split("=", 1)[0] in names or (a.startswith("-p") and not a.startswith("--"))]
+
+
 def mlir_pipeline_flag(argv: Sequence[str]) -> list[str]:
     """mlir-opt's `--pass-pipeline=SPEC` (or `--pass-pipeline SPEC`) as xDSL's `-p SPEC`."""
     out: list[str] = []
@@ -147,6 +155,10 @@ class GlowOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         argv = list(sys.argv[1:] if args is None else args)
+        given = pipeline_flags(argv)
+        if len(given) > 1:  # argparse would keep the last one only
+            usage_error("glow-opt", f"{' and '.join(given)}: give one pass pipeline (its "
+                                    f"passes separated by commas), not {len(given)}")
         names = set(get_all_passes()) | set(PASSES)
         argv, self.flag_passes = split_pass_flags(mlir_pipeline_flag(argv), names)
         super().__init__(description="glow-mlir modular optimizer driver", args=argv)
