@@ -346,3 +346,32 @@ def test_a_malformed_pipeline_says_what_is_wrong(spec, message):
 
     with pytest.raises(UserError, match=re.escape(message)):
         strip_module_anchor(spec)
+
+
+# ------------------------------------------------------------------ the checkout's ./glow-opt
+
+def _wrapper(*python_flags):
+    """(status, stdout, stderr) of the repository's ./glow-opt script run by this Python
+    with `python_flags`, on GOOD through cse."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, *python_flags, os.path.join(REPO, "glow-opt"),
+                           "-", "-p", "cse"], input=GOOD, capture_output=True, text=True,
+                          env=env, cwd=REPO)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_the_wrapper_without_the_dependencies_says_what_to_install():
+    """`python -S` has no site-packages: the Python of someone without glow-mlir's
+    dependencies, who got a traceback ending in "No module named 'xdsl'"."""
+    code, out, err = _wrapper("-S")
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert re.fullmatch(r"glow-opt: error: .* lacks the module '\w+' that glow-mlir needs: "
+                        r"install the dependencies with `.* -m pip install -e .*`.*\n", err), err
+
+
+def test_the_wrapper_runs_glow_opt():
+    code, out, err = _wrapper()
+    assert code == 0 and out.count("glow.relu") == 1, err
