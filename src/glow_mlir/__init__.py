@@ -78,7 +78,8 @@ def compile(model, backend: str = "cpu", input_shapes=None, optimize: bool = Tru
     at each new input signature (the inputs' shapes, and the values of inputs the graph
     needs as constants: Reshape's shape, Slice's starts, TopK's K, ...), each compile
     static as usual; the returned `SpecializingModel` keeps the last
-    `max_specializations` of them (default 8; `model.cache_info()`: hits, misses, entries)."""
+    `max_specializations` of them (default 8; `model.cache_info()`: hits, misses, entries;
+    `model.last`, `model.input_shapes`, `model.memory`, ...: the last run's function)."""
     from glow_mlir.runtime.compiled_model import compile_model
 
     if specialize is not None:
