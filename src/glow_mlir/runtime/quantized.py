@@ -42,17 +42,19 @@ def _onnx_node_names_as_outputs(model: object, config):
     `analysis.quant_profile.edge_names`). Op kinds and value names stay as they are."""
     import dataclasses
 
-    from glow_mlir.dialects.glow import ALL_OPS
+    from onnx import ModelProto
 
-    kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
-    if (not [k for k in config.keep_float if k not in kinds]
-            or not isinstance(model, (bytes, bytearray, str, os.PathLike))
-            and type(model).__name__ != "ModelProto"):
-        return config
+    from glow_mlir.dialects.glow import ALL_OPS
     from glow_mlir.runtime.ir_models import is_mlir_path
 
-    if isinstance(model, (str, os.PathLike)) and is_mlir_path(model):
+    kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
+    if not [k for k in config.keep_float if k not in kinds]:
         return config
+    if isinstance(model, bytearray):
+        model = bytes(model)
+    if not isinstance(model, (ModelProto, bytes, str, os.PathLike)) or (
+            not isinstance(model, (ModelProto, bytes)) and is_mlir_path(model)):
+        return config  # a Caffe2 model or a model in IR: its names are the graph's
     from glow_mlir.frontends.onnx.builder import valid_name
     from glow_mlir.frontends.onnx.loading import load_model
 
