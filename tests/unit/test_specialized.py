@@ -256,7 +256,8 @@ def test_what_a_compiled_model_tells_is_the_last_runs_function():
     assert model.input_dtypes == {"x": np.dtype(np.float32), "s": np.dtype(np.int64)}
     assert model.output_shapes == {"z": (3, 4)}
     assert model.memory == first.memory and model.memory.mutable_bytes > 0
-    assert model.backend == "interpreter"
+    assert model.backend == "interpreter" and model.origin == "compiled"
+    assert model.module is first.module and model.executor is first.executor
     x = np.ones((3, 6), np.float32)
     model(x, np.array([9, 2]))
     assert model.last is not first and model.output_shapes == {"z": (9, 2)}

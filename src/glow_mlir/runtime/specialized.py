@@ -141,6 +141,22 @@ class SpecializingModel:
         return self.last.output_shapes
 
     @property
+    def module(self):
+        """The last run's function's module (`CompiledModel.module`: what its backend
+        runs, e.g. the planned instruction IR)."""
+        return self.last.module
+
+    @property
+    def origin(self) -> str:
+        """Where the last run's function came from: "compiled" or "cache" (the model
+        cache), as `CompiledModel.origin`."""
+        return self.last.origin
+
+    @property
+    def executor(self):
+        return self.last.executor
+
+    @property
     def memory(self):
         """The last run's function's `MemoryReport` (`CompiledModel.memory`)."""
         return self.last.memory
