@@ -143,9 +143,11 @@ STRIDED = True
 on a copy of the input's sampled pixels, [c, oh * ow] contiguous (`_sample`, one pass
 over c x oh x ow values where the product makes o of them): before, they went through
 im2col and `gemm` (taps = 1: the same copy) or the register tile. Measured (`python
-benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases r50_ds_56,r50_ds_28,r50_ds_14`,
-1x1/2 + clip, CPU time ratio to onnxruntime, two runs, before -> after): 256->512 at
-56 0.85 -> 0.87, 512->1024 at 28 1.08 -> 1.02, 1024->2048 at 14 1.13 -> 0.92."""
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases r50_ds_56,r50_ds_28,r50_ds_14,
+r18_ds_56,r18_ds_28,r18_ds_14 [--no-strided-pointwise]`, 1x1/2 (+ clip for ResNet-50's),
+CPU time ratio to onnxruntime, one run, before -> after): ResNet-50's 256->512 at 56
+0.92 -> 0.81, 512->1024 at 28 1.09 -> 0.94, 1024->2048 at 14 1.14 -> 0.97; ResNet-18's
+64->128 at 56 0.88 -> 0.70, 128->256 at 28 0.85 -> 0.83, 256->512 at 14 0.79 -> 0.68."""
 
 
 def use_pointwise(instr, act: Finish) -> bool:
