@@ -752,6 +752,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-strided-pointwise", action="store_true",
                    help="1x1 convolutions with a stride through im2col or the register "
                         "tile, not kernels_pointwise on sampled pixels (the form before)")
+    p.add_argument("--no-conv-micro", action="store_true",
+                   help="convolutions' products (1x1, im2col) on gemm's scalar loops only "
+                        "(kernels_conv.MICRO off: the form before)")
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
@@ -777,6 +780,7 @@ def main(argv=None) -> None:
     )
 
     kernels_conv.IM2COL = not args.no_im2col
+    kernels_conv.MICRO = not args.no_conv_micro
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
