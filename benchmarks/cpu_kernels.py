@@ -755,6 +755,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-conv-micro", action="store_true",
                    help="convolutions' products (1x1, im2col) on gemm's scalar loops only "
                         "(kernels_conv.MICRO off: the form before)")
+    p.add_argument("--no-row-max-pool", action="store_true",
+                   help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
+                        "(the form before)")
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
@@ -797,6 +800,9 @@ def main(argv=None) -> None:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     kernels_pointwise.STRIDED = not args.no_strided_pointwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
