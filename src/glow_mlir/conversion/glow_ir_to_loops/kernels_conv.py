@@ -29,7 +29,9 @@ one of several forms by the window's shape:
   Rows of at most TILE_W outputs (14x14, 7x7) are one tile each, border columns included
   (each column with its valid taps), 8 output channels per block when the row is short,
   and the channel-block loop is outside the row loop (the weights dominate there); 1x1
-  stride-2 convolutions with such rows also use the register tile.
+  stride-2 convolutions with such rows also use the register tile where
+  kernels_pointwise does not take them (it does, on a copy of the sampled pixels, since
+  `kernels_pointwise.STRIDED`; so do the im2col ones above).
 - NCHW with column stride 2 (undilated), except 3x3 kernels on rows wider than TILE_W:
   the input is first copied, split by column parity, to a scratch buffer
   (`_split_columns`), so the register tile reads contiguous columns (faster than the
