@@ -154,6 +154,10 @@ def glow_runner(module: ModuleOp, opt: int, tail_folding: bool = False):
         mutable = areas.new_mutable(inputs)
         acts = areas.new_activations()
         args = (areas.constant.ctypes.data, mutable.ctypes.data, acts.ctypes.data)
+        # args holds their addresses only (as native_runner's): nothing held `acts`
+        # before, freed when prepare returned, the kernels wrote into freed heap memory
+        # and the one-op cases (`--cases fc`, r18_ds_*) crashed in a later allocation
+        _KEEP.append((mutable, acts))
 
         def call():
             rc = entry(*args)
@@ -304,6 +308,43 @@ def fused_conv_case(c, hw, o, k, stride, pad):
     return case
 
 
+def residual_conv_case(c, hw, o, k, stride, pad):
+    """ResNet-50's block end inside a stage: conv, add of a skip computed in the graph
+    (a relu here, so the add may write over it, as share-buffers does in the model),
+    relu."""
+    def case():
+        from onnx import helper
+
+        x, w, b = rand(1, c, hw, hw, seed=1), rand(o, c, k, k, seed=2) * 0.1, rand(o, seed=3)
+        oh = (hw + 2 * pad - k) // stride + 1
+        skip = rand(1, o, oh, oh, seed=4)
+        nodes = [helper.make_node("Relu", ["skip"], ["s"]),
+                 helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4),
+                 helper.make_node("Add", ["c", "s"], ["a"]),
+                 helper.make_node("Relu", ["a"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, "skip": skip},
+                                   [1, o, oh, oh])
+        return (f"relu; conv {c}x{hw}x{hw} {k}x{k}/{stride} -> {o} + add + relu", model,
+                feeds, ort_model_runner(model, feeds), 2 * o * c * k * k * oh * oh)
+    return case
+
+
+def max_pool_case(c, hw, k, stride, pad):
+    """ResNet's max pool after the stem, through glow_mlir.compile."""
+    def case():
+        from onnx import helper
+
+        x = rand(1, c, hw, hw, seed=1)
+        oh = (hw + 2 * pad - k) // stride + 1
+        nodes = [helper.make_node("MaxPool", ["x"], ["out"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4)]
+        model, feeds = graph_model(nodes, {"x": x}, [1, c, oh, oh])
+        return (f"max_pool {c}x{hw}x{hw} {k}x{k}/{stride}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def dw_case(c, hw, k, stride, pad, dilation=1):
     """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (`conv_clip_case`)."""
     return conv_clip_case(c, hw, c, k, stride, pad, c, dilation)
@@ -316,8 +357,9 @@ def pw_case(c, hw, o):
 
 def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
     """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
-    depthwise kernel's planes and gemm's tile are kernel scratch, and the one-op path here
-    (`glow_runner`) crashed on such kernels (a heap overrun: its areas)."""
+    depthwise kernel's planes and gemm's tile are kernel scratch (the one-op path here,
+    `glow_runner`, crashed on such kernels: its activation area was freed before the
+    call, see `glow_runner`)."""
     def case():
         from onnx import helper
 
@@ -604,6 +646,20 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r50_pw_28": pw_case(512, 28, 128),
          "r50_pw_28b": pw_case(128, 28, 512),
          "mb_pwc_56": pw_case(128, 56, 128),
+         # ResNet-50's stem, max pool, stride-2 layers (+ clip: a fused activation),
+         # and its block ends inside a stage (the add may write over the skip)
+         "r50_conv1": conv_clip_case(3, 224, 64, 7, 2, 3),
+         "r50_pool": max_pool_case(64, 112, 3, 2, 1),
+         "r50_s2_56": conv_clip_case(128, 56, 128, 3, 2, 1),
+         "r50_s2_28": conv_clip_case(256, 28, 256, 3, 2, 1),
+         "r50_s2_14": conv_clip_case(512, 14, 512, 3, 2, 1),
+         "r50_ds_56": conv_clip_case(256, 56, 512, 1, 2, 0),
+         "r50_ds_28": conv_clip_case(512, 28, 1024, 1, 2, 0),
+         "r50_ds_14": conv_clip_case(1024, 14, 2048, 1, 2, 0),
+         "r50_res_56": residual_conv_case(64, 56, 256, 1, 1, 0),
+         "r50_res_14": residual_conv_case(256, 14, 1024, 1, 1, 0),
+         "r50_res_7": residual_conv_case(512, 7, 2048, 1, 1, 0),
+         "mb_conv1c": conv_clip_case(3, 224, 32, 3, 2, 1),
          "mb_pwc_56a": pw_case(64, 56, 128),
          "mb_pwc_112": pw_case(32, 112, 64),
          "r50_pw_56": pw_case(64, 56, 256),
@@ -693,6 +749,15 @@ def main(argv=None) -> None:
     p.add_argument("--no-dot-remainder", action="store_true",
                    help="pointwise convolutions redo their last pixels in a shifted tile "
                         "(kernels_pointwise.DOT_REMAINDER = 0)")
+    p.add_argument("--no-strided-pointwise", action="store_true",
+                   help="1x1 convolutions with a stride through im2col or the register "
+                        "tile, not kernels_pointwise on sampled pixels (the form before)")
+    p.add_argument("--no-conv-micro", action="store_true",
+                   help="convolutions' products (1x1, im2col) on gemm's scalar loops only "
+                        "(kernels_conv.MICRO off: the form before)")
+    p.add_argument("--no-row-max-pool", action="store_true",
+                   help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
+                        "(the form before)")
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
@@ -718,6 +783,7 @@ def main(argv=None) -> None:
     )
 
     kernels_conv.IM2COL = not args.no_im2col
+    kernels_conv.MICRO = not args.no_conv_micro
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
@@ -733,6 +799,10 @@ def main(argv=None) -> None:
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
+    kernels_pointwise.STRIDED = not args.no_strided_pointwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 

@@ -289,6 +289,10 @@ POOLS = {
     "window_5x4_s2_pads": (2, 2, 9, 10, (5, 4), (2, 3), (2, 1, 1, 2)),
     "window_4x4_clip_end": (1, 2, 9, 9, (4, 4), (2, 2), (0, 0, 1, 1)),
     "window_4x4_s2": (1, 3, 10, 10, (4, 4), (2, 2), (0, 0, 0, 0)),
+    # ResNet's 3x3/2 pad 1 on rows long enough for a vectorized interior, odd sides
+    "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
+    # windows past the image (pads as large as the window): not kernels_pool's row form
+    "windows_off_the_image": (1, 2, 4, 5, (2, 2), (2, 2), (2, 2, 2, 2)),
 }
 
 
@@ -307,6 +311,27 @@ def _pool(name, layout, **extra):
 def test_max_pool(name, layout):
     inputs, rt, attrs = _pool(name, layout)
     check(glow.MaxPoolOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("name, rows", [("3x3_s2_p1", True), ("3x3_s2_p1_wide", True),
+                                        ("asymmetric", True), ("2x2_s2", True),
+                                        ("3x3_s1_same", True),
+                                        ("windows_off_the_image", False)])
+def test_max_pool_by_rows(name, rows, monkeypatch):
+    """kernels_pool._max_pool_rows where every window meets the image: the bits of the
+    tap rectangles (the form before, ROW_MAX = False)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    seen = []
+    real = kernels_pool._max_pool_rows
+    monkeypatch.setattr(kernels_pool, "_max_pool_rows",
+                        lambda *a: (seen.append(1), real(*a)))
+    inputs, rt, attrs = _pool(name, "NCHW")
+    got = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert bool(seen) is rows
+    monkeypatch.setattr(kernels_pool, "ROW_MAX", False)
+    before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert np.array_equal(got, before)
 
 
 @pytest.mark.parametrize("include", [False, True])

@@ -4,7 +4,8 @@ one of several forms by the window's shape:
 - NCHW, 3x3, stride 1, one group, with enough channels and pixels: Winograd F(2x2, 3x3)
   (kernels_winograd.py; `use_winograd` says which, from `benchmarks/conv_algorithms.py`).
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
-  in[ic, p] (`gemm`, kernels_matmul.py).
+  in[ic, p] (`gemm`, kernels_matmul.py; its micro-kernel on whole blocks of 64 columns,
+  `MICRO`, as for im2col below).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
@@ -28,7 +29,9 @@ one of several forms by the window's shape:
   Rows of at most TILE_W outputs (14x14, 7x7) are one tile each, border columns included
   (each column with its valid taps), 8 output channels per block when the row is short,
   and the channel-block loop is outside the row loop (the weights dominate there); 1x1
-  stride-2 convolutions with such rows also use the register tile.
+  stride-2 convolutions with such rows also use the register tile where
+  kernels_pointwise does not take them (it does, on a copy of the sampled pixels, since
+  `kernels_pointwise.STRIDED`; so do the im2col ones above).
 - NCHW with column stride 2 (undilated), except 3x3 kernels on rows wider than TILE_W:
   the input is first copied, split by column parity, to a scratch buffer
   (`_split_columns`), so the register tile reads contiguous columns (faster than the
@@ -82,7 +85,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import (
     convolution_depthwise,
     use_depthwise,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import ROWS, c_tile, gemm, micro_rows
 from glow_mlir.conversion.glow_ir_to_loops.kernels_pointwise import (
     convolution_pointwise,
     use_pointwise,
@@ -102,6 +105,20 @@ from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 CHANNELS = 4
 """Output channels per pass over an input row (NCHW convolution)."""
+
+MICRO = True
+"""Whether the convolutions' matrix products (1x1 on the input itself, im2col, bands)
+run `gemm`'s register-blocked micro-kernel (`gemm_micro`: 4 rows x 64 columns in zmm
+registers over a block of k) on their whole blocks of 64 columns, as the products of
+fully_connected and mat_mul do, not only its scalar loops (which load and store the C
+tile every DEPTH steps of k). The same bits (each output one chain of fused
+multiply-adds in k order). Measured (`python benchmarks/cpu_kernels.py --cpu-time
+--repeat 9 --cases r50_conv1,r50_s2_56,r50_s2_28,r50_s2_14,mb_conv1c,r18_s2_56,r18_s2_28
+[--no-conv-micro]`, + clip, CPU time ratio to onnxruntime, one run, loops ->
+micro-kernel): ResNet's 7x7/2 stem 1.21 -> 1.05, ResNet-50's 3x3/2 128@56 1.26 -> 1.06,
+256@28 1.13 -> 1.08, 512@14 1.28 -> 1.18 (49 output pixels: no whole block of 64
+columns, the loops still), MobileNet's 3x3/2 stem 1.16 -> 0.89, ResNet-18's 3x3/2 64@56
+0.92 -> 0.86, 128@28 0.93 -> 0.88."""
 
 
 @lowers(glow.ConvolutionOp)
@@ -372,7 +389,7 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
         P = view(em, out, [n, o, oh * ow])
         X = view(em, x, [n, c, h * wd])
         W = view(em, w, [o, cg])
-        tile = c_tile(em, ct, oh * ow)
+        tile = c_tile(em, ct, oh * ow, micro_rows())
 
         def image_gemm(ni):
             def grp(g):
@@ -381,7 +398,8 @@ def _conv_nchw(em: Emitter, instr, kernels, strides, pads, dilation, group, act,
                      lambda i, j: (P, [ni, iadd(em, ob, i), j]),
                      lambda i, k: (W, [iadd(em, ob, i), k]),
                      lambda k, j: (X, [ni, iadd(em, ib, k), j]),
-                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act, tile=tile)
+                     lambda i, j: em.load(B, [iadd(em, ob, i)]), act, tile=tile,
+                     micro=MICRO)
 
             em.loop(0, group, grp)
 
@@ -593,7 +611,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, c * taps])
     col = em.scratch(ct, [kc, pixels], private=split is not None)
-    tile = c_tile(em, ct, pixels)
+    tile = c_tile(em, ct, pixels, micro_rows())
 
     def part(ni, o0: SSAValue | None, ocount: int, r0: SSAValue | None, rows: int) -> None:
         """out[ni, o0 : o0 + ocount, output rows r0 : r0 + rows] (None: from 0)."""
@@ -623,7 +641,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
                  lambda i, j: (P, [ni, oc(i), px(j)]),
                  lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
                  lambda k, j: (col, [k, j]),
-                 init, act if last else None, tile=tile)
+                 init, act if last else None, tile=tile, micro=MICRO)
 
         if chunks == 1:
             fill(em.index(0))
@@ -712,7 +730,7 @@ def _conv_im2col_bands(em: Emitter, instr, kernels, strides, pads, dilation, act
         rows = -(-oh // (-(-bands // threads) * threads))
     split = threads > 1 and group_size(em, oh, rows, work) is not None
     col = em.scratch(elem(out), [c * taps, rows * ow], private=split)
-    tile = c_tile(em, elem(out), oh * ow)
+    tile = c_tile(em, elem(out), oh * ow, micro_rows())
 
     def image(ni):
         def band(r0: SSAValue, height: int) -> None:
@@ -723,7 +741,7 @@ def _conv_im2col_bands(em: Emitter, instr, kernels, strides, pads, dilation, act
                  lambda i, j: (P, [ni, i, iadd(em, p0, j)]),
                  lambda i, k: (Wf, [i, k]),
                  lambda k, j: (col, [k, j]),
-                 lambda i, j: em.load(B, [i]), act, tile=tile)
+                 lambda i, j: em.load(B, [i]), act, tile=tile, micro=MICRO)
 
         if split:  # each thread its bands, with its own columns
             parallel_ranges(em, oh, rows, work, lambda s, count: block_loop(

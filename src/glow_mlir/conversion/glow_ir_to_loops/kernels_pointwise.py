@@ -24,6 +24,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     block_loop,
     elem,
+    iadd,
     shape,
     view,
     window_attrs,
@@ -55,7 +56,7 @@ over pixel tiles is then outside the blocks of output channels (a tile of x, c x
 stays in L1 while all the weights, o x c, do too)."""
 
 
-DOT_REMAINDER = 2
+DOT_REMAINDER = 4
 """Pixels past the last full tile, up to this many, summed as dot products over the
 input channels (one vector of W's row times one of the pixel's column, copied
 contiguous into scratch), not by a last tile shifted left: on 7x7 images (49 = 3 x 16 +
@@ -65,7 +66,10 @@ v2_pw_7,v2_pw_7b [--no-dot-remainder]`, CPU time ratio to onnxruntime, shifted t
 dot products): 512->1024 1.18 -> 1.02, 1024->1024 1.28 -> 0.97, 2048->512 1.23 -> 0.98,
 320->1280 1.16 -> 0.93, 960->320 1.13 -> 0.89; `gemm` (where a residual add kept the
 overlapping tile out) -> dot products, ResNet-50's 512->2048 (r50_pw_7b, without the add)
-1.16 -> 0.95. 0: the shifted tile always. These
+1.16 -> 0.95. Raised from 2 to 4 for 14x14 images (196 = 12 x 16 + 4; `--cases
+r50_res_14,r50_pw_14,r50_pw_14b,r50_ds_28`, 2 -> 4, one run: 0.90 -> 0.87, 0.95 -> 0.92,
+0.95 -> 0.89, 0.97 -> 1.00), which also lets a residual add written in place (no
+overlapping tile allowed) take this kernel there. 0: the shifted tile always. These
 outputs sum k in the lanes of a vector, then the lanes in order from the bias: other bits
 than a tile's chain, the same for any thread count (the split is over output channels)."""
 
@@ -134,12 +138,26 @@ def dot_remainder(hw: int, c: int) -> int:
     return r if fits else 0
 
 
+STRIDED = True
+"""Whether 1x1 convolutions with a stride (ResNet's downsampling ones) take this kernel
+on a copy of the input's sampled pixels, [c, oh * ow] contiguous (`_sample`, one pass
+over c x oh x ow values where the product makes o of them): before, they went through
+im2col and `gemm` (taps = 1: the same copy) or the register tile. Measured (`python
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases r50_ds_56,r50_ds_28,r50_ds_14,
+r18_ds_56,r18_ds_28,r18_ds_14 [--no-strided-pointwise]`, 1x1/2 (+ clip for ResNet-50's),
+CPU time ratio to onnxruntime, one run, before -> after): ResNet-50's 256->512 at 56
+0.92 -> 0.81, 512->1024 at 28 1.09 -> 0.94, 1024->2048 at 14 1.14 -> 0.97; ResNet-18's
+64->128 at 56 0.88 -> 0.70, 128->256 at 28 0.85 -> 0.83, 256->512 at 14 0.79 -> 0.68."""
+
+
 def use_pointwise(instr, act: Finish) -> bool:
     if not POINTWISE:
         return False
     layout, kernels, strides, pads = window_attrs(instr)
-    if (layout != "NCHW" or tuple(kernels) != (1, 1) or tuple(strides) != (1, 1)
-            or any(pads) or attrs(instr).int_attr("group", 1) != 1):
+    if (layout != "NCHW" or tuple(kernels) != (1, 1) or any(pads)
+            or attrs(instr).int_attr("group", 1) != 1):
+        return False
+    if tuple(strides) != (1, 1) and not STRIDED:
         return False
     out, x = instr.operands[0], instr.operands[1]
     _, _, oh, ow = image_dims(shape(out), layout)
@@ -162,7 +180,10 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     hw = oh * ow
     P = view(em, out, [n, o, hw])
-    X = view(em, x, [n, c, hw])
+    strides = tuple(window_attrs(instr)[2])
+    sampled = strides != (1, 1)
+    # with a stride: x's sampled pixels, one image at a time, read as image 0
+    X = em.scratch(elem(x), [1, c, hw]) if sampled else view(em, x, [n, c, hw])
     W = view(em, w, [o, c])
     B = em.buffer(bias)
     full = hw - hw % TW
@@ -174,6 +195,9 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
 
         Xp = em.scratch(f32, [c, width()], private=True)  # `packs`
 
+    def xi(ni):
+        return em.index(0) if sampled else ni
+
     def block(ni, o0, rows: int, tiles=None) -> None:
         ocs = [em.add_index(o0, r) for r in range(rows)]
         biases = [em.load(B, [oc]) for oc in ocs]
@@ -183,7 +207,7 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
             inits = [biases[r] for r in range(rows) for _ in range(TW)]
 
             def step(k, accs):
-                xs = [em.load(X, [ni, k, p]) for p in ps]
+                xs = [em.load(X, [xi(ni), k, p]) for p in ps]
                 ws = [em.load(W, [oc, k]) for oc in ocs]
                 return [fma(em, ws[r], xs[j], accs[r * TW + j])
                         for r in range(rows) for j in range(TW)]
@@ -246,7 +270,7 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                 xs = [em.value(vector.LoadOp(packed, [k, em.index(v * n)], vt))
                       for v in range(nv)]
             else:
-                xs = [em.value(vector.LoadOp(X, [ni, k, p], vt)) for p in cols]
+                xs = [em.value(vector.LoadOp(X, [xi(ni), k, p], vt)) for p in cols]
             out = []
             for r, oc in enumerate(ocs):
                 wb = em.value(vector.BroadcastOp(em.load(W, [oc, k]), vt))
@@ -271,16 +295,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         def row(k):
             for v in range(vectors()):
                 em.op(vector.StoreOp(em.value(vector.LoadOp(
-                    X, [ni, k, em.add_index(p0, v * lanes())], vt)), Xp,
+                    X, [xi(ni), k, em.add_index(p0, v * lanes())], vt)), Xp,
                     [k, em.index(v * lanes())]))
 
         em.loop(0, c, row)
 
     def copy_column(Xr, ni, k) -> None:
         for q in range(dots):
-            em.store(em.load(X, [ni, k, em.index(full + q)]), Xr, [em.index(q), k])
+            em.store(em.load(X, [xi(ni), k, em.index(full + q)]), Xr, [em.index(q), k])
 
     def image(ni) -> None:
+        if sampled:
+            _sample(em, x, X, ni, strides, (oh, ow))
+
         def ranges(start, count: int) -> None:
             if Xr is not None:  # this worker's contiguous copy of the last pixels' columns
                 em.loop(0, c, lambda k: copy_column(Xr, ni, k))
@@ -313,3 +340,26 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         parallel_ranges(em, o, ROWS, o * c * hw, ranges)
 
     em.loop(0, n, image)
+
+
+def _sample(em: Emitter, x, X, ni, strides, out_hw) -> None:
+    """X[0, ci, r * ow + q] = x[ni, ci, r * sh, q * sw]: the pixels a strided 1x1
+    convolution reads, contiguous (`STRIDED`); channels split over the threads."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
+
+    c = image_dims(shape(x), "NCHW")[1]
+    oh, ow = out_hw
+    sh, sw = strides
+    src = em.buffer(x)
+
+    def chan(ci):
+        def row(r):
+            ih = em.mul_index(r, sh)
+            p0 = em.mul_index(r, ow)
+            em.loop(0, ow, lambda q: em.store(
+                em.load(src, [ni, ci, ih, em.mul_index(q, sw)]), X,
+                [em.index(0), ci, iadd(em, p0, q)]))
+
+        em.loop(0, oh, row)
+
+    parallel_loop(em, c, c * oh * ow * 4, chan)

@@ -1,6 +1,8 @@
 """Pools: max_pool, avg_pool, adaptive_avg_pool, in NCHW and NHWC.
 
-max_pool and avg_pool over small windows use the per-tap rectangles of valid outputs
+NCHW max_pool over small windows that all meet the image goes by rows
+(`_max_pool_rows`, ROW_MAX). Other max_pool and avg_pool over small windows use the
+per-tap rectangles of valid outputs
 (`tap_rects`, as the convolution): the output is initialized, then each tap combines its
 constant rectangle (no bounds checks in any loop). The taps are unrolled at generation
 time, so that form grows with the window: a global pool (the window is the whole image,
@@ -30,10 +32,12 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     fmul,
     imax,
     imin,
+    interior_rect,
     ld,
     require_float,
     shape,
     st,
+    tap_range,
     tap_rects,
     to_float,
     window_attrs,
@@ -75,6 +79,10 @@ def _pool(instr, em: Emitter, average: bool) -> None:
     taps = tap_rects(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))
     if len(taps) > MAX_UNROLLED_TAPS:
         _window_pool(instr, em, average, ct)
+        return
+    if not average and layout == "NCHW" and ROW_MAX and _windows_meet_image(
+            kernels, strides, pads, (h, wd), (oh, ow)):
+        _max_pool_rows(instr, em, ct)
         return
     X, O = em.buffer(x), em.buffer(out)
     sh, sw = strides
@@ -152,6 +160,85 @@ def _pool(instr, em: Emitter, average: bool) -> None:
             lambda ci: per_plane(ni, ci)))
     else:
         em.loop(0, n, lambda ni: per_plane(ni, None))
+
+
+ROW_MAX = True
+"""Whether NCHW max pools over small windows that all meet the image take
+`_max_pool_rows` (per output row, the maximum over the window's input rows into a scratch
+row, contiguous and vectorized, then over its columns: each output stored once) instead
+of the tap rectangles (the output initialized, then read, combined and stored once per
+tap: 9 passes over it for ResNet's 3x3/2). Measured (`python benchmarks/cpu_kernels.py
+--cpu-time --repeat 9 --cases r50_pool [--no-row-max-pool]`, 64x112x112 3x3/2 pad 1,
+CPU time ratio to onnxruntime, one run, taps -> rows): 1.92 -> 0.76. The same bits (a
+maximum is exact); the scratch row is each worker's own."""
+
+
+def _windows_meet_image(kernels, strides, pads, hw, ohw) -> bool:
+    """Every window holds at least one pixel of the image, along both axes."""
+    for axis in (0, 1):
+        covered: set[int] = set()
+        for k in range(kernels[axis]):
+            lo, hi = tap_range(ohw[axis], hw[axis], strides[axis], k - pads[axis])
+            covered.update(range(lo, hi))
+        if len(covered) != ohw[axis]:
+            return False
+    return True
+
+
+def _max_pool_rows(instr, em: Emitter, ct) -> None:
+    """NCHW max pool, every window meeting the image (`_windows_meet_image`): per output
+    row r, v[j] = max over kh of x[clamp(r * sh + kh - pad), j] for every column j (one
+    contiguous pass, in a scratch row), then output (r, q) = max over kw of
+    v[clamp(q * sw + kw - pad)]. A position clamped into the image is still in its
+    window (the window is contiguous and meets the image): one of the window's own
+    pixels read again, so the result is the maximum of the valid taps, exactly (no -inf
+    start, no select). Columns whose taps are all inside (`interior_rect`) are not
+    clamped."""
+    _, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, _, oh, ow = image_dims(shape(out), "NCHW")
+    X, O = em.buffer(x), em.buffer(out)
+    sh, sw = strides
+    kh_n, kw_n = kernels
+    cl, cr = interior_rect(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))[1]
+    if cr <= cl:
+        cl = cr = ow
+    V = em.scratch(ct, [wd], private=True)
+
+    def plane(ni, ci):
+        def row(r):
+            top = em.add_index(em.mul_index(r, sh), -pads[0])
+            ihs = [imin(em, imax(em, em.add_index(top, kh), 0), h - 1) for kh in range(kh_n)]
+
+            def rows_max(j):
+                best = None
+                for ih in ihs:
+                    v = ld(em, X, [ni, ci, ih, j], ct)
+                    best = v if best is None else em.value(arith.MaximumfOp(best, v))
+                st(em, best, V, [j])
+
+            em.loop(0, wd, rows_max)
+
+            def px(q, border: bool):
+                left = em.add_index(em.mul_index(q, sw), -pads[1])
+                best = None
+                for kw in range(kw_n):
+                    iw = em.add_index(left, kw)
+                    if border:
+                        iw = imin(em, imax(em, iw, 0), wd - 1)
+                    v = ld(em, V, [iw], ct)
+                    best = v if best is None else em.value(arith.MaximumfOp(best, v))
+                st(em, best, O, [ni, ci, r, q])
+
+            em.loop(0, cl, lambda q: px(q, True))
+            em.loop(cl, cr, lambda q: px(q, False))
+            em.loop(cr, ow, lambda q: px(q, True))
+
+        em.loop(0, oh, row)
+
+    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
+                                          lambda ci: plane(ni, ci)))
 
 
 def _window(em: Emitter, o: SSAValue, kernel: int, stride: int, pad: int, size: int,
