@@ -288,6 +288,25 @@ def test_top_k(k, dtype, index):
     run1(glow.TopKOp, [x], [t([2, 3, k], _elem(dtype)), t([2, 3, k], index)], k=k)
 
 
+
+@pytest.mark.parametrize("n,k", [(37, 37), (300, 20), (513, 300)])
+def test_top_k_of_long_rows(n, k):
+    """Rows of several merge passes (n not a power of two), with ties."""
+    x = arr((3, n), np.float32, lo=0, hi=40)
+    run1(glow.TopKOp, [x], [t([3, k], f32), t([3, k], i64)], k=k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_top_k_puts_nan_first_in_index_order(dtype):
+    """As the reference's stable argsort: NaN above every number (inf included), NaNs in
+    ascending index order; -0.0 and 0.0 equal (index order)."""
+    row = [1.0, np.nan, -0.0, np.inf, 0.0, np.nan, -np.inf, 2.0]
+    x = np.array([row, row[::-1]], dtype)
+    values, indices = run1(glow.TopKOp, [x], [t([2, 6], _elem(dtype)), t([2, 6], i64)], k=6)
+    assert indices[0].tolist() == [1, 5, 3, 7, 0, 2]
+    assert indices[1].tolist() == [2, 6, 4, 0, 7, 3]
+
+
 # ====================================================================== reductions
 
 

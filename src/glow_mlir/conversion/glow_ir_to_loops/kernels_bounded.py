@@ -25,11 +25,11 @@ from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     elem,
-    for_carry,
     shape,
     size,
 )
 from glow_mlir.conversion.glow_ir_to_loops.parallel import if_else
+from glow_mlir.conversion.glow_ir_to_loops.sorting import stable_sort
 from glow_mlir.dialects import glow
 
 INDEX = IndexType()
@@ -205,7 +205,7 @@ def non_max_suppression(instr, em: Emitter) -> None:
     boxes, scores = _flat(em, boxes_v), _flat(em, scores_v)
     zero64 = em.value(arith.ConstantOp(IntegerAttr(0, i64)))
     em.loop(0, rows * 3, lambda e: em.store(zero64, out, [e]))
-    lists = [em.scratch(i64, [max(count, 1)]) for _ in range(2)]  # merge sort: from, to
+    lists = (em.scratch(i64, [max(count, 1)]), em.scratch(i64, [max(count, 1)]))  # sorting
     stride = max(per_class, 1)  # the kept boxes' x0, x1, y0, y1, area: one row each
     kept_extents = em.scratch(f32, [stride * 5])
     state = em.scratch(i64, [3])  # [rows filled so far, kept in this class, candidates]
@@ -216,7 +216,6 @@ def non_max_suppression(instr, em: Emitter) -> None:
     iou = em.load(_flat(em, iou_v), [em.index(0)])
     threshold = em.load(_flat(em, thr_v), [em.index(0)])
     true = _true(em)
-    passes = max(count - 1, 0).bit_length()  # ceil(log2(count))
 
     def idx(v: SSAValue) -> SSAValue:
         return _cast(em, v, INDEX)
@@ -239,11 +238,7 @@ def non_max_suppression(instr, em: Emitter) -> None:
                 passes_threshold, em.index(1), em.index(0)))))
 
         n = em.loop_reduce(0, count, em.index(0), gather)
-        last = em.value(arith.MaxSIOp(em.value(arith.SubiOp(n, em.index(1))), em.index(0)))
-        for p in range(passes):
-            _merge_pass(em, f, lists[p % 2], lists[1 - p % 2], 1 << p, count, n, last,
-                        score_of)
-        order = lists[passes % 2]
+        order = stable_sort(em, lists, n, count, lambda x, y: f.gt(score_of(x), score_of(y)))
         em.store(zero64, state, [em.index(1)])
 
         def visit(t):
@@ -275,38 +270,6 @@ def non_max_suppression(instr, em: Emitter) -> None:
 
     em.loop_nest([batches, classes], per_class_body)
     em.store(em.load(state, [em.index(0)]), cnt, [em.index(0)])
-
-
-def _merge_pass(em: Emitter, f: _F32, src: SSAValue, dst: SSAValue, width: int, count: int,
-                n: SSAValue, last: SSAValue, score_of) -> None:
-    """One pass of a bottom-up merge sort of src[0:n] into dst: the sorted runs of `width`
-    merged in pairs, the right run's head taken only when its score is greater (stable;
-    a NaN never wins and is never beaten, whatever its place: an order, not a crash)."""
-    def minimum(x: SSAValue, y: SSAValue) -> SSAValue:
-        return em.value(arith.MinSIOp(x, y))
-
-    def merge(r):
-        lo = minimum(em.mul_index(r, 2 * width), n)
-        mid, hi = minimum(em.add_index(lo, width), n), minimum(em.add_index(lo, 2 * width), n)
-
-        def step(k, acc):
-            i, j = acc
-            # clamped reads (an exhausted run's head is never chosen)
-            left = em.load(src, [em.value(arith.MinSIOp(i, last))])
-            right = em.load(src, [em.value(arith.MinSIOp(j, last))])
-            left_open = em.value(arith.CmpiOp(i, mid, "slt"))
-            right_open = em.value(arith.CmpiOp(j, hi, "slt"))
-            right_wins = f.gt(score_of(_cast(em, right, INDEX)), score_of(_cast(em, left, INDEX)))
-            take_right = _and(em, right_open, em.value(arith.OrIOp(
-                em.value(arith.XOrIOp(left_open, _true(em))), right_wins)))
-            em.store(em.value(arith.SelectOp(take_right, right, left)), dst, [k])
-            one, zero = em.index(1), em.index(0)
-            return [em.value(arith.AddiOp(i, em.value(arith.SelectOp(take_right, zero, one)))),
-                    em.value(arith.AddiOp(j, em.value(arith.SelectOp(take_right, one, zero))))]
-
-        for_carry(em, lo, hi, [lo, mid], step)
-
-    em.loop(0, -(-count // (2 * width)), merge)
 
 
 def _cast(em: Emitter, v: SSAValue, to) -> SSAValue:
