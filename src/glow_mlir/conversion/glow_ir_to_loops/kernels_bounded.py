@@ -87,9 +87,18 @@ class _F32:
 
     def __getattr__(self, name: str):
         ops = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp,
-               "div": arith.DivfOp, "min": arith.MinimumfOp, "max": arith.MaximumfOp}
+               "div": arith.DivfOp}
         cls = ops[name]
         return lambda a, b: self.em.value(cls(a, b))
+
+    def max(self, a, b):
+        """Python's max(a, b): a unless b > a (the reference's; NaN-propagating maximumf
+        differs on NaN and costs more instructions)."""
+        return self.em.value(arith.SelectOp(self.gt(b, a), b, a))
+
+    def min(self, a, b):
+        """Python's min(a, b): a unless b < a."""
+        return self.em.value(arith.SelectOp(self.gt(a, b), b, a))
 
     def gt(self, a, b):
         return self.em.value(arith.CmpfOp(a, b, "ogt"))
