@@ -503,11 +503,11 @@ lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 @lowers(glow.TopKOp)
 def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
-    """Each row's indices stably sorted, largest value first (`sorting.stable_sort`, two
-    scratch lists of the row's length), then the first k copied out: equal values in
-    ascending index order and NaN before every number, as the reference's stable argsort
-    gives. O(n log n) per row: a selection of each rank by a scan of the row (O(n * k))
-    took 8 ms per row of SSDlite's per-class top 300 of 3234."""
+    """Each row's k best indices, largest value first (`sorting.best_first`: the row
+    sorted, or a heap of the k best when k is a small part of it), copied out: equal
+    values in ascending index order and NaN before every number, as the reference's stable
+    argsort gives. A selection of each rank by a scan of the row (O(n * k)) took 8 ms per
+    row of SSDlite's per-class top 300 of 3234."""
     values, indices, src = instr.operands
     shape = _shape(src)
     n = shape[-1]
@@ -518,7 +518,6 @@ def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
     unsigned = _unsigned(_elem(src))
     if rows == 0 or n == 0 or k == 0:
         return
-    lists = (em.scratch(i64, [n]), em.scratch(i64, [n]))
 
     def per_row(row):
         xbase = em.mul_index(row, n)
@@ -536,8 +535,7 @@ def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
             b_number = em.value(arith.CmpfOp(vb, vb, "ord"))
             return em.value(arith.OrIOp(greater, em.value(arith.AndIOp(a_nan, b_number))))
 
-        sorting.identity(em, lists[0], n)
-        order = sorting.stable_sort(em, lists, em.index(n), n, precedes)
+        order = sorting.best_first(em, n, k, precedes)
 
         def copy(j):
             i = _to_index(em, em.load(order, [j]))
