@@ -242,6 +242,13 @@ def _any_exceeds(kept, box, threshold) -> bool:
     meets the box's (an empty one never suppresses), as onnxruntime returns early."""
     x0, x1, y0, y1, area_k = kept
     bx0, bx1, by0, by1, area_i = box
+    if not (np.isnan(bx0) or np.isnan(bx1)):
+        # two comparisons first: with the box's x range a number, a kept box whose ranges
+        # meet (ix1 > ix0, all four numbers) has x1 > bx0 and x0 < bx1
+        near = np.flatnonzero((x1 > bx0) & (x0 < bx1))
+        if not near.size:
+            return False
+        x0, x1, y0, y1, area_k = x0[near], x1[near], y0[near], y1[near], area_k[near]
     ix0, ix1 = _larger(x0, bx0), _smaller(x1, bx1)
     meets = np.flatnonzero(ix1 > ix0)
     if not meets.size:
