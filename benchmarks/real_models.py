@@ -25,7 +25,8 @@ onnxruntime's and PyTorch eager's outputs for them.
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
 gives CPU seconds per stage (the child's and its compile workers'; compiled with the compile
-cache off, so a compile is cold whatever an earlier run cached), max abs / max rel error
+cache off, so a compile is cold whatever an earlier run cached), the run's CPU time over
+onnxruntime's first run in the same child ("x ort", one thread), max abs / max rel error
 (relative to onnxruntime's largest magnitude), and the failures grouped by cause. `--json` keeps
 the results; `--report` prints them again (several files merge, the later winning). Needs the
 `corpus` extra (torch, torchvision, transformers, onnxscript): INSTALL_HINT below.
@@ -778,10 +779,29 @@ def _child(onnx_path: str, data_path: str, backend: str) -> None:
         emit(stage="run", seconds=time.perf_counter() - t, cpu=_cpu_seconds() - c)
         detections = tuple(o.name for o in proto.graph.output) == DETECTION_KEYS
         emit(stage="compare", **compare(got, expected, detections))
+        try:
+            emit(stage="onnxruntime", **_onnxruntime_time(onnx_path, inputs))
+        except Exception:  # noqa: BLE001 - only the yardstick: the table shows "-"
+            pass
     except BaseException as e:  # noqa: BLE001 - reported to the parent
         emit(stage="error", type=type(e).__name__, message=_summary(e), where=_where(e),
              failed_in=stage)
         sys.exit(3)
+
+
+def _onnxruntime_time(onnx_path: str, inputs: dict) -> dict:
+    """Seconds (wall and CPU) of onnxruntime's first run of the model on the same inputs
+    in the same process, one thread as the reference outputs were made: the run time's
+    yardstick (its session is built untimed, as the compile is not in "run s")."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    t, c = time.perf_counter(), _cpu_seconds()
+    session.run(None, {k: v for k, v in inputs.items() if k in names})
+    return {"seconds": time.perf_counter() - t, "cpu": _cpu_seconds() - c}
 
 
 def _cpu_seconds() -> float:
@@ -842,6 +862,9 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
             if stage in ("import", "compile", "run"):
                 result[f"{stage}_s"] = rec["seconds"]
                 result[f"{stage}_cpu_s"] = rec["cpu"]
+            elif stage == "onnxruntime":
+                result["ort_run_s"] = rec["seconds"]
+                result["ort_run_cpu_s"] = rec["cpu"]
             else:
                 result.update(rec)
     if timed_out:
@@ -897,6 +920,13 @@ def _fmt_s(r: dict, key: str) -> str:
     return f"{r[cpu]:.1f}" if cpu in r else f"{r[key]:.1f}w" if key in r else "-"
 
 
+def _fmt_ratio(r: dict) -> str:
+    """The run's CPU time over onnxruntime's (its first run, same inputs, same process)."""
+    if "run_cpu_s" not in r or not r.get("ort_run_cpu_s"):
+        return "-"
+    return f"{r['run_cpu_s'] / r['ort_run_cpu_s']:.1f}x"
+
+
 def _fmt_err(r: dict) -> str:
     if "max_abs" in r:
         return f"{r['max_abs']:.1e}/{r['max_rel']:.1e}"
@@ -908,7 +938,8 @@ def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
     head = ["model", "nodes", "ops", "import"]
     for b in backends:
         short = b[:6]
-        head += [f"{short} compile s", f"{short} run s", f"{short} abs/rel err"]
+        head += [f"{short} compile s", f"{short} run s", f"{short} x ort",
+                 f"{short} abs/rel err"]
     head.append("error")
     lines = []
     for row in rows:
@@ -925,7 +956,7 @@ def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
         messages = []
         for b in backends:
             r = checks.get(b, {})
-            cells += [_fmt_s(r, "compile_s"), _fmt_s(r, "run_s"), _fmt_err(r)]
+            cells += [_fmt_s(r, "compile_s"), _fmt_s(r, "run_s"), _fmt_ratio(r), _fmt_err(r)]
             if r.get("message"):
                 messages.append(f"{b}: {r['message']}")
         if "export_error" in row:

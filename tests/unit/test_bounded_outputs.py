@@ -139,6 +139,30 @@ def test_non_max_suppression_matches_onnxruntime(case, seed, backend):
         np.testing.assert_array_equal(compiled.run(feeds)[0], run_onnxruntime(model, feeds)[0])
 
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("center", [0, 1])
+def test_non_max_suppression_of_many_boxes_matches_onnxruntime(center, backend):
+    """Hundreds of candidates (the cpu kernel's merge sort takes several passes, a count not
+    a power of two), scores with ties and infinities, clustered boxes (many suppressed),
+    boxes with NaN and infinite coordinates (min/max as onnxruntime's std::min/max)."""
+    boxes, scores = _nms_case(center, 5, batches=1, classes=2, count=203)
+    rng = np.random.default_rng(6)
+    boxes[0, :, :2] = rng.uniform(0, 3, (203, 2))  # overlapping boxes
+    boxes[0, 7, 1] = boxes[0, 40, 3] = np.nan
+    boxes[0, 11, 2], boxes[0, 12, 0] = np.inf, -np.inf
+    scores[0, 0, [3, 9]] = np.inf
+    scores[0, 1, 100] = -np.inf
+    feeds = {"boxes": boxes, "scores": scores, "max": np.array([150], np.int64),
+             "iou": np.array([0.4], np.float32)}
+    node = helper.make_node("NonMaxSuppression", list(feeds), ["y"], center_point_box=center)
+    model = make_model([node], feeds, ["y"], opset=13)
+    (want,) = run_onnxruntime(model, feeds)
+    (got,) = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run(feeds)
+    assert 20 < len(want) < 2 * 203
+    np.testing.assert_array_equal(got, want)
+
+
 def test_non_max_suppression_without_max_output_is_empty():
     boxes, scores = _nms_case(0, 3)
     node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"])

@@ -288,6 +288,41 @@ def test_top_k(k, dtype, index):
     run1(glow.TopKOp, [x], [t([2, 3, k], _elem(dtype)), t([2, 3, k], index)], k=k)
 
 
+
+@pytest.mark.parametrize("n,k", [(37, 37), (300, 20), (513, 300)])
+def test_top_k_of_long_rows(n, k):
+    """Rows of several merge passes (n not a power of two), with ties."""
+    x = arr((3, n), np.float32, lo=0, hi=40)
+    run1(glow.TopKOp, [x], [t([3, k], f32), t([3, k], i64)], k=k)
+
+
+@pytest.mark.parametrize("k", [1, 7, 50])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_top_k_of_a_few_out_of_many(k, dtype):
+    """k * 4 <= n: the kernel keeps a heap of the k best. Ties, ascending and descending
+    rows (every element enters the heap / none does), NaN and infinities."""
+    rng = np.random.default_rng(k)
+    n = 203
+    rows = [rng.integers(0, 12, n), np.arange(n), np.arange(n)[::-1], rng.integers(0, 3, n)]
+    x = np.array(rows, dtype)
+    if dtype == np.float32:
+        x[0, [5, 80, 150]] = np.nan
+        x[3, [9, 40]] = np.inf
+        x[3, 41] = -np.inf
+    run1(glow.TopKOp, [x], [t([4, k], _elem(dtype)), t([4, k], i64)], k=k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_top_k_puts_nan_first_in_index_order(dtype):
+    """As the reference's stable argsort: NaN above every number (inf included), NaNs in
+    ascending index order; -0.0 and 0.0 equal (index order)."""
+    row = [1.0, np.nan, -0.0, np.inf, 0.0, np.nan, -np.inf, 2.0]
+    x = np.array([row, row[::-1]], dtype)
+    values, indices = run1(glow.TopKOp, [x], [t([2, 6], _elem(dtype)), t([2, 6], i64)], k=6)
+    assert indices[0].tolist() == [1, 5, 3, 7, 0, 2]
+    assert indices[1].tolist() == [2, 6, 4, 0, 7, 3]
+
+
 # ====================================================================== reductions
 
 

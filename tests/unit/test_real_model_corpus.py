@@ -73,7 +73,8 @@ def test_a_check_compiles_cold_and_counts_the_workers_cpu(real_models, tmp_path,
                                                           capsys):
     """The child of `--check` compiles with the compile cache off (its compile column is a
     cold compile, whatever an earlier run left in the cache) and its CPU seconds include
-    the compile workers' (processes: `os.times()`'s children, not `process_time`)."""
+    the compile workers' (processes: `os.times()`'s children, not `process_time`); it
+    times onnxruntime's run last, the yardstick of the "x ort" column."""
     import json
 
     import onnx
@@ -88,13 +89,16 @@ def test_a_check_compiles_cold_and_counts_the_workers_cpu(real_models, tmp_path,
     np.savez(tmp_path / "m.npz", **{"in:input": x, "out:0": want[0]})
     monkeypatch.setenv(compile_cache.ENV_DIR, str(tmp_path / "cache"))
     cpu_seconds = real_models._cpu_seconds
-    times = iter([10.0, 11.0, 20.0, 25.0, 30.0, 30.5])
+    times = iter([10.0, 11.0, 20.0, 25.0, 30.0, 30.5, 40.0, 40.25])
     monkeypatch.setattr(real_models, "_cpu_seconds", lambda: next(times))
     real_models._child(str(tmp_path / "m.onnx"), str(tmp_path / "m.npz"), "cpu")
     records = [json.loads(line[2:]) for line in capsys.readouterr().out.splitlines()
                if line.startswith("@@")]
-    assert [r["cpu"] for r in records if "cpu" in r] == [1.0, 5.0, 0.5]
-    assert records[-1]["max_rel"] <= real_models.TOLERANCE
+    assert [r["cpu"] for r in records if "cpu" in r] == [1.0, 5.0, 0.5, 0.25]
+    assert records[-2]["max_rel"] <= real_models.TOLERANCE
+    assert records[-1]["stage"] == "onnxruntime"
+    assert real_models._fmt_ratio({"run_cpu_s": 0.5, "ort_run_cpu_s": 0.25}) == "2.0x"
+    assert real_models._fmt_ratio({"run_cpu_s": 0.5}) == "-"
     assert not (tmp_path / "cache").exists()
     t = os.times()
     assert cpu_seconds() >= t.user + t.system + t.children_user + t.children_system

@@ -280,13 +280,13 @@ def interior_rect(kernels: Sequence[int], strides: Sequence[int], pads: Sequence
     return out
 
 
-def for_carry(em: Emitter, lower: int | SSAValue, upper: int, inits: Sequence[SSAValue],
+def for_carry(em: Emitter, lower: int | SSAValue, upper: int | SSAValue, inits: Sequence[SSAValue],
               body: Callable[[SSAValue, list[SSAValue]], Sequence[SSAValue]]) -> list[SSAValue]:
     """`accs = inits; for i: accs = body(i, accs); return accs`: an scf.for whose
     iter_args carry the accumulators (kept in registers)."""
     lb = em.index(lower) if isinstance(lower, int) else lower
     block = Block(arg_types=[INDEX, *(v.type for v in inits)])
-    loop = scf.ForOp(lb, em.index(upper), em.index(1), list(inits), block)
+    loop = scf.ForOp(lb, em.bound(upper), em.index(1), list(inits), block)
     em.op(loop)
     saved = em.b.insertion_point
     em.b.insertion_point = InsertPoint.at_end(block)

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers, lowers_elementwise
+from glow_mlir.conversion.glow_ir_to_loops import lowers, lowers_elementwise, sorting
 from glow_mlir.conversion.glow_ir_to_loops import storage_type as _machine
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.errors import NoLoopGenerator
@@ -503,50 +503,47 @@ lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 @lowers(glow.TopKOp)
 def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
-    """Selection without scratch memory: the j-th result is the largest (value, -index)
-    strictly below the (j-1)-th, so values come largest first and equal values in
-    ascending index order (the reference's order). O(n * k) per row."""
+    """Each row's k best indices, largest value first (`sorting.best_first`: the row
+    sorted, or a heap of the k best when k is a small part of it), copied out: equal
+    values in ascending index order and NaN before every number, as the reference's stable
+    argsort gives. A selection of each rank by a scan of the row (O(n * k)) took 8 ms per
+    row of SSDlite's per-class top 300 of 3234."""
     values, indices, src = instr.operands
     shape = _shape(src)
     n = shape[-1]
-    k = _attrs(instr).int_attr("k")
+    k = min(_attrs(instr).int_attr("k"), n)
     rows = _size(shape[:-1])
     vo, io, x = _flat(em, values), _flat(em, indices), _flat(em, src)
     it = _elem(indices)
     unsigned = _unsigned(_elem(src))
-    if rows == 0 or n == 0:
+    if rows == 0 or n == 0 or k == 0:
         return
-    none = em.index(-1)
 
     def per_row(row):
         xbase = em.mul_index(row, n)
         obase = em.mul_index(row, k)
-        init = em.load(x, [xbase])
 
-        def per_rank(j, prev):
-            pv, pi = prev
-            first = em.value(arith.CmpiOp(pi, none, "eq"))
+        def value(i: SSAValue) -> SSAValue:
+            return em.load(x, [em.value(arith.AddiOp(xbase, i))])
 
-            def scan(i, accs):
-                bv, bi = accs
-                v = em.load(x, [em.value(arith.AddiOp(xbase, i))])
-                below = em.value(arith.OrIOp(
-                    _cmp(em, "lt", v, pv, unsigned),
-                    em.value(arith.AndIOp(_cmp(em, "eq", v, pv, unsigned),
-                                          em.value(arith.CmpiOp(i, pi, "sgt"))))))
-                cand = em.value(arith.OrIOp(first, below))
-                empty = em.value(arith.CmpiOp(bi, none, "eq"))
-                wins = em.value(arith.OrIOp(empty, _cmp(em, "gt", v, bv, unsigned)))
-                take = em.value(arith.AndIOp(cand, wins))
-                return [_select(em, take, v, bv), _select(em, take, i, bi)]
+        def precedes(a: SSAValue, b: SSAValue) -> SSAValue:
+            va, vb = value(a), value(b)
+            greater = _cmp(em, "gt", va, vb, unsigned)
+            if not _is_float(va.type):
+                return greater
+            a_nan = em.value(arith.CmpfOp(va, va, "uno"))
+            b_number = em.value(arith.CmpfOp(vb, vb, "ord"))
+            return em.value(arith.OrIOp(greater, em.value(arith.AndIOp(a_nan, b_number))))
 
-            bv, bi = _for(em, 0, n, [init, none], scan)
+        order = sorting.best_first(em, n, k, precedes)
+
+        def copy(j):
+            i = _to_index(em, em.load(order, [j]))
             at = em.value(arith.AddiOp(obase, j))
-            em.store(bv, vo, [at])
-            em.store(_from_index(em, bi, it), io, [at])
-            return [bv, bi]
+            em.store(value(i), vo, [at])
+            em.store(_from_index(em, i, it), io, [at])
 
-        _for(em, 0, k, [init, none], per_rank)
+        em.loop(0, k, copy)
 
     em.loop(0, rows, per_row)
 

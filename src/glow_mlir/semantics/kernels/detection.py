@@ -162,12 +162,12 @@ def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_thre
             s = scores[b, c]
             candidates = [i for i in range(count) if not use_threshold or s[i] > threshold]
             candidates.sort(key=lambda i: (-s[i], i))
-            kept: list[int] = []
+            kept = _Kept(extents, min(cap, len(candidates)))
             for i in candidates:
-                if len(kept) >= cap:
+                if kept.n >= cap:
                     break
-                if not _any_iou_exceeds(extents, kept, i, iou):
-                    kept.append(i)
+                if not kept.any_exceeds(i, iou):
+                    kept.add(i)
                     out[filled] = (b, c, i)
                     filled += 1
     return out, np.asarray(filled, np.int64)
@@ -210,14 +210,54 @@ def _any_iou_exceeds(extents, kept: list[int], i: int, threshold) -> bool:
     decisions."""
     if not kept:
         return False
-    x0, x1, y0, y1, area = extents
     k = np.asarray(kept)
-    ix0, ix1 = _larger(x0[k], x0[i]), _smaller(x1[k], x1[i])
-    iy0, iy1 = _larger(y0[k], y0[i]), _smaller(y1[k], y1[i])
-    nonempty = (ix1 > ix0) & (iy1 > iy0)
+    return _any_exceeds(tuple(e[k] for e in extents), tuple(e[i] for e in extents), threshold)
+
+
+class _Kept:
+    """The extents of the boxes kept so far in preallocated arrays: gathering them from a
+    list of indices for each candidate made the reference take 14 s on SSDlite's 27,000
+    candidates (16,000 kept)."""
+
+    def __init__(self, extents, capacity: int):
+        self.extents = extents
+        self.parts = [np.empty(capacity, e.dtype) for e in extents]
+        self.n = 0
+
+    def add(self, i: int) -> None:
+        for part, e in zip(self.parts, self.extents):
+            part[self.n] = e[i]
+        self.n += 1
+
+    def any_exceeds(self, i: int, threshold) -> bool:
+        if not self.n:
+            return False
+        return _any_exceeds(tuple(p[:self.n] for p in self.parts),
+                            tuple(e[i] for e in self.extents), threshold)
+
+
+def _any_exceeds(kept, box, threshold) -> bool:
+    """`iou_exceeds` of any kept box (`kept`: arrays of x0, x1, y0, y1, area) with `box`
+    (the same five scalars); the rest computed only for the kept boxes whose x range
+    meets the box's (an empty one never suppresses), as onnxruntime returns early."""
+    x0, x1, y0, y1, area_k = kept
+    bx0, bx1, by0, by1, area_i = box
+    if not (np.isnan(bx0) or np.isnan(bx1)):
+        # two comparisons first: with the box's x range a number, a kept box whose ranges
+        # meet (ix1 > ix0, all four numbers) has x1 > bx0 and x0 < bx1
+        near = np.flatnonzero((x1 > bx0) & (x0 < bx1))
+        if not near.size:
+            return False
+        x0, x1, y0, y1, area_k = x0[near], x1[near], y0[near], y1[near], area_k[near]
+    ix0, ix1 = _larger(x0, bx0), _smaller(x1, bx1)
+    meets = np.flatnonzero(ix1 > ix0)
+    if not meets.size:
+        return False
+    ix0, ix1, area_k = ix0[meets], ix1[meets], area_k[meets]
+    iy0, iy1 = _larger(y0[meets], by0), _smaller(y1[meets], by1)
+    nonempty = iy1 > iy0
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         inter = (ix1 - ix0) * (iy1 - iy0)
-        area_k, area_i = area[k], area[i]
         union = area_k + area_i - inter
         ok = nonempty & (inter > 0) & (area_k > 0) & (area_i > 0) & (union > 0)
         ratio = np.where(ok, inter / np.where(ok, union, np.float32(1)), np.float32(0))
