@@ -175,6 +175,29 @@ def test_batch_mat_mul_mask_add(fuse):
              "batch_mat_mul_add_splat_mul" if fuse else None)
 
 
+@pytest.mark.parametrize("mask_shape", [(1, 1, 1, 16), (1, 1, 16, 16), (1, 3, 16, 1),
+                                        (1, 3, 1, 16)])
+def test_scores_read_a_shared_scale_and_mask(mask_shape):
+    """Two layers' attention scores, each scaled by one shared splat and plus one shared
+    broadcast mask (BERT's exports): the second product's epilogue reads the splat's
+    value and the mask's first period (`epilogue.known_content`; a mask repeated along
+    leading dims only: [1, 1, 1, S] and [1, 1, S, S]; along the last or with heads
+    it reads the broadcast tensor), the interpreter's numbers."""
+    h, n, d = 3, 16, 8
+    nodes = [helper.make_node("MatMul", ["q1", "k1"], ["s1"]),
+             helper.make_node("Mul", ["s1", "scale"], ["m1"]),
+             helper.make_node("Add", ["m1", "mask"], ["y1"]),
+             helper.make_node("MatMul", ["q2", "k2"], ["s2"]),
+             helper.make_node("Mul", ["s2", "scale"], ["m2"]),
+             helper.make_node("Add", ["m2", "mask"], ["y2"])]
+    shapes = {"q1": (1, h, n, d), "k1": (1, h, d, n), "q2": (1, h, n, d), "k2": (1, h, d, n),
+              "mask": mask_shape}
+    model = make_model(nodes, shapes, ["y1", "y2"], {"scale": np.array(0.125, np.float32)})
+    feeds = {k: rand(*v, seed=i) for i, (k, v) in enumerate(shapes.items())}
+    names = _compare(model, feeds, "batch_mat_mul_mul_add")
+    assert names.count("batch_mat_mul_mul_add") >= 1, names
+
+
 @pytest.mark.parametrize("k", [300, 384])
 @pytest.mark.parametrize("ctile", [True, False])
 def test_large_k_gemm_finishes_after_the_last_block_of_k(fuse, k, ctile, monkeypatch):
