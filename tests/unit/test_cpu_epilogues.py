@@ -137,7 +137,7 @@ def test_bert_linear_bias_gelu(fuse):
     """BERT's linear layer: MatMul of a 3-D input (a mat_mul on a 2-D view of it), the
     bias added to a view of the product, then the GELU's erf chain: the bias add is
     fused (through the views); GELU's x * 0.5 * (1 + erf(x / sqrt 2)) reads the biased
-    value twice, not a chain: it stays one element-wise stack."""
+    value twice, not a chain, but the cpu makes it one gelu (`fuse_gelu`), which is."""
     nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
              helper.make_node("Add", ["mm", "bias"], ["y"]),
              helper.make_node("Div", ["y", "sq2"], ["d"]),
@@ -149,7 +149,7 @@ def test_bert_linear_bias_gelu(fuse):
              "sq2": np.array(np.sqrt(2), np.float32), "one": np.array(1, np.float32),
              "half": np.array(0.5, np.float32)}
     model = make_model(nodes, {"x": (1, 6, 24)}, ["out"], inits)
-    _compare(model, {"x": rand(1, 6, 24, seed=3)}, "mat_mul_add" if fuse else None)
+    _compare(model, {"x": rand(1, 6, 24, seed=3)}, "mat_mul_add_gelu" if fuse else None)
 
 
 def test_fully_connected_residual_and_tanh(fuse):
@@ -173,6 +173,29 @@ def test_batch_mat_mul_mask_add(fuse):
     _compare(model, {"q": rand(3, 5, 8, seed=1), "k": rand(3, 8, 7, seed=2),
                      "mask": rand(3, 5, 7, seed=3)},
              "batch_mat_mul_add_splat_mul" if fuse else None)
+
+
+@pytest.mark.parametrize("mask_shape", [(1, 1, 1, 16), (1, 1, 16, 16), (1, 3, 16, 1),
+                                        (1, 3, 1, 16)])
+def test_scores_read_a_shared_scale_and_mask(mask_shape):
+    """Two layers' attention scores, each scaled by one shared splat and plus one shared
+    broadcast mask (BERT's exports): the second product's epilogue reads the splat's
+    value and the mask's first period (`epilogue.known_content`; a mask repeated along
+    leading dims only: [1, 1, 1, S] and [1, 1, S, S]; along the last or with heads
+    it reads the broadcast tensor), the interpreter's numbers."""
+    h, n, d = 3, 16, 8
+    nodes = [helper.make_node("MatMul", ["q1", "k1"], ["s1"]),
+             helper.make_node("Mul", ["s1", "scale"], ["m1"]),
+             helper.make_node("Add", ["m1", "mask"], ["y1"]),
+             helper.make_node("MatMul", ["q2", "k2"], ["s2"]),
+             helper.make_node("Mul", ["s2", "scale"], ["m2"]),
+             helper.make_node("Add", ["m2", "mask"], ["y2"])]
+    shapes = {"q1": (1, h, n, d), "k1": (1, h, d, n), "q2": (1, h, n, d), "k2": (1, h, d, n),
+              "mask": mask_shape}
+    model = make_model(nodes, shapes, ["y1", "y2"], {"scale": np.array(0.125, np.float32)})
+    feeds = {k: rand(*v, seed=i) for i, (k, v) in enumerate(shapes.items())}
+    names = _compare(model, feeds, "batch_mat_mul_mul_add")
+    assert names.count("batch_mat_mul_mul_add") >= 1, names
 
 
 @pytest.mark.parametrize("k", [300, 384])

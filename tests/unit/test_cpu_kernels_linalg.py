@@ -357,7 +357,10 @@ def test_adaptive_avg_pool(hw, ohw, layout):
 
 @pytest.mark.parametrize("op", [glow.SoftMaxOp, glow.LogSoftMaxOp])
 @pytest.mark.parametrize("dims,axis", [((7,), 0), ((3, 10), -1), ((3, 10), 0),
-                                       ((2, 3, 4), 1), ((2, 5, 3), -1)])
+                                       ((2, 3, 4), 1), ((2, 5, 3), -1),
+                                       # rows of whole vectors, and with a tail (the
+                                       # vector max, `kernels_nn._row_max`)
+                                       ((3, 48), -1), ((2, 2, 37), -1)])
 def test_soft_max(op, dims, axis):
     x = rand(*dims, seed=6, lo=-30.0, hi=30.0)
     check(op, [x], t(list(dims)), axis=axis)

@@ -68,6 +68,9 @@ CASES = {
     "attention_odd": lambda: attention(7, 3, 5),
     "attention_wide": lambda: attention(33, 2, 16),
     "rank3_rhs": lambda: transposed_rhs(3, 5, 6, 9),
+    # whole blocks of lanes: K^T packed by register transposes (`_pack_by_blocks`)
+    "attention_blocks": lambda: attention(32, 2, 16),
+    "rank3_rhs_blocks": lambda: transposed_rhs(2, 5, 16, 48),
 }
 
 
@@ -115,6 +118,29 @@ def test_against_interpreter_and_onnxruntime(name, static_parts):
            for n in (1, 2, 3)}
     np.testing.assert_allclose(got[1], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1], ort_out, rtol=1e-5, atol=1e-5)
+    for n in (2, 3):
+        assert np.array_equal(got[n], got[1]), f"{n} threads differ from 1"
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("name", ["attention_blocks", "rank3_rhs_blocks"])
+def test_packed_by_register_transposes(name, lanes, monkeypatch):
+    """A strided rhs whose dims are whole blocks of the lanes is packed by shuffles (the
+    kernel holds them), with AVX2's 8 lanes and AVX-512's 16: the interpreter's numbers,
+    the same bits on 1, 2 and 3 threads."""
+    from xdsl.dialects import llvm
+
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    monkeypatch.setattr(gemm_micro, "LANES", lanes)
+    model = CASES[name]()
+    x = _inputs(model, seed=1)
+    want = glow_mlir.compile(model, backend="interpreter").run(x)[0]
+    compiled = {n: glow_mlir.compile(model, backend="cpu", num_threads=n, cache=False)
+                for n in (1, 2, 3)}
+    assert any(isinstance(op, llvm.ShuffleVectorOp) for op in compiled[1].module.walk())
+    got = {n: m.run(x)[0] for n, m in compiled.items()}
+    np.testing.assert_allclose(got[1], want, rtol=1e-5, atol=1e-5)
     for n in (2, 3):
         assert np.array_equal(got[n], got[1]), f"{n} threads differ from 1"
 

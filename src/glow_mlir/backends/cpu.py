@@ -16,11 +16,14 @@ forms:
   stay in the row while it is in cache, instead of two reductions, two broadcasts and four
   element-wise passes over the whole tensor (BERT-base's 128x768: 0.21 ms lowered, 0.04
   ms kept, `benchmarks/cpu_kernels.py --cases bert_add_ln`);
+- gelu: one element-wise instruction (straight-line f32 erf), which the epilogue of the
+  product before it computes (BERT's feed-forward layer); lowered, it is a diamond that
+  reads x twice, which epilogues do not take;
 - clip and leaky_relu: they are fusable activations (`fuse-activations` runs after lowering
   in Glow's order, so lowering them to max/min would forbid the fusion), and a lone one is a
   one-line loop anyway.
 
-Lowered: batch normalization, gelu, swish, prelu, constant pads and tiles (plain
+Lowered: batch normalization, swish, prelu, constant pads and tiles (plain
 element-wise loops and copies after lowering).
 
 Fused activations: relu, clip, leaky_relu, sigmoid and tanh on float convolution and
@@ -59,12 +62,13 @@ compares both)."""
 
 def kept(kind: type[Operation]) -> bool:
     """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
-    the activations it fuses (every op with the trait `FusableActivation`)."""
+    the activations it fuses (every op with the trait `FusableActivation`), layer
+    normalization and gelu (module docstring)."""
     from glow_mlir.dialects import glow
     from glow_mlir.dialects.glow_ops.traits import FusableActivation
 
     return (interpreter.kept(kind) or kind.has_trait(FusableActivation)
-            or issubclass(kind, glow.LayerNormalizationOp))
+            or issubclass(kind, (glow.LayerNormalizationOp, glow.GeluOp)))
 
 
 class ThreadCountError(UserError):
@@ -160,22 +164,25 @@ class CpuBackend(Backend):
         heads) folded into it: its kernel reads them strided
         (`transforms/graph/fold_transposes_into_batch_matmul.py`). Layer normalizations
         as older exporters decompose them made one op again, which the cpu keeps
-        (`transforms/graph/fuse_layer_norm.py`)."""
+        (`transforms/graph/fuse_layer_norm.py`), and so are exact GELUs
+        (`transforms/graph/fuse_gelu.py`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+        from glow_mlir.transforms.graph.fuse_gelu import fuse_gelu
         from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
         from glow_mlir.transforms.graph.integer_pools_through_float import (
             integer_pools_through_float,
         )
 
         layer_norms = fuse_layer_norm(module)
+        gelus = fuse_gelu(module)
         per_channel = channelwise_through_float(module)
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        changed = dense | per_channel | pools | layer_norms
+        changed = dense | per_channel | pools | layer_norms | gelus
         return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:

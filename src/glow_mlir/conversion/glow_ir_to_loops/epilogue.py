@@ -19,6 +19,11 @@ in each. The producer still accumulates in its own output buffer when it accumul
 memory: the result may be one of the chain's sources (ResNet's `element_add @out %r, @in
 %r, @in %downsample` after the downsample), read element for element before its store.
 
+A source whose content is known needs fewer loads (`known_content`): a bias constant
+whose rows hold the same bits is read from its first row, an activation written only by a
+splat is the splat's value, one written only by a broadcast that repeats its input along
+leading dims is read from its first period (BERT's shared scale and mask).
+
 `fusable` adds what the analysis cannot see, the planned places: the result must not
 share bytes with anything the producer reads (its life starts at the last
 instruction, so the planner may give it the bytes of an input the producer reads for
@@ -140,6 +145,82 @@ def _constant_rows_equal(v: SSAValue, cols: int) -> bool:
     return bool(np.all(rows == rows[:1]))
 
 
+_SPLAT = glow_ir.instruction_of(glow.SplatOp)
+_BROADCAST = glow_ir.instruction_of(glow.BroadcastOp)
+
+
+def _sole_writer(v: SSAValue) -> glow_ir.InstrOp | None:
+    """The one instruction that writes the activation `v` belongs to (through any view),
+    writing all of it; None when there are several, or another kind of user."""
+    root = glow_ir.root_buffer(v)
+    if not isinstance(root.owner, glow_ir.AllocActivationOp):
+        return None
+    writers: list[Operation] = []
+
+    def users_of(x: SSAValue) -> bool:
+        for use in x.uses:
+            op = use.operation
+            if isinstance(op, glow_ir.TensorViewOp):
+                if not users_of(op.result):
+                    return False
+            elif isinstance(op, glow_ir.InstrOp):
+                if any(o is x and a.writes for o, a in op.accesses()):
+                    writers.append(op)
+            elif not isinstance(op, glow_ir.DeallocActivationOp):
+                return False
+        return True
+
+    if not users_of(root) or len(set(writers)) != 1:
+        return None
+    dest = writers[0].operands[0]
+    whole = (glow_ir.view_byte_offset(dest) == 0
+             and glow_ir.buffer_bytes(dest.type) == glow_ir.buffer_bytes(root.type))
+    return writers[0] if whole and glow_ir.root_buffer(dest) is root else None  # type: ignore[return-value]
+
+
+def _period(bcast: glow_ir.InstrOp) -> int | None:
+    """P when every element f of broadcast `bcast`'s result is its element f mod P (the
+    input repeated along leading dims only: BERT's mask [1, 1, S, S] or [1, 1, 1, S]
+    over [1, heads, S, S]), else None."""
+    dst = list(bcast.operands[0].type.get_shape())  # type: ignore[attr-defined]
+    src = list(bcast.operands[1].type.get_shape())  # type: ignore[attr-defined]
+    axis = bcast.attributes.get("axis")
+    a = axis.value.data if axis is not None else len(dst) - len(src)  # type: ignore[attr-defined]
+    aligned = [None] * a + src + [None] * (len(dst) - a - len(src))
+    k = len(dst)
+    while k > 0 and aligned[k - 1] == dst[k - 1]:
+        k -= 1
+    if any(s not in (None, 1) and d != 1 for s, d in zip(aligned[:k], dst[:k])):
+        return None
+    return math.prod(dst[k:])
+
+
+def known_content(v: SSAValue) -> glow_ir.InstrOp | int | None:
+    """What an epilogue may read instead of source `v`'s elements: its one writer when
+    that is a splat (the value itself: no load), P when it is a broadcast of period P
+    (`_period`: its first P elements), None otherwise. BERT's exports share one scale
+    splat and one broadcast mask [1, heads, S, S] among the layers' attention scores:
+    each layer's epilogue read two tensors the size of the scores."""
+    writer = _sole_writer(v)
+    if writer is None or writer.operands[0].type.get_element_type() \
+            != v.type.get_element_type():  # type: ignore[attr-defined]
+        return None
+    if isinstance(writer, _SPLAT):
+        return writer
+    if isinstance(writer, _BROADCAST):
+        return _period(writer)
+    return None
+
+
+def _suffix_of(dims: Sequence[int], period: int) -> int | None:
+    """k < len(dims) with prod(dims[k:]) == period (then element idx of a buffer of shape dims is
+    element idx[k:] of its first period), or None."""
+    for k in range(len(dims) - 1, -1, -1):
+        if math.prod(dims[k:]) == period:
+            return k
+    return None
+
+
 class Finish:
     """How a producer's kernel finishes each output element (module docstring): the
     producer's own fused activation, then its epilogue, if any, stored to the
@@ -152,7 +233,7 @@ class Finish:
         self.act = fused(instr)
         self.ep: Epilogue | None = em.epilogues.get(instr)
         self._views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
-        self._rows: dict[tuple[SSAValue, int], bool] = {}
+        self._rows: dict[tuple, object] = {}
 
     @property
     def trivial(self) -> bool:
@@ -188,6 +269,13 @@ class Finish:
             for c, value in constants:
                 if self.ep.same(s, c):  # type: ignore[union-attr]
                     return value
+            known = self._known(s)
+            if isinstance(known, glow_ir.InstrOp):  # a splat's value
+                return ELEMENTWISE[type(known)](known, em, [])
+            if known is not None:  # a broadcast: its first period of `known` elements
+                k = _suffix_of(dims, known)
+                if k is not None:
+                    return em.load(self._view(s, dims[k:]), list(idx[k:]))
             if self._rows_equal(s, dims[-1]):  # a bias folded to the output's shape
                 return em.load(self._view(s, dims[-1:]), [idx[-1]])
             return em.load(self._view(s, dims), idx)
@@ -247,6 +335,14 @@ class Finish:
         if key not in self._rows:
             self._rows[key] = _constant_rows_equal(v, cols)
         return self._rows[key]
+
+    def _known(self, v: SSAValue) -> glow_ir.InstrOp | int | None:
+        """What the content of source `v` is known to be (`known_content`), once per
+        source."""
+        key = ("known", v)
+        if key not in self._rows:
+            self._rows[key] = known_content(v)  # type: ignore[assignment]
+        return self._rows[key]  # type: ignore[return-value]
 
     def _view(self, v: SSAValue, dims: Sequence[int]) -> SSAValue:
         """`v`'s memory as a memref of shape `dims`, made at the start of the kernel

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import Attribute, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import attrs, shape
 
@@ -55,12 +57,54 @@ def batch_operand(em: Emitter, instr, which: str, ct: Attribute,
 
         if tile is None:
             return strided
-        # pack: along the source's contiguous dim (rows of this operand) innermost
-        em.loop(0, cols, lambda j: em.loop(0, rows, lambda i: em.store(
-            em.load(*strided(i, j)), tile, [i, j])))
+        if not _pack_by_blocks(em, strided, tile, rows, cols, ct,
+                               perm[-2] == len(perm) - 1):
+            # along the source's contiguous dim (rows of this operand) innermost
+            em.loop(0, cols, lambda j: em.loop(0, rows, lambda i: em.store(
+                em.load(*strided(i, j)), tile, [i, j])))
         return lambda i, j: (tile, [i, j])
 
     return at
+
+
+def _pack_by_blocks(em: Emitter, strided: Access, tile: SSAValue, rows: int, cols: int,
+                    ct: Attribute, rows_contiguous: bool) -> bool:
+    """Pack [rows, cols] into `tile` by blocks of lanes x lanes: each block read as one
+    vector per column (the source's rows are contiguous), transposed in registers
+    (log2(lanes) rounds of two-vector shuffles) and stored as one vector per row. Done
+    element by element, the loop's vectorizer made it scatters (vscatterqps), which cost
+    attention's Q K^T a sixth of its time on BERT (`benchmarks/cpu_kernels.py --cases
+    bert_heads_scores`). Whether it applied: f32 with the micro-kernel's vectors on,
+    rows and cols multiples of the lanes."""
+    n = gemm_micro.lanes()
+    if not (rows_contiguous and gemm_micro.applies(ct) and rows % n == 0 and cols % n == 0):
+        return False
+    vt = VectorType(ct, [n])
+    rounds = []
+    k = 1
+    while k < n:  # round k: lanes with bit k set come from the partner vector
+        rounds.append((k, [lane if not lane & k else n + lane - k for lane in range(n)],
+                       [lane + k if not lane & k else n + lane for lane in range(n)]))
+        k *= 2
+
+    def shuffle(a: SSAValue, b: SSAValue, mask: list[int]) -> SSAValue:
+        return em.value(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask), vt))
+
+    def block(i0: SSAValue, j0: SSAValue) -> None:
+        vs = []
+        for t in range(n):  # vs[t][lane] = element (i0 + lane, j0 + t)
+            buf, idx = strided(i0, em.add_index(j0, t))
+            vs.append(em.value(vector.LoadOp(buf, idx, vt)))
+        for k, lo, hi in rounds:
+            for p in range(n):
+                if not p & k:
+                    a, b = vs[p], vs[p + k]
+                    vs[p], vs[p + k] = shuffle(a, b, lo), shuffle(a, b, hi)
+        for u in range(n):  # now vs[u][lane] = element (i0 + u, j0 + lane)
+            em.op(vector.StoreOp(vs[u], tile, [em.add_index(i0, u), j0]))
+
+    em.loop(0, cols, lambda j0: em.loop(0, rows, lambda i0: block(i0, j0), step=n), step=n)
+    return True
 
 
 def _unravel(em: Emitter, p: SSAValue, dims: list[int]) -> list[SSAValue]:

@@ -1,0 +1,137 @@
+"""GELU as exporters write it without ONNX's Gelu (opset 20), made one `gelu` op again,
+for a backend that keeps it (the cpu: then it is one element-wise instruction, which
+the epilogue of the product before it can take, where the decomposed form is a diamond
+`x` feeds twice and the epilogue fusion takes straight chains only).
+
+    y = x * 0.5 * (1 + erf(x / sqrt 2))        (transformers' BERT)
+    y = (x * (erf(x / sqrt 2) + 1)) * 0.5      (torch.onnx's export of nn.GELU)
+
+The three factors x, 0.5 and 1 + erf(.) in any order and grouping of multiplies; the
+scaling x / sqrt 2 or x * (1 / sqrt 2). It fires only when that is what the ops compute:
+the constants are splats of those values (to f32's rounding), the erf reads `x` itself,
+every intermediate has no user outside the pattern, and the types agree (float). The
+result differs from the ops' in rounding only (the backend's gelu rounds once where the
+ops round at each step).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import elem_of, is_float
+from glow_mlir.transforms.graph.utils import (
+    apply_patterns,
+    defining_op,
+    erase_dead_constants,
+    splat_value,
+)
+
+
+def _is(v: SSAValue, want: float) -> bool:
+    """`v` is a splat of `want` (as f32 holds it)."""
+    got = splat_value(v)
+    return got is not None and np.float32(got) == np.float32(want)
+
+
+def _factors(v: SSAValue, ops: list[Operation]) -> list[SSAValue]:
+    """The leaves of the tree of multiplies whose root is `v` (the root's op and every
+    inner multiply, each used once, appended to `ops`)."""
+    op = defining_op(v)
+    if not isinstance(op, glow.MulOp) or (ops and not v.has_one_use()):
+        return [v]
+    ops.append(op)
+    return [f for operand in op.operands for f in _factors(operand, ops)]
+
+
+def _erf_term(f: SSAValue) -> tuple[SSAValue, list[Operation]] | None:
+    """(x, the ops) when `f` = 1 + erf(x / sqrt 2) (or erf(x * (1 / sqrt 2)) + 1), every
+    intermediate used once."""
+    add = defining_op(f)
+    if not isinstance(add, glow.AddOp) or not f.has_one_use():
+        return None
+    a, b = add.operands
+    e = a if _is(b, 1.0) else b if _is(a, 1.0) else None
+    erf = defining_op(e) if e is not None else None
+    if not isinstance(erf, glow.ErfOp) or not e.has_one_use():  # type: ignore[union-attr]
+        return None
+    d = erf.operands[0]
+    scale = defining_op(d)
+    if not d.has_one_use():
+        return None
+    if isinstance(scale, glow.DivOp) and _is(scale.operands[1], math.sqrt(2)):
+        x = scale.operands[0]
+    elif isinstance(scale, glow.MulOp) and _is(scale.operands[1], 1 / math.sqrt(2)):
+        x = scale.operands[0]
+    elif isinstance(scale, glow.MulOp) and _is(scale.operands[0], 1 / math.sqrt(2)):
+        x = scale.operands[1]
+    else:
+        return None
+    return x, [add, erf, scale]
+
+
+def _match(mul: Operation) -> tuple[SSAValue, list[Operation]] | None:
+    """(x, the ops to erase, users first) when `mul` ends a GELU (module docstring)."""
+    ops: list[Operation] = []
+    leaves = _factors(mul.results[0], ops)
+    if len(leaves) != 3:
+        return None
+    for f in leaves:
+        term = _erf_term(f)
+        if term is None:
+            continue
+        x, erf_ops = term
+        rest = [v for v in leaves if v is not f]
+        halves = [v for v in rest if v is not x and _is(v, 0.5)]
+        if sum(v is x for v in rest) != 1 or len(halves) != 1:
+            return None
+        if x.type != mul.results[0].type or not is_float(elem_of(x)):
+            return None
+        return x, [*ops[1:], *erf_ops]
+    return None
+
+
+class FuseGelu(RewritePattern):
+    def match_and_rewrite(self, mul: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(mul, glow.MulOp):
+            return
+        found = _match(mul)
+        if found is None:
+            return
+        x, dead = found
+        rewriter.replace(mul, glow.GeluOp.make([x], mul.results[0].type))
+        for op in dead:  # users first
+            rewriter.erase(op)
+
+
+def fuse_gelu(module: ModuleOp) -> bool:
+    """Rewrite every decomposed exact GELU in `module`; whether one was."""
+    before = sum(isinstance(op, glow.GeluOp) for op in module.walk())
+    apply_patterns(module, [FuseGelu()])
+    after = sum(isinstance(op, glow.GeluOp) for op in module.walk())
+    if after != before:
+        for fn in module.ops:
+            erase_dead_constants(fn)
+    return after != before
+
+
+@dataclass(frozen=True)
+class FuseGeluPass(ModulePass):
+    """`fuse_gelu` as a glow-opt pass (the cpu backend runs it in its own step)."""
+
+    name: ClassVar[str] = "fuse-gelu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_gelu(op)
+
+
+__all__ = ["FuseGelu", "FuseGeluPass", "fuse_gelu"]
