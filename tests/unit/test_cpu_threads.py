@@ -346,6 +346,32 @@ def test_projections_split_by_pixels_expansions_by_channels(monkeypatch):
         assert got.tobytes() == want.tobytes()
 
 
+def test_column_split_weighs_the_scalar_columns(monkeypatch):
+    """A one-row product splits its columns so that the part holding the columns past the
+    micro-kernel's last whole block (scalar loops, SCALAR_COLUMN_COST each) costs no more
+    than the others (`parallel.balanced_size`); the same bits whatever the split."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_matmul, parallel
+
+    assert parallel.balanced_size(1000, 64, 2, 1.0) == 512  # equal parts, the rest last
+    assert parallel.balanced_size(1000, 64, 2, 9.0) == 640  # 640 | 320 + 40 x 9
+    for groups in (2, 3, 4, 7):
+        for cost in (1.0, 3.0, 9.0, 40.0):
+            per = parallel.balanced_size(1000, 64, groups, cost)
+            assert per % 64 == 0 and 2 <= -(-1000 // per) <= groups
+    assert kernels_matmul.tail_cost(1024, True) == 1.0
+    assert kernels_matmul.tail_cost(1000, False) == 1.0
+    if gemm_micro.width() == 64:
+        assert kernels_matmul.tail_cost(1000, True) == kernels_matmul.SCALAR_COLUMN_COST
+    proto = one_row_fc()
+    x = np.random.default_rng(4).standard_normal((1, 1280)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    for cost in (1.0, 9.0, 40.0):
+        monkeypatch.setattr(kernels_matmul, "SCALAR_COLUMN_COST", cost)
+        for threads in (2, 3):
+            got = glow_mlir.compile(proto, num_threads=threads, cache=False)(x)[0]
+            assert got.tobytes() == want.tobytes(), (cost, threads)
+
+
 def helper_f32():
     from xdsl.dialects.builtin import f32
 
