@@ -121,11 +121,12 @@ channels (more input than output channels: MobileNetV2's and ResNet-50's project
 56x56 and 112x112) by its tiles of pixels rather than by its output channels. Split by
 output channels, each thread reads all of the input (c x hw, written just before by both
 threads, split by channels: half of it from the other core's cache) to write a fraction
-of a narrower output; split by pixels, its half. Measured on this 2-vCPU KVM guest (each
-thread's CPU time with static parts, one thread's over the busiest's), MobileNetV2's
-96->24 at 56x56 after its depthwise convolution 0.68 -> ..., 144->24 1.00 -> ...
-(the expansions, wider outputs, keep the channel split: the depthwise convolution after
-them, split by channels too, then reads what its own thread wrote)."""
+of a narrower output; split by pixels, its half. Measured on this 2-vCPU KVM guest under
+load (a 1x1 -> depthwise 3x3 -> 1x1 block; each part's CPU time, one thread's time over
+the larger part's, both forms compiled and run alternately in one process): MobileNetV2's
+144->24 at 56x56 0.77 -> 1.10, 96->16 at 56x56 (after a stride-2 depthwise from 112x112)
+0.68 -> 1.01. The expansions (wider outputs) keep the channel split: the depthwise
+convolution after them, split by channels too, then reads what its own thread wrote."""
 
 
 def split_pixels(hw: int, c: int, o: int, t) -> bool:
