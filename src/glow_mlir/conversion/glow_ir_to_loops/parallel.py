@@ -145,7 +145,7 @@ def balanced_size(total: int, granule: int, groups: int, tail_cost: float) -> in
 
     sizes = [g * granule for g in range(1, total // granule + 1)
              if -(-total // (g * granule)) <= groups]
-    return min(sizes, key=lambda per: (cost(per), per))
+    return min(sizes, key=lambda per: (cost(per), -per))  # ties: fewer groups
 
 
 def parallel_loop(em: Emitter, total: int, work: int, body: Callable[[SSAValue], None],
