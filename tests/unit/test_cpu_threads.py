@@ -110,6 +110,21 @@ def depthwise():
          ("hi", np.float32(6.0).reshape(()))])
 
 
+def pointwise_projection():
+    """MobileNetV2's block at 56x56: a 1x1 expansion (24 -> 144, split by output
+    channels), a depthwise 3x3, a 1x1 projection (144 -> 24, split by vector tiles of
+    pixels: `kernels_pointwise.split_pixels`) and the residual add."""
+    return _model([
+        helper.make_node("Conv", ["x", "we", "be"], ["e"]),
+        helper.make_node("Relu", ["e"], ["r"]),
+        helper.make_node("Conv", ["r", "wd", "bd"], ["d"], pads=[1, 1, 1, 1], group=144),
+        helper.make_node("Conv", ["d", "wp", "bp"], ["p"]),
+        helper.make_node("Add", ["p", "x"], ["y"]),
+    ], [("x", [1, 24, 56, 56])], ["y"],
+        [("we", _w(144, 24, 1, 1)), ("be", _w(144)), ("wd", _w(144, 1, 3, 3)),
+         ("bd", _w(144)), ("wp", _w(24, 144, 1, 1)), ("bp", _w(24))])
+
+
 def matmul():
     return _model([
         helper.make_node("Gemm", ["x", "w", "b"], ["g"]),
@@ -268,7 +283,7 @@ def test_im2col_split_auto_picks_by_pixels_per_thread(monkeypatch):
 
 
 CORPUS = {f.__name__: f for f in (resnet_block, big_image_conv, one_pixel_conv, depthwise,
-                                  one_row_fc, strided_depthwise,
+                                  one_row_fc, strided_depthwise, pointwise_projection,
                                   matmul, batch_matmul, layernorm_softmax, pools,
                                   elementwise)}
 CORPUS.update({name: (lambda name=name: small_models()[name]) for name in small_models()})
@@ -300,6 +315,67 @@ def test_thread_counts_give_the_same_bits(name):
     for threads in (2, 3):
         for got, want in zip(outputs[threads], outputs[1]):
             assert got.tobytes() == want.tobytes(), f"{name}: {threads} threads differ"
+
+
+def test_projections_split_by_pixels_expansions_by_channels(monkeypatch):
+    """The narrowing 1x1 (144 -> 24) splits its 49 vector tiles of pixels, the widening one
+    (24 -> 144) its output channels (`split_pixels`); the same bits either way."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_pointwise
+
+    if gemm_micro.width() != 64 or 56 * 56 % gemm_micro.width():
+        pytest.skip("vector tiles of another width")
+    assert kernels_pointwise.split_pixels(56 * 56, 144, 24, helper_f32())
+    assert not kernels_pointwise.split_pixels(56 * 56, 24, 144, helper_f32())
+    assert not kernels_pointwise.split_pixels(28 * 28, 144, 24, helper_f32())  # no vector tiles
+    proto = pointwise_projection()
+    x = np.random.default_rng(3).standard_normal((1, 24, 56, 56)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    real = kernels_pointwise.parallel_ranges
+    for on in (True, False):
+        splits = []  # (what is split, its granule) of each pointwise convolution
+
+        def spy(em, total, granule, *args, **kw):
+            splits.append((total, granule))
+            return real(em, total, granule, *args, **kw)
+
+        monkeypatch.setattr(kernels_pointwise, "parallel_ranges", spy)
+        monkeypatch.setattr(kernels_pointwise, "SPLIT_PIXELS", on)
+        got = glow_mlir.compile(proto, num_threads=3, cache=False)(x)[0]
+        rows = kernels_pointwise.ROWS
+        assert sorted(splits) == sorted([(144, rows), (49, 1) if on else (24, rows)])
+        assert got.tobytes() == want.tobytes()
+
+
+def test_column_split_weighs_the_scalar_columns(monkeypatch):
+    """A one-row product splits its columns so that the part holding the columns past the
+    micro-kernel's last whole block (scalar loops, SCALAR_COLUMN_COST each) costs no more
+    than the others (`parallel.balanced_size`); the same bits whatever the split."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_matmul, parallel
+
+    assert parallel.balanced_size(1000, 64, 2, 1.0) == 512  # equal parts, the rest last
+    assert parallel.balanced_size(1000, 64, 2, 9.0) == 640  # 640 | 320 + 40 x 9
+    for groups in (2, 3, 4, 7):
+        for cost in (1.0, 3.0, 9.0, 40.0):
+            per = parallel.balanced_size(1000, 64, groups, cost)
+            assert per % 64 == 0 and 2 <= -(-1000 // per) <= groups
+    assert kernels_matmul.tail_cost(1024, True) == 1.0
+    assert kernels_matmul.tail_cost(1000, False) == 1.0
+    if gemm_micro.width() == 64:
+        assert kernels_matmul.tail_cost(1000, True) == kernels_matmul.SCALAR_COLUMN_COST
+    proto = one_row_fc()
+    x = np.random.default_rng(4).standard_normal((1, 1280)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    for cost in (1.0, 9.0, 40.0):
+        monkeypatch.setattr(kernels_matmul, "SCALAR_COLUMN_COST", cost)
+        for threads in (2, 3):
+            got = glow_mlir.compile(proto, num_threads=threads, cache=False)(x)[0]
+            assert got.tobytes() == want.tobytes(), (cost, threads)
+
+
+def helper_f32():
+    from xdsl.dialects.builtin import f32
+
+    return f32
 
 
 def test_resnet18_threads_bit_for_bit():
@@ -387,6 +463,24 @@ def test_the_pool_restarts_in_a_forked_child():
     got = queue.get(timeout=120)
     child.join(timeout=60)
     assert got == want
+
+
+def test_the_pool_wakes_threads_with_its_mutex_released():
+    """Every condition-variable wake-up in the pool's runtime comes after the mutex is
+    released (a thread woken while it is held sleeps again on the mutex: a second wake-up
+    per parallel region, ~2 us of each thread's CPU time on this 2-vCPU guest)."""
+    from glow_mlir.targets.cpu.thread_pool import runtime_ir
+
+    lines = [line.strip() for line in runtime_ir("x86_64-unknown-linux-gnu").splitlines()]
+    wakes = [i for i, line in enumerate(lines)
+             if "@pthread_cond_broadcast(" in line or "@pthread_cond_signal(" in line]
+    assert len(wakes) >= 3
+    for i in wakes:
+        j = i - 1
+        while not any(f"@pthread_mutex_{op}(" in lines[j] for op in ("lock", "unlock")):
+            assert not lines[j].endswith(":"), f"no mutex call before line {i} in its block"
+            j -= 1
+        assert "@pthread_mutex_unlock(" in lines[j], lines[i]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 257, 2.5, "2", True])

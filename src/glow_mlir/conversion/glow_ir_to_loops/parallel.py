@@ -71,13 +71,16 @@ any size (cut-off 0) ran 0.67-1.0x of their serial time below 1M on this loaded 
 
 
 def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
-                    body: Callable[[SSAValue | None, int], None]) -> None:
+                    body: Callable[[SSAValue | None, int], None],
+                    tail_cost: float = 1.0) -> None:
     """body(start, count) over [0, total) cut into groups of whole `granule`s (except the
     end), at most `em.threads` of them, in a loop marked parallel; `start` is the group's
     first index (an index value), `count` its size (a constant). Serial, as one call
     body(None, total) (no offset: the code of one thread), when the kernel is compiled for
-    one thread, has less than `PARALLEL_MIN_WORK` of `work`, or fewer than two groups."""
-    per = group_size(em, total, granule, work)
+    one thread, has less than `PARALLEL_MIN_WORK` of `work`, or fewer than two groups.
+    `tail_cost`: what an index of the last partial granule costs against one of a whole
+    granule (`group_size`)."""
+    per = group_size(em, total, granule, work, tail_cost)
     if per is None:
         body(None, total)
         return
@@ -109,10 +112,14 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     em.b.insertion_point = saved
 
 
-def group_size(em: Emitter, total: int, granule: int, work: int) -> int | None:
+def group_size(em: Emitter, total: int, granule: int, work: int,
+               tail_cost: float = 1.0) -> int | None:
     """The size of `parallel_ranges`' groups for these arguments (the last may be
     smaller), or None when it runs serially: a kernel may size per-thread buffers by it,
-    or choose what to split."""
+    or choose what to split. The groups are equal (the last takes what is left) unless
+    the indices past the last whole granule cost `tail_cost` times what the others do (a
+    gemm's columns past its micro-kernel's last whole block, `kernels_matmul.gemm`):
+    then the size balances the last group, which holds them, against the others."""
     threads = getattr(em, "threads", 1)
     if em.parallel_depth:  # inside a parallel loop already: serial
         return None
@@ -121,7 +128,24 @@ def group_size(em: Emitter, total: int, granule: int, work: int) -> int | None:
     if threads <= 1 or groups < 2 or work < PARALLEL_MIN_WORK:
         return None
     per = -(-units // groups) * granule
+    if tail_cost != 1.0 and total % granule:
+        per = balanced_size(total, granule, groups, tail_cost)
     return per if -(-total // per) >= 2 else None
+
+
+def balanced_size(total: int, granule: int, groups: int, tail_cost: float) -> int:
+    """The group size (whole granules) of at most `groups` groups over [0, total) whose
+    costliest group costs least, the indices of the last partial granule (in the last
+    group) costing `tail_cost` each and the others 1."""
+    rest = total % granule
+
+    def cost(per: int) -> float:
+        last = total - (-(-total // per) - 1) * per
+        return max(per, last - rest + rest * tail_cost)
+
+    sizes = [g * granule for g in range(1, total // granule + 1)
+             if -(-total // (g * granule)) <= groups]
+    return min(sizes, key=lambda per: (cost(per), -per))  # ties: fewer groups
 
 
 def parallel_loop(em: Emitter, total: int, work: int, body: Callable[[SSAValue], None],

@@ -125,7 +125,10 @@ own_run:
   %sall = icmp eq i64 %sd1, %sparts
   br i1 %sall, label %signal_out, label %out
 signal_out:
+  ; signalled with the mutex released, as in %signal
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @pthread_cond_signal(ptr @glow_pool_done)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   br label %out
 claim:
   %next = load i64, ptr @glow_pool_next
@@ -148,7 +151,11 @@ run:
   %all = icmp eq i64 %d1, %parts
   br i1 %all, label %signal, label %claim
 signal:
+  ; with the mutex released: signalled while holding it, the caller woke only to sleep
+  ; again on the mutex until this thread let it go (two wake-ups of a sleeping vCPU)
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @pthread_cond_signal(ptr @glow_pool_done)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   br label %claim
 out:
   ret void
@@ -281,7 +288,13 @@ dispatch:
   store i64 0, ptr @glow_pool_done_parts
   %gen1 = add i64 %gen, 1
   store atomic i64 %gen1, ptr @glow_pool_gen release, align 8
+  ; broadcast with the mutex released: a worker woken while it is held goes back to
+  ; sleep on the mutex and needs a second wake-up when it is let go (a futex call and,
+  ; on a virtual machine, an interrupt to a halted vCPU, per parallel region). No wake-up
+  ; is lost: a worker that saw the old generation under the mutex is already waiting.
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @pthread_cond_broadcast(ptr @glow_pool_work)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   ; the caller claims parts too: a worker the scheduler has not woken yet leaves its
   ; part to whoever comes first
   call void @glow_pool_claim(i64 0)
