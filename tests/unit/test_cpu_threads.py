@@ -332,9 +332,9 @@ def test_projections_split_by_pixels_expansions_by_channels(monkeypatch):
     want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
     real = kernels_pointwise.parallel_ranges
     for on in (True, False):
-        splits = []  # (what is split, its granule) of each pointwise convolution
+        splits: list[tuple[int, int]] = []  # (what is split, its granule) per 1x1
 
-        def spy(em, total, granule, *args, **kw):
+        def spy(em, total, granule, *args, splits=splits, **kw):
             splits.append((total, granule))
             return real(em, total, granule, *args, **kw)
 

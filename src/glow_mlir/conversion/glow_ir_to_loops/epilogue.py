@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import InsertPoint
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import ContainerType, MemRefType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from glow_mlir.analysis.epilogue_fusion import Epilogue, FusionRules, epilogues
@@ -202,8 +202,11 @@ def known_content(v: SSAValue) -> glow_ir.InstrOp | int | None:
     splat and one broadcast mask [1, heads, S, S] among the layers' attention scores:
     each layer's epilogue read two tensors the size of the scores."""
     writer = _sole_writer(v)
-    if writer is None or writer.operands[0].type.get_element_type() \
-            != v.type.get_element_type():  # type: ignore[attr-defined]
+    if writer is None:
+        return None
+    source_type, own_type = writer.operands[0].type, v.type
+    assert isinstance(source_type, ContainerType) and isinstance(own_type, ContainerType)
+    if source_type.get_element_type() != own_type.get_element_type():
         return None
     if isinstance(writer, _SPLAT):
         return writer
@@ -233,7 +236,8 @@ class Finish:
         self.act = fused(instr)
         self.ep: Epilogue | None = em.epilogues.get(instr)
         self._views: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
-        self._rows: dict[tuple, object] = {}
+        self._rows: dict[tuple[SSAValue, int], bool] = {}
+        self._known_content: dict[SSAValue, glow_ir.InstrOp | int | None] = {}
 
     @property
     def trivial(self) -> bool:
@@ -339,10 +343,9 @@ class Finish:
     def _known(self, v: SSAValue) -> glow_ir.InstrOp | int | None:
         """What the content of source `v` is known to be (`known_content`), once per
         source."""
-        key = ("known", v)
-        if key not in self._rows:
-            self._rows[key] = known_content(v)  # type: ignore[assignment]
-        return self._rows[key]  # type: ignore[return-value]
+        if v not in self._known_content:
+            self._known_content[v] = known_content(v)
+        return self._known_content[v]
 
     def _view(self, v: SSAValue, dims: Sequence[int]) -> SSAValue:
         """`v`'s memory as a memref of shape `dims`, made at the start of the kernel

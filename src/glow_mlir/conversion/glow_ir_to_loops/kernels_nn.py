@@ -86,9 +86,10 @@ def _soft_max(instr, em: Emitter, log: bool) -> None:
 
 def _row_max(em: Emitter, rows, o, a: int, ct):
     """max of rows[o, :a] in f32 vectors of the micro-kernel's lanes (`llvm.maxnum`,
-    then its reduction; the last a % lanes one by one), or None where that does not apply (not f32, vectors off, a row
-    shorter than a vector). LLVM vectorized the scalar `maximum` loop with a blend, a
-    NaN test and two moves per vector, and reduced it lane by lane (soft-max over BERT's
+    then its reduction; the last a % lanes one by one), or None where that does not
+    apply (not f32, vectors off, a row shorter than a vector). LLVM vectorized the
+    scalar `maximum` loop with a blend, a NaN test and two moves per vector, and
+    reduced it lane by lane (soft-max over BERT's
     12x128x128 0.117 -> 0.10 ms, `benchmarks/cpu_kernels.py --cases bert_softmax`);
     `maxnum` in the scalar loop made LLVM 22's vectorizer assert. maxnum skips a NaN
     where `maximum` returns it: the results are the same, as the NaN's exp makes the

@@ -229,6 +229,7 @@ def _max_pool_rows(instr, em: Emitter, ct) -> None:
                         iw = imin(em, imax(em, iw, 0), wd - 1)
                     v = ld(em, V, [iw], ct)
                     best = v if best is None else em.value(arith.MaximumfOp(best, v))
+                assert best is not None  # kw_n >= 1: the verifier's window
                 st(em, best, O, [ni, ci, r, q])
 
             em.loop(0, cl, lambda q: px(q, True))
