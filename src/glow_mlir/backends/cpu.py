@@ -182,12 +182,16 @@ class CpuBackend(Backend):
         """Every glow op with a fused activation it supports (those `lower-graph` removes
         are not asked: `Backend.runs`), except quantized pools: their loop generators
         take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
-        them float on cpu. Quantized matrix products run on the int8 kernels when
-        all their types are 8-bit (`kernels_qdense`)."""
+        them float on cpu; but max_pool of one 8-bit type in and out runs on the stored
+        integers (`kernels_pool.runs_stored`). Quantized matrix products run on the int8
+        kernels when all their types are 8-bit (`kernels_qdense`)."""
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_pool import runs_stored
         from glow_mlir.dialects import glow
         from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 
         types = list(info.element_types())
+        if info.kind is glow.MaxPoolOp and INT8_KERNELS and runs_stored(types):
+            return fused_activation_ok(self, info)
         if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in types):
             eight = all(isinstance(t, QuantizedType) and t.storage.width.data == 8
                         for t in types)
