@@ -140,3 +140,27 @@ def test_two_threads_split_a_layer_with_signed_activations(kernels_used):
     assert kernels_used == ["lanes", "lanes"]
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@vnni_host
+def test_emit_llvm_ir_takes_the_kernel_compile_takes(kernels_used, tmp_path):
+    """`glow-compile --emit llvm-ir` rewrites the weights into the forms the JIT's
+    compile gives them (`targets/cpu/weight_forms.py`), so a 1x1 int8 convolution is the
+    same kernel in the printed IR as in the compiled model (it read its filter unpacked
+    there, and took another kernel)."""
+    import onnx
+
+    from glow_mlir.tools.glow_compile import main
+
+    model = _one_by_one(*ONE_BY_ONE["resnet 64->64"])
+    onnx.save(model, tmp_path / "m.onnx")
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    profile.save(tmp_path / "p.yaml")
+    glow_mlir.compile(model, backend="cpu", profile=profile, cache=False, progress=False)
+    compiled = list(kernels_used)
+    kernels_used.clear()
+    main([str(tmp_path / "m.onnx"), "--load-profile", str(tmp_path / "p.yaml"),
+          "--emit", "llvm-ir", "-o", str(tmp_path / "out.ll")])
+    assert compiled == ["lanes"]
+    assert kernels_used == compiled
+    assert "vpdpbusd" in (tmp_path / "out.ll").read_text()

@@ -228,13 +228,9 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
-        from glow_mlir.targets.cpu.gemm_panels import pack_gemm_weights
-        from glow_mlir.targets.cpu.vnni_filters import pack_vnni_filters
-        from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
+        from glow_mlir.targets.cpu.weight_forms import rewrite_weight_forms
 
-        changed = pretransform_winograd_filters(module)  # U = G g G^T once
-        changed += pack_vnni_filters(module)  # int8 weights packed for vpdpbusd once
-        changed += pack_gemm_weights(module)  # f32 weights in the gemm's panels once
+        changed = rewrite_weight_forms(module)  # Winograd's U, VNNI rows, gemm panels
         if changed and memory is not None:
             import dataclasses
 
