@@ -228,17 +228,18 @@ def test_packed_nhwc_convolution_matches_the_interpreter(monkeypatch, packed_cal
                                    (1, 5, 7, 6, 13, 3, 1, 1)], ids=["stem", "1x1/2", "3x3"])
 def test_weights_with_a_zero_point_take_the_row_sums(monkeypatch, packed_calls, schema, shape):
     """Weights all of one sign get a zero point under the asymmetric schema: the zb *
-    rowsum correction (row sums on vpdpbusd times ones, the xor's 128s and the padded
-    channels' za taken off) against the interpreter; s8 and u8 activations."""
+    rowsum correction (each window's sum of the per-position channel sums,
+    `kvp.window_sums`, the padded channels' za taken off) against the interpreter; s8
+    and u8 activations."""
     monkeypatch.setattr(kernels_vnni, "ENABLED", True)
     zbs: list[int] = []
-    real = kvp._rowsums
+    real = kvp.window_sums
 
     def spy(prod, *rest):
         zbs.append(prod.zb)
         return real(prod, *rest)
 
-    monkeypatch.setattr(kvp, "_rowsums", spy)
+    monkeypatch.setattr(kvp, "window_sums", spy)
     n, c, h, w, o, k, stride, pad = shape
     weights = np.abs(_rand((o, c, k, k), 8, 0.3)) + 0.05
     model = node_model("Conv", {"x": _rand((n, c, h, w), 7)},
