@@ -1,6 +1,6 @@
 """The NCHW 1x1 int8 convolution with the pixels in the vector lanes
 (conversion/glow_ir_to_loops/kernels_vnni_nchw1x1.py): it runs exactly for packed NCHW
-1x1 convolutions at stride 1 without pads whose input channels are a multiple of 4, with
+1x1 convolutions without pads (a strided one on a copy of the pixels it reads) whose input channels are a multiple of 4, with
 at most 256 input and output channels (more from 196 pixels on) and at least 16 pixels,
 and otherwise the packed path's channels-in-lanes kernel does; it matches the interpreter
 within one step (a rounding tie) with s8 and u8 activations of non-zero zero point, with
@@ -67,7 +67,6 @@ def test_pixels_in_lanes_match_the_interpreter(kernels_used, name, schema):
 
 @vnni_host
 @pytest.mark.parametrize("name,shape", [
-    ("1x1/2", (1, 16, 9, 9, 40, 1, 2, [0, 0, 0, 0])),
     ("3x3", (1, 8, 9, 9, 12, 3, 1, [1, 1, 1, 1])),
     ("1x1 padded", (1, 8, 6, 6, 12, 1, 1, [1, 1, 1, 1])),
     ("channels not a multiple of 4", (1, 6, 8, 8, 12, 1, 1, [0, 0, 0, 0])),
@@ -164,3 +163,18 @@ def test_emit_llvm_ir_takes_the_kernel_compile_takes(kernels_used, tmp_path):
     assert compiled == ["lanes"]
     assert kernels_used == compiled
     assert "vpdpbusd" in (tmp_path / "out.ll").read_text()
+
+
+@vnni_host
+@pytest.mark.parametrize("schema", ["asymmetric", "symmetric_uint8"])
+@pytest.mark.parametrize("shape", [(1, 16, 9, 9, 40, 2), (2, 8, 12, 10, 12, 2),
+                                   (1, 12, 13, 13, 20, 3)],
+                         ids=["1x1/2 odd", "two images", "1x1/3"])
+def test_a_strided_1x1_takes_the_pixels_in_lanes_on_its_subsampled_input(
+        kernels_used, schema, shape):
+    """ResNet's downsampling 1x1 convolutions: the pixels a strided 1x1 reads are copied
+    to a contiguous image first, then the stride-1 kernel runs on it."""
+    n, c, h, w, o, stride = shape
+    model = _conv(n, c, h, w, o, 1, stride, [0, 0, 0, 0], 1, 1, seed=4)
+    assert _steps(model, schema) <= 1.0 + 1e-9
+    assert kernels_used == ["lanes"]
