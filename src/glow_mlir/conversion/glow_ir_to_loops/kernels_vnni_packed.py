@@ -192,21 +192,16 @@ def position_sums(prod, xp: SSAValue, sums: SSAValue, positions: int, cp: int) -
             acc, em.value(widen(em.load(xp, [pos, ci]), i32))))), sums, [pos]))
 
 
-def window_sums(prod, sums: SSAValue, ps: list[SSAValue], position, taps: tuple[int, int],
-                fix: int) -> list[SSAValue]:
+def window_sums(prod, ps: list[SSAValue], row_sum, kh: int, fix: int) -> list[SSAValue]:
     """Each pixel's sum of the stored activations its window reads (the real
-    channels): the `position_sums` of its taps (`position(p, ti, tj)`), less `fix`,
-    the za of the padded channels."""
+    channels): the sums of its window's kh rows (`row_sum(p, ti)`: the `position_sums`
+    of the taps of filter row ti, added once per output column), less `fix`, the za of
+    the padded channels. The 7x7 stem read 49 position sums per pixel; 7 now."""
     em = prod.em
-    kh, kw = taps
 
     def one(p):
-        def tap_row(ti, acc):
-            for tj in range(kw):
-                acc = em.value(arith.AddiOp(acc, em.load(sums, [position(p, ti, tj)])))
-            return acc
-
-        total = em.loop_reduce(0, kh, em.const(0, i32), tap_row)
+        total = em.loop_reduce(0, kh, em.const(0, i32), lambda ti, acc: em.value(
+            arith.AddiOp(acc, row_sum(p, ti))))
         return em.value(arith.SubiOp(total, em.const(fix, i32)))
 
     return [one(p) for p in ps]
@@ -334,14 +329,39 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
     o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
     sums = em.scratch(i32, [rows_ * cols]) if prod.zb else None
 
+    # a filter row's taps summed once per (row of xp, output column): [rows_, ow]
+    hsums = em.scratch(i32, [rows_, ow]) if sums is not None and kw > 1 else None
+
+    def row_sums():
+        def one(r, oc):
+            base = iadd(em, em.mul_index(r, cols), em.mul_index(oc, sw))
+            total = em.load(sums, [base])
+            for tj in range(1, kw):
+                total = em.value(arith.AddiOp(total, em.load(
+                    sums, [em.add_index(base, tj * dilation[1])])))
+            em.store(total, hsums, [r, oc])
+
+        em.loop(0, rows_, lambda r: em.loop(0, ow, lambda oc: one(r, oc)))
+
+    def row_sum(p, ti):
+        """The sum over filter row ti's taps of pixel p."""
+        o_r = em.value(arith.DivUIOp(p, em.index(ow)))
+        o_c = em.value(arith.RemUIOp(p, em.index(ow)))
+        r = iadd(em, em.mul_index(o_r, sh), em.mul_index(ti, dilation[0]))
+        if hsums is not None:
+            return em.load(hsums, [r, o_c])
+        return em.load(sums, [iadd(em, em.mul_index(r, cols), em.mul_index(o_c, sw))])
+
     def image(ni):
         fill(ni)
         if sums is not None:
             position_sums(prod, xp, sums, rows_ * cols, cp)
+            if hsums is not None:
+                row_sums()
         rows(prod, oh * ow, o_dim, (kh, kw), cp // 4,
              lambda p, ti, tj, c4: (xp32, [position(p, ti, tj), c4]), c, rows64, corr,
              out_at(ni), oh * ow * c * kh * kw * o_dim, out_storage if nchw else None,
              None if sums is None else lambda ps: window_sums(
-                 prod, sums, ps, position, (kh, kw), kh * kw * (cp - c) * prod.za))
+                 prod, ps, row_sum, kh, kh * kw * (cp - c) * prod.za))
 
     em.loop(0, n, image)
