@@ -1,6 +1,6 @@
 """The NCHW 1x1 int8 convolution with the pixels in the vector lanes
 (conversion/glow_ir_to_loops/kernels_vnni_nchw1x1.py): it runs exactly for packed NCHW
-1x1 convolutions at stride 1 without pads whose input channels are a multiple of 4, with
+1x1 convolutions without pads (a strided one on a copy of the pixels it reads) whose input channels are a multiple of 4, with
 at most 256 input and output channels (more from 196 pixels on) and at least 16 pixels,
 and otherwise the packed path's channels-in-lanes kernel does; it matches the interpreter
 within one step (a rounding tie) with s8 and u8 activations of non-zero zero point, with
@@ -67,7 +67,6 @@ def test_pixels_in_lanes_match_the_interpreter(kernels_used, name, schema):
 
 @vnni_host
 @pytest.mark.parametrize("name,shape", [
-    ("1x1/2", (1, 16, 9, 9, 40, 1, 2, [0, 0, 0, 0])),
     ("3x3", (1, 8, 9, 9, 12, 3, 1, [1, 1, 1, 1])),
     ("1x1 padded", (1, 8, 6, 6, 12, 1, 1, [1, 1, 1, 1])),
     ("channels not a multiple of 4", (1, 6, 8, 8, 12, 1, 1, [0, 0, 0, 0])),
@@ -140,3 +139,42 @@ def test_two_threads_split_a_layer_with_signed_activations(kernels_used):
     assert kernels_used == ["lanes", "lanes"]
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@vnni_host
+def test_emit_llvm_ir_takes_the_kernel_compile_takes(kernels_used, tmp_path):
+    """`glow-compile --emit llvm-ir` rewrites the weights into the forms the JIT's
+    compile gives them (`targets/cpu/weight_forms.py`), so a 1x1 int8 convolution is the
+    same kernel in the printed IR as in the compiled model (it read its filter unpacked
+    there, and took another kernel)."""
+    import onnx
+
+    from glow_mlir.tools.glow_compile import main
+
+    model = _one_by_one(*ONE_BY_ONE["resnet 64->64"])
+    onnx.save(model, tmp_path / "m.onnx")
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    profile.save(tmp_path / "p.yaml")
+    glow_mlir.compile(model, backend="cpu", profile=profile, cache=False, progress=False)
+    compiled = list(kernels_used)
+    kernels_used.clear()
+    main([str(tmp_path / "m.onnx"), "--load-profile", str(tmp_path / "p.yaml"),
+          "--emit", "llvm-ir", "-o", str(tmp_path / "out.ll")])
+    assert compiled == ["lanes"]
+    assert kernels_used == compiled
+    assert "vpdpbusd" in (tmp_path / "out.ll").read_text()
+
+
+@vnni_host
+@pytest.mark.parametrize("schema", ["asymmetric", "symmetric_uint8"])
+@pytest.mark.parametrize("shape", [(1, 16, 9, 9, 40, 2), (2, 8, 12, 10, 12, 2),
+                                   (1, 12, 13, 13, 20, 3)],
+                         ids=["1x1/2 odd", "two images", "1x1/3"])
+def test_a_strided_1x1_takes_the_pixels_in_lanes_on_its_subsampled_input(
+        kernels_used, schema, shape):
+    """ResNet's downsampling 1x1 convolutions: the pixels a strided 1x1 reads are copied
+    to a contiguous image first, then the stride-1 kernel runs on it."""
+    n, c, h, w, o, stride = shape
+    model = _conv(n, c, h, w, o, 1, stride, [0, 0, 0, 0], 1, 1, seed=4)
+    assert _steps(model, schema) <= 1.0 + 1e-9
+    assert kernels_used == ["lanes"]

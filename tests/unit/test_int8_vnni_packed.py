@@ -75,7 +75,7 @@ def _fc(n, k, m, seed=3):
 
 CONVS = {  # n, c, h, w, o, k, stride, pads, dilation, group
     "7x7/2 stem": (1, 3, 23, 21, 64, 7, 2, [3, 3, 3, 3], 1, 1),
-    "1x1/2": (1, 16, 9, 9, 40, 1, 2, [0, 0, 0, 0], 1, 1),
+    "1x1/2": (1, 18, 9, 9, 40, 1, 2, [0, 0, 0, 0], 1, 1),  # 18: not the NCHW 1x1 kernel's
     "3x3 odd channels": (2, 5, 7, 6, 13, 3, 1, [1, 1, 1, 1], 1, 1),
     "dilated": (1, 4, 10, 10, 20, 3, 1, [2, 2, 2, 2], 2, 1),
 }
@@ -224,21 +224,22 @@ def test_packed_nhwc_convolution_matches_the_interpreter(monkeypatch, packed_cal
 
 @vnni_host
 @pytest.mark.parametrize("schema", ["asymmetric", "symmetric_uint8"])
-@pytest.mark.parametrize("shape", [(1, 3, 15, 13, 20, 7, 2, 3), (1, 16, 9, 9, 40, 1, 2, 0),
+@pytest.mark.parametrize("shape", [(1, 3, 15, 13, 20, 7, 2, 3), (1, 18, 9, 9, 40, 1, 2, 0),
                                    (1, 5, 7, 6, 13, 3, 1, 1)], ids=["stem", "1x1/2", "3x3"])
 def test_weights_with_a_zero_point_take_the_row_sums(monkeypatch, packed_calls, schema, shape):
     """Weights all of one sign get a zero point under the asymmetric schema: the zb *
-    rowsum correction (row sums on vpdpbusd times ones, the xor's 128s and the padded
-    channels' za taken off) against the interpreter; s8 and u8 activations."""
+    rowsum correction (each window's sum of the per-position channel sums,
+    `kvp.window_sums`, the padded channels' za taken off) against the interpreter; s8
+    and u8 activations."""
     monkeypatch.setattr(kernels_vnni, "ENABLED", True)
     zbs: list[int] = []
-    real = kvp._rowsums
+    real = kvp.window_sums
 
     def spy(prod, *rest):
         zbs.append(prod.zb)
         return real(prod, *rest)
 
-    monkeypatch.setattr(kvp, "_rowsums", spy)
+    monkeypatch.setattr(kvp, "window_sums", spy)
     n, c, h, w, o, k, stride, pad = shape
     weights = np.abs(_rand((o, c, k, k), 8, 0.3)) + 0.05
     model = node_model("Conv", {"x": _rand((n, c, h, w), 7)},

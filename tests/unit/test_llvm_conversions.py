@@ -167,3 +167,48 @@ func.func @f(%a: i32, %b: i32) -> i32 {
     with pytest.raises(PassFailedException, match="'arith.floordivsi' op has no lowering to "
                                                   "the LLVM dialect"):
         run_pipeline(module, "convert-arith-to-llvm")
+
+
+def _saturated(x: np.ndarray, dtype) -> np.ndarray:
+    """llvm.fpto{s,u}i.sat's meaning: NaN 0, past the range its bound, else truncated."""
+    info = np.iinfo(dtype)
+    t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf))
+    out = np.empty(x.shape, dtype)
+    for i, v in enumerate(t):
+        out[i] = info.min if v <= info.min else info.max if v >= info.max else int(v)
+    return out
+
+
+MLIR_TYPES.update({np.int16: "i16", np.uint16: "i16", np.int64: "i64", np.uint32: "i32"})
+
+
+@pytest.mark.parametrize("fdt", [np.float32, np.float64])
+@pytest.mark.parametrize("idt", [np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                 np.uint32, np.int64])
+@pytest.mark.parametrize("rounded", [False, True])
+def test_float_to_int_saturates_without_the_sat_intrinsic(fdt, idt, rounded):
+    """fptosi / fptoui (`conversion/float_to_int.py`): NaN, infinities, values just
+    inside and past each bound (the largest float below 2^31 and 2^31 itself), halves
+    of both signs, exactly the saturating conversion; and no `fpto?i.sat` call left
+    (LLVM scalarized it). `rounded`: a math.roundeven operand (no trunc step)."""
+    info = np.iinfo(idt)
+    edges = [info.min, info.max, float(info.max) + 1, float(info.min) - 1, 2**31, -2**31,
+             2**31 - 128, 2**32, 2**63, -2**63, 1e30, -1e30]
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.99, -0.99,
+                *[fdt(e) for e in edges], *[np.nextafter(fdt(e), fdt(0)) for e in edges]]
+    x = np.resize(np.array(specials, fdt), N)
+    x[len(specials):] = RNG.uniform(-300, 300, N - len(specials))
+    op = "arith.fptosi" if np.issubdtype(idt, np.signedinteger) else "arith.fptoui"
+    ft, it = MLIR_TYPES[fdt], MLIR_TYPES[idt]
+    body = f"%y = {op} %x0 : {ft} to {it}"
+    want = _saturated(x, idt)
+    if rounded:
+        body = f"%r = math.roundeven %x0 : {ft}\n    %y = {op} %r : {ft} to {it}"
+        want = _saturated(np.round(x), idt)
+    got = run_kernel(body, [x], idt)
+    np.testing.assert_array_equal(got, want)
+    module = parse_module(make_context(), kernel(body, fdt, idt))
+    run_pipeline(module, "convert-loops-to-llvm")
+    text = str(module)
+    assert ".sat." not in text and "llvm.lrint" in text
+    assert ("llvm.trunc.f" in text or "intr.trunc" in text) != rounded

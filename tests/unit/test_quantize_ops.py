@@ -207,10 +207,7 @@ def test_cpu_runs_the_quantized_graph_as_the_interpreter(kind):
     steps = np.abs(got.astype(np.float64) - want.astype(np.float64)) / scale
     assert np.max(steps) <= 1.0 + 1e-6
     assert interp.quantization.quantized[f"glow.{kind}"] == 1
-    if kind == "max_pool":  # no int8 pool kernel on cpu: left float there, and said so
-        assert ("glow.max_pool", "backend 'cpu' has no int8 kernel") in cpu.quantization.kept_float
-    else:
-        assert cpu.quantization.quantized[f"glow.{kind}"] == 1
+    assert cpu.quantization.quantized[f"glow.{kind}"] == 1  # max_pool: kernels_pool
 
 
 def test_a_relu_after_a_dense_op_gives_it_the_relu_range():

@@ -189,12 +189,16 @@ class CpuBackend(Backend):
         """Every glow op with a fused activation it supports (those `lower-graph` removes
         are not asked: `Backend.runs`), except quantized pools: their loop generators
         take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
-        them float on cpu. Quantized matrix products run on the int8 kernels when
-        all their types are 8-bit (`kernels_qdense`)."""
+        them float on cpu; but max_pool of one 8-bit type in and out runs on the stored
+        integers (`kernels_pool.runs_stored`). Quantized matrix products run on the int8
+        kernels when all their types are 8-bit (`kernels_qdense`)."""
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_pool import runs_stored
         from glow_mlir.dialects import glow
         from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 
         types = list(info.element_types())
+        if info.kind is glow.MaxPoolOp and INT8_KERNELS and runs_stored(types):
+            return fused_activation_ok(self, info)
         if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in types):
             eight = all(isinstance(t, QuantizedType) and t.storage.width.data == 8
                         for t in types)
@@ -231,13 +235,9 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
-        from glow_mlir.targets.cpu.gemm_panels import pack_gemm_weights
-        from glow_mlir.targets.cpu.vnni_filters import pack_vnni_filters
-        from glow_mlir.targets.cpu.winograd_filters import pretransform_winograd_filters
+        from glow_mlir.targets.cpu.weight_forms import rewrite_weight_forms
 
-        changed = pretransform_winograd_filters(module)  # U = G g G^T once
-        changed += pack_vnni_filters(module)  # int8 weights packed for vpdpbusd once
-        changed += pack_gemm_weights(module)  # f32 weights in the gemm's panels once
+        changed = rewrite_weight_forms(module)  # Winograd's U, VNNI rows, gemm panels
         if changed and memory is not None:
             import dataclasses
 

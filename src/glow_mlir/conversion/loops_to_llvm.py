@@ -46,13 +46,16 @@ def loops_to_llvm_spec() -> list[str]:
 
 @dataclass(frozen=True)
 class ConvertLoopsToLLVMPass(ModulePass):
-    """All of `loops_to_llvm_spec()`, in order."""
+    """All of `loops_to_llvm_spec()`, in order, after the float -> int conversions are
+    put in the form the JIT compiles (`float_to_int`, as `prepare_loops`)."""
 
     name = "convert-loops-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from glow_mlir.conversion.float_to_int import expand_float_to_int
         from glow_mlir.conversion.pass_runner import run_pipeline
 
+        expand_float_to_int(op)
         run_pipeline(op, ",".join(loops_to_llvm_spec()))
 
 
@@ -211,7 +214,8 @@ def cse_pure(module: ModuleOp) -> None:
 
 
 def prepare_loops(module: ModuleOp) -> None:
-    """The generated loop IR (in place) made ready for LLVM: common subexpressions of its
+    """The generated loop IR (in place) made ready for LLVM: float -> int conversions
+    in a form LLVM vectorizes (`float_to_int`), common subexpressions of its
     pure ops merged (a third of the ops: the generators' repeated constants), and verified
     under `GLOW_MLIR_VERIFY_EACH_STEP` (`ir.text.verify_step`).
 
@@ -222,8 +226,10 @@ def prepare_loops(module: ModuleOp) -> None:
     (the whole test suite runs with it), and LLVM's verifier checks every module we hand
     it in any case (`llvm_compile.optimize`); the translation checks what LLVM cannot
     see (a call's arguments against its callee, an access's indices against its rank)."""
+    from glow_mlir.conversion.float_to_int import expand_float_to_int
     from glow_mlir.ir.text import verify_step
 
+    expand_float_to_int(module)  # vectorizable, not llvm.fptosi.sat (its docstring)
     cse_pure(module)
     verify_step(module)
 

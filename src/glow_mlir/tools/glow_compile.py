@@ -487,7 +487,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             with progress.stage("codegen"):  # llvm-ir: translated from the loop IR
                 if args.emit == "llvm":
                     lower_to_llvm(module)
-                else:
+                else:  # the JIT's weight forms, so its kernels are the ones printed
+                    from glow_mlir.targets.cpu.weight_forms import rewrite_weight_forms
+
+                    rewrite_weight_forms(module)
                     lower_to_loops(module, loop_steps(args.threads or 1))
                 _emit_code(module, args)
 

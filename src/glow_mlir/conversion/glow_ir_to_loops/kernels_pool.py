@@ -12,7 +12,11 @@ output, a reduction over the window's rows and columns, whose bounds are clipped
 image with index arithmetic where the padding needs it. avg_pool's divisor (without
 count_include_pad) is the product of a row and a column count computed with index
 arithmetic. adaptive_avg_pool is one loop nest the same way, its windows' bounds
-computed from the output position. f16 and bf16 compute in f32.
+computed from the output position. f16 and bf16 compute in f32. A quantized max_pool
+(one type in and out: `quantize-graph`'s input rule) takes the max of the stored
+integers, padding at the storage's lowest value: quantization is monotonic (scale > 0),
+so that is the stored max of the reals, exactly the reference's (Glow's int8 MaxPool);
+no dequantize before it and no quantize after.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerType, MemRefType, Signedness
+from xdsl.ir import Attribute, SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops import lowers, storage_type
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     FAST,
     attrs,
+    elem,
     fadd,
     fdiv,
     fmul,
@@ -45,6 +51,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
+from glow_mlir.dialects.glow_ops.types import QuantizedType
 
 MAX_UNROLLED_TAPS = 9
 """The largest window (in taps) generated tap by tap: 3x3, the max pools of ResNet,
@@ -60,38 +67,66 @@ def _indexer(nchw: bool) -> Callable[..., list]:
     return index
 
 
-def _combiner(em: Emitter, average: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
-    """How a pool combines two values: a sum (averaged after) or a maximum."""
+def _combiner(em: Emitter, average: bool,
+              unsigned: bool | None = None) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    """How a pool combines two values: a sum (averaged after) or a maximum (of stored
+    integers when `unsigned` is given: their signedness)."""
     def combine(acc, v):
         if average:
             return em.value(arith.AddfOp(acc, v, FAST))
+        if unsigned is not None:
+            return em.value(arith.MaxUIOp(acc, v) if unsigned else arith.MaxSIOp(acc, v))
         return em.value(arith.MaximumfOp(acc, v))
 
     return combine
 
 
+def _stored_max(instr) -> tuple[Attribute, bool, int] | None:
+    """(storage type, unsigned, lowest stored value) of a quantized max_pool whose input
+    and result have one 8-bit type (module docstring), else None."""
+    types = {elem(v) for v in instr.operands}
+    t = next(iter(types))
+    if len(types) != 1 or not isinstance(t, QuantizedType) or t.storage.width.data != 8:
+        return None
+    unsigned = t.storage.signedness.data == Signedness.UNSIGNED
+    return storage_type(t), unsigned, 0 if unsigned else -128
+
+
+def runs_stored(types) -> bool:
+    """Whether `max_pool` runs on stored integers for these element types (the backend's
+    `is_op_supported`): one 8-bit quantized type for the input and the result."""
+    ts = set(types)
+    t = next(iter(ts), None)
+    return len(ts) == 1 and isinstance(t, QuantizedType) and t.storage.width.data == 8
+
+
 def _pool(instr, em: Emitter, average: bool) -> None:
-    ct = require_float(instr)
+    stored = None if average else _stored_max(instr)
+    if stored is not None:
+        ct, unsigned, low = stored
+        combine_unsigned: bool | None = unsigned
+    else:
+        ct, low, combine_unsigned = require_float(instr), None, None
     layout, kernels, strides, pads = window_attrs(instr)
     out, x = instr.operands
     n, c, h, wd = image_dims(shape(x), layout)
     _, _, oh, ow = image_dims(shape(out), layout)
     taps = tap_rects(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))
     if len(taps) > MAX_UNROLLED_TAPS:
-        _window_pool(instr, em, average, ct)
+        _window_pool(instr, em, average, ct, low, combine_unsigned)
         return
     if not average and layout == "NCHW" and ROW_MAX and _windows_meet_image(
             kernels, strides, pads, (h, wd), (oh, ow)):
-        _max_pool_rows(instr, em, ct)
+        _max_pool_rows(instr, em, ct, _combiner(em, average, combine_unsigned))
         return
-    X, O = em.buffer(x), em.buffer(out)
+    X, O = _stored_views(em, x, out, ct)
     sh, sw = strides
     include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
     nchw = layout == "NCHW"
 
-    index, combine = _indexer(nchw), _combiner(em, average)
+    index, combine = _indexer(nchw), _combiner(em, average, combine_unsigned)
 
-    init_value = 0.0 if average else float("-inf")
+    init_value = 0.0 if average else float("-inf") if low is None else low
 
     def per_plane(ni, ci_outer):
         """All taps over one image plane (NCHW: ci_outer is the channel; NHWC: None and
@@ -185,7 +220,8 @@ def _windows_meet_image(kernels, strides, pads, hw, ohw) -> bool:
     return True
 
 
-def _max_pool_rows(instr, em: Emitter, ct) -> None:
+def _max_pool_rows(instr, em: Emitter, ct,
+                   combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
     """NCHW max pool, every window meeting the image (`_windows_meet_image`): per output
     row r, v[j] = max over kh of x[clamp(r * sh + kh - pad), j] for every column j (one
     contiguous pass, in a scratch row), then output (r, q) = max over kw of
@@ -193,12 +229,13 @@ def _max_pool_rows(instr, em: Emitter, ct) -> None:
     window (the window is contiguous and meets the image): one of the window's own
     pixels read again, so the result is the maximum of the valid taps, exactly (no -inf
     start, no select). Columns whose taps are all inside (`interior_rect`) are not
-    clamped."""
+    clamped. `combine` is the pool's maximum: of floats, or of an 8-bit quantized
+    pool's stored integers (`_stored_max`)."""
     _, kernels, strides, pads = window_attrs(instr)
     out, x = instr.operands
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, _, oh, ow = image_dims(shape(out), "NCHW")
-    X, O = em.buffer(x), em.buffer(out)
+    X, O = _stored_views(em, x, out, ct)
     sh, sw = strides
     kh_n, kw_n = kernels
     cl, cr = interior_rect(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))[1]
@@ -295,19 +332,32 @@ def _reduce_window(em: Emitter, ct, X, O, index: Callable[..., list], c: int,
     em.loop(0, c, scale)
 
 
-def _window_pool(instr, em: Emitter, average: bool, ct) -> None:
+def _stored_views(em: Emitter, x: SSAValue, out: SSAValue, ct) -> tuple[SSAValue, SSAValue]:
+    """The input and output memrefs, of storage integers `ct` when quantized."""
+    if not isinstance(ct, IntegerType):
+        return em.buffer(x), em.buffer(out)
+    views = []
+    for v in (x, out):
+        base, offset = em.places[v]
+        views.append(byte_view(em, base, offset, MemRefType(ct, list(shape(v)))))
+    return views[0], views[1]
+
+
+def _window_pool(instr, em: Emitter, average: bool, ct, low: int | None = None,
+                 unsigned: bool | None = None) -> None:
     """max_pool / avg_pool as one loop nest over the outputs, each a reduction over its
-    window (see the module's docstring)."""
+    window (see the module's docstring); `low` and `unsigned` for a max of stored
+    integers."""
     layout, kernels, strides, pads = window_attrs(instr)
     out, x = instr.operands
     n, c, h, wd = image_dims(shape(x), layout)
     _, _, oh, ow = image_dims(shape(out), layout)
-    X, O = em.buffer(x), em.buffer(out)
+    X, O = _stored_views(em, x, out, ct)
     include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
     nchw = layout == "NCHW"
-    init = 0.0 if average else float("-inf")
+    init = 0.0 if average else float("-inf") if low is None else low
 
-    index, combine = _indexer(nchw), _combiner(em, average)
+    index, combine = _indexer(nchw), _combiner(em, average, unsigned)
 
     def divisor(rows, cols):
         if include_pad:

@@ -509,6 +509,18 @@ def convolution(instr, em: Emitter) -> None:
                                   prod.finish.idempotent):
         nchw1x1.convolution(prod, _buf(em, x, [n, c, pixels]), n, c, pixels, sums32, corr, O)
         return
+    if packed and tuple(strides) != (1, 1) and nchw1x1.applies(
+            nchw, group, kernels, (1, 1), pads, c, o, pixels, prod.finish.idempotent):
+        # a strided 1x1 (ResNet's downsampling): the pixels it reads copied to a
+        # contiguous [n, c, oh * ow] scratch, then the stride-1 kernel on that
+        st = _storage(elem(x))
+        Xs = em.scratch(st, [n, c, pixels])
+        em.loop_nest([n, c, oh], lambda iv: em.loop(0, ow, lambda owi: em.store(
+            em.load(X, [iv[0], iv[1], em.mul_index(iv[2], strides[0]),
+                        em.mul_index(owi, strides[1])]),
+            Xs, [iv[0], iv[1], _addi_index(em, em.mul_index(iv[2], ow), owi)])))
+        nchw1x1.convolution(prod, Xs, n, c, pixels, sums32, corr, O)
+        return
     if packed:
         kvp.convolution(prod, X, nchw, (n, c, h, wd), (oh, ow), kernels, strides, pads,
                         dilation, rows64, corr, out_at, _storage(elem(x)), _storage(elem(out)))

@@ -11,8 +11,9 @@ back: on ResNet-50's 1x1 layers those copies cost more than the products.
 The packed filter [OB, K4 + 1, 16, 4] read as i32 [OB, K4 + 1, 16] holds exactly
 w[o, 4 c4 : 4 c4 + 4] at [o // 16, c4, o % 16] (`semantics/vnni_layout.py`), so this
 kernel needs no layout of its own. Register blocking: OBLOCK output channels x PVEC
-vectors of 16 pixels accumulate together. Short last blocks are shifted back to end at
-the last pixel / channel (recomputing, and storing again, the same values: the
+vectors of 16 pixels accumulate together; the pixels past the last full block of PVEC
+vectors go in one block of as many vectors as they need. Short last blocks are shifted
+back to end at the last pixel / channel (recomputing, and storing again, the same values: the
 epilogue must be idempotent). The sums and the epilogue are `kernels_vnni_packed`'s:
 signed activations enter as a ^ 0x80 = a + 128 (xored in the interleaving), taken off in
 the corrections; with a weight offset, the per-pixel activation sums come from one more
@@ -83,7 +84,11 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     pv = min(PVEC, pixels // LANES)
     span = pv * LANES
     ob_n = min(OBLOCK, o_dim)
-    npb, nob = -(-pixels // span), -(-o_dim // ob_n)
+    # full blocks of `pv` vectors of pixels, then the rest in one block of `tail`
+    # vectors: 14x14 pixels are 3 blocks of 64 and one of 16 (208 computed), where
+    # blocks of 64, the last shifted back, computed 256
+    npb, nob = pixels // span, -(-o_dim // ob_n)
+    tail = -(-(pixels - npb * span) // LANES)
     tile = em.scratch(i32, [ob_n, span], private=True)
     v16, v32, v8 = VectorType(i8, [LANES]), VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
     quads = em.scratch(i8, [c4n, pixels * 4])
@@ -120,51 +125,58 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
 
         em.loop(0, -(-pixels // LANES), pixel_block)
 
+    def block(ni, ob, p0, pv_: int) -> None:
+        """out[ni, o0 : o0 + ob_n, p0 : p0 + 16 pv_] (o0 shifted back to end at the last
+        channel)."""
+        o0 = em.value(arith.MinUIOp(em.mul_index(ob, ob_n), em.index(o_dim - ob_n)))
+        os_ = [em.add_index(o0, r) for r in range(ob_n)]
+        ps = [em.add_index(p0, v * LANES) for v in range(pv_)]
+        oq = [(em.value(arith.DivUIOp(o, em.index(LANES))),
+               em.value(arith.RemUIOp(o, em.index(LANES)))) for o in os_]
+
+        def step(c4, cur):
+            acts = [em.value(vector.LoadOp(quads, [c4, em.mul_index(p, 4)], v8))
+                    for p in ps]
+            out = []
+            for r, (q, lane) in enumerate(oq):
+                wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
+                    em.load(sums32, [q, c4, lane]), v32)), v8))
+                out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv_ + v], a, wv],
+                                                      [v32]))
+                        for v, a in enumerate(acts)]
+            return out
+
+        zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+        accs = _carried(em, c4n, [zero] * (ob_n * pv_), step)
+        for r in range(ob_n):
+            for v in range(pv_):
+                em.op(vector.StoreOp(accs[r * pv_ + v], tile,
+                                     [em.index(r), em.index(v * LANES)]))
+        fix = em.const(0 if prod.ua else 128 * c, i32)
+
+        def rowsum(j):
+            if sums is None:
+                return None
+            return em.value(arith.SubiOp(em.load(sums, [em.value(arith.AddiOp(p0, j))]),
+                                         fix))
+
+        for r, o in enumerate(os_):
+            em.loop(0, pv_ * LANES, lambda j, r=r, o=o: prod.finish_one(
+                em.load(tile, [em.index(r), j]), corr, o, rowsum(j), O,
+                [ni, o, em.value(arith.AddiOp(p0, j))]))
+
     def image(ni):
         interleave(ni)
 
-        def block(i):
+        def full(i):
             ob = em.value(arith.DivUIOp(i, em.index(npb)))
             pb = em.value(arith.RemUIOp(i, em.index(npb)))
-            o0 = em.value(arith.MinUIOp(em.mul_index(ob, ob_n), em.index(o_dim - ob_n)))
-            p0 = em.value(arith.MinUIOp(em.mul_index(pb, span), em.index(pixels - span)))
-            os_ = [em.add_index(o0, r) for r in range(ob_n)]
-            ps = [em.add_index(p0, v * LANES) for v in range(pv)]
-            oq = [(em.value(arith.DivUIOp(o, em.index(LANES))),
-                   em.value(arith.RemUIOp(o, em.index(LANES)))) for o in os_]
+            block(ni, ob, em.mul_index(pb, span), pv)
 
-            def step(c4, cur):
-                acts = [em.value(vector.LoadOp(quads, [c4, em.mul_index(p, 4)], v8))
-                        for p in ps]
-                out = []
-                for r, (q, lane) in enumerate(oq):
-                    wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
-                        em.load(sums32, [q, c4, lane]), v32)), v8))
-                    out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv + v], a, wv],
-                                                          [v32]))
-                            for v, a in enumerate(acts)]
-                return out
-
-            zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-            accs = _carried(em, c4n, [zero] * (ob_n * pv), step)
-            for r in range(ob_n):
-                for v in range(pv):
-                    em.op(vector.StoreOp(accs[r * pv + v], tile,
-                                         [em.index(r), em.index(v * LANES)]))
-            fix = em.const(0 if prod.ua else 128 * c, i32)
-
-            def rowsum(j):
-                if sums is None:
-                    return None
-                return em.value(arith.SubiOp(em.load(sums, [em.value(arith.AddiOp(p0, j))]),
-                                             fix))
-
-            for r, o in enumerate(os_):
-                em.loop(0, span, lambda j, r=r, o=o: prod.finish_one(
-                    em.load(tile, [em.index(r), j]), corr, o, rowsum(j), O,
-                    [ni, o, em.value(arith.AddiOp(p0, j))]))
-
-        parallel_loop(em, nob * npb, pixels * o_dim * c, block)
+        parallel_loop(em, nob * npb, npb * span * o_dim * c, full)
+        if tail:  # the last pixels: ceil(rest / 16) vectors, shifted back to end at the last
+            parallel_loop(em, nob, tail * LANES * o_dim * c,
+                          lambda ob: block(ni, ob, em.index(pixels - tail * LANES), tail))
 
     em.loop(0, n, image)
 

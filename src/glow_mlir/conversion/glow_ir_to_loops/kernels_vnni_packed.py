@@ -80,7 +80,7 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
          a32_at: Callable[[SSAValue, SSAValue, int, SSAValue], tuple],
          c_real: int, rows64: SSAValue, corr: SSAValue,
          out_at: Callable[[SSAValue, SSAValue], tuple], work: int,
-         storage=None) -> None:
+         storage=None, rowsums=None) -> None:
     """out[p, o] for p < p_dim (blocks of PBLOCK pixels split over threads; a short last
     block repeats its last pixel), o < o_dim. The reduction runs over `taps` x `c4n`
     groups of 4 k (weight row t * c4n + c4); `a32_at(p, t, c4)`: (memref, indices) of the
@@ -90,7 +90,9 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
     are contiguous in the output (NCHW): each pixel's row is requantized into a
     [PBLOCK, o_dim] tile of that type (a loop over contiguous channels, which LLVM
     vectorizes; requantizing straight into the strided output was scalar, 4.4 ms of the
-    7x7 stem's 5.7), then copied out channel by channel."""
+    7x7 stem's 5.7), then copied out channel by channel. `rowsums(ps)`: the pixels'
+    activation sums (with a weight offset), when the caller has them cheaper than
+    `_rowsums`."""
     em = prod.em
     ob_dim = -(-o_dim // LANES)
     pblock = min(PBLOCK, p_dim)
@@ -111,7 +113,8 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
             em.loop(0, full, lambda ob: one_pass(ob, nblock), step=nblock)
         if ob_dim % nblock:
             one_pass(em.index(full), ob_dim % nblock)
-        rss = _rowsums(prod, ps, taps, c4n, c_real, a32_at)
+        rss = (rowsums(ps) if rowsums is not None and prod.zb != 0
+               else _rowsums(prod, ps, taps, c4n, c_real, a32_at))
         if qtile is None:
             for r, (p, rs) in enumerate(zip(ps, rss)):
                 em.loop(0, o_dim, lambda o, r=r, p=p, rs=rs: prod.finish_one(
@@ -175,6 +178,33 @@ def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: 
         total = em.value(arith.ShRSIOp(total, em.const(4, i32)))
         out.append(em.value(arith.SubiOp(total, em.const(fix, i32))))
     return out
+
+
+def position_sums(prod, xp: SSAValue, sums: SSAValue, positions: int, cp: int) -> None:
+    """sums[pos] = the stored values of xp[pos, :cp] added (its padded channels' za
+    too): once per position of a convolution's channels-contiguous copy, where
+    `_rowsums` added them again for every tap of every pixel (a quarter of the
+    products of a layer of 64 output channels)."""
+    em = prod.em
+    widen = arith.ExtUIOp if prod.ua else arith.ExtSIOp
+    em.loop(0, positions, lambda pos: em.store(em.loop_reduce(
+        0, cp, em.const(0, i32), lambda ci, acc: em.value(arith.AddiOp(
+            acc, em.value(widen(em.load(xp, [pos, ci]), i32))))), sums, [pos]))
+
+
+def window_sums(prod, ps: list[SSAValue], row_sum, kh: int, fix: int) -> list[SSAValue]:
+    """Each pixel's sum of the stored activations its window reads (the real
+    channels): the sums of its window's kh rows (`row_sum(p, ti)`: the `position_sums`
+    of the taps of filter row ti, added once per output column), less `fix`, the za of
+    the padded channels. The 7x7 stem read 49 position sums per pixel; 7 now."""
+    em = prod.em
+
+    def one(p):
+        total = em.loop_reduce(0, kh, em.const(0, i32), lambda ti, acc: em.value(
+            arith.AddiOp(acc, row_sum(p, ti))))
+        return em.value(arith.SubiOp(total, em.const(fix, i32)))
+
+    return [one(p) for p in ps]
 
 
 def _carried(em: Emitter, n: int, accs: list[SSAValue],
@@ -297,11 +327,41 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                                           tj * dilation[1]))
 
     o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
+    sums = em.scratch(i32, [rows_ * cols]) if prod.zb else None
+
+    # a filter row's taps summed once per (row of xp, output column): [rows_, ow]
+    hsums = em.scratch(i32, [rows_, ow]) if sums is not None and kw > 1 else None
+
+    def row_sums():
+        def one(r, oc):
+            base = iadd(em, em.mul_index(r, cols), em.mul_index(oc, sw))
+            total = em.load(sums, [base])
+            for tj in range(1, kw):
+                total = em.value(arith.AddiOp(total, em.load(
+                    sums, [em.add_index(base, tj * dilation[1])])))
+            em.store(total, hsums, [r, oc])
+
+        em.loop(0, rows_, lambda r: em.loop(0, ow, lambda oc: one(r, oc)))
+
+    def row_sum(p, ti):
+        """The sum over filter row ti's taps of pixel p."""
+        o_r = em.value(arith.DivUIOp(p, em.index(ow)))
+        o_c = em.value(arith.RemUIOp(p, em.index(ow)))
+        r = iadd(em, em.mul_index(o_r, sh), em.mul_index(ti, dilation[0]))
+        if hsums is not None:
+            return em.load(hsums, [r, o_c])
+        return em.load(sums, [iadd(em, em.mul_index(r, cols), em.mul_index(o_c, sw))])
 
     def image(ni):
         fill(ni)
+        if sums is not None:
+            position_sums(prod, xp, sums, rows_ * cols, cp)
+            if hsums is not None:
+                row_sums()
         rows(prod, oh * ow, o_dim, (kh, kw), cp // 4,
              lambda p, ti, tj, c4: (xp32, [position(p, ti, tj), c4]), c, rows64, corr,
-             out_at(ni), oh * ow * c * kh * kw * o_dim, out_storage if nchw else None)
+             out_at(ni), oh * ow * c * kh * kw * o_dim, out_storage if nchw else None,
+             None if sums is None else lambda ps: window_sums(
+                 prod, ps, row_sum, kh, kh * kw * (cp - c) * prod.za))
 
     em.loop(0, n, image)

@@ -127,7 +127,10 @@ def parallel(w: FunctionWriter, op: scf.ForOp) -> None:
     lo, hi = child.fresh(), child.fresh()
     private = child.fresh()  # this worker's copy of the scratch (a noalias argument)
     private_base: SSAValue | None = None  # the scratch argument it is a copy of
-    for v in captured(op):
+    # the step too: the body's `loop` adds it to the induction variable, and a constant
+    # step nothing inside reads was not among the captured values ('a value used
+    # before it is defined': the function fell back to the serial dialect route)
+    for v in dict.fromkeys([*captured(op), step]):
         ref = w.ref(v)
         if not ref.startswith("%"):  # a constant
             child.refs[v] = ref
