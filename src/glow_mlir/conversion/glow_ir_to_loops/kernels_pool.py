@@ -252,7 +252,7 @@ def _max_pool_rows(instr, em: Emitter, ct,
                 best = None
                 for ih in ihs:
                     v = ld(em, X, [ni, ci, ih, j], ct)
-                    best = v if best is None else em.value(arith.MaximumfOp(best, v))
+                    best = v if best is None else combine(best, v)
                 st(em, best, V, [j])
 
             em.loop(0, wd, rows_max)
@@ -265,7 +265,7 @@ def _max_pool_rows(instr, em: Emitter, ct,
                     if border:
                         iw = imin(em, imax(em, iw, 0), wd - 1)
                     v = ld(em, V, [iw], ct)
-                    best = v if best is None else em.value(arith.MaximumfOp(best, v))
+                    best = v if best is None else combine(best, v)
                 assert best is not None  # kw_n >= 1: the verifier's window
                 st(em, best, O, [ni, ci, r, q])
 
