@@ -909,7 +909,7 @@ def torch_compile_check(spec: ModelSpec, emit: Callable[..., None] = lambda **kw
     (dynamo's trace, glow's compiles and one run: `compile`), the fastest later call's
     against eager's (`run_ratio`), the errors against eager. `emit(stage=..., ...)` gets
     each stage as it ends (the child's JSON lines). A failure raises."""
-    torch, _ = _torch(vision=spec.family != "transformers")
+    torch, _ = _torch(vision=False)  # build() imports torchvision if it needs it
     import glow_mlir
 
     torch.set_num_threads(1)
@@ -982,8 +982,10 @@ def _compile_child(name: str) -> None:
 def _compile_error(e: BaseException) -> str:
     """One line: dynamo wraps what failed inside it (BackendCompilerFailed, ...), with a
     long message of hints: the innermost cause's first line."""
-    while e.__cause__ is not None and e.__cause__ is not e:
-        e = e.__cause__
+    # BackendCompilerFailed keeps the backend's error as `inner_exception`, not a cause
+    while (inner := getattr(e, "inner_exception", None) or e.__cause__) is not None \
+            and inner is not e:
+        e = inner
     return f"{type(e).__name__}: {_first_line(_summary(e))}"
 
 
