@@ -1110,14 +1110,14 @@ def print_compile_table(rows: list[dict], file=sys.stdout) -> None:
         if r is None:
             continue
         counted = "graphs" in r
-        cell = lambda key: str(r[key]) if counted else "-"  # noqa: E731
+        counts = [str(r[k]) if counted else "-" for k in ("graphs", "graph_breaks", "partitions")]
         notes = [f"{op} x{n}" for op, n in sorted(r.get("eager_ops", {}).items())]
         notes += [f"failed: {m}" for m in r.get("compile_failures", [])]
         if r.get("message"):
             notes.insert(0, r["message"])
         ratio = r.get("run_ratio")
         lines.append([
-            row["name"], cell("graphs"), cell("graph_breaks"), cell("partitions"),
+            row["name"], *counts,
             f"{r['ops_glow']}/{r['ops_eager']}" if counted else "-",
             _fmt_s(r, "compile_s"), f"{ratio:.2f}" if ratio is not None else "-",
             _fmt_err(r), "; ".join(notes)[:200]])
@@ -1125,18 +1125,18 @@ def print_compile_table(rows: list[dict], file=sys.stdout) -> None:
         return
     widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    print(f"\ntorch.compile(backend=\"glow\") against eager (glow cpu backend, one torch "
-          f"thread, CPU seconds):", file=file)
+    print("\ntorch.compile(backend=\"glow\") against eager (glow cpu backend, one torch "
+          "thread, CPU seconds):", file=file)
     print(fmt(head), file=file)
     print(fmt(["-" * w for w in widths]), file=file)
     for cells in lines:
         print(fmt(cells), file=file)
-    done = [row["checks"][TORCH_COMPILE] for row in rows
-            if "graphs" in row.get("checks", {}).get(TORCH_COMPILE, {})]
-    ok = sum(r.get("status") == "ok" for r in [row["checks"][TORCH_COMPILE] for row in rows
-                                                 if TORCH_COMPILE in row.get("checks", {})])
+    checks = [row["checks"][TORCH_COMPILE] for row in rows
+              if TORCH_COMPILE in row.get("checks", {})]
+    ok = sum(r.get("status") == "ok" for r in checks)
+    breaks = sum(r.get("graph_breaks", 0) for r in checks)
     print(f"{ok} of {len(lines)} equal eager (max rel error <= {TOLERANCE:g}); "
-          f"{sum(r['graph_breaks'] for r in done)} graph break(s) in all", file=file)
+          f"{breaks} graph break(s) in all", file=file)
 
 
 def report(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
