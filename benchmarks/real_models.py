@@ -21,6 +21,7 @@ onnxruntime's and PyTorch eager's outputs for them.
     python benchmarks/real_models.py --list
     python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
     python benchmarks/real_models.py --only clip:small lraspp_mobilenet_v3_large --check cpu
+    python benchmarks/real_models.py --only resnet18 gpt2:small --check torch-compile
 
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
@@ -29,6 +30,13 @@ cache off, so a compile is cold whatever an earlier run cached), max abs / max r
 (relative to onnxruntime's largest magnitude), and the failures grouped by cause. `--json` keeps
 the results; `--report` prints them again (several files merge, the later winning). Needs the
 `corpus` extra (torch, torchvision, transformers, onnxscript): INSTALL_HINT below.
+
+`--check torch-compile` exports nothing: in a child process (the same CPU-time limit) it
+builds the torch module, runs it eagerly and under `torch.compile(m, backend="glow")` (glow's
+cpu backend, compile cache off, one torch thread) on the same inputs, and a second table gives
+the backend's counts (graphs, dynamo's graph breaks, partitions, ops compiled / left to
+eager), the first compiled call's CPU seconds, a later call's CPU time over eager's, the errors
+against eager, and the ops left to eager or, in one line, why torch.compile failed.
 """
 
 from __future__ import annotations
