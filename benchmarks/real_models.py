@@ -956,7 +956,7 @@ def torch_compile_check(spec: ModelSpec, emit: Callable[..., None] = lambda **kw
     counts = {k: stats[k] for k in ("graphs", "graph_breaks", "partitions", "ops_glow",
                                     "ops_eager", "eager_ops", "glow_calls", "eager_calls")}
     counts["compile_failures"] = [_first_line(m) for m in stats["compile_failures"]]
-    counts["eager_s"], counts["compiled_s"] = eager_s, run_s
+    counts["eager_call_cpu_s"], counts["compiled_call_cpu_s"] = eager_s, run_s
     counts["run_ratio"] = run_s / eager_s if eager_s > 0 else float("inf")
     emit(stage="stats", **counts)
     result.update(counts)

@@ -218,3 +218,22 @@ def test_new_shapes(backend, dynamic):
     else:
         assert stats["graphs"] == 2 and stats["specializations"] == 2  # batches 5 and 7
     assert stats["compiles"] == 3
+
+
+def test_an_input_read_only_for_its_shape(backend):
+    """The exporter drops an input whose values the graph never reads (T5's cached decoder
+    step reads only the shape of the cross-attention's cache): the compiled partition takes
+    one input fewer than dynamo passes, and is given the ones it takes."""
+
+    class ShapeOnly(torch.nn.Module):
+        def forward(self, x, y):
+            return (torch.tanh(x) + y.new_zeros(x.shape)) * 2 - 1
+
+    x, y = torch.randn(2, 3), torch.randn(4)
+    with torch.no_grad():
+        got = torch.compile(ShapeOnly(), backend=backend, options={"backend": "interpreter"})(
+            x, y)
+    np.testing.assert_allclose(got.numpy(), (torch.tanh(x) * 2 - 1).numpy(), rtol=1e-5,
+                               atol=1e-6)
+    stats = backend.stats()
+    assert stats["glow_calls"] == 1 and stats["eager_calls"] == 0 and stats["ops_eager"] == 0
