@@ -237,3 +237,26 @@ def test_an_input_read_only_for_its_shape(backend):
                                atol=1e-6)
     stats = backend.stats()
     assert stats["glow_calls"] == 1 and stats["eager_calls"] == 0 and stats["ops_eager"] == 0
+
+
+def test_a_call_without_tensors_is_no_op_left_to_eager(backend):
+    """torchvision's EfficientNet calls `torch._C._log_api_usage_once` in each block: it
+    still runs, but it is not counted as an op glow left to eager."""
+
+    class Logged(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            torch._C._log_api_usage_once("glow_test")
+            return torch.relu(self.fc(x)) * 2
+
+    model = Logged().eval()
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    stats = backend.stats()
+    assert stats["ops_eager"] == 0 and stats["eager_ops"] == {}, stats["eager_ops"]
+    assert stats["partitions"] == 1 and stats["ops_glow"] == 3

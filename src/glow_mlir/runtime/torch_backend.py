@@ -245,7 +245,16 @@ class _Specializing:
 
 
 def _ops(gm) -> list:
-    return [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return [n for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method", "call_module") and not _bookkeeping(n)]
+
+
+def _bookkeeping(node) -> bool:
+    """A call no tensor flows into or out of, such as torchvision's
+    `torch._C._log_api_usage_once` in each block of EfficientNet: it still runs, eagerly,
+    but is no op left to eager (nor does it split a partition, which only data does)."""
+    return (not node.all_input_nodes and not node.users
+            and node.meta.get("example_value", node.meta.get("val")) is None)
 
 
 def _is_partition(node) -> bool:
