@@ -521,10 +521,6 @@ TRANSFORMERS.update({
 _TINY_T5 = dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4, vocab_size=100)
 SMALL: dict[str, dict] = {
     "bert": dict(num_hidden_layers=2),
-    "distilbert": dict(n_layers=2, dim=64, hidden_dim=128, n_heads=4),
-    "gpt2": dict(n_layer=2, n_embd=64, n_head=4),
-    "vit_b_16_hf": dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128,
-                        num_attention_heads=4, image_size=64),
     "t5_encoder": _TINY_T5,
     "t5_decoder_step": {**_TINY_T5, "num_decoder_layers": 2},
     "t5_decoder_cached_step": {**_TINY_T5, "num_decoder_layers": 2},
@@ -548,6 +544,11 @@ SMALL: dict[str, dict] = {
     # per class and detections: the NMS of the interpreter is quadratic, in Python
     "ssdlite320_mobilenet_v3_large": dict(num_classes=5, topk_candidates=40,
                                           detections_per_img=50),
+    # what the torch.compile test tier runs (`--check torch-compile`)
+    "distilbert": dict(n_layers=2, dim=64, hidden_dim=128, n_heads=4),
+    "gpt2": dict(n_layer=2, n_embd=64, n_head=4),
+    "vit_b_16_hf": dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128,
+                        num_attention_heads=4, image_size=64),
 }
 """Small configurations of the transformers models, the ones the test tier runs (2 layers,
 hidden 64), and of the detection models (a few classes and detections):
