@@ -21,6 +21,7 @@ onnxruntime's and PyTorch eager's outputs for them.
     python benchmarks/real_models.py --list
     python benchmarks/real_models.py --only resnet18 bert --check interpreter cpu
     python benchmarks/real_models.py --only clip:small lraspp_mobilenet_v3_large --check cpu
+    python benchmarks/real_models.py --only resnet18 gpt2:small --check torch-compile
 
 `--check` compiles each model on each backend in a child process with a limit of CPU time (a
 hang or a crash is counted, not fatal) and compares its outputs with onnxruntime's: the table
@@ -30,6 +31,13 @@ onnxruntime's first run in the same child ("x ort", one thread), max abs / max r
 (relative to onnxruntime's largest magnitude), and the failures grouped by cause. `--json` keeps
 the results; `--report` prints them again (several files merge, the later winning). Needs the
 `corpus` extra (torch, torchvision, transformers, onnxscript): INSTALL_HINT below.
+
+`--check torch-compile` exports nothing: in a child process (the same CPU-time limit) it
+builds the torch module, runs it eagerly and under `torch.compile(m, backend="glow")` (glow's
+cpu backend, compile cache off, one torch thread) on the same inputs, and a second table gives
+the backend's counts (graphs, dynamo's graph breaks, partitions, ops compiled / left to
+eager), the first compiled call's CPU seconds, a later call's CPU time over eager's, the errors
+against eager, and the ops left to eager or, in one line, why torch.compile failed.
 """
 
 from __future__ import annotations
@@ -134,7 +142,8 @@ class ModelSpec:
         return key
 
 
-def _torchvision_spec(name: str) -> ModelSpec:
+def _torchvision_spec(name: str, image: tuple[int, ...] = IMAGE) -> ModelSpec:
+    """`image`: the input's shape (the tests take a small one)."""
     def build():
         torch, torchvision = _torch()
         torch.manual_seed(0)
@@ -145,14 +154,15 @@ def _torchvision_spec(name: str) -> ModelSpec:
                 # whatever the compiler did, so they get small random values instead
                 if param.dim() > 1 and not param.any():
                     torch.nn.init.normal_(param, std=0.02)
-        _calibrate_batch_norm(torch, model)
-        x = torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
+        _calibrate_batch_norm(torch, model, image)
+        x = torch.randn(*image, generator=torch.Generator().manual_seed(1))
         return model, {"input": x}
 
-    return ModelSpec(name, "torchvision", build, ("logits",))
+    return ModelSpec(name if image == IMAGE else f"{name}@{'x'.join(map(str, image))}",
+                     "torchvision", build, ("logits",))
 
 
-def _calibrate_batch_norm(torch, model) -> None:
+def _calibrate_batch_norm(torch, model, image: tuple[int, ...] = IMAGE) -> None:
     """Gives batch norm the statistics of a few random images instead of its initial mean 0,
     variance 1, which don't normalise anything: without this, the activations of a random
     GoogLeNet underflow to zero (its logits are its last bias) and EfficientNet's logits
@@ -167,7 +177,7 @@ def _calibrate_batch_norm(torch, model) -> None:
         g = torch.Generator().manual_seed(2)
         with torch.no_grad():
             for _ in range(CALIBRATION_BATCHES):
-                model(torch.randn(CALIBRATION_BATCH, *IMAGE[1:], generator=g))
+                model(torch.randn(CALIBRATION_BATCH, *image[1:], generator=g))
 
     model.train()
     try:
@@ -535,6 +545,11 @@ SMALL: dict[str, dict] = {
     # per class and detections: the NMS of the interpreter is quadratic, in Python
     "ssdlite320_mobilenet_v3_large": dict(num_classes=5, topk_candidates=40,
                                           detections_per_img=50),
+    # what the torch.compile test tier runs (`--check torch-compile`)
+    "distilbert": dict(n_layers=2, dim=64, hidden_dim=128, n_heads=4),
+    "gpt2": dict(n_layer=2, n_embd=64, n_head=4),
+    "vit_b_16_hf": dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128,
+                        num_attention_heads=4, image_size=64),
 }
 """Small configurations of the transformers models, the ones the test tier runs (2 layers,
 hidden 64), and of the detection models (a few classes and detections):
@@ -726,12 +741,12 @@ def detection_order(outputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def compare(got: list[np.ndarray], expected: list[np.ndarray],
-            detections: bool = False) -> dict:
+            detections: bool = False, reference: str = "onnxruntime") -> dict:
     """Max absolute error and max relative error (to the reference's largest magnitude) over
     all outputs, or a shape/dtype mismatch. `detections`: the outputs are a detection
     model's (boxes, scores, labels), compared as sets (`detection_order`)."""
     if len(got) != len(expected):
-        return {"mismatch": f"{len(got)} outputs, onnxruntime gives {len(expected)}"}
+        return {"mismatch": f"{len(got)} outputs, {reference} gives {len(expected)}"}
     if detections and len(got) == 3 and all(g.shape[:1] == e.shape[:1]
                                             for g, e in zip(got, expected)):
         got, expected = detection_order(list(got)), detection_order(list(expected))
@@ -739,7 +754,7 @@ def compare(got: list[np.ndarray], expected: list[np.ndarray],
     for i, (g, e) in enumerate(zip(got, expected)):
         g = np.asarray(g)
         if g.shape != e.shape:
-            return {"mismatch": f"output {i}: shape {g.shape}, onnxruntime {e.shape}"}
+            return {"mismatch": f"output {i}: shape {g.shape}, {reference} {e.shape}"}
         d = np.abs(g.astype(np.float64) - e.astype(np.float64))
         a = float(d.max()) if d.size else 0.0
         scale = float(np.abs(e).max()) if e.size else 0.0
@@ -832,8 +847,40 @@ def _where(e: BaseException) -> str:
 def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
     """Import, compile and run `entry` on `backend` in a child process; the stages it got
     through, their seconds, the errors against onnxruntime, or why it failed."""
-    cmd = [sys.executable, __file__, "--_child", str(entry.onnx_path), str(entry.data_path),
-           backend]
+    result, returncode, err = _run_child(
+        ["--_child", str(entry.onnx_path), str(entry.data_path), backend], time_limit,
+        ("import", "compile", "run", "compare"))
+    result["backend"] = backend
+    if result.get("status") == "timeout":
+        pass
+    elif "type" in result:
+        result["status"] = "error"
+        lines = [s.strip() for s in result["message"].splitlines() if s.strip()]
+        result["message"] = f"{result['type']}: {' / '.join(lines)}"[:600]
+    elif returncode != 0 or "max_abs" not in result and "mismatch" not in result:
+        result["status"] = "crash"
+        tail = (err.strip().splitlines() or [""])[-1]
+        result["message"] = f"exit code {returncode}: {tail[:200]}"
+    elif "mismatch" in result:
+        result["status"] = "wrong"
+        result["message"] = result["mismatch"]
+    else:
+        ok = result["max_rel"] <= TOLERANCE
+        result["status"] = "ok" if ok else "wrong"
+        if not ok:
+            result["message"] = (f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}")
+    result["cause"] = cause(result)
+    return result
+
+
+def _run_child(args: list[str], time_limit: float,
+               stages: tuple[str, ...]) -> tuple[dict, int, str]:
+    """Runs this script with `args` in a child process under a limit of `time_limit` CPU
+    seconds (and `WALL_FACTOR` times that of wall time); its JSON lines merged into one dict
+    (`<stage>_s` and `<stage>_cpu_s` for a timed stage, the other keys as given), with
+    `status` "timeout" and a message naming the stage it was in if it was stopped. Also the
+    exit code and stderr."""
+    cmd = [sys.executable, __file__, *args]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO / "src")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -854,41 +901,148 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         timed_out, limit = True, "wall"
-    result: dict = {"backend": backend, "wall_s": time.perf_counter() - start}
+    result: dict = {"wall_s": time.perf_counter() - start}
     for line in out.splitlines():
         if line.startswith("@@"):
             rec = json.loads(line[2:])
             stage = rec.pop("stage")
-            if stage in ("import", "compile", "run"):
-                result[f"{stage}_s"] = rec["seconds"]
-                result[f"{stage}_cpu_s"] = rec["cpu"]
-            elif stage == "onnxruntime":
-                result["ort_run_s"] = rec["seconds"]
-                result["ort_run_cpu_s"] = rec["cpu"]
-            else:
-                result.update(rec)
+            if "seconds" in rec:  # a timed stage; onnxruntime's run is the reference time
+                key = "ort_run" if stage == "onnxruntime" else stage
+                result[f"{key}_s"] = rec.pop("seconds")
+                result[f"{key}_cpu_s"] = rec.pop("cpu")
+            result.update(rec)
     if timed_out:
-        stage = next(s for s in ("import", "compile", "run", "compare")
-                     if f"{s}_s" not in result and s not in result)
+        stage = next((s for s in stages if f"{s}_s" not in result and s not in result),
+                     stages[-1])
         result["status"] = "timeout"
         result["message"] = (f"over {time_limit:.0f} s of CPU time in {stage}" if limit == "CPU"
                              else f"over {WALL_FACTOR * time_limit:.0f} s of wall time in {stage}")
+    return result, proc.returncode, err
+
+
+# -- torch.compile -----------------------------------------------------------------------
+
+TORCH_COMPILE = "torch-compile"
+"""The `--check` that runs the torch module itself under `torch.compile(m, backend="glow")`
+(glow's cpu backend, compile cache off) and compares it with eager: no ONNX export."""
+REPEATS = 3
+"""Calls timed of eager and of the compiled module after the first: the fastest counts."""
+COMPILE_STAGES = ("build", "eager", "compile", "run", "compare")
+
+
+def torch_compile_check(spec: ModelSpec, emit: Callable[..., None] = lambda **kw: None,
+                        options: dict | None = None) -> dict:
+    """Builds `spec`'s module, runs it eagerly, then compiled by torch.compile with the glow
+    backend, on the same example inputs (no grad, one torch thread, so that CPU times
+    compare); what it found: the backend's counts (graphs, graph breaks, partitions, ops
+    compiled and left to eager, failed partition compiles), the first call's CPU seconds
+    (dynamo's trace, glow's compiles and one run: `compile`), the fastest later call's
+    against eager's (`run_ratio`), the errors against eager. `emit(stage=..., ...)` gets
+    each stage as it ends (the child's JSON lines). A failure raises."""
+    torch, _ = _torch(vision=False)  # build() imports torchvision if it needs it
+    import glow_mlir
+
+    torch.set_num_threads(1)
+    result: dict = {}
+
+    def stage(name: str, fn: Callable[[], object]) -> object:
+        t, c = time.perf_counter(), _cpu_seconds()
+        out = fn()
+        result[f"{name}_s"], result[f"{name}_cpu_s"] = time.perf_counter() - t, _cpu_seconds() - c
+        emit(stage=name, seconds=result[f"{name}_s"], cpu=result[f"{name}_cpu_s"])
+        return out
+
+    model, inputs = stage("build", spec.build)
+    args = tuple(inputs.values())
+
+    def fastest(fn) -> tuple[object, float]:
+        # process_time: os.times() counts in ticks of 10 ms, too coarse for a small model's
+        # call; a call runs no worker process
+        best, out = float("inf"), None
+        for _ in range(REPEATS):
+            c = time.process_time()
+            out = fn(*args)
+            best = min(best, time.process_time() - c)
+        return out, best
+
+    backend = glow_mlir.torch_backend  # what backend="glow" names (the entry point)
+    torch._dynamo.reset()
+    backend.reset_stats()
+    with torch.no_grad():
+        expected, eager_s = stage("eager", lambda: fastest(model))
+        compiled = torch.compile(model, backend=backend,
+                                 options={"cache": False, **(options or {})})
+        stage("compile", lambda: compiled(*args))
+        got, run_s = stage("run", lambda: fastest(compiled))
+    stats = backend.stats()
+    counts = {k: stats[k] for k in ("graphs", "graph_breaks", "partitions", "ops_glow",
+                                    "ops_eager", "eager_ops", "glow_calls", "eager_calls")}
+    counts["compile_failures"] = [_first_line(m) for m in stats["compile_failures"]]
+    counts["eager_call_cpu_s"], counts["compiled_call_cpu_s"] = eager_s, run_s
+    counts["run_ratio"] = run_s / eager_s if eager_s > 0 else float("inf")
+    emit(stage="stats", **counts)
+    result.update(counts)
+    as_list = lambda out: [out] if isinstance(out, torch.Tensor) else list(out)  # noqa: E731
+    errors = compare([o.numpy() for o in as_list(got)], [o.numpy() for o in as_list(expected)],
+                     tuple(spec.output_names) == DETECTION_KEYS, reference="eager")
+    emit(stage="compare", **errors)
+    result.update(errors)
+    return result
+
+
+def _compile_child(name: str) -> None:
+    """Runs in a child process: `torch_compile_check` of corpus model `name` (NAME:small for
+    a small configuration), one JSON line per stage on stdout."""
+    stdout = sys.stdout  # the stages' lines, not redirected below
+
+    def emit(**kw):
+        print("@@" + json.dumps(kw), flush=True, file=stdout)
+
+    base = name.removesuffix(":small")
+    try:
+        # dynamo's and the exporter's warnings and progress would drown the JSON lines
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+            warnings.simplefilter("ignore")
+            torch_compile_check(make_spec(base, small=base != name), emit)
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        emit(stage="error", type=type(e).__name__, message=_compile_error(e), where=_where(e))
+        sys.exit(3)
+
+
+def _compile_error(e: BaseException) -> str:
+    """One line: dynamo wraps what failed inside it (BackendCompilerFailed, ...), with a
+    long message of hints: the innermost cause's first line."""
+    # BackendCompilerFailed keeps the backend's error as `inner_exception`, not a cause
+    while (inner := getattr(e, "inner_exception", None) or e.__cause__) is not None \
+            and inner is not e:
+        e = inner
+    return f"{type(e).__name__}: {_first_line(_summary(e))}"
+
+
+def check_torch_compile(name: str, time_limit: float = TIME_LIMIT) -> dict:
+    """`torch_compile_check` of corpus model `name` in a child process with a limit of CPU
+    time: its counts, seconds and errors against eager, or why it failed (one line)."""
+    result, returncode, err = _run_child(["--_compile_child", name], time_limit,
+                                         COMPILE_STAGES)
+    result["backend"] = TORCH_COMPILE
+    failed_in = next((s for s in COMPILE_STAGES if f"{s}_cpu_s" not in result
+                      and s != "compare"), "compare")
+    if result.get("status") == "timeout":
+        pass
     elif "type" in result:
-        result["status"] = "error"
-        lines = [s.strip() for s in result["message"].splitlines() if s.strip()]
-        result["message"] = f"{result['type']}: {' / '.join(lines)}"[:600]
-    elif proc.returncode != 0 or "max_abs" not in result and "mismatch" not in result:
+        result["status"], result["failed_in"] = "error", failed_in
+        result["message"] = f"{result['message']} (in {failed_in})"[:300]
+    elif returncode != 0 or "max_abs" not in result and "mismatch" not in result:
         result["status"] = "crash"
         tail = (err.strip().splitlines() or [""])[-1]
-        result["message"] = f"exit code {proc.returncode}: {tail[:200]}"
+        result["message"] = f"exit code {returncode}: {tail[:200]}"
     elif "mismatch" in result:
-        result["status"] = "wrong"
-        result["message"] = result["mismatch"]
+        result["status"], result["message"] = "wrong", result["mismatch"]
     else:
         ok = result["max_rel"] <= TOLERANCE
         result["status"] = "ok" if ok else "wrong"
         if not ok:
-            result["message"] = (f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}")
+            result["message"] = f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}"
     result["cause"] = cause(result)
     return result
 
@@ -904,6 +1058,9 @@ def cause(result: dict) -> str:
     stage = result.get("failed_in", "import")
     if result.get("type") == "UnsupportedOnnxError":
         return "unsupported op"
+    if result.get("backend") == TORCH_COMPILE:
+        return {"build": "build error", "eager": "eager error"}.get(
+            stage, "torch.compile error")
     return {"import": "importer bug", "compile": "compile error", "run": "run error"}[stage]
 
 
@@ -978,9 +1135,55 @@ def print_table(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
         print(fmt(cells), file=file)
 
 
+def print_compile_table(rows: list[dict], file=sys.stdout) -> None:
+    """The torch.compile checks: per model the glow backend's graphs, graph breaks,
+    partitions, ops compiled / left to eager, the first call's CPU seconds (trace, compile,
+    one run), a later call's CPU time over eager's, the errors against eager; the ops left
+    to eager or why it failed."""
+    head = ["model", "graphs", "breaks", "parts", "ops glow/eager", "compile s", "run/eager",
+            "abs/rel err vs eager", "eager ops | failure"]
+    lines = []
+    for row in rows:
+        r = row.get("checks", {}).get(TORCH_COMPILE)
+        if r is None:
+            continue
+        counted = "graphs" in r
+        counts = [str(r[k]) if counted else "-" for k in ("graphs", "graph_breaks", "partitions")]
+        notes = [f"{op} x{n}" for op, n in sorted(r.get("eager_ops", {}).items())]
+        notes += [f"failed: {m}" for m in r.get("compile_failures", [])]
+        if r.get("message"):
+            notes.insert(0, r["message"])
+        ratio = r.get("run_ratio")
+        lines.append([
+            row["name"], *counts,
+            f"{r['ops_glow']}/{r['ops_eager']}" if counted else "-",
+            _fmt_s(r, "compile_s"), f"{ratio:.2f}" if ratio is not None else "-",
+            _fmt_err(r), "; ".join(notes)[:200]])
+    if not lines:
+        return
+    widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(head)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    print("\ntorch.compile(backend=\"glow\") against eager (glow cpu backend, one torch "
+          "thread, CPU seconds):", file=file)
+    print(fmt(head), file=file)
+    print(fmt(["-" * w for w in widths]), file=file)
+    for cells in lines:
+        print(fmt(cells), file=file)
+    checks = [row["checks"][TORCH_COMPILE] for row in rows
+              if TORCH_COMPILE in row.get("checks", {})]
+    ok = sum(r.get("status") == "ok" for r in checks)
+    breaks = sum(r.get("graph_breaks", 0) for r in checks)
+    print(f"{ok} of {len(lines)} equal eager (max rel error <= {TOLERANCE:g}); "
+          f"{breaks} graph break(s) in all", file=file)
+
+
 def report(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
     """The table, then the failures grouped by cause."""
-    print_table(rows, backends, file)
+    onnx_backends = [b for b in backends if b != TORCH_COMPILE]
+    if onnx_backends or TORCH_COMPILE not in backends:
+        print_table(rows, onnx_backends, file)
+    if TORCH_COMPILE in backends:
+        print_compile_table(rows, file)
     failures: dict[str, list[str]] = {}
     for row in rows:
         if "export_error" in row:
@@ -1005,14 +1208,20 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--_child"]:
         _child(*argv[1:4])
         return 0
+    if argv[:1] == ["--_compile_child"]:
+        _compile_child(argv[1])
+        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--list", action="store_true", help="print the corpus' model names")
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="these models (default: all); NAME:small is a transformers model's "
                         "small configuration (SMALL, what the tests run)")
-    p.add_argument("--check", nargs="+", metavar="BACKEND", choices=[*BACKENDS, "accel"],
-                   help="compile and run on these backends, compare with onnxruntime")
+    p.add_argument("--check", nargs="+", metavar="BACKEND",
+                   choices=[*BACKENDS, "accel", TORCH_COMPILE],
+                   help="compile and run on these backends, compare with onnxruntime; "
+                        f"{TORCH_COMPILE}: the torch module under torch.compile(backend="
+                        "\"glow\"), compared with eager (no export)")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
                    help=f"CPU seconds per model and backend (default {TIME_LIMIT:.0f}; "
                         f"{WALL_FACTOR}x that of wall time)")
@@ -1034,7 +1243,8 @@ def main(argv: list[str] | None = None) -> int:
                     row["checks"] = {**old, **row.get("checks", {})}
                     by_name[row["name"]] = row
         seen = [b for row in by_name.values() for b in row["checks"]]
-        report(list(by_name.values()), [b for b in (*BACKENDS, "accel") if b in seen])
+        report(list(by_name.values()),
+               [b for b in (*BACKENDS, "accel", TORCH_COMPILE) if b in seen])
         return 0
     try:
         names = list_names()
@@ -1060,21 +1270,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in wanted:
             row: dict = {"name": name}
-            try:
-                base = name.removesuffix(":small")
-                entry = export(make_spec(base, small=base != name), args.cache_dir,
-                               args.exporter)
-                row.update(nodes=entry.meta["nodes"], op_types=entry.meta["op_types"],
-                           exporter=entry.meta["exporter"])
-            except MissingTorch as e:
-                print(f"error: {e}", file=sys.stderr)
-                return 1
-            except Exception as e:  # noqa: BLE001 - counted in the table
-                row["export_error"] = f"export: {_first_line(e)}"
-                entry = None
+            onnx_backends = [b for b in backends if b != TORCH_COMPILE]
+            entry = None
+            if onnx_backends or not backends:  # torch.compile alone needs no export
+                try:
+                    base = name.removesuffix(":small")
+                    entry = export(make_spec(base, small=base != name), args.cache_dir,
+                                   args.exporter)
+                    row.update(nodes=entry.meta["nodes"], op_types=entry.meta["op_types"],
+                               exporter=entry.meta["exporter"])
+                except MissingTorch as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    return 1
+                except Exception as e:  # noqa: BLE001 - counted in the table
+                    row["export_error"] = f"export: {_first_line(e)}"
             row["checks"] = {}
-            if entry is not None:
-                for b in backends:
+            for b in backends:
+                if b == TORCH_COMPILE:
+                    row["checks"][b] = check_torch_compile(name, args.time_limit)
+                elif entry is not None:
                     row["checks"][b] = check(entry, b, args.time_limit)
             rows.append(row)
             if out:

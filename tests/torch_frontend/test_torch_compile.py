@@ -218,3 +218,68 @@ def test_new_shapes(backend, dynamic):
     else:
         assert stats["graphs"] == 2 and stats["specializations"] == 2  # batches 5 and 7
     assert stats["compiles"] == 3
+
+
+def test_an_input_read_only_for_its_shape(backend):
+    """The exporter drops an input whose values the graph never reads (T5's cached decoder
+    step reads only the shape of the cross-attention's cache): the compiled partition takes
+    one input fewer than dynamo passes, and is given the ones it takes."""
+
+    class ShapeOnly(torch.nn.Module):
+        def forward(self, x, y):
+            return (torch.tanh(x) + y.new_zeros(x.shape)) * 2 - 1
+
+    x, y = torch.randn(2, 3), torch.randn(4)
+    with torch.no_grad():
+        got = torch.compile(ShapeOnly(), backend=backend, options={"backend": "interpreter"})(
+            x, y)
+    np.testing.assert_allclose(got.numpy(), (torch.tanh(x) * 2 - 1).numpy(), rtol=1e-5,
+                               atol=1e-6)
+    stats = backend.stats()
+    assert stats["glow_calls"] == 1 and stats["eager_calls"] == 0 and stats["ops_eager"] == 0
+
+
+def test_a_call_without_tensors_is_no_op_left_to_eager(backend):
+    """torchvision's EfficientNet calls `torch._C._log_api_usage_once` in each block: it
+    still runs, but it is not counted as an op glow left to eager."""
+
+    class Logged(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            torch._C._log_api_usage_once("glow_test")
+            return torch.relu(self.fc(x)) * 2
+
+    model = Logged().eval()
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    stats = backend.stats()
+    assert stats["ops_eager"] == 0 and stats["eager_ops"] == {}, stats["eager_ops"]
+    assert stats["partitions"] == 1 and stats["ops_glow"] == 3
+
+
+def test_a_tensor_changed_in_place_by_an_eager_op(backend):
+    """Swin fills its attention mask with `mask[h, w] = i` (operator.setitem, left to
+    eager): a partition that made the mask and read it would read its own copy, unchanged
+    (Swin-T was 1.6e-2 off eager). The mask's maker and readers stay eager."""
+
+    class Masked(torch.nn.Module):
+        def forward(self, x):
+            mask = x.new_zeros((4, 4))
+            mask[0:2, 0:2] = 1.0
+            mask[2:4, 2:4] = 2.0
+            return torch.tanh(x @ mask.view(4, 4)) * 2 + mask.sum()
+
+    model = Masked()
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    stats = backend.stats()
+    assert stats["partitions"] == 1 and stats["glow_calls"] == 1
+    assert stats["eager_ops"]["operator.setitem"] == 2
+    assert "changed in place" in stats["reasons"]["Tensor.view"]

@@ -245,7 +245,16 @@ class _Specializing:
 
 
 def _ops(gm) -> list:
-    return [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return [n for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method", "call_module") and not _bookkeeping(n)]
+
+
+def _bookkeeping(node) -> bool:
+    """A call no tensor flows into or out of, such as torchvision's
+    `torch._C._log_api_usage_once` in each block of EfficientNet: it still runs, eagerly,
+    but is no op left to eager (nor does it split a partition, which only data does)."""
+    return (not node.all_input_nodes and not node.users
+            and node.meta.get("example_value", node.meta.get("val")) is None)
 
 
 def _is_partition(node) -> bool:
@@ -324,29 +333,35 @@ def _make_partition_class():
                 if len(self._compiled) >= MAX_SIGNATURES:
                     self._compiled.pop(next(iter(self._compiled)))
                 self._compiled[key] = self._compile(runtime, frozen)
-            model = self._compiled[key]
-            if model is None:
+            compiled = self._compiled[key]
+            if compiled is None:
                 stats.eager_calls += 1
                 return self.sub(*args)
+            model, taken = compiled
             stats.glow_calls += 1
-            return tuple(torch.from_numpy(o) for o in model(*runtime))
+            return tuple(torch.from_numpy(o) for o in model(*(runtime[i] for i in taken)))
 
         def _compile(self, runtime, frozen):
+            """The compiled model and which runtime inputs it takes (their indices), or
+            None when the compile failed."""
             from glow_mlir.runtime.torch_models import compile_torch
 
             stats = self._backend._stats
+            names = [f"input_{i}" for i in range(len(runtime))]
             try:
                 model = compile_torch(
                     _WithWeights(self.sub, self.mask, frozen), tuple(runtime),
                     backend=self.opts["backend"], exporter=self.opts["exporter"],
-                    cache=self.opts["cache"], progress=False)
+                    input_names=names, cache=self.opts["cache"], progress=False)
             except UserError as err:
                 message = f"{self.label}: {str(err).splitlines()[0]}"
                 stats.compile_failures.append(message)
                 LOG.warning("glow could not compile %s; it runs eagerly", message)
                 return None
             stats.compiles += 1
-            return model
+            # the exporter drops an input the graph never reads (one whose shape alone
+            # mattered, fixed now): the model takes the others, by name
+            return model, [names.index(n) for n in model.input_names]
 
     return Partition
 

@@ -122,6 +122,22 @@ def has_dynamic_shapes(gm) -> bool:
                for n in gm.graph.nodes if n.op == "placeholder")
 
 
+def mutated_in_place(graph) -> set:
+    """The nodes whose tensors an op of `graph` changes in place: the first argument of
+    `operator.setitem` and of in-place methods and functions (`add_`, `torch.relu_`)."""
+    out = set()
+    for n in graph.nodes:
+        if n.op not in ("call_function", "call_method") or not n.args:
+            continue
+        name = n.target if n.op == "call_method" else getattr(n.target, "__name__", "")
+        in_place = (n.target is operator.setitem
+                    or (isinstance(name, str) and name.endswith("_")
+                        and not name.endswith("__")))
+        if in_place and hasattr(n.args[0], "op"):
+            out.add(n.args[0])
+    return out
+
+
 class ImporterSupport:
     """`torch.fx`'s `OperatorSupportBase` that asks our importer (`import_check`, or the
     `check` given) about each node through a one-node export. `reasons` keeps why each
@@ -131,6 +147,7 @@ class ImporterSupport:
         self.check = check
         self.cache: dict[tuple, str | None] = {}
         self.reasons: dict[str, str] = {}
+        self._mutated: tuple[object, set] = (None, set())  # the last graph's
 
     def is_node_supported(self, submodules, node) -> bool:
         if node.op not in ("call_function", "call_method", "call_module"):
@@ -143,6 +160,14 @@ class ImporterSupport:
     def _reason(self, submodules, node) -> str | None:
         torch = require_torch()
         from torch.fx.node import map_arg
+
+        if self._mutated[0] is not node.graph:
+            self._mutated = (node.graph, mutated_in_place(node.graph))
+        mutated = self._mutated[1]
+        if node in mutated or any(arg in mutated for arg in node.all_input_nodes):
+            # the partition would hold its own copy: the eager op changing it (Swin's
+            # attention mask, filled by `mask[h, w] = i`) would change nothing it reads
+            return "a tensor it makes or reads is changed in place by an op left to eager"
 
         value = _example(node)
         source = node.args[0] if node.target is operator.getitem and node.args else None
