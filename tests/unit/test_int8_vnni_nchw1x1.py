@@ -1,11 +1,12 @@
 """The NCHW 1x1 int8 convolution with the pixels in the vector lanes
 (conversion/glow_ir_to_loops/kernels_vnni_nchw1x1.py): it runs exactly for packed NCHW
 1x1 convolutions without pads (a strided one on a copy of the pixels it reads) whose
-input channels are a multiple of 4, with at most 256 input and output channels (more from 196 pixels on) and at least 16 pixels,
-and otherwise the packed path's channels-in-lanes kernel does; it matches the interpreter
-within one step (a rounding tie) with s8 and u8 activations of non-zero zero point, with
-a weight zero point (the per-pixel sums), with short last pixel and channel blocks and
-several images; two threads give the bits of one."""
+input channels are a multiple of 4, with at most 256 input and output channels (more
+from 196 pixels on) and at least 16 pixels, and otherwise the packed path's
+channels-in-lanes kernel does; it matches the interpreter within one step (a rounding
+tie) with s8 and u8 activations of non-zero zero point, with a weight zero point (the
+per-pixel sums), with short last pixel and channel blocks and several images; two
+threads give the bits of one."""
 
 from __future__ import annotations
 
