@@ -84,6 +84,50 @@ def test_two_pipelines_are_refused_in_one_line(good, capsys, flags, named):
         err.count("\n") == 1, err
 
 
+def pass_rows(err):
+    """The names of the passes in a --time-passes report, in the order they ran."""
+    rows = [line.split("%)  ")[-1] for line in err.splitlines() if "%)" in line]
+    return [r.strip() for r in rows if r.startswith("  ") and not r.startswith("   ")
+            and "(" not in r]
+
+
+@pytest.mark.parametrize("flags, order", [
+    (["--dce", "-p", "cse"], ["dce", "cse"]),  # the pipeline used to run first
+    (["-p", "cse", "--dce"], ["cse", "dce"]),
+    (["--dce", "--pass-pipeline=builtin.module(cse)", "--peephole"], ["dce", "cse", "peephole"]),
+    (["--dce", "--passes", "cse,peephole", "--constant-fold"],
+     ["dce", "cse", "peephole", "constant-fold"]),
+])
+def test_pass_flags_and_a_pipeline_run_in_the_order_given(good, capsys, flags, order):
+    code, _, err = run([good, *flags, "--time-passes"], capsys)
+    assert code == 0, err
+    assert pass_rows(err) == order, err
+
+
+def test_a_single_dash_pass_flag_is_not_a_pipeline_flag(good, capsys):
+    """`-peephole` starts with `-p`: it was taken for a second pipeline and refused."""
+    code, _, err = run([good, "-p", "cse", "-peephole", "--time-passes"], capsys)
+    assert code == 0, err
+    assert pass_rows(err) == ["cse", "peephole"]
+
+
+def test_help_names_the_mlir_opt_spellings(capsys):
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0
+    assert "--pass-pipeline SPEC" in out
+    assert "--NAME" in " ".join(out.split())  # the pass-flag form, whatever the wrapping
+
+
+@pytest.mark.parametrize("flag, named", [
+    ("--pass-pipeline", "argument --pass-pipeline: expected one argument"),
+    ("-p", "argument -p/--passes: expected one argument"),
+])
+def test_a_pipeline_flag_without_its_value_is_named(good, capsys, flag, named):
+    code, out, err = run([good, flag], capsys)
+    assert code == 1 and out == ""
+    assert named in err and err.count("\n") == 1, err
+
+
 def test_output_file(good, tmp_path, capsys):
     out_path = tmp_path / "out.mlir"
     code, out, err = run([good, "--cse", "-o", str(out_path)], capsys)

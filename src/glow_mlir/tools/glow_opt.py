@@ -2,6 +2,8 @@
 
     glow-opt in.mlir --pass-a --pass-b=opt=val -o out.mlir     # MLIR-style flags, in order
     glow-opt in.mlir -p 'pass-a,pass-b{opt=val}'               # xDSL pipeline
+    glow-opt in.mlir --pass-pipeline='builtin.module(pass-a)'  # mlir-opt's pipeline
+    glow-opt in.mlir --pass-a -p pass-b --pass-c               # a, b, c: in the order given
     glow-opt invalid.mlir --split-input-file --verify-diagnostics
 
 Built on xDSL's `xDSLOptMain` (its flags all work); what it adds: every op located at
@@ -55,42 +57,59 @@ from glow_mlir.ir.text import (
 from glow_mlir.tools.errors import report, usage_error, user_errors_exit
 
 
-def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[str], list[str]]:
-    """Pull MLIR-style pass flags (`--name`, `--name=opts`) out of argv, keeping their order.
+_PASS_FLAG = re.compile(r"--?([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?")
 
-    `--name=a=1 b=2` becomes the pipeline element `name{a=1 b=2}`.
-    """
+
+def pass_flag(arg: str, pass_names: set[str]) -> str | None:
+    """The pipeline element an MLIR-style pass flag (`--name`, `--name=opts`) stands for,
+    or None when `arg` is not one. `--name=a=1 b=2` is `name{a=1 b=2}`."""
+    m = _PASS_FLAG.fullmatch(arg)
+    if not m or m.group(1) not in pass_names:
+        return None
+    name, opts = m.group(1), m.group(2)
+    return f"{name}{{{opts}}}" if opts else name
+
+
+def split_pass_flags(argv: Sequence[str], pass_names: set[str]) -> tuple[list[str], list[str]]:
+    """Pull MLIR-style pass flags out of argv, keeping their order."""
     rest: list[str] = []
     passes: list[str] = []
     for arg in argv:
-        m = re.fullmatch(r"--?([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?", arg)
-        if m and m.group(1) in pass_names:
-            name, opts = m.group(1), m.group(2)
-            passes.append(f"{name}{{{opts}}}" if opts else name)
-        else:
+        element = pass_flag(arg, pass_names)
+        if element is None:
             rest.append(arg)
+        else:
+            passes.append(element)
     return rest, passes
 
 
-def pipeline_flags(argv: Sequence[str]) -> list[str]:
-    """The flags of `argv` that give a pass pipeline (xDSL's `-p`/`--passes`, mlir-opt's
-    `--pass-pipeline`), as the user spelt them."""
-    names = ("-p", "--passes", "--pass-pipeline")
-    return [a for a in argv
-            if a.split("=", 1)[0] in names or (a.startswith("-p") and not a.startswith("--"))]
+_PIPELINE_FLAGS = ("-p", "--passes", "--pass-pipeline")
 
 
-def mlir_pipeline_flag(argv: Sequence[str]) -> list[str]:
-    """mlir-opt's `--pass-pipeline=SPEC` (or `--pass-pipeline SPEC`) as xDSL's `-p SPEC`."""
-    out: list[str] = []
+def is_pipeline_flag(arg: str) -> bool:
+    """Whether `arg` gives a pass pipeline (xDSL's `-p`/`-pSPEC`/`--passes`, mlir-opt's
+    `--pass-pipeline`), with or without `=SPEC`."""
+    return arg.split("=", 1)[0] in _PIPELINE_FLAGS or (
+        arg.startswith("-p") and not arg.startswith("--"))
+
+
+def pipeline_flags(argv: Sequence[str], pass_names: set[str] = frozenset()) -> list[str]:
+    """The flags of `argv` that give a pass pipeline, as the user spelt them (a pass flag
+    such as `-printf-to-llvm` is not one)."""
+    return [a for a in argv if is_pipeline_flag(a) and pass_flag(a, pass_names) is None]
+
+
+def pass_flags_before_pipeline(argv: Sequence[str], pass_names: set[str]) -> int:
+    """How many pass flags come before the pipeline flag in `argv` (all of them when there
+    is none): the pipeline runs where it stands among them, as mlir-opt runs its pass
+    flags in the order they are given."""
+    count = 0
     for arg in argv:
-        if arg == "--pass-pipeline":
-            out.append("-p")
-        elif arg.startswith("--pass-pipeline="):
-            out += ["-p", arg.split("=", 1)[1]]
-        else:
-            out.append(arg)
-    return out
+        if pass_flag(arg, pass_names) is not None:
+            count += 1
+        elif is_pipeline_flag(arg):
+            return count
+    return count
 
 
 _ANCHOR = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")
@@ -155,12 +174,13 @@ class GlowOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         argv = list(sys.argv[1:] if args is None else args)
-        given = pipeline_flags(argv)
+        names = set(get_all_passes()) | set(PASSES)
+        given = pipeline_flags(argv, names)
         if len(given) > 1:  # argparse would keep the last one only
             usage_error("glow-opt", f"{' and '.join(given)}: give one pass pipeline (its "
                                     f"passes separated by commas), not {len(given)}")
-        names = set(get_all_passes()) | set(PASSES)
-        argv, self.flag_passes = split_pass_flags(mlir_pipeline_flag(argv), names)
+        self.flags_before_pipeline = pass_flags_before_pipeline(argv, names)
+        argv, self.flag_passes = split_pass_flags(argv, names)
         super().__init__(description="glow-mlir modular optimizer driver", args=argv)
         if self.args.input_file == "-":  # MLIR's name for stdin
             self.args.input_file = None
@@ -192,6 +212,16 @@ class GlowOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--debug", action="store_true",
                                 help="show Python tracebacks of internal errors")
+        # mlir-opt's spelling of -p, a flag of its own so that argparse names it in its
+        # messages (`argument --pass-pipeline: expected one argument`) and in --help
+        arg_parser.add_argument("--pass-pipeline", metavar="SPEC", default="",
+                                help="mlir-opt's spelling of -p; an outer "
+                                     "'builtin.module(...)' anchor is accepted")
+        arg_parser.epilog = (
+            "Every registered pass is also a flag of its own, as in mlir-opt: --NAME or "
+            "--NAME='OPT=VAL OPT2=VAL' (the names are listed under -p). Pass flags run in "
+            "the order given, and a -p/--pass-pipeline pipeline runs where it stands "
+            "among them.")
 
         # A bad flag (an unknown pass among them) is bad input: status 1, as every tool.
         def error(message: str) -> NoReturn:
@@ -203,8 +233,11 @@ class GlowOptMain(xDSLOptMain):
 
     # ------------------------------------------------------------------ pipeline
     def setup_pipeline(self) -> None:
-        passes = strip_module_anchor(self.args.passes) if self.args.passes else ""
-        spec = ",".join(p for p in [passes, *self.flag_passes] if p)
+        given = self.args.passes or self.args.pass_pipeline
+        passes = strip_module_anchor(given) if given else ""
+        before = self.flags_before_pipeline
+        spec = ",".join(p for p in [*self.flag_passes[:before], passes,
+                                    *self.flag_passes[before:]] if p)
         # --time-passes: each pass is timed (`progress.timed_pass`) from the callback before
         # it to the one after it, so verification and --print-ir-between-passes are not
         # charged to it; the passes a composite pass runs time themselves under it.
