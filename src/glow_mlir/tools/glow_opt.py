@@ -23,7 +23,7 @@ import dataclasses
 import re
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from io import StringIO
 from types import UnionType
@@ -56,11 +56,10 @@ from glow_mlir.ir.text import (
 )
 from glow_mlir.tools.errors import report, usage_error, user_errors_exit
 
-
 _PASS_FLAG = re.compile(r"--?([A-Za-z0-9][A-Za-z0-9_-]*)(?:=(.*))?")
 
 
-def pass_flag(arg: str, pass_names: set[str]) -> str | None:
+def pass_flag(arg: str, pass_names: Collection[str]) -> str | None:
     """The pipeline element an MLIR-style pass flag (`--name`, `--name=opts`) stands for,
     or None when `arg` is not one. `--name=a=1 b=2` is `name{a=1 b=2}`."""
     m = _PASS_FLAG.fullmatch(arg)
@@ -93,7 +92,7 @@ def is_pipeline_flag(arg: str) -> bool:
         arg.startswith("-p") and not arg.startswith("--"))
 
 
-def pipeline_flags(argv: Sequence[str], pass_names: set[str] = frozenset()) -> list[str]:
+def pipeline_flags(argv: Sequence[str], pass_names: Collection[str] = ()) -> list[str]:
     """The flags of `argv` that give a pass pipeline, as the user spelt them (a pass flag
     such as `-printf-to-llvm` is not one)."""
     return [a for a in argv if is_pipeline_flag(a) and pass_flag(a, pass_names) is None]
