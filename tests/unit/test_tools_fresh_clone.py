@@ -23,6 +23,11 @@ glow_ir.func @main(%x: !glow_ir.buffer<4xf32> {glow.name = "x"}) {
 }
 """
 FAKE_SAVED = file_kinds.SAVED_MODEL_MAGIC + bytes(range(256)) * 4
+MARKDOWN = """\
+# glow-mlir
+
+A compiler: `glow.relu` and `glow_ir.func` are ops, `module {` opens a module.
+"""
 
 
 def one_line_error(tool: str, code: int, err: str) -> str:
@@ -40,6 +45,12 @@ def one_line_error(tool: str, code: int, err: str) -> str:
     (SMALL_CNN.read_bytes(), None),
     (b"garbage bytes \x00\xff" * 7, None),
     ("é".encode() * 3000, None),  # text, but no IR in it
+    (MARKDOWN.encode(), None),  # prose naming ops: it was "MLIR text (a glow graph)"
+    (b'"builtin.module"() ({\n}) : () -> ()\n', "MLIR text"),
+    (b"#map = affine_map<(d0) -> (d0)>\nfunc.func @f() {\n  func.return\n}\n",
+     "MLIR text"),
+    (b"!t = tensor<4xf32>\nfunc.func @f(%x: !t) -> !t {\n  %0 = glow.relu %x : !t\n"
+     b"  func.return %0 : !t\n}\n", "MLIR text (a glow graph)"),
 ])
 def test_sniff_tells_a_saved_model_and_mlir_text_from_onnx(data, kind):
     assert file_kinds.sniff(data) == kind
@@ -70,6 +81,30 @@ def test_glow_run_says_a_file_of_mlir_text_is_not_onnx(tmp_path, capsys):
     path.write_bytes(CONV_RELU.read_bytes())
     code, _, err = in_process(glow_run.main, capsys, path)
     assert f"'{path}' is MLIR text (a glow graph)" in one_line_error("glow-run", code, err)
+
+
+@pytest.mark.parametrize("tool", ["glow-run", "glow-compile"])
+def test_a_markdown_file_is_not_a_model_in_one_line(tmp_path, capsys, tool):
+    """It was called MLIR text (it names `glow.` ops), then "truncated" ONNX."""
+    path = tmp_path / "README.md"
+    path.write_text(MARKDOWN)
+    main = {"glow-run": glow_run.main, "glow-compile": glow_compile.main}[tool]
+    code, _, err = in_process(main, capsys, path)
+    assert one_line_error(tool, code, err) == \
+        f"{tool}: error: '{path}' is a text file, not a model: give an ONNX model, MLIR " \
+        f"text (a .mlir file opening with a module or an op) or a saved compiled model " \
+        f"(.glow)\n"
+
+
+def test_glow_run_still_runs_a_mlir_file(capsys):
+    code, out, err = in_process(glow_run.main, capsys, CONV_RELU)
+    assert code == 0 and "output output0: 1x4x8x8 float32" in out, err
+
+
+def test_damaged_onnx_bytes_are_still_called_truncated():
+    data = SMALL_CNN.read_bytes()[:-7]
+    with pytest.raises(UserError, match="is not a valid ONNX model: the file is truncated"):
+        glow_mlir.compile(data, backend="interpreter", cache=False)
 
 
 @pytest.mark.parametrize("data,message", [

@@ -19,7 +19,11 @@ ONNX_MODEL = "an ONNX model"
 _SNIFF_BYTES = 4096  # enough for a header comment and the first ops
 _COMMENT = re.compile(r"//[^\n]*")
 _OP = re.compile(r"(?<![\w.])(glow_ir|glow_accel|glow|func|builtin|llvm|memref|arith)\.\w+")
-_MODULE = re.compile(r"^\s*(module\b|\"builtin\.module\"|#\w+\s*=|\{-#)")
+# How MLIR text opens once its comments are gone: a module, an op in its custom
+# (`func.func @f`) or generic (`"func.func"()`) form, an attribute or type alias, or the
+# `{-# ... #-}` metadata. Prose that names an op (a README: "glow.relu ...") opens with none.
+_START = re.compile(r"\s*(module\b|\"?[A-Za-z_]\w*\.[\w.]+\"?[\s(@%<{:]|[#!][\w.]+\s*="
+                    r"|\{-#)")
 
 
 def sniff(data: bytes) -> str | None:
@@ -27,9 +31,27 @@ def sniff(data: bytes) -> str | None:
     "MLIR text", or None when `data` is neither (an ONNX model, or anything else).
 
     MLIR text is UTF-8 without control characters (an ONNX protobuf has some in its first
-    bytes: field tags and lengths) that names a dialect op or opens a module."""
+    bytes: field tags and lengths) that, past its comments, opens as MLIR does (`_START`);
+    the dialects its ops name tell a glow graph from a glow_ir program."""
     if data.startswith(SAVED_MODEL_MAGIC):
         return SAVED_MODEL
+    head = text_head(data)
+    if head is None:
+        return None
+    code = _COMMENT.sub("", head)
+    if not _START.match(code):
+        return None
+    ops = {m.group(1) for m in _OP.finditer(code)}
+    if "glow_ir" in ops:
+        return "MLIR text (a glow_ir program)"
+    if "glow" in ops:
+        return "MLIR text (a glow graph)"
+    return "MLIR text"
+
+
+def text_head(data: bytes) -> str | None:
+    """The first characters of `data` when it is text (UTF-8 without control characters),
+    else None."""
     prefix = bytes(data[:_SNIFF_BYTES])
     try:
         head = prefix.decode("utf-8")
@@ -39,15 +61,17 @@ def sniff(data: bytes) -> str | None:
         head = prefix[:err.start].decode("utf-8")
     if any(ord(c) < 32 and c not in "\t\n\r" for c in head):
         return None
-    code = _COMMENT.sub("", head)
-    ops = {m.group(1) for m in _OP.finditer(code)}
-    if "glow_ir" in ops:
-        return "MLIR text (a glow_ir program)"
-    if "glow" in ops:
-        return "MLIR text (a glow graph)"
-    if ops or _MODULE.match(code):
-        return "MLIR text"
-    return None
+    return head
+
+
+def not_a_model(data: bytes, path: str | None = None) -> str | None:
+    """The message for data that the ONNX loader could not parse when it is text (a README,
+    a script) rather than a damaged protobuf; None otherwise."""
+    if text_head(data) is None:
+        return None
+    what = "the model bytes are" if path is None else f"'{path}' is"
+    return (f"{what} a text file, not a model: give an ONNX model, MLIR text (a .mlir "
+            f"file opening with a module or an op) or a saved compiled model (.glow)")
 
 
 def not_onnx(data: bytes, path: str | None = None) -> str | None:

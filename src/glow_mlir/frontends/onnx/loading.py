@@ -17,7 +17,7 @@ from onnx import ModelProto, external_data_helper
 from glow_mlir.frontends.onnx.errors import OnnxImportError
 from glow_mlir.frontends.onnx.validation import validate_model
 from glow_mlir.ir.errors import read_bytes
-from glow_mlir.ir.file_kinds import not_onnx
+from glow_mlir.ir.file_kinds import not_a_model, not_onnx
 
 
 def load_model(model: ModelProto | str | os.PathLike | bytes) -> tuple[ModelProto, str]:
@@ -53,6 +53,9 @@ def _parse(data: bytes, what: str, path: str | None) -> ModelProto:
     try:
         proto.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as err:
+        text = not_a_model(data, path)  # a README given by mistake: not "truncated"
+        if text is not None:
+            raise OnnxImportError(text) from None
         raise OnnxImportError(
             f"{what} is not a valid ONNX model: the file is truncated or is not an ONNX "
             f"protobuf ({err})") from None
