@@ -170,9 +170,10 @@ def test_soft_max_threads_bit_identical():
 
 
 def _decomposed_model(shape, axes=(-1,), square="Pow", exponent=2.0, gamma=None,
-                      extra_output=None, eps_shape=()):
+                      extra_output=None, eps_shape=(), scale=True, shift=True):
     """LayerNormalization as exporters before opset 17 wrote it: ReduceMean, Sub, Pow (or
-    Mul), ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta."""
+    Mul), ReduceMean, Add eps, Sqrt, Div, Mul gamma (unless not `scale`), Add beta
+    (unless not `shift`)."""
     dims = [a % len(shape) for a in axes]
     norm = tuple(shape[d] if d in dims else 1 for d in range(min(dims), len(shape)))
     nodes = [helper.make_node("ReduceMean", ["x"], ["mean"], axes=list(axes), keepdims=1),
@@ -184,15 +185,21 @@ def _decomposed_model(shape, axes=(-1,), square="Pow", exponent=2.0, gamma=None,
     nodes += [helper.make_node("ReduceMean", ["sq"], ["var"], axes=list(axes), keepdims=1),
               helper.make_node("Add", ["var", "eps"], ["ve"]),
               helper.make_node("Sqrt", ["ve"], ["std"]),
-              helper.make_node("Div", ["c", "std"], ["n"]),
-              helper.make_node("Mul", ["n", "g"], ["s"]),
-              helper.make_node("Add", ["s", "b"], ["y"])]
+              helper.make_node("Div", ["c", "std"], ["n" if scale or shift else "y"])]
+    if scale:
+        nodes.append(helper.make_node("Mul", ["n", "g"], ["s" if shift else "y"]))
+    if shift:
+        nodes.append(helper.make_node("Add", ["s" if scale else "n", "b"], ["y"]))
     inits = {"two": np.array(exponent, np.float32),
              "eps": np.full(eps_shape, 1e-5, np.float32) if eps_shape != "varying" else
              np.linspace(1e-5, 1e-3, int(np.prod(shape[:-1]))).astype(np.float32).reshape(
                  *shape[:-1], 1),
              "g": rand(*norm, seed=12) + 1 if gamma is None else gamma,
              "b": rand(*norm, seed=13)}
+    if not scale:
+        del inits["g"]
+    if not shift:
+        del inits["b"]
     outputs = ["y"] + ([extra_output] if extra_output else [])
     return make_model(nodes, {"x": shape}, outputs, inits)
 
@@ -204,6 +211,48 @@ def test_decomposed_layer_norm_fires(shape, axes, square):
     names, _ = _compare(_decomposed_model(shape, axes, square), {"x": rand(*shape, seed=14)})
     assert names.count("layer_normalization") == 1, names
     assert not any("reduce" in n for n in names), names
+
+
+@pytest.mark.parametrize("scale,shift", [(True, False), (False, False), (False, True)])
+def test_decomposed_layer_norm_fires_without_scale_or_shift(scale, shift):
+    """nn.LayerNorm(bias=False) exports no Add, elementwise_affine=False no Mul either:
+    they stayed reductions and broadcasts."""
+    shape = (2, 16, 96)
+    model = _decomposed_model(shape, scale=scale, shift=shift)
+    names, _ = _compare(model, {"x": rand(*shape, seed=14) * 3})
+    assert names.count("layer_normalization") == 1, names
+    assert not any("reduce" in n for n in names), names
+
+
+@pytest.mark.parametrize("opset", [14, 16])
+@pytest.mark.parametrize("options", [{"bias": False}, {"elementwise_affine": False}],
+                         ids=["no-bias", "no-affine"])
+def test_torch_layer_norm_without_bias_is_one_kernel(opset, options):
+    """torch.onnx.export of nn.LayerNorm before opset 17 (decomposed), on the cpu against
+    onnxruntime."""
+    import io
+
+    import onnx
+    import onnxruntime as ort
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.LayerNorm(32, **options).eval()
+    if options.get("elementwise_affine", True):
+        with torch.no_grad():  # not the default ones, so that a lost scale shows
+            net.weight.copy_(torch.rand(32) + 0.5)
+    x = torch.randn(3, 7, 32) * 2
+    buf = io.BytesIO()
+    torch.onnx.export(net, (x,), buf, dynamo=False, input_names=["x"], opset_version=opset)
+    model = onnx.load_from_string(buf.getvalue())
+    feeds = {"x": x.numpy()}
+    want = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"]).run(
+        None, feeds)
+    cpu = glow_mlir.compile(model, "cpu", cache=False)
+    got = cpu.run(feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    names = _kernel_names(cpu)
+    assert "layer_normalization" in names and not any("reduce" in n for n in names), names
 
 
 def _not_fused(model, shape):
@@ -220,5 +269,13 @@ def test_decomposed_layer_norm_does_not_fire():
     _not_fused(_decomposed_model(shape, extra_output="mean"), shape)
     _not_fused(_decomposed_model(shape, extra_output="c"), shape)
     _not_fused(_decomposed_model(shape, eps_shape="varying"), shape)
-    # a gamma that differs per row is no layer normalization's scale
-    _not_fused(_decomposed_model(shape, gamma=rand(8, 24, seed=16)), shape)
+
+
+def test_a_gamma_that_differs_per_row_stays_outside():
+    """A gamma that differs per row is no layer normalization's scale: the fused op ends
+    at the division, the product and the shift after it."""
+    shape = (2, 8, 24)
+    model = _decomposed_model(shape, gamma=rand(8, 24, seed=16))
+    names, _ = _compare(model, {"x": rand(*shape, seed=15)})
+    assert names.count("layer_normalization") == 1 and "elementwise" in names, names
+    assert not any("reduce" in n for n in names), names

@@ -6,12 +6,14 @@ the whole tensor).
     mean = reduce_mean(x, trailing axes)          (reshaped to keep the dims, broadcast)
     c    = x - mean
     var  = reduce_mean(pow(c, 2) or c * c)        (the same axes)
-    y    = c / broadcast(sqrt(var + eps)) * gamma + beta
+    y    = c / broadcast(sqrt(var + eps)) [* gamma] [+ beta]
 
 It fires only when that is what the ops compute: the axes are the trailing dims from some
 k on, the reshapes keep exactly those dims as 1s and the broadcasts line them up from
-axis 0, eps is a splat, gamma and beta are constants that repeat one row of x's trailing
-dims (the graph folds their broadcasts into whole constants), every intermediate has no
+axis 0, eps is a splat, gamma and beta (each optional: torch exports
+`nn.LayerNorm(bias=False)` without the add, `elementwise_affine=False` without both) are
+constants that repeat one row of x's trailing dims (the graph folds their broadcasts into
+whole constants), every intermediate has no
 user outside the pattern, and all element types agree (float). The result differs from
 the ops' in rounding only (1 / sqrt once per row, times each element).
 """
@@ -31,6 +33,7 @@ from xdsl.rewriter import InsertPoint
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float, normalize_axis, shape_of
+from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.transforms.graph.utils import (
     apply_patterns,
     constant_value,
@@ -113,29 +116,45 @@ def _split(op: Operation | None, cls: type[Operation], pred) -> tuple[SSAValue, 
     return None
 
 
-def _match(add: Operation, k: int):
-    """(x, gamma row, beta row, eps, the ops to erase) when `add` ends a layer
-    normalization over the axes k.. (module docstring), else None."""
-    full = shape_of(add.results[0])
-    pair = _split(add, glow.AddOp, lambda v: constant_value(v) is not None)
-    if pair is None or not pair[0].has_one_use():
+def _affine(root: Operation) -> tuple[glow.DivOp, SSAValue | None, SSAValue | None,
+                                       list[Operation]] | None:
+    """(div, gamma, beta, the ops from `root` down to div) when `root` is
+    [add(. , beta)] of [mul(. , gamma)] of div, gamma and beta constants, each optional:
+    an export without a bias (`nn.LayerNorm(bias=False)`) ends at the mul, one without
+    either (`elementwise_affine=False`) at the div."""
+    chain: list[Operation] = []
+    found: dict[type[Operation], SSAValue] = {}
+    op: Operation | None = root
+    for cls in (glow.AddOp, glow.MulOp):
+        if not isinstance(op, cls):
+            continue
+        pair = _split(op, cls, lambda v: constant_value(v) is not None)
+        if pair is None or not pair[0].has_one_use():
+            return None
+        chain.append(op)
+        found[cls] = pair[1]
+        op = defining_op(pair[0])
+    if not isinstance(op, glow.DivOp):
         return None
-    scaled, beta_v = pair
-    mul = defining_op(scaled)
-    pair = _split(mul, glow.MulOp, lambda v: constant_value(v) is not None)
-    if pair is None or not pair[0].has_one_use():
+    return op, found.get(glow.MulOp), found.get(glow.AddOp), [*chain, op]
+
+
+def _match(root: Operation, k: int):
+    """(x, gamma row, beta row, eps, the ops to erase) when `root` ends a layer
+    normalization over the axes k.. (module docstring), else None. A missing gamma is a
+    row of ones, a missing beta a row of zeros (the op takes both)."""
+    full = shape_of(root.results[0])
+    affine = _affine(root)
+    if affine is None:
         return None
-    normed, gamma_v = pair
-    div = defining_op(normed)
-    if not isinstance(div, glow.DivOp):
-        return None
+    div, gamma_v, beta_v, chain = affine
     centered, std_b = div.operands
     sub = defining_op(centered)
     if not isinstance(sub, glow.SubOp):
         return None
     x, mean_b = sub.operands
-    if x.type != add.results[0].type or not is_float(elem_of(x)) or any(
-            elem_of(v) != elem_of(x) for v in (gamma_v, beta_v)):
+    if x.type != root.results[0].type or not is_float(elem_of(x)) or any(
+            v is not None and elem_of(v) != elem_of(x) for v in (gamma_v, beta_v)):
         return None
     mean = _statistic(mean_b, full, k, root=False)
     std = _statistic(std_b, full, k, root=True)
@@ -150,32 +169,45 @@ def _match(add: Operation, k: int):
         return None
     if not _only_users(centered, {div, sq}):
         return None
-    gamma, beta = _row(gamma_v, full, k), _row(beta_v, full, k)
+    dtype = numpy_dtype(elem_of(x))
+    gamma = np.ones(full[k:], dtype) if gamma_v is None else _row(gamma_v, full, k)
+    beta = np.zeros(full[k:], dtype) if beta_v is None else _row(beta_v, full, k)
     if gamma is None or beta is None:
         return None
     assert std[2] is not None
-    return x, gamma, beta, std[2], [mul, div, *std[1], sq, sub, *mean[1]]
+    return x, gamma, beta, std[2], [*chain[1:], *std[1], sq, sub, *mean[1]]
+
+
+def _find(root: Operation):
+    """`_match` over the reduced axes k.. tried from the last axis down, or None."""
+    if not isinstance(root, (glow.AddOp, glow.MulOp, glow.DivOp)):
+        return None
+    for k in range(len(shape_of(root.results[0])) - 1, -1, -1):
+        found = _match(root, k)
+        if found is not None:
+            return found
+    return None
 
 
 class FuseLayerNorm(RewritePattern):
-    def match_and_rewrite(self, add: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(add, glow.AddOp):
+    def match_and_rewrite(self, root: Operation, rewriter: PatternRewriter) -> None:
+        found = _find(root)
+        if found is None:
             return
-        rank = len(shape_of(add.result))
-        for k in range(rank - 1, -1, -1):  # the reduced axes: k..
-            found = _match(add, k)
-            if found is not None:
-                break
-        else:
+        # the walk meets the div before the mul and add after it: the widest match wins,
+        # or a later scale and shift would stay outside the fused op
+        user = next(iter(root.results[0].uses)).operation if root.results[0].has_one_use() \
+            else None
+        if user is not None and _find(user) is not None:
             return
         x, gamma, beta, eps, dead = found
         norm_type = TensorType(elem_of(x), list(gamma.shape))
-        g = make_constant(gamma, add, "ln_gamma", norm_type)
-        b = make_constant(beta, add, "ln_beta", norm_type)
-        rewriter.insert([g, b], InsertPoint.before(add))
-        ln = glow.LayerNormalizationOp.make([x, g.results[0], b.results[0]], add.result.type,
-                                            epsilon=eps)
-        rewriter.replace(add, ln)
+        g = make_constant(gamma, root, "ln_gamma", norm_type)
+        b = make_constant(beta, root, "ln_beta", norm_type)
+        rewriter.insert([g, b], InsertPoint.before(root))
+        ln = glow.LayerNormalizationOp.make([x, g.results[0], b.results[0]],
+                                            root.results[0].type, epsilon=eps)
+        rewriter.replace(root, ln)
         for op in dead:  # users first
             rewriter.erase(op)
 
