@@ -279,3 +279,41 @@ def test_a_gamma_that_differs_per_row_stays_outside():
     names, _ = _compare(model, {"x": rand(*shape, seed=15)})
     assert names.count("layer_normalization") == 1 and "elementwise" in names, names
     assert not any("reduce" in n for n in names), names
+
+
+# ====================================================================== decomposed GELU
+
+
+def _gelu_model(shape, half="Mul", dtype=np.float32, sqrt2=np.sqrt(2)):
+    """x * (erf(x / sqrt 2) + 1), then times 0.5 (`half="Mul"`) or divided by 2
+    (`half="Div"`; `half=2.5`: divided by that), in `dtype`."""
+    nodes = [helper.make_node("Div", ["x", "sq2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]),
+             helper.make_node("Mul", ["x", "e1"], ["g"])]
+    if half == "Mul":
+        nodes.append(helper.make_node("Mul", ["g", "h"], ["y"]))
+        h = 0.5
+    else:
+        nodes.append(helper.make_node("Div", ["g", "h"], ["y"]))
+        h = 2.0 if half == "Div" else half
+    inits = {"sq2": np.array(sqrt2, dtype), "one": np.array(1, dtype), "h": np.array(h, dtype)}
+    return _make_model(nodes, {"x": (shape, dtype)}, ["y"], inits)
+
+
+@pytest.mark.parametrize("half,dtype", [("Mul", np.float32), ("Div", np.float32),
+                                        ("Mul", np.float16), ("Div", np.float16)])
+def test_decomposed_gelu_is_one_gelu(half, dtype):
+    """The half as a division by 2, and f16 graphs (whose sqrt 2 is f16's): they stayed
+    an erf chain of four element-wise ops."""
+    shape = (4, 40)
+    x = (rand(*shape, seed=17) * 3).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 2e-3
+    names, _ = _compare(_gelu_model(shape, half, dtype), {"x": x}, rtol=tol, atol=tol)
+    assert names == ["gelu"], names
+
+
+def test_decomposed_gelu_divided_by_another_value_is_left_alone():
+    shape = (4, 40)
+    names, _ = _compare(_gelu_model(shape, 2.5), {"x": rand(*shape, seed=18)})
+    assert names and "gelu" not in names, names  # the erf chain, one element-wise loop
