@@ -284,7 +284,7 @@ def test_a_gamma_that_differs_per_row_stays_outside():
 # ====================================================================== decomposed GELU
 
 
-def _gelu_model(shape, half="Mul", dtype=np.float32, sqrt2=np.sqrt(2)):
+def _gelu_model(shape, half="Mul", dtype=np.float32):
     """x * (erf(x / sqrt 2) + 1), then times 0.5 (`half="Mul"`) or divided by 2
     (`half="Div"`; `half=2.5`: divided by that), in `dtype`."""
     nodes = [helper.make_node("Div", ["x", "sq2"], ["d"]),
@@ -297,7 +297,7 @@ def _gelu_model(shape, half="Mul", dtype=np.float32, sqrt2=np.sqrt(2)):
     else:
         nodes.append(helper.make_node("Div", ["g", "h"], ["y"]))
         h = 2.0 if half == "Div" else half
-    inits = {"sq2": np.array(sqrt2, dtype), "one": np.array(1, dtype), "h": np.array(h, dtype)}
+    inits = {"sq2": np.array(np.sqrt(2), dtype), "one": np.array(1, dtype), "h": np.array(h, dtype)}
     return _make_model(nodes, {"x": (shape, dtype)}, ["y"], inits)
 
 
