@@ -44,7 +44,7 @@ def _is(v: SSAValue, want: float) -> bool:
     """`v` is a splat of `want` as its element type holds it (f32, f16, ...: an f16
     graph's sqrt 2 is 1.4140625)."""
     got = splat_value(v)
-    if got is None:
+    if got is None or not is_float(elem_of(v)):  # a GELU's constants are floats
         return False
     dtype = numpy_dtype(elem_of(v))
     return bool(np.asarray(got, dtype) == np.asarray(want, dtype))
