@@ -172,6 +172,45 @@ def test_bad_options_are_user_errors(options, message):
         glow_mlir.compile(_reshape_model(), backend="interpreter", **options)
 
 
+def test_first_calls_from_threads_at_once_all_compile(monkeypatch):
+    """Threads whose first calls meet in the compile (held at a barrier there) learn the
+    folded inputs once, under the model's lock, and each gets the right output."""
+    import threading
+
+    import glow_mlir.runtime.compiled_model as cm
+
+    threads = 4
+    meet = threading.Barrier(threads, timeout=2)
+    real = cm.compile_model
+
+    def meeting(*args, **kwargs):
+        try:  # with the lock, one thread compiles at a time: nobody comes to meet it
+            meet.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cm, "compile_model", meeting)
+    model = _specialized()
+    results, errors = [None] * threads, []
+
+    def call(i):
+        try:
+            results[i] = model(X, np.array([3, 4]))[0]
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            errors.append(err)
+
+    workers = [threading.Thread(target=call, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+    for z in results:
+        np.testing.assert_array_equal(z, np.maximum(X.reshape(3, 4), 0))
+    assert model.folded == {"s"} and model.cache_info().entries == 1
+
+
 def test_non_tensor_inputs_cannot_be_specialized():
     model = _reshape_model()
     model.graph.input[1].CopyFrom(helper.make_tensor_sequence_value_info(

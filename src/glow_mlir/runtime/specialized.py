@@ -21,6 +21,7 @@ integer input) is still correct: it only makes more signatures.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -89,6 +90,10 @@ class SpecializingModel:
         self._entries: OrderedDict[tuple, CompiledModel] = OrderedDict()
         self._hits = self._misses = self._evictions = 0
         self._last: tuple[CompiledModel, dict[str, np.ndarray]] | None = None
+        self._lock = threading.Lock()
+        """Held while a call learns, compiles or reads the cache (they share `folded` and
+        the entries); the compiled functions run outside it, in parallel as
+        `CompiledModel` allows."""
 
     # ------------------------------------------------------------------ the cache
     def cache_info(self) -> CacheInfo:
@@ -96,8 +101,9 @@ class SpecializingModel:
                          self._evictions)
 
     def cache_clear(self) -> None:
-        self._entries.clear()
-        self._hits = self._misses = self._evictions = 0
+        with self._lock:
+            self._entries.clear()
+            self._hits = self._misses = self._evictions = 0
 
     def signature(self, arrays: Mapping[str, np.ndarray]) -> tuple:
         """Each input's shape and dtype, and the bytes of each folded input."""
@@ -191,6 +197,13 @@ class SpecializingModel:
     # ------------------------------------------------------------------ running
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
         arrays = self._check(inputs)
+        with self._lock:
+            compiled, folded = self._function_for(arrays)
+        return compiled.run({n: a for n, a in arrays.items() if n not in folded})
+
+    def _function_for(self, arrays: dict[str, np.ndarray]) -> tuple[CompiledModel, set[str]]:
+        """The function for this call's signature (compiled on a miss) and the inputs it
+        holds as constants; under the lock."""
         key = self.signature(arrays)
         compiled = self._entries.get(key)
         if compiled is not None:
@@ -205,7 +218,7 @@ class SpecializingModel:
                 self._entries.popitem(last=False)
                 self._evictions += 1
         self._last = compiled, arrays
-        return compiled.run({n: a for n, a in arrays.items() if n not in self.folded})
+        return compiled, set(self.folded)
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
         if len(inputs) != len(self.input_names):
