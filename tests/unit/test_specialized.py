@@ -8,6 +8,7 @@ from onnx import TensorProto, helper
 import glow_mlir
 import glow_mlir.onnx_backend as backend
 from glow_mlir.frontends.onnx import OnnxImportError, UnboundDimensionError, UnsupportedOnnxError
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from glow_mlir.runtime.specialized import SpecializeError, SpecializingModel
 
@@ -170,6 +171,21 @@ def test_a_value_the_model_cannot_use_is_an_input_error_naming_it():
 def test_bad_options_are_user_errors(options, message):
     with pytest.raises(SpecializeError, match=message):
         glow_mlir.compile(_reshape_model(), backend="interpreter", **options)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"backend": "nope"}, "nope"),
+    ({"backend": "cpu", "num_threads": 0}, "num_threads"),
+    ({"backend": "interpreter", "bogus_option": 1}, "unknown option 'bogus_option'"),
+    ({"backend": "accel", "trace": True}, "unknown option 'trace' for backend 'accel'"),
+    ({"backend": "interpreter", "disable_passes": ["no-such-pass"]}, "no-such-pass"),
+])
+def test_options_are_checked_when_the_model_is_made(options, message):
+    """As compile() checks them without specialize: not first at the first call."""
+    with pytest.raises(UserError, match=message):
+        glow_mlir.compile(_reshape_model(), cache=False, specialize="first-call", **options)
+    with pytest.raises(UserError, match=message):  # the same check, the same words
+        glow_mlir.compile(_reshape_model(), cache=False, input_shapes={"n": 2}, **options)
 
 
 def test_first_calls_from_threads_at_once_all_compile(monkeypatch):

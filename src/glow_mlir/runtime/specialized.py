@@ -44,6 +44,21 @@ INTEGER_TYPES = frozenset({6, 7, 2, 3, 4, 5, 12, 13})
 """ONNX's INT32, INT64, UINT8, INT8, UINT16, INT16, UINT32, UINT64 (`TensorProto`)."""
 
 
+COMPILE_ARGUMENTS = frozenset({"backend", "optimize", "disable_passes", "verbose", "progress",
+                               "cache"})
+"""The options of `compile_model` a SpecializingModel passes on; the rest are the
+backend's own."""
+
+
+def check_compile_options(options: Mapping[str, Any]) -> None:
+    """`compile_model`'s checks of the backend, its options and the disabled passes, made
+    when the model is made rather than at its first call."""
+    from glow_mlir.runtime.compiled_model import checked_options
+
+    checked_options(options.get("backend", DEFAULT_BACKEND), options.get("disable_passes", ()),
+                    {k: v for k, v in options.items() if k not in COMPILE_ARGUMENTS})
+
+
 class SpecializeError(UserError):
     """A `specialize=` option glow-mlir does not know, or a model it cannot specialize."""
 
@@ -68,6 +83,7 @@ class SpecializingModel:
         if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
             raise SpecializeError(f"max_specializations must be a positive int, "
                                   f"got {max_entries!r}")
+        check_compile_options(compile_options)
         proto, base_dir = load_model(model)
         copy = onnx.ModelProto()
         copy.CopyFrom(proto)
