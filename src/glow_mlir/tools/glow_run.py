@@ -232,9 +232,6 @@ def _check_specialize(args: argparse.Namespace) -> None:
     if args.input_shape:
         usage_error("glow-run", "--specialize first-call takes the shapes from --inputs; "
                                 "drop --input-shape")
-    if args.trace:
-        usage_error("glow-run", "--specialize first-call runs functions compiled at the call, "
-                                "which record no trace; drop --trace (or --specialize)")
     if not args.inputs:
         usage_error("glow-run", "--specialize first-call compiles for the shapes of the "
                                 "inputs it runs on: give them with --inputs x.npz")
@@ -332,7 +329,9 @@ def run(args: argparse.Namespace) -> int:
               f"kept (at most {info.max_entries})")
     if args.trace:
         model.write_trace(args.trace)
-        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}")
+        # a specializing model's trace is its last run's function's (`model.last`)
+        whose = " (the last run's function)" if isinstance(model, SpecializingModel) else ""
+        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}{whose}")
     if not args.compare_onnxruntime:
         return 0
     expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))
