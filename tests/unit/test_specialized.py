@@ -136,7 +136,7 @@ def test_values_computed_from_inputs_fold_the_inputs_they_come_from():
 @pytest.mark.parametrize("inputs, message", [
     ({"x": X}, "missing input 's'"),
     ({"x": X, "s": np.array([3, 4]), "t": X}, "unknown input 't'"),
-    ({"x": X.astype(np.float64), "s": np.array([3, 4])}, "input 'x' has dtype float64"),
+    ({"x": X.astype(np.float64), "s": np.array([3, 4])}, "input 'x' has dtype float64; expected float32"),
     ({"x": X[0], "s": np.array([3, 4])}, "rank 1"),
     ({"x": X.reshape(3, 4), "s": np.array([3, 4])}, "dim 1 as 6"),
 ])
@@ -323,6 +323,9 @@ def test_what_a_compiled_model_tells_is_the_last_runs_function():
 
 def test_a_specializing_model_is_not_saved_whole(tmp_path):
     model = _specialized()
+    # before a run, model.last raises: the message says to run first
+    with pytest.raises(SpecializeError, match=r"run it first, then save model\.last"):
+        model.save(tmp_path / "m.glow")
     model(X, np.array([3, 4]))
     with pytest.raises(SpecializeError, match=r"save model\.last.*\['s'\]"):
         model.save(tmp_path / "m.glow")

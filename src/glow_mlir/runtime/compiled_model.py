@@ -62,10 +62,16 @@ def as_array(x: object) -> np.ndarray:
     return np.asarray(x)
 
 
+def fmt_dtype(dtype: object) -> str:
+    """An element type as input errors name it: numpy's name (`float32`, `int64`), for a
+    model compiled or compiled at the call alike."""
+    return str(np.dtype(dtype))  # type: ignore[call-overload]
+
+
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
     from glow_mlir.dialects.glow_ops.types import fmt_shape
 
-    return f"shape {fmt_shape(shape)}, dtype {dtype}"
+    return f"shape {fmt_shape(shape)}, dtype {fmt_dtype(dtype)}"
 
 
 class CompiledModel:

@@ -30,7 +30,7 @@ import numpy as np
 
 from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array
+from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array, fmt_dtype
 
 RUNTIME_VALUE = re.compile(r"\(input #\d+ '([^']+)'\) is computed at run time")
 """How `Node.require_const` names a value the importer needs at compile time."""
@@ -205,6 +205,10 @@ class SpecializingModel:
     def save(self, path) -> None:
         """Refused: a saved model has one signature. Save `model.last` (the last run's
         function, whose folded inputs are constants in it) instead."""
+        if self._last is None:  # model.last raises until a run: say so, not "save it"
+            raise SpecializeError("a SpecializingModel compiles one function per input "
+                                  "signature, at its call, and a saved model holds one: run "
+                                  "it first, then save model.last (the last run's function)")
         raise SpecializeError("a SpecializingModel compiles one function per input signature "
                               "and a saved model holds one: save model.last (the last run's "
                               "function; its folded inputs "
@@ -256,7 +260,7 @@ class SpecializingModel:
     def _check(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The inputs as arrays, or one InputError listing every problem: names, dtypes,
         ranks and the declared fixed dims (the rest is what a signature specializes)."""
-        from glow_mlir.frontends.onnx.dtypes import dtype_name, is_supported, numpy_dtype
+        from glow_mlir.frontends.onnx.dtypes import is_supported, numpy_dtype
         from glow_mlir.frontends.onnx.input_shapes import declared_dims
 
         if not isinstance(inputs, Mapping):
@@ -274,8 +278,8 @@ class SpecializingModel:
             arrays[name] = x
             elem = info.type.tensor_type.elem_type
             if elem and is_supported(elem) and x.dtype != numpy_dtype(elem):
-                problems.append(f"input '{name}' has dtype {x.dtype}; expected "
-                                f"{dtype_name(elem)}")
+                problems.append(f"input '{name}' has dtype {fmt_dtype(x.dtype)}; expected "
+                                f"{fmt_dtype(numpy_dtype(elem))}")
             dims = declared_dims(info)
             if dims is None:
                 continue
