@@ -136,7 +136,8 @@ def test_values_computed_from_inputs_fold_the_inputs_they_come_from():
 @pytest.mark.parametrize("inputs, message", [
     ({"x": X}, "missing input 's'"),
     ({"x": X, "s": np.array([3, 4]), "t": X}, "unknown input 't'"),
-    ({"x": X.astype(np.float64), "s": np.array([3, 4])}, "input 'x' has dtype float64; expected float32"),
+    ({"x": X.astype(np.float64), "s": np.array([3, 4])},
+     "input 'x' has dtype float64; expected float32"),
     ({"x": X[0], "s": np.array([3, 4])}, "rank 1"),
     ({"x": X.reshape(3, 4), "s": np.array([3, 4])}, "dim 1 as 6"),
 ])

@@ -50,6 +50,7 @@ from glow_mlir.backends.registry import unknown_backend
 from glow_mlir.ir.errors import UserError, check_readable, file_error
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
+from glow_mlir.tools.unbound_dims import unbound_dims_in_flags
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -322,7 +323,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         resolve_model(args, "glow-compile")
         # the cyclic collector paused, as in compile() (ir/gc_pause.py)
         with progress.recording(show=False if args.quiet else None) as recorder, paused_gc():
-            compile_and_emit(args)
+            # the importer's advice is compile()'s (input_shapes=, specialize=): told in
+            # glow-compile's flags
+            with unbound_dims_in_flags(inputs=()):
+                compile_and_emit(args)
         if args.time_passes:
             recorder.print_report(sys.stderr)
 

@@ -49,6 +49,7 @@ from glow_mlir.tools.glow_compile import (
     model_path,
     resolve_model,
 )
+from glow_mlir.tools.unbound_dims import unbound_dims_in_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,7 +205,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
         resolve_model(args, "glow-run")
-        sys.exit(run(args))
+        with unbound_dims_in_flags(args.inputs and [args.inputs],
+                                   "run with --specialize first-call"):
+            code = run(args)
+        sys.exit(code)
 
 
 def _check_trace_place(path: str | None) -> None:
