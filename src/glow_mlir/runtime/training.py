@@ -197,7 +197,7 @@ class Trainer:
 
                 raise TrainingError(f"input '{i.name}' has batch {dims[0]}, "
                                     f"not batch_size {batch}")
-            shapes[i.name] = (batch, *dims[1:])
+            shapes[i.name] = (batch, *(d for d in dims[1:] if isinstance(d, int)))  # all
         return {**symbols, **shapes}
 
     # ------------------------------------------------------------------ stepping
