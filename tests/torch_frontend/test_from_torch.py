@@ -272,6 +272,17 @@ def test_bad_output_names(names, message):
                              exporter="torchscript", backend="interpreter")
 
 
+@pytest.mark.parametrize("exporter", ["dynamo", "torchscript"])
+def test_inputs_the_model_cannot_take_do_not_suggest_the_other_exporter(exporter):
+    """A shape mismatch in the model itself fails any exporter: the message says the
+    example inputs do not fit, not to try the other exporter."""
+    with pytest.raises(TorchInputError) as info:
+        glow_mlir.from_torch(torch.nn.Linear(4, 2), torch.randn(1, 5), exporter=exporter)
+    message = str(info.value)
+    assert message.startswith("Linear fails on the example inputs when torch runs it (")
+    assert "try exporter" not in message and "\n" not in message
+
+
 class Bessel(torch.nn.Module):
     """torch.special.i0: neither exporter translates it (no ONNX op, no decomposition)."""
 

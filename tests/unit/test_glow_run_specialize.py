@@ -38,6 +38,21 @@ def test_specialize_compiles_for_the_given_inputs(tmp_path, capsys, reshape_mode
     assert "time of the run that compiled: " in out and "(compile included)" in out
 
 
+def test_specialize_writes_the_trace_of_the_last_runs_function(tmp_path, capsys,
+                                                               reshape_model):
+    """As the Python API's compile(..., specialize=..., trace=True).write_trace()."""
+    import json
+
+    np.savez(tmp_path / "in.npz", x=np.ones((2, 6), np.float32), s=np.array([3, 4]))
+    code, out, err = in_process(glow_run.main, capsys, reshape_model, "--backend", "cpu",
+                                "--specialize", "first-call", "--inputs", tmp_path / "in.npz",
+                                "--runs", "2", "--no-cache", "--trace", tmp_path / "t.json")
+    assert code == 0, err
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert events and f"trace: {len(events)} kernel calls in " in out
+    assert "(the last run's function)" in out
+
+
 def test_without_specialize_the_same_model_is_refused(tmp_path, capsys, reshape_model):
     np.savez(tmp_path / "in.npz", x=np.zeros((2, 6), np.float32), s=np.array([3, 4]))
     code, _, err = in_process(glow_run.main, capsys, reshape_model, "--inputs",
@@ -60,8 +75,6 @@ def test_max_specializations_is_shown(tmp_path, capsys, reshape_model):
     (["--specialize", "first-call"], "give them with --inputs"),
     (["--specialize", "first-call", "--input-shape", "x=2x6", "--inputs", "in.npz"],
      "drop --input-shape"),
-    (["--specialize", "first-call", "--trace", "t.json", "--inputs", "in.npz"],
-     "record no trace; drop --trace"),
     (["--specialize", "second-call"], "invalid choice"),
     (["--specialize", "first-call", "--max-specializations", "0"], "max-specializations"),
 ])

@@ -196,6 +196,13 @@ def test_glow_compile_dumps_and_loads_a_profile(tmp_path, lenet, capsys):
                        "--emit", "optimized-graph", "-o", str(tmp_path / "q.mlir")])
     text = (tmp_path / "q.mlir").read_text()
     assert "glow.convolution" in text and "!glow.quant<i8" in text
+    # --keep-float takes a comma-separated list, as quantize-graph's keep-float= does
+    kept = []
+    for flags in (["--keep-float", "fc1,relu"], ["--keep-float", "fc1", "--keep-float", "relu"]):
+        glow_compile.main([str(model), "--backend", "interpreter", "--load-profile", str(prof),
+                           *flags, "--emit", "optimized-graph", "-o", str(tmp_path / "k.mlir")])
+        kept.append((tmp_path / "k.mlir").read_text())
+    assert kept[0] == kept[1] != text
     np.savez(tmp_path / "bad.npz", input=np.zeros((3, 3), np.float32))
     capsys.readouterr()
     for bad, message in (

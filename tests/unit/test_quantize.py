@@ -111,6 +111,76 @@ def test_keep_float_by_onnx_node_name(lenet_profile):
     assert q.quantization.quantized["glow.fully_connected"] == 2
 
 
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def cnn_profile():
+    """README's example CNN: Conv -> BatchNormalization (folded into the conv, which then
+    has the batch norm's name) -> Relu -> MaxPool, three times, then Gemm."""
+    rng = np.random.default_rng(0)
+    batches = [{"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}
+               for _ in range(2)]
+    return glow_mlir.profile(EXAMPLES / "small_cnn.onnx", batches, backend="interpreter")
+
+
+def _cnn(profile, keep):
+    return glow_mlir.compile(EXAMPLES / "small_cnn.onnx", backend="interpreter",
+                             profile=profile, cache=False,
+                             quantization=glow_mlir.QuantizationConfig(keep_float=keep))
+
+
+def test_keep_float_of_a_conv_folded_into_its_batch_norm(cnn_profile):
+    """'conv1' (its ONNX node and output) keeps the op its batch norm was folded into."""
+    q = _cnn(cnn_profile, ["conv1"])
+    assert q.quantization.kept_float[("glow.convolution", "keep_float")] == 1
+    assert q.quantization.quantized["glow.convolution"] == 2
+
+
+def test_keep_float_by_onnx_op_type(cnn_profile):
+    """An ONNX op type keeps every node of it, whatever glow op kind it imports as."""
+    q = _cnn(cnn_profile, ["Conv", "Gemm"])
+    assert q.quantization.kept_float[("glow.convolution", "keep_float")] == 3
+    assert q.quantization.kept_float[("glow.fully_connected", "keep_float")] == 1
+    assert "glow.convolution" not in q.quantization.quantized
+    q = _cnn(cnn_profile, ["MaxPool"])
+    assert q.quantization.kept_float[("glow.max_pool", "keep_float")] == 2
+    assert q.quantization.quantized["glow.convolution"] == 3
+    with pytest.raises(UserError, match="keep_float names 'Gelu'.*ONNX model's node names "
+                                        "and op types"):
+        _cnn(cnn_profile, ["Gelu"])  # no node of this model
+
+
+def test_keep_float_errors_quote_the_name_as_given():
+    """An ONNX node name whose op the graph does not keep is named as the user typed it,
+    not by its output's name."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"], name="Pass/1"),
+         helper.make_node("Relu", ["y"], ["z"], name="Act/1")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    prof = glow_mlir.profile(model, [{"x": np.ones((2, 3), np.float32)}],
+                             backend="interpreter")
+    q = glow_mlir.compile(model, backend="interpreter", profile=prof, cache=False,
+                          quantization=glow_mlir.QuantizationConfig(keep_float=["Act/1"]))
+    assert q.quantization.kept_float[("glow.relu", "keep_float")] == 1
+    with pytest.raises(UserError, match="keep_float names 'Pass/1', which") as err:
+        glow_mlir.compile(model, backend="interpreter", profile=prof, cache=False,
+                          quantization=glow_mlir.QuantizationConfig(keep_float=["Pass/1"]))
+    assert "'y'" not in str(err.value).split("which")[0]
+
+
+def test_keep_float_none_is_empty_and_other_types_are_user_errors():
+    assert glow_mlir.QuantizationConfig(keep_float=None).keep_float == ()
+    with pytest.raises(UserError, match="keep_float must be a list .* got int"):
+        glow_mlir.QuantizationConfig(keep_float=3)
+    with pytest.raises(UserError, match="keep_float names ops by str .* got 3"):
+        glow_mlir.QuantizationConfig(keep_float=["relu", 3])
+
+
 def test_quantization_needs_a_profile(lenet_profile):
     lenet = model_zoo.lenet()
     with pytest.raises(UserError, match="quantization needs a profile"):

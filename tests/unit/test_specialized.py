@@ -8,6 +8,7 @@ from onnx import TensorProto, helper
 import glow_mlir
 import glow_mlir.onnx_backend as backend
 from glow_mlir.frontends.onnx import OnnxImportError, UnboundDimensionError, UnsupportedOnnxError
+from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.compiled_model import CompiledModel, InputError
 from glow_mlir.runtime.specialized import SpecializeError, SpecializingModel
 
@@ -135,7 +136,8 @@ def test_values_computed_from_inputs_fold_the_inputs_they_come_from():
 @pytest.mark.parametrize("inputs, message", [
     ({"x": X}, "missing input 's'"),
     ({"x": X, "s": np.array([3, 4]), "t": X}, "unknown input 't'"),
-    ({"x": X.astype(np.float64), "s": np.array([3, 4])}, "input 'x' has dtype float64"),
+    ({"x": X.astype(np.float64), "s": np.array([3, 4])},
+     "input 'x' has dtype float64; expected float32"),
     ({"x": X[0], "s": np.array([3, 4])}, "rank 1"),
     ({"x": X.reshape(3, 4), "s": np.array([3, 4])}, "dim 1 as 6"),
 ])
@@ -170,6 +172,60 @@ def test_a_value_the_model_cannot_use_is_an_input_error_naming_it():
 def test_bad_options_are_user_errors(options, message):
     with pytest.raises(SpecializeError, match=message):
         glow_mlir.compile(_reshape_model(), backend="interpreter", **options)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"backend": "nope"}, "nope"),
+    ({"backend": "cpu", "num_threads": 0}, "num_threads"),
+    ({"backend": "interpreter", "bogus_option": 1}, "unknown option 'bogus_option'"),
+    ({"backend": "accel", "trace": True}, "unknown option 'trace' for backend 'accel'"),
+    ({"backend": "interpreter", "disable_passes": ["no-such-pass"]}, "no-such-pass"),
+])
+def test_options_are_checked_when_the_model_is_made(options, message):
+    """As compile() checks them without specialize: not first at the first call."""
+    with pytest.raises(UserError, match=message):
+        glow_mlir.compile(_reshape_model(), cache=False, specialize="first-call", **options)
+    with pytest.raises(UserError, match=message):  # the same check, the same words
+        glow_mlir.compile(_reshape_model(), cache=False, input_shapes={"n": 2}, **options)
+
+
+def test_first_calls_from_threads_at_once_all_compile(monkeypatch):
+    """Threads whose first calls meet in the compile (held at a barrier there) learn the
+    folded inputs once, under the model's lock, and each gets the right output."""
+    import threading
+
+    import glow_mlir.runtime.compiled_model as cm
+
+    threads = 4
+    meet = threading.Barrier(threads, timeout=2)
+    real = cm.compile_model
+
+    def meeting(*args, **kwargs):
+        try:  # with the lock, one thread compiles at a time: nobody comes to meet it
+            meet.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cm, "compile_model", meeting)
+    model = _specialized()
+    results, errors = [None] * threads, []
+
+    def call(i):
+        try:
+            results[i] = model(X, np.array([3, 4]))[0]
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            errors.append(err)
+
+    workers = [threading.Thread(target=call, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+    for z in results:
+        np.testing.assert_array_equal(z, np.maximum(X.reshape(3, 4), 0))
+    assert model.folded == {"s"} and model.cache_info().entries == 1
 
 
 def test_non_tensor_inputs_cannot_be_specialized():
@@ -268,6 +324,9 @@ def test_what_a_compiled_model_tells_is_the_last_runs_function():
 
 def test_a_specializing_model_is_not_saved_whole(tmp_path):
     model = _specialized()
+    # before a run, model.last raises: the message says to run first
+    with pytest.raises(SpecializeError, match=r"run it first, then save model\.last"):
+        model.save(tmp_path / "m.glow")
     model(X, np.array([3, 4]))
     with pytest.raises(SpecializeError, match=r"save model\.last.*\['s'\]"):
         model.save(tmp_path / "m.glow")

@@ -142,6 +142,21 @@ def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
     assert "allow_pickle" not in err  # numpy's hint to load it unsafely is not ours to give
 
 
+def test_unbound_dims_are_told_in_the_tools_flags(tmp_path, capsys, dynamic_model):
+    """glow-compile has no specialize (a Python option): it says --input-shape; glow-run
+    says --specialize first-call too, and takes the shape from its --inputs file."""
+    code, _, err = in_process(glow_compile.main, capsys, dynamic_model)
+    assert code == 1 and "input 'x' dim 0 is 'batch'" in err, err
+    assert "Bind them with --input-shape, e.g. --input-shape x=1x5" in err
+    assert "specialize" not in err and "input_shapes=" not in err
+    np.savez(tmp_path / "in.npz", x=np.zeros((3, 5), np.float32))
+    code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--inputs",
+                              tmp_path / "in.npz")
+    assert code == 1 and (f"Bind them with the shapes in '{tmp_path / 'in.npz'}': "
+                          "--input-shape x=3x5, or run with --specialize first-call") in err
+    assert "input_shapes=" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_run_binds_a_minus_one_dimension(tmp_path, capsys):
     """-1 (as some exporters write a dynamic dim) binds through --input-shape."""
     path = tmp_path / "minus_one.onnx"

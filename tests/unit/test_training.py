@@ -335,6 +335,26 @@ def _dense(shape) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def test_a_dynamic_first_dim_of_minus_one_is_bound_by_batch_size() -> None:
+    """-1 is dynamic (as onnxruntime reads it), like a symbol: batch_size binds it."""
+    with pytest.raises(TrainingError, match=r"input 'x' dim 0 is dynamic: give train "
+                                            r"batch_size=N"):
+        glow_mlir.train(_dense([-1, 4]), loss="mse", backend="interpreter", cache=False)
+    trainer = glow_mlir.train(_dense([-1, 4]), loss="mse", batch_size=16,
+                              backend="interpreter", cache=False)
+    assert trainer.model.input_shapes["x"] == (16, 4)
+    with pytest.raises(TrainingError, match=r"input 'x' dim 1 is dynamic: train binds only"):
+        glow_mlir.train(_dense([2, -1]), loss="mse", batch_size=2, backend="interpreter",
+                        cache=False)
+
+
+def test_input_shapes_is_refused_with_what_train_takes() -> None:
+    with pytest.raises(TrainingError, match="train takes batch_size=N.*not input_shapes") as info:
+        glow_mlir.train(_dense(["N", 4]), loss="mse", input_shapes={"N": 16},
+                        backend="interpreter", cache=False)
+    assert "in IR" not in str(info.value)
+
+
 @pytest.mark.parametrize("shape,batch_size,says", [
     (["n", 4], None, r"input 'x' dim 0 is 'n': give train batch_size=N"),
     (["n", "k"], None, r"dim 0 is 'n'; input 'x' dim 1 is 'k': give train batch_size=N.*; "

@@ -62,10 +62,16 @@ def as_array(x: object) -> np.ndarray:
     return np.asarray(x)
 
 
+def fmt_dtype(dtype: object) -> str:
+    """An element type as input errors name it: numpy's name (`float32`, `int64`), for a
+    model compiled or compiled at the call alike."""
+    return str(np.dtype(dtype))  # type: ignore[call-overload]
+
+
 def _describe(shape: Sequence[int], dtype: np.dtype) -> str:
     from glow_mlir.dialects.glow_ops.types import fmt_shape
 
-    return f"shape {fmt_shape(shape)}, dtype {dtype}"
+    return f"shape {fmt_shape(shape)}, dtype {fmt_dtype(dtype)}"
 
 
 class CompiledModel:
@@ -358,11 +364,8 @@ def compile_model(model: ModelProto | str | os.PathLike | bytes | ModuleOp | tup
         return compile_quantized(model, backend, input_shapes, profile, quantization,
                                  disable_passes, verbose, progress, cache, backend_options)
 
-    target = get_backend(backend)
-    target.check_options(backend_options)  # before the import: fail fast
-    backend_options = target.keyed_options(backend_options)
-    # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
-    graph_disable, instr_disable = split_disabled(disable_passes) if disable_passes else ((), ())
+    backend_options, (graph_disable, instr_disable) = checked_options(
+        backend, disable_passes, backend_options)
     with progress_hooks.recording(show=progress) as recorder:
         store = compile_cache.open_cache(cache)
         key = compiled = None
@@ -436,6 +439,19 @@ def _import(model, input_shapes) -> tuple[ModuleOp, bool]:
         else:
             module, source = load_mlir(model), os.fspath(model)
         return module, isinstance(runnable_function(module, source), func.FuncOp)
+
+
+def checked_options(backend: str, disable_passes: Sequence[str],
+                    backend_options: Mapping[str, object]
+                    ) -> tuple[dict[str, object], tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The backend's options as the model cache keys them, and the disabled passes split
+    (`split_disabled`), checked before the import: fail fast. specialize='first-call'
+    makes these checks at compile() too, long before its first compile."""
+    target = get_backend(backend)
+    target.check_options(backend_options)
+    # No names, nothing to check: the pipelines (and xDSL) are not imported for a cache hit.
+    disabled = split_disabled(disable_passes) if disable_passes else ((), ())
+    return target.keyed_options(backend_options), disabled
 
 
 def split_disabled(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

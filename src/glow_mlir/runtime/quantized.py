@@ -35,11 +35,19 @@ def as_profile(profile: object) -> Profile:
                        f"{type(profile).__name__}")
 
 
-def _onnx_node_names_as_outputs(model: object, config):
-    """`config` with each keep_float name that is an ONNX node's own name (`NodeProto.name`,
-    what Netron shows) replaced by its first output's name, which is how the graph names
-    that node's op (the importer takes name hints from the ONNX values;
-    `analysis.quant_profile.edge_names`). Op kinds and value names stay as they are."""
+FOLDED_INTO_BATCH_NORM = frozenset({"Conv", "Gemm"})
+"""ONNX ops `fold-batchnorm` folds a following BatchNormalization into: the folded op
+takes the batch norm's name (`transforms/graph/fold_batchnorm.py`)."""
+
+
+def onnx_keep_float_aliases(model: object, config):
+    """`config` with `keep_float_aliases` for an ONNX model: each keep_float name that is
+    not an op kind, as the graph nodes it may stand for. The graph names an op by its
+    first output (the importer takes name hints from the ONNX values;
+    `analysis.quant_profile.edge_names`), so a node's own name (`NodeProto.name`, what
+    Netron shows) stands for its first output, an op type (`Conv`) for every node of it,
+    and a Conv or Gemm whose one consumer is a BatchNormalization also for that batch
+    norm's output, which is the folded op's name when it was folded."""
     import dataclasses
 
     from onnx import ModelProto
@@ -48,7 +56,8 @@ def _onnx_node_names_as_outputs(model: object, config):
     from glow_mlir.runtime.ir_models import is_mlir_path
 
     kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
-    if not [k for k in config.keep_float if k not in kinds]:
+    names = [k for k in config.keep_float if k not in kinds]
+    if not names:
         return config
     if isinstance(model, bytearray):
         model = bytes(model)
@@ -58,13 +67,33 @@ def _onnx_node_names_as_outputs(model: object, config):
     from glow_mlir.frontends.onnx.builder import valid_name
     from glow_mlir.frontends.onnx.loading import load_model
 
-    graph = load_model(model)[0].graph
-    values = {v for n in graph.node for v in n.output} | {i.name for i in graph.input}
-    first_output = {n.name: n.output[0] for n in graph.node if n.name and n.output}
-    keep = tuple(valid_name(first_output[k]) or k
-                 if k not in kinds and k not in values and k in first_output else k
-                 for k in config.keep_float)
-    return dataclasses.replace(config, keep_float=keep)
+    nodes = list(load_model(model)[0].graph.node)
+    consumers: dict[str, list] = {}
+    for n in nodes:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+
+    def stands_for(node) -> tuple[str, ...]:
+        out = node.output[0]
+        group = [valid_name(out) or out]
+        after = consumers.get(out, [])
+        if (node.op_type in FOLDED_INTO_BATCH_NORM and len(after) == 1
+                and after[0].op_type == "BatchNormalization"):
+            group.append(valid_name(after[0].output[0]) or after[0].output[0])
+        return tuple(group)
+
+    by_output = {n.output[0]: n for n in nodes if n.output}
+    by_name = {n.name: n for n in nodes if n.name and n.output}
+    aliases = []
+    for k in names:
+        if k in by_output:
+            groups: tuple[tuple[str, ...], ...] = (stands_for(by_output[k]),)
+        elif k in by_name:
+            groups = (stands_for(by_name[k]),)
+        else:  # an op type, or nothing of this model (then the pass says so)
+            groups = tuple(stands_for(n) for n in nodes if n.op_type == k and n.output)
+        aliases.append((k, groups))
+    return dataclasses.replace(config, keep_float_aliases=tuple(aliases))
 
 
 def compile_quantized(model: object, backend: str, input_shapes: Mapping | None,
@@ -89,7 +118,7 @@ def compile_quantized(model: object, backend: str, input_shapes: Mapping | None,
     if not isinstance(config, QuantizationConfig):
         raise UserError(f"quantization must be a glow_mlir.QuantizationConfig, got "
                         f"{type(config).__name__}")
-    config = _onnx_node_names_as_outputs(model, config)
+    config = onnx_keep_float_aliases(model, config)
     target = get_backend(backend)
     if backend not in QUANTIZED_BACKENDS:
         raise UserError(f"quantized models run on {' or '.join(map(repr, QUANTIZED_BACKENDS))};"

@@ -21,6 +21,7 @@ integer input) is still correct: it only makes more signatures.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -29,7 +30,7 @@ import numpy as np
 
 from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array
+from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array, fmt_dtype
 
 RUNTIME_VALUE = re.compile(r"\(input #\d+ '([^']+)'\) is computed at run time")
 """How `Node.require_const` names a value the importer needs at compile time."""
@@ -41,6 +42,21 @@ DEFAULT_MAX_ENTRIES = 8
 
 INTEGER_TYPES = frozenset({6, 7, 2, 3, 4, 5, 12, 13})
 """ONNX's INT32, INT64, UINT8, INT8, UINT16, INT16, UINT32, UINT64 (`TensorProto`)."""
+
+
+COMPILE_ARGUMENTS = frozenset({"backend", "optimize", "disable_passes", "verbose", "progress",
+                               "cache"})
+"""The options of `compile_model` a SpecializingModel passes on; the rest are the
+backend's own."""
+
+
+def check_compile_options(options: Mapping[str, Any]) -> None:
+    """`compile_model`'s checks of the backend, its options and the disabled passes, made
+    when the model is made rather than at its first call."""
+    from glow_mlir.runtime.compiled_model import checked_options
+
+    checked_options(options.get("backend", DEFAULT_BACKEND), options.get("disable_passes", ()),
+                    {k: v for k, v in options.items() if k not in COMPILE_ARGUMENTS})
 
 
 class SpecializeError(UserError):
@@ -67,6 +83,7 @@ class SpecializingModel:
         if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
             raise SpecializeError(f"max_specializations must be a positive int, "
                                   f"got {max_entries!r}")
+        check_compile_options(compile_options)
         proto, base_dir = load_model(model)
         copy = onnx.ModelProto()
         copy.CopyFrom(proto)
@@ -89,6 +106,10 @@ class SpecializingModel:
         self._entries: OrderedDict[tuple, CompiledModel] = OrderedDict()
         self._hits = self._misses = self._evictions = 0
         self._last: tuple[CompiledModel, dict[str, np.ndarray]] | None = None
+        self._lock = threading.Lock()
+        """Held while a call learns, compiles or reads the cache (they share `folded` and
+        the entries); the compiled functions run outside it, in parallel as
+        `CompiledModel` allows."""
 
     # ------------------------------------------------------------------ the cache
     def cache_info(self) -> CacheInfo:
@@ -96,8 +117,9 @@ class SpecializingModel:
                          self._evictions)
 
     def cache_clear(self) -> None:
-        self._entries.clear()
-        self._hits = self._misses = self._evictions = 0
+        with self._lock:
+            self._entries.clear()
+            self._hits = self._misses = self._evictions = 0
 
     def signature(self, arrays: Mapping[str, np.ndarray]) -> tuple:
         """Each input's shape and dtype, and the bytes of each folded input."""
@@ -183,6 +205,10 @@ class SpecializingModel:
     def save(self, path) -> None:
         """Refused: a saved model has one signature. Save `model.last` (the last run's
         function, whose folded inputs are constants in it) instead."""
+        if self._last is None:  # model.last raises until a run: say so, not "save it"
+            raise SpecializeError("a SpecializingModel compiles one function per input "
+                                  "signature, at its call, and a saved model holds one: run "
+                                  "it first, then save model.last (the last run's function)")
         raise SpecializeError("a SpecializingModel compiles one function per input signature "
                               "and a saved model holds one: save model.last (the last run's "
                               "function; its folded inputs "
@@ -191,6 +217,13 @@ class SpecializingModel:
     # ------------------------------------------------------------------ running
     def run(self, inputs: Mapping[str, object]) -> list[np.ndarray]:
         arrays = self._check(inputs)
+        with self._lock:
+            compiled, folded = self._function_for(arrays)
+        return compiled.run({n: a for n, a in arrays.items() if n not in folded})
+
+    def _function_for(self, arrays: dict[str, np.ndarray]) -> tuple[CompiledModel, set[str]]:
+        """The function for this call's signature (compiled on a miss) and the inputs it
+        holds as constants; under the lock."""
         key = self.signature(arrays)
         compiled = self._entries.get(key)
         if compiled is not None:
@@ -205,7 +238,7 @@ class SpecializingModel:
                 self._entries.popitem(last=False)
                 self._evictions += 1
         self._last = compiled, arrays
-        return compiled.run({n: a for n, a in arrays.items() if n not in self.folded})
+        return compiled, set(self.folded)
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
         if len(inputs) != len(self.input_names):
@@ -227,7 +260,7 @@ class SpecializingModel:
     def _check(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The inputs as arrays, or one InputError listing every problem: names, dtypes,
         ranks and the declared fixed dims (the rest is what a signature specializes)."""
-        from glow_mlir.frontends.onnx.dtypes import dtype_name, is_supported, numpy_dtype
+        from glow_mlir.frontends.onnx.dtypes import is_supported, numpy_dtype
         from glow_mlir.frontends.onnx.input_shapes import declared_dims
 
         if not isinstance(inputs, Mapping):
@@ -245,8 +278,8 @@ class SpecializingModel:
             arrays[name] = x
             elem = info.type.tensor_type.elem_type
             if elem and is_supported(elem) and x.dtype != numpy_dtype(elem):
-                problems.append(f"input '{name}' has dtype {x.dtype}; expected "
-                                f"{dtype_name(elem)}")
+                problems.append(f"input '{name}' has dtype {fmt_dtype(x.dtype)}; expected "
+                                f"{fmt_dtype(numpy_dtype(elem))}")
             dims = declared_dims(info)
             if dims is None:
                 continue

@@ -120,6 +120,11 @@ class Trainer:
         config = TrainingConfig(loss, learning_rate, momentum, l1, l2, batch_size or 0,
                                 batch_norm=batch_norm)
         config.check()  # before anything is imported: fail fast
+        if "input_shapes" in backend_options:
+            # compile()'s option, which would reach compile_model with the imported graph
+            raise TrainingError("train takes batch_size=N, which binds every input's first "
+                                "dim, not input_shapes: declare the other dims in the model "
+                                "(onnx.tools.update_model_dims.update_inputs_outputs_dims)")
         self._proto, base_dir = load_model(model)
         inits = {t.name: numpy_helper.to_array(t, base_dir)
                  for t in self._proto.graph.initializer}
@@ -171,25 +176,28 @@ class Trainer:
         """Every input's first dim bound to `batch` (the others as declared)."""
         if batch is None:
             return None
+        from glow_mlir.frontends.onnx.input_shapes import declared_dims
+
         inits = {t.name for t in self._proto.graph.initializer}
         shapes: dict[str, tuple[int, ...] | int] = {}
         symbols: dict[str, int] = {}
         for i in self._proto.graph.input:
             if i.name in inits:
                 continue
-            dims = i.type.tensor_type.shape.dim
-            if not dims or any(not d.HasField("dim_value") for d in dims[1:]):
+            # a symbol, a missing value and -1 are dynamic (`input_shapes.dim_of`)
+            dims = declared_dims(i) or []
+            if not dims or any(not isinstance(d, int) for d in dims[1:]):
                 # its other dims unbound: bind its first dim's symbol, if it has one, and
                 # leave the rest to the importer (which names what stays unbound)
-                if dims and dims[0].HasField("dim_param"):
-                    symbols[dims[0].dim_param] = batch
+                if dims and isinstance(dims[0], str):
+                    symbols[dims[0]] = batch
                 continue
-            if dims[0].HasField("dim_value") and dims[0].dim_value not in (0, batch):
+            if isinstance(dims[0], int) and dims[0] not in (0, batch):
                 from glow_mlir.transforms.graph.differentiate import TrainingError
 
-                raise TrainingError(f"input '{i.name}' has batch {dims[0].dim_value}, "
+                raise TrainingError(f"input '{i.name}' has batch {dims[0]}, "
                                     f"not batch_size {batch}")
-            shapes[i.name] = (batch, *(d.dim_value for d in dims[1:]))
+            shapes[i.name] = (batch, *(d for d in dims[1:] if isinstance(d, int)))  # all
         return {**symbols, **shapes}
 
     # ------------------------------------------------------------------ stepping

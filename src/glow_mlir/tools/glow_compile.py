@@ -50,6 +50,7 @@ from glow_mlir.backends.registry import unknown_backend
 from glow_mlir.ir.errors import UserError, check_readable, file_error
 from glow_mlir.ir.gc_pause import paused_gc
 from glow_mlir.tools.errors import ArgumentParser, at_least, thread_count, user_errors_exit
+from glow_mlir.tools.unbound_dims import unbound_dims_in_flags
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -285,8 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", default="minmax", metavar="C",
                    help="minmax or kl (with --load-profile)")
     p.add_argument("--keep-float", action="append", default=[], metavar="NAME",
-                   help="an op kind, or a node by its ONNX node name or its output's name, to "
-                        "leave in float (with --load-profile); repeat for more")
+                   help="an op kind (relu, glow.relu), an ONNX op type (Conv: each of its "
+                        "nodes), or a node by its ONNX node name or its output's name, to "
+                        "leave in float (with --load-profile); comma-separated or repeated "
+                        "for more")
     p.add_argument("--channelwise-conv", action="store_true",
                    help="quantize convolution filters per output channel (with "
                         "--load-profile)")
@@ -320,7 +323,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         resolve_model(args, "glow-compile")
         # the cyclic collector paused, as in compile() (ir/gc_pause.py)
         with progress.recording(show=False if args.quiet else None) as recorder, paused_gc():
-            compile_and_emit(args)
+            # the importer's advice is compile()'s (input_shapes=, specialize=): told in
+            # glow-compile's flags
+            with unbound_dims_in_flags(inputs=()):
+                compile_and_emit(args)
         if args.time_passes:
             recorder.print_report(sys.stderr)
 
@@ -517,7 +523,10 @@ def _config(args: argparse.Namespace):
 
     return QuantizationConfig(schema=args.quantization_schema, calibration=args.calibration,
                               channelwise_conv=args.channelwise_conv,
-                              rowwise_fc=args.rowwise_fc, keep_float=tuple(args.keep_float))
+                              rowwise_fc=args.rowwise_fc,
+                              # each --keep-float may be a comma-separated list
+                              keep_float=tuple(k.strip() for flag in args.keep_float
+                                               for k in flag.split(",") if k.strip()))
 
 
 def _quantizer(args: argparse.Namespace, module) -> tuple:
@@ -527,13 +536,13 @@ def _quantizer(args: argparse.Namespace, module) -> tuple:
         return ()
     from glow_mlir.analysis.quant_profile import Profile
     from glow_mlir.backends import get_backend
-    from glow_mlir.runtime.quantized import QUANTIZED_BACKENDS
+    from glow_mlir.runtime.quantized import QUANTIZED_BACKENDS, onnx_keep_float_aliases
     from glow_mlir.transforms.graph.quantize_graph import quantize_function
 
     if args.backend not in QUANTIZED_BACKENDS:
         raise UserError(f"quantized models run on {' or '.join(QUANTIZED_BACKENDS)}; "
                         f"backend '{args.backend}' has no int8 path yet")
-    config = _config(args)
+    config = onnx_keep_float_aliases(args.model, _config(args))
     profile = Profile.load(args.load_profile)
     profile.check_graph(module, f"'{args.model}'")
     return (lambda m: quantize_function(m, profile, config, get_backend(args.backend)),)

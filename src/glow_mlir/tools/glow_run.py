@@ -49,6 +49,7 @@ from glow_mlir.tools.glow_compile import (
     model_path,
     resolve_model,
 )
+from glow_mlir.tools.unbound_dims import unbound_dims_in_flags
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,7 +205,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.backend = args.backend or DEFAULT_BACKEND
     with user_errors_exit("glow-run", args.debug):
         resolve_model(args, "glow-run")
-        sys.exit(run(args))
+        with unbound_dims_in_flags(args.inputs and [args.inputs],
+                                   "run with --specialize first-call"):
+            code = run(args)
+        sys.exit(code)
 
 
 def _check_trace_place(path: str | None) -> None:
@@ -232,9 +236,6 @@ def _check_specialize(args: argparse.Namespace) -> None:
     if args.input_shape:
         usage_error("glow-run", "--specialize first-call takes the shapes from --inputs; "
                                 "drop --input-shape")
-    if args.trace:
-        usage_error("glow-run", "--specialize first-call runs functions compiled at the call, "
-                                "which record no trace; drop --trace (or --specialize)")
     if not args.inputs:
         usage_error("glow-run", "--specialize first-call compiles for the shapes of the "
                                 "inputs it runs on: give them with --inputs x.npz")
@@ -332,7 +333,9 @@ def run(args: argparse.Namespace) -> int:
               f"kept (at most {info.max_entries})")
     if args.trace:
         model.write_trace(args.trace)
-        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}")
+        # a specializing model's trace is its last run's function's (`model.last`)
+        whose = " (the last run's function)" if isinstance(model, SpecializingModel) else ""
+        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}{whose}")
     if not args.compare_onnxruntime:
         return 0
     expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))

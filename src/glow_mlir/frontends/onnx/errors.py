@@ -8,6 +8,7 @@ element type found in the whole model (`UnsupportedOnnxError`), rather than one 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glow_mlir.ir.errors import UserError
@@ -18,7 +19,31 @@ class OnnxImportError(UserError):
 
 
 class UnboundDimensionError(OnnxImportError):
-    """A graph input has a symbolic (`dim_param`) or unknown dimension nobody bound."""
+    """A graph input has a symbolic (`dim_param`) or unknown dimension nobody bound.
+
+    `problems` says each unbound dim; `inputs` names the inputs that have one, in graph
+    order; `example` is the first of them with every unbound dim 1 (its declared dims
+    otherwise), or None when it has no shape at all: a tool says how to bind them in its
+    own flags (`with_fix`)."""
+
+    def __init__(self, message: str, problems: Sequence[str] = (), inputs: Sequence[str] = (),
+                 example: tuple[str, tuple[int, ...] | None] | None = None):
+        # the message first, alone: an exception is unpickled as cls(*args)
+        super().__init__(message)
+        self.problems, self.inputs, self.example = list(problems), tuple(inputs), example
+
+    def with_fix(self, fix: str) -> str:
+        """The message with `fix` (how to bind them) after the unbound dims."""
+        if not self.problems:
+            return str(self.args[0])
+        return f"the graph's shapes must be static, but {'; '.join(self.problems)}. {fix}"
+
+    @classmethod
+    def of(cls, problems: Sequence[str], fix: str, inputs: Sequence[str] = (),
+           example: tuple[str, tuple[int, ...] | None] | None = None) -> UnboundDimensionError:
+        err = cls("", problems, inputs, example)
+        err.args = (err.with_fix(fix),)
+        return err
 
 
 @dataclass(frozen=True)

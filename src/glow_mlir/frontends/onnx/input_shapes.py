@@ -88,6 +88,8 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
 
     unbound: list[str] = []
     example: str | None = None  # the first input with an unbound dim, as a binding
+    example_shape: tuple[str, tuple[int, ...] | None] | None = None
+    unbound_inputs: list[str] = []
     result = []
     for info in inputs:
         if info.name in shapes:
@@ -97,6 +99,8 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
         if dims is None:
             unbound.append(f"input '{info.name}' has no shape in the model")
             example = example or _example_binding(info.name, None, symbols)
+            example_shape = example_shape or (info.name, None)
+            unbound_inputs.append(info.name)
             result.append(())
             continue
         shape = []
@@ -111,14 +115,22 @@ def bind_input_shapes(inputs: Sequence[ValueInfoProto],
                 unbound.append(f"input '{info.name}' dim {i} is {what} (shape {_fmt(dims)}"
                                + (f", read by {reader})" if reader else ")"))
                 example = example or _example_binding(info.name, dims, symbols)
+                example_shape = example_shape or (info.name, _example_shape(dims, symbols))
+                if info.name not in unbound_inputs:
+                    unbound_inputs.append(info.name)
                 shape.append(-1)
         result.append(tuple(shape))
     if unbound:
-        raise UnboundDimensionError(
-            "the graph's shapes must be static, but " + "; ".join(unbound)
-            + f". Bind them, e.g. {example}, or compile with specialize='first-call' "
-            "to compile at each new input signature")
+        raise UnboundDimensionError.of(
+            unbound, f"Bind them, e.g. {example}, or compile with specialize='first-call' "
+            "to compile at each new input signature", tuple(unbound_inputs), example_shape)
     return result
+
+
+def _example_shape(dims: list[Dim], symbols: dict[str, int]) -> tuple[int, ...]:
+    """The declared dims with every unbound one 1."""
+    return tuple(d if isinstance(d, int) else symbols.get(d, 1) if isinstance(d, str) else 1
+                 for d in dims)
 
 
 def _example_binding(name: str, dims: list[Dim] | None, symbols: dict[str, int]) -> str:
@@ -127,8 +139,7 @@ def _example_binding(name: str, dims: list[Dim] | None, symbols: dict[str, int])
     if dims is None:
         return (f"input_shapes={{'{name}': (1, ...)}} (glow-run/glow-compile: "
                 f"--input-shape {name}=1x...)")
-    shape = [d if isinstance(d, int) else symbols.get(d, 1) if isinstance(d, str) else 1
-             for d in dims]
+    shape = list(_example_shape(dims, symbols))
     api = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
     return (f"input_shapes={{'{name}': {api}}} (glow-run/glow-compile: "
             f"--input-shape {name}={'x'.join(map(str, shape))})")

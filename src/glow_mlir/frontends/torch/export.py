@@ -25,6 +25,7 @@ from glow_mlir.frontends.torch.errors import (
     TorchExportError,
     TorchInputError,
     choose_dynamic,
+    first_line,
 )
 from glow_mlir.frontends.torch.loading import require_onnxscript, require_torch
 
@@ -81,6 +82,12 @@ def export_to_onnx(module, example_inputs, *, exporter: str = "dynamo",
             else:
                 proto = _export_torchscript(torch, module, args, kwargs, names, chosen, opset)
     except Exception as err:  # noqa: BLE001 - whatever torch raises, the user gets one line
+        eager = _eager_failure(torch, module, args, kwargs)
+        if eager is not None:  # no exporter can trace it: not the other one either
+            raise TorchInputError(
+                f"{what} fails on the example inputs when torch runs it ({first_line(eager)}),"
+                f" so no exporter can trace it: give example inputs of the shapes and types "
+                f"the model takes") from err
         batch = int(tensors[chosen[0]].shape[0]) if chosen else None
         raise _export_error(exporter, what, err, chosen, batch) from err
     outputs = _name_outputs(proto, output_names)
@@ -130,6 +137,17 @@ def dynamic_inputs(tensors: Mapping[str, object], dynamic: bool | Sequence[str])
             f"'{BATCH}', but their sizes in the example differ ({listed}): name the inputs "
             f"whose dim 0 is the batch, e.g. dynamic={same}")
     return chosen
+
+
+def _eager_failure(torch, module, args, kwargs) -> BaseException | None:
+    """What the module raises when torch runs it on the example inputs (a shape mismatch
+    in the model itself), or None when it runs: then the export is what failed."""
+    try:
+        with _eval_mode(module), torch.no_grad(), _quiet():
+            module(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - any failure of the model's own code
+        return err
+    return None
 
 
 def _export_error(exporter: str, what: str, err: BaseException, chosen: list[str],

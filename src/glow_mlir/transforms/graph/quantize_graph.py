@@ -88,6 +88,12 @@ class QuantizationConfig:
     channelwise_conv: bool = False
     rowwise_fc: bool = False
     keep_float: tuple[str, ...] = ()
+    keep_float_aliases: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+    """For a keep_float name the graph may not have as a node, the nodes it stands for:
+    each a tuple of graph node names, the first of them the graph has is kept. `compile`
+    fills it from an ONNX model (`runtime/quantized.py`): an ONNX node's own name, an op
+    type (every node of it), a convolution folded into the batch norm after it (the folded
+    op has the batch norm's name). Errors quote the keep_float names as given."""
 
     def __post_init__(self) -> None:
         parse_enum(Schema, self.schema, "quantization schema")
@@ -98,9 +104,20 @@ class QuantizationConfig:
         for flag in ("channelwise_conv", "rowwise_fc"):
             if not isinstance(getattr(self, flag), bool):
                 raise UserError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
-        if isinstance(self.keep_float, str):
-            object.__setattr__(self, "keep_float", (self.keep_float,))
-        object.__setattr__(self, "keep_float", tuple(self.keep_float))
+        keep = self.keep_float
+        if keep is None:
+            keep = ()
+        elif isinstance(keep, str):
+            keep = (keep,)
+        try:
+            keep = tuple(keep)
+        except TypeError:
+            raise UserError(f"keep_float must be a list of op kinds or node names, got "
+                            f"{type(keep).__name__}") from None
+        bad = [k for k in keep if not isinstance(k, str)]
+        if bad:
+            raise UserError(f"keep_float names ops by str (a kind or a node), got {bad[0]!r}")
+        object.__setattr__(self, "keep_float", keep)
 
     @property
     def schema_enum(self) -> Schema:
@@ -126,19 +143,40 @@ class QuantizeReport:
 
 
 def check_keep_float(fn: func.FuncOp, names: dict[SSAValue, tuple[str, int]],
-                     keep: tuple[str, ...]) -> None:
-    """Every keep_float name is an op kind of the dialect or a node of this graph: a
-    misspelt one must not silently quantize what was meant to stay float."""
+                     keep: tuple[str, ...],
+                     aliases: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+                     ) -> frozenset[str]:
+    """The graph nodes keep_float names (by their own name or through `aliases`,
+    `QuantizationConfig.keep_float_aliases`); every name must be an op kind of the dialect
+    or stand for a node of this graph: a misspelt one must not silently quantize what was
+    meant to stay float."""
     from glow_mlir.dialects.glow import ALL_OPS
 
     kinds = {c.name for c in ALL_OPS} | {c.name[5:] for c in ALL_OPS}
     nodes = {n for n, _ in names.values()}
-    unknown = [k for k in keep if k not in kinds and k not in nodes]
+    alias = dict(aliases)
+    kept: set[str] = set()
+    unknown = []
+    for k in keep:
+        if k in kinds:
+            continue
+        if k in nodes:
+            kept.add(k)
+            continue
+        found = {next((n for n in group if n in nodes), None) for group in alias.get(k, ())}
+        found.discard(None)
+        if found:
+            kept |= found  # type: ignore[arg-type]
+        else:
+            unknown.append(k)
     if unknown:
         sample = ", ".join(sorted(nodes)[:8])
+        onnx = ("; an ONNX model's node names and op types (e.g. 'Conv') are taken too"
+                if aliases else "")
         raise UserError(f"keep_float names {', '.join(map(repr, unknown))}, which is neither "
                         f"an op kind (e.g. 'convolution', 'glow.add') nor a node of the "
-                        f"graph, named by its output (its nodes include {sample})")
+                        f"graph, named by its output (its nodes include {sample}){onnx}")
+    return frozenset(kept)
 
 
 class _Quantizer:
@@ -150,7 +188,8 @@ class _Quantizer:
         self.schema = config.schema_enum
         self.backend = backend
         self.names = edge_names(fn)
-        check_keep_float(fn, self.names, config.keep_float)
+        self.keep_nodes = check_keep_float(fn, self.names, config.keep_float,
+                                           config.keep_float_aliases)
         self.source: dict[SSAValue, SSAValue] = {}  # dequantize result -> quantized value
         self.original: dict[SSAValue, SSAValue] = {}  # dequantize result -> profiled edge
         self.report = QuantizeReport()
@@ -249,7 +288,7 @@ class _Quantizer:
         """Named in keep_float, by kind or by node."""
         keep = self.config.keep_float
         node = self.names.get(op.results[0], ("", 0))[0] if op.results else ""
-        return op.name in keep or op.name[5:] in keep or node in keep
+        return op.name in keep or op.name[5:] in keep or node in self.keep_nodes
 
     def check_edges(self) -> None:
         """Every profile edge names an edge of this graph: a misspelt or hand-edited node
