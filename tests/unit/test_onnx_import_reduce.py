@@ -108,3 +108,31 @@ def test_top_k_smallest_of_integers(dtype, backend):
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_top_k_of_none_is_empty(axis, backend):
+    """k = 0: empty values and indices of the input's shape with the axis 0 long, as
+    onnxruntime gives (once refused)."""
+    x = rand(3, 4, seed=5)
+    model = node_model("TopK", {"x": x}, {"axis": axis}, consts={"k": np.array([0], np.int64)},
+                       n_outputs=2, opset=13)
+    want = run_onnxruntime(model, {"x": x})
+    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run({"x": x})
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype and g.size == 0
+
+
+def test_top_k_beyond_the_axis_is_one_line_naming_the_node():
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    x = rand(3, 4, seed=5)
+    model = node_model("TopK", {"x": x}, {}, consts={"k": np.array([5], np.int64)},
+                       n_outputs=2, opset=13)
+    model.graph.node[0].name = "top"
+    with pytest.raises(OnnxImportError) as info:
+        import_onnx(model)
+    message = str(info.value)
+    assert len(message.strip().splitlines()) == 1
+    assert "node 'top'" in message and "k 5 must be in [0, 4]" in message

@@ -160,8 +160,12 @@ def top_k(n: Node) -> list[Value]:
     k = n.int("k") if n.opset < 10 else int(n.require_const(1, "k").reshape(-1)[0])
     axis = n.normalize_axis(n.int("axis", -1), x.rank)
     largest = bool(n.int("largest", 1))
-    if not 0 < k <= x.shape[axis]:
-        n.fail(f"k {k} must be in [1, {x.shape[axis]}] (the size of axis {axis})")
+    if not 0 <= k <= x.shape[axis]:
+        n.fail(f"k {k} must be in [0, {x.shape[axis]}] (the size of axis {axis})")
+    if k == 0:  # empty outputs, as onnxruntime's (glow.top_k takes k >= 1)
+        shape = [0 if d == axis else s for d, s in enumerate(x.shape)]
+        return [n.b.from_const(np.zeros(shape, numpy_dtype(x.elem))),
+                n.b.from_const(np.zeros(shape, np.int64))]
     perm = list(range(x.rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     t = n.b.transpose(x, perm)
