@@ -163,6 +163,34 @@ def test_non_max_suppression_of_many_boxes_matches_onnxruntime(center, backend):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("threshold", [False, True])
+@pytest.mark.parametrize("count", [12, 41])
+def test_non_max_suppression_with_nan_scores_matches_onnxruntime(count, threshold, backend):
+    """Without a score threshold NaN-scored boxes stay candidates, and onnxruntime's
+    priority queue (libstdc++'s heap) hands them out in an order no sort gives; with one
+    they are dropped. One compiled model, run-time maximum and IoU threshold."""
+    rng = np.random.default_rng(count)
+    names = ["boxes", "scores", "max", "iou"] + (["thr"] if threshold else [])
+    boxes, scores = _nms_case(0, 0, count=count)
+    feeds = {"boxes": boxes, "scores": scores, "max": np.array([100], np.int64),
+             "iou": np.array([0.3], np.float32), "thr": np.array([0.2], np.float32)}
+    feeds = {k: v for k, v in feeds.items() if k in names}
+    node = helper.make_node("NonMaxSuppression", names, ["y"])
+    model = make_model([node], feeds, ["y"], opset=13)
+    compiled = glow_mlir.compile(model, backend=backend, cache=False, progress=False)
+    for trial, nan_share in enumerate([0.25, 0.25, 0.6, 0.95]):
+        s = scores.copy()
+        s[:, :, [1, 4, 7]] = np.nan
+        s[rng.random(s.shape) < nan_share] = np.nan
+        s[1, 2, 3] = np.inf
+        feeds["scores"] = s
+        feeds["max"] = np.array([[100, 3, 100, 7][trial]], np.int64)
+        feeds["iou"] = np.array([[0.3, 0.5, 1.0, 0.0][trial]], np.float32)
+        (want,) = run_onnxruntime(model, feeds)
+        np.testing.assert_array_equal(compiled.run(feeds)[0], want, err_msg=str(trial))
+
+
 def test_non_max_suppression_without_max_output_is_empty():
     boxes, scores = _nms_case(0, 3)
     node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"])

@@ -124,11 +124,14 @@ def test_ssd_post_processing_matches_onnxruntime(backend):
     assert counts[0] == D and 0 < counts[2] < D and counts[3] == 0  # full, some, none
 
 
-def _single(nodes, outputs, backend, inputs, consts=None, opset=13):
-    """`nodes` after x -> NonZero -> GatherND (`v`, the x > 0 of x, and `w`, their rows of
-    `rows`), compared with onnxruntime for each input of `inputs`."""
-    pre = [helper.make_node("Greater", ["x", "zero_f"], ["m"]),
-           helper.make_node("NonZero", ["m"], ["nz"]),
+def _single(nodes, outputs, backend, inputs, consts=None, opset=13, keep_nan=False):
+    """`nodes` after x -> NonZero -> GatherND (`v`, the x > 0 of x, and NaNs with
+    `keep_nan`, and `w`, their rows of `rows`), compared with onnxruntime for each input
+    of `inputs`."""
+    pre = [helper.make_node("LessOrEqual", ["x", "zero_f"], ["le"]),
+           helper.make_node("Not", ["le"], ["m"])] if keep_nan else \
+        [helper.make_node("Greater", ["x", "zero_f"], ["m"])]
+    pre += [helper.make_node("NonZero", ["m"], ["nz"]),
            helper.make_node("Transpose", ["nz"], ["where"], perm=[1, 0]),
            helper.make_node("GatherND", ["x", "where"], ["v"]),
            helper.make_node("GatherND", ["rows", "where"], ["w"])]
@@ -172,6 +175,22 @@ def test_top_k_of_a_run_time_length(backend, largest):
              helper.make_node("Gather", ["v", "ui"], ["picked"], axis=0)]
     _single(nodes, ["t", "ti", "u", "ui", "picked"], backend, XS,
             {"three": np.array([3], np.int64), "five": np.array([5], np.int64)})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("largest", [1, 0])
+def test_top_k_of_a_run_time_length_with_nan(backend, largest):
+    """NaN is the largest value: the rows past the count sort after the row's NaNs in a
+    smallest-k too (padding of +inf would be taken before them)."""
+    nan = np.nan
+    xs = [np.array([3, nan, 5, 0, nan, -4, 7, 1], np.float32),
+          np.array([nan, -1, 2, -1, -1, -1, -1, -1], np.float32),
+          np.array([np.inf, nan, -1, 4, -1, -1, 2, -1], np.float32)]
+    nodes = [helper.make_node("Shape", ["v"], ["s"]),
+             helper.make_node("Concat", ["five", "s"], ["both"], axis=0),
+             helper.make_node("ReduceMin", ["both"], ["k"], keepdims=1),
+             helper.make_node("TopK", ["v", "k"], ["t", "ti"], largest=largest)]
+    _single(nodes, ["t", "ti"], backend, xs, {"five": np.array([5], np.int64)}, keep_nan=True)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -280,12 +280,14 @@ def test_arg_max_nan_wins():
     assert got[0].ravel().tolist() == [1, 0]
 
 
+@pytest.mark.parametrize("largest", [True, False])
 @pytest.mark.parametrize("k", [1, 3, 6])
 @pytest.mark.parametrize("dtype,index", [(np.float32, i64), (np.int32, i32), (np.uint8, i64),
                                          (np.float16, i32)])
-def test_top_k(k, dtype, index):
+def test_top_k(k, dtype, index, largest):
     x = arr((2, 3, 6), dtype, lo=0, hi=3)  # ties everywhere
-    run1(glow.TopKOp, [x], [t([2, 3, k], _elem(dtype)), t([2, 3, k], index)], k=k)
+    run1(glow.TopKOp, [x], [t([2, 3, k], _elem(dtype)), t([2, 3, k], index)], k=k,
+         largest=largest)
 
 
 
@@ -296,9 +298,10 @@ def test_top_k_of_long_rows(n, k):
     run1(glow.TopKOp, [x], [t([3, k], f32), t([3, k], i64)], k=k)
 
 
+@pytest.mark.parametrize("largest", [True, False])
 @pytest.mark.parametrize("k", [1, 7, 50])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
-def test_top_k_of_a_few_out_of_many(k, dtype):
+def test_top_k_of_a_few_out_of_many(k, dtype, largest):
     """k * 4 <= n: the kernel keeps a heap of the k best. Ties, ascending and descending
     rows (every element enters the heap / none does), NaN and infinities."""
     rng = np.random.default_rng(k)
@@ -309,7 +312,7 @@ def test_top_k_of_a_few_out_of_many(k, dtype):
         x[0, [5, 80, 150]] = np.nan
         x[3, [9, 40]] = np.inf
         x[3, 41] = -np.inf
-    run1(glow.TopKOp, [x], [t([4, k], _elem(dtype)), t([4, k], i64)], k=k)
+    run1(glow.TopKOp, [x], [t([4, k], _elem(dtype)), t([4, k], i64)], k=k, largest=largest)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -321,6 +324,17 @@ def test_top_k_puts_nan_first_in_index_order(dtype):
     values, indices = run1(glow.TopKOp, [x], [t([2, 6], _elem(dtype)), t([2, 6], i64)], k=6)
     assert indices[0].tolist() == [1, 5, 3, 7, 0, 2]
     assert indices[1].tolist() == [2, 6, 4, 0, 7, 3]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_top_k_smallest_puts_nan_last_in_index_order(dtype):
+    """NaN is still the largest value when taking the smallest (onnxruntime's order)."""
+    row = [1.0, np.nan, -0.0, np.inf, 0.0, np.nan, -np.inf, 2.0]
+    x = np.array([row, row[::-1]], dtype)
+    values, indices = run1(glow.TopKOp, [x], [t([2, 8], _elem(dtype)), t([2, 8], i64)], k=8,
+                           largest=False)
+    assert indices[0].tolist() == [6, 2, 4, 0, 7, 3, 1, 5]
+    assert indices[1].tolist() == [1, 3, 5, 7, 0, 4, 2, 6]
 
 
 # ====================================================================== reductions

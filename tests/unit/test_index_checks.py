@@ -249,3 +249,62 @@ def test_max_unpool_bad_indices_from_glow_run_are_one_line(tmp_path, capsys):
     assert code == 1 and "Traceback" not in err
     assert re.search(r"input 'i' at \[0, 0, 1, 1\] is 99: MaxUnpool indices must be in "
                      r"\[0, 16\)", err), err
+
+
+def _nms(iou: np.ndarray | None = None):
+    """NonMaxSuppression of input boxes and scores, its IoU threshold an input (or the
+    constant `iou`)."""
+    inputs = {"boxes": ((1, 3, 4), np.float32), "scores": ((1, 1, 3), np.float32),
+              "max": ((1,), np.int64)}
+    consts = {}
+    if iou is None:
+        inputs["iou"] = ((1,), np.float32)
+    else:
+        consts["iou"] = iou
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou"], ["y"],
+                            name="nms")
+    return make_model([node], inputs, ["y"], consts, opset=13)
+
+
+NMS_FEEDS = {"boxes": np.array([[[0, 0, 1, 1], [0, 0, 1, 1], [5, 5, 6, 6]]], np.float32),
+             "scores": np.array([[[0.9, 0.8, 0.7]]], np.float32), "max": np.array([3])}
+
+
+@pytest.mark.parametrize("value", [1.5, -0.25, np.nan])
+def test_a_constant_iou_threshold_outside_0_1_is_an_import_error(value):
+    """onnxruntime refuses it too ("iou_threshold must be in range [0, 1]"); above 1 no
+    box would ever be suppressed."""
+    from glow_mlir.frontends.onnx import OnnxImportError, import_onnx
+
+    with pytest.raises(OnnxImportError) as info:
+        import_onnx(_nms(np.array([value], np.float32)))
+    message = str(info.value)
+    assert len(message.strip().splitlines()) == 1
+    assert "node 'nms'" in message and f"iou_threshold must be in [0, 1], got {value:g}" in message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_run_time_iou_threshold_outside_0_1_is_an_input_error(backend):
+    model = _compile(_nms(), backend)
+    (y,) = model.run({**NMS_FEEDS, "iou": np.array([1.0], np.float32)})
+    assert y[:, 2].tolist() == [0, 1, 2]  # 1 itself: the identical boxes both kept
+    (y,) = model.run({**NMS_FEEDS, "iou": np.array([0.5], np.float32)})
+    assert y[:, 2].tolist() == [0, 2]
+    for bad in (1.5, -0.25, np.nan):
+        with pytest.raises(InputError, match=rf"input 'iou' at \[0\] is {bad}: "
+                           r"NonMaxSuppression iou_threshold must be in \[0, 1\]"):
+            model.run({**NMS_FEEDS, "iou": np.array([bad], np.float32)})
+
+
+def test_a_saved_model_keeps_the_iou_threshold_check(tmp_path, capsys):
+    path = tmp_path / "nms.glow"
+    _compile(_nms(), "cpu").save(path)
+    with pytest.raises(InputError, match=r"input 'iou' at \[0\] is 1.5: NonMaxSuppression"):
+        glow_mlir.load(path).run({**NMS_FEEDS, "iou": np.array([1.5], np.float32)})
+    onnx_path, inputs = tmp_path / "nms.onnx", tmp_path / "in.npz"
+    onnx_path.write_bytes(_nms().SerializeToString())
+    np.savez(inputs, **NMS_FEEDS, iou=np.array([1.5], np.float32))
+    code, _, err = in_process(glow_run.main, capsys, onnx_path, "--inputs", inputs,
+                              "--backend", "cpu", "--no-cache", "--quiet")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "iou_threshold must be in [0, 1]" in err

@@ -30,3 +30,16 @@ def test_vectorized_overlap_decisions_equal_the_scalar_ones(center_point_box, od
                 assert _any_iou_exceeds(extents, kept, i, threshold) == want, (boxes, kept, i)
                 decisions.add(want)
     assert decisions == {True, False}  # both outcomes were exercised
+
+
+def test_the_heap_order_of_a_strict_order_is_the_sorted_order():
+    """libstdc++'s heap replayed (`std_heap.pop_order`) hands out a strict weak order's
+    items sorted, greatest first, whatever their number (odd and even heap shapes)."""
+    from glow_mlir.semantics.std_heap import pop_order
+
+    rng = np.random.default_rng(3)
+    for n in range(0, 40):
+        scores = rng.integers(0, 5, n)
+        got = pop_order(range(n), lambda a, b, s=scores: s[a] < s[b] or
+                        (s[a] == s[b] and a > b))
+        assert got == sorted(range(n), key=lambda i: (-scores[i], i))

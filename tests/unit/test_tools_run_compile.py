@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -258,6 +259,17 @@ def test_the_relative_error_is_measured_where_rtol_governs():
     max_abs, max_rel, ok = glow_run.compare(got, want, 1e-4, 1e-5)
     assert ok and max_abs == pytest.approx(5e-5, rel=1e-2)
     assert max_rel == pytest.approx(5e-5, rel=1e-2) and max_rel <= 1e-4
+
+
+def test_compare_of_mismatched_indices_does_not_warn():
+    """An index output in another order (NonMaxSuppression's, with 0 expected where 11
+    came) is a mismatch without numpy's "overflow encountered in divide": the relative
+    error is computed only where rtol governs, and is infinite against an exact 0."""
+    got, want = np.array([11, 0, 3], np.int64), np.array([0, 0, 3], np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert glow_run.compare(got, want, 1e-4, 1e-5) == (11.0, 0.0, False)
+        assert glow_run.compare(got, want, 1e-4, 0.0) == (11.0, np.inf, False)
 
 
 def test_compare_nan_and_infinities():

@@ -26,7 +26,8 @@ class InputCheck:
     """`what` the values are (for the message); valid integers lie in [low, high), or,
     with `sizes`, component k of the last axis in [-sizes[k], sizes[k]) (ONNX index
     tuples, negative ones counting back); `finite` refuses NaN and infinities; `allowed`
-    is one more valid integer outside [low, high) (a loss's ignore_index)."""
+    is one more valid integer outside [low, high) (a loss's ignore_index); valid floats
+    lie in the closed range `between` (NaN refused) when it is given (an IoU threshold)."""
 
     what: str
     low: int | None = None
@@ -34,6 +35,7 @@ class InputCheck:
     finite: bool = False
     sizes: tuple[int, ...] = ()
     allowed: int | None = None
+    between: tuple[float, float] | None = None
 
     def problem(self, name: str, x: np.ndarray) -> str | None:
         """A message naming the input, the first bad position and its value, or None."""
@@ -42,6 +44,10 @@ class InputCheck:
         if self.finite and np.issubdtype(x.dtype, np.floating):
             bad = ~np.isfinite(x)
             rule = "must be finite"
+        elif self.between is not None and np.issubdtype(x.dtype, np.floating):
+            lo, hi = self.between
+            bad = ~((x >= lo) & (x <= hi))
+            rule = f"must be in [{lo:g}, {hi:g}]"
         elif np.issubdtype(x.dtype, np.integer) and self.sizes:
             bounds = np.asarray(self.sizes, np.int64)
             bad = (x < -bounds) | (x >= bounds)
@@ -93,11 +99,16 @@ def arg_checks(fn) -> list[tuple[int, InputCheck]]:
 def to_dict(check: InputCheck) -> dict:
     """`check` as JSON-ready fields (a function argument's attribute, a saved manifest)."""
     fields = {**asdict(check), "sizes": list(check.sizes)}
-    if check.allowed is None:  # the field is newer than the format: written only when set
-        del fields["allowed"]
+    for newer in ("allowed", "between"):  # newer than the format: written only when set
+        if fields[newer] is None:
+            del fields[newer]
+    if check.between is not None:
+        fields["between"] = list(check.between)
     return fields
 
 
 def from_dict(fields: dict) -> InputCheck:
     """The check `to_dict` gave (the caller has checked the field types)."""
-    return InputCheck(**{**fields, "sizes": tuple(fields.get("sizes", ()))})
+    between = fields.get("between")
+    return InputCheck(**{**fields, "sizes": tuple(fields.get("sizes", ())),
+                         "between": None if between is None else tuple(between)})

@@ -180,6 +180,16 @@ class Areas:
 _CHECK_FIELDS = ("input", "what", "low", "high", "finite", "sizes")
 
 
+def _range(value: object, path: str) -> tuple[float, float] | None:
+    """A closed range [low, high] of floats, or None."""
+    if value is None:
+        return None
+    pair = _list(value, path)
+    if len(pair) != 2 or not all(type(v) in (int, float) for v in pair):
+        raise _Bad(path, f"is {_describe(value)}, not two numbers")
+    return float(pair[0]), float(pair[1])
+
+
 def _signed(value: object, path: str) -> int | None:
     if value is None:
         return None
@@ -193,7 +203,7 @@ def _input_checks(value: object, names: list[str]) -> tuple[tuple[str, InputChec
     found = []
     for i, item in enumerate(_list(value, "input_checks")):
         path = f"input_checks[{i}]"
-        d = _object(item, path, _CHECK_FIELDS, ("allowed",))
+        d = _object(item, path, _CHECK_FIELDS, ("allowed", "between"))
         name = _str(d["input"], f"{path}.input")
         if name not in names:
             raise _Bad(f"{path}.input", f"is '{name}', not an input")
@@ -204,7 +214,8 @@ def _input_checks(value: object, names: list[str]) -> tuple[tuple[str, InputChec
         found.append((name, InputCheck(_str(d["what"], f"{path}.what"),
                                        _signed(d["low"], f"{path}.low"),
                                        _signed(d["high"], f"{path}.high"), d["finite"], sizes,
-                                       _signed(d.get("allowed"), f"{path}.allowed"))))
+                                       _signed(d.get("allowed"), f"{path}.allowed"),
+                                       _range(d.get("between"), f"{path}.between"))))
     return tuple(found)
 
 

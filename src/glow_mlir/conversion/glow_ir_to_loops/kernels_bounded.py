@@ -29,7 +29,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     size,
 )
 from glow_mlir.conversion.glow_ir_to_loops.parallel import if_else
-from glow_mlir.conversion.glow_ir_to_loops.sorting import stable_sort
+from glow_mlir.conversion.glow_ir_to_loops.sorting import make_heap, pop_heap
 from glow_mlir.dialects import glow
 
 INDEX = IndexType()
@@ -195,12 +195,14 @@ def _any_kept_exceeds(em: Emitter, f: _F32, kept_extents: SSAValue, stride: int,
 @lowers(glow.NonMaxSuppressionOp)
 def non_max_suppression(instr, em: Emitter) -> None:
     """Per batch and class: the candidates passing the score threshold listed in index
-    order, sorted by score, best first, by a stable bottom-up merge sort (ties keep the
-    lower index first, as the reference's sort), then taken in that order, each kept
-    unless its IoU with a kept box of the class exceeds the threshold, until `cap` are
-    kept. O(n log n + n * kept) like onnxruntime's: choosing the best open candidate by a
-    scan of all of them each round (O(n^2)) took 10 s on SSDlite's 27,000 candidates.
-    The candidate lists, the kept indices and the running counts live in scratch memory."""
+    order, made a heap and popped best first (score, then the lower index) as
+    onnxruntime's std::priority_queue does, with libstdc++'s steps (`sorting.make_heap`):
+    with NaN scores that comparison has no sorted order, and only the same steps give
+    the same boxes. Each is kept unless its IoU with a kept box of the class exceeds the
+    threshold, until `cap` are kept. O(n log n + n * kept) like onnxruntime's: choosing
+    the best open candidate by a scan of all of them each round (O(n^2)) took 10 s on
+    SSDlite's 27,000 candidates. The candidate heap, the kept boxes' extents and the
+    running counts live in scratch memory."""
     selected_v, count_v, boxes_v, scores_v, max_v, iou_v, thr_v = instr.operands
     a = attrs(instr)
     batches, count, _ = shape(boxes_v)
@@ -214,7 +216,7 @@ def non_max_suppression(instr, em: Emitter) -> None:
     boxes, scores = _flat(em, boxes_v), _flat(em, scores_v)
     zero64 = em.value(arith.ConstantOp(IntegerAttr(0, i64)))
     em.loop(0, rows * 3, lambda e: em.store(zero64, out, [e]))
-    lists = (em.scratch(i64, [max(count, 1)]), em.scratch(i64, [max(count, 1)]))  # sorting
+    heap = em.scratch(i64, [max(count, 1)])  # the candidates' ids
     stride = max(per_class, 1)  # the kept boxes' x0, x1, y0, y1, area: one row each
     kept_extents = em.scratch(f32, [stride * 5])
     state = em.scratch(i64, [3])  # [rows filled so far, kept in this class, candidates]
@@ -241,20 +243,28 @@ def non_max_suppression(instr, em: Emitter) -> None:
             return em.load(scores, [em.value(arith.AddiOp(score0, candidate))])
 
         def gather(i, n):
-            em.store(i64v(i), lists[0], [n])
+            em.store(i64v(i), heap, [n])
             passes_threshold = f.gt(score_of(i), threshold) if use_threshold else true
             return em.value(arith.AddiOp(n, em.value(arith.SelectOp(
                 passes_threshold, em.index(1), em.index(0)))))
 
+        def less(x: SSAValue, y: SSAValue) -> SSAValue:
+            """onnxruntime's ScoreIndexPair order: a lower score, or the same and a
+            higher index (ordered comparisons: false with NaN, as C++'s)."""
+            sx, sy = score_of(x), score_of(y)
+            tie = _and(em, em.value(arith.CmpfOp(sx, sy, "oeq")),
+                       em.value(arith.CmpiOp(x, y, "sgt")))
+            return em.value(arith.OrIOp(em.value(arith.CmpfOp(sx, sy, "olt")), tie))
+
         n = em.loop_reduce(0, count, em.index(0), gather)
-        order = stable_sort(em, lists, n, count, lambda x, y: f.gt(score_of(x), score_of(y)))
+        make_heap(em, heap, n, less)
         em.store(zero64, state, [em.index(1)])
 
         def visit(t):
             n_kept = idx(em.load(state, [em.index(1)]))
 
             def consider():
-                best = idx(em.load(order, [t]))
+                best = idx(em.load(heap, [em.index(0)]))
                 box = _extent(f, em, boxes, em.value(arith.AddiOp(box0, em.mul_index(best, 4))),
                               center)
                 suppressed = _any_kept_exceeds(em, f, kept_extents, stride, n_kept, box,
@@ -269,6 +279,7 @@ def non_max_suppression(instr, em: Emitter) -> None:
                     em.store(i64v(em.add_index(n_kept, 1)), state, [em.index(1)])
 
                 if_else(em, suppressed, lambda: None, keep)
+                pop_heap(em, heap, em.value(arith.SubiOp(n, t)), less)
 
             if_else(em, em.value(arith.CmpiOp(n_kept, cap, "slt")), consider, lambda: None)
 

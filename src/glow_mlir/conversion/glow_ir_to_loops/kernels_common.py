@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from glow_mlir.conversion.glow_ir_to_loops import fast_math
@@ -293,4 +293,24 @@ def for_carry(em: Emitter, lower: int | SSAValue, upper: int | SSAValue, inits: 
     out = body(block.args[0], list(block.args[1:]))
     em.op(scf.YieldOp(*out))
     em.b.insertion_point = saved
+    return list(loop.results)
+
+
+def while_carry(em: Emitter, inits: Sequence[SSAValue],
+                cond: Callable[[list[SSAValue]], SSAValue],
+                body: Callable[[list[SSAValue]], Sequence[SSAValue]]) -> list[SSAValue]:
+    """`accs = inits; while cond(accs): accs = body(accs); return accs`: an scf.while for a
+    loop whose trip count is known only as it runs (a heap's sift)."""
+    types = [v.type for v in inits]
+    before, after = Block(arg_types=types), Block(arg_types=types)
+    loop = scf.WhileOp(list(inits), types, Region(before), Region(after))
+    em.op(loop)
+    saved = em.b.insertion_point
+    try:
+        em.b.insertion_point = InsertPoint.at_end(before)
+        em.op(scf.ConditionOp(cond(list(before.args)), *before.args))
+        em.b.insertion_point = InsertPoint.at_end(after)
+        em.op(scf.YieldOp(*body(list(after.args))))
+    finally:
+        em.b.insertion_point = saved
     return list(loop.results)

@@ -503,11 +503,12 @@ lowers(glow.ArgMinOp)(lambda instr, em: _arg(instr, em, largest=False))
 
 @lowers(glow.TopKOp)
 def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
-    """Each row's k best indices, largest value first (`sorting.best_first`: the row
-    sorted, or a heap of the k best when k is a small part of it), copied out: equal
-    values in ascending index order and NaN before every number, as the reference's stable
-    argsort gives. A selection of each rank by a scan of the row (O(n * k)) took 8 ms per
-    row of SSDlite's per-class top 300 of 3234."""
+    """Each row's k best indices, largest (or with `largest = false` smallest) value first
+    (`sorting.best_first`: the row sorted, or a heap of the k best when k is a small part
+    of it), copied out: equal values in ascending index order and NaN above every number
+    (first of the largest, last of the smallest), as the reference's stable argsort gives.
+    A selection of each rank by a scan of the row (O(n * k)) took 8 ms per row of
+    SSDlite's per-class top 300 of 3234."""
     values, indices, src = instr.operands
     shape = _shape(src)
     n = shape[-1]
@@ -516,6 +517,7 @@ def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
     vo, io, x = _flat(em, values), _flat(em, indices), _flat(em, src)
     it = _elem(indices)
     unsigned = _unsigned(_elem(src))
+    largest = _attrs(instr).bool_attr("largest")
     if rows == 0 or n == 0 or k == 0:
         return
 
@@ -528,12 +530,15 @@ def top_k(instr: glow_ir.InstrOp, em: Emitter) -> None:
 
         def precedes(a: SSAValue, b: SSAValue) -> SSAValue:
             va, vb = value(a), value(b)
-            greater = _cmp(em, "gt", va, vb, unsigned)
+            better = _cmp(em, "gt" if largest else "lt", va, vb, unsigned)
             if not _is_float(va.type):
-                return greater
-            a_nan = em.value(arith.CmpfOp(va, va, "uno"))
-            b_number = em.value(arith.CmpfOp(vb, vb, "ord"))
-            return em.value(arith.OrIOp(greater, em.value(arith.AndIOp(a_nan, b_number))))
+                return better
+            # NaN is the largest value: it precedes a number in a largest-k, follows it
+            # in a smallest-k (the ordered comparison above is false either way)
+            high, low = (va, vb) if largest else (vb, va)
+            nan = em.value(arith.CmpfOp(high, high, "uno"))
+            number = em.value(arith.CmpfOp(low, low, "ord"))
+            return em.value(arith.OrIOp(better, em.value(arith.AndIOp(nan, number))))
 
         order = sorting.best_first(em, n, k, precedes)
 

@@ -1,7 +1,8 @@
 """Sorting ids in loop IR: a stable bottom-up merge sort of a run-time number of ids in two
-scratch lists, O(n log n), and the k best of n through a heap. NonMaxSuppression orders
-its candidates by score and TopK its row with them; choosing the best remaining element
-by a scan per rank (O(n * k)) took seconds on a detection model's thousands of boxes."""
+scratch lists, O(n log n), and the k best of n through a heap (TopK's row); libstdc++'s
+make_heap and pop_heap step for step (NonMaxSuppression's candidates, handed out as
+onnxruntime's priority queue does). Choosing the best remaining element by a scan per
+rank (O(n * k)) took seconds on a detection model's thousands of boxes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i64
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
-from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry, while_carry
 from glow_mlir.conversion.glow_ir_to_loops.parallel import if_else
 
 INDEX = IndexType()
@@ -152,3 +153,83 @@ def _sift_down(em: Emitter, heap: SSAValue, k: int, start: SSAValue, item: SSAVa
 
     pos, _ = for_carry(em, 0, max(k.bit_length(), 1), [start, false], step)
     em.store(em.value(arith.IndexCastOp(item, i64)), heap, [pos])
+
+
+# ---------------------------------------------------------------------- std heap
+
+Less = Callable[[SSAValue, SSAValue], SSAValue]
+"""(a, b) -> i1: id `a` (an index) ranks below id `b` (a heap hands out its greatest)."""
+
+
+def make_heap(em: Emitter, heap: SSAValue, n: SSAValue, less: Less) -> None:
+    """libstdc++'s `std::make_heap` of the ids in heap[0:n] (n an index): each parent from
+    (n - 2) / 2 down to 0 sifted (`semantics/std_heap.py`, the same steps)."""
+    half = em.value(arith.DivUIOp(n, em.index(2)))
+
+    def each(j):
+        parent = em.value(arith.SubiOp(em.value(arith.SubiOp(half, em.index(1))), j))
+        _adjust_heap(em, heap, parent, n, _as_index(em, em.load(heap, [parent])), less)
+
+    em.loop(0, half, each)
+
+
+def pop_heap(em: Emitter, heap: SSAValue, size: SSAValue, less: Less) -> None:
+    """libstdc++'s `std::pop_heap` of heap[0:size]: the top goes to size - 1 and the last
+    id re-enters from the root of heap[0:size - 1]."""
+    def pop():
+        last = em.value(arith.SubiOp(size, em.index(1)))
+        value = _as_index(em, em.load(heap, [last]))
+        em.store(em.load(heap, [em.index(0)]), heap, [last])
+        _adjust_heap(em, heap, em.index(0), last, value, less)
+
+    if_else(em, em.value(arith.CmpiOp(size, em.index(1), "sgt")), pop, lambda: None)
+
+
+def _adjust_heap(em: Emitter, heap: SSAValue, hole: SSAValue, length: SSAValue,
+                 value: SSAValue, less: Less) -> None:
+    """libstdc++'s `__adjust_heap` (length >= 1): the hole at `hole` down to a leaf
+    through the greater child, then `value` up from there while its parent ranks below
+    it. Only that order of steps gives onnxruntime's order when `less` is no strict weak
+    order (NaN scores)."""
+    def half_of(v: SSAValue, minus: int) -> SSAValue:
+        """(v - minus) / 2, 0 below zero (C++'s division truncates -1 / 2 to 0)."""
+        lowered = em.value(arith.MaxSIOp(em.value(arith.SubiOp(v, em.index(minus))),
+                                         em.index(0)))
+        return em.value(arith.DivUIOp(lowered, em.index(2)))
+
+    def load(i: SSAValue) -> SSAValue:
+        return _as_index(em, em.load(heap, [i]))
+
+    def store(id_: SSAValue, i: SSAValue) -> None:
+        em.store(em.value(arith.IndexCastOp(id_, i64)), heap, [i])
+
+    inner = half_of(length, 1)
+
+    def down(acc):
+        right = em.add_index(em.mul_index(acc[0], 2), 2)
+        left = em.value(arith.SubiOp(right, em.index(1)))
+        child = em.value(arith.SelectOp(less(load(right), load(left)), left, right))
+        store(load(child), acc[0])
+        return [child]
+
+    (hole_,) = while_carry(em, [hole], lambda acc: em.value(arith.CmpiOp(acc[0], inner, "slt")),
+                           down)
+    even = em.value(arith.CmpiOp(em.value(arith.AndIOp(length, em.index(1))), em.index(0),
+                                 "eq"))
+    single = em.value(arith.AndIOp(even, em.value(arith.CmpiOp(hole_, half_of(length, 2),
+                                                               "eq"))))
+    only = em.add_index(em.mul_index(hole_, 2), 1)  # the one child (read only when it is)
+    if_else(em, single, lambda: store(load(only), hole_), lambda: None)
+    start = em.value(arith.SelectOp(single, only, hole_))
+
+    def rises(acc):
+        above = em.value(arith.CmpiOp(acc[0], hole, "sgt"))
+        return em.value(arith.AndIOp(above, less(load(half_of(acc[0], 1)), value)))
+
+    def up(acc):
+        parent = half_of(acc[0], 1)
+        store(load(parent), acc[0])
+        return [parent]
+
+    (place,) = while_carry(em, [start], rises, up)
+    store(value, place)

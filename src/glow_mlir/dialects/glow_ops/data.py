@@ -522,10 +522,13 @@ class ArgMinOp(_ArgOp):
 
 @irdl_op_definition
 class TopKOp(GlowOp):
-    """The `k` largest values along the last dim, sorted, and their indices."""
+    """The `k` largest (or with `largest = false` smallest) values along the last dim,
+    sorted, and their indices. NaN ranks above every number (as in onnxruntime and
+    PyTorch), so a smallest-k takes it last; equal values keep index order."""
 
     name = "glow.top_k"
     k = int_attr(required=True)
+    largest = bool_attr(True)
     input = operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)

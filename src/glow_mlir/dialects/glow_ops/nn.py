@@ -695,6 +695,12 @@ class NonMaxSuppressionOp(GlowOp):
     count = result_def(TensorType)
     assembly_format = FUNCTIONAL_FORMAT
 
+    def input_checks(self) -> list[tuple[SSAValue, InputCheck]]:
+        """An IoU threshold that is a model input must be in [0, 1] (onnxruntime refuses
+        others; one above 1 would keep every box)."""
+        return [(self.iou_threshold, InputCheck("NonMaxSuppression iou_threshold",
+                                                between=(0.0, 1.0)))]
+
     def check(self) -> None:
         boxes, scores = shape_of(self.boxes), shape_of(self.scores)
         require(len(boxes) == 3 and boxes[2] == 4, f"boxes must be [batch, boxes, 4], got "

@@ -145,7 +145,11 @@ def _top_k(n, inputs, bounds, dims, run):
     largest = bool(n.int("largest", 1))
     data, lengths = x, []
     if bound is not None and bound.dim == axis:  # padding sorts last
-        data = masked(b, x, bound, _extreme(x.elem, low=largest))
+        # NaN is the largest float for TopK (after every number and the row's NaNs,
+        # which come first in index order): +inf padding would go before a NaN row
+        fill = np.asarray(np.nan, numpy_dtype(x.elem)) \
+            if not largest and is_float_dtype(numpy_dtype(x.elem)) else _extreme(x.elem, largest)
+        data = masked(b, x, bound, fill)
         lengths.append(b.from_ssa(bound.rows))
     if isinstance(k, Count):
         lengths.append(b.from_ssa(k.value))

@@ -1,4 +1,4 @@
-"""Detection ops: roi_align (ONNX RoiAlign).
+"""Detection ops: roi_align (ONNX RoiAlign), non_max_suppression.
 
 Computed in the input's float type in onnxruntime's order of operations (`roialign.cc`,
 which ONNX's reference follows): sample coordinates `start + p * bin + (i + 0.5) * bin /
@@ -21,6 +21,7 @@ import numpy as np
 
 from glow_mlir.dialects import glow
 from glow_mlir.semantics.registry import DataError, kernel, result_shape
+from glow_mlir.semantics.std_heap import pop_order
 
 
 def adaptive_grid_cap(extent: int) -> int:
@@ -144,9 +145,24 @@ def iou_exceeds(a: np.ndarray, b: np.ndarray, center_point_box: int, threshold) 
     return bool(inter / union > np.float32(threshold))
 
 
+def candidate_order(scores: np.ndarray, candidates: list[int]) -> list[int]:
+    """The candidates in the order onnxruntime's priority queue hands them out: best
+    score first, ties the lower index first; with a NaN score among them (no score
+    threshold, which drops NaN), the order libstdc++'s heap happens to give, as that
+    comparison then has no sorted order (`semantics/std_heap.py`)."""
+    if not np.isnan(scores[candidates]).any():
+        return sorted(candidates, key=lambda i: (-scores[i], i))
+
+    def less(a: int, b: int) -> bool:
+        return bool(scores[a] < scores[b] or (scores[a] == scores[b] and a > b))
+
+    return pop_order(candidates, less)
+
+
 @kernel(glow.NonMaxSuppressionOp)
 def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_threshold):
-    """Greedy per batch and class, best score first (ties: the lower index)."""
+    """Greedy per batch and class, best score first (ties: the lower index; NaN scores
+    as onnxruntime's queue, `candidate_order`)."""
     rows = result_shape(op)[0]
     batches, classes, count = boxes.shape[0], scores.shape[1], boxes.shape[1]
     cap = min(max(int(max_output.reshape(-1)[0]), 0), rows // max(batches * classes, 1))
@@ -160,8 +176,8 @@ def non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_thre
         extents = _extents(boxes[b], center)
         for c in range(classes):
             s = scores[b, c]
-            candidates = [i for i in range(count) if not use_threshold or s[i] > threshold]
-            candidates.sort(key=lambda i: (-s[i], i))
+            candidates = candidate_order(s, [i for i in range(count)
+                                             if not use_threshold or s[i] > threshold])
             kept = _Kept(extents, min(cap, len(candidates)))
             for i in candidates:
                 if kept.n >= cap:

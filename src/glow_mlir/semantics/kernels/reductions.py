@@ -87,13 +87,18 @@ def arg_min(op, x):
 
 @kernel(glow.TopKOp)
 def top_k(op, x):
-    """The k largest along the last dim, largest first; equal values keep index order.
+    """The k largest (or smallest) along the last dim, best first; equal values keep index
+    order, NaN ranks above every number (onnxruntime's and PyTorch's order).
 
-    A stable ascending sort of the reversed row puts equal values in descending index
-    order; reading it backwards gives descending values with ascending indices (and works
-    for unsigned types, where sorting -x would wrap)."""
+    numpy's stable argsort is ascending with NaN last: the smallest as it stands. For the
+    largest, that sort of the reversed row puts equal values in descending index order;
+    reading it backwards gives descending values with ascending indices, NaN first (and
+    works for unsigned types, where sorting -x would wrap)."""
     k = op.int_attr("k")
     n = x.shape[-1]
-    ascending_of_reversed = np.argsort(x[..., ::-1], axis=-1, kind="stable")
-    indices = (n - 1 - ascending_of_reversed)[..., ::-1][..., :k]
+    if op.bool_attr("largest"):
+        ascending_of_reversed = np.argsort(x[..., ::-1], axis=-1, kind="stable")
+        indices = (n - 1 - ascending_of_reversed)[..., ::-1][..., :k]
+    else:
+        indices = np.argsort(x, axis=-1, kind="stable")[..., :k]
     return np.take_along_axis(x, indices, axis=-1), indices

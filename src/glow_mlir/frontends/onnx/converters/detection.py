@@ -53,6 +53,11 @@ def non_max_suppression(n: Node) -> Value | np.ndarray:
     center = n.int("center_point_box", 0)
     if center not in (0, 1):
         n.fail(f"center_point_box must be 0 or 1, got {center}")
+    iou = n.optional(3)  # outside [0, 1] onnxruntime refuses it even when nothing is kept
+    if iou is not None and iou.const is not None:
+        value = float(np.asarray(iou.const).reshape(-1)[0]) if iou.const.size == 1 else None
+        if value is not None and not 0.0 <= value <= 1.0:
+            n.fail(f"iou_threshold must be in [0, 1], got {value:g}")
     b = n.b
     batches, classes, count = boxes.shape[0], scores.shape[1], boxes.shape[1]
     max_output = n.optional(2)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import i64
 
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import reduced_shape
-from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool, is_float, is_unsigned
+from glow_mlir.dialects.glow_ops.types import fmt_shape, is_bool
 from glow_mlir.frontends.onnx.builder import GraphBuilder, Value
 from glow_mlir.frontends.onnx.node import Node
 from glow_mlir.ir.element_types import element_type, numpy_dtype
@@ -153,26 +153,26 @@ def arg_reduction(op_type: str) -> Callable[[Node], Value]:
 
 
 def top_k(n: Node) -> list[Value]:
-    """glow.top_k works on the last dim and returns the largest: other axes are transposed
-    there and back, and the smallest are the largest of the negated input."""
+    """glow.top_k works on the last dim: other axes are transposed there and back. It
+    takes the smallest itself (not as the largest of -x: -NaN is NaN, and -INT_MIN
+    wraps)."""
     x = n.input(0)
     k = n.int("k") if n.opset < 10 else int(n.require_const(1, "k").reshape(-1)[0])
     axis = n.normalize_axis(n.int("axis", -1), x.rank)
     largest = bool(n.int("largest", 1))
-    if not 0 < k <= x.shape[axis]:
-        n.fail(f"k {k} must be in [1, {x.shape[axis]}] (the size of axis {axis})")
+    if not 0 <= k <= x.shape[axis]:
+        n.fail(f"k {k} must be in [0, {x.shape[axis]}] (the size of axis {axis})")
+    if k == 0:  # empty outputs, as onnxruntime's (glow.top_k takes k >= 1)
+        shape = [0 if d == axis else s for d, s in enumerate(x.shape)]
+        return [n.b.from_const(np.zeros(shape, numpy_dtype(x.elem))),
+                n.b.from_const(np.zeros(shape, np.int64))]
     perm = list(range(x.rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     t = n.b.transpose(x, perm)
-    if not largest:
-        if is_unsigned(t.elem) or not (is_float(t.elem) or str(t.elem).startswith("i")):
-            n.unsupported(f"largest=0 on {t.elem} elements")
-        t = n.b.elementwise(glow.NegOp, [t], np.negative)
     shape = [*t.shape[:-1], k]
-    op = n.b.emit(glow.TopKOp, [t], [n.b.tensor(shape, t.elem), n.b.tensor(shape, i64)], k=k)
+    op = n.b.emit(glow.TopKOp, [t], [n.b.tensor(shape, t.elem), n.b.tensor(shape, i64)], k=k,
+                  largest=largest)
     values, indices = n.b.from_ssa(op.results[0]), n.b.from_ssa(op.results[1])
-    if not largest:
-        values = n.b.elementwise(glow.NegOp, [values], np.negative)
     return [n.b.transpose(values, perm), n.b.transpose(indices, perm)]
 
 
