@@ -238,7 +238,8 @@ def test_truncated_file(tmp_path):
 def test_garbage_files(tmp_path, content):
     path = tmp_path / "g.onnx"
     path.write_bytes(content)
-    with pytest.raises(OnnxImportError, match="not (a valid )?(an )?ONNX model|is empty|not a model"):
+    with pytest.raises(OnnxImportError,
+                       match="not (a valid )?(an )?ONNX model|is empty|not a model"):
         import_onnx(str(path))
 
 
