@@ -33,9 +33,8 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.transforms.graph.utils import (
-    apply_patterns,
     defining_op,
-    erase_dead_constants,
+    fuse_into,
     splat_value,
 )
 
@@ -136,13 +135,7 @@ class FuseGelu(RewritePattern):
 
 def fuse_gelu(module: ModuleOp) -> bool:
     """Rewrite every decomposed exact GELU in `module`; whether one was."""
-    before = sum(isinstance(op, glow.GeluOp) for op in module.walk())
-    apply_patterns(module, [FuseGelu()])
-    after = sum(isinstance(op, glow.GeluOp) for op in module.walk())
-    if after != before:
-        for fn in module.ops:
-            erase_dead_constants(fn)
-    return after != before
+    return fuse_into(module, FuseGelu(), glow.GeluOp)
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,9 @@ from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import elem_of, is_float, normalize_axis, shape_of
 from glow_mlir.ir.element_types import numpy_dtype
 from glow_mlir.transforms.graph.utils import (
-    apply_patterns,
     constant_value,
     defining_op,
-    erase_dead_constants,
+    fuse_into,
     make_constant,
     splat_value,
 )
@@ -214,13 +213,7 @@ class FuseLayerNorm(RewritePattern):
 
 def fuse_layer_norm(module: ModuleOp) -> bool:
     """Rewrite every decomposed layer normalization in `module`; whether one was."""
-    before = sum(isinstance(op, glow.LayerNormalizationOp) for op in module.walk())
-    apply_patterns(module, [FuseLayerNorm()])
-    after = sum(isinstance(op, glow.LayerNormalizationOp) for op in module.walk())
-    if after != before:
-        for fn in module.ops:
-            erase_dead_constants(fn)
-    return after != before
+    return fuse_into(module, FuseLayerNorm(), glow.LayerNormalizationOp)
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,19 @@ def apply_patterns(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None
     ).rewrite_module(module)
 
 
+def fuse_into(module: ModuleOp, pattern: RewritePattern, fused: type[Operation]) -> bool:
+    """Apply a pattern that folds a decomposed op back into one `fused` op; whether it
+    fired (the count of `fused` ops changed). The constants the pieces read are erased
+    once nothing reads them."""
+    before = sum(isinstance(op, fused) for op in module.walk())
+    apply_patterns(module, [pattern])
+    after = sum(isinstance(op, fused) for op in module.walk())
+    if after != before:
+        for fn in module.ops:
+            erase_dead_constants(fn)
+    return after != before
+
+
 def erase_dead_constants(fn: Operation) -> None:
     """Erase constants and splats nobody uses any more (folding leaves them behind), in
     `glow.if` branches too."""
