@@ -77,6 +77,15 @@ def _many_columns() -> np.ndarray:
     return x
 
 
+def _assert_top_k_as_onnxruntime(model, x, backend) -> None:
+    """Values and indices of `backend` equal onnxruntime's, dtype and bits."""
+    want = run_onnxruntime(model, {"x": x})
+    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run({"x": x})
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
 @pytest.mark.parametrize("largest", [0, 1])
 @pytest.mark.parametrize("case,k", [("rows", 2), ("rows", 6), ("many", 10), ("many", 1500)])
@@ -87,11 +96,7 @@ def test_top_k_ranks_nan_as_the_largest_value(case, k, largest, backend):
     x = TOP_K_ROWS if case == "rows" else _many_columns()
     model = node_model("TopK", {"x": x}, {"largest": largest},
                        consts={"k": np.array([k], np.int64)}, n_outputs=2, opset=13)
-    want = run_onnxruntime(model, {"x": x})
-    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run({"x": x})
-    for g, w in zip(got, want, strict=True):
-        assert g.dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
+    _assert_top_k_as_onnxruntime(model, x, backend)
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
@@ -103,11 +108,7 @@ def test_top_k_smallest_of_integers(dtype, backend):
     x = np.array([[lo, 5, hi, lo, 0], [3, 3, 3, hi, lo]], dtype)
     model = node_model("TopK", {"x": x}, {"largest": 0},
                        consts={"k": np.array([3], np.int64)}, n_outputs=2, opset=13)
-    want = run_onnxruntime(model, {"x": x})
-    got = glow_mlir.compile(model, backend=backend, cache=False, progress=False).run({"x": x})
-    for g, w in zip(got, want, strict=True):
-        assert g.dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
+    _assert_top_k_as_onnxruntime(model, x, backend)
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "cpu"])
