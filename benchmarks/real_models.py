@@ -857,20 +857,27 @@ def check(entry: Entry, backend: str, time_limit: float = TIME_LIMIT) -> dict:
         result["status"] = "error"
         lines = [s.strip() for s in result["message"].splitlines() if s.strip()]
         result["message"] = f"{result['type']}: {' / '.join(lines)}"[:600]
-    elif returncode != 0 or "max_abs" not in result and "mismatch" not in result:
+    else:
+        _judge(result, returncode, err)
+    result["cause"] = cause(result)
+    return result
+
+
+def _judge(result: dict, returncode: int, err: str) -> None:
+    """Status and message of a child that neither timed out nor reported an error: a
+    crash (no comparison came back), wrong (a mismatch, or an error above TOLERANCE)
+    or ok."""
+    if returncode != 0 or "max_abs" not in result and "mismatch" not in result:
         result["status"] = "crash"
         tail = (err.strip().splitlines() or [""])[-1]
         result["message"] = f"exit code {returncode}: {tail[:200]}"
     elif "mismatch" in result:
-        result["status"] = "wrong"
-        result["message"] = result["mismatch"]
+        result["status"], result["message"] = "wrong", result["mismatch"]
     else:
         ok = result["max_rel"] <= TOLERANCE
         result["status"] = "ok" if ok else "wrong"
         if not ok:
-            result["message"] = (f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}")
-    result["cause"] = cause(result)
-    return result
+            result["message"] = f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}"
 
 
 def _run_child(args: list[str], time_limit: float,
@@ -1032,17 +1039,8 @@ def check_torch_compile(name: str, time_limit: float = TIME_LIMIT) -> dict:
     elif "type" in result:
         result["status"], result["failed_in"] = "error", failed_in
         result["message"] = f"{result['message']} (in {failed_in})"[:300]
-    elif returncode != 0 or "max_abs" not in result and "mismatch" not in result:
-        result["status"] = "crash"
-        tail = (err.strip().splitlines() or [""])[-1]
-        result["message"] = f"exit code {returncode}: {tail[:200]}"
-    elif "mismatch" in result:
-        result["status"], result["message"] = "wrong", result["mismatch"]
     else:
-        ok = result["max_rel"] <= TOLERANCE
-        result["status"] = "ok" if ok else "wrong"
-        if not ok:
-            result["message"] = f"max rel error {result['max_rel']:.2g} > {TOLERANCE:g}"
+        _judge(result, returncode, err)
     result["cause"] = cause(result)
     return result
 
