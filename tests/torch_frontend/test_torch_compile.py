@@ -51,6 +51,13 @@ def backend():
     torch._dynamo.reset()
 
 
+def _assert_compiled_equals_eager(backend, model, x) -> None:
+    """`model` under torch.compile with glow's interpreter equals eager (no grad)."""
+    with torch.no_grad():
+        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
 def _mixed():
     """Supported ops, the custom op in the middle, supported ops again."""
     return conv_net(reduce=lambda y: mystery(y.mean((2, 3))), scale=2.0)
@@ -94,9 +101,7 @@ def test_graph_breaks_are_counted(backend):
     torch.manual_seed(0)
     model = Broken().eval()
     x = torch.randn(3, 4)
-    with torch.no_grad():
-        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
-        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    _assert_compiled_equals_eager(backend, model, x)
     stats = backend.stats()
     assert stats["graphs"] == 2 and stats["graph_breaks"] == 1
     assert stats["partitions"] == 2 and stats["ops_eager"] == 0
@@ -254,9 +259,7 @@ def test_a_call_without_tensors_is_no_op_left_to_eager(backend):
 
     model = Logged().eval()
     x = torch.randn(2, 4)
-    with torch.no_grad():
-        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
-        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    _assert_compiled_equals_eager(backend, model, x)
     stats = backend.stats()
     assert stats["ops_eager"] == 0 and stats["eager_ops"] == {}, stats["eager_ops"]
     assert stats["partitions"] == 1 and stats["ops_glow"] == 3
@@ -276,9 +279,7 @@ def test_a_tensor_changed_in_place_by_an_eager_op(backend):
 
     model = Masked()
     x = torch.randn(3, 4)
-    with torch.no_grad():
-        got = torch.compile(model, backend=backend, options={"backend": "interpreter"})(x)
-        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    _assert_compiled_equals_eager(backend, model, x)
     stats = backend.stats()
     assert stats["partitions"] == 1 and stats["glow_calls"] == 1
     assert stats["eager_ops"]["operator.setitem"] == 2
