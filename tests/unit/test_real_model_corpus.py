@@ -102,3 +102,26 @@ def test_a_check_compiles_cold_and_counts_the_workers_cpu(real_models, tmp_path,
     assert not (tmp_path / "cache").exists()
     t = os.times()
     assert cpu_seconds() >= t.user + t.system + t.children_user + t.children_system
+
+
+def test_steady_runs_alternate_and_keep_the_fastest(real_models, monkeypatch):
+    """`--steady N`: N later runs of ours and onnxruntime's, alternating, the fastest CPU
+    time of each; the table's steady column is their ratio and a closing line their
+    geometric mean and how many are above 1.1."""
+    import io
+
+    calls = []
+    times = iter([0, 3, 3, 4, 4, 6, 6, 8])  # ours 3 then 2, theirs 1 then 2
+    monkeypatch.setattr(real_models, "_cpu_seconds", lambda: next(times))
+    got = real_models._steady_times(lambda: calls.append("ours"),
+                                    lambda: calls.append("ort"), 2)
+    assert calls == ["ours", "ort", "ours", "ort"]
+    assert (got["ours_cpu"], got["ort_cpu"]) == (2, 1)
+    rows = [{"name": n, "checks": {"cpu": {"status": "ok", "steady_ratio": r}}}
+            for n, r in (("a", 2.0), ("b", 0.5), ("c", 1.0))]
+    out = io.StringIO()
+    real_models.print_table(rows, ["cpu"], out)
+    text = out.getvalue()
+    assert "cpu steady" in text.splitlines()[0]
+    assert "2.00" in text and "0.50" in text
+    assert "geometric mean 1.00 over 3 models, 1 above 1.1" in text
