@@ -18,6 +18,7 @@ same bits for any thread count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 
 from xdsl.dialects.builtin import f32
@@ -152,8 +153,10 @@ def emit_pair(a: list, b: list, em: Emitter, kernels) -> None:
             ep = _epilogue(run)
             if ep is not None:
                 kem.epilogues[run[0]] = ep
-        shared_ranges(kem, total, granule, work,
-                      [lambda run=run: GENERATORS[type(run[0])](run[0], kem) for run in (a, b)])
+        def emit(first: glow_ir.InstrOp) -> Callable[[], None]:
+            return lambda: GENERATORS[type(first)](first, kem)
+
+        shared_ranges(kem, total, granule, work, [emit(a[0]), emit(b[0])])
 
     kernels.call(em, kind, key, regions, body,
                  trace_entry(instrs, kind) if kernels.trace is not None else "")
