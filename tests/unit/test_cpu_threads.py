@@ -346,6 +346,52 @@ def test_projections_split_by_pixels_expansions_by_channels(monkeypatch):
         assert got.tobytes() == want.tobytes()
 
 
+def expansion_depthwise(c: int, o: int, hw: int):
+    """A 1x1 expansion (c -> o) + clip, a depthwise 3x3 + clip reading it, and a 1x1
+    projection back to c with the residual add (MobileNetV2's block)."""
+    clip = [("lo", np.float32(0.0).reshape(())), ("hi", np.float32(6.0).reshape(()))]
+    return _model([
+        helper.make_node("Conv", ["x", "we", "be"], ["e"]),
+        helper.make_node("Clip", ["e", "lo", "hi"], ["r"]),
+        helper.make_node("Conv", ["r", "wd", "bd"], ["d"], pads=[1, 1, 1, 1], group=o),
+        helper.make_node("Clip", ["d", "lo", "hi"], ["s"]),
+        helper.make_node("Conv", ["s", "wp", "bp"], ["p"]),
+        helper.make_node("Add", ["p", "x"], ["y"]),
+    ], [("x", [1, c, hw, hw])], ["y"],
+        [("we", _w(o, c, 1, 1)), ("be", _w(o)), ("wd", _w(o, 1, 3, 3)), ("bd", _w(o)),
+         ("wp", _w(c, o, 1, 1)), ("bp", _w(c)), *clip])
+
+
+def _kernel_names(model) -> list[str]:
+    from xdsl.dialects import func
+
+    return [f.sym_name.data for f in model.module.walk()
+            if isinstance(f, func.FuncOp) and "glow.kernel" in f.attributes]
+
+
+@pytest.mark.parametrize("c,o,hw", [(24, 144, 56), (32, 88, 28), (64, 384, 14)])
+def test_expansion_and_depthwise_share_one_region(c, o, hw, monkeypatch):
+    """The expansion and the depthwise convolution after it run in one kernel function
+    with one parallel loop (`conv_pairs`) on 2 and 3 threads, with groups of equal and
+    unequal sizes (88 channels: 11 blocks of 8), and give the bits of one thread and of
+    the two kernels split apart (PAIRS off)."""
+    from glow_mlir.conversion.glow_ir_to_loops import conv_pairs
+
+    proto = expansion_depthwise(c, o, hw)
+    one = glow_mlir.compile(proto, num_threads=1, cache=False)
+    assert not any("_then_" in n for n in _kernel_names(one))
+    want = one(*_inputs(one))
+    for threads in (2, 3):
+        for on in (True, False):
+            monkeypatch.setattr(conv_pairs, "PAIRS", on)
+            model = glow_mlir.compile(proto, num_threads=threads, cache=False)
+            pairs = [n for n in _kernel_names(model) if "_then_" in n]
+            assert len(pairs) == (1 if on else 0), _kernel_names(model)
+            got = model(*_inputs(model))
+            for g, w in zip(got, want):
+                assert g.tobytes() == w.tobytes(), f"{threads} threads, pairs {on} differ"
+
+
 def test_column_split_weighs_the_scalar_columns(monkeypatch):
     """A one-row product splits its columns so that the part holding the columns past the
     micro-kernel's last whole block (scalar loops, SCALAR_COLUMN_COST each) costs no more

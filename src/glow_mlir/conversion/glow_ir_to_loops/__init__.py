@@ -273,19 +273,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
             if copy is not None:
                 emit_run([copy], em, kernels, skip_dead_stores)
                 return
-    values: list[SSAValue] = []
-    seen: set[SSAValue] = set()
-    for instr in run:
-        for v in instr.operands:
-            if v not in seen:
-                seen.add(v)
-                values.append(v)
-    extents = []
-    for v in values:
-        base, offset = em.places[v]
-        extents.append((base, offset, glow_ir.buffer_bytes(v.type)))  # type: ignore[arg-type]
-    regions, refs = regions_of(extents)
-    ref_of = dict(zip(values, refs))
+    values, regions, ref_of = call_layout(run, em)
     elementwise = type(run[0]) in ELEMENTWISE
     epilogue = None if elementwise or len(run) == 1 else Epilogue(run[0], tuple(run[1:]), True)
     dead: tuple[bool, ...] = ()
@@ -312,6 +300,25 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
 
     kernels.call(em, kind, key, regions, body,
                  trace_entry(run, kind) if kernels.trace is not None else "")
+
+
+def call_layout(instrs: list[glow_ir.InstrOp], em: Emitter
+                ) -> tuple[list[SSAValue], list, dict[SSAValue, tuple[int, int]]]:
+    """The operands of `instrs` (each once, in order), the disjoint regions of memory they
+    sit in (a kernel function's arguments) and each operand's (region, offset)."""
+    values: list[SSAValue] = []
+    seen: set[SSAValue] = set()
+    for instr in instrs:
+        for v in instr.operands:
+            if v not in seen:
+                seen.add(v)
+                values.append(v)
+    extents = []
+    for v in values:
+        base, offset = em.places[v]
+        extents.append((base, offset, glow_ir.buffer_bytes(v.type)))  # type: ignore[arg-type]
+    regions, refs = regions_of(extents)
+    return values, regions, dict(zip(values, refs))
 
 
 def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
@@ -376,8 +383,18 @@ class FunctionHooks:
 def emit_block(block: Block, em: Emitter, kernels: KernelFunctions) -> None:
     """The calls computing a program block's instructions, in order; a `glow_ir.if` is
     an `scf.if` on its condition around the calls of its two programs."""
-    for run in stackable_runs(block, em):
-        if isinstance(run[0], glow_ir.IfOp):
+    from glow_mlir.conversion.glow_ir_to_loops.conv_pairs import emit_pair, pairable
+
+    runs = stackable_runs(block, em)
+    skip = False
+    for i, run in enumerate(runs):
+        if skip:
+            skip = False
+            continue
+        if i + 1 < len(runs) and pairable(run, runs[i + 1], em, kernels.threads):
+            emit_pair(run, runs[i + 1], em, kernels)
+            skip = True
+        elif isinstance(run[0], glow_ir.IfOp):
             emit_if(run[0], em, kernels)
         elif isinstance(run[0], glow_ir.LoopOp):
             emit_loop(run[0], em, kernels)

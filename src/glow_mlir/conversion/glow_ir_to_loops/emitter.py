@@ -60,6 +60,9 @@ class Emitter:
         self.parallel_depth = 0
         """How many parallel loops enclose the code being emitted (`parallel.py`: nested
         ones run serially)."""
+        self.shared_split: tuple[int, SSAValue | None, int] | None = None
+        """(total, start, count): the group the next `parallel.parallel_ranges` takes
+        (`parallel.shared_ranges`: kernels sharing one parallel region)."""
         self.private_scratch = False
         """Whether `scratch` handed out per-worker buffers (`private=True`)."""
         self.places: dict[SSAValue, tuple[SSAValue, int]] = {}
