@@ -330,17 +330,17 @@ def residual_conv_case(c, hw, o, k, stride, pad):
     return case
 
 
-def max_pool_case(c, hw, k, stride, pad):
-    """ResNet's max pool after the stem, through glow_mlir.compile."""
+def max_pool_case(c, hw, k, stride, pad, op="MaxPool"):
+    """ResNet's max pool after the stem (or another pool `op`), through glow_mlir.compile."""
     def case():
         from onnx import helper
 
         x = rand(1, c, hw, hw, seed=1)
         oh = (hw + 2 * pad - k) // stride + 1
-        nodes = [helper.make_node("MaxPool", ["x"], ["out"], kernel_shape=[k, k],
+        nodes = [helper.make_node(op, ["x"], ["out"], kernel_shape=[k, k],
                                   strides=[stride, stride], pads=[pad] * 4)]
         model, feeds = graph_model(nodes, {"x": x}, [1, c, oh, oh])
-        return (f"max_pool {c}x{hw}x{hw} {k}x{k}/{stride}", model, feeds,
+        return (f"{op} {c}x{hw}x{hw} {k}x{k}/{stride}", model, feeds,
                 ort_model_runner(model, feeds), 0)
     return case
 
@@ -650,6 +650,10 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # and its block ends inside a stage (the add may write over the skip)
          "r50_conv1": conv_clip_case(3, 224, 64, 7, 2, 3),
          "r50_pool": max_pool_case(64, 112, 3, 2, 1),
+         # DenseNet-121's transition pools (2x2/2, after the 1x1 moved behind them)
+         "dn_pool_56": max_pool_case(256, 56, 2, 2, 0, "AveragePool"),
+         "dn_pool_28": max_pool_case(512, 28, 2, 2, 0, "AveragePool"),
+         "dn_pool_14": max_pool_case(1024, 14, 2, 2, 0, "AveragePool"),
          "r50_s2_56": conv_clip_case(128, 56, 128, 3, 2, 1),
          "r50_s2_28": conv_clip_case(256, 28, 256, 3, 2, 1),
          "r50_s2_14": conv_clip_case(512, 14, 512, 3, 2, 1),
@@ -758,6 +762,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
+    p.add_argument("--no-row-avg-pool", action="store_true",
+                   help="unpadded average pools by tap rectangles, not "
+                        "kernels_pool._max_pool_rows (the form before)")
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
@@ -803,6 +810,7 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
+    kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 

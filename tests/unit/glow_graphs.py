@@ -210,6 +210,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "arithmetic_chain": (),
     "noop": (),
     "spatial_mean": ("glow.batched_reduce_mean",),
+    "conv_avg_pool": ("glow.convolution", "glow.avg_pool"),
     "concat_concat": ("glow.concat",),
     "residual": ("glow.add",),
     "branches": (),
@@ -1778,6 +1779,37 @@ class _Builder:
         x = self.primary((4,))
         axes = [2, 3] if self.coin(0.7) else [-2, -1]
         return self.f_reduction(x, "glow.batched_reduce_mean", sorted(a % 4 for a in axes))
+
+    def p_conv_avg_pool(self) -> Val | None:
+        """A 1x1 convolution, then an average pool (DenseNet's transitions)."""
+        layout = "NHWC" if self.coin(0.25) else "NCHW"
+        x = self.primary((4,), shape_ok=lambda s: min(image_dims(s, layout)[2:]) >= 2)
+        n, c, h, w = image_dims(x.shape, layout)
+        if x.rank != 4 or min(n, c) < 1 or min(h, w) < 2:
+            return None
+        group = self.choice(_divisors(c)[:3]) if self.coin(0.3) else 1
+        o = group * self.int(1, max(1, 6 // group))
+        if not self.fits(image_shape(n, o, h, w, layout)):
+            return None
+        s = 1.0 / math.sqrt(c // group)
+        filt = self.weight(image_shape(o, c // group, 1, 1, layout), -s, s, "filter")
+        bias = self.weight((o,), -0.5, 0.5, "bias")
+        rows = filt.array.reshape(o, -1) if filt.array is not None else None
+        lo, hi = _linear_bounds(rows, (filt.lo, filt.hi), c // group, (x.lo, x.hi),
+                                (bias.lo, bias.hi))
+        attrs: dict = {"kernels": [1, 1], "group": group, "layout": layout}
+        lo, hi = self.fused(attrs, lo, hi)
+        conv = self.emit("glow.convolution", [x, filt, bias], image_shape(n, o, h, w, layout),
+                         lo, hi, **attrs)
+        k, stride = self.int(1, 2), self.int(1, 2)
+        pads = [self.int(0, k - 1) for _ in range(4)] if self.coin(0.2) else [0, 0, 0, 0]
+        oh, ow = spatial_out((h, w), [k, k], [stride, stride], pads)
+        include = self.coin(0.5)
+        if include and any(pads):
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        return self.emit("glow.avg_pool", [conv], image_shape(n, o, oh, ow, layout), lo, hi,
+                         kernels=[k, k], strides=[stride, stride], pads=pads,
+                         count_include_pad=include, layout=layout)
 
     def p_concat_concat(self) -> Val | None:
         x = self.primary()

@@ -291,6 +291,8 @@ POOLS = {
     "window_4x4_s2": (1, 3, 10, 10, (4, 4), (2, 2), (0, 0, 0, 0)),
     # ResNet's 3x3/2 pad 1 on rows long enough for a vectorized interior, odd sides
     "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
+    # unpadded, uneven window and strides, rows long enough to vectorize
+    "3x2_s12_wide": (1, 3, 9, 37, (3, 2), (1, 2), (0, 0, 0, 0)),
     # windows past the image (pads as large as the window): not kernels_pool's row form
     "windows_off_the_image": (1, 2, 4, 5, (2, 2), (2, 2), (2, 2, 2, 2)),
 }
@@ -325,7 +327,7 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     seen = []
     real = kernels_pool._max_pool_rows
     monkeypatch.setattr(kernels_pool, "_max_pool_rows",
-                        lambda *a: (seen.append(1), real(*a)))
+                        lambda *a, **k: (seen.append(1), real(*a, **k)))
     inputs, rt, attrs = _pool(name, "NCHW")
     got = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
     assert bool(seen) is rows
@@ -340,6 +342,25 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
 def test_avg_pool(name, layout, include):
     inputs, rt, attrs = _pool(name, layout, count_include_pad=include)
     check(glow.AvgPoolOp, inputs, rt, **attrs)
+
+
+@pytest.mark.parametrize("name, rows", [("2x2_s2", True), ("3x2_s12_wide", True),
+                                        ("3x3_s2_p1", False), ("window_4x4_s2", False)])
+@pytest.mark.parametrize("include", [False, True])
+def test_avg_pool_by_rows(name, rows, include, monkeypatch):
+    """Unpadded NCHW average pools of at most MAX_UNROLLED_TAPS taps take
+    kernels_pool._max_pool_rows with sums (ROW_AVG); padded ones and larger windows do
+    not. The numbers are the reference's (`check`)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    seen = []
+    real = kernels_pool._max_pool_rows
+    monkeypatch.setattr(kernels_pool, "_max_pool_rows",
+                        lambda *a, **k: (seen.append(k), real(*a, **k)))
+    inputs, rt, attrs = _pool(name, "NCHW", count_include_pad=include)
+    check(glow.AvgPoolOp, inputs, rt, **attrs)
+    assert bool(seen) is rows
+    assert all(k.get("divisor") for k in seen)
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

@@ -34,6 +34,7 @@ def _count(module, name: str) -> int:
     "merge-constants",
     "fold-arithmetic-chains",
     "reduce-mean-to-avg-pool",
+    "pool-before-pointwise-conv",
 ])
 @SETTINGS
 @given(data=glow_graphs(max_ops=8))
@@ -61,6 +62,25 @@ def test_spatial_means_become_pools(g):
         if op.name == "glow.batched_reduce_mean":
             axes = sorted(a % 4 for a in op.ints("axes"))
             assert not (len(op.operands[0].type.get_shape()) == 4 and axes == [2, 3])
+
+
+@SETTINGS
+@given(glow_graphs(max_ops=6, patterns=["conv_avg_pool"]))
+def test_pools_move_before_pointwise_convs(g):
+    """Every unpadded, shrinking pool of a plain 1x1 convolution read by nothing else
+    moves in front of it, keeping the numbers; padded pools stay behind."""
+    module = _check(g, "pool-before-pointwise-conv")
+    for op in module.walk():
+        conv = op.operands[0].owner if op.name == "glow.avg_pool" else None
+        if getattr(conv, "name", "") != "glow.convolution" or not conv.results[0].has_one_use():
+            continue
+        pointwise = (list(conv.ints("kernels")) == [1, 1]
+                     and list(conv.ints("strides", (1, 1))) == [1, 1]
+                     and not any(conv.ints("pads", (0, 0, 0, 0)))
+                     and conv.str_attr("fused_activation", "none") == "none"
+                     and conv.str_attr("layout", "NCHW") == op.str_attr("layout", "NCHW"))
+        shrinks = op.results[0].type.element_count() < op.operands[0].type.element_count()
+        assert not (pointwise and shrinks and not any(op.ints("pads", (0, 0, 0, 0)))), g
 
 
 @SETTINGS

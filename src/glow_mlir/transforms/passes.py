@@ -49,6 +49,8 @@ PASS_PATHS: dict[str, str] = {
         "glow_mlir.transforms.graph.fold_arithmetic_chains:FoldArithmeticChainsPass",
     "reduce-mean-to-avg-pool":
         "glow_mlir.transforms.graph.reduce_mean_to_avg_pool:ReduceMeanToAvgPoolPass",
+    "pool-before-pointwise-conv":
+        "glow_mlir.transforms.graph.pool_before_pointwise_conv:PoolBeforePointwiseConvPass",
     "fuse-activations": "glow_mlir.transforms.graph.fuse_activations:FuseActivationsPass",
     "quantize-graph": "glow_mlir.transforms.graph.quantize_graph:QuantizeGraphPass",
     # training

@@ -219,10 +219,13 @@ def _dead_keys(em: Emitter, group: list[glow_ir.InstrOp]) -> set[BufferKey]:
 
 
 def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
-                     skip_dead_stores: bool = True) -> None:
+                     skip_dead_stores: bool = True,
+                     runs: tuple[int, tuple[int, ...]] | None = None) -> None:
     """One loop computing the stack `group` (see `can_stack`) element by element: each
     memory element is loaded at most once per iteration, each written key stored once (by
-    its last writer), not at all when nothing reads it after the stack."""
+    its last writer), not at all when nothing reads it after the stack. `runs` (from
+    `channel_runs.channel_runs`): a loop over runs of that many elements, the picked
+    constant sources loaded once per run."""
     n = _elements(group[0].operands[0])
     dead = _dead_keys(em, group) if skip_dead_stores else set()
     views: dict[BufferKey, SSAValue] = {}
@@ -237,8 +240,8 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
         for v in instr.dests():  # type: ignore[attr-defined]
             last_writer[_key(em, v)] = instr
 
-    def body(i: SSAValue) -> None:
-        regs: dict[BufferKey, SSAValue] = {}
+    def body(i: SSAValue, hoisted: dict[BufferKey, SSAValue] | None = None) -> None:
+        regs: dict[BufferKey, SSAValue] = dict(hoisted or {})
         for instr in group:
             args = []
             for v in instr.sources():  # type: ignore[attr-defined]
@@ -254,6 +257,19 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
 
     from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
+    if runs is not None:
+        from glow_mlir.conversion.glow_ir_to_loops.channel_runs import hoisted_sources
+
+        inner, positions = runs
+        keys = {_key(em, v) for v in hoisted_sources(group, positions)}
+
+        def run(r: SSAValue) -> None:
+            start = em.mul_index(r, inner)
+            hoisted = {k: em.load(views[k], [start]) for k in keys}
+            em.loop(0, inner, lambda j: body(em.value(arith.AddiOp(start, j)), hoisted))
+
+        parallel_loop(em, n // inner, n * 4 * (len(views) - len(keys) + len(group)), run)
+        return
     # threads: blocks of 16 elements (64 bytes of f32), work ~ bytes moved
     parallel_loop(em, n, n * 4 * (len(views) + len(group)), body, granule=16)
 
@@ -281,9 +297,14 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         dead_keys = _dead_keys(em, run)
         dead = tuple(_key(em, d) in dead_keys for instr in run
                      for d in instr.dests())  # type: ignore[attr-defined]
+    runs = None
+    if elementwise:
+        from glow_mlir.conversion.glow_ir_to_loops.channel_runs import channel_runs
+
+        runs = channel_runs(run)
     key = (tuple((attributes_key(i), tuple(v.type for v in i.operands),
                   tuple(ref_of[v] for v in i.operands)) for i in run),
-           skip_dead_stores, dead)
+           skip_dead_stores, dead, runs)
     kind = ("elementwise" if elementwise and len(run) > 1
             else run_kind(run) if len(run) > 1 else run[0].name.split(".", 1)[1])
 
@@ -292,7 +313,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
             index, offset = ref_of[v]
             kem.place(v, args[index], offset)
         if elementwise:
-            emit_elementwise(run, kem, skip_dead_stores)
+            emit_elementwise(run, kem, skip_dead_stores, runs)
         else:
             if epilogue is not None:
                 kem.epilogues[run[0]] = epilogue

@@ -48,6 +48,7 @@ OPTIMIZE_PASSES: tuple[str, ...] = (
     "fold-matmul-add",
     "fold-arithmetic-chains",
     "reduce-mean-to-avg-pool",
+    "pool-before-pointwise-conv",
 )
 """The passes of one `glow-optimize` round, in order."""
 
