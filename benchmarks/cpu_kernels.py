@@ -5,7 +5,6 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-grouped]
-                                     [--grouped-orientation auto|pixels|channels]
                                      [--no-split-columns]
                                      [--no-pipelined-planes] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
@@ -760,9 +759,6 @@ def main(argv=None) -> None:
     p.add_argument("--no-grouped", action="store_true",
                    help="grouped convolutions on the register tiles and direct forms "
                         "(kernels_grouped.GROUPED = False)")
-    p.add_argument("--grouped-orientation", default="auto",
-                   choices=["auto", "pixels", "channels"],
-                   help="kernels_grouped.ORIENTATION")
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
@@ -819,7 +815,6 @@ def main(argv=None) -> None:
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
     from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
     kernels_grouped.GROUPED = not args.no_grouped
-    kernels_grouped.ORIENTATION = args.grouped_orientation
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise

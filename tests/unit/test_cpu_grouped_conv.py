@@ -49,12 +49,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("along", ["pixels", "channels"])
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in range(len(CASES))])
-def test_against_interpreter_and_tiles(case, along, calls, monkeypatch):
-    """Both orientations on every case (the channels' padding: og 4, 6, 8, 48)."""
+def test_against_interpreter_and_tiles(case, calls, monkeypatch):
     n, c, h, w, o, group, kernel, pads, strides, dilations, tail = case
-    monkeypatch.setattr(grouped, "ORIENTATION", along)
     model, feeds = conv_model(n, c, h, w, o, pads=pads, strides=strides, kernel=kernel,
                               group=group, dilations=dilations, tail=tail, seed=h + w)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
@@ -74,17 +71,6 @@ def test_bands():
     assert grouped.band_rows(48 * 9, 7, 7) == 7
 
 
-def test_orientation():
-    """Vectors along the channels where the pixels would pad more: RegNetX's 48 channels
-    per group at 7x7 and 14x14 (49 and 196 pixels), not at 56x56 (4 rows of 56); never
-    past 64 channels (one block) nor for 4 channels per group."""
-    assert grouped.orientation(48, 7, 7) == "channels"
-    assert grouped.orientation(48, 14, 14) == "channels"
-    assert grouped.orientation(48, 4, 56) == "pixels"
-    assert grouped.orientation(96, 7, 7) == "pixels"
-    assert grouped.orientation(4, 56, 56) == "pixels"
-
-
 @pytest.fixture
 def static_parts():
     """Part w of every parallel loop on worker w: columns shared by mistake between
@@ -98,11 +84,9 @@ def static_parts():
 
 @pytest.mark.parametrize("shape", [(96, 2, 30, (1, 1)), (64, 8, 29, (2, 2)),
                                    (64, 2, 38, (1, 1))], ids=["g2", "g8_s2", "bands"])
-@pytest.mark.parametrize("along", ["pixels", "channels"])
-def test_same_bits_for_any_thread_count(shape, along, calls, monkeypatch, static_parts):
+def test_same_bits_for_any_thread_count(shape, calls, monkeypatch, static_parts):
     """Large enough that the (group, band) pairs split over threads, in odd ranges."""
     c, group, hw, strides = shape
-    monkeypatch.setattr(grouped, "ORIENTATION", along)
     model, feeds = conv_model(2, c, hw, hw, c, strides=strides, group=group, tail="residual")
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3

@@ -93,26 +93,6 @@ def _padded(cols: int) -> int:
     return -(-cols // lanes) * lanes
 
 
-ORIENTATION = "auto"
-"""Which dimension the micro-kernel's vectors run along: "pixels" (out[oc, p]: blocks of
-gemm_micro.ROWS output channels x up to 64 pixels, the columns padded to whole vectors),
-"channels" (out^T[p, oc] = col^T x W^T: blocks of CHANNEL_ROWS pixels x the group's
-output channels, padded to whole vectors; the group's weights transposed per band into
-a [k, og] scratch), "auto": the one that pads less, pixels on a tie."""
-CHANNEL_ROWS = 8
-"""Pixels per block in the "channels" orientation (at most 6 with 4 vectors: the
-accumulators and B's vectors in 32 registers)."""
-
-
-def orientation(og: int, rows: int, ow: int) -> str:
-    """`ORIENTATION` for og output channels per group and bands of rows x ow pixels."""
-    if ORIENTATION != "auto":
-        return ORIENTATION
-    cols = rows * ow
-    wide = og > gemm_micro.width()  # more than one block of channels: pixels
-    return "channels" if not wide and og * _padded(cols) > cols * _padded(og) else "pixels"
-
-
 def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     """out = conv(x, w) + bias, then `act`, for `use_grouped`'s convolutions (module
     docstring)."""
@@ -131,14 +111,8 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     work = o * k * oh * ow
     units = group * bands
     private = group_size(em, units, 1, work) is not None
-    along = orientation(og, rows, ow)
     col = em.scratch(f32, [k, width], private=private)
-    wt = None
-    if along == "channels":
-        wt = em.scratch(f32, [k, _padded(og)], private=private)
-        tile = em.scratch(f32, [_channel_rows(og), _padded(og)], private=private)
-    else:
-        tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
+    tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
     B = em.buffer(bias)
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, k])
@@ -150,15 +124,12 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         padded = _padded(cols)
         im2col_fill(em, x, col, ni, em.mul_index(g, cg), cg, r0, height, kernels, strides,
                     pads, dilation, (oh, ow))
-        if padded > cols and along == "pixels":  # never stored; keep the products finite
+        if padded > cols:  # the padding's products are never stored; keep them finite
             zero = em.const(0.0, f32)
             em.loop(0, k, lambda kk: em.loop(cols, padded, lambda j: em.store(
                 zero, col, [kk, j])))
         ob = em.mul_index(g, og)
         p0 = em.mul_index(r0, ow)
-        if along == "channels":
-            _channels(em, act, k, og, cols, col, wt, tile, B, Wf, P, ni, ob, p0)
-            return
 
         def panel(m0: SSAValue, valid: int, span: int) -> None:
             """Output columns m0 .. m0 + valid (span: padded to whole vectors)."""
@@ -206,40 +177,3 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
             0, count, lambda u: unit(ni, shifted(s, em, u))))
 
     em.loop(0, n, image)
-
-
-def _channel_rows(og: int) -> int:
-    return min(CHANNEL_ROWS, 24 // (_padded(og) // gemm_micro.lanes()))
-
-
-def _channels(em: Emitter, act: Finish, k: int, og: int, cols: int, col: SSAValue,
-              wt: SSAValue | None, tile: SSAValue, B: SSAValue, Wf: SSAValue, P: SSAValue,
-              ni: SSAValue, ob: SSAValue, p0: SSAValue) -> None:
-    """A band of `cols` pixels (col[:, :cols]) of one group in the "channels" orientation:
-    wt[kk, i] = W[ob + i, kk] (0 past og), then per block of pixels tile[r, i] = bias +
-    sum_kk col[kk, p + r] * wt[kk, i] in registers, stored to out[ob + i, p0 + p + r]."""
-    assert wt is not None
-    span, lanes = _padded(og), gemm_micro.lanes()
-    zero = em.const(0.0, f32)
-
-    def w_row(kk):
-        em.loop(0, og, lambda i: em.store(em.load(Wf, [iadd(em, ob, i), kk]), wt, [kk, i]))
-        em.loop(og, span, lambda i: em.store(zero, wt, [kk, i]))
-
-    em.loop(0, k, w_row)
-    nvec = span // lanes
-
-    def pixels(q0: SSAValue, count: int) -> None:
-        ps = [em.add_index(q0, r) for r in range(count)]
-        em.loop(0, span, lambda i: [em.store(em.load(B, [iadd(em, ob, imin_(i))]), tile,
-                                             [em.index(r), i]) for r in range(count)])
-        gemm_micro.block(em, ps, tile, em.index(0), k, lambda p, kk: (col, [kk, p]),
-                         lambda kk, j0: (wt, [kk, j0]), nvec=nvec)
-        em.loop(0, og, lambda i: [act.store(
-            em.load(tile, [em.index(r), i]), P, [ni, iadd(em, ob, i), iadd(em, p0, p)])
-            for r, p in enumerate(ps)])
-
-    def imin_(i: SSAValue) -> SSAValue:  # the padding's bias: any channel's
-        return em.value(arith.MinUIOp(i, em.index(og - 1)))
-
-    block_loop(em, cols, _channel_rows(og), pixels)
