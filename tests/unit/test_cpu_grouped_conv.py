@@ -46,12 +46,17 @@ CASES = [
     (1, 8, 11, 11, 8, 2, 5, (2, 2, 2, 2), (1, 1), (1, 1), None),         # 5x5
     (1, 8, 10, 10, 8, 2, 1, (0, 0, 0, 0), (2, 2), (1, 1), None),         # 1x1 stride 2
     (1, 64, 38, 38, 64, 2, 3, (1, 1, 1, 1), (1, 1), (1, 1), "relu"),     # bands, panels
+    (1, 8, 20, 37, 8, 2, 3, (1, 2, 0, 1), (1, 1), (1, 1), None),         # 3 vectors a row
+    (1, 8, 16, 16, 8, 2, 3, (1, 1, 1, 1), (1, 1), (1, 1), None),         # rows of 16
 ]
 
 
+@pytest.mark.parametrize("padded", [True, False], ids=["padded_fill", "border_fill"])
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in range(len(CASES))])
-def test_against_interpreter_and_tiles(case, calls, monkeypatch):
+def test_against_interpreter_and_tiles(case, padded, calls, monkeypatch):
+    """Both fills of the columns (the padded copy's vectors run past each row)."""
     n, c, h, w, o, group, kernel, pads, strides, dilations, tail = case
+    monkeypatch.setattr(grouped, "PADDED_FILL", padded)
     model, feeds = conv_model(n, c, h, w, o, pads=pads, strides=strides, kernel=kernel,
                               group=group, dilations=dilations, tail=tail, seed=h + w)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
@@ -85,3 +86,76 @@ def im2col_fill(em: Emitter, x: SSAValue, col: SSAValue, ni: SSAValue, c0: SSAVa
         em.loop(0, kh_n, tap_h)
 
     parallel_loop(em, chans, chans * kh_n * kw_n * height * ow * 4, chan)
+
+
+def padded_band_dims(chans: int, height: int, wd: int, kernels, strides, pads, dilation,
+                     lanes: int) -> list[int]:
+    """The dims of `im2col_fill_padded`'s copy of a band of `height` output rows:
+    [chans, input rows the band reads, the padded row + lanes columns of slack]."""
+    rows = (height - 1) * strides[0] + (kernels[0] - 1) * dilation[0] + 1
+    return [chans, rows, pads[1] + wd + pads[3] + lanes]
+
+
+def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
+                       ni: SSAValue, c0: SSAValue, chans: int, r0: SSAValue, height: int,
+                       kernels, strides, pads, dilation, out_hw, lanes: int) -> None:
+    """`im2col_fill`'s columns (col[(icl, kh, kw), (r, ow)]) through a zero-padded copy
+    xp (`padded_band_dims`) of the band's input rows: every row of the columns is then a
+    plain copy with no border test, with a column stride of 1 in vectors of `lanes`
+    (each row's last vector runs into the next row's place, written after it, and past
+    the last row: col needs (height - 1) x ow + ow rounded up to `lanes` columns). The
+    scalar fill tests every element for the border: on RegNetX's 48-channel groups at
+    14x14 it took as long as the products."""
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    oh, ow = out_hw
+    kh_n, kw_n = kernels
+    sh, sw = strides
+    X = em.buffer(x)
+    t = elem(x)
+    _, th, tw = padded_band_dims(chans, height, wd, kernels, strides, pads, dilation, lanes)
+    zero = em.const(0.0, t)
+    vt = VectorType(t, [lanes])
+
+    def copy_chan(icl):
+        ic = iadd(em, c0, icl)
+        em.loop(0, th, lambda q: em.loop(0, tw, lambda u: em.store(zero, xp, [icl, q, u])))
+        # input rows r0 sh - pad_top + q inside the image
+        top = em.add_index(em.mul_index(r0, sh), -pads[0])  # may be negative
+        minus_top = em.add_index(em.mul_index(r0, -sh), pads[0])
+        q_lo = imax(em, minus_top, 0)
+        q_hi = imin(em, em.add_index(minus_top, h), th)
+
+        def row(q):
+            ih = iadd(em, top, q)
+            em.loop(0, wd, lambda u: em.store(em.load(X, [ni, ic, ih, u]), xp,
+                                              [icl, q, em.add_index(u, pads[1])]))
+
+        em.loop(q_lo, q_hi, row)
+
+    em.loop(0, chans, copy_chan)
+    vecs = -(-ow // lanes)
+
+    def chan(icl):
+        def tap(kh, kw):
+            k = iadd(em, em.mul_index(icl, kh_n * kw_n),
+                     iadd(em, em.mul_index(kh, kw_n), kw))
+            u0 = em.mul_index(kw, dilation[1])
+
+            def row(r):
+                q = iadd(em, em.mul_index(r, sh), em.mul_index(kh, dilation[0]))
+                p0 = em.mul_index(r, ow)
+                if sw == 1:
+                    for v in range(vecs):
+                        val = em.value(vector.LoadOp(xp, [icl, q, em.add_index(u0, v * lanes)],
+                                                     vt))
+                        em.op(vector.StoreOp(val, col, [k, em.add_index(p0, v * lanes)]))
+                    return
+                em.loop(0, ow, lambda j: em.store(
+                    em.load(xp, [icl, q, iadd(em, u0, em.mul_index(j, sw))]), col,
+                    [k, iadd(em, p0, j)]))
+
+            em.loop(0, height, row)
+
+        em.loop(0, kh_n, lambda kh: em.loop(0, kw_n, lambda kw: tap(kh, kw)))
+
+    em.loop(0, chans, chan)
