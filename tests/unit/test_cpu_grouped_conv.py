@@ -118,3 +118,18 @@ def test_f64_keeps_the_tiles(calls, monkeypatch):
     got = _run(model, feeds, True, monkeypatch)
     assert not calls and got.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_eight_lanes(strides, calls, monkeypatch):
+    """An AVX2 target's 8-lane vectors (rows of 11 columns: two vectors, the last
+    running past the row)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    monkeypatch.setattr(gemm_micro, "LANES", 8)
+    model, feeds = conv_model(1, 16, 11 * strides[0], 11 * strides[1], 16, strides=strides,
+                              group=2, tail="relu", seed=3)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
@@ -91,9 +91,10 @@ def im2col_fill(em: Emitter, x: SSAValue, col: SSAValue, ni: SSAValue, c0: SSAVa
 def padded_band_dims(chans: int, height: int, wd: int, kernels, strides, pads, dilation,
                      lanes: int) -> list[int]:
     """The dims of `im2col_fill_padded`'s copy of a band of `height` output rows:
-    [chans, input rows the band reads, the padded row + lanes columns of slack]."""
+    [chans, input rows the band reads, the padded row + 2 x lanes columns of slack (a
+    stride of 2 reads two vectors per vector of columns)]."""
     rows = (height - 1) * strides[0] + (kernels[0] - 1) * dilation[0] + 1
-    return [chans, rows, pads[1] + wd + pads[3] + lanes]
+    return [chans, rows, pads[1] + wd + pads[3] + 2 * lanes]
 
 
 def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
@@ -101,11 +102,12 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
                        kernels, strides, pads, dilation, out_hw, lanes: int) -> None:
     """`im2col_fill`'s columns (col[(icl, kh, kw), (r, ow)]) through a zero-padded copy
     xp (`padded_band_dims`) of the band's input rows: every row of the columns is then a
-    plain copy with no border test, with a column stride of 1 in vectors of `lanes`
-    (each row's last vector runs into the next row's place, written after it, and past
-    the last row: col needs (height - 1) x ow + ow rounded up to `lanes` columns). The
-    scalar fill tests every element for the border: on RegNetX's 48-channel groups at
-    14x14 it took as long as the products."""
+    plain copy with no border test; at a column stride of 1 or 2 in vectors of `lanes`
+    (stride 2: the even lanes of two loads, one shuffle), each row's last vector running
+    into the next row's place (written after it) and past the last row: col needs
+    (height - 1) x ow + ow rounded up to `lanes` columns. The scalar fill tests every
+    element for the border: on RegNetX's 48-channel groups at 14x14 it took as long as
+    the products."""
     n, c, h, wd = image_dims(shape(x), "NCHW")
     oh, ow = out_hw
     kh_n, kw_n = kernels
@@ -134,6 +136,7 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
 
     em.loop(0, chans, copy_chan)
     vecs = -(-ow // lanes)
+    evens = DenseArrayBase.from_list(i32, list(range(0, 2 * lanes, 2)))
 
     def chan(icl):
         def tap(kh, kw):
@@ -144,10 +147,14 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
             def row(r):
                 q = iadd(em, em.mul_index(r, sh), em.mul_index(kh, dilation[0]))
                 p0 = em.mul_index(r, ow)
-                if sw == 1:
+                if sw in (1, 2):
                     for v in range(vecs):
-                        val = em.value(vector.LoadOp(xp, [icl, q, em.add_index(u0, v * lanes)],
-                                                     vt))
+                        u = em.add_index(u0, v * lanes * sw)
+                        val = em.value(vector.LoadOp(xp, [icl, q, u], vt))
+                        if sw == 2:  # the even columns of two vectors
+                            odd = em.value(vector.LoadOp(xp, [icl, q, em.add_index(
+                                u, lanes)], vt))
+                            val = em.value(llvm.ShuffleVectorOp(val, odd, evens, vt))
                         em.op(vector.StoreOp(val, col, [k, em.add_index(p0, v * lanes)]))
                     return
                 em.loop(0, ow, lambda j: em.store(
