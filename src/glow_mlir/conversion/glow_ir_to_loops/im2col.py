@@ -118,21 +118,39 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
     zero = em.const(0.0, t)
     vt = VectorType(t, [lanes])
 
+    zeros = em.value(vector.BroadcastOp(zero, vt))
+    padded_w = pads[1] + wd + pads[3]
+
     def copy_chan(icl):
+        """xp[icl] = the band's rows of channel c0 + icl, zero-padded, in vectors: whole
+        zero rows outside the image; inside, a zero vector at the left, the row (whole
+        vectors, then its last columns one by one), zeros at the right pad. Only the padded
+        row's columns matter: the slack past it feeds columns never stored."""
         ic = iadd(em, c0, icl)
-        em.loop(0, th, lambda q: em.loop(0, tw, lambda u: em.store(zero, xp, [icl, q, u])))
-        # input rows r0 sh - pad_top + q inside the image
         top = em.add_index(em.mul_index(r0, sh), -pads[0])  # may be negative
         minus_top = em.add_index(em.mul_index(r0, -sh), pads[0])
         q_lo = imax(em, minus_top, 0)
         q_hi = imin(em, em.add_index(minus_top, h), th)
 
+        def zero_row(q):
+            for v in range(-(-padded_w // lanes)):
+                em.op(vector.StoreOp(zeros, xp, [icl, q, em.index(v * lanes)]))
+
         def row(q):
             ih = iadd(em, top, q)
-            em.loop(0, wd, lambda u: em.store(em.load(X, [ni, ic, ih, u]), xp,
-                                              [icl, q, em.add_index(u, pads[1])]))
+            if pads[1]:
+                em.op(vector.StoreOp(zeros, xp, [icl, q, em.index(0)]))
+            for v in range(wd // lanes):
+                val = em.value(vector.LoadOp(X, [ni, ic, ih, em.index(v * lanes)], vt))
+                em.op(vector.StoreOp(val, xp, [icl, q, em.index(pads[1] + v * lanes)]))
+            em.loop(wd - wd % lanes, wd, lambda u: em.store(
+                em.load(X, [ni, ic, ih, u]), xp, [icl, q, em.add_index(u, pads[1])]))
+            if pads[3]:
+                em.op(vector.StoreOp(zeros, xp, [icl, q, em.index(pads[1] + wd)]))
 
+        em.loop(0, q_lo, zero_row)
         em.loop(q_lo, q_hi, row)
+        em.loop(q_hi, th, zero_row)
 
     em.loop(0, chans, copy_chan)
     vecs = -(-ow // lanes)
