@@ -73,6 +73,9 @@ def test_bands():
     """The last case's group columns do not fit GROUPED_BYTES whole: several bands,
     the last shorter (38 = 4 x 8 + 6 rows); a small image is one band."""
     assert grouped.band_rows(32 * 9, 38, 38) == 8
+    # the height whose bands pad fewest columns: 8 rows of 28 (224, 112: whole vectors),
+    # not 7 (the most that fit, evened out: 196 padded to 208)
+    assert grouped.band_rows(48 * 9, 28, 28) == 8
     assert grouped.band_rows(48 * 9, 7, 7) == 7
 
 
