@@ -1,6 +1,14 @@
 """Convolution (glow_ir.convolution) in NCHW and NHWC, f32 and f64; `convolution` picks
 one of several forms by the window's shape:
 
+- NCHW f32 with groups of several channels (RegNet's, ResNeXt's), other than 1x1 stride
+  1: per group and band of output rows, im2col + the register-blocked micro-kernel
+  (kernels_grouped.py). Measured (`benchmarks/cpu_kernels.py --cpu-time --repeat 9
+  --cases rx_g_*,nx_g_*`, + clip, CPU time ratio to onnxruntime, the forms below ->
+  it): RegNetX-3.2GF's 48-channel groups at 56/28/14/7 3.5/3.9/4.7/6.3x ->
+  1.04/1.12/1.15/1.45x, stride 2 2.2/2.8/5.5/5.4x -> 0.97/1.04-1.12/1.09/1.38x;
+  ResNeXt-50's 32 groups of 4-32 channels at 56/28/14/7 0.46/1.12/4.5/4.4x ->
+  0.46/0.43-0.48/0.99/1.38-1.40x, stride 2 0.61/3.3/5.4x -> 0.37/0.94/1.37x.
 - NCHW, 3x3, stride 1, one group, with enough channels and pixels: Winograd F(2x2, 3x3)
   (kernels_winograd.py; `use_winograd` says which, from `benchmarks/conv_algorithms.py`).
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x

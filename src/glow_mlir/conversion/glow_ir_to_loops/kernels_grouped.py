@@ -164,8 +164,17 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
             """Output columns m0 .. m0 + valid (span: padded to whole vectors)."""
             def chans(n0: SSAValue, count: int) -> None:
                 ocs = [iadd(em, ob, em.add_index(n0, r)) for r in range(count)]
-                em.loop(0, span, lambda j: [em.store(em.load(B, [oc]), tile, [em.index(r), j])
-                                            for r, oc in enumerate(ocs)])
+
+                def init(j: SSAValue) -> None:
+                    for r, oc in enumerate(ocs):
+                        em.store(em.load(B, [oc]), tile, [em.index(r), j])
+
+                def back(j: SSAValue) -> None:
+                    at = iadd(em, p0, iadd(em, m0, j))
+                    for r, oc in enumerate(ocs):
+                        act.store(em.load(tile, [em.index(r), j]), P, [ni, oc, at])
+
+                em.loop(0, span, init)
 
                 def a_at(oc, kk):
                     return Wf, [oc, kk]
@@ -179,9 +188,7 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
                 if span > whole:
                     gemm_micro.block(em, ocs, tile, em.index(whole), k, a_at, b_at,
                                      nvec=(span - whole) // lanes)
-                em.loop(0, valid, lambda j: [act.store(
-                    em.load(tile, [em.index(r), j]), P, [ni, oc, iadd(em, p0, iadd(em, m0, j))])
-                    for r, oc in enumerate(ocs)])
+                em.loop(0, valid, back)
 
             block_loop(em, og, mr, chans)
 
