@@ -153,10 +153,6 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         else:
             im2col_fill_padded(em, x, col, xp, ni, em.mul_index(g, cg), cg, r0, height,
                                kernels, strides, pads, dilation, (oh, ow), lanes)
-        if padded > cols:  # the padding's products are never stored; keep them finite
-            zero = em.const(0.0, f32)
-            em.loop(0, k, lambda kk: em.loop(cols, padded, lambda j: em.store(
-                zero, col, [kk, j])))
         ob = em.mul_index(g, og)
         p0 = em.mul_index(r0, ow)
 
@@ -208,8 +204,28 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         is_last = em.value(arith.CmpiOp(b, em.index(bands - 1), "eq"))
         if_else(em, is_last, lambda: band(ni, g, r0, last), lambda: band(ni, g, r0, rows))
 
+    def clear(buf: SSAValue) -> None:
+        """buf = 0: the padding columns (past a band's, up to whole vectors), whose
+        products are never stored, and the copy's slack hold zeros, not whatever the
+        scratch held (the fills write neither)."""
+        dims = list(buf.type.get_shape())  # type: ignore[attr-defined]
+        zero = em.const(0.0, f32)
+
+        def nest(idx: list[SSAValue]) -> None:
+            if len(idx) == len(dims):
+                em.store(zero, buf, idx)
+                return
+            em.loop(0, dims[len(idx)], lambda i: nest([*idx, i]))
+
+        nest([])
+
+    def thread(ni: SSAValue, s: SSAValue | None, count: int) -> None:
+        clear(col)
+        if xp is not None:
+            clear(xp)
+        em.loop(0, count, lambda u: unit(ni, shifted(s, em, u)))
+
     def image(ni: SSAValue) -> None:
-        parallel_ranges(em, units, 1, work, lambda s, count: em.loop(
-            0, count, lambda u: unit(ni, shifted(s, em, u))))
+        parallel_ranges(em, units, 1, work, lambda s, count: thread(ni, s, count))
 
     em.loop(0, n, image)
