@@ -60,12 +60,13 @@ MIN_GROUP_CHANNELS = 2
 """Fewest input channels per group for this kernel (one: depthwise, kernels_depthwise)."""
 PADDED_FILL = True
 """Whether the columns come from a zero-padded copy of the band's input rows
-(`im2col.im2col_fill_padded`: plain row copies, in vectors at column stride 1), not
-from the input with a border test per element (`im2col.im2col_fill`). Measured with
-the fill skipped (wrong results, `benchmarks/cpu_kernels.py --cpu-time` rx_g_*, nx_g_*,
-ratio to onnxruntime): RegNetX's 432x14x14 g9 1.33 -> 1.02, its 3x3/2 from 28x28 1.47 ->
-0.82, ResNeXt's 512x28x28/2 g32 1.86 -> 0.60: the scalar fill was a third to two thirds
-of the time."""
+(`im2col.im2col_fill_padded`: plain row copies, in vectors at column strides 1 and 2),
+not from the input with a border test per element (`im2col.im2col_fill`). With the
+fill skipped (wrong results, `benchmarks/cpu_kernels.py --cpu-time` rx_g_*, nx_g_*,
+ratio to onnxruntime) RegNetX's 432x14x14 g9 ran at 1.02 against 1.20-1.33 with the
+border-tested fill, its 3x3/2 from 28x28 0.82 against 1.38-1.47, ResNeXt's 3x3/2 from
+512x28x28 0.60 against 1.69-1.86: that fill was a third to two thirds of the time. With
+this one: 1.13-1.16, 1.05-1.09, 0.94 (its cost left: ~10% at 14x14)."""
 PANEL = 256
 """Columns per pass of the blocks of output channels (the tile's width): the panel of
 columns (k x PANEL floats) stays in cache across the blocks."""
