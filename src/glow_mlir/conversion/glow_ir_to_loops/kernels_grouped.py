@@ -1,7 +1,8 @@
 """Grouped NCHW f32 convolutions (1 < group, several channels per group: RegNet's and
 ResNeXt's 3x3) as im2col + the register-blocked micro-kernel (`gemm_micro.block`), group
 by group: per group and band of output rows, the group's columns col[(icl, kh, kw), p]
-(`im2col.im2col_fill`, its cg input channels), then out[g*og + i, p] = bias + W[g*og + i,
+(`im2col.im2col_fill_padded`, its cg input channels: `PADDED_FILL`), then
+out[g*og + i, p] = bias + W[g*og + i,
 (icl, kh, kw)] x col for blocks of gemm_micro.ROWS output channels x 64 columns in
 registers over the group's whole k (cg x taps, at most a few hundred: never blocked).
 
@@ -9,8 +10,12 @@ Why not `gemm`: a group's product is small (og = 4-56 rows, k = 36-504) and its 
 are rarely a multiple of 64 columns; gemm runs the columns past its last whole block in
 scalar loops (~9x a micro-kernel column's time, `kernels_matmul.SCALAR_COLUMN_COST`:
 all 49 columns of a 7x7 image). Here the columns are padded to whole vectors (the
-padding zeroed in the columns, its results never stored) and the last block of a row
-is a narrower one (`gemm_micro.block(nvec=...)`).
+columns cleared once per thread and image, the padding's results never stored) and the
+last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). What is left: a
+7x7 image pads 49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime); vectors along
+the group's output channels (48 = 3 vectors) would not pad, but need the weights
+transposed, which per call cost more than they saved (0.25 ms for RegNetX-3.2GF's 21
+groups): only packed at compile time would they pay.
 
 Threads: the (group, band) pairs are cut into one range per thread (`parallel_ranges`),
 each thread with its own columns and tile. Each output is one chain of fused
