@@ -4,7 +4,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
-                                     [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
+                                     [--no-gemm-micro] [--no-depthwise] [--no-grouped]
+                                     [--no-split-columns]
                                      [--no-pipelined-planes] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows]
@@ -376,7 +377,8 @@ def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
                                    [1, o, oh, oh])
         kind = "dw" if group == c and group > 1 else "conv"
         d = f" d{dilation}" if dilation != 1 else ""
-        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d} -> {o} + clip", model, feeds,
+        g = f" g{group}" if 1 < group < c else ""
+        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d}{g} -> {o} + clip", model, feeds,
                 ort_model_runner(model, feeds), 2 * o * (c // group) * k * k * oh * oh)
     return case
 
@@ -664,6 +666,23 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r50_res_14": residual_conv_case(256, 14, 1024, 1, 1, 0),
          "r50_res_7": residual_conv_case(512, 7, 2048, 1, 1, 0),
          "mb_conv1c": conv_clip_case(3, 224, 32, 3, 2, 1),
+         # grouped 3x3 convolutions (+ clip): RegNetX-3.2GF's (48 channels per group)
+         # and ResNeXt-50 32x4d's (32 groups of 4-32 channels), stride 1 and 2
+         "rx_g_56": conv_clip_case(96, 56, 96, 3, 1, 1, 2),
+         "rx_g_s2_56": conv_clip_case(96, 112, 96, 3, 2, 1, 2),
+         "rx_g_28": conv_clip_case(192, 28, 192, 3, 1, 1, 4),
+         "rx_g_s2_28": conv_clip_case(192, 56, 192, 3, 2, 1, 4),
+         "rx_g_14": conv_clip_case(432, 14, 432, 3, 1, 1, 9),
+         "rx_g_s2_14": conv_clip_case(432, 28, 432, 3, 2, 1, 9),
+         "rx_g_7": conv_clip_case(1008, 7, 1008, 3, 1, 1, 21),
+         "rx_g_s2_7": conv_clip_case(1008, 14, 1008, 3, 2, 1, 21),
+         "nx_g_56": conv_clip_case(128, 56, 128, 3, 1, 1, 32),
+         "nx_g_s2_28": conv_clip_case(256, 56, 256, 3, 2, 1, 32),
+         "nx_g_28": conv_clip_case(256, 28, 256, 3, 1, 1, 32),
+         "nx_g_s2_14": conv_clip_case(512, 28, 512, 3, 2, 1, 32),
+         "nx_g_14": conv_clip_case(512, 14, 512, 3, 1, 1, 32),
+         "nx_g_s2_7": conv_clip_case(1024, 14, 1024, 3, 2, 1, 32),
+         "nx_g_7": conv_clip_case(1024, 7, 1024, 3, 1, 1, 32),
          "mb_pwc_56a": pw_case(64, 56, 128),
          "mb_pwc_112": pw_case(32, 112, 64),
          "r50_pw_56": pw_case(64, 56, 256),
@@ -741,6 +760,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-depthwise", action="store_true",
                    help="depthwise convolutions on the register tiles "
                         "(kernels_depthwise.DEPTHWISE = False)")
+    p.add_argument("--no-grouped", action="store_true",
+                   help="grouped convolutions on the register tiles and direct forms "
+                        "(kernels_grouped.GROUPED = False)")
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
@@ -798,6 +820,8 @@ def main(argv=None) -> None:
 
     gemm_panels.PANELS = not args.no_gemm_panels
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
+    kernels_grouped.GROUPED = not args.no_grouped
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise

@@ -1,0 +1,237 @@
+"""Grouped NCHW f32 convolutions (1 < group, several channels per group: RegNet's and
+ResNeXt's 3x3) as im2col + the register-blocked micro-kernel (`gemm_micro.block`), group
+by group: per group and band of output rows, the group's columns col[(icl, kh, kw), p]
+(`im2col.im2col_fill_padded`, its cg input channels: `PADDED_FILL`), then
+out[g*og + i, p] = bias + W[g*og + i,
+(icl, kh, kw)] x col for blocks of gemm_micro.ROWS output channels x 64 columns in
+registers over the group's whole k (cg x taps, at most a few hundred: never blocked).
+
+Why not `gemm`: a group's product is small (og = 4-56 rows, k = 36-504) and its bands
+are rarely a multiple of 64 columns; gemm runs the columns past its last whole block in
+scalar loops (~9x a micro-kernel column's time, `kernels_matmul.SCALAR_COLUMN_COST`:
+all 49 columns of a 7x7 image). Here the columns are padded to whole vectors (the
+columns cleared once per thread and image, the padding's results never stored) and the
+last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). What is left: a
+7x7 image pads 49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime); vectors along
+the group's output channels (48 = 3 vectors) would not pad, but need the weights
+transposed, which per call cost more than they saved (0.25 ms for RegNetX-3.2GF's 21
+groups): only packed at compile time would they pay.
+
+Threads: the (group, band) pairs are cut into one range per thread (`parallel_ranges`),
+each thread with its own columns and tile. Each output is one chain of fused
+multiply-adds in k order from its bias whatever the split: the same bits for any thread
+count.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
+from xdsl.ir import SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.im2col import (
+    im2col_fill,
+    im2col_fill_padded,
+    padded_band_dims,
+)
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    attrs,
+    block_loop,
+    elem,
+    iadd,
+    shape,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.parallel import (
+    group_size,
+    if_else,
+    parallel_ranges,
+    shifted,
+)
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+GROUPED = True
+"""Whether grouped convolutions that `use_grouped` accepts take this kernel (False: the
+register tiles and direct forms of kernels_conv.py; `benchmarks/cpu_kernels.py
+--no-grouped`)."""
+GROUPED_BYTES = 512 * 1024
+"""Most bytes of one group's im2col columns (a band of output rows), in L2 while the
+group's blocks of output channels read them."""
+MIN_GROUP_CHANNELS = 2
+"""Fewest input channels per group for this kernel (one: depthwise, kernels_depthwise)."""
+PADDED_FILL = True
+"""Whether the columns come from a zero-padded copy of the band's input rows
+(`im2col.im2col_fill_padded`: plain row copies, in vectors at column strides 1 and 2),
+not from the input with a border test per element (`im2col.im2col_fill`). With the
+fill skipped (wrong results, `benchmarks/cpu_kernels.py --cpu-time` rx_g_*, nx_g_*,
+ratio to onnxruntime) RegNetX's 432x14x14 g9 ran at 1.02 against 1.20-1.33 with the
+border-tested fill, its 3x3/2 from 28x28 0.82 against 1.38-1.47, ResNeXt's 3x3/2 from
+512x28x28 0.60 against 1.69-1.86: that fill was a third to two thirds of the time. With
+this one: 1.13-1.16, 1.05-1.09, 0.94 (its cost left: ~10% at 14x14)."""
+PANEL = 256
+"""Columns per pass of the blocks of output channels (the tile's width): the panel of
+columns (k x PANEL floats) stays in cache across the blocks."""
+
+
+def use_grouped(instr) -> bool:
+    """An NCHW f32 convolution of more than one group with at least MIN_GROUP_CHANNELS
+    input channels per group, other than 1x1 stride 1 unpadded (a plain product per
+    group, kernels_conv), when at least one output row of a group's columns fits
+    GROUPED_BYTES."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    group = attrs(instr).int_attr("group", 1)
+    out, x, _, _ = instr.operands
+    if not GROUPED or layout != "NCHW" or group == 1 or not gemm_micro.applies(elem(out)):
+        return False
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    if c // group < MIN_GROUP_CHANNELS or elem(out) != f32:
+        return False
+    if tuple(kernels) == (1, 1) and tuple(strides) == (1, 1) and not any(pads):
+        return False
+    _, _, oh, ow = image_dims(shape(out), "NCHW")
+    return band_rows(c // group * kernels[0] * kernels[1], oh, ow) > 0
+
+
+def band_rows(k: int, oh: int, ow: int) -> int:
+    """Output rows per band (0: not one row fits GROUPED_BYTES with k rows of columns):
+    of the heights that fit, the one whose bands pad the fewest columns to whole vectors,
+    then the fewest bands. RegNetX's 28x28 with 48 channels per group: 8 rows (224 and
+    112 columns, whole vectors), where 7 (the most that fit, evened out) padded each band
+    of 196 columns to 208."""
+    most = min(oh, GROUPED_BYTES // (k * _padded(ow) * 4))
+    if most == 0:
+        return 0
+
+    def padded_columns(rows: int) -> int:
+        full, last = divmod(oh, rows)
+        return full * _padded(rows * ow) + (_padded(last * ow) if last else 0)
+
+    return min(range(1, most + 1), key=lambda r: (padded_columns(r), -(-oh // r), -r))
+
+
+def _padded(cols: int) -> int:
+    lanes = gemm_micro.lanes()
+    return -(-cols // lanes) * lanes
+
+
+def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
+    """out = conv(x, w) + bias, then `act`, for `use_grouped`'s convolutions (module
+    docstring)."""
+    _, kernels, strides, pads = window_attrs(instr)
+    a = attrs(instr)
+    dilation, group = a.ints("dilation", (1, 1)), a.int_attr("group", 1)
+    out, x, w, bias = instr.operands
+    n, c, _, _ = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    cg, og = c // group, o // group
+    k = cg * kernels[0] * kernels[1]
+    rows = band_rows(k, oh, ow)
+    bands = -(-oh // rows)
+    last = oh - (bands - 1) * rows
+    width = _padded(rows * ow)
+    work = o * k * oh * ow
+    units = group * bands
+    private = group_size(em, units, 1, work) is not None
+    xp = None
+    if PADDED_FILL:  # the rows' last vectors run past the band's columns
+        width = max(width, (rows - 1) * ow + _padded(ow))
+        xp = em.scratch(f32, padded_band_dims(cg, rows, image_dims(shape(x), "NCHW")[3],
+                                              kernels, strides, pads, dilation,
+                                              gemm_micro.lanes()), private=private)
+    col = em.scratch(f32, [k, width], private=private)
+    tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
+    B = em.buffer(bias)
+    P = view(em, out, [n, o, oh * ow])
+    Wf = view(em, w, [o, k])
+    nr, lanes = gemm_micro.width(), gemm_micro.lanes()
+    mr = gemm_micro.rows()
+
+    def band(ni: SSAValue, g: SSAValue, r0: SSAValue, height: int) -> None:
+        cols = height * ow
+        padded = _padded(cols)
+        if xp is None:
+            im2col_fill(em, x, col, ni, em.mul_index(g, cg), cg, r0, height, kernels,
+                        strides, pads, dilation, (oh, ow))
+        else:
+            im2col_fill_padded(em, x, col, xp, ni, em.mul_index(g, cg), cg, r0, height,
+                               kernels, strides, pads, dilation, (oh, ow), lanes)
+        ob = em.mul_index(g, og)
+        p0 = em.mul_index(r0, ow)
+
+        def panel(m0: SSAValue, valid: int, span: int) -> None:
+            """Output columns m0 .. m0 + valid (span: padded to whole vectors)."""
+            def chans(n0: SSAValue, count: int) -> None:
+                ocs = [iadd(em, ob, em.add_index(n0, r)) for r in range(count)]
+
+                def init(j: SSAValue) -> None:
+                    for r, oc in enumerate(ocs):
+                        em.store(em.load(B, [oc]), tile, [em.index(r), j])
+
+                def back(j: SSAValue) -> None:
+                    at = iadd(em, p0, iadd(em, m0, j))
+                    for r, oc in enumerate(ocs):
+                        act.store(em.load(tile, [em.index(r), j]), P, [ni, oc, at])
+
+                em.loop(0, span, init)
+
+                def a_at(oc, kk):
+                    return Wf, [oc, kk]
+
+                def b_at(kk, j0):
+                    return col, [kk, iadd(em, m0, j0)]
+
+                whole = span - span % nr
+                em.loop(0, whole, lambda j0: gemm_micro.block(
+                    em, ocs, tile, j0, k, a_at, b_at), step=nr)
+                if span > whole:
+                    gemm_micro.block(em, ocs, tile, em.index(whole), k, a_at, b_at,
+                                     nvec=(span - whole) // lanes)
+                em.loop(0, valid, back)
+
+            block_loop(em, og, mr, chans)
+
+        full = cols // PANEL
+        if full:
+            em.loop(0, full, lambda q: panel(em.mul_index(q, PANEL), PANEL, PANEL))
+        if cols % PANEL:
+            panel(em.index(full * PANEL), cols % PANEL, padded - full * PANEL)
+
+    def unit(ni: SSAValue, u: SSAValue) -> None:
+        g = em.value(arith.DivUIOp(u, em.index(bands)))
+        b = em.value(arith.RemUIOp(u, em.index(bands)))
+        r0 = em.mul_index(b, rows)
+        if last == rows:
+            band(ni, g, r0, rows)
+            return
+        is_last = em.value(arith.CmpiOp(b, em.index(bands - 1), "eq"))
+        if_else(em, is_last, lambda: band(ni, g, r0, last), lambda: band(ni, g, r0, rows))
+
+    def clear(buf: SSAValue) -> None:
+        """buf = 0: the padding columns (past a band's, up to whole vectors), whose
+        products are never stored, and the copy's slack hold zeros, not whatever the
+        scratch held (the fills write neither)."""
+        dims = list(buf.type.get_shape())  # type: ignore[attr-defined]
+        zero = em.const(0.0, f32)
+
+        def nest(idx: list[SSAValue]) -> None:
+            if len(idx) == len(dims):
+                em.store(zero, buf, idx)
+                return
+            em.loop(0, dims[len(idx)], lambda i: nest([*idx, i]))
+
+        nest([])
+
+    def thread(ni: SSAValue, s: SSAValue | None, count: int) -> None:
+        clear(col)
+        if xp is not None:
+            clear(xp)
+        em.loop(0, count, lambda u: unit(ni, shifted(s, em, u)))
+
+    def image(ni: SSAValue) -> None:
+        parallel_ranges(em, units, 1, work, lambda s, count: thread(ni, s, count))
+
+    em.loop(0, n, image)
