@@ -5,7 +5,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-split-columns]
-                                     [--no-pipelined-planes] [--no-flat-finish] [--no-pointwise]
+                                     [--no-pipelined-planes] [--no-flat-finish]
+                                     [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows]
 
@@ -375,6 +376,18 @@ def conv_silu_case(c, hw, o, k, stride, pad, group=1):
     return case
 
 
+def global_avg_pool_case(c, hw):
+    """A squeeze-and-excitation block's GlobalAveragePool (EfficientNet's)."""
+    def case():
+        from onnx import helper
+
+        nodes = [helper.make_node("GlobalAveragePool", ["x"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": rand(1, c, hw, hw, seed=1)}, [1, c, 1, 1])
+        return (f"global_avg_pool {c}x{hw}x{hw}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
     """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
     depthwise kernel's planes and gemm's tile are kernel scratch (the one-op path here,
@@ -661,6 +674,10 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "eff_dw5_7": conv_silu_case(1152, 7, 1152, 5, 1, 2, 1152),
          "eff_pw_112": conv_silu_case(16, 112, 96, 1, 1, 0),
          "eff_pw_14": conv_silu_case(112, 14, 672, 1, 1, 0),
+         "eff_gap_56": global_avg_pool_case(144, 56),
+         "eff_gap_28": global_avg_pool_case(240, 28),
+         "eff_gap_14": global_avg_pool_case(672, 14),
+         "eff_gap_7": global_avg_pool_case(1152, 7),
          "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
@@ -770,6 +787,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
+    p.add_argument("--no-global-vectors", action="store_true",
+                   help="global average pools as the window loop nest "
+                        "(kernels_pool.GLOBAL_VECTORS = False)")
     p.add_argument("--no-flat-finish", action="store_true",
                    help="depthwise convolutions finish (activation, epilogue) each row as "
                         "they copy it out (kernels_depthwise.FINISH_IN_FLAT_LOOP = False)")
@@ -813,6 +833,7 @@ def main(argv=None) -> None:
         kernels_conv,
         kernels_depthwise,
         kernels_matmul,
+        kernels_pool,
     )
 
     kernels_conv.IM2COL = not args.no_im2col
@@ -827,6 +848,7 @@ def main(argv=None) -> None:
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish
+    kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
