@@ -6,7 +6,8 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-im2col] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-grouped]
                                      [--no-split-columns]
-                                     [--no-pipelined-planes] [--no-pointwise]
+                                     [--no-pipelined-planes] [--no-flat-finish]
+                                     [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows]
 
@@ -356,6 +357,38 @@ def pw_case(c, hw, o):
     return conv_clip_case(c, hw, o, 1, 1, 0)
 
 
+def conv_silu_case(c, hw, o, k, stride, pad, group=1):
+    """EfficientNet's conv + SiLU as torch.onnx writes it (Sigmoid, then Mul by the conv's
+    output; onnxruntime runs the Conv, then the pair fused as one QuickGelu node)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = (rand(1, c, hw, hw, seed=1), rand(o, c // group, k, k, seed=2) * 0.3,
+                   rand(o, seed=3))
+        oh = (hw + 2 * pad - k) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4, group=group),
+                 helper.make_node("Sigmoid", ["c"], ["s"]),
+                 helper.make_node("Mul", ["c", "s"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b}, [1, o, oh, oh])
+        kind = "dw" if group == c and group > 1 else "conv"
+        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride} -> {o} + silu", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * (c // group) * k * k * oh * oh)
+    return case
+
+
+def global_avg_pool_case(c, hw):
+    """A squeeze-and-excitation block's GlobalAveragePool (EfficientNet's)."""
+    def case():
+        from onnx import helper
+
+        nodes = [helper.make_node("GlobalAveragePool", ["x"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": rand(1, c, hw, hw, seed=1)}, [1, c, 1, 1])
+        return (f"global_avg_pool {c}x{hw}x{hw}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
     """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
     depthwise kernel's planes and gemm's tile are kernel scratch (the one-op path here,
@@ -633,6 +666,20 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "v3_dw5_14": dw_case(672, 14, 5, 1, 2),
          "v3_dw5_14_s2": dw_case(672, 28, 5, 2, 2),
          "v3_dw5_d2": dw_case(480, 28, 5, 1, 4, 2),
+         # EfficientNet-b0's depthwise and pointwise layers with their SiLU
+         "eff_dw3_112": conv_silu_case(32, 112, 32, 3, 1, 1, 32),
+         "eff_dw3_56": conv_silu_case(144, 56, 144, 3, 1, 1, 144),
+         "eff_dw3_112_s2": conv_silu_case(96, 112, 96, 3, 2, 1, 96),
+         "eff_dw5_56_s2": conv_silu_case(144, 56, 144, 5, 2, 2, 144),
+         "eff_dw5_28": conv_silu_case(240, 28, 240, 5, 1, 2, 240),
+         "eff_dw5_14": conv_silu_case(672, 14, 672, 5, 1, 2, 672),
+         "eff_dw5_7": conv_silu_case(1152, 7, 1152, 5, 1, 2, 1152),
+         "eff_pw_112": conv_silu_case(16, 112, 96, 1, 1, 0),
+         "eff_pw_14": conv_silu_case(112, 14, 672, 1, 1, 0),
+         "eff_gap_56": global_avg_pool_case(144, 56),
+         "eff_gap_28": global_avg_pool_case(240, 28),
+         "eff_gap_14": global_avg_pool_case(672, 14),
+         "eff_gap_7": global_avg_pool_case(1152, 7),
          "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
@@ -766,6 +813,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
+    p.add_argument("--no-global-vectors", action="store_true",
+                   help="global average pools as the window loop nest "
+                        "(kernels_pool.GLOBAL_VECTORS = False)")
+    p.add_argument("--no-flat-finish", action="store_true",
+                   help="depthwise convolutions finish (activation, epilogue) each row as "
+                        "they copy it out (kernels_depthwise.FINISH_IN_FLAT_LOOP = False)")
     p.add_argument("--no-pipelined-planes", action="store_true",
                    help="depthwise convolutions copy a channel's planes, then compute it "
                         "(kernels_depthwise.PIPELINED = False)")
@@ -809,6 +862,7 @@ def main(argv=None) -> None:
         kernels_conv,
         kernels_depthwise,
         kernels_matmul,
+        kernels_pool,
     )
 
     kernels_conv.IM2COL = not args.no_im2col
@@ -824,6 +878,8 @@ def main(argv=None) -> None:
     kernels_grouped.GROUPED = not args.no_grouped
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
+    kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish
+    kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise

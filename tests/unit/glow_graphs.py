@@ -54,7 +54,7 @@ Options of `glow_graphs` (all keyword-only):
   conv/fully_connected -> relu/clip/sigmoid/tanh/leaky_relu, mat_mul -> batched_add,
   pad -> conv, duplicate sub-expressions, dead ops, constant-only sub-graphs, arithmetic
   chains with constants, no-op ops, spatial means, concat of concat, residual adds,
-  branches joined by concat. `GeneratedGraph.patterns` lists those drawn.
+  branches joined by concat, x * sigmoid(x). `GeneratedGraph.patterns` lists those drawn.
 - `max_elements`: the largest tensor size (elements).
 - `fused_activations`: also put `fused_activation` attributes on convolution and
   fully_connected (as `fuse-activations` would).
@@ -214,6 +214,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "concat_concat": ("glow.concat",),
     "residual": ("glow.add",),
     "branches": (),
+    "self_gated": ("glow.sigmoid", "glow.mul"),
 }
 """Shapes graph optimizers look for; see the module docstring."""
 
@@ -1655,6 +1656,17 @@ class _Builder:
             mode, value = self.choice([("constant", 1.0), ("edge", None)])
         p = self.pad(x, pads, mode, value)
         return self.f_convolution(p, "NCHW")
+
+    def p_self_gated(self) -> Val | None:
+        """x * sigmoid(x) (SiLU as torch.onnx writes it), the product either way round,
+        after a convolution when one is allowed; sometimes the sigmoid is read again."""
+        x = self.f_convolution() if self.ok("glow.convolution") and self.coin(0.5) else None
+        x = x or self.primary()
+        g = self.activation("glow.sigmoid", x)
+        y = self.binary("glow.mul", *((x, g) if self.coin(0.5) else (g, x)))
+        if self.coin(0.25):
+            return self.binary("glow.add", y, g) if self.ok("glow.add") else y
+        return y
 
     def p_channel_bias_add(self) -> Val | None:
         c = self.f_convolution()

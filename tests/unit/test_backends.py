@@ -47,7 +47,7 @@ KEPT = {
                     "glow.soft_max", "glow.log_soft_max"},
     "cpu": {"glow.fully_connected", "glow.convolution", "glow.batch_mat_mul", "glow.soft_max",
             "glow.log_soft_max", "glow.clip", "glow.leaky_relu", "glow.layer_normalization",
-            "glow.gelu"},
+            "glow.gelu", "glow.swish"},
     "accel": {"glow.fully_connected"},  # for quantize-graph; transform_post_lowering lowers it
 }
 

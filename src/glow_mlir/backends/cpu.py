@@ -19,11 +19,13 @@ forms:
 - gelu: one element-wise instruction (straight-line f32 erf), which the epilogue of the
   product before it computes (BERT's feed-forward layer); lowered, it is a diamond that
   reads x twice, which epilogues do not take;
+- swish (SiLU, x * sigmoid(x)): the same, after EfficientNet's convolutions (and
+  `fuse-self-gated` makes torch.onnx's Sigmoid-then-Mul one swish again);
 - clip and leaky_relu: they are fusable activations (`fuse-activations` runs after lowering
   in Glow's order, so lowering them to max/min would forbid the fusion), and a lone one is a
   one-line loop anyway.
 
-Lowered: batch normalization, swish, prelu, constant pads and tiles (plain
+Lowered: batch normalization, prelu, constant pads and tiles (plain
 element-wise loops and copies after lowering).
 
 Fused activations: relu, clip, leaky_relu, sigmoid and tanh on float convolution and
@@ -63,12 +65,12 @@ compares both)."""
 def kept(kind: type[Operation]) -> bool:
     """Ops `lower-graph` could lower that the CPU runs as they are: the interpreter's, plus
     the activations it fuses (every op with the trait `FusableActivation`), layer
-    normalization and gelu (module docstring)."""
+    normalization, gelu and swish (module docstring)."""
     from glow_mlir.dialects import glow
     from glow_mlir.dialects.glow_ops.traits import FusableActivation
 
     return (interpreter.kept(kind) or kind.has_trait(FusableActivation)
-            or issubclass(kind, (glow.LayerNormalizationOp, glow.GeluOp)))
+            or issubclass(kind, (glow.LayerNormalizationOp, glow.GeluOp, glow.SwishOp)))
 
 
 class ThreadCountError(UserError):
@@ -165,24 +167,27 @@ class CpuBackend(Backend):
         (`transforms/graph/fold_transposes_into_batch_matmul.py`). Layer normalizations
         as older exporters decompose them made one op again, which the cpu keeps
         (`transforms/graph/fuse_layer_norm.py`), and so are exact GELUs
-        (`transforms/graph/fuse_gelu.py`)."""
+        (`transforms/graph/fuse_gelu.py`) and x * sigmoid(x)
+        (`transforms/graph/fuse_self_gated.py`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
         from glow_mlir.transforms.graph.fuse_gelu import fuse_gelu
         from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
+        from glow_mlir.transforms.graph.fuse_self_gated import fuse_self_gated
         from glow_mlir.transforms.graph.integer_pools_through_float import (
             integer_pools_through_float,
         )
 
         layer_norms = fuse_layer_norm(module)
         gelus = fuse_gelu(module)
+        swishes = fuse_self_gated(module)
         per_channel = channelwise_through_float(module)
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        changed = dense | per_channel | pools | layer_norms | gelus
+        changed = dense | per_channel | pools | layer_norms | gelus | swishes
         return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:

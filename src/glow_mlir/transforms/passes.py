@@ -39,6 +39,7 @@ PASS_PATHS: dict[str, str] = {
         "fold_transposes_into_batch_matmul:FoldTransposesIntoBatchMatMulPass",
     "fuse-layer-norm": "glow_mlir.transforms.graph.fuse_layer_norm:FuseLayerNormPass",
     "fuse-gelu": "glow_mlir.transforms.graph.fuse_gelu:FuseGeluPass",
+    "fuse-self-gated": "glow_mlir.transforms.graph.fuse_self_gated:FuseSelfGatedPass",
     # algebra
     "fold-batchnorm": "glow_mlir.transforms.graph.fold_batchnorm:FoldBatchNormPass",
     "merge-pad-into-conv": "glow_mlir.transforms.graph.merge_pad_into_conv:MergePadIntoConvPass",

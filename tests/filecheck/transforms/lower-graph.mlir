@@ -133,10 +133,14 @@ func.func @gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
+// swish: x * sigmoid(x); the CPU keeps it (one element-wise instruction, which the
+// epilogue of the convolution before it computes).
 // CHECK-LABEL:  func.func @swish
-// CHECK-NEXT:     %[[S:.*]] = glow.sigmoid %x : tensor<4xf32>
-// CHECK-NEXT:     %[[R:.*]] = glow.mul %x, %[[S]] : tensor<4xf32>
-// CHECK-NEXT:     func.return %[[R]]
+// CPU-NEXT:       %[[W:.*]] = glow.swish %x : tensor<4xf32>
+// CPU-NEXT:       func.return %[[W]]
+// LOWERED-NEXT:   %[[S:.*]] = glow.sigmoid %x : tensor<4xf32>
+// LOWERED-NEXT:   %[[R:.*]] = glow.mul %x, %[[S]] : tensor<4xf32>
+// LOWERED-NEXT:   func.return %[[R]]
 func.func @swish(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = glow.swish %x : tensor<4xf32>
   func.return %0 : tensor<4xf32>

@@ -255,6 +255,14 @@ class Finish:
         return not any(glow_ir.root_buffer(s) is glow_ir.root_buffer(result)
                        for s in self.ep.extra_sources())
 
+    @property
+    def pointwise(self) -> bool:
+        """The finished value is a function of the computed one alone (the fused
+        activation and an epilogue that loads no other tensor: swish, gelu, a multiply by
+        a splat): a kernel may finish values where it computes them, before it knows their
+        place (`value` with any `idx`), and store them with `store_finished`."""
+        return self.ep is None or not self.ep.extra_sources()
+
     def value(self, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> SSAValue:
         """The finished value of element `idx` of `buf` (a view of the producer's output)
         whose computed value is `x`."""
@@ -301,7 +309,10 @@ class Finish:
 
     def store(self, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
         """Finish `x`, the computed element `idx` of `buf`, and store it where it goes."""
-        x = self.value(x, buf, idx)
+        self.store_finished(self.value(x, buf, idx), buf, idx)
+
+    def store_finished(self, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
+        """Store `x`, element `idx` of `buf` already finished (`value`), where it goes."""
         target = buf if self.ep is None else self._view(
             self.ep.result, tuple(buf.type.get_shape()))  # type: ignore[attr-defined]
         self.em.store(x, target, idx)

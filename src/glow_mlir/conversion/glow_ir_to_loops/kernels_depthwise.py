@@ -10,7 +10,8 @@ column j + d kw // sw, so over the flat index q = i Wq + j every tap is the same
 constant offset: T[q] = bias + sum_taps w_tap Q_tap[q + offset_tap], one loop over
 (oh - 1) Wq + ow elements with no borders, which LLVM's loop vectorizer runs on full
 vectors (the Wq - ow columns past each row are computed and dropped). The rows of T are
-then finished (fused activation, epilogue) into the output. With column stride 2 (f32)
+then finished (fused activation, epilogue) into the output (or finished in the flat loop
+when that depends on the element alone, FINISH_IN_FLAT_LOOP). With column stride 2 (f32)
 the copy splits each input row's even and odd columns with vector shuffles
 (`_split_row`), as element copies it was LLVM's gathers. Each worker copies channel i + 1
 into a second set of planes before computing channel i (PIPELINED).
@@ -137,6 +138,22 @@ split: 3x3 from 28x28 (256 channels) 1.28 -> 0.52, from 14x14 (512) 1.51 -> 0.72
 (past MAX_WIDTH) the depthwise kernel with the split gave 0.65, as the register tiles."""
 
 
+FINISH_IN_FLAT_LOOP = True
+"""Whether an activation that depends on the element alone (`Finish.pointwise`: swish,
+clip, ...) is applied in the flat loop, on whole vectors, rather than in the copy of
+each row's `ow` columns to the output (a scalar remainder per row: EfficientNet's swish
+after a 5x5 at 28 columns was 16 vector + 12 scalar sigmoids a row). Wq - ow columns
+a row are finished and dropped, so planes whose flat loop is more than 5/4 of the outputs
+keep the per-row finish. Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9
+--cases eff_dw3_56,eff_dw5_56_s2,eff_dw5_28,eff_dw5_14,eff_dw5_7,mb_dw_56,mb_dw_28,
+mb_dw_28_s2,v3_dw5_28 [--no-flat-finish]`, CPU time ratio to onnxruntime, two runs each,
+AMD znver4, rows -> flat): conv + SiLU 5x5 from 56 stride 2 2.03/2.52 -> 1.26/1.05, 5x5
+at 28 1.51/1.93 -> 1.23/1.28, 3x3 at 56 0.98/0.96 -> 0.94/0.92; at 14 0.94 -> 1.37/1.25
+and at 7 1.40 -> 1.79/1.85 (flat loops 1.31x and 1.63x the outputs: kept on rows);
+conv + clip 3x3 at 28 0.65/0.67 -> 0.58/0.58, MobileNetV3's 5x5 at 28 1.68/0.97 ->
+0.82/0.83, 3x3 at 56 and stride 2 from 28 unchanged (noise: 0.05-0.1)."""
+
+
 def split_lanes(instr) -> int:
     """The vector lanes `_split_row` works in (0: no split, the element copy): f32
     convolutions of column stride 2 while the vector ops are on (gemm_micro.ENABLED)."""
@@ -201,6 +218,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
     Q = em.scratch(t, [2 * planes, stride], private=True)  # flat: row r at r * Wq
     T = em.scratch(t, [length], private=True)
     used = min(wd, 2 * wq - pads[1])  # the input columns the planes read
+    early = (FINISH_IN_FLAT_LOOP and act.pointwise and not act.trivial
+             and 4 * length <= 5 * oh * ow)
     zero = em.const(0.0, t)
     spans = {(a, b): (_valid(hq, sh, a, pads[0], h), _valid(wq, sw, b, pads[1], wd))
              for a in rows for b in cols}
@@ -274,14 +293,17 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
             acc = b0
             for wv, p, off in taps:
                 acc = fma(em, wv, em.load(Q, [p, em.add_index(q, off)]), acc)
+            if early:
+                acc = act.value(acc, O, [])
             em.store(acc, T, [q])
 
         em.loop(0, length, flat)
 
         def out_row(i):
             base = em.mul_index(i, wq)
-            em.loop(0, ow, lambda j: act.store(em.load(T, [_iadd(em, base, j)]), O,
-                                                [ch, i, j]))
+            finish = act.store_finished if early else act.store
+            em.loop(0, ow, lambda j: finish(em.load(T, [_iadd(em, base, j)]), O,
+                                            [ch, i, j]))
 
         em.loop(0, oh, out_row)
 

@@ -22,6 +22,7 @@ from glow_mlir.dialects.glow_ops.traits import (
     Elementwise,
     FusableActivation,
     ScalarBody,
+    SelfGated,
 )
 from glow_mlir.dialects.glow_ops.types import (
     elem_of,
@@ -108,7 +109,7 @@ class SwishOp(UnaryOp):
     """x * sigmoid(x) (SiLU)."""
 
     name = "glow.swish"
-    traits = traits_def(ScalarBody(X * (1 / (1 + exp(-X)))))
+    traits = traits_def(ScalarBody(X * (1 / (1 + exp(-X)))), SelfGated(SigmoidOp))
     INSTRUCTION_PREFIX: ClassVar[str] = ""  # a Glow activation (instruction `glow_ir.<name>`)
 
 

@@ -14,6 +14,8 @@ never a list of op names kept elsewhere. The traits:
   `fused_activation_args`.
 - `FusableProducer`: a convolution or fully_connected whose kernels apply a fused
   activation.
+- `SelfGated(gate)`: the op computes x * gate(x) (swish: x * sigmoid(x)); `fuse-self-gated`
+  folds a `mul` of x and gate(x) back into it.
 - `Windowed(dilation)`: a 2-D window op (`kernels`, `strides`, `pads` [top, left, bottom,
   right], `dilation` if it has one, `layout`); `window(op)` reads them with their defaults.
 - `MacCount(fn)`: a matmul-like op's multiply-accumulates from its shapes.
@@ -72,6 +74,13 @@ class FusableActivation(OpTrait):
 @dataclass(frozen=True)
 class FusableProducer(OpTrait):
     """Its kernels apply a `fused_activation` to the result (module docstring)."""
+
+
+@dataclass(frozen=True)
+class SelfGated(OpTrait):
+    """The op is x * gate(x), `gate` a unary op class (module docstring)."""
+
+    gate: type
 
 
 @dataclass(frozen=True)
@@ -248,7 +257,7 @@ def conv_macs(result_shape: Sequence[int], operand_shapes: Sequence[Sequence[int
     return math.prod(result_shape) * math.prod(operand_shapes[1][1:])
 
 
-__all__ = ["Elementwise", "ScalarBody", "FusableActivation", "FusableProducer",
+__all__ = ["Elementwise", "ScalarBody", "FusableActivation", "FusableProducer", "SelfGated",
            "RequantizesSum", "Windowed",
            "Window", "MacCount", "AccelUnit", "OnAccelUnit", "InPlace", "NoInstruction",
            "has_fact", "fact", "is_elementwise", "scalar_body", "fusable_activation",
