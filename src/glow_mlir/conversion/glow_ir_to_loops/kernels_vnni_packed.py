@@ -143,6 +143,43 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
     parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
 
 
+def _fill_row(em: Emitter, X: SSAValue, xp32: SSAValue, ni: SSAValue, ih: SSAValue,
+              base: SSAValue, c_lo: int, c_hi: int, iw_lo: int, c: int, za: SSAValue) -> None:
+    """xp[base + col, :] = x[ni, :, ih, iw_lo + col - c_lo] for c_lo <= col < c_hi (at
+    least 16; NCHW, stride 1 along the row), channels past c za: per 16 columns (the
+    last 16 shifted back) and 4 channels, 4 vector loads of a channel's row,
+    interleaved (`kernels_vnni_nchw1x1._interleaved`) into 16 positions' 4 channels,
+    stored as 16 i32, where the copy was a scalar load and store per byte (0.02-0.03 ms
+    of a ResNet-50 3x3 layer)."""
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni_nchw1x1 import _interleaved
+
+    st = za.type
+    v16 = VectorType(st, [LANES])
+    za16 = em.value(vector.BroadcastOp(za, v16))
+    v32 = VectorType(i32, [LANES])
+
+    def block(b):
+        col0 = em.value(arith.MinUIOp(em.add_index(em.mul_index(b, LANES), c_lo),
+                                      em.index(c_hi - LANES)))
+        iw0 = em.add_index(col0, iw_lo - c_lo)
+        pos0 = iadd(em, base, col0)
+
+        def group(g, real: int):
+            c0 = em.mul_index(g, 4)
+            rows4 = [em.value(vector.LoadOp(X, [ni, em.add_index(c0, j), ih, iw0], v16))
+                     if j < real else za16 for j in range(4)]
+            q = em.value(vector.BitcastOp(_interleaved(em, rows4), v32))
+            for t in range(LANES):
+                em.store(em.value(vector.ExtractOp(q, [t], i32)), xp32,
+                         [em.add_index(pos0, t), g])
+
+        em.loop(0, c // 4, lambda g: group(g, 4))
+        if c % 4:
+            group(em.index(c // 4), c % 4)
+
+    em.loop(0, -(-(c_hi - c_lo) // LANES), block)
+
+
 def _copy_out(em: Emitter, qtile: SSAValue, pblock: int, storage, o0: SSAValue,
               out_at: Callable[[SSAValue], tuple]) -> None:
     """out[o0 + j, p0 : p0 + pblock] = qtile[:, o0 + j] for j < 16 (`out_at(o)`: the
@@ -350,7 +387,10 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                 em.loop(c, cp, lambda ci: em.store(za, xp, [pos, ci]))
 
             em.loop(0, c_lo, pad_col)
-            em.loop(c_lo, c_hi, copy_col)
+            if nchw and ss[1] == 1 and c_hi - c_lo >= LANES:
+                _fill_row(em, X, xp32, ni, ih, base, c_lo, c_hi, c_lo - pads[1], c, za)
+            else:
+                em.loop(c_lo, c_hi, copy_col)
             em.loop(c_hi, cols, pad_col)
 
         pad_rows(0, r_lo)
