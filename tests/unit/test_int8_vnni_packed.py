@@ -84,6 +84,9 @@ CONVS = {  # n, c, h, w, o, k, stride, pads, dilation, group
     # rows of at least 16 columns: copied in as vectors (the last 16 shifted back), 6
     # channels: a group of 4 and one of 2 with za
     "3x3, 22 wide, 6 channels": (1, 6, 5, 22, 20, 3, 1, [1, 1, 1, 1], 1, 1),
+    # 1x1 on more than 256 channels and 49 pixels (not the NCHW 1x1 kernel's): the
+    # planes copied in as rows of 49, two images
+    "1x1 7x7, 264 channels": (2, 264, 7, 7, 40, 1, 1, [0, 0, 0, 0], 1, 1),
 }
 
 
