@@ -144,13 +144,13 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
 
 
 def _fill_row(em: Emitter, X: SSAValue, xp32: SSAValue, ni: SSAValue, ih: SSAValue,
-              base: SSAValue, c_lo: int, c_hi: int, iw_lo: int, c: int, za: SSAValue) -> None:
-    """xp[base + col, :] = x[ni, :, ih, iw_lo + col - c_lo] for c_lo <= col < c_hi (at
-    least 16; NCHW, stride 1 along the row), channels past c za: per 16 columns (the
-    last 16 shifted back) and 4 channels, 4 vector loads of a channel's row,
-    interleaved (`kernels_vnni_nchw1x1._interleaved`) into 16 positions' 4 channels,
-    stored as 16 i32, where the copy was a scalar load and store per byte (0.02-0.03 ms
-    of a ResNet-50 3x3 layer)."""
+              iw_lo: int, count: int, c: int, za: SSAValue,
+              place: Callable[[SSAValue], SSAValue]) -> None:
+    """xp[place(q), :] = x[ni, :, ih, iw_lo + q] for q < count (at least 16; NCHW),
+    channels past c za: per 16 q (the last 16 shifted back) and 4 channels, 4 vector
+    loads of a channel's row, interleaved (`kernels_vnni_nchw1x1._interleaved`) into 16
+    positions' 4 channels, stored as 16 i32, where the copy was a scalar load and store
+    per byte (0.02-0.03 ms of a ResNet-50 3x3 layer)."""
     from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni_nchw1x1 import _interleaved
 
     st = za.type
@@ -159,10 +159,9 @@ def _fill_row(em: Emitter, X: SSAValue, xp32: SSAValue, ni: SSAValue, ih: SSAVal
     v32 = VectorType(i32, [LANES])
 
     def block(b):
-        col0 = em.value(arith.MinUIOp(em.add_index(em.mul_index(b, LANES), c_lo),
-                                      em.index(c_hi - LANES)))
-        iw0 = em.add_index(col0, iw_lo - c_lo)
-        pos0 = iadd(em, base, col0)
+        q0 = em.value(arith.MinUIOp(em.mul_index(b, LANES), em.index(count - LANES)))
+        iw0 = em.add_index(q0, iw_lo)
+        places = [place(em.add_index(q0, t)) for t in range(LANES)]
 
         def group(g, real: int):
             c0 = em.mul_index(g, 4)
@@ -170,14 +169,13 @@ def _fill_row(em: Emitter, X: SSAValue, xp32: SSAValue, ni: SSAValue, ih: SSAVal
                      if j < real else za16 for j in range(4)]
             q = em.value(vector.BitcastOp(_interleaved(em, rows4), v32))
             for t in range(LANES):
-                em.store(em.value(vector.ExtractOp(q, [t], i32)), xp32,
-                         [em.add_index(pos0, t), g])
+                em.store(em.value(vector.ExtractOp(q, [t], i32)), xp32, [places[t], g])
 
         em.loop(0, c // 4, lambda g: group(g, 4))
         if c % 4:
             group(em.index(c // 4), c % 4)
 
-    em.loop(0, -(-(c_hi - c_lo) // LANES), block)
+    em.loop(0, -(-count // LANES), block)
 
 
 def _copy_out(em: Emitter, qtile: SSAValue, pblock: int, storage, o0: SSAValue,
@@ -373,6 +371,11 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
     # 1x1, stride 1, no pads, NCHW: position p of the copy is pixel p of the input,
     # copied as one row (the 7x7 layers' rows of 7 were too short for vectors)
     flat = nchw and sub and tuple(ss) == (1, 1) and h * w >= LANES
+    # rows of at least 16 read: each copied as vectors; shorter whole rows (14x14 and
+    # 7x7 padded layers): all rows read as one run of the plane
+    rows_vec = nchw and ss[1] == 1 and c_hi - c_lo >= LANES
+    interior = (nchw and not rows_vec and tuple(ss) == (1, 1) and c_hi - c_lo == w
+                and (r_hi - r_lo) * w >= LANES)
 
     def fill(ni):
         def copy_row(r):
@@ -391,19 +394,28 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                 em.loop(c, cp, lambda ci: em.store(za, xp, [pos, ci]))
 
             em.loop(0, c_lo, pad_col)
-            if nchw and ss[1] == 1 and c_hi - c_lo >= LANES:
-                _fill_row(em, X, xp32, ni, ih, base, c_lo, c_hi, c_lo - pads[1], c, za)
-            else:
+            if rows_vec:
+                _fill_row(em, X, xp32, ni, ih, c_lo - pads[1], c_hi - c_lo, c, za,
+                          lambda q: iadd(em, base, em.add_index(q, c_lo)))
+            elif not interior:
                 em.loop(c_lo, c_hi, copy_col)
             em.loop(c_hi, cols, pad_col)
 
+        planes = retyped(em, X, MemRefType(st, [n, c, 1, h * w])) if nchw else X
         if flat:  # the image's planes are the rows of positions, as they are
-            _fill_row(em, retyped(em, X, MemRefType(st, [n, c, 1, h * w])), xp32, ni,
-                      em.index(0), em.index(0), 0, h * w, 0, c, za)
+            _fill_row(em, planes, xp32, ni, em.index(0), 0, h * w, c, za, lambda q: q)
             return
         pad_rows(0, r_lo)
         em.loop(r_lo, r_hi, copy_row)
         pad_rows(r_hi, rows_)
+        if interior:  # the rows read, whole, are contiguous in the plane
+            def place(q):
+                r = em.add_index(em.value(arith.DivUIOp(q, em.index(w))), r_lo)
+                return iadd(em, em.mul_index(r, cols),
+                            em.add_index(em.value(arith.RemUIOp(q, em.index(w))), c_lo))
+
+            _fill_row(em, planes, xp32, ni, em.index(0), (r_lo - pads[0]) * w,
+                      (r_hi - r_lo) * w, c, za, place)
 
     def position(p, ti, tj: int):
         """Row of xp that tap (ti, tj) of pixel p reads."""
