@@ -377,6 +377,10 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
     interior = (nchw and not rows_vec and tuple(ss) == (1, 1) and c_hi - c_lo == w
                 and (r_hi - r_lo) * w >= LANES)
 
+    def planes() -> SSAValue:
+        """The NCHW image as [n, c, 1, h * w]: each plane one row."""
+        return retyped(em, X, MemRefType(st, [n, c, 1, h * w]))
+
     def fill(ni):
         def copy_row(r):
             ih = em.add_index(em.mul_index(r, ss[0]), -pads[0])
@@ -401,9 +405,8 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                 em.loop(c_lo, c_hi, copy_col)
             em.loop(c_hi, cols, pad_col)
 
-        planes = retyped(em, X, MemRefType(st, [n, c, 1, h * w])) if nchw else X
         if flat:  # the image's planes are the rows of positions, as they are
-            _fill_row(em, planes, xp32, ni, em.index(0), 0, h * w, c, za, lambda q: q)
+            _fill_row(em, planes(), xp32, ni, em.index(0), 0, h * w, c, za, lambda q: q)
             return
         pad_rows(0, r_lo)
         em.loop(r_lo, r_hi, copy_row)
@@ -414,7 +417,7 @@ def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
                 return iadd(em, em.mul_index(r, cols),
                             em.add_index(em.value(arith.RemUIOp(q, em.index(w))), c_lo))
 
-            _fill_row(em, planes, xp32, ni, em.index(0), (r_lo - pads[0]) * w,
+            _fill_row(em, planes(), xp32, ni, em.index(0), (r_lo - pads[0]) * w,
                       (r_hi - r_lo) * w, c, za, place)
 
     def position(p, ti, tj: int):
