@@ -78,6 +78,15 @@ CONVS = {  # n, c, h, w, o, k, stride, pads, dilation, group
     "1x1/2": (1, 18, 9, 9, 40, 1, 2, [0, 0, 0, 0], 1, 1),  # 18: not the NCHW 1x1 kernel's
     "3x3 odd channels": (2, 5, 7, 6, 13, 3, 1, [1, 1, 1, 1], 1, 1),
     "dilated": (1, 4, 10, 10, 20, 3, 1, [2, 2, 2, 2], 2, 1),
+    # blocks of fewer than 6 pixels (4, 5), channels copied out 16 at a time
+    "3x3, 4 pixels": (1, 8, 2, 2, 32, 3, 1, [1, 1, 1, 1], 1, 1),
+    "1x1, 5 pixels": (2, 8, 1, 5, 16, 1, 1, [0, 0, 0, 0], 1, 1),
+    # rows of at least 16 columns: copied in as vectors (the last 16 shifted back), 6
+    # channels: a group of 4 and one of 2 with za
+    "3x3, 22 wide, 6 channels": (1, 6, 5, 22, 20, 3, 1, [1, 1, 1, 1], 1, 1),
+    # 1x1 on more than 256 channels and 49 pixels (not the NCHW 1x1 kernel's): the
+    # planes copied in as rows of 49, two images
+    "1x1 7x7, 264 channels": (2, 264, 7, 7, 40, 1, 1, [0, 0, 0, 0], 1, 1),
 }
 
 
@@ -115,6 +124,28 @@ def test_two_threads_give_the_same_bits_as_one(monkeypatch, packed_calls, model)
     assert len(packed_calls) == 2
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@vnni_host
+def test_threads_split_a_layer_with_a_shifted_last_block(monkeypatch, packed_calls):
+    """Past the parallel cut-off, 171 pixels (the last block of 6 shifted back over
+    pixels another thread stores too, the same values), 56 channels (48 copied out as
+    vectors, 8 one by one), rows of 19 copied in as vectors: 1, 2 and 3 threads give the
+    same bits, and match the interpreter."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    n, c, h, w, o = 1, 16, 9, 19, 56
+    assert n * c * 9 * h * w * o >= PARALLEL_MIN_WORK
+    model = _conv(n, c, h, w, o, 3, 1, [1, 1, 1, 1], 1, 1, seed=4)
+    assert _steps(model, threads=2) <= 1.0 + 1e-9
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+    outs = [glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                              progress=False, num_threads=t).run(feeds)[0] for t in (1, 2, 3)]
+    assert len(np.unique(outs[0])) > 10
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
 
 
 def _packed_count(monkeypatch, model, schema="asymmetric") -> int:
