@@ -291,6 +291,9 @@ POOLS = {
     "window_4x4_s2": (1, 3, 10, 10, (4, 4), (2, 2), (0, 0, 0, 0)),
     # ResNet's 3x3/2 pad 1 on rows long enough for a vectorized interior, odd sides
     "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
+    # Inception-v3's branch pools (3x3/1 pad 1 on 12x12 and 5x5 planes)
+    "3x3_s1_p1_12": (1, 3, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1)),
+    "3x3_s1_p1_5": (1, 4, 5, 5, (3, 3), (1, 1), (1, 1, 1, 1)),
     # windows past the image (pads as large as the window): not kernels_pool's row form
     "windows_off_the_image": (1, 2, 4, 5, (2, 2), (2, 2), (2, 2, 2, 2)),
 }
@@ -332,6 +335,30 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     monkeypatch.setattr(kernels_pool, "ROW_MAX", False)
     before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
     assert np.array_equal(got, before)
+
+
+@pytest.mark.parametrize("include", [False, True])
+@pytest.mark.parametrize("name, rows", [("3x3_s1_p1_12", True), ("3x3_s1_p1_5", True),
+                                        ("3x3_s2_p1", True), ("asymmetric", True),
+                                        ("3x3_s2_p1_wide", True), ("2x2_s2", True),
+                                        ("windows_off_the_image", False),
+                                        ("window_5x4_s2_pads", False)])
+def test_avg_pool_by_rows(name, rows, include, monkeypatch):
+    """kernels_pool._avg_pool_rows where every window meets the image and the window is
+    small: the values of the tap rectangles (the form before, ROW_AVG = False) up to
+    the order of the sums."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    seen = []
+    real = kernels_pool._avg_pool_rows
+    monkeypatch.setattr(kernels_pool, "_avg_pool_rows",
+                        lambda *a: (seen.append(1), real(*a)))
+    inputs, rt, attrs = _pool(name, "NCHW", count_include_pad=include)
+    got = upstream_runner(single_op_module(glow.AvgPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert bool(seen) is rows
+    monkeypatch.setattr(kernels_pool, "ROW_AVG", False)
+    before = upstream_runner(single_op_module(glow.AvgPoolOp, inputs, rt, **attrs))(inputs)[0]
+    np.testing.assert_allclose(got, before, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("include", [False, True])

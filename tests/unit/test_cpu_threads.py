@@ -149,7 +149,10 @@ def pools():
     return _model([
         helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2]),
         helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
-    ], [("x", [1, 64, 112, 112])], ["m", "a"])
+        # Inception-v3's branch pool (kernels_pool._avg_pool_rows, padding counted)
+        helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+    ], [("x", [1, 64, 112, 112])], ["m", "a", "p"])
 
 
 def elementwise():
