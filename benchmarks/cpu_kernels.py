@@ -8,6 +8,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-pipelined-planes] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
+                                     [--no-pool-plane]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
 (r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
@@ -729,6 +730,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # and its branch pool; Inception-v3's layers (torchvision export at 224x224)
          "gn_conv3": conv_clip_case(64, 56, 192, 3, 1, 1),
          "gn_pool_28": max_pool_case(256, 28, 3, 1, 1),
+         "gn_pool_14": max_pool_case(512, 14, 3, 1, 1),
+         "gn_pool_7": max_pool_case(832, 7, 3, 1, 1),
+         "iv3_avg_5": avg_pool_case(2048, 5, 3, 1, 1),
          "iv3_1a": conv_relu_case(3, 224, 32, (3, 3), 2, (0, 0)),
          "iv3_2a": conv_relu_case(32, 111, 32, (3, 3), 1, (0, 0)),
          "iv3_2b": conv_relu_case(32, 109, 64, (3, 3), 1, (1, 1)),
@@ -821,6 +825,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
+    p.add_argument("--no-pool-plane", action="store_true",
+                   help="stride-1 same-size pools by rows, not kernels_pool._pool_plane "
+                        "(kernels_pool.PLANE = False)")
     p.add_argument("--no-row-avg-pool", action="store_true",
                    help="avg pools by tap rectangles (kernels_pool.ROW_AVG = False)")
     p.add_argument("--no-vector-tiles", action="store_true",
@@ -869,6 +876,7 @@ def main(argv=None) -> None:
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
+    kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 
