@@ -10,16 +10,18 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
                                      [--no-pool-plane]
 
-Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
-(r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
-stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and bert_attention, the
-residual add + layer norm, the layer norm of older exports, the exported GELU and the
-attention core between the projections, run as ONNX models through glow_mlir.compile
-against onnxruntime's fusions of them); fused epilogues
-(fused_*: ResNet's conv + skip add + relu, BERT's products + bias, the attention scores'
-scale, each against onnxruntime's own fusions of the same nodes; these run as ONNX
-models through glow_mlir.compile, the whole pipeline).
+Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18 (r18_*:
+stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's stem,
+depthwise and pointwise ones (mb_*); GoogLeNet's 3x3 at 56 and branch max pools (gn_*)
+and Inception-v3's layers at 224x224 (iv3_*: 1x7/7x1, 5x5, 3x3 on 25/12/5, the branch
+average pools), through glow_mlir.compile with their relu; BERT-base's products and
+element-wise pieces (bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and
+bert_attention, the residual add + layer norm, the layer norm of older exports, the
+exported GELU and the attention core between the projections, run as ONNX models through
+glow_mlir.compile against onnxruntime's fusions of them); fused epilogues (fused_*:
+ResNet's conv + skip add + relu, BERT's products + bias, the attention scores' scale,
+each against onnxruntime's own fusions of the same nodes; these run as ONNX models
+through glow_mlir.compile, the whole pipeline).
 --cpu-time times with the thread's CPU time: on a shared machine the wall clock also
 counts time the process waits for a core. --no-im2col, --no-ctile and
 --no-epilogues time the forms the kernels used before im2col convolutions
