@@ -1,7 +1,10 @@
 """Pools: max_pool, avg_pool, adaptive_avg_pool, in NCHW and NHWC.
 
-NCHW max_pool over small windows that all meet the image goes by rows
-(`_max_pool_rows`, ROW_MAX). Other max_pool and avg_pool over small windows use the
+NCHW float pools of stride 1 whose output is the input's size (the branch pools of
+GoogLeNet and Inception-v3) go by flat planes (`_pool_plane`, PLANE); other NCHW
+max_pool and avg_pool over small windows that all meet the image by rows
+(`_max_pool_rows`, ROW_MAX; `_avg_pool_rows`, ROW_AVG). Other max_pool and avg_pool
+over small windows use the
 per-tap rectangles of valid outputs
 (`tap_rects`, as the convolution): the output is initialized, then each tap combines its
 constant rectangle (no bounds checks in any loop). The taps are unrolled at generation
