@@ -9,18 +9,21 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-pipelined-planes] [--no-flat-finish]
                                      [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
-                                     [--no-resize-tables] [--no-resize-rows]
+                                     [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
+                                     [--no-pool-plane]
 
-Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18
-(r18_*: stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's
-stem, depthwise and pointwise ones (mb_*); BERT-base's products and element-wise pieces
-(bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and bert_attention, the
-residual add + layer norm, the layer norm of older exports, the exported GELU and the
-attention core between the projections, run as ONNX models through glow_mlir.compile
-against onnxruntime's fusions of them); fused epilogues
-(fused_*: ResNet's conv + skip add + relu, BERT's products + bias, the attention scores'
-scale, each against onnxruntime's own fusions of the same nodes; these run as ONNX
-models through glow_mlir.compile, the whole pipeline).
+Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18 (r18_*:
+stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's stem,
+depthwise and pointwise ones (mb_*); GoogLeNet's 3x3 at 56 and branch max pools (gn_*)
+and Inception-v3's layers at 224x224 (iv3_*: 1x7/7x1, 5x5, 3x3 on 25/12/5, the branch
+average pools), through glow_mlir.compile with their relu; BERT-base's products and
+element-wise pieces (bert_*; bert_add_ln, bert_ln_decomposed, bert_gelu_erf and
+bert_attention, the residual add + layer norm, the layer norm of older exports, the
+exported GELU and the attention core between the projections, run as ONNX models through
+glow_mlir.compile against onnxruntime's fusions of them); fused epilogues (fused_*:
+ResNet's conv + skip add + relu, BERT's products + bias, the attention scores' scale,
+each against onnxruntime's own fusions of the same nodes; these run as ONNX models
+through glow_mlir.compile, the whole pipeline).
 --cpu-time times with the thread's CPU time: on a shared machine the wall clock also
 counts time the process waits for a core. --no-im2col, --no-ctile and
 --no-epilogues time the forms the kernels used before im2col convolutions
@@ -416,6 +419,42 @@ def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
     return case
 
 
+def conv_relu_case(c, hw, o, kernel, stride, pads):
+    """conv + Relu with a kernel of any shape (Inception's 1x7, 7x1, 5x5; `pads` the
+    (rows, columns) padding on each side), through glow_mlir.compile."""
+    def case():
+        from onnx import helper
+
+        (kh, kw), (ph, pw) = kernel, pads
+        x, w, b = rand(1, c, hw, hw, seed=1), rand(o, c, kh, kw, seed=2), rand(o, seed=3)
+        oh = (hw + 2 * ph - kh) // stride + 1
+        ow = (hw + 2 * pw - kw) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["c"], kernel_shape=[kh, kw],
+                                  strides=[stride, stride], pads=[ph, pw, ph, pw]),
+                 helper.make_node("Relu", ["c"], ["out"])]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b}, [1, o, oh, ow])
+        return (f"conv {c}x{hw}x{hw} {kh}x{kw}/{stride} p{ph},{pw} -> {o} + relu", model,
+                feeds, ort_model_runner(model, feeds), 2 * o * c * kh * kw * oh * ow)
+    return case
+
+
+def avg_pool_case(c, hw, k, stride, pad):
+    """An average pool counting the padding (Inception-v3's branch pools), through
+    glow_mlir.compile."""
+    def case():
+        from onnx import helper
+
+        x = rand(1, c, hw, hw, seed=1)
+        oh = (hw + 2 * pad - k) // stride + 1
+        nodes = [helper.make_node("AveragePool", ["x"], ["out"], kernel_shape=[k, k],
+                                  strides=[stride, stride], pads=[pad] * 4,
+                                  count_include_pad=1)]
+        model, feeds = graph_model(nodes, {"x": x}, [1, c, oh, oh])
+        return (f"avg_pool {c}x{hw}x{hw} {k}x{k}/{stride} p{pad}", model, feeds,
+                ort_model_runner(model, feeds), 0)
+    return case
+
+
 def resize_case(c, hw, scale):
     """DeepLabV3's last op: Resize (linear, half_pixel) of the class scores, 1 x c x hw x hw
     by `scale`, through glow_mlir.compile."""
@@ -759,6 +798,36 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "bert_ln_decomposed": decomposed_layer_norm_case(128, 768),
          "bert_gelu_erf": gelu_erf_case(128, 3072),
          "bert_attention": attention_case(128, 12, 64),
+         # GoogLeNet's 3x3 at 56 (64 -> 192) after its stem (the stem is r50_conv1's shape)
+         # and its branch pool; Inception-v3's layers (torchvision export at 224x224)
+         "gn_conv3": conv_clip_case(64, 56, 192, 3, 1, 1),
+         "gn_pool_28": max_pool_case(256, 28, 3, 1, 1),
+         "gn_pool_14": max_pool_case(512, 14, 3, 1, 1),
+         "gn_pool_7": max_pool_case(832, 7, 3, 1, 1),
+         "iv3_avg_5": avg_pool_case(2048, 5, 3, 1, 1),
+         "iv3_1a": conv_relu_case(3, 224, 32, (3, 3), 2, (0, 0)),
+         "iv3_2a": conv_relu_case(32, 111, 32, (3, 3), 1, (0, 0)),
+         "iv3_2b": conv_relu_case(32, 109, 64, (3, 3), 1, (1, 1)),
+         "iv3_3b": conv_relu_case(64, 54, 80, (1, 1), 1, (0, 0)),
+         "iv3_4a": conv_relu_case(80, 54, 192, (3, 3), 1, (0, 0)),
+         "iv3_5x5": conv_relu_case(48, 25, 64, (5, 5), 1, (2, 2)),
+         "iv3_3x3_25": conv_relu_case(64, 25, 96, (3, 3), 1, (1, 1)),
+         "iv3_3x3_25b": conv_relu_case(96, 25, 96, (3, 3), 1, (1, 1)),
+         "iv3_pw_25": conv_relu_case(288, 25, 64, (1, 1), 1, (0, 0)),
+         "iv3_6a": conv_relu_case(288, 25, 384, (3, 3), 2, (0, 0)),
+         "iv3_6a_dbl": conv_relu_case(96, 25, 96, (3, 3), 2, (0, 0)),
+         "iv3_1x7_160": conv_relu_case(160, 12, 160, (1, 7), 1, (0, 3)),
+         "iv3_7x1_160": conv_relu_case(160, 12, 160, (7, 1), 1, (3, 0)),
+         "iv3_1x7_192": conv_relu_case(192, 12, 192, (1, 7), 1, (0, 3)),
+         "iv3_7x1_192": conv_relu_case(192, 12, 192, (7, 1), 1, (3, 0)),
+         "iv3_pw_12": conv_relu_case(768, 12, 192, (1, 1), 1, (0, 0)),
+         "iv3_7a": conv_relu_case(192, 12, 320, (3, 3), 2, (0, 0)),
+         "iv3_3x3_5": conv_relu_case(448, 5, 384, (3, 3), 1, (1, 1)),
+         "iv3_1x3_5": conv_relu_case(384, 5, 384, (1, 3), 1, (0, 1)),
+         "iv3_3x1_5": conv_relu_case(384, 5, 384, (3, 1), 1, (1, 0)),
+         "iv3_pw_5": conv_relu_case(2048, 5, 448, (1, 1), 1, (0, 0)),
+         "iv3_avg_12": avg_pool_case(768, 12, 3, 1, 1),
+         "iv3_avg_25": avg_pool_case(288, 25, 3, 1, 1),
          # fused epilogues
          "fused_r18_56": fused_conv_case(64, 56, 64, 3, 1, 1),
          "fused_r18_28": fused_conv_case(128, 28, 128, 3, 1, 1),
@@ -837,9 +906,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
+    p.add_argument("--no-pool-plane", action="store_true",
+                   help="stride-1 same-size pools by rows, not kernels_pool._pool_plane "
+                        "(kernels_pool.PLANE = False)")
     p.add_argument("--no-row-avg-pool", action="store_true",
-                   help="unpadded average pools by tap rectangles, not "
-                        "kernels_pool._max_pool_rows (the form before)")
+                   help="avg pools by tap rectangles, not by rows (kernels_pool.ROW_AVG = "
+                        "False: the form before)")
     p.add_argument("--no-vector-tiles", action="store_true",
                    help="large-image pointwise convolutions on ROWS x TW scalar tiles "
                         "(kernels_pointwise.VECTOR_TILES = False)")
@@ -891,6 +963,7 @@ def main(argv=None) -> None:
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
+    kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles
     from glow_mlir.conversion.glow_ir_to_loops import kernels_resize
 

@@ -293,6 +293,13 @@ POOLS = {
     "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
     # unpadded, uneven window and strides, rows long enough to vectorize
     "3x2_s12_wide": (1, 3, 9, 37, (3, 2), (1, 2), (0, 0, 0, 0)),
+    # Inception-v3's branch pools (3x3/1 pad 1 on 12x12 and 5x5 planes)
+    "3x3_s1_p1_12": (1, 3, 12, 12, (3, 3), (1, 1), (1, 1, 1, 1)),
+    "3x3_s1_p1_5": (1, 4, 5, 5, (3, 3), (1, 1), (1, 1, 1, 1)),
+    # stride 1, the input's size: a pad on one side only, planes of one row or column
+    "2x2_s1_same_end": (2, 3, 6, 7, (2, 2), (1, 1), (0, 0, 1, 1)),
+    "3x3_s1_same_1x1": (1, 2, 1, 1, (3, 3), (1, 1), (1, 1, 1, 1)),
+    "3x3_s1_same_2x9": (1, 2, 2, 9, (3, 3), (1, 1), (1, 1, 1, 1)),
     # windows past the image (pads as large as the window): not kernels_pool's row form
     "windows_off_the_image": (1, 2, 4, 5, (2, 2), (2, 2), (2, 2, 2, 2)),
 }
@@ -324,6 +331,7 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     tap rectangles (the form before, ROW_MAX = False)."""
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
 
+    monkeypatch.setattr(kernels_pool, "PLANE", False)
     seen = []
     real = kernels_pool._max_pool_rows
     monkeypatch.setattr(kernels_pool, "_max_pool_rows",
@@ -333,6 +341,58 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     assert bool(seen) is rows
     monkeypatch.setattr(kernels_pool, "ROW_MAX", False)
     before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert np.array_equal(got, before)
+
+
+@pytest.mark.parametrize("include", [False, True])
+@pytest.mark.parametrize("name, rows", [("3x3_s1_p1_12", True), ("3x3_s1_p1_5", True),
+                                        ("3x3_s2_p1", True), ("asymmetric", True),
+                                        ("3x3_s2_p1_wide", True),
+                                        # unpadded: _max_pool_rows with a divisor instead
+                                        ("2x2_s2", False),
+                                        ("windows_off_the_image", False),
+                                        ("window_5x4_s2_pads", False)])
+def test_avg_pool_by_rows(name, rows, include, monkeypatch):
+    """kernels_pool._avg_pool_rows where every window meets the image and the window is
+    small: the values of the tap rectangles (the form before, ROW_AVG = False) up to
+    the order of the sums."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    monkeypatch.setattr(kernels_pool, "PLANE", False)
+    seen = []
+    real = kernels_pool._avg_pool_rows
+    monkeypatch.setattr(kernels_pool, "_avg_pool_rows",
+                        lambda *a: (seen.append(1), real(*a)))
+    inputs, rt, attrs = _pool(name, "NCHW", count_include_pad=include)
+    got = upstream_runner(single_op_module(glow.AvgPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert bool(seen) is rows
+    monkeypatch.setattr(kernels_pool, "ROW_AVG", False)
+    before = upstream_runner(single_op_module(glow.AvgPoolOp, inputs, rt, **attrs))(inputs)[0]
+    np.testing.assert_allclose(got, before, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["max", "avg", "avg_include"])
+@pytest.mark.parametrize("name, plane", [("3x3_s1_same", True), ("3x3_s1_p1_12", True),
+                                         ("3x3_s1_p1_5", True), ("2x2_s1_same_end", True),
+                                         ("3x3_s1_same_1x1", True),
+                                         ("3x3_s1_same_2x9", True),
+                                         ("3x3_s2_p1", False), ("asymmetric", False),
+                                         ("global", False)])
+def test_pool_plane(name, plane, op, monkeypatch):
+    """kernels_pool._pool_plane on stride-1 pools whose output is the input's size: the
+    bits of the row forms (PLANE = False; `_max_pool_rows`, `_avg_pool_rows`)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    seen = []
+    real = kernels_pool._pool_plane
+    monkeypatch.setattr(kernels_pool, "_pool_plane", lambda *a: (seen.append(1), real(*a)))
+    op_class = glow.MaxPoolOp if op == "max" else glow.AvgPoolOp
+    extra = {} if op == "max" else {"count_include_pad": op == "avg_include"}
+    inputs, rt, attrs = _pool(name, "NCHW", **extra)
+    got = upstream_runner(single_op_module(op_class, inputs, rt, **attrs))(inputs)[0]
+    assert bool(seen) is plane
+    monkeypatch.setattr(kernels_pool, "PLANE", False)
+    before = upstream_runner(single_op_module(op_class, inputs, rt, **attrs))(inputs)[0]
     assert np.array_equal(got, before)
 
 
@@ -347,7 +407,7 @@ def test_avg_pool(name, layout, include):
 @pytest.mark.parametrize("name, rows", [("2x2_s2", True), ("3x2_s12_wide", True),
                                         ("3x3_s2_p1", False), ("window_4x4_s2", False)])
 @pytest.mark.parametrize("include", [False, True])
-def test_avg_pool_by_rows(name, rows, include, monkeypatch):
+def test_unpadded_avg_pool_by_rows_with_one_divisor(name, rows, include, monkeypatch):
     """Unpadded NCHW average pools of at most MAX_UNROLLED_TAPS taps take
     kernels_pool._max_pool_rows with sums (ROW_AVG); padded ones and larger windows do
     not. The numbers are the reference's (`check`)."""

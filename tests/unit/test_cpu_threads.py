@@ -149,7 +149,14 @@ def pools():
     return _model([
         helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2]),
         helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
-    ], [("x", [1, 64, 112, 112])], ["m", "a"])
+        # the branch pools of Inception-v3 and GoogLeNet (kernels_pool._pool_plane)
+        helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("MaxPool", ["x"], ["q"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        # kernels_pool._avg_pool_rows
+        helper.make_node("AveragePool", ["x"], ["r"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+    ], [("x", [1, 64, 112, 112])], ["m", "a", "p", "q", "r"])
 
 
 def elementwise():

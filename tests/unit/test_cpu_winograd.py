@@ -333,6 +333,27 @@ def test_f4_auto_rule(calls, monkeypatch):
         np.testing.assert_allclose(got[0], want_, rtol=1e-3, atol=1e-4)
 
 
+def test_f4_when_only_its_scratch_fits(calls, monkeypatch):
+    """A constant filter whose F(2x2) scratch passes MAX_SCRATCH_BYTES but F(4x4)'s does
+    not (Inception-v3's 32 -> 64 at 109x109) runs as F(4x4), below "auto"'s pixels for
+    it; neither fitting, or F(4x4) off, keeps the direct forms."""
+    c = wg.MIN_CHANNELS
+    f2, f4 = 16 * (2 * c * 36) * 4, 36 * (2 * c * 9) * 4  # 12x12: 36 and 9 tiles
+    assert 12 * 12 < wg.MIN_OUTPUT_PIXELS_4 and f4 < f2
+    model, feeds = conv_model(1, c, 12, 12, c, tail="relu")
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", f2 - 1)
+    got = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(feeds)
+    assert [m.attributes["winograd_filter"].value.data for m in calls] == [4]
+    np.testing.assert_allclose(got[0], want, rtol=1e-3, atol=1e-4)
+    for limit, f4_mode in [(f4 - 1, "auto"), (f2 - 1, "never")]:
+        calls.clear()
+        monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", limit)
+        monkeypatch.setattr(wg, "WINOGRAD_4", f4_mode)
+        glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(feeds)
+        assert not calls, (limit, f4_mode)
+
+
 def test_saved_model_keeps_the_transformed_filters(calls, monkeypatch, tmp_path):
     """A saved cpu model holds U in its constant area: loaded, the same bits."""
     model, feeds = conv_model(1, 6, 9, 10, 5, tail="relu", seed=11)

@@ -1,7 +1,10 @@
 """Pools: max_pool, avg_pool, adaptive_avg_pool, in NCHW and NHWC.
 
-NCHW max_pool over small windows that all meet the image goes by rows
-(`_max_pool_rows`, ROW_MAX). Other max_pool and avg_pool over small windows use the
+NCHW float pools of stride 1 whose output is the input's size (the branch pools of
+GoogLeNet and Inception-v3) go by flat planes (`_pool_plane`, PLANE); other NCHW
+max_pool and avg_pool over small windows that all meet the image by rows
+(`_max_pool_rows`, ROW_MAX; `_avg_pool_rows`, ROW_AVG). Other max_pool and avg_pool
+over small windows use the
 per-tap rectangles of valid outputs
 (`tap_rects`, as the convolution): the output is initialized, then each tap combines its
 constant rectangle (no bounds checks in any loop). The taps are unrolled at generation
@@ -36,6 +39,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     fadd,
     fdiv,
     fmul,
+    iadd,
     imax,
     imin,
     interior_rect,
@@ -119,6 +123,10 @@ def _pool(instr, em: Emitter, average: bool) -> None:
     if len(taps) > MAX_UNROLLED_TAPS:
         _window_pool(instr, em, average, ct, low, combine_unsigned)
         return
+    if layout == "NCHW" and stored is None and PLANE and _same_plane(
+            kernels, strides, pads, (h, wd), (oh, ow)):
+        _pool_plane(instr, em, ct, average)
+        return
     if not average and layout == "NCHW" and ROW_MAX and _windows_meet_image(
             kernels, strides, pads, (h, wd), (oh, ow)):
         _max_pool_rows(instr, em, ct, _combiner(em, average, combine_unsigned))
@@ -126,6 +134,10 @@ def _pool(instr, em: Emitter, average: bool) -> None:
     if average and layout == "NCHW" and ROW_AVG and not any(pads):
         _max_pool_rows(instr, em, ct, _combiner(em, True, None),
                        divisor=float(kernels[0] * kernels[1]))
+        return
+    if average and layout == "NCHW" and ROW_AVG and _windows_meet_image(
+            kernels, strides, pads, (h, wd), (oh, ow)):
+        _avg_pool_rows(instr, em, ct)
         return
     X, O = _stored_views(em, x, out, ct)
     sh, sw = strides
@@ -216,17 +228,6 @@ CPU time ratio to onnxruntime, one run, taps -> rows): 1.92 -> 0.76. The same bi
 maximum is exact); the scratch row is each worker's own."""
 
 
-ROW_AVG = True
-"""Whether NCHW average pools without padding (every window inside the image, so the
-divisor is the window's size whatever `count_include_pad`) take `_max_pool_rows` with
-sums, divided once at the store, instead of the tap rectangles (the output initialized,
-read and stored once per tap, then divided in another pass). DenseNet's transitions'
-2x2/2. Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 15 --cases
-dn_pool_56,dn_pool_28,dn_pool_14 [--no-row-avg-pool]`, CPU time ratio to onnxruntime, one run,
-taps -> rows): 256x56x56 0.79 -> 0.33, 512x28x28 3.61 -> 1.06, 1024x14x14 4.56 -> 1.61.
-The sums add a window's rows first (not tap by tap): another rounding, ~1 ulp."""
-
-
 def _windows_meet_image(kernels, strides, pads, hw, ohw) -> bool:
     """Every window holds at least one pixel of the image, along both axes."""
     for axis in (0, 1):
@@ -297,6 +298,215 @@ def _max_pool_rows(instr, em: Emitter, ct,
             em.loop(cr, ow, lambda q: px(q, True))
 
         em.loop(0, oh, row)
+
+    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
+                                          lambda ci: plane(ni, ci)))
+
+
+ROW_AVG = True
+"""Whether NCHW avg pools over small windows that all meet the image take
+`_avg_pool_rows` (per output row, the sum of the window's input rows into a zero-padded
+scratch row, then per output the sum of its columns, divided once and stored once)
+instead of the tap rectangles (the output zeroed, then read, added and stored once per
+tap, then divided: 10 passes over it, on rows too short for the vectorizer: Inception-v3's
+12x12 branch pools). Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 7
+--cases iv3_avg_12,iv3_avg_25 [--no-row-avg-pool]`, 3x3/1 pad 1 counting the padding,
+CPU time ratio to onnxruntime, one run, taps -> rows): 768x12x12 8.86 -> 2.05,
+288x25x25 1.39 -> 0.98. The sums run in another order (columns of row sums), so the
+bits may differ from the tap form in the last place.
+
+Unpadded average pools (every window inside the image, so the divisor is the window's size
+whatever `count_include_pad`) take `_max_pool_rows` with sums instead, divided once at the
+store: DenseNet's transitions' 2x2/2. Measured (`--cases dn_pool_56,dn_pool_28,dn_pool_14
+[--no-row-avg-pool]`, CPU time ratio to onnxruntime, one run, taps -> rows): 256x56x56
+0.79 -> 0.33, 512x28x28 3.61 -> 1.06, 1024x14x14 4.56 -> 1.61."""
+
+
+def _avg_pool_rows(instr, em: Emitter, ct) -> None:
+    """NCHW float avg pool, every window meeting the image (`_windows_meet_image`): per
+    output row r, V[pad + j] = sum over kh of x[r * sh + kh - pad, j] for the rows inside
+    the image (a row outside adds 0: a select on the row's index, hoisted out of the
+    column loop), V zero on the padding columns; then output (r, q) = (sum over kw of
+    V[q * sw + kw]) / count, count the window's size with count_include_pad, else its
+    valid rows times its valid columns."""
+    _, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, _, oh, ow = image_dims(shape(out), "NCHW")
+    X, O = em.buffer(x), em.buffer(out)
+    include_pad = attrs(instr).bool_attr("count_include_pad", False)
+    sh, sw = strides
+    kh_n, kw_n = kernels
+    left = pads[1]
+    span = max(left + wd, (ow - 1) * sw + kw_n)  # the padded row the windows read
+    V = em.scratch(ct, [span], private=True)
+    zero = em.const(0.0, ct)
+    add = _combiner(em, True)
+    # kh taps whose row leaves the image for some output row: those rows add 0 there
+    partial = [tap_range(oh, h, sh, kh - pads[0]) != (0, oh) for kh in range(kh_n)]
+
+    def plane(ni, ci):
+        em.loop(0, left, lambda j: st(em, zero, V, [j]))
+        em.loop(left + wd, span, lambda j: st(em, zero, V, [j]))
+
+        def row(r):
+            top = em.add_index(em.mul_index(r, sh), -pads[0])
+            ihs, inside = [], []
+            for kh in range(kh_n):
+                ih = em.add_index(top, kh)
+                if partial[kh]:
+                    inside.append(em.value(arith.AndIOp(
+                        em.value(arith.CmpiOp(ih, em.index(0), "sge")),
+                        em.value(arith.CmpiOp(ih, em.index(h), "slt")))))
+                    ih = imin(em, imax(em, ih, 0), h - 1)
+                else:
+                    inside.append(None)
+                ihs.append(ih)
+
+            def rows_sum(j):
+                total = None
+                for ih, ok in zip(ihs, inside):
+                    v = ld(em, X, [ni, ci, ih, j], ct)
+                    if ok is not None:
+                        v = em.value(arith.SelectOp(ok, v, zero))
+                    total = v if total is None else add(total, v)
+                st(em, total, V, [em.add_index(j, left)])
+
+            em.loop(0, wd, rows_sum)
+            if include_pad:
+                rows = None
+            else:
+                rows = em.value(arith.SubiOp(imin(em, em.add_index(top, kh_n), h),
+                                             imax(em, top, 0)))
+
+            def px(q):
+                start = em.mul_index(q, sw)
+                total = None
+                for kw in range(kw_n):
+                    v = ld(em, V, [em.add_index(start, kw)], ct)
+                    total = v if total is None else add(total, v)
+                if include_pad:
+                    count = em.const(float(kh_n * kw_n), ct)
+                else:
+                    col0 = em.add_index(start, -left)
+                    cols = em.value(arith.SubiOp(imin(em, em.add_index(col0, kw_n), wd),
+                                                 imax(em, col0, 0)))
+                    count = to_float(em, em.value(arith.MuliOp(rows, cols)), ct)
+                st(em, fdiv(em, total, count), O, [ni, ci, r, q])
+
+            em.loop(0, ow, px)
+
+        em.loop(0, oh, row)
+
+    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
+                                          lambda ci: plane(ni, ci)))
+
+
+PLANE = True
+"""Whether NCHW float pools of stride 1 whose output is the input's size (3x3 pad 1: the
+branch pools of GoogLeNet and Inception-v3) take `_pool_plane`: the plane as one
+flat row of h x w values (two long vectorized loops) instead of per output row
+(`_max_pool_rows`, `_avg_pool_rows`: loops of w iterations, the vector loop's scalar
+remainder a large share on 14x14 and 7x7 planes). Measured (`python
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+gn_pool_28,gn_pool_14,gn_pool_7,iv3_avg_12,iv3_avg_5 [--no-pool-plane]`, CPU time ratio
+to onnxruntime, one run each, rows -> plane): max 256x28x28 1.60 -> 0.64, 512x14x14
+2.03 -> 0.77, 832x7x7 2.42 -> 1.76; avg (padding counted) 768x12x12 2.52 -> 0.73,
+2048x5x5 2.72 -> 1.48. The same bits as the row forms (a maximum is exact; the sums in
+the same order)."""
+
+
+def _same_plane(kernels, strides, pads, hw, ohw) -> bool:
+    """Stride 1, output the input's size, every window meeting the image (`_pool_plane`)."""
+    return (tuple(strides) == (1, 1) and tuple(hw) == tuple(ohw)
+            and all(p < k for p, k in zip(pads, (*kernels, *kernels)))
+            and _windows_meet_image(kernels, strides, pads, hw, ohw))
+
+
+def _pool_plane(instr, em: Emitter, ct, average: bool) -> None:
+    """NCHW float max or avg pool of stride 1 with the output the input's size
+    (`_same_plane`), per plane of h x w values taken as one flat row: V[p] = the
+    combination over kh of x[p + (kh - pad) w] for the rows whose taps are all inside
+    (one flat loop), the other rows (the top and bottom pads) with their valid taps;
+    then out[p] = the combination over kw of V[p + kw - pad] (one flat loop; an average
+    divided by the full window's size), and the border columns (whose flat neighbours
+    are in the next or previous row) and, for an average without count_include_pad, the
+    border rows recomputed with their valid taps and their own count. Outside taps are
+    left out: of a max exact, of a sum the 0 they add."""
+    _, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    X, O = view(em, x, [n, c, h * wd]), view(em, out, [n, c, h * wd])
+    include_pad = average and attrs(instr).bool_attr("count_include_pad", False)
+    kh_n, kw_n = kernels
+    top, left = pads[0], pads[1]
+    r0, r1 = top, h - (kh_n - 1 - top)  # rows whose kh taps are all inside
+    q0, q1 = left, wd - (kw_n - 1 - left)
+    V = em.scratch(ct, [h * wd], private=True)
+    combine = _combiner(em, average)
+
+    def fold(vals: list[SSAValue]) -> SSAValue:
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = combine(acc, v)
+        return acc
+
+    def divide(total: SSAValue, count) -> SSAValue:
+        if not average:
+            return total
+        if isinstance(count, int):
+            count = em.const(float(count), ct)
+        return fdiv(em, total, count)
+
+    def valid(o: int, k_n: int, pad: int, size: int) -> list[int]:
+        return [k for k in range(k_n) if 0 <= o + k - pad < size]
+
+    def plane(ni, ci):
+        def vertical(p, khs):
+            st(em, fold([ld(em, X, [ni, ci, em.add_index(p, (kh - top) * wd)], ct)
+                         for kh in khs]), V, [p])
+
+        if r1 > r0:
+            em.loop(r0 * wd, r1 * wd, lambda p: vertical(p, range(kh_n)))
+        for r in [*range(0, min(r0, h)), *range(max(r1, r0), h)]:
+            khs = valid(r, kh_n, top, h)
+            em.loop(r * wd, (r + 1) * wd, lambda p, khs=khs: vertical(p, khs))
+
+        def horizontal(p):
+            st(em, divide(fold([ld(em, V, [em.add_index(p, kw - left)], ct)
+                                for kw in range(kw_n)]), kh_n * kw_n), O, [ni, ci, p])
+
+        em.loop(left, h * wd - (kw_n - 1 - left), horizontal)
+
+        def rows_in(r) -> SSAValue:
+            start = em.add_index(r, -top)
+            return em.value(arith.SubiOp(imin(em, em.add_index(start, kh_n), h),
+                                         imax(em, start, 0)))
+
+        def at(r, q: SSAValue | int, kws: list[int], count) -> None:
+            row = em.mul_index(r, wd)
+            p = em.add_index(row, q) if isinstance(q, int) else iadd(em, row, q)
+            st(em, divide(fold([ld(em, V, [em.add_index(p, kw - left)], ct) for kw in kws]),
+                          count), O, [ni, ci, p])
+
+        def border_columns(r):
+            for q in [*range(0, min(q0, wd)), *range(max(q1, q0), wd)]:
+                kws = valid(q, kw_n, left, wd)
+                if not average:
+                    count = None
+                elif include_pad:
+                    count = kh_n * kw_n
+                else:
+                    count = to_float(em, em.value(arith.MuliOp(
+                        rows_in(r), em.index(len(kws)))), ct)
+                at(r, q, kws, count)
+
+        em.loop(0, h, border_columns)
+        if average and not include_pad:  # the border rows' interior columns
+            for r in [*range(0, min(r0, h)), *range(max(r1, r0), h)]:
+                count = len(valid(r, kh_n, top, h)) * kw_n
+                em.loop(q0, q1, lambda q, r=r, count=count: at(
+                    em.index(r), q, list(range(kw_n)), count))
 
     em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
                                           lambda ci: plane(ni, ci)))
