@@ -52,10 +52,19 @@ def test_pools(op, attrs):
 
 
 @pytest.mark.parametrize("ceil", [0, 1])
-def test_average_pool_count_include_pad(ceil):
-    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
+@pytest.mark.parametrize("pads", [[1, 1, 1, 1], [0, 0, 0, 0]])
+def test_average_pool_count_include_pad(ceil, pads):
+    """The declared padding counts in the divisor, ceil_mode's overhang does not, with
+    or without declared padding (torch's AvgPool2d(2, 2, ceil_mode=True) exports
+    count_include_pad=1 and no pads)."""
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": pads,
              "count_include_pad": 1, "ceil_mode": ceil}
     assert_matches_onnxruntime(node_model("AveragePool", {"x": X}, attrs, opset=12), {"x": X})
+    five = rand(1, 3, 5, 5, seed=29)
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "pads": pads,
+             "count_include_pad": 1, "ceil_mode": ceil}
+    assert_matches_onnxruntime(node_model("AveragePool", {"x": five}, attrs, opset=12),
+                               {"x": five})
 
 
 def test_pool1d():

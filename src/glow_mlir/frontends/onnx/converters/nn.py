@@ -240,15 +240,19 @@ def _pool(n: Node, kind: str) -> Value:
         for i, size in enumerate((h, w)):
             pads[i + 2] += _ceil_extra(size, kernels[i], strides[i], pads[i], pads[i + 2])
     include_pad = kind == "avg" and bool(n.int("count_include_pad", 0))
-    if include_pad and any(declared) and pads != declared:
+    if include_pad and pads != declared:
         # ONNX counts the declared padding but not ceil_mode's extension: pad explicitly
-        # with zeros, then pool without counting the extension.
-        top, left, bottom, right = declared
-        x4 = n.b.op(glow.PadOp, [x4],
-                    n.b.tensor([nb, c, h + top + bottom, w + left + right], x.elem),
-                    pads=[0, 0, top, left, 0, 0, bottom, right], mode="constant", value=0.0)
-        pads = [0, 0, pads[2] - bottom, pads[3] - right]
-        nb, c, h, w = x4.shape
+        # with zeros (when there is declared padding), then pool without counting the
+        # extension (torch's AvgPool2d(ceil_mode=True) exports count_include_pad=1 with
+        # no pads: its overhang must not count either).
+        if any(declared):
+            top, left, bottom, right = declared
+            x4 = n.b.op(glow.PadOp, [x4],
+                        n.b.tensor([nb, c, h + top + bottom, w + left + right], x.elem),
+                        pads=[0, 0, top, left, 0, 0, bottom, right], mode="constant",
+                        value=0.0)
+            pads = [0, 0, pads[2] - bottom, pads[3] - right]
+            nb, c, h, w = x4.shape
         include_pad = False
     oh, ow = spatial_out((h, w), kernels, strides, pads)
     cls = glow.MaxPoolOp if kind == "max" else glow.AvgPoolOp
