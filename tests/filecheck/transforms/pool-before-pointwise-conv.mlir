@@ -60,3 +60,18 @@ func.func @kept(%x: tensor<1x8x6x6xf32>) -> (tensor<1x4x2x2xf32>, tensor<1x4x1x1
   %p7 = glow.avg_pool %c7 {kernels = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"} : tensor<1x4x6x6xf32> -> tensor<1x2x3x6xf32>
   func.return %p0, %p1, %p2, %p3, %p4, %p5, %c5, %p6, %p7 : tensor<1x4x2x2xf32>, tensor<1x4x1x1xf32>, tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x2x3x6xf32>
 }
+
+// -----
+
+// Must not fire: a 64 -> 2 convolution before an overlapping 3x3/1 pool costs more moved
+// (the pool would sum 64 channels' windows instead of 2).
+// CHECK-LABEL: func.func @narrowing
+// CHECK:         %[[C:.*]] = glow.convolution %x
+// CHECK-NEXT:    glow.avg_pool %[[C]]
+func.func @narrowing(%x: tensor<1x64x8x8xf32>) -> tensor<1x2x6x6xf32> {
+  %w = glow.constant dense<0.5> : tensor<2x64x1x1xf32>
+  %b = glow.constant dense<1.0> : tensor<2xf32>
+  %c = glow.convolution %x, %w, %b {kernels = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<2x64x1x1xf32>, tensor<2xf32>) -> tensor<1x2x8x8xf32>
+  %p = glow.avg_pool %c {kernels = array<i64: 3, 3>, strides = array<i64: 1, 1>} : tensor<1x2x8x8xf32> -> tensor<1x2x6x6xf32>
+  func.return %p : tensor<1x2x6x6xf32>
+}
