@@ -71,3 +71,25 @@ def test_convolution_then_silu_on_cpu(form, order, fuse, monkeypatch):
     names = _kernel_names(cpu)
     assert ("convolution_swish" in names) == fuse, names
     np.testing.assert_allclose(cpu.run(feeds)[0], ref.run(feeds)[0], rtol=1e-5, atol=2e-6)
+
+
+def test_the_cpu_fusion_is_a_step_of_its_own():
+    """The cpu's post-lowering fusions are pipeline steps: `disable` turns fuse-self-gated
+    alone off (the sigmoid and mul stay, the numbers do not change)."""
+    from glow_mlir.frontends.onnx import import_onnx
+    from glow_mlir.runtime.compiled_model import optimize_graph
+
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])]
+    model = make_model(nodes, {"x": ((2, 40), np.float32)}, ["y"], {})
+
+    def op_names(disable):
+        graph = optimize_graph(import_onnx(model), "cpu", disable)
+        return {op.name for op in graph.walk()}
+
+    assert "glow.swish" in op_names(())
+    assert {"glow.sigmoid", "glow.mul"} <= op_names(("fuse-self-gated",))
+    assert "glow.swish" not in op_names(("fuse-self-gated",))
+    feeds = {"x": rand(2, 40, seed=4) * 4}
+    fused = glow_mlir.compile(model, "cpu", cache=False)
+    kept = glow_mlir.compile(model, "cpu", cache=False, disable_passes=["fuse-self-gated"])
+    np.testing.assert_allclose(kept.run(feeds)[0], fused.run(feeds)[0], rtol=1e-5, atol=1e-6)

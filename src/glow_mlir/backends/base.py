@@ -91,6 +91,12 @@ class Backend(GraphBackend):
         `element_type`? (Glow: supportsFusedActivation)"""
         return False
 
+    def post_lowering_fusions(self) -> tuple[str, ...]:
+        """Graph passes (of `pipelines.POST_LOWERING_FUSIONS`) the graph pipeline runs
+        after lowering, before `transform_post_lowering`, each a step that
+        `--disable-pass` can turn off: decomposed ops the backend runs whole."""
+        return ()
+
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Backend-specific rewrites after lowering; True when the module changed.
         (Glow: transformPostLowering)"""

@@ -156,6 +156,13 @@ class CpuBackend(Backend):
         return (producer.has_trait(FusableProducer) and activation in ACTIVATION_OPS
                 and is_float(element_type))
 
+    def post_lowering_fusions(self) -> tuple[str, ...]:
+        """Layer normalizations as older exporters decompose them made one op again, which
+        the cpu keeps (`transforms/graph/fuse_layer_norm.py`), and so are exact GELUs
+        (`fuse_gelu.py`) and x * sigmoid(x) (`fuse_self_gated.py`): its kernels run them
+        in one pass or in a product's epilogue."""
+        return ("fuse-layer-norm", "fuse-gelu", "fuse-self-gated")
+
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Quantized convolution and fully_connected on the int8 kernels where they take
         the op's types (`kernels_qdense.runs_int8`), else through the float kernels, the
@@ -164,30 +171,21 @@ class CpuBackend(Backend):
         (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
         `integer_pools_through_float.py`). Transposes feeding a batch matmul (attention's
         heads) folded into it: its kernel reads them strided
-        (`transforms/graph/fold_transposes_into_batch_matmul.py`). Layer normalizations
-        as older exporters decompose them made one op again, which the cpu keeps
-        (`transforms/graph/fuse_layer_norm.py`), and so are exact GELUs
-        (`transforms/graph/fuse_gelu.py`) and x * sigmoid(x)
-        (`transforms/graph/fuse_self_gated.py`)."""
+        (`transforms/graph/fold_transposes_into_batch_matmul.py`). The decomposed layer
+        norms, GELUs and swishes were made whole before it (`post_lowering_fusions`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
-        from glow_mlir.transforms.graph.fuse_gelu import fuse_gelu
-        from glow_mlir.transforms.graph.fuse_layer_norm import fuse_layer_norm
-        from glow_mlir.transforms.graph.fuse_self_gated import fuse_self_gated
         from glow_mlir.transforms.graph.integer_pools_through_float import (
             integer_pools_through_float,
         )
 
-        layer_norms = fuse_layer_norm(module)
-        gelus = fuse_gelu(module)
-        swishes = fuse_self_gated(module)
         per_channel = channelwise_through_float(module)
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        changed = dense | per_channel | pools | layer_norms | gelus | swishes
+        changed = dense | per_channel | pools
         return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:

@@ -77,6 +77,11 @@ class GraphBackend(Protocol):
         `element_type`? (Glow: supportsFusedActivation)"""
         ...
 
+    def post_lowering_fusions(self) -> tuple[str, ...]:
+        """Graph passes (`pipelines.POST_LOWERING_FUSIONS`) to run after lowering, before
+        `transform_post_lowering`, each a step `--disable-pass` can turn off."""
+        ...
+
     def transform_post_lowering(self, module: ModuleOp) -> bool:
         """Backend-specific rewrites after lowering; True when the module changed.
         (Glow: transformPostLowering)"""

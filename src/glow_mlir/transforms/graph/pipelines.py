@@ -77,7 +77,13 @@ PIPELINE_STEPS: tuple[str, ...] = ("constant-fold", "glow-optimize", "lower-grap
                                    "fuse-activations", "transform-post-lowering",
                                    "schedule-graph")
 
-PIPELINE_PASS_NAMES: tuple[str, ...] = (*OPTIMIZE_PASSES, *PIPELINE_STEPS)
+POST_LOWERING_FUSIONS: tuple[str, ...] = ("fuse-layer-norm", "fuse-gelu", "fuse-self-gated")
+"""Graph passes a backend may ask to run after lowering (`Backend.post_lowering_fusions`:
+the ops it keeps whole, made one op again), each a step of its own before
+transform-post-lowering, so that `--disable-pass` and `--time-passes` name it."""
+
+PIPELINE_PASS_NAMES: tuple[str, ...] = (*OPTIMIZE_PASSES, *PIPELINE_STEPS,
+                                        *POST_LOWERING_FUSIONS)
 """Every name `--disable-pass` accepts for the graph pipeline."""
 
 
@@ -121,7 +127,7 @@ class GlowOptimizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_max_iterations(self.name, self.max_iterations)
-        check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
+        check_disable(self.disable, PIPELINE_PASS_NAMES)
         with progress.timed_pass(progress.LOAD_PASSES):
             passes = [(n, _pass(n)) for n in OPTIMIZE_PASSES if n not in self.disable]
         with progress.timed_pass(progress.FIXED_POINT):
@@ -209,7 +215,7 @@ class GraphPipelinePass(ModulePass):
         from glow_mlir.transforms.graph.backend_hooks import NodeInfo, backend_option
 
         check_max_iterations(self.name, self.max_iterations)
-        check_disable(self.disable, (*OPTIMIZE_PASSES, *PIPELINE_STEPS))
+        check_disable(self.disable, PIPELINE_PASS_NAMES)
         if self.phase not in PHASES:
             raise PassFailedException(f"{self.name}: phase must be one of "
                                       f"{', '.join(PHASES)}, got '{self.phase}'")
@@ -246,6 +252,8 @@ class GraphPipelinePass(ModulePass):
             return
         step("fuse-activations",
              lambda: _pass("fuse-activations", backend=self.backend).apply(ctx, op))
+        for fusion in backend.post_lowering_fusions():
+            step(fusion, lambda fusion=fusion: _pass(fusion).apply(ctx, op))
         step("transform-post-lowering", lambda: backend.transform_post_lowering(op))
         optimize(relowered)
         # The backend relies on the steps that turn these ops into ones it runs.
