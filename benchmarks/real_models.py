@@ -850,11 +850,13 @@ def _steady_times(ours: Callable[[], object], theirs: Callable[[], object], runs
 
 
 def _thread_cpu_timed(run: Callable[[], object]) -> float:
-    """CPU seconds of one call by the process's clock (nanoseconds; `os.times()` counts
-    10 ms ticks, too coarse for a 5 ms model): both run on this one thread here."""
-    c = time.process_time()
+    """CPU seconds of one call by this thread's clock: both run on it here (one thread
+    each). Not the process's: `os.times()` counts 10 ms ticks, and under the child's
+    RLIMIT_CPU the kernel's process clock is the group timer, which lags the running
+    thread by up to a tick (onnxruntime's 4 ms runs read 0 or 4 ms)."""
+    c = time.thread_time()
     run()
-    return time.process_time() - c
+    return time.thread_time() - c
 
 
 def _cpu_seconds() -> float:

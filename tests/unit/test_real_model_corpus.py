@@ -112,7 +112,7 @@ def test_steady_runs_alternate_and_keep_the_fastest(real_models, monkeypatch):
 
     calls = []
     times = iter([0, 3, 3, 4, 4, 6, 6, 8])  # ours 3 then 2, theirs 1 then 2
-    monkeypatch.setattr(real_models.time, "process_time", lambda: next(times))
+    monkeypatch.setattr(real_models.time, "thread_time", lambda: next(times))
     got = real_models._steady_times(lambda: calls.append("ours"),
                                     lambda: calls.append("ort"), 2)
     assert calls == ["ours", "ort", "ours", "ort"]
