@@ -1258,6 +1258,13 @@ def report(rows: list[dict], backends: list[str], file=sys.stdout) -> None:
 
 # -- the command line ------------------------------------------------------------------------
 
+def _whole_number(text: str) -> int:
+    """An argparse type: 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number (0 or more), got '{text}'")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--_child"]:
@@ -1280,7 +1287,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT,
                    help=f"CPU seconds per model and backend (default {TIME_LIMIT:.0f}; "
                         f"{WALL_FACTOR}x that of wall time)")
-    p.add_argument("--steady", type=int, default=0, metavar="N",
+    p.add_argument("--steady", type=_whole_number, default=0, metavar="N",
                    help="after the first run, N more of ours and onnxruntime's alternating "
                         "(CPU time, fastest of each): the 'steady' column, their ratio, and "
                         "its geometric mean")
@@ -1292,6 +1299,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", nargs="+", metavar="JSON",
                    help="print the table of earlier --json results (the last row of a model wins)")
     args = p.parse_args(argv)
+    if args.steady and not [b for b in args.check or () if b != TORCH_COMPILE]:
+        print("error: --steady N times the runs of a --check BACKEND (e.g. --check cpu)",
+              file=sys.stderr)
+        return 1
     if args.report:
         by_name: dict[str, dict] = {}
         for path in args.report:

@@ -125,3 +125,19 @@ def test_steady_runs_alternate_and_keep_the_fastest(real_models, monkeypatch):
     assert "cpu steady" in text.splitlines()[0]
     assert "2.00" in text and "0.50" in text
     assert "geometric mean 1.00 over 3 models, 1 above 1.1" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--steady", "-1", "--check", "cpu"], "expected a whole number"),
+    (["--steady", "abc", "--check", "cpu"], "expected a whole number"),
+    (["--steady", "2"], "--steady N times the runs of a --check BACKEND"),
+])
+def test_steady_needs_a_count_and_a_check(real_models, argv, message, capsys):
+    """A negative or non-numeric count, or --steady without a check to time, is a usage
+    error, not silently nothing."""
+    try:
+        code = real_models.main(["--only", "resnet18", *argv])
+    except SystemExit as e:
+        code = e.code
+    assert code not in (0, None)
+    assert message in capsys.readouterr().err
