@@ -573,3 +573,21 @@ def test_random_inputs_of_each_element_kind():
     assert got["b"].dtype == ml_dtypes.bfloat16
     assert got["i"].min() >= 0 and got["i"].max() < 10 and got["i"].dtype == np.int64
     assert got["t"].dtype == np.bool_ and got["t"].any() and not got["t"].all()
+
+
+def test_a_node_too_large_for_the_scratchpad_is_said_once(tmp_path, capsys):
+    """A concat's inserts that do not fit the accelerator's scratchpad fail at the same
+    node with the same words: one line, naming the option that gives a larger one."""
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Concat", ["a", "b"], ["y"], axis=1)]
+    model = make_model(nodes, {"a": ((1, 2, 64, 300), np.float32),
+                               "b": ((1, 2, 64, 300), np.float32)}, ["y"], {})
+    path = tmp_path / "concat.onnx"
+    onnx.save(model, path)
+    code, _, err = in_process(glow_run.main, capsys, path, "--backend", "accel",
+                              "--scratchpad-kib", "1")
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == len(set(lines)), err
+    assert "--scratchpad-kib" in err and "Traceback" not in err

@@ -112,7 +112,10 @@ def report(tool: str, err: BaseException) -> str:
     text = str(err).rstrip()
     if isinstance(err, USER_ERRORS):
         if isinstance(err, DiagnosticError):  # the summary, then one line per op
-            return "\n".join(_diagnostic_line(tool, line) for line in text.split("\n"))
+            # once each: the instructions made from one node (a concat's inserts) would
+            # say the same thing at the same place
+            lines = dict.fromkeys(_diagnostic_line(tool, line) for line in text.split("\n"))
+            return "\n".join(lines)
         if isinstance(err, OpDiagnostic) or _located(text):
             return text  # already `file:line:col: error: ...`
         return f"{tool}: error: {text}"

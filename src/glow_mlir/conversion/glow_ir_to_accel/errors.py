@@ -18,7 +18,8 @@ def too_small(op: Operation, step_bytes: int, which: str,
     return DiagnosticError.at(
         op, f"needs at least {2 * step_bytes} bytes of scratchpad for its smallest tile "
             f"({which}: {step_bytes} bytes, and a step may use half of the scratchpad); the "
-            f"scratchpad has {budget.capacity} bytes")
+            f"scratchpad has {budget.capacity} bytes (a larger one: --scratchpad-kib, or "
+            f"backend_options={{'scratchpad_kib': ...}})")
 
 
 def unsupported(op: Operation, why: str) -> DiagnosticError:
