@@ -26,6 +26,7 @@ def calls(monkeypatch):
         real(instr, em)
 
     monkeypatch.setattr(kernels_pool, "_global_avg_pool", counted)
+    monkeypatch.setattr(kernels_pool, "GLOBAL_VECTORS", True)  # off by default (its docstring)
     return seen
 
 

@@ -576,9 +576,13 @@ def _stored_views(em: Emitter, x: SSAValue, out: SSAValue, ct) -> tuple[SSAValue
     return views[0], views[1]
 
 
-GLOBAL_VECTORS = True
+GLOBAL_VECTORS = False
 """Whether a global f32 average pool in NCHW sums each channel's plane in vectors
-(`_global_avg_pool`; False: the window loop nest, a scalar reduction per channel).
+(`_global_avg_pool`; False: the window loop nest, a scalar reduction per channel). Off by
+default: an AOT bundle of the small CNN built for 2 threads gave other bits than its
+1-thread bundle with it (`test_bundle.py::test_threaded_bundle_runs_from_c...`; the JIT's
+1/2/3 threads agree, and dropping the adds' reassociation flag did not change it), cause
+not found yet.
 Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
 eff_gap_56,eff_gap_28,eff_gap_14,eff_gap_7 [--no-global-vectors]`, CPU time ratio to
 onnxruntime, two runs, AMD znver4 AVX-512, loop nest -> vectors): 144x56x56 1.00/1.01 ->
