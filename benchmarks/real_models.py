@@ -1084,8 +1084,6 @@ def check_torch_compile(name: str, time_limit: float = TIME_LIMIT) -> dict:
         result["message"] = f"{result['message']} (in {failed_in})"[:300]
     else:
         _judge(result, returncode, err)
-    if result.get("ort_cpu") and result.get("ours_cpu"):
-        result["steady_ratio"] = result["ours_cpu"] / result["ort_cpu"]
     result["cause"] = cause(result)
     return result
 
