@@ -24,3 +24,22 @@ def real_models():
     sys.modules["real_models"] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def record_calls(monkeypatch):
+    """`record_calls(module, name, pick)`: `module.name` replaced by a wrapper that
+    appends `pick(*args)` to the list returned, then calls the real function: which
+    kernel generator a compile took, for the tests that ask."""
+    def record(module, name, pick):
+        seen = []
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            seen.append(pick(*args))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+        return seen
+
+    return record

@@ -17,17 +17,9 @@ from test_cpu_winograd import conv_model
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(record_calls):
     """The convolutions compiled by the depthwise kernel (kernels_conv's call counted)."""
-    seen = []
-    real = kernels_conv.convolution_depthwise
-
-    def counted(em, instr, act):
-        seen.append(instr)
-        real(em, instr, act)
-
-    monkeypatch.setattr(kernels_conv, "convolution_depthwise", counted)
-    return seen
+    return record_calls(kernels_conv, "convolution_depthwise", lambda em, instr, act: instr)
 
 
 def _run(model, feeds, on, monkeypatch, threads=1):

@@ -16,18 +16,10 @@ from onnx_testing import make_model, rand
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(record_calls, monkeypatch):
     """The pools compiled by the vector form."""
-    seen = []
-    real = kernels_pool._global_avg_pool
-
-    def counted(instr, em):
-        seen.append(instr)
-        real(instr, em)
-
-    monkeypatch.setattr(kernels_pool, "_global_avg_pool", counted)
     monkeypatch.setattr(kernels_pool, "GLOBAL_VECTORS", True)  # off by default (its docstring)
-    return seen
+    return record_calls(kernels_pool, "_global_avg_pool", lambda instr, em: instr)
 
 
 def _model(n, c, h, w, dtype=np.float32, node=None):
