@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
+import glow_mlir
 from glow_mlir import model_zoo
 from glow_mlir.ir.errors import UserError
 from glow_mlir.runtime.bundle import (
@@ -476,6 +477,41 @@ def test_threaded_bundle_runs_from_c_with_its_pool_or_the_programs(tmp_path, mon
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stderr.split("hook calls")[1]) > 0
     assert np.frombuffer(y_path.read_bytes(), np.float32).tobytes() == outs[1].tobytes()
+
+
+def test_bundles_for_any_thread_count_run_the_jits_kernels(tmp_path, record_calls):
+    """A one-thread bundle is lowered as the JIT and the threaded bundles are (the loop
+    IR's route, vector kernels on): a global average pool above the parallel cut-off
+    takes the vector kernel in every bundle, whose bits are the JIT's at 1, 2 and 3
+    threads. One-thread bundles went through the LLVM-dialect route, without the vector
+    kernels: the scalar loop nest, other bits (the small CNN's pool, 2 threads vs 1)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    from onnx import TensorProto, helper
+
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    shape = (1, 160, 57, 57)  # 3249 = whole vectors of 16 or 8 and one more
+    assert np.prod(shape) * 2 >= PARALLEL_MIN_WORK  # the pool splits over threads
+    graph = helper.make_graph(
+        [helper.make_node("GlobalAveragePool", ["x"], ["y"])], "gap",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (*shape[:2], 1, 1))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32) + 3.0
+    calls = record_calls(kernels_pool, "_global_avg_pool", lambda instr, em: instr)
+    want = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(
+        {"x": x})[0]
+    for threads in (1, 2, 3):
+        before = len(calls)
+        info = write_bundle(model, tmp_path / f"b{threads}", "gap", num_threads=threads)
+        assert len(calls) == before + 1, f"{threads}-thread bundle: not the vector pool"
+        out_dir = tmp_path / f"run{threads}"
+        out_dir.mkdir()
+        exe = _build_program(info, out_dir, ("-pthread",))
+        got = _run_bundle(info, exe, x, out_dir)
+        assert got.tobytes() == want.tobytes(), f"{threads}-thread bundle differs"
 
 
 def test_bundle_thread_count_is_checked(tmp_path):

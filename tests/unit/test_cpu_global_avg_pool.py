@@ -1,8 +1,9 @@
-"""Global average pools on cpu in vectors (kernels_pool._global_avg_pool, GLOBAL_VECTORS):
-the interpreter's numbers (planes of whole vectors and with a remainder, batches, the
-channels of a squeeze-and-excitation block), the same bits for 1, 2 and 3 threads, and
-which pools take it (not a plane shorter than a vector, a padded or partial window, f64
-or NHWC)."""
+"""Global average pools on cpu in vectors (kernels_pool._global_avg_pool, GLOBAL_VECTORS,
+on by default): the interpreter's numbers (planes of whole vectors and with a remainder,
+batches, the channels of a squeeze-and-excitation block), the same bits for 1, 2 and 3
+threads (split: above the parallel cut-off), and which pools take it (not a plane
+shorter than a vector, a padded or partial window, f64 or NHWC). The AOT bundles' bits
+for 1 and 2 threads: test_bundle.py."""
 
 from __future__ import annotations
 
@@ -16,9 +17,8 @@ from onnx_testing import make_model, rand
 
 
 @pytest.fixture
-def calls(record_calls, monkeypatch):
-    """The pools compiled by the vector form."""
-    monkeypatch.setattr(kernels_pool, "GLOBAL_VECTORS", True)  # off by default (its docstring)
+def calls(record_calls):
+    """The pools compiled by the vector form (with the default switches)."""
     return record_calls(kernels_pool, "_global_avg_pool", lambda instr, em: instr)
 
 
@@ -46,8 +46,12 @@ def test_against_interpreter(n, c, h, w, calls):
 
 
 def test_same_bits_for_any_thread_count(calls):
-    model = _model(2, 67, 14, 14)
-    x = {"x": rand(2, 67, 14, 14, seed=1)}
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    n, c, h, w = 2, 67, 61, 63  # 3843 = a remainder past whole vectors of 16 or 8
+    assert n * c * h * w * 2 >= PARALLEL_MIN_WORK  # the pool's work: split over threads
+    model = _model(n, c, h, w)
+    x = {"x": rand(n, c, h, w, seed=1) + 3.0}
     got = [_compare(model, x, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3
     for t, g in zip((2, 3), got[1:]):

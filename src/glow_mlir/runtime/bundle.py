@@ -365,7 +365,7 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
 
 
 def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
-    """(LLVM-dialect module, its entry point's name, its Areas) of what `write_bundle`
+    """(loop-IR module, its entry point's name, its Areas) of what `write_bundle`
     was given. A compiled model's module is the one its JIT compiled, left unchanged; a
     model or module is compiled here with the entry point named `network_name` (so
     `glow-compile --emit llvm` after the bundle shows that name)."""
@@ -375,7 +375,6 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     from glow_mlir.targets.cpu.executor import (
         CpuExecutor,
         loop_steps,
-        lower_to_llvm,
         lower_to_loops,
     )
 
@@ -409,9 +408,10 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
                           f"glow_ir functions")
     funcs[0].sym_name = StringAttr(network_name)
     areas = Areas(funcs[0])
-    if num_threads > 1:  # the parallel loops are outlined by the loop IR's translator
-        lower_to_loops(module, loop_steps(num_threads))
-    else:
-        lower_to_llvm(module)
+    # The JIT's route at every thread count (the parallel loops outlined by the loop
+    # IR's translator): the LLVM-dialect route (`lower_to_llvm`) has no vector kernels,
+    # so a one-thread bundle taken through it ran other kernels (summing in another
+    # order) than the JIT and the threaded bundles
+    lower_to_loops(module, loop_steps(num_threads))
     areas.fit_lowered(module, network_name)
     return module, network_name, areas, num_threads

@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, SSAValue
 from glow_mlir.conversion.glow_ir_to_loops import lowers, storage_type
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    CONTRACT,
     FAST,
     attrs,
     elem,
@@ -576,18 +577,18 @@ def _stored_views(em: Emitter, x: SSAValue, out: SSAValue, ct) -> tuple[SSAValue
     return views[0], views[1]
 
 
-GLOBAL_VECTORS = False
+GLOBAL_VECTORS = True
 """Whether a global f32 average pool in NCHW sums each channel's plane in vectors
-(`_global_avg_pool`; False: the window loop nest, a scalar reduction per channel). Off by
-default: an AOT bundle of the small CNN built for 2 threads gave other bits than its
-1-thread bundle with it (`test_bundle.py::test_threaded_bundle_runs_from_c...`; the JIT's
-1/2/3 threads agree, and dropping the adds' reassociation flag did not change it), cause
-not found yet.
+(`_global_avg_pool`; False: the window loop nest, a scalar reduction per channel).
 Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
 eff_gap_56,eff_gap_28,eff_gap_14,eff_gap_7 [--no-global-vectors]`, CPU time ratio to
 onnxruntime, two runs, AMD znver4 AVX-512, loop nest -> vectors): 144x56x56 1.00/1.01 ->
 0.28/0.30, 240x28x28 1.32/1.29 -> 0.20/0.25, 672x14x14 1.56/1.63 -> 0.25/0.26, 1152x7x7
-1.11/1.11 -> 0.41/0.40 (EfficientNet-b0's sixteen pools: 0.64 ms of its 12.7 ms)."""
+1.11/1.11 -> 0.41/0.40 (EfficientNet-b0's sixteen pools: 0.64 ms of its 12.7 ms). It was
+off for a while: a one-thread AOT bundle gave other bits than a threaded one with it,
+because one-thread bundles went through the LLVM-dialect route, where the micro-kernel's
+vectors are off (`gemm_micro.applies`), and so ran the loop nest (now every bundle takes
+the JIT's route, `runtime/bundle.py` `_lowered`)."""
 
 
 def _global_vectors(instr, ct) -> bool:
@@ -608,7 +609,11 @@ def _global_avg_pool(instr, em: Emitter) -> None:
     """Each channel's plane (contiguous in NCHW) summed in one vector of the micro-kernel's
     lanes, then reduced (the last h w % lanes one by one) and divided by h w. The scalar
     reduction of `_window_pool` is one dependent add per element (LLVM may not reorder
-    float adds). Each channel is summed the same way whatever the thread split."""
+    float adds). The order of every add is this code's: no reassociation flag (CONTRACT,
+    as the other explicit vector sums), lanes reduced in order (`vector.reduce.fadd`
+    without flags), so each channel's bits are the same whatever the thread split, the
+    copy (inline or outlined) or LLVM's unrolling; they depend on `gemm_micro.lanes()`,
+    the target's vector width."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
     out, x = instr.operands
@@ -618,14 +623,17 @@ def _global_avg_pool(instr, em: Emitter) -> None:
     vt = VectorType(f32, [lanes])
     count = em.const(float(hw), f32)
 
+    def add(a: SSAValue, b: SSAValue) -> SSAValue:
+        return em.value(arith.AddfOp(a, b, CONTRACT))
+
     def plane(p: SSAValue) -> None:
         acc = em.value(vector.LoadOp(X, [p, em.index(0)], vt))
-        acc = em.loop_reduce(1, hw // lanes, acc, lambda b, a: fadd(
-            em, a, em.value(vector.LoadOp(X, [p, em.mul_index(b, lanes)], vt))))
+        acc = em.loop_reduce(1, hw // lanes, acc, lambda b, a: add(
+            a, em.value(vector.LoadOp(X, [p, em.mul_index(b, lanes)], vt))))
         total = em.value(llvm.CallIntrinsicOp(
             f"llvm.vector.reduce.fadd.v{lanes}f32", [em.const(0.0, f32), acc], [f32]))
         total = em.loop_reduce(hw - hw % lanes, hw, total,
-                               lambda j, a: fadd(em, a, em.load(X, [p, j])))
+                               lambda j, a: add(a, em.load(X, [p, j])))
         em.store(fdiv(em, total, count), O, [p])
 
     parallel_loop(em, n * c, n * c * hw * 2, plane)
