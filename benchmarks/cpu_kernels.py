@@ -884,8 +884,7 @@ def main(argv=None) -> None:
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
     p.add_argument("--no-global-vectors", action="store_true",
                    help="global average pools as the window loop nest "
-                        "(kernels_pool.GLOBAL_VECTORS = False, its default: the cases "
-                        "here turn it on to measure it)")
+                        "(kernels_pool.GLOBAL_VECTORS = False)")
     p.add_argument("--no-flat-finish", action="store_true",
                    help="depthwise convolutions finish (activation, epilogue) each row as "
                         "they copy it out (kernels_depthwise.FINISH_IN_FLAT_LOOP = False)")

@@ -12,9 +12,10 @@ time, so that form grows with the window: a global pool (the window is the whole
 as in every squeeze-excite block) had one loop nest per pixel, and a 28x28 one took ~40 s
 to compile. Windows of more than `MAX_UNROLLED_TAPS` taps are one loop nest instead: per
 output, a reduction over the window's rows and columns, whose bounds are clipped to the
-image with index arithmetic where the padding needs it. avg_pool's divisor (without
-count_include_pad) is the product of a row and a column count computed with index
-arithmetic. adaptive_avg_pool is one loop nest the same way, its windows' bounds
+image with index arithmetic where the padding needs it; but an f32 NCHW average over
+the whole unpadded image sums each plane in vectors (`_global_avg_pool`). avg_pool's
+divisor (without count_include_pad) is the product of a row and a column count computed
+with index arithmetic. adaptive_avg_pool is one loop nest the same way, its windows' bounds
 computed from the output position. f16 and bf16 compute in f32. A quantized max_pool
 (one type in and out: `quantize-graph`'s input rule) takes the max of the stored
 integers, padding at the storage's lowest value: quantization is monotonic (scale > 0),
