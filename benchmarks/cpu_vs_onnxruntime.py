@@ -259,10 +259,8 @@ def start_pool(threads: int) -> None:
 
 
 SETTLE_S = 0.02
-"""Pause before each timed call: onnxruntime's pool threads spin for a while after its
-run (and ours ~80 us, `thread_pool.SPIN_CYCLES`); timed right after, a spinning thread of
-the other engine held the second core (our 2-thread ResNet-18 1.0x our 1-thread in this
-benchmark, 1.24x alone)."""
+"""One thread: the pause before each timed call (alternating one run at a time). N
+threads are timed in blocks instead (`timed_block`: both pools spin after a run)."""
 
 
 BLOCK_PAUSE_S = 0.1
