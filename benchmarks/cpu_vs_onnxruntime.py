@@ -21,6 +21,16 @@ ratios. `--cpu-time` (one thread only) times with this process's CPU time instea
 wall clock: on a loaded machine the wall clock also counts the time the process waits for
 a core, which moved the ratios by 30% between runs. With N threads the wall clock is what
 a user waits for; the `cpu N/1` column is the load-independent speedup.
+
+N threads (N > 1) are timed in blocks (`timed_block`): per round, each engine (onnxruntime,
+ours on N threads, ours on one) gets BLOCK_PAUSE_S of pause, one untimed run and BLOCK_RUNS
+timed runs back to back. Why: both pools spin after a run (onnxruntime's workers ~45 ms,
+measured as process CPU time during a sleep after `sess.run`; ours `thread_pool.LINGER_NS`),
+so with runs alternating one at a time the other engine's spinning workers held the second
+core while one was timed (our ResNet-18 on 2 threads 1.50x onnxruntime's alternating,
+1.00x with onnxruntime's spinning off); and a pause before every run measured each engine
+waking its sleeping workers, not back-to-back runs. The pause outlasts both spins; the
+untimed run wakes the engine's own workers; onnxruntime keeps its default (spinning) options.
 """
 
 from __future__ import annotations
@@ -249,10 +259,33 @@ def start_pool(threads: int) -> None:
 
 
 SETTLE_S = 0.02
-"""Pause before each timed call: onnxruntime's pool threads spin for a while after its
-run (and ours ~80 us, `thread_pool.SPIN_CYCLES`); timed right after, a spinning thread of
-the other engine held the second core (our 2-thread ResNet-18 1.0x our 1-thread in this
-benchmark, 1.24x alone)."""
+"""One thread: the pause before each timed call (alternating one run at a time). N
+threads are timed in blocks instead (`timed_block`: both pools spin after a run)."""
+
+
+BLOCK_PAUSE_S = 0.1
+"""N threads: the pause before each engine's block of runs, longer than onnxruntime's
+workers spin after a run (~45 ms) and ours linger (`thread_pool.LINGER_NS`)."""
+BLOCK_RUNS = 3
+"""N threads: timed runs per block, after one untimed run (see the module docstring)."""
+
+
+def timed_block(fn, feeds, times: list[float], cpu: list[dict[int, int]] | None = None
+                ) -> None:
+    """N threads: BLOCK_RUNS back-to-back wall times of fn(feeds) appended to `times`, after
+    BLOCK_PAUSE_S (the other engine's workers stop spinning) and one untimed run (this
+    engine's workers wake); with `cpu`, each run's per-thread CPU nanoseconds."""
+    time.sleep(BLOCK_PAUSE_S)
+    fn(feeds)
+    for _ in range(BLOCK_RUNS):
+        before = task_cpu_ns() if cpu is not None else None
+        t = time.perf_counter()
+        fn(feeds)
+        times.append(time.perf_counter() - t)
+        if before is not None:
+            after = task_cpu_ns()
+            cpu.append({k: v - before.get(k, 0) for k, v in after.items()  # type: ignore
+                        if v - before.get(k, 0) > 0 and k in OUR_THREADS})
 
 
 CLOCK = time.perf_counter
@@ -354,13 +387,17 @@ def measure(name: str, runs: int, threads: int = 1) -> dict:
     from glow_mlir.targets.cpu.thread_pool import set_static_parts
 
     for _ in range(runs):  # alternate, so all see the same load
-        ort_t.append(_timed(lambda f: sess.run(None, f), feeds))
-        ours_t.append(_timed(ours.run, feeds))
-        if ours1 is not None:
-            one_t.append(_timed(ours1.run, feeds, cpu_1))
-            set_static_parts(True)  # each thread its own parts: their CPU times
-            _timed(ours.run, feeds, cpu_n)
-            set_static_parts(False)
+        if ours1 is None:
+            ort_t.append(_timed(lambda f: sess.run(None, f), feeds))
+            ours_t.append(_timed(ours.run, feeds))
+            continue
+        # N threads: blocks, so no engine's spinning workers hold the other's core
+        timed_block(lambda f: sess.run(None, f), feeds, ort_t)
+        timed_block(ours.run, feeds, ours_t)
+        timed_block(ours1.run, feeds, one_t, cpu_1)
+        set_static_parts(True)  # each thread its own parts (no spinning): their CPU times
+        timed_block(ours.run, feeds, [], cpu_n)
+        set_static_parts(False)
     # CPU-bound speedup: one thread's CPU time over the busiest thread's with N threads,
     # each running its own parts (what N free cores would give, wake-ups and memory
     # bandwidth aside; a loaded machine changes wall time, not CPU time)
@@ -379,7 +416,11 @@ def measure(name: str, runs: int, threads: int = 1) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=15,
+                        help="rounds; with --threads N > 1 each round times a block of "
+                             f"{BLOCK_RUNS} runs per engine after a {1e3 * BLOCK_PAUSE_S:g} ms "
+                             "pause (so neither engine's spinning workers steal the other's "
+                             "core: see the module docstring)")
     parser.add_argument("--threads", type=int, default=1,
                         help="our threads and onnxruntime's intra_op_num_threads (N > 1 also "
                              "times ours on one thread)")
@@ -453,6 +494,14 @@ def main() -> None:
           f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}; "
           f"winograd: {args.winograd}; mobilenet kernels: {args.mobilenet_kernels}")
     if n > 1:
+        from glow_mlir.targets.cpu import thread_pool
+
+        linger_ms = thread_pool.linger_ns() / 1e6
+        assert linger_ms < 1e3 * BLOCK_PAUSE_S, "our workers would spin into the next block"
+        print(f"{n} threads timed in blocks: per round and engine a {1e3 * BLOCK_PAUSE_S:g} ms "
+              f"pause (onnxruntime's workers spin ~45 ms after a run, ours linger "
+              f"{linger_ms:g} ms), one untimed run, {BLOCK_RUNS} timed back to back; "
+              f"onnxruntime with its default spinning")
         print(f"cpu N/1: our one-thread CPU time over the busiest thread's with {n} threads, "
               f"each running its own parts (the speedup {n} free cores would give); "
               f"regions: parallel regions (pool wake-ups and joins) per run")

@@ -519,3 +519,27 @@ def test_bundle_thread_count_is_checked(tmp_path):
 
     with pytest.raises(ThreadCountError):
         write_bundle(SMALL_CNN, tmp_path, "cnn", num_threads=0)
+
+
+def test_threaded_bundle_takes_the_programs_linger(tmp_path, monkeypatch):
+    """A threaded bundle's entry point calls glow_pool_begin/glow_pool_end (weak, in the
+    bundle); a program's own `int64_t glow_pool_linger_ns` (0: workers never spin through
+    runs nor linger) replaces the bundle's default and the bits stay the one-thread ones."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd
+
+    monkeypatch.setattr(kernels_winograd, "WINOGRAD", "never")  # parallel loops (above)
+    x = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    one = write_bundle(SMALL_CNN, tmp_path / "b1", "cnn", num_threads=1)
+    want = _run_bundle(one, _build_program(one, tmp_path, ("-pthread",)), x, tmp_path)
+    info = write_bundle(SMALL_CNN, tmp_path / "b2", "cnn", num_threads=2)
+    symbols = subprocess.run(["nm", str(info.object_file)], capture_output=True, text=True)
+    if symbols.returncode == 0:
+        assert " W glow_pool_begin" in symbols.stdout and " V glow_pool_linger_ns" in \
+            symbols.stdout, symbols.stdout
+    linger = tmp_path / "linger.c"
+    linger.write_text("#include <stdint.h>\nint64_t glow_pool_linger_ns = 0;\n")
+    for flags in (("-pthread",), ("-pthread", str(linger))):
+        got = _run_bundle(info, _build_program(info, tmp_path, flags), x, tmp_path)
+        assert got.tobytes() == want.tobytes()

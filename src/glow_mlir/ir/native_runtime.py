@@ -8,5 +8,10 @@ PARALLEL_FOR = "glow_parallel_for"
 void *ctx, int64_t lo, int64_t hi, int64_t threads)."""
 CLOCK_NS = "glow_clock_ns"
 """int64_t glow_clock_ns(void): CLOCK_MONOTONIC in nanoseconds (traced entry points)."""
+POOL_BEGIN = "glow_pool_begin"
+"""void glow_pool_begin(int64_t threads): an entry point compiled for threads > 1 calls it
+at its start (the pool's workers spin through the run, those asleep are woken)."""
+POOL_END = "glow_pool_end"
+"""void glow_pool_end(int64_t threads): ... and before it returns (the workers linger)."""
 MAX_THREADS = 256
 """The most threads a model may be compiled for (the pool has room for as many)."""

@@ -352,7 +352,8 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
                 f"write_bundle the ONNX model (compiled then for that CPU)")
         code = jit.optimize(text, tm)
         code.get_function(entry).name = network_name  # a compiled model's keeps its own
-        if "@glow_parallel_for" in text or "@glow_clock_ns" in text:
+        if any(f"@{name}" in text
+               for name in ("glow_parallel_for", "glow_clock_ns", "glow_pool_begin")):
             from glow_mlir.targets.cpu.thread_pool import runtime_ir
 
             code.link_in(jit.optimize(runtime_ir(tm.triple), tm))  # weak: one per program

@@ -77,7 +77,7 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
 )
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.base import GlowOp
-from glow_mlir.ir.native_runtime import MAX_THREADS
+from glow_mlir.ir.native_runtime import MAX_THREADS, POOL_BEGIN, POOL_END
 from glow_mlir.ir.text import DiagnosticError, Diagnostics, OpDiagnostic, position_text
 
 Generator = Callable[[glow_ir.InstrOp, Emitter], None]
@@ -549,6 +549,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
     if trace:
         kernels.start_trace()
+    kernels.pool_hint(em, POOL_BEGIN)
     hooks.emit(fn, em, base, kernels)
     end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
@@ -563,6 +564,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     if end > sizes[2]:  # the kernels' scratch, past everything else
         sizes = (sizes[0], sizes[1], end)
         Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
+    kernels.pool_hint(em, POOL_END)
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
     ftype = FunctionType.from_lists([a.type for a in entry.args], [i32])

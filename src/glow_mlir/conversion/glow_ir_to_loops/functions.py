@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 
 from xdsl.builder import Builder, InsertPoint
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -121,6 +121,17 @@ class KernelFunctions:
 
         self.trace = []
         self.funcs.append(func.FuncOp.external(CLOCK_NS, [], [i64]))
+
+    def pool_hint(self, em: Emitter, name: str) -> None:
+        """With more than one thread, a call in `em` of the pool's `glow_pool_begin` or
+        `glow_pool_end` (`native_runtime`: the workers spin through a run, linger after
+        it); nothing with one."""
+        if self.threads <= 1:
+            return
+        if not any(f.sym_name.data == name for f in self.funcs):
+            self.funcs.append(func.FuncOp.external(name, [i64], []))
+        em.op(func.CallOp(name, [em.value(arith.ConstantOp(IntegerAttr(self.threads, i64)))],
+                          []))
 
     def clock(self, em: Emitter) -> SSAValue:
         """A read of the trace clock (`glow_clock_ns`, nanoseconds) in `em`'s block."""
