@@ -883,6 +883,11 @@ def main(argv=None) -> None:
     p.add_argument("--no-grouped", action="store_true",
                    help="grouped convolutions on the register tiles and direct forms "
                         "(kernels_grouped.GROUPED = False)")
+    p.add_argument("--no-grouped-transposed", action="store_true",
+                   help="grouped filters never transposed at compile time: the columns "
+                        "in vectors (kernels_grouped.TRANSPOSED = False)")
+    p.add_argument("--grouped-accumulators", type=int, metavar="N",
+                   help="kernels_grouped.TRANSPOSED_ACCUMULATORS")
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
@@ -953,6 +958,9 @@ def main(argv=None) -> None:
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
     from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
     kernels_grouped.GROUPED = not args.no_grouped
+    kernels_grouped.TRANSPOSED = not args.no_grouped_transposed
+    if args.grouped_accumulators:
+        kernels_grouped.TRANSPOSED_ACCUMULATORS = args.grouped_accumulators
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish

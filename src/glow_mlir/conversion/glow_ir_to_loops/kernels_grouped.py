@@ -123,16 +123,26 @@ def band_rows(k: int, oh: int, ow: int) -> int:
 def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
     """The padded output channels per group of the filters transposed at compile time
     (`grouped_filter`, `targets/cpu/grouped_filters.py`), or 0: when vectors along the
-    group's output channels (og rounded up to whole vectors) pad fewer products than
-    vectors along a band's pixels (RegNet's 7x7 layers: 49 pixels padded to 64, where
-    16 or 48 channels pad none)."""
+    group's output channels (og rounded up to whole vectors) cost less than vectors
+    along a band's pixels (RegNet's 7x7 layers: 49 pixels padded to 64, where 32 or 48
+    channels pad none). Each form's products (padding included) are weighed by its
+    broadcasts per fused multiply-add: one per gemm_micro.vectors() in the columns'
+    form, one per vector of channels in the transposed one. With one vector of channels
+    (16 per group) that is one broadcast per multiply-add: on RegNetX-400MF's 160x14x14
+    g10 (`benchmarks/cpu_kernels.py --cpu-time r4_g_14`, ratio to onnxruntime) 1.03-1.11
+    transposed against 0.95-1.00, its 400x7x7 g25 0.91-1.02 against 0.97-0.99; with
+    three (RegNetX-3.2GF's 1008x7x7 g21, rx_g_7) 1.13-1.21 against 1.33-1.39, with two
+    (ResNeXt's 1024x7x7 g32, nx_g_7) 1.17-1.21 against 1.23-1.34."""
     rows = band_rows(k, oh, ow)
     if not TRANSPOSED or rows == 0:
         return 0
     full, last = divmod(oh, rows)
     pixels = full * _padded(rows * ow) + (_padded(last * ow) if last else 0)
     wide = _padded(og)
-    return wide if wide * oh * ow < og * pixels else 0
+    nvec, v = min(wide // gemm_micro.lanes(), gemm_micro.vectors()), gemm_micro.vectors()
+    transposed = wide * oh * ow * (nvec + 1) * v  # x nvec v: (1 + 1/nvec) per product
+    columns = og * pixels * (v + 1) * nvec  # (1 + 1/v)
+    return wide if transposed < columns else 0
 
 
 def instr_transposed_width(instr) -> int:
@@ -311,9 +321,13 @@ def _transposed_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, cols:
 
         def pixels(q0: SSAValue, count: int) -> None:
             ps = [em.add_index(q0, r) for r in range(count)]
-            for r in range(count):
-                em.loop(0, valid, lambda j, r=r: em.store(
-                    em.load(B, [iadd(em, ob, em.add_index(j, c0))]), tile, [em.index(r), j]))
+
+            def init(j: SSAValue) -> None:
+                b = em.load(B, [iadd(em, ob, em.add_index(j, c0))])
+                for r in range(count):
+                    em.store(b, tile, [em.index(r), j])
+
+            em.loop(0, valid, init)
 
             def a_at(p, kk):
                 return col, [kk, p]

@@ -1,8 +1,9 @@
 """The constant weights the cpu's kernels read in a compile-time form (Winograd's U,
 VNNI rows, gemm panels, transposed grouped filters), rewritten on the planned program
-just before the loops: one function, so that the JIT (`CpuBackend.compile`) and `glow-compile --emit llvm-ir` lower
-the same instructions and their kernels choose alike (an int8 1x1 convolution read its
-filter unpacked in the printed IR, and took another kernel than the JIT's)."""
+just before the loops: one function, so that the JIT (`CpuBackend.compile`) and
+`glow-compile --emit llvm-ir` lower the same instructions and their kernels choose alike
+(an int8 1x1 convolution read its filter unpacked in the printed IR, and took another
+kernel than the JIT's)."""
 
 from __future__ import annotations
 
