@@ -889,6 +889,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-grouped-transposed", action="store_true",
                    help="grouped filters never transposed at compile time: the columns "
                         "in vectors (kernels_grouped.TRANSPOSED = False)")
+    p.add_argument("--no-tail-vectors", action="store_true",
+                   help="the grouped fill's row tails copied one by one "
+                        "(im2col.TAIL_VECTORS = False)")
     p.add_argument("--grouped-accumulators", type=int, metavar="N",
                    help="kernels_grouped.TRANSPOSED_ACCUMULATORS")
     p.add_argument("--no-split-columns", action="store_true",
@@ -962,6 +965,8 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
     kernels_grouped.GROUPED = not args.no_grouped
     kernels_grouped.TRANSPOSED = not args.no_grouped_transposed
+    from glow_mlir.conversion.glow_ir_to_loops import im2col
+    im2col.TAIL_VECTORS = not args.no_tail_vectors
     if args.grouped_accumulators:
         kernels_grouped.TRANSPOSED_ACCUMULATORS = args.grouped_accumulators
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns

@@ -287,3 +287,22 @@ def test_partitioner_counts_the_transposed_filters():
         model, _ = conv_model(1, c, 7, 7, c, group=2)
         convs = [op for op in import_onnx(model).walk() if isinstance(op, glow.ConvolutionOp)]
         assert len(convs) == 1 and packed_form(convs[0], 1) == form
+
+
+@pytest.mark.parametrize("case", [(2, 16, 7, 7, 1), (1, 64, 14, 14, 2), (1, 8, 5, 21, 1)],
+                         ids=["7x7_batch2", "14x14_s2", "21_wide"])
+def test_row_tails_as_vectors(case, calls, monkeypatch):
+    """The padded copy's row tails as one vector reading into the next row (the tensor's
+    last rows one by one: reading on would leave it): the same bits as copied one by one,
+    and the interpreter's numbers."""
+    from glow_mlir.conversion.glow_ir_to_loops import im2col
+
+    n, c, h, w, s = case
+    model, feeds = conv_model(n, c, h, w, c, strides=(s, s), group=2, tail="relu", seed=w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(im2col, "TAIL_VECTORS", False)
+    scalar = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(got, scalar)
