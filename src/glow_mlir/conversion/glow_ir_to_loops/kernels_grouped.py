@@ -11,11 +11,12 @@ are rarely a multiple of 64 columns; gemm runs the columns past its last whole b
 scalar loops (~9x a micro-kernel column's time, `kernels_matmul.SCALAR_COLUMN_COST`:
 all 49 columns of a 7x7 image). Here the columns are padded to whole vectors (the
 columns cleared once per thread and image, the padding's results never stored) and the
-last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). What is left: a
-7x7 image pads 49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime); vectors along
-the group's output channels (48 = 3 vectors) would not pad, but need the weights
-transposed, which per call cost more than they saved (0.25 ms for RegNetX-3.2GF's 21
-groups): only packed at compile time would they pay.
+last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). A 7x7 image pads
+49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime): where vectors along the
+group's output channels cost less (`transposed_width`: 48 = 3 vectors, no padding), the
+filters are transposed at compile time (`grouped_filter`; per call they cost more than
+they saved, 0.25 ms for RegNetX-3.2GF's 21 groups) and the blocks are pixels x vectors
+of channels (`_transposed_band`).
 
 Threads: the (group, band) pairs are cut into one range per thread (`parallel_ranges`),
 each thread with its own columns and tile. Each output is one chain of fused
