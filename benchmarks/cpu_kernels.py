@@ -762,6 +762,13 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "rx_g_s2_14": conv_clip_case(432, 28, 432, 3, 2, 1, 9),
          "rx_g_7": conv_clip_case(1008, 7, 1008, 3, 1, 1, 21),
          "rx_g_s2_7": conv_clip_case(1008, 14, 1008, 3, 2, 1, 21),
+         # RegNetX-400MF's (16 channels per group)
+         "r4_g_7": conv_clip_case(400, 7, 400, 3, 1, 1, 25),
+         "r4_g_s2_7": conv_clip_case(400, 14, 400, 3, 2, 1, 25),
+         "r4_g_14": conv_clip_case(160, 14, 160, 3, 1, 1, 10),
+         "r4_g_s2_56": conv_clip_case(32, 112, 32, 3, 2, 1, 2),
+         "r4_pw_112": pw_case(32, 112, 32),
+         "r4_ds_56": conv_clip_case(32, 112, 32, 1, 2, 0),
          "nx_g_56": conv_clip_case(128, 56, 128, 3, 1, 1, 32),
          "nx_g_s2_28": conv_clip_case(256, 56, 256, 3, 2, 1, 32),
          "nx_g_28": conv_clip_case(256, 28, 256, 3, 1, 1, 32),
@@ -879,6 +886,14 @@ def main(argv=None) -> None:
     p.add_argument("--no-grouped", action="store_true",
                    help="grouped convolutions on the register tiles and direct forms "
                         "(kernels_grouped.GROUPED = False)")
+    p.add_argument("--no-grouped-transposed", action="store_true",
+                   help="grouped filters never transposed at compile time: the columns "
+                        "in vectors (kernels_grouped.TRANSPOSED = False)")
+    p.add_argument("--no-tail-vectors", action="store_true",
+                   help="the grouped fill's row tails copied one by one "
+                        "(im2col.TAIL_VECTORS = False)")
+    p.add_argument("--grouped-accumulators", type=int, metavar="N",
+                   help="kernels_grouped.TRANSPOSED_ACCUMULATORS")
     p.add_argument("--no-split-columns", action="store_true",
                    help="stride-2 depthwise columns copied element by element "
                         "(kernels_depthwise.SPLIT_COLUMNS = False)")
@@ -948,6 +963,11 @@ def main(argv=None) -> None:
     kernels_depthwise.DEPTHWISE = not args.no_depthwise
     from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
     kernels_grouped.GROUPED = not args.no_grouped
+    kernels_grouped.TRANSPOSED = not args.no_grouped_transposed
+    from glow_mlir.conversion.glow_ir_to_loops import im2col
+    im2col.TAIL_VECTORS = not args.no_tail_vectors
+    if args.grouped_accumulators:
+        kernels_grouped.TRANSPOSED_ACCUMULATORS = args.grouped_accumulators
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish

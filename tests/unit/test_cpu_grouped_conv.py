@@ -128,3 +128,181 @@ def test_eight_lanes(strides, calls, monkeypatch):
     got = _run(model, feeds, True, monkeypatch)
     assert len(calls) == 1
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# (n, c, h, w, o, group, pads, strides, tail, filters' width): the transposed form
+TRANSPOSED = [
+    (1, 96, 7, 7, 96, 2, (1, 1, 1, 1), (1, 1), "residual", 48),  # 48 per group, 49 px
+    (1, 80, 7, 7, 80, 2, (1, 1, 1, 1), (1, 1), "relu", 48),      # 40 padded to 48
+    (1, 64, 5, 7, 64, 2, (1, 1, 1, 1), (1, 1), None, 32),        # 35 pixels
+    (1, 64, 13, 13, 64, 2, (1, 1, 1, 1), (2, 2), "residual", 32),  # stride 2 to 7x7
+    (2, 80, 9, 11, 80, 2, (0, 1, 1, 0), (2, 2), "relu", 48),     # batch 2, 4x5
+    (1, 528, 7, 7, 528, 2, (1, 1, 1, 1), (1, 1), "relu", 272),   # 264: 5 chunks, last 8
+]
+
+
+@pytest.fixture
+def transposed(monkeypatch):
+    """The convolutions whose filters were transposed at compile time (the pass's
+    instructions' `grouped_filter`)."""
+    from glow_mlir.targets.cpu import grouped_filters
+
+    seen: list[int] = []
+    real = grouped_filters.transpose_grouped_filters
+
+    def counted(module):
+        count = real(module)
+        seen.extend(op.attributes["grouped_filter"].value.data for op in module.walk()
+                    if "grouped_filter" in op.attributes)
+        return count
+
+    monkeypatch.setattr(grouped_filters, "transpose_grouped_filters", counted)
+    return seen
+
+
+@pytest.mark.parametrize("case", TRANSPOSED, ids=[str(c) for c in range(len(TRANSPOSED))])
+def test_transposed_against_interpreter(case, calls, transposed, monkeypatch):
+    """Within tolerance of the interpreter, and the same bits as the columns' form (each
+    output the same chain of fused multiply-adds from its bias)."""
+    n, c, h, w, o, group, pads, strides, tail, wide = case
+    model, feeds = conv_model(n, c, h, w, o, pads=pads, strides=strides, group=group,
+                              tail=tail, seed=h * w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert transposed == [wide]
+    monkeypatch.setattr(grouped, "TRANSPOSED", False)
+    columns = _run(model, feeds, True, monkeypatch)
+    assert transposed == [wide] and len(calls) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(got, columns)
+
+
+def test_transposed_bands(calls, transposed, monkeypatch):
+    """Several bands of rows (GROUPED_BYTES lowered: 2 rows of 9, the last 1), each's
+    pixels in blocks of the transposed form."""
+    monkeypatch.setattr(grouped, "GROUPED_BYTES", 40000)
+    assert grouped.band_rows(32 * 9, 9, 9) == 2
+    model, feeds = conv_model(1, 64, 9, 9, 64, group=2, tail="relu", seed=5)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert transposed == [32] and len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_eight_lanes(calls, transposed, monkeypatch):
+    """With 8 lanes 16 channels per group are two vectors (49 pixels pad to 56)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    monkeypatch.setattr(gemm_micro, "LANES", 8)
+    model, feeds = conv_model(1, 32, 7, 7, 32, group=2, tail="relu", seed=9)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    assert transposed == [16] and len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_width():
+    """Only where the channels' vectors cost less than the pixels' (broadcasts
+    counted): at 7x7 (49 pixels) 32, 48 or 264 per group, not 16 (one vector: a
+    broadcast per multiply-add), not 24 (32 x 49 > 24 x 64); not whole vectors of pixels
+    (8x8), nor 48 per group at 14x14 (196 pixels to 208), nor 8 per group at 56x56."""
+    assert grouped.transposed_width(32 * 9, 32, 7, 7) == 32
+    assert grouped.transposed_width(48 * 9, 48, 7, 7) == 48
+    assert grouped.transposed_width(264 * 9, 264, 7, 7) == 272
+    assert grouped.transposed_width(16 * 9, 16, 7, 7) == 0
+    assert grouped.transposed_width(24 * 9, 24, 7, 7) == 0
+    assert grouped.transposed_width(48 * 9, 48, 8, 8) == 0
+    assert grouped.transposed_width(48 * 9, 48, 14, 14) == 0
+    assert grouped.transposed_width(8 * 9, 8, 56, 56) == 0
+
+
+def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
+    """24 and 16 channels per group at 7x7 and 32 at 8x8 keep the columns' form."""
+    for c, hw in ((48, 7), (32, 7), (64, 8)):
+        model, feeds = conv_model(1, c, hw, hw, c, group=2, tail="relu", seed=c)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        got = _run(model, feeds, True, monkeypatch)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert transposed == [] and len(calls) == 3
+
+
+@pytest.mark.parametrize("shape", [(96, 2, 7, (1, 1)), (128, 4, 13, (2, 2))],
+                         ids=["g2", "g4_s2"])
+def test_transposed_same_bits_for_any_thread_count(shape, calls, transposed, monkeypatch,
+                                                   static_parts):
+    c, group, hw, strides = shape
+    model, feeds = conv_model(2, c, hw, hw, c, strides=strides, group=group, tail="residual")
+    got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
+    assert len(calls) == 3 and transposed and all(transposed)
+    for t, g in zip((2, 3), got[1:]):
+        assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
+
+
+def test_reference_kernel_reads_transposed_filters():
+    """`grouped_filter = wide` means the filter operand is [group, K, wide]: the
+    interpreter reads the filters back and gives the plain convolution's numbers; the
+    verifier rejects a width below the channels per group or not a multiple of 8."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module, verify_module
+    from glow_mlir.semantics.graph_evaluator import evaluate_module
+    from glow_mlir.semantics.grouped_filter import recover_filters, transpose_filters
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 6, 5, 5)).astype(np.float32)
+    g = rng.standard_normal((12, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(12).astype(np.float32)
+    t = transpose_filters(g, 2, 8)
+    assert t.shape == (2, 27, 8) and not t[:, :, 6:].any()
+    assert np.array_equal(recover_filters(t, 12, (3, 3)), g)
+
+    def module(filter_type: str, attrs: str) -> str:
+        return (f"func.func @f(%x: tensor<1x6x5x5xf32>, %w: {filter_type}, "
+                f"%b: tensor<12xf32>) -> tensor<1x12x5x5xf32> {{\n"
+                f"  %y = glow.convolution %x, %w, %b {{kernels = array<i64: 3, 3>, "
+                f"pads = array<i64: 1, 1, 1, 1>, group = 2 : i64{attrs}}} : "
+                f"(tensor<1x6x5x5xf32>, {filter_type}, tensor<12xf32>) -> "
+                f"tensor<1x12x5x5xf32>\n  func.return %y : tensor<1x12x5x5xf32>\n}}")
+
+    direct = parse_module(make_context(), module("tensor<12x3x3x3xf32>", ""))
+    form = parse_module(make_context(), module("tensor<2x27x8xf32>", ", grouped_filter = 8 : i64"))
+    verify_module(form)
+    np.testing.assert_allclose(evaluate_module(form, [x, t, b])[0],
+                               evaluate_module(direct, [x, g, b])[0], rtol=1e-5, atol=1e-5)
+    for bad in ("tensor<2x27x12xf32>", "tensor<2x27x4xf32>"):
+        wide = bad.split("x")[2]
+        with pytest.raises(Exception, match="grouped_filter"):
+            verify_module(parse_module(make_context(),
+                                       module(bad, f", grouped_filter = {wide} : i64")))
+
+
+def test_partitioner_counts_the_transposed_filters():
+    """The graph op's estimate of its filter's bytes (`packed_weights.packed_form`) is the
+    transposed form's where the kernel takes it: 264 per group padded to 272 is more
+    than the filter; 24 per group at 7x7 keeps the filter (None)."""
+    from glow_mlir.dialects import glow
+    from glow_mlir.frontends.onnx.importer import import_onnx
+    from glow_mlir.targets.cpu.packed_weights import packed_form
+
+    for c, form in ((528, ("grouped272", 2 * 264 * 9 * 272 * 4)), (48, None)):
+        model, _ = conv_model(1, c, 7, 7, c, group=2)
+        convs = [op for op in import_onnx(model).walk() if isinstance(op, glow.ConvolutionOp)]
+        assert len(convs) == 1 and packed_form(convs[0], 1) == form
+
+
+@pytest.mark.parametrize("case", [(2, 16, 7, 7, 1), (1, 64, 14, 14, 2), (1, 8, 5, 21, 1)],
+                         ids=["7x7_batch2", "14x14_s2", "21_wide"])
+def test_row_tails_as_vectors(case, calls, monkeypatch):
+    """The padded copy's row tails as one vector reading into the next row (the tensor's
+    last rows one by one: reading on would leave it): the same bits as copied one by one,
+    and the interpreter's numbers."""
+    from glow_mlir.conversion.glow_ir_to_loops import im2col
+
+    n, c, h, w, s = case
+    model, feeds = conv_model(n, c, h, w, c, strides=(s, s), group=2, tail="relu", seed=w)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(im2col, "TAIL_VECTORS", False)
+    scalar = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(got, scalar)

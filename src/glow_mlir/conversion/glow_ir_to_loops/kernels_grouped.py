@@ -11,11 +11,12 @@ are rarely a multiple of 64 columns; gemm runs the columns past its last whole b
 scalar loops (~9x a micro-kernel column's time, `kernels_matmul.SCALAR_COLUMN_COST`:
 all 49 columns of a 7x7 image). Here the columns are padded to whole vectors (the
 columns cleared once per thread and image, the padding's results never stored) and the
-last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). What is left: a
-7x7 image pads 49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime); vectors along
-the group's output channels (48 = 3 vectors) would not pad, but need the weights
-transposed, which per call cost more than they saved (0.25 ms for RegNetX-3.2GF's 21
-groups): only packed at compile time would they pay.
+last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). A 7x7 image pads
+49 columns to 64 (RegNetX's 7x7 layers ~1.4x onnxruntime): where vectors along the
+group's output channels cost less (`transposed_width`: 48 = 3 vectors, no padding), the
+filters are transposed at compile time (`grouped_filter`; per call they cost more than
+they saved, 0.25 ms for RegNetX-3.2GF's 21 groups) and the blocks are pixels x vectors
+of channels (`_transposed_band`).
 
 Threads: the (group, band) pairs are cut into one range per thread (`parallel_ranges`),
 each thread with its own columns and tile. Each output is one chain of fused
@@ -72,6 +73,13 @@ ratio to onnxruntime) RegNetX's 432x14x14 g9 ran at 1.02 against 1.20-1.33 with 
 border-tested fill, its 3x3/2 from 28x28 0.82 against 1.38-1.47, ResNeXt's 3x3/2 from
 512x28x28 0.60 against 1.69-1.86: that fill was a third to two thirds of the time. With
 this one: 1.13-1.16, 1.05-1.09, 0.94 (its cost left: ~10% at 14x14)."""
+TRANSPOSED = True
+"""Whether `transposed_width`'s convolutions with a constant filter get it transposed at
+compile time (False: the columns in vectors, as before; `benchmarks/cpu_kernels.py
+--no-grouped-transposed`)."""
+TRANSPOSED_ACCUMULATORS = 24
+"""Most accumulators (pixels x vectors of output channels) per block of the transposed
+form: with 16 lanes, each load of the filters feeds that many pixels' broadcasts."""
 PANEL = 256
 """Columns per pass of the blocks of output channels (the tile's width): the panel of
 columns (k x PANEL floats) stays in cache across the blocks."""
@@ -113,6 +121,43 @@ def band_rows(k: int, oh: int, ow: int) -> int:
     return min(range(1, most + 1), key=lambda r: (padded_columns(r), -(-oh // r), -r))
 
 
+def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
+    """The padded output channels per group of the filters transposed at compile time
+    (`grouped_filter`, `targets/cpu/grouped_filters.py`), or 0: when vectors along the
+    group's output channels (og rounded up to whole vectors) cost less than vectors
+    along a band's pixels (RegNet's 7x7 layers: 49 pixels padded to 64, where 32 or 48
+    channels pad none). Each form's products (padding included) are weighed by its
+    broadcasts per fused multiply-add: one per gemm_micro.vectors() in the columns'
+    form, one per vector of channels in the transposed one. With one vector of channels
+    (16 per group) that is one broadcast per multiply-add: on RegNetX-400MF's 160x14x14
+    g10 (`benchmarks/cpu_kernels.py --cpu-time r4_g_14`, ratio to onnxruntime) 1.03-1.11
+    transposed against 0.95-1.00, its 400x7x7 g25 0.91-1.02 against 0.97-0.99; with
+    three (RegNetX-3.2GF's 1008x7x7 g21, rx_g_7) 1.13-1.21 against 1.33-1.39, with two
+    (ResNeXt's 1024x7x7 g32, nx_g_7) 1.17-1.21 against 1.23-1.34."""
+    rows = band_rows(k, oh, ow)
+    if not TRANSPOSED or rows == 0:
+        return 0
+    full, last = divmod(oh, rows)
+    pixels = full * _padded(rows * ow) + (_padded(last * ow) if last else 0)
+    wide = _padded(og)
+    nvec, v = min(wide // gemm_micro.lanes(), gemm_micro.vectors()), gemm_micro.vectors()
+    transposed = wide * oh * ow * (nvec + 1) * v  # x nvec v: (1 + 1/nvec) per product
+    columns = og * pixels * (v + 1) * nvec  # (1 + 1/v)
+    return wide if transposed < columns else 0
+
+
+def instr_transposed_width(instr) -> int:
+    """`transposed_width` of a convolution `use_grouped` accepts (0 for any other)."""
+    if not use_grouped(instr):
+        return 0
+    kernels = window_attrs(instr)[1]
+    group = attrs(instr).int_attr("group", 1)
+    out, x, _, _ = instr.operands
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    return transposed_width(c // group * kernels[0] * kernels[1], o // group, oh, ow)
+
+
 def _padded(cols: int) -> int:
     lanes = gemm_micro.lanes()
     return -(-cols // lanes) * lanes
@@ -144,9 +189,13 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
                                               gemm_micro.lanes()), private=private)
     col = em.scratch(f32, [k, width], private=private)
     tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
+    wide = a.int_attr("grouped_filter", 0)
+    if wide:  # the filters as [group, k, wide] (`transposed_width`)
+        tile = em.scratch(f32, [_pixel_block(wide // gemm_micro.lanes()),
+                                min(wide, gemm_micro.width())], private=private)
     B = em.buffer(bias)
     P = view(em, out, [n, o, oh * ow])
-    Wf = view(em, w, [o, k])
+    Wf = view(em, w, [group, k, wide] if wide else [o, k])
     nr, lanes = gemm_micro.width(), gemm_micro.lanes()
     mr = gemm_micro.rows()
 
@@ -161,6 +210,10 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
                                kernels, strides, pads, dilation, (oh, ow), lanes)
         ob = em.mul_index(g, og)
         p0 = em.mul_index(r0, ow)
+        if wide:
+            _transposed_band(em, g, ob, p0, cols, og, wide, k, col, Wf, tile, B,
+                             lambda v, oc, at: act.store(v, P, [ni, oc, at]))
+            return
 
         def panel(m0: SSAValue, valid: int, span: int) -> None:
             """Output columns m0 .. m0 + valid (span: padded to whole vectors)."""
@@ -227,6 +280,8 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
 
     def thread(ni: SSAValue, s: SSAValue | None, count: int) -> None:
         clear(col)
+        if wide:
+            clear(tile)
         if xp is not None:
             clear(xp)
         em.loop(0, count, lambda u: unit(ni, shifted(s, em, u)))
@@ -235,3 +290,66 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         parallel_ranges(em, units, 1, work, lambda s, count: thread(ni, s, count))
 
     em.loop(0, n, image)
+
+
+def _pixel_block(nvec: int, cols: int | None = None) -> int:
+    """Most pixels per block of the transposed form with `nvec` vectors of channels (at
+    most `gemm_micro.vectors` at a time): TRANSPOSED_ACCUMULATORS in all; with a band's
+    `cols` pixels, in blocks as even as that allows (49: 3 of 17, 17, 15)."""
+    per = max(1, TRANSPOSED_ACCUMULATORS // min(nvec, gemm_micro.vectors()))
+    if cols is None:
+        return per
+    blocks = -(-cols // per)
+    return -(-cols // blocks)
+
+
+def _transposed_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, cols: int,
+                     og: int, wide: int, k: int, col: SSAValue, Wf: SSAValue,
+                     tile: SSAValue, B: SSAValue, store) -> None:
+    """out[ob + j, p0 + p] for the band's `cols` pixels: blocks of pixels (the
+    micro-kernel's rows, each a broadcast of col[kk, p]) x up to 4 vectors of the group's
+    transposed filters Wf[g, kk, j] (its columns), in the tile as [pixel, channel] from
+    the bias, stored back transposed (`store(value, channel, pixel)`), the padding
+    channels never. Each output is the same chain of fused multiply-adds as the columns'
+    form (k order from the bias): the same bits."""
+    lanes = gemm_micro.lanes()
+    per = _pixel_block(wide // lanes, cols)
+    step = gemm_micro.width()
+
+    def chunk(c0: int) -> None:
+        span = min(step, wide - c0)
+        valid = min(span, og - c0)
+
+        def pixels(q0: SSAValue, count: int) -> None:
+            ps = [em.add_index(q0, r) for r in range(count)]
+
+            def init(j: SSAValue) -> None:
+                b = em.load(B, [iadd(em, ob, em.add_index(j, c0))])
+                for r in range(count):
+                    em.store(b, tile, [em.index(r), j])
+
+            em.loop(0, valid, init)
+
+            def a_at(p, kk):
+                return col, [kk, p]
+
+            def b_at(kk, j0):
+                return Wf, [g, kk, em.add_index(j0, c0)]
+
+            gemm_micro.block(em, ps, tile, em.index(0), k, a_at, b_at, nvec=span // lanes)
+
+            def back(j: SSAValue) -> None:
+                oc = iadd(em, ob, em.add_index(j, c0))
+                for r, p in enumerate(ps):
+                    store(em.load(tile, [em.index(r), j]), oc, iadd(em, p0, p))
+
+            em.loop(0, valid, back)
+
+        whole = cols - cols % per
+        if whole:
+            em.loop(0, whole, lambda q0: pixels(q0, per), step=per)
+        if cols > whole:
+            pixels(em.index(whole), cols - whole)
+
+    for c0 in range(0, wide, step):
+        chunk(c0)

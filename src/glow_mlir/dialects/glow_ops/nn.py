@@ -125,6 +125,12 @@ class ConvolutionOp(GlowOp):
     filter operand is the quantized filter as [O, K] (K = (kh, kw, c), c padded to a
     multiple of 4) packed for VNNI, `vnni_packed_shape` (`semantics/vnni_layout.py`);
     one group.
+
+    `grouped_filter` = wide (the cpu backend's too, for its grouped kernel,
+    `targets/cpu/grouped_filters.py`): the float filter of an NCHW convolution of more
+    than one group transposed per group, [group, K, wide] (K = (c, kh, kw) of the
+    group's C/group channels) with [g, k, j] = w[g*O/group + j, k] for j < O/group, 0 for
+    the padding up to wide, a multiple of 8 (`semantics/grouped_filter.py`).
     """
 
     name = "glow.convolution"
@@ -140,6 +146,7 @@ class ConvolutionOp(GlowOp):
     fused_activation_args = floats_attr(())
     winograd_filter = int_attr(0)
     vnni_filter = int_attr(0)
+    grouped_filter = int_attr(0)
     input = operand_def(TensorType)
     filter = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -148,8 +155,8 @@ class ConvolutionOp(GlowOp):
 
     def check(self) -> None:
         require_rank("input", self.input, 4)
-        winograd = self.int_attr("winograd_filter") != 0
-        require_rank("filter", self.filter, 3 if winograd else 4)
+        three = self.int_attr("winograd_filter") != 0 or self.int_attr("grouped_filter") != 0
+        require_rank("filter", self.filter, 3 if three else 4)
         require_elem("input", self.input, _float_or_quantized, "floating-point or quantized")
         _check_dense_elems(self, self.input, self.filter, self.bias, self.result, "filter")
         o = check_conv_geometry(self, self.int_attr("winograd_filter"))
@@ -170,7 +177,8 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
     require(group > 0, f"group must be positive, got {group}")
     require(c % group == 0, f"group {group} does not divide the {c} input channels")
     vnni = op.int_attr("vnni_filter", 0) != 0
-    o = image_dims(shape_of(result), layout)[1] if vnni else shape_of(filt)[0]
+    wide = op.int_attr("grouped_filter", 0)
+    o = image_dims(shape_of(result), layout)[1] if vnni or wide else shape_of(filt)[0]
     require(o % group == 0, f"group {group} does not divide the {o} output channels")
     if winograd:
         require(winograd in (2, 4), f"winograd_filter is 2 or 4, got {winograd}")
@@ -178,6 +186,14 @@ def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
                 "winograd_filter takes an NCHW 3x3 convolution of one group")
         require_shape("filter", filt, (o, (winograd + 2) ** 2, c),
                       f"{o} Winograd F({winograd}x{winograd}, 3x3) filters of {c} channels")
+    elif wide:
+        require(layout == "NCHW" and group > 1 and wide % 8 == 0 and wide >= o // group,
+                f"grouped_filter takes an NCHW convolution of several groups, a multiple "
+                f"of 8 at least its {o // group} output channels per group, got {wide}")
+        require_elem("filter", filt, is_float, "floating-point (grouped_filter)")
+        require_shape("filter", filt, (group, c // group * kernels[0] * kernels[1], wide),
+                      f"{group} groups' transposed filters of {c // group} channels, "
+                      f"kernels {list(kernels)}")
     elif vnni:
         require(group == 1, "vnni_filter takes a convolution of one group")
         require_shape("filter", filt, vnni_packed_shape(o, kernels[0] * kernels[1]

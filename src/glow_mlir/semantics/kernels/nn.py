@@ -15,6 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.ir.element_types import is_float_dtype
+from glow_mlir.semantics.grouped_filter import recover_filters as grouped_recover
 from glow_mlir.semantics.numerics import dense_bias, fused_activation, real_valued
 from glow_mlir.semantics.registry import kernel, result_shape
 from glow_mlir.semantics.vnni_layout import conv_filter
@@ -63,6 +64,8 @@ def convolution(op, x, w, bias):
         w = from_nchw(recover_filters(w, m), layout)
     if op.int_attr("vnni_filter", 0):  # [O, K] packed for VNNI (the cpu backend's form)
         w = vnni_filter(op, w, layout)
+    if op.int_attr("grouped_filter", 0):  # [G, K, wide] (the cpu backend's form)
+        w = grouped_recover(w, bias.shape[0], op.ints("kernels"))
     kernels, strides, pads = _window_attrs(op)
     dilation = op.ints("dilation", (1, 1))
     group = op.int_attr("group", 1)

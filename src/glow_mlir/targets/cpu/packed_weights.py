@@ -1,9 +1,10 @@
 """The bytes a graph op's constant operand takes once the cpu backend repacks it at
 compile time (Winograd's U, `winograd_filters`; VNNI rows, `vnni_filters`; gemm panels,
-`gemm_panels`), asked of the *graph* op, before anything is compiled: the partitioner's
-estimate of a part's weights (`transforms/partition/plan.py`) must not fall below the
-compiled part's constant area, which holds the packed form instead of (or, when another
-op reads the weight as it is, besides) the weight.
+`gemm_panels`; transposed grouped filters, `grouped_filters`), asked of the *graph* op,
+before anything is compiled: the partitioner's estimate of a part's weights
+(`transforms/partition/plan.py`) must not fall below the compiled part's constant area,
+which holds the packed form instead of (or, when another op reads the weight as it is,
+besides) the weight.
 
 An upper bound: the packing passes decide on the lowered instruction and may keep the
 plain form (a scratch too large, a host without VNNI, pads above 1); then the estimate
@@ -14,11 +15,11 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import AnyFloat, ContainerType, IntegerType, ShapedType
+from xdsl.dialects.builtin import AnyFloat, ContainerType, IntegerType, ShapedType, f32
 from xdsl.ir import Operation, SSAValue
 
 from glow_mlir.analysis.graph_memory import tensor_bytes
-from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_grouped
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
@@ -58,12 +59,13 @@ def _conv(op: Operation, w: SSAValue) -> tuple[str, int] | None:
     if len(shape) != 4 or not op.results:
         return None
     layout = getattr(op.attributes.get("layout"), "data", "NCHW")
-    group = getattr(op.attributes.get("group"), "value", None)
-    if (group.data if group is not None else 1) != 1:
-        return None
+    value = getattr(op.attributes.get("group"), "value", None)
+    group = value.data if value is not None else 1
     o = shape[0]
     _, c, _, _ = image_dims(_shape(op.operands[0]), layout)
     _, _, oh, ow = image_dims(_shape(op.results[0]), layout)
+    if group != 1:
+        return _grouped(op, w, group, layout, (o, c, oh, ow))
     if isinstance(_elem(w), IntegerType):  # int8 rows for vpdpbusd, [O, K] K = taps x C/4
         taps = math.prod(shape) // (o * c)
         k = taps * -(-c // vnni_layout.GROUP) * vnni_layout.GROUP
@@ -79,6 +81,19 @@ def _conv(op: Operation, w: SSAValue) -> tuple[str, int] | None:
     big = oh * ow >= wg.MIN_OUTPUT_PIXELS_4 and min(c, o) >= wg.MIN_CHANNELS_4
     m = 4 if wg.WINOGRAD_4 == "always" or (wg.WINOGRAD_4 != "never" and big) else 2
     return f"winograd{m}", (m + 2) ** 2 * o * c * _elem_bytes(w)  # U [O, (m+2)^2, C]
+
+
+def _grouped(op: Operation, w: SSAValue, group: int, layout: str,
+             dims: tuple[int, int, int, int]) -> tuple[str, int] | None:
+    """Each group's filters transposed, [group, K, wide] (`grouped_filters`), where the
+    grouped kernel would take that form."""
+    o, c, oh, ow = dims
+    if _elem(w) != f32 or layout != "NCHW" or c // group < kernels_grouped.MIN_GROUP_CHANNELS:
+        return None
+    kernels = _ints(op, "kernels", ())
+    k = c // group * math.prod(kernels)
+    wide = kernels_grouped.transposed_width(k, o // group, oh, ow)
+    return (f"grouped{wide}", group * k * wide * 4) if wide else None
 
 
 def _dense(op: Operation, w: SSAValue) -> tuple[str, int] | None:
