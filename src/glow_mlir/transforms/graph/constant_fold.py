@@ -17,6 +17,7 @@ propagation the same way (`--onnx-const-prop-expansion-bound`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -114,9 +115,11 @@ def _grows(node: Operation, results: list[np.ndarray], max_growth: int) -> bool:
     """Whether folding `node` would store much more than its operands hold: a result
     over SMALL_RESULT elements with more than `max_growth` times the elements of the
     operands together, not uniform (a uniform result becomes a splat)."""
-    operands = sum(int(np.prod(v.type.get_shape())) for v in node.operands)  # type: ignore[attr-defined]
-    return any(r.size > SMALL_RESULT and r.size > max_growth * max(operands, 1)
-               and uniform_value(r) is None for r in results)
+    operands = 0
+    for v in node.operands:
+        operands += math.prod(v.type.get_shape())  # type: ignore[attr-defined]
+    limit = max(SMALL_RESULT, max_growth * max(operands, 1))
+    return any(r.size > limit and uniform_value(r) is None for r in results)
 
 
 def _fold_one_if(fn: func.FuncOp) -> bool:
