@@ -140,3 +140,42 @@ def test_dense_block_folded_broadcasts_same_bits(monkeypatch):
     grown = folded.memory.as_dict()["constant_bytes"] - small.memory.as_dict()["constant_bytes"]
     assert grown == 2 * (32 * 32 * 32 - 32) * 4  # two [1, 32, 32, 32] maps for two [32]
     assert np.array_equal(small.run({"x": x})[0], folded.run({"x": x})[0])
+
+
+@pytest.mark.parametrize("shape, broadcasts", [
+    ((32, 1, 1), 2),    # ONNX's per-channel [C, 1, 1] operands: both by runs of H*W
+    ((1, 16, 16), 0),   # varying along the runs (inner 1): the broadcasts stay kernels
+])
+def test_onnx_broadcast_operands(shape, broadcasts, monkeypatch):
+    """Mul and Add by constants ONNX broadcasts over [1, 32, 16, 16] (too much growth to
+    fold): per-channel ones join the stack (`run_broadcast`), others do not; the output
+    is onnxruntime's, the same bits for 1, 2 and 3 threads."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(5)
+    inits = {"k": rng.standard_normal(shape).astype(np.float32),
+             "b": rng.standard_normal(shape).astype(np.float32)}
+    nodes = [helper.make_node("Mul", ["x", "k"], ["t"]),
+             helper.make_node("Add", ["t", "b"], ["u"]),
+             helper.make_node("Relu", ["u"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "bcast", [helper.make_tensor_value_info("x", F, [1, 32, 16, 16])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=10)
+    counted = []
+    real = channel_runs.channel_runs
+
+    def spy(group):
+        counted.append(sum(channel_runs.run_broadcast(i) is not None for i in group))
+        return real(group)
+
+    monkeypatch.setattr(channel_runs, "channel_runs", spy)
+    x = rng.standard_normal((1, 32, 16, 16)).astype(np.float32)
+    outs = [_run(model, x, t) for t in (1, 2, 3)]
+    assert max(counted) == broadcasts
+    ref = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(outs[0], ref, rtol=1e-5, atol=1e-5)
+    for o in outs[1:]:
+        assert np.array_equal(o, outs[0])

@@ -63,27 +63,35 @@ _BROADCAST = glow_ir.instruction_of(glow.BroadcastOp)
 
 def run_broadcast(instr: glow_ir.InstrOp) -> tuple[int, int] | None:
     """(inner, period) when `instr` is a broadcast a stack computes by runs (module
-    docstring): its source a constant whose shape is dims[a:k] of its result (a its
-    axis), inner = prod(dims[k:]) at least MIN_RUN, fewer than all elements; element f
-    of the result is source element (f // inner) % period. None otherwise."""
+    docstring): its source a constant that varies along dims j..k-1 of its result only
+    (equal to them there; size 1 or absent elsewhere: [C] at axis 1, or ONNX's
+    [1, C, 1, 1], over [N, C, H, W]), inner = prod(dims[k:]) at least MIN_RUN, fewer
+    than all elements; element f of the result is source element (f // inner) %
+    period. None otherwise."""
     if not CHANNEL_RUNS or not isinstance(instr, _BROADCAST):
         return None
     dest, src = instr.operands
     if glow_ir.constant_weight_of(src) is None:
         return None
+    if dest.type.get_element_type() != src.type.get_element_type():  # type: ignore[attr-defined]
+        return None
     dims = list(dest.type.get_shape())  # type: ignore[attr-defined]
     shape = list(src.type.get_shape())  # type: ignore[attr-defined]
     axis = instr.attributes.get("axis")
     a = axis.value.data if axis is not None else len(dims) - len(shape)  # type: ignore[attr-defined]
-    k = a + len(shape)
-    if a < 0 or k > len(dims) or dims[a:k] != shape:
+    if a < 0 or a + len(shape) > len(dims):
         return None
-    if dest.type.get_element_type() != src.type.get_element_type():  # type: ignore[attr-defined]
+    aligned = [1] * a + shape + [1] * (len(dims) - a - len(shape))
+    varying = [j for j, (s, d) in enumerate(zip(aligned, dims)) if d > 1 and s == d]
+    if not varying or any(s not in (1, d) for s, d in zip(aligned, dims)):
+        return None
+    j, k = varying[0], varying[-1] + 1
+    if any(aligned[i] != dims[i] for i in range(j, k)):  # repeated inside the run of dims
         return None
     inner = math.prod(dims[k:])
     if inner < MIN_RUN or inner >= math.prod(dims):
         return None
-    return inner, math.prod(shape)
+    return inner, math.prod(dims[j:k])
 
 
 def channel_runs(group: Sequence[glow_ir.InstrOp]) -> tuple[int, tuple[int, ...]] | None:
