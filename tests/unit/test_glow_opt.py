@@ -118,6 +118,50 @@ def test_help_names_the_mlir_opt_spellings(capsys):
     assert "--NAME" in " ".join(out.split())  # the pass-flag form, whatever the wrapping
 
 
+def test_list_passes_describes_every_pass(capsys):
+    """--list-passes: every registered pass (ours, then xDSL's) with the first paragraph
+    of its docstring and its options with their defaults; no input is read."""
+    from glow_mlir.conversion.passes import GLOW_PASSES
+
+    code, out, err = run(["--list-passes"], capsys)
+    assert code == 0 and not err
+    ours, xdsl = out.split("xDSL passes:\n")
+    assert ours.startswith("glow-mlir passes:\n")
+    names = re.findall(r"^  (\S+) ", ours, re.M)
+    assert names == sorted(GLOW_PASSES)
+    assert re.search(r"^  constant-fold +Fold constant sub-graphs into constants \(Glow's "
+                     r"constant folding\)\.\n +options: max-elements=4194304 max-growth=8$",
+                     ours, re.M)
+    assert re.search(r"^  dse +Remove instructions whose every write is to an activation "
+                     r"never read afterwards\.$", ours, re.M)  # no options: no second line
+    described = re.findall(r"^  \S+ +\S.*$", ours, re.M)
+    assert len(described) == len(GLOW_PASSES)  # each of ours has a description
+    assert re.search(r"^  cse\b", xdsl, re.M) and "cannot load" not in xdsl
+    code, help_text, _ = run(["--help"], capsys)
+    assert code == 0 and "--list-passes" in help_text
+
+
+def test_describe_pass_without_a_docstring():
+    """A dataclass pass without a docstring of its own has no description (not the
+    generated signature); options show their defaults, tuples comma-joined."""
+    from dataclasses import dataclass, field
+
+    from xdsl.passes import ModulePass
+
+    from glow_mlir.tools.glow_opt import describe_pass
+
+    @dataclass(frozen=True)
+    class Bare(ModulePass):
+        name = "bare"
+        flag: bool = True
+        names: tuple[str, ...] = field(default=("a", "b"))
+
+        def apply(self, ctx, op):
+            pass
+
+    assert describe_pass(Bare) == ("", "flag=true names=a,b")
+
+
 @pytest.mark.parametrize("flag, named", [
     ("--pass-pipeline", "argument --pass-pipeline: expected one argument"),
     ("-p", "argument -p/--passes: expected one argument"),

@@ -309,6 +309,37 @@ def test_run_with_nan_inputs_against_onnxruntime(tmp_path, capsys, monkeypatch):
     assert "outputs differ from onnxruntime" in err
 
 
+def test_run_says_how_many_elements_the_relative_error_covers(tmp_path, capsys):
+    """The max rel error is over the elements where rtol*|expected| >= atol, and the line
+    says how many of all those are: an output of tiny values (here 1e-7 x) matches on atol
+    alone, which the line says ("-", 0 of 6), not a silent 0; ordinary values count."""
+    path = tmp_path / "tiny.onnx"
+    scale = np.full((2, 3), 1e-7, np.float32)
+    onnx.save(make_model([helper.make_node("Mul", ["x", "s"], ["y"])], {"x": rand(2, 3)},
+                         ["y"], {"s": scale}), str(path))
+    np.savez(tmp_path / "in.npz", x=np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3))
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime")
+    assert code == 0, err
+    assert ("max rel error - (rel error over 0 of 6 elements, those where rtol*|expected| "
+            ">= atol; atol alone decided; rtol 0.0001, atol 1e-05): match") in out, out
+    # with atol 0 every nonzero element counts (linspace(-3, 3, 6) holds no zero)
+    code, out, err = in_process(glow_run.main, capsys, path, "--inputs", tmp_path / "in.npz",
+                                "--compare-onnxruntime", "--atol", "0")
+    assert code == 0, err
+    assert "(rel error over 6 of 6 elements, those where" in out, out
+    want = np.array([0.0, 1e-3, 0.1, np.nan, 1.0], np.float32)
+    assert glow_run.relative_count(want, 1e-4, 1e-5) == 2  # 0.1 and 1.0
+    assert glow_run.relative_count(want, 1e-4, 0.0) == 4  # every finite one (0 too)
+
+
+def test_run_help_says_where_the_relative_error_is_measured(capsys):
+    code, out, _ = in_process(glow_run.main, capsys, "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "the max rel error printed is over the elements where rtol*|expected| >= atol" in text
+
+
 def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
     out = tmp_path / "cnn.mlir"
     proc = tool("glow_compile", EXAMPLE, "--emit", "graph", "-o", out)

@@ -216,9 +216,14 @@ class GlowOptMain(xDSLOptMain):
         arg_parser.add_argument("--pass-pipeline", metavar="SPEC", default="",
                                 help="mlir-opt's spelling of -p; an outer "
                                      "'builtin.module(...)' anchor is accepted")
+        arg_parser.add_argument("--list-passes", action="store_true",
+                                help="print every registered pass (glow-mlir's, then "
+                                     "xDSL's) with its one-line description and its "
+                                     "options with their defaults, then exit")
         arg_parser.epilog = (
             "Every registered pass is also a flag of its own, as in mlir-opt: --NAME or "
-            "--NAME='OPT=VAL OPT2=VAL' (the names are listed under -p). Pass flags run in "
+            "--NAME='OPT=VAL OPT2=VAL' (the names are listed under -p, described by "
+            "--list-passes). Pass flags run in "
             "the order given, and a -p/--pass-pipeline pipeline runs where it stands "
             "among them.")
 
@@ -541,6 +546,47 @@ def verify_diagnostics(main: GlowOptMain, chunks: list[tuple[str, int]]) -> int:
     return 1 if failures else 0
 
 
+def describe_pass(cls: type[ModulePass]) -> tuple[str, str]:
+    """(the first paragraph of the pass class's own docstring, on one line; its options
+    as `opt=default`, space-separated): a dataclass without a docstring gets a generated
+    signature, which says nothing, so it counts as none."""
+    doc = cls.__dict__.get("__doc__") or ""
+    if doc.startswith(f"{cls.__name__}("):
+        doc = ""
+    line = " ".join(doc.strip().split("\n\n")[0].split())  # the first paragraph
+    options = []
+    for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = "(required)"
+        if isinstance(default, bool):
+            default = str(default).lower()
+        elif isinstance(default, tuple | list):
+            default = ",".join(map(str, default))
+        options.append(f"{f.name.replace('_', '-')}={default}")
+    return line, " ".join(options)
+
+
+def pass_listing(groups: Mapping[str, Mapping[str, Callable[[], type[ModulePass]]]]) -> str:
+    """`--list-passes`: under each group's title, every pass by name with its one-line
+    description (`describe_pass`) and, on the next line, its options."""
+    out = []
+    for title, factories in groups.items():
+        out.append(f"{title}:")
+        for name in sorted(factories):
+            try:
+                line, options = describe_pass(factories[name]())
+            except Exception as err:  # noqa: BLE001 - an optional dependency of xDSL's pass
+                line, options = f"(cannot load: {err})", ""
+            out.append(f"  {name:<34} {line}".rstrip())
+            if options:
+                out.append(f"  {'':<34} options: {options}")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     # xDSL's --disable-verify replaces `Attribute.__post_init__` for the whole process and
@@ -549,7 +595,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     post_init = Attribute.__post_init__
     try:
         with user_errors_exit("glow-opt", "--debug" in argv):
-            GlowOptMain(argv).run()
+            opt = GlowOptMain(argv)
+            if opt.args.list_passes:
+                xdsl_passes = {k: v for k, v in get_all_passes().items() if k not in PASSES}
+                sys.stdout.write(pass_listing({"glow-mlir passes": PASSES,
+                                               "xDSL passes": xdsl_passes}))
+                return
+            opt.run()
     finally:
         Attribute.__post_init__ = post_init  # type: ignore[method-assign]  # undoes xDSL's patch
 

@@ -39,7 +39,7 @@
 // RUN: FileCheck %s --check-prefix=LIMIT < %t.opt-flag
 // RUN: glow-opt %s --constant-fold | FileCheck %s --check-prefix=FOLD
 // RUN: not glow-opt %s "--constant-fold=max-elements=2 no-such-option=1" 2>&1 | FileCheck %s --check-prefix=TWO
-// TWO: glow-opt: error: invalid pass pipeline 'constant-fold{max-elements=2 no-such-option=1}': constant-fold: unknown option no-such-option (its options: max-elements)
+// TWO: glow-opt: error: invalid pass pipeline 'constant-fold{max-elements=2 no-such-option=1}': constant-fold: unknown option no-such-option (its options: max-elements, max-growth)
 
 // Output file, stdin:
 // RUN: glow-opt %s --cse --dce -o %t.out.mlir

@@ -2,6 +2,9 @@
 // RUN: glow-opt %s --split-input-file --constant-fold=max-elements=2 | FileCheck %s --check-prefix=LIMIT
 // RUN: not glow-opt %s --split-input-file --constant-fold=max-elements=-5 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: glow-opt: error: constant-fold: max-elements must be 0 or more, got -5
+// RUN: glow-opt %s --split-input-file --constant-fold=max-growth=4096 | FileCheck %s --check-prefix=GROWTH
+// RUN: not glow-opt %s --split-input-file --constant-fold=max-growth=0 2>&1 | FileCheck %s --check-prefix=BADGROWTH
+// BADGROWTH: glow-opt: error: constant-fold: max-growth must be 1 or more, got 0
 
 // A constant sub-graph folds into one constant; the graph input keeps its ops.
 // CHECK-LABEL: func.func @fold_chain
@@ -147,4 +150,40 @@ func.func @fold_in_branch(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
     glow.yield %x : tensor<4xf32>
   }
   func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Must not fire: a per-channel vector broadcast to a feature map (a batch normalization
+// no convolution absorbs) would be a constant 4096 times bigger than its operand, over
+// SMALL_RESULT (4096) elements: the broadcast stays, the kernels read it per channel.
+// With max-growth=4096 it folds.
+// CHECK-LABEL: func.func @no_fold_growing_broadcast
+// CHECK-NEXT:    %[[V:.*]] = glow.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT:    %[[B:.*]] = glow.broadcast %[[V]] {axis = 1 : i64} : tensor<2xf32> -> tensor<1x2x64x64xf32>
+// CHECK-NEXT:    %[[M:.*]] = glow.mul %x, %[[B]]
+// GROWTH-LABEL: func.func @no_fold_growing_broadcast
+// GROWTH-NEXT:    %[[C:.*]] = glow.constant dense_resource<broadcast_folded> : tensor<1x2x64x64xf32>
+// GROWTH-NEXT:    glow.mul %x, %[[C]]
+func.func @no_fold_growing_broadcast(%x: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  %v = glow.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = glow.broadcast %v {axis = 1 : i64} : tensor<2xf32> -> tensor<1x2x64x64xf32>
+  %m = glow.mul %x, %b : tensor<1x2x64x64xf32>
+  func.return %m : tensor<1x2x64x64xf32>
+}
+
+// -----
+
+// Must fire: a small result (at most SMALL_RESULT elements) folds however much it grew,
+// and a big uniform one becomes a splat.
+// CHECK-LABEL: func.func @fold_small_or_uniform_broadcast
+// CHECK-NEXT:    %[[S:.*]] = glow.constant dense_resource<broadcast_folded> : tensor<64x2xf32>
+// CHECK-NEXT:    %[[U:.*]] = glow.splat {value = 3.000000e+00 : f32} : tensor<1x2x64x64xf32>
+// CHECK-NEXT:    func.return %[[S]], %[[U]]
+func.func @fold_small_or_uniform_broadcast() -> (tensor<64x2xf32>, tensor<1x2x64x64xf32>) {
+  %v = glow.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %s = glow.broadcast %v {axis = 1 : i64} : tensor<2xf32> -> tensor<64x2xf32>
+  %w = glow.constant dense<3.0> : tensor<2xf32>
+  %u = glow.broadcast %w {axis = 1 : i64} : tensor<2xf32> -> tensor<1x2x64x64xf32>
+  func.return %s, %u : tensor<64x2xf32>, tensor<1x2x64x64xf32>
 }

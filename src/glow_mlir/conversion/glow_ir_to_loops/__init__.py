@@ -165,17 +165,32 @@ def _extent(em: Emitter, v: SSAValue) -> tuple[SSAValue, int, int]:
     return base, offset, offset + glow_ir.buffer_bytes(v.type)
 
 
+def stackable(instr: Operation) -> bool:
+    """An element-wise kind, or a broadcast a stack computes by runs (`channel_runs.
+    run_broadcast`)."""
+    from glow_mlir.conversion.glow_ir_to_loops.channel_runs import run_broadcast
+
+    return type(instr) in ELEMENTWISE or (isinstance(instr, glow_ir.InstrOp)
+                                          and run_broadcast(instr) is not None)
+
+
 def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp) -> bool:
-    """`instr` may join the stack `group`: an element-wise kind over as many elements,
+    """`instr` may join the stack `group`: an element-wise kind (`stackable`) over as many
+    elements, of one run length when it holds broadcasts,
     whose buffers are, against every buffer of the group, either the same memory element
     for element (same area, offset and element type) or disjoint bytes, where either is
     written (a partial overlap would let one iteration clobber an element another
     iteration still has to read)."""
-    if type(instr) not in ELEMENTWISE:
+    from glow_mlir.conversion.glow_ir_to_loops.channel_runs import run_broadcast
+
+    if not stackable(instr):
         return False
     if not group:
         return True
     if _elements(instr.operands[0]) != _elements(group[0].operands[0]):
+        return False
+    inners = {r[0] for r in map(run_broadcast, [*group, instr]) if r is not None}
+    if len(inners) > 1:  # one stack, one run length
         return False
     for v, kind in instr.accesses():
         k, (base, lo, hi) = _key(em, v), _extent(em, v)
@@ -230,8 +245,17 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
     dead = _dead_keys(em, group) if skip_dead_stores else set()
     views: dict[BufferKey, SSAValue] = {}
     last_writer: dict[BufferKey, glow_ir.InstrOp] = {}
+    from glow_mlir.conversion.glow_ir_to_loops.channel_runs import run_broadcast
+
+    broadcasts: dict[glow_ir.InstrOp, tuple[SSAValue, int]] = {}  # -> (source view, period)
     for instr in group:
-        for v in instr.operands:
+        shape = run_broadcast(instr)
+        if shape is not None:
+            src = instr.operands[1]
+            base, offset = em.places[src]
+            t = MemRefType(storage_type(src.type.get_element_type()), [shape[1]])  # type: ignore[attr-defined]
+            broadcasts[instr] = (byte_view(em, base, offset, t), shape[1])
+        for v in instr.operands[:1] if shape is not None else instr.operands:
             k = _key(em, v)
             if k not in views:
                 base, offset = em.places[v]
@@ -239,18 +263,26 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
                 views[k] = byte_view(em, base, offset, t)
         for v in instr.dests():  # type: ignore[attr-defined]
             last_writer[_key(em, v)] = instr
+    assert runs is not None or not broadcasts, "a stack's broadcasts are computed by runs"
 
-    def body(i: SSAValue, hoisted: dict[BufferKey, SSAValue] | None = None) -> None:
+    def body(i: SSAValue, hoisted: dict[BufferKey, SSAValue] | None = None,
+             per_run: dict[glow_ir.InstrOp, SSAValue] | None = None) -> None:
         regs: dict[BufferKey, SSAValue] = dict(hoisted or {})
         for instr in group:
-            args = []
-            for v in instr.sources():  # type: ignore[attr-defined]
-                k = _key(em, v)
-                if k not in regs:
-                    regs[k] = em.load(views[k], [i])
-                args.append(regs[k])
             (dest,) = instr.dests()  # type: ignore[attr-defined]
             k = _key(em, dest)
+            if instr in broadcasts:
+                assert per_run is not None
+                regs[k] = per_run[instr]
+                if last_writer[k] is instr and k not in dead:
+                    em.store(regs[k], views[k], [i])
+                continue
+            args = []
+            for v in instr.sources():  # type: ignore[attr-defined]
+                kv = _key(em, v)
+                if kv not in regs:
+                    regs[kv] = em.load(views[kv], [i])
+                args.append(regs[kv])
             regs[k] = ELEMENTWISE[type(instr)](instr, em, args)
             if last_writer[k] is instr and k not in dead:
                 em.store(regs[k], views[k], [i])
@@ -266,7 +298,10 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
         def run(r: SSAValue) -> None:
             start = em.mul_index(r, inner)
             hoisted = {k: em.load(views[k], [start]) for k in keys}
-            em.loop(0, inner, lambda j: body(em.value(arith.AddiOp(start, j)), hoisted))
+            per_run = {b: em.load(view, [em.value(arith.RemUIOp(r, em.index(period)))])
+                       for b, (view, period) in broadcasts.items()}
+            em.loop(0, inner, lambda j: body(em.value(arith.AddiOp(start, j)), hoisted,
+                                             per_run))
 
         parallel_loop(em, n // inner, n * 4 * (len(views) - len(keys) + len(group)), run)
         return
@@ -290,7 +325,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
                 emit_run([copy], em, kernels, skip_dead_stores)
                 return
     values, regions, ref_of = call_layout(run, em)
-    elementwise = type(run[0]) in ELEMENTWISE
+    elementwise = type(run[0]) in ELEMENTWISE or (len(run) > 1 and stackable(run[0]))
     epilogue = None if elementwise or len(run) == 1 else Epilogue(run[0], tuple(run[1:]), True)
     dead: tuple[bool, ...] = ()
     if elementwise and skip_dead_stores:
@@ -600,13 +635,13 @@ def stackable_runs(fn: glow_ir.FuncOp | Block, em: Emitter) -> list[list[glow_ir
                 stack = []
             runs.append([op, *fused[op].instrs])
             continue
-        if type(op) in ELEMENTWISE and can_stack(em, stack, op):
+        if stackable(op) and can_stack(em, stack, op):
             stack.append(op)
             continue
         if stack:
             runs.append(stack)
             stack = []
-        if type(op) in ELEMENTWISE:
+        if stackable(op):
             stack = [op]
         else:
             runs.append([op])

@@ -9,6 +9,13 @@ ReLU; `constant-fold` makes the two broadcasts constants the size of x. The stac
 read three tensors and wrote one; with the constants read per channel it reads x only.
 The loop becomes `for run: a = A[run * inner]; for j < inner: ...` (the inner loop
 contiguous and vectorized), each element computed as before (the same bits).
+
+`constant-fold` no longer folds such broadcasts (their results are much bigger than the
+vectors: `max-growth`), so the stack also takes the broadcast instructions themselves
+(`run_broadcast`): a broadcast of a constant [C] along dims a..k-1 of its result, whose
+trailing dims k.. repeat it, is the value `src[run % C]` for a whole run of
+`inner = prod(dims[k:])` elements; its result, allocated for the stack only, is never
+written.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import SSAValue
 
-from glow_mlir.dialects import glow_ir
+from glow_mlir.dialects import glow, glow_ir
 
 CHANNEL_RUNS = True
 """Whether element-wise stacks read run-constant sources once per run (module
@@ -51,16 +58,58 @@ def _run_constant(v: SSAValue, inner: int) -> bool:
     return bool(np.all(runs == runs[:, :1]))
 
 
+_BROADCAST = glow_ir.instruction_of(glow.BroadcastOp)
+
+
+def run_broadcast(instr: glow_ir.InstrOp) -> tuple[int, int] | None:
+    """(inner, period) when `instr` is a broadcast a stack computes by runs (module
+    docstring): its source a constant that varies along dims j..k-1 of its result only
+    (equal to them there; size 1 or absent elsewhere: [C] at axis 1, or ONNX's
+    [1, C, 1, 1], over [N, C, H, W]), inner = prod(dims[k:]) at least MIN_RUN, fewer
+    than all elements; element f of the result is source element (f // inner) %
+    period. None otherwise."""
+    if not CHANNEL_RUNS or not isinstance(instr, _BROADCAST):
+        return None
+    dest, src = instr.operands
+    if glow_ir.constant_weight_of(src) is None:
+        return None
+    if dest.type.get_element_type() != src.type.get_element_type():  # type: ignore[attr-defined]
+        return None
+    dims = list(dest.type.get_shape())  # type: ignore[attr-defined]
+    shape = list(src.type.get_shape())  # type: ignore[attr-defined]
+    axis = instr.attributes.get("axis")
+    a = axis.value.data if axis is not None else len(dims) - len(shape)  # type: ignore[attr-defined]
+    if a < 0 or a + len(shape) > len(dims):
+        return None
+    aligned = [1] * a + shape + [1] * (len(dims) - a - len(shape))
+    varying = [j for j, (s, d) in enumerate(zip(aligned, dims)) if d > 1 and s == d]
+    if not varying or any(s not in (1, d) for s, d in zip(aligned, dims)):
+        return None
+    j, k = varying[0], varying[-1] + 1
+    if any(aligned[i] != dims[i] for i in range(j, k)):  # repeated inside the run of dims
+        return None
+    inner = math.prod(dims[k:])
+    if inner < MIN_RUN or inner >= math.prod(dims):
+        return None
+    return inner, math.prod(dims[j:k])
+
+
 def channel_runs(group: Sequence[glow_ir.InstrOp]) -> tuple[int, tuple[int, ...]] | None:
     """(inner, positions) when some constant sources of the stack are run-constant over
     runs of `inner` elements (the longest such runs over the trailing dims of its
-    shape, at least MIN_RUN and fewer than all): `positions` numbers those sources in
-    the order `hoisted_sources` lists them. None otherwise."""
+    shape, at least MIN_RUN and fewer than all), or the stack has broadcasts it computes
+    by runs (`run_broadcast`, all of one `inner`, which `can_stack` made sure of):
+    `positions` numbers those sources in the order `hoisted_sources` lists them. None
+    otherwise."""
     if not CHANNEL_RUNS:
         return None
     dims = group[0].operands[0].type.get_shape()  # type: ignore[attr-defined]
     n = math.prod(dims)
     sources = _constant_sources(group)
+    forced = {r[0] for r in map(run_broadcast, group) if r is not None}
+    if forced:
+        (inner,) = forced
+        return inner, tuple(p for p, v in enumerate(sources) if _run_constant(v, inner))
     if not sources:
         return None
     for k in range(1, len(dims)):
@@ -74,9 +123,12 @@ def channel_runs(group: Sequence[glow_ir.InstrOp]) -> tuple[int, tuple[int, ...]
 
 
 def _constant_sources(group: Sequence[glow_ir.InstrOp]) -> list[SSAValue]:
-    """The stack's sources that are constants, each once, in operand order."""
+    """The stack's sources that are constants, each once, in operand order (not the
+    sources of its broadcasts: they are read by runs)."""
     out: list[SSAValue] = []
     for instr in group:
+        if run_broadcast(instr) is not None:
+            continue
         for v in instr.sources():  # type: ignore[attr-defined]
             if v not in out and glow_ir.constant_weight_of(v) is not None:
                 out.append(v)

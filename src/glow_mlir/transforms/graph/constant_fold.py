@@ -4,10 +4,20 @@ condition became known is replaced by the branch it takes.
 
 `max-elements` bounds the size of a folded result, so folding never blows the model up
 (a broadcast of a scalar to a big tensor stays a splat: uniform results become glow.splat).
+`max-growth` bounds how much bigger than its operands a folded result may be: an op whose
+result has more than `max-growth` times the elements of its constant operands together
+(and more than SMALL_RESULT elements) stays an op, unless its result is uniform (a splat
+costs nothing). A per-channel vector broadcast to a feature map (a batch normalization no
+convolution absorbs, DenseNet's BN + ReLU on each concat) would otherwise become a
+constant the size of the map: DenseNet-121 grew from 32 MB of weights to 129 MB of
+constants. The kernels read such broadcasts per channel instead (element-wise stacks,
+`channel_runs.py`; epilogues, `epilogue.known_content`). onnx-mlir bounds its constant
+propagation the same way (`--onnx-const-prop-expansion-bound`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -23,7 +33,12 @@ from xdsl.utils.exceptions import DiagnosticException
 from glow_mlir.dialects import glow
 from glow_mlir.ir.element_types import UnsupportedElementType
 from glow_mlir.ir.resources import load_resource_dialect
-from glow_mlir.transforms.graph.utils import constant_value, erase_dead_constants, make_constant
+from glow_mlir.transforms.graph.utils import (
+    constant_value,
+    erase_dead_constants,
+    make_constant,
+    uniform_value,
+)
 
 
 def _is_source(op: Operation) -> bool:
@@ -43,10 +58,17 @@ class ConstantFoldPass(ModulePass):
     max_elements: int = 1 << 22
     """Results with more elements than this are left unfolded."""
 
+    max_growth: int = 8
+    """Results with more than this many times the elements of the op's operands (and more
+    than SMALL_RESULT elements) are left unfolded, unless uniform."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_elements < 0:
             raise ConstantFoldOptionError(
                 f"constant-fold: max-elements must be 0 or more, got {self.max_elements}")
+        if self.max_growth < 1:
+            raise ConstantFoldOptionError(
+                f"constant-fold: max-growth must be 1 or more, got {self.max_growth}")
         load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
         from glow_mlir.semantics import EvaluationError, evaluate_op
 
@@ -69,6 +91,8 @@ class ConstantFoldPass(ModulePass):
                     arrays = evaluate_op(node, [known[v] for v in node.operands])
                 except (EvaluationError, UnsupportedElementType):
                     continue
+                if _grows(node, arrays, self.max_growth):
+                    continue
                 replacements: list[Operation] = []
                 for res, arr in zip(node.results, arrays):
                     ttype = res.type
@@ -80,6 +104,22 @@ class ConstantFoldPass(ModulePass):
             while _fold_one_if(fn):
                 pass
             erase_dead_constants(fn)
+
+
+SMALL_RESULT = 1 << 12
+"""Results of at most this many elements (16 KiB of f32) fold whatever their growth: a
+small table is cheaper as a constant than as an op."""
+
+
+def _grows(node: Operation, results: list[np.ndarray], max_growth: int) -> bool:
+    """Whether folding `node` would store much more than its operands hold: a result
+    over SMALL_RESULT elements with more than `max_growth` times the elements of the
+    operands together, not uniform (a uniform result becomes a splat)."""
+    operands = 0
+    for v in node.operands:
+        operands += math.prod(v.type.get_shape())  # type: ignore[attr-defined]
+    limit = max(SMALL_RESULT, max_growth * max(operands, 1))
+    return any(r.size > limit and uniform_value(r) is None for r in results)
 
 
 def _fold_one_if(fn: func.FuncOp) -> bool:

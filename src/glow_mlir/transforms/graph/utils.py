@@ -69,7 +69,7 @@ def is_constant(value: SSAValue) -> bool:
     return isinstance(defining_op(value), (glow.ConstantOp, glow.SplatOp))
 
 
-def _uniform_value(array: np.ndarray) -> float | None:
+def uniform_value(array: np.ndarray) -> float | None:
     """The value of a uniform float/int array that an f32 splat attribute holds exactly."""
     if array.size <= 1 or array.dtype.kind not in "fiu":
         return None
@@ -104,7 +104,7 @@ def make_constant(array: np.ndarray, anchor: Operation, name_hint: str = "folded
     ttype = tensor_type or TensorType(element_type(array.dtype), array.shape)
     if tuple(ttype.get_shape()) != array.shape:
         raise ValueError(f"constant of shape {array.shape} does not fit {ttype}")
-    uniform = _uniform_value(array)
+    uniform = uniform_value(array)
     if uniform is not None and array.size > INLINE_LIMIT:
         return glow.SplatOp.make([], ttype, value=uniform)
     if array.size <= INLINE_LIMIT and ttype.get_element_type() == element_type(array.dtype):
