@@ -5,12 +5,15 @@ onnxruntime's float and int8 (`quantize_static`, QOperator, u8 activations, s8 w
 of the same model in the same run; our int8 with and without the VNNI dot products
 (`kernels_vnni`, on hosts with AVX-512 VNNI); with NCHW 1x1 convolutions on the packed
 channels-in-lanes kernel instead of the pixels-in-lanes one (`kernels_vnni_nchw1x1`,
-"ch-lanes": the kernel before it); the constant area before and after; per layer, each
-distinct convolution / Gemm / MatMul of the model as a one-node model, float against int8
-(with and without VNNI).
+"ch-lanes": the kernel before it); with 8-bit element-wise code on 32-bit lanes ("i32
+eltwise": f32 rescales, `kernels_elementwise.RESCALE16` off, the code before); the
+constant area before and after; per layer, each distinct convolution / Gemm / MatMul of
+the model as a one-node model, float against int8 (with and without VNNI). --rows picks
+the optional timings (a full ResNet-50 run takes minutes).
 
     python benchmarks/int8_kernels.py [--models resnet18,resnet50,bert_layer] [--runs 5]
                                       [--threads 1] [--layers 12] [--image 224]
+                                      [--rows "int8 i32 eltwise,ort float"]
 
 resnet18 and bert_layer are glow_mlir.model_zoo's (random weights), resnet50 torchvision's
 and bert (BERT-base: 12 layers, hidden 768) transformers' (benchmarks/real_models.py
@@ -37,7 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import glow_mlir  # noqa: E402
 from glow_mlir import model_zoo  # noqa: E402
 from glow_mlir.backends import cpu as cpu_backend  # noqa: E402
-from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni, kernels_vnni_nchw1x1  # noqa: E402
+from glow_mlir.conversion.glow_ir_to_loops import (  # noqa: E402
+    kernels_elementwise,
+    kernels_vnni,
+    kernels_vnni_nchw1x1,
+)
+
+ROWS = ("int8 no VNNI", "int8 1x1 ch-lanes", "int8 i32 eltwise", "int8 via float", "ort float")
 
 
 def make_model(name: str, image: int):
@@ -119,6 +128,16 @@ def channels_in_lanes(build, *args, **kw):
         return build(*args, **kw)
     finally:
         kernels_vnni_nchw1x1.ENABLED = True
+
+
+def elementwise_i32(build, *args, **kw):
+    """`build(*args, **kw)` with 8-bit element-wise code on 32-bit lanes (f32 rescales,
+    i32 one-scale add / relu: `kernels_elementwise.RESCALE16` off, the code before)."""
+    kernels_elementwise.RESCALE16 = False
+    try:
+        return build(*args, **kw)
+    finally:
+        kernels_elementwise.RESCALE16 = True
 
 
 def compile_cpu(model, threads: int, **kw):
@@ -207,6 +226,8 @@ def main() -> None:
     p.add_argument("--layers", type=int, default=30,
                    help="rows of the per-layer table (0: none)")
     p.add_argument("--image", type=int, default=224, help="resnet18's image size")
+    p.add_argument("--rows", default=",".join(ROWS),
+                   help="the timings to take (float, int8 and ort int8 always)")
     args = p.parse_args()
     print(f"threads {args.threads}; CPU seconds, median of {args.runs} runs")
     rows = []
@@ -215,38 +236,48 @@ def main() -> None:
         calibration = batches(model, 4, 0)
         feeds = batches(model, 1, 1)[0]
         profile = glow_mlir.profile(model, calibration, backend="cpu")
+        want = set(args.rows.split(","))
         fl = compile_cpu(model, args.threads)
         q8 = compile_cpu(model, args.threads, profile=profile)
-        q8n = without_vnni(compile_cpu, model, args.threads, profile=profile)
-        q8c = channels_in_lanes(compile_cpu, model, args.threads, profile=profile)
-        cpu_backend.INT8_KERNELS = False
-        try:
-            qf = compile_cpu(model, args.threads, profile=profile)
-        finally:
-            cpu_backend.INT8_KERNELS = True
-        t = {"float": cpu_seconds(fl.run, feeds, args.runs),
-             "int8": cpu_seconds(q8.run, feeds, args.runs),
-             "int8 no VNNI": cpu_seconds(q8n.run, feeds, args.runs),
-             "int8 1x1 ch-lanes": cpu_seconds(q8c.run, feeds, args.runs),
-             "int8 via float": cpu_seconds(qf.run, feeds, args.runs),
-             "ort float": cpu_seconds(session(model, args.threads), feeds, args.runs),
-             "ort int8": cpu_seconds(ort_int8(model, calibration, args.threads), feeds,
-                                     args.runs)}
-        const = {"float": fl.memory.constant_bytes, "int8": q8.memory.constant_bytes,
-                 "int8 via float": qf.memory.constant_bytes}
+        fns = {"float": fl.run, "int8": q8.run}
+        if "int8 no VNNI" in want:
+            fns["int8 no VNNI"] = without_vnni(compile_cpu, model, args.threads,
+                                               profile=profile).run
+        if "int8 1x1 ch-lanes" in want:
+            fns["int8 1x1 ch-lanes"] = channels_in_lanes(compile_cpu, model, args.threads,
+                                                         profile=profile).run
+        if "int8 i32 eltwise" in want:
+            fns["int8 i32 eltwise"] = elementwise_i32(compile_cpu, model, args.threads,
+                                                      profile=profile).run
+        qf = None
+        if "int8 via float" in want:
+            cpu_backend.INT8_KERNELS = False
+            try:
+                qf = compile_cpu(model, args.threads, profile=profile)
+            finally:
+                cpu_backend.INT8_KERNELS = True
+            fns["int8 via float"] = qf.run
+        if "ort float" in want:
+            fns["ort float"] = session(model, args.threads)
+        fns["ort int8"] = ort_int8(model, calibration, args.threads)
+        t = {k: cpu_seconds(fn, feeds, args.runs) for k, fn in fns.items()}
+        const = {"float": fl.memory.constant_bytes, "int8": q8.memory.constant_bytes}
         int8_ops = sum(q8.quantization.quantized.values()) if q8.quantization else 0
         rows.append((name, t, const, int8_ops))
         print(f"\n{name}: int8 ops {int8_ops}; constant area float {const['float']:,} B, "
-              f"int8 {const['int8']:,} B ({const['float'] / const['int8']:.2f}x smaller), "
-              f"int8 via float kernels {const['int8 via float']:,} B")
+              f"int8 {const['int8']:,} B ({const['float'] / const['int8']:.2f}x smaller)"
+              + (f", int8 via float kernels {qf.memory.constant_bytes:,} B" if qf else ""))
         for k, v in t.items():
             print(f"  {k:17s} {v * 1e3:9.2f} ms")
+        vs = {"int8 no VNNI": "without VNNI", "int8 1x1 ch-lanes": "1x1 channels in lanes",
+              "int8 i32 eltwise": "element-wise on 32-bit lanes",
+              "int8 via float": "the float route"}
         print(f"  ours int8 vs ours float: {t['float'] / t['int8']:.2f}x faster; "
-              f"vs without VNNI: {t['int8 no VNNI'] / t['int8']:.2f}x; "
-              f"vs 1x1 channels in lanes: {t['int8 1x1 ch-lanes'] / t['int8']:.2f}x; "
-              f"vs the float route: {t['int8 via float'] / t['int8']:.2f}x; "
-              f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} "
-              f"(>1: ours faster); ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}")
+              + "".join(f"vs {label}: {t[k] / t['int8']:.2f}x; " for k, label in vs.items()
+                        if k in t)
+              + f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} (>1: ours faster)"
+              + (f"; ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}"
+                 if "ort float" in t else ""))
         if args.layers:
             layer_table(model, args.threads, args.runs, args.layers)
 

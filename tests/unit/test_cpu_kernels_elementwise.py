@@ -353,11 +353,83 @@ def test_an_8_bit_rescale_is_one_product_within_a_step(seed, monkeypatch):
     got, = run([x])
     diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
     assert diff.max() <= 1 and np.count_nonzero(diff) <= 2, (src, dst)
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+
+    monkeypatch.setattr(ke, "RESCALE16", False)  # the f32 form: one product, no division
+    got32, = upstream_runner(module_of("glow.rescale_quantized", [src], dst))([x])
+    assert (got32 == got).all()  # the 16-bit form, where it is taken, gives the same
     loops = to_planned_instr(module_of("glow.rescale_quantized", [src], dst))
     module = loops.parent_op()
     run_pipeline(module, "convert-glow-ir-to-loops")
     names = {op.name for op in module.walk()}
     assert "arith.divf" not in names and "arith.mulf" in names
+
+
+def _loop_types(module_text_of) -> set[str]:
+    """The result types of the converted module's integer arithmetic."""
+    module = to_planned_instr(module_text_of).parent_op()
+    run_pipeline(module, "convert-glow-ir-to-loops")
+    return {str(op.results[0].type) for op in module.walk()
+            if op.name in ("arith.addi", "arith.subi", "arith.maxsi", "arith.minsi")}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_8_bit_rescale_on_16_bit_lanes_is_the_f32_form_on_every_byte(seed, monkeypatch):
+    """rescale16: where a fixed-point form is found it is checked against the f32 form on
+    all 256 bytes when the kernel is built; the compiled loop gives the f32 form's bytes
+    (not only the reference's within a step) for random factors above and below 1, both
+    signednesses, and its arithmetic is on i16 (no f32 product)."""
+    import test_cpu_kernels_elementwise as me
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+    from glow_mlir.conversion.glow_ir_to_loops import rescale16
+
+    rng = np.random.default_rng(100 + seed)
+    s_in, s_out = rng.uniform(0.01, 0.2), rng.uniform(0.01, 0.2) * (8 if seed % 3 == 0 else 1)
+    st = "ui8" if seed % 2 else "i8"
+    o_in = rng.integers(-30, 30) + (128 if seed % 2 else 0)
+    src = f"!glow.quant<{st}, scale = {s_in:.6g}, offset = {o_in}>"
+    dst = f"!glow.quant<i8, scale = {s_out:.6g}, offset = {rng.integers(-30, 30)}>"
+    monkeypatch.setattr(me, "SHAPE", (1, 256 + 37))  # every byte and a vector remainder
+    x = np.concatenate([np.arange(256), np.arange(37) * 7 % 256])
+    x = x.astype(np.uint8 if seed % 2 else np.int8)
+    if not seed % 2:
+        x = (x.astype(np.int64) - 128).astype(np.int8)
+    x = x.reshape(me.SHAPE)
+    module = module_of("glow.rescale_quantized", [src], dst)
+    calls = []
+    real = rescale16.emit
+    monkeypatch.setattr(rescale16, "emit", lambda *a: calls.append(1) or real(*a))
+    got, = upstream_runner(module)([x])
+    if not calls:
+        pytest.skip("no fixed-point form for this factor (the f32 form is kept)")
+    types = _loop_types(module_of("glow.rescale_quantized", [src], dst))
+    assert "i16" in types and "f32" not in types
+    monkeypatch.setattr(ke, "RESCALE16", False)
+    want, = upstream_runner(module_of("glow.rescale_quantized", [src], dst))([x])
+    assert (got == want).all(), (src, dst)
+    ref, = evaluate_module(module_of("glow.rescale_quantized", [src], dst), [x])
+    assert np.abs(got.astype(np.int64) - ref.astype(np.int64)).max() <= 1
+
+
+def test_the_fixed_point_search_declines_where_no_form_matches():
+    """A factor no i16 form reproduces on every byte gets None (the caller keeps f32):
+    the search's check is not vacuous. (A factor needing more precision than 16 bits
+    around a tie: 0.5 + 2^-20 rounds c = 1 up in f32; and exact ties, which the fixed
+    point rounds up and f32 to even.)"""
+    from glow_mlir.conversion.glow_ir_to_loops import rescale16
+
+    f = float(np.float32(0.5 + 2.0 ** -20))
+    assert rescale16.fixed_point(-255, 255, f, -300, 300) is None
+    assert rescale16.fixed_point(-255, 255, float(np.float32(0.3137)), -300, 300) is not None
+    assert rescale16.fixed_point(-255, 255, 0.25, -300, 300) is None  # ties: half-even in f32
+
+
+def test_one_scale_8_bit_arithmetic_is_on_16_bit_lanes():
+    """8-bit one-scale add runs on i16; a 16-bit storage keeps i32 (must not fire)."""
+    q8 = "!glow.quant<i8, scale = 0.0373, offset = 3>"
+    q16 = "!glow.quant<i16, scale = 0.0373, offset = 3>"
+    assert _loop_types(module_of("glow.add", [q8, q8], q8)) == {"i16"}
+    assert "i16" not in _loop_types(module_of("glow.add", [q16, q16], q16))
 
 
 @pytest.mark.parametrize("q", [Q8, QU8])

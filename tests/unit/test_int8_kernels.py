@@ -301,3 +301,43 @@ def test_a_rescale_after_a_convolution_folds_into_it(two_readers, int8_calls):
     if not two_readers:
         assert _steps(model) <= 1.0 + 1e-9
         assert int8_calls == ["convolution"]
+
+
+def test_a_residual_rescale_add_relu_on_16_bit_lanes(monkeypatch):
+    """conv -> relu -> conv -> add of the relu's result -> relu (ResNet's residual end;
+    the relu's result has two readers, so its rescale stays in the add's element-wise
+    loop): the rescale takes the 16-bit fixed-point form (`rescale16`), the add and relu
+    16-bit lanes; within one step of the interpreter, the same bits as the f32 / i32 code
+    (`RESCALE16` off) and on 1, 2 and 3 threads (an odd shape past the element-wise
+    loop's parallel cut-off)."""
+    from onnx import helper
+
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+    from glow_mlir.conversion.glow_ir_to_loops import rescale16
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]),
+             helper.make_node("Relu", ["c0"], ["r"]),
+             helper.make_node("Conv", ["r", "w", "b"], ["c"]),
+             helper.make_node("Add", ["c", "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    model = make_model(nodes, {"x": _rand((1, 24, 61, 47), 1)}, ["y"],
+                       {"w0": _rand((24, 24, 1, 1), 4, 0.3), "b0": _rand((24,), 5, 0.2),
+                        "w": _rand((24, 24, 1, 1), 2, 0.3), "b": _rand((24,), 3, 0.2)})
+    calls = []
+    real = rescale16.emit
+    monkeypatch.setattr(rescale16, "emit", lambda *a: calls.append(1) or real(*a))
+    assert _steps(model) <= 1.0 + 1e-9
+    assert calls
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=99)[0]
+
+    def run(threads):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=threads).run(feeds)[0]
+
+    one = run(1)
+    for threads in (2, 3):
+        assert np.array_equal(run(threads), one)
+    monkeypatch.setattr(ke, "RESCALE16", False)
+    assert np.array_equal(run(1), one)

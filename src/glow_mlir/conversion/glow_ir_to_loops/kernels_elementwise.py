@@ -55,6 +55,7 @@ from glow_mlir.conversion.glow_ir_to_loops import (
     Scalar,
     fast_math,
     lowers_elementwise,
+    rescale16,
     storage_type,
 )
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
@@ -297,14 +298,32 @@ def _same_scale(em: Emitter, int_fn: IntFn, types: list[Attribute],
     ResNet's residual add and relu become integer adds and maxes instead of f64 products,
     divisions and NaN-checking min / max (ResNet-50 int8: 28 of 80 ms before)."""
     dest = types[0]
-    xs = [_v(em, arith.SubiOp(_int_to_int(em, a, _unsigned(t), i32),
-                              _c(em, t.offset.data, i32)))  # type: ignore[attr-defined]
+    wide = rescale16.i16 if _fits_i16(types) else i32
+    xs = [_v(em, arith.SubiOp(_int_to_int(em, a, _unsigned(t), wide),
+                              _c(em, t.offset.data, wide)))  # type: ignore[attr-defined]
           for a, t in zip(args, types[1:])]
     r = _v(em, arith.AddiOp(int_fn(em, False, *xs),
-                            _c(em, dest.offset.data, i32)))  # type: ignore[attr-defined]
+                            _c(em, dest.offset.data, wide)))  # type: ignore[attr-defined]
     lo, hi = _int_range(dest)
-    r = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(r, _c(em, lo, i32))), _c(em, hi, i32)))
+    r = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(r, _c(em, lo, wide))), _c(em, hi, wide)))
     return _int_to_int(em, r, False, storage_type(dest))
+
+
+RESCALE16 = True
+"""16-bit lanes for 8-bit quantized element-wise code: rescales where
+`rescale16.fixed_point` finds a form, one-scale add / sub / max / min / relu where the
+steps fit (`_fits_i16`). False: f32 rescales, i32 one-scale arithmetic (the code before)."""
+
+
+def _fits_i16(types: list[Attribute]) -> bool:
+    """Whether `_same_scale`'s steps stay within i16 (8-bit storage, small offsets: the
+    sum or difference of the centered operands plus the result's offset), so it runs on
+    16-bit lanes (32 per AVX-512 vector, not 16): ResNet's residual add + relu."""
+    if not RESCALE16 or any(t.storage.width.data > 8 for t in types):  # type: ignore[attr-defined]
+        return False
+    reach = [max(abs(lo - t.offset.data), abs(hi - t.offset.data))  # type: ignore[attr-defined]
+             for t in types[1:] for lo, hi in [_int_range(t)]]
+    return sum(reach) + abs(types[0].offset.data) < 1 << 15  # type: ignore[attr-defined]
 
 
 def _real_valued(float_fn: FloatFn, int_fn: IntFn | None = None,
@@ -739,13 +758,25 @@ def rescale_quantized(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue])
 
 
 def _rescaled8(em: Emitter, q: SSAValue, src: QuantizedType, dest: QuantizedType) -> SSAValue:
-    """`rescale_quantized` between 8-bit types on one f32 product (its docstring)."""
-    centered = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(src), i32),
-                                   _c(em, src.offset.data, i32)))
+    """`rescale_quantized` between 8-bit types on one f32 product (its docstring), or
+    the fixed-point form on i16 that gives the same for every byte (`rescale16`)."""
     factor = float(np.float32(_scale(src) / _scale(dest)))
-    y = _v(em, arith.MulfOp(_int_to_float(em, centered, False, f32), _c(em, factor, f32)))
     lo, hi = _int_range(dest)
     off = dest.offset.data
+    s_lo, s_hi = _int_range(src)
+    o_src = src.offset.data
+    form = None
+    if RESCALE16 and max(abs(lo), abs(hi), abs(off), abs(o_src)) < 1 << 12:
+        form = rescale16.fixed_point(s_lo - o_src, s_hi - o_src, factor, lo - off, hi - off)
+    if form is not None:
+        c = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(src), rescale16.i16),
+                                _c(em, o_src, rescale16.i16)))
+        y = rescale16.emit(em, c, *form, lo - off, hi - off)
+        n = _v(em, arith.AddiOp(y, _c(em, off, rescale16.i16)))
+        return _int_to_int(em, n, False, storage_type(dest))
+    centered = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(src), i32),
+                                   _c(em, o_src, i32)))
+    y = _v(em, arith.MulfOp(_int_to_float(em, centered, False, f32), _c(em, factor, f32)))
     n = _v(em, arith.AddiOp(rounded_i32(em, y, lo - off, hi - off), _c(em, off, i32)))
     return _int_to_int(em, n, False, storage_type(dest))
 
