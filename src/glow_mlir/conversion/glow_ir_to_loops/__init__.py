@@ -75,6 +75,7 @@ from glow_mlir.conversion.glow_ir_to_loops.layout import (
     MUTABLE,
     weight_layout,
 )
+from glow_mlir.conversion.glow_ir_to_loops.splat_sources import splat_filled_sources
 from glow_mlir.dialects import glow_ir
 from glow_mlir.dialects.glow_ops.base import GlowOp
 from glow_mlir.ir.native_runtime import MAX_THREADS, POOL_BEGIN, POOL_END
@@ -235,12 +236,14 @@ def _dead_keys(em: Emitter, group: list[glow_ir.InstrOp]) -> set[BufferKey]:
 
 def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
                      skip_dead_stores: bool = True,
-                     runs: tuple[int, tuple[int, ...]] | None = None) -> None:
+                     runs: tuple[int, tuple[int, ...]] | None = None,
+                     splats: dict[SSAValue, glow_ir.InstrOp] | None = None) -> None:
     """One loop computing the stack `group` (see `can_stack`) element by element: each
     memory element is loaded at most once per iteration, each written key stored once (by
     its last writer), not at all when nothing reads it after the stack. `runs` (from
     `channel_runs.channel_runs`): a loop over runs of that many elements, the picked
-    constant sources loaded once per run."""
+    constant sources loaded once per run. `splats` (`splat_sources`): sources whose
+    memory a splat fills when the stack starts, read as its constant."""
     n = _elements(group[0].operands[0])
     dead = _dead_keys(em, group) if skip_dead_stores else set()
     views: dict[BufferKey, SSAValue] = {}
@@ -268,6 +271,8 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
     def body(i: SSAValue, hoisted: dict[BufferKey, SSAValue] | None = None,
              per_run: dict[glow_ir.InstrOp, SSAValue] | None = None) -> None:
         regs: dict[BufferKey, SSAValue] = dict(hoisted or {})
+        for v, splat in (splats or {}).items():
+            regs[_key(em, v)] = ELEMENTWISE[type(splat)](splat, em, [])
         for instr in group:
             (dest,) = instr.dests()  # type: ignore[attr-defined]
             k = _key(em, dest)
@@ -310,7 +315,8 @@ def emit_elementwise(group: list[glow_ir.InstrOp], em: Emitter,
 
 
 def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
-             skip_dead_stores: bool = True) -> None:
+             skip_dead_stores: bool = True,
+             splats: dict[SSAValue, glow_ir.InstrOp] | None = None) -> None:
     """A call of the kernel function computing `run` (one instruction, a stack of
     element-wise ones, or a producer and its fused epilogue: `stackable_runs`), built on
     first use. Its arguments are the
@@ -318,8 +324,9 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
     offsets in it), so its code depends only on the key: each instruction's kind,
     attributes, operand types and operand places in the regions, and, for a stack, which
     of its stores are dead (`_dead_keys`: that depends on what reads them later). A
-    contiguous insert or extract is called as a copy (`box_copies`)."""
-    if len(run) == 1:
+    contiguous insert or extract is called as a copy (`box_copies`). `splats`: a stack's
+    sources read as constants (`emit_elementwise`), in the key too."""
+    if len(run) == 1 and not splats:
         with as_copy(run[0], em) as copy:
             if copy is not None:
                 emit_run([copy], em, kernels, skip_dead_stores)
@@ -339,7 +346,8 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
         runs = channel_runs(run)
     key = (tuple((attributes_key(i), tuple(v.type for v in i.operands),
                   tuple(ref_of[v] for v in i.operands)) for i in run),
-           skip_dead_stores, dead, runs)
+           skip_dead_stores, dead, runs,
+           tuple(sorted((ref_of[v], attributes_key(s)) for v, s in (splats or {}).items())))
     kind = ("elementwise" if elementwise and len(run) > 1
             else run_kind(run) if len(run) > 1 else run[0].name.split(".", 1)[1])
 
@@ -348,7 +356,7 @@ def emit_run(run: list[glow_ir.InstrOp], em: Emitter, kernels: KernelFunctions,
             index, offset = ref_of[v]
             kem.place(v, args[index], offset)
         if elementwise:
-            emit_elementwise(run, kem, skip_dead_stores, runs)
+            emit_elementwise(run, kem, skip_dead_stores, runs, splats)
         else:
             if epilogue is not None:
                 kem.epilogues[run[0]] = epilogue
@@ -442,6 +450,8 @@ def emit_block(block: Block, em: Emitter, kernels: KernelFunctions) -> None:
     from glow_mlir.conversion.glow_ir_to_loops.conv_pairs import emit_pair, pairable
 
     runs = stackable_runs(block, em)
+    splats = splat_filled_sources(runs, em, lambda run: type(run[0]) in ELEMENTWISE,
+                           lambda run: _dead_keys(em, run), lambda v: _key(em, v))
     skip = False
     for i, run in enumerate(runs):
         if skip:
@@ -455,7 +465,7 @@ def emit_block(block: Block, em: Emitter, kernels: KernelFunctions) -> None:
         elif isinstance(run[0], glow_ir.LoopOp):
             emit_loop(run[0], em, kernels)
         else:
-            emit_run(run, em, kernels)
+            emit_run(run, em, kernels, splats=splats[i])
 
 
 def emit_if(op: glow_ir.IfOp, em: Emitter, kernels: KernelFunctions) -> None:
