@@ -64,10 +64,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, lowers
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
-from glow_mlir.conversion.glow_ir_to_loops import lowers
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.im2col import im2col_fill
@@ -620,14 +621,17 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     work = o * c * taps * oh * ow
     split, per = _im2col_split(em, o, oh, ow, work)
     pixels = per * ow if split == "pixels" else oh * ow  # the columns of one thread
-    chunk = _im2col_chunk(c, taps, pixels, nbytes)
+    short = _short_rows(ct, pixels)
+    stride = _padded(pixels) if short else pixels  # col's row: whole vectors when short
+    chunk = _im2col_chunk(c, taps, stride, nbytes)
     chunks = c // chunk
     kc = chunk * taps
     B = em.buffer(bias)
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, c * taps])
-    col = em.scratch(ct, [kc, pixels], private=split is not None)
-    tile = c_tile(em, ct, pixels, micro_rows())
+    col = em.scratch(ct, [kc, stride], private=split is not None)
+    tile = (em.scratch(ct, [SHORT_ROWS, stride], private=True) if short
+            else c_tile(em, ct, pixels, micro_rows()))
 
     def part(ni, o0: SSAValue | None, ocount: int, r0: SSAValue | None, rows: int) -> None:
         """out[ni, o0 : o0 + ocount, output rows r0 : r0 + rows] (None: from 0)."""
@@ -643,6 +647,10 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
         def fill(c0):
             im2col_fill(em, x, col, ni, c0, chunk, r0 if r0 is not None else em.index(0),
                          rows, kernels, strides, pads, dilation, (oh, ow))
+            if short and _padded(width) > width:  # the last vector's unused columns
+                zero = em.const(0.0, ct)
+                em.loop(0, kc, lambda k: em.loop(width, _padded(width), lambda j: em.store(
+                    zero, col, [k, j])))
 
         def product(c0, first: SSAValue | None, last: bool):
             k0 = em.mul_index(c0, taps)
@@ -653,6 +661,13 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
                     return b
                 return em.value(arith.SelectOp(first, b, em.load(P, [ni, oc(i), px(j)])))
 
+            if short:
+                _short_product(em, ocount, kc, width, tile, init,
+                               lambda i, j: (P, [ni, oc(i), px(j)]),
+                               lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
+                               lambda k, j: (col, [k, j]), act if last else None,
+                               ocount * kc * width)
+                return
             gemm(em, ocount, kc, width,
                  lambda i, j: (P, [ni, oc(i), px(j)]),
                  lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
@@ -681,6 +696,76 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
             part(ni, None, o, None, oh)
 
     em.loop(0, n, image)
+
+
+SHORT = True
+"""Whether im2col products on short rows of columns (`_short_rows`: a few vectors, not a
+whole block of `gemm_micro.width()`) run `_short_product` (False: `gemm`, whose
+micro-kernel takes only whole blocks of 64 columns and leaves such rows, all or the
+last 16 of 144, to its scalar loops). Inception-v3's 5x5 (25 columns: 2 vectors) and
+12x12 (144: 9 vectors) outputs, 7x7 ones (49: 4 vectors)."""
+SHORT_ROWS = 8
+"""Output channels per block of `_short_product` (x SHORT_VECTORS vectors: 16 zmm
+accumulators)."""
+SHORT_VECTORS = 2
+"""Vectors of columns per block of `_short_product` (the last block of a row: 1 when
+the row has an odd count)."""
+SHORT_MAX_PIXELS = 256
+"""Most columns (output pixels of a thread) of a product `_short_product` takes."""
+
+
+def _padded(pixels: int) -> int:
+    """`pixels` rounded up to whole vectors of the micro-kernel's lanes."""
+    n = gemm_micro.lanes()
+    return -(-pixels // n) * n
+
+
+def _short_rows(ct, pixels: int) -> bool:
+    """Whether an im2col product over `pixels` columns takes `_short_product` (SHORT)."""
+    return (SHORT and MICRO and gemm_micro.applies(ct) and pixels <= SHORT_MAX_PIXELS
+            and pixels % gemm_micro.width() != 0)
+
+
+def _short_product(em: Emitter, n_rows: int, k_dim: int, width: int, tile: SSAValue,
+                   init, c, a, b, finish: Finish | None, work: int) -> None:
+    """C[i, j] = init(i, j) + sum_k A[i, k] B[k, j] for j < width, then `finish`: per
+    block of SHORT_ROWS rows, the row's columns rounded up to whole vectors
+    (`_padded`: B's rows must hold them, their last columns 0) in blocks of
+    SHORT_VECTORS vectors through `gemm_micro.block` over the whole k, in `tile`
+    ([SHORT_ROWS, >= _padded(width)], private). Each C element is the chain bias, then
+    k in order, fused: `gemm`'s bits, for any split of the rows over threads."""
+    n = gemm_micro.lanes()
+    vecs = _padded(width) // n
+
+    def block(i0: SSAValue, rows: int) -> None:
+        ns = [em.add_index(i0, r) for r in range(rows)]
+
+        def init_col(j):
+            for r, i in enumerate(ns):
+                em.store(init(i, j), tile, [em.index(r), j])
+
+        em.loop(0, width, init_col)
+        zero = em.const(0.0, f32)
+        em.loop(width, vecs * n, lambda j: [em.store(zero, tile, [em.index(r), j])
+                                           for r in range(rows)])
+        for v0 in range(0, vecs, SHORT_VECTORS):
+            gemm_micro.block(em, ns, tile, em.index(v0 * n), k_dim, a, b,
+                             nvec=min(SHORT_VECTORS, vecs - v0))
+
+        def back(j):
+            for r, i in enumerate(ns):
+                v = em.load(tile, [em.index(r), j])
+                if finish is None:
+                    em.store(v, *c(i, j))
+                else:
+                    finish.store(v, *c(i, j))
+
+        em.loop(0, width, back)
+
+    def ranges(start: SSAValue | None, count: int) -> None:
+        block_loop(em, count, SHORT_ROWS, lambda i0, rows: block(shifted(start, em, i0), rows))
+
+    parallel_ranges(em, n_rows, SHORT_ROWS, work, ranges)
 
 
 def _im2col_split(em: Emitter, o: int, oh: int, ow: int, work: int
