@@ -732,8 +732,10 @@ def _short_product(em: Emitter, n_rows: int, k_dim: int, width: int, tile: SSAVa
     block of SHORT_ROWS rows, the row's columns rounded up to whole vectors
     (`_padded`: B's rows must hold them, their last columns 0) in blocks of
     SHORT_VECTORS vectors through `gemm_micro.block` over the whole k, in `tile`
-    ([SHORT_ROWS, >= _padded(width)], private). Each C element is the chain bias, then
-    k in order, fused: `gemm`'s bits, for any split of the rows over threads."""
+    ([SHORT_ROWS, >= _padded(width)], private). Each C element is the chain init, then
+    k in order, fused (the micro-kernel's, as in `gemm`'s whole blocks; its scalar
+    loops, which had these columns, may round otherwise): the same bits for any split
+    of the rows over threads."""
     n = gemm_micro.lanes()
     vecs = _padded(width) // n
 
