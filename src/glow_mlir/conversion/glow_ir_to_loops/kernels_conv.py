@@ -621,8 +621,13 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     work = o * c * taps * oh * ow
     split, per = _im2col_split(em, o, oh, ow, work)
     pixels = per * ow if split == "pixels" else oh * ow  # the columns of one thread
-    short = _short_rows(ct, pixels)
-    stride = _padded(pixels) if short else pixels  # col's row: whole vectors when short
+    # (not when the padded row leaves no channel in IM2COL_BYTES: `_use_im2col` counted
+    # the row unpadded)
+    padded_fits = _im2col_chunk(c, taps, _padded(pixels), nbytes) > 0
+    short = _short_rows(ct, pixels) and padded_fits
+    tail = _tail_rows(ct, pixels) and padded_fits
+    # col's row in whole vectors for `_short_product` (all columns, or the last ones)
+    stride = _padded(pixels) if short or tail else pixels
     chunk = _im2col_chunk(c, taps, stride, nbytes)
     chunks = c // chunk
     kc = chunk * taps
@@ -632,6 +637,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     col = em.scratch(ct, [kc, stride], private=split is not None)
     tile = (em.scratch(ct, [SHORT_ROWS, stride], private=True) if short
             else c_tile(em, ct, pixels, micro_rows()))
+    tail_tile = em.scratch(ct, [SHORT_ROWS, gemm_micro.width()], private=True) if tail else None
 
     def part(ni, o0: SSAValue | None, ocount: int, r0: SSAValue | None, rows: int) -> None:
         """out[ni, o0 : o0 + ocount, output rows r0 : r0 + rows] (None: from 0)."""
@@ -647,7 +653,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
         def fill(c0):
             im2col_fill(em, x, col, ni, c0, chunk, r0 if r0 is not None else em.index(0),
                          rows, kernels, strides, pads, dilation, (oh, ow))
-            if short and _padded(width) > width:  # the last vector's unused columns
+            if (short or tail) and _padded(width) > width:  # the last vector's unused columns
                 zero = em.const(0.0, ct)
                 em.loop(0, kc, lambda k: em.loop(width, _padded(width), lambda j: em.store(
                     zero, col, [k, j])))
@@ -668,7 +674,18 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
                                lambda k, j: (col, [k, j]), act if last else None,
                                ocount * kc * width)
                 return
-            gemm(em, ocount, kc, width,
+            full = width - width % gemm_micro.width() if tail else width
+            if full < width:  # the last columns: `_short_product` (`_tail_rows`)
+                assert tail_tile is not None
+                _short_product(em, ocount, kc, width - full, tail_tile,
+                               lambda i, j: init(i, em.add_index(j, full)),
+                               lambda i, j: (P, [ni, oc(i), px(em.add_index(j, full))]),
+                               lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
+                               lambda k, j: (col, [k, em.add_index(j, full)]),
+                               act if last else None, ocount * kc * (width - full))
+            if not full:
+                return
+            gemm(em, ocount, kc, full,
                  lambda i, j: (P, [ni, oc(i), px(j)]),
                  lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
                  lambda k, j: (col, [k, j]),
@@ -718,6 +735,20 @@ def _padded(pixels: int) -> int:
     """`pixels` rounded up to whole vectors of the micro-kernel's lanes."""
     n = gemm_micro.lanes()
     return -(-pixels // n) * n
+
+
+TAIL = True
+"""Whether im2col products on longer rows (past SHORT_MAX_PIXELS) that end in part of a
+micro-kernel block run those last columns through `_short_product` (their columns
+padded to whole vectors), the whole blocks through `gemm` (False: `gemm`'s scalar
+loops take them): Inception-v3's 25x25 outputs (625 = 9 x 64 + 49), 28x28 ones
+(784 = 12 x 64 + 16)."""
+
+
+def _tail_rows(ct, pixels: int) -> bool:
+    """Whether an im2col product over `pixels` columns ends in `_short_product` (TAIL)."""
+    return (TAIL and MICRO and gemm_micro.applies(ct) and pixels > SHORT_MAX_PIXELS
+            and pixels % gemm_micro.width() != 0)
 
 
 def _short_rows(ct, pixels: int) -> bool:
