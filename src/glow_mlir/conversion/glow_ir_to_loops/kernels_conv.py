@@ -668,6 +668,7 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
                 return em.value(arith.SelectOp(first, b, em.load(P, [ni, oc(i), px(j)])))
 
             if short:
+                assert tile is not None
                 _short_product(em, ocount, kc, width, tile, init,
                                lambda i, j: (P, [ni, oc(i), px(j)]),
                                lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
@@ -777,10 +778,13 @@ def _short_product(em: Emitter, n_rows: int, k_dim: int, width: int, tile: SSAVa
             for r, i in enumerate(ns):
                 em.store(init(i, j), tile, [em.index(r), j])
 
+        def zero_col(j):  # the padded columns: 0, not an earlier block's sums
+            for r in range(rows):
+                em.store(zero, tile, [em.index(r), j])
+
         em.loop(0, width, init_col)
         zero = em.const(0.0, f32)
-        em.loop(width, vecs * n, lambda j: [em.store(zero, tile, [em.index(r), j])
-                                           for r in range(rows)])
+        em.loop(width, vecs * n, zero_col)
         for v0 in range(0, vecs, SHORT_VECTORS):
             gemm_micro.block(em, ns, tile, em.index(v0 * n), k_dim, a, b,
                              nvec=min(SHORT_VECTORS, vecs - v0))
