@@ -17,8 +17,9 @@ one of several forms by the window's shape:
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
-  image per chunk of input channels (`_conv_im2col`), on larger ones all channels per
-  band of output rows (`_conv_im2col_bands`). Measured against the forms below
+  image per chunk of input channels (`_conv_im2col`; rows of columns shorter than a
+  micro-kernel block, or their last part, in `_short_product`: SHORT, TAIL), on larger
+  ones all channels per band of output rows (`_conv_im2col_bands`). Measured against the forms below
   (`benchmarks/cpu_kernels.py --cpu-time [--no-im2col]`, time ratio to onnxruntime):
   ResNet-18's 3x3 stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up
   to 10x -> 0.77-0.87x, its 3x3 stride-1 ones at 28/14/7 2.5-4.2x -> 0.83-0.99x, its
@@ -721,7 +722,14 @@ SHORT = True
 whole block of `gemm_micro.width()`) run `_short_product` (False: `gemm`, whose
 micro-kernel takes only whole blocks of 64 columns and leaves such rows, all or the
 last 16 of 144, to its scalar loops). Inception-v3's 5x5 (25 columns: 2 vectors) and
-12x12 (144: 9 vectors) outputs, 7x7 ones (49: 4 vectors)."""
+12x12 (144: 9 vectors) outputs, 7x7 ones (49: 4 vectors). Measured (`python
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases iv3_7a,iv3_3x3_5,iv3_1x3_5,
+iv3_3x1_5,iv3_1x7_160,iv3_7x1_192 [--no-short-product]`, + relu, CPU time ratio to
+onnxruntime, one run each, gemm -> short products): 192@12 3x3/2 -> 320@5 1.37 -> 1.18,
+448@5 3x3 1.28 -> 1.02, 384@5 1x3 1.27 -> 1.13, 3x1 1.40 -> 1.22, 160@12 1x7 1.03 ->
+1.05 (93 -> 99 GFLOP/s), 192@12 7x1 1.14 -> 1.11 (95 -> 104 GFLOP/s). 12 rows x 2
+vectors gave the same. The 5x5 ones now run near the micro-kernel's peak on 32 columns
+for 25: onnxruntime's NCHWc kernels (channels across the lanes) waste none."""
 SHORT_ROWS = 8
 """Output channels per block of `_short_product` (x SHORT_VECTORS vectors: 16 zmm
 accumulators)."""
@@ -743,7 +751,11 @@ TAIL = True
 micro-kernel block run those last columns through `_short_product` (their columns
 padded to whole vectors), the whole blocks through `gemm` (False: `gemm`'s scalar
 loops take them): Inception-v3's 25x25 outputs (625 = 9 x 64 + 49), 28x28 ones
-(784 = 12 x 64 + 16)."""
+(784 = 12 x 64 + 16). Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9
+--cases iv3_5x5,r18_s2_56,r50_s2_56,r18_s1_28 [--no-tail-product]`, CPU time, two runs
+each, GFLOP/s scalar tail -> short tail): ResNet-18's 128@28 3x3 (weights as inputs:
+im2col) 99/92 -> 112/123, 64@56 3x3/2 82/85 -> 90/89, ResNet-50's 128@56 3x3/2 81/84 ->
+82/79, Inception's 48@25 5x5 91/80 -> 76/83 (noise: the machine was shared)."""
 
 
 def _tail_rows(ct, pixels: int) -> bool:
