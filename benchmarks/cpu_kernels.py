@@ -10,6 +10,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
+                                     [--no-short-product] [--no-tail-product]
                                      [--no-pool-plane]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18 (r18_*:
@@ -918,6 +919,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-conv-micro", action="store_true",
                    help="convolutions' products (1x1, im2col) on gemm's scalar loops only "
                         "(kernels_conv.MICRO off: the form before)")
+    p.add_argument("--no-short-product", action="store_true",
+                   help="im2col products on short rows (5x5, 7x7, 12x12 outputs) in gemm "
+                        "(kernels_conv.SHORT off: the form before)")
+    p.add_argument("--no-tail-product", action="store_true",
+                   help="the last columns of longer im2col products (25x25, 28x28 outputs) "
+                        "on gemm's scalar loops (kernels_conv.TAIL off: the form before)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -954,6 +961,8 @@ def main(argv=None) -> None:
 
     kernels_conv.IM2COL = not args.no_im2col
     kernels_conv.MICRO = not args.no_conv_micro
+    kernels_conv.SHORT = not args.no_short_product
+    kernels_conv.TAIL = not args.no_tail_product
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None

@@ -270,6 +270,48 @@ def test_im2col_splits_give_the_same_bits(split, monkeypatch):
             assert got.tobytes() == want.tobytes(), f"{split}: {threads} threads differ"
 
 
+def short_rows_convs():
+    """Inception-v3's short rows (`kernels_conv._short_product`): a 3x3 on a 5x5 image
+    (25 columns), in chunks of input channels (IM2COL_BYTES set by the test) with a
+    residual add, a 1x7 on a 12x12 one (144 columns), and a 5x5 on a 25x25 one (625
+    columns: the last 49 as `kernels_conv._tail_rows`)."""
+    return _model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "skip"], ["a"]),
+        helper.make_node("Relu", ["a"], ["y"]),
+        helper.make_node("Conv", ["x2", "w2", "b2"], ["d"], pads=[0, 3, 0, 3]),
+        helper.make_node("Relu", ["d"], ["y2"]),
+        helper.make_node("Conv", ["x3", "w3", "b3"], ["e"], pads=[2, 2, 2, 2]),
+        helper.make_node("Relu", ["e"], ["y3"]),
+    ], [("x", [1, 96, 5, 5]), ("skip", [1, 200, 5, 5]), ("x2", [1, 40, 12, 12]),
+        ("x3", [1, 12, 25, 25])], ["y", "y2", "y3"],
+        [("w", _w(200, 96, 3, 3)), ("b", _w(200)), ("w2", _w(52, 40, 1, 7)), ("b2", _w(52)),
+         ("w3", _w(24, 12, 5, 5)), ("b3", _w(24))])
+
+
+@pytest.mark.parametrize("split", ["pixels", "channels", "none"])
+def test_short_rows_give_the_same_bits(split, monkeypatch, record_calls):
+    """The short-row products (`kernels_conv._short_product`), split over 2 and 3 threads
+    each way of IM2COL_SPLIT (with "none" they split their own rows), give the one-thread
+    bits."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+
+    monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", split)
+    monkeypatch.setattr(kernels_conv, "IM2COL_BYTES", 25 * 640 * 4)  # 2, 4, 12 chunks
+    seen = record_calls(kernels_conv, "_short_product", lambda *a: a[3])
+    outputs = {}
+    for threads in (1, 2, 3):
+        model = glow_mlir.compile(short_rows_convs(), num_threads=threads, cache=False)
+        assert threads == 1 or _parallel_loops(model) > 0
+        outputs[threads] = model(*_inputs(model))
+    assert seen[:3] == [25, 144, 49]  # one thread: whole rows, the 25x25's last columns
+    if split == "pixels":  # bands of output rows: 2 + 3 rows of 5, 6 rows of 12
+        assert {10, 15, 72} <= set(seen)
+    for threads in (2, 3):
+        for got, want in zip(outputs[threads], outputs[1]):
+            assert got.tobytes() == want.tobytes(), f"{split}: {threads} threads differ"
+
+
 def test_im2col_split_auto_picks_by_pixels_per_thread(monkeypatch):
     """`auto`: bands of rows when each thread gets IM2COL_MIN_BAND pixels (a 3x3 at
     32x32 on 2 threads: 512), output channels otherwise (one output row)."""
