@@ -240,6 +240,25 @@ def test_a_bad_model_entry_is_compiled_again(cache_dir, how, counted):
     assert counted(model)[0].origin == "cache"
 
 
+def test_a_bad_pool_setting_is_the_users_error_not_a_bad_entry(cache_dir, monkeypatch,
+                                                              counted):
+    """A bad GLOW_POOL_LINGER_MS shows when a cached model's code is linked: it is reported
+    (a SettingError naming it), the entry is kept, and it was not taken for a damaged one
+    and compiled again (which used to hide the error)."""
+    from glow_mlir.ir.errors import SettingError
+    from glow_mlir.targets.cpu import thread_pool
+
+    model = _convnet()
+    counted(model)
+    (entry,) = _entries(cache_dir, "models")
+    monkeypatch.setenv(thread_pool.ENV_LINGER, "abc")
+    with pytest.raises(SettingError, match="GLOW_POOL_LINGER_MS='abc'"):
+        glow_mlir.compile(model, backend="cpu")
+    assert _entries(cache_dir, "models") == [entry]
+    monkeypatch.delenv(thread_pool.ENV_LINGER)
+    assert counted(model)[0].origin == "cache"
+
+
 def test_a_model_entry_of_another_version_is_compiled_again(cache_dir, monkeypatch, counted):
     """The key holds the versions, so another version's entry is another file; one that
     claims another version under this key (a hand-made or stale file) is not trusted."""

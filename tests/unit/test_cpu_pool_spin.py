@@ -129,6 +129,20 @@ def test_static_parts_turn_the_linger_off_and_back_on(linger):
     assert thread_pool.linger_ns() == 7_000_000
 
 
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf"])
+def test_a_bad_linger_setting_is_refused_at_every_install(monkeypatch, value):
+    """Checked before anything is installed and at each call: one refusal (say, while a
+    cached model was read) does not leave the pool installed with the default."""
+    from glow_mlir.ir.errors import SettingError
+
+    monkeypatch.setenv(thread_pool.ENV_LINGER, value)
+    for _ in range(2):
+        with pytest.raises(SettingError, match=f"GLOW_POOL_LINGER_MS='{value}'"):
+            thread_pool.install()
+    monkeypatch.setenv(thread_pool.ENV_LINGER, "")  # empty: unset
+    thread_pool.install()
+
+
 def test_linger_settings():
     with pytest.raises(ValueError, match="duration"):
         thread_pool.set_linger_ns(-1)

@@ -17,6 +17,11 @@ class UserError(Exception):
     where and what."""
 
 
+class SettingError(UserError):
+    """An environment variable the user set has a value we cannot use. Not a fault of a
+    compile-cache entry being read when it shows: the cache passes it on."""
+
+
 class FileAccessError(UserError):
     """A file the user named cannot be read or written: `cannot read 'm.onnx': no such
     file`."""

@@ -172,7 +172,7 @@ def _varint(view: memoryview, i: int) -> tuple[int, int]:
 
 def lookup(cache: CompileCache, key: bytes) -> CompiledModel | None:
     """The model stored under `key`, or None (absent, or bad: then removed)."""
-    from glow_mlir.ir.errors import UserError
+    from glow_mlir.ir.errors import SettingError, UserError
     from glow_mlir.runtime.saved_model import from_bytes
 
     payload = cache.get("models", key)
@@ -181,6 +181,8 @@ def lookup(cache: CompileCache, key: bytes) -> CompiledModel | None:
         return None
     try:  # the cache checked the digest of these bytes
         model = from_bytes(payload, "a model cache entry", check_digest=False)
+    except SettingError:  # the user's environment, not the entry: keep it, say so
+        raise
     except UserError:  # another version, another CPU (a key mismatch): compile again
         cache.rebuilt += 1
         cache.remove("models", key)

@@ -515,10 +515,33 @@ def set_static_parts(on: bool) -> None:
     _global("glow_pool_linger_ns").value = 0 if on else _linger_ns
 
 
+def _linger_from_env() -> int | None:
+    """`GLOW_POOL_LINGER_MS` in ns (None: unset or empty); a SettingError for a value that
+    is not a finite number of milliseconds >= 0."""
+    import math
+
+    from glow_mlir.ir.errors import SettingError
+
+    env = os.environ.get(ENV_LINGER)
+    if not env:
+        return None
+    try:
+        ms = float(env)
+    except ValueError:
+        ms = math.nan
+    if not (math.isfinite(ms) and ms >= 0):
+        raise SettingError(f"{ENV_LINGER}={env!r}: must be milliseconds, 0 or more "
+                           f"(e.g. 10, or 0 for no spinning)")
+    return int(ms * 1e6)
+
+
 def install() -> None:
     """Compile the runtime once per process and make `glow_parallel_for` and
-    `glow_clock_ns` known to every MCJIT engine made afterwards (`llvm.add_symbol`)."""
+    `glow_clock_ns` known to every MCJIT engine made afterwards (`llvm.add_symbol`).
+    A bad `GLOW_POOL_LINGER_MS` is a SettingError here, at every call until it is fixed
+    (checked first: nothing is installed with it)."""
     global _engine
+    env_ns = _linger_from_env()
     with _lock:
         if _engine is not None:
             return
@@ -534,10 +557,5 @@ def install() -> None:
         for name in (PARALLEL_FOR, CLOCK_NS, POOL_BEGIN, POOL_END):
             llvm.add_symbol(name, engine.get_function_address(name))
         _engine = engine
-    env = os.environ.get(ENV_LINGER)
-    if env:
-        try:
-            ms = float(env)
-        except ValueError:
-            raise ValueError(f"{ENV_LINGER}={env!r}: milliseconds, e.g. 10 or 0") from None
-        set_linger_ns(int(ms * 1e6))
+    if env_ns is not None:
+        set_linger_ns(env_ns)
