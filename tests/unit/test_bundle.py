@@ -260,6 +260,25 @@ def test_cli_bundle_with_emit(tmp_path):
     assert (tmp_path / "cnn.o").stat().st_size > 0
 
 
+def test_cli_bundle_with_emit_llvm_ir_prints_its_code(tmp_path):
+    """--emit llvm-ir with a bundle prints the bundle's code (its entry point renamed);
+    --emit llvm, the LLVM-dialect route a bundle no longer takes, is refused before
+    anything is compiled (it printed the bundle's half-lowered loop IR)."""
+    proc = _glow_compile(str(SMALL_CNN), "--emit", "llvm-ir", "--emit-bundle",
+                         str(tmp_path / "b"), "--network-name", "cnn")
+    assert proc.returncode == 0, proc.stderr
+    assert "define noundef i32 @cnn(" in proc.stdout and proc.stderr == ""
+    assert (tmp_path / "b" / "cnn.o").stat().st_size > 0
+    proc = _glow_compile(str(SMALL_CNN), "--emit", "llvm", "--emit-bundle",
+                         str(tmp_path / "c"), "--network-name", "cnn")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == ("glow-compile: error: --emit llvm prints the LLVM-dialect route, "
+                           "which a bundle does not take (it is compiled as the JIT "
+                           "compiles, from the loop IR): --emit llvm-ir shows the bundle's "
+                           "code\n")
+    assert not (tmp_path / "c").exists()
+
+
 def test_cli_bad_network_name(tmp_path):
     proc = _glow_compile(str(SMALL_CNN), "--emit-bundle", str(tmp_path),
                          "--network-name", "my-net")

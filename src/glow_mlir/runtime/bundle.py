@@ -369,7 +369,7 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     """(loop-IR module, its entry point's name, its Areas) of what `write_bundle`
     was given. A compiled model's module is the one its JIT compiled, left unchanged; a
     model or module is compiled here with the entry point named `network_name` (so
-    `glow-compile --emit llvm` after the bundle shows that name)."""
+    `glow-compile --emit llvm-ir` after the bundle shows that name)."""
     from glow_mlir.dialects import glow_ir
     from glow_mlir.runtime.compiled_model import CompiledModel
     from glow_mlir.targets.cpu.areas import Areas

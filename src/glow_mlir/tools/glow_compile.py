@@ -408,6 +408,10 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.backend == "accel" or args.accel_report or args.emit == "accel":
                 raise UserError("--emit-bundle writes the cpu backend's code; the accel "
                                 "backend has no bundles (use --emit llvm --backend accel)")
+            if args.emit == "llvm":  # the bundle lowers the module in place, another way
+                raise UserError("--emit llvm prints the LLVM-dialect route, which a bundle "
+                                "does not take (it is compiled as the JIT compiles, from "
+                                "the loop IR): --emit llvm-ir shows the bundle's code")
             require_memory_plan(instr_disable, "an AOT bundle (--emit-bundle)")
             args.backend = "cpu"  # a bundle is the cpu backend's code
             args.network_name = bundle.check_network_name(
@@ -473,7 +477,7 @@ def compile_and_emit(args: argparse.Namespace) -> None:
             if args.emit == "instr":
                 _emit(module, args.output)
             _write_memory_report(args, report)
-            if args.emit_bundle:  # the entry point is renamed: --emit llvm shows it so
+            if args.emit_bundle:  # the entry point is renamed: --emit llvm-ir shows it so
                 from glow_mlir.runtime.bundle import write_bundle
 
                 assert bundle_dir is not None  # staged above for --emit-bundle
