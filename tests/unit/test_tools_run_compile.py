@@ -340,6 +340,15 @@ def test_run_help_says_where_the_relative_error_is_measured(capsys):
     assert "the max rel error printed is over the elements where rtol*|expected| >= atol" in text
 
 
+def test_threads_help_names_the_emit_flags_only_where_they_are(capsys):
+    """--threads is shared; its default of 1 for --emit llvm-ir / --emit-bundle is
+    glow-compile's (glow-run has neither flag)."""
+    _, out, _ = in_process(glow_run.main, capsys, "--help")
+    assert "--emit" not in out
+    _, out, _ = in_process(glow_compile.main, capsys, "--help")
+    assert "1 with --emit llvm-ir and --emit-bundle" in " ".join(out.split())
+
+
 def test_compile_emits_the_graph_with_weights(tmp_path, capsys):
     out = tmp_path / "cnn.mlir"
     proc = tool("glow_compile", EXAMPLE, "--emit", "graph", "-o", out)

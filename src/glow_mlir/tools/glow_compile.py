@@ -91,9 +91,10 @@ def backend_name(text: str) -> str:
 
 
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX model file",
-                        caffe2: bool = False) -> None:
+                        caffe2: bool = False, emits: bool = True) -> None:
     """The model arguments glow-compile and glow-run share (`caffe2`: the model may be a
-    Caffe2 pair, `--caffe2 PREDICT INIT`, instead)."""
+    Caffe2 pair, `--caffe2 PREDICT INIT`, instead; `emits`: the tool has --emit and
+    --emit-bundle, whose default thread count --threads' help names)."""
     p.add_argument("model", help=model_help, nargs="?" if caffe2 else None)
     if caffe2:
         p.add_argument("--caffe2", nargs=2, metavar=("PREDICT", "INIT"),
@@ -116,8 +117,8 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                         "default 256)")
     p.add_argument("--threads", type=thread_count, default=None, metavar="N",
                    help="threads the cpu backend's kernels split their outer loops over "
-                        "(default: the cores this process may use; 1 with --emit llvm-ir "
-                        "and --emit-bundle)")
+                        "(default: the cores this process may use"
+                        + ("; 1 with --emit llvm-ir and --emit-bundle)" if emits else ")"))
     p.add_argument("--time-passes", action="store_true",
                    help="print the CPU and wall time of each stage and pass on stderr, "
                         "as a tree (MLIR's -mlir-timing), then the compile cache's hits "

@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="glow-run", description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p, "ONNX model, a model in IR (.mlir: one glow graph or "
-                           "glow_ir program), or a saved model (.glow)", caffe2=True)
+                           "glow_ir program), or a saved model (.glow)", caffe2=True, emits=False)
     p.add_argument("--inputs", action=StoreOnce,
                    help=".npz file of inputs by name (random when absent; give it once: "
                         "one file holds all the inputs)")
