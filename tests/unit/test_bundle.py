@@ -533,6 +533,35 @@ def test_bundles_for_any_thread_count_run_the_jits_kernels(tmp_path, record_call
         assert got.tobytes() == want.tobytes(), f"{threads}-thread bundle differs"
 
 
+def test_a_bundle_takes_the_jits_weight_forms(tmp_path):
+    """A bundle of an ONNX model rewrites the constant weights into the JIT's forms
+    (`rewrite_weight_forms`: Winograd's U, gemm panels) before its loops, so its
+    convolutions take the JIT's kernels and give its bits at 1 and 2 threads; without
+    them a 3x3 convolution ran another kernel (the bundle was 1e-5 off the JIT)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(6)
+    w = numpy_helper.from_array((rng.standard_normal((16, 16, 3, 3)) * 0.1)
+                                .astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 16, 32, 32))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 16, 32, 32))], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((1, 16, 32, 32)).astype(np.float32)
+    jit = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+    assert jit.memory.constant_bytes > 16 * 16 * 9 * 4  # a weight form (U) was taken
+    want = jit.run({"x": x})[0]
+    for threads in (1, 2):
+        info = write_bundle(model, tmp_path / f"b{threads}", "conv", num_threads=threads)
+        out_dir = tmp_path / f"run{threads}"
+        out_dir.mkdir()
+        got = _run_bundle(info, _build_program(info, out_dir, ("-pthread",)), x, out_dir)
+        assert got.tobytes() == want.tobytes(), f"{threads}-thread bundle differs"
+
+
 def test_bundle_thread_count_is_checked(tmp_path):
     from glow_mlir.backends.cpu import ThreadCountError
 

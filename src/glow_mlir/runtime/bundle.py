@@ -378,6 +378,7 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
         loop_steps,
         lower_to_loops,
     )
+    from glow_mlir.targets.cpu.weight_forms import rewrite_weight_forms
 
     if isinstance(model, CompiledModel) and model.module is None and model.backend == "cpu":
         if model.source is None:  # loaded from a file: JIT code only, no module
@@ -408,11 +409,14 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
         raise BundleError(f"a bundle holds one network; the module has {len(funcs)} "
                           f"glow_ir functions")
     funcs[0].sym_name = StringAttr(network_name)
+    # The JIT's route at every thread count: its weight forms (Winograd's U, gemm panels,
+    # ...; without them a convolution took another kernel than the JIT's and gave other
+    # bits), then the loop IR (the parallel loops outlined by its translator): the
+    # LLVM-dialect route (`lower_to_llvm`) has no vector kernels, so a one-thread bundle
+    # taken through it ran other kernels (summing in another order) than the JIT and the
+    # threaded bundles
+    rewrite_weight_forms(module)
     areas = Areas(funcs[0])
-    # The JIT's route at every thread count (the parallel loops outlined by the loop
-    # IR's translator): the LLVM-dialect route (`lower_to_llvm`) has no vector kernels,
-    # so a one-thread bundle taken through it ran other kernels (summing in another
-    # order) than the JIT and the threaded bundles
     lower_to_loops(module, loop_steps(num_threads))
     areas.fit_lowered(module, network_name)
     return module, network_name, areas, num_threads
