@@ -66,6 +66,8 @@ def test_kernel_functions_have_internal_linkage_and_the_entry_point_only_calls()
     name = compiled.executor.name
     for f in module.ops:
         assert isinstance(f, func.FuncOp)
+        if f.is_declaration:  # the pool's glow_pool_begin/end (native_runtime), not ours
+            continue
         assert (KERNEL_ATTR in f.attributes) == (f.sym_name.data != name)
     entry = next(f for f in module.ops if f.sym_name.data == name)
     assert not any(op.regions for op in entry.walk() if op is not entry)  # no loops: calls

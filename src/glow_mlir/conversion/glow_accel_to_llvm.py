@@ -17,10 +17,15 @@ from xdsl.passes import ModulePass
 
 
 def lower_accel_to_llvm(module: ModuleOp, pass_name: str = "convert-glow-accel-to-llvm") -> None:
-    """`module` (in place) to the LLVM dialect; errors name `pass_name`."""
+    """`module` (in place) to the LLVM dialect; errors name `pass_name`. The tile
+    kernels' micro-kernel vectors and VNNI products are off here, as in the cpu's
+    `lower_to_llvm`: the dialect passes do not lower their vector ops (the JIT and
+    bundles, from `lower_accel_to_loops`, keep them)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_vnni
     from glow_mlir.conversion.loops_to_llvm import lower_loops_to_llvm
 
-    lower_accel_to_loops(module, pass_name)
+    with kernels_vnni.enabled(False), gemm_micro.enabled(False):
+        lower_accel_to_loops(module, pass_name)
     lower_loops_to_llvm(module, prepared=True)
 
 

@@ -79,20 +79,21 @@
 // LOOPS:         func.return
 // A conv without bias reads a zero bias region (at 256, after the scratchpad), zeroed
 // at entry; the CPU kernels' scratch (im2col columns, gemm's accumulation tile) is the
-// convolution kernel's scratch argument, at 320 in the activation area.
+// convolution kernel's scratch argument, at 320 in the activation area (its 4 output
+// pixels padded to one vector's 16 columns: kernels_conv's short-row product).
 // LOOPS-LABEL: func.func private @conv_without_bias_k2_convolution(
-// LOOPS-SAME:      %r3: memref<4xi8> {llvm.noalias}, %scratch: memref<384xi8> {llvm.noalias})
-// LOOPS:         memref.view %scratch[%{{.*}}][] : memref<384xi8> to memref<4x20xf32>
+// LOOPS-SAME:      %r3: memref<4xi8> {llvm.noalias}, %scratch: memref<768xi8> {llvm.noalias})
+// LOOPS:         memref.view %scratch[%{{.*}}][] : memref<768xi8> to memref<4x16xf32>
 // LOOPS:         memref.view %r3[%{{.*}}][] : memref<4xi8> to memref<1xf32>
 // LOOPS:         arith.maximumf
 // LOOPS-LABEL: func.func @conv_without_bias(
-// LOOPS-SAME:      %activations: memref<704xi8> {llvm.noalias}) -> i32
+// LOOPS-SAME:      %activations: memref<1088xi8> {llvm.noalias}) -> i32
 // LOOPS-NEXT:    %[[C256:.*]] = arith.constant 256 : index
-// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<704xi8> to memref<4xi8>
+// LOOPS-NEXT:    %[[ZERO:.*]] = memref.view %activations[%[[C256]]][] : memref<1088xi8> to memref<4xi8>
 // LOOPS-NEXT:    %[[Z:.*]] = arith.constant 0 : i8
 // LOOPS:         scf.for %[[I:.*]] =
 // LOOPS-NEXT:      memref.store %[[Z]], %[[ZERO]][%[[I]]] : memref<4xi8>
 // LOOPS-NEXT:    }
 // LOOPS:         %[[C320:.*]] = arith.constant 320 : index
-// LOOPS-NEXT:    %[[S:.*]] = memref.view %activations[%[[C320]]][] : memref<704xi8> to memref<384xi8>
+// LOOPS-NEXT:    %[[S:.*]] = memref.view %activations[%[[C320]]][] : memref<1088xi8> to memref<768xi8>
 // LOOPS-NEXT:    func.call @conv_without_bias_k2_convolution(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %[[S]])

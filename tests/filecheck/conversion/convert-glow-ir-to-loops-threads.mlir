@@ -44,14 +44,17 @@ func.func @small(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>) -> tensor<4x8xf32> {
 // CHECK:         } {glow.parallel = 2 : i64}
 // CHECK-NOT:     glow.parallel
 // CHECK:       func.func @pair(
+// CHECK:         func.call @glow_pool_begin(
 // CHECK-COUNT-1: func.call @pair_k0_convolution_then_convolution(
-// CHECK-NOT:     func.call
+// CHECK-NOT:     func.call @pair_
+// CHECK:         func.call @glow_pool_end(
 // CHECK:         return
 // ONE-LABEL: func.func private @pair_k0_convolution(
 // ONE-NOT:     glow.parallel
 // ONE:       func.func private @pair_k1_convolution(
 // ONE-NOT:     glow.parallel
 // ONE:       func.func @pair(
+// ONE-NOT:     glow_pool_
 func.func @pair(%x: tensor<1x24x28x28xf32>, %we: tensor<144x24x1x1xf32>, %be: tensor<144xf32>, %wd: tensor<144x1x3x3xf32>, %bd: tensor<144xf32>) -> tensor<1x144x28x28xf32> {
   %e = glow.convolution %x, %we, %be {kernels = array<i64: 1, 1>, fused_activation = "clip", fused_activation_args = array<f32: 0.000000e+00, 6.000000e+00>} : (tensor<1x24x28x28xf32>, tensor<144x24x1x1xf32>, tensor<144xf32>) -> tensor<1x144x28x28xf32>
   %d = glow.convolution %e, %wd, %bd {kernels = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, group = 144 : i64, fused_activation = "clip", fused_activation_args = array<f32: 0.000000e+00, 6.000000e+00>} : (tensor<1x144x28x28xf32>, tensor<144x1x3x3xf32>, tensor<144xf32>) -> tensor<1x144x28x28xf32>

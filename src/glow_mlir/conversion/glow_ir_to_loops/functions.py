@@ -159,7 +159,8 @@ class KernelFunctions:
         self.calls += 1
 
     def _build(self, kind: str, sizes: list[int], body: Body) -> tuple[str, int]:
-        name = f"{self.prefix}_k{len(self.funcs)}_{kind}"
+        built = sum(1 for f in self.funcs if not f.is_declaration)  # not the pool's hints
+        name = f"{self.prefix}_k{built}_{kind}"
         with_scratch = self.scratch_area is not None
         block = Block(arg_types=[bytes_type(s) for s in sizes] + [bytes_type(1)] * with_scratch)
         for i, arg in enumerate(block.args):
