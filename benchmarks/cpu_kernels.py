@@ -921,10 +921,10 @@ def main(argv=None) -> None:
                         "(kernels_conv.MICRO off: the form before)")
     p.add_argument("--no-short-product", action="store_true",
                    help="im2col products on short rows (5x5, 7x7, 12x12 outputs) in gemm "
-                        "(kernels_conv.SHORT off: the form before)")
+                        "(short_rows.SHORT off: the form before)")
     p.add_argument("--no-tail-product", action="store_true",
                    help="the last columns of longer im2col products (25x25, 28x28 outputs) "
-                        "on gemm's scalar loops (kernels_conv.TAIL off: the form before)")
+                        "on gemm's scalar loops (short_rows.TAIL off: the form before)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -957,12 +957,13 @@ def main(argv=None) -> None:
         kernels_depthwise,
         kernels_matmul,
         kernels_pool,
+        short_rows,
     )
 
     kernels_conv.IM2COL = not args.no_im2col
     kernels_conv.MICRO = not args.no_conv_micro
-    kernels_conv.SHORT = not args.no_short_product
-    kernels_conv.TAIL = not args.no_tail_product
+    short_rows.SHORT = not args.no_short_product
+    short_rows.TAIL = not args.no_tail_product
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
     gemm_micro.ENABLED = False if args.no_gemm_micro else None

@@ -131,7 +131,7 @@ def test_convolution_im2col_chunks(name, act, monkeypatch):
     check(glow.ConvolutionOp, inputs, rt, **attrs)
 
 
-# im2col products on short rows (`kernels_conv._short_product`): 25 columns (2 vectors,
+# im2col products on short rows (`short_rows.short_product`): 25 columns (2 vectors,
 # the second partial), 36 (3: a last block of 1, partial), 144 (9: a last block of 1),
 # 8 (one partial vector), output channels not a multiple of SHORT_ROWS; a batch; 1x7 /
 # 7x1 as in Inception-v3
@@ -142,7 +142,7 @@ SHORT = {
     "short_12x12_7x1": (1, 7, 12, 12, 9, (7, 1), (1, 1), (3, 0, 3, 0), (1, 1), 1),
     "short_2x4_rect": (1, 4, 3, 9, 5, (2, 3), (2, 2), (0, 1, 1, 0), (1, 1), 1),
 }
-# longer rows ending in part of a block (`kernels_conv._tail_rows`): 17 x 19 = 323
+# longer rows ending in part of a block (`short_rows.tail_rows`): 17 x 19 = 323
 # columns (5 x 64 + 3), 25 x 25 = 625 (9 x 64 + 49) with a 5x5 as in Inception-v3
 TAIL = {
     "tail_17x19": (1, 5, 17, 19, 11, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
@@ -157,16 +157,16 @@ CONVS.update(SHORT)
 @pytest.mark.parametrize("chunks", [False, True], ids=["whole", "chunks"])
 @pytest.mark.parametrize("name", sorted(SHORT))
 def test_convolution_im2col_short_rows(name, chunks, act, monkeypatch, record_calls):
-    """`_short_product` takes these products (whole-image columns, or one input channel
-    per chunk: later chunks start from the output) and matches the interpreter."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+    """`short_rows.short_product` takes these products (whole-image columns, or one input
+    channel per chunk: later chunks start from the output) and matches the interpreter."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_conv, short_rows
 
     n, c, h, w, o, k, s, p, d, g = CONVS[name]
     oh, ow = spatial_out((h, w), k, s, p, d)
     if chunks:
         monkeypatch.setattr(kernels_conv, "IM2COL_BYTES",
-                            k[0] * k[1] * kernels_conv._padded(oh * ow) * 4)
-    seen = record_calls(kernels_conv, "_short_product", lambda *a: a[1:4])
+                            k[0] * k[1] * gemm_micro.padded(oh * ow) * 4)
+    seen = record_calls(short_rows, "short_product", lambda *a: a[1:4])
     inputs, rt, attrs = _conv(name, "NCHW", fused_activation=act[0],
                               fused_activation_args=act[1])
     check(glow.ConvolutionOp, inputs, rt, **attrs)
@@ -177,16 +177,16 @@ def test_convolution_im2col_short_rows(name, chunks, act, monkeypatch, record_ca
 @pytest.mark.parametrize("chunks", [False, True], ids=["whole", "chunks"])
 @pytest.mark.parametrize("name", sorted(TAIL))
 def test_convolution_im2col_tail_rows(name, chunks, act, monkeypatch, record_calls):
-    """`gemm` takes the whole blocks of 64 columns and `_short_product` the rest (one
-    input channel per chunk, or all), and the sum matches the interpreter."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+    """`gemm` takes the whole blocks of 64 columns and `short_rows.short_product` the rest
+    (one input channel per chunk, or all), and the sum matches the interpreter."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_conv, short_rows
 
     n, c, h, w, o, k, s, p, d, g = CONVS[name]
     oh, ow = spatial_out((h, w), k, s, p, d)
     if chunks:
         monkeypatch.setattr(kernels_conv, "IM2COL_BYTES",
-                            k[0] * k[1] * kernels_conv._padded(oh * ow) * 4)
-    seen = record_calls(kernels_conv, "_short_product", lambda *a: a[1:4])
+                            k[0] * k[1] * gemm_micro.padded(oh * ow) * 4)
+    seen = record_calls(short_rows, "short_product", lambda *a: a[1:4])
     inputs, rt, attrs = _conv(name, "NCHW", fused_activation=act[0],
                               fused_activation_args=act[1])
     check(glow.ConvolutionOp, inputs, rt, **attrs)
@@ -194,19 +194,20 @@ def test_convolution_im2col_tail_rows(name, chunks, act, monkeypatch, record_cal
 
 
 def test_short_rows_picks_short_products_only():
-    """Rows of a few vectors but no whole micro-kernel block take `_short_product`; whole
-    blocks (64, 128 columns) and long rows stay on `gemm`."""
+    """Rows of a few vectors but no whole micro-kernel block take
+    `short_rows.short_product`; whole blocks (64, 128 columns) and long rows stay on
+    `gemm`."""
     from xdsl.dialects.builtin import f32
 
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+    from glow_mlir.conversion.glow_ir_to_loops import short_rows
 
-    assert kernels_conv._short_rows(f32, 25) and kernels_conv._short_rows(f32, 144)
-    assert kernels_conv._short_rows(f32, 1)
-    assert not kernels_conv._short_rows(f32, 64) and not kernels_conv._short_rows(f32, 128)
-    assert not kernels_conv._short_rows(f32, 625)  # past SHORT_MAX_PIXELS
-    assert not kernels_conv._short_rows(f64, 25)  # the micro-kernel is f32's
-    assert kernels_conv._tail_rows(f32, 625) and not kernels_conv._tail_rows(f32, 640)
-    assert not kernels_conv._tail_rows(f32, 144) and not kernels_conv._tail_rows(f64, 625)
+    assert short_rows.short_rows(f32, 25) and short_rows.short_rows(f32, 144)
+    assert short_rows.short_rows(f32, 1)
+    assert not short_rows.short_rows(f32, 64) and not short_rows.short_rows(f32, 128)
+    assert not short_rows.short_rows(f32, 625)  # past SHORT_MAX_PIXELS
+    assert not short_rows.short_rows(f64, 25)  # the micro-kernel is f32's
+    assert short_rows.tail_rows(f32, 625) and not short_rows.tail_rows(f32, 640)
+    assert not short_rows.tail_rows(f32, 144) and not short_rows.tail_rows(f64, 625)
 
 
 @pytest.mark.parametrize("name", [n for n, c in CONVS.items() if c[-1] == 1])

@@ -271,10 +271,10 @@ def test_im2col_splits_give_the_same_bits(split, monkeypatch):
 
 
 def short_rows_convs():
-    """Inception-v3's short rows (`kernels_conv._short_product`): a 3x3 on a 5x5 image
+    """Inception-v3's short rows (`short_rows.short_product`): a 3x3 on a 5x5 image
     (25 columns), in chunks of input channels (IM2COL_BYTES set by the test) with a
     residual add, a 1x7 on a 12x12 one (144 columns), and a 5x5 on a 25x25 one (625
-    columns: the last 49 as `kernels_conv._tail_rows`)."""
+    columns: the last 49 as `short_rows.tail_rows`)."""
     return _model([
         helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["c", "skip"], ["a"]),
@@ -291,14 +291,14 @@ def short_rows_convs():
 
 @pytest.mark.parametrize("split", ["pixels", "channels", "none"])
 def test_short_rows_give_the_same_bits(split, monkeypatch, record_calls):
-    """The short-row products (`kernels_conv._short_product`), split over 2 and 3 threads
+    """The short-row products (`short_rows.short_product`), split over 2 and 3 threads
     each way of IM2COL_SPLIT (with "none" they split their own rows), give the one-thread
     bits."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_conv, short_rows
 
     monkeypatch.setattr(kernels_conv, "IM2COL_SPLIT", split)
     monkeypatch.setattr(kernels_conv, "IM2COL_BYTES", 25 * 640 * 4)  # 2, 4, 12 chunks
-    seen = record_calls(kernels_conv, "_short_product", lambda *a: a[3])
+    seen = record_calls(short_rows, "short_product", lambda *a: a[3])
     outputs = {}
     for threads in (1, 2, 3):
         model = glow_mlir.compile(short_rows_convs(), num_threads=threads, cache=False)

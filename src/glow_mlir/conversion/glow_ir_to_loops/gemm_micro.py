@@ -119,6 +119,11 @@ def width() -> int:
     return vectors() * lanes()
 
 
+def padded(cols: int) -> int:
+    """`cols` rounded up to whole vectors of `lanes()`."""
+    return -(-cols // lanes()) * lanes()
+
+
 def applies(ct: Attribute) -> bool:
     return ENABLED is not False and ct == f32
 

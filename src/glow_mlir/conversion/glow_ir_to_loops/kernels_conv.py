@@ -18,7 +18,7 @@ one of several forms by the window's shape:
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
   image per chunk of input channels (`_conv_im2col`; rows of columns shorter than a
-  micro-kernel block, or their last part, in `_short_product`: SHORT, TAIL), on larger
+  micro-kernel block, or their last part: `short_rows.py`), on larger
   ones all channels per band of output rows (`_conv_im2col_bands`). Measured against the forms below
   (`benchmarks/cpu_kernels.py --cpu-time [--no-im2col]`, time ratio to onnxruntime):
   ResNet-18's 3x3 stride-2 convolutions 3.1-3.8x -> 0.83-0.96x, its 1x1 stride-2 ones up
@@ -65,10 +65,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, lowers
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, lowers, short_rows
 from glow_mlir.conversion.glow_ir_to_loops import kernels_qdense as qdense
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, bit_width
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -624,11 +623,11 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     pixels = per * ow if split == "pixels" else oh * ow  # the columns of one thread
     # (not when the padded row leaves no channel in IM2COL_BYTES: `_use_im2col` counted
     # the row unpadded)
-    padded_fits = _im2col_chunk(c, taps, _padded(pixels), nbytes) > 0
-    short = _short_rows(ct, pixels) and padded_fits
-    tail = _tail_rows(ct, pixels) and padded_fits
-    # col's row in whole vectors for `_short_product` (all columns, or the last ones)
-    stride = _padded(pixels) if short or tail else pixels
+    padded_fits = _im2col_chunk(c, taps, gemm_micro.padded(pixels), nbytes) > 0
+    short = MICRO and short_rows.short_rows(ct, pixels) and padded_fits
+    tail = MICRO and short_rows.tail_rows(ct, pixels) and padded_fits
+    # col's row in whole vectors for `short_rows.short_product` (all columns, or the last ones)
+    stride = gemm_micro.padded(pixels) if short or tail else pixels
     chunk = _im2col_chunk(c, taps, stride, nbytes)
     chunks = c // chunk
     kc = chunk * taps
@@ -636,9 +635,10 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [o, c * taps])
     col = em.scratch(ct, [kc, stride], private=split is not None)
-    tile = (em.scratch(ct, [SHORT_ROWS, stride], private=True) if short
+    tile = (em.scratch(ct, [short_rows.SHORT_ROWS, stride], private=True) if short
             else c_tile(em, ct, pixels, micro_rows()))
-    tail_tile = em.scratch(ct, [SHORT_ROWS, gemm_micro.width()], private=True) if tail else None
+    tail_tile = (em.scratch(ct, [short_rows.SHORT_ROWS, gemm_micro.width()], private=True)
+                 if tail else None)
 
     def part(ni, o0: SSAValue | None, ocount: int, r0: SSAValue | None, rows: int) -> None:
         """out[ni, o0 : o0 + ocount, output rows r0 : r0 + rows] (None: from 0)."""
@@ -654,9 +654,10 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
         def fill(c0):
             im2col_fill(em, x, col, ni, c0, chunk, r0 if r0 is not None else em.index(0),
                          rows, kernels, strides, pads, dilation, (oh, ow))
-            if (short or tail) and _padded(width) > width:  # the last vector's unused columns
+            wide = gemm_micro.padded(width)
+            if (short or tail) and wide > width:  # the last vector's unused columns
                 zero = em.const(0.0, ct)
-                em.loop(0, kc, lambda k: em.loop(width, _padded(width), lambda j: em.store(
+                em.loop(0, kc, lambda k: em.loop(width, wide, lambda j: em.store(
                     zero, col, [k, j])))
 
         def product(c0, first: SSAValue | None, last: bool):
@@ -670,21 +671,21 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
 
             if short:
                 assert tile is not None
-                _short_product(em, ocount, kc, width, tile, init,
-                               lambda i, j: (P, [ni, oc(i), px(j)]),
-                               lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
-                               lambda k, j: (col, [k, j]), act if last else None,
-                               ocount * kc * width)
+                short_rows.short_product(em, ocount, kc, width, tile, init,
+                                         lambda i, j: (P, [ni, oc(i), px(j)]),
+                                         lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
+                                         lambda k, j: (col, [k, j]), act if last else None,
+                                         ocount * kc * width)
                 return
             full = width - width % gemm_micro.width() if tail else width
-            if full < width:  # the last columns: `_short_product` (`_tail_rows`)
+            if full < width:  # the last columns: `short_rows.tail_rows`
                 assert tail_tile is not None
-                _short_product(em, ocount, kc, width - full, tail_tile,
-                               lambda i, j: init(i, em.add_index(j, full)),
-                               lambda i, j: (P, [ni, oc(i), px(em.add_index(j, full))]),
-                               lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
-                               lambda k, j: (col, [k, em.add_index(j, full)]),
-                               act if last else None, ocount * kc * (width - full))
+                short_rows.short_product(em, ocount, kc, width - full, tail_tile,
+                                         lambda i, j: init(i, em.add_index(j, full)),
+                                         lambda i, j: (P, [ni, oc(i), px(em.add_index(j, full))]),
+                                         lambda i, k: (Wf, [oc(i), iadd(em, k0, k)]),
+                                         lambda k, j: (col, [k, em.add_index(j, full)]),
+                                         act if last else None, ocount * kc * (width - full))
             if not full:
                 return
             gemm(em, ocount, kc, full,
@@ -715,106 +716,6 @@ def _conv_im2col(em: Emitter, instr, kernels, strides, pads, dilation, act) -> N
             part(ni, None, o, None, oh)
 
     em.loop(0, n, image)
-
-
-SHORT = True
-"""Whether im2col products on short rows of columns (`_short_rows`: a few vectors, not a
-whole block of `gemm_micro.width()`) run `_short_product` (False: `gemm`, whose
-micro-kernel takes only whole blocks of 64 columns and leaves such rows, all or the
-last 16 of 144, to its scalar loops). Inception-v3's 5x5 (25 columns: 2 vectors) and
-12x12 (144: 9 vectors) outputs, 7x7 ones (49: 4 vectors). Measured (`python
-benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases iv3_7a,iv3_3x3_5,iv3_1x3_5,
-iv3_3x1_5,iv3_1x7_160,iv3_7x1_192 [--no-short-product]`, + relu, CPU time ratio to
-onnxruntime, one run each, gemm -> short products): 192@12 3x3/2 -> 320@5 1.37 -> 1.18,
-448@5 3x3 1.28 -> 1.02, 384@5 1x3 1.27 -> 1.13, 3x1 1.40 -> 1.22, 160@12 1x7 1.03 ->
-1.05 (93 -> 99 GFLOP/s), 192@12 7x1 1.14 -> 1.11 (95 -> 104 GFLOP/s). 12 rows x 2
-vectors gave the same. The 5x5 ones now run near the micro-kernel's peak on 32 columns
-for 25: onnxruntime's NCHWc kernels (channels across the lanes) waste none."""
-SHORT_ROWS = 8
-"""Output channels per block of `_short_product` (x SHORT_VECTORS vectors: 16 zmm
-accumulators)."""
-SHORT_VECTORS = 2
-"""Vectors of columns per block of `_short_product` (the last block of a row: 1 when
-the row has an odd count)."""
-SHORT_MAX_PIXELS = 256
-"""Most columns (output pixels of a thread) of a product `_short_product` takes."""
-
-
-def _padded(pixels: int) -> int:
-    """`pixels` rounded up to whole vectors of the micro-kernel's lanes."""
-    n = gemm_micro.lanes()
-    return -(-pixels // n) * n
-
-
-TAIL = True
-"""Whether im2col products on longer rows (past SHORT_MAX_PIXELS) that end in part of a
-micro-kernel block run those last columns through `_short_product` (their columns
-padded to whole vectors), the whole blocks through `gemm` (False: `gemm`'s scalar
-loops take them): Inception-v3's 25x25 outputs (625 = 9 x 64 + 49), 28x28 ones
-(784 = 12 x 64 + 16). Measured (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9
---cases iv3_5x5,r18_s2_56,r50_s2_56,r18_s1_28 [--no-tail-product]`, CPU time, two runs
-each, GFLOP/s scalar tail -> short tail): ResNet-18's 128@28 3x3 (weights as inputs:
-im2col) 99/92 -> 112/123, 64@56 3x3/2 82/85 -> 90/89, ResNet-50's 128@56 3x3/2 81/84 ->
-82/79, Inception's 48@25 5x5 91/80 -> 76/83 (noise: the machine was shared)."""
-
-
-def _tail_rows(ct, pixels: int) -> bool:
-    """Whether an im2col product over `pixels` columns ends in `_short_product` (TAIL)."""
-    return (TAIL and MICRO and gemm_micro.applies(ct) and pixels > SHORT_MAX_PIXELS
-            and pixels % gemm_micro.width() != 0)
-
-
-def _short_rows(ct, pixels: int) -> bool:
-    """Whether an im2col product over `pixels` columns takes `_short_product` (SHORT)."""
-    return (SHORT and MICRO and gemm_micro.applies(ct) and pixels <= SHORT_MAX_PIXELS
-            and pixels % gemm_micro.width() != 0)
-
-
-def _short_product(em: Emitter, n_rows: int, k_dim: int, width: int, tile: SSAValue,
-                   init, c, a, b, finish: Finish | None, work: int) -> None:
-    """C[i, j] = init(i, j) + sum_k A[i, k] B[k, j] for j < width, then `finish`: per
-    block of SHORT_ROWS rows, the row's columns rounded up to whole vectors
-    (`_padded`: B's rows must hold them, their last columns 0) in blocks of
-    SHORT_VECTORS vectors through `gemm_micro.block` over the whole k, in `tile`
-    ([SHORT_ROWS, >= _padded(width)], private). Each C element is the chain init, then
-    k in order, fused (the micro-kernel's, as in `gemm`'s whole blocks; its scalar
-    loops, which had these columns, may round otherwise): the same bits for any split
-    of the rows over threads."""
-    n = gemm_micro.lanes()
-    vecs = _padded(width) // n
-
-    def block(i0: SSAValue, rows: int) -> None:
-        ns = [em.add_index(i0, r) for r in range(rows)]
-
-        def init_col(j):
-            for r, i in enumerate(ns):
-                em.store(init(i, j), tile, [em.index(r), j])
-
-        def zero_col(j):  # the padded columns: 0, not an earlier block's sums
-            for r in range(rows):
-                em.store(zero, tile, [em.index(r), j])
-
-        em.loop(0, width, init_col)
-        zero = em.const(0.0, f32)
-        em.loop(width, vecs * n, zero_col)
-        for v0 in range(0, vecs, SHORT_VECTORS):
-            gemm_micro.block(em, ns, tile, em.index(v0 * n), k_dim, a, b,
-                             nvec=min(SHORT_VECTORS, vecs - v0))
-
-        def back(j):
-            for r, i in enumerate(ns):
-                v = em.load(tile, [em.index(r), j])
-                if finish is None:
-                    em.store(v, *c(i, j))
-                else:
-                    finish.store(v, *c(i, j))
-
-        em.loop(0, width, back)
-
-    def ranges(start: SSAValue | None, count: int) -> None:
-        block_loop(em, count, SHORT_ROWS, lambda i0, rows: block(shifted(start, em, i0), rows))
-
-    parallel_ranges(em, n_rows, SHORT_ROWS, work, ranges)
 
 
 def _im2col_split(em: Emitter, o: int, oh: int, ow: int, work: int

@@ -110,13 +110,14 @@ def band_rows(k: int, oh: int, ow: int) -> int:
     then the fewest bands. RegNetX's 28x28 with 48 channels per group: 8 rows (224 and
     112 columns, whole vectors), where 7 (the most that fit, evened out) padded each band
     of 196 columns to 208."""
-    most = min(oh, GROUPED_BYTES // (k * _padded(ow) * 4))
+    most = min(oh, GROUPED_BYTES // (k * gemm_micro.padded(ow) * 4))
     if most == 0:
         return 0
 
     def padded_columns(rows: int) -> int:
         full, last = divmod(oh, rows)
-        return full * _padded(rows * ow) + (_padded(last * ow) if last else 0)
+        return (full * gemm_micro.padded(rows * ow)
+                + (gemm_micro.padded(last * ow) if last else 0))
 
     return min(range(1, most + 1), key=lambda r: (padded_columns(r), -(-oh // r), -r))
 
@@ -138,8 +139,9 @@ def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
     if not TRANSPOSED or rows == 0:
         return 0
     full, last = divmod(oh, rows)
-    pixels = full * _padded(rows * ow) + (_padded(last * ow) if last else 0)
-    wide = _padded(og)
+    pixels = (full * gemm_micro.padded(rows * ow)
+              + (gemm_micro.padded(last * ow) if last else 0))
+    wide = gemm_micro.padded(og)
     nvec, v = min(wide // gemm_micro.lanes(), gemm_micro.vectors()), gemm_micro.vectors()
     transposed = wide * oh * ow * (nvec + 1) * v  # x nvec v: (1 + 1/nvec) per product
     columns = og * pixels * (v + 1) * nvec  # (1 + 1/v)
@@ -158,11 +160,6 @@ def instr_transposed_width(instr) -> int:
     return transposed_width(c // group * kernels[0] * kernels[1], o // group, oh, ow)
 
 
-def _padded(cols: int) -> int:
-    lanes = gemm_micro.lanes()
-    return -(-cols // lanes) * lanes
-
-
 def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     """out = conv(x, w) + bias, then `act`, for `use_grouped`'s convolutions (module
     docstring)."""
@@ -177,13 +174,13 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     rows = band_rows(k, oh, ow)
     bands = -(-oh // rows)
     last = oh - (bands - 1) * rows
-    width = _padded(rows * ow)
+    width = gemm_micro.padded(rows * ow)
     work = o * k * oh * ow
     units = group * bands
     private = group_size(em, units, 1, work) is not None
     xp = None
     if PADDED_FILL:  # the rows' last vectors run past the band's columns
-        width = max(width, (rows - 1) * ow + _padded(ow))
+        width = max(width, (rows - 1) * ow + gemm_micro.padded(ow))
         xp = em.scratch(f32, padded_band_dims(cg, rows, image_dims(shape(x), "NCHW")[3],
                                               kernels, strides, pads, dilation,
                                               gemm_micro.lanes()), private=private)
@@ -201,7 +198,7 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
 
     def band(ni: SSAValue, g: SSAValue, r0: SSAValue, height: int) -> None:
         cols = height * ow
-        padded = _padded(cols)
+        padded = gemm_micro.padded(cols)
         if xp is None:
             im2col_fill(em, x, col, ni, em.mul_index(g, cg), cg, r0, height, kernels,
                         strides, pads, dilation, (oh, ow))
