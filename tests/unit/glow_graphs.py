@@ -204,6 +204,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "matmul_bias": ("glow.mat_mul",),
     "pad_conv": ("glow.pad", "glow.convolution"),
     "channel_bias_add": ("glow.convolution", "glow.broadcast", "glow.add"),
+    "channel_scale_mul": ("glow.convolution", "glow.broadcast", "glow.mul"),
     "duplicate": (),
     "dead_op": (),
     "constant_subgraph": (),
@@ -1675,6 +1676,15 @@ class _Builder:
         bb = self.emit("glow.broadcast", [b], c.shape, b.lo, b.hi, exact=True, add=False,
                        axis=ch)
         return self.binary("glow.add", c, bb) if self.coin(0.7) else self.binary("glow.add", bb, c)
+
+    def p_channel_scale_mul(self) -> Val | None:
+        """A per-channel scale after a convolution (layer scale, a frozen affine layer)."""
+        c = self.f_convolution()
+        ch = 1 if c.layout == "NCHW" else 3
+        a = self.weight((c.shape[ch],), -2.0, 2.0, "scale")
+        ab = self.emit("glow.broadcast", [a], c.shape, a.lo, a.hi, exact=True, add=False,
+                       axis=ch)
+        return self.binary("glow.mul", c, ab) if self.coin(0.7) else self.binary("glow.mul", ab, c)
 
     def p_duplicate(self) -> Val | None:
         ops = [op for op in self.block.ops if op.name != "glow.constant"

@@ -33,6 +33,7 @@ def _count(module, name: str) -> int:
     "eliminate-noops",
     "merge-constants",
     "fold-arithmetic-chains",
+    "fold-conv-scale-shift",
     "reduce-mean-to-avg-pool",
     "pool-before-pointwise-conv",
 ])

@@ -42,6 +42,8 @@ PASS_PATHS: dict[str, str] = {
     "fuse-self-gated": "glow_mlir.transforms.graph.fuse_self_gated:FuseSelfGatedPass",
     # algebra
     "fold-batchnorm": "glow_mlir.transforms.graph.fold_batchnorm:FoldBatchNormPass",
+    "fold-conv-scale-shift":
+        "glow_mlir.transforms.graph.fold_conv_scale_shift:FoldConvScaleShiftPass",
     "merge-pad-into-conv": "glow_mlir.transforms.graph.merge_pad_into_conv:MergePadIntoConvPass",
     "trim-padded-conv-taps":
         "glow_mlir.transforms.graph.trim_padded_conv_taps:TrimPaddedConvTapsPass",

@@ -43,6 +43,7 @@ OPTIMIZE_PASSES: tuple[str, ...] = (
     "sink-transposes",
     "merge-concats",
     "fold-batchnorm",
+    "fold-conv-scale-shift",
     "merge-pad-into-conv",
     "trim-padded-conv-taps",
     "fold-matmul-add",
