@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ def check_schema(trace: dict) -> list[dict]:
     for e in events:
         assert e["ph"] == "X"
         assert isinstance(e["name"], str) and e["name"]
-        for key in ("ts", "dur"):
+        for key in ("ts", "dur", "tts", "tdur"):  # wall and the thread's CPU clock
             assert isinstance(e[key], (int, float)) and e[key] >= 0
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
         assert isinstance(e["args"], dict)
@@ -63,6 +64,31 @@ def test_one_event_per_kernel_call_per_run(threads):
     assert all(e["args"]["threads"] == threads for e in events)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_calls_of_a_run_tile_it_on_both_clocks(threads):
+    """Each call's interval ends where the next one's starts, on the wall clock and on the
+    calling thread's CPU clock (`tts`, `tdur`): one clock read between two calls, each
+    clock read from its own slot (a swapped or shifted slot breaks the chain)."""
+    model = glow_mlir.compile(MODEL, trace=True, num_threads=threads, cache=False)
+    brackets = []
+    for _ in range(2):
+        before = time.monotonic_ns(), time.thread_time_ns()
+        model(_x(model))
+        brackets.append((before, (time.monotonic_ns(), time.thread_time_ns())))
+    events = check_schema(model.trace)
+    for run, (before, after) in enumerate(brackets):
+        mine = [e for e in events if e["args"]["run"] == run]
+        assert {e["tid"] for e in mine} == {threading.get_native_id()}
+        # the same clocks as Python's: the run lies within the bracket read around it
+        assert before[0] / 1e3 <= mine[0]["ts"] <= mine[-1]["ts"] + mine[-1]["dur"] \
+            <= after[0] / 1e3
+        assert before[1] / 1e3 <= mine[0]["tts"] <= mine[-1]["tts"] + mine[-1]["tdur"] \
+            <= after[1] / 1e3
+        for start, length in (("ts", "dur"), ("tts", "tdur")):
+            for a, b in zip(mine, mine[1:]):
+                assert a[start] + a[length] == pytest.approx(b[start], abs=1e-3), (a, b)
+
+
 def test_concurrent_traced_calls_keep_their_threads():
     model = glow_mlir.compile(MODEL, trace=True, num_threads=2)
     calls = len(model.executor.tracer.calls)
@@ -92,11 +118,14 @@ def test_untraced_model_has_no_trace_and_no_clock():
     model = glow_mlir.compile(MODEL, cache=False, num_threads=2)
     with pytest.raises(UserError, match="without tracing"):
         _ = model.trace
-    assert "glow_clock_ns" not in unoptimized_ir(model.module)
+    text = unoptimized_ir(model.module)
+    assert "glow_clock_ns" not in text and "glow_cpu_clock_ns" not in text
     traced = glow_mlir.compile(MODEL, cache=False, trace=True)
     text = unoptimized_ir(traced.module)
-    # the clock before each kernel call and after the last
-    assert text.count("i64 @glow_clock_ns()") - 1 == len(traced.executor.tracer.calls) + 1
+    # the clocks before each kernel call and after the last (minus their declarations)
+    points = len(traced.executor.tracer.calls) + 1
+    assert text.count("i64 @glow_clock_ns()") - 1 == points
+    assert text.count("i64 @glow_cpu_clock_ns(i32") - 1 == points
 
 
 def test_trace_must_be_a_bool():

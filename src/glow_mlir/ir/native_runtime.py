@@ -8,6 +8,11 @@ PARALLEL_FOR = "glow_parallel_for"
 void *ctx, int64_t lo, int64_t hi, int64_t threads)."""
 CLOCK_NS = "glow_clock_ns"
 """int64_t glow_clock_ns(void): CLOCK_MONOTONIC in nanoseconds (traced entry points)."""
+CPU_CLOCK_NS = "glow_cpu_clock_ns"
+"""int64_t glow_cpu_clock_ns(int32_t id): clock `id` in nanoseconds (traced entry points
+read THREAD_CPU_CLOCK)."""
+THREAD_CPU_CLOCK = 3
+"""Linux's CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time."""
 POOL_BEGIN = "glow_pool_begin"
 """void glow_pool_begin(int64_t threads): an entry point compiled for threads > 1 calls it
 at its start (the pool's workers spin through the run, those asleep are woken)."""

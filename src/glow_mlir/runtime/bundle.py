@@ -353,7 +353,8 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
         code = jit.optimize(text, tm)
         code.get_function(entry).name = network_name  # a compiled model's keeps its own
         if any(f"@{name}" in text
-               for name in ("glow_parallel_for", "glow_clock_ns", "glow_pool_begin")):
+               for name in ("glow_parallel_for", "glow_clock_ns", "glow_cpu_clock_ns",
+                            "glow_pool_begin")):
             from glow_mlir.targets.cpu.thread_pool import runtime_ir
 
             code.link_in(jit.optimize(runtime_ir(tm.triple), tm))  # weak: one per program

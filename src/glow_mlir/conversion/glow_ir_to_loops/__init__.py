@@ -600,7 +600,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
     trace_offset = None
     if kernels.trace is not None:  # the times, past the scratch
-        times = [t for t, _ in kernels.trace] + [kernels.clock(em)]
+        times = [t for ts, _ in kernels.trace for t in ts] + kernels.clock(em)
         trace_offset = align_up(max(end, sizes[2]))
         buf = byte_view(em, base[ACTIVATIONS], trace_offset, MemRefType(i64, [len(times)]))
         for i, t in enumerate(times):

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerAttr,
     UnitAttr,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -104,9 +105,9 @@ class KernelFunctions:
         self.scratch_area = scratch_area
         self.scratch_start = scratch_start
         self.funcs: list[func.FuncOp] = []
-        self.trace: list[tuple[SSAValue, str]] | None = None
-        """With tracing on (`start_trace`): per call, the clock read before it and what
-        the call computes (a JSON object)."""
+        self.trace: list[tuple[list[SSAValue], str]] | None = None
+        """With tracing on (`start_trace`): per call, the clocks read before it (`clock`)
+        and what the call computes (a JSON object)."""
         self.calls = 0
         self._built: dict[Hashable, tuple[str, int]] = {}  # key -> (name, scratch bytes)
 
@@ -117,10 +118,11 @@ class KernelFunctions:
 
     def start_trace(self) -> None:
         """Time every call from now on (`glow_ir_to_loops.trace`)."""
-        from glow_mlir.ir.native_runtime import CLOCK_NS
+        from glow_mlir.ir.native_runtime import CLOCK_NS, CPU_CLOCK_NS
 
         self.trace = []
         self.funcs.append(func.FuncOp.external(CLOCK_NS, [], [i64]))
+        self.funcs.append(func.FuncOp.external(CPU_CLOCK_NS, [i32], [i64]))
 
     def pool_hint(self, em: Emitter, name: str) -> None:
         """With more than one thread, a call in `em` of the pool's `glow_pool_begin` or
@@ -133,11 +135,15 @@ class KernelFunctions:
         em.op(func.CallOp(name, [em.value(arith.ConstantOp(IntegerAttr(self.threads, i64)))],
                           []))
 
-    def clock(self, em: Emitter) -> SSAValue:
-        """A read of the trace clock (`glow_clock_ns`, nanoseconds) in `em`'s block."""
-        from glow_mlir.ir.native_runtime import CLOCK_NS
+    def clock(self, em: Emitter) -> list[SSAValue]:
+        """Reads, in `em`'s block, of the trace's clocks (nanoseconds, `CLOCKS` of
+        `targets/cpu/trace.py`): the wall clock (`glow_clock_ns`), then the calling
+        thread's CPU time (`glow_cpu_clock_ns`)."""
+        from glow_mlir.ir.native_runtime import CLOCK_NS, CPU_CLOCK_NS, THREAD_CPU_CLOCK
 
-        return em.op(func.CallOp(CLOCK_NS, [], [i64])).results[0]
+        wall = em.op(func.CallOp(CLOCK_NS, [], [i64])).results[0]
+        clock_id = em.value(arith.ConstantOp(IntegerAttr(THREAD_CPU_CLOCK, i32)))
+        return [wall, em.op(func.CallOp(CPU_CLOCK_NS, [clock_id], [i64])).results[0]]
 
     def call(self, em: Emitter, kind: str, key: Hashable, regions: Sequence[ByteRegion],
              body: Body, what: str = "") -> None:

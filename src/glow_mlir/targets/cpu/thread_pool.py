@@ -32,7 +32,8 @@ calls never wait for each other and never deadlock. After fork() (the pool's thr
 not exist in the child), the first call in the child starts a new pool (`getpid`).
 
 `glow_clock_ns()` is CLOCK_MONOTONIC in nanoseconds (`clock_gettime`), what traced entry
-points call around each kernel (the same clock as Python's `time.monotonic_ns`).
+points call around each kernel (the same clock as Python's `time.monotonic_ns`), and
+`glow_cpu_clock_ns(id)` the CPU-time clock `id` (the calling thread's: CPU time).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import threading
 
 from glow_mlir.ir.native_runtime import (
     CLOCK_NS,
+    CPU_CLOCK_NS,
     MAX_THREADS,
     PARALLEL_FOR,
     POOL_BEGIN,
@@ -89,6 +91,17 @@ declare void @llvm.x86.sse2.pause()
 define weak i64 @glow_clock_ns() {
   %ts = alloca { i64, i64 }, align 8
   %r = call i32 @clock_gettime(i32 1, ptr %ts)
+  %s = load i64, ptr %ts
+  %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
+  %ns = load i64, ptr %np
+  %s9 = mul i64 %s, 1000000000
+  %t = add i64 %s9, %ns
+  ret i64 %t
+}
+
+define weak i64 @glow_cpu_clock_ns(i32 %id) {
+  %ts = alloca { i64, i64 }, align 8
+  %r = call i32 @clock_gettime(i32 %id, ptr %ts)
   %s = load i64, ptr %ts
   %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
   %ns = load i64, ptr %np
@@ -554,7 +567,7 @@ def install() -> None:
         module.verify()
         engine = llvm.create_mcjit_compiler(module, tm)
         engine.finalize_object()
-        for name in (PARALLEL_FOR, CLOCK_NS, POOL_BEGIN, POOL_END):
+        for name in (PARALLEL_FOR, CLOCK_NS, CPU_CLOCK_NS, POOL_BEGIN, POOL_END):
             llvm.add_symbol(name, engine.get_function_address(name))
         _engine = engine
     if env_ns is not None:

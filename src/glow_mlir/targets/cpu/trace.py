@@ -2,15 +2,27 @@
 FILE`): Chrome trace events, as Glow's TraceEvents and onnxruntime's profiler give,
 loadable in Perfetto (ui.perfetto.dev) or chrome://tracing.
 
-A traced entry point reads `glow_clock_ns` (CLOCK_MONOTONIC, the clock of Python's
-`time.monotonic_ns`) before each kernel call and after the last, and stores the times
-in its own activation area (`convert_function`, `glow.trace_offset`), so concurrent
-calls never share a buffer and the runtime keeps no state; after the call, `record`
-turns them into one complete event ("ph": "X") per kernel call, on the calling thread
-(`tid`: its native id). One event per kernel call, not per thread chunk: a kernel's
-parallel loop runs on the pool and the caller waits for all of it, so the call's
-duration is what the model pays for it (the `threads` argument says how many threads it
-could use). An untraced model has no clock call in its code (a test reads its LLVM IR).
+A traced entry point reads its clocks (`CLOCKS`) before each kernel call and after the
+last, and stores the times in its own activation area (`convert_function`,
+`glow.trace_offset`), so concurrent calls never share a buffer and the runtime keeps no
+state; after the call, `record` turns them into one complete event ("ph": "X") per kernel
+call, on the calling thread (`tid`: its native id). One event per kernel call, not per
+thread chunk: a kernel's parallel loop runs on the pool and the caller waits for all of
+it, so the call's duration is what the model pays for it (the `threads` argument says
+how many threads it could use). An untraced model has no clock call in its code (a test
+reads its LLVM IR).
+
+`dur` is wall time (CLOCK_MONOTONIC, the clock of Python's `time.monotonic_ns`): on a
+machine shared with other processes it includes the time the thread waited for a CPU.
+With 7 processes on 2 cores a Winograd layer read 11.7-16 ms traced against ~5 ms of
+CPU time untraced, and a whole ConvNeXt-T run summed to its wall time, twice its CPU
+time: the events were right, the clock was the wrong one to compare with CPU-time
+figures. So each event also carries the calling thread's CPU time (`tdur`, and `tts`
+on that clock: the trace format's thread clock, which Perfetto shows as "thread
+duration"). With one thread that is the kernel's CPU time; with more, the caller's share
+(its parts, and its spinning while it waits for the workers'). The process's CPU clock
+is no better there: Linux adds other running threads' time at scheduler ticks only, so
+a short kernel's process time came out below its caller's own.
 """
 
 from __future__ import annotations
@@ -22,11 +34,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+CLOCKS = ("wall", "thread_cpu")
+"""The clocks read at each point, in this order (`KernelFunctions.clock`)."""
+
 
 @dataclass
 class Tracer:
     """Where a traced entry point leaves its times (`offset` in the activation area,
-    len(calls) + 1 of them) and what each call computes; `events` collects the runs."""
+    len(calls) + 1 points of len(CLOCKS) times) and what each call computes; `events`
+    collects the runs."""
 
     offset: int
     calls: list[dict]
@@ -48,16 +64,22 @@ class Tracer:
 
     def record(self, activations: np.ndarray) -> None:
         """The events of the run whose activation area is `activations`."""
-        n = len(self.calls) + 1
-        times = activations[self.offset:self.offset + 8 * n].view(np.int64).tolist()
+        n, k = len(self.calls) + 1, len(CLOCKS)
+        times = activations[self.offset:self.offset + 8 * n * k].view(np.int64)
+        wall, thread = times.reshape(n, k).T.tolist()
         tid, pid = threading.get_native_id(), os.getpid()
+
+        def us(clock: list[int], i: int) -> float:
+            return max(0, clock[i + 1] - clock[i]) / 1000.0
+
         with self.lock:
             run = self.runs
             self.runs += 1
             for i, what in enumerate(self.calls):
                 self.events.append({
                     "name": what.get("name", "kernel"), "cat": "kernel", "ph": "X",
-                    "ts": times[i] / 1000.0, "dur": max(0, times[i + 1] - times[i]) / 1000.0,
+                    "ts": wall[i] / 1000.0, "dur": us(wall, i),
+                    "tts": thread[i] / 1000.0, "tdur": us(thread, i),
                     "pid": pid, "tid": tid,
                     "args": {"instructions": what.get("instructions", []),
                              "at": what.get("at", []), "call": i, "run": run,
