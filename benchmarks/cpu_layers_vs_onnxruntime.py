@@ -5,13 +5,21 @@ comes from.
 
     python benchmarks/cpu_layers_vs_onnxruntime.py MODEL [--runs 20] [--flush]
 
-Medians over the runs after the first three. Convolutions are paired in order (ours'
-`convolution...` kernels with onnxruntime's Conv nodes, which fuse the same activations)
-when both have as many; everything else is listed with the totals. Both are timed with
-the wall clock, ours first then onnxruntime's: on a shared machine the two halves can
-drift by 5% or more, so read large ratios, and compare a change within one run of this
-script and the same model. `--flush` reads 64 MB before every run (weights and
-activations out of the caches, as between the layers of a larger model).
+Medians over the runs after the first three. Layers are paired by the ONNX node they
+compute (`pairs`): each of our kernel calls names the ONNX nodes of its instructions
+(`args.nodes`; else the values they write, the importer's names for the ONNX outputs),
+each onnxruntime node is named after an ONNX node or the output it writes; kernels
+and nodes that share an ONNX node form one row, times summed (a kernel that fuses a
+Conv and its Relu, onnxruntime's Conv + Mul + Add as one node). What is left is paired
+by kind and output shape, in order (`by_shape`: our convolutions with Conv nodes of the
+same output shape). Call order alone paired 89 of Inception-v3's 94 convolutions and 16
+of RegNet-X-400MF's 71 with another node (branches and shortcuts run in another order
+by each). The rest is listed with the totals. Both are timed with the wall clock, ours first then
+onnxruntime's: on a shared machine the two halves can drift by 5% or more, so read large
+ratios, and compare a change within one run of this script and the same model. Ours'
+thread CPU time (`tdur`) is printed too: the part of the wall time not spent waiting for
+a core. `--flush` reads 64 MB before every run (weights and activations out of the
+caches, as between the layers of a larger model).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -46,20 +55,25 @@ def _per_channel(shapes: list) -> bool:
 
 
 def ours(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]:
-    """(name, instructions, median microseconds) per kernel call, in call order."""
+    """(name, instructions, median microseconds, median thread CPU microseconds, ONNX
+    nodes) per kernel call, in call order."""
     model = glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False, trace=True)
     for _ in range(runs):
         flush()
         model.run(feeds)
-    times, what = collections.defaultdict(list), {}
+    times, cpu, what = collections.defaultdict(list), collections.defaultdict(list), {}
     for e in model.trace["traceEvents"]:
         times[e["args"]["call"]].append(e["dur"])
-        what[e["args"]["call"]] = (e["name"], e["args"]["instructions"])
-    return [(*what[c], _median(times[c])) for c in sorted(times)]
+        cpu[e["args"]["call"]].append(e["tdur"])
+        what[e["args"]["call"]] = (e["name"], e["args"]["instructions"],
+                                   e["args"].get("nodes", []))
+    return [(what[c][0], what[c][1], _median(times[c]), _median(cpu[c]), what[c][2])
+            for c in sorted(times)]
 
 
 def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]:
-    """(op type, input shapes, median microseconds) per onnxruntime node, in order."""
+    """(op type, input shapes, median microseconds, node name, output shapes) per
+    onnxruntime node, in order."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -80,8 +94,138 @@ def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]
             name = e["name"][:-len("_kernel_time")]
             times[name].append(e["dur"])
             shapes = [next(iter(s.values())) for s in e["args"].get("input_type_shape", [])]
-            order.setdefault(name, (e["args"].get("op_name", "?"), shapes))
-    return [(*order[n], _median(times[n])) for n in order]
+            outs = [next(iter(s.values())) for s in e["args"].get("output_type_shape", [])]
+            order.setdefault(name, (e["args"].get("op_name", "?"), shapes, outs))
+    return [(op, shapes, _median(times[n]), n, outs) for n, (op, shapes, outs) in order.items()]
+
+
+def _key(name: str) -> str:
+    """An ONNX value name as the importer's SSA name hint (`valid_name`: characters
+    outside MLIR's identifiers become '_'; xDSL drops a trailing number)."""
+    s = re.sub(r"[^\w$.-]", "_", name)
+    s = f"v{s}" if s[:1].isdigit() else s
+    return re.sub(r"_?\d+$", "", s)
+
+
+_ORT_SUFFIXES = ("_nchwc", "_token")
+"""What onnxruntime's graph transformers append to the name of a node they rewrite (the
+NCHWc layout's nodes are named after the output they write, plus "_nchwc")."""
+
+
+PRODUCERS = ("convolution", "fully_connected", "mat_mul", "batch_mat_mul", "max_pool",
+             "avg_pool")
+NOT_FROM = frozenset({"Add", "Sum", "Concat"})
+"""An instruction is linked to its ONNX node (`nodes`) and, when that is unknown or the
+instruction is a producer (its fused activation's node: onnxruntime names a fused
+Conv + Relu after the Relu's output), to the node of the buffer it writes. That name
+can be another node's: a shortcut convolution writing straight into the residual sum's
+buffer is named after the Add (RegNet's `proj`), a branch into its concat's, a residual
+add after the next block's Add (buffers shared in place). Such a name is no link for a
+producer, and an element-wise instruction with a node takes no name."""
+
+
+def onnx_nodes_of(proto: onnx.ModelProto
+                  ) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(our value key -> ONNX node, onnxruntime's name -> ONNX node, ONNX node -> op
+    type) where unambiguous; an ONNX node is named by its first output."""
+    by_key: dict[str, str] = {}
+    ambiguous: set[str] = set()
+    by_name: dict[str, str] = {}
+    op_of: dict[str, str] = {}
+    for node in proto.graph.node:
+        if not node.output:
+            continue
+        ident = node.output[0]
+        op_of[ident] = node.op_type
+        if node.name:
+            by_name[node.name] = ident
+        for out in node.output:
+            by_name.setdefault(out, ident)
+            k = _key(out)
+            if k in by_key and by_key[k] != ident:
+                ambiguous.add(k)
+            by_key[k] = ident
+    return {k: v for k, v in by_key.items() if k not in ambiguous}, by_name, op_of
+
+
+def _kinds(kernel_name: str, count: int) -> list[str]:
+    """The instruction kind of each of a kernel call's `count` instructions (its name is
+    `kind dims` or `kind+kind+... dims`, `trace_entry`); "" where unknown."""
+    kinds = kernel_name.split(" ")[0].split("+")
+    return kinds if len(kinds) == count else [kinds[0] if count == 1 else ""] * count
+
+
+def _ort_node(name: str, by_name: dict[str, str]) -> str | None:
+    if name in by_name:
+        return by_name[name]
+    for suffix in _ORT_SUFFIXES:
+        stem = name.split(suffix)[0]
+        if stem != name and stem in by_name:
+            return by_name[stem]
+    return None
+
+
+def pairs(a: list[tuple], b: list[tuple], proto: onnx.ModelProto
+          ) -> tuple[list[tuple[list[int], list[int]]], list[int], list[int]]:
+    """Rows of (our kernel indices, onnxruntime node indices) that compute the same ONNX
+    nodes (connected through shared nodes), and the indices of each side left over."""
+    by_key, by_name, op_of = onnx_nodes_of(proto)
+    parent: dict[tuple, tuple] = {}
+
+    def find(x: tuple) -> tuple:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    def union(x: tuple, y: tuple) -> None:
+        parent[find(x)] = find(y)
+
+    for i, (kernel, instrs, _, _, onnx_nodes) in enumerate(a):
+        onnx_nodes = onnx_nodes or [""] * len(instrs)
+        for name, kind, named in zip(instrs, _kinds(kernel, len(instrs)), onnx_nodes):
+            linked = [by_name.get(named)] if named else []
+            if name and (not named or kind in PRODUCERS):
+                by_value = by_key.get(name)
+                if by_value is not None and not (kind in PRODUCERS
+                                                 and op_of[by_value] in NOT_FROM):
+                    linked.append(by_value)
+            for node in linked:
+                if node is not None:
+                    union(("ours", i), ("node", node))
+    for j, row in enumerate(b):
+        node = _ort_node(row[3], by_name)
+        if node is not None:
+            union(("ort", j), ("node", node))
+    groups: dict[tuple, tuple[list[int], list[int]]] = {}
+    for k in list(parent):
+        if k[0] in ("ours", "ort"):
+            g = groups.setdefault(find(k), ([], []))
+            g[0 if k[0] == "ours" else 1].append(k[1])
+    rows = sorted(((sorted(x), sorted(y)) for x, y in groups.values() if x and y),
+                  key=lambda r: r[0][0])
+    paired_a = {i for r in rows for i in r[0]}
+    paired_b = {j for r in rows for j in r[1]}
+    return (rows, [i for i in range(len(a)) if i not in paired_a],
+            [j for j in range(len(b)) if j not in paired_b])
+
+
+def by_shape(a: list[tuple], b: list[tuple], rest_a: list[int], rest_b: list[int]
+             ) -> list[tuple[list[int], list[int]]]:
+    """The fallback: our convolutions left over with onnxruntime's Conv nodes left over of
+    the same output shape, in order within each shape."""
+    theirs_by_shape: dict[str, list[int]] = collections.defaultdict(list)
+    for j in rest_b:
+        op, _, _, _, outs = b[j]
+        if op in ("Conv", "FusedConv") and not _per_channel(b[j][1]) and outs:
+            theirs_by_shape["x".join(map(str, outs[0]))].append(j)
+    rows = []
+    for i in rest_a:
+        name = a[i][0]
+        if name.startswith("convolution"):
+            queue = theirs_by_shape.get(name.split()[-1])
+            if queue:
+                rows.append(([i], [queue.pop(0)]))
+    return rows
 
 
 def main() -> None:
@@ -107,27 +251,33 @@ def main() -> None:
 
     feeds = _feeds(glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False))
     a, b = ours(proto, feeds, args.runs, flush), theirs(proto, feeds, args.runs, flush)
-    print(f"ours: {sum(t for *_, t in a) / 1e3:.2f} ms in {len(a)} kernel calls; "
-          f"onnxruntime: {sum(t for *_, t in b) / 1e3:.2f} ms in {len(b)} nodes")
-    convs = [k for k in a if k[0].startswith("convolution")]
-    nodes = [k for k in b if k[0] == "Conv"]
-    if len(convs) != len(nodes):
-        nodes = [k for k in nodes if not _per_channel(k[1])]
-    if len(convs) == len(nodes):
-        print(f"{'ours us':>9} {'ort us':>8} {'ratio':>6}  ours kernel | onnxruntime inputs")
-        for (name, _, t), (_, shapes, u) in zip(convs, nodes):
-            print(f"{t:9.1f} {u:8.1f} {t / max(u, 1e-9):6.2f}  {name} | {shapes[:2]}")
-        rest_a = [k for k in a if not k[0].startswith("convolution")]
-        rest_b = [k for k in b if k[0] != "Conv" or _per_channel(k[1])]
-    else:
-        print(f"{len(convs)} convolution kernels, {len(nodes)} Conv nodes: not paired")
-        rest_a, rest_b = a, b
+    print(f"ours: {sum(k[2] for k in a) / 1e3:.2f} ms ({sum(k[3] for k in a) / 1e3:.2f} ms "
+          f"thread CPU) in {len(a)} kernel calls; "
+          f"onnxruntime: {sum(k[2] for k in b) / 1e3:.2f} ms in {len(b)} nodes")
+    rows, rest_a, rest_b = pairs(a, b, proto)
+    shaped = by_shape(a, b, rest_a, rest_b)
+    print(f"{len(rows)} rows paired by ONNX node, {len(shaped)} by kind and output shape")
+    print(f"{'ours us':>9} {'cpu us':>8} {'ort us':>8} {'ratio':>6}  "
+          f"ours kernels | onnxruntime nodes")
+    for xs, ys in sorted(rows + shaped, key=lambda r: r[0][0]):
+        t, c = sum(a[i][2] for i in xs), sum(a[i][3] for i in xs)
+        u = sum(b[j][2] for j in ys)
+        how = "" if (xs, ys) in rows else "  (by shape)"
+        print(f"{t:9.1f} {c:8.1f} {u:8.1f} {t / max(u, 1e-9):6.2f}  "
+              f"{' + '.join(a[i][0] for i in xs)} | "
+              f"{' + '.join(f'{b[j][0]} {b[j][3]}' for j in ys)}{how}")
+    done_a = {i for xs, _ in shaped for i in xs}
+    done_b = {j for _, ys in shaped for j in ys}
     print("ours, other kernels:")
-    for name, instrs, t in rest_a:
-        print(f"{t:9.1f}  {name} {instrs[:3]}")
+    for i in rest_a:
+        if i not in done_a:
+            name, instrs, t, c, _ = a[i]
+            print(f"{t:9.1f} {c:8.1f}  {name} {instrs[:3]}")
     print("onnxruntime, other nodes:")
-    for op, shapes, u in rest_b:
-        print(f"{u:9.1f}  {op} {shapes[:2]}")
+    for j in rest_b:
+        if j not in done_b:
+            op, shapes, u, node, _ = b[j]
+            print(f"{u:9.1f}  {op} {node} {shapes[:2]}")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,12 @@ def test_one_event_per_kernel_call_per_run(threads):
         assert [e["args"]["call"] for e in mine] == list(range(calls))
     assert any(e["name"].startswith("convolution 1x16x32x32") for e in events)
     assert all(e["args"]["threads"] == threads for e in events)
+    # the ONNX node of each instruction: the convolutions keep theirs through
+    # fold-batchnorm and fuse-activations
+    assert all(len(e["args"]["nodes"]) == len(e["args"]["instructions"]) for e in events)
+    convs = [e["args"]["nodes"][0] for e in events
+             if e["args"]["run"] == 0 and e["name"].startswith("convolution")]
+    assert convs == ["conv1", "conv2", "conv3"]
 
 
 @pytest.mark.parametrize("threads", [1, 2])

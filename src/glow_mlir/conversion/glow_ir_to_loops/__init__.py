@@ -387,16 +387,20 @@ def call_layout(instrs: list[glow_ir.InstrOp], em: Emitter
 
 def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
     """What a traced call computes, as JSON: its name (the instruction kind, or the kinds
-    of a stack, and the destination's shape), the instructions' result names and
-    places."""
+    of a stack, and the destination's shape), the instructions' result names, places
+    and the ONNX nodes they come from ("" when unknown: their ops' `NameLoc`)."""
     import json
+
+    from xdsl.dialects.builtin import NameLoc
 
     kinds = "+".join(i.name.split(".", 1)[1] for i in run) if len(run) > 1 else kind
     dest = run[-1].operands[0]
     dims = "x".join(str(d) for d in dest.type.get_shape()) or "scalar"  # type: ignore[attr-defined]
     names = [i.operands[0].name_hint or "" for i in run]
     places = [position_text(i) or "" for i in run]
-    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places})
+    nodes = [i.location.desc.data if isinstance(i.location, NameLoc) else "" for i in run]
+    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places,
+                       "nodes": nodes})
 
 
 @functools.cache

@@ -82,7 +82,8 @@ class Tracer:
                     "tts": thread[i] / 1000.0, "tdur": us(thread, i),
                     "pid": pid, "tid": tid,
                     "args": {"instructions": what.get("instructions", []),
-                             "at": what.get("at", []), "call": i, "run": run,
+                             "at": what.get("at", []), "nodes": what.get("nodes", []),
+                             "call": i, "run": run,
                              "threads": self.threads}})
 
     def trace(self) -> dict:

@@ -97,6 +97,7 @@ class FoldBatchNorm(RewritePattern):
         folded = type(producer).create(
             operands=[producer.operands[0], w_const.results[0], b_const.results[0]],
             result_types=[op.result.type], attributes=dict(producer.attributes))
+        folded.location = producer.location  # the ONNX node it computes (traces name it)
         rewriter.replace(op, folded)
         rewriter.erase(producer)
 

@@ -134,6 +134,7 @@ class FoldConvScaleShift(RewritePattern):
         folded = type(conv).create(
             operands=[conv.operands[0], filter_value, b_const.results[0]],
             result_types=[op.results[0].type], attributes=dict(conv.attributes))
+        folded.location = conv.location  # the ONNX node it computes (traces name it)
         rewriter.replace(op, folded)
         rewriter.erase(conv)
 

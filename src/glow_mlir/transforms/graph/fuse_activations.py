@@ -66,6 +66,7 @@ class FuseActivation(RewritePattern):
             attrs["fused_activation_args"] = producer.attr_of("fused_activation_args", args)
         fused = type(producer).create(operands=list(producer.operands),
                                       result_types=[op.results[0].type], attributes=attrs)
+        fused.location = producer.location  # the ONNX node it computes (traces name it)
         rewriter.replace(op, fused)
         rewriter.erase(producer)
 
