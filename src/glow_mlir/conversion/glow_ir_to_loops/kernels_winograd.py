@@ -78,6 +78,16 @@ largest kernel's scratch): ResNet's layers at 224x224 need at most 6.7 MB (64 ch
 whose im2col columns are bounded (kernels_conv.IM2COL_BYTES)."""
 
 
+TRANSFORM_WORK = 16
+"""`parallel.PARALLEL_MIN_WORK` units per element of the input and output transforms (one
+4-byte element moved, 4, and ~3 scalar operations of the tile's row and column
+transforms each). Measured (thread CPU time, `thread_pool.profile_regions`, 2 threads)
+on ResNet-50: with 4 per element the transforms stayed serial below the cut-off
+(903k units at 128 channels 28x28, 803k at 256x14x14, 524k at 512x7x7) yet took
+86-180 us each on the caller while the other thread waited: 2.5 ms of the run's
+4 ms serial CPU time, the most of what kept 2 threads below 1.8x one."""
+
+
 def pretransformed(instr) -> int:
     """m when `instr`'s filter operand is U of F(m x m, 3x3) already, [O, (m+2)^2, C]
     (`targets/cpu/winograd_filters.py`), else 0."""
@@ -332,7 +342,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             em.loop(ty0, ty1, lambda ty: tile_row(ty, True))
             em.loop(ty1, th, lambda ty: tile_row(ty, False))
 
-        parallel_loop(em, c, c * tiles * 4 * al * al, patches)
+        parallel_loop(em, c, c * tiles * al * al * TRANSFORM_WORK, patches)
 
         def product(xi: SSAValue) -> None:
             gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
@@ -364,7 +374,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             if oh % m:
                 tile_row(em.index(th - 1), oh % m)
 
-        parallel_loop(em, o, o * tiles * 4 * al * al, outputs)
+        parallel_loop(em, o, o * tiles * al * al * TRANSFORM_WORK, outputs)
 
     em.loop(0, n, image)
 

@@ -31,9 +31,16 @@ thread's model running) runs all its parts itself, in order, as worker 0: concur
 calls never wait for each other and never deadlock. After fork() (the pool's threads do
 not exist in the child), the first call in the child starts a new pool (`getpid`).
 
+The caller's join: it spins SPIN_CYCLES for the workers' parts, then, while a run is
+under way (`glow_pool_begin` .. `glow_pool_end`, linger not 0), spins on yielding, as the
+idle workers do (`glow_pool_join_yield`, 1; 0 sleeps on the condition variable as before:
+`benchmarks/pool_join.py` compares the two), else sleeps.
+
 `glow_clock_ns()` is CLOCK_MONOTONIC in nanoseconds (`clock_gettime`), what traced entry
 points call around each kernel (the same clock as Python's `time.monotonic_ns`), and
-`glow_cpu_clock_ns(id)` the CPU-time clock `id` (the calling thread's: CPU time).
+`glow_cpu_clock_ns(id)` the CPU-time clock `id` (the calling thread's: CPU time);
+the measuring aid `profile_regions` times every part of every parallel region per worker
+(`benchmarks/pool_regions.py` reads both).
 """
 
 from __future__ import annotations
@@ -87,15 +94,13 @@ declare void @llvm.x86.sse2.pause()
 @glow_pool_until = internal global i64 0
 @glow_pool_run_threads = internal global i64 0
 @glow_pool_seen = internal global [MAX x i64] zeroinitializer, align 64
+@glow_pool_prof = weak global ptr null
+@glow_pool_join_yield = weak global i64 1
+@glow_pool_prof_regions = weak global i64 0
+@glow_pool_region = weak global i64 0
 
 define weak i64 @glow_clock_ns() {
-  %ts = alloca { i64, i64 }, align 8
-  %r = call i32 @clock_gettime(i32 1, ptr %ts)
-  %s = load i64, ptr %ts
-  %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
-  %ns = load i64, ptr %np
-  %s9 = mul i64 %s, 1000000000
-  %t = add i64 %s9, %ns
+  %t = call i64 @glow_cpu_clock_ns(i32 1)
   ret i64 %t
 }
 
@@ -120,8 +125,42 @@ define internal void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %par
   %e = sdiv i64 %b, %parts
   %s0 = add i64 %lo, %s
   %e0 = add i64 %lo, %e
+  %prof = load ptr, ptr @glow_pool_prof
+  %profiled = icmp ne ptr %prof, null
+  br i1 %profiled, label %timed, label %plain
+plain:
   call void %fn(ptr %ctx, i64 %s0, i64 %e0, i64 %w)
   ret void
+timed:
+  ; measuring aid (`profile_regions`): this thread's CPU ns on the part, added to
+  ; prof[region * MAX + w], the region being the run's parallel_for call number
+  %t0 = call i64 @glow_thread_cpu_ns()
+  call void %fn(ptr %ctx, i64 %s0, i64 %e0, i64 %w)
+  %t1 = call i64 @glow_thread_cpu_ns()
+  %dt = sub i64 %t1, %t0
+  %region = load atomic i64, ptr @glow_pool_region acquire, align 8
+  %cap = load i64, ptr @glow_pool_prof_regions
+  %inside = icmp slt i64 %region, %cap
+  br i1 %inside, label %add, label %plain_out
+add:
+  %row = mul i64 %region, MAX
+  %slot = add i64 %row, %w
+  %cell = getelementptr inbounds i64, ptr %prof, i64 %slot
+  atomicrmw add ptr %cell, i64 %dt monotonic
+  br label %plain_out
+plain_out:
+  ret void
+}
+
+define internal i64 @glow_thread_cpu_ns() {
+  %ts = alloca { i64, i64 }, align 8
+  %r = call i32 @clock_gettime(i32 3, ptr %ts)
+  %s = load i64, ptr %ts
+  %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
+  %ns = load i64, ptr %np
+  %s9 = mul i64 %s, 1000000000
+  %t = add i64 %s9, %ns
+  ret i64 %t
 }
 
 ; With the mutex held: run the parts of the current job not claimed yet, as worker `w`,
@@ -415,6 +454,9 @@ dispatch:
   store i64 %threads, ptr @glow_pool_threads
   store i64 0, ptr @glow_pool_next
   store i64 0, ptr @glow_pool_done_parts
+  %region_was = load i64, ptr @glow_pool_region
+  %region_next = add i64 %region_was, 1
+  store atomic i64 %region_next, ptr @glow_pool_region release, align 8
   %gen1 = add i64 %gen, 1
   store atomic i64 %gen1, ptr @glow_pool_gen release, align 8
   ; broadcast with the mutex released: a worker woken while it is held goes back to
@@ -441,7 +483,24 @@ join_relock:
   call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %left2 = load i64, ptr @glow_pool_done_parts
   %done2 = icmp eq i64 %left2, %parts
-  br i1 %done2, label %finish, label %join_wait
+  br i1 %done2, label %finish, label %join_running
+join_running:
+  ; while a run is under way (glow_pool_begin .. glow_pool_end) the caller spins on,
+  ; yielding, as the idle workers do: asleep, its wake-up when the last part ends is a
+  ; halted vCPU's (tens of us, per parallel region), after ~80 us of spinning already
+  %jy = load i64, ptr @glow_pool_join_yield
+  %jyon = icmp ne i64 %jy, 0
+  %juntil = load atomic i64, ptr @glow_pool_until monotonic, align 8
+  %jrunning = icmp eq i64 %juntil, 9223372036854775807
+  %jspin = and i1 %jyon, %jrunning
+  br i1 %jspin, label %join_yield, label %join_wait
+join_yield:
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  call i32 @sched_yield()
+  br label %join_spin_start_unlocked
+join_spin_start_unlocked:
+  call void @glow_pool_spin_while(ptr @glow_pool_done_parts, i64 %parts, i1 false)
+  br label %join_relock
 join_wait:
   call i32 @pthread_cond_wait(ptr @glow_pool_done, ptr @glow_pool_mutex)
   br label %join
@@ -526,6 +585,35 @@ def set_static_parts(on: bool) -> None:
     # no spinning either: a thread waiting would count spinning as CPU time
     _global("glow_pool_spin").value = 0 if on else SPIN_CYCLES
     _global("glow_pool_linger_ns").value = 0 if on else _linger_ns
+
+
+def profile_regions(regions: int):
+    """Measuring aid (benchmarks/pool_regions.py): from now on each part of a parallel
+    region adds the CPU time of the thread running it (CLOCK_THREAD_CPUTIME_ID, what a
+    loaded machine does not change) to a table, row r the r-th `glow_parallel_for` call
+    since this call (1-based: row 0 stays empty), column the worker; returns that
+    (regions + 1) x MAX_THREADS int64 array of ns, None for `regions` 0 (profiling off).
+    Regions past `regions` are not recorded. The numbers a model computes do not change."""
+    import ctypes
+
+    import numpy as np
+
+    install()
+    assert _engine is not None
+    prof = ctypes.c_void_p.from_address(_engine.get_global_value_address("glow_pool_prof"))
+    if regions <= 0:
+        prof.value = None
+        _global("glow_pool_prof_regions").value = 0
+        return None
+    table = np.zeros((regions + 1, MAX_THREADS), np.int64)
+    _profile_tables.append(table)  # kept alive while the runtime may write it
+    _global("glow_pool_region").value = 0
+    _global("glow_pool_prof_regions").value = regions + 1
+    prof.value = table.ctypes.data
+    return table
+
+
+_profile_tables: list = []
 
 
 def _linger_from_env() -> int | None:

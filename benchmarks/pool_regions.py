@@ -1,0 +1,134 @@
+"""Where our N threads lose against one (issue 17), in CPU time (what a loaded machine does
+not change): the model on one thread, traced by the thread's CPU clock (the
+trace events' `tdur`), against the model on N threads with static parts (part
+w on worker w), the caller traced the same way and every parallel region's parts timed
+per worker (`thread_pool.profile_regions`). Printed per model: one thread's CPU time, the
+caller's CPU outside the parts (serial code: the other threads wait), the sum over
+regions of the busiest worker's part (the joins' cost of uneven parts), the bound
+one / (serial + that sum) on the N/1 speedup, and per kernel function its serial time
+and each worker's parts.
+
+    python benchmarks/pool_regions.py [--real resnet50,mobilenet_v2] [--threads 2]
+        [--runs 5] [--top 15]
+
+Nothing is asserted; medians over the runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+
+import glow_mlir
+from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
+from glow_mlir.targets.cpu import thread_pool
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_vs_onnxruntime import _feeds, real_model  # noqa: E402
+
+
+def _const(v):
+    op = v.owner
+    return op.value.value.data if isinstance(op, arith.ConstantOp) else None
+
+
+def _regions(f) -> int:
+    """`glow_parallel_for` calls per call of kernel function f (as
+    `cpu_vs_onnxruntime.parallel_regions` counts them)."""
+    total = 0
+    for op in f.walk():
+        if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
+            count, p = 1, op.parent_op()
+            while p is not None and p is not f:
+                if isinstance(p, scf.ForOp):
+                    lb, ub, step = _const(p.lb), _const(p.ub), _const(p.step)
+                    if None not in (lb, ub, step):
+                        count *= -(-(ub - lb) // step)
+                p = p.parent_op()
+            total += count
+    return total
+
+
+def kernel_calls(compiled) -> list[tuple[str, int]]:
+    """(kernel function, its parallel regions per call) per kernel call of the entry
+    point, in order (the trace's order)."""
+    funcs = {f.sym_name.data: f for f in compiled.module.walk() if isinstance(f, func.FuncOp)}
+    return [(op.callee.root_reference.data, _regions(funcs[op.callee.root_reference.data]))
+            for f in funcs.values() if "glow.activations_size" in f.attributes
+            for op in f.walk() if isinstance(op, func.CallOp)
+            and not op.callee.root_reference.data.startswith("glow_")]
+
+
+def _last_run(model) -> list[float]:
+    events = model.trace["traceEvents"]
+    run = max(e["args"]["run"] for e in events)
+    return [e["tdur"] for e in events if e["args"]["run"] == run]
+
+
+def profile(name: str, threads: int, runs: int, top: int) -> None:
+    proto = real_model(name)
+    many = glow_mlir.compile(proto, backend="cpu", num_threads=threads, cache=False,
+                             trace=True)
+    one = glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False, trace=True)
+    feeds = _feeds(one)
+    calls = kernel_calls(many)
+    regions = sum(r for _, r in calls)
+    k1, kn, tables = [], [], []
+    for _ in range(runs):
+        one.run(feeds)
+        k1.append(sum(_last_run(one)))
+        thread_pool.set_static_parts(True)
+        try:
+            many.run(feeds)
+            table = thread_pool.profile_regions(regions)
+            many.run(feeds)
+        finally:
+            thread_pool.profile_regions(0)
+            thread_pool.set_static_parts(False)
+        kn.append(_last_run(many))
+        tables.append(table[1:, :threads] / 1e3)  # type: ignore[index]
+    one_us = float(np.median(k1))
+    caller = np.median(np.array(kn), 0)
+    parts = np.median(np.stack(tables), 0)
+    per_fn: dict = collections.defaultdict(lambda: [0, 0, 0.0, np.zeros(threads)])
+    serial = busiest = 0.0
+    at = 0
+    for (fn, nr), c in zip(calls, caller):
+        mine = parts[at:at + nr]
+        at += nr
+        s = c - mine[:, 0].sum()
+        serial += s
+        busiest += mine.max(axis=1).sum()
+        row = per_fn[fn]
+        row[0] += 1
+        row[1] += nr
+        row[2] += s
+        row[3] += mine.sum(axis=0)
+    print(f"{name}: {len(calls)} kernel calls, {regions} regions; one thread {one_us / 1e3:.2f}"
+          f" ms CPU; {threads} threads: serial {serial / 1e3:.2f} ms, busiest parts "
+          f"{busiest / 1e3:.2f} ms (even: {parts.sum() / threads / 1e3:.2f}), all parts "
+          f"{parts.sum() / 1e3:.2f}; bound {one_us / (serial + busiest):.3f}")
+    print(f"  {'kernel function':44s} calls regions serial_us " +
+          " ".join(f"w{w}_us".rjust(9) for w in range(threads)))
+    for fn, (nc, nr, s, w) in sorted(per_fn.items(), key=lambda kv: -kv[1][2])[:top]:
+        print(f"  {fn[:44]:44s} {nc:5d} {nr:7d} {s:9.1f} " + " ".join(f"{x:9.1f}" for x in w))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--real", default="resnet50,mobilenet_v2")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--top", type=int, default=15)
+    args = parser.parse_args()
+    for name in filter(None, args.real.split(",")):
+        profile(name, args.threads, args.runs, args.top)
+
+
+if __name__ == "__main__":
+    main()
