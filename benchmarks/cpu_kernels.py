@@ -7,6 +7,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-gemm-micro] [--no-depthwise] [--no-grouped]
                                      [--no-split-columns]
                                      [--no-pipelined-planes] [--no-flat-finish]
+                                     [--no-row-blocks]
                                      [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
@@ -904,6 +905,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-flat-finish", action="store_true",
                    help="depthwise convolutions finish (activation, epilogue) each row as "
                         "they copy it out (kernels_depthwise.FINISH_IN_FLAT_LOOP = False)")
+    p.add_argument("--no-row-blocks", action="store_true",
+                   help="depthwise convolutions run LLVM's vectorizer over their flat loop "
+                        "(kernels_depthwise.ROW_BLOCKS = False)")
     p.add_argument("--no-pipelined-planes", action="store_true",
                    help="depthwise convolutions copy a channel's planes, then compute it "
                         "(kernels_depthwise.PIPELINED = False)")
@@ -981,6 +985,7 @@ def main(argv=None) -> None:
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish
+    kernels_depthwise.ROW_BLOCKS = not args.no_row_blocks
     kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
