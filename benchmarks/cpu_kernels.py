@@ -810,6 +810,12 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # GoogLeNet's 3x3 at 56 (64 -> 192) after its stem (the stem is r50_conv1's shape)
          # and its branch pool; Inception-v3's layers (torchvision export at 224x224)
          "gn_conv3": conv_clip_case(64, 56, 192, 3, 1, 1),
+         # GoogLeNet's inception 3x3 branches at 14x14 (196 pixels: 3 blocks + 4 columns)
+         # and 7x7 (49)
+         "gn_3x3_14": conv_relu_case(112, 14, 224, (3, 3), 1, (1, 1)),
+         "gn_3x3_14b": conv_relu_case(96, 14, 208, (3, 3), 1, (1, 1)),
+         "gn_3x3_14c": conv_relu_case(24, 14, 64, (3, 3), 1, (1, 1)),
+         "gn_3x3_7": conv_relu_case(160, 7, 320, (3, 3), 1, (1, 1)),
          "gn_pool_28": max_pool_case(256, 28, 3, 1, 1),
          "gn_pool_14": max_pool_case(512, 14, 3, 1, 1),
          "gn_pool_7": max_pool_case(832, 7, 3, 1, 1),
