@@ -39,8 +39,11 @@ RUNTIME_SOURCES = True
 """Whether a broadcast of a computed tensor (not a constant) is also computed by runs:
 a squeeze-and-excitation's scale, sigmoid(fc(global pool)) [1, C, 1, 1] over the
 block's [1, C, H, W], multiplied in one stack that reads the scale once per channel
-instead of a broadcast kernel writing C H W elements first (EfficientNet-B0's sixteen:
-measured below). The source is read as the stack runs, after the kernels before it."""
+instead of a broadcast kernel writing C H W elements first. The source is read as the
+stack runs, after the kernels before it. EfficientNet-B0's sixteen (`python
+benchmarks/cpu_layers_vs_onnxruntime.py efficientnet_b0 --runs 15 --stat min`, their
+broadcast and element_mul kernels summed, one thread, off -> on): 291 -> 199 us (at
+144x56x56: 18 + 37 -> 42 us beside onnxruntime's Mul 46)."""
 
 MIN_RUN = 16
 """Runs shorter than one AVX-512 vector of f32 stay in the flat loop (an inner loop that
