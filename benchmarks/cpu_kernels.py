@@ -7,6 +7,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-gemm-micro] [--no-depthwise] [--no-grouped]
                                      [--no-split-columns]
                                      [--no-pipelined-planes] [--no-flat-finish]
+                                     [--no-row-blocks]
                                      [--no-global-vectors] [--no-pointwise]
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
@@ -809,6 +810,12 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # GoogLeNet's 3x3 at 56 (64 -> 192) after its stem (the stem is r50_conv1's shape)
          # and its branch pool; Inception-v3's layers (torchvision export at 224x224)
          "gn_conv3": conv_clip_case(64, 56, 192, 3, 1, 1),
+         # GoogLeNet's inception 3x3 branches at 14x14 (196 pixels: 3 blocks + 4 columns)
+         # and 7x7 (49)
+         "gn_3x3_14": conv_relu_case(112, 14, 224, (3, 3), 1, (1, 1)),
+         "gn_3x3_14b": conv_relu_case(96, 14, 208, (3, 3), 1, (1, 1)),
+         "gn_3x3_14c": conv_relu_case(24, 14, 64, (3, 3), 1, (1, 1)),
+         "gn_3x3_7": conv_relu_case(160, 7, 320, (3, 3), 1, (1, 1)),
          "gn_pool_28": max_pool_case(256, 28, 3, 1, 1),
          "gn_pool_14": max_pool_case(512, 14, 3, 1, 1),
          "gn_pool_7": max_pool_case(832, 7, 3, 1, 1),
@@ -904,6 +911,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-flat-finish", action="store_true",
                    help="depthwise convolutions finish (activation, epilogue) each row as "
                         "they copy it out (kernels_depthwise.FINISH_IN_FLAT_LOOP = False)")
+    p.add_argument("--no-row-blocks", action="store_true",
+                   help="depthwise convolutions run LLVM's vectorizer over their flat loop "
+                        "(kernels_depthwise.ROW_BLOCKS = False)")
     p.add_argument("--no-pipelined-planes", action="store_true",
                    help="depthwise convolutions copy a channel's planes, then compute it "
                         "(kernels_depthwise.PIPELINED = False)")
@@ -981,6 +991,7 @@ def main(argv=None) -> None:
     kernels_depthwise.SPLIT_COLUMNS = not args.no_split_columns
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish
+    kernels_depthwise.ROW_BLOCKS = not args.no_row_blocks
     kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 

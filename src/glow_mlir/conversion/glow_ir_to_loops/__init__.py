@@ -193,6 +193,8 @@ def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp)
     inners = {r[0] for r in map(run_broadcast, [*group, instr]) if r is not None}
     if len(inners) > 1:  # one stack, one run length
         return False
+    if not _sources_kept(em, [*group, instr]):
+        return False
     for v, kind in instr.accesses():
         k, (base, lo, hi) = _key(em, v), _extent(em, v)
         for other in group:
@@ -201,6 +203,26 @@ def can_stack(em: Emitter, group: list[glow_ir.InstrOp], instr: glow_ir.InstrOp)
                     continue
                 if _key(em, w) == k:
                     continue
+                obase, olo, ohi = _extent(em, w)
+                if obase is base and lo < ohi and olo < hi:
+                    return False
+    return True
+
+
+def _sources_kept(em: Emitter, group: list[glow_ir.InstrOp]) -> bool:
+    """No instruction of `group` writes a byte of a computed tensor one of its broadcasts
+    reads by runs (`channel_runs.RUNTIME_SOURCES`): run r reads the source's element r %
+    period after runs 0..r-1 stored theirs, so memory shared element for element, which
+    stacks otherwise allow, would be read after it was overwritten."""
+    from glow_mlir.conversion.glow_ir_to_loops.channel_runs import run_broadcast
+
+    for b in group:
+        src = b.operands[1] if run_broadcast(b) is not None else None
+        if src is None or glow_ir.constant_weight_of(src) is not None:
+            continue
+        base, lo, hi = _extent(em, src)
+        for instr in group:
+            for w in instr.dests():  # type: ignore[attr-defined]
                 obase, olo, ohi = _extent(em, w)
                 if obase is base and lo < ohi and olo < hi:
                     return False

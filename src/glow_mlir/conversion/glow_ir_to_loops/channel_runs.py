@@ -35,6 +35,16 @@ cpu_layers_vs_onnxruntime.py densenet121 --runs 15 --stat min`, their summed min
 times, one thread): 2741 us streamed -> 956 us by runs; onnxruntime's per-channel Conv
 nodes for the same BNs took 1707-2212 us in those runs."""
 
+RUNTIME_SOURCES = True
+"""Whether a broadcast of a computed tensor (not a constant) is also computed by runs:
+a squeeze-and-excitation's scale, sigmoid(fc(global pool)) [1, C, 1, 1] over the
+block's [1, C, H, W], multiplied in one stack that reads the scale once per channel
+instead of a broadcast kernel writing C H W elements first. The source is read as the
+stack runs, after the kernels before it. EfficientNet-B0's sixteen (`python
+benchmarks/cpu_layers_vs_onnxruntime.py efficientnet_b0 --runs 15 --stat min`, their
+broadcast and element_mul kernels summed, one thread, off -> on): 291 -> 199 us (at
+144x56x56: 18 + 37 -> 42 us beside onnxruntime's Mul 46)."""
+
 MIN_RUN = 16
 """Runs shorter than one AVX-512 vector of f32 stay in the flat loop (an inner loop that
 short would run scalar); measured down to 49 (7x7 maps), not below."""
@@ -71,7 +81,7 @@ def run_broadcast(instr: glow_ir.InstrOp) -> tuple[int, int] | None:
     if not CHANNEL_RUNS or not isinstance(instr, _BROADCAST):
         return None
     dest, src = instr.operands
-    if glow_ir.constant_weight_of(src) is None:
+    if not RUNTIME_SOURCES and glow_ir.constant_weight_of(src) is None:
         return None
     if dest.type.get_element_type() != src.type.get_element_type():  # type: ignore[attr-defined]
         return None

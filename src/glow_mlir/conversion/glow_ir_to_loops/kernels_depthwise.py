@@ -108,7 +108,7 @@ def scratch_bytes(instr) -> int:
 
     planes, hq, wq = plane_dims(instr)
     *_, oh, ow, _, _, _, _ = _geometry(instr)
-    length = _length(oh, ow, wq)
+    length = _length(oh, ow, wq, row_blocks(instr))
     slack = length - (oh - 1) * wq - ow
     split = split_lanes(instr)
     extra = (_chunks(wq, split) * split - wq) if split else 0  # the last chunk's overrun
@@ -169,9 +169,47 @@ def _chunks(wq: int, lanes: int) -> int:
     return -(-wq // lanes)
 
 
-def _length(oh: int, ow: int, wq: int) -> int:
-    """The flat loop's trip count: (oh - 1) Wq + ow rounded up to whole LANES."""
-    return -(-((oh - 1) * wq + ow) // LANES) * LANES
+ROW_BLOCKS = True
+"""Whether f32 planes are computed in blocks of BLOCK_ROWS output rows x one vector of
+columns with explicit vectors (`_row_blocks`) rather than by LLVM's vectorizer over the
+flat loop, one vector at a time. A plane row's vector at a column offset serves every
+output row of the block whose taps read it: 5x5 over 4 rows loads 8 x 5 vectors for 4
+outputs, where the flat loop loaded 25 for each (and its unaligned loads, its weights
+spilled past 16 registers, were what it waited on). Measured (`python
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases eff_dw3_56,eff_dw5_56_s2,eff_dw5_28,
+mb_dw_28,mb_dw_56,mb_dw_28_s2,v3_dw5_28 [--no-row-blocks]`, CPU time ratio to
+onnxruntime, one run each, AMD znver4, flat -> blocks): conv + SiLU 5x5 at 28 1.33 -> 0.81,
+5x5 from 56 stride 2 1.16 -> 0.94, 3x3 at 56 0.91 -> 0.83; conv + clip 3x3 at 28 0.57 ->
+0.49, at 56 0.64 -> 0.63, 5x5 at 28 0.80 -> 0.58, stride 2 from 28 0.47 -> 0.51 (noise:
+the machine was shared). In EfficientNet-B0 (`python benchmarks/cpu_layers_vs_onnxruntime.py
+efficientnet_b0 --runs 15 --stat min`, flat -> blocks, us): 3x3 at 56 379 -> 327, 5x5 from
+56 stride 2 222 -> 163, 5x5 at 28 296 -> 198, 3x3 at 14 95 -> 65; its 5x5 at 14 (Wq 18)
+and 7x7 keep the flat loop (a row's last columns in a narrower vector, 16 + 4 for 18,
+gave 0.95-1.04 of onnxruntime against the flat loop's 0.80-0.82 at 672x14x14)."""
+BLOCK_ROWS = 4
+"""Output rows per block (accumulators: 4, + 25 weights of a 5x5 in registers)."""
+
+
+def row_blocks(instr) -> int:
+    """The vector lanes of `_row_blocks` for depthwise convolution `instr` (0: the flat
+    loop): f32 while the vector ops are on (gemm_micro.ENABLED), and plane rows whose
+    whole vectors are at most 5/4 of their Wq columns (the columns past Wq are computed
+    again: at 14x14 a 5x5's 18 took 32, 1.09 against the flat loop's 0.87 in the figures
+    of ROW_BLOCKS; at 7x7 11 took 16, 1.49 against 1.28)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    if not (ROW_BLOCKS and gemm_micro.applies(elem(instr.operands[1]))):
+        return 0
+    lanes = gemm_micro.lanes()
+    wq = plane_dims(instr)[2]
+    return lanes if 4 * -(-wq // lanes) * lanes <= 5 * wq else 0
+
+
+def _length(oh: int, ow: int, wq: int, lanes: int = 0) -> int:
+    """The flat loop's trip count: (oh - 1) Wq + ow (with `_row_blocks` of `lanes`:
+    (oh - 1) Wq + the row's whole vectors) rounded up to whole LANES."""
+    last = -(-wq // lanes) * lanes if lanes else ow
+    return -(-((oh - 1) * wq + last) // LANES) * LANES
 
 
 def _phases(k: int, stride: int, dil: int) -> list[int]:
@@ -204,7 +242,8 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
     n, c, h, wd, oh, ow, kernels, (sh, sw), pads, (dh, dw) = _geometry(instr)
     rows, cols = _phases(kernels[0], sh, dh), _phases(kernels[1], sw, dw)
     planes, hq, wq = plane_dims(instr)
-    length = _length(oh, ow, wq)  # whole vectors: no scalar remainder
+    vec = row_blocks(instr)
+    length = _length(oh, ow, wq, vec)  # whole vectors: no scalar remainder
     slack = length - (oh - 1) * wq - ow  # read past the last plane's end, results dropped
     split = split_lanes(instr)
     chunks = _chunks(wq, split) if split else 0
@@ -282,12 +321,13 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
         oc = ch if n == 1 else _rem(em, ch, c)
         b0 = em.load(B, [oc])
         taps = []
+        pv = {k: _iadd(em, em.index(v), half) for k, v in plane_of.items()}  # one value each
         for kh in range(kernels[0]):
             for kw in range(kernels[1]):
                 a, b = dh * kh % sh, dw * kw % sw
                 off = (dh * kh // sh) * wq + dw * kw // sw
                 taps.append((em.load(W, [oc, em.index(kh * kernels[1] + kw)]),
-                             _iadd(em, em.index(plane_of[(a, b)]), half), off))
+                             pv[(a, b)], off))
 
         def flat(q):
             acc = b0
@@ -297,7 +337,13 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
                 acc = act.value(acc, O, [])
             em.store(acc, T, [q])
 
-        em.loop(0, length, flat)
+        if vec:
+            _row_blocks(em, Q, T, b0, taps, oh, wq, vec)
+            if early:
+                em.loop(0, length, lambda q: em.store(act.value(em.load(T, [q]), O, []),
+                                                      T, [q]))
+        else:
+            em.loop(0, length, flat)
 
         def out_row(i):
             base = em.mul_index(i, wq)
@@ -335,6 +381,42 @@ def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
 
     macs = c * oh * ow * kernels[0] * kernels[1]
     parallel_ranges(em, n * c, 1, n * macs * DEPTHWISE_COST, ranges)
+
+
+def _row_blocks(em: Emitter, Q, T, b0, taps, oh: int, wq: int, lanes: int) -> None:
+    """T[q] = b0 + sum_taps w Q[p][q + off] (`taps`: (w, p, off) in order) for the flat
+    q of output rows i < oh, columns j < Wq rounded up to whole vectors of `lanes` (those
+    past Wq are the next row's first, computed again: the same bits), in blocks of
+    BLOCK_ROWS rows x one vector: each block loads a (plane, offset) vector once for all
+    its rows (the last block: the rows left). Each element is the chain b0, then the
+    taps in order, fused, as the flat loop's: the same bits."""
+    vt = VectorType(f32, [lanes])
+    ws = [em.value(vector.BroadcastOp(w, vt)) for w, _, _ in taps]
+    bias = em.value(vector.BroadcastOp(b0, vt))
+    cols = -(-wq // lanes)
+
+    def block(i0, rows: int) -> None:
+        def column(jv) -> None:
+            base = _iadd(em, em.mul_index(i0, wq), em.mul_index(jv, lanes))
+            loaded: dict = {}
+            accs = [bias] * rows
+            for wv, (_, p, off) in zip(ws, taps):
+                for r in range(rows):
+                    key = (p, r * wq + off)
+                    if key not in loaded:
+                        loaded[key] = em.value(vector.LoadOp(
+                            Q, [p, em.add_index(base, r * wq + off)], vt))
+                    accs[r] = em.value(llvm.CallIntrinsicOp(
+                        f"llvm.fma.v{lanes}f32", [wv, loaded[key], accs[r]], [vt]))
+            for r, acc in enumerate(accs):
+                em.op(vector.StoreOp(acc, T, [em.add_index(base, r * wq)]))
+
+        em.loop(0, cols, column)
+
+    full = oh // BLOCK_ROWS
+    em.loop(0, full, lambda b: block(em.mul_index(b, BLOCK_ROWS), BLOCK_ROWS))
+    if oh % BLOCK_ROWS:
+        block(em.index(full * BLOCK_ROWS), oh % BLOCK_ROWS)
 
 
 def _row_loads(used: int, lanes: int) -> tuple[int, list[int]]:
