@@ -87,6 +87,10 @@ CONVS = {  # n, c, h, w, o, k, stride, pads, dilation, group
     # 1x1 on more than 256 channels and 49 pixels (not the NCHW 1x1 kernel's): the
     # planes copied in as rows of 49, two images
     "1x1 7x7, 264 channels": (2, 264, 7, 7, 40, 1, 1, [0, 0, 0, 0], 1, 1),
+    # 49 pixels in blocks of 7 (`SEVENS`), 5 blocks of 16 channels: a pass of 3 and one
+    # of 2; 14 pixels (blocks of 7 too), 1 block of channels
+    "3x3 7x7 in blocks of 7": (1, 12, 7, 7, 72, 3, 1, [1, 1, 1, 1], 1, 1),
+    "1x1 2x7 in blocks of 7": (1, 8, 2, 7, 16, 1, 1, [0, 0, 0, 0], 1, 1),
 }
 
 
@@ -146,6 +150,46 @@ def test_threads_split_a_layer_with_a_shifted_last_block(monkeypatch, packed_cal
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize("p_dim,want", [
+    (49, (7, 3)), (14, (7, 3)), (7, (7, 3)), (5, (5, 4)), (2, (2, 8)),
+    (196, (6, 4)), (3136, (6, 4)), (12544, (6, 4)), (171, (6, 4))])
+def test_blocks_of_seven_pixels_only_where_blocks_of_six_waste(p_dim, want):
+    """Blocks of 7 where blocks of 6 compute 5% more pixels than there are (49 -> 54)
+    and 7 fewer; not on 196 (198: 1%), 171 (174), 3136 or the stem's 12544, where 6 x 4
+    was faster; fewer than 6 pixels: all in one block."""
+    assert kvp._tile(p_dim) == want
+
+
+def test_blocks_of_six_only_with_sevens_off(monkeypatch):
+    monkeypatch.setattr(kvp, "SEVENS", None)
+    assert kvp._tile(49) == (kvp.PBLOCK, kvp.NBLOCK)
+
+
+@vnni_host
+def test_blocks_of_seven_split_over_threads_give_the_same_bits(monkeypatch, packed_calls):
+    """A 7x7 layer past the parallel cut-off (7 blocks of 7 pixels over 1, 2 and 3
+    threads): the same bits, and the same as blocks of 6 (`SEVENS` off)."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    n, c, h, w, o = 1, 64, 7, 7, 72
+    assert n * c * 9 * h * w * o >= PARALLEL_MIN_WORK
+    model = _conv(n, c, h, w, o, 3, 1, [1, 1, 1, 1], 1, 1, seed=8)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+
+    def run(t):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=t).run(feeds)[0]
+
+    outs = [run(t) for t in (1, 2, 3)]
+    monkeypatch.setattr(kvp, "SEVENS", None)
+    outs.append(run(1))
+    assert len(np.unique(outs[0])) > 10
+    for other in outs[1:]:
+        np.testing.assert_array_equal(outs[0], other)
 
 
 def _packed_count(monkeypatch, model, schema="asymmetric") -> int:
