@@ -322,3 +322,41 @@ def test_weights_with_a_zero_point_take_the_row_sums(monkeypatch, packed_calls, 
                        consts={"w": weights, "b": _rand((o,), 9, 0.2)})
     assert _steps(model, schema) <= 1.0 + 1e-9
     assert packed_calls and zbs and 0 not in zbs
+
+
+@vnni_host
+def test_four_channel_position_sums_on_vectors_give_the_same_bits(monkeypatch):
+    """A stem's 3 channels (padded to 4) with a weight zero point (weights of one sign):
+    the positions' sums 16 at a time (`_position_sums4`, 23 x 21 + pads: a short last
+    block shifted back) give the bits of the scalar loop (`VECTOR_SUMS` off), within a
+    step of the interpreter."""
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    vector_calls: list[int] = []
+    real = kvp._position_sums4
+
+    def spy(prod, xp, sums, positions):
+        vector_calls.append(prod.zb)
+        return real(prod, xp, sums, positions)
+
+    monkeypatch.setattr(kvp, "_position_sums4", spy)
+    o, c = 20, 3
+    weights = np.abs(_rand((o, c, 7, 7), 8, 0.3)) + 0.05
+    model = node_model("Conv", {"x": _rand((1, c, 23, 21), 7)},
+                       {"strides": [2, 2], "pads": [3, 3, 3, 3]},
+                       consts={"w": weights, "b": _rand((o,), 9, 0.2)})
+    assert _steps(model) <= 1.0 + 1e-9
+    assert vector_calls and all(zb != 0 for zb in vector_calls)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+
+    def run():
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False).run(feeds)[0]
+
+    vec = run()
+    monkeypatch.setattr(kvp, "VECTOR_SUMS", False)
+    calls = len(vector_calls)
+    scalar = run()
+    assert len(vector_calls) == calls  # the scalar loop this time
+    assert len(np.unique(vec)) > 10
+    np.testing.assert_array_equal(vec, scalar)
