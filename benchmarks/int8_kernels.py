@@ -8,8 +8,8 @@ channels-in-lanes kernel instead of the pixels-in-lanes one (`kernels_vnni_nchw1
 "ch-lanes": the kernel before it); with 8-bit element-wise code on 32-bit lanes ("i32
 eltwise": f32 rescales, `kernels_elementwise.RESCALE16` off, the code before); with
 the int8 convolutions' tiles and sums before blocks of 7 pixels, the weight-offset term
-in the accumulators' start and vector 4-channel position sums ("int8 old tiles": the
-same bits, checked); the
+in the accumulators' start and vector 4-channel position sums, and fused element-wise
+chains widening their own bytes again ("int8 old tiles": the same bits, checked); the
 constant area before and after; per layer, each distinct convolution / Gemm / MatMul of
 the model as a one-node model, float against int8 (with and without VNNI). --rows picks
 the optional timings (a full ResNet-50 run takes minutes).
@@ -146,20 +146,23 @@ def elementwise_i32(build, *args, **kw):
 
 
 def old_tiles(build, *args, **kw):
-    """`build(*args, **kw)` with the int8 convolutions' tiles and sums as they were
-    before blocks of 7 pixels (`kernels_vnni_packed.SEVENS`), the weight-offset term in
-    the accumulators' start (`kernels_vnni_nchw1x1.ZTERM_INIT`) and the 4-channel
-    position sums on vectors (`kernels_vnni_packed.VECTOR_SUMS`): the same bits."""
-    saved = (kernels_vnni_packed.SEVENS, kernels_vnni_nchw1x1.ZTERM_INIT,
-             kernels_vnni_packed.VECTOR_SUMS)
-    kernels_vnni_packed.SEVENS = None
-    kernels_vnni_nchw1x1.ZTERM_INIT = False
-    kernels_vnni_packed.VECTOR_SUMS = False
+    """`build(*args, **kw)` as before blocks of 7 pixels (`kernels_vnni_packed.SEVENS`),
+    the weight-offset term in the accumulators' start (`kernels_vnni_nchw1x1.ZTERM_INIT`),
+    4-channel position sums on vectors (`kernels_vnni_packed.VECTOR_SUMS`) and fused
+    element-wise chains reading their 16-bit values (`kernels_elementwise.NARROWED`):
+    the same bits."""
+    switches = [(kernels_vnni_packed, "SEVENS", None),
+                (kernels_vnni_nchw1x1, "ZTERM_INIT", False),
+                (kernels_vnni_packed, "VECTOR_SUMS", False),
+                (kernels_elementwise, "NARROWED", False)]
+    saved = [getattr(m, a) for m, a, _ in switches]
+    for m, a, v in switches:
+        setattr(m, a, v)
     try:
         return build(*args, **kw)
     finally:
-        (kernels_vnni_packed.SEVENS, kernels_vnni_nchw1x1.ZTERM_INIT,
-         kernels_vnni_packed.VECTOR_SUMS) = saved
+        for (m, a, _), v in zip(switches, saved):
+            setattr(m, a, v)
 
 
 def compile_cpu(model, threads: int, **kw):
@@ -299,7 +302,7 @@ def main() -> None:
             print(f"  {k:17s} {v * 1e3:9.2f} ms")
         vs = {"int8 no VNNI": "without VNNI", "int8 1x1 ch-lanes": "1x1 channels in lanes",
               "int8 i32 eltwise": "element-wise on 32-bit lanes",
-              "int8 old tiles": "the old conv tiles",
+              "int8 old tiles": "the old tiles / widening",
               "int8 via float": "the float route"}
         print(f"  ours int8 vs ours float: {t['float'] / t['int8']:.2f}x faster; "
               + "".join(f"vs {label}: {t[k] / t['int8']:.2f}x; " for k, label in vs.items()
