@@ -323,7 +323,7 @@ def _same_scale(em: Emitter, int_fn: IntFn, types: list[Attribute],
                             _c(em, dest.offset.data, wide)))  # type: ignore[attr-defined]
     lo, hi = _int_range(dest)
     r = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(r, _c(em, lo, wide))), _c(em, hi, wide)))
-    return _stored(em, r, dest)
+    return _stored(em, r, dest)  # type: ignore[arg-type]
 
 
 RESCALE16 = True
