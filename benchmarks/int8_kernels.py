@@ -6,7 +6,10 @@ of the same model in the same run; our int8 with and without the VNNI dot produc
 (`kernels_vnni`, on hosts with AVX-512 VNNI); with NCHW 1x1 convolutions on the packed
 channels-in-lanes kernel instead of the pixels-in-lanes one (`kernels_vnni_nchw1x1`,
 "ch-lanes": the kernel before it); with 8-bit element-wise code on 32-bit lanes ("i32
-eltwise": f32 rescales, `kernels_elementwise.RESCALE16` off, the code before); the
+eltwise": f32 rescales, `kernels_elementwise.RESCALE16` off, the code before); with
+the int8 convolutions' tiles and sums before blocks of 7 pixels, the weight-offset term
+in the accumulators' start and vector 4-channel position sums, and fused element-wise
+chains widening their own bytes again ("int8 old tiles": the same bits, checked); the
 constant area before and after; per layer, each distinct convolution / Gemm / MatMul of
 the model as a one-node model, float against int8 (with and without VNNI). --rows picks
 the optional timings (a full ResNet-50 run takes minutes).
@@ -44,9 +47,11 @@ from glow_mlir.conversion.glow_ir_to_loops import (  # noqa: E402
     kernels_elementwise,
     kernels_vnni,
     kernels_vnni_nchw1x1,
+    kernels_vnni_packed,
 )
 
-ROWS = ("int8 no VNNI", "int8 1x1 ch-lanes", "int8 i32 eltwise", "int8 via float", "ort float")
+ROWS = ("int8 no VNNI", "int8 1x1 ch-lanes", "int8 i32 eltwise", "int8 old tiles",
+        "int8 via float", "ort float")
 
 
 def make_model(name: str, image: int):
@@ -138,6 +143,26 @@ def elementwise_i32(build, *args, **kw):
         return build(*args, **kw)
     finally:
         kernels_elementwise.RESCALE16 = True
+
+
+def old_tiles(build, *args, **kw):
+    """`build(*args, **kw)` as before blocks of 7 pixels (`kernels_vnni_packed.SEVENS`),
+    the weight-offset term in the accumulators' start (`kernels_vnni_nchw1x1.ZTERM_INIT`),
+    4-channel position sums on vectors (`kernels_vnni_packed.VECTOR_SUMS`) and fused
+    element-wise chains reading their 16-bit values (`kernels_elementwise.NARROWED`):
+    the same bits."""
+    switches = [(kernels_vnni_packed, "SEVENS", None),
+                (kernels_vnni_nchw1x1, "ZTERM_INIT", False),
+                (kernels_vnni_packed, "VECTOR_SUMS", False),
+                (kernels_elementwise, "NARROWED", False)]
+    saved = [getattr(m, a) for m, a, _ in switches]
+    for m, a, v in switches:
+        setattr(m, a, v)
+    try:
+        return build(*args, **kw)
+    finally:
+        for (m, a, _), v in zip(switches, saved):
+            setattr(m, a, v)
 
 
 def compile_cpu(model, threads: int, **kw):
@@ -246,6 +271,12 @@ def main() -> None:
         if "int8 1x1 ch-lanes" in want:
             fns["int8 1x1 ch-lanes"] = channels_in_lanes(compile_cpu, model, args.threads,
                                                          profile=profile).run
+        if "int8 old tiles" in want:
+            fns["int8 old tiles"] = old_tiles(compile_cpu, model, args.threads,
+                                              profile=profile).run
+            same = all(np.array_equal(a, b) for a, b in zip(
+                q8.run(feeds), fns["int8 old tiles"](feeds)))
+            print(f"{name}: int8 and int8 old tiles give the same bits: {same}")
         if "int8 i32 eltwise" in want:
             fns["int8 i32 eltwise"] = elementwise_i32(compile_cpu, model, args.threads,
                                                       profile=profile).run
@@ -271,6 +302,7 @@ def main() -> None:
             print(f"  {k:17s} {v * 1e3:9.2f} ms")
         vs = {"int8 no VNNI": "without VNNI", "int8 1x1 ch-lanes": "1x1 channels in lanes",
               "int8 i32 eltwise": "element-wise on 32-bit lanes",
+              "int8 old tiles": "the old tiles / widening",
               "int8 via float": "the float route"}
         print(f"  ours int8 vs ours float: {t['float'] / t['int8']:.2f}x faster; "
               + "".join(f"vs {label}: {t[k] / t['int8']:.2f}x; " for k, label in vs.items()

@@ -341,3 +341,69 @@ def test_a_residual_rescale_add_relu_on_16_bit_lanes(monkeypatch):
         assert np.array_equal(run(threads), one)
     monkeypatch.setattr(ke, "RESCALE16", False)
     assert np.array_equal(run(1), one)
+
+
+def _narrowed_hits(monkeypatch) -> list[int]:
+    """One entry per widening that took the value a fused producer truncated
+    (`Emitter.narrowed`) instead of extending it again."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+
+    hits: list[int] = []
+    real = ke._int_to_int
+
+    def spy(em, x, unsigned, t):
+        out = real(em, x, unsigned, t)
+        if x in em.narrowed and out is em.narrowed[x][0]:
+            hits.append(1)
+        return out
+
+    monkeypatch.setattr(ke, "_int_to_int", spy)
+    return hits
+
+
+def test_a_fused_chain_widens_no_value_it_just_truncated(monkeypatch):
+    """ResNet's residual end (rescale, add, relu in one element-wise loop): the add
+    reads the rescale's 16-bit result and the relu the add's, not their bytes widened
+    again (`NARROWED`; a vpmovwb / vpmovsxbw pair per step, 40% of those loops); the
+    same bits with it off and on 1, 2 and 3 threads, within a step of the
+    interpreter."""
+    from onnx import helper
+
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]),
+             helper.make_node("Relu", ["c0"], ["r"]),
+             helper.make_node("Conv", ["r", "w", "b"], ["c"]),
+             helper.make_node("Add", ["c", "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    model = make_model(nodes, {"x": _rand((1, 24, 61, 47), 1)}, ["y"],
+                       {"w0": _rand((24, 24, 1, 1), 4, 0.3), "b0": _rand((24,), 5, 0.2),
+                        "w": _rand((24, 24, 1, 1), 2, 0.3), "b": _rand((24,), 3, 0.2)})
+    hits = _narrowed_hits(monkeypatch)
+    assert _steps(model) <= 1.0 + 1e-9
+    assert len(hits) >= 2  # the add reads the rescale's, the relu the add's
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=99)[0]
+
+    def run(threads):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=threads).run(feeds)[0]
+
+    one = run(1)
+    assert len(np.unique(one)) > 10
+    for threads in (2, 3):
+        assert np.array_equal(run(threads), one)
+    monkeypatch.setattr(ke, "NARROWED", False)
+    del hits[:]
+    assert np.array_equal(run(1), one)
+    assert hits == []
+
+
+def test_a_lone_add_widens_its_inputs(monkeypatch):
+    """An add of two model inputs (nothing fused before it, no relu after): its operands
+    are loaded bytes, extended as before."""
+    model = node_model("Add", {"a": _rand((2, 40), 1), "b": _rand((2, 40), 2)})
+    hits = _narrowed_hits(monkeypatch)
+    assert _steps(model) <= 1.0 + 1e-9
+    assert hits == []

@@ -179,3 +179,43 @@ def test_a_strided_1x1_takes_the_pixels_in_lanes_on_its_subsampled_input(
     model = _conv(n, c, h, w, o, 1, stride, [0, 0, 0, 0], 1, 1, seed=4)
     assert _steps(model, schema) <= 1.0 + 1e-9
     assert kernels_used == ["lanes"]
+
+
+@vnni_host
+def test_accumulators_starting_from_the_weight_offset_term_give_the_same_bits(
+        kernels_used, monkeypatch):
+    """With a weight zero point the accumulators start from each pixel's -zb * rowsum
+    (`ZTERM_INIT`): past the parallel cut-off, two images, 17 x 19 pixels (a short last
+    block of pixels), 70 channels (the last block of 6 shifted back): 1, 2 and 3 threads
+    and the epilogue's correction (`ZTERM_INIT` off) give the same bits, within a step
+    of the interpreter."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    n, c, h, w, o = 2, 48, 17, 19, 70
+    assert c * o * h * w >= PARALLEL_MIN_WORK
+    weights = np.abs(_rand((o, c, 1, 1), 8, 0.3)) + 0.05  # one sign: a zero point
+    model = node_model("Conv", {"x": _rand((n, c, h, w), 7)}, {},
+                       consts={"w": weights, "b": _rand((o,), 9, 0.2)})
+    offsets: list[int] = []
+    real = nchw1x1.convolution
+
+    def spy(prod, *args):
+        offsets.append(prod.zb)
+        return real(prod, *args)
+
+    monkeypatch.setattr(nchw1x1, "convolution", spy)
+    assert _steps(model) <= 1.0 + 1e-9
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+
+    def run(t):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=t).run(feeds)[0]
+
+    outs = [run(t) for t in (1, 2, 3)]
+    monkeypatch.setattr(nchw1x1, "ZTERM_INIT", False)
+    outs.append(run(1))
+    assert offsets and all(zb != 0 for zb in offsets)
+    assert len(np.unique(outs[0])) > 10
+    for other in outs[1:]:
+        np.testing.assert_array_equal(outs[0], other)

@@ -87,6 +87,10 @@ CONVS = {  # n, c, h, w, o, k, stride, pads, dilation, group
     # 1x1 on more than 256 channels and 49 pixels (not the NCHW 1x1 kernel's): the
     # planes copied in as rows of 49, two images
     "1x1 7x7, 264 channels": (2, 264, 7, 7, 40, 1, 1, [0, 0, 0, 0], 1, 1),
+    # 49 pixels in blocks of 7 (`SEVENS`), 5 blocks of 16 channels: a pass of 3 and one
+    # of 2; 14 pixels (blocks of 7 too), 1 block of channels
+    "3x3 7x7 in blocks of 7": (1, 12, 7, 7, 72, 3, 1, [1, 1, 1, 1], 1, 1),
+    "1x1 2x7 in blocks of 7": (1, 8, 2, 7, 16, 1, 1, [0, 0, 0, 0], 1, 1),
 }
 
 
@@ -146,6 +150,46 @@ def test_threads_split_a_layer_with_a_shifted_last_block(monkeypatch, packed_cal
     assert len(np.unique(outs[0])) > 10
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize("p_dim,want", [
+    (49, (7, 3)), (14, (7, 3)), (7, (7, 3)), (5, (5, 4)), (2, (2, 8)),
+    (196, (6, 4)), (3136, (6, 4)), (12544, (6, 4)), (171, (6, 4))])
+def test_blocks_of_seven_pixels_only_where_blocks_of_six_waste(p_dim, want):
+    """Blocks of 7 where blocks of 6 compute 5% more pixels than there are (49 -> 54)
+    and 7 fewer; not on 196 (198: 1%), 171 (174), 3136 or the stem's 12544, where 6 x 4
+    was faster; fewer than 6 pixels: all in one block."""
+    assert kvp._tile(p_dim) == want
+
+
+def test_blocks_of_six_only_with_sevens_off(monkeypatch):
+    monkeypatch.setattr(kvp, "SEVENS", None)
+    assert kvp._tile(49) == (kvp.PBLOCK, kvp.NBLOCK)
+
+
+@vnni_host
+def test_blocks_of_seven_split_over_threads_give_the_same_bits(monkeypatch, packed_calls):
+    """A 7x7 layer past the parallel cut-off (7 blocks of 7 pixels over 1, 2 and 3
+    threads): the same bits, and the same as blocks of 6 (`SEVENS` off)."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_MIN_WORK
+
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    n, c, h, w, o = 1, 64, 7, 7, 72
+    assert n * c * 9 * h * w * o >= PARALLEL_MIN_WORK
+    model = _conv(n, c, h, w, o, 3, 1, [1, 1, 1, 1], 1, 1, seed=8)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+
+    def run(t):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=t).run(feeds)[0]
+
+    outs = [run(t) for t in (1, 2, 3)]
+    monkeypatch.setattr(kvp, "SEVENS", None)
+    outs.append(run(1))
+    assert len(np.unique(outs[0])) > 10
+    for other in outs[1:]:
+        np.testing.assert_array_equal(outs[0], other)
 
 
 def _packed_count(monkeypatch, model, schema="asymmetric") -> int:
@@ -278,3 +322,41 @@ def test_weights_with_a_zero_point_take_the_row_sums(monkeypatch, packed_calls, 
                        consts={"w": weights, "b": _rand((o,), 9, 0.2)})
     assert _steps(model, schema) <= 1.0 + 1e-9
     assert packed_calls and zbs and 0 not in zbs
+
+
+@vnni_host
+def test_four_channel_position_sums_on_vectors_give_the_same_bits(monkeypatch):
+    """A stem's 3 channels (padded to 4) with a weight zero point (weights of one sign):
+    the positions' sums 16 at a time (`_position_sums4`, 23 x 21 + pads: a short last
+    block shifted back) give the bits of the scalar loop (`VECTOR_SUMS` off), within a
+    step of the interpreter."""
+    monkeypatch.setattr(kernels_vnni, "ENABLED", True)
+    vector_calls: list[int] = []
+    real = kvp._position_sums4
+
+    def spy(prod, xp, sums, positions):
+        vector_calls.append(prod.zb)
+        return real(prod, xp, sums, positions)
+
+    monkeypatch.setattr(kvp, "_position_sums4", spy)
+    o, c = 20, 3
+    weights = np.abs(_rand((o, c, 7, 7), 8, 0.3)) + 0.05
+    model = node_model("Conv", {"x": _rand((1, c, 23, 21), 7)},
+                       {"strides": [2, 2], "pads": [3, 3, 3, 3]},
+                       consts={"w": weights, "b": _rand((o,), 9, 0.2)})
+    assert _steps(model) <= 1.0 + 1e-9
+    assert vector_calls and all(zb != 0 for zb in vector_calls)
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=6)[0]
+
+    def run():
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False).run(feeds)[0]
+
+    vec = run()
+    monkeypatch.setattr(kvp, "VECTOR_SUMS", False)
+    calls = len(vector_calls)
+    scalar = run()
+    assert len(vector_calls) == calls  # the scalar loop this time
+    assert len(np.unique(vec)) > 10
+    np.testing.assert_array_equal(vec, scalar)

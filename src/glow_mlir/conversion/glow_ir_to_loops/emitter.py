@@ -70,6 +70,11 @@ class Emitter:
         self.scratch_area = scratch_area
         self.scratch_end = align_up(scratch_start)
         """The end of what `scratch` handed out in `scratch_area`: the area's size."""
+        self.narrowed: dict[SSAValue, tuple[SSAValue, bool]] = {}
+        """A truncated 8-bit value -> (the wider value it was truncated from, which lies
+        in the 8-bit type's range, and whether that type is unsigned): widening it again
+        (a fused element-wise chain: rescale, then add, then relu) takes the wider value
+        (`kernels_elementwise._int_to_int`), not a vpmovwb and vpmovsxbw pair."""
         self.epilogues: dict = {}
         """Producer instruction -> the `analysis.epilogue_fusion.Epilogue` its kernel
         finishes its outputs with (`epilogue.Finish`)."""

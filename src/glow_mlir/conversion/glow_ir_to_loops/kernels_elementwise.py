@@ -210,7 +210,24 @@ def _int_to_int(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAVa
         return x
     if wx > wt:
         return _v(em, arith.TruncIOp(x, t))
+    wide = em.narrowed.get(x) if NARROWED else None
+    if wide is not None and wide[1] == unsigned and _width(wide[0].type) == wt:
+        return wide[0]  # x was truncated from it, in range: the same value
     return _v(em, arith.ExtUIOp(x, t) if unsigned else arith.ExtSIOp(x, t))
+
+
+def _stored(em: Emitter, x: SSAValue, dest: QuantizedType) -> SSAValue:
+    """`x` (clipped to `dest`'s range) as `dest`'s storage, remembered in `em.narrowed`
+    so that a fused consumer widening it again takes `x` itself."""
+    out = _int_to_int(em, x, False, storage_type(dest))
+    if out is not x:
+        em.narrowed[out] = (x, _unsigned(dest))
+    return out
+
+
+NARROWED = True
+"""Whether widening a value truncated in range takes the wider value (`em.narrowed`);
+False: a truncation and an extension (the code before)."""
 
 
 def _int_to_float(em: Emitter, x: SSAValue, unsigned: bool, t: Attribute) -> SSAValue:
@@ -306,7 +323,7 @@ def _same_scale(em: Emitter, int_fn: IntFn, types: list[Attribute],
                             _c(em, dest.offset.data, wide)))  # type: ignore[attr-defined]
     lo, hi = _int_range(dest)
     r = _v(em, arith.MinSIOp(_v(em, arith.MaxSIOp(r, _c(em, lo, wide))), _c(em, hi, wide)))
-    return _int_to_int(em, r, False, storage_type(dest))
+    return _stored(em, r, dest)  # type: ignore[arg-type]
 
 
 RESCALE16 = True
@@ -772,8 +789,8 @@ def _rescaled8(em: Emitter, q: SSAValue, src: QuantizedType, dest: QuantizedType
         c = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(src), rescale16.i16),
                                 _c(em, o_src, rescale16.i16)))
         y = rescale16.emit(em, c, *form, lo - off, hi - off)
-        n = _v(em, arith.AddiOp(y, _c(em, off, rescale16.i16)))
-        return _int_to_int(em, n, False, storage_type(dest))
+        n = _v(em, arith.AddiOp(y, _c(em, off, rescale16.i16)))  # y in lo - off..hi - off
+        return _stored(em, n, dest)
     centered = _v(em, arith.SubiOp(_int_to_int(em, q, _unsigned(src), i32),
                                    _c(em, o_src, i32)))
     y = _v(em, arith.MulfOp(_int_to_float(em, centered, False, f32), _c(em, factor, f32)))

@@ -18,7 +18,7 @@ epilogue must be idempotent). The sums and the epilogue are `kernels_vnni_packed
 signed activations enter as a ^ 0x80 = a + 128 (xored in the interleaving), taken off in
 the corrections; with a weight offset, the per-pixel activation sums come from one more
 vpdpbusd by ones per 4 channels in the interleaving, whose 16 lanes are already the 16
-pixels' sums."""
+pixels' sums, times -zb there, the accumulators' start (`ZTERM_INIT`)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,12 @@ WIDE_PIXELS = 196
 (14x14: ResNet-50's third stage)."""
 OBLOCK = 6
 """Output channels per pass."""
+ZTERM_INIT = True
+"""With a weight offset: the zb correction -zb * rowsum[p] computed once per pixel (in
+the interleaving, where the sums are) and the accumulators start from it, where each
+output's epilogue took it off again (a load, a subtraction and a vpmulld per 16
+outputs; on 64 -> 256 channels, 64 products each, a large part of the epilogue). The
+same i32 sums in another order, so the same bits. False: the epilogue's (before)."""
 PVEC = 4
 """Vectors of 16 pixels per pass: 6 x 4 = 24 accumulators + 4 interleaved activation
 vectors + 1 broadcast weight of the 32 zmm registers."""
@@ -94,6 +100,15 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     quads = em.scratch(i8, [c4n, pixels * 4])
     sums = em.scratch(i32, [pixels]) if prod.zb else None
 
+    def zterm(total):
+        """-zb * (the 16 pixels' activation sums): the stored bytes' sums by ones, less
+        the xor's 128 per channel."""
+        if not ZTERM_INIT:
+            return total
+        fix = em.value(vector.BroadcastOp(em.const(0 if prod.ua else 128 * c, i32), v32))
+        nzb = em.value(vector.BroadcastOp(em.const(-prod.zb, i32), v32))
+        return em.value(arith.MuliOp(em.value(arith.SubiOp(total, fix)), nzb))
+
     def interleave(ni):
         """quads[c4, 4 p + j] = x[ni, 4 c4 + j, p] (^ 0x80 for signed activations): the
         image once in the order vpdpbusd reads, not again for each block of output
@@ -121,7 +136,7 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
             zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
             (total,) = _carried(em, c4n, [zero], group)
             if sums is not None:
-                em.op(vector.StoreOp(total, sums, [p]))
+                em.op(vector.StoreOp(zterm(total), sums, [p]))
 
         em.loop(0, -(-pixels // LANES), pixel_block)
 
@@ -146,8 +161,11 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
                         for v, a in enumerate(acts)]
             return out
 
-        zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-        accs = _carried(em, c4n, [zero] * (ob_n * pv_), step)
+        if sums is not None and ZTERM_INIT:  # each pixel's -zb * rowsum, once per pixel
+            starts = [em.value(vector.LoadOp(sums, [p], v32)) for p in ps]
+        else:
+            starts = [em.value(vector.BroadcastOp(em.const(0, i32), v32))] * pv_
+        accs = _carried(em, c4n, starts * ob_n, step)
         for r in range(ob_n):
             for v in range(pv_):
                 em.op(vector.StoreOp(accs[r * pv_ + v], tile,
@@ -155,7 +173,7 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
         fix = em.const(0 if prod.ua else 128 * c, i32)
 
         def rowsum(j):
-            if sums is None:
+            if sums is None or ZTERM_INIT:
                 return None
             return em.value(arith.SubiOp(em.load(sums, [em.value(arith.AddiOp(p0, j))]),
                                          fix))
