@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,3 +137,35 @@ def test_threads_flag_is_the_cpu_backends():
     assert r.returncode == 1 and "--threads is an option of the cpu backend" in r.stderr
     r = _tool("glow_mlir.tools.glow_run", MODEL, "--trace", "t.json", "--backend", "interpreter")
     assert r.returncode == 1 and "--trace times the cpu backend's kernels" in r.stderr
+
+
+def test_events_carry_the_operand_shapes():
+    """Each event's `shapes` are its first instruction's operand shapes (destination
+    first): how benchmarks/cpu_layers_vs_onnxruntime.py pairs layers by shape."""
+    model = glow_mlir.compile(MODEL, trace=True)
+    model(_x(model))
+    convs = [e for e in model.trace["traceEvents"] if e["name"].startswith("convolution")]
+    assert convs
+    for e in convs:
+        out, x, w, *_ = e["args"]["shapes"]
+        assert "x".join(map(str, out)) == e["name"].split()[1]
+        assert len(x) == 4 and len(w) >= 2
+
+
+def test_layers_pair_by_shape_not_call_order():
+    """RegNet's projection (1x1/2) runs before its block's main path in ours and after it
+    in onnxruntime's order, with the same input and output shapes as the block's grouped
+    3x3/2: pairs by shapes, then by the filter's size (ours may be a compile-time form)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from cpu_layers_vs_onnxruntime import pair_by_shape
+
+    x, y = [1, 32, 112, 112], [1, 32, 56, 56]
+    ours = [("proj", [], 1.0, [y, x, [32, 32, 1, 1], [32]]),
+            ("f.a", [], 2.0, [[1, 32, 112, 112], x, [32, 32, 1, 1], [32]]),
+            ("f.b", [], 3.0, [y, [1, 32, 112, 112], [2, 144, 16], [32]])]
+    theirs = [("Conv", [[1, 32, 112, 112], [32, 32, 1, 1]], 20.0, [[1, 2, 112, 112, 16]]),
+              ("Conv", [x, [32, 16, 3, 3]], 30.0, [[1, 2, 56, 56, 16]]),
+              ("Conv", [x, [32, 32, 1, 1]], 10.0, [[1, 2, 56, 56, 16]])]
+    pairs = pair_by_shape(ours, theirs)
+    assert [(a[0], b[2]) for a, b in pairs] == [("proj", 10.0), ("f.a", 20.0), ("f.b", 30.0)]
+    assert pair_by_shape(ours, theirs[:2]) is None

@@ -388,7 +388,7 @@ def call_layout(instrs: list[glow_ir.InstrOp], em: Emitter
 def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
     """What a traced call computes, as JSON: its name (the instruction kind, or the kinds
     of a stack, and the destination's shape), the instructions' result names and
-    places."""
+    places, and the first instruction's operand shapes (to pair layers by shape)."""
     import json
 
     kinds = "+".join(i.name.split(".", 1)[1] for i in run) if len(run) > 1 else kind
@@ -396,7 +396,10 @@ def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
     dims = "x".join(str(d) for d in dest.type.get_shape()) or "scalar"  # type: ignore[attr-defined]
     names = [i.operands[0].name_hint or "" for i in run]
     places = [position_text(i) or "" for i in run]
-    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places})
+    shapes = [list(v.type.get_shape()) if hasattr(v.type, "get_shape") else []
+              for v in run[0].operands]
+    return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places,
+                       "shapes": shapes})
 
 
 @functools.cache

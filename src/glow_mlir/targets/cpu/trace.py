@@ -61,6 +61,7 @@ class Tracer:
                     "pid": pid, "tid": tid,
                     "args": {"instructions": what.get("instructions", []),
                              "at": what.get("at", []), "call": i, "run": run,
+                             "shapes": what.get("shapes", []),
                              "threads": self.threads}})
 
     def trace(self) -> dict:
