@@ -221,15 +221,17 @@ def test_transposed_width_from_columns(monkeypatch):
 def test_transposed_width_in_place():
     """Read in place (DIRECT: no fill), the transposed form is chosen for RegNet's 16
     channels per group at 7x7 to 56x56 (stride 1 and 2), 48 at 7x7 to 56x56 and 24 at
-    7x7; not for 4 or 8 per group (ResNeXt's, a vector of channels 2-4x padding) at
-    56x56 or 28x28, nor 24 at 14x14 (32 x 196 against 24 x 208)."""
+    7x7; not for 4 or 8 per group (ResNeXt's and RegNetY-400MF's, a vector of channels
+    2-4x padding) at 7x7 to 56x56, stride 1 or 2, nor 24 at 14x14 (32 x 196 against 24 x
+    208)."""
     assert grouped.DIRECT and grouped.PADDED_FILL
     for og, hw, stride in ((16, 7, 1), (16, 7, 2), (16, 14, 1), (16, 28, 1), (16, 28, 2),
                            (16, 56, 2), (48, 7, 1), (48, 14, 1), (48, 56, 1), (24, 7, 1)):
         wide = grouped.transposed_width(og * 9, og, hw, hw, stride)
         assert wide == grouped.gemm_micro.padded(og), (og, hw)
-    for og, hw in ((4, 56), (8, 28), (8, 56), (8, 7), (24, 14)):
-        assert grouped.transposed_width(og * 9, og, hw, hw) == 0, (og, hw)
+    for og, hw, stride in ((4, 56, 1), (8, 28, 1), (8, 56, 1), (8, 7, 1), (24, 14, 1),
+                           (8, 7, 2), (8, 14, 2), (8, 28, 2)):
+        assert grouped.transposed_width(og * 9, og, hw, hw, stride) == 0, (og, hw, stride)
     assert grouped.direct_cost(16, 7, 7, 64) < grouped.columns_cost(16, 7, 7, 64)
 
 

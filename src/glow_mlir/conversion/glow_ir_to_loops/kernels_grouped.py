@@ -180,8 +180,12 @@ vector) runs near the multiply-adds' rate. Fitted to `benchmarks/cpu_kernels.py
 at 28x28 1.07/1.04 -> 0.89/0.90 (chosen), 4 at 56x56 0.50 -> 1.31 and 8 at 28x28 0.40 ->
 0.73 (not: their channels pad to a whole vector)."""
 COPY_COST = 2
-"""A vector copy's cost in the columns' fill (a load and a store; at stride 2 two loads
-and a shuffle: twice that), against a vector fused multiply-add's."""
+"""A vector copy's cost in the columns' fill (a load and a store), against a vector
+fused multiply-add's; at stride 2 (two loads and a shuffle) STRIDED_COPY times that."""
+STRIDED_COPY = 1.5
+"""Set so that 8 channels per group (one vector, half padding) stays in columns from
+14x14 to 7x7 at stride 2 (RegNetY-400MF's 440 channels: transposed, 101 -> 114 us in one
+in-model run), where 16 per group (no padding) goes transposed."""
 
 
 def direct_cost(og: int, oh: int, ow: int, pixels: int, stride: int = 1) -> float:
@@ -198,7 +202,7 @@ def columns_cost(og: int, oh: int, ow: int, pixels: int, stride: int = 1) -> flo
     bands' padded `pixels`, a broadcast per channel and block of gemm_micro.vectors()
     vectors, and the fill's vector copies (per output row, its vectors)."""
     nv = pixels / gemm_micro.lanes()
-    fill = oh * -(-ow // gemm_micro.lanes()) * COPY_COST * (1 if stride == 1 else 2)
+    fill = oh * -(-ow // gemm_micro.lanes()) * COPY_COST * (1 if stride == 1 else STRIDED_COPY)
     return og * nv + BROADCAST_COST * og * nv / gemm_micro.vectors() + fill
 
 
