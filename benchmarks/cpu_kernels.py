@@ -768,6 +768,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r4_g_7": conv_clip_case(400, 7, 400, 3, 1, 1, 25),
          "r4_g_s2_7": conv_clip_case(400, 14, 400, 3, 2, 1, 25),
          "r4_g_14": conv_clip_case(160, 14, 160, 3, 1, 1, 10),
+         "r4_g_28": conv_clip_case(64, 28, 64, 3, 1, 1, 4),
+         "r4_g_s2_28": conv_clip_case(64, 56, 64, 3, 2, 1, 4),
+         "r4_g_s2_14": conv_clip_case(160, 28, 160, 3, 2, 1, 10),
          "r4_g_s2_56": conv_clip_case(32, 112, 32, 3, 2, 1, 2),
          "r4_pw_112": pw_case(32, 112, 32),
          "r4_ds_56": conv_clip_case(32, 112, 32, 1, 2, 0),
@@ -897,6 +900,12 @@ def main(argv=None) -> None:
     p.add_argument("--no-grouped-transposed", action="store_true",
                    help="grouped filters never transposed at compile time: the columns "
                         "in vectors (kernels_grouped.TRANSPOSED = False)")
+    p.add_argument("--no-grouped-direct", action="store_true",
+                   help="the transposed grouped form reads im2col columns, not the padded "
+                        "rows in place (kernels_grouped.DIRECT = False)")
+    p.add_argument("--grouped-force-transposed", action="store_true",
+                   help="every grouped convolution with a constant filter transposed "
+                        "(experiments: kernels_grouped.transposed_width's rule bypassed)")
     p.add_argument("--no-tail-vectors", action="store_true",
                    help="the grouped fill's row tails copied one by one "
                         "(im2col.TAIL_VECTORS = False)")
@@ -984,6 +993,10 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped
     kernels_grouped.GROUPED = not args.no_grouped
     kernels_grouped.TRANSPOSED = not args.no_grouped_transposed
+    kernels_grouped.DIRECT = not args.no_grouped_direct
+    if args.grouped_force_transposed:
+        kernels_grouped.transposed_width = (
+            lambda k, og, oh, ow, *_: kernels_grouped.gemm_micro.padded(og))
     from glow_mlir.conversion.glow_ir_to_loops import im2col
     im2col.TAIL_VECTORS = not args.no_tail_vectors
     if args.grouped_accumulators:

@@ -201,11 +201,13 @@ def test_transposed_eight_lanes(calls, transposed, monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_transposed_width():
-    """Only where the channels' vectors cost less than the pixels' (broadcasts
-    counted): at 7x7 (49 pixels) 32, 48 or 264 per group, not 16 (one vector: a
-    broadcast per multiply-add), not 24 (32 x 49 > 24 x 64); not whole vectors of pixels
-    (8x8), nor 48 per group at 14x14 (196 pixels to 208), nor 8 per group at 56x56."""
+def test_transposed_width_from_columns(monkeypatch):
+    """With the transposed form reading im2col columns (DIRECT off), only where the
+    channels' vectors cost less than the pixels' (broadcasts counted): at 7x7 (49
+    pixels) 32, 48 or 264 per group, not 16 (one vector: a broadcast per multiply-add),
+    not 24 (32 x 49 > 24 x 64); not whole vectors of pixels (8x8), nor 48 per group at
+    14x14 (196 pixels to 208), nor 8 per group at 56x56."""
+    monkeypatch.setattr(grouped, "DIRECT", False)
     assert grouped.transposed_width(32 * 9, 32, 7, 7) == 32
     assert grouped.transposed_width(48 * 9, 48, 7, 7) == 48
     assert grouped.transposed_width(264 * 9, 264, 7, 7) == 272
@@ -216,8 +218,47 @@ def test_transposed_width():
     assert grouped.transposed_width(8 * 9, 8, 56, 56) == 0
 
 
+def test_transposed_width_in_place():
+    """Read in place (DIRECT: no fill), the transposed form is chosen for RegNet's 16
+    channels per group at 7x7 to 56x56 (stride 1 and 2), 48 at 7x7 to 56x56 and 24 at
+    7x7; not for 4 or 8 per group (ResNeXt's and RegNetY-400MF's, a vector of channels
+    2-4x padding) at 7x7 to 56x56, stride 1 or 2, nor 24 at 14x14 (32 x 196 against 24 x
+    208)."""
+    assert grouped.DIRECT and grouped.PADDED_FILL
+    for og, hw, stride in ((16, 7, 1), (16, 7, 2), (16, 14, 1), (16, 28, 1), (16, 28, 2),
+                           (16, 56, 2), (48, 7, 1), (48, 14, 1), (48, 56, 1), (24, 7, 1)):
+        wide = grouped.transposed_width(og * 9, og, hw, hw, stride)
+        assert wide == grouped.gemm_micro.padded(og), (og, hw)
+    for og, hw, stride in ((4, 56, 1), (8, 28, 1), (8, 56, 1), (8, 7, 1), (24, 14, 1),
+                           (8, 7, 2), (8, 14, 2), (8, 28, 2)):
+        assert grouped.transposed_width(og * 9, og, hw, hw, stride) == 0, (og, hw, stride)
+    assert grouped.direct_cost(16, 7, 7, 64) < grouped.columns_cost(16, 7, 7, 64)
+
+
+def test_in_place_same_bits_as_columns(calls, transposed, monkeypatch):
+    """RegNet's shapes (16 channels per group; 7x7, and 3x3/2 to 7x7 and to 28x28 over
+    several pieces of rows): the transposed form read in place gives the columns' bits,
+    within tolerance of the interpreter."""
+    for c, hw, o, group, strides in ((64, 7, 64, 4, (1, 1)), (32, 14, 32, 2, (2, 2)),
+                                     (32, 56, 32, 2, (2, 2))):
+        model, feeds = conv_model(1, c, hw, hw, o, strides=strides, group=group,
+                                  tail="relu", seed=hw)
+        want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+        monkeypatch.setattr(grouped, "DIRECT", True)
+        got = _run(model, feeds, True, monkeypatch)
+        assert transposed[-1] == 16
+        monkeypatch.setattr(grouped, "DIRECT", False)
+        monkeypatch.setattr(grouped, "TRANSPOSED", False)
+        columns = _run(model, feeds, True, monkeypatch)
+        monkeypatch.setattr(grouped, "TRANSPOSED", True)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        assert np.array_equal(got, columns)
+
+
 def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
-    """24 and 16 channels per group at 7x7 and 32 at 8x8 keep the columns' form."""
+    """With columns (DIRECT off): 24 and 16 channels per group at 7x7 and 32 at 8x8 keep
+    the columns' form."""
+    monkeypatch.setattr(grouped, "DIRECT", False)
     for c, hw in ((48, 7), (32, 7), (64, 8)):
         model, feeds = conv_model(1, c, hw, hw, c, group=2, tail="relu", seed=c)
         want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
@@ -226,8 +267,9 @@ def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
     assert transposed == [] and len(calls) == 3
 
 
-@pytest.mark.parametrize("shape", [(96, 2, 7, (1, 1)), (128, 4, 13, (2, 2))],
-                         ids=["g2", "g4_s2"])
+@pytest.mark.parametrize("shape", [(96, 2, 7, (1, 1)), (128, 4, 13, (2, 2)),
+                                   (64, 4, 14, (1, 1)), (32, 2, 56, (2, 2))],
+                         ids=["g2", "g4_s2", "og16_14", "og16_s2_56"])
 def test_transposed_same_bits_for_any_thread_count(shape, calls, transposed, monkeypatch,
                                                    static_parts):
     c, group, hw, strides = shape
@@ -278,12 +320,14 @@ def test_reference_kernel_reads_transposed_filters():
 def test_partitioner_counts_the_transposed_filters():
     """The graph op's estimate of its filter's bytes (`packed_weights.packed_form`) is the
     transposed form's where the kernel takes it: 264 per group padded to 272 is more
-    than the filter; 24 per group at 7x7 keeps the filter (None)."""
+    than the filter; 24 per group at 7x7 padded to 32 too; 8 per group keeps the filter
+    (None)."""
     from glow_mlir.dialects import glow
     from glow_mlir.frontends.onnx.importer import import_onnx
     from glow_mlir.targets.cpu.packed_weights import packed_form
 
-    for c, form in ((528, ("grouped272", 2 * 264 * 9 * 272 * 4)), (48, None)):
+    for c, form in ((528, ("grouped272", 2 * 264 * 9 * 272 * 4)),
+                    (48, ("grouped32", 2 * 24 * 9 * 32 * 4)), (16, None)):
         model, _ = conv_model(1, c, 7, 7, c, group=2)
         convs = [op for op in import_onnx(model).walk() if isinstance(op, glow.ConvolutionOp)]
         assert len(convs) == 1 and packed_form(convs[0], 1) == form

@@ -171,3 +171,16 @@ def test_threads_flag_is_the_cpu_backends():
     assert r.returncode == 1 and "--threads is an option of the cpu backend" in r.stderr
     r = _tool("glow_mlir.tools.glow_run", MODEL, "--trace", "t.json", "--backend", "interpreter")
     assert r.returncode == 1 and "--trace times the cpu backend's kernels" in r.stderr
+
+
+def test_events_carry_the_operand_shapes():
+    """Each event's `shapes` are its first instruction's operand shapes (destination
+    first): how benchmarks/cpu_layers_vs_onnxruntime.py pairs layers by shape."""
+    model = glow_mlir.compile(MODEL, trace=True)
+    model(_x(model))
+    convs = [e for e in model.trace["traceEvents"] if e["name"].startswith("convolution")]
+    assert convs
+    for e in convs:
+        out, x, w, *_ = e["args"]["shapes"]
+        assert "x".join(map(str, out)) == e["name"].split()[1]
+        assert len(x) == 4 and len(w) >= 2

@@ -410,7 +410,8 @@ def call_layout(instrs: list[glow_ir.InstrOp], em: Emitter
 def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
     """What a traced call computes, as JSON: its name (the instruction kind, or the kinds
     of a stack, and the destination's shape), the instructions' result names, places
-    and the ONNX nodes they come from ("" when unknown: their ops' `NameLoc`)."""
+    and the ONNX nodes they come from ("" when unknown: their ops' `NameLoc`), and the
+    first instruction's operand shapes."""
     import json
 
     from xdsl.dialects.builtin import NameLoc
@@ -421,8 +422,10 @@ def trace_entry(run: list[glow_ir.InstrOp], kind: str) -> str:
     names = [i.operands[0].name_hint or "" for i in run]
     places = [position_text(i) or "" for i in run]
     nodes = [i.location.desc.data if isinstance(i.location, NameLoc) else "" for i in run]
+    shapes = [list(v.type.get_shape()) if hasattr(v.type, "get_shape") else []
+              for v in run[0].operands]
     return json.dumps({"name": f"{kinds} {dims}", "instructions": names, "at": places,
-                       "nodes": nodes})
+                       "nodes": nodes, "shapes": shapes})
 
 
 @functools.cache

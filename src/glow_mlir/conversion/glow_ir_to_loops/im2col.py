@@ -105,7 +105,7 @@ def padded_band_dims(chans: int, height: int, wd: int, kernels, strides, pads, d
     return [chans, rows, pads[1] + wd + pads[3] + 2 * lanes]
 
 
-def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
+def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue | None, xp: SSAValue,
                        ni: SSAValue, c0: SSAValue, chans: int, r0: SSAValue, height: int,
                        kernels, strides, pads, dilation, out_hw, lanes: int) -> None:
     """`im2col_fill`'s columns (col[(icl, kh, kw), (r, ow)]) through a zero-padded copy
@@ -115,7 +115,7 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
     into the next row's place (written after it) and past the last row: col needs
     (height - 1) x ow + ow rounded up to `lanes` columns. The scalar fill tests every
     element for the border: on RegNetX's 48-channel groups at 14x14 it took as long as
-    the products."""
+    the products. `col` None: the padded copy only."""
     n, c, h, wd = image_dims(shape(x), "NCHW")
     oh, ow = out_hw
     kh_n, kw_n = kernels
@@ -177,6 +177,8 @@ def im2col_fill_padded(em: Emitter, x: SSAValue, col: SSAValue, xp: SSAValue,
         em.loop(q_hi, th, zero_row)
 
     em.loop(0, chans, copy_chan)
+    if col is None:  # the padded copy only (kernels_grouped.DIRECT reads it in place)
+        return
     vecs = -(-ow // lanes)
     evens = DenseArrayBase.from_list(i32, list(range(0, 2 * lanes, 2)))
 

@@ -16,7 +16,9 @@ last block of a row is a narrower one (`gemm_micro.block(nvec=...)`). A 7x7 imag
 group's output channels cost less (`transposed_width`: 48 = 3 vectors, no padding), the
 filters are transposed at compile time (`grouped_filter`; per call they cost more than
 they saved, 0.25 ms for RegNetX-3.2GF's 21 groups) and the blocks are pixels x vectors
-of channels (`_transposed_band`).
+of channels (`_transposed_band`), each broadcast read in place from the zero-padded copy
+of the band's rows (`_direct_band`, `DIRECT`: no columns), which also makes it the
+cheaper form for 16 channels per group at 7x7 to 56x56 (`direct_cost`).
 
 Threads: the (group, band) pairs are cut into one range per thread (`parallel_ranges`),
 each thread with its own columns and tile. Each output is one chain of fused
@@ -26,8 +28,8 @@ count.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
@@ -42,6 +44,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     attrs,
     block_loop,
     elem,
+    for_carry,
     iadd,
     shape,
     view,
@@ -77,6 +80,13 @@ TRANSPOSED = True
 """Whether `transposed_width`'s convolutions with a constant filter get it transposed at
 compile time (False: the columns in vectors, as before; `benchmarks/cpu_kernels.py
 --no-grouped-transposed`)."""
+DIRECT = True
+"""Whether the transposed form (`grouped_filter`) reads its broadcasts straight from the
+zero-padded copy of the band's input rows (`im2col_fill_padded` without the columns:
+each pixel's taps at constant offsets from its row, `_direct_band`), not from im2col
+columns (k x pixels written, then read once per vector of channels). Each output is the
+same chain of fused multiply-adds in k order (input channel, then taps) from its bias:
+the same bits as the columns' form."""
 TRANSPOSED_ACCUMULATORS = 24
 """Most accumulators (pixels x vectors of output channels) per block of the transposed
 form: with 16 lanes, each load of the filters feeds that many pixels' broadcasts."""
@@ -122,7 +132,7 @@ def band_rows(k: int, oh: int, ow: int) -> int:
     return min(range(1, most + 1), key=lambda r: (padded_columns(r), -(-oh // r), -r))
 
 
-def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
+def transposed_width(k: int, og: int, oh: int, ow: int, stride: int = 1) -> int:
     """The padded output channels per group of the filters transposed at compile time
     (`grouped_filter`, `targets/cpu/grouped_filters.py`), or 0: when vectors along the
     group's output channels (og rounded up to whole vectors) cost less than vectors
@@ -134,7 +144,16 @@ def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
     g10 (`benchmarks/cpu_kernels.py --cpu-time r4_g_14`, ratio to onnxruntime) 1.03-1.11
     transposed against 0.95-1.00, its 400x7x7 g25 0.91-1.02 against 0.97-0.99; with
     three (RegNetX-3.2GF's 1008x7x7 g21, rx_g_7) 1.13-1.21 against 1.33-1.39, with two
-    (ResNeXt's 1024x7x7 g32, nx_g_7) 1.17-1.21 against 1.23-1.34."""
+    (ResNeXt's 1024x7x7 g32, nx_g_7) 1.17-1.21 against 1.23-1.34.
+
+    That was with the transposed form reading im2col columns. Read in place (`DIRECT`,
+    with PADDED_FILL) it skips the fill, which the columns' form keeps: `direct_cost`
+    against `columns_cost`, `stride` the larger of the two. Measured (`benchmarks/
+    cpu_kernels.py --cpu-time --repeat 7`, ratio to onnxruntime, columns -> in place):
+    RegNetX-400MF's 400x7x7 g25 1.05 -> 0.74-0.77, its 3x3/2 to 7x7 1.27 -> 0.96-1.07,
+    160x14x14 g10 0.98 -> 0.78-0.94, 64x56x56/2 g4 1.22 -> 0.96, 32x112x112/2 g2 1.09 ->
+    1.02-1.06; RegNetX-3.2GF's 432x14x14 g9 1.10 -> 1.05; ResNeXt's 512x28x28/2 g32 0.92
+    -> 0.96 (noise); its 4 and 8 channels per group at 56x56 and 28x28 stay columns."""
     rows = band_rows(k, oh, ow)
     if not TRANSPOSED or rows == 0:
         return 0
@@ -142,10 +161,49 @@ def transposed_width(k: int, og: int, oh: int, ow: int) -> int:
     pixels = (full * gemm_micro.padded(rows * ow)
               + (gemm_micro.padded(last * ow) if last else 0))
     wide = gemm_micro.padded(og)
+    if DIRECT and PADDED_FILL:
+        return wide if direct_cost(og, oh, ow, pixels, stride) < columns_cost(
+            og, oh, ow, pixels, stride) else 0
     nvec, v = min(wide // gemm_micro.lanes(), gemm_micro.vectors()), gemm_micro.vectors()
     transposed = wide * oh * ow * (nvec + 1) * v  # x nvec v: (1 + 1/nvec) per product
     columns = og * pixels * (v + 1) * nvec  # (1 + 1/v)
     return wide if transposed < columns else 0
+
+
+BROADCAST_COST = 0.1
+"""A broadcast load's cost against a vector fused multiply-add's (`direct_cost`,
+`columns_cost`): the loads issue beside the multiply-adds (two a cycle on znver4, one
+512-bit multiply-add), so even a broadcast per multiply-add (16 channels per group, one
+vector) runs near the multiply-adds' rate. Fitted to `benchmarks/cpu_kernels.py
+--cpu-time --repeat 7 --cases r4_g_28,r4_g_14,nx_g_56,nx_g_28 [--grouped-force-transposed]`
+(ratio to onnxruntime, columns -> transposed in place, two runs): 16 channels per group
+at 28x28 1.07/1.04 -> 0.89/0.90 (chosen), 4 at 56x56 0.50 -> 1.31 and 8 at 28x28 0.40 ->
+0.73 (not: their channels pad to a whole vector)."""
+COPY_COST = 2
+"""A vector copy's cost in the columns' fill (a load and a store), against a vector
+fused multiply-add's; at stride 2 (two loads and a shuffle) STRIDED_COPY times that."""
+STRIDED_COPY = 1.5
+"""Set so that 8 channels per group (one vector, half padding) stays in columns from
+14x14 to 7x7 at stride 2 (RegNetY-400MF's 440 channels: transposed, 101 -> 114 us in one
+in-model run), where 16 per group (no padding) goes transposed."""
+
+
+def direct_cost(og: int, oh: int, ow: int, pixels: int, stride: int = 1) -> float:
+    """Vector instructions per step of k of one group in the transposed form read in
+    place (`DIRECT`): a multiply-add per pixel and vector of (padded) channels, a
+    broadcast per pixel and chunk of up to gemm_micro.vectors() of them; no fill."""
+    nv = gemm_micro.padded(og) // gemm_micro.lanes()
+    chunks = -(-nv // gemm_micro.vectors())
+    return nv * oh * ow + BROADCAST_COST * oh * ow * chunks
+
+
+def columns_cost(og: int, oh: int, ow: int, pixels: int, stride: int = 1) -> float:
+    """The same for the columns' form: a multiply-add per channel and vector of the
+    bands' padded `pixels`, a broadcast per channel and block of gemm_micro.vectors()
+    vectors, and the fill's vector copies (per output row, its vectors)."""
+    nv = pixels / gemm_micro.lanes()
+    fill = oh * -(-ow // gemm_micro.lanes()) * COPY_COST * (1 if stride == 1 else STRIDED_COPY)
+    return og * nv + BROADCAST_COST * og * nv / gemm_micro.vectors() + fill
 
 
 def instr_transposed_width(instr) -> int:
@@ -157,7 +215,8 @@ def instr_transposed_width(instr) -> int:
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
-    return transposed_width(c // group * kernels[0] * kernels[1], o // group, oh, ow)
+    return transposed_width(c // group * kernels[0] * kernels[1], o // group, oh, ow,
+                            max(window_attrs(instr)[2]))
 
 
 def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
@@ -184,12 +243,14 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         xp = em.scratch(f32, padded_band_dims(cg, rows, image_dims(shape(x), "NCHW")[3],
                                               kernels, strides, pads, dilation,
                                               gemm_micro.lanes()), private=private)
-    col = em.scratch(f32, [k, width], private=private)
-    tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
     wide = a.int_attr("grouped_filter", 0)
+    direct = bool(wide) and xp is not None and DIRECT
+    col = None if direct else em.scratch(f32, [k, width], private=private)
     if wide:  # the filters as [group, k, wide] (`transposed_width`)
         tile = em.scratch(f32, [_pixel_block(wide // gemm_micro.lanes()),
                                 min(wide, gemm_micro.width())], private=private)
+    else:
+        tile = em.scratch(f32, [gemm_micro.rows(), min(width, PANEL)], private=private)
     B = em.buffer(bias)
     P = view(em, out, [n, o, oh * ow])
     Wf = view(em, w, [group, k, wide] if wide else [o, k])
@@ -199,6 +260,15 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     def band(ni: SSAValue, g: SSAValue, r0: SSAValue, height: int) -> None:
         cols = height * ow
         padded = gemm_micro.padded(cols)
+        if direct:
+            assert xp is not None
+            im2col_fill_padded(em, x, None, xp, ni, em.mul_index(g, cg), cg, r0, height,
+                               kernels, strides, pads, dilation, (oh, ow), lanes)
+            _direct_band(em, g, em.mul_index(g, og), em.mul_index(r0, ow), height, ow, og,
+                         wide, cg, kernels, strides, dilation, xp, Wf, tile, B,
+                         lambda v, oc, at: act.store(v, P, [ni, oc, at]))
+            return
+        assert col is not None
         if xp is None:
             im2col_fill(em, x, col, ni, em.mul_index(g, cg), cg, r0, height, kernels,
                         strides, pads, dilation, (oh, ow))
@@ -276,7 +346,8 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
         nest([])
 
     def thread(ni: SSAValue, s: SSAValue | None, count: int) -> None:
-        clear(col)
+        if col is not None:
+            clear(col)
         if wide:
             clear(tile)
         if xp is not None:
@@ -349,4 +420,91 @@ def _transposed_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, cols:
             pixels(em.index(whole), cols - whole)
 
     for c0 in range(0, wide, step):
+        chunk(c0)
+
+
+def _direct_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, height: int,
+                 ow: int, og: int, wide: int, cg: int, kernels, strides, dilation,
+                 xp: SSAValue, Wf: SSAValue, tile: SSAValue, B: SSAValue, store) -> None:
+    """`_transposed_band`'s outputs (a band of `height` rows from pixel p0) with each
+    broadcast read from the padded rows xp[icl, row x stride + kh, column x stride + kw]
+    (`DIRECT`). Blocks of pixels are whole output rows (up to TRANSPOSED_ACCUMULATORS
+    pixels x vectors of channels) or, for rows longer than that, even pieces of one row:
+    one loop index (the block's first row), every pixel's taps at constant offsets from
+    it. Per block: the tile from the bias, then for each input channel (a loop carrying
+    the accumulators) its taps in order, one vector load of the filters per tap and
+    vector of channels, then the outputs stored back transposed."""
+    lanes, kh_n, kw_n = gemm_micro.lanes(), kernels[0], kernels[1]
+    taps = kh_n * kw_n
+    sh, sw = strides
+    vt = VectorType(f32, [lanes])
+
+    def chunk(c0: int) -> None:
+        span = min(gemm_micro.width(), wide - c0)
+        valid, nvec = min(span, og - c0), span // lanes
+
+        def block(row: SSAValue, pixels: list[tuple[int, int]]) -> None:
+            """Output pixels (row + di, j) for (di, j) in `pixels`."""
+            def init(j: SSAValue) -> None:
+                b = em.load(B, [iadd(em, ob, em.add_index(j, c0))])
+                for r in range(len(pixels)):
+                    em.store(b, tile, [em.index(r), j])
+
+            em.loop(0, valid, init)
+            accs = [em.value(vector.LoadOp(tile, [em.index(r), em.index(v * lanes)], vt))
+                    for r in range(len(pixels)) for v in range(nvec)]
+            top = em.mul_index(row, sh)
+
+            def step(icl: SSAValue, cur: list[SSAValue]) -> list[SSAValue]:
+                cur = list(cur)
+                for t in range(taps):
+                    kh, kw = divmod(t, kw_n)
+                    kk = em.add_index(em.mul_index(icl, taps), t)
+                    ws = [em.value(vector.LoadOp(Wf, [g, kk, em.index(c0 + v * lanes)], vt))
+                          for v in range(nvec)]
+                    for r, (di, j) in enumerate(pixels):
+                        q = em.add_index(top, di * sh + kh * dilation[0])
+                        u = em.index(j * sw + kw * dilation[1])
+                        coef = em.value(vector.BroadcastOp(em.load(xp, [icl, q, u]), vt))
+                        for v in range(nvec):
+                            at = r * nvec + v
+                            cur[at] = em.value(llvm.CallIntrinsicOp(
+                                f"llvm.fma.v{lanes}f32", [coef, ws[v], cur[at]], [vt]))
+                return cur
+
+            out = for_carry(em, 0, cg, accs, step)
+            for r in range(len(pixels)):
+                for v in range(nvec):
+                    em.op(vector.StoreOp(out[r * nvec + v], tile,
+                                         [em.index(r), em.index(v * lanes)]))
+
+            def back(j: SSAValue) -> None:
+                oc = iadd(em, ob, em.add_index(j, c0))
+                base = iadd(em, p0, em.mul_index(row, ow))
+                for r, (di, jj) in enumerate(pixels):
+                    store(em.load(tile, [em.index(r), j]), oc, em.add_index(base, di * ow + jj))
+
+            em.loop(0, valid, back)
+
+        per = _pixel_block(wide // lanes)  # the tile's rows, for every chunk
+        if ow <= per:  # blocks of whole rows, as even as that allows
+            most = per // ow
+            rows = -(-height // -(-height // most))
+            whole = height - height % rows
+            em.loop(0, whole, lambda r0: block(r0, [(di, j) for di in range(rows)
+                                                     for j in range(ow)]), step=rows)
+            if height > whole:
+                block(em.index(whole), [(di, j) for di in range(height - whole)
+                                        for j in range(ow)])
+            return
+        pieces = -(-ow // per)
+        size = -(-ow // pieces)
+
+        def row_blocks(r0: SSAValue) -> None:
+            for j0 in range(0, ow, size):
+                block(r0, [(0, j) for j in range(j0, min(ow, j0 + size))])
+
+        em.loop(0, height, row_blocks)
+
+    for c0 in range(0, wide, gemm_micro.width()):
         chunk(c0)

@@ -83,7 +83,7 @@ class Tracer:
                     "pid": pid, "tid": tid,
                     "args": {"instructions": what.get("instructions", []),
                              "at": what.get("at", []), "nodes": what.get("nodes", []),
-                             "call": i, "run": run,
+                             "call": i, "run": run, "shapes": what.get("shapes", []),
                              "threads": self.threads}})
 
     def trace(self) -> dict:
