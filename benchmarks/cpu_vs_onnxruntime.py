@@ -306,12 +306,10 @@ def _timed(fn, feeds, cpu: list[dict[int, int]] | None = None) -> float:
     return seconds
 
 
-def parallel_regions(compiled) -> int:
-    """`glow_parallel_for` calls per run: each loop marked parallel times the constant
-    trip counts of the loops around it in its kernel function, per call of the kernel (a
-    split's wake-up and join is paid this often, and on a loaded machine each may wait
-    for a descheduled worker)."""
-    from xdsl.dialects import arith, func, scf
+def _regions_per_call(f) -> int:
+    """`glow_parallel_for` calls per call of kernel function f: each loop marked parallel
+    times the constant trip counts of the loops around it."""
+    from xdsl.dialects import arith, scf
 
     from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
 
@@ -319,25 +317,36 @@ def parallel_regions(compiled) -> int:
         op = v.owner
         return op.value.value.data if isinstance(op, arith.ConstantOp) else None
 
-    def regions(f) -> int:
-        total = 0
-        for op in f.walk():
-            if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
-                count, p = 1, op.parent_op()
-                while p is not None and p is not f:
-                    if isinstance(p, scf.ForOp):
-                        lb, ub, step = const(p.lb), const(p.ub), const(p.step)
-                        if None not in (lb, ub, step):
-                            count *= -(-(ub - lb) // step)
-                    p = p.parent_op()
-                total += count
-        return total
+    total = 0
+    for op in f.walk():
+        if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
+            count, p = 1, op.parent_op()
+            while p is not None and p is not f:
+                if isinstance(p, scf.ForOp):
+                    lb, ub, step = const(p.lb), const(p.ub), const(p.step)
+                    if None not in (lb, ub, step):
+                        count *= -(-(ub - lb) // step)
+                p = p.parent_op()
+            total += count
+    return total
+
+
+def kernel_calls(compiled) -> list[tuple[str, int]]:
+    """(kernel function, its parallel regions per call) per kernel call of the entry
+    point, in order (the trace's order; the runtime's `glow_*` calls left out)."""
+    from xdsl.dialects import func
 
     funcs = {f.sym_name.data: f for f in compiled.module.walk() if isinstance(f, func.FuncOp)}
-    per = {name: regions(f) for name, f in funcs.items()}
-    return sum(per[op.callee.root_reference.data]
-               for f in funcs.values() if "glow.activations_size" in f.attributes
-               for op in f.walk() if isinstance(op, func.CallOp))
+    return [(op.callee.root_reference.data, _regions_per_call(funcs[op.callee.root_reference.data]))
+            for f in funcs.values() if "glow.activations_size" in f.attributes
+            for op in f.walk() if isinstance(op, func.CallOp)
+            and not op.callee.root_reference.data.startswith("glow_")]
+
+
+def parallel_regions(compiled) -> int:
+    """`glow_parallel_for` calls per run (a split's wake-up and join is paid this often,
+    and on a loaded machine each may wait for a descheduled worker)."""
+    return sum(regions for _, regions in kernel_calls(compiled))
 
 
 def real_model(spec: str):

@@ -22,46 +22,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
 from glow_mlir.targets.cpu import thread_pool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_vs_onnxruntime import _feeds, real_model  # noqa: E402
-
-
-def _const(v):
-    op = v.owner
-    return op.value.value.data if isinstance(op, arith.ConstantOp) else None
-
-
-def _regions(f) -> int:
-    """`glow_parallel_for` calls per call of kernel function f (as
-    `cpu_vs_onnxruntime.parallel_regions` counts them)."""
-    total = 0
-    for op in f.walk():
-        if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
-            count, p = 1, op.parent_op()
-            while p is not None and p is not f:
-                if isinstance(p, scf.ForOp):
-                    lb, ub, step = _const(p.lb), _const(p.ub), _const(p.step)
-                    if None not in (lb, ub, step):
-                        count *= -(-(ub - lb) // step)
-                p = p.parent_op()
-            total += count
-    return total
-
-
-def kernel_calls(compiled) -> list[tuple[str, int]]:
-    """(kernel function, its parallel regions per call) per kernel call of the entry
-    point, in order (the trace's order)."""
-    funcs = {f.sym_name.data: f for f in compiled.module.walk() if isinstance(f, func.FuncOp)}
-    return [(op.callee.root_reference.data, _regions(funcs[op.callee.root_reference.data]))
-            for f in funcs.values() if "glow.activations_size" in f.attributes
-            for op in f.walk() if isinstance(op, func.CallOp)
-            and not op.callee.root_reference.data.startswith("glow_")]
+from cpu_vs_onnxruntime import _feeds, kernel_calls, real_model  # noqa: E402
 
 
 def _last_run(model) -> list[float]:

@@ -134,9 +134,9 @@ plain:
 timed:
   ; measuring aid (`profile_regions`): this thread's CPU ns on the part, added to
   ; prof[region * MAX + w], the region being the run's parallel_for call number
-  %t0 = call i64 @glow_thread_cpu_ns()
+  %t0 = call i64 @glow_cpu_clock_ns(i32 3)
   call void %fn(ptr %ctx, i64 %s0, i64 %e0, i64 %w)
-  %t1 = call i64 @glow_thread_cpu_ns()
+  %t1 = call i64 @glow_cpu_clock_ns(i32 3)
   %dt = sub i64 %t1, %t0
   %region = load atomic i64, ptr @glow_pool_region acquire, align 8
   %cap = load i64, ptr @glow_pool_prof_regions
@@ -150,17 +150,6 @@ add:
   br label %plain_out
 plain_out:
   ret void
-}
-
-define internal i64 @glow_thread_cpu_ns() {
-  %ts = alloca { i64, i64 }, align 8
-  %r = call i32 @clock_gettime(i32 3, ptr %ts)
-  %s = load i64, ptr %ts
-  %np = getelementptr inbounds { i64, i64 }, ptr %ts, i32 0, i32 1
-  %ns = load i64, ptr %np
-  %s9 = mul i64 %s, 1000000000
-  %t = add i64 %s9, %ns
-  ret i64 %t
 }
 
 ; With the mutex held: run the parts of the current job not claimed yet, as worker `w`,
