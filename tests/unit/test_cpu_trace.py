@@ -184,3 +184,23 @@ def test_events_carry_the_operand_shapes():
         out, x, w, *_ = e["args"]["shapes"]
         assert "x".join(map(str, out)) == e["name"].split()[1]
         assert len(x) == 4 and len(w) >= 2
+
+
+def test_int8_events_keep_their_onnx_nodes():
+    """quantize-graph puts each quantized op (and its dequantize) where its float op was,
+    so an int8 model's events name their ONNX nodes as a float model's do (they were all
+    '' but the float ops', and cpu_layers_vs_onnxruntime.py could pair by shape only)."""
+    rng = np.random.default_rng(0)
+    batches = [{"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}
+               for _ in range(2)]
+    profile = glow_mlir.profile(MODEL, batches, backend="interpreter")
+    model = glow_mlir.compile(MODEL, trace=True, profile=profile,
+                              quantization=glow_mlir.QuantizationConfig())
+    model(batches[0]["image"])
+    events = check_schema(model.trace)
+    nodes = {e["name"].split()[0]: e["args"]["nodes"] for e in events}
+    convs = [e["args"]["nodes"] for e in events if e["name"].startswith("convolution")]
+    assert convs == [["conv1"], ["conv2"], ["conv3"]]
+    assert nodes["fully_connected"] == ["fc1"]
+    assert all(n for e in events if not e["name"].startswith("quantize")
+               for n in e["args"]["nodes"]), [(e["name"], e["args"]["nodes"]) for e in events]

@@ -350,6 +350,7 @@ class _Quantizer:
         fc = glow.FullyConnectedOp.make([op.lhs, op.rhs, bias], op.result.type)
         Rewriter.insert_op(fc, InsertPoint.before(op))
         fc.results[0].name_hint = op.results[0].name_hint
+        fc.location = op.location
         self.names[fc.results[0]] = self.names.get(op.results[0], ("", 0))
         op.results[0].replace_all_uses_with(fc.results[0])
         op.detach()
@@ -519,7 +520,9 @@ class _Quantizer:
         """`new` (quantized) in place of `op`, its result dequantized for float users."""
         Rewriter.insert_op(new, InsertPoint.before(op))
         new.results[0].name_hint = op.results[0].name_hint
+        new.location = op.location  # its ONNX node (NameLoc): the trace's args.nodes
         dq = glow.DequantizeOp.make([new.results[0]], op.results[0].type)
+        dq.location = op.location
         Rewriter.insert_op(dq, InsertPoint.before(op))
         self.source[dq.results[0]] = new.results[0]
         self.original[dq.results[0]] = self.original.get(op.results[0], op.results[0])
@@ -558,6 +561,7 @@ class _Quantizer:
                                         attributes=dict(producer.attributes),
                                         properties=dict(producer.properties))
             new.results[0].name_hint = producer.results[0].name_hint
+            new.location = producer.location
             Rewriter.insert_op(new, InsertPoint.before(producer))
             op.results[0].replace_all_uses_with(new.results[0])
             op.detach()
