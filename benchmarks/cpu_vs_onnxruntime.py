@@ -351,8 +351,10 @@ def parallel_regions(compiled) -> int:
 
 def real_model(spec: str):
     """`name` or `name:key=value,...` of `benchmarks/real_models.py`, as a ModelProto;
-    `name:small` is its small configuration (`real_models.SMALL`, the test tier's)."""
-    from real_models import corpus, make_spec
+    `name:small` is its small configuration (`real_models.SMALL`, the test tier's).
+    Without PyTorch, or for a name not in the corpus, the script ends with the message
+    (exit status 1), not a traceback."""
+    from real_models import MissingTorch, corpus, make_spec
 
     name, _, config = spec.partition(":")
     kw: dict = {}
@@ -362,7 +364,15 @@ def real_model(spec: str):
             kw["small"] = True
         else:
             kw[key] = int(value) if value.isdigit() else value
-    (_, proto, _), = corpus([make_spec(name, **kw)])
+    try:
+        spec_ = make_spec(name, **kw)
+        (_, proto, _), = corpus([spec_])
+    except MissingTorch as e:  # its message has the install hint
+        raise SystemExit(f"error: {e}") from None
+    except KeyError as e:  # make_spec's: not in the corpus
+        if not str(e).strip("'\"").endswith("(see --list)"):
+            raise
+        raise SystemExit(f"error: {e.args[0]}") from None
     return proto
 
 

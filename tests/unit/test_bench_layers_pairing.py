@@ -90,3 +90,31 @@ def test_real_runs_pair_each_convolution_with_its_own_node():
     assert sorted(map(sorted, ours_convs)) == [["ca"], ["cb"]]
     assert ours_convs == their_convs
     assert np.isfinite([k[2] for k in a]).all()
+
+
+def test_real_model_errors_end_with_a_message(monkeypatch):
+    """A real model name without PyTorch, or one not in the corpus, ends the benchmark
+    scripts that take one (cpu_layers_vs_onnxruntime, pool_regions, ...) with the message
+    and exit status 1, not a traceback."""
+    import pytest
+
+    _bench()  # cpu_vs_onnxruntime and real_models importable from here on
+    sys.path.insert(0, str(BENCH))
+    try:
+        cvo = importlib.import_module("cpu_vs_onnxruntime")
+        real_models = importlib.import_module("real_models")
+    finally:
+        sys.path.remove(str(BENCH))
+
+    def no_torch(name, **kw):
+        raise real_models.MissingTorch("No module named 'torch'\n\npip install torch")
+
+    def unknown(name, **kw):
+        raise KeyError(f"{name!r} is not in the corpus (see --list)")
+
+    for fake, message in ((no_torch, "error: No module named 'torch'"),
+                          (unknown, "error: 'nosuch' is not in the corpus (see --list)")):
+        monkeypatch.setattr(real_models, "make_spec", fake)
+        with pytest.raises(SystemExit) as e:
+            cvo.real_model("nosuch")
+        assert str(e.value.code).startswith(message)
