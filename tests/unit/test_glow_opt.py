@@ -425,6 +425,8 @@ def test_mlir_opt_pipeline_spelling(spec, want):
     ("builtin.module(cse)builtin.module(dce)", "unexpected text after the anchor's ')'"),
     ("cse)", "a ')' that closes nothing"),
     ("builtin.module(func.func(cse))", "the anchor 'func.func(...)' is not supported"),
+    ("cse,", "the ',' at column 4 has no pass after it"),
+    ("builtin.module(cse, )", "the ',' at column 19 has no pass after it"),
 ])
 def test_a_malformed_pipeline_says_what_is_wrong(spec, message):
     """These said 'the anchor builtin.module(...) is not supported', contradicting the

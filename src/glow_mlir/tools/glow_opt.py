@@ -125,13 +125,14 @@ def strip_module_anchor(spec: str) -> str:
         return UserError(f"invalid pass pipeline '{original}': {what}")
 
     found = _ANCHOR.match(spec)
+    offset = 0  # where `spec` starts in `original`
     if found and found.group(1) == "builtin.module":
         close = _closing_paren(spec, found.end() - 1)
         if close is None:
             raise bad(f"the '(' at column {found.end()} is never closed")
         if spec[close + 1:].strip():
             raise bad(f"unexpected text after the anchor's ')' at column {close + 2}")
-        spec = spec[found.end():close]
+        spec, offset = spec[found.end():close], found.end()
     depth, pieces, start = 0, [], 0
     for i, c in enumerate(spec):
         depth += (c == "{") - (c == "}")
@@ -146,6 +147,8 @@ def strip_module_anchor(spec: str) -> str:
         if c == ",":
             pieces.append(spec[start:i].strip())
             start = i + 1
+    if pieces and not spec[start:].strip():  # xDSL's parser takes a trailing ',' silently
+        raise bad(f"the ',' at column {offset + start} has no pass after it")
     return ",".join([*pieces, spec[start:].strip()])
 
 

@@ -354,7 +354,8 @@ def run(args: argparse.Namespace) -> int:
         model.write_trace(args.trace)
         # a specializing model's trace is its last run's function's (`model.last`)
         whose = " (the last run's function)" if isinstance(model, SpecializingModel) else ""
-        print(f"trace: {len(model.trace['traceEvents'])} kernel calls in {args.trace}{whose}")
+        calls = len(model.trace["traceEvents"])
+        print(f"trace: {calls} kernel call{'' if calls == 1 else 's'} in {args.trace}{whose}")
     if not args.compare_onnxruntime:
         return 0
     expected = run_onnxruntime(args.model, dict(zip(model.input_names, arrays)))
