@@ -49,7 +49,8 @@ def test_specialize_writes_the_trace_of_the_last_runs_function(tmp_path, capsys,
                                 "--runs", "2", "--no-cache", "--trace", tmp_path / "t.json")
     assert code == 0, err
     events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
-    assert events and f"trace: {len(events)} kernel call{'' if len(events) == 1 else 's'} in " in out
+    plural = "" if len(events) == 1 else "s"
+    assert events and f"trace: {len(events)} kernel call{plural} in " in out
     assert "(the last run's function)" in out
 
 
