@@ -473,18 +473,22 @@ def resize_case(c, hw, scale):
     return case
 
 
-def fused_matmul_case(n, k, m):
-    """BERT's linear layer: mat_mul + bias (the bias broadcast to the product's shape, as
-    the graph folds it; onnxruntime: MatMul + Add of a [m] initializer)."""
+def fused_matmul_case(n, k, m, lead=None):
+    """BERT's linear layer: MatMul of a [1, n, k] input + Add of a [m] initializer (the
+    graph folds both into a fully_connected; onnxruntime fuses them too). `lead`: the
+    input's leading dims instead of [1, n] (ConvNeXt's pointwise MLP on [1, H, W, C])."""
     def case():
         from onnx import helper
 
-        a, w, bias = rand(1, n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
+        dims = list(lead or [1, n])
+        rows = int(np.prod(dims))
+        a, w, bias = rand(*dims, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
         nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
                  helper.make_node("Add", ["p", "c_bias"], ["out"])]
-        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [1, n, m])
-        return (f"mat_mul 1x{n}x{k} @ {k}x{m} + bias", model, feeds,
-                ort_model_runner(model, feeds), 2 * n * k * m)
+        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [*dims, m])
+        shape = "x".join(map(str, [*dims, k]))
+        return (f"mat_mul {shape} @ {k}x{m} + bias", model, feeds,
+                ort_model_runner(model, feeds), 2 * rows * k * m)
     return case
 
 
@@ -858,6 +862,10 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
          "fused_bert_ffn2": fused_matmul_case(128, 3072, 768),
          "fused_bert_scores": fused_scores_case(12, 128, 64, 128),
+         # ConvNeXt-T's pointwise MLP at 56x56 (96 -> 384 -> 96) and 7x7 (768 -> 3072 -> 768)
+         "fused_convnext_pw1": fused_matmul_case(0, 96, 384, lead=[1, 56, 56]),
+         "fused_convnext_pw2": fused_matmul_case(0, 384, 96, lead=[1, 56, 56]),
+         "fused_convnext_pw2_7": fused_matmul_case(0, 3072, 768, lead=[1, 7, 7]),
          # the context product's shape (probabilities @ V), with the same epilogue
          "fused_bert_av": fused_scores_case(12, 128, 128, 64)}
 

@@ -135,9 +135,10 @@ def test_convolution_bias_and_activations(act, fuse):
 
 def test_bert_linear_bias_gelu(fuse):
     """BERT's linear layer: MatMul of a 3-D input (a mat_mul on a 2-D view of it), the
-    bias added to a view of the product, then the GELU's erf chain: the bias add is
-    fused (through the views); GELU's x * 0.5 * (1 + erf(x / sqrt 2)) reads the biased
-    value twice, not a chain, but the cpu makes it one gelu (`fuse_gelu`), which is."""
+    bias added to a view of the product, then the GELU's erf chain: the bias goes into
+    a fully_connected (`fold-matmul-add` through the reshapes) and the gelu is fused
+    through the view; GELU's x * 0.5 * (1 + erf(x / sqrt 2)) reads the biased value
+    twice, not a chain, but the cpu makes it one gelu (`fuse_gelu`), which is."""
     nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
              helper.make_node("Add", ["mm", "bias"], ["y"]),
              helper.make_node("Div", ["y", "sq2"], ["d"]),
@@ -149,7 +150,34 @@ def test_bert_linear_bias_gelu(fuse):
              "sq2": np.array(np.sqrt(2), np.float32), "one": np.array(1, np.float32),
              "half": np.array(0.5, np.float32)}
     model = make_model(nodes, {"x": (1, 6, 24)}, ["out"], inits)
-    _compare(model, {"x": rand(1, 6, 24, seed=3)}, "mat_mul_add_gelu" if fuse else None)
+    _compare(model, {"x": rand(1, 6, 24, seed=3)}, "fully_connected_gelu" if fuse else None)
+
+
+@pytest.mark.parametrize("lead", [(1, 5, 7), (2, 3, 4, 5)])
+def test_linear_on_nhwc_is_one_fully_connected(lead, fuse):
+    """ConvNeXt's pointwise MLP on [N, H, W, C] (and a rank-3 [B, T, C] one): MatMul by a
+    2-D weight, Add of a [M] bias, an activation, MatMul, Add: two fully_connected kernels with
+    the bias inside (no broadcast, no element_add), the interpreter's and onnxruntime's
+    numbers, bit for bit on 1, 2 and 3 threads."""
+    from onnx_testing import run_onnxruntime
+
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
+             helper.make_node("Add", ["m1", "b1"], ["y1"]),
+             helper.make_node("Relu", ["y1"], ["g"]),
+             helper.make_node("MatMul", ["g", "w2"], ["m2"]),
+             helper.make_node("Add", ["b2", "m2"], ["y"])]
+    inits = {"w1": rand(40, 96, seed=1) * 0.2, "b1": rand(96, seed=2),
+             "w2": rand(96, 40, seed=3) * 0.2, "b2": rand(40, seed=4)}
+    model = make_model(nodes, {"x": (*lead, 40)}, ["y"], inits)
+    feeds = {"x": rand(*lead, 40, seed=5)}
+    names = _compare(model, feeds, "fully_connected_relu" if fuse else None)
+    assert not any(n.split("_")[0] in ("broadcast", "element", "mat", "batched")
+                   for n in names), names
+    want = run_onnxruntime(model, feeds)[0]
+    runs = [glow_mlir.compile(model, "cpu", num_threads=t, cache=False).run(feeds)[0]
+            for t in (1, 2, 3)]
+    np.testing.assert_allclose(runs[0], want, rtol=1e-5, atol=2e-5)
+    assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes()
 
 
 def test_fully_connected_residual_and_tanh(fuse):

@@ -33,8 +33,9 @@ def _w(*shape, seed=0, dtype=np.float32):
 
 def linear_gelu():
     """37 rows (9 blocks of 4 and 1), k 800 (blocks of 384, 384, 32: the pack), 340
-    columns (a panel of 256, then 64 in the micro-kernel and 20 in the scalar loops),
-    bias and an erf in the epilogue."""
+    columns (a panel of 256, then 64 in the micro-kernel and 20 in a narrower block of
+    2 vectors, the last lanes reading the panels' zero padding), bias and an erf in the
+    epilogue."""
     return _model([helper.make_node("MatMul", ["x", "w"], ["p"]),
                    helper.make_node("Add", ["p", "b"], ["q"]),
                    helper.make_node("Erf", ["q"], ["y"])],
@@ -44,9 +45,20 @@ def linear_gelu():
 
 def input_weights():
     """linear_gelu's product with the weights an input: not packed at compile time
-    (`targets/cpu/gemm_panels.py`), so k 800 in blocks of KC takes the per-call pack."""
+    (`targets/cpu/gemm_panels.py`), so k 800 in blocks of KC takes the per-call pack;
+    the last 20 columns are a block of 1 vector read from B and 4 scalar columns."""
     return _model([helper.make_node("MatMul", ["x", "w"], ["y"])],
                   [("x", [37, 800]), ("w", [800, 340])], [])
+
+
+def nhwc_96():
+    """ConvNeXt's second pointwise layer in small: [1, 5, 7, 72] @ [72, 96] + bias (one
+    fully_connected), 96 columns = a block of 4 vectors and one of 2 (`vector_columns`),
+    35 rows (8 blocks of 4 and 3)."""
+    return _model([helper.make_node("MatMul", ["x", "w"], ["p"]),
+                   helper.make_node("Add", ["p", "b"], ["y"])],
+                  [("x", [1, 5, 7, 72])], [("w", _w(72, 96, seed=3) * 0.1),
+                                           ("b", _w(96, seed=4))])
 
 
 def attention():
@@ -62,7 +74,7 @@ def f64_matmul():
 
 
 MODELS = {"linear_gelu": linear_gelu, "attention": attention,
-          "input_weights": input_weights}
+          "input_weights": input_weights, "nhwc_96": nhwc_96}
 
 
 def _inputs(model, seed=0):

@@ -443,7 +443,7 @@ def test_expansion_and_depthwise_share_one_region(c, o, hw, monkeypatch):
 
 def test_column_split_weighs_the_scalar_columns(monkeypatch):
     """A one-row product splits its columns so that the part holding the columns past the
-    micro-kernel's last whole block (scalar loops, SCALAR_COLUMN_COST each) costs no more
+    micro-kernel's last whole vector (scalar loops, SCALAR_COLUMN_COST each) costs no more
     than the others (`parallel.balanced_size`); the same bits whatever the split."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_matmul, parallel
 
@@ -455,8 +455,11 @@ def test_column_split_weighs_the_scalar_columns(monkeypatch):
             assert per % 64 == 0 and 2 <= -(-1000 // per) <= groups
     assert kernels_matmul.tail_cost(1024, True) == 1.0
     assert kernels_matmul.tail_cost(1000, False) == 1.0
-    if gemm_micro.width() == 64:
-        assert kernels_matmul.tail_cost(1000, True) == kernels_matmul.SCALAR_COLUMN_COST
+    if gemm_micro.width() == 64:  # 40 left: 2 vectors and 8 scalar columns; all vectors
+        # with the weights in zero-padded panels (`kernels_matmul.vector_columns`)
+        cost = kernels_matmul.SCALAR_COLUMN_COST
+        assert kernels_matmul.tail_cost(1000, True) == (32 + 8 * cost) / 40
+        assert kernels_matmul.tail_cost(1000, True, panels=64) == 1.0
     proto = one_row_fc()
     x = np.random.default_rng(4).standard_normal((1, 1280)).astype(np.float32)
     want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]

@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.pass_runner import run_pipeline
@@ -116,8 +117,73 @@ def test_folds_a_linear_on_3d_input(bias):
     rng = np.random.default_rng(1)
     inputs = [rng.uniform(-1, 1, s).astype(np.float32)
               for s in ((2, 3, 5), (5, 4), (4,), (1, 1, 4), (3,))]
-    after = assert_pass_preserves_numbers(module, inputs,
-                                          "fold-matmul-add{through-reshape=true}")
+    after = assert_pass_preserves_numbers(module, inputs, "fold-matmul-add")
     ops = Counter(op.name for op in after.walk() if op.name.startswith("glow."))
     assert ops["glow.fully_connected"] == (bias != "row_bias")
     assert ops["glow.mat_mul"] == (bias == "row_bias")
+    off = assert_pass_preserves_numbers(module, inputs,
+                                        "fold-matmul-add{through-reshape=false}")
+    assert not any(op.name == "glow.fully_connected" for op in off.walk())
+
+
+def _tensor(dims) -> str:
+    return f"tensor<{'x'.join(map(str, dims))}xf32>"
+
+
+# bias forms over a [..., M] product: (fold expected, builder of the bias's text)
+LEADING_BIASES = ("vector", "ones_then_m", "equal_rows", "along_a_leading_dim", "full")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 4), min_size=2, max_size=3), st.integers(1, 6),
+       st.integers(1, 6), st.sampled_from(LEADING_BIASES), st.booleans(),
+       st.integers(0, 2**31 - 1))
+def test_linear_on_any_rank_keeps_numbers(lead, k, m, bias, left, seed):
+    """A linear layer on a rank-3 or rank-4 input (reshape -> mat_mul -> reshape, as the
+    ONNX importer makes it) plus a bias: folded into a reshaped fully_connected exactly
+    when the bias is per column ([M] or [1, .., 1, M] broadcast onto the last dim, or a
+    constant whose rows are equal), with the same numbers either way."""
+    rng = np.random.default_rng(seed)
+    if bias == "along_a_leading_dim":
+        lead = [max(lead[0], 2), *lead[1:]]  # a dim of 1 would be per column after all
+    out = [*lead, m]
+    rows = int(np.prod(lead))
+    axis = len(lead)
+    inputs = [rng.uniform(-1, 1, [*lead, k]).astype(np.float32),
+              rng.uniform(-1, 1, (k, m)).astype(np.float32)]
+    if bias == "vector":
+        src, shape = f"{_tensor([m])}", [m]
+        body = f"%bb = glow.broadcast %b {{axis = {axis} : i64}} : {src} -> {_tensor(out)}"
+    elif bias == "ones_then_m":
+        shape = [1] * len(lead) + [m]
+        body = (f"%bb = glow.broadcast %b {{axis = 0 : i64}} : {_tensor(shape)} -> "
+                f"{_tensor(out)}")
+    elif bias == "along_a_leading_dim":  # varies along the first dim: not a column bias
+        shape = [lead[0]]
+        body = (f"%bb = glow.broadcast %b {{axis = 0 : i64}} : {_tensor(shape)} -> "
+                f"{_tensor(out)}")
+    elif bias == "full":
+        shape = out
+        body = ""
+    else:
+        row = rng.uniform(-1, 1, m).astype(np.float32)
+        shape = [m]
+        body = (f"%bb = glow.constant dense<{json.dumps(np.tile(row, (*lead, 1)).tolist())}>"
+                f" : {_tensor(out)}")
+    inputs.append(rng.uniform(-1, 1, shape).astype(np.float32))
+    b = "%b" if bias == "full" else "%bb"
+    operands = f"{b}, %r" if left else f"%r, {b}"
+    text = (f"func.func @f(%x: {_tensor([*lead, k])}, %w: {_tensor([k, m])}, "
+            f"%b: {_tensor(shape)}) -> {_tensor(out)} {{\n"
+            f"  %x2 = glow.reshape %x : {_tensor([*lead, k])} -> {_tensor([rows, k])}\n"
+            f"  %mm = glow.mat_mul %x2, %w : ({_tensor([rows, k])}, {_tensor([k, m])}) -> "
+            f"{_tensor([rows, m])}\n"
+            f"  %r = glow.reshape %mm : {_tensor([rows, m])} -> {_tensor(out)}\n"
+            f"  {body}\n  %y = glow.add {operands} : {_tensor(out)}\n"
+            f"  func.return %y : {_tensor(out)}\n}}")
+    module = parse_module(make_context(), text)
+    after = assert_pass_preserves_numbers(module, inputs, "fold-matmul-add")
+    ops = Counter(op.name for op in after.walk() if op.name.startswith("glow."))
+    per_column = bias in ("vector", "ones_then_m", "equal_rows")
+    assert ops["glow.fully_connected"] == per_column, (bias, lead, ops)
+    assert ops["glow.mat_mul"] == (not per_column)

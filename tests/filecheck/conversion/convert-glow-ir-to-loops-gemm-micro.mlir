@@ -46,15 +46,16 @@ glow_ir.func @packed declare {
 // Weights packed at compile time in panels of 64 columns (`gemm_panels`, the cpu
 // backend's `targets/cpu/gemm_panels.py`): the micro-kernel loads B's vectors from the
 // panels ([ceil(M / 64), K, 64]), through the blocks of k too, and packs nothing (no
-// store into a KC-deep scratch); the 8 leftover columns read the panels as scalars.
+// store into a KC-deep scratch); the 8 leftover columns are one more vector of the last
+// panel, whose lanes past column 136 are its zero padding (`vector_columns`): no scalar
+// load of the panels at all.
 // CHECK-LABEL: func.func private @panels_k0_fully_connected(
 // CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
 // CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<{{[0-9]+}}xf32>
 // CHECK:           vector.load %{{.*}} : memref<3x800x64xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:           llvm.call_intrinsic "llvm.fma.v{{[0-9]+}}f32"
 // CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
-// CHECK:         memref.load %{{.*}} : memref<3x800x64xf32>
-// CHECK-NOT:     memref<{{[0-9]+}}x768x{{[0-9]+}}xf32>
+// CHECK-NOT:     memref.load %{{.*}} : memref<3x800x64xf32>
 // CHECK:         func.return
 glow_ir.func @panels declare {
   glow_ir.weight @x constant input : memref<24x800xf32>
@@ -63,6 +64,29 @@ glow_ir.func @panels declare {
   glow_ir.weight @y mutable output : memref<24x136xf32>
 } program(%x, %w, %b, %y) {
   glow_ir.fully_connected @out %y, @in %x, @in %w, @in %b {gemm_panels = 64 : i64} : memref<24x136xf32>, memref<24x800xf32>, memref<3x800x64xf32>, memref<136xf32>
+} attributes {activations_size = 0 : i64, alignment = 64 : i64}
+
+// -----
+
+// Columns past the whole blocks (108: 64 + 32 + 12 with 16 lanes, 96 + 8 + 4 with 8):
+// the whole vectors left go through a second, narrower block of the micro-kernel (its
+// own k loop over vectors of B, read where B is: an input, not packed), and only the
+// last partial vector's columns through the scalar loops.
+// CHECK-LABEL: func.func private @tail_k0_mat_mul(
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %{{.*}} : memref<8x108xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           scf.yield
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %{{.*}} : memref<8x108xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           scf.yield
+// CHECK:         memref.load %{{.*}} : memref<8x108xf32>
+// CHECK:         func.return
+glow_ir.func @tail declare {
+  glow_ir.weight @x constant input : memref<8x8xf32>
+  glow_ir.weight @w constant input : memref<8x108xf32>
+  glow_ir.weight @y mutable output : memref<8x108xf32>
+} program(%x, %w, %y) {
+  glow_ir.mat_mul @out %y, @in %x, @in %w : memref<8x108xf32>, memref<8x8xf32>, memref<8x108xf32>
 } attributes {activations_size = 0 : i64, alignment = 64 : i64}
 
 // -----

@@ -1,5 +1,5 @@
-// RUN: glow-opt %s --split-input-file --fold-matmul-add=through-reshape=true | FileCheck %s
-// RUN: glow-opt %s --split-input-file --fold-matmul-add | FileCheck %s --check-prefix=DEFAULT
+// RUN: glow-opt %s --split-input-file --fold-matmul-add | FileCheck %s
+// RUN: glow-opt %s --split-input-file --fold-matmul-add=through-reshape=false | FileCheck %s --check-prefix=OFF
 
 // batched_add of any [M] slice, constant or not.
 // CHECK-LABEL:  func.func @batched_add
@@ -141,4 +141,47 @@ func.func @reshaped_not_a_linear(%x: tensor<6x3xf32>, %w: tensor<3x4xf32>, %v: t
   %10 = glow.reshape %9 : tensor<6x4xf32> -> tensor<2x3x4xf32>
   %11 = glow.add %10, %k : tensor<2x3x4xf32>
   func.return %2, %5, %4, %8, %11 : tensor<2x12xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// A linear layer on [N, H, W, C] (ConvNeXt's pointwise MLP: ONNX MatMul of a 4-D input
+// by a 2-D weight, then Add of a [M] bias): the same fold, the reshape back to 4-D.
+// OFF-LABEL:  func.func @rank4_linear
+// OFF-NOT:      glow.fully_connected
+// CHECK-LABEL:  func.func @rank4_linear
+// CHECK-NEXT:     %[[X:.*]] = glow.reshape %x : tensor<1x2x3x5xf32> -> tensor<6x5xf32>
+// CHECK-NEXT:     %[[F:.*]] = glow.fully_connected %[[X]], %w, %b : (tensor<6x5xf32>, tensor<5x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+// CHECK-NEXT:     %[[R:.*]] = glow.reshape %[[F]] : tensor<6x4xf32> -> tensor<1x2x3x4xf32>
+// CHECK-NEXT:     func.return %[[R]]
+func.func @rank4_linear(%x: tensor<1x2x3x5xf32>, %w: tensor<5x4xf32>, %b: tensor<4xf32>) -> tensor<1x2x3x4xf32> {
+  %0 = glow.reshape %x : tensor<1x2x3x5xf32> -> tensor<6x5xf32>
+  %1 = glow.mat_mul %0, %w : (tensor<6x5xf32>, tensor<5x4xf32>) -> tensor<6x4xf32>
+  %2 = glow.reshape %1 : tensor<6x4xf32> -> tensor<1x2x3x4xf32>
+  %bb = glow.broadcast %b {axis = 3 : i64} : tensor<4xf32> -> tensor<1x2x3x4xf32>
+  %3 = glow.add %2, %bb : tensor<1x2x3x4xf32>
+  func.return %3 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// Must not fire: a batched product (batch_mat_mul: its right side is not one 2-D
+// weight) plus a [M] bias; a 4-D linear plus a bias broadcast along H ([2] at axis 1)
+// or plus a [1, 1, 3, 4] bias that varies along W.
+// CHECK-LABEL:  func.func @rank4_not_a_linear
+// CHECK-NOT:      glow.fully_connected
+// CHECK:          func.return
+func.func @rank4_not_a_linear(%a: tensor<2x3x5xf32>, %v: tensor<2x5x4xf32>, %x: tensor<6x5xf32>, %w: tensor<5x4xf32>, %b: tensor<4xf32>, %h: tensor<2xf32>, %c: tensor<1x1x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) {
+  %0 = glow.batch_mat_mul %a, %v : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+  %bb = glow.broadcast %b {axis = 2 : i64} : tensor<4xf32> -> tensor<2x3x4xf32>
+  %1 = glow.add %0, %bb : tensor<2x3x4xf32>
+  %2 = glow.mat_mul %x, %w : (tensor<6x5xf32>, tensor<5x4xf32>) -> tensor<6x4xf32>
+  %3 = glow.reshape %2 : tensor<6x4xf32> -> tensor<1x2x3x4xf32>
+  %hb = glow.broadcast %h {axis = 1 : i64} : tensor<2xf32> -> tensor<1x2x3x4xf32>
+  %4 = glow.add %3, %hb : tensor<1x2x3x4xf32>
+  %5 = glow.mat_mul %x, %w : (tensor<6x5xf32>, tensor<5x4xf32>) -> tensor<6x4xf32>
+  %6 = glow.reshape %5 : tensor<6x4xf32> -> tensor<1x2x3x4xf32>
+  %cb = glow.broadcast %c {axis = 0 : i64} : tensor<1x1x3x4xf32> -> tensor<1x2x3x4xf32>
+  %7 = glow.add %6, %cb : tensor<1x2x3x4xf32>
+  func.return %1, %4, %7 : tensor<2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>
 }

@@ -19,8 +19,8 @@ ratios to onnxruntime in one run) the per-call pack gave 1.05, 1.07, 1.00, the p
 
 Each element of C is still one chain of fused multiply-adds in k order from its
 initial value (the tile's), the same as the scalar loops' contracted ones: the columns
-this kernel leaves (the last width % (VECTORS x lanes)) and any split over threads give
-the same bits.
+this kernel leaves (those past the last whole vector: `kernels_matmul.vector_columns`)
+and any split over threads give the same bits.
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ kernels_qdense.py.
 
 fully_connected, mat_mul and batch_mat_mul in f32 (`gemm(..., micro=True)`) replace the
 k loop over the tile by a register-blocked micro-kernel (`gemm_micro.py`: blocks of
-gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k; the columns left
-over go through the loops above), with its own KC and TILE; the convolutions
+gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k, then one narrower
+block of the whole vectors left, `vector_columns`; the columns left over go through the
+loops above), with its own KC and TILE; the convolutions
 (kernels_conv.py, kernels_winograd.py) keep the loops. Constant weights come packed in
 the micro-kernel's panels (`gemm_panels` = nr: `targets/cpu/gemm_panels.py` at compile
 time, `weights_access` here); any other B is packed in strips by the first block of rows
@@ -96,7 +97,8 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
     element's sum, and its epilogue, is the serial one either way. `micro` (the caller's
     B rows are contiguous along m, and `tile` has `micro_rows()` rows): f32 blocks of C
     go through the register-blocked micro-kernel (`gemm_micro`), blocks of
-    `gemm_micro.rows()` rows, the columns it leaves through the scalar loops. `panels`
+    `gemm_micro.rows()` rows, the columns it leaves (`vector_columns`) through the scalar
+    loops. `panels`
     = nr: `b` reads B packed at compile time in panels of nr columns (`panel_access`),
     which the micro-kernel reads as they are (no per-call pack) when its width divides
     nr; the sums are the same either way."""
@@ -126,7 +128,7 @@ def gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int,
         if start is None:
             if n_rows < 2 * rows_per:
                 parallel_ranges(em, m_cols, COLUMN_GRANULE, work, columns,
-                                tail_cost(m_cols, micro))
+                                tail_cost(m_cols, micro, panels))
             else:
                 _gemm(em, n_rows, k_dim, m_cols, c, a, b, init, finish, tile, micro, panels)
             return
@@ -151,18 +153,35 @@ scalar loops) takes than one in it: what the column split over threads weighs th
 ResNet's and every 1000-class head: 15 whole blocks of 64 columns and 40 scalar ones;
 each part's CPU time on two threads, AVX-512, the pool's workers sleeping between
 regions): one thread 93 us against 65 us for 960 columns (the 40 took 28 us, ~9x a
-micro-kernel column's); split equally, 512 columns took 37 us and 448 + the 40 took 60."""
+micro-kernel column's); split equally, 512 columns took 37 us and 448 + the 40 took 60.
+Measured before `vector_columns`: such a layer's 40 now take 3 vectors of the panels."""
 
 
-def tail_cost(m_cols: int, micro: bool) -> float:
+def tail_cost(m_cols: int, micro: bool, panels: int = 0) -> float:
     """The cost of a column of the column split's last partial granule against a whole
-    granule's (`parallel.group_size`): the micro-kernel takes its whole blocks, the scalar
-    loops the rest at SCALAR_COLUMN_COST."""
+    granule's (`parallel.group_size`): the micro-kernel takes its vectors
+    (`vector_columns`), the scalar loops the rest at SCALAR_COLUMN_COST."""
     rest = m_cols % COLUMN_GRANULE
     if not micro or not rest:
         return 1.0
-    scalar = rest % gemm_micro.width()
+    scalar = rest - min(rest, vector_columns(rest, micro, panels))
     return (rest - scalar + scalar * SCALAR_COLUMN_COST) / rest
+
+
+def vector_columns(width: int, micro: bool, panels: int) -> int:
+    """Where the micro-kernel's columns of a row of `width` end: after its whole blocks,
+    the whole vectors left go through one narrower block (ConvNeXt's 96 outputs: a
+    block of 4 vectors and one of 2, where the scalar loops took the last 32 columns at
+    ~9x a vector column's time, SCALAR_COLUMN_COST); with B packed in panels
+    (`panels`: each panel zero-padded to its full width) the last partial vector too,
+    its lanes past `width` summing zeros into the tile's spare columns (never stored).
+    0 without the micro-kernel. `benchmarks/cpu_kernels.py --cpu-time --repeat 15 --cases
+    fused_convnext_pw2,r18_classifier` (ratios to onnxruntime, one run each, two runs):
+    3136x384 @ 384x96 2.40-3.43 -> 0.94-1.01, 1x512 @ 512x1000 0.90 -> 0.68-0.71."""
+    if not micro:
+        return 0
+    n = gemm_micro.lanes()
+    return -(-width // n) * n if panels else width - width % n
 
 
 def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, finish,
@@ -195,8 +214,20 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
                 em.store(v, *acc_of(r, n, j, m))
 
         em.loop(0, width, init_col)
-        # the micro-kernel's whole blocks of columns, the scalar loops the rest
+        # the micro-kernel's whole blocks of columns, then one narrower block of the
+        # whole vectors left (`vector_columns`), the scalar loops the rest
         done_cols = width - width % gemm_micro.width() if micro else 0
+        vec_end = vector_columns(width, micro, panels)
+        if vec_end > width:  # the padded lanes' sums: 0 (never stored), not stale bits
+            assert tile is not None
+            pad_tile = tile
+            zero = em.const(0.0, pad_tile.type.get_element_type())  # type: ignore
+
+            def zero_col(j: SSAValue) -> None:
+                for r in range(rows):
+                    em.store(zero, pad_tile, [em.index(r), j])
+
+            em.loop(width, vec_end, zero_col)
         if done_cols:
             assert tile is not None
             def in_pack(k, j0):
@@ -210,6 +241,13 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
             em.loop(0, done_cols, lambda j0: gemm_micro.block(
                 em, ns, tile, j0, kb_width, lambda n, k: a(n, iadd(em, kb0, k)), b_at,
                 copy_to=in_pack if fill else None), step=gemm_micro.width())
+        if vec_end > done_cols:
+            assert tile is not None
+            gemm_micro.block(
+                em, ns, tile, em.index(done_cols), kb_width,
+                lambda n, k: a(n, iadd(em, kb0, k)),
+                lambda k, j0: b(iadd(em, kb0, k), iadd(em, m0, j0)),
+                nvec=(vec_end - done_cols) // gemm_micro.lanes())
 
         def k_step(k0: SSAValue, depth: int) -> None:
             ks = [em.add_index(k0, u) for u in range(depth)]
@@ -226,9 +264,9 @@ def _gemm(em: Emitter, n_rows: int, k_dim: int, m_cols: int, c, a, b, init, fini
                             fma_in_order(em, coef, w, acc)
                     em.store(acc, buf, idx)
 
-            em.loop(done_cols, width, col)
+            em.loop(vec_end, width, col)
 
-        for lo, hi, depth in (blocks(kb_width, DEPTH) if done_cols < width else []):
+        for lo, hi, depth in (blocks(kb_width, DEPTH) if vec_end < width else []):
             if hi - lo == depth:
                 k_step(em.add_index(kb0, lo), depth)
             else:

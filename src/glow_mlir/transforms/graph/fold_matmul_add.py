@@ -9,8 +9,10 @@ inverse of its lowering, for backends that keep fully_connected).
     add(reshape(mat_mul(x, w)) : [..., M], bias)  (either order), bias as above over the
         flattened rows (a broadcast of b [M] or [1, ..., 1, M] onto the trailing dim, or a
         constant whose rows are equal)
-        -> reshape(fully_connected(x, w, b))   (a linear layer on [batch, seq, features]:
-        BERT's, whose ONNX MatMul of a 3-D input imports as reshape -> mat_mul -> reshape)
+        -> reshape(fully_connected(x, w, b))   (a linear layer on [batch, seq, features]
+        or [N, H, W, C]: BERT's, ConvNeXt's, whose ONNX MatMul of a 3-D or 4-D input by a
+        2-D weight imports as reshape -> mat_mul -> reshape; a batched MatMul is a
+        batch_mat_mul, never folded)
 
 The product (and the reshape) must have no other user (it would be computed twice), and
 be float (a quantized add rounds differently from a fully_connected's accumulator).
@@ -89,7 +91,7 @@ def _bias_of(value: SSAValue, columns: int,
 
 
 class FoldMatMulAdd(RewritePattern):
-    def __init__(self, through_reshape: bool = False):
+    def __init__(self, through_reshape: bool = True):
         self.through_reshape = through_reshape
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -132,16 +134,18 @@ class FoldMatMulAdd(RewritePattern):
 class FoldMatMulAddPass(ModulePass):
     """Fold a matrix product plus a bias into fully_connected.
 
-    `through-reshape` also folds a linear layer on a [batch, seq, features] input (the
-    reshape -> mat_mul -> reshape -> add form). Off in the pipelines: on cpu the
-    fully_connected's result then reaches the bias-and-activation chain through a reshape,
-    which the epilogue fusion does not see through, so BERT's mat_mul + bias + gelu
-    kernel would become two passes (`tests/unit/test_cpu_epilogues.py`); quantize-graph
-    turns such a mat_mul by constant weights into a fully_connected itself."""
+    `through-reshape` (on by default) also folds a linear layer on a [..., features]
+    input of any rank (the reshape -> mat_mul -> reshape -> add form the ONNX importer
+    makes of a MatMul of a 3-D or 4-D input: BERT's, ViT's, Swin's and ConvNeXt's
+    pointwise MLPs on [N, H, W, C]); both reshapes are views on the cpu. Unfolded, the
+    bias was a broadcast and an element_add pass of their own wherever the broadcast
+    was not folded to a constant (ConvNeXt-T's [1, 56, 56, 384] biases), and the
+    epilogue fusion sees through the reshape to an activation after it
+    (BERT's linear + bias + GELU is one `fully_connected_gelu` kernel)."""
 
     name: ClassVar[str] = "fold-matmul-add"
 
-    through_reshape: bool = False
+    through_reshape: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         load_resource_dialect(ctx)  # its new weights must print in xdsl-opt
