@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
@@ -46,3 +48,24 @@ def assert_pass_preserves_numbers(module: ModuleOp, inputs: list[np.ndarray], sp
 
 def op_names(module: ModuleOp) -> list[str]:
     return [op.name for op in module.walk() if op.name.startswith("glow.")]
+
+
+def tensor_text(shape) -> str:
+    """An f32 tensor type as IR text, for hand-written fixtures."""
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+def constant_text(array: np.ndarray) -> str:
+    """A glow.constant of `array` (f32) as IR text."""
+    import json
+
+    return f"glow.constant dense<{json.dumps(array.tolist())}> : {tensor_text(array.shape)}"
+
+
+def ops_after_pass(text: str, inputs: list[np.ndarray], spec: str) -> Counter:
+    """Parse `text`, run `spec` (numbers preserved), and count the glow ops left."""
+    from glow_mlir.dialects.context import make_context
+    from glow_mlir.ir.text import parse_module
+
+    after = assert_pass_preserves_numbers(parse_module(make_context(), text), inputs, spec)
+    return Counter(op_names(after))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import numpy as np
@@ -11,24 +10,14 @@ from hypothesis import HealthCheck, given, settings
 
 from glow_graphs import assert_outputs_close, clone_module, evaluate, glow_graphs
 from glow_mlir.conversion.pass_runner import run_pipeline
-from glow_mlir.dialects.context import make_context
-from glow_mlir.ir.text import parse_module, verify_module
-from pass_harness import assert_pass_preserves_numbers
-
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
-
-
-def _dense(array: np.ndarray) -> str:
-    return f"glow.constant dense<{json.dumps(array.tolist())}> : {_t(array.shape)}"
+from glow_mlir.ir.text import verify_module
+from pass_harness import constant_text as _dense
+from pass_harness import ops_after_pass
+from pass_harness import tensor_text as _t
 
 
 def _fold(text: str, inputs) -> Counter:
-    module = parse_module(make_context(), text)
-    verify_module(module)  # the fixture itself must be valid
-    after = assert_pass_preserves_numbers(module, inputs, "fold-batchnorm")
-    return Counter(op.name for op in after.walk() if op.name.startswith("glow."))
+    return ops_after_pass(text, inputs, "fold-batchnorm")
 
 
 def _bn_params(rng, c: int) -> list[np.ndarray]:
