@@ -64,6 +64,36 @@ def _steps(model, schema="asymmetric", threads=None):
     assert len(np.unique(want)) > 1  # not a vacuous comparison
     return float(np.max(np.abs(got.astype(np.float64) - want) / step))
 
+def _residual_end():
+    """ResNet's block end: conv -> relu -> conv -> add (of the relu's output) -> relu, an
+    odd shape past the element-wise loop's parallel cut-off."""
+    from onnx import helper
+
+    from onnx_testing import make_model
+
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]),
+             helper.make_node("Relu", ["c0"], ["r"]),
+             helper.make_node("Conv", ["r", "w", "b"], ["c"]),
+             helper.make_node("Add", ["c", "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    return make_model(nodes, {"x": _rand((1, 24, 61, 47), 1)}, ["y"],
+                      {"w0": _rand((24, 24, 1, 1), 4, 0.3), "b0": _rand((24,), 5, 0.2),
+                       "w": _rand((24, 24, 1, 1), 2, 0.3), "b": _rand((24,), 3, 0.2)})
+
+
+def _int8_runs(model, seed: int):
+    """run(threads): the model quantized from its interpreter profile, compiled on cpu
+    for `threads`, its first output on one fixed batch (`seed`)."""
+    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
+    feeds = _batches(model, 1, seed=seed)[0]
+
+    def run(threads):
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False, num_threads=threads).run(feeds)[0]
+
+    return run
+
+
 
 def _output_scale(module) -> float:
     """The scale of the last quantized result (the one the output dequantizes)."""
@@ -310,31 +340,17 @@ def test_a_residual_rescale_add_relu_on_16_bit_lanes(monkeypatch):
     16-bit lanes; within one step of the interpreter, the same bits as the f32 / i32 code
     (`RESCALE16` off) and on 1, 2 and 3 threads (an odd shape past the element-wise
     loop's parallel cut-off)."""
-    from onnx import helper
 
     from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
     from glow_mlir.conversion.glow_ir_to_loops import rescale16
-    from onnx_testing import make_model
 
-    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]),
-             helper.make_node("Relu", ["c0"], ["r"]),
-             helper.make_node("Conv", ["r", "w", "b"], ["c"]),
-             helper.make_node("Add", ["c", "r"], ["s"]),
-             helper.make_node("Relu", ["s"], ["y"])]
-    model = make_model(nodes, {"x": _rand((1, 24, 61, 47), 1)}, ["y"],
-                       {"w0": _rand((24, 24, 1, 1), 4, 0.3), "b0": _rand((24,), 5, 0.2),
-                        "w": _rand((24, 24, 1, 1), 2, 0.3), "b": _rand((24,), 3, 0.2)})
+    model = _residual_end()
     calls = []
     real = rescale16.emit
     monkeypatch.setattr(rescale16, "emit", lambda *a: calls.append(1) or real(*a))
     assert _steps(model) <= 1.0 + 1e-9
     assert calls
-    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
-    feeds = _batches(model, 1, seed=99)[0]
-
-    def run(threads):
-        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
-                                 progress=False, num_threads=threads).run(feeds)[0]
+    run = _int8_runs(model, seed=99)
 
     one = run(1)
     for threads in (2, 3):
@@ -367,28 +383,14 @@ def test_a_fused_chain_widens_no_value_it_just_truncated(monkeypatch):
     again (`NARROWED`; a vpmovwb / vpmovsxbw pair per step, 40% of those loops); the
     same bits with it off and on 1, 2 and 3 threads, within a step of the
     interpreter."""
-    from onnx import helper
 
     from glow_mlir.conversion.glow_ir_to_loops import kernels_elementwise as ke
-    from onnx_testing import make_model
 
-    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"]),
-             helper.make_node("Relu", ["c0"], ["r"]),
-             helper.make_node("Conv", ["r", "w", "b"], ["c"]),
-             helper.make_node("Add", ["c", "r"], ["s"]),
-             helper.make_node("Relu", ["s"], ["y"])]
-    model = make_model(nodes, {"x": _rand((1, 24, 61, 47), 1)}, ["y"],
-                       {"w0": _rand((24, 24, 1, 1), 4, 0.3), "b0": _rand((24,), 5, 0.2),
-                        "w": _rand((24, 24, 1, 1), 2, 0.3), "b": _rand((24,), 3, 0.2)})
+    model = _residual_end()
     hits = _narrowed_hits(monkeypatch)
     assert _steps(model) <= 1.0 + 1e-9
     assert len(hits) >= 2  # the add reads the rescale's, the relu the add's
-    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
-    feeds = _batches(model, 1, seed=99)[0]
-
-    def run(threads):
-        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
-                                 progress=False, num_threads=threads).run(feeds)[0]
+    run = _int8_runs(model, seed=99)
 
     one = run(1)
     assert len(np.unique(one)) > 10

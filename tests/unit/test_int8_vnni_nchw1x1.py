@@ -18,7 +18,7 @@ from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_nchw1x1 as nchw1x1
 from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_packed as kvp
 from onnx_testing import node_model
-from test_int8_kernels import _batches, _conv, _rand, _steps
+from test_int8_kernels import _batches, _conv, _int8_runs, _rand, _steps
 
 vnni_host = pytest.mark.skipif(not kernels_vnni.host_has_vnni(),
                                reason="the host CPU has no AVX-512 VNNI")
@@ -205,12 +205,7 @@ def test_accumulators_starting_from_the_weight_offset_term_give_the_same_bits(
 
     monkeypatch.setattr(nchw1x1, "convolution", spy)
     assert _steps(model) <= 1.0 + 1e-9
-    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
-    feeds = _batches(model, 1, seed=6)[0]
-
-    def run(t):
-        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
-                                 progress=False, num_threads=t).run(feeds)[0]
+    run = _int8_runs(model, seed=6)
 
     outs = [run(t) for t in (1, 2, 3)]
     monkeypatch.setattr(nchw1x1, "ZTERM_INIT", False)

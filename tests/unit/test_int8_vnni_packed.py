@@ -18,7 +18,7 @@ from glow_mlir.conversion.glow_ir_to_loops import kernels_vnni_packed as kvp
 from glow_mlir.semantics import vnni_layout
 from glow_mlir.targets.cpu import vnni_filters
 from onnx_testing import node_model
-from test_int8_kernels import _batches, _conv, _rand, _steps
+from test_int8_kernels import _batches, _conv, _int8_runs, _rand, _steps
 
 vnni_host = pytest.mark.skipif(not kernels_vnni.host_has_vnni(),
                                reason="the host CPU has no AVX-512 VNNI")
@@ -177,12 +177,7 @@ def test_blocks_of_seven_split_over_threads_give_the_same_bits(monkeypatch, pack
     n, c, h, w, o = 1, 64, 7, 7, 72
     assert n * c * 9 * h * w * o >= PARALLEL_MIN_WORK
     model = _conv(n, c, h, w, o, 3, 1, [1, 1, 1, 1], 1, 1, seed=8)
-    profile = glow_mlir.profile(model, _batches(model), backend="interpreter")
-    feeds = _batches(model, 1, seed=6)[0]
-
-    def run(t):
-        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
-                                 progress=False, num_threads=t).run(feeds)[0]
+    run = _int8_runs(model, seed=6)
 
     outs = [run(t) for t in (1, 2, 3)]
     monkeypatch.setattr(kvp, "SEVENS", None)
