@@ -273,6 +273,14 @@ class BinaryOp(GlowOp):
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
 
     ELEMENTS: ClassVar[str] = "numeric"
+    ARITHMETIC: ClassVar[str] = ""
+    """'+', '-', '*' or '/' on the four arithmetic ops, '' on the others: what passes that
+    fold constants through them (fold-arithmetic-chains, fold-conv-scale-shift) combine."""
+
+    @classmethod
+    def commutes(cls) -> bool:
+        """a op b == b op a (for the arithmetic ops: + and *)."""
+        return cls.ARITHMETIC in ("+", "*")
 
     def check(self) -> None:
         if self.ELEMENTS == "numeric":
@@ -293,6 +301,7 @@ class AddOp(BinaryOp):
 
     name = "glow.add"
     traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
+    ARITHMETIC: ClassVar[str] = "+"
 
 
 @irdl_op_definition
@@ -301,6 +310,7 @@ class SubOp(BinaryOp):
 
     name = "glow.sub"
     traits = traits_def(ON_ELEMENTWISE_UNIT, QUANT_AS_RESULT)
+    ARITHMETIC: ClassVar[str] = "-"
 
 
 @irdl_op_definition
@@ -309,6 +319,7 @@ class MulOp(BinaryOp):
 
     name = "glow.mul"
     traits = traits_def(ON_ELEMENTWISE_UNIT)
+    ARITHMETIC: ClassVar[str] = "*"
 
 
 @irdl_op_definition
@@ -317,6 +328,7 @@ class DivOp(BinaryOp):
 
     name = "glow.div"
     traits = traits_def(ON_ELEMENTWISE_UNIT)
+    ARITHMETIC: ClassVar[str] = "/"
 
 
 @irdl_op_definition

@@ -30,21 +30,27 @@ from glow_mlir.transforms.graph.utils import (
     make_constant,
 )
 
-_ADDITIVE = (glow.AddOp, glow.SubOp)
-_MULTIPLICATIVE = (glow.MulOp, glow.DivOp)
-_KIND: dict[type[Operation], str] = {glow.AddOp: "+", glow.SubOp: "-", glow.MulOp: "*",
-                                     glow.DivOp: "/"}
+
+def _kind(op: Operation | None) -> str:
+    """The op's arithmetic ('+', '-', '*', '/'; the op class says: `BinaryOp.ARITHMETIC`),
+    '' for any other op."""
+    return op.ARITHMETIC if isinstance(op, glow.BinaryOp) else ""
 
 
-def _split(op: Operation) -> tuple[SSAValue, np.ndarray, str] | None:
+def _family(kind: str) -> str:
+    """'+-' (additive) or '*/' (multiplicative): ops that fold into one another."""
+    return "+-" if kind in ("+", "-") else "*/"
+
+
+def _split(op: glow.BinaryOp) -> tuple[SSAValue, np.ndarray, str] | None:
     """(x, c, kind) for `x + c`, `c + x`, `x - c`, `x * c`, `c * x`, `x / c`."""
     lhs, rhs = op.operands
     c = constant_value(rhs)
     if c is not None and constant_value(lhs) is None:
-        return lhs, c, _KIND[type(op)]
+        return lhs, c, op.ARITHMETIC
     c = constant_value(lhs)
-    if c is not None and constant_value(rhs) is None and isinstance(op, (glow.AddOp, glow.MulOp)):
-        return rhs, c, "+" if isinstance(op, glow.AddOp) else "*"
+    if c is not None and constant_value(rhs) is None and op.commutes():
+        return rhs, c, op.ARITHMETIC
     return None
 
 
@@ -68,18 +74,19 @@ _OP_FOR = {"+": glow.AddOp, "*": glow.MulOp, "/": glow.DivOp}
 
 class FoldChain(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, (*_ADDITIVE, *_MULTIPLICATIVE)):
+        if not _kind(op):
             return
+        assert isinstance(op, glow.BinaryOp)
         outer = _split(op)
         if outer is None:
             return
         y, c2, k2 = outer
         inner_op = defining_op(y)
-        if inner_op is None or not has_single_use(y):
+        if not _kind(inner_op) or not has_single_use(y):
             return
-        same_family = (isinstance(op, _ADDITIVE) and isinstance(inner_op, _ADDITIVE)) or (
-            isinstance(op, _MULTIPLICATIVE) and isinstance(inner_op, _MULTIPLICATIVE)
-            and is_float(elem_of(op.results[0])))
+        assert isinstance(inner_op, glow.BinaryOp)
+        same_family = _family(k2) == _family(inner_op.ARITHMETIC) and (
+            _family(k2) == "+-" or is_float(elem_of(op.results[0])))
         if not same_family:
             return
         inner = _split(inner_op)

@@ -46,9 +46,6 @@ from glow_mlir.transforms.graph.utils import (
     make_constant,
 )
 
-_KINDS: dict[type[Operation], str] = {glow.MulOp: "*", glow.DivOp: "/", glow.AddOp: "+",
-                                      glow.SubOp: "-"}
-
 
 def channel_vector(value: SSAValue, channel_dim: int) -> np.ndarray | None:
     """The per-channel values of `value` as a vector of its channel dim's length, when it
@@ -78,21 +75,21 @@ def channel_vector(value: SSAValue, channel_dim: int) -> np.ndarray | None:
     return np.broadcast_to(vector, (channels,)) if vector.size == 1 else vector
 
 
-def _split(op: Operation) -> tuple[SSAValue, SSAValue, str] | None:
+def _split(op: glow.BinaryOp) -> tuple[SSAValue, SSAValue, str] | None:
     """(conv result, other operand, kind) for `y * c`, `c * y`, `y / c`, `y + c`, `c + y`,
     `y - c` where y is a convolution's result."""
     lhs, rhs = op.operands
-    kind = _KINDS[type(op)]
+    kind = op.ARITHMETIC
     if isinstance(defining_op(lhs), glow.ConvolutionOp):
         return lhs, rhs, kind
-    if kind in "*+" and isinstance(defining_op(rhs), glow.ConvolutionOp):
+    if op.commutes() and isinstance(defining_op(rhs), glow.ConvolutionOp):
         return rhs, lhs, kind
     return None
 
 
 class FoldConvScaleShift(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) not in _KINDS:
+        if not isinstance(op, glow.BinaryOp) or not op.ARITHMETIC:
             return
         split = _split(op)
         if split is None:
