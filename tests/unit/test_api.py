@@ -45,6 +45,14 @@ def test_run_and_call_give_outputs_in_graph_order(compiled, model_proto):
         np.testing.assert_array_equal(x, y)
 
 
+def test_call_takes_one_dict_of_named_inputs(compiled):
+    """`model({"a": x, ...})`, as onnxruntime's run takes feeds, is `model.run(...)`; a dict
+    with a wrong name is checked as run checks it."""
+    np.testing.assert_array_equal(compiled({"b": B, "a": A})[1], compiled(A, B)[1])
+    with pytest.raises(InputError, match="unknown input 'c'.*missing input 'b'"):
+        compiled({"a": A, "c": B})
+
+
 def test_compile_from_path_and_bytes(tmp_path, model_proto):
     path = tmp_path / "m.onnx"
     path.write_bytes(model_proto.SerializeToString())

@@ -249,12 +249,22 @@ class CompiledModel:
         return _trimmed(outputs, self._bounded)
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
-        """Positional inputs in the graph's input order; same result as `run`."""
-        if len(inputs) != len(self.input_names):
-            names = ", ".join(self.input_names) or "none"
-            raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
-                             f"got {len(inputs)}")
-        return self.run(dict(zip(self.input_names, inputs)))
+        """Positional inputs in the graph's input order, or one dict of named inputs (as
+        onnxruntime's `run` takes them); same result as `run`."""
+        return self.run(call_feeds(self.input_names, inputs))
+
+
+def call_feeds(input_names: Sequence[str], inputs: tuple[object, ...]) -> Mapping[str, object]:
+    """The named inputs of `model(*inputs)`: one mapping is taken as the names themselves
+    (no model input is a dict, so `model({"image": x})` can only mean that), otherwise the
+    positional inputs in the graph's order, as many as it has."""
+    if len(inputs) == 1 and isinstance(inputs[0], Mapping):
+        return inputs[0]
+    if len(inputs) != len(input_names):
+        names = ", ".join(input_names) or "none"
+        raise InputError(f"the model takes {len(input_names)} input(s) ({names}), "
+                         f"got {len(inputs)}")
+    return dict(zip(input_names, inputs))
 
 
 def _trimmed(outputs: list[np.ndarray], bounded: list[tuple[int, int, int]]) -> list[np.ndarray]:

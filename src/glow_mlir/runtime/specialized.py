@@ -30,7 +30,13 @@ import numpy as np
 
 from glow_mlir.backends import DEFAULT_BACKEND
 from glow_mlir.ir.errors import UserError
-from glow_mlir.runtime.compiled_model import CompiledModel, InputError, as_array, fmt_dtype
+from glow_mlir.runtime.compiled_model import (
+    CompiledModel,
+    InputError,
+    as_array,
+    call_feeds,
+    fmt_dtype,
+)
 
 RUNTIME_VALUE = re.compile(r"\(input #\d+ '([^']+)'\) is computed at run time")
 """How `Node.require_const` names a value the importer needs at compile time."""
@@ -241,11 +247,8 @@ class SpecializingModel:
         return compiled, set(self.folded)
 
     def __call__(self, *inputs: object) -> list[np.ndarray]:
-        if len(inputs) != len(self.input_names):
-            names = ", ".join(self.input_names) or "none"
-            raise InputError(f"the model takes {len(self.input_names)} input(s) ({names}), "
-                             f"got {len(inputs)}")
-        return self.run(dict(zip(self.input_names, inputs)))
+        """As `CompiledModel.__call__`: positional inputs or one dict of named ones."""
+        return self.run(call_feeds(self.input_names, inputs))
 
     def __repr__(self) -> str:
         return (f"SpecializingModel(inputs={self.input_names}, outputs={self.output_names}, "
