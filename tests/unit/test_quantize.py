@@ -260,3 +260,36 @@ def test_ops_inside_a_region_are_reported_as_float():
     assert report.kept_float[("glow.relu", why)] == 1
     assert report.kept_float[("glow.sub", why)] == 1
     assert why in report.summary()
+
+
+def _add_const_erf_model():
+    """y = erf(relu(x) + c): an add with a constant operand, then an op with no int8 rule."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Relu", ["x"], ["r"]), n("Add", ["r", "c"], ["s"]), n("Erf", ["s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, [2, 3])],
+        [helper.make_tensor("c", F, [3], [-0.5, 0.25, 1.0])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_constant_operands_take_their_own_range_and_ruleless_ops_are_reported():
+    """A constant operand is not in the profile (it records computed values) but its range
+    is known: the add is quantized, not left float for 'no profile'; the erf, which has
+    no int8 rule, is reported as float rather than left out of the summary."""
+    model = _add_const_erf_model()
+    rng = np.random.default_rng(0)
+    batches = [{"x": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(3)]
+    prof = glow_mlir.profile(model, batches, backend="interpreter")
+    q = glow_mlir.compile(model, backend="interpreter", profile=prof)
+    report = q.quantization
+    assert report.quantized["glow.add"] == 1
+    assert not any(why == "no profile" for _, why in report.kept_float)
+    assert report.kept_float[("glow.erf", "no int8 rule")] == 1
+    assert "glow.erf 1 (no int8 rule)" in report.summary()
+    x = batches[0]["x"]
+    want = glow_mlir.compile(model, backend="interpreter")(x)[0]
+    np.testing.assert_allclose(q(x)[0], want, atol=0.03)

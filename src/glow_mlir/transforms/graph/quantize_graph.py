@@ -199,7 +199,12 @@ class _Quantizer:
         """[min, max] of the edge, or the KL-optimal part of it; None without a profile."""
         key = self.names.get(self.original.get(value, value))
         if key is None:
-            return None
+            # a constant operand (a folded bias, an add's scalar) has no edge in the profile,
+            # which records computed values; its range is known exactly
+            c = constant_value(value)
+            if c is None or c.dtype.kind != "f" or not c.size or not np.all(np.isfinite(c)):
+                return None
+            return float(c.min()), float(c.max())
         edge = self.profile.get(*key)
         if edge is None or not edge.seen:
             return None
@@ -325,8 +330,12 @@ class _Quantizer:
             if isinstance(op, glow.MatMulOp) and not self.kept(op):
                 op = self.as_fully_connected(op)
             rule = quant_rule(op)
-            if rule is None or not all(is_float(r.type.get_element_type())  # type: ignore[attr-defined]
-                                       for r in op.results):
+            if not op.results or not all(is_float(r.type.get_element_type())  # type: ignore[attr-defined]
+                                         for r in op.results):
+                continue
+            if rule is None:
+                if op.operands:  # a computation left float, not a constant
+                    self.keep(op, "no int8 rule")
                 continue
             if self.kept(op):
                 self.keep(op, "keep_float")
