@@ -293,3 +293,19 @@ def test_constant_operands_take_their_own_range_and_ruleless_ops_are_reported():
     x = batches[0]["x"]
     want = glow_mlir.compile(model, backend="interpreter")(x)[0]
     np.testing.assert_allclose(q(x)[0], want, atol=0.03)
+
+
+def test_relus_after_convolutions_run_no_kernel(cnn_profile):
+    """quantize-graph gives a conv followed by a relu the relu's range (zero point -128),
+    so the int8 relu keeps every value: eliminate-noops drops it and no kernel runs it."""
+    q = glow_mlir.compile(EXAMPLES / "small_cnn.onnx", backend="cpu", profile=cnn_profile,
+                          trace=True, cache=False)
+    assert q.quantization.quantized["glow.relu"] == 3
+    x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    got = q(x)[0]
+    kernels = [e["name"] for e in q.trace["traceEvents"] if e.get("ph") == "X"]
+    assert any(k.startswith("convolution") for k in kernels)
+    assert not any(k.startswith("relu") for k in kernels), kernels
+    interp = glow_mlir.compile(EXAMPLES / "small_cnn.onnx", backend="interpreter",
+                               profile=cnn_profile, cache=False)
+    np.testing.assert_allclose(got, interp(x)[0], atol=0.01)

@@ -84,3 +84,20 @@ func.func @clip_ranges_of_other_types(%b: tensor<4xbf16>, %i: tensor<4xi8>) -> (
   %all = glow.clip %i {min = -128.0 : f32, max = 127.0 : f32} : tensor<4xi8>
   func.return %keep, %all : tensor<4xbf16>, tensor<4xi8>
 }
+
+// -----
+
+// A quantized relu whose zero point is the storage's least value keeps every value (what
+// quantize-graph gives the relu after a convolution); with a zero point above it (signed
+// or unsigned storage) it must stay.
+// CHECK-LABEL: func.func @quantized_relu
+// CHECK-NEXT:    %[[K1:.*]] = glow.relu %x : tensor<4x!glow.quant<i8, scale = 0.1, offset = -100>>
+// CHECK-NEXT:    %[[K2:.*]] = glow.relu %u : tensor<4x!glow.quant<ui8, scale = 0.1, offset = 3>>
+// CHECK-NEXT:    func.return %y, %[[K1]], %z, %[[K2]]
+func.func @quantized_relu(%x: tensor<4x!glow.quant<i8, scale = 0.1, offset = -100>>, %y: tensor<4x!glow.quant<i8, scale = 0.1, offset = -128>>, %u: tensor<4x!glow.quant<ui8, scale = 0.1, offset = 3>>, %z: tensor<4x!glow.quant<ui8, scale = 0.1, offset = 0>>) -> (tensor<4x!glow.quant<i8, scale = 0.1, offset = -128>>, tensor<4x!glow.quant<i8, scale = 0.1, offset = -100>>, tensor<4x!glow.quant<ui8, scale = 0.1, offset = 0>>, tensor<4x!glow.quant<ui8, scale = 0.1, offset = 3>>) {
+  %a = glow.relu %y : tensor<4x!glow.quant<i8, scale = 0.1, offset = -128>>
+  %b = glow.relu %x : tensor<4x!glow.quant<i8, scale = 0.1, offset = -100>>
+  %d = glow.relu %z : tensor<4x!glow.quant<ui8, scale = 0.1, offset = 0>>
+  %e = glow.relu %u : tensor<4x!glow.quant<ui8, scale = 0.1, offset = 3>>
+  func.return %a, %b, %d, %e : tensor<4x!glow.quant<i8, scale = 0.1, offset = -128>>, tensor<4x!glow.quant<i8, scale = 0.1, offset = -100>>, tensor<4x!glow.quant<ui8, scale = 0.1, offset = 0>>, tensor<4x!glow.quant<ui8, scale = 0.1, offset = 3>>
+}

@@ -2,8 +2,10 @@
 
 Identity reshape/transpose/broadcast/slice/pad/tile/convert_to, a concat of one input,
 x + 0, x - 0, x * 1, x / 1, max(x, x), min(x, x), select(c, x, x), a clip that covers the
-whole range of its element type, relu of relu (and relu of a clip with min >= 0),
-neg of neg. Every replacement keeps the exact result type.
+whole range of its element type, relu of relu (and relu of a clip with min >= 0), a
+quantized relu whose zero point is the storage's least value (every stored value is >= 0:
+what quantize-graph gives a relu after a convolution, whose range it takes), neg of neg.
+Every replacement keeps the exact result type.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, Signedness
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from glow_mlir.dialects import glow
+from glow_mlir.dialects.glow_ops.types import QuantizedType
 from glow_mlir.ir.element_types import dtype_limits, numpy_dtype
 from glow_mlir.transforms.graph.utils import apply_patterns, defining_op, splat_value
 
@@ -49,15 +52,26 @@ def _clip_is_noop(op: glow.ClipOp) -> bool:
     return op.float_attr("min") <= low and op.float_attr("max") >= high
 
 
+def _quantized_relu_is_noop(op: glow.ReluOp) -> bool:
+    """relu keeps stored values >= the zero point (its operand and result have one type);
+    with the zero point at the storage's least value that is every value."""
+    q = op.input.type.get_element_type()  # type: ignore[attr-defined]
+    if not isinstance(q, QuantizedType):
+        return False
+    width, signed = q.storage.width.data, q.storage.signedness.data != Signedness.UNSIGNED
+    least = -(1 << (width - 1)) if signed else 0
+    return q.offset.data <= least
+
+
 def _noop_input(op: Operation) -> SSAValue | None:
     if (x := _same_type_input(op)) is not None:
         return x
-    if isinstance(op, (glow.AddOp, glow.SubOp, glow.MulOp, glow.DivOp)):
+    if isinstance(op, glow.BinaryOp) and op.ARITHMETIC:
         lhs, rhs = op.operands
-        unit = 0.0 if isinstance(op, (glow.AddOp, glow.SubOp)) else 1.0
+        unit = 0.0 if op.ARITHMETIC in ("+", "-") else 1.0
         if _is_splat(rhs, unit):
             return lhs
-        if isinstance(op, (glow.AddOp, glow.MulOp)) and _is_splat(lhs, unit):
+        if op.commutes() and _is_splat(lhs, unit):
             return rhs
     if isinstance(op, (glow.MaxOp, glow.MinOp)) and op.operands[0] is op.operands[1]:
         return op.operands[0]
@@ -66,6 +80,8 @@ def _noop_input(op: Operation) -> SSAValue | None:
     if isinstance(op, glow.ClipOp) and _clip_is_noop(op):
         return op.input
     if isinstance(op, glow.ReluOp):
+        if _quantized_relu_is_noop(op):
+            return op.input
         inner = defining_op(op.input)
         if isinstance(inner, glow.ReluOp):
             return op.input
