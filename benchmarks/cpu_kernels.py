@@ -748,6 +748,11 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "sq_pool_111": max_pool_case(64, 111, 3, 2, 0),
          "sq_pool_55": max_pool_case(128, 55, 3, 2, 0),
          "sq_pool_27": max_pool_case(256, 27, 3, 2, 0),
+         # SqueezeNet 1.1's stem (3x3/2 unpadded, 64 channels; RegNet's: mb_conv1c), an
+         # expand 3x3 at 55x55, and VGG's 3x3 on 64 channels at 224x224
+         "sq_stem": conv_clip_case(3, 224, 64, 3, 2, 0),
+         "sq_e3_55": conv_clip_case(16, 55, 64, 3, 1, 1),
+         "vgg_64_224": conv_clip_case(64, 224, 64, 3, 1, 1),
          # DenseNet-121's transition pools (2x2/2, after the 1x1 moved behind them)
          "dn_pool_56": max_pool_case(256, 56, 2, 2, 0, "AveragePool"),
          "dn_pool_28": max_pool_case(512, 28, 2, 2, 0, "AveragePool"),
