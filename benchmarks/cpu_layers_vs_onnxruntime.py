@@ -118,11 +118,11 @@ def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush, rounds=None
 def alternate(proto: onnx.ModelProto, feeds: dict, runs: int, flush, n: int
               ) -> tuple[list[tuple], list[tuple]]:
     """`ours` and `theirs` in `n` rounds of `runs` runs each, taking turns (each side's
-    compiled model or session kept between its rounds): on this shared machine the load
-    from other processes changed our kernels' CPU time by up to 1.8x from one minute to
-    the next (RegNetX-400MF's 400x7x7 g25 3x3: 77 us in one process, 137 us in the
-    next, the same object code), so two halves run one after the other can compare
-    different machines. Each side's rounds are a generator the other's steps."""
+    compiled model or session kept between its rounds): on this shared machine the two
+    halves run one after the other can see different loads. (A per-process 1.8x on some
+    of our kernels that this was first written for came from the stack's alignment:
+    `targets/cpu/llvm_compile.STACK_ALIGN`.) Each side's rounds are a generator whose
+    steps hand the turn over."""
     import threading
 
     turn = [threading.Event(), threading.Event()]
