@@ -744,6 +744,15 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          # and its block ends inside a stage (the add may write over the skip)
          "r50_conv1": conv_clip_case(3, 224, 64, 7, 2, 3),
          "r50_pool": max_pool_case(64, 112, 3, 2, 1),
+         # SqueezeNet 1.1's max pools (3x3/2, ceil_mode: the same sizes as floor here)
+         "sq_pool_111": max_pool_case(64, 111, 3, 2, 0),
+         "sq_pool_55": max_pool_case(128, 55, 3, 2, 0),
+         "sq_pool_27": max_pool_case(256, 27, 3, 2, 0),
+         # SqueezeNet 1.1's stem (3x3/2 unpadded, 64 channels; RegNet's: mb_conv1c), an
+         # expand 3x3 at 55x55, and VGG's 3x3 on 64 channels at 224x224
+         "sq_stem": conv_clip_case(3, 224, 64, 3, 2, 0),
+         "sq_e3_55": conv_clip_case(16, 55, 64, 3, 1, 1),
+         "vgg_64_224": conv_clip_case(64, 224, 64, 3, 1, 1),
          # DenseNet-121's transition pools (2x2/2, after the 1x1 moved behind them)
          "dn_pool_56": max_pool_case(256, 56, 2, 2, 0, "AveragePool"),
          "dn_pool_28": max_pool_case(512, 28, 2, 2, 0, "AveragePool"),
@@ -952,6 +961,8 @@ def main(argv=None) -> None:
     p.add_argument("--no-tail-product", action="store_true",
                    help="the last columns of longer im2col products (25x25, 28x28 outputs) "
                         "on gemm's scalar loops (short_rows.TAIL off: the form before)")
+    p.add_argument("--no-row-vectors", action="store_true",
+                   help="max pool rows in scalar loops (kernels_pool.ROW_VECTORS = False)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -1024,6 +1035,7 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
+    kernels_pool.ROW_VECTORS = not args.no_row_vectors
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles

@@ -4,6 +4,7 @@ model of `cpu_vs_onnxruntime.py` (or an .onnx file): which layers the whole-mode
 comes from.
 
     python benchmarks/cpu_layers_vs_onnxruntime.py MODEL [--runs 20] [--flush]
+                                                 [--alternate N] [--stat min]
 
 Medians over the runs after the first three. Layers are paired by the ONNX node they
 compute (`pairs`): each of our kernel calls names the ONNX nodes of its instructions
@@ -19,7 +20,18 @@ onnxruntime's: on a shared machine the two halves can drift by 5% or more, so re
 ratios, and compare a change within one run of this script and the same model. Ours'
 thread CPU time (`tdur`) is printed too: the part of the wall time not spent waiting for
 a core. `--flush` reads 64 MB before every run (weights and activations out of the
-caches, as between the layers of a larger model).
+caches, as between the layers of a larger model). `--alternate N` runs the two sides in N
+rounds of --runs each, taking turns (`alternate`), for a loaded machine.
+
+Read single-layer files with care: onnxruntime's NCHWc rewrite of a one-Conv model adds a
+ReorderInput and a ReorderOutput node (RegNetX-400MF's 32x112x112 1x1: 45 + 41 us beside
+the Conv's 275), which `benchmarks/cpu_kernels.py` counts in onnxruntime's time and a
+model pays once; this script lists them apart. And a layer that reads and writes more
+than the caches hold runs slower inside a model than alone: RegNetX-400MF's stage 1 in a
+model of its first five convolutions, alone then with --flush (ours / onnxruntime us):
+the 3x3/2 stem 270 / 227 -> 396 / 306, the 32x112x112 1x1 258 / 240 -> 370 / 246, its
+1x1/2 shortcut 76 / 66 -> 115 / 69, the figures of the whole model (400 / 273, 388 /
+244, 116 / 74): its weights (22 MB) evict the stage's activations between runs.
 """
 
 from __future__ import annotations
@@ -54,13 +66,15 @@ def _per_channel(shapes: list) -> bool:
     return len(shapes) > 1 and len(shapes[1]) == 4 and shapes[1][1:] == [1, 1, 1]
 
 
-def ours(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]:
+def ours(proto: onnx.ModelProto, feeds: dict, runs: int, flush, rounds=None) -> list[tuple]:
     """(name, instructions, median microseconds, median thread CPU microseconds, ONNX
-    nodes) per kernel call, in call order."""
+    nodes) per kernel call, in call order. `rounds` (`alternate`): a generator whose
+    every step is one block of the runs, the other side's block in between."""
     model = glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False, trace=True)
-    for _ in range(runs):
-        flush()
-        model.run(feeds)
+    for _ in rounds or [None]:
+        for _ in range(runs):
+            flush()
+            model.run(feeds)
     times, cpu, what = collections.defaultdict(list), collections.defaultdict(list), {}
     for e in model.trace["traceEvents"]:
         times[e["args"]["call"]].append(e["dur"])
@@ -71,9 +85,10 @@ def ours(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]:
             for c in sorted(times)]
 
 
-def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]:
+def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush, rounds=None
+           ) -> list[tuple]:
     """(op type, input shapes, median microseconds, node name, output shapes) per
-    onnxruntime node, in order."""
+    onnxruntime node, in order (`rounds`: as `ours`)."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -82,9 +97,10 @@ def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]
     opts.profile_file_prefix = str(Path(tempfile.gettempdir()) / "ort_layers")
     sess = ort.InferenceSession(proto.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
-    for _ in range(runs):
-        flush()
-        sess.run(None, feeds)
+    for _ in rounds or [None]:
+        for _ in range(runs):
+            flush()
+            sess.run(None, feeds)
     path = sess.end_profiling()
     events = json.loads(Path(path).read_text())
     os.remove(path)
@@ -97,6 +113,40 @@ def theirs(proto: onnx.ModelProto, feeds: dict, runs: int, flush) -> list[tuple]
             outs = [next(iter(s.values())) for s in e["args"].get("output_type_shape", [])]
             order.setdefault(name, (e["args"].get("op_name", "?"), shapes, outs))
     return [(op, shapes, _median(times[n]), n, outs) for n, (op, shapes, outs) in order.items()]
+
+
+def alternate(proto: onnx.ModelProto, feeds: dict, runs: int, flush, n: int
+              ) -> tuple[list[tuple], list[tuple]]:
+    """`ours` and `theirs` in `n` rounds of `runs` runs each, taking turns (each side's
+    compiled model or session kept between its rounds): on this shared machine the two
+    halves run one after the other can see different loads. (A per-process 1.8x on some
+    of our kernels that this was first written for came from the stack's alignment:
+    `targets/cpu/llvm_compile.STACK_ALIGN`.) Each side's rounds are a generator whose
+    steps hand the turn over."""
+    import threading
+
+    turn = [threading.Event(), threading.Event()]
+    out: dict[int, list[tuple]] = {}
+
+    def rounds(me: int):
+        for _ in range(n):
+            turn[me].wait()
+            turn[me].clear()
+            yield None
+            turn[1 - me].set()
+
+    def side(me: int) -> None:
+        fn = ours if me == 0 else theirs
+        out[me] = fn(proto, feeds, runs, flush, rounds(me))
+        turn[1 - me].set()
+
+    threads = [threading.Thread(target=side, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    turn[0].set()
+    for t in threads:
+        t.join()
+    return out[0], out[1]
 
 
 def _key(name: str) -> str:
@@ -234,6 +284,8 @@ def main() -> None:
                                  "(name[:key=value]), or an .onnx file")
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--flush", action="store_true", help="read 64 MB before every run")
+    p.add_argument("--alternate", type=int, default=0, metavar="N",
+                   help="N rounds of --runs runs each, ours and onnxruntime's in turn")
     p.add_argument("--stat", choices=sorted(STAT), default="median",
                    help="per layer over the runs after the first three (min: on a loaded machine)")
     args = p.parse_args()
@@ -250,7 +302,10 @@ def main() -> None:
             big[::16] += 1  # one read and write per cache line
 
     feeds = _feeds(glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False))
-    a, b = ours(proto, feeds, args.runs, flush), theirs(proto, feeds, args.runs, flush)
+    if args.alternate:
+        a, b = alternate(proto, feeds, args.runs, flush, args.alternate)
+    else:
+        a, b = ours(proto, feeds, args.runs, flush), theirs(proto, feeds, args.runs, flush)
     print(f"ours: {sum(k[2] for k in a) / 1e3:.2f} ms ({sum(k[3] for k in a) / 1e3:.2f} ms "
           f"thread CPU) in {len(a)} kernel calls; "
           f"onnxruntime: {sum(k[2] for k in b) / 1e3:.2f} ms in {len(b)} nodes")

@@ -370,6 +370,8 @@ POOLS = {
     "window_4x4_s2": (1, 3, 10, 10, (4, 4), (2, 2), (0, 0, 0, 0)),
     # ResNet's 3x3/2 pad 1 on rows long enough for a vectorized interior, odd sides
     "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
+    # SqueezeNet's unpadded 3x3/2: 18 outputs a row, one vector and a shifted one
+    "3x3_s2_sq": (1, 2, 9, 37, (3, 3), (2, 2), (0, 0, 0, 0)),
     # unpadded, uneven window and strides, rows long enough to vectorize
     "3x2_s12_wide": (1, 3, 9, 37, (3, 2), (1, 2), (0, 0, 0, 0)),
     # Inception-v3's branch pools (3x3/1 pad 1 on 12x12 and 5x5 planes)
@@ -421,6 +423,30 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     monkeypatch.setattr(kernels_pool, "ROW_MAX", False)
     before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
     assert np.array_equal(got, before)
+
+
+@pytest.mark.parametrize("name", ["3x3_s2_sq", "3x3_s2_p1_wide"])
+def test_max_pool_row_vectors(name, monkeypatch):
+    """kernels_pool.ROW_VECTORS (vectors down the rows, even and odd lanes across them):
+    the bits of the scalar row loops, NaNs and signed zeros included (maximumf's order)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+
+    monkeypatch.setattr(kernels_pool, "PLANE", False)
+    lanes = []
+    real = kernels_pool._vector_lanes
+    monkeypatch.setattr(kernels_pool, "_vector_lanes",
+                        lambda *a: (lanes.append(real(*a)), lanes[-1])[1])
+    inputs, rt, attrs = _pool(name, "NCHW")
+    x = inputs[0]
+    x.reshape(-1)[::7] = -0.0
+    x.reshape(-1)[3::11] = 0.0
+    x.reshape(-1)[5::53] = np.nan
+    got = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert lanes and all(lanes)
+    monkeypatch.setattr(kernels_pool, "ROW_VECTORS", False)
+    before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    assert np.isnan(got).any()
+    assert got.tobytes() == before.tobytes()
 
 
 @pytest.mark.parametrize("include", [False, True])
