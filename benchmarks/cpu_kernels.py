@@ -473,22 +473,30 @@ def resize_case(c, hw, scale):
     return case
 
 
-def fused_matmul_case(n, k, m, lead=None):
+def fused_matmul_case(n, k, m, lead=None, bias=True, act=None):
     """BERT's linear layer: MatMul of a [1, n, k] input + Add of a [m] initializer (the
     graph folds both into a fully_connected; onnxruntime fuses them too). `lead`: the
-    input's leading dims instead of [1, n] (ConvNeXt's pointwise MLP on [1, H, W, C])."""
+    input's leading dims instead of [1, n] (ConvNeXt's pointwise MLP on [1, H, W, C]);
+    `bias=False` leaves the Add out, `act` ("Relu") adds an activation after it."""
     def case():
         from onnx import helper
 
         dims = list(lead or [1, n])
         rows = int(np.prod(dims))
-        a, w, bias = rand(*dims, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
-        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
-                 helper.make_node("Add", ["p", "c_bias"], ["out"])]
-        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [*dims, m])
+        a, w = rand(*dims, k, seed=1), rand(k, m, seed=2)
+        inits = {"a": a, "c_w": w}
+        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"])]
+        if bias:
+            inits["c_bias"] = rand(m, seed=3)
+            nodes.append(helper.make_node("Add", ["p", "c_bias"], ["q"]))
+        if act:
+            nodes.append(helper.make_node(act, [nodes[-1].output[0]], ["r"]))
+        nodes[-1].output[0] = "out"
+        model, feeds = graph_model(nodes, inits, [*dims, m])
         shape = "x".join(map(str, [*dims, k]))
-        return (f"mat_mul {shape} @ {k}x{m} + bias", model, feeds,
-                ort_model_runner(model, feeds), 2 * rows * k * m)
+        title = f"mat_mul {shape} @ {k}x{m}" + (" + bias" if bias else "") \
+            + (f", {act.lower()}" if act else "")
+        return (title, model, feeds, ort_model_runner(model, feeds), 2 * rows * k * m)
     return case
 
 
@@ -866,6 +874,11 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_convnext_pw1": fused_matmul_case(0, 96, 384, lead=[1, 56, 56]),
          "fused_convnext_pw2": fused_matmul_case(0, 384, 96, lead=[1, 56, 56]),
          "fused_convnext_pw2_7": fused_matmul_case(0, 3072, 768, lead=[1, 7, 7]),
+         "fused_mm_relu": fused_matmul_case(0, 96, 384, lead=[3136], bias=False,
+                                            act="Relu"),
+         "fused_mm_bias_relu": fused_matmul_case(0, 96, 384, lead=[3136], act="Relu"),
+         "fused_mm_relu_nhwc": fused_matmul_case(0, 96, 384, lead=[1, 56, 56],
+                                                 bias=False, act="Relu"),
          # the context product's shape (probabilities @ V), with the same epilogue
          "fused_bert_av": fused_scores_case(12, 128, 128, 64)}
 
