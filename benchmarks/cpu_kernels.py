@@ -500,6 +500,30 @@ def fused_matmul_case(n, k, m, lead=None, bias=True, act=None):
     return case
 
 
+def conv1d_gelu_case(c, length, o, k, stride, pad):
+    """A Conv1d + GELU as whisper's and wav2vec2's exports have them (the GELU as
+    x * (erf(x / sqrt 2) + 1) * 0.5; onnxruntime fuses it into one Gelu)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = rand(1, c, length, seed=1), rand(o, c, k, seed=2), rand(o, seed=3)
+        out_len = (length + 2 * pad - k) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["y"], kernel_shape=[k],
+                                  strides=[stride], pads=[pad, pad]),
+                 helper.make_node("Div", ["y", "c_sqrt2"], ["d"]),
+                 helper.make_node("Erf", ["d"], ["e"]),
+                 helper.make_node("Add", ["e", "c_one"], ["f"]),
+                 helper.make_node("Mul", ["y", "f"], ["g"]),
+                 helper.make_node("Mul", ["g", "c_half"], ["out"])]
+        consts = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
+                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, **consts},
+                                   [1, o, out_len])
+        return (f"conv1d {c}x{length} -> {o} k{k}/{stride}, gelu", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * c * k * out_len)
+    return case
+
+
 def classifier_case(k, m):
     """A classifier's last layer on one image (ResNet's Gemm 512 -> 1000): constant
     weights and bias, through the whole pipeline (the `fc` case's are inputs)."""
@@ -866,6 +890,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r18_classifier": classifier_case(512, 1000),
          "bert_heads_scores": heads_scores_case(12, 128, 64),
          "whisper_heads_scores": heads_scores_case(6, 1500, 64),
+         "whisper_conv1": conv1d_gelu_case(80, 3000, 384, 3, 1, 1),
+         "whisper_conv2": conv1d_gelu_case(384, 3000, 384, 3, 2, 1),
+         "w2v_conv1": conv1d_gelu_case(512, 3199, 512, 3, 2, 0),
          "fused_bert_ffn1_gelu": ffn_gelu_case(128, 768, 3072),
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
