@@ -43,10 +43,12 @@ def _model(cin, cout, length, k, stride, pad, dil, act):
 
 def test_the_form_is_strips():
     """The cases take the strips (must fire); a row one chunk holds does not."""
-    assert kernels_conv._strip_width((1, 3), (0, 1, 0, 1), 64, 1, 1, 1024, 4) > 0
-    assert kernels_conv._strip_width((1, 5), (0, 3, 0, 3), 40, 1, 1, 700, 4) > 0
-    assert kernels_conv._strip_width((1, 3), (0, 1, 0, 1), 8, 1, 1, 1024, 4) == 0
-    assert kernels_conv._strip_width((3, 3), (1, 1, 1, 1), 64, 32, 32, 32, 4) == 0
+    strip = kernels_conv._strip_width
+    assert strip((1, 3), (1, 1), (0, 1, 0, 1), 64, 1, 1, 1024, 4) > 0
+    assert strip((1, 5), (1, 2), (0, 3, 0, 3), 40, 1, 1, 700, 4) > 0
+    assert strip((1, 3), (1, 1), (0, 1, 0, 1), 8, 1, 1, 1024, 4) == 0  # one chunk
+    assert strip((3, 3), (1, 1), (1, 1, 1, 1), 64, 32, 32, 32, 4) == 0  # 2-D
+    assert strip((1, 1), (1, 1), (0, 0, 0, 0), 640, 1, 1, 1024, 4) == 0  # gemm as it is
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

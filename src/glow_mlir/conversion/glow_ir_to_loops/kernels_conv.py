@@ -174,7 +174,7 @@ def convolution(instr, em: Emitter) -> None:
     form = _nchw_form(instr)[0]
     if form == "strips":
         _conv_im2col_strips(em, instr, kernels, strides, pads, dilation, act,
-                            _strip_width(kernels, pads, c, h, oh, ow,
+                            _strip_width(kernels, strides, pads, c, h, oh, ow,
                                          bit_width(elem(out)) // 8))
         return
     if form == "im2col":
@@ -813,7 +813,7 @@ STRIPS = True
 input channels (`_conv_im2col_strips`; False: `_conv_im2col`'s chunks of channels)."""
 
 
-def _strip_width(kernels, pads, c, h, oh, ow, nbytes) -> int:
+def _strip_width(kernels, strides, pads, c, h, oh, ow, nbytes) -> int:
     """Output columns per strip of `_conv_im2col_strips` (0: not that form): a 1-D
     convolution (one input and output row, kernel height 1: Conv1d as the importer
     makes it, [N, C, 1, L]) whose whole-row columns need more than one chunk of input
@@ -825,6 +825,8 @@ def _strip_width(kernels, pads, c, h, oh, ow, nbytes) -> int:
             or pads[0] or pads[2]:
         return 0
     taps = kernels[1]
+    if taps == 1 and strides[1] == 1 and not any(pads):
+        return 0  # the gemm on the input itself
     if _im2col_chunk(c, taps, ow, nbytes) == c and ow <= IM2COL_MAX_PIXELS:
         return 0  # one chunk: the whole row at once
     block = gemm_micro.width()
@@ -906,7 +908,8 @@ def _nchw_form(instr) -> tuple[str, int]:
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     nbytes = bit_width(elem(out)) // 8
     taps = kernels[0] * kernels[1]
-    width = _strip_width(kernels, pads, c, h, oh, ow, nbytes) if group == 1 else 0
+    width = (_strip_width(kernels, strides, pads, c, h, oh, ow, nbytes) if group == 1
+             else 0)
     if width:
         return "strips", c * taps * width * nbytes
     if _use_im2col(kernels, strides, pads, group, c, oh * ow, nbytes):
