@@ -6,9 +6,10 @@ through that shuffle instead of reading a transposed copy.
 `gemm` vectorizes over the columns of B (rhs), so those must be contiguous: when a
 shuffle makes them strided (attention's K^T: its columns are sequence positions, a
 whole hidden vector apart), the kernel packs that batch element's [K, M] operand
-into a per-thread tile first (B's block, at most a few tens of KiB for attention, stays
-in cache for the product), as BLAS libraries pack their panels. Rows of lhs may have any
-stride (one scalar per row and k step); its columns are contiguous (the op's rule).
+first, in the micro-kernel's panels (`batch_operand`; B's block, at most a few hundred
+KiB for attention, stays in cache for the product), as BLAS libraries pack theirs.
+Rows of lhs may have any stride (one scalar per row and k step); its columns are
+contiguous (the op's rule).
 """
 
 from __future__ import annotations
