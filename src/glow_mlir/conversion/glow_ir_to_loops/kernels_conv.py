@@ -14,6 +14,12 @@ one of several forms by the window's shape:
 - NCHW, 1x1, stride 1, unpadded: the matrix product out[oc, p] = bias[oc] + W[oc, ic] x
   in[ic, p] (`gemm`, kernels_matmul.py; its micro-kernel on whole blocks of 64 columns,
   `MICRO`, as for im2col below).
+- NCHW 1-D (Conv1d as [N, C, 1, L]), one group, whose whole row's im2col columns take
+  several chunks of input channels: im2col + `gemm` per strip of output columns with all
+  channels (`_conv_im2col_strips`, `_strip_width`): each output written once.
+  `benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases whisper_conv1,whisper_conv2,
+  w2v_conv1` (+ GELU, ratio to onnxruntime, chunks -> strips): 1.17 -> 0.88, 1.07 ->
+  0.94, 1.08 -> 1.00.
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
