@@ -473,22 +473,54 @@ def resize_case(c, hw, scale):
     return case
 
 
-def fused_matmul_case(n, k, m, lead=None):
+def fused_matmul_case(n, k, m, lead=None, bias=True, act=None):
     """BERT's linear layer: MatMul of a [1, n, k] input + Add of a [m] initializer (the
     graph folds both into a fully_connected; onnxruntime fuses them too). `lead`: the
-    input's leading dims instead of [1, n] (ConvNeXt's pointwise MLP on [1, H, W, C])."""
+    input's leading dims instead of [1, n] (ConvNeXt's pointwise MLP on [1, H, W, C]);
+    `bias=False` leaves the Add out, `act` ("Relu") adds an activation after it."""
     def case():
         from onnx import helper
 
         dims = list(lead or [1, n])
         rows = int(np.prod(dims))
-        a, w, bias = rand(*dims, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
-        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
-                 helper.make_node("Add", ["p", "c_bias"], ["out"])]
-        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias}, [*dims, m])
+        a, w = rand(*dims, k, seed=1), rand(k, m, seed=2)
+        inits = {"a": a, "c_w": w}
+        nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"])]
+        if bias:
+            inits["c_bias"] = rand(m, seed=3)
+            nodes.append(helper.make_node("Add", ["p", "c_bias"], ["q"]))
+        if act:
+            nodes.append(helper.make_node(act, [nodes[-1].output[0]], ["r"]))
+        nodes[-1].output[0] = "out"
+        model, feeds = graph_model(nodes, inits, [*dims, m])
         shape = "x".join(map(str, [*dims, k]))
-        return (f"mat_mul {shape} @ {k}x{m} + bias", model, feeds,
-                ort_model_runner(model, feeds), 2 * rows * k * m)
+        title = f"mat_mul {shape} @ {k}x{m}" + (" + bias" if bias else "") \
+            + (f", {act.lower()}" if act else "")
+        return (title, model, feeds, ort_model_runner(model, feeds), 2 * rows * k * m)
+    return case
+
+
+def conv1d_gelu_case(c, length, o, k, stride, pad):
+    """A Conv1d + GELU as whisper's and wav2vec2's exports have them (the GELU as
+    x * (erf(x / sqrt 2) + 1) * 0.5; onnxruntime fuses it into one Gelu)."""
+    def case():
+        from onnx import helper
+
+        x, w, b = rand(1, c, length, seed=1), rand(o, c, k, seed=2), rand(o, seed=3)
+        out_len = (length + 2 * pad - k) // stride + 1
+        nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["y"], kernel_shape=[k],
+                                  strides=[stride], pads=[pad, pad]),
+                 helper.make_node("Div", ["y", "c_sqrt2"], ["d"]),
+                 helper.make_node("Erf", ["d"], ["e"]),
+                 helper.make_node("Add", ["e", "c_one"], ["f"]),
+                 helper.make_node("Mul", ["y", "f"], ["g"]),
+                 helper.make_node("Mul", ["g", "c_half"], ["out"])]
+        consts = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
+                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, **consts},
+                                   [1, o, out_len])
+        return (f"conv1d {c}x{length} -> {o} k{k}/{stride}, gelu", model, feeds,
+                ort_model_runner(model, feeds), 2 * o * c * k * out_len)
     return case
 
 
@@ -866,6 +898,11 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_r18_7": fused_conv_case(512, 7, 512, 3, 1, 1),
          "r18_classifier": classifier_case(512, 1000),
          "bert_heads_scores": heads_scores_case(12, 128, 64),
+         "whisper_heads_scores": heads_scores_case(6, 1500, 64),
+         "whisper_softmax": native_unary_case("Softmax", (1, 6, 1500, 1500), axis=-1),
+         "whisper_conv1": conv1d_gelu_case(80, 3000, 384, 3, 1, 1),
+         "whisper_conv2": conv1d_gelu_case(384, 3000, 384, 3, 2, 1),
+         "w2v_conv1": conv1d_gelu_case(512, 3199, 512, 3, 2, 0),
          "fused_bert_ffn1_gelu": ffn_gelu_case(128, 768, 3072),
          "fused_bert_qkv": fused_matmul_case(128, 768, 768),
          "fused_bert_ffn1": fused_matmul_case(128, 768, 3072),
@@ -875,6 +912,11 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "fused_convnext_pw1": fused_matmul_case(0, 96, 384, lead=[1, 56, 56]),
          "fused_convnext_pw2": fused_matmul_case(0, 384, 96, lead=[1, 56, 56]),
          "fused_convnext_pw2_7": fused_matmul_case(0, 3072, 768, lead=[1, 7, 7]),
+         "fused_mm_relu": fused_matmul_case(0, 96, 384, lead=[3136], bias=False,
+                                            act="Relu"),
+         "fused_mm_bias_relu": fused_matmul_case(0, 96, 384, lead=[3136], act="Relu"),
+         "fused_mm_relu_nhwc": fused_matmul_case(0, 96, 384, lead=[1, 56, 56],
+                                                 bias=False, act="Relu"),
          # the context product's shape (probabilities @ V), with the same epilogue
          "fused_bert_av": fused_scores_case(12, 128, 128, 64)}
 

@@ -116,6 +116,20 @@ def test_concurrent_calls_from_threads_are_independent():
             np.testing.assert_array_equal(got, want[i])
 
 
+def test_calls_reuse_their_areas():
+    """A call runs on the areas of the one before (no fresh pages to fault in), the
+    mutable area zeroed and refilled: each call gives its own inputs' outputs."""
+    _, cpu = both(ADD_RELU)
+    program = cpu._executor
+    made = []
+    new_activations = program.areas.new_activations
+    program.areas.new_activations = lambda: made.append(1) or new_activations()
+    for i in range(3):
+        x, y = rand(4, 8, seed=30 + i), rand(4, 8, seed=40 + i)
+        np.testing.assert_array_equal(cpu(x, y)[0], np.maximum(x + y, 0))
+    assert len(made) == 1
+
+
 def test_missing_code_generators_are_one_user_error(monkeypatch):
     """Every missing instruction kind is named at once, as a UserError (no traceback)."""
     from glow_mlir.conversion import glow_ir_to_loops as loops

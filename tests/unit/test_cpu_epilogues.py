@@ -180,6 +180,28 @@ def test_linear_on_nhwc_is_one_fully_connected(lead, fuse):
     assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes()
 
 
+@pytest.mark.parametrize("lead", [(9,), (1, 5, 7), (2, 3, 4, 5)])
+def test_linear_without_bias_fuses_its_activation(lead, fuse):
+    """A MatMul by a 2-D weight with no bias (whisper's k_proj, ConvNeXt's zero biases
+    folded away) then an activation, on any rank: the same gemm kernel as a
+    fully_connected's, the activation applied where each element is final
+    (`mat_mul_relu`), the interpreter's and onnxruntime's numbers, the same bits on 1,
+    2 and 3 threads."""
+    from onnx_testing import run_onnxruntime
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Relu", ["m"], ["y"])]
+    model = make_model(nodes, {"x": (*lead, 40)}, ["y"], {"w": rand(40, 72, seed=1)})
+    feeds = {"x": rand(*lead, 40, seed=2)}
+    names = _compare(model, feeds, "mat_mul_relu" if fuse else None)
+    assert not any(n in ("relu", "element_max") for n in names) or not fuse, names
+    want = run_onnxruntime(model, feeds)[0]
+    runs = [glow_mlir.compile(model, "cpu", num_threads=t, cache=False).run(feeds)[0]
+            for t in (1, 2, 3)]
+    np.testing.assert_allclose(runs[0], want, rtol=1e-5, atol=2e-5)
+    assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes()
+
+
 def test_fully_connected_residual_and_tanh(fuse):
     """Gemm (fully_connected with its bias) + residual add + tanh."""
     nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["fc"]),

@@ -71,6 +71,9 @@ CASES = {
     # whole blocks of lanes: K^T packed by register transposes (`_pack_by_blocks`)
     "attention_blocks": lambda: attention(32, 2, 16),
     "rank3_rhs_blocks": lambda: transposed_rhs(2, 5, 16, 48),
+    # K^T in the micro-kernel's panels: two of 64 columns, the second partial (its
+    # last vector zero-padded), blocks and the columns past them
+    "attention_panels": lambda: attention(70, 2, 16),
 }
 
 

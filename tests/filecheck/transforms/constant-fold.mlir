@@ -187,3 +187,36 @@ func.func @fold_small_or_uniform_broadcast() -> (tensor<64x2xf32>, tensor<1x2x64
   %u = glow.broadcast %w {axis = 1 : i64} : tensor<2xf32> -> tensor<1x2x64x64xf32>
   func.return %s, %u : tensor<64x2xf32>, tensor<1x2x64x64xf32>
 }
+
+// -----
+
+// A broadcast of a uniform constant is a splat whatever its size (over max-elements here:
+// whisper's scalar scale broadcast to its attention scores), so x * 1 is seen as a no-op.
+// CHECK-LABEL: func.func @broadcast_splat_over_limit
+// CHECK-NEXT:    %[[S:.*]] = glow.splat {value = 1.000000e+00 : f32} : tensor<2x3x4xf32>
+// CHECK-NEXT:    %[[M:.*]] = glow.mul %x, %[[S]]
+// LIMIT-LABEL: func.func @broadcast_splat_over_limit
+// LIMIT-NEXT:    %[[S:.*]] = glow.splat {value = 1.000000e+00 : f32} : tensor<2x3x4xf32>
+// LIMIT-NEXT:    glow.mul %x, %[[S]]
+func.func @broadcast_splat_over_limit(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %c = glow.constant dense<1.0> : tensor<f32>
+  %b = glow.broadcast %c {axis = 3 : i64} : tensor<f32> -> tensor<2x3x4xf32>
+  %m = glow.mul %x, %b : tensor<2x3x4xf32>
+  func.return %m : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Must not fold to a splat: the broadcast repeats a non-uniform row (it folds to a
+// constant within max-elements; LIMIT keeps the op).
+// CHECK-LABEL: func.func @broadcast_row
+// CHECK-NOT:     glow.splat
+// CHECK:         glow.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [1.000000e+00, 2.000000e+00]]>
+// LIMIT-LABEL: func.func @broadcast_row
+// LIMIT:         glow.broadcast
+func.func @broadcast_row(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %c = glow.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = glow.broadcast %c {axis = 1 : i64} : tensor<2xf32> -> tensor<2x2xf32>
+  %m = glow.mul %x, %b : tensor<2x2xf32>
+  func.return %m : tensor<2x2xf32>
+}

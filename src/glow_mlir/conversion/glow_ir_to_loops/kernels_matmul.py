@@ -456,13 +456,14 @@ def batch_mat_mul(instr, em: Emitter) -> None:
     # operands read through their shuffles, if any (`strided_operands.py`); a packed
     # operand is per thread when the batch loop is split, else shared by gemm's threads
     split = group_size(em, bs, 1, bs * n * k * m) is not None
-    L, R = (batch_operand(em, instr, side, ct, split) for side in ("lhs", "rhs"))
+    (L, _), (R, panels) = (batch_operand(em, instr, side, ct, split)
+                           for side in ("lhs", "rhs"))
     tile = c_tile(em, ct, m, micro_rows())
     finish = Finish(em, instr)
 
     def batch(p):
         gemm(em, n, k, m, lambda i, j: (O, [p, i, j]), L(p), R(p),
-             lambda i, j: em.const(0.0, ct), finish, tile=tile, micro=True)
+             lambda i, j: em.const(0.0, ct), finish, tile=tile, micro=True, panels=panels)
 
     parallel_loop(em, bs, bs * n * k * m, batch)
 

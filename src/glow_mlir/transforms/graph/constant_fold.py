@@ -36,6 +36,7 @@ from glow_mlir.ir.resources import load_resource_dialect
 from glow_mlir.transforms.graph.utils import (
     constant_value,
     erase_dead_constants,
+    holds_one_value,
     make_constant,
     uniform_value,
 )
@@ -84,6 +85,13 @@ class ConstantFoldPass(ModulePass):
                     continue
                 if not all(v in known for v in node.operands):
                     continue
+                splat = _uniform_view(node, known)
+                if splat is not None:  # any size: a splat stores one number
+                    first = known[node.operands[0]].reshape(-1)[:1]
+                    known[splat.results[0]] = np.broadcast_to(  # a view: no copy
+                        first, splat.results[0].type.get_shape())  # type: ignore[attr-defined]
+                    Rewriter.replace_op(node, splat)
+                    continue
                 if any(int(np.prod(r.type.get_shape())) > self.max_elements  # type: ignore[attr-defined]
                        for r in node.results):
                     continue
@@ -104,6 +112,32 @@ class ConstantFoldPass(ModulePass):
             while _fold_one_if(fn):
                 pass
             erase_dead_constants(fn)
+
+
+_LAYOUT_OPS = (glow.BroadcastOp, glow.ReshapeOp, glow.TileOp, glow.TransposeOp)
+"""Ops whose result holds the elements of their one operand, moved or repeated."""
+
+
+def _uniform_view(node: Operation, known: dict[SSAValue, np.ndarray]) -> glow.SplatOp | None:
+    """A splat of `node`'s result when `node` moves or repeats the elements of a uniform
+    constant (`_LAYOUT_OPS`, same element type): folded whatever its size, without
+    evaluating it. Whisper's exports scale the attention scores by a scalar 1.0 broadcast
+    to [1, 6, 1500, 1500] (13.5M elements, over `max-elements`): left a broadcast, it
+    ran as a 54 MB pass of its own and hid the x * 1 from `eliminate-noops`."""
+    if not isinstance(node, _LAYOUT_OPS) or len(node.operands) != 1:
+        return None
+    (src,), res = node.operands, node.results[0]
+    ttype = res.type
+    if not isinstance(ttype, TensorType) or ttype.get_element_type() != \
+            src.type.get_element_type():  # type: ignore[attr-defined]
+        return None
+    arr = known[src]
+    if arr.size == 0 or not holds_one_value(arr):
+        return None
+    value = uniform_value(np.full(2, arr.reshape(-1)[0]))  # exactly an f32 attribute?
+    if value is None:
+        return None
+    return glow.SplatOp.make([], ttype, value=value)
 
 
 SMALL_RESULT = 1 << 12
