@@ -235,8 +235,14 @@ def plane_dims(instr) -> tuple[int, int, int]:
 
 
 def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
-    """The kernel (module docstring)."""
+    """The kernel (module docstring); small planes: channels across the lanes
+    (kernels_depthwise_lanes.py)."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as lanes
     from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import DEPTHWISE_COST
+
+    if lanes.use_lanes(instr, act):
+        lanes.convolution_depthwise_lanes(em, instr, act)
+        return
 
     out, x, w, bias = instr.operands
     n, c, h, wd, oh, ow, kernels, (sh, sw), pads, (dh, dw) = _geometry(instr)
