@@ -108,3 +108,27 @@ def test_scratch_cut_off(taken, monkeypatch):
     _run(model, feeds, True, monkeypatch)
     assert taken == [False]
 
+
+
+def test_no_shared_region_with_the_expansion(monkeypatch, static_parts):
+    """A 1x1 expansion then a 5x5 on the lanes: two regions (`conv_pairs.pairable` says
+    no: the expansion's shares are blocks of 8 channels, the lanes' blocks of 16), the
+    bits of one thread."""
+    from onnx import helper
+
+    from test_cpu_threads import _inputs, _kernel_names, _model, _w
+
+    proto = _model([
+        helper.make_node("Conv", ["x", "we", "be"], ["e"]),
+        helper.make_node("Relu", ["e"], ["r"]),
+        helper.make_node("Conv", ["r", "wd", "bd"], ["y"], pads=[2] * 4, group=48),
+    ], [("x", [1, 8, 14, 14])], ["y"],
+        [("we", _w(48, 8, 1, 1)), ("be", _w(48)), ("wd", _w(48, 1, 5, 5)), ("bd", _w(48))])
+    one = glow_mlir.compile(proto, num_threads=1, cache=False)
+    want = one(*_inputs(one))[0]
+    model = glow_mlir.compile(proto, num_threads=2, cache=False)
+    assert not any("_then_" in n for n in _kernel_names(model))
+    assert model(*_inputs(model))[0].tobytes() == want.tobytes()
+    monkeypatch.setattr(lanes, "LANES_ON", False)  # the planes pair: the check can fail
+    model = glow_mlir.compile(proto, num_threads=2, cache=False)
+    assert any("_then_" in n for n in _kernel_names(model))

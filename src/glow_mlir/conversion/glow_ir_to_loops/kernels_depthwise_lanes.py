@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
+from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -202,7 +203,7 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
             base = _iadd(em, em.mul_index(i, sh * wp * L), em.mul_index(j0, sw * L))
             accs = [b0] * size
             for a in range(kh):
-                loaded: dict[int, object] = {}
+                loaded: dict[int, SSAValue] = {}
                 for b in range(kw):
                     wv = em.value(vector.LoadOp(Wt, [em.index((a * kw + b) * L)], vt))
                     for j in range(size):
