@@ -739,6 +739,8 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "eff_dw5_28": conv_silu_case(240, 28, 240, 5, 1, 2, 240),
          "eff_dw5_14": conv_silu_case(672, 14, 672, 5, 1, 2, 672),
          "eff_dw5_7": conv_silu_case(1152, 7, 1152, 5, 1, 2, 1152),
+         # EfficientNet-b6's 5x5 at 66 (wider than kernels_depthwise.MAX_WIDTH)
+         "effb6_dw5_66": conv_silu_case(432, 66, 432, 5, 1, 2, 432),
          "eff_pw_112": conv_silu_case(16, 112, 96, 1, 1, 0),
          "eff_pw_14": conv_silu_case(112, 14, 672, 1, 1, 0),
          "eff_gap_56": global_avg_pool_case(144, 56),

@@ -86,20 +86,23 @@ def use_depthwise(instr) -> bool:
     split since, SPLIT_COLUMNS: from 56 0.71, 28 0.52, 14 0.72, 5x5 0.76). At 112 the tiles were
     faster (stride 1 0.55 -> 0.73, stride 2 0.53 -> 0.61): rows of seven tiles keep
     their vectors full, and the planes are larger than the L1 cache."""
-    if not DEPTHWISE:
+    if not (DEPTHWISE and is_depthwise(instr)):
         return False
+    if image_dims(shape(instr.operands[1]), "NCHW")[3] > MAX_WIDTH:
+        return False
+    return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
+
+
+def is_depthwise(instr) -> bool:
+    """An NCHW convolution with one input and one output channel per group and a window
+    of more than one tap."""
     layout, kernels, _, _ = window_attrs(instr)
     group = attrs(instr).int_attr("group", 1)
     out, x = instr.operands[0], instr.operands[1]
     if layout != "NCHW" or group == 1:
         return False
-    _, c, _, wd = image_dims(shape(x), layout)
-    if wd > MAX_WIDTH:
-        return False
-    _, o, _, _ = image_dims(shape(out), layout)
-    if not (c == group and o == group and kernels[0] * kernels[1] > 1):
-        return False
-    return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
+    c, o = image_dims(shape(x), layout)[1], image_dims(shape(out), layout)[1]
+    return c == group and o == group and kernels[0] * kernels[1] > 1
 
 
 def scratch_bytes(instr) -> int:
@@ -235,14 +238,8 @@ def plane_dims(instr) -> tuple[int, int, int]:
 
 
 def convolution_depthwise(em: Emitter, instr, act: Finish) -> None:
-    """The kernel (module docstring); small planes: channels across the lanes
-    (kernels_depthwise_lanes.py)."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as lanes
+    """The kernel (module docstring)."""
     from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import DEPTHWISE_COST
-
-    if lanes.use_lanes(instr, act):
-        lanes.convolution_depthwise_lanes(em, instr, act)
-        return
 
     out, x, w, bias = instr.operands
     n, c, h, wd, oh, ow, kernels, (sh, sw), pads, (dh, dw) = _geometry(instr)

@@ -48,9 +48,10 @@ MAX_ROW = 8
 
 
 def use_lanes(instr, act: Finish) -> bool:
-    """A depthwise convolution kernels_depthwise.py would take (`use_depthwise`), f32
-    with the vector ops on, of at least MIN_TAPS taps, a vector's worth of input and output
-    pixels and of channels, scratch of at most MAX_SCRATCH_BYTES, finished pointwise.
+    """A depthwise convolution (`kernels_depthwise.is_depthwise`; any width: past
+    kernels_depthwise.MAX_WIDTH too), f32 with the vector ops on, of at least MIN_TAPS
+    taps, a vector's worth of input and output pixels and of channels, scratch of at most
+    MAX_SCRATCH_BYTES, finished pointwise.
 
     Measured per layer (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
     mnas_*,cnx_*,eff_dw5_*,v3_dw5_*,mb_dw_* [--no-depthwise-lanes | --depthwise-lanes-taps
@@ -63,10 +64,11 @@ def use_lanes(instr, act: Finish) -> bool:
     0.56, 7 1.64 -> 0.59. 3x3 is left to the planes: at 56 0.68 -> 0.74 (128 channels:
     0.55 -> 0.67), stride 2 from 28 0.45 -> 0.53, from 56 0.64 -> 0.63, at 28 0.55 ->
     0.58, 14 0.43 -> 0.47, 7 0.55 -> 0.47 / 0.42 -> 0.51 (noise: 0.05-0.1)."""
-    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_depthwise
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry, is_depthwise
 
-    if not (LANES_ON and gemm_micro.applies(elem(instr.operands[1])) and act.pointwise):
+    if not (LANES_ON and kernels_depthwise.DEPTHWISE and act.pointwise
+            and gemm_micro.applies(elem(instr.operands[1])) and is_depthwise(instr)):
         return False
     n, c, h, wd, oh, ow, (kh, kw), *_ = _geometry(instr)
     lanes = gemm_micro.lanes()
@@ -90,7 +92,15 @@ def scratch_bytes(instr) -> int:
 
     *_, oh, ow, (kh, kw), _, _, _ = _geometry(instr)
     hp, wp = _padded(instr)
-    return (hp * wp + oh * ow + kh * kw + 1) * gemm_micro.lanes() * 4
+    lanes = gemm_micro.lanes()
+    return (hp * wp + _result_pixels(oh, ow, lanes) + kh * kw + 1) * lanes * 4
+
+
+def _result_pixels(oh: int, ow: int, lanes: int) -> int:
+    """Pixels of the results scratch T: one output row when rows are a vector or wider
+    (each row finished and transposed out as computed), else the whole plane (chunks
+    across rows)."""
+    return ow if ow >= lanes else oh * ow
 
 
 def transpose(em: Emitter, rows: list, lanes: int) -> list:
@@ -149,7 +159,7 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
     O = view(em, out, [n * c, oh * ow])
     target = act.target(O)
     P = em.scratch(f32, [hp * wp * L], private=True)
-    T = em.scratch(f32, [oh * ow * L], private=True)
+    T = em.scratch(f32, [_result_pixels(oh, ow, L) * L], private=True)
     Wt = em.scratch(f32, [(taps + 1) * L], private=True)  # taps, then the bias
     zero = em.const(0.0, f32)
 
@@ -194,12 +204,15 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
                 put(transpose(em, loads, L), lambda j, o=o: em.index(
                     (((o + j) // wd + pads[0]) * wp + (o + j) % wd + pads[1]) * L))
 
-    def compute() -> None:
-        """T[i ow + j] = bias + sum_taps w * P[s i + d kh][s j + d kw], per lane."""
+    per_row = _result_pixels(oh, ow, L) == ow  # T holds one row: finished, out per row
+
+    def compute_row(i) -> None:
+        """T[(i ow if not per_row) + j] = bias + sum_taps w * P[s i + d kh][s j + d kw],
+        per lane."""
         b0 = em.value(vector.LoadOp(Wt, [em.index(taps * L)], vt))
         width, count = _row_split(ow)
 
-        def group(i, j0, size: int) -> None:
+        def group(j0, size: int) -> None:
             base = _iadd(em, em.mul_index(i, sh * wp * L), em.mul_index(j0, sw * L))
             accs = [b0] * size
             for a in range(kh):
@@ -213,38 +226,58 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
                                 P, [em.add_index(base, col)], vt))
                         accs[j] = em.value(llvm.CallIntrinsicOp(
                             f"llvm.fma.v{L}f32", [wv, loaded[col], accs[j]], [vt]))
-            out_base = _iadd(em, em.mul_index(i, ow * L), em.mul_index(j0, L))
+            out_base = em.mul_index(j0, L)
+            if not per_row:
+                out_base = _iadd(em, em.mul_index(i, ow * L), out_base)
             for j, acc in enumerate(accs):
                 em.op(vector.StoreOp(acc, T, [em.add_index(out_base, j * L)]))
 
-        def row(i):
-            em.loop(0, count, lambda jg: group(i, em.mul_index(jg, width), width))
-            if ow - width * count:
-                group(i, em.index(width * count), ow - width * count)
+        em.loop(0, count, lambda jg: group(em.mul_index(jg, width), width))
+        if ow - width * count:
+            group(em.index(width * count), ow - width * count)
 
-        em.loop(0, oh, row)
+    def finish(pixels: int) -> None:
         if not act.trivial:
-            em.loop(0, oh * ow * L, lambda q: em.store(
+            em.loop(0, pixels * L, lambda q: em.store(
                 act.value(em.load(T, [q]), O, []), T, [q]))
 
-    def copy_out(g, skip: int) -> None:
-        """The block's channels k >= skip from T into their planes."""
-        def chunk(p0) -> None:
+    def chunk(g, skip: int, t0: int, p0) -> None:
+        """Pixels p0 .. p0 + L of the block's channels k >= skip, from T's pixel t0 on."""
+        loads = [em.value(vector.LoadOp(T, [em.index((t0 + j) * L)], vt)) for j in range(L)]
+        for k, v in enumerate(transpose(em, loads, L)):
+            if k >= skip:
+                em.op(vector.StoreOp(v, target, [em.add_index(g, k), p0]))
+
+    def compute_and_store(g, skip: int) -> None:
+        """The block's channels k >= skip into their planes: row by row (per_row), or
+        the whole plane in T, then chunks of L pixels across rows."""
+        if per_row:
+            def row(i):
+                compute_row(i)
+                finish(ow)
+                for o in _offsets(ow, L):
+                    chunk(g, skip, o, em.add_index(em.mul_index(i, ow), o))
+            em.loop(0, oh, row)
+            return
+        em.loop(0, oh, compute_row)
+        finish(oh * ow)
+
+        def flat_chunk(q):
+            p0 = em.mul_index(q, L)
             loads = [em.value(vector.LoadOp(T, [em.mul_index(em.add_index(p0, j), L)], vt))
                      for j in range(L)]
             for k, v in enumerate(transpose(em, loads, L)):
                 if k >= skip:
                     em.op(vector.StoreOp(v, target, [em.add_index(g, k), p0]))
 
-        em.loop(0, (oh * ow) // L, lambda q: chunk(em.mul_index(q, L)))
+        em.loop(0, (oh * ow) // L, flat_chunk)
         if (oh * ow) % L:
-            chunk(em.index(oh * ow - L))
+            chunk(g, skip, oh * ow - L, em.index(oh * ow - L))
 
     def block(g, skip: int) -> None:
         copy_weights(g)
         copy_input(g)
-        compute()
-        copy_out(g, skip)
+        compute_and_store(g, skip)
 
     def ranges(start, count: int) -> None:
         em.loop(0, hp * wp * L, lambda q: em.store(zero, P, [q]))
