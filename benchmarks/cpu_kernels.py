@@ -741,6 +741,12 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "eff_dw5_7": conv_silu_case(1152, 7, 1152, 5, 1, 2, 1152),
          # EfficientNet-b6's 5x5 at 66 (wider than kernels_depthwise.MAX_WIDTH)
          "effb6_dw5_66": conv_silu_case(432, 66, 432, 5, 1, 2, 432),
+         "effb6_dw5_132_s2": conv_silu_case(240, 132, 240, 5, 2, 2, 240),
+         "effb6_dw3_132": conv_silu_case(240, 132, 240, 3, 1, 1, 240),
+         "effb7_dw3_300": conv_silu_case(64, 300, 64, 3, 1, 1, 64),
+         "effb6_dw3_264_s2": conv_silu_case(192, 264, 192, 3, 2, 1, 192),
+         "dw3_132": dw_case(240, 132, 3, 1, 1),
+         "dw3_300": dw_case(64, 300, 3, 1, 1),
          "eff_pw_112": conv_silu_case(16, 112, 96, 1, 1, 0),
          "eff_pw_14": conv_silu_case(112, 14, 672, 1, 1, 0),
          "eff_gap_56": global_avg_pool_case(144, 56),
@@ -956,6 +962,8 @@ def main(argv=None) -> None:
     p.add_argument("--no-depthwise-lanes", action="store_true",
                    help="small depthwise convolutions one channel at a time, not channels "
                         "across the lanes (kernels_depthwise_lanes.LANES_ON = False)")
+    p.add_argument("--depthwise-lanes-scratch", type=int, metavar="KB",
+                   help="kernels_depthwise_lanes.MAX_SCRATCH_BYTES / 1024 (experiments)")
     p.add_argument("--depthwise-lanes-taps", type=int, metavar="TAPS",
                    help="kernels_depthwise_lanes.MIN_TAPS (experiments: 9 takes 3x3 too)")
     p.add_argument("--no-pipelined-planes", action="store_true",
@@ -1042,6 +1050,8 @@ def main(argv=None) -> None:
     kernels_depthwise.ROW_BLOCKS = not args.no_row_blocks
     from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes
     kernels_depthwise_lanes.LANES_ON = not args.no_depthwise_lanes
+    if args.depthwise_lanes_scratch:
+        kernels_depthwise_lanes.MAX_SCRATCH_BYTES = args.depthwise_lanes_scratch << 10
     if args.depthwise_lanes_taps:
         kernels_depthwise_lanes.MIN_TAPS = args.depthwise_lanes_taps
     kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors

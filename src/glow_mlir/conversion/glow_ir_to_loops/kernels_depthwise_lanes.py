@@ -37,11 +37,14 @@ kernels_depthwise.py's per-channel planes; `benchmarks/cpu_kernels.py
 --no-depthwise-lanes`)."""
 
 MIN_TAPS = 25
-"""Fewest taps (kh x kw) this kernel takes: 5x5 and 7x7 (`use_lanes`)."""
+"""Fewest taps (kh x kw) this kernel takes when kernels_depthwise.py's planes take the
+convolution too: 5x5 and 7x7 (`use_lanes`)."""
 
-MAX_SCRATCH_BYTES = 512 << 10
-"""Largest per-worker scratch (padded image and results of one block of channels) this
-kernel takes: ConvNeXt's 7x7 at 56x56 needs 446 KB, within this machine's 1 MB L2."""
+MAX_SCRATCH_BYTES = 2 << 20
+"""Largest per-worker scratch (the padded image of one block of channels, and results)
+this kernel takes: 1.15 MB at 132x132 was faster than the register tiles (3x3 + clip
+0.98 -> 0.51 onnxruntime, 5x5 stride 2 + SiLU 2.17 -> 0.56), 5.8 MB at 300x300 slower
+(3x3 + clip 0.49 -> 0.74: the image is copied whole, then read from past the L2)."""
 
 MAX_ROW = 8
 """Most outputs of a row computed together (accumulators in registers)."""
@@ -63,16 +66,24 @@ def use_lanes(instr, act: Finish) -> bool:
     from 56 0.88 -> 0.67; ConvNeXt's 7x7 at 56 1.05 -> 0.81, 28 1.68 -> 0.67, 14 1.88 ->
     0.56, 7 1.64 -> 0.59. 3x3 is left to the planes: at 56 0.68 -> 0.74 (128 channels:
     0.55 -> 0.67), stride 2 from 28 0.45 -> 0.53, from 56 0.64 -> 0.63, at 28 0.55 ->
-    0.58, 14 0.43 -> 0.47, 7 0.55 -> 0.47 / 0.42 -> 0.51 (noise: 0.05-0.1)."""
+    0.58, 14 0.43 -> 0.47, 7 0.55 -> 0.47 / 0.42 -> 0.51 (noise: 0.05-0.1). Past
+    kernels_depthwise.MAX_WIDTH (register tiles -> lanes; `--cases effb6_*,effb7_*,dw3_*,
+    mb_dw_112*,mnas_dw3_112_s2,eff_dw3_112* --depthwise-lanes-taps 9
+    --depthwise-lanes-scratch 8192`): EfficientNet-b6's 5x5 + SiLU at 66 3.15 -> 0.67,
+    stride 2 from 132 2.17 -> 0.56; 3x3 stride 1: + SiLU at 112 1.02 -> 0.82, 132 1.73 ->
+    0.53, 300 1.21 -> 0.67, + clip at 112 0.56 -> 0.62, 132 0.98 -> 0.51 (300: past
+    MAX_SCRATCH_BYTES); 3x3 stride 2 stays on the tiles: + clip from 112 0.58 -> 0.75,
+    0.45 -> 0.62, + SiLU 0.68 -> 0.70, from 264 0.51 -> 0.58."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_depthwise
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry, is_depthwise
 
     if not (LANES_ON and kernels_depthwise.DEPTHWISE and act.pointwise
             and gemm_micro.applies(elem(instr.operands[1])) and is_depthwise(instr)):
         return False
-    n, c, h, wd, oh, ow, (kh, kw), *_ = _geometry(instr)
+    n, c, h, wd, oh, ow, (kh, kw), strides, _, _ = _geometry(instr)
     lanes = gemm_micro.lanes()
-    return (kh * kw >= MIN_TAPS and min(oh * ow, h * wd, n * c) >= lanes
+    wide = wd > kernels_depthwise.MAX_WIDTH and strides == (1, 1)  # else the tiles
+    return ((kh * kw >= MIN_TAPS or wide) and min(oh * ow, h * wd, n * c) >= lanes
             and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
 
 
