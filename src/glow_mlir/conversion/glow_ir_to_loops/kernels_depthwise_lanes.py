@@ -71,19 +71,22 @@ def use_lanes(instr, act: Finish) -> bool:
     mb_dw_112*,mnas_dw3_112_s2,eff_dw3_112* --depthwise-lanes-taps 9
     --depthwise-lanes-scratch 8192`): EfficientNet-b6's 5x5 + SiLU at 66 3.15 -> 0.67,
     stride 2 from 132 2.17 -> 0.56; 3x3 stride 1: + SiLU at 112 1.02 -> 0.82, 132 1.73 ->
-    0.53, 300 1.21 -> 0.67, + clip at 112 0.56 -> 0.62, 132 0.98 -> 0.51 (300: past
-    MAX_SCRATCH_BYTES); 3x3 stride 2 stays on the tiles: + clip from 112 0.58 -> 0.75,
-    0.45 -> 0.62, + SiLU 0.68 -> 0.70, from 264 0.51 -> 0.58."""
+    0.53, 300 1.21 -> 0.67, + clip at 112 0.56 -> 0.62, 132 0.98 -> 0.51, stride 2 + clip
+    from 112 0.58 -> 0.75, 0.45 -> 0.62, + SiLU 0.68 -> 0.70, from 264 0.51 -> 0.58; but
+    in MnasNet-0.75 (`python benchmarks/cpu_layers_vs_onnxruntime.py mnasnet0_75 --runs 12
+    --stat min`) its 3x3 + ReLU at 112 (24 channels: a block and a moved one) went from
+    87 to 191 us (the tiles read an input still in the caches), so 3x3 stays on the tiles
+    past MAX_WIDTH too (a rule for large planes would need per-layer rows of models at
+    those sizes: the corpus runs 224x224)."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_depthwise
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry, is_depthwise
 
     if not (LANES_ON and kernels_depthwise.DEPTHWISE and act.pointwise
             and gemm_micro.applies(elem(instr.operands[1])) and is_depthwise(instr)):
         return False
-    n, c, h, wd, oh, ow, (kh, kw), strides, _, _ = _geometry(instr)
+    n, c, h, wd, oh, ow, (kh, kw), *_ = _geometry(instr)
     lanes = gemm_micro.lanes()
-    wide = wd > kernels_depthwise.MAX_WIDTH and strides == (1, 1)  # else the tiles
-    return ((kh * kw >= MIN_TAPS or wide) and min(oh * ow, h * wd, n * c) >= lanes
+    return (kh * kw >= MIN_TAPS and min(oh * ow, h * wd, n * c) >= lanes
             and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
 
 
