@@ -1,6 +1,7 @@
 """Depthwise convolution (NCHW, one input and one output channel per group: MobileNet's
 3x3 and 5x5, stride 1 or 2, dilated in DeepLabV3) as a one-dimensional convolution over a
-padded, phase-split copy of each channel's plane.
+padded, phase-split copy of each channel's plane. f32 windows of 5x5 and more go to
+kernels_depthwise_lanes.py (channels across the lanes) first, where its rule allows.
 
 Per channel, the input is copied once into scratch planes Q[a][b] (a < sh, b < sw the
 row and column phases the taps use): Q[a][b][r][m] = x[sh r + a - pad_top][sw m + b -
