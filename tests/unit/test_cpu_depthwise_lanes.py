@@ -136,3 +136,18 @@ def test_no_shared_region_with_the_expansion(monkeypatch, static_parts):
     monkeypatch.setattr(lanes, "LANES_ON", False)  # the planes pair: the check can fail
     model = glow_mlir.compile(proto, num_threads=2, cache=False)
     assert any("_then_" in n for n in _kernel_names(model))
+
+
+def test_avx2_lanes(taken, monkeypatch):
+    """8 lanes (8x8 transposes, blocks of 8 channels): 12 channels, a moved block."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    monkeypatch.setattr(gemm_micro, "LANES", 8)
+    model, feeds = conv_model(1, 12, 9, 9, 12, kernel=5, pads=(2,) * 4, group=12,
+                              tail="relu")
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    planes = _run(model, feeds, False, monkeypatch)
+    got = _run(model, feeds, True, monkeypatch)
+    assert taken == [False, True]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, planes)
