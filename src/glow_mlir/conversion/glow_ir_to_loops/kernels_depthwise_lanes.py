@@ -1,17 +1,19 @@
-"""Depthwise convolution (NCHW, channel multiplier 1) with channels across the vector
-lanes, for small planes: MnasNet's and EfficientNet's 5x5 at 14x14 and 7x7, the stride-2
-ones down to them.
+"""Depthwise convolution (NCHW, channel multiplier 1) of 5x5 and larger windows with
+channels across the vector lanes: MnasNet's and EfficientNet's 5x5 (7x7 to 66x66 and the
+stride-2 ones down to them), ConvNeXt's 7x7.
 
 kernels_depthwise.py works one channel at a time, a plane row per vector: at 7x7 and
 14x14 its vectors are mostly padding and each channel pays a copy, zero borders and a
-row-by-row finish for a few hundred multiply-adds. Here a block of LANES channels is
-copied at once into a padded scratch image P[row][col][lane] (16x16 transposes of the
-channels' rows by vector shuffles, `transpose`), every tap is then one vector of LANES
-channels at (s i + d kh, s j + d kw), so strides and dilation cost nothing, and a row of
-up to 8 outputs keeps its accumulators in registers while each input vector it needs is
-loaded once per tap row (`_row`). Results go to a scratch T[pixel][lane], are finished
-there (pointwise epilogues only) and transposed back into the channels' planes. The
-weights and bias of the block's channels are transposed the same way per block.
+row-by-row finish for a few hundred multiply-adds. Here a block of L (the vector's lanes)
+channels is copied at once into a padded scratch image P[row][col][lane] (L x L
+transposes of the channels' rows by vector shuffles, `transpose`), every tap is then one
+vector of L channels at (s i + d kh, s j + d kw), so strides and dilation cost nothing,
+and a row of up to MAX_ROW outputs keeps its accumulators in registers while each input
+vector it needs is loaded once per tap row (`compute_row`). Results go to a scratch
+T[pixel][lane] (one output row, or the whole plane when rows are narrower than a
+vector), are finished there (pointwise epilogues only) and transposed back into the
+channels' planes. The weights and bias of the block's channels are transposed per block
+(compile-time packing, as `targets/cpu/grouped_filters.py` does, is left to do).
 
 Each element is the chain bias, then the taps in (kh, kw) order, fused: the bits of
 kernels_depthwise.py. Threads: blocks of channels (x images); a worker's last block, when
