@@ -352,9 +352,10 @@ def max_pool_case(c, hw, k, stride, pad, op="MaxPool"):
     return case
 
 
-def dw_case(c, hw, k, stride, pad, dilation=1):
-    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (`conv_clip_case`)."""
-    return conv_clip_case(c, hw, c, k, stride, pad, c, dilation)
+def dw_case(c, hw, k, stride, pad, dilation=1, act=True):
+    """A MobileNet depthwise layer: depthwise conv + Clip(0, 6) (`conv_clip_case`; `act`
+    False: the convolution alone, ConvNeXt's)."""
+    return conv_clip_case(c, hw, c, k, stride, pad, c, dilation, clip=act)
 
 
 def pw_case(c, hw, o):
@@ -394,7 +395,7 @@ def global_avg_pool_case(c, hw):
     return case
 
 
-def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
+def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1, clip=True):
     """conv + Clip(0, 6) (onnxruntime fuses them too), through glow_mlir.compile: the
     depthwise kernel's planes and gemm's tile are kernel scratch (the one-op path here,
     `glow_runner`, crashed on such kernels: its activation area was freed before the
@@ -409,14 +410,18 @@ def conv_clip_case(c, hw, o, k, stride, pad, group=1, dilation=1):
                                   strides=[stride, stride], pads=[pad] * 4, group=group,
                                   dilations=[dilation, dilation]),
                  helper.make_node("Clip", ["c", "c_lo", "c_hi"], ["out"])]
-        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b,
-                                           "c_lo": np.array(0.0, np.float32),
-                                           "c_hi": np.array(6.0, np.float32)},
-                                   [1, o, oh, oh])
+        consts = {"x": x, "c_w": w, "c_b": b}
+        if clip:
+            consts.update(c_lo=np.array(0.0, np.float32), c_hi=np.array(6.0, np.float32))
+        else:
+            nodes[0].output[0] = "out"
+            del nodes[1]
+        model, feeds = graph_model(nodes, consts, [1, o, oh, oh])
         kind = "dw" if group == c and group > 1 else "conv"
         d = f" d{dilation}" if dilation != 1 else ""
         g = f" g{group}" if 1 < group < c else ""
-        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d}{g} -> {o} + clip", model, feeds,
+        tail = " + clip" if clip else ""
+        return (f"{kind} {c}x{hw}x{hw} {k}x{k}/{stride}{d}{g} -> {o}{tail}", model, feeds,
                 ort_model_runner(model, feeds), 2 * o * (c // group) * k * k * oh * oh)
     return case
 
@@ -743,6 +748,21 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "v3_dw5_14": dw_case(672, 14, 5, 1, 2),
          "v3_dw5_14_s2": dw_case(672, 28, 5, 2, 2),
          "v3_dw5_d2": dw_case(480, 28, 5, 1, 4, 2),
+         # MnasNet-1.3's 3x3 and 5x5 depthwise layers (ReLU there, Clip here)
+         "mnas_dw3_56": dw_case(96, 56, 3, 1, 1),
+         "mnas_dw3_112_s2": dw_case(72, 112, 3, 2, 1),
+         "mnas_dw5_56_s2": dw_case(96, 56, 5, 2, 2),
+         "mnas_dw5_28": dw_case(168, 28, 5, 1, 2),
+         "mnas_dw5_28_s2": dw_case(336, 28, 5, 2, 2),
+         "mnas_dw5_14": dw_case(624, 14, 5, 1, 2),
+         "mnas_dw5_14_s2": dw_case(768, 14, 5, 2, 2),
+         "mnas_dw5_7": dw_case(1488, 7, 5, 1, 2),
+         "mnas_dw3_7": dw_case(1488, 7, 3, 1, 1),
+         # ConvNeXt-tiny's 7x7 depthwise layers (no activation after them)
+         "cnx_dw7_56": dw_case(96, 56, 7, 1, 3, act=False),
+         "cnx_dw7_28": dw_case(192, 28, 7, 1, 3, act=False),
+         "cnx_dw7_14": dw_case(384, 14, 7, 1, 3, act=False),
+         "cnx_dw7_7": dw_case(768, 7, 7, 1, 3, act=False),
          # EfficientNet-b0's depthwise and pointwise layers with their SiLU
          "eff_dw3_112": conv_silu_case(32, 112, 32, 3, 1, 1, 32),
          "eff_dw3_56": conv_silu_case(144, 56, 144, 3, 1, 1, 144),
@@ -751,6 +771,14 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "eff_dw5_28": conv_silu_case(240, 28, 240, 5, 1, 2, 240),
          "eff_dw5_14": conv_silu_case(672, 14, 672, 5, 1, 2, 672),
          "eff_dw5_7": conv_silu_case(1152, 7, 1152, 5, 1, 2, 1152),
+         # EfficientNet-b6's 5x5 at 66 (wider than kernels_depthwise.MAX_WIDTH)
+         "effb6_dw5_66": conv_silu_case(432, 66, 432, 5, 1, 2, 432),
+         "effb6_dw5_132_s2": conv_silu_case(240, 132, 240, 5, 2, 2, 240),
+         "effb6_dw3_132": conv_silu_case(240, 132, 240, 3, 1, 1, 240),
+         "effb7_dw3_300": conv_silu_case(64, 300, 64, 3, 1, 1, 64),
+         "effb6_dw3_264_s2": conv_silu_case(192, 264, 192, 3, 2, 1, 192),
+         "dw3_132": dw_case(240, 132, 3, 1, 1),
+         "dw3_300": dw_case(64, 300, 3, 1, 1),
          "eff_pw_112": conv_silu_case(16, 112, 96, 1, 1, 0),
          "eff_pw_14": conv_silu_case(112, 14, 672, 1, 1, 0),
          "eff_gap_56": global_avg_pool_case(144, 56),
@@ -982,6 +1010,13 @@ def main(argv=None) -> None:
     p.add_argument("--no-row-blocks", action="store_true",
                    help="depthwise convolutions run LLVM's vectorizer over their flat loop "
                         "(kernels_depthwise.ROW_BLOCKS = False)")
+    p.add_argument("--no-depthwise-lanes", action="store_true",
+                   help="small depthwise convolutions one channel at a time, not channels "
+                        "across the lanes (kernels_depthwise_lanes.LANES_ON = False)")
+    p.add_argument("--depthwise-lanes-scratch", type=int, metavar="KB",
+                   help="kernels_depthwise_lanes.MAX_SCRATCH_BYTES / 1024 (experiments)")
+    p.add_argument("--depthwise-lanes-taps", type=int, metavar="TAPS",
+                   help="kernels_depthwise_lanes.MIN_TAPS (experiments: 9 takes 3x3 too)")
     p.add_argument("--no-pipelined-planes", action="store_true",
                    help="depthwise convolutions copy a channel's planes, then compute it "
                         "(kernels_depthwise.PIPELINED = False)")
@@ -1066,6 +1101,12 @@ def main(argv=None) -> None:
     kernels_depthwise.PIPELINED = not args.no_pipelined_planes
     kernels_depthwise.FINISH_IN_FLAT_LOOP = not args.no_flat_finish
     kernels_depthwise.ROW_BLOCKS = not args.no_row_blocks
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes
+    kernels_depthwise_lanes.LANES_ON = not args.no_depthwise_lanes
+    if args.depthwise_lanes_scratch:
+        kernels_depthwise_lanes.MAX_SCRATCH_BYTES = args.depthwise_lanes_scratch << 10
+    if args.depthwise_lanes_taps:
+        kernels_depthwise_lanes.MIN_TAPS = args.depthwise_lanes_taps
     kernels_pool.GLOBAL_VECTORS = not args.no_global_vectors
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 

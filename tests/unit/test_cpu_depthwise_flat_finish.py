@@ -13,6 +13,7 @@ from onnx import helper
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import epilogue
 from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise as dw
+from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as dw_lanes
 from onnx_testing import make_model, rand
 from test_cpu_winograd import conv_model
 
@@ -46,6 +47,7 @@ def flat_calls(monkeypatch):
 
 def _run(model, feeds, flat, monkeypatch, threads=1):
     monkeypatch.setattr(dw, "FINISH_IN_FLAT_LOOP", flat)
+    monkeypatch.setattr(dw_lanes, "LANES_ON", False)  # the per-channel planes' forms
     return glow_mlir.compile(model, backend="cpu", num_threads=threads,
                              cache=False).run(feeds)[0]
 

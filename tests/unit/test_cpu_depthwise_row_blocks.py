@@ -13,6 +13,7 @@ import pytest
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise as dw
+from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as dw_lanes
 from test_cpu_depthwise_flat_finish import _silu_model
 from test_cpu_winograd import conv_model
 
@@ -26,6 +27,7 @@ def blocks(record_calls):
 
 def _run(model, feeds, on, monkeypatch, threads=1):
     monkeypatch.setattr(dw, "ROW_BLOCKS", on)
+    monkeypatch.setattr(dw_lanes, "LANES_ON", False)  # the per-channel planes' forms
     return glow_mlir.compile(model, backend="cpu", num_threads=threads,
                              cache=False).run(feeds)[0]
 

@@ -86,6 +86,7 @@ def pairable(a: list, b: list, em: Emitter, threads: int) -> bool:
     from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
     from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, window_attrs
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import use_depthwise
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise_lanes import use_lanes
     from glow_mlir.conversion.glow_ir_to_loops.parallel import group_size
 
     if not PAIRS or threads < 2:
@@ -97,6 +98,9 @@ def pairable(a: list, b: list, em: Emitter, threads: int) -> bool:
         return False
     act = Finish(SimpleNamespace(epilogues={a[0]: _epilogue(a)}), a[0])  # type: ignore[arg-type]
     if not pw.use_pointwise(a[0], act) or not use_depthwise(b[0]):
+        return False
+    b_act = Finish(SimpleNamespace(epilogues={b[0]: _epilogue(b)}), b[0])  # type: ignore[arg-type]
+    if use_lanes(b[0], b_act):  # blocks of channels, not the expansion's ROWS
         return False
     n, c, o, hw = _geometry(a)
     if n != 1 or _geometry(b)[0] != 1 or tuple(window_attrs(a[0])[2]) != (1, 1):

@@ -313,9 +313,14 @@ class Finish:
 
     def store_finished(self, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
         """Store `x`, element `idx` of `buf` already finished (`value`), where it goes."""
-        target = buf if self.ep is None else self._view(
+        self.em.store(x, self.target(buf), idx)
+
+    def target(self, buf: SSAValue) -> SSAValue:
+        """Where finished elements of `buf` (a view of the producer's output) go, as a
+        memref of its shape: `buf` itself, or the epilogue's result (a kernel storing
+        whole vectors of finished elements stores them there)."""
+        return buf if self.ep is None else self._view(
             self.ep.result, tuple(buf.type.get_shape()))  # type: ignore[attr-defined]
-        self.em.store(x, target, idx)
 
     def apply(self, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
         """Finish element `idx` of `buf`, computed in memory."""

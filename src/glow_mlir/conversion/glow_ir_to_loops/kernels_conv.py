@@ -101,6 +101,10 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import (
     convolution_depthwise,
     use_depthwise,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise_lanes import (
+    convolution_depthwise_lanes,
+    use_lanes,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_grouped import (
     convolution_grouped,
     use_grouped,
@@ -165,6 +169,9 @@ def convolution(instr, em: Emitter) -> None:
     def iw_of(kw, ow_iv):
         return em.add_index(em.mul_index(ow_iv, sw), kw * dilation[1] - pads[1])
 
+    if use_lanes(instr, act):  # 5x5 and larger, channels across the lanes
+        convolution_depthwise_lanes(em, instr, act)
+        return
     if use_depthwise(instr):  # one channel per group: kernels_depthwise.py
         convolution_depthwise(em, instr, act)
         return

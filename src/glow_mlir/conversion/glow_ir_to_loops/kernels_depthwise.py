@@ -1,6 +1,7 @@
 """Depthwise convolution (NCHW, one input and one output channel per group: MobileNet's
 3x3 and 5x5, stride 1 or 2, dilated in DeepLabV3) as a one-dimensional convolution over a
-padded, phase-split copy of each channel's plane.
+padded, phase-split copy of each channel's plane. f32 windows of 5x5 and more go to
+kernels_depthwise_lanes.py (channels across the lanes) first, where its rule allows.
 
 Per channel, the input is copied once into scratch planes Q[a][b] (a < sh, b < sw the
 row and column phases the taps use): Q[a][b][r][m] = x[sh r + a - pad_top][sw m + b -
@@ -86,20 +87,23 @@ def use_depthwise(instr) -> bool:
     split since, SPLIT_COLUMNS: from 56 0.71, 28 0.52, 14 0.72, 5x5 0.76). At 112 the tiles were
     faster (stride 1 0.55 -> 0.73, stride 2 0.53 -> 0.61): rows of seven tiles keep
     their vectors full, and the planes are larger than the L1 cache."""
-    if not DEPTHWISE:
+    if not (DEPTHWISE and is_depthwise(instr)):
         return False
+    if image_dims(shape(instr.operands[1]), "NCHW")[3] > MAX_WIDTH:
+        return False
+    return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
+
+
+def is_depthwise(instr) -> bool:
+    """An NCHW convolution with one input and one output channel per group and a window
+    of more than one tap."""
     layout, kernels, _, _ = window_attrs(instr)
     group = attrs(instr).int_attr("group", 1)
     out, x = instr.operands[0], instr.operands[1]
     if layout != "NCHW" or group == 1:
         return False
-    _, c, _, wd = image_dims(shape(x), layout)
-    if wd > MAX_WIDTH:
-        return False
-    _, o, _, _ = image_dims(shape(out), layout)
-    if not (c == group and o == group and kernels[0] * kernels[1] > 1):
-        return False
-    return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
+    c, o = image_dims(shape(x), layout)[1], image_dims(shape(out), layout)[1]
+    return c == group and o == group and kernels[0] * kernels[1] > 1
 
 
 def scratch_bytes(instr) -> int:
