@@ -25,9 +25,10 @@ from xdsl.dialects import arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, MemRefType, VectorType, i8, i32
 from xdsl.ir import Block, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import int8_steps
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd, tap_range
-from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import LANES
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
 PBLOCK = 6
@@ -155,11 +156,24 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
     parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
 
 
+NO_VNNI_TILES = {256: (3, 1), 512: (6, 2)}
+"""(pixels, blocks of 16 channels) per pass for `int8_steps`' vpmaddwd step, whose
+accumulator takes 4 ymm (AVX2) or 2 zmm: 12 of AVX2's 16 registers (the widened weight
+chunk and the broadcast activations in the rest), 24 of AVX-512's 32."""
+
+
 def _tile(p_dim: int) -> tuple[int, int]:
     """(pixels, blocks of 16 channels) per pass for p_dim pixels: PBLOCK x NBLOCK, or
     `SEVENS` when blocks of 6 waste at least `WASTE` and its blocks less; fewer pixels
     than PBLOCK, all of them, with up to 8 blocks of channels (1-row products: 8
-    independent chains)."""
+    independent chains). Without VNNI, `NO_VNNI_TILES` (vpmaddubsw: twice the blocks)."""
+    if int8_steps.form() != "vpdpbusd":
+        pb, nb = NO_VNNI_TILES[int8_steps.width()]
+        if int8_steps.form() == "vpmaddubsw":
+            nb *= 2
+        if p_dim < pb:
+            return p_dim, max(nb, pb * nb // p_dim)
+        return pb, nb
     if p_dim < PBLOCK:
         return p_dim, min(8, max(NBLOCK, 24 // p_dim))
     if SEVENS is not None:
@@ -257,7 +271,7 @@ def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: 
             if flip is not None:
                 a = em.value(arith.XOrIOp(a, flip))
             a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
-            out.append(em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a8, ones], [v32])))
+            out.append(int8_steps.step(em, acc, a8, ones))
         return out
 
     def tap_row(ti, cur):
@@ -265,17 +279,13 @@ def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: 
             cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
         return cur
 
-    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-    accs = [zero] * len(ps)
+    accs = [int8_steps.zero(em)] * len(ps)
     accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
     entries = th * tw * 4 * c4n
     fix = (0 if prod.ua else 128 * entries) + th * tw * (4 * c4n - c_real) * prod.za
     out = []
     for acc in accs:
-        total = em.value(vector.ReductionOp.create(
-            operands=[acc], result_types=[i32],
-            properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
-                        "fastmath": arith.FastMathFlagsAttr("none")}))
+        total = int8_steps.total(em, acc)
         total = em.value(arith.ShRSIOp(total, em.const(4, i32)))
         out.append(em.value(arith.SubiOp(total, em.const(fix, i32))))
     return out
@@ -312,8 +322,7 @@ def _position_sums4(prod, xp: SSAValue, sums: SSAValue, positions: int) -> None:
         q = em.value(vector.BitcastOp(em.value(vector.LoadOp(xp32, [p0], v32)), v8))
         if not prod.ua:
             q = em.value(arith.XOrIOp(q, em.value(vector.BroadcastOp(em.const(-128, i8), v8))))
-        zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-        total = em.value(llvm.CallIntrinsicOp(INTRINSIC, [zero, q, ones], [v32]))
+        total = int8_steps.lanes16(em, int8_steps.step(em, int8_steps.zero(em), q, ones))
         if not prod.ua:
             total = em.value(arith.SubiOp(total, em.value(vector.BroadcastOp(
                 em.const(4 * 128, i32), v32))))
@@ -358,7 +367,7 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int
     taps unrolled) carrying the len(ps) * nb accumulators."""
     em = prod.em
     v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
-    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    zero = int8_steps.zero(em)
     obs = [em.add_index(ob0, j) for j in range(nb)]
     flip = None if prod.ua else em.const(FLIP, i32)
 
@@ -373,8 +382,7 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int
             if flip is not None:
                 a = em.value(arith.XOrIOp(a, flip))
             a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
-            out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * nb + j], a8, w], [v32]))
-                    for j, w in enumerate(ws)]
+            out += [int8_steps.step(em, cur[r * nb + j], a8, w) for j, w in enumerate(ws)]
         return out
 
     def tap_row(ti, cur):
@@ -391,7 +399,8 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int
     accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
     for r in range(len(ps)):
         for j, ob in enumerate(obs):
-            em.op(vector.StoreOp(accs[r * nb + j], tile, [em.index(r), em.mul_index(ob, LANES)]))
+            em.op(vector.StoreOp(int8_steps.lanes16(em, accs[r * nb + j]), tile,
+                                 [em.index(r), em.mul_index(ob, LANES)]))
 
 
 def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],
