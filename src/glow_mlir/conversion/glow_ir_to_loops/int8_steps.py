@@ -167,8 +167,8 @@ def step(em: Emitter, acc: SSAValue, a8: SSAValue, w8: SSAValue) -> SSAValue:
         return em.value(llvm.CallIntrinsicOp(_VNNI, [acc, a8, w8], [v32]))
     w = width()
     if f == "vpmaddwd":
-        a16 = em.value(arith.ExtUIOp(a8, _vec(4 * LANES, i16)))
-        w16 = em.value(arith.ExtSIOp(w8, _vec(4 * LANES, i16)))
+        a16 = em.value(llvm.ZExtOp(a8, _vec(4 * LANES, i16)))
+        w16 = em.value(llvm.SExtOp(w8, _vec(4 * LANES, i16)))
         per = w // 16
         prods = [em.value(llvm.CallIntrinsicOp(_MADDWD[w], [x, y], [_vec(per // 2, i32)]))
                  for x, y in zip(_chunks(em, a16, 4 * LANES, per, i16),

@@ -103,10 +103,6 @@ impl(arith.BitcastOp)(_cast("bitcast"))
 
 
 def _int_width(t: str, op: Operation) -> int:
-    """The element width of integer type text `t` (also a vector's: `<64 x i8>`, the
-    int8 kernels' widening without VNNI, `glow_ir_to_loops/int8_steps.py`)."""
-    if t.startswith("<") and " x i" in t:
-        t = t.split(" x ")[1].rstrip(">")
     if not t.startswith("i"):
         raise Untranslatable(op, f"an integer op on {t}")
     return int(t[1:])
