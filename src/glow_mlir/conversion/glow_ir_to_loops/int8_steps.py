@@ -45,8 +45,13 @@ FORM: str | None = None
 WIDTH: int | None = None
 """256 or 512; None: the target's (`width()`)."""
 
-MEASURED = ""
-"""Filled in the docstring above (form measurements)."""
+WIDEN_WEIGHTS: bool = True
+"""vpmaddwd: `kernels_vnni_packed` sign-extends the packed weights to i16 once per call
+(`_widened`) and its step reads them as they are; False: each weight load widened."""
+
+
+def widen_weights() -> bool:
+    return WIDEN_WEIGHTS and form() == "vpmaddwd"
 
 _VNNI = "llvm.x86.avx512.vpdpbusd.512"
 _MADDWD = {256: "llvm.x86.avx2.pmadd.wd", 512: "llvm.x86.avx512.pmaddw.d.512"}
@@ -167,8 +172,10 @@ def step(em: Emitter, acc: SSAValue, a8: SSAValue, w8: SSAValue) -> SSAValue:
         return em.value(llvm.CallIntrinsicOp(_VNNI, [acc, a8, w8], [v32]))
     w = width()
     if f == "vpmaddwd":
-        a16 = em.value(llvm.ZExtOp(a8, _vec(4 * LANES, i16)))
-        w16 = em.value(llvm.SExtOp(w8, _vec(4 * LANES, i16)))
+        a16 = a8 if a8.type.get_element_type() == i16 else em.value(  # type: ignore
+            llvm.ZExtOp(a8, _vec(4 * LANES, i16)))
+        w16 = w8 if w8.type.get_element_type() == i16 else em.value(  # type: ignore
+            llvm.SExtOp(w8, _vec(4 * LANES, i16)))
         per = w // 16
         prods = [em.value(llvm.CallIntrinsicOp(_MADDWD[w], [x, y], [_vec(per // 2, i32)]))
                  for x, y in zip(_chunks(em, a16, 4 * LANES, per, i16),

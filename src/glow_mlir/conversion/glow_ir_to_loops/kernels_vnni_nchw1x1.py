@@ -57,7 +57,7 @@ PVEC = 4
 vectors + 1 broadcast weight of the 32 zmm registers."""
 
 
-NO_VNNI_BLOCKS = {256: (3, 1), 512: (6, 2)}
+NO_VNNI_BLOCKS = {256: (2, 1), 512: (6, 2)}
 """(OBLOCK, PVEC) for `int8_steps`' vpmaddwd step (an accumulator: 4 ymm or 2 zmm)."""
 
 
