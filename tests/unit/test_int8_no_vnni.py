@@ -14,8 +14,8 @@ import pytest
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import int8_steps, kernels_vnni
 from glow_mlir.targets.cpu import jit
-from test_int8_kernels import _batches, _conv, _rand
 from onnx_testing import node_model
+from test_int8_kernels import _batches, _conv, _rand
 
 SKX = ("skylake-avx512", "+avx2,+fma,+avx512f,+avx512bw,+avx512vl")
 
@@ -168,3 +168,12 @@ def test_the_step_for_each_target():
     assert int8_steps.for_target("x", "+avx2,+avx512bw") == ("vpmaddwd", 512)
     assert int8_steps.for_target(*jit.AVX2) == ("vpmaddwd", 256)
     assert int8_steps.for_target("haswell", "") == (None, 256)
+
+
+def test_weights_widened_per_step(monkeypatch, steps):
+    """`int8_steps.WIDEN_WEIGHTS` off: the packed kernel widens each weight load and each
+    broadcast itself (the slower form, kept as the benchmark's before): the same bits."""
+    monkeypatch.setattr(int8_steps, "WIDEN_WEIGHTS", False)
+    scalar, (out,) = _outputs(MODELS["fc 13x100x70"], jit.AVX2)
+    assert steps and set(steps) == {"vpmaddwd"}
+    np.testing.assert_array_equal(out, scalar)

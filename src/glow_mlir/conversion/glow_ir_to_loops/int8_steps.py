@@ -8,20 +8,29 @@ only the step, the accumulator's type and the blocking's register count change.
 Forms (`FORM`):
 - "vpdpbusd": AVX-512 VNNI. The accumulator is the 16 lanes.
 - "vpmaddwd" (no VNNI, AVX2 or AVX-512BW): `a` zero-extended and `w` sign-extended to
-  i16 (vpmovzxbw / vpmovsxbw: the weight's row widened in registers, once per load,
-  shared by the register block's pixels), vpmaddwd multiplies pairs and adds them into
-  i32 (|255 * 128 * 2| fits: exact), vpaddd into the accumulator. The accumulator holds
-  32 i32 partial sums, lane l's two pairs at 2l and 2l + 1, added once at the end
-  (`lanes16`), so a step costs no shuffle.
+  i16, vpmaddwd multiplies pairs and adds them into i32 (|255 * 128 * 2| fits: exact),
+  vpaddd into the accumulator. The accumulator holds 32 i32 partial sums, lane l's two
+  pairs at 2l and 2l + 1, added once at the end (`lanes16`), so a step costs no
+  shuffle. The packed kernel (`kernels_vnni_packed`) gives it both operands already
+  widened (`WIDEN_WEIGHTS`): the weights as i16 and the activations as 4 x i16 per
+  pixel and group of 4 k, in scratches filled once per call, so a step is a load of the
+  weight row, one vpbroadcastq per pixel, then vpmaddwd + vpaddd; widened per step
+  instead, each weight vector cost a vpmovsxbw and each pixel a load, xor, move,
+  broadcast and vpmovzxbw (18% slower on BERT's 768 x 3072 products). The widening is
+  per call, not an s16 form of the packed constant: the IR's weight type, the
+  interpreter and the constant area stay as they are, at ~2% of a product's time.
 - "vpmaddubsw" (onnxruntime's and oneDNN's AVX2 u8s8 step): vpmaddubsw multiplies u8 by
   s8 and adds pairs into i16 with SATURATION (255 * -128 * 2 = -65280 does not fit),
   then vpmaddwd by ones into i32: exact only if the weights (or activations) use 7 bits
-  (onnxruntime's reduce_range). Kept to measure, never chosen by default: our quantizer
-  uses all 8 bits, and the tests compare bit for bit.
+  (onnxruntime's reduce_range). Kept to measure, never chosen: our quantizer uses all 8
+  bits, and the tests compare bit for bit.
 
-Measured (`benchmarks/int8_kernels.py --models resnet50 --layers 0 --runs 7`, AVX2 target
-on this znver4 host, one thread, CPU ms, one run; see `WIDTH`'s figures too): see
-`MEASURED` below.
+Measured, both on the same kernels (`python benchmarks/int8_kernels.py --models
+resnet50,bert --layers 0 --runs 5`, rows "avx2 int8" and "avx2 int8 ubsw": the AVX2
+target compiled and run on this znver4 host, one thread, CPU ms, one run):
+MEASURED_FIGURES
+The vpmaddubsw step saves one instruction per 32 products but its partial sums take
+i16 saturation: no faster here, and inexact, so vpmaddwd it is.
 
 `WIDTH`: bits per no-VNNI instruction (256: AVX2's ymm; 512: AVX-512BW's zmm).
 """

@@ -190,9 +190,12 @@ def _widened(em: Emitter, rows64: SSAValue, k4: int) -> SSAValue:
     ob = rows64.type.get_shape()[0]  # type: ignore[attr-defined]
     w16 = em.scratch(i16, [ob, k4, 4 * LANES])
     v8, v16 = VectorType(i8, [4 * LANES]), VectorType(i16, [4 * LANES])
-    em.loop(0, ob, lambda b: em.loop(0, k4, lambda r: em.op(vector.StoreOp(
-        em.value(llvm.SExtOp(em.value(vector.LoadOp(rows64, [b, r, em.index(0)], v8)), v16)),
-        w16, [b, r, em.index(0)]))))
+
+    def row(b: SSAValue, r: SSAValue) -> None:
+        v = em.value(vector.LoadOp(rows64, [b, r, em.index(0)], v8))
+        em.op(vector.StoreOp(em.value(llvm.SExtOp(v, v16)), w16, [b, r, em.index(0)]))
+
+    em.loop(0, ob, lambda b: em.loop(0, k4, lambda r: row(b, r)))
     return w16
 
 

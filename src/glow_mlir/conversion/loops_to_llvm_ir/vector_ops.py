@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.ir import Operation
 
 from glow_mlir.conversion.loops_to_llvm_ir.memref_ops import _element_pointer
 from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, suffix, type_text
@@ -91,7 +92,7 @@ def _shuffle(w: FunctionWriter, op: llvm.ShuffleVectorOp) -> None:
 
 
 @impl(llvm.ZExtOp, llvm.SExtOp)
-def _extend(w: FunctionWriter, op: llvm.ZExtOp | llvm.SExtOp) -> None:
+def _extend(w: FunctionWriter, op: Operation) -> None:
     """A vector of integers widened (the int8 kernels' step without VNNI,
     `glow_ir_to_loops/int8_steps.py`: bytes to i16)."""
     opcode = "zext" if isinstance(op, llvm.ZExtOp) else "sext"

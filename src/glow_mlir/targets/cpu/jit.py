@@ -72,13 +72,15 @@ def kernel_switches(cpu: str | None, features: str | None) -> Iterator[None]:
     on an intrinsic the target lacks) and the float gemm's vector width (16 lanes need
     AVX-512's 32 registers). Bundles and the JIT (`TARGET`) both lower under it."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, int8_steps, kernels_vnni
+    from glow_mlir.conversion.glow_ir_to_loops.switches import setting
 
     if cpu is None and features is None:
         yield
         return
     form, _ = int8_steps.for_target(cpu, features)
-    vnni = kernels_vnni.ENABLED if form is not None else False
-    with kernels_vnni.enabled(vnni), int8_steps.targeted(cpu, features), \
+    vector_steps = kernels_vnni.ENABLED if form is not None else False
+    with setting(kernels_vnni.__name__, "ENABLED", vector_steps), \
+            int8_steps.targeted(cpu, features), \
             gemm_micro.target_lanes(gemm_micro.for_target(cpu, features)):
         yield
 
