@@ -177,3 +177,28 @@ def test_weights_widened_per_step(monkeypatch, steps):
     scalar, (out,) = _outputs(MODELS["fc 13x100x70"], jit.AVX2)
     assert steps and set(steps) == {"vpmaddwd"}
     np.testing.assert_array_equal(out, scalar)
+
+
+def test_the_saturating_step_is_not_exact():
+    """Why vpmaddubsw is never chosen: on weights at -128 and activations at the top of
+    their range its i16 pair sums saturate (255 * -128 * 2 < -32768), and the integers
+    differ from the scalar loops'; vpmaddwd's do not."""
+    n, k, m = 4, 64, 16
+    w = -np.ones((k, m), np.float32)
+    w[0, :] = 0.01  # the range [-1, 0.01]: all but one row at -128
+    x = np.abs(_rand((n, k), 5)) + 4.0  # near the top of the activations' range
+    model = node_model("Gemm", {"x": x}, consts={"w": w, "b": np.zeros(m, np.float32)})
+    profile = glow_mlir.profile(model, [{"x": x}], backend="interpreter")
+
+    def run():
+        return glow_mlir.compile(model, backend="cpu", profile=profile, cache=False,
+                                 progress=False).run({"x": x})[0]
+
+    with kernels_vnni.enabled(False):
+        scalar = run()
+    with jit.compiling_for(*jit.AVX2):
+        exact = run()
+        with int8_steps.step_setting("vpmaddubsw"):
+            saturated = run()
+    np.testing.assert_array_equal(exact, scalar)
+    assert not np.array_equal(saturated, scalar)

@@ -105,12 +105,15 @@ def width() -> int:
 
 def targeted(cpu: str | None, features: str | None):
     """FORM and WIDTH of LLVM CPU `cpu` with `features` while lowering (restored after);
-    (None, None): left as they are."""
+    (None, None): left as they are. A FORM set already (a benchmark's vpmaddubsw) is
+    kept where the target has a no-VNNI step too."""
     import contextlib
 
     if cpu is None and features is None:
         return contextlib.nullcontext()
     f, w = for_target(cpu, features)
+    if FORM is not None and FORM != "vpdpbusd" and f is not None:
+        f = FORM
     stack = contextlib.ExitStack()
     stack.enter_context(setting(__name__, "FORM", f))
     stack.enter_context(setting(__name__, "WIDTH", w))
