@@ -47,7 +47,8 @@ better than 2 again."""
 INTRINSIC = "llvm.x86.avx512.vpdpbusd.512"
 
 ENABLED: bool | None = None
-"""None: use VNNI when the host has it (`available`); tests set False / True."""
+"""The vector int8 steps (`int8_steps`: vpdpbusd with VNNI, else vpmaddwd): None, when
+the target has one (`available`); False, the scalar dot loops; tests set True."""
 
 
 @functools.cache
@@ -72,7 +73,8 @@ def for_target(cpu: str | None, features: str | None) -> bool:
 
 
 def enabled(on: bool):
-    """The VNNI products on or off while lowering (restored after)."""
+    """The vector products (VNNI's, or `int8_steps`' without it) on or off while
+    lowering (restored after)."""
     return setting(__name__, "ENABLED", on)
 
 
