@@ -44,14 +44,23 @@ import glow_mlir  # noqa: E402
 from glow_mlir import model_zoo  # noqa: E402
 from glow_mlir.backends import cpu as cpu_backend  # noqa: E402
 from glow_mlir.conversion.glow_ir_to_loops import (  # noqa: E402
+    int8_steps,
     kernels_elementwise,
     kernels_vnni,
     kernels_vnni_nchw1x1,
     kernels_vnni_packed,
 )
+from glow_mlir.targets.cpu import jit  # noqa: E402
 
-ROWS = ("int8 no VNNI", "int8 1x1 ch-lanes", "int8 i32 eltwise", "int8 old tiles",
-        "int8 via float", "ort float")
+ROWS = ("int8 no VNNI", "avx2 float", "avx2 int8", "avx2 int8 scalar", "avx2 int8 ubsw",
+        "avx512bw float", "avx512bw int8", "int8 1x1 ch-lanes", "int8 i32 eltwise",
+        "int8 old tiles", "int8 via float", "ort float")
+TARGETS = {"avx2": jit.AVX2,
+           "avx512bw": ("skylake-avx512", "+avx2,+fma,+avx512f,+avx512bw,+avx512vl")}
+"""The CPUs without VNNI the "avx2 ..." and "avx512bw ..." rows compile for (`jit.TARGET`:
+the code such a host gets, run here): our float, our int8 (`int8_steps`' vpmaddwd step),
+the scalar dot loops it replaced ("scalar", `kernels_vnni.ENABLED` off) and the
+saturating vpmaddubsw step ("ubsw", measured only: not exact on 8-bit weights)."""
 
 
 def make_model(name: str, image: int):
@@ -123,6 +132,20 @@ def without_vnni(build, *args, **kw):
         return build(*args, **kw)
     finally:
         kernels_vnni.ENABLED = None
+
+
+def for_target(target: str, variant: str, build, *args, **kw):
+    """`build(*args, **kw)` compiled for CPU `TARGETS[target]` (`jit.TARGET`); `variant`
+    "scalar": the int8 dot loops without vector steps; "ubsw": the vpmaddubsw step."""
+    import contextlib
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(jit.compiling_for(*TARGETS[target]))
+        if variant == "scalar":
+            stack.enter_context(kernels_vnni.enabled(False))
+        if variant == "ubsw":
+            stack.enter_context(int8_steps.step_setting("vpmaddubsw"))
+        return build(*args, **kw)
 
 
 def channels_in_lanes(build, *args, **kw):
@@ -268,6 +291,18 @@ def main() -> None:
         if "int8 no VNNI" in want:
             fns["int8 no VNNI"] = without_vnni(compile_cpu, model, args.threads,
                                                profile=profile).run
+        for row in ROWS:
+            target, _, what = row.partition(" ")
+            if target not in TARGETS or row not in want:
+                continue
+            kind, _, variant = what.partition(" ")
+            fns[row] = for_target(target, variant, compile_cpu, model, args.threads,
+                                  **({} if kind == "float" else {"profile": profile})).run
+            if variant in ("scalar", "ubsw"):
+                same = all(np.array_equal(a, b) for a, b in zip(
+                    fns[f"{target} int8"](feeds) if f"{target} int8" in fns
+                    else q8.run(feeds), fns[row](feeds)))
+                print(f"{name}: {row} gives the same bits as {target} int8: {same}")
         if "int8 1x1 ch-lanes" in want:
             fns["int8 1x1 ch-lanes"] = channels_in_lanes(compile_cpu, model, args.threads,
                                                          profile=profile).run
@@ -310,6 +345,12 @@ def main() -> None:
               + f"ort int8 / ours int8: {t['ort int8'] / t['int8']:.2f} (>1: ours faster)"
               + (f"; ort float / ort int8: {t['ort float'] / t['ort int8']:.2f}"
                  if "ort float" in t else ""))
+        for target in TARGETS:
+            if f"{target} float" in t and f"{target} int8" in t:
+                print(f"  {target} target (no VNNI): ours int8 vs ours float: "
+                      f"{t[f'{target} float'] / t[f'{target} int8']:.2f}x faster"
+                      + "".join(f"; vs {v}: {t[f'{target} int8 {v}'] / t[f'{target} int8']:.2f}x"
+                                for v in ("scalar", "ubsw") if f"{target} int8 {v}" in t))
         if args.layers:
             layer_table(model, args.threads, args.runs, args.layers)
 

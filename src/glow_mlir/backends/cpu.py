@@ -238,20 +238,23 @@ class CpuBackend(Backend):
         steps = self.lowering_pipeline(steps_disabled, **options)
         memory = self.lower_to_instructions(module, instr_disabled)
         check_fits_in_memory(module, memory)
+        from glow_mlir.targets.cpu import jit
         from glow_mlir.targets.cpu.weight_forms import rewrite_weight_forms
 
-        changed = rewrite_weight_forms(module)  # Winograd's U, VNNI rows, gemm panels
-        if changed and memory is not None:
-            import dataclasses
+        with jit.kernel_switches(*jit.target()):  # the JIT's CPU (`jit.TARGET`)
+            changed = rewrite_weight_forms(module)  # Winograd's U, VNNI rows, gemm panels
+            if changed and memory is not None:
+                import dataclasses
 
-            from glow_mlir.analysis.instr_memory import memory_report
+                from glow_mlir.analysis.instr_memory import memory_report
 
-            memory = dataclasses.replace(  # the constant area holds U / the packed weights
-                memory, constant_bytes=memory_report(module).constant_bytes)
-        threads = options["num_threads"]
-        assert threads is None or isinstance(threads, int)  # as check_num_threads gives it
-        return CpuExecutor(module, memory, steps, num_threads=threads or default_threads(),
-                           trace=bool(options["trace"]))
+                memory = dataclasses.replace(  # the constant area holds U / packed weights
+                    memory, constant_bytes=memory_report(module).constant_bytes)
+            threads = options["num_threads"]
+            assert threads is None or isinstance(threads, int)  # as check_num_threads
+            return CpuExecutor(module, memory, steps,
+                               num_threads=threads or default_threads(),
+                               trace=bool(options["trace"]))
 
 
 def _FLOAT_ONLY() -> tuple[type[Operation], ...]:  # noqa: N802 - a constant, made lazily

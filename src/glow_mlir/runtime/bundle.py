@@ -313,13 +313,8 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     num_threads = check_num_threads(num_threads) or 1
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
-    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_vnni
-
-    vnni = kernels_vnni.for_target(cpu, features)
-    # the int8 kernels' vpdpbusd only if the target has it; the float gemm's vectors as
-    # wide as its registers (16 lanes need AVX-512's 32 registers)
-    with kernels_vnni.enabled(vnni), gemm_micro.target_lanes(
-            gemm_micro.for_target(cpu, features)):
+    # the int8 kernels' steps and the float gemm's vectors as the target has them
+    with jit.kernel_switches(cpu, features):
         module, entry, areas, num_threads = _lowered(model, input_shapes, network_name,
                                                      num_threads)
     if areas.state_slots:  # a bundle's mutable area starts zeroed: no initial state
@@ -345,11 +340,14 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     with progress.timed_pass(progress.LLVM):  # translation to LLVM IR, O3, object code
         tm = jit.target_machine(cpu, features, reloc="pic", codemodel="default")
         text = jit.unoptimized_ir(module)
-        if not vnni and f"@{kernels_vnni.INTRINSIC}" in text:  # LLVM would abort on it
+        foreign = (jit.foreign_intrinsics(text, cpu, features)
+                   if cpu is not None or features is not None else [])
+        if foreign:  # LLVM would abort on them
             raise BundleError(
-                f"this compiled model's int8 kernels use AVX-512 VNNI, which CPU "
-                f"'{cpu or 'host'}' with features '{features or ''}' lacks: give "
-                f"write_bundle the ONNX model (compiled then for that CPU)")
+                f"this compiled model's int8 kernels use {', '.join(foreign)} (AVX-512 "
+                f"VNNI or BW), which CPU '{cpu or 'host'}' with features "
+                f"'{features or ''}' lacks: give write_bundle the ONNX model (compiled "
+                f"then for that CPU)")
         code = jit.optimize(text, tm)
         code.get_function(entry).name = network_name  # a compiled model's keeps its own
         if any(f"@{name}" in text

@@ -68,7 +68,8 @@ def model_key(model: object, backend: str, input_shapes: Mapping | None, optimiz
     jit = sys.modules.get("glow_mlir.targets.cpu.jit")  # not imported: its defaults hold
     fields = {
         **compile_cache.versions(), "sources": sources_digest(), "kind": kind,
-        "host": engine.host_cpu(), "backend": backend, "optimize": bool(optimize),
+        "host": jit.target_cpu() if jit is not None else engine.host_cpu(),
+        "backend": backend, "optimize": bool(optimize),
         "input_shapes": sorted((str(k), _shape(v)) for k, v in (input_shapes or {}).items()),
         "disable_passes": sorted(set(disable_passes)),
         "backend_options": sorted((k, repr(v)) for k, v in backend_options.items()),

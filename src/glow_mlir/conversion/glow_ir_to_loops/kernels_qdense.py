@@ -296,8 +296,9 @@ class Product:
         k)`, `b_at(o, k)` (o the absolute channel), `out_at(p, o)`. With VNNI, rows go in
         blocks of `kernels_vnni.PBLOCK` (the last block padded with its last row)."""
         em = self.em
-        oblock = kernels_vnni.OBLOCK if self.vnni else OBLOCK_UNSIGNED if self.ua else OBLOCK
-        pblock = kernels_vnni.PBLOCK if self.vnni and p_dim > 1 else 1
+        vp, vo = kernels_vnni.dot_blocks() if self.vnni else (1, 0)
+        oblock = vo if self.vnni else OBLOCK_UNSIGNED if self.ua else OBLOCK
+        pblock = vp if self.vnni and p_dim > 1 else 1
 
         sums = em.scratch(i32, [pblock, o_dim], private=True)
 

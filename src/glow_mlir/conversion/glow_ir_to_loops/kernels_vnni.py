@@ -24,10 +24,11 @@ import functools
 from collections.abc import Callable
 
 from xdsl.builder import InsertPoint
-from xdsl.dialects import arith, llvm, scf, vector
-from xdsl.dialects.builtin import IndexType, VectorType, i8, i32
+from xdsl.dialects import arith, scf, vector
+from xdsl.dialects.builtin import IndexType, VectorType, i8
 from xdsl.ir import Block, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import int8_steps
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.switches import setting
 
@@ -46,7 +47,8 @@ better than 2 again."""
 INTRINSIC = "llvm.x86.avx512.vpdpbusd.512"
 
 ENABLED: bool | None = None
-"""None: use VNNI when the host has it (`available`); tests set False / True."""
+"""The vector int8 steps (`int8_steps`: vpdpbusd with VNNI, else vpmaddwd): None, when
+the target has one (`available`); False, the scalar dot loops; tests set True."""
 
 
 @functools.cache
@@ -71,16 +73,28 @@ def for_target(cpu: str | None, features: str | None) -> bool:
 
 
 def enabled(on: bool):
-    """The VNNI products on or off while lowering (restored after)."""
+    """The vector products (VNNI's, or `int8_steps`' without it) on or off while
+    lowering (restored after)."""
     return setting(__name__, "ENABLED", on)
 
 
 def available(unsigned_b: bool) -> bool:
-    """Whether a product with weights of this signedness takes VNNI (vpdpbusd needs
-    signed `b`; u8 weights keep the scalar loop)."""
+    """Whether a product with weights of this signedness takes the vector steps
+    (`int8_steps`: vpdpbusd with VNNI, else vpmaddwd; they need signed `b`: u8 weights
+    keep the scalar loop)."""
     if unsigned_b:
         return False
-    return host_has_vnni() if ENABLED is None else ENABLED
+    return int8_steps.form() is not None if ENABLED is None else ENABLED
+
+
+def dot_blocks() -> tuple[int, int]:
+    """(rows of `a`, outputs) per pass of `dots` for the step's registers: PBLOCK x OBLOCK
+    accumulators with vpdpbusd; with vpmaddwd's 2 (zmm) or 4 (ymm) registers per
+    accumulator, 2 x 2 or 2 x 1 (each step's widened chunks of `a` and `b` live too)."""
+    regs = int8_steps.registers()
+    if regs == 1:
+        return PBLOCK, OBLOCK
+    return (2, 2) if regs == 2 else (2, 1)
 
 
 def _vector(n: int, t) -> VectorType:
@@ -98,7 +112,7 @@ def dots(em: Emitter, k: int, signed_a: bool, a_ats: list[Callable[[SSAValue], t
     a + 128 (s8); `a_ats`, `b_ats` give (memref, indices) of element k; `tail(k, accs)`
     adds one scalar step to all of them."""
     full = k - k % STEP
-    accs = [_splat(em, 0, i32, LANES) for _ in a_ats for _ in b_ats]
+    accs = [int8_steps.zero(em) for _ in a_ats for _ in b_ats]
     flip = _splat(em, -128, i8, STEP) if signed_a else None
     if full:
         block = Block(arg_types=[IndexType(), *(v.type for v in accs)])
@@ -117,16 +131,11 @@ def dots(em: Emitter, k: int, signed_a: bool, a_ats: list[Callable[[SSAValue], t
             bbuf, bidx = b_at(kk)
             bs.append(em.value(vector.LoadOp(bbuf, bidx, _vector(STEP, i8))))
         pairs = [(a, b) for a in rows for b in bs]
-        out = [em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a, b], [_vector(LANES, i32)]))
-               for acc, (a, b) in zip(cur, pairs)]
+        out = [int8_steps.step(em, acc, a, b) for acc, (a, b) in zip(cur, pairs)]
         em.op(scf.YieldOp(*out))
         em.b.insertion_point = saved
         accs = list(loop.results)
-    sums = [em.value(vector.ReductionOp.create(
-        operands=[acc], result_types=[i32],
-        properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
-                    "fastmath": arith.FastMathFlagsAttr("none")}))
-        for acc in accs]
+    sums = [int8_steps.total(em, acc) for acc in accs]
     if full == k:
         return sums
     from glow_mlir.conversion.glow_ir_to_loops.kernels_common import for_carry

@@ -26,7 +26,8 @@ from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
+from glow_mlir.conversion.glow_ir_to_loops import int8_steps
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import LANES
 from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni_packed import _carried
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
@@ -54,6 +55,17 @@ same i32 sums in another order, so the same bits. False: the epilogue's (before)
 PVEC = 4
 """Vectors of 16 pixels per pass: 6 x 4 = 24 accumulators + 4 interleaved activation
 vectors + 1 broadcast weight of the 32 zmm registers."""
+
+
+NO_VNNI_BLOCKS = {256: (2, 1), 512: (6, 2)}
+"""(OBLOCK, PVEC) for `int8_steps`' vpmaddwd step (an accumulator: 4 ymm or 2 zmm)."""
+
+
+def _blocks() -> tuple[int, int]:
+    if int8_steps.form() == "vpdpbusd":
+        return OBLOCK, PVEC
+    ob, pv = NO_VNNI_BLOCKS[int8_steps.width()]
+    return (ob, 2 * pv) if int8_steps.form() == "vpmaddubsw" else (ob, pv)
 
 
 def applies(nchw: bool, group: int, kernels, strides, pads, c: int, o: int, pixels: int,
@@ -87,9 +99,10 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
     em = prod.em
     o_dim = corr.type.get_shape()[0]  # type: ignore[attr-defined]
     c4n = c // 4
-    pv = min(PVEC, pixels // LANES)
+    oblock, pvec = _blocks()
+    pv = min(pvec, pixels // LANES)
     span = pv * LANES
-    ob_n = min(OBLOCK, o_dim)
+    ob_n = min(oblock, o_dim)
     # full blocks of `pv` vectors of pixels, then the rest in one block of `tail`
     # vectors: 14x14 pixels are 3 blocks of 64 and one of 16 (208 computed), where
     # blocks of 64, the last shifted back, computed 256
@@ -131,12 +144,11 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
                 em.op(vector.StoreOp(a, quads, [c4, em.mul_index(p, 4)]))
                 if ones is None:
                     return cur
-                return [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[0], a, ones], [v32]))]
+                return [int8_steps.step(em, cur[0], a, ones)]
 
-            zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-            (total,) = _carried(em, c4n, [zero], group)
+            (total,) = _carried(em, c4n, [int8_steps.zero(em)], group)
             if sums is not None:
-                em.op(vector.StoreOp(zterm(total), sums, [p]))
+                em.op(vector.StoreOp(zterm(int8_steps.lanes16(em, total)), sums, [p]))
 
         em.loop(0, -(-pixels // LANES), pixel_block)
 
@@ -156,19 +168,19 @@ def convolution(prod, X: SSAValue, n: int, c: int, pixels: int, sums32: SSAValue
             for r, (q, lane) in enumerate(oq):
                 wv = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(
                     em.load(sums32, [q, c4, lane]), v32)), v8))
-                out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * pv_ + v], a, wv],
-                                                      [v32]))
+                out += [int8_steps.step(em, cur[r * pv_ + v], a, wv)
                         for v, a in enumerate(acts)]
             return out
 
         if sums is not None and ZTERM_INIT:  # each pixel's -zb * rowsum, once per pixel
-            starts = [em.value(vector.LoadOp(sums, [p], v32)) for p in ps]
+            starts = [int8_steps.from_lanes16(em, em.value(vector.LoadOp(sums, [p], v32)))
+                      for p in ps]
         else:
-            starts = [em.value(vector.BroadcastOp(em.const(0, i32), v32))] * pv_
+            starts = [int8_steps.zero(em)] * pv_
         accs = _carried(em, c4n, starts * ob_n, step)
         for r in range(ob_n):
             for v in range(pv_):
-                em.op(vector.StoreOp(accs[r * pv_ + v], tile,
+                em.op(vector.StoreOp(int8_steps.lanes16(em, accs[r * pv_ + v]), tile,
                                      [em.index(r), em.index(v * LANES)]))
         fix = em.const(0 if prod.ua else 128 * c, i32)
 

@@ -22,12 +22,22 @@ from collections.abc import Callable
 
 from xdsl.builder import InsertPoint
 from xdsl.dialects import arith, llvm, memref, scf, vector
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, MemRefType, VectorType, i8, i32
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    MemRefType,
+    VectorType,
+    i8,
+    i16,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, SSAValue
 
+from glow_mlir.conversion.glow_ir_to_loops import int8_steps
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import iadd, tap_range
-from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import INTRINSIC, LANES
+from glow_mlir.conversion.glow_ir_to_loops.kernels_vnni import LANES
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 
 PBLOCK = 6
@@ -111,6 +121,8 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
     ob_dim = -(-o_dim // LANES)
     pblock, nblock = _tile(p_dim)
     tile = em.scratch(i32, [pblock, ob_dim * LANES], private=True)
+    rows64 = _widened(em, rows64, taps[0] * taps[1] * c4n)
+    a_wide = _widened_activations(prod, a32_at)
     qtile = em.scratch(storage, [pblock, o_dim], private=True) if storage is not None else None
 
     def block_of_rows(i):
@@ -123,7 +135,8 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
                          for r in range(1, pblock)]
 
         def one_pass(ob, nb):
-            _pass(prod, ps, ob, nb, taps, c4n, a32_at, rows64, tile)
+            _pass(prod, ps, ob, nb, taps, c4n, a_wide or a32_at, rows64, tile,
+                  a_wide is not None)
 
         full = ob_dim - ob_dim % nblock
         if full:
@@ -155,11 +168,93 @@ def rows(prod, p_dim: int, o_dim: int, taps: tuple[int, int], c4n: int,
     parallel_loop(em, -(-p_dim // pblock), work, block_of_rows)
 
 
+NO_VNNI_TILES = {256: (2, 1), 512: (6, 2)}
+"""(pixels, blocks of 16 channels) per pass for `int8_steps`' vpmaddwd step, whose
+accumulator takes 4 ymm (AVX2) or 2 zmm: with AVX2, 8 accumulators, the block's 4
+weight vectors and a broadcast (16 registers); 3 pixels spilled two accumulators per
+step. AVX2 target, one thread, CPU ms (least of 15, one run, one-node models: 3x3
+64 -> 64 at 28x28 / 1x1 256 -> 64 at 28x28 / fully connected 128x768 @ 768x768):
+2 x 1 blocks 0.422 / 0.315 / 1.206, 3 x 1 0.543 / 0.313 / 1.439, 4 x 1 0.492 / 0.313 /
+1.288 (our float for AVX2: 0.361 / 0.482 / 1.594); before the widened weights and
+activations (`_widened`, `_widened_activations`) 2 x 1: 0.532 / 0.316 / 1.339, 3 x 1:
+0.618 / 0.335 / 1.481. With AVX-512BW, 24 of the 32 zmm."""
+
+
+def _widened(em: Emitter, rows64: SSAValue, k4: int) -> SSAValue:
+    """The packed weight rows [OB, K4 + 1, 64] as they are, or, with `int8_steps`'
+    vpmaddwd step and `int8_steps.WIDEN_WEIGHTS`, their first k4 rows sign-extended to
+    i16 in a scratch [OB, k4, 64] (once per call, before the pixels), which the step
+    then reads as they are (a memory operand of vpmaddwd: no widening per load)."""
+    if not int8_steps.widen_weights():
+        return rows64
+    ob = rows64.type.get_shape()[0]  # type: ignore[attr-defined]
+    w16 = em.scratch(i16, [ob, k4, 4 * LANES])
+    v8, v16 = VectorType(i8, [4 * LANES]), VectorType(i16, [4 * LANES])
+
+    def row(b: SSAValue, r: SSAValue) -> None:
+        v = em.value(vector.LoadOp(rows64, [b, r, em.index(0)], v8))
+        em.op(vector.StoreOp(em.value(llvm.SExtOp(v, v16)), w16, [b, r, em.index(0)]))
+
+    em.loop(0, ob, lambda b: em.loop(0, k4, lambda r: row(b, r)))
+    return w16
+
+
+def _widened_activations(prod, a32_at) -> Callable | None:
+    """With `int8_steps.widen_weights()`: the activations `a32_at` reads (a [R, C] i32
+    view: the convolution's channels-contiguous copy, fully_connected's rows), xored
+    (signed: + 128) and zero-extended to 4 x i16 per i32, in a scratch [R, C] of i64
+    (once per call, 16 at a time), and (memref, indices) of pixel p's 4 in it: each
+    step's broadcast is then one load (vpbroadcastq), where it was a load, a xor, a
+    move to a vector register, a broadcast and a widening per pixel and step."""
+    if not int8_steps.widen_weights():
+        return None
+    em = prod.em
+    src = a32_at(em.index(0), em.index(0), 0, em.index(0))[0]
+    r, c = src.type.get_shape()  # type: ignore[attr-defined]
+    n = r * c
+    flat = retyped(em, src, MemRefType(i32, [n]))
+    wide = em.scratch(i64, [r, c])
+    flat64 = retyped(em, wide, MemRefType(i64, [n]))
+    v32, v8, v16 = (VectorType(i32, [LANES]), VectorType(i8, [4 * LANES]),
+                    VectorType(i16, [4 * LANES]))
+    flip = None if prod.ua else em.const(FLIP, i32)
+
+    def one(j):
+        a = em.load(flat, [j])
+        if flip is not None:
+            a = em.value(arith.XOrIOp(a, flip))
+        a4 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, VectorType(i32, [1]))),
+                                       VectorType(i8, [4])))
+        w4 = em.value(llvm.ZExtOp(a4, VectorType(i16, [4])))
+        em.store(em.value(vector.ExtractOp(em.value(vector.BitcastOp(
+            w4, VectorType(i64, [1]))), [0], i64)), flat64, [j])
+
+    def block(b):
+        j = em.mul_index(b, LANES)
+        a = em.value(vector.LoadOp(flat, [j], v32))
+        if flip is not None:
+            a = em.value(arith.XOrIOp(a, em.value(vector.BroadcastOp(flip, v32))))
+        w = em.value(llvm.ZExtOp(em.value(vector.BitcastOp(a, v8)), v16))
+        em.op(vector.StoreOp(w, retyped(em, wide, MemRefType(i16, [4 * n])),
+                             [em.mul_index(j, 4)]))
+
+    em.loop(0, n // LANES, block)
+    em.loop(n - n % LANES, n, one)
+    return lambda p, ti, tj, c4: (wide, a32_at(p, ti, tj, c4)[1])
+
+
 def _tile(p_dim: int) -> tuple[int, int]:
     """(pixels, blocks of 16 channels) per pass for p_dim pixels: PBLOCK x NBLOCK, or
     `SEVENS` when blocks of 6 waste at least `WASTE` and its blocks less; fewer pixels
     than PBLOCK, all of them, with up to 8 blocks of channels (1-row products: 8
-    independent chains)."""
+    independent chains). Without VNNI, `NO_VNNI_TILES` (vpmaddubsw: twice the blocks)."""
+    if int8_steps.form() != "vpdpbusd":
+        pb, nb = NO_VNNI_TILES[int8_steps.width()]
+        if int8_steps.form() == "vpmaddubsw":
+            nb *= 2
+        if p_dim < pb:
+            return p_dim, max(nb, pb * nb // p_dim)
+        return pb, nb
     if p_dim < PBLOCK:
         return p_dim, min(8, max(NBLOCK, 24 // p_dim))
     if SEVENS is not None:
@@ -257,7 +352,7 @@ def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: 
             if flip is not None:
                 a = em.value(arith.XOrIOp(a, flip))
             a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
-            out.append(em.value(llvm.CallIntrinsicOp(INTRINSIC, [acc, a8, ones], [v32])))
+            out.append(int8_steps.step(em, acc, a8, ones))
         return out
 
     def tap_row(ti, cur):
@@ -265,17 +360,13 @@ def _rowsums(prod, ps: list[SSAValue], taps: tuple[int, int], c4n: int, c_real: 
             cur = _carried(em, c4n, cur, lambda c4, cur2, tj=tj: step(ti, tj, c4, cur2))
         return cur
 
-    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-    accs = [zero] * len(ps)
+    accs = [int8_steps.zero(em)] * len(ps)
     accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
     entries = th * tw * 4 * c4n
     fix = (0 if prod.ua else 128 * entries) + th * tw * (4 * c4n - c_real) * prod.za
     out = []
     for acc in accs:
-        total = em.value(vector.ReductionOp.create(
-            operands=[acc], result_types=[i32],
-            properties={"kind": vector.CombiningKindAttr(vector.CombiningKindFlag.ADD),
-                        "fastmath": arith.FastMathFlagsAttr("none")}))
+        total = int8_steps.total(em, acc)
         total = em.value(arith.ShRSIOp(total, em.const(4, i32)))
         out.append(em.value(arith.SubiOp(total, em.const(fix, i32))))
     return out
@@ -312,8 +403,7 @@ def _position_sums4(prod, xp: SSAValue, sums: SSAValue, positions: int) -> None:
         q = em.value(vector.BitcastOp(em.value(vector.LoadOp(xp32, [p0], v32)), v8))
         if not prod.ua:
             q = em.value(arith.XOrIOp(q, em.value(vector.BroadcastOp(em.const(-128, i8), v8))))
-        zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
-        total = em.value(llvm.CallIntrinsicOp(INTRINSIC, [zero, q, ones], [v32]))
+        total = int8_steps.lanes16(em, int8_steps.step(em, int8_steps.zero(em), q, ones))
         if not prod.ua:
             total = em.value(arith.SubiOp(total, em.value(vector.BroadcastOp(
                 em.const(4 * 128, i32), v32))))
@@ -352,29 +442,34 @@ def _carried(em: Emitter, n: int, accs: list[SSAValue],
 
 
 def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int], c4n: int,
-          a32_at, rows64: SSAValue, tile: SSAValue) -> None:
+          a32_at, rows64: SSAValue, tile: SSAValue, wide: bool = False) -> None:
     """tile[r, 16 (ob0 + j) + lane] = sum over k of u(a[ps[r], k]) * w[16 (ob0 + j) + lane,
     k] for j < nb: scf.for loops over filter rows and groups of 4 k (a filter row's
     taps unrolled) carrying the len(ps) * nb accumulators."""
     em = prod.em
     v32, v8 = VectorType(i32, [LANES]), VectorType(i8, [4 * LANES])
-    zero = em.value(vector.BroadcastOp(em.const(0, i32), v32))
+    zero = int8_steps.zero(em)
     obs = [em.add_index(ob0, j) for j in range(nb)]
-    flip = None if prod.ua else em.const(FLIP, i32)
+    flip = None if prod.ua or wide else em.const(FLIP, i32)
+    v64 = VectorType(i64, [LANES])
 
     th, tw = taps
 
     def step(ti, tj, c4, cur):
         row = iadd(em, em.mul_index(ti, tw * c4n), em.add_index(c4, tj * c4n))
-        ws = [em.value(vector.LoadOp(rows64, [ob, row, em.index(0)], v8)) for ob in obs]
+        wt = VectorType(rows64.type.get_element_type(), [4 * LANES])  # type: ignore
+        ws = [em.value(vector.LoadOp(rows64, [ob, row, em.index(0)], wt)) for ob in obs]
         out = []
         for r, p in enumerate(ps):
             a = em.load(*a32_at(p, ti, tj, c4))
             if flip is not None:
                 a = em.value(arith.XOrIOp(a, flip))
-            a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
-            out += [em.value(llvm.CallIntrinsicOp(INTRINSIC, [cur[r * nb + j], a8, w], [v32]))
-                    for j, w in enumerate(ws)]
+            if wide:  # 4 x i16 (`_widened_activations`) to every lane pair
+                a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v64)),
+                                               VectorType(i16, [4 * LANES])))
+            else:
+                a8 = em.value(vector.BitcastOp(em.value(vector.BroadcastOp(a, v32)), v8))
+            out += [int8_steps.step(em, cur[r * nb + j], a8, w) for j, w in enumerate(ws)]
         return out
 
     def tap_row(ti, cur):
@@ -391,7 +486,8 @@ def _pass(prod, ps: list[SSAValue], ob0: SSAValue, nb: int, taps: tuple[int, int
     accs = tap_row(em.index(0), accs) if th == 1 else _carried(em, th, accs, tap_row)
     for r in range(len(ps)):
         for j, ob in enumerate(obs):
-            em.op(vector.StoreOp(accs[r * nb + j], tile, [em.index(r), em.mul_index(ob, LANES)]))
+            em.op(vector.StoreOp(int8_steps.lanes16(em, accs[r * nb + j]), tile,
+                                 [em.index(r), em.mul_index(ob, LANES)]))
 
 
 def convolution(prod, X: SSAValue, nchw: bool, dims: tuple[int, int, int, int],

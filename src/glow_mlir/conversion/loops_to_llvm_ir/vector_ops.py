@@ -1,6 +1,7 @@
 """Emitters of the few `vector` and `llvm` ops the loop IR holds: 1-d `vector.load`,
 `vector.store`, `vector.broadcast` of a scalar, `vector.bitcast`, `vector.extract` of
-one element, `vector.reduction <add>` on integers, `llvm.shufflevector` and
+one element, `llvm.zext` / `llvm.sext` of vectors, `vector.reduction <add>` on integers,
+`llvm.shufflevector` and
 `llvm.call_intrinsic`. The int8 kernels' VNNI products emit them
 (`glow_ir_to_loops/kernels_vnni.py`, `kernels_vnni_packed.py`,
 `kernels_vnni_nchw1x1.py`): LLVM's autovectorizer
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.ir import Operation
 
 from glow_mlir.conversion.loops_to_llvm_ir.memref_ops import _element_pointer
 from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, suffix, type_text
@@ -87,6 +89,15 @@ def _shuffle(w: FunctionWriter, op: llvm.ShuffleVectorOp) -> None:
     mask = ", ".join(f"i32 {i}" for i in op.mask.iter_values())
     n = len(tuple(op.mask.iter_values()))
     w.define(op.results[0], f"shufflevector {w.typed(a)}, {w.typed(b)}, <{n} x i32> <{mask}>")
+
+
+@impl(llvm.ZExtOp, llvm.SExtOp)
+def _extend(w: FunctionWriter, op: Operation) -> None:
+    """A vector of integers widened (the int8 kernels' step without VNNI,
+    `glow_ir_to_loops/int8_steps.py`: bytes to i16)."""
+    opcode = "zext" if isinstance(op, llvm.ZExtOp) else "sext"
+    w.define(op.results[0], f"{opcode} {w.typed(op.operands[0])} to "
+                            f"{type_text(op.results[0].type, op)}")
 
 
 @impl(llvm.CallIntrinsicOp)

@@ -15,11 +15,13 @@ and its module alive as long as the entry point can be called.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
@@ -31,12 +33,76 @@ from glow_mlir.targets.cpu.engine import initialize as _initialize
 
 _host_cpu = host_cpu  # the name tests and older callers use
 
+TARGET: tuple[str, str] | None = None
+"""(LLVM CPU name, features) the JIT compiles for instead of this host's, e.g. `AVX2`:
+the code another CPU would get, run here, so its CPU must be a subset of this one (the
+int8 kernels without VNNI measured on a VNNI host). The kernels' own choices follow it
+(`kernel_switches`, as bundles for another CPU). Set with `switches.setting` (tests,
+benchmarks); None: this host."""
+
+AVX2 = ("haswell", "+avx2,+fma,+f16c,+bmi2")
+"""An AVX2 + FMA CPU without AVX-512 (the features spelled out: the kernels read the
+explicit ones)."""
+
+
+def target() -> tuple[str | None, str | None]:
+    """`TARGET`, or (None, None) for this host."""
+    return TARGET if TARGET is not None else (None, None)
+
+
+def target_cpu() -> tuple[str, str]:
+    """The LLVM CPU name and features the JIT compiles for (`TARGET` or this host's)."""
+    return TARGET if TARGET is not None else host_cpu()
+
+
+def compiling_for(cpu: str, features: str):
+    """`TARGET` = (cpu, features) for the `with` block (checked first)."""
+    from glow_mlir.conversion.glow_ir_to_loops.switches import setting
+
+    check_target(cpu, features)
+    return setting(__name__, "TARGET", (cpu, features))
+
+
+@contextlib.contextmanager
+def kernel_switches(cpu: str | None, features: str | None) -> Iterator[None]:
+    """The kernel generators' target-dependent choices for LLVM CPU `cpu` with
+    `features` while lowering, restored after ((None, None): this host's, left as they
+    are): the int8 products' step (`int8_steps`: vpdpbusd only with +avx512vnni, the
+    vpmaddwd step with +avx2 / +avx512bw, else the scalar loops; LLVM aborts the process
+    on an intrinsic the target lacks) and the float gemm's vector width (16 lanes need
+    AVX-512's 32 registers). Bundles and the JIT (`TARGET`) both lower under it."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, int8_steps, kernels_vnni
+    from glow_mlir.conversion.glow_ir_to_loops.switches import setting
+
+    if cpu is None and features is None:
+        yield
+        return
+    form, _ = int8_steps.for_target(cpu, features)
+    vector_steps = kernels_vnni.ENABLED if form is not None else False
+    with setting(kernels_vnni.__name__, "ENABLED", vector_steps), \
+            int8_steps.targeted(cpu, features), \
+            gemm_micro.target_lanes(gemm_micro.for_target(cpu, features)):
+        yield
+
+
+def foreign_intrinsics(ir_text: str, cpu: str | None, features: str | None) -> list[str]:
+    """The vector intrinsics of `ir_text` that LLVM CPU `cpu` with `features` lacks
+    (a module lowered for another CPU: LLVM would abort on them)."""
+    from glow_mlir.conversion.glow_ir_to_loops import int8_steps
+
+    form, width = int8_steps.for_target(cpu, features)
+    ok = int8_steps.intrinsics(form, width) if form is not None else set()
+    if form == "vpmaddwd" and width == 512:
+        ok |= int8_steps.intrinsics("vpmaddwd", 256)
+    return sorted(name for name in int8_steps.all_intrinsics() - ok
+                  if f"@{name}(" in ir_text)
+
 
 def host_target_machine(reloc: str = "default", codemodel: str = "jitdefault"):
-    """A new target machine for this host's CPU and features, at O3. Not cached: MCJIT
-    takes ownership of the machine it is given (llvmlite marks it owned), so each engine
-    needs its own; creating one is cheap next to optimizing the module."""
-    return target_machine(None, None, reloc, codemodel)
+    """A new target machine for the JIT's CPU and features (`target_cpu`), at O3. Not
+    cached: MCJIT takes ownership of the machine it is given (llvmlite marks it owned),
+    so each engine needs its own; creating one is cheap next to optimizing the module."""
+    return target_machine(*target(), reloc, codemodel)
 
 
 def target_machine(cpu: str | None = None, features: str | None = None,
@@ -333,7 +399,7 @@ class CompiledEntry(NativeEntry):
         from glow_mlir.targets.cpu.llvm_compile import CompileSpec
         from glow_mlir.targets.cpu.object_cache import compile_cached
 
-        spec = CompileSpec(*host_cpu(), reloc="default", codemodel="jitdefault",
+        spec = CompileSpec(*target_cpu(), reloc="default", codemodel="jitdefault",
                            loop_unrolling=LOOP_UNROLLING)
         done = compile_cached([entry_text, *kernel_texts], spec, compile_cache.active(),
                               lambda texts: compile_jobs(texts) if jobs is None

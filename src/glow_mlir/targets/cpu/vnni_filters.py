@@ -1,14 +1,15 @@
 """int8 weights packed once, at compile time, for VNNI's byte dot product: each quantized
 convolution of one group and each quantized fully_connected that the int8 kernels run
-on vpdpbusd (`kernels_qdense.runs_int8`, `kernels_vnni.available`) and whose weights are
+on vector steps (`kernels_qdense.runs_int8`, `kernels_vnni.available`) and whose weights are
 a constant gets a new constant weight in the packed form (`semantics/vnni_layout.py`:
 16 output channels x 4 k per 64-byte row, with the channels' sums) and the attribute
 `vnni_filter` = 1; its kernel (`kernels_vnni_packed`) then loads one weight vector per
 16 outputs x 4 k and needs no per-call transpose or column sums.
 
 Runs where `winograd_filters` runs (the cpu backend's `compile`, on the planned program
-just before the loops; the JIT's host only, whose CPU has VNNI). A weight no other
-instruction reads is dropped."""
+just before the loops) when the target has a vector int8 step (`int8_steps`: VNNI's
+vpdpbusd, or vpmaddwd on AVX2 / AVX-512BW, whose kernels read the same packed rows). A
+weight no other instruction reads is dropped."""
 
 from __future__ import annotations
 
