@@ -505,6 +505,22 @@ def fused_matmul_case(n, k, m, lead=None, bias=True, act=None):
     return case
 
 
+GELU_CONSTANTS = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
+                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
+
+
+def gelu_nodes(x: str, out: str = "out") -> list:
+    """GELU of `x` as torch exports it: x * (erf(x / sqrt 2) + 1) * 0.5 (onnxruntime fuses
+    it into one Gelu / BiasGelu), on `GELU_CONSTANTS`."""
+    from onnx import helper
+
+    return [helper.make_node("Div", [x, "c_sqrt2"], ["d"]),
+            helper.make_node("Erf", ["d"], ["e"]),
+            helper.make_node("Add", ["e", "c_one"], ["f"]),
+            helper.make_node("Mul", [x, "f"], ["g"]),
+            helper.make_node("Mul", ["g", "c_half"], [out])]
+
+
 def conv1d_gelu_case(c, length, o, k, stride, pad):
     """A Conv1d + GELU as whisper's and wav2vec2's exports have them (the GELU as
     x * (erf(x / sqrt 2) + 1) * 0.5; onnxruntime fuses it into one Gelu)."""
@@ -514,15 +530,8 @@ def conv1d_gelu_case(c, length, o, k, stride, pad):
         x, w, b = rand(1, c, length, seed=1), rand(o, c, k, seed=2), rand(o, seed=3)
         out_len = (length + 2 * pad - k) // stride + 1
         nodes = [helper.make_node("Conv", ["x", "c_w", "c_b"], ["y"], kernel_shape=[k],
-                                  strides=[stride], pads=[pad, pad]),
-                 helper.make_node("Div", ["y", "c_sqrt2"], ["d"]),
-                 helper.make_node("Erf", ["d"], ["e"]),
-                 helper.make_node("Add", ["e", "c_one"], ["f"]),
-                 helper.make_node("Mul", ["y", "f"], ["g"]),
-                 helper.make_node("Mul", ["g", "c_half"], ["out"])]
-        consts = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
-                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
-        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, **consts},
+                                  strides=[stride], pads=[pad, pad]), *gelu_nodes("y")]
+        model, feeds = graph_model(nodes, {"x": x, "c_w": w, "c_b": b, **GELU_CONSTANTS},
                                    [1, o, out_len])
         return (f"conv1d {c}x{length} -> {o} k{k}/{stride}, gelu", model, feeds,
                 ort_model_runner(model, feeds), 2 * o * c * k * out_len)
@@ -551,15 +560,8 @@ def ffn_gelu_case(n, k, m):
 
         a, w, bias = rand(1, n, k, seed=1), rand(k, m, seed=2), rand(m, seed=3)
         nodes = [helper.make_node("MatMul", ["a", "c_w"], ["p"]),
-                 helper.make_node("Add", ["p", "c_bias"], ["x"]),
-                 helper.make_node("Div", ["x", "c_sqrt2"], ["d"]),
-                 helper.make_node("Erf", ["d"], ["e"]),
-                 helper.make_node("Add", ["e", "c_one"], ["f"]),
-                 helper.make_node("Mul", ["x", "f"], ["g"]),
-                 helper.make_node("Mul", ["g", "c_half"], ["out"])]
-        consts = {"c_sqrt2": np.array(np.sqrt(2.0), np.float32),
-                  "c_one": np.array(1.0, np.float32), "c_half": np.array(0.5, np.float32)}
-        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias, **consts},
+                 helper.make_node("Add", ["p", "c_bias"], ["x"]), *gelu_nodes("x")]
+        model, feeds = graph_model(nodes, {"a": a, "c_w": w, "c_bias": bias, **GELU_CONSTANTS},
                                    [1, n, m])
         return (f"mat_mul 1x{n}x{k} @ {k}x{m} + bias, gelu", model, feeds,
                 ort_model_runner(model, feeds), 2 * n * k * m)
@@ -651,17 +653,9 @@ def gelu_erf_case(n, d):
     """GELU as transformers exports it: x * 0.5 * (1 + erf(x / sqrt 2)) (onnxruntime fuses
     it into its Gelu)."""
     def case():
-        from onnx import helper
 
         x = rand(1, n, d, seed=1) * 3
-        nodes = [helper.make_node("Div", ["x", "c_sqrt2"], ["d"]),
-                 helper.make_node("Erf", ["d"], ["e"]),
-                 helper.make_node("Add", ["e", "c_one"], ["a"]),
-                 helper.make_node("Mul", ["x", "a"], ["m"]),
-                 helper.make_node("Mul", ["m", "c_half"], ["out"])]
-        model, feeds = graph_model(nodes, {"x": x, "c_sqrt2": np.array(1.4142135, np.float32),
-                                           "c_one": np.array(1.0, np.float32),
-                                           "c_half": np.array(0.5, np.float32)}, [1, n, d])
+        model, feeds = graph_model(gelu_nodes("x"), {"x": x, **GELU_CONSTANTS}, [1, n, d])
         return (f"gelu (div erf add mul mul) 1x{n}x{d}", model, feeds,
                 ort_model_runner(model, feeds), 0)
     return case

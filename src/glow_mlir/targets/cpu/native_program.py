@@ -66,25 +66,23 @@ class NativeProgram:
             mutable, activations, lock = self._stateful()
             with lock:
                 self.areas.fill_inputs(mutable, inputs)
-                status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
-                                    activations.ctypes.data)
-                if status != 0:
-                    raise RuntimeError(f"@{self.name} returned {status}")
-                if self.tracer is not None:
-                    self.tracer.record(activations)
-                return self.areas.read_outputs(mutable)
+                return self._call(mutable, activations)
         mutable, activations = self._take_areas(inputs)
         try:
-            status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
-                                activations.ctypes.data)
-            if status != 0:
-                raise RuntimeError(f"@{self.name} returned {status}")
-            if self.tracer is not None:
-                self.tracer.record(activations)
-            return self.areas.read_outputs(mutable)
+            return self._call(mutable, activations)
         finally:
             with self._spare_lock:
                 self._spare.append((mutable, activations))
+
+    def _call(self, mutable: np.ndarray, activations: np.ndarray) -> list[np.ndarray]:
+        """The entry point on these areas (inputs already in `mutable`): its outputs."""
+        status = self.entry(self.areas.constant.ctypes.data, mutable.ctypes.data,
+                            activations.ctypes.data)
+        if status != 0:
+            raise RuntimeError(f"@{self.name} returned {status}")
+        if self.tracer is not None:
+            self.tracer.record(activations)
+        return self.areas.read_outputs(mutable)
 
     _SPARE_MAX = 2
     """Areas kept between calls at most (one per call that ran at the same time)."""
