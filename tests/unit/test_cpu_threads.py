@@ -470,6 +470,26 @@ def test_column_split_weighs_the_scalar_columns(monkeypatch):
             assert got.tobytes() == want.tobytes(), (cost, threads)
 
 
+@pytest.mark.parametrize("k,m,split", [(512, 1000, True), (96, 200, False)])
+def test_one_image_head_splits_by_the_weights_it_streams(k, m, split):
+    """A fully-connected layer on one image counts the bytes of weights it streams
+    (`kernels_matmul.column_work`): ResNet-18's 512 -> 1000 head (512k multiply-adds,
+    2 MB of weights) splits its columns on 2 and 3 threads, a 96 -> 200 one stays serial;
+    the bits of one thread either way."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul, parallel
+
+    assert (kernels_matmul.column_work(1, k, m) >= parallel.PARALLEL_MIN_WORK) == split
+    assert (1 * k * m >= parallel.PARALLEL_MIN_WORK) is False  # the multiply-adds alone
+    proto = _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [1, k])],
+                   ["y"], [("w", _w(k, m)), ("b", _w(m))])
+    x = np.random.default_rng(5).standard_normal((1, k)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    for threads in (2, 3):
+        model = glow_mlir.compile(proto, num_threads=threads, cache=False)
+        assert _parallel_loops(model) == (1 if split else 0)
+        assert model(x)[0].tobytes() == want.tobytes(), threads
+
+
 def helper_f32():
     from xdsl.dialects.builtin import f32
 
