@@ -6,11 +6,15 @@ per worker (`thread_pool.profile_regions`). Printed per model: one thread's CPU 
 caller's CPU outside the parts (serial code: the other threads wait), the sum over
 regions of the busiest worker's part (the joins' cost of uneven parts), the bound
 one / (serial + that sum) on the N/1 speedup, and per kernel function its serial time
-and each worker's parts.
+and each worker's parts. `--each`: also one row per kernel call, in order: one thread's
+CPU time for the same ONNX nodes, the caller's serial time, each worker's parts, how
+uneven they are (largest over mean) and the extra CPU time of all threads over one
+thread's (where splitting costs work: memory traffic between the cores' caches).
+`case:NAME` profiles a single layer of `benchmarks/cpu_kernels.py` instead of a model
+(its input and weights stay in cache between runs: a model's layer may not).
 
     python benchmarks/pool_regions.py [--real resnet50,mobilenet_v2,case:r18_classifier]
-        [--threads 2]
-        [--runs 5] [--top 15] [--each]
+        [--threads 2] [--runs 5] [--top 15] [--each]
 
 Nothing is asserted; medians over the runs.
 """
