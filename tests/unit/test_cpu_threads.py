@@ -395,6 +395,38 @@ def test_projections_split_by_pixels_expansions_by_channels(monkeypatch):
         assert got.tobytes() == want.tobytes()
 
 
+def test_unpaired_expansions_split_by_pixels(monkeypatch):
+    """A vector-tiled 1x1 expansion not paired with a depthwise convolution (8 -> 64 at
+    64x64) splits its 64 vector tiles of pixels on 2 and 3 threads, like the projections
+    (`split_pixels`); paired, by output channels (`conv_pairs`); the bits of one thread."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_pointwise
+
+    if gemm_micro.width() != 64:
+        pytest.skip("vector tiles of another width")
+    f32 = helper_f32()
+    for threads in (2, 3):  # MobileNetV2's 16 -> 96 at 112x112
+        assert kernels_pointwise.split_pixels(112 * 112, 16, 96, f32, threads)
+        assert not kernels_pointwise.split_pixels(112 * 112, 16, 96, f32, threads, paired=True)
+        assert kernels_pointwise.split_pixels(112 * 112, 96, 16, f32, threads, paired=True)
+    assert not kernels_pointwise.split_pixels(112 * 112, 16, 96, f32)  # one thread
+    proto = _model([helper.make_node("Conv", ["x", "w", "b"], ["y"])], [("x", [1, 8, 64, 64])],
+                   ["y"], [("w", _w(64, 8, 1, 1)), ("b", _w(64))])
+    x = np.random.default_rng(6).standard_normal((1, 8, 64, 64)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    real = kernels_pointwise.parallel_ranges
+    for threads in (2, 3):
+        splits: list[tuple[int, int]] = []
+
+        def spy(em, total, granule, *args, splits=splits, **kw):
+            splits.append((total, granule))
+            return real(em, total, granule, *args, **kw)
+
+        monkeypatch.setattr(kernels_pointwise, "parallel_ranges", spy)
+        got = glow_mlir.compile(proto, num_threads=threads, cache=False)(x)[0]
+        assert splits == [(64, 1)]
+        assert got.tobytes() == want.tobytes(), threads
+
+
 def expansion_depthwise(c: int, o: int, hw: int):
     """A 1x1 expansion (c -> o) + clip, a depthwise 3x3 + clip reading it, and a 1x1
     projection back to c with the residual add (MobileNetV2's block)."""
@@ -468,6 +500,26 @@ def test_column_split_weighs_the_scalar_columns(monkeypatch):
         for threads in (2, 3):
             got = glow_mlir.compile(proto, num_threads=threads, cache=False)(x)[0]
             assert got.tobytes() == want.tobytes(), (cost, threads)
+
+
+@pytest.mark.parametrize("k,m,split", [(512, 1000, True), (96, 200, False)])
+def test_one_image_head_splits_by_the_weights_it_streams(k, m, split):
+    """A fully-connected layer on one image counts the bytes of weights it streams
+    (`kernels_matmul.column_work`): ResNet-18's 512 -> 1000 head (512k multiply-adds,
+    2 MB of weights) splits its columns on 2 and 3 threads, a 96 -> 200 one stays serial;
+    the bits of one thread either way."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul, parallel
+
+    assert (kernels_matmul.column_work(1, k, m) >= parallel.PARALLEL_MIN_WORK) == split
+    assert (1 * k * m >= parallel.PARALLEL_MIN_WORK) is False  # the multiply-adds alone
+    proto = _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [1, k])],
+                   ["y"], [("w", _w(k, m)), ("b", _w(m))])
+    x = np.random.default_rng(5).standard_normal((1, k)).astype(np.float32)
+    want = glow_mlir.compile(proto, num_threads=1, cache=False)(x)[0]
+    for threads in (2, 3):
+        model = glow_mlir.compile(proto, num_threads=threads, cache=False)
+        assert _parallel_loops(model) == (1 if split else 0)
+        assert model(x)[0].tobytes() == want.tobytes(), threads
 
 
 def helper_f32():

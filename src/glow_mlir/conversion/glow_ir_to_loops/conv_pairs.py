@@ -105,7 +105,7 @@ def pairable(a: list, b: list, em: Emitter, threads: int) -> bool:
     n, c, o, hw = _geometry(a)
     if n != 1 or _geometry(b)[0] != 1 or tuple(window_attrs(a[0])[2]) != (1, 1):
         return False
-    if pw.split_pixels(hw, c, o, f32):  # split by pixels, not channels
+    if pw.split_pixels(hw, c, o, f32, threads, paired=True):  # a projection
         return False
     result, x = a[-1].operands[0], b[0].operands[1]
     if em.places[result] != em.places[x] or result.type != x.type:

@@ -120,23 +120,36 @@ def vector_tiles(hw: int, t) -> bool:
 
 
 SPLIT_PIXELS = True
-"""Whether threads split a vector-tiled convolution (`vector_tiles`) that narrows the
-channels (more input than output channels: MobileNetV2's and ResNet-50's projections at
-56x56 and 112x112) by its tiles of pixels rather than by its output channels. Split by
+"""Whether threads split a vector-tiled convolution (`vector_tiles`) by its tiles of
+pixels rather than by its output channels: first those that narrow the channels (more
+input than output channels: MobileNetV2's and ResNet-50's projections at 56x56 and
+112x112). Split by
 output channels, each thread reads all of the input (c x hw, written just before by both
 threads, split by channels: half of it from the other core's cache) to write a fraction
 of a narrower output; split by pixels, its half. Measured on this 2-vCPU KVM guest under
 load (a 1x1 -> depthwise 3x3 -> 1x1 block; each part's CPU time, one thread's time over
 the larger part's, both forms compiled and run alternately in one process): MobileNetV2's
 144->24 at 56x56 0.77 -> 1.10, 96->16 at 56x56 (after a stride-2 depthwise from 112x112)
-0.68 -> 1.01. The expansions (wider outputs) keep the channel split: the depthwise
-convolution after them, split by channels too, then reads what its own thread wrote."""
+0.68 -> 1.01. The others split by pixels too (`split_pixels`), unless an expansion
+shares its parallel region with the depthwise convolution after it (`conv_pairs`: split
+by channels, the depthwise convolution reading what its own thread wrote). Measured the
+same way, 2 threads, 9-25 runs alternating, medians, load 9-12: MobileNetV2's 16->96 at
+112x112 (not paired: its depthwise convolution's output takes the place of its input)
+split by channels took 241|317 us and the stride-2 depthwise convolution after it
+121|154 (the second thread's slower in every profile), by pixels 257|259 and 143|144;
+ResNet-50's 64->64 and 64->256 at 56x56 by pixels: the model's CPU time 85.0 -> 80.9 ms
+(quartiles 83.0-87.9 -> 80.7-81.4), its serial code plus busiest parts 45.1 -> 42.9 ms
+(one thread 81.3); a second run (11 runs) 42.0 -> 41.4 ms (quartiles 39.2-46.4 ->
+40.9-44.2). Whole MobileNetV2, 25 runs: 4.41 -> 4.41 ms (quartiles 4.18-4.53 ->
+4.24-4.67): the 68 us are inside the noise of this loaded machine."""
 
 
-def split_pixels(hw: int, c: int, o: int, t) -> bool:
+def split_pixels(hw: int, c: int, o: int, t, threads: int = 1, paired: bool = False
+                 ) -> bool:
     """Whether threads split this pointwise convolution by its vector tiles of pixels
-    (SPLIT_PIXELS)."""
-    return SPLIT_PIXELS and vector_tiles(hw, t) and c > o
+    (SPLIT_PIXELS): a projection (c > o), or on `threads` > 1 any other one not
+    `paired` with the depthwise convolution after it (`conv_pairs`)."""
+    return SPLIT_PIXELS and vector_tiles(hw, t) and (c > o or (threads > 1 and not paired))
 
 
 def packs(rows: int) -> bool:
@@ -357,7 +370,8 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
             if hw % TW:
                 blocks_of(em.index(hw - TW))
 
-        if split_pixels(hw, c, o, elem(x)):
+        paired = getattr(em, "shared_split", None) is not None  # conv_pairs: channels
+        if split_pixels(hw, c, o, elem(x), em.threads, paired):
             from glow_mlir.conversion.glow_ir_to_loops.gemm_micro import width
 
             parallel_ranges(em, hw // width(), 1, o * c * hw, pixel_ranges(ni))
