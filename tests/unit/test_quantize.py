@@ -309,3 +309,40 @@ def test_relus_after_convolutions_run_no_kernel(cnn_profile):
     interp = glow_mlir.compile(EXAMPLES / "small_cnn.onnx", backend="interpreter",
                                profile=cnn_profile, cache=False)
     np.testing.assert_allclose(got, interp(x)[0], atol=0.01)
+
+
+def _torch_named_model():
+    """Two convolutions named as torch.onnx.export names them: node '/c1/Conv', output
+    '/c1/Conv_output_0' (the graph's name hint drops the trailing '_0')."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    n = helper.make_node
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((4, 2, 3, 3), (3, 4, 1, 1)))
+    graph = helper.make_graph(
+        [n("Conv", ["x", "c1.weight"], ["/c1/Conv_output_0"], name="/c1/Conv", pads=[1] * 4),
+         n("Relu", ["/c1/Conv_output_0"], ["/Relu_output_0"], name="/Relu"),
+         n("Conv", ["/Relu_output_0", "c2.weight"], ["/c2/Conv_output_0"], name="/c2/Conv"),
+         n("Relu", ["/c2/Conv_output_0"], ["y"], name="/Relu_1")], "g",
+        [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info("y", F, [1, 3, 6, 6])],
+        [helper.make_tensor("c1.weight", F, w1.shape, w1.ravel()),
+         helper.make_tensor("c2.weight", F, w2.shape, w2.ravel())])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("keep,kept_convs", [(["Conv"], 2), (["/c1/Conv"], 1),
+                                             (["/c1/Conv_output_0"], 1), (["Relu"], 0)])
+def test_keep_float_on_torch_exported_names(keep, kept_convs):
+    """keep_float by op type, node name or output name on a torch export's names, whose
+    trailing '_0' the graph's names do not have."""
+    model = _torch_named_model()
+    rng = np.random.default_rng(1)
+    batches = [{"x": rng.standard_normal((1, 2, 6, 6)).astype(np.float32)} for _ in range(2)]
+    prof = glow_mlir.profile(model, batches, backend="interpreter")
+    report = glow_mlir.compile(model, backend="interpreter", profile=prof,
+                               quantization=glow_mlir.QuantizationConfig(keep_float=keep)
+                               ).quantization
+    assert report.kept_float[("glow.convolution", "keep_float")] == kept_convs
+    assert report.quantized["glow.convolution"] == 2 - kept_convs

@@ -64,7 +64,7 @@ def onnx_keep_float_aliases(model: object, config):
     if not isinstance(model, (ModelProto, bytes, str, os.PathLike)) or (
             not isinstance(model, (ModelProto, bytes)) and is_mlir_path(model)):
         return config  # a Caffe2 model or a model in IR: its names are the graph's
-    from glow_mlir.frontends.onnx.builder import valid_name
+    from glow_mlir.frontends.onnx.builder import hint_name
     from glow_mlir.frontends.onnx.loading import load_model
 
     nodes = list(load_model(model)[0].graph.node)
@@ -75,11 +75,11 @@ def onnx_keep_float_aliases(model: object, config):
 
     def stands_for(node) -> tuple[str, ...]:
         out = node.output[0]
-        group = [valid_name(out) or out]
+        group = [hint_name(out)]
         after = consumers.get(out, [])
         if (node.op_type in FOLDED_INTO_BATCH_NORM and len(after) == 1
                 and after[0].op_type == "BatchNormalization"):
-            group.append(valid_name(after[0].output[0]) or after[0].output[0])
+            group.append(hint_name(after[0].output[0]))
         return tuple(group)
 
     by_output = {n.output[0]: n for n in nodes if n.output}

@@ -54,6 +54,14 @@ def valid_name(name: str) -> str | None:
     return s if not s[0].isdigit() else f"v{s}"
 
 
+def hint_name(name: str) -> str:
+    """The name hint an SSA value named after ONNX value `name` ends up with: `valid_name`,
+    then xDSL's own rule (`IRWithName.extract_valid_name` drops a trailing `_<digits>`, so
+    torch's `/Add_output_0` is `_Add_output`): what graph passes and profiles call it."""
+    valid = valid_name(name)
+    return SSAValue.extract_valid_name(valid) if valid else name
+
+
 class Value:
     """An ONNX value: its type, and an SSA value, a known array, or both (module docstring)."""
 
