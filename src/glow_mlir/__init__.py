@@ -140,9 +140,11 @@ def _hint_specialize(err) -> None:
                     "--inputs x.npz) to compile for each call's values)",) + err.args[1:]
 
 
-def profile(model, batches, backend: str = "interpreter", input_shapes=None) -> Profile:
+def profile(model, batches, backend: str = "cpu", input_shapes=None) -> Profile:
     """Run `model` on `batches` (an iterable of input dicts) with every float edge of its
-    lowered graph recorded (min, max, histogram), on "interpreter" or "cpu"; the
+    lowered graph recorded (min, max, histogram), on "cpu" (as `compile`'s default) or
+    "interpreter" (a backend lowers the graph its own way: quantize for the backend the
+    profile was recorded on); the
     `Profile` saves to a readable file (`save(path)`, `Profile.load(path)`) and feeds
     `compile(model, profile=..., quantization=...)`. It carries the graph's hash: using
     it for another model is an error."""

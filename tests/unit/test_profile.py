@@ -380,3 +380,36 @@ def test_a_batch_with_values_a_compiled_model_refuses_is_refused(backend):
     with pytest.raises(InputError, match=r"batch #1: input 'l' at \[1\] is 5: "
                                          r"SoftmaxCrossEntropyLoss labels of 5 classes"):
         glow_mlir.profile(model, [good, {**good, "l": np.array([0, 5, 1])}], backend=backend)
+
+
+def _layer_norm_model():
+    """x -> LayerNormalization -> Relu: cpu keeps the layer norm whole, the interpreter
+    lowers it, so their lowered graphs (and profile edges) differ."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], axis=-1),
+         helper.make_node("Relu", ["n"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", F, [2, 8])],
+        [helper.make_tensor_value_info("y", F, [2, 8])],
+        [helper.make_tensor("g", F, [8], np.ones(8, np.float32)),
+         helper.make_tensor("b", F, [8], np.zeros(8, np.float32))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_profile_defaults_to_compiles_backend_and_a_mismatch_names_both():
+    """profile()'s default backend is compile()'s (cpu), so the plain profile-then-compile
+    works; a profile recorded on another backend whose lowering differs is refused with
+    both backends named and what to do."""
+    model = _layer_norm_model()
+    batches = [{"x": np.random.default_rng(i).standard_normal((2, 8)).astype(np.float32)}
+               for i in range(2)]
+    prof = glow_mlir.profile(model, batches)
+    assert prof.backend == "cpu"
+    glow_mlir.compile(model, profile=prof, quantization=glow_mlir.QuantizationConfig())
+    other = glow_mlir.profile(model, batches, backend="interpreter")
+    with pytest.raises(ProfileError, match="recorded on backend 'interpreter' and backend "
+                                           "'cpu' lowers the graph differently: record it "
+                                           "on 'cpu'"):
+        glow_mlir.compile(model, profile=other, quantization=glow_mlir.QuantizationConfig())

@@ -346,3 +346,24 @@ def test_keep_float_on_torch_exported_names(keep, kept_convs):
                                ).quantization
     assert report.kept_float[("glow.convolution", "keep_float")] == kept_convs
     assert report.quantized["glow.convolution"] == 2 - kept_convs
+
+
+def test_an_add_of_a_constant_between_float_ops_stays_float():
+    """GELU's `erf(x / sqrt 2) + 1` between a float erf and a float mul: quantizing the
+    add alone would only put a quantize and a dequantize around it."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Erf", ["x"], ["e"]), n("Add", ["e", "one"], ["a"]), n("Mul", ["x", "a"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, [2, 3])],
+        [helper.make_tensor("one", F, [], [1.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    rng = np.random.default_rng(0)
+    batches = [{"x": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(2)]
+    prof = glow_mlir.profile(model, batches, backend="interpreter")
+    q = glow_mlir.compile(model, backend="interpreter", profile=prof)
+    assert q.quantization.kept_float[("glow.add", "a constant beside float operands")] == 1
+    assert "glow.add" not in q.quantization.quantized

@@ -48,7 +48,7 @@ PROFILING_BACKENDS = ("interpreter", "cpu")
 
 
 def profile_model(model: object, batches: Iterable[Mapping[str, object]],
-                  backend: str = "interpreter",
+                  backend: str = "cpu",
                   input_shapes: Mapping[str, object] | None = None,
                   bins: int = DEFAULT_BINS,
                   batch_names: Sequence[str] | None = None) -> Profile:

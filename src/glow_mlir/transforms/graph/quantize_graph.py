@@ -221,6 +221,8 @@ class _Quantizer:
         """One type for the operands and the result of an op that wants them equal: over
         the union of their ranges, so that no operand is clipped before the op computes
         (an add's result range need not hold its operands': -3 + 5)."""
+        if self.beside_float_only(op):
+            return None
         ranges = [self.calibrated_range(v) for v in (*op.operands, op.results[0])]
         if any(r is None for r in ranges):
             return None
@@ -254,8 +256,19 @@ class _Quantizer:
         lo, hi = (float(w.min()), float(w.max())) if w.size else (0.0, 0.0)
         return QuantizedType(I8, *choose_params(lo, hi, self.schema))
 
+    def beside_float_only(self, op: Operation) -> bool:
+        """A constant operand whose other operands no quantized op produced (GELU's `+ 1`
+        between a float erf and a float mul): quantizing the op alone would only add a
+        quantize and a dequantize around it, so it stays float."""
+        computed = [v for v in op.operands if constant_value(v) is None]
+        return len(computed) < len(op.operands) and not any(v in self.source
+                                                             for v in computed)
+
     def unprofiled(self, op: Operation) -> str:
-        """Why `op` has no range: an edge the profile saw only NaN or Inf on, or none."""
+        """Why `op` has no range: a constant beside float operands only, an edge the profile
+        saw only NaN or Inf on, or none."""
+        if self.beside_float_only(op):
+            return "a constant beside float operands"
         for v in (*op.operands, *op.results):
             key = self.names.get(self.original.get(v, v))
             edge = self.profile.get(*key) if key is not None else None
@@ -306,10 +319,24 @@ class _Quantizer:
             node, output = key
             if node in nodes:
                 raise ProfileError(f"the profile's edge '{node}' output {output}: node "
-                                   f"'{node}' has no float output {output}")
+                                   f"'{node}' has no float output {output}"
+                                   + self.other_backend())
             sample = ", ".join(sorted(nodes)[:8])
             raise ProfileError(f"the profile's edge '{node}' names a node the graph does not "
-                               f"have (its nodes include {sample})")
+                               f"have (its nodes include {sample})" + self.other_backend())
+
+    def other_backend(self) -> str:
+        """Why a profile's edges may not be this graph's: backends lower differently (cpu
+        keeps layer_normalization whole, the interpreter lowers it), so a profile recorded
+        on one names edges another's graph lacks; '' when the backends agree."""
+        recorded = self.profile.backend
+        here = self.backend.name if self.backend is not None else ""
+        if not recorded or not here or recorded == here:
+            return ""
+        return (f"; the profile was recorded on backend '{recorded}' and backend '{here}' "
+                f"lowers the graph differently: record it on '{here}' "
+                f"(glow_mlir.profile(..., backend='{here}'), or glow-compile --backend "
+                f"{here} --dump-profile)")
 
     def report_regions(self) -> None:
         """Ops inside a glow.if or glow.loop region are not quantized (the regions' values
