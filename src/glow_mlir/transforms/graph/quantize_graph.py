@@ -265,10 +265,7 @@ class _Quantizer:
                                                              for v in computed)
 
     def unprofiled(self, op: Operation) -> str:
-        """Why `op` has no range: a constant beside float operands only, an edge the profile
-        saw only NaN or Inf on, or none."""
-        if self.beside_float_only(op):
-            return "a constant beside float operands"
+        """Why `op` has no range: an edge the profile saw only NaN or Inf on, or none."""
         for v in (*op.operands, *op.results):
             key = self.names.get(self.original.get(v, v))
             edge = self.profile.get(*key) if key is not None else None
@@ -410,7 +407,8 @@ class _Quantizer:
         elif rule is QuantRule.RESULT:
             out_type = self.shared_type(op)  # type: ignore[assignment]
             if out_type is None:
-                self.keep(op, self.unprofiled(op))
+                self.keep(op, "a constant beside float operands"
+                          if self.beside_float_only(op) else self.unprofiled(op))
                 return
             in_types = [out_type] * len(op.operands)
             operands = None
