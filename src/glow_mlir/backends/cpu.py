@@ -190,17 +190,20 @@ class CpuBackend(Backend):
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
-        are not asked: `Backend.runs`), except quantized pools: their loop generators
-        take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
-        them float on cpu; but max_pool of one 8-bit type in and out runs on the stored
-        integers (`kernels_pool.runs_stored`). Quantized matrix products run on the int8
-        kernels when all their types are 8-bit (`kernels_qdense`)."""
+        are not asked: `Backend.runs`), except quantized pools of other than one 8-bit
+        type: their float loop generators refuse them (`kernels_common.require_float`),
+        so `quantize-graph` leaves them float on cpu. max_pool, avg_pool and
+        adaptive_avg_pool of one 8-bit type in and out run on the stored integers
+        (`kernels_pool.runs_stored`; the averages' sums in i32, `kernels_qpool`).
+        Quantized matrix products run on the int8 kernels when all their types are 8-bit
+        (`kernels_qdense`)."""
         from glow_mlir.conversion.glow_ir_to_loops.kernels_pool import runs_stored
         from glow_mlir.dialects import glow
         from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 
         types = list(info.element_types())
-        if info.kind is glow.MaxPoolOp and INT8_KERNELS and runs_stored(types):
+        pools = (glow.MaxPoolOp, glow.AvgPoolOp, glow.AdaptiveAvgPoolOp)
+        if info.kind in pools and INT8_KERNELS and runs_stored(types):
             return fused_activation_ok(self, info)
         if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in types):
             eight = all(isinstance(t, QuantizedType) and t.storage.width.data == 8
