@@ -1,9 +1,11 @@
 """Quantized avg_pool and adaptive_avg_pool on the cpu run on the stored integers
 (`kernels_qpool`): the window's bytes summed in i32, requantized in f64, the interpreter's
 bits exactly (its reference dequantizes, averages in f64 and quantizes): global pools
-(one flat plane sum), windows with padding and strides counted both ways, the window
-loop nest of large windows, NHWC, unsigned storage, round-half-even ties, 1/2/3 threads;
-and `quantize-graph` now keeps them int8 on cpu."""
+(one flat plane sum), windows with padding and strides counted both ways (the i32 rows
+and the window loop nest), NHWC, unsigned storage, round-half-even ties, 1/2/3 threads.
+The backend takes global ones (`quantize-graph` now keeps them int8 on cpu); windowed
+ones only with `kernels_pool.WINDOWED_STORED_AVERAGES` (float is faster), which the
+kernel tests turn on."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import numpy as np
 import pytest
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, parallel
+from glow_mlir.backends import get_backend
+from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_qpool, parallel
 from glow_mlir.dialects.context import make_context
 from glow_mlir.ir.native_runtime import POOL_BEGIN
 from glow_mlir.ir.text import parse_module
@@ -33,15 +36,22 @@ def _module(op: str, in_shape, out_shape, q: str, attrs: str = ""):
 
 @pytest.fixture
 def stored_calls(monkeypatch):
-    """The pools the stored-integer average generated code for."""
+    """The pools the stored-integer average generated code for, and "rows" for each
+    NCHW i32 rows form; windowed ones taken by the backend."""
+    monkeypatch.setattr(kernels_pool, "WINDOWED_STORED_AVERAGES", True)
     seen: list[str] = []
-    real = kernels_pool.average_stored
+    real, rows = kernels_pool.average_stored, kernels_qpool._rows
 
     def spy(instr, *args):
         seen.append(instr.name)
         return real(instr, *args)
 
+    def rows_spy(*args):
+        seen.append("rows")
+        return rows(*args)
+
     monkeypatch.setattr(kernels_pool, "average_stored", spy)
+    monkeypatch.setattr(kernels_qpool, "_rows", rows_spy)
     return seen
 
 
@@ -91,11 +101,15 @@ CASES = {
 }
 
 
+ROWS = {"3x3/2 pad 1", "3x3/2 pad 1 counted", "3x3/1 pad 1 counted", "3x3/1 pad 1",
+        "5x5 uneven pads", "2x2/2 ties"}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_equals_the_interpreter(name, stored_calls):
     case = CASES[name]
     interp, cpu = _both(case)
-    assert stored_calls == [case[0].replace("glow.", "glow_ir.")]
+    assert stored_calls == [case[0].replace("glow.", "glow_ir."), *(["rows"] * (name in ROWS))]
     for seed in (0, 1):
         x = _bytes(case[1], case[3], seed)
         (want,), (got,) = interp.run({"input0": x}), cpu.run({"input0": x})
@@ -103,7 +117,41 @@ def test_equals_the_interpreter(name, stored_calls):
         np.testing.assert_array_equal(got, want, err_msg=name)
 
 
-def test_ties_round_half_to_even():
+@pytest.mark.parametrize("name", ["3x3/2 pad 1", "5x5 uneven pads", "3x3/1 pad 1 counted"])
+def test_loop_nest_equals_the_rows(name, stored_calls, monkeypatch):
+    """Without ROW_AVG the windowed pools take the per-output loop nest: the same bits."""
+    monkeypatch.setattr(kernels_pool, "ROW_AVG", False)
+    case = CASES[name]
+    interp, cpu = _both(case)
+    assert stored_calls == ["glow_ir.avg_pool"]
+    x = _bytes(case[1], case[3], 3)
+    np.testing.assert_array_equal(cpu.run({"input0": x})[0], interp.run({"input0": x})[0])
+
+
+def test_the_backend_takes_global_averages(monkeypatch):
+    """is_op_supported: a global 8-bit average (either layout, adaptive too) runs on the
+    stored bytes; a windowed one only with WINDOWED_STORED_AVERAGES; 16-bit ones never."""
+    from glow_mlir.transforms.graph.backend_hooks import NodeInfo
+
+    cpu = get_backend("cpu")
+
+    def takes(name, q=None):
+        op, ins, outs, q0, attrs = CASES[name]
+        fn = _module(op, ins, outs, q or q0, attrs).body.block.first_op
+        return cpu.is_op_supported(NodeInfo.of(next(iter(fn.body.block.ops))))
+
+    q16 = "!glow.quant<i16, scale = 0.5, offset = 0>"
+    globals_ = ["global 7x7", "global ui8", "NHWC global", "adaptive global"]
+    windowed = ["3x3/2 pad 1", "NHWC 3x3/2 pad 1", "adaptive 13x11 -> 4x3"]
+    assert all(takes(n) for n in globals_)
+    assert not any(takes(n) for n in windowed)
+    assert not takes("global 7x7", q16)
+    monkeypatch.setattr(kernels_pool, "WINDOWED_STORED_AVERAGES", True)
+    assert all(takes(n) for n in windowed)
+    assert not takes("3x3/2 pad 1", q16)
+
+
+def test_ties_round_half_to_even(stored_calls):
     """Same scale in and out (a power of two): a 2x2 window of centred sum S stores
     round_half_even(S / 4), so sums of 2 mod 4 are ties (0.5 -> 0, 1.5 -> 2, 2.5 -> 2)."""
     interp, cpu = _both(CASES["2x2/2 ties"])
@@ -121,6 +169,7 @@ def test_ties_round_half_to_even():
 def test_threads_bit_identical(name, monkeypatch):
     """Split over channels however small (`PARALLEL_MIN_WORK` 0): the bits of one thread."""
     monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels_pool, "WINDOWED_STORED_AVERAGES", True)
     case = CASES[name]
     x = _bytes(case[1], case[3], 7)
     outs = []

@@ -25,12 +25,19 @@ from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import storage_type
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
-from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, rounded_i32, shape
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    elem,
+    imax,
+    imin,
+    rounded_i32,
+    shape,
+)
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 from glow_mlir.dialects.glow_ops.types import QuantizedType
 
 Bounds = tuple[SSAValue, SSAValue]
+Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 Windows = Callable[[SSAValue, SSAValue], tuple[Bounds, Bounds]]
 """(output row, output column) -> the input rows [lo, hi) and columns [lo, hi) it averages,
 clipped to the image."""
@@ -46,12 +53,14 @@ def _storage_view(em: Emitter, v: SSAValue, dims: list[int]) -> SSAValue:
 
 
 def average_stored(instr, em: Emitter, layout: str, windows: Windows, whole: bool,
-                   window_size: int | None) -> None:
+                   window_size: int | None, rows: Geometry | None = None) -> None:
     """The pool `instr` (operands out, x) of 8-bit quantized types: each output the
     requantized average of its window (module docstring). `whole`: one output per plane
     whose window is the whole unpadded image (a global pool): NCHW sums each contiguous
     plane in one loop. `window_size`: the divisor when it is the full window's
-    (count_include_pad), None for the valid pixels' count."""
+    (count_include_pad), None for the valid pixels' count. `rows`: (kernels, strides,
+    pads) of an NCHW avg_pool whose windows all meet the image (`_rows`); else one
+    reduction per output over its clipped window (a loop nest of dynamic bounds)."""
     out, x = instr.operands
     qin, qout = elem(x), elem(out)
     assert isinstance(qin, QuantizedType) and isinstance(qout, QuantizedType)
@@ -88,6 +97,9 @@ def average_stored(instr, em: Emitter, layout: str, windows: Windows, whole: boo
         assert isinstance(st, IntegerType)
         return em.value(arith.TruncIOp(q, st))
 
+    if nchw and rows is not None and not whole:
+        _rows(em, x, out, rows, widen, requantize)
+        return
     if nchw and whole:
         hw = h * wd
         X, O = _storage_view(em, x, [n * c, hw]), _storage_view(em, out, [n * c])
@@ -139,3 +151,72 @@ def average_stored(instr, em: Emitter, layout: str, windows: Windows, whole: boo
                                           O, index(ni, cj, oi, oj)))
 
     em.loop_nest([n, oh, ow], lambda iv: position(*iv))
+
+
+def _rows(em: Emitter, x: SSAValue, out: SSAValue, geometry: Geometry,
+          widen: Callable[[SSAValue], SSAValue],
+          requantize: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
+    """NCHW, every window meeting the image (the float `_avg_pool_rows`' form, in i32):
+    per output row r, V[pad + j] = the sum over kh of the stored x[r sh + kh - pad, j]
+    widened (a row outside the image adds 0: a select hoisted out of the column loop; one
+    contiguous loop LLVM vectorizes), V zero on the padding columns; then output (r, q)
+    sums V[q sw + kw] over kw and is requantized with its valid pixels: valid rows times
+    valid columns, index arithmetic."""
+    kernels, strides, pads = geometry
+    n, c, h, wd = shape(x)
+    _, _, oh, ow = shape(out)
+    X, O = _storage_view(em, x, [n, c, h, wd]), _storage_view(em, out, [n, c, oh, ow])
+    sh, sw = strides
+    kh_n, kw_n = kernels
+    left = pads[1]
+    span = max(left + wd, (ow - 1) * sw + kw_n)  # the padded row the windows read
+    V = em.scratch(i32, [span], private=True)
+    zero = em.const(0, i32)
+
+    def add(a: SSAValue, b: SSAValue) -> SSAValue:
+        return em.value(arith.AddiOp(a, b))
+
+    def plane(ni: SSAValue, ci: SSAValue) -> None:
+        em.loop(0, left, lambda j: em.store(zero, V, [j]))
+        em.loop(left + wd, span, lambda j: em.store(zero, V, [j]))
+
+        def row(r: SSAValue) -> None:
+            top = em.add_index(em.mul_index(r, sh), -pads[0])
+            ihs, inside = [], []
+            for kh in range(kh_n):
+                ih = em.add_index(top, kh)
+                inside.append(em.value(arith.AndIOp(
+                    em.value(arith.CmpiOp(ih, em.index(0), "sge")),
+                    em.value(arith.CmpiOp(ih, em.index(h), "slt")))))
+                ihs.append(imin(em, imax(em, ih, 0), h - 1))
+
+            def rows_sum(j: SSAValue) -> None:
+                total = None
+                for ih, ok in zip(ihs, inside):
+                    v = em.value(arith.SelectOp(ok, widen(em.load(X, [ni, ci, ih, j])), zero))
+                    total = v if total is None else add(total, v)
+                assert total is not None
+                em.store(total, V, [em.add_index(j, left)])
+
+            em.loop(0, wd, rows_sum)
+            valid_rows = em.value(arith.SubiOp(imin(em, em.add_index(top, kh_n), h),
+                                               imax(em, top, 0)))
+
+            def px(q: SSAValue) -> None:
+                start = em.mul_index(q, sw)
+                total = em.load(V, [start])
+                for kw in range(1, kw_n):
+                    total = add(total, em.load(V, [em.add_index(start, kw)]))
+                col0 = em.add_index(start, -left)
+                cols = em.value(arith.SubiOp(imin(em, em.add_index(col0, kw_n), wd),
+                                             imax(em, col0, 0)))
+                valid = em.value(arith.IndexCastOp(em.value(arith.MuliOp(valid_rows, cols)),
+                                                   i32))
+                em.store(requantize(total, valid), O, [ni, ci, r, q])
+
+            em.loop(0, ow, px)
+
+        em.loop(0, oh, row)
+
+    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
+                                          lambda ci: plane(ni, ci)))
