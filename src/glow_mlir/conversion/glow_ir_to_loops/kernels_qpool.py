@@ -10,8 +10,10 @@ count_include_pad, else `valid`). The reference (`semantics/kernels/nn.py`, thro
 an integer below 2^9, the sum below 2^53 units), divides once by count and quantizes
 by one more f64 division and a round half to even: here S * scale_in is that same
 exact sum, and the two divisions are the same correctly rounded ones (no fast-math
-flag), so the bits are the interpreter's. Input and result may have different scales,
-offsets and signedness (ONNX QLinearAveragePool's; `quantize-graph` keeps one type).
+flag), so the bits are the interpreter's. The verifier gives input and result one type
+(`kernels_pool.runs_stored`); the code reads each side's scale, offset and signedness.
+The cpu backend takes global pools here and leaves windowed ones float, which is faster
+(`kernels_pool.stored_average_pays`); this kernel still takes any window.
 """
 
 from __future__ import annotations
