@@ -190,17 +190,28 @@ class CpuBackend(Backend):
 
     def is_op_supported(self, info: NodeInfo) -> bool:
         """Every glow op with a fused activation it supports (those `lower-graph` removes
-        are not asked: `Backend.runs`), except quantized pools: their loop generators
-        take floats only (`kernels_common.require_float`), so `quantize-graph` leaves
-        them float on cpu; but max_pool of one 8-bit type in and out runs on the stored
-        integers (`kernels_pool.runs_stored`). Quantized matrix products run on the int8
-        kernels when all their types are 8-bit (`kernels_qdense`)."""
-        from glow_mlir.conversion.glow_ir_to_loops.kernels_pool import runs_stored
+        are not asked: `Backend.runs`), except quantized pools of other than one 8-bit
+        type: their float loop generators refuse them (`kernels_common.require_float`),
+        so `quantize-graph` leaves them float on cpu. max_pool of one 8-bit type in and
+        out runs on the stored integers (`kernels_pool.runs_stored`), and so do global
+        avg_pool and adaptive_avg_pool (`stored_average_pays`; sums in i32,
+        `kernels_qpool`); windowed averages stay float, which is faster
+        (`kernels_pool.WINDOWED_STORED_AVERAGES`).
+        Quantized matrix products run on the int8 kernels when all their types are 8-bit
+        (`kernels_qdense`)."""
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_pool import (
+            runs_stored,
+            stored_average_pays,
+        )
         from glow_mlir.dialects import glow
         from glow_mlir.dialects.glow_ops.types import QuantizedType, is_quantized
 
         types = list(info.element_types())
         if info.kind is glow.MaxPoolOp and INT8_KERNELS and runs_stored(types):
+            return fused_activation_ok(self, info)
+        if (info.kind in (glow.AvgPoolOp, glow.AdaptiveAvgPoolOp) and INT8_KERNELS
+                and runs_stored(types)
+                and stored_average_pays(info.result_types[0])):
             return fused_activation_ok(self, info)
         if info.kind in _FLOAT_ONLY() and any(is_quantized(t) for t in types):
             eight = all(isinstance(t, QuantizedType) and t.storage.width.data == 8

@@ -20,7 +20,8 @@ computed from the output position. f16 and bf16 compute in f32. A quantized max_
 (one type in and out: `quantize-graph`'s input rule) takes the max of the stored
 integers, padding at the storage's lowest value: quantization is monotonic (scale > 0),
 so that is the stored max of the reals, exactly the reference's (Glow's int8 MaxPool);
-no dequantize before it and no quantize after.
+no dequantize before it and no quantize after. Quantized avg_pool and adaptive_avg_pool
+(the same rule) sum the stored integers in i32 and requantize (`kernels_qpool`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
     MemRefType,
+    ShapedType,
     Signedness,
     VectorType,
     f32,
@@ -63,6 +65,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
     window_attrs,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_qpool import average_stored
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
@@ -108,14 +111,40 @@ def _stored_max(instr) -> tuple[Attribute, bool, int] | None:
 
 
 def runs_stored(types) -> bool:
-    """Whether `max_pool` runs on stored integers for these element types (the backend's
-    `is_op_supported`): one 8-bit quantized type for the input and the result."""
+    """Whether a pool (max_pool, avg_pool, adaptive_avg_pool) runs on stored integers for
+    these element types (the backend's `is_op_supported`): one 8-bit quantized type for
+    the input and the result."""
     ts = set(types)
     t = next(iter(ts), None)
     return len(ts) == 1 and isinstance(t, QuantizedType) and t.storage.width.data == 8
 
 
+WINDOWED_STORED_AVERAGES = False
+"""Whether the cpu backend takes windowed quantized avg_pool / adaptive_avg_pool (the
+result more than one value per channel) on the stored integers too; global ones it always
+takes (`stored_average_pays`). Off: windowed ones stay float (dequantize, float pool,
+quantize), which is faster. Measured (`python benchmarks/int8_avg_pool.py --repeat 5`, one
+thread, CPU time ratio to onnxruntime's u8 QLinear pools, one run, stored integers vs the
+float route): 2048x7x7 global 0.85 vs 1.17; 768x12x12 3x3/1 pad 1 counted 0.29 vs 0.10,
+832x7x7 3x3/1 pad 1 0.41 vs 0.16: the float pools' flat-plane forms and a vectorized f32
+quantize beat the i32 rows (`kernels_qpool._rows`) and a per-output f64 requantization
+(two exact divisions). The kernel itself takes any window (a glow_ir program's)."""
+
+
+def stored_average_pays(result_type: Attribute) -> bool:
+    """Whether the backend takes a quantized avg_pool / adaptive_avg_pool of `runs_stored`
+    types on the stored integers (`kernels_qpool`) rather than float: when the result
+    (`result_type`) is one value per channel, in either layout (a global pool: ResNet's,
+    MobileNet's, every squeeze and excite), or any with WINDOWED_STORED_AVERAGES."""
+    dims = tuple(result_type.get_shape()) if isinstance(result_type, ShapedType) else ()
+    return WINDOWED_STORED_AVERAGES or (
+        len(dims) == 4 and (dims[2:] == (1, 1) or dims[1:3] == (1, 1)))
+
+
 def _pool(instr, em: Emitter, average: bool) -> None:
+    if average and runs_stored(elem(v) for v in instr.operands):
+        _stored_average(instr, em)
+        return
     stored = None if average else _stored_max(instr)
     if stored is not None:
         ct, unsigned, low = stored
@@ -591,6 +620,25 @@ def _pool_plane(instr, em: Emitter, ct, average: bool) -> None:
                                           lambda ci: plane(ni, ci)))
 
 
+def _stored_average(instr, em: Emitter) -> None:
+    """An 8-bit quantized avg_pool on the stored integers (`kernels_qpool`)."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    out, x = instr.operands
+    _, _, h, wd = image_dims(shape(x), layout)
+    _, _, oh, ow = image_dims(shape(out), layout)
+
+    def windows(oi: SSAValue, oj: SSAValue):
+        return (_window(em, oi, kernels[0], strides[0], pads[0], h, oh),
+                _window(em, oj, kernels[1], strides[1], pads[1], wd, ow))
+
+    include_pad = attrs(instr).bool_attr("count_include_pad", False)
+    whole = (oh, ow) == (1, 1) and tuple(kernels) == (h, wd) and not any(pads)
+    rows = ((tuple(kernels), tuple(strides), tuple(pads)) if layout == "NCHW" and ROW_AVG
+            and _windows_meet_image(kernels, strides, pads, (h, wd), (oh, ow)) else None)
+    average_stored(instr, em, layout, windows, whole,
+                   kernels[0] * kernels[1] if include_pad else None, rows)
+
+
 def _window(em: Emitter, o: SSAValue, kernel: int, stride: int, pad: int, size: int,
             outputs: int) -> tuple[SSAValue, SSAValue]:
     """The input range [lo, hi) of output position `o` along one axis: the window
@@ -774,21 +822,26 @@ def adaptive_avg_pool(instr, em: Emitter) -> None:
     """Output (i, j) averages rows [i*H//OH, ceil((i+1)*H/OH)) and the same for columns:
     one loop nest over the outputs, each window's bounds computed with index arithmetic
     (unrolled window by window, the code grew with the output: 784 loop nests for 28x28)."""
-    ct = require_float(instr)
     layout = attrs(instr).str_attr("layout", "NCHW")
     out, x = instr.operands
     n, c, h, wd = image_dims(shape(x), layout)
     _, _, oh, ow = image_dims(shape(out), layout)
-    X, O = em.buffer(x), em.buffer(out)
-    nchw = layout == "NCHW"
-
-    index = _indexer(nchw)
 
     def window(o: SSAValue, size: int, outputs: int) -> tuple[SSAValue, SSAValue]:
         """[o*size // outputs, ceil((o+1)*size / outputs)) (indices are never negative)."""
         lo = em.value(arith.DivUIOp(em.mul_index(o, size), em.index(outputs)))
         end = em.add_index(em.mul_index(o, size), size + outputs - 1)
         return lo, em.value(arith.DivUIOp(end, em.index(outputs)))
+
+    if runs_stored(elem(v) for v in instr.operands):
+        average_stored(instr, em, layout, lambda oi, oj: (window(oi, h, oh), window(oj, wd, ow)),
+                       (oh, ow) == (1, 1), None)
+        return
+    ct = require_float(instr)
+    X, O = em.buffer(x), em.buffer(out)
+    nchw = layout == "NCHW"
+
+    index = _indexer(nchw)
 
     def pixel(ni, oi, oj, ci=None):
         rows, cols = window(oi, h, oh), window(oj, wd, ow)
