@@ -367,3 +367,43 @@ def test_an_add_of_a_constant_between_float_ops_stays_float():
     q = glow_mlir.compile(model, backend="interpreter", profile=prof)
     assert q.quantization.kept_float[("glow.add", "a constant beside float operands")] == 1
     assert "glow.add" not in q.quantization.quantized
+
+
+def _embedding_model():
+    """An embedding lookup as transformers export it: Gather(table, ids) + position rows,
+    then a MatMul by constant weights."""
+    from onnx import TensorProto, helper
+
+    F = TensorProto.FLOAT
+    n = helper.make_node
+    rng = np.random.default_rng(0)
+    table = (rng.standard_normal((50, 16)) * 0.1).astype(np.float32)
+    pos = (rng.standard_normal((6, 16)) * 0.1).astype(np.float32)
+    w = rng.standard_normal((16, 8)).astype(np.float32)
+    graph = helper.make_graph(
+        [n("Gather", ["table", "ids"], ["e"]), n("Add", ["e", "pos"], ["s"]),
+         n("MatMul", ["s", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 6])],
+        [helper.make_tensor_value_info("y", F, [1, 6, 8])],
+        [helper.make_tensor("table", F, table.shape, table.ravel()),
+         helper.make_tensor("pos", F, pos.shape, pos.ravel()),
+         helper.make_tensor("w", F, w.shape, w.ravel())])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_embedding_tables_are_stored_int8(backend):
+    """A gather of a constant table keeps its rows' scale: the table is stored as int8
+    bytes (a quarter of its float size in the constant area), its indices stay integers,
+    and the lookup matches the float model within the table's quantization step."""
+    model = _embedding_model()
+    rng = np.random.default_rng(1)
+    batches = [{"ids": rng.integers(0, 50, (1, 6))} for _ in range(3)]
+    prof = glow_mlir.profile(model, batches, backend=backend)
+    q = glow_mlir.compile(model, backend=backend, profile=prof, cache=False)
+    f = glow_mlir.compile(model, backend=backend, cache=False)
+    assert q.quantization.quantized["glow.gather"] == 1
+    assert q.memory.constant_bytes < f.memory.constant_bytes / 3
+    ids = batches[0]["ids"]
+    got, want = q(ids)[0], f(ids)[0]
+    assert np.max(np.abs(got - want)) < 0.05 * np.max(np.abs(want))

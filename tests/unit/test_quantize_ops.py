@@ -55,6 +55,8 @@ MODELS = {
                                         "en": np.array([3, 5], np.int64)}),
     "concat": lambda: node_model("Concat", {"a": _x(2, 3, seed=5), "b": _x(2, 4, seed=6) * 3},
                                  {"axis": 1}),
+    "gather": lambda: node_model("Gather", {"x": _x(5, 4, seed=0)},
+                                 consts={"i": np.array([3, 0, -1, 3], np.int64)}),
     "add": lambda: _two("Add"),
     "sub": lambda: _two("Sub"),
     "max": lambda: _two("Max"),
@@ -156,6 +158,8 @@ def _reference(op, args: list[np.ndarray]) -> np.ndarray:
         return a[0][tuple(slice(s, s + n) for s, n in zip(start, shape))]
     if isinstance(op, glow.ConcatOp):
         return np.concatenate(a, axis=op.int_attr("dim"))
+    if isinstance(op, glow.GatherOp):  # the indices are integers, not stored steps
+        return np.take(a[0], np.where(a[1] < 0, a[1] + a[0].shape[0], a[1]), axis=0)
     c = [x - z_in for x in a]
     table = {glow.AddOp: c[0] + c[1] if len(c) > 1 else None,
              glow.SubOp: c[0] - c[1] if len(c) > 1 else None,
@@ -190,7 +194,7 @@ def test_quantized_op_matches_integer_reference(kind, schema):
 
 
 @pytest.mark.parametrize("kind", ["convolution", "fully_connected", "relu", "add", "concat",
-                                  "transpose", "max_pool"])
+                                  "transpose", "max_pool", "gather"])
 def test_cpu_runs_the_quantized_graph_as_the_interpreter(kind):
     """The cpu backend's outputs, read back as stored steps of the output type, within
     one step of the interpreter's (quantized conv and fully_connected run on the cpu's

@@ -364,6 +364,7 @@ class GatherOp(GlowOp):
     """data taken along `axis` at `indices` (ONNX Gather; negative indices count back)."""
 
     name = "glow.gather"
+    traits = traits_def(QUANT_AS_INPUT)  # rows of an int8 table (an embedding) as they are
     axis = int_attr(0)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)

@@ -67,7 +67,7 @@ from glow_mlir.dialects.glow_ops.types import QuantizedType, elem_of, is_float
 from glow_mlir.ir.errors import UserError
 from glow_mlir.semantics.numerics import dequantize, quantize
 from glow_mlir.transforms.graph.backend_hooks import GraphBackend, NodeInfo, backend_option
-from glow_mlir.transforms.graph.utils import constant_value, make_constant
+from glow_mlir.transforms.graph.utils import constant_value, defining_op, make_constant
 
 I8 = IntegerType(8)
 
@@ -280,6 +280,12 @@ class _Quantizer:
         shape = value.type.get_shape()  # type: ignore[attr-defined]
         want = TensorType(qtype, shape)
         q = self.source.get(value)
+        if q is None and isinstance(defining_op(value), glow.ConstantOp):
+            # stored bytes now, not a quantize the program runs (an embedding table's
+            # 94 MB would be requantized on every call); a splat stays a splat's quantize
+            c = constant_value(value)
+            assert c is not None
+            return self.constant(quantize(c, qtype), want, before, "qconstant")
         if q is not None:
             if q.type == want:
                 return q
@@ -391,7 +397,10 @@ class _Quantizer:
         return fc
 
     def quantize_op(self, op: Operation, rule: QuantRule) -> None:
-        if not all(is_float(v.type.get_element_type()) for v in op.operands):  # type: ignore[attr-defined]
+        floats = [is_float(v.type.get_element_type()) for v in op.operands]  # type: ignore[attr-defined]
+        # an op that moves its input (INPUT) may take integer operands beside it (a
+        # gather's indices), which stay as they are
+        if not all(floats) and not (rule is QuantRule.INPUT and floats[0]):
             self.keep(op, "non-float operand")
             return
         if rule is QuantRule.INPUT:
@@ -399,7 +408,7 @@ class _Quantizer:
             if t is None:
                 self.keep(op, self.unprofiled(op))
                 return
-            in_types, out_type = [t] * len(op.operands), t
+            in_types, out_type = [t if f else None for f in floats], t
             operands = None
         elif rule is QuantRule.TABLE:
             self.quantize_as_table(op)
@@ -422,14 +431,15 @@ class _Quantizer:
             in_types, out_type, operands = planned
         result_type = TensorType(out_type, op.results[0].type.get_shape())  # type: ignore[attr-defined]
         operand_types = [TensorType(t, v.type.get_shape())  # type: ignore[attr-defined]
-                         if isinstance(t, QuantizedType) else t
+                         if isinstance(t, QuantizedType) else t if t is not None else v.type
                          for t, v in zip(in_types, op.operands)]
         if self.backend is not None and not self.backend.is_op_supported(
                 NodeInfo(type(op), tuple(operand_types), (result_type,))):
             self.keep(op, f"backend '{self.backend.name}' has no int8 kernel")
             return
         if operands is None:
-            operands = [self.as_quantized(v, t, op) for v, t in zip(op.operands, in_types)]
+            operands = [self.as_quantized(v, t, op) if t is not None else v
+                        for v, t in zip(op.operands, in_types)]
         else:
             operands = [self.as_quantized(operands[0], in_types[0], op), *operands[1:]]
         new = type(op).create(operands=operands, result_types=[result_type],
