@@ -49,6 +49,9 @@ def test_call_takes_one_dict_of_named_inputs(compiled):
     """`model({"a": x, ...})`, as onnxruntime's run takes feeds, is `model.run(...)`; a dict
     with a wrong name is checked as run checks it."""
     np.testing.assert_array_equal(compiled({"b": B, "a": A})[1], compiled(A, B)[1])
+    np.testing.assert_array_equal(compiled(b=B, a=A)[1], compiled(A, B)[1])
+    with pytest.raises(InputError, match="by position or by name, not both"):
+        compiled(A, b=B)
     with pytest.raises(InputError, match="unknown input 'c'.*missing input 'b'"):
         compiled({"a": A, "c": B})
 

@@ -248,16 +248,21 @@ class CompiledModel:
             return outputs
         return _trimmed(outputs, self._bounded)
 
-    def __call__(self, *inputs: object) -> list[np.ndarray]:
-        """Positional inputs in the graph's input order, or one dict of named inputs (as
-        onnxruntime's `run` takes them); same result as `run`."""
-        return self.run(call_feeds(self.input_names, inputs))
+    def __call__(self, *inputs: object, **named: object) -> list[np.ndarray]:
+        """Positional inputs in the graph's input order, one dict of named inputs (as
+        onnxruntime's `run` takes them) or the inputs by keyword; same result as `run`."""
+        return self.run(call_feeds(self.input_names, inputs, named))
 
 
-def call_feeds(input_names: Sequence[str], inputs: tuple[object, ...]) -> Mapping[str, object]:
-    """The named inputs of `model(*inputs)`: one mapping is taken as the names themselves
-    (no model input is a dict, so `model({"image": x})` can only mean that), otherwise the
-    positional inputs in the graph's order, as many as it has."""
+def call_feeds(input_names: Sequence[str], inputs: tuple[object, ...],
+               named: Mapping[str, object] | None = None) -> Mapping[str, object]:
+    """The named inputs of `model(*inputs, **named)`: keywords are the names themselves,
+    and so is one mapping (no model input is a dict, so `model({"image": x})` can only
+    mean that), otherwise the positional inputs in the graph's order, as many as it has."""
+    if named:
+        if inputs:
+            raise InputError("give the model's inputs by position or by name, not both")
+        return named
     if len(inputs) == 1 and isinstance(inputs[0], Mapping):
         return inputs[0]
     if len(inputs) != len(input_names):

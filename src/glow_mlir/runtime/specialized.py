@@ -246,9 +246,9 @@ class SpecializingModel:
         self._last = compiled, arrays
         return compiled, set(self.folded)
 
-    def __call__(self, *inputs: object) -> list[np.ndarray]:
-        """As `CompiledModel.__call__`: positional inputs or one dict of named ones."""
-        return self.run(call_feeds(self.input_names, inputs))
+    def __call__(self, *inputs: object, **named: object) -> list[np.ndarray]:
+        """As `CompiledModel.__call__`: positional inputs, one dict or keywords."""
+        return self.run(call_feeds(self.input_names, inputs, named))
 
     def __repr__(self) -> str:
         return (f"SpecializingModel(inputs={self.input_names}, outputs={self.output_names}, "
