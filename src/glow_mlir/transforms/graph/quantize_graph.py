@@ -441,6 +441,7 @@ class _Quantizer:
             operands = [self.as_quantized(v, t, op) if t is not None else v
                         for v, t in zip(op.operands, in_types)]
         else:
+            assert in_types[0] is not None  # a dense op's input is quantized
             operands = [self.as_quantized(operands[0], in_types[0], op), *operands[1:]]
         new = type(op).create(operands=operands, result_types=[result_type],
                               attributes=dict(op.attributes), properties=dict(op.properties))
