@@ -137,7 +137,7 @@ def test_object_keys_differ_with_the_spec_and_the_versions(monkeypatch):
 
 
 def test_model_keys_differ_with_the_options_the_host_and_the_sources(monkeypatch, tmp_path):
-    from glow_mlir.targets.cpu import engine
+    from glow_mlir.targets.cpu import jit
 
     model = _convnet()
     base = dict(backend="cpu", input_shapes=None, optimize=True, disable_passes=(),
@@ -151,7 +151,7 @@ def test_model_keys_differ_with_the_options_the_host_and_the_sources(monkeypatch
                 model_cache.model_key(model, **{**base, "optimize": False}),
                 model_cache.model_key(model, **{**base, "input_shapes": {"x": (1, 3, 8, 8)}}),
                 model_cache.model_key(model, **{**base, "disable_passes": ("cse",)})]
-    monkeypatch.setattr(engine, "host_cpu", lambda: ("x86-64", "+sse2,-avx2"))
+    monkeypatch.setattr(jit, "TARGET", ("x86-64", "+sse2,-avx2"))  # what the JIT compiles for
     variants.append(model_cache.model_key(model, **base))
     monkeypatch.undo()
     monkeypatch.setattr(model_cache, "sources_digest", lambda: "another compiler")
