@@ -30,6 +30,17 @@ def _run(model, feeds, on, monkeypatch, threads=1):
                              cache=False).run(feeds)[0]
 
 
+def _lanes_and_planes(model, feeds, taken, monkeypatch):
+    """(lanes' result, planes' result): the lanes kernel taken only when switched on, its
+    result the interpreter's within rounding."""
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    planes = _run(model, feeds, False, monkeypatch)
+    got = _run(model, feeds, True, monkeypatch)
+    assert taken == [False, True]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    return got, planes
+
+
 # (n, c, h, w, kernel, pads, strides, dilations, tail)
 CASES = [
     (1, 32, 7, 7, 5, (2, 2, 2, 2), (1, 1), (1, 1), "relu"),     # rows of 7: the flat copy
@@ -45,11 +56,7 @@ def test_same_bits_as_planes(case, taken, monkeypatch):
     n, c, h, w, kernel, pads, strides, dilations, tail = case
     model, feeds = conv_model(n, c, h, w, c, pads=pads, strides=strides, kernel=kernel,
                               group=c, dilations=dilations, tail=tail, seed=h + w)
-    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
-    planes = _run(model, feeds, False, monkeypatch)
-    got = _run(model, feeds, True, monkeypatch)
-    assert taken == [False, True]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    got, planes = _lanes_and_planes(model, feeds, taken, monkeypatch)
     if w <= dw.MAX_WIDTH:  # wider: the register tiles, another order of the sums
         assert np.array_equal(got, planes)
 
@@ -57,11 +64,7 @@ def test_same_bits_as_planes(case, taken, monkeypatch):
 def test_swish(taken, monkeypatch):
     """EfficientNet's 5x5 + swish (a pointwise epilogue), finished in the lanes' results."""
     model, feeds = _silu_model(24, 7, 7, 5, 1)
-    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
-    planes = _run(model, feeds, False, monkeypatch)
-    got = _run(model, feeds, True, monkeypatch)
-    assert taken == [False, True]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    got, planes = _lanes_and_planes(model, feeds, taken, monkeypatch)
     assert np.array_equal(got, planes)
 
 
@@ -145,9 +148,5 @@ def test_avx2_lanes(taken, monkeypatch):
     monkeypatch.setattr(gemm_micro, "LANES", 8)
     model, feeds = conv_model(1, 12, 9, 9, 12, kernel=5, pads=(2,) * 4, group=12,
                               tail="relu")
-    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
-    planes = _run(model, feeds, False, monkeypatch)
-    got = _run(model, feeds, True, monkeypatch)
-    assert taken == [False, True]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    got, planes = _lanes_and_planes(model, feeds, taken, monkeypatch)
     assert np.array_equal(got, planes)
