@@ -132,7 +132,9 @@ def test_run_unbound_dimension_and_bad_inputs(tmp_path, capsys, dynamic_model):
     code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
                               "--inputs", tmp_path / "bad.npz")
     assert code == 1
-    assert "input 'x' has shape 2x5, dtype float64; expected shape 2x5, dtype float32" in err
+    # the file the bad input came from is named: which of the user's files to mend
+    assert (f"inputs '{tmp_path / 'bad.npz'}': input 'x' has shape 2x5, dtype float64; "
+            f"expected shape 2x5, dtype float32") in err
     code, _, err = in_process(glow_run.main, capsys, dynamic_model, "--input-shape", "batch=2",
                               "--inputs", tmp_path / "nope.npz")
     assert code == 1 and "cannot read inputs" in err

@@ -267,6 +267,19 @@ def _compiles(model) -> int:
     return model.cache_info().misses if isinstance(model, SpecializingModel) else 0
 
 
+def _checked_inputs(model, inputs: dict[str, np.ndarray], path: str | None) -> list:
+    """The model's checked input arrays; a bad input read from a file names that file,
+    so the user knows which of their .npz files to mend."""
+    from glow_mlir.runtime.compiled_model import InputError
+
+    try:
+        return model.check_inputs(inputs)
+    except InputError as err:
+        if path is None:
+            raise
+        raise UserError(f"inputs '{path}': {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     import glow_mlir
     from glow_mlir.runtime.ir_models import is_mlir_path
@@ -325,7 +338,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         inputs, origin = random_inputs(model.input_shapes, model.input_dtypes, args.seed), \
             f"random, seed {args.seed}"
-    arrays = model.check_inputs(inputs)  # fail on bad inputs before any run
+    arrays = _checked_inputs(model, inputs, args.inputs)  # fail before any run
     print(f"model: {model_path(args.model)} (backend {args.backend})")
     for name, x in zip(model.input_names, arrays):
         print(f"input  {name}: {'x'.join(map(str, x.shape)) or 'scalar'} {x.dtype} ({origin})")
