@@ -74,12 +74,12 @@ class DepthwiseChannelsLast(RewritePattern):
             properties=dict(op.properties))
         conv.location = op.location
         conv.results[0].name_hint = op.result.name_hint
-        rewriter.insert_op([filt, conv], InsertPoint.before(op))
+        rewriter.insert([filt, conv], InsertPoint.before(op))
         for u in outs:
-            rewriter.replace_op(u, [], [conv.results[0]])
-        rewriter.erase_op(op)
+            rewriter.replace(u, [], [conv.results[0]])
+        rewriter.erase(op)
         if not into.result.uses:
-            rewriter.erase_op(into)
+            rewriter.erase(into)
         self.fired += 1
 
     def _binary_to_nhwc(self, e: Operation, rewriter: PatternRewriter) -> None:
@@ -111,10 +111,10 @@ class DepthwiseChannelsLast(RewritePattern):
         back = glow.TransposeOp.make([inner.results[0]], e.results[0].type, shuffle=TO_NCHW)
         back.results[0].name_hint = e.results[0].name_hint
         olds = dict.fromkeys(defining_op(e.operands[i]) for i in moved)
-        rewriter.replace_op(e, [*new_ops, inner, back], [back.results[0]])
+        rewriter.replace(e, [*new_ops, inner, back], [back.results[0]])
         for old in olds:
             if old is not None and not old.results[0].uses:
-                rewriter.erase_op(old)
+                rewriter.erase(old)
         self.fired += 1
 
 
