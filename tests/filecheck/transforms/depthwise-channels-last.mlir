@@ -84,3 +84,39 @@ func.func @other_shuffle(%x: tensor<1x9x9x8xf32>, %w: tensor<8x1x7x7xf32>, %b: t
   %u = glow.transpose %y {shuffle = array<i64: 0, 2, 3, 1>} : tensor<1x8x9x9xf32> -> tensor<1x9x9x8xf32>
   func.return %u : tensor<1x9x9x8xf32>
 }
+
+// -----
+
+// ConvNeXt's stage after a downsampling: the residual add of an NHWC branch and an NCHW
+// value moves to NHWC (the NCHW one transposed once), the convolution reads it there;
+// the add's other user gets it back in NCHW.
+// CHECK-LABEL:  func.func @residual_add
+// CHECK-NEXT:     %[[B:.*]] = glow.transpose %r {shuffle = array<i64: 0, 2, 3, 1>} : tensor<1x8x9x9xf32> -> tensor<1x9x9x8xf32>
+// CHECK-NEXT:     %[[S:.*]] = glow.add %m, %[[B]] : tensor<1x9x9x8xf32>
+// CHECK-NEXT:     %[[N:.*]] = glow.transpose %[[S]] {shuffle = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:     %[[W:.*]] = glow.reshape %w
+// CHECK-NEXT:     %[[Y:.*]] = glow.convolution %[[S]], %[[W]], %b {{.*}}layout = "NHWC"
+// CHECK-NEXT:     func.return %[[Y]], %[[N]]
+func.func @residual_add(%m: tensor<1x9x9x8xf32>, %r: tensor<1x8x9x9xf32>, %w: tensor<8x1x7x7xf32>, %b: tensor<8xf32>) -> (tensor<1x9x9x8xf32>, tensor<1x8x9x9xf32>) {
+  %t = glow.transpose %m {shuffle = array<i64: 0, 3, 1, 2>} : tensor<1x9x9x8xf32> -> tensor<1x8x9x9xf32>
+  %s = glow.add %t, %r : tensor<1x8x9x9xf32>
+  %y = glow.convolution %s, %w, %b {kernels = array<i64: 7, 7>, pads = array<i64: 3, 3, 3, 3>, group = 8 : i64} : (tensor<1x8x9x9xf32>, tensor<8x1x7x7xf32>, tensor<8xf32>) -> tensor<1x8x9x9xf32>
+  %u = glow.transpose %y {shuffle = array<i64: 0, 2, 3, 1>} : tensor<1x8x9x9xf32> -> tensor<1x9x9x8xf32>
+  func.return %u, %s : tensor<1x9x9x8xf32>, tensor<1x8x9x9xf32>
+}
+
+// -----
+
+// Not rewritten: the add's transposed operand has another user, so moving the add would
+// transpose %r and remove no copy.
+// CHECK-LABEL:  func.func @residual_add_shared
+// CHECK-NEXT:     %[[T:.*]] = glow.transpose %m {shuffle = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:     %[[S:.*]] = glow.add %[[T]], %r : tensor<1x8x9x9xf32>
+// CHECK-NEXT:     glow.convolution %[[S]], %w, %b {kernels = array<i64: 7, 7>, pads = array<i64: 3, 3, 3, 3>, group = 8 : i64} : (tensor<1x8x9x9xf32>
+func.func @residual_add_shared(%m: tensor<1x9x9x8xf32>, %r: tensor<1x8x9x9xf32>, %w: tensor<8x1x7x7xf32>, %b: tensor<8xf32>) -> (tensor<1x9x9x8xf32>, tensor<1x8x9x9xf32>) {
+  %t = glow.transpose %m {shuffle = array<i64: 0, 3, 1, 2>} : tensor<1x9x9x8xf32> -> tensor<1x8x9x9xf32>
+  %s = glow.add %t, %r : tensor<1x8x9x9xf32>
+  %y = glow.convolution %s, %w, %b {kernels = array<i64: 7, 7>, pads = array<i64: 3, 3, 3, 3>, group = 8 : i64} : (tensor<1x8x9x9xf32>, tensor<8x1x7x7xf32>, tensor<8xf32>) -> tensor<1x8x9x9xf32>
+  %u = glow.transpose %y {shuffle = array<i64: 0, 2, 3, 1>} : tensor<1x8x9x9xf32> -> tensor<1x9x9x8xf32>
+  func.return %u, %t : tensor<1x9x9x8xf32>, tensor<1x8x9x9xf32>
+}

@@ -15,11 +15,18 @@ vector), are finished there (pointwise epilogues only) and transposed back into 
 channels' planes. The weights and bias of the block's channels are transposed per block
 (compile-time packing, as `targets/cpu/grouped_filters.py` does, is left to do).
 
+NHWC (`depthwise-channels-last`, CHANNELS_LAST: ConvNeXt's 7x7 between its channels-last
+layers; whole blocks of channels only): a pixel's L channels are one vector already, so
+the copy into P and the results need no transposes; results go straight from the
+accumulators into the output when nothing finishes them, else through T, finished
+element by element (any epilogue: each element's place is known).
+
 Each element is the chain bias, then the taps in (kh, kw) order, fused: the bits of
-kernels_depthwise.py. Threads: blocks of channels (x images); a worker's last block, when
-its share is not whole blocks, is moved back to end at its share's end and stores only
-the channels it owns (it reads the others' inputs, which nobody writes): the same bits
-for any thread count. Figures in `use_lanes`.
+kernels_depthwise.py (and NCHW's and NHWC's are the same). Threads: blocks of channels
+(x images); a worker's last block, when its share is not whole blocks, is moved back to
+end at its share's end and stores only the channels it owns (it reads the others'
+inputs, which nobody writes): the same bits for any thread count. Figures in
+`use_lanes`.
 """
 
 from __future__ import annotations
