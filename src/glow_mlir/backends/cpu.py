@@ -171,12 +171,18 @@ class CpuBackend(Backend):
         (`channelwise_through_float.py`), and max pools of integers (a QOperator model's:
         `integer_pools_through_float.py`). Transposes feeding a batch matmul (attention's
         heads) folded into it: its kernel reads them strided
-        (`transforms/graph/fold_transposes_into_batch_matmul.py`). The decomposed layer
+        (`transforms/graph/fold_transposes_into_batch_matmul.py`). Depthwise convolutions
+        between transposes from and back to NHWC (ConvNeXt's) run in NHWC where the lanes
+        kernel takes them (`depthwise_channels_last.py`). The decomposed layer
         norms, GELUs and swishes were made whole before it (`post_lowering_fusions`)."""
+        from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise_lanes import (
+            takes_channels_last,
+        )
         from glow_mlir.conversion.glow_ir_to_loops.kernels_qdense import runs_int8
         from glow_mlir.transforms.graph import fold_transposes_into_batch_matmul as fold
         from glow_mlir.transforms.graph.channelwise_through_float import channelwise_through_float
         from glow_mlir.transforms.graph.dense_through_float import dense_through_float
+        from glow_mlir.transforms.graph.depthwise_channels_last import depthwise_channels_last
         from glow_mlir.transforms.graph.integer_pools_through_float import (
             integer_pools_through_float,
         )
@@ -185,7 +191,8 @@ class CpuBackend(Backend):
         pools = integer_pools_through_float(module)
         dense = dense_through_float(module,
                                     native=runs_int8 if INT8_KERNELS else lambda op: False)
-        changed = dense | per_channel | pools
+        channels_last = depthwise_channels_last(module, takes_channels_last)
+        changed = dense | per_channel | pools | channels_last
         return (fold.FOLD and fold.fold_transposes_into_batch_matmul(module)) or changed
 
     def is_op_supported(self, info: NodeInfo) -> bool:

@@ -37,6 +37,8 @@ PASS_PATHS: dict[str, str] = {
     "merge-reshapes": "glow_mlir.transforms.graph.merge_reshapes:MergeReshapesPass",
     "fold-transposes-into-batch-matmul": "glow_mlir.transforms.graph."
         "fold_transposes_into_batch_matmul:FoldTransposesIntoBatchMatMulPass",
+    "depthwise-channels-last": "glow_mlir.transforms.graph."
+        "depthwise_channels_last:DepthwiseChannelsLastPass",
     "fuse-layer-norm": "glow_mlir.transforms.graph.fuse_layer_norm:FuseLayerNormPass",
     "fuse-gelu": "glow_mlir.transforms.graph.fuse_gelu:FuseGeluPass",
     "fuse-self-gated": "glow_mlir.transforms.graph.fuse_self_gated:FuseSelfGatedPass",

@@ -94,13 +94,13 @@ def use_depthwise(instr) -> bool:
     return scratch_bytes(instr) <= MAX_SCRATCH_BYTES
 
 
-def is_depthwise(instr) -> bool:
-    """An NCHW convolution with one input and one output channel per group and a window
-    of more than one tap."""
+def is_depthwise(instr, layouts: tuple[str, ...] = ("NCHW",)) -> bool:
+    """A convolution in one of `layouts` with one input and one output channel per group
+    and a window of more than one tap."""
     layout, kernels, _, _ = window_attrs(instr)
     group = attrs(instr).int_attr("group", 1)
     out, x = instr.operands[0], instr.operands[1]
-    if layout != "NCHW" or group == 1:
+    if layout not in layouts or group == 1:
         return False
     c, o = image_dims(shape(x), layout)[1], image_dims(shape(out), layout)[1]
     return c == group and o == group and kernels[0] * kernels[1] > 1

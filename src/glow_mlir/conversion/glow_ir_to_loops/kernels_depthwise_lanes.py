@@ -15,22 +15,29 @@ vector), are finished there (pointwise epilogues only) and transposed back into 
 channels' planes. The weights and bias of the block's channels are transposed per block
 (compile-time packing, as `targets/cpu/grouped_filters.py` does, is left to do).
 
+NHWC (`depthwise-channels-last`, CHANNELS_LAST: ConvNeXt's 7x7 between its channels-last
+layers; whole blocks of channels only): a pixel's L channels are one vector already, so
+the copy into P and the results need no transposes; results go straight from the
+accumulators into the output when nothing finishes them, else through T, finished
+element by element (any epilogue: each element's place is known).
+
 Each element is the chain bias, then the taps in (kh, kw) order, fused: the bits of
-kernels_depthwise.py. Threads: blocks of channels (x images); a worker's last block, when
-its share is not whole blocks, is moved back to end at its share's end and stores only
-the channels it owns (it reads the others' inputs, which nobody writes): the same bits
-for any thread count. Figures in `use_lanes`.
+kernels_depthwise.py (and NCHW's and NHWC's are the same). Threads: blocks of channels
+(x images); a worker's last block, when its share is not whole blocks, is moved back to
+end at its share's end and stores only the channels it owns (it reads the others'
+inputs, which nobody writes): the same bits for any thread count. Figures in
+`use_lanes`.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import llvm, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
 from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
-from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, view
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, view, window_attrs
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_ranges, shifted
 
 LANES_ON = True
@@ -50,6 +57,12 @@ this kernel takes: 1.15 MB at 132x132 was faster than the register tiles (3x3 + 
 
 MAX_ROW = 8
 """Most outputs of a row computed together (accumulators in registers)."""
+
+CHANNELS_LAST = True
+"""Whether the cpu backend runs the depthwise convolutions this kernel takes in NHWC
+when their input is a transpose from NHWC and their result goes back to NHWC (ConvNeXt's
+7x7 between its channels-last layer norms and linears: `depthwise-channels-last`, the
+transposes gone; False: NCHW between the two transposes)."""
 
 
 def use_lanes(instr, act: Finish) -> bool:
@@ -83,31 +96,68 @@ def use_lanes(instr, act: Finish) -> bool:
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_depthwise
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry, is_depthwise
 
-    if not (LANES_ON and kernels_depthwise.DEPTHWISE and act.pointwise
-            and gemm_micro.applies(elem(instr.operands[1])) and is_depthwise(instr)):
+    nhwc = window_attrs(instr)[0] == "NHWC"
+    if not (LANES_ON and kernels_depthwise.DEPTHWISE and (act.pointwise or nhwc)
+            and gemm_micro.applies(elem(instr.operands[1]))
+            and is_depthwise(instr, ("NCHW", "NHWC"))):
         return False
-    n, c, h, wd, oh, ow, (kh, kw), *_ = _geometry(instr)
+    return _fits(_geometry(instr), nhwc)
+
+
+def _fits(geometry, nhwc: bool) -> bool:
+    """`use_lanes`' conditions on the window and sizes; NHWC takes whole blocks of
+    channels only (a block never spans two images, no channel is stored twice)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    n, c, h, wd, oh, ow, (kh, kw), *_ = geometry
     lanes = gemm_micro.lanes()
     return (kh * kw >= MIN_TAPS and min(oh * ow, h * wd, n * c) >= lanes
-            and scratch_bytes(instr) <= MAX_SCRATCH_BYTES)
+            and _scratch_bytes(geometry) <= MAX_SCRATCH_BYTES
+            and (not nhwc or c % lanes == 0))
+
+
+def takes_channels_last(op) -> bool:
+    """Whether this kernel would take graph convolution `op` (a depthwise NCHW one) in
+    NHWC: what the cpu backend's `depthwise-channels-last` asks (CHANNELS_LAST)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_depthwise
+    from glow_mlir.dialects.glow_ops.shapes import image_dims
+    from glow_mlir.dialects.glow_ops.types import shape_of
+
+    if not (CHANNELS_LAST and LANES_ON and kernels_depthwise.DEPTHWISE
+            and gemm_micro.applies(op.input.type.get_element_type())):
+        return False
+    layout = op.str_attr("layout")
+    n, c, h, wd = image_dims(shape_of(op.input), layout)
+    _, _, oh, ow = image_dims(shape_of(op.result), layout)
+    return _fits((n, c, h, wd, oh, ow, tuple(op.ints("kernels")), tuple(op.ints("strides")),
+                  tuple(op.ints("pads")), tuple(op.ints("dilation"))), True)
 
 
 def _padded(instr) -> tuple[int, int]:
     """(Hp, Wp): the padded image every tap reads inside."""
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry
 
-    _, _, h, wd, oh, ow, (kh, kw), (sh, sw), pads, (dh, dw) = _geometry(instr)
+    return _padded_of(_geometry(instr))
+
+
+def _padded_of(geometry) -> tuple[int, int]:
+    _, _, h, wd, oh, ow, (kh, kw), (sh, sw), pads, (dh, dw) = geometry
     return (max(pads[0] + h, (oh - 1) * sh + (kh - 1) * dh + 1),
             max(pads[1] + wd, (ow - 1) * sw + (kw - 1) * dw + 1))
 
 
 def scratch_bytes(instr) -> int:
     """One worker's scratch: padded image, results, weights (f32 x lanes each)."""
-    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
     from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import _geometry
 
-    *_, oh, ow, (kh, kw), _, _, _ = _geometry(instr)
-    hp, wp = _padded(instr)
+    return _scratch_bytes(_geometry(instr))
+
+
+def _scratch_bytes(geometry) -> int:
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    *_, oh, ow, (kh, kw), _, _, _ = geometry
+    hp, wp = _padded_of(geometry)
     lanes = gemm_micro.lanes()
     return (hp * wp + _result_pixels(oh, ow, lanes) + kh * kw + 1) * lanes * 4
 
@@ -166,13 +216,18 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
     vt = VectorType(f32, [L])
     out, x, w, bias = instr.operands
     n, c, h, wd, oh, ow, (kh, kw), (sh, sw), pads, (dh, dw) = _geometry(instr)
+    nhwc = window_attrs(instr)[0] == "NHWC"
     taps = kh * kw
     hp, wp = _padded(instr)
-    X = view(em, x, [n * c, h, wd])
-    Xf = view(em, x, [n * c, h * wd])
-    W = view(em, w, [c, taps])
+    W = view(em, w, [c, taps])  # OIHW [c, 1, kh, kw] or OHWI [c, kh, kw, 1]
     B = em.buffer(bias)
-    O = view(em, out, [n * c, oh * ow])
+    if nhwc:  # pixels x channels
+        Xp = view(em, x, [n * h * wd, c])
+        O = view(em, out, [n * oh * ow, c])
+    else:  # channels' planes
+        X = view(em, x, [n * c, h, wd])
+        Xf = view(em, x, [n * c, h * wd])
+        O = view(em, out, [n * c, oh * ow])
     target = act.target(O)
     P = em.scratch(f32, [hp * wp * L], private=True)
     T = em.scratch(f32, [_result_pixels(oh, ow, L) * L], private=True)
@@ -198,6 +253,22 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
         for k in range(L):
             em.store(em.load(B, [lane_index(g, k)]), Wt, [em.index(taps * L + k)])
 
+    def image_channel(g) -> tuple[SSAValue, SSAValue]:
+        """NHWC: (the block's image, its first channel) (a block is within one image)."""
+        if n == 1:
+            return em.index(0), g
+        return em.value(arith.DivUIOp(g, em.index(c))), em.value(_rem(g, em.index(c)))
+
+    def copy_input_nhwc(img, ch) -> None:
+        """P's image part: each pixel's L channels are one vector already."""
+        def row(r):
+            src = _iadd(em, em.mul_index(img, h * wd), em.mul_index(r, wd))
+            base = em.mul_index(em.add_index(r, pads[0]), wp * L)
+            em.loop(0, wd, lambda j: em.op(vector.StoreOp(
+                em.value(vector.LoadOp(Xp, [_iadd(em, src, j), ch], vt)), P,
+                [_iadd(em, base, em.mul_index(em.add_index(j, pads[1]), L))])))
+        em.loop(0, h, row)
+
     def copy_input(g) -> None:
         """P's image part from the block's channels (its borders stay zero)."""
         def put(cols, pixel) -> None:
@@ -222,7 +293,7 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
 
     per_row = _result_pixels(oh, ow, L) == ow  # T holds one row: finished, out per row
 
-    def compute_row(i) -> None:
+    def compute_row(i, direct=None) -> None:
         """T[(i ow if not per_row) + j] = bias + sum_taps w * P[s i + d kh][s j + d kw],
         per lane."""
         b0 = em.value(vector.LoadOp(Wt, [em.index(taps * L)], vt))
@@ -242,6 +313,12 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
                                 P, [em.add_index(base, col)], vt))
                         accs[j] = em.value(llvm.CallIntrinsicOp(
                             f"llvm.fma.v{L}f32", [wv, loaded[col], accs[j]], [vt]))
+            if direct is not None:  # NHWC, nothing to finish: into the output's pixels
+                pixel0, ch = direct
+                p0 = _iadd(em, _iadd(em, pixel0, em.mul_index(i, ow)), j0)
+                for j, acc in enumerate(accs):
+                    em.op(vector.StoreOp(acc, target, [em.add_index(p0, j), ch]))
+                return
             out_base = em.mul_index(j0, L)
             if not per_row:
                 out_base = _iadd(em, em.mul_index(i, ow * L), out_base)
@@ -290,8 +367,42 @@ def convolution_depthwise_lanes(em: Emitter, instr, act: Finish) -> None:
         if (oh * ow) % L:
             chunk(g, skip, oh * ow - L, em.index(oh * ow - L))
 
+    def compute_and_store_nhwc(img, ch) -> None:
+        """The block's channels into the output's pixels: straight from the accumulators
+        when nothing finishes them, else through T, finished element by element (any
+        epilogue: each element's place is known)."""
+        pixel0 = em.mul_index(img, oh * ow)
+        if act.trivial:
+            em.loop(0, oh, lambda i: compute_row(i, (pixel0, ch)))
+            return
+
+        def finish_store(p0, t0, pixels: int) -> None:
+            def pixel(q):
+                p = _iadd(em, p0, q)
+                t = _iadd(em, em.mul_index(q, L), t0)
+                for k in range(L):
+                    idx = [p, em.add_index(ch, k)]
+                    em.store(act.value(em.load(T, [em.add_index(t, k)]), O, idx), target, idx)
+            em.loop(0, pixels, pixel)
+
+        if per_row:
+            def row(i):
+                compute_row(i)
+                finish_store(_iadd(em, pixel0, em.mul_index(i, ow)), em.index(0), ow)
+            em.loop(0, oh, row)
+            return
+        em.loop(0, oh, compute_row)
+        finish_store(pixel0, em.index(0), oh * ow)
+
     def block(g, skip: int) -> None:
         copy_weights(g)
+        if nhwc:
+            if skip:
+                raise ValueError("NHWC depthwise lanes: a share of channels not whole blocks")
+            img, ch = image_channel(g)
+            copy_input_nhwc(img, ch)
+            compute_and_store_nhwc(img, ch)
+            return
         copy_input(g)
         compute_and_store(g, skip)
 
@@ -312,6 +423,4 @@ def _iadd(em: Emitter, a, b):
 
 
 def _rem(a, b):
-    from xdsl.dialects import arith
-
     return arith.RemUIOp(a, b)

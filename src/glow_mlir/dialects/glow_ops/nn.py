@@ -163,6 +163,16 @@ class ConvolutionOp(GlowOp):
         require_shape("bias", self.bias, (o,), "one per output channel")
         _check_fused_activation(self)
 
+    def is_depthwise(self) -> bool:
+        """One input and one output channel per group (of several), a plain filter:
+        the same filter bytes in either layout (OIHW [c, 1, kh, kw], OHWI [c, kh, kw, 1])."""
+        layout = self.str_attr("layout")
+        c = image_dims(shape_of(self.input), layout)[1]
+        o = image_dims(shape_of(self.result), layout)[1]
+        plain = not any(self.int_attr(k, 0) for k in ("winograd_filter", "vnni_filter",
+                                                       "grouped_filter"))
+        return plain and self.int_attr("group") == c == o > 1
+
 
 def check_conv_geometry(op: GlowOp, winograd: int = 0) -> int:
     """The window, group, filter and result shapes of a 2-D convolution (`input`,
