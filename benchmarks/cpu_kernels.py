@@ -1039,7 +1039,7 @@ def main(argv=None) -> None:
                    help="the last columns of longer im2col products (25x25, 28x28 outputs) "
                         "on gemm's scalar loops (short_rows.TAIL off: the form before)")
     p.add_argument("--no-row-vectors", action="store_true",
-                   help="max pool rows in scalar loops (kernels_pool.ROW_VECTORS = False)")
+                   help="max pool rows in scalar loops (kernels_pool_rows.ROW_VECTORS = False)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -1115,10 +1115,10 @@ def main(argv=None) -> None:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     kernels_pointwise.STRIDED = not args.no_strided_pointwise
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_pool_rows
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
-    kernels_pool.ROW_VECTORS = not args.no_row_vectors
+    kernels_pool_rows.ROW_VECTORS = not args.no_row_vectors
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles

@@ -427,14 +427,14 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
 
 @pytest.mark.parametrize("name", ["3x3_s2_sq", "3x3_s2_p1_wide"])
 def test_max_pool_row_vectors(name, monkeypatch):
-    """kernels_pool.ROW_VECTORS (vectors down the rows, even and odd lanes across them):
+    """kernels_pool_rows.ROW_VECTORS (vectors down the rows, even and odd lanes across them):
     the bits of the scalar row loops, NaNs and signed zeros included (maximumf's order)."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_pool_rows
 
     monkeypatch.setattr(kernels_pool, "PLANE", False)
     lanes = []
-    real = kernels_pool._vector_lanes
-    monkeypatch.setattr(kernels_pool, "_vector_lanes",
+    real = kernels_pool_rows._vector_lanes
+    monkeypatch.setattr(kernels_pool_rows, "_vector_lanes",
                         lambda *a: (lanes.append(real(*a)), lanes[-1])[1])
     inputs, rt, attrs = _pool(name, "NCHW")
     x = inputs[0]
@@ -443,7 +443,7 @@ def test_max_pool_row_vectors(name, monkeypatch):
     x.reshape(-1)[5::53] = np.nan
     got = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
     assert lanes and all(lanes)
-    monkeypatch.setattr(kernels_pool, "ROW_VECTORS", False)
+    monkeypatch.setattr(kernels_pool_rows, "ROW_VECTORS", False)
     before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
     assert np.isnan(got).any()
     assert got.tobytes() == before.tobytes()
