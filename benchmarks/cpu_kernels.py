@@ -802,6 +802,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "sq_pool_111": max_pool_case(64, 111, 3, 2, 0),
          "sq_pool_55": max_pool_case(128, 55, 3, 2, 0),
          "sq_pool_27": max_pool_case(256, 27, 3, 2, 0),
+         # AlexNet's last two max pools (3x3/2 from 27 and 13 columns)
+         "ax_pool_27": max_pool_case(192, 27, 3, 2, 0),
+         "ax_pool_13": max_pool_case(256, 13, 3, 2, 0),
          # SqueezeNet 1.1's stem (3x3/2 unpadded, 64 channels; RegNet's: mb_conv1c), an
          # expand 3x3 at 55x55, and VGG's 3x3 on 64 channels at 224x224
          "sq_stem": conv_clip_case(3, 224, 64, 3, 2, 0),
@@ -1040,6 +1043,9 @@ def main(argv=None) -> None:
                         "on gemm's scalar loops (short_rows.TAIL off: the form before)")
     p.add_argument("--no-row-vectors", action="store_true",
                    help="max pool rows in scalar loops (kernels_pool_rows.ROW_VECTORS = False)")
+    p.add_argument("--no-narrow-rows", action="store_true",
+                   help="max pool rows narrower than a vector without narrower vectors "
+                        "(kernels_pool_rows.NARROW_ROWS = False)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -1119,6 +1125,7 @@ def main(argv=None) -> None:
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pool_rows.ROW_VECTORS = not args.no_row_vectors
+    kernels_pool_rows.NARROW_ROWS = not args.no_narrow_rows
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles

@@ -42,14 +42,25 @@ def _max_pool_rows(instr, em: Emitter, ct,
     n, c, h, wd = image_dims(shape(x), "NCHW")
     _, _, oh, ow = image_dims(shape(out), "NCHW")
     X, O = _stored_views(em, x, out, ct)
+    width = _register_lanes(ct, divisor, kernels, strides, pads, (h, wd), (oh, ow))
+    if width:
+        _max_pool_registers(em, ct, X, O, (n, c, h, wd), (oh, ow), width, combine)
+        return
     sh, sw = strides
     kh_n, kw_n = kernels
     cl, cr = interior_rect(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))[1]
     if cr <= cl:
         cl = cr = ow
     lanes = _vector_lanes(ct, divisor, wd)
-    pairs = lanes and strides[1] == 2 and kw_n == 3 and cr - cl >= lanes
-    V = em.scratch(ct, [wd + (lanes if pairs else 0)], private=True)
+    # the outputs' vectors: as wide as the interior columns allow (NARROW_ROWS)
+    out_lanes = (_vector_lanes(ct, divisor, cr - cl) if strides[1] == 2 and kw_n == 3
+                 else 0)
+    pairs = out_lanes > 0
+    # fewer interior outputs than twice the narrow vector's lanes (13 for 8): one block
+    # twice as wide, its first and last out_lanes outputs stored (NARROW_ROWS)
+    halves = (pairs and NARROW_ROWS and out_lanes < cr - cl < 2 * out_lanes
+              and 2 * out_lanes <= _vector_lanes(ct, divisor, 2 * out_lanes))
+    V = em.scratch(ct, [wd + (4 * out_lanes + 2 if halves else out_lanes)], private=True)
 
     def plane(ni, ci):
         def row(r):
@@ -93,32 +104,47 @@ def _max_pool_rows(instr, em: Emitter, ct,
                     best = fdiv(em, best, em.const(divisor, ct))
                 st(em, best, O, [ni, ci, r, q])
 
-            def pairs_vector(q):
-                """Outputs q .. q + lanes of a 3-wide stride-2 window: taps 0 and 1 the
-                even and odd lanes of V[left : left + 2 lanes], tap 2 the even ones of
+            def pairs_block(q, width: int):
+                """Outputs q .. q + width of a 3-wide stride-2 window: taps 0 and 1 the
+                even and odd lanes of V[left : left + 2 width], tap 2 the even ones of
                 V[left + 2 :] (its last odd lane, V[wd] at most, unused)."""
                 left = em.add_index(em.mul_index(q, 2), -pads[1])
-                vt = VectorType(ct, [lanes])
+                vt = VectorType(ct, [width])
 
-                def halves(at):
+                def two(at):
                     return (em.value(vector.LoadOp(V, [at], vt)),
-                            em.value(vector.LoadOp(V, [em.add_index(at, lanes)], vt)))
+                            em.value(vector.LoadOp(V, [em.add_index(at, width)], vt)))
 
                 def pick(a, b, first):
-                    mask = DenseArrayBase.from_list(i32, list(range(first, 2 * lanes, 2)))
+                    mask = DenseArrayBase.from_list(i32, list(range(first, 2 * width, 2)))
                     return em.value(llvm.ShuffleVectorOp(a, b, mask, vt))
 
-                a0, a1 = halves(left)
-                b0, b1 = halves(em.add_index(left, 2))
-                best = combine(combine(pick(a0, a1, 0), pick(a0, a1, 1)), pick(b0, b1, 0))
-                em.op(vector.StoreOp(best, O, [ni, ci, r, q]))
+                a0, a1 = two(left)
+                b0, b1 = two(em.add_index(left, 2))
+                return combine(combine(pick(a0, a1, 0), pick(a0, a1, 1)), pick(b0, b1, 0))
+
+            def pairs_vector(q):
+                em.op(vector.StoreOp(pairs_block(q, out_lanes), O, [ni, ci, r, q]))
+
+            def pairs_halves():
+                """The cr - cl interior outputs (out_lanes to 2 out_lanes - 1) as one block
+                of 2 out_lanes (lanes past them read V's unused tail and are dropped):
+                its first out_lanes lanes stored at cl, its last ones ending at cr."""
+                best = pairs_block(em.index(cl), 2 * out_lanes)
+                vt = VectorType(ct, [out_lanes])
+                for at in (0, cr - cl - out_lanes):
+                    mask = DenseArrayBase.from_list(i32, list(range(at, at + out_lanes)))
+                    part = em.value(llvm.ShuffleVectorOp(best, best, mask, vt))
+                    em.op(vector.StoreOp(part, O, [ni, ci, r, em.index(cl + at)]))
 
             em.loop(0, cl, lambda q: px(q, True))
-            if pairs:
-                whole = cl + (cr - cl) - (cr - cl) % lanes
-                em.loop(cl, whole, lambda q: pairs_vector(q), step=lanes)
+            if halves:
+                pairs_halves()
+            elif pairs:
+                whole = cl + (cr - cl) - (cr - cl) % out_lanes
+                em.loop(cl, whole, lambda q: pairs_vector(q), step=out_lanes)
                 if whole < cr:  # the last block shifted left: some outputs again
-                    pairs_vector(em.index(cr - lanes))
+                    pairs_vector(em.index(cr - out_lanes))
             else:
                 em.loop(cl, cr, lambda q: px(q, False))
             em.loop(cr, ow, lambda q: px(q, True))
@@ -146,11 +172,119 @@ SqueezeNet's 64x111x111 0.65 -> 0.56 (174 -> 134 us), 128x55x55 0.93 -> 0.79 (10
 85 us), 256x27x27 1.70 -> 1.32 (90 -> 79 us)."""
 
 
+NARROW_ROWS = True
+"""Whether `_max_pool_rows`' vectors narrow (to half or a quarter of the target's, at
+least 4 lanes) for rows narrower than one: SqueezeNet's and AlexNet's 3x3/2 pools from
+27 to 13 and from 13 to 6 columns, GoogLeNet's from 28 to 14. Off, a row of 27 inputs
+still took a whole vector and a shifted one, but its 13 outputs were LLVM's vectorized
+scalar loop: three masked gathers per output row, each `llvm.maximum` of them and the
+masked store. The same bits (a maximum is exact, the same taps in the same order)."""
+
+
 def _vector_lanes(ct, divisor, wd: int) -> int:
-    """Lanes of `_max_pool_rows`'s vectors (ROW_VECTORS), 0 for its scalar loops."""
+    """Lanes of `_max_pool_rows`'s vectors (ROW_VECTORS) on rows of `wd` values: the
+    target's, or with NARROW_ROWS the widest of half or a quarter of it (at least 4)
+    that fits; 0 for its scalar loops."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
     if not ROW_VECTORS or ct != f32 or divisor is not None or not gemm_micro.applies(ct):
         return 0
     n = gemm_micro.lanes()
+    while NARROW_ROWS and wd < n and n > 4:
+        n //= 2
     return n if wd >= n else 0
+
+
+REGISTER_ROWS = True
+"""Whether unpadded 3x3/2 max pools whose windows all lie inside the image (SqueezeNet's
+and AlexNet's: 111 -> 55, 55 -> 27, 27 -> 13, 13 -> 6) keep each output row's vertical
+maxima in registers (`_max_pool_registers`) instead of `_max_pool_rows`' scratch row,
+whose reloads (at the even/odd pairs' offsets, shifted by 2) straddled the stores just
+made and stalled on store-to-load forwarding. The same bits (the same maxima in the
+same order: rows top to bottom, then taps 0, 1, 2)."""
+
+
+def _register_lanes(ct, divisor, kernels, strides, pads, hw, ohw) -> int:
+    """The vectors' lanes of `_max_pool_registers` for this pool (0: not that form): the
+    widest power of two of at most the target's lanes (at least 4) within a row."""
+    if not (REGISTER_ROWS and tuple(kernels) == (3, 3) and tuple(strides) == (2, 2)
+            and not any(pads)):
+        return 0
+    (h, wd), (oh, ow) = hw, ohw
+    if 2 * (oh - 1) + 3 > h or 2 * (ow - 1) + 3 > wd:
+        return 0  # a window past the image (ceil_mode's last ones)
+    lanes = _vector_lanes(ct, divisor, wd)
+    # the outputs: whole blocks, or two pieces of at least 4 lanes
+    return lanes if lanes and (ow >= lanes or ow >= 4) else 0
+
+
+def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
+                        combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
+    """An unpadded 3x3/2 max pool, windows inside the image (`_register_lanes`), per
+    output row r: A[k] = the maximum of input rows 2r, 2r + 1, 2r + 2 over columns
+    lanes k .. lanes (k + 1) (the last vector loaded ending at the row's end and moved
+    down into place), in registers; then each block of `lanes` outputs from o = 2 q0:
+    B[j] = V[o + lanes j : ...] (A's own or two of them aligned), taps 0 and 1 the even
+    and odd lanes of B[0], B[1], tap 2 tap 0 moved down one lane with B[2]'s first, and
+    out = max(max(tap 0, tap 1), tap 2). Blocks from 0 by `lanes`, the last one shifted
+    left to end at ow; a row of fewer outputs than `lanes` is one block stored as two
+    overlapping pieces (the largest power of two within ow, at 0 and ending at ow)."""
+    n, c, h, wd = dims
+    oh, ow = ohw
+    vt = VectorType(t, [lanes])
+    k_n = -(-wd // lanes)
+
+    def shuffle(a, b, mask: list[int], count: int):
+        return em.value(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask),
+                                             VectorType(t, [count])))
+
+    def aligned(lo, hi, shift: int):
+        """Lanes shift .. shift + lanes of lo ++ hi."""
+        return lo if shift == 0 else shuffle(lo, hi, list(range(shift, shift + lanes)),
+                                             lanes)
+
+    def plane(ni, ci):
+        def row(r):
+            top = em.mul_index(r, 2)
+            ihs = [em.add_index(top, kh) for kh in range(3)]
+
+            def rows_max(j: int):
+                best = None
+                for ih in ihs:
+                    v = em.value(vector.LoadOp(X, [ni, ci, ih, em.index(j)], vt))
+                    best = v if best is None else combine(best, v)
+                return best
+
+            A = [rows_max(k * lanes) for k in range(k_n - 1)]
+            last = rows_max(wd - lanes)  # V[wd - lanes : wd]
+            A.append(aligned(last, last, (k_n - 1) * lanes - (wd - lanes)))
+
+            def vec(k: int):
+                return A[min(k, k_n - 1)]  # past the row: lanes never stored
+
+            def block(q0: int):
+                o = 2 * q0
+                base, shift = divmod(o, lanes)
+                B = [aligned(vec(base + j), vec(base + j + 1), shift) for j in range(3)]
+                tap0 = shuffle(B[0], B[1], list(range(0, 2 * lanes, 2)), lanes)
+                tap1 = shuffle(B[0], B[1], list(range(1, 2 * lanes, 2)), lanes)
+                tap2 = shuffle(tap0, B[2], list(range(1, lanes + 1)), lanes)
+                return combine(combine(tap0, tap1), tap2)
+
+            if ow >= lanes:
+                starts = list(range(0, ow - lanes + 1, lanes))
+                if ow % lanes:
+                    starts.append(ow - lanes)
+                for q0 in starts:
+                    em.op(vector.StoreOp(block(q0), O, [ni, ci, r, em.index(q0)]))
+                return
+            best = block(0)
+            piece = 1 << (ow.bit_length() - 1)
+            for at in sorted({0, ow - piece}):
+                part = shuffle(best, best, list(range(at, at + piece)), piece)
+                em.op(vector.StoreOp(part, O, [ni, ci, r, em.index(at)]))
+
+        em.loop(0, oh, row)
+
+    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
+                                          lambda ci: plane(ni, ci)))
