@@ -12,7 +12,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
                                      [--no-short-product] [--no-tail-product]
-                                     [--no-pool-plane]
+                                     [--no-pool-plane] [--no-narrow-rows] [--no-register-rows]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18 (r18_*:
 stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's stem,
@@ -1043,6 +1043,9 @@ def main(argv=None) -> None:
                         "on gemm's scalar loops (short_rows.TAIL off: the form before)")
     p.add_argument("--no-row-vectors", action="store_true",
                    help="max pool rows in scalar loops (kernels_pool_rows.ROW_VECTORS = False)")
+    p.add_argument("--no-register-rows", action="store_true",
+                   help="unpadded 3x3/2 max pools through a scratch row "
+                        "(kernels_pool_rows.REGISTER_ROWS = False)")
     p.add_argument("--no-narrow-rows", action="store_true",
                    help="max pool rows narrower than a vector without narrower vectors "
                         "(kernels_pool_rows.NARROW_ROWS = False)")
@@ -1126,6 +1129,7 @@ def main(argv=None) -> None:
     kernels_pool.ROW_MAX = not args.no_row_max_pool
     kernels_pool_rows.ROW_VECTORS = not args.no_row_vectors
     kernels_pool_rows.NARROW_ROWS = not args.no_narrow_rows
+    kernels_pool_rows.REGISTER_ROWS = not args.no_register_rows
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles

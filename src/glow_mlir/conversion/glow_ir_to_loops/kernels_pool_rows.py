@@ -196,39 +196,42 @@ def _vector_lanes(ct, divisor, wd: int) -> int:
 
 
 REGISTER_ROWS = True
-"""Whether unpadded 3x3/2 max pools whose windows all lie inside the image (SqueezeNet's
-and AlexNet's: 111 -> 55, 55 -> 27, 27 -> 13, 13 -> 6) keep each output row's vertical
-maxima in registers (`_max_pool_registers`) instead of `_max_pool_rows`' scratch row,
-whose reloads (at the even/odd pairs' offsets, shifted by 2) straddled the stores just
-made and stalled on store-to-load forwarding. The same bits (the same maxima in the
-same order: rows top to bottom, then taps 0, 1, 2)."""
+"""Whether 3x3/2 max pools unpadded or padded only past the end (SqueezeNet's and
+AlexNet's: 111 -> 55, 55 -> 27, 27 -> 13, 13 -> 6; GoogLeNet's ceil_mode 28 -> 14)
+keep each output row's vertical maxima in registers (`_max_pool_registers`) instead of
+`_max_pool_rows`' scratch row, whose reloads (at the even/odd pairs' offsets, shifted
+by 2) straddled the stores just made and stalled on store-to-load forwarding. The same
+bits (the same maxima in the same order: rows top to bottom, then taps 0, 1, 2)."""
 
 
 def _register_lanes(ct, divisor, kernels, strides, pads, hw, ohw) -> int:
     """The vectors' lanes of `_max_pool_registers` for this pool (0: not that form): the
     widest power of two of at most the target's lanes (at least 4) within a row."""
     if not (REGISTER_ROWS and tuple(kernels) == (3, 3) and tuple(strides) == (2, 2)
-            and not any(pads)):
+            and pads[0] == pads[1] == 0):
         return 0
     (h, wd), (oh, ow) = hw, ohw
-    if 2 * (oh - 1) + 3 > h or 2 * (ow - 1) + 3 > wd:
-        return 0  # a window past the image (ceil_mode's last ones)
+    if 2 * (oh - 1) >= h or 2 * (ow - 1) >= wd:
+        return 0  # a window starting past the image
     lanes = _vector_lanes(ct, divisor, wd)
     # the outputs: whole blocks, or two pieces of at least 4 lanes
-    return lanes if lanes and (ow >= lanes or ow >= 4) else 0
+    return lanes if lanes and ow >= 4 else 0
 
 
 def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
                         combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
-    """An unpadded 3x3/2 max pool, windows inside the image (`_register_lanes`), per
-    output row r: A[k] = the maximum of input rows 2r, 2r + 1, 2r + 2 over columns
-    lanes k .. lanes (k + 1) (the last vector loaded ending at the row's end and moved
-    down into place), in registers; then each block of `lanes` outputs from o = 2 q0:
-    B[j] = V[o + lanes j : ...] (A's own or two of them aligned), taps 0 and 1 the even
-    and odd lanes of B[0], B[1], tap 2 tap 0 moved down one lane with B[2]'s first, and
-    out = max(max(tap 0, tap 1), tap 2). Blocks from 0 by `lanes`, the last one shifted
-    left to end at ow; a row of fewer outputs than `lanes` is one block stored as two
-    overlapping pieces (the largest power of two within ow, at 0 and ending at ow)."""
+    """A 3x3/2 max pool padded at most past the end (ceil_mode's last windows; every
+    window starts inside the image: `_register_lanes`), per output row r: A[k] = the
+    maximum of input rows 2r, 2r + 1, 2r + 2 (clamped to the last row, as
+    `_max_pool_rows` clamps) over columns lanes k .. lanes (k + 1) (the last vector
+    loaded ending at the row's end and moved down into place, the lanes past the row
+    repeating its last column: the clamped columns), in registers; then each block of
+    `lanes` outputs from o = 2 q0: B[j] = V[o + lanes j : ...] (A's own or two of them
+    aligned), taps 0 and 1 the even and odd lanes of B[0], B[1], tap 2 tap 0 moved down
+    one lane with B[2]'s first, and out = max(max(tap 0, tap 1), tap 2). Blocks from 0
+    by `lanes`, the last one shifted left to end at ow; a row of fewer outputs than
+    `lanes` is one block stored as two overlapping pieces (the largest power of two
+    within ow, at 0 and ending at ow)."""
     n, c, h, wd = dims
     oh, ow = ohw
     vt = VectorType(t, [lanes])
@@ -247,6 +250,8 @@ def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
         def row(r):
             top = em.mul_index(r, 2)
             ihs = [em.add_index(top, kh) for kh in range(3)]
+            if 2 * (oh - 1) + 2 >= h:  # the last rows' windows leave the image
+                ihs = [imin(em, ih, h - 1) for ih in ihs]
 
             def rows_max(j: int):
                 best = None
@@ -257,10 +262,18 @@ def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
 
             A = [rows_max(k * lanes) for k in range(k_n - 1)]
             last = rows_max(wd - lanes)  # V[wd - lanes : wd]
-            A.append(aligned(last, last, (k_n - 1) * lanes - (wd - lanes)))
+            shift = (k_n - 1) * lanes - (wd - lanes)
+            A.append(last if shift == 0 else shuffle(last, last, [
+                min(i, lanes - 1) for i in range(shift, shift + lanes)], lanes))
+            past = None  # V[wd - 1] in every lane: the columns past the row, clamped
 
             def vec(k: int):
-                return A[min(k, k_n - 1)]  # past the row: lanes never stored
+                nonlocal past
+                if k < k_n:
+                    return A[k]
+                if past is None:
+                    past = shuffle(last, last, [lanes - 1] * lanes, lanes)
+                return past
 
             def block(q0: int):
                 o = 2 * q0
