@@ -378,6 +378,8 @@ POOLS = {
     # ceil_mode's last windows past the end (GoogLeNet's 28 -> 14), on rows of whole vectors
     "3x3_s2_ceil": (1, 2, 8, 28, (3, 3), (2, 2), (0, 0, 1, 1)),
     "3x3_s2_ceil_32": (1, 2, 7, 32, (3, 3), (2, 2), (0, 0, 1, 1)),
+    # VGG's 2x2/2, on rows of a vector and a shifted one
+    "2x2_s2_wide": (1, 2, 6, 42, (2, 2), (2, 2), (0, 0, 0, 0)),
     # unpadded, uneven window and strides, rows long enough to vectorize
     "3x2_s12_wide": (1, 3, 9, 37, (3, 2), (1, 2), (0, 0, 0, 0)),
     # Inception-v3's branch pools (3x3/1 pad 1 on 12x12 and 5x5 planes)
@@ -434,7 +436,8 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
 @pytest.mark.parametrize("name, widths, registers", [
     ("3x3_s2_sq", [16], True), ("3x3_s2_p1_wide", [16], False),
     ("3x3_s2_27", [8, 16], True), ("3x3_s2_13", [4, 8], True),
-    ("3x3_s2_ceil", [8, 16], True), ("3x3_s2_ceil_32", [8, 16], True)])
+    ("3x3_s2_ceil", [8, 16], True), ("3x3_s2_ceil_32", [8, 16], True),
+    ("2x2_s2_wide", [16], True)])
 def test_max_pool_row_vectors(name, widths, registers, monkeypatch, record_calls):
     """kernels_pool_rows' vector forms: REGISTER_ROWS (unpadded 3x3/2 windows inside the
     image: each row's maxima in registers), and without it ROW_VECTORS (vectors down the

@@ -44,7 +44,8 @@ def _max_pool_rows(instr, em: Emitter, ct,
     X, O = _stored_views(em, x, out, ct)
     width = _register_lanes(ct, divisor, kernels, strides, pads, (h, wd), (oh, ow))
     if width:
-        _max_pool_registers(em, ct, X, O, (n, c, h, wd), (oh, ow), width, combine)
+        _max_pool_registers(em, ct, X, O, (n, c, h, wd), (oh, ow), kernels[0], width,
+                            combine)
         return
     sh, sw = strides
     kh_n, kw_n = kernels
@@ -196,8 +197,9 @@ def _vector_lanes(ct, divisor, wd: int) -> int:
 
 
 REGISTER_ROWS = True
-"""Whether 3x3/2 max pools unpadded or padded only past the end (SqueezeNet's and
-AlexNet's: 111 -> 55, 55 -> 27, 27 -> 13, 13 -> 6; GoogLeNet's ceil_mode 28 -> 14)
+"""Whether 3x3/2 and 2x2/2 max pools unpadded or padded only past the end (SqueezeNet's
+and AlexNet's: 111 -> 55, 55 -> 27, 27 -> 13, 13 -> 6; GoogLeNet's ceil_mode 28 -> 14;
+VGG's and GoogLeNet's 2x2/2)
 keep each output row's vertical maxima in registers (`_max_pool_registers`) instead of
 `_max_pool_rows`' scratch row, whose reloads (at the even/odd pairs' offsets, shifted
 by 2) straddled the stores just made and stalled on store-to-load forwarding. The same
@@ -207,8 +209,8 @@ bits (the same maxima in the same order: rows top to bottom, then taps 0, 1, 2).
 def _register_lanes(ct, divisor, kernels, strides, pads, hw, ohw) -> int:
     """The vectors' lanes of `_max_pool_registers` for this pool (0: not that form): the
     widest power of two of at most the target's lanes (at least 4) within a row."""
-    if not (REGISTER_ROWS and tuple(kernels) == (3, 3) and tuple(strides) == (2, 2)
-            and pads[0] == pads[1] == 0):
+    if not (REGISTER_ROWS and tuple(kernels) in ((3, 3), (2, 2))
+            and tuple(strides) == (2, 2) and pads[0] == pads[1] == 0):
         return 0
     (h, wd), (oh, ow) = hw, ohw
     if 2 * (oh - 1) >= h or 2 * (ow - 1) >= wd:
@@ -218,20 +220,20 @@ def _register_lanes(ct, divisor, kernels, strides, pads, hw, ohw) -> int:
     return lanes if lanes and ow >= 4 else 0
 
 
-def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
+def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, k: int, lanes: int,
                         combine: Callable[[SSAValue, SSAValue], SSAValue]) -> None:
-    """A 3x3/2 max pool padded at most past the end (ceil_mode's last windows; every
-    window starts inside the image: `_register_lanes`), per output row r: A[k] = the
-    maximum of input rows 2r, 2r + 1, 2r + 2 (clamped to the last row, as
-    `_max_pool_rows` clamps) over columns lanes k .. lanes (k + 1) (the last vector
-    loaded ending at the row's end and moved down into place, the lanes past the row
-    repeating its last column: the clamped columns), in registers; then each block of
-    `lanes` outputs from o = 2 q0: B[j] = V[o + lanes j : ...] (A's own or two of them
-    aligned), taps 0 and 1 the even and odd lanes of B[0], B[1], tap 2 tap 0 moved down
-    one lane with B[2]'s first, and out = max(max(tap 0, tap 1), tap 2). Blocks from 0
-    by `lanes`, the last one shifted left to end at ow; a row of fewer outputs than
-    `lanes` is one block stored as two overlapping pieces (the largest power of two
-    within ow, at 0 and ending at ow)."""
+    """A 3x3/2 (or 2x2/2: `k`, taps 0 and 1 only) max pool padded at most past the end
+    (ceil_mode's last windows; every window starts inside the image: `_register_lanes`),
+    per output row r: A[i] = the maximum of input rows 2r .. 2r + k - 1 (clamped to the
+    last row, as `_max_pool_rows` clamps) over columns lanes i .. lanes (i + 1) (the
+    last vector loaded ending at the row's end and moved down into place, the lanes past
+    the row repeating its last column: the clamped columns), in registers; then each
+    block of `lanes` outputs from o = 2 q0: B[j] = V[o + lanes j : ...] (A's own or two
+    of them aligned), taps 0 and 1 the even and odd lanes of B[0], B[1], tap 2 tap 0
+    moved down one lane with B[2]'s first, and out = max(max(tap 0, tap 1), tap 2).
+    Blocks from 0 by `lanes`, the last one shifted left to end at ow; a row of fewer
+    outputs than `lanes` is one block stored as two overlapping pieces (the largest
+    power of two within ow, at 0 and ending at ow)."""
     n, c, h, wd = dims
     oh, ow = ohw
     vt = VectorType(t, [lanes])
@@ -249,8 +251,8 @@ def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
     def plane(ni, ci):
         def row(r):
             top = em.mul_index(r, 2)
-            ihs = [em.add_index(top, kh) for kh in range(3)]
-            if 2 * (oh - 1) + 2 >= h:  # the last rows' windows leave the image
+            ihs = [em.add_index(top, kh) for kh in range(k)]
+            if 2 * (oh - 1) + k - 1 >= h:  # the last rows' windows leave the image
                 ihs = [imin(em, ih, h - 1) for ih in ihs]
 
             def rows_max(j: int):
@@ -278,9 +280,11 @@ def _max_pool_registers(em: Emitter, t, X, O, dims, ohw, lanes: int,
             def block(q0: int):
                 o = 2 * q0
                 base, shift = divmod(o, lanes)
-                B = [aligned(vec(base + j), vec(base + j + 1), shift) for j in range(3)]
+                B = [aligned(vec(base + j), vec(base + j + 1), shift) for j in range(k)]
                 tap0 = shuffle(B[0], B[1], list(range(0, 2 * lanes, 2)), lanes)
                 tap1 = shuffle(B[0], B[1], list(range(1, 2 * lanes, 2)), lanes)
+                if k == 2:
+                    return combine(tap0, tap1)
                 tap2 = shuffle(tap0, B[2], list(range(1, lanes + 1)), lanes)
                 return combine(combine(tap0, tap1), tap2)
 
