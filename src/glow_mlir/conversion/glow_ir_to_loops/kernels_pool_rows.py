@@ -203,7 +203,14 @@ VGG's and GoogLeNet's 2x2/2)
 keep each output row's vertical maxima in registers (`_max_pool_registers`) instead of
 `_max_pool_rows`' scratch row, whose reloads (at the even/odd pairs' offsets, shifted
 by 2) straddled the stores just made and stalled on store-to-load forwarding. The same
-bits (the same maxima in the same order: rows top to bottom, then taps 0, 1, 2)."""
+bits (the same maxima in the same order: rows top to bottom, then taps 0, 1, 2).
+Measured in the models (`benchmarks/cpu_layers_vs_onnxruntime.py MODEL --runs 10
+--alternate 3 --stat min`, this and NARROW_ROWS off -> on, our thread CPU us; one run
+each, loaded 2-core znver4): SqueezeNet 1.1's three pools 118/74/72 -> 100/55/30
+(onnxruntime 80-88/28-29/16), AlexNet's 42/56/26 -> 32/24/10 (22/28-43/11-12),
+GoogLeNet's four 3x3/2 and 2x2/2 132/124/145/72 -> 108/91/65/40 (79-108/65-102/33-39/
+14-18), VGG-11's five 2x2/2 1051/332/127/102/47 -> 854/271/89/42/12 (419-563/343-376/
+263-281/181/41-54)."""
 
 
 def _register_lanes(ct, divisor, kernels, strides, pads, hw, ohw) -> int:
