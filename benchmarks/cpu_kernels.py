@@ -12,7 +12,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
                                      [--no-dot-remainder] [--no-vector-tiles] [--no-pack-tiles]
                                      [--no-resize-tables] [--no-resize-rows] [--no-row-avg-pool]
                                      [--no-short-product] [--no-tail-product]
-                                     [--no-pool-plane]
+                                     [--no-pool-plane] [--no-narrow-rows] [--no-register-rows]
 
 Cases (`CASES`): conv3x3, fc, matmul; every other convolution shape of ResNet-18 (r18_*:
 stride-2 3x3 and 1x1 downsamples, the 7x7/2 stem, 3x3 at 28/14/7); MobileNet-v1's stem,
@@ -802,6 +802,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "sq_pool_111": max_pool_case(64, 111, 3, 2, 0),
          "sq_pool_55": max_pool_case(128, 55, 3, 2, 0),
          "sq_pool_27": max_pool_case(256, 27, 3, 2, 0),
+         # AlexNet's last two max pools (3x3/2 from 27 and 13 columns)
+         "ax_pool_27": max_pool_case(192, 27, 3, 2, 0),
+         "ax_pool_13": max_pool_case(256, 13, 3, 2, 0),
          # SqueezeNet 1.1's stem (3x3/2 unpadded, 64 channels; RegNet's: mb_conv1c), an
          # expand 3x3 at 55x55, and VGG's 3x3 on 64 channels at 224x224
          "sq_stem": conv_clip_case(3, 224, 64, 3, 2, 0),
@@ -1041,7 +1044,13 @@ def main(argv=None) -> None:
                    help="the last columns of longer im2col products (25x25, 28x28 outputs) "
                         "on gemm's scalar loops (short_rows.TAIL off: the form before)")
     p.add_argument("--no-row-vectors", action="store_true",
-                   help="max pool rows in scalar loops (kernels_pool.ROW_VECTORS = False)")
+                   help="max pool rows in scalar loops (kernels_pool_rows.ROW_VECTORS = False)")
+    p.add_argument("--no-register-rows", action="store_true",
+                   help="unpadded 3x3/2 max pools through a scratch row "
+                        "(kernels_pool_rows.REGISTER_ROWS = False)")
+    p.add_argument("--no-narrow-rows", action="store_true",
+                   help="max pool rows narrower than a vector without narrower vectors "
+                        "(kernels_pool_rows.NARROW_ROWS = False)")
     p.add_argument("--no-row-max-pool", action="store_true",
                    help="max pools by tap rectangles, not kernels_pool._max_pool_rows "
                         "(the form before)")
@@ -1117,10 +1126,12 @@ def main(argv=None) -> None:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     kernels_pointwise.STRIDED = not args.no_strided_pointwise
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_pool_rows
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool
-    kernels_pool.ROW_VECTORS = not args.no_row_vectors
+    kernels_pool_rows.ROW_VECTORS = not args.no_row_vectors
+    kernels_pool_rows.NARROW_ROWS = not args.no_narrow_rows
+    kernels_pool_rows.REGISTER_ROWS = not args.no_register_rows
     kernels_pool.ROW_AVG = not args.no_row_avg_pool
     kernels_pool.PLANE = not args.no_pool_plane
     kernels_pointwise.PACK_TILES = not args.no_pack_tiles

@@ -1,4 +1,4 @@
-"""1-D convolutions by strips of output columns (`kernels_conv._conv_im2col_strips`):
+"""1-D convolutions by strips of output columns (`kernels_conv1d._conv_im2col_strips`):
 against the interpreter and onnxruntime, the same bits as the chunked im2col form they
 replace (each output one chain of fused multiply-adds in k order from the bias) and for
 1, 2 and 3 threads."""
@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import glow_mlir
-from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
+from glow_mlir.conversion.glow_ir_to_loops import kernels_conv1d
 
 # (channels in, out, length, kernel, stride, pad, dilation): 64 x 3 taps x 1024 columns
 # do not fit one im2col chunk, nor 40 x 5 x 700 (a tail strip, stride 2, dilation 2)
@@ -43,7 +43,7 @@ def _model(cin, cout, length, k, stride, pad, dil, act):
 
 def test_the_form_is_strips():
     """The cases take the strips (must fire); a row one chunk holds does not."""
-    strip = kernels_conv._strip_width
+    strip = kernels_conv1d._strip_width
     assert strip((1, 3), (1, 1), (0, 1, 0, 1), 64, 1, 1, 1024, 4) > 0
     assert strip((1, 5), (1, 2), (0, 3, 0, 3), 40, 1, 1, 700, 4) > 0
     assert strip((1, 3), (1, 1), (0, 1, 0, 1), 8, 1, 1, 1024, 4) == 0  # one chunk
@@ -64,6 +64,6 @@ def test_conv1d_strips(name, act, monkeypatch):
     np.testing.assert_allclose(got[1], theirs, rtol=1e-4, atol=1e-4)
     for n in (2, 3):
         np.testing.assert_array_equal(got[n], got[1])
-    monkeypatch.setattr(kernels_conv, "STRIPS", False)
+    monkeypatch.setattr(kernels_conv1d, "STRIPS", False)
     chunked = glow_mlir.compile(model, "cpu", cache=False, num_threads=1).run({"x": x})[0]
     np.testing.assert_array_equal(got[1], chunked)

@@ -372,6 +372,14 @@ POOLS = {
     "3x3_s2_p1_wide": (1, 3, 11, 45, (3, 3), (2, 2), (1, 1, 1, 1)),
     # SqueezeNet's unpadded 3x3/2: 18 outputs a row, one vector and a shifted one
     "3x3_s2_sq": (1, 2, 9, 37, (3, 3), (2, 2), (0, 0, 0, 0)),
+    # and from 27 and 13 columns (AlexNet's too): 13 and 6 outputs, narrower vectors
+    "3x3_s2_27": (1, 2, 7, 27, (3, 3), (2, 2), (0, 0, 0, 0)),
+    "3x3_s2_13": (1, 2, 5, 13, (3, 3), (2, 2), (0, 0, 0, 0)),
+    # ceil_mode's last windows past the end (GoogLeNet's 28 -> 14), on rows of whole vectors
+    "3x3_s2_ceil": (1, 2, 8, 28, (3, 3), (2, 2), (0, 0, 1, 1)),
+    "3x3_s2_ceil_32": (1, 2, 7, 32, (3, 3), (2, 2), (0, 0, 1, 1)),
+    # VGG's 2x2/2, on rows of a vector and a shifted one
+    "2x2_s2_wide": (1, 2, 6, 42, (2, 2), (2, 2), (0, 0, 0, 0)),
     # unpadded, uneven window and strides, rows long enough to vectorize
     "3x2_s12_wide": (1, 3, 9, 37, (3, 2), (1, 2), (0, 0, 0, 0)),
     # Inception-v3's branch pools (3x3/1 pad 1 on 12x12 and 5x5 planes)
@@ -425,28 +433,46 @@ def test_max_pool_by_rows(name, rows, monkeypatch):
     assert np.array_equal(got, before)
 
 
-@pytest.mark.parametrize("name", ["3x3_s2_sq", "3x3_s2_p1_wide"])
-def test_max_pool_row_vectors(name, monkeypatch):
-    """kernels_pool.ROW_VECTORS (vectors down the rows, even and odd lanes across them):
-    the bits of the scalar row loops, NaNs and signed zeros included (maximumf's order)."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_pool
+@pytest.mark.parametrize("name, widths, registers", [
+    ("3x3_s2_sq", [16], True), ("3x3_s2_p1_wide", [16], False),
+    ("3x3_s2_27", [8, 16], True), ("3x3_s2_13", [4, 8], True),
+    ("3x3_s2_ceil", [8, 16], True), ("3x3_s2_ceil_32", [8, 16], True),
+    ("2x2_s2_wide", [16], True)])
+def test_max_pool_row_vectors(name, widths, registers, monkeypatch, record_calls):
+    """kernels_pool_rows' vector forms: REGISTER_ROWS (unpadded 3x3/2 windows inside the
+    image: each row's maxima in registers), and without it ROW_VECTORS (vectors down the
+    rows, even and odd lanes across them; narrower ones on narrow rows, NARROW_ROWS:
+    `widths` with 16-lane vectors): the bits of the scalar row loops, NaNs and signed
+    zeros included (maximumf's order)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_pool, kernels_pool_rows
 
     monkeypatch.setattr(kernels_pool, "PLANE", False)
-    lanes = []
-    real = kernels_pool._vector_lanes
-    monkeypatch.setattr(kernels_pool, "_vector_lanes",
-                        lambda *a: (lanes.append(real(*a)), lanes[-1])[1])
     inputs, rt, attrs = _pool(name, "NCHW")
     x = inputs[0]
     x.reshape(-1)[::7] = -0.0
     x.reshape(-1)[3::11] = 0.0
     x.reshape(-1)[5::53] = np.nan
-    got = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+
+    def run():
+        return upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+
+    taken = record_calls(kernels_pool_rows, "_max_pool_registers", lambda *a: True)
+    fast = run()
+    assert bool(taken) is registers
+    monkeypatch.setattr(kernels_pool_rows, "REGISTER_ROWS", False)
+    lanes = []
+    real = kernels_pool_rows._vector_lanes
+    monkeypatch.setattr(kernels_pool_rows, "_vector_lanes",
+                        lambda *a: (lanes.append(real(*a)), lanes[-1])[1])
+    got = run()
     assert lanes and all(lanes)
-    monkeypatch.setattr(kernels_pool, "ROW_VECTORS", False)
-    before = upstream_runner(single_op_module(glow.MaxPoolOp, inputs, rt, **attrs))(inputs)[0]
+    if gemm_micro.lanes() == 16:
+        assert sorted(set(lanes)) == widths
+    monkeypatch.setattr(kernels_pool_rows, "ROW_VECTORS", False)
+    before = run()
     assert np.isnan(got).any()
     assert got.tobytes() == before.tobytes()
+    assert fast.tobytes() == before.tobytes()
 
 
 @pytest.mark.parametrize("include", [False, True])

@@ -156,7 +156,10 @@ def pools():
         # kernels_pool._avg_pool_rows
         helper.make_node("AveragePool", ["x"], ["r"], kernel_shape=[3, 3], strides=[2, 2],
                          pads=[1, 1, 1, 1]),
-    ], [("x", [1, 64, 112, 112])], ["m", "a", "p", "q", "r"])
+        # SqueezeNet's and AlexNet's small 3x3/2 max pools (kernels_pool_rows.NARROW_ROWS)
+        helper.make_node("MaxPool", ["x2"], ["m2"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("MaxPool", ["m2"], ["m3"], kernel_shape=[3, 3], strides=[2, 2]),
+    ], [("x", [1, 64, 112, 112]), ("x2", [1, 64, 27, 27])], ["m", "a", "p", "q", "r", "m3"])
 
 
 def elementwise():

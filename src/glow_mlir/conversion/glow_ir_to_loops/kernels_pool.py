@@ -3,9 +3,8 @@
 NCHW float pools of stride 1 whose output is the input's size (the branch pools of
 GoogLeNet and Inception-v3) go by flat planes (`_pool_plane`, PLANE); other NCHW
 max_pool and avg_pool over small windows that all meet the image by rows
-(`_max_pool_rows`, ROW_MAX; `_avg_pool_rows`, ROW_AVG). Other max_pool and avg_pool
-over small windows use the
-per-tap rectangles of valid outputs
+(`_max_pool_rows`, ROW_MAX, in kernels_pool_rows.py; `_avg_pool_rows`, ROW_AVG). Other
+max_pool and avg_pool over small windows use the per-tap rectangles of valid outputs
 (`tap_rects`, as the convolution): the output is initialized, then each tap combines its
 constant rectangle (no bounds checks in any loop). The taps are unrolled at generation
 time, so that form grows with the window: a global pool (the window is the whole image,
@@ -20,8 +19,9 @@ computed from the output position. f16 and bf16 compute in f32. A quantized max_
 (one type in and out: `quantize-graph`'s input rule) takes the max of the stored
 integers, padding at the storage's lowest value: quantization is monotonic (scale > 0),
 so that is the stored max of the reals, exactly the reference's (Glow's int8 MaxPool);
-no dequantize before it and no quantize after. Quantized avg_pool and adaptive_avg_pool
-(the same rule) sum the stored integers in i32 and requantize (`kernels_qpool`).
+no dequantize before it and no quantize after (kernels_pool_stored.py). Quantized avg_pool
+and adaptive_avg_pool (the same rule) sum the stored integers in i32 and requantize
+(`kernels_qpool`).
 """
 
 from __future__ import annotations
@@ -30,19 +30,14 @@ from collections.abc import Callable
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    IntegerType,
-    MemRefType,
     ShapedType,
-    Signedness,
     VectorType,
     f32,
-    i32,
 )
 from xdsl.ir import Attribute, SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import lowers, storage_type
-from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter, byte_view
+from glow_mlir.conversion.glow_ir_to_loops import lowers
+from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     FAST,
@@ -54,7 +49,6 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     iadd,
     imax,
     imin,
-    interior_rect,
     ld,
     require_float,
     shape,
@@ -65,11 +59,16 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     view,
     window_attrs,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_pool_rows import _max_pool_rows
+from glow_mlir.conversion.glow_ir_to_loops.kernels_pool_stored import (
+    _stored_max,
+    _stored_views,
+    runs_stored,
+)
 from glow_mlir.conversion.glow_ir_to_loops.kernels_qpool import average_stored
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.shapes import image_dims
-from glow_mlir.dialects.glow_ops.types import QuantizedType
 
 MAX_UNROLLED_TAPS = 9
 """The largest window (in taps) generated tap by tap: 3x3, the max pools of ResNet,
@@ -97,26 +96,6 @@ def _combiner(em: Emitter, average: bool,
         return em.value(arith.MaximumfOp(acc, v))
 
     return combine
-
-
-def _stored_max(instr) -> tuple[Attribute, bool, int] | None:
-    """(storage type, unsigned, lowest stored value) of a quantized max_pool whose input
-    and result have one 8-bit type (module docstring), else None."""
-    types = {elem(v) for v in instr.operands}
-    t = next(iter(types))
-    if len(types) != 1 or not isinstance(t, QuantizedType) or t.storage.width.data != 8:
-        return None
-    unsigned = t.storage.signedness.data == Signedness.UNSIGNED
-    return storage_type(t), unsigned, 0 if unsigned else -128
-
-
-def runs_stored(types) -> bool:
-    """Whether a pool (max_pool, avg_pool, adaptive_avg_pool) runs on stored integers for
-    these element types (the backend's `is_op_supported`): one 8-bit quantized type for
-    the input and the result."""
-    ts = set(types)
-    t = next(iter(ts), None)
-    return len(ts) == 1 and isinstance(t, QuantizedType) and t.storage.width.data == 8
 
 
 WINDOWED_STORED_AVERAGES = False
@@ -277,138 +256,6 @@ def _windows_meet_image(kernels, strides, pads, hw, ohw) -> bool:
         if len(covered) != ohw[axis]:
             return False
     return True
-
-
-def _max_pool_rows(instr, em: Emitter, ct,
-                   combine: Callable[[SSAValue, SSAValue], SSAValue],
-                   divisor: float | None = None) -> None:
-    """NCHW max pool, every window meeting the image (`_windows_meet_image`): per output
-    row r, v[j] = max over kh of x[clamp(r * sh + kh - pad), j] for every column j (one
-    contiguous pass, in a scratch row), then output (r, q) = max over kw of
-    v[clamp(q * sw + kw - pad)]. A position clamped into the image is still in its
-    window (the window is contiguous and meets the image): one of the window's own
-    pixels read again, so the result is the maximum of the valid taps, exactly (no -inf
-    start, no select). Columns whose taps are all inside (`interior_rect`) are not
-    clamped. `combine` is the pool's maximum: of floats, or of an 8-bit quantized
-    pool's stored integers (`_stored_max`). With `divisor` (an unpadded average pool:
-    no position is clamped), `combine` sums and each output is divided by it."""
-    _, kernels, strides, pads = window_attrs(instr)
-    out, x = instr.operands
-    n, c, h, wd = image_dims(shape(x), "NCHW")
-    _, _, oh, ow = image_dims(shape(out), "NCHW")
-    X, O = _stored_views(em, x, out, ct)
-    sh, sw = strides
-    kh_n, kw_n = kernels
-    cl, cr = interior_rect(kernels, strides, pads, (1, 1), (h, wd), (oh, ow))[1]
-    if cr <= cl:
-        cl = cr = ow
-    lanes = _vector_lanes(ct, divisor, wd)
-    pairs = lanes and strides[1] == 2 and kw_n == 3 and cr - cl >= lanes
-    V = em.scratch(ct, [wd + (lanes if pairs else 0)], private=True)
-
-    def plane(ni, ci):
-        def row(r):
-            top = em.add_index(em.mul_index(r, sh), -pads[0])
-            ihs = [imin(em, imax(em, em.add_index(top, kh), 0), h - 1) for kh in range(kh_n)]
-
-            def rows_max(j):
-                best = None
-                for ih in ihs:
-                    v = ld(em, X, [ni, ci, ih, j], ct)
-                    best = v if best is None else combine(best, v)
-                st(em, best, V, [j])
-
-            if lanes:
-                vt = VectorType(ct, [lanes])
-
-                def rows_vector(j):
-                    best = None
-                    for ih in ihs:
-                        v = em.value(vector.LoadOp(X, [ni, ci, ih, j], vt))
-                        best = v if best is None else combine(best, v)
-                    em.op(vector.StoreOp(best, V, [j]))
-
-                em.loop(0, wd - wd % lanes, rows_vector, step=lanes)
-                if wd % lanes:  # the last vector shifted left: some columns again
-                    rows_vector(em.index(wd - lanes))
-            else:
-                em.loop(0, wd, rows_max)
-
-            def px(q, border: bool):
-                left = em.add_index(em.mul_index(q, sw), -pads[1])
-                best = None
-                for kw in range(kw_n):
-                    iw = em.add_index(left, kw)
-                    if border:
-                        iw = imin(em, imax(em, iw, 0), wd - 1)
-                    v = ld(em, V, [iw], ct)
-                    best = v if best is None else combine(best, v)
-                assert best is not None  # kw_n >= 1: the verifier's window
-                if divisor is not None:
-                    best = fdiv(em, best, em.const(divisor, ct))
-                st(em, best, O, [ni, ci, r, q])
-
-            def pairs_vector(q):
-                """Outputs q .. q + lanes of a 3-wide stride-2 window: taps 0 and 1 the
-                even and odd lanes of V[left : left + 2 lanes], tap 2 the even ones of
-                V[left + 2 :] (its last odd lane, V[wd] at most, unused)."""
-                left = em.add_index(em.mul_index(q, 2), -pads[1])
-                vt = VectorType(ct, [lanes])
-
-                def halves(at):
-                    return (em.value(vector.LoadOp(V, [at], vt)),
-                            em.value(vector.LoadOp(V, [em.add_index(at, lanes)], vt)))
-
-                def pick(a, b, first):
-                    mask = DenseArrayBase.from_list(i32, list(range(first, 2 * lanes, 2)))
-                    return em.value(llvm.ShuffleVectorOp(a, b, mask, vt))
-
-                a0, a1 = halves(left)
-                b0, b1 = halves(em.add_index(left, 2))
-                best = combine(combine(pick(a0, a1, 0), pick(a0, a1, 1)), pick(b0, b1, 0))
-                em.op(vector.StoreOp(best, O, [ni, ci, r, q]))
-
-            em.loop(0, cl, lambda q: px(q, True))
-            if pairs:
-                whole = cl + (cr - cl) - (cr - cl) % lanes
-                em.loop(cl, whole, lambda q: pairs_vector(q), step=lanes)
-                if whole < cr:  # the last block shifted left: some outputs again
-                    pairs_vector(em.index(cr - lanes))
-            else:
-                em.loop(cl, cr, lambda q: px(q, False))
-            em.loop(cr, ow, lambda q: px(q, True))
-
-
-        em.loop(0, oh, row)
-
-    em.loop(0, n, lambda ni: parallel_loop(em, c, n * c * h * wd * 4,
-                                          lambda ci: plane(ni, ci)))
-
-
-ROW_VECTORS = True
-"""Whether `_max_pool_rows` runs on f32 (max pools; rows at least a vector wide) in
-explicit vectors: the window rows' maximum a vector at a time, the row's last vector
-shifted left over columns already done (no scalar remainder: 111 = 6 x 16 + 15 columns
-took 15 scalar iterations per output row), and for 3-wide stride-2 windows (ResNet's and
-SqueezeNet's 3x3/2) the interior outputs a vector at a time from the even and odd lanes
-of the row (two loads and a shuffle per tap pair), where LLVM left the stride-2 reads
-scalar. A maximum is exact and taken in the same order: the same bits. Measured
-(`python benchmarks/cpu_kernels.py --cpu-time --repeat 30 --cases r50_pool,sq_pool_111,
-sq_pool_55,sq_pool_27 [--no-row-vectors]`, CPU time ratio to onnxruntime, whose time
-counts its NCHWc reorders: see `benchmarks/cpu_layers_vs_onnxruntime.py`; scalar ->
-vectors, one run each, AMD znver4 under load): ResNet's 64x112x112 pad 1 0.65 -> 0.63,
-SqueezeNet's 64x111x111 0.65 -> 0.56 (174 -> 134 us), 128x55x55 0.93 -> 0.79 (104 ->
-85 us), 256x27x27 1.70 -> 1.32 (90 -> 79 us)."""
-
-
-def _vector_lanes(ct, divisor, wd: int) -> int:
-    """Lanes of `_max_pool_rows`'s vectors (ROW_VECTORS), 0 for its scalar loops."""
-    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
-
-    if not ROW_VECTORS or ct != f32 or divisor is not None or not gemm_micro.applies(ct):
-        return 0
-    n = gemm_micro.lanes()
-    return n if wd >= n else 0
 
 
 ROW_AVG = True
@@ -690,17 +537,6 @@ def _reduce_window(em: Emitter, ct, X, O, index: Callable[..., list], c: int,
         st(em, apply(ld(em, O, idx, ct)), O, idx)
 
     em.loop(0, c, scale)
-
-
-def _stored_views(em: Emitter, x: SSAValue, out: SSAValue, ct) -> tuple[SSAValue, SSAValue]:
-    """The input and output memrefs, of storage integers `ct` when quantized."""
-    if not isinstance(ct, IntegerType):
-        return em.buffer(x), em.buffer(out)
-    views = []
-    for v in (x, out):
-        base, offset = em.places[v]
-        views.append(byte_view(em, base, offset, MemRefType(ct, list(shape(v)))))
-    return views[0], views[1]
 
 
 GLOBAL_VECTORS = True
