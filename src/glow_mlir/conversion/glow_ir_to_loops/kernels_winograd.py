@@ -44,7 +44,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     shape,
     window_attrs,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm, micro_rows
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
@@ -320,7 +320,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
     V = em.scratch(ct, [al * al, c, tiles])
     M = em.scratch(ct, [al * al, o, tiles])
-    tile = c_tile(em, ct, tiles)
+    tile = c_tile(em, ct, tiles, micro_rows())
     zero = em.const(0.0, ct)
 
     def filters(oc: SSAValue) -> None:
