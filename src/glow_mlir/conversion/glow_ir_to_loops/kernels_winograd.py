@@ -354,7 +354,8 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     tx0, tx1 = inside(wd, pl, tw)
 
     def band(ni: SSAValue, s0: SSAValue | int, count: int) -> None:
-        """Tile rows [s0, s0 + count) of image ni; V and M hold their tiles, tile t
+        """Tile rows [s0, s0 + count) of image ni (s0 the int 0: the whole image); V and M
+        hold their tiles, tile t
         of the band at t = (ty - s0) * tw + tx."""
         def span(lo: int, hi: int) -> tuple[SSAValue | int, SSAValue | int]:
             """[lo, hi) within the band."""
@@ -364,7 +365,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
             return imax(em, s0, lo), imin(em, em.add_index(s0, count), hi)
 
         def slot(ty: SSAValue, tx: SSAValue) -> SSAValue:
-            row = ty if s0 == 0 else em.value(arith.SubiOp(ty, em.bound(s0)))
+            row = ty if isinstance(s0, int) else em.value(arith.SubiOp(ty, s0))
             return em.value(arith.AddiOp(em.mul_index(row, tw), tx))
 
         def patches(ic: SSAValue) -> None:
