@@ -61,9 +61,10 @@ process, CPU time ratio to onnxruntime, 3x3 + clip single layers, off -> on): 64
 0.672 -> 0.643, 128@28 0.529 -> 0.512, 256@14 0.705 -> 0.711, 512@7 0.789 -> 0.736;
 whole models (`benchmarks/cpu_switch_ab.py
 glow_mlir.conversion.glow_ir_to_loops.kernels_winograd.MICRO MODELS --runs 6`):
-ResNet-101 0.936 -> 0.918, Wide-ResNet-50-2 0.907 -> 0.831, DenseNet-121 0.888 ->
-0.884, Inception-v3 0.997 -> 0.999, ResNet-50 0.967 -> 0.945 and 0.973 -> 0.997 in
-two runs (a loaded machine)."""
+ResNet-101 0.936 -> 0.918, ResNet-152 0.904 -> 0.899, Wide-ResNet-50-2 0.907 -> 0.831,
+FCN-ResNet50 1.067 -> 0.942, VGG13 (bands) 0.551 -> 0.539, DenseNet-121 0.888 -> 0.884,
+Inception-v3 0.997 -> 0.999, ResNet-50 0.967 -> 0.945, 0.973 -> 0.997 and 0.987 ->
+0.962 in three runs (a loaded machine)."""
 
 MIN_CHANNELS = 16
 """Fewest input and output channels for "auto": the filter transform (per call unless
@@ -355,8 +356,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
 
     def band(ni: SSAValue, s0: SSAValue | int, count: int) -> None:
         """Tile rows [s0, s0 + count) of image ni (s0 the int 0: the whole image); V and M
-        hold their tiles, tile t
-        of the band at t = (ty - s0) * tw + tx."""
+        hold their tiles, tile t of the band at t = (ty - s0) * tw + tx."""
         def span(lo: int, hi: int) -> tuple[SSAValue | int, SSAValue | int]:
             """[lo, hi) within the band."""
             if isinstance(s0, int):
