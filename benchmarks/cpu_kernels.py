@@ -810,6 +810,8 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "sq_stem": conv_clip_case(3, 224, 64, 3, 2, 0),
          "sq_e3_55": conv_clip_case(16, 55, 64, 3, 1, 1),
          "vgg_64_224": conv_clip_case(64, 224, 64, 3, 1, 1),
+         # VGG's 128 at 112x112 (Winograd in bands of tile rows: kernels_winograd.BANDS)
+         "vgg_128_112": conv_clip_case(128, 112, 128, 3, 1, 1),
          # DenseNet-121's transition pools (2x2/2, after the 1x1 moved behind them)
          "dn_pool_56": max_pool_case(256, 56, 2, 2, 0, "AveragePool"),
          "dn_pool_28": max_pool_case(512, 28, 2, 2, 0, "AveragePool"),
@@ -1025,6 +1027,10 @@ def main(argv=None) -> None:
     p.add_argument("--no-pipelined-planes", action="store_true",
                    help="depthwise convolutions copy a channel's planes, then compute it "
                         "(kernels_depthwise.PIPELINED = False)")
+    p.add_argument("--no-winograd-bands", action="store_true",
+                   help="kernels_winograd.BANDS = False: past MAX_SCRATCH_BYTES, the direct forms")
+    p.add_argument("--no-winograd-micro", action="store_true",
+                   help="kernels_winograd.MICRO = False: the products on gemm's scalar loops")
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
@@ -1122,6 +1128,10 @@ def main(argv=None) -> None:
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise
 
     kernels_pointwise.POINTWISE = not args.no_pointwise
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd
+
+    kernels_winograd.BANDS = not args.no_winograd_bands
+    kernels_winograd.MICRO = not args.no_winograd_micro
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles

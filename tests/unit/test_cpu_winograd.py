@@ -123,6 +123,21 @@ def test_random_shapes(calls, monkeypatch):
     assert len(calls) == 4
 
 
+def test_products_on_the_micro_kernel_give_the_loops_bits(calls, monkeypatch):
+    """`MICRO`: the 16 products through gemm's micro-kernel (18x20 outputs: 90 tiles, a
+    whole block of 64 columns, a narrower block and scalar columns) sum each element in
+    the same order as the loops: the same bits, and the interpreter's values."""
+    model, feeds = conv_model(1, 19, 18, 20, 10, tail="residual", seed=5)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    got = {}
+    for on in (False, True):
+        monkeypatch.setattr(wg, "MICRO", on)
+        got[on] = _run(model, feeds, "always", monkeypatch)
+    assert len(calls) == 2
+    assert np.array_equal(got[True], got[False])
+    np.testing.assert_allclose(got[True], want, rtol=1e-4, atol=1e-5)
+
+
 @pytest.fixture
 def static_parts():
     """Part w of every parallel loop on worker w (`thread_pool.set_static_parts`): on a
@@ -159,7 +174,8 @@ def test_does_not_fit(kw, calls, monkeypatch):
 
 def test_scratch_bound(calls, monkeypatch):
     """A convolution whose V and M (and U, for a filter that is no constant) would pass
-    MAX_SCRATCH_BYTES keeps the direct forms."""
+    MAX_SCRATCH_BYTES keeps the direct forms (without `BANDS`)."""
+    monkeypatch.setattr(wg, "BANDS", False)
     model, feeds = conv_model(1, 6, 12, 12, 6)
     monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 16 * (2 * 6 * 36) * 4 - 1)
     _run(model, feeds, "always", monkeypatch)
@@ -172,6 +188,7 @@ def test_scratch_bound(calls, monkeypatch):
 
 def test_scratch_bound_counts_filters_transformed_per_call(calls, monkeypatch):
     """With the filter a model input, U [16, O, C] is scratch too."""
+    monkeypatch.setattr(wg, "BANDS", False)
     model, feeds = conv_model(1, 6, 12, 12, 6)
     w = numpy_helper.to_array(model.graph.initializer[0])
     del model.graph.initializer[0]
@@ -336,7 +353,8 @@ def test_f4_auto_rule(calls, monkeypatch):
 def test_f4_when_only_its_scratch_fits(calls, monkeypatch):
     """A constant filter whose F(2x2) scratch passes MAX_SCRATCH_BYTES but F(4x4)'s does
     not (Inception-v3's 32 -> 64 at 109x109) runs as F(4x4), below "auto"'s pixels for
-    it; neither fitting, or F(4x4) off, keeps the direct forms."""
+    it; neither fitting, or F(4x4) off, keeps the direct forms (without `BANDS`)."""
+    monkeypatch.setattr(wg, "BANDS", False)
     c = wg.MIN_CHANNELS
     f2, f4 = 16 * (2 * c * 36) * 4, 36 * (2 * c * 9) * 4  # 12x12: 36 and 9 tiles
     assert 12 * 12 < wg.MIN_OUTPUT_PIXELS_4 and f4 < f2
@@ -352,6 +370,36 @@ def test_f4_when_only_its_scratch_fits(calls, monkeypatch):
         monkeypatch.setattr(wg, "WINOGRAD_4", f4_mode)
         glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False).run(feeds)
         assert not calls, (limit, f4_mode)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_bands_of_tile_rows(m, calls, monkeypatch, static_parts):
+    """Past MAX_SCRATCH_BYTES, bands of tile rows (`band_rows`): 3 rows of tiles per band
+    of 5 (4 and 9 with F(2x2)), a shorter last band holding the last partial tile row
+    (17 outputs): the whole image's bits (each element the same sums; F(2x2)), the same
+    bits for 1 and 3 threads (F(4x4)); with the filter an input too (F(2x2): U
+    transformed per call, outside the bands)."""
+    monkeypatch.setattr(wg, "WINOGRAD_4", "always" if m == 4 else "never")
+    model, feeds = conv_model(1, 5, 17, 18, 6, tail="residual", seed=7)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    whole = _run(model, feeds, "always", monkeypatch) if m == 2 else None
+    rows = 3 if m == 4 else 4  # of 5 or 9 tile rows
+    monkeypatch.setattr(wg, "MAX_SCRATCH_BYTES", 0)
+    monkeypatch.setattr(wg, "BAND_BYTES", (m + 2) ** 2 * (5 + 6) * rows * -(-18 // m) * 4)
+    threads = (1, 3) if m == 4 else (1,)
+    got = [_run(model, feeds, "always", monkeypatch, threads=t) for t in threads]
+    assert [wg.band_rows(i, m) for i in calls[-len(threads):]] == [rows] * len(threads)
+    for g in got:
+        assert np.array_equal(g, got[0] if whole is None else whole)
+    np.testing.assert_allclose(got[0], want, rtol=1e-3, atol=1e-4)
+    if m == 2:
+        w = numpy_helper.to_array(model.graph.initializer[0])
+        del model.graph.initializer[0]
+        model.graph.input.append(helper.make_tensor_value_info(
+            "w", onnx.TensorProto.FLOAT, list(w.shape)))
+        per_call = _run(model, {**feeds, "w": w}, "always", monkeypatch)
+        np.testing.assert_allclose(per_call, want, rtol=1e-4, atol=1e-5)
+        assert 0 < wg.band_rows(calls[-1], 2) < 9 and not wg.pretransformed(calls[-1])
 
 
 def test_saved_model_keeps_the_transformed_filters(calls, monkeypatch, tmp_path):

@@ -18,8 +18,8 @@ fully_connected, mat_mul and batch_mat_mul in f32 (`gemm(..., micro=True)`) repl
 k loop over the tile by a register-blocked micro-kernel (`gemm_micro.py`: blocks of
 gemm_micro.ROWS rows x 64 columns in zmm registers across a block of k, then one narrower
 block of the whole vectors left, `vector_columns`; the columns left over go through the
-loops above), with its own KC and TILE; the convolutions
-(kernels_conv.py, kernels_winograd.py) keep the loops. Constant weights come packed in
+loops above), with its own KC and TILE; so do the convolutions' products
+(kernels_conv.MICRO, kernels_winograd.MICRO). Constant weights come packed in
 the micro-kernel's panels (`gemm_panels` = nr: `targets/cpu/gemm_panels.py` at compile
 time, `weights_access` here); any other B is packed in strips by the first block of rows
 on each call.

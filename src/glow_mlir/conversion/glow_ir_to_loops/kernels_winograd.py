@@ -21,6 +21,7 @@ channel, the products by xi), never inside a sum.
 
 Which convolutions take it: `use_winograd`, a rule read off
 `benchmarks/conv_algorithms.py` (direct vs Winograd vs onnxruntime per ResNet layer).
+Images whose V and M pass MAX_SCRATCH_BYTES go by bands of tile rows (`band_rows`).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
     CONTRACT,
     attrs,
+    block_loop,
     elem,
     imax,
     imin,
     shape,
     window_attrs,
 )
-from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm, micro_rows
 from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_loop
 from glow_mlir.dialects.glow_ops.shapes import image_dims
 
@@ -50,6 +52,19 @@ WINOGRAD = "auto"
 """Which 3x3 stride-1 convolutions use F(2x2, 3x3): "auto" (`use_winograd`'s rule),
 "always" (every one that fits: the tests), "never" (the forms of kernels_conv.py;
 `benchmarks/conv_algorithms.py` compares them in one run)."""
+
+MICRO = True
+"""Whether the (m+2)^2 products go through gemm's register-blocked micro-kernel
+(`gemm(..., micro=True)`, as the im2col convolutions' do; False: its scalar loops). The
+same bits (each element one chain of fused multiply-adds in k order). Measured (one
+process, CPU time ratio to onnxruntime, 3x3 + clip single layers, off -> on): 64@56
+0.672 -> 0.643, 128@28 0.529 -> 0.512, 256@14 0.705 -> 0.711, 512@7 0.789 -> 0.736;
+whole models (`benchmarks/cpu_switch_ab.py
+glow_mlir.conversion.glow_ir_to_loops.kernels_winograd.MICRO MODELS --runs 6`):
+ResNet-101 0.936 -> 0.918, ResNet-152 0.904 -> 0.899, Wide-ResNet-50-2 0.907 -> 0.831,
+FCN-ResNet50 1.067 -> 0.942, VGG13 (bands) 0.551 -> 0.539, DenseNet-121 0.888 -> 0.884,
+Inception-v3 0.997 -> 0.999, ResNet-50 0.967 -> 0.945, 0.973 -> 0.997 and 0.987 ->
+0.962 in three runs (a loaded machine)."""
 
 MIN_CHANNELS = 16
 """Fewest input and output channels for "auto": the filter transform (per call unless
@@ -133,27 +148,63 @@ def tile_size(instr, constant_filter: bool = False) -> int:
         return m
     if not use_winograd(instr, constant_filter):
         return 0
-    if not constant_filter or WINOGRAD_4 == "never" or \
-            scratch_bytes(instr, True, 4) > MAX_SCRATCH_BYTES:
+    if not constant_filter or WINOGRAD_4 == "never" or band_rows(instr, 4, True) == 0:
         return 2
-    if scratch_bytes(instr, True) > MAX_SCRATCH_BYTES:
-        return 4  # only F(4x4)'s fewer, larger tiles fit (`fits`)
+    whole4 = scratch_bytes(instr, True, 4) <= MAX_SCRATCH_BYTES
+    if not whole4 or scratch_bytes(instr, True) > MAX_SCRATCH_BYTES:
+        return 4  # in bands, or only F(4x4)'s fewer, larger tiles fit whole (`fits`)
     _, o, oh, ow = image_dims(shape(instr.operands[0]), "NCHW")
     c = image_dims(shape(instr.operands[1]), "NCHW")[1]
     big = oh * ow >= MIN_OUTPUT_PIXELS_4 and min(c, o) >= MIN_CHANNELS_4
     return 4 if WINOGRAD_4 == "always" or big else 2
 
 
-def scratch_bytes(instr, constant_filter: bool = False, m: int = 2) -> int:
+def scratch_bytes(instr, constant_filter: bool = False, m: int = 2,
+                  rows: int | None = None) -> int:
     """Bytes of U [16, O, C] (unless `pretransformed` or to be: `constant_filter`),
-    V [a, C, tiles] and M [a, O, tiles] for `instr` as F(m x m, 3x3), a = (m + 2)^2."""
+    V [a, C, tiles] and M [a, O, tiles] for `instr` as F(m x m, 3x3), a = (m + 2)^2;
+    `rows`: for a band of that many rows of tiles (None: the whole image)."""
     out, x, _, _ = instr.operands
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     m = pretransformed(instr) or m
-    tiles = -(-oh // m) * -(-ow // m)
+    tiles = (-(-oh // m) if rows is None else rows) * -(-ow // m)
     u = 0 if constant_filter or pretransformed(instr) else o * c
     return (m + 2) ** 2 * (u + c * tiles + o * tiles) * (bit_width(elem(out)) // 8)
+
+
+BANDS = True
+"""Whether a convolution whose V and M (`scratch_bytes`) pass MAX_SCRATCH_BYTES runs in
+bands of tile rows (`band_rows`: patches, products and outputs per band, V and M the
+band's; each element the same sums as the whole image's: the same bits) instead of the
+direct forms: VGG's 64 and 128 channels at 224x224 and 112x112 (F(4x4): 58 and 29 MB
+whole) went through im2col bands at ~60 GFLOP/s, 158 of VGG13-BN's 233 ms. Measured
+(`GLOW_CORPUS_CACHE=... python benchmarks/cpu_switch_ab.py
+glow_mlir.conversion.glow_ir_to_loops.kernels_winograd.BANDS vgg13 --runs 5`, one thread,
+CPU time ratio to onnxruntime in one process): VGG13 1.00 -> 0.52; `real_models.py
+--only vgg13_bn vgg19 fcn_resnet50 --check cpu --steady 3`: 0.54, 0.54, 0.96 (before:
+1.09, ~1.0, 1.04 in the corpus run), errors 2.5e-05, 9.5e-07, 1.7e-04 (abs) as checked."""
+BAND_BYTES = 4 * 1024 * 1024
+"""Most bytes of a band's U, V and M (`band_rows`). VGG13's ratio to onnxruntime with
+1, 2, 4, 8 MB (one process, 5 runs): 0.570, 0.526, 0.520, 0.551 (V and M of 2-4 MB stay
+in L3 next to L2's 1 MB; 1 MB bands have 1-2 tile rows, short products)."""
+
+
+def band_rows(instr, m: int, constant_filter: bool | None = None) -> int:
+    """Rows of tiles per band for `instr` as F(m x m, 3x3): all of them when the whole
+    image's scratch fits MAX_SCRATCH_BYTES, else (`BANDS`) as many as fit BAND_BYTES, 0
+    when not even one does. `constant_filter` None: whether the filter is
+    `pretransformed`."""
+    if constant_filter is None:
+        constant_filter = bool(pretransformed(instr))
+    th = -(-image_dims(shape(instr.operands[0]), "NCHW")[2] // m)
+    if scratch_bytes(instr, constant_filter, m) <= MAX_SCRATCH_BYTES:
+        return th
+    if not BANDS:
+        return 0
+    fit = [r for r in range(1, th) if scratch_bytes(instr, constant_filter, m, r)
+           <= BAND_BYTES]
+    return max(fit, default=0)
 
 
 def fits(instr, constant_filter: bool = False) -> bool:
@@ -163,7 +214,8 @@ def fits(instr, constant_filter: bool = False) -> bool:
     (a quarter of the tiles, 36 values each instead of 16: 0.56x the V and M of
     F(2x2)): Inception-v3's 32 -> 64 at 109x109 needs 18.6 MB as F(2x2), 10.8 MB as
     F(4x4); its im2col bands ran at 1.11x onnxruntime's time, F(4x4) at 0.91x
-    (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases iv3_2b`, one run)."""
+    (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases iv3_2b`, one run).
+    Past that, in bands of tile rows (`band_rows`)."""
     if not all(isinstance(elem(v), AnyFloat) for v in instr.operands[:3]):
         return False
     layout, kernels, strides, pads = window_attrs(instr)
@@ -171,9 +223,9 @@ def fits(instr, constant_filter: bool = False) -> bool:
     return (layout == "NCHW" and tuple(kernels) == (3, 3) and tuple(strides) == (1, 1)
             and tuple(a.ints("dilation", (1, 1))) == (1, 1) and a.int_attr("group", 1) == 1
             and max(pads) <= 1
-            and (scratch_bytes(instr, constant_filter) <= MAX_SCRATCH_BYTES
+            and (band_rows(instr, 2, constant_filter) > 0
                  or (constant_filter and WINOGRAD_4 != "never"
-                     and scratch_bytes(instr, True, 4) <= MAX_SCRATCH_BYTES)))
+                     and band_rows(instr, 4, True) > 0)))
 
 
 def use_winograd(instr, constant_filter: bool = False) -> bool:
@@ -264,11 +316,12 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     al = m + 2  # the tile's side
     bt, at = TRANSFORMS[m]
     th, tw = -(-oh // m), -(-ow // m)
-    tiles = th * tw
+    per_band = band_rows(instr, m)  # tile rows per band (th: the whole image at once)
+    tiles = per_band * tw
     X, W, B, O = em.buffer(x), em.buffer(w), em.buffer(bias), em.buffer(out)
     V = em.scratch(ct, [al * al, c, tiles])
     M = em.scratch(ct, [al * al, o, tiles])
-    tile = c_tile(em, ct, tiles)
+    tile = c_tile(em, ct, tiles, micro_rows())
     zero = em.const(0.0, ct)
 
     def filters(oc: SSAValue) -> None:
@@ -301,7 +354,20 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
     ty0, ty1 = inside(h, pt, th)
     tx0, tx1 = inside(wd, pl, tw)
 
-    def image(ni: SSAValue) -> None:
+    def band(ni: SSAValue, s0: SSAValue | int, count: int) -> None:
+        """Tile rows [s0, s0 + count) of image ni (s0 the int 0: the whole image); V and M
+        hold their tiles, tile t of the band at t = (ty - s0) * tw + tx."""
+        def span(lo: int, hi: int) -> tuple[SSAValue | int, SSAValue | int]:
+            """[lo, hi) within the band."""
+            if isinstance(s0, int):
+                a = max(s0, lo)
+                return a, max(a, min(s0 + count, hi))
+            return imax(em, s0, lo), imin(em, em.add_index(s0, count), hi)
+
+        def slot(ty: SSAValue, tx: SSAValue) -> SSAValue:
+            row = ty if isinstance(s0, int) else em.value(arith.SubiOp(ty, s0))
+            return em.value(arith.AddiOp(em.mul_index(row, tw), tx))
+
         def patches(ic: SSAValue) -> None:
             def tile_row(ty: SSAValue, rows_in: bool) -> None:
                 r0 = em.add_index(em.mul_index(ty, m), -pt)
@@ -328,7 +394,7 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                                 v = em.value(arith.SelectOp(ok, v, zero))
                             line.append(v)
                         d.append(line)
-                    t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
+                    t = slot(ty, tx)
                     va = _rows_then_cols(em, d, lambda col: _apply(em, bt, col))
                     for a in range(al):
                         for b in range(al):
@@ -338,24 +404,25 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                 em.loop(tx0, tx1, lambda tx: tile_col(tx, True))
                 em.loop(tx1, tw, lambda tx: tile_col(tx, False))
 
-            em.loop(0, ty0, lambda ty: tile_row(ty, False))
-            em.loop(ty0, ty1, lambda ty: tile_row(ty, True))
-            em.loop(ty1, th, lambda ty: tile_row(ty, False))
+            em.loop(*span(0, ty0), lambda ty: tile_row(ty, False))
+            em.loop(*span(ty0, ty1), lambda ty: tile_row(ty, True))
+            em.loop(*span(ty1, th), lambda ty: tile_row(ty, False))
 
-        parallel_loop(em, c, c * tiles * al * al * TRANSFORM_WORK, patches)
+        cols = count * tw
+        parallel_loop(em, c, c * cols * al * al * TRANSFORM_WORK, patches)
 
         def product(xi: SSAValue) -> None:
-            gemm(em, o, c, tiles, lambda i, j: (M, [xi, i, j]),
+            gemm(em, o, c, cols, lambda i, j: (M, [xi, i, j]),
                  lambda i, k: u_at(xi, i, k), lambda k, j: (V, [xi, k, j]),
-                 lambda i, j: zero, None, tile=tile)
+                 lambda i, j: zero, None, tile=tile, micro=MICRO)
 
-        parallel_loop(em, al * al, al * al * o * c * tiles, product)
+        parallel_loop(em, al * al, al * al * o * c * cols, product)
 
         def outputs(oc: SSAValue) -> None:
             b = em.load(B, [oc])
 
             def block(ty: SSAValue, tx: SSAValue, nrows: int, ncols: int) -> None:
-                t = em.value(arith.AddiOp(em.mul_index(ty, tw), tx))
+                t = slot(ty, tx)
                 mm = [[em.load(M, [em.index(al * a + bb), oc, t]) for bb in range(al)]
                       for a in range(al)]
                 y = _rows_then_cols(em, mm, lambda col: _apply(em, at, col))
@@ -370,11 +437,17 @@ def convolution_winograd(em: Emitter, instr, act: Finish) -> None:
                 if ow % m:
                     block(ty, em.index(tw - 1), nrows, ow % m)
 
-            em.loop(0, oh // m, lambda ty: tile_row(ty, m))
-            if oh % m:
-                tile_row(em.index(th - 1), oh % m)
+            em.loop(*span(0, oh // m), lambda ty: tile_row(ty, m))
+            if oh % m:  # the last tile row, part of the last band only
+                em.loop(*span(oh // m, th), lambda ty: tile_row(ty, oh % m))
 
-        parallel_loop(em, o, o * tiles * al * al * TRANSFORM_WORK, outputs)
+        parallel_loop(em, o, o * cols * al * al * TRANSFORM_WORK, outputs)
+
+    def image(ni: SSAValue) -> None:
+        if per_band >= th:
+            band(ni, 0, th)
+        else:
+            block_loop(em, th, per_band, lambda s0, count: band(ni, s0, count))
 
     em.loop(0, n, image)
 
