@@ -77,10 +77,11 @@ the bands, half the passes over the filters). RegNetY-128GF's
 --cases y128_g_56,y128_g_14`, ratio to onnxruntime): at 56x56 one row's columns (608
 KB) fit only this, where the convolution fell back to kernels_conv's 3.85 -> 1.20; at
 14x14 3 bands, not 5, 1.19-1.27 -> 0.98-1.08. RegNetY-16GF's 112 (450 KB) stay.
-In models (`benchmarks/cpu_switch_ab.py`, off -> on, same bits): RegNetY-32GF (232 per
-group) 1.015 -> 1.002; RegNetY-128GF from its input to block3-0's output (stages 1 and 2,
-`onnx.utils.extract_model`: two compiles of the whole model ran out of memory here)
-1.463 -> 1.121."""
+In models (`benchmarks/cpu_switch_ab.py`, off -> on, same bits, two runs): RegNetY-128GF
+from its input to block3-0's output (stages 1 and 2, `onnx.utils.extract_model`: a
+compile of the whole model ran out of memory here) 1.463 -> 1.121, 1.392 -> 1.108; its
+block3-1 to block3-4 (14x14) 1.102 -> 1.091; RegNetY-32GF (232 per group) 1.015 ->
+1.002, 1.015 -> 1.014."""
 MIN_GROUP_CHANNELS = 2
 """Fewest input channels per group for this kernel (one: depthwise, kernels_depthwise)."""
 PADDED_FILL = True
