@@ -71,6 +71,32 @@ def test_bands():
     assert grouped.band_rows(48 * 9, 7, 7) == 7
 
 
+def test_wide_filter_bands(calls, monkeypatch):
+    """A group whose filters exceed WIDE_FILTER_BYTES gets bands of up to that many
+    bytes of columns: RegNetY-128GF's 264 per group at 56x56 (one row, 608 KB: none fit
+    GROUPED_BYTES), at 14x14 6 rows (not 3); 112 per group keep GROUPED_BYTES. Scaled
+    down (both limits lowered) a convolution only the wide limit admits, within float
+    tolerance of the interpreter and the register tiles; off, it is refused."""
+    assert grouped.band_rows(264 * 9, 56, 56, 264) == 1
+    assert grouped.band_rows(264 * 9, 56, 56) == 0
+    assert grouped.band_rows(264 * 9, 14, 14, 264) == 6
+    assert grouped.band_rows(264 * 9, 14, 14) == 3
+    assert grouped.band_rows(112 * 9, 14, 14, 112) == grouped.band_rows(112 * 9, 14, 14)
+    monkeypatch.setattr(grouped, "GROUPED_BYTES", 15000)
+    monkeypatch.setattr(grouped, "WIDE_FILTER_BYTES", 40000)
+    assert grouped.band_rows(32 * 9, 9, 9, 40) == 2  # 32 x 9 x 16 x 4 = 18 KB a row
+    model, feeds = conv_model(1, 64, 9, 9, 80, group=2, tail="relu", seed=7)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    tiles = _run(model, feeds, False, monkeypatch)
+    assert not calls
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got, tiles, rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(grouped, "WIDE_FILTER", False)
+    assert grouped.band_rows(32 * 9, 9, 9, 40) == 0
+
+
 @pytest.fixture
 def static_parts():
     """Part w of every parallel loop on worker w: columns shared by mistake between

@@ -65,6 +65,23 @@ register tiles and direct forms of kernels_conv.py; `benchmarks/cpu_kernels.py
 GROUPED_BYTES = 512 * 1024
 """Most bytes of one group's im2col columns (a band of output rows), in L2 while the
 group's blocks of output channels read them."""
+WIDE_FILTER = True
+"""Whether groups of wide filters get bands of up to WIDE_FILTER_BYTES of columns
+(False: GROUPED_BYTES for all; `benchmarks/cpu_switch_ab.py
+glow_mlir.conversion.glow_ir_to_loops.kernels_grouped.WIDE_FILTER regnet_y_128gf`)."""
+WIDE_FILTER_BYTES = 1024 * 1024
+"""A group's filters (k x og floats) larger than this (L2) come from beyond L2 once per
+band: such groups' bands may hold WIDE_FILTER_BYTES of columns, not GROUPED_BYTES (half
+the bands, half the passes over the filters). RegNetY-128GF's
+264 channels per group (2.5 MB of filters; `benchmarks/cpu_kernels.py --cpu-time
+--cases y128_g_56,y128_g_14`, ratio to onnxruntime): at 56x56 one row's columns (608
+KB) fit only this, where the convolution fell back to kernels_conv's 3.85 -> 1.20; at
+14x14 3 bands, not 5, 1.19-1.27 -> 0.98-1.08. RegNetY-16GF's 112 (450 KB) stay.
+In models (`benchmarks/cpu_switch_ab.py`, off -> on, same bits, two runs): RegNetY-128GF
+from its input to block3-0's output (stages 1 and 2, `onnx.utils.extract_model`: a
+compile of the whole model ran out of memory here) 1.463 -> 1.121, 1.392 -> 1.108; its
+block3-1 to block3-4 (14x14) 1.102 -> 1.091; RegNetY-32GF (232 per group) 1.015 ->
+1.002, 1.015 -> 1.014."""
 MIN_GROUP_CHANNELS = 2
 """Fewest input channels per group for this kernel (one: depthwise, kernels_depthwise)."""
 PADDED_FILL = True
@@ -99,7 +116,7 @@ def use_grouped(instr) -> bool:
     """An NCHW f32 convolution of more than one group with at least MIN_GROUP_CHANNELS
     input channels per group, other than 1x1 stride 1 unpadded (a plain product per
     group, kernels_conv), when at least one output row of a group's columns fits
-    GROUPED_BYTES."""
+    `band_bytes`."""
     layout, kernels, strides, pads = window_attrs(instr)
     group = attrs(instr).int_attr("group", 1)
     out, x, _, _ = instr.operands
@@ -111,16 +128,24 @@ def use_grouped(instr) -> bool:
     if tuple(kernels) == (1, 1) and tuple(strides) == (1, 1) and not any(pads):
         return False
     _, _, oh, ow = image_dims(shape(out), "NCHW")
-    return band_rows(c // group * kernels[0] * kernels[1], oh, ow) > 0
+    _, o, _, _ = image_dims(shape(out), "NCHW")
+    return band_rows(c // group * kernels[0] * kernels[1], oh, ow, o // group) > 0
 
 
-def band_rows(k: int, oh: int, ow: int) -> int:
-    """Output rows per band (0: not one row fits GROUPED_BYTES with k rows of columns):
+def band_bytes(k: int, og: int) -> int:
+    """Most bytes of a band's columns for a group of k x og filters (WIDE_FILTER_BYTES)."""
+    if WIDE_FILTER and k * og * 4 > WIDE_FILTER_BYTES:
+        return max(GROUPED_BYTES, WIDE_FILTER_BYTES)
+    return GROUPED_BYTES
+
+
+def band_rows(k: int, oh: int, ow: int, og: int = 0) -> int:
+    """Output rows per band (0: not one row fits `band_bytes` with k rows of columns):
     of the heights that fit, the one whose bands pad the fewest columns to whole vectors,
     then the fewest bands. RegNetX's 28x28 with 48 channels per group: 8 rows (224 and
     112 columns, whole vectors), where 7 (the most that fit, evened out) padded each band
     of 196 columns to 208."""
-    most = min(oh, GROUPED_BYTES // (k * gemm_micro.padded(ow) * 4))
+    most = min(oh, band_bytes(k, og) // (k * gemm_micro.padded(ow) * 4))
     if most == 0:
         return 0
 
@@ -154,7 +179,7 @@ def transposed_width(k: int, og: int, oh: int, ow: int, stride: int = 1) -> int:
     160x14x14 g10 0.98 -> 0.78-0.94, 64x56x56/2 g4 1.22 -> 0.96, 32x112x112/2 g2 1.09 ->
     1.02-1.06; RegNetX-3.2GF's 432x14x14 g9 1.10 -> 1.05; ResNeXt's 512x28x28/2 g32 0.92
     -> 0.96 (noise); its 4 and 8 channels per group at 56x56 and 28x28 stay columns."""
-    rows = band_rows(k, oh, ow)
+    rows = band_rows(k, oh, ow, og)
     if not TRANSPOSED or rows == 0:
         return 0
     full, last = divmod(oh, rows)
@@ -230,7 +255,7 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
     _, o, oh, ow = image_dims(shape(out), "NCHW")
     cg, og = c // group, o // group
     k = cg * kernels[0] * kernels[1]
-    rows = band_rows(k, oh, ow)
+    rows = band_rows(k, oh, ow, og)
     bands = -(-oh // rows)
     last = oh - (bands - 1) * rows
     width = gemm_micro.padded(rows * ow)
