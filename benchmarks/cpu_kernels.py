@@ -1063,10 +1063,14 @@ def main(argv=None) -> None:
                         "(kernels_resize.MAX_RUNS = 0)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
+    p.add_argument("--no-short-sigmoid", action="store_true",
+                   help="sigmoid and swish through the whole exp "
+                        "(fast_math.SHORT_SIGMOID = False)")
     args = p.parse_args(argv)
     clock = time.thread_time if args.cpu_time else time.perf_counter
     from glow_mlir.conversion.glow_ir_to_loops import (
         epilogue,
+        fast_math,
         gemm_micro,
         kernels_conv,
         kernels_depthwise,
@@ -1081,6 +1085,7 @@ def main(argv=None) -> None:
     short_rows.TAIL = not args.no_tail_product
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
+    fast_math.SHORT_SIGMOID = not args.no_short_sigmoid
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
     from glow_mlir.targets.cpu import gemm_panels
 
