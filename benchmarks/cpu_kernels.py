@@ -779,6 +779,9 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "eff_gap_28": global_avg_pool_case(240, 28),
          "eff_gap_14": global_avg_pool_case(672, 14),
          "eff_gap_7": global_avg_pool_case(1152, 7),
+         # MobileNetV3-large's squeeze-and-excitation 1x1 convolutions on 1x1 images
+         "v3_se_up": conv_case(240, 1, 960, 1, 1, 0),
+         "v3_se_down": conv_case(960, 1, 240, 1, 1, 0),
          "mb_pw_112": conv_case(32, 112, 64, 1, 1, 0),
          "mb_pw_56": conv_case(128, 56, 128, 1, 1, 0),
          "mb_pw_14": conv_case(512, 14, 512, 1, 1, 0),
@@ -1043,6 +1046,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-pointwise", action="store_true",
                    help="small-image 1x1 convolutions on gemm "
                         "(kernels_pointwise.POINTWISE = False)")
+    p.add_argument("--no-dot-images", action="store_true",
+                   help="1x1 images' pointwise convolutions not as dot products "
+                        "(kernels_pointwise.DOT_IMAGES = False)")
     p.add_argument("--no-dot-remainder", action="store_true",
                    help="pointwise convolutions redo their last pixels in a shifted tile "
                         "(kernels_pointwise.DOT_REMAINDER = 0)")
@@ -1089,10 +1095,14 @@ def main(argv=None) -> None:
                         "(kernels_resize.MAX_RUNS = 0)")
     p.add_argument("--no-epilogues", action="store_true",
                    help="no fused epilogues (epilogue.FUSE_EPILOGUES = False)")
+    p.add_argument("--no-short-sigmoid", action="store_true",
+                   help="sigmoid and swish through the whole exp "
+                        "(fast_math.SHORT_SIGMOID = False)")
     args = p.parse_args(argv)
     clock = time.thread_time if args.cpu_time else time.perf_counter
     from glow_mlir.conversion.glow_ir_to_loops import (
         epilogue,
+        fast_math,
         gemm_micro,
         kernels_conv,
         kernels_depthwise,
@@ -1107,6 +1117,7 @@ def main(argv=None) -> None:
     short_rows.TAIL = not args.no_tail_product
     kernels_matmul.CTILE = not args.no_ctile
     epilogue.FUSE_EPILOGUES = not args.no_epilogues
+    fast_math.SHORT_SIGMOID = not args.no_short_sigmoid
     gemm_micro.ENABLED = False if args.no_gemm_micro else None
     from glow_mlir.targets.cpu import gemm_panels
 
@@ -1141,6 +1152,8 @@ def main(argv=None) -> None:
 
     kernels_winograd.BANDS = not args.no_winograd_bands
     kernels_winograd.MICRO = not args.no_winograd_micro
+    if args.no_dot_images:
+        kernels_pointwise.DOT_IMAGES = False
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles

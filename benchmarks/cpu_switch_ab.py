@@ -33,19 +33,23 @@ def compare(flag: str, name: str, runs: int) -> None:
 
     import glow_mlir
 
-    module_name, attr = flag.rsplit(".", 1)
-    module = importlib.import_module(module_name)
+    switches = []  # (module, attribute) of each comma-separated flag: all off, then all on
+    for one in flag.split(","):
+        module_name, attr = one.rsplit(".", 1)
+        switches.append((importlib.import_module(module_name), attr))
     cache = os.environ.get("GLOW_CORPUS_CACHE", ".cache/real_models")
     (path,) = sorted(glob.glob(os.path.join(cache, f"{name}-r*.onnx")))[-1:]
     proto = onnx.load(path)
-    saved = getattr(module, attr)
+    saved = [getattr(module, attr) for module, attr in switches]
     compiled = {}
     try:
         for on in (False, True):
-            setattr(module, attr, on)
+            for module, attr in switches:
+                setattr(module, attr, on)
             compiled[on] = glow_mlir.compile(proto, backend="cpu", num_threads=1, cache=False)
     finally:
-        setattr(module, attr, saved)
+        for (module, attr), value in zip(switches, saved):
+            setattr(module, attr, value)
     inp = proto.graph.input[0]
     shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
@@ -66,7 +70,8 @@ def compare(flag: str, name: str, runs: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("flag", help="module.ATTRIBUTE, a boolean switch")
+    p.add_argument("flag", help="module.ATTRIBUTE, a boolean switch (several, comma-"
+                                "separated: all off against all on)")
     p.add_argument("models", nargs="+", help="corpus model names (real_models.py)")
     p.add_argument("--runs", type=int, default=15)
     args = p.parse_args()

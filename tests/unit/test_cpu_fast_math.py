@@ -144,6 +144,38 @@ def test_fused_sigmoid_and_tanh_are_straight_line(act):
     np.testing.assert_allclose(compiled(x)[0], want, rtol=1e-5, atol=5e-6)
 
 
+# ---------------------------------------------------------------- sigmoid, swish
+
+
+def test_short_sigmoid_same_bits_and_swish_within_an_ulp(monkeypatch):
+    """fast_math.SHORT_SIGMOID (one clamp pair, one power of two): sigmoid's bits as the
+    whole exp's over the f32 range, specials included; swish, x / (1 + e^-x) there and
+    x * sigmoid(x) before, within 1 ulp of the old bits (and different somewhere: the
+    form is taken) and 3 ulp of float64 truth where that is a normal f32 and e^-x does not
+    overflow (there x * 0, as numpy's f32), specials as before."""
+    from glow_mlir.conversion.glow_ir_to_loops import fast_math
+
+    x = np.concatenate([_all_f32(step=40009), np.linspace(-120, 120, 48001, dtype=F32)])
+    model = _model([helper.make_node("Sigmoid", ["x"], ["s"]),
+                    helper.make_node("Mul", ["x", "s"], ["y"])], {"x": x.shape}, ["s", "y"])
+    got = {}
+    for on in (False, True):
+        monkeypatch.setattr(fast_math, "SHORT_SIGMOID", on)
+        got[on] = _cpu(model)(x)
+    np.testing.assert_array_equal(got[True][0], got[False][0])
+    new, old = got[True][1], got[False][1]
+    np.testing.assert_array_equal(np.isnan(new), np.isnan(old))
+    assert ulps(new[~np.isnan(old)], old[~np.isnan(old)]).max() <= 1
+    assert not np.array_equal(new, old)
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        truth = (x64 / (1 + np.exp(-x64))).astype(F32)
+        # as numpy's f32 (and the reference): where e^-x overflows, x * 0
+        normal = (np.isfinite(truth) & (np.abs(truth) >= np.finfo(F32).tiny)
+                  & (np.exp(-x) < np.inf))
+    assert ulps(new[normal], truth[normal]).max() <= 3  # the old form's too (at -88.69)
+
+
 # ---------------------------------------------------------------- pow by a constant
 
 

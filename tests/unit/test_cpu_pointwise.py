@@ -131,8 +131,10 @@ def static_parts():
 
 
 @pytest.mark.parametrize("c, side, o, stride", [
-    (300, 7, 203, 1), (16, 40, 67, 1), (320, 7, 203, 1), (64, 32, 67, 1), (96, 28, 70, 2)],
-    ids=["small_image", "few_input_channels", "dot_products", "vector_tiles", "strided"])
+    (300, 7, 203, 1), (16, 40, 67, 1), (320, 7, 203, 1), (64, 32, 67, 1), (96, 28, 70, 2),
+    (40, 1, 67, 1)],
+    ids=["small_image", "few_input_channels", "dot_products", "vector_tiles", "strided",
+         "one_pixel"])
 def test_same_bits_for_any_thread_count(c, side, o, stride, calls, monkeypatch,
                                         static_parts):
     model, feeds = conv_model(1, c, side, side, o, tail="relu", strides=(stride, stride),
@@ -172,6 +174,27 @@ def test_last_pixels_as_dot_products(c, h, w, tail, want_dots, calls, dots, monk
     assert len(calls) == 1
     assert dots[-1] == want_dots
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("c, h, w, tail, fires", [
+    (240, 1, 1, "relu", True), (40, 1, 1, None, True), (48, 2, 2, "residual", True),
+    (15, 1, 1, None, False), (32, 3, 3, None, False),
+], ids=["se_fc", "channels_past_vectors", "four_pixels", "fewer_channels_than_lanes",
+        "nine_pixels"])
+def test_small_images_as_dot_products(c, h, w, tail, fires, calls, monkeypatch):
+    """Images of at most DOT_REMAINDER pixels (squeeze-and-excitation's 1x1), a vector of
+    input channels or more, all dot products (`dot_image`; the channels past the last
+    vector one by one): against the interpreter, and the form before (DOT_IMAGES off)."""
+    model, feeds = conv_model(1, c, h, w, 37, tail=tail, seed=c + h, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(pw, "DOT_IMAGES", False)
+    before = _run(model, feeds, True, monkeypatch)
+    assert not calls
+    monkeypatch.setattr(pw, "DOT_IMAGES", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == int(fires)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, before, rtol=1e-4, atol=1e-5)
 
 
 @pytest.fixture

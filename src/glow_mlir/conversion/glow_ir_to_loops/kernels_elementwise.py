@@ -842,6 +842,28 @@ def body_scalar(body: Expr) -> Scalar:
     return scalar
 
 
+def _short_or_body(op: type, short: Callable[[Emitter, SSAValue], SSAValue]) -> Scalar:
+    """`op`'s scalar body, or in f32 with fast_math.SHORT_SIGMOID its `short` form
+    (sigmoid, swish: fast_math.sigmoid_denominator)."""
+    instr_kind = glow_ir.instruction_of(op)
+    body = scalar_body(instr_kind)
+    assert body is not None, instr_kind
+
+    def scalar(instr: glow_ir.InstrOp, em: Emitter, args: list[SSAValue]) -> SSAValue:
+        def fn(em: Emitter, x: SSAValue) -> SSAValue:
+            if _fast(x) and fast_math.SHORT_SIGMOID:
+                return short(em, x)
+            return _emit_body(body, instr, em, (x,))
+
+        return _float_math(fn)(instr, em, args)
+
+    return scalar
+
+
+lowers_elementwise(glow.SigmoidOp)(_short_or_body(glow.SigmoidOp, fast_math.sigmoid))
+lowers_elementwise(glow.SwishOp)(_short_or_body(glow.SwishOp, fast_math.swish))
+
+
 for _instr in glow_ir.COMPUTE_INSTRUCTIONS:
     if _instr not in ELEMENTWISE and (_body := scalar_body(_instr)) is not None:
         lowers_elementwise(_instr)(body_scalar(_body))

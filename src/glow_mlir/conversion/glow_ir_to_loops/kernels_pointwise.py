@@ -15,8 +15,9 @@ for any count.
 
 from __future__ import annotations
 
-from xdsl.dialects import llvm, vector
-from xdsl.dialects.builtin import VectorType, f32
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f32, i32
+from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops.emitter import Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
@@ -171,6 +172,31 @@ def dot_remainder(hw: int, c: int) -> int:
     return r if fits else 0
 
 
+DOT_IMAGES = True
+"""Whether images of fewer than TW pixels take this kernel when every pixel is a dot
+product (`dot_image`): the 1x1 images of squeeze-and-excitation's two 1x1
+convolutions, matrix-vector products that took the generic convolution forms before
+(False: as before). Measured in MobileNetV3-large, one thread (ours: both compiles' trace
+`tdur` in one process; onnxruntime's node times from `python
+benchmarks/cpu_layers_vs_onnxruntime.py mobilenet_v3_large`), us, ours before /
+onnxruntime -> ours after: 240->960 121 / 51 -> 65, 960->240 83 / 44 -> 40, 168->672 67
+/ 30 -> 44, 672->168 44 / 27 -> 22, 120->480 37 / 20 -> 25, 480->120 28 / 16 -> 16; the
+model 7.18 -> 6.77 ms. `_halving_sum` there: the ordered reduction of the lanes took
+half of 240->960's time. Alone (`python benchmarks/cpu_kernels.py --cpu-time --repeat 21
+--cases v3_se_up,v3_se_down [--no-dot-images]`, weights in the caches, ratio to
+onnxruntime): 240->960 2.46 -> 0.41, 960->240 2.83 -> 0.49."""
+
+
+def dot_image(hw: int, c: int) -> bool:
+    """Whether an image of `hw` < TW pixels is all dot products (DOT_IMAGES): at most
+    DOT_REMAINDER pixels, a vector's worth of input channels or more (those past the
+    last whole vector summed one by one after the lanes)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    return (DOT_IMAGES and gemm_micro.ENABLED is not False and hw <= DOT_REMAINDER
+            and c >= gemm_micro.lanes())
+
+
 STRIDED = True
 """Whether 1x1 convolutions with a stride (ResNet's downsampling ones) take this kernel
 on a copy of the input's sampled pixels, [c, oh * ow] contiguous (`_sample`, one pass
@@ -198,6 +224,8 @@ def use_pointwise(instr, act: Finish) -> bool:
     c = image_dims(shape(x), layout)[1]
     large = c <= MAX_SMALL_K or (c <= MAX_VECTOR_K and vector_tiles(pixels, elem(x)))
     # an overlapping last tile stores some outputs twice: only when that is harmless
+    if pixels < TW:  # dot products alone (DOT_IMAGES)
+        return elem(x) == f32 and dot_image(pixels, c)
     overlap = pixels % TW != 0 and not (elem(x) == f32 and dot_remainder(pixels, c))
     return (TW <= pixels and (pixels <= MAX_PIXELS or large)
             and (not overlap or act.idempotent))
@@ -220,7 +248,8 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     W = view(em, w, [o, c])
     B = em.buffer(bias)
     full = hw - hw % TW
-    dots = dot_remainder(hw, c) if elem(x) == f32 else 0
+    dots = ((hw if hw < TW and dot_image(hw, c) else dot_remainder(hw, c))
+            if elem(x) == f32 else 0)
     Xr = em.scratch(f32, [max(dots, 1), c], private=True) if dots else None
     Xp = None
     if PACK_TILES and vector_tiles(hw, elem(x)):
@@ -253,7 +282,8 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         if tiles is not None:  # the caller's loop over the tiles
             tile(tiles)
             return
-        em.loop(0, full, tile, step=TW)
+        if full:
+            em.loop(0, full, tile, step=TW)
         if dots:
             dot_tail(ocs, biases, ni)
         elif hw % TW:
@@ -261,7 +291,9 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
 
     def dot_tail(ocs, biases, ni) -> None:
         """Outputs (oc, full + q), q < dots: bias + the lanes (in order) of the vector sum
-        over k of W[oc, k : k + lanes] * Xr[q, k : k + lanes] (Xr: the pixels' columns)."""
+        over k of W[oc, k : k + lanes] * Xr[q, k : k + lanes] (Xr: the pixels' columns),
+        then the k past the last whole vector one by one (`dot_image`'s); on an image of
+        dots alone, bias + the lanes' halving sum (`_halving_sum`)."""
         n = lanes()
         vt = VectorType(f32, [n])
         zero = em.value(vector.BroadcastOp(em.const(0.0, f32), vt))
@@ -279,11 +311,18 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
             return out
 
         accs = loop_carry(em, 0, c // n, inits, lambda i, a: step(em.mul_index(i, n), a))
+        assert Xr is not None
         for r, oc in enumerate(ocs):
             for q in range(dots):
-                total = em.value(llvm.CallIntrinsicOp(
-                    f"llvm.vector.reduce.fadd.v{n}f32", [biases[r], accs[r * dots + q]],
-                    [f32]))
+                acc = accs[r * dots + q]
+                if full:
+                    total = em.value(llvm.CallIntrinsicOp(
+                        f"llvm.vector.reduce.fadd.v{n}f32", [biases[r], acc], [f32]))
+                else:  # the whole image: short rows of k, many of them (`dot_image`)
+                    total = em.value(arith.AddfOp(biases[r], _halving_sum(em, acc, n)))
+                for k in range(c - c % n, c):
+                    total = fma(em, em.load(W, [oc, em.index(k)]),
+                                em.load(Xr, [em.index(q), em.index(k)]), total)
                 act.store(total, P, [ni, oc, em.index(full + q)])
 
     def vector_block(ni, o0, rows: int, p0, packed=None) -> None:
@@ -397,6 +436,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         return tiles
 
     em.loop(0, n, image)
+
+
+def _halving_sum(em: Emitter, v: SSAValue, n: int) -> SSAValue:
+    """The sum of the `n` lanes of `v` as halves added (log2 n shuffles and adds): for the
+    1x1 images of squeeze-and-excitation (240 input channels: 15 multiply-adds a row),
+    llvm.vector.reduce.fadd's lanes in order (16 dependent adds) cost as much as the row."""
+    while n > 1:
+        half = n // 2
+        vt = VectorType(f32, [half])
+        lo, hi = (em.value(llvm.ShuffleVectorOp(v, v, DenseArrayBase.from_list(i32, m), vt))
+                  for m in (list(range(half)), list(range(half, n))))
+        v, n = em.value(arith.AddfOp(lo, hi)), half
+    return em.value(vector.ExtractOp(v, [0], f32))
 
 
 def _sample(em: Emitter, x, X, ni, strides, out_hw) -> None:
