@@ -26,7 +26,13 @@ crosses them), and every part computes what the serial loop computes for it.
 
 The pool is persistent: threads are created on first use (as many as the largest
 `threads` asked so far, minus the caller) and sleep on a condition variable between
-calls. One call uses the pool at a time; a call that finds it busy (another Python
+calls. A parallel region takes no mutex unless a thread sleeps: parts are claimed by a
+compare-and-swap on a ticket (generation, parts, next part), done ones counted
+atomically; a worker about to sleep counts itself in `glow_pool_sleepers`, the caller
+about to sleep in its join sets `glow_pool_caller_waits`, and only then does the other
+side take the mutex and wake it (with the mutex, a worker noticing a new job fought the
+caller for it, and on a loaded machine a preempted holder stalled the other thread, in
+every region). One call uses the pool at a time; a call that finds it busy (another Python
 thread's model running) runs all its parts itself, in order, as worker 0: concurrent
 calls never wait for each other and never deadlock. After fork() (the pool's threads do
 not exist in the child), the first call in the child starts a new pool (`getpid`).
