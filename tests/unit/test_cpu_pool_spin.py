@@ -104,7 +104,7 @@ def test_sleeping_workers_and_caller_give_the_one_thread_bits(linger):
     bad: list[int] = []
 
     def work(i):
-        for _ in range(20):
+        for _ in range(10):
             if [a.tobytes() for a in many[i % 2].run(x)] != want:
                 bad.append(i)
 
