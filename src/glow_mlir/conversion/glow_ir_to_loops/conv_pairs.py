@@ -182,8 +182,9 @@ def keep_reads_live(fn: glow_ir.FuncOp, em: Emitter, threads: int) -> bool:
     moved = False
     runs = stackable_runs(fn, em)
     for a, b in zip(runs, runs[1:]):
-        if (glow_ir.root_buffer(a[-1].operands[0]) is not glow_ir.root_buffer(b[0].operands[1])
-                or not _kernels_pair(a, b, threads)):
+        if (not _kernels_pair(a, b, threads)
+                or glow_ir.root_buffer(a[-1].operands[0])
+                is not glow_ir.root_buffer(b[0].operands[1])):
             continue
         end = b[-1]
         roots = {glow_ir.root_buffer(v) for instr in a for v, _ in instr.accesses()}
