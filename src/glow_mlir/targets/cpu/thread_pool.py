@@ -164,7 +164,7 @@ plain_out:
 ; a worker that saw an older job (descheduled since) claims nothing of a newer one; the
 ; job's fields it read before a successful swap are that job's (the caller writes the
 ; next job's only after every part of this one is claimed and done). Static parts (a
-; measuring aid, `set_static_parts`): worker w claims part w only.
+; measuring aid, `set_static_parts`): worker w runs part w only, once.
 define internal void @glow_pool_claim(i64 %w, i64 %gen) {
 entry:
   %static = load i64, ptr @glow_pool_static
@@ -184,14 +184,10 @@ check:
 static_check:
   br i1 %isstatic, label %own, label %fields
 own:
-  %mine = icmp eq i64 %k, %w
-  br i1 %mine, label %fields, label %own_wait
-own_wait:
-  %early = icmp slt i64 %k, %w
-  br i1 %early, label %own_pause, label %out
-own_pause:
-  call void @llvm.x86.sse2.pause()
-  br label %top
+  ; static: part w, claimed by no one else; job `gen` cannot end before it is done, so
+  ; the fields read now are that job's (no swap: a worker never waits for another)
+  %mine = icmp slt i64 %w, %parts
+  br i1 %mine, label %fields, label %out
 fields:
   %fn = load ptr, ptr @glow_pool_fn
   %ctx = load ptr, ptr @glow_pool_ctx
@@ -199,18 +195,23 @@ fields:
   %n = load i64, ptr @glow_pool_n
   %threads = load i64, ptr @glow_pool_threads
   %user = icmp slt i64 %w, %threads
-  br i1 %user, label %swap, label %out
+  br i1 %user, label %how, label %out
+how:
+  br i1 %isstatic, label %run, label %swap
 swap:
   %t1 = add i64 %t, 1
   %r = cmpxchg ptr @glow_pool_ticket, i64 %t, i64 %t1 acq_rel acquire
   %won = extractvalue { i64, i1 } %r, 1
   br i1 %won, label %run, label %top
 run:
-  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %k, i64 %w)
+  %part = phi i64 [ %w, %how ], [ %k, %swap ]
+  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %part, i64 %w)
   %d = atomicrmw add ptr @glow_pool_done_parts, i64 1 seq_cst
   %d1 = add i64 %d, 1
   %all = icmp eq i64 %d1, %parts
-  br i1 %all, label %last, label %top
+  br i1 %all, label %last, label %again
+again:
+  br i1 %isstatic, label %out, label %top
 last:
   ; the caller may wait on @glow_pool_done (it set @glow_pool_caller_waits, then read
   ; the count, both seq_cst: one of the two sees the other)
