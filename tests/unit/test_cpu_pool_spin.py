@@ -89,6 +89,37 @@ def test_concurrent_threaded_runs_give_the_one_thread_bits(linger):
     assert bad == []
 
 
+def test_sleeping_workers_and_caller_give_the_one_thread_bits(linger):
+    """With no linger and a 50-cycle spin, workers sleep between parallel regions and the
+    caller in its joins (the pool's handshakes: a sleeper counted before its last look at
+    the generation, the caller flagged before its last look at the count); 2- and
+    3-thread models from several Python threads (a stale worker claims nothing of a newer
+    job) give the one-thread bits."""
+    linger(0)
+    spin = thread_pool._global("glow_pool_spin")
+    model = resnet_block()
+    x = _feeds()
+    want = [a.tobytes() for a in glow_mlir.compile(model, num_threads=1, cache=False).run(x)]
+    many = [glow_mlir.compile(model, num_threads=t, cache=False) for t in (2, 3)]
+    bad: list[int] = []
+
+    def work(i):
+        for _ in range(10):
+            if [a.tobytes() for a in many[i % 2].run(x)] != want:
+                bad.append(i)
+
+    before, spin.value = spin.value, 50
+    try:
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+    finally:
+        spin.value = before
+    assert bad == []
+
+
 def _others_cpu_ns() -> int:
     """CPU nanoseconds so far of this process's threads other than the calling one."""
     me = threading.get_native_id()

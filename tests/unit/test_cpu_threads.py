@@ -476,6 +476,52 @@ def test_expansion_and_depthwise_share_one_region(c, o, hw, monkeypatch):
                 assert g.tobytes() == w.tobytes(), f"{threads} threads, pairs {on} differ"
 
 
+def test_pairs_keep_the_expansion_input_live(monkeypatch):
+    """MobileNetV2's block at 112x112 (here 16 -> 48 at 72x72, past the depthwise kernel's
+    MAX_WIDTH): the stride-2 depthwise convolution (the direct form, its channels split
+    first) pairs with its expansion on 2 and 3 threads; the expansion's input stays live
+    through the depthwise convolution (`conv_pairs.keep_reads_live`: its dealloc moves
+    after it, so the plan cannot put the depthwise output there, as it did in
+    MobileNetV2), not with KEEP_LIVE off; the bits of one thread either way."""
+    from glow_mlir.conversion.glow_ir_to_loops import conv_pairs
+    from glow_mlir.dialects import glow_ir
+
+    clip = [("lo", np.float32(0.0).reshape(())), ("hi", np.float32(6.0).reshape(()))]
+    proto = _model([
+        helper.make_node("Conv", ["x", "w0", "b0"], ["a"]),
+        helper.make_node("Conv", ["a", "we", "be"], ["e"]),
+        helper.make_node("Clip", ["e", "lo", "hi"], ["r"]),
+        helper.make_node("Conv", ["r", "wd", "bd"], ["d"], pads=[1, 1, 1, 1], group=48,
+                         strides=[2, 2]),
+        helper.make_node("Clip", ["d", "lo", "hi"], ["y"]),
+    ], [("x", [1, 8, 72, 72])], ["y"],
+        [("w0", _w(16, 8, 1, 1)), ("b0", _w(16)), ("we", _w(48, 16, 1, 1)), ("be", _w(48)),
+         ("wd", _w(48, 1, 3, 3)), ("bd", _w(48)), *clip])
+    one = glow_mlir.compile(proto, num_threads=1, cache=False)
+    want = one(*_inputs(one))[0]
+    real = conv_pairs.keep_reads_live
+    for threads, keep in ((2, True), (3, True), (2, False)):
+        lives: list[bool] = []
+
+        def spy(fn, em, threads_, lives=lives):
+            moved = real(fn, em, threads_)
+            ops = list(fn.body.ops)
+            convs = [i for i, op in enumerate(ops) if isinstance(op, glow_ir.ConvolutionOp)]
+            a = glow_ir.root_buffer(ops[convs[1]].operands[1])
+            freed = next(i for i, op in enumerate(ops)
+                         if isinstance(op, glow_ir.DeallocActivationOp) and op.buffer is a)
+            lives.append(moved and freed > convs[2])
+            return moved
+
+        monkeypatch.setattr(conv_pairs, "KEEP_LIVE", keep)
+        monkeypatch.setattr(conv_pairs, "keep_reads_live", spy)
+        model = glow_mlir.compile(proto, num_threads=threads, cache=False)
+        assert lives == [keep]
+        assert [n for n in _kernel_names(model) if "_then_" in n], _kernel_names(model)
+        got = model(*_inputs(model))[0]
+        assert got.tobytes() == want.tobytes(), (threads, keep)
+
+
 def test_column_split_weighs_the_scalar_columns(monkeypatch):
     """A one-row product splits its columns so that the part holding the columns past the
     micro-kernel's last whole vector (scalar loops, SCALAR_COLUMN_COST each) costs no more

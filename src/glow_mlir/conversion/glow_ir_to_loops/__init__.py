@@ -594,32 +594,19 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     call and after the last, and stores the times past everything else in the activation
     area, at `glow.trace_offset` (what each call computes: `glow.trace`); without it, no
     clock is read."""
+    from glow_mlir.conversion.glow_ir_to_loops.conv_pairs import keep_reads_live
+
     _load_generators()
+    default_hooks = hooks is None
     hooks = hooks or FunctionHooks()
-    layout = weight_layout(fn)
-    sizes = (layout.constant_size, layout.mutable_size,
-             hooks.activations_size(fn, layout.activations_size))
-    entry = Block(arg_types=[bytes_type(s) for s in sizes])
-    for arg, name in zip(entry.args, ARG_NAMES):
-        arg.name_hint = name
-    base: dict[str, SSAValue] = dict(zip(AREAS, entry.args))
-    em = Emitter(Builder(InsertPoint.at_end(entry)), base[ACTIVATIONS], sizes[2])
-    for w, arg in fn.weight_values():
-        place = layout.weights[w.sym_name.data]
-        em.place(arg, base[place.area], place.offset)
-    for op in fn.body.walk():
-        if isinstance(op, glow_ir.AllocActivationOp):
-            assert op.offset is not None, "plan-memory places every activation"
-            em.place(op.result, base[ACTIVATIONS], op.offset.value.data)
-        elif isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp)):  # programs' arguments
-            for block in (op.branches() if isinstance(op, glow_ir.IfOp) else [op.block]):
-                for arg, outer in zip(block.args, op.operands):
-                    em.places[arg] = em.places[outer]
-        elif isinstance(op, glow_ir.TensorViewOp):
-            root_base, root_offset = em.places[glow_ir.root_buffer(op.result)]
-            em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
-        else:
-            hooks.place(op, em, base)
+    layout, sizes, entry, base, em = _placed(fn, hooks)
+    if default_hooks and keep_reads_live(fn, em, threads):  # lives changed: plan again
+        from glow_mlir.transforms.instr.plan_memory import plan_function
+
+        align = fn.alignment.value.data if fn.alignment is not None else 64
+        glow_ir.drop_plan(fn)
+        plan_function(fn, align)
+        layout, sizes, entry, base, em = _placed(fn, hooks)
     kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
     if trace:
         kernels.start_trace()
@@ -652,6 +639,36 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
         out.attributes["glow.trace"] = ArrayAttr(
             [StringAttr(what) for _, what in kernels.trace or []])
     return out, kernels.funcs
+
+
+def _placed(fn: glow_ir.FuncOp, hooks: FunctionHooks):
+    """(weight layout, area sizes, entry block, area arguments, emitter) of `fn` as
+    planned, every value placed in the emitter."""
+    layout = weight_layout(fn)
+    sizes = (layout.constant_size, layout.mutable_size,
+             hooks.activations_size(fn, layout.activations_size))
+    entry = Block(arg_types=[bytes_type(s) for s in sizes])
+    for arg, name in zip(entry.args, ARG_NAMES):
+        arg.name_hint = name
+    base: dict[str, SSAValue] = dict(zip(AREAS, entry.args))
+    em = Emitter(Builder(InsertPoint.at_end(entry)), base[ACTIVATIONS], sizes[2])
+    for w, arg in fn.weight_values():
+        place = layout.weights[w.sym_name.data]
+        em.place(arg, base[place.area], place.offset)
+    for op in fn.body.walk():
+        if isinstance(op, glow_ir.AllocActivationOp):
+            assert op.offset is not None, "plan-memory places every activation"
+            em.place(op.result, base[ACTIVATIONS], op.offset.value.data)
+        elif isinstance(op, (glow_ir.IfOp, glow_ir.LoopOp)):  # programs' arguments
+            for block in (op.branches() if isinstance(op, glow_ir.IfOp) else [op.block]):
+                for arg, outer in zip(block.args, op.operands):
+                    em.places[arg] = em.places[outer]
+        elif isinstance(op, glow_ir.TensorViewOp):
+            root_base, root_offset = em.places[glow_ir.root_buffer(op.result)]
+            em.place(op.result, root_base, root_offset + glow_ir.view_byte_offset(op.result))
+        else:
+            hooks.place(op, em, base)
+    return layout, sizes, entry, base, em
 
 
 def stackable_runs(fn: glow_ir.FuncOp | Block, em: Emitter) -> list[list[glow_ir.InstrOp]]:

@@ -32,6 +32,13 @@ PAIRS = True
 """Whether a pointwise expansion and the depthwise convolution reading it share one
 parallel region (False: two regions, the form before)."""
 
+KEEP_LIVE = True
+"""Whether the buffers an expansion of a candidate pair reads stay live to the end of the
+depthwise run (`keep_reads_live`, on more than one thread): else the plan may put the
+depthwise output on the expansion's input, freed between them (MobileNetV2's 16->96 at
+112x112), and the two stay in two regions. Costs arena bytes (MobileNetV2: see
+`tests/unit/test_cpu_threads.py`)."""
+
 
 def _epilogue(run: list[glow_ir.InstrOp]) -> Epilogue | None:
     return Epilogue(run[0], tuple(run[1:]), True) if len(run) > 1 else None
@@ -82,30 +89,7 @@ def pairable(a: list, b: list, em: Emitter, threads: int) -> bool:
     epilogue) and the next run `b` (a depthwise convolution reading a's result) can share
     one parallel region of kernels compiled for `threads` (module docstring); `em` places
     the runs' operands."""
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
-    from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, window_attrs
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import use_depthwise
-    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise_lanes import use_lanes
-    from glow_mlir.conversion.glow_ir_to_loops.parallel import group_size
-
-    if not PAIRS or threads < 2:
-        return False
-    if not (a and b and isinstance(a[0], glow_ir.ConvolutionOp)
-            and isinstance(b[0], glow_ir.ConvolutionOp)):
-        return False
-    if any(elem(v) != f32 for v in (*a[0].operands, *b[0].operands)):
-        return False
-    act = Finish(SimpleNamespace(epilogues={a[0]: _epilogue(a)}), a[0])  # type: ignore[arg-type]
-    if not pw.use_pointwise(a[0], act) or not use_depthwise(b[0]):
-        return False
-    b_act = Finish(SimpleNamespace(epilogues={b[0]: _epilogue(b)}), b[0])  # type: ignore[arg-type]
-    if use_lanes(b[0], b_act):  # blocks of channels, not the expansion's ROWS
-        return False
-    n, c, o, hw = _geometry(a)
-    if n != 1 or _geometry(b)[0] != 1 or tuple(window_attrs(a[0])[2]) != (1, 1):
-        return False
-    if pw.split_pixels(hw, c, o, f32, threads, paired=True):  # a projection
+    if not _kernels_pair(a, b, threads):
         return False
     result, x = a[-1].operands[0], b[0].operands[1]
     if em.places[result] != em.places[x] or result.type != x.type:
@@ -125,9 +109,91 @@ def pairable(a: list, b: list, em: Emitter, threads: int) -> bool:
             if any(_overlap(extent, w) for w in a_writes):
                 if not (instr is b[0] and v is x and extent in result_extent):
                     return False
+    return True
+
+
+def _by_channels(instr: glow_ir.ConvolutionOp, act) -> bool:
+    """Whether depthwise convolution `instr` (with epilogue `act`) takes a kernel whose
+    first split is its channels, one at a time, as `kernels_conv.convolution` chooses:
+    `kernels_depthwise` (up to MAX_WIDTH columns), or the per-tap direct form of
+    strided ones on wider images (MobileNetV2's and EfficientNet's stride-2 3x3 from
+    112x112). Not the lanes kernel (blocks of channels), not the column-parity split
+    (a copy split by rows first)."""
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_conv import _nchw_form
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise import (
+        is_depthwise,
+        use_depthwise,
+    )
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_depthwise_lanes import use_lanes
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import use_winograd
+
+    if use_lanes(instr, act):
+        return False
+    if use_depthwise(instr):
+        return True
+    return (is_depthwise(instr) and not use_winograd(instr)
+            and _nchw_form(instr)[0] == "direct")
+
+
+def _kernels_pair(a: list, b: list, threads: int) -> bool:
+    """`pairable` without the places: the kernels, shapes and split fit one region."""
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
+    from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+    from glow_mlir.conversion.glow_ir_to_loops.kernels_common import elem, window_attrs
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import group_size
+
+    if not PAIRS or threads < 2:
+        return False
+    if not (a and b and isinstance(a[0], glow_ir.ConvolutionOp)
+            and isinstance(b[0], glow_ir.ConvolutionOp)):
+        return False
+    if any(elem(v) != f32 for v in (*a[0].operands, *b[0].operands)):
+        return False
+    act = Finish(SimpleNamespace(epilogues={a[0]: _epilogue(a)}), a[0])  # type: ignore[arg-type]
+    if not pw.use_pointwise(a[0], act):
+        return False
+    b_act = Finish(SimpleNamespace(epilogues={b[0]: _epilogue(b)}), b[0])  # type: ignore[arg-type]
+    if not _by_channels(b[0], b_act):
+        return False
+    n, c, o, hw = _geometry(a)
+    if n != 1 or _geometry(b)[0] != 1 or tuple(window_attrs(a[0])[2]) != (1, 1):
+        return False
+    if pw.split_pixels(hw, c, o, f32, threads, paired=True):  # a projection
+        return False
+    if a[-1].operands[0].type != b[0].operands[1].type:
+        return False
     total, granule, work = split(a, b)
     kernel = SimpleNamespace(threads=threads, parallel_depth=0)
     return group_size(kernel, total, granule, work) is not None  # type: ignore[arg-type]
+
+
+def keep_reads_live(fn: glow_ir.FuncOp, em: Emitter, threads: int) -> bool:
+    """Make room for pairs (KEEP_LIVE): where run `a` of a candidate pair (kernels and
+    split fit, `b` reads a's result) frees a buffer it reads or writes before `b` ends,
+    move that dealloc after `b`, so the plan cannot put b's output on those bytes (split
+    by channels, each thread of `a` reads all of its input while the other thread's part
+    of `b` may already write). Returns whether a dealloc moved (then plan `fn` again);
+    `em` places the program as planned (`stackable_runs` needs it)."""
+    from glow_mlir.conversion.glow_ir_to_loops import stackable_runs
+
+    if not KEEP_LIVE or threads < 2:
+        return False
+    ops = list(fn.body.ops)
+    moved = False
+    runs = stackable_runs(fn, em)
+    for a, b in zip(runs, runs[1:]):
+        if (not _kernels_pair(a, b, threads)
+                or glow_ir.root_buffer(a[-1].operands[0])
+                is not glow_ir.root_buffer(b[0].operands[1])):
+            continue
+        end = b[-1]
+        roots = {glow_ir.root_buffer(v) for instr in a for v, _ in instr.accesses()}
+        for op in ops[ops.index(a[0]) + 1:ops.index(end)]:
+            if isinstance(op, glow_ir.DeallocActivationOp) and op.buffer in roots:
+                op.detach()
+                fn.body.insert_op_after(op, end)
+                moved = True
+    return moved
 
 
 def emit_pair(a: list, b: list, em: Emitter, kernels) -> None:

@@ -135,7 +135,8 @@ the larger part's, both forms compiled and run alternately in one process): Mobi
 shares its parallel region with the depthwise convolution after it (`conv_pairs`: split
 by channels, the depthwise convolution reading what its own thread wrote). Measured the
 same way, 2 threads, 9-25 runs alternating, medians, load 9-12: MobileNetV2's 16->96 at
-112x112 (not paired: its depthwise convolution's output takes the place of its input)
+112x112 (then not paired: its depthwise convolution's output took the place of its input;
+paired since `conv_pairs.keep_reads_live`)
 split by channels took 241|317 us and the stride-2 depthwise convolution after it
 121|154 (the second thread's slower in every profile), by pixels 257|259 and 143|144;
 ResNet-50's 64->64 and 64->256 at 56x56 by pixels: the model's CPU time 85.0 -> 80.9 ms

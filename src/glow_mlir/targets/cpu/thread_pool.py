@@ -26,7 +26,13 @@ crosses them), and every part computes what the serial loop computes for it.
 
 The pool is persistent: threads are created on first use (as many as the largest
 `threads` asked so far, minus the caller) and sleep on a condition variable between
-calls. One call uses the pool at a time; a call that finds it busy (another Python
+calls. A parallel region takes no mutex unless a thread sleeps: parts are claimed by a
+compare-and-swap on a ticket (generation, parts, next part), done ones counted
+atomically; a worker about to sleep counts itself in `glow_pool_sleepers`, the caller
+about to sleep in its join sets `glow_pool_caller_waits`, and only then does the other
+side take the mutex and wake it (with the mutex, a worker noticing a new job fought the
+caller for it, and on a loaded machine a preempted holder stalled the other thread, in
+every region). One call uses the pool at a time; a call that finds it busy (another Python
 thread's model running) runs all its parts itself, in order, as worker 0: concurrent
 calls never wait for each other and never deadlock. After fork() (the pool's threads do
 not exist in the child), the first call in the child starts a new pool (`getpid`).
@@ -83,10 +89,11 @@ declare void @llvm.x86.sse2.pause()
 @glow_pool_ctx = internal global ptr null
 @glow_pool_lo = internal global i64 0
 @glow_pool_n = internal global i64 0
-@glow_pool_parts = internal global i64 1
 @glow_pool_threads = internal global i64 1
-@glow_pool_next = internal global i64 0
-@glow_pool_done_parts = internal global i64 0
+@glow_pool_ticket = internal global i64 0, align 64
+@glow_pool_done_parts = internal global i64 0, align 64
+@glow_pool_sleepers = internal global i64 0
+@glow_pool_caller_waits = internal global i64 0
 @glow_pool_static = weak global i64 0
 @glow_pool_spin = weak global i64 SPIN
 @glow_pool_linger_ns = weak global i64 LINGERNS
@@ -152,64 +159,71 @@ plain_out:
   ret void
 }
 
-; With the mutex held: run the parts of the current job not claimed yet, as worker `w`,
-; each outside the mutex; returns with the mutex held.
-define internal void @glow_pool_claim(i64 %w) {
+; Run the parts of job `gen` not claimed yet, as worker `w`, without the mutex: a part is
+; claimed by a compare-and-swap on @glow_pool_ticket (gen << 24 | parts << 12 | next), so
+; a worker that saw an older job (descheduled since) claims nothing of a newer one; the
+; job's fields it read before a successful swap are that job's (the caller writes the
+; next job's only after every part of this one is claimed and done). Static parts (a
+; measuring aid, `set_static_parts`): worker w runs part w only, once.
+define internal void @glow_pool_claim(i64 %w, i64 %gen) {
 entry:
   %static = load i64, ptr @glow_pool_static
   %isstatic = icmp ne i64 %static, 0
-  br i1 %isstatic, label %own, label %claim
+  br label %top
+top:
+  %t = load atomic i64, ptr @glow_pool_ticket acquire, align 8
+  %tg = lshr i64 %t, 24
+  %same = icmp eq i64 %tg, %gen
+  br i1 %same, label %check, label %out
+check:
+  %k = and i64 %t, 4095
+  %t12 = lshr i64 %t, 12
+  %parts = and i64 %t12, 4095
+  %more = icmp slt i64 %k, %parts
+  br i1 %more, label %static_check, label %out
+static_check:
+  br i1 %isstatic, label %own, label %fields
 own:
-  ; static parts (a measuring aid, `set_static_parts`): worker w runs part w only
-  %sparts = load i64, ptr @glow_pool_parts
-  %smine = icmp slt i64 %w, %sparts
-  br i1 %smine, label %own_run, label %out
-own_run:
-  %sfn = load ptr, ptr @glow_pool_fn
-  %sctx = load ptr, ptr @glow_pool_ctx
-  %slo = load i64, ptr @glow_pool_lo
-  %sn = load i64, ptr @glow_pool_n
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  call void @glow_pool_run(ptr %sfn, ptr %sctx, i64 %slo, i64 %sn, i64 %sparts, i64 %w, i64 %w)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %sd = load i64, ptr @glow_pool_done_parts
-  %sd1 = add i64 %sd, 1
-  store atomic i64 %sd1, ptr @glow_pool_done_parts release, align 8
-  %sall = icmp eq i64 %sd1, %sparts
-  br i1 %sall, label %signal_out, label %out
-signal_out:
-  ; signalled with the mutex released, as in %signal
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  call i32 @pthread_cond_signal(ptr @glow_pool_done)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  br label %out
-claim:
-  %next = load i64, ptr @glow_pool_next
-  %parts = load i64, ptr @glow_pool_parts
-  %more = icmp slt i64 %next, %parts
-  br i1 %more, label %run, label %out
-run:
-  %next1 = add i64 %next, 1
-  store i64 %next1, ptr @glow_pool_next
+  ; static: part w, claimed by no one else; job `gen` cannot end before it is done, so
+  ; the fields read now are that job's (no swap: a worker never waits for another)
+  %mine = icmp slt i64 %w, %parts
+  br i1 %mine, label %fields, label %out
+fields:
   %fn = load ptr, ptr @glow_pool_fn
   %ctx = load ptr, ptr @glow_pool_ctx
   %lo = load i64, ptr @glow_pool_lo
   %n = load i64, ptr @glow_pool_n
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %next, i64 %w)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %d = load i64, ptr @glow_pool_done_parts
+  %threads = load i64, ptr @glow_pool_threads
+  %user = icmp slt i64 %w, %threads
+  br i1 %user, label %how, label %out
+how:
+  br i1 %isstatic, label %run, label %swap
+swap:
+  %t1 = add i64 %t, 1
+  %r = cmpxchg ptr @glow_pool_ticket, i64 %t, i64 %t1 acq_rel acquire
+  %won = extractvalue { i64, i1 } %r, 1
+  br i1 %won, label %run, label %top
+run:
+  %part = phi i64 [ %w, %how ], [ %k, %swap ]
+  call void @glow_pool_run(ptr %fn, ptr %ctx, i64 %lo, i64 %n, i64 %parts, i64 %part, i64 %w)
+  %d = atomicrmw add ptr @glow_pool_done_parts, i64 1 seq_cst
   %d1 = add i64 %d, 1
-  store atomic i64 %d1, ptr @glow_pool_done_parts release, align 8
   %all = icmp eq i64 %d1, %parts
-  br i1 %all, label %signal, label %claim
+  br i1 %all, label %last, label %again
+again:
+  br i1 %isstatic, label %out, label %top
+last:
+  ; the caller may wait on @glow_pool_done (it set @glow_pool_caller_waits, then read
+  ; the count, both seq_cst: one of the two sees the other)
+  %waits = load atomic i64, ptr @glow_pool_caller_waits seq_cst, align 8
+  %asleep = icmp ne i64 %waits, 0
+  br i1 %asleep, label %signal, label %out
 signal:
-  ; with the mutex released: signalled while holding it, the caller woke only to sleep
-  ; again on the mutex until this thread let it go (two wake-ups of a sleeping vCPU)
+  ; with the mutex released: the caller, if it holds it, is in pthread_cond_wait now
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @pthread_cond_signal(ptr @glow_pool_done)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  br label %claim
+  br label %out
 out:
   ret void
 }
@@ -336,47 +350,57 @@ define internal ptr @glow_pool_worker(ptr %arg) {
 entry:
   %id = ptrtoint ptr %arg to i64
   %seenp = getelementptr inbounds [MAX x i64], ptr @glow_pool_seen, i64 0, i64 %id
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   %seen0 = load i64, ptr %seenp
   br label %loop
 loop:
-  ; the mutex is held here; `seen` is the last generation this worker looked at
-  %seen = phi i64 [ %seen0, %entry ], [ %gen, %job ], [ %gen, %help ]
-  br label %check
-check:
-  %gen = load i64, ptr @glow_pool_gen
+  ; `seen` is the last generation this worker looked at
+  %seen = phi i64 [ %seen0, %entry ], [ %seen, %spin_done ], [ %seen, %wake_out ],
+                  [ %gen, %job ]
+  %gen = load atomic i64, ptr @glow_pool_gen acquire, align 8
   %idle = icmp eq i64 %gen, %seen
-  br i1 %idle, label %spin_start, label %job
-spin_start:
+  br i1 %idle, label %spin, label %job
+spin:
   ; spin a while before sleeping: the next kernel's job usually comes within
   ; microseconds, and waking a sleeping thread (a halted virtual CPU) takes far longer
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call void @glow_pool_worker_spin(i64 %seen, i64 %id)
-  br label %relock
-relock:
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %gen2 = load i64, ptr @glow_pool_gen
+  %gen2 = load atomic i64, ptr @glow_pool_gen acquire, align 8
   %idle2 = icmp eq i64 %gen2, %seen
-  br i1 %idle2, label %relock_run, label %check
-relock_run:
+  br i1 %idle2, label %sleep, label %spin_done
+spin_done:
+  br label %loop
+sleep:
+  ; counted in @glow_pool_sleepers before the last look at the generation (seq_cst: a
+  ; caller that stores a new one and then reads the count sees this worker, or this
+  ; worker sees its generation); the caller wakes sleepers after taking the mutex
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  atomicrmw add ptr @glow_pool_sleepers, i64 1 seq_cst
+  br label %recheck
+recheck:
+  %gen3 = load atomic i64, ptr @glow_pool_gen seq_cst, align 8
+  %idle3 = icmp eq i64 %gen3, %seen
+  br i1 %idle3, label %run_check, label %wake
+run_check:
   ; a run began (glow_pool_begin) since the spin ended: spin again, do not sleep (its
   ; wake-up, sent after it stored @glow_pool_until and took the mutex, may be gone)
-  %until2 = load atomic i64, ptr @glow_pool_until acquire, align 8
-  %running2 = icmp eq i64 %until2, 9223372036854775807
-  %users2 = load atomic i64, ptr @glow_pool_run_threads monotonic, align 8
-  %used2 = icmp slt i64 %id, %users2
-  %spin_again = and i1 %running2, %used2
-  br i1 %spin_again, label %spin_start, label %sleep
-sleep:
+  %until = load atomic i64, ptr @glow_pool_until acquire, align 8
+  %running = icmp eq i64 %until, 9223372036854775807
+  %users = load atomic i64, ptr @glow_pool_run_threads monotonic, align 8
+  %used = icmp slt i64 %id, %users
+  %spin_again = and i1 %running, %used
+  br i1 %spin_again, label %wake, label %wait
+wait:
   call i32 @pthread_cond_wait(ptr @glow_pool_work, ptr @glow_pool_mutex)
-  br label %check
+  br label %recheck
+wake:
+  atomicrmw sub ptr @glow_pool_sleepers, i64 1 seq_cst
+  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  br label %wake_out
+wake_out:
+  br label %loop
 job:
-  ; only workers below the job's thread count take part (their scratch exists)
-  %threads = load i64, ptr @glow_pool_threads
-  %mine = icmp slt i64 %id, %threads
-  br i1 %mine, label %help, label %loop
-help:
-  call void @glow_pool_claim(i64 %id)
+  ; only workers below the job's thread count take part (their scratch exists): the
+  ; claim checks
+  call void @glow_pool_claim(i64 %id, i64 %gen)
   br label %loop
 }
 
@@ -401,18 +425,16 @@ reset:
   call void @llvm.memset.p0.i64(ptr @glow_pool_done, i8 0, i64 64, i1 false)
   store i64 0, ptr @glow_pool_workers
   store i64 0, ptr @glow_pool_busy
+  store i64 0, ptr @glow_pool_sleepers
+  store i64 0, ptr @glow_pool_caller_waits
   store i32 %pid, ptr @glow_pool_pid
   br label %lock
 lock:
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %busy = load i64, ptr @glow_pool_busy
-  %isbusy = icmp ne i64 %busy, 0
-  br i1 %isbusy, label %busy_serial, label %claim
-busy_serial:
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
-  br label %serial
+  ; one call uses the pool at a time: another finding it busy runs its parts itself
+  %took = cmpxchg ptr @glow_pool_busy, i64 0, i64 1 acquire monotonic
+  %mine = extractvalue { i64, i1 } %took, 1
+  br i1 %mine, label %claim, label %serial
 claim:
-  store i64 1, ptr @glow_pool_busy
   %gen = load i64, ptr @glow_pool_gen
   br label %grow
 grow:
@@ -435,44 +457,46 @@ spawned:
   store i64 %id, ptr @glow_pool_workers
   br label %grow
 dispatch:
+  ; the job's fields, then its ticket, then its generation (release): a worker that sees
+  ; the generation sees the rest
   store ptr %fn, ptr @glow_pool_fn
   store ptr %ctx, ptr @glow_pool_ctx
   store i64 %lo, ptr @glow_pool_lo
   store i64 %n, ptr @glow_pool_n
-  store i64 %parts, ptr @glow_pool_parts
   store i64 %threads, ptr @glow_pool_threads
-  store i64 0, ptr @glow_pool_next
-  store i64 0, ptr @glow_pool_done_parts
+  store atomic i64 0, ptr @glow_pool_done_parts monotonic, align 8
   %region_was = load i64, ptr @glow_pool_region
   %region_next = add i64 %region_was, 1
   store atomic i64 %region_next, ptr @glow_pool_region release, align 8
   %gen1 = add i64 %gen, 1
-  store atomic i64 %gen1, ptr @glow_pool_gen release, align 8
+  %tgen = shl i64 %gen1, 24
+  %tparts = shl i64 %parts, 12
+  %ticket = or i64 %tgen, %tparts
+  store atomic i64 %ticket, ptr @glow_pool_ticket release, align 8
+  store atomic i64 %gen1, ptr @glow_pool_gen seq_cst, align 8
+  %sleepers = load atomic i64, ptr @glow_pool_sleepers seq_cst, align 8
+  %asleep = icmp ne i64 %sleepers, 0
+  br i1 %asleep, label %wake, label %mine_too
+wake:
   ; broadcast with the mutex released: a worker woken while it is held goes back to
   ; sleep on the mutex and needs a second wake-up when it is let go (a futex call and,
-  ; on a virtual machine, an interrupt to a halted vCPU, per parallel region). No wake-up
-  ; is lost: a worker that saw the old generation under the mutex is already waiting.
+  ; on a virtual machine, an interrupt to a halted vCPU). Taking it first orders this
+  ; after a counted sleeper's last look at the generation: it is waiting by now.
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @pthread_cond_broadcast(ptr @glow_pool_work)
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  br label %mine_too
+mine_too:
   ; the caller claims parts too: a worker the scheduler has not woken yet leaves its
   ; part to whoever comes first
-  call void @glow_pool_claim(i64 0)
+  call void @glow_pool_claim(i64 0, i64 %gen1)
   br label %join
 join:
-  %left = load i64, ptr @glow_pool_done_parts
-  %done = icmp eq i64 %left, %parts
-  br i1 %done, label %finish, label %join_spin_start
-join_spin_start:
   ; the workers' parts usually end within microseconds of ours: spin before sleeping
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call void @glow_pool_spin_while(ptr @glow_pool_done_parts, i64 %parts, i1 false)
-  br label %join_relock
-join_relock:
-  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
-  %left2 = load i64, ptr @glow_pool_done_parts
-  %done2 = icmp eq i64 %left2, %parts
-  br i1 %done2, label %finish, label %join_running
+  %left = load atomic i64, ptr @glow_pool_done_parts acquire, align 8
+  %done = icmp eq i64 %left, %parts
+  br i1 %done, label %finish, label %join_running
 join_running:
   ; while a run is under way (glow_pool_begin .. glow_pool_end) the caller spins on,
   ; yielding, as the idle workers do: asleep, its wake-up when the last part ends is a
@@ -482,20 +506,30 @@ join_running:
   %juntil = load atomic i64, ptr @glow_pool_until monotonic, align 8
   %jrunning = icmp eq i64 %juntil, 9223372036854775807
   %jspin = and i1 %jyon, %jrunning
-  br i1 %jspin, label %join_yield, label %join_wait
+  br i1 %jspin, label %join_yield, label %join_sleep
 join_yield:
-  call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
   call i32 @sched_yield()
-  br label %join_spin_start_unlocked
-join_spin_start_unlocked:
-  call void @glow_pool_spin_while(ptr @glow_pool_done_parts, i64 %parts, i1 false)
-  br label %join_relock
+  br label %join
+join_sleep:
+  ; flagged in @glow_pool_caller_waits before the last look at the count (seq_cst; the
+  ; worker ending the last part reads the flag after counting it, then signals with
+  ; the mutex taken and released: this thread is waiting by then)
+  call i32 @pthread_mutex_lock(ptr @glow_pool_mutex)
+  store atomic i64 1, ptr @glow_pool_caller_waits seq_cst, align 8
+  br label %join_check
+join_check:
+  %left2 = load atomic i64, ptr @glow_pool_done_parts seq_cst, align 8
+  %done2 = icmp eq i64 %left2, %parts
+  br i1 %done2, label %join_woken, label %join_wait
 join_wait:
   call i32 @pthread_cond_wait(ptr @glow_pool_done, ptr @glow_pool_mutex)
-  br label %join
-finish:
-  store i64 0, ptr @glow_pool_busy
+  br label %join_check
+join_woken:
+  store atomic i64 0, ptr @glow_pool_caller_waits seq_cst, align 8
   call i32 @pthread_mutex_unlock(ptr @glow_pool_mutex)
+  br label %finish
+finish:
+  store atomic i64 0, ptr @glow_pool_busy release, align 8
   ret void
 serial:
   call void %fn(ptr %ctx, i64 %lo, i64 %hi, i64 0)
