@@ -80,14 +80,7 @@ def exp(em: Emitter, x: SSAValue, nonpositive: bool = False) -> SSAValue:
     if not nonpositive:
         x = _fsel(em, _fcmp(em, x, _fk(em, 89.0), "ogt"), _fk(em, 89.0), x)
     x = _fsel(em, _fcmp(em, x, _fk(em, -104.0), "olt"), _fk(em, -104.0), x)
-    magic = _fk(em, 12582912.0)  # 1.5 * 2^23: adding it rounds to an integer
-    t = _fadd(em, _fmul(em, x, _fk(em, 1.44269504088896341)), magic)
-    nf = _fsub(em, t, magic)
-    r = _fsub(em, x, _fmul(em, nf, _fk(em, 0.693359375)))
-    r = _fsub(em, r, _fmul(em, nf, _fk(em, -2.12194440e-4)))
-    p = _horner(em, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                        4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
-    p = _fadd(em, _fadd(em, _fmul(em, p, _fmul(em, r, r)), r), _fk(em, 1.0))
+    t, p = _reduced_exp(em, x)
     n = em.value(arith.SubiOp(em.value(arith.BitcastOp(t, i32)), em.const(0x4B400000, i32)))
     n1 = em.value(arith.ShRSIOp(n, em.const(1, i32)))
     n2 = em.value(arith.SubiOp(n, n1))
@@ -173,6 +166,20 @@ benchmarks/cpu_switch_ab.py glow_mlir.conversion.glow_ir_to_loops.fast_math.SHOR
 convolutions)."""
 
 
+def _reduced_exp(em: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """x = n ln2 + r (Cody-Waite, |r| <= ln2/2): the rounding sum 1.5 * 2^23 + n, whose
+    low mantissa bits hold n, and e^r by Cephes' expf polynomial; `exp` and
+    `sigmoid_denominator` scale it by 2^n each their own way."""
+    magic = _fk(em, 12582912.0)  # 1.5 * 2^23: adding it rounds to an integer
+    t = _fadd(em, _fmul(em, x, _fk(em, 1.44269504088896341)), magic)
+    nf = _fsub(em, t, magic)
+    r = _fsub(em, x, _fmul(em, nf, _fk(em, 0.693359375)))
+    r = _fsub(em, r, _fmul(em, nf, _fk(em, -2.12194440e-4)))
+    p = _horner(em, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                        4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
+    return t, _fadd(em, _fadd(em, _fmul(em, p, _fmul(em, r, r)), r), _fk(em, 1.0))
+
+
 def sigmoid_denominator(em: Emitter, x: SSAValue) -> SSAValue:
     """1 + e^-x with `exp`'s steps on t = -x, fewer of them (about 20 ops a vector
     instead of 30): t is clamped to [-86, 89] in one pair (below -17, 1 + e^t rounds to 1
@@ -182,14 +189,7 @@ def sigmoid_denominator(em: Emitter, x: SSAValue) -> SSAValue:
     t = em.value(arith.NegfOp(x))
     t = _fsel(em, _fcmp(em, t, _fk(em, 89.0), "ogt"), _fk(em, 89.0), t)
     t = _fsel(em, _fcmp(em, t, _fk(em, -86.0), "olt"), _fk(em, -86.0), t)
-    magic = _fk(em, 12582912.0)  # 1.5 * 2^23: adding it rounds to an integer
-    u = _fadd(em, _fmul(em, t, _fk(em, 1.44269504088896341)), magic)
-    nf = _fsub(em, u, magic)
-    r = _fsub(em, t, _fmul(em, nf, _fk(em, 0.693359375)))
-    r = _fsub(em, r, _fmul(em, nf, _fk(em, -2.12194440e-4)))
-    p = _horner(em, r, [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                        4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1])
-    p = _fadd(em, _fadd(em, _fmul(em, p, _fmul(em, r, r)), r), _fk(em, 1.0))
+    u, p = _reduced_exp(em, t)
     # u's low mantissa bits hold n (u = 1.5 * 2^23 + n): shifted to the exponent field,
     # the rest of u's bits shift out; + 126 there is 2^(n - 1)
     bits = em.value(arith.ShLIOp(em.value(arith.BitcastOp(u, i32)), em.const(23, i32)))
