@@ -226,8 +226,9 @@ def test_glow_run_checks_a_training_graphs_labels(tmp_path) -> None:
                              timeout=300)
         assert (run.returncode == 0) == ok, run.stderr
         if not ok:
-            assert run.stderr.strip() == ("glow-run: error: input 'labels' at [1] is 99: "
-                                          "class labels must be in [0, 10) (1 bad value(s))")
+            assert run.stderr.strip() == (f"glow-run: error: inputs '{tmp_path / 'in.npz'}': "
+                                          f"input 'labels' at [1] is 99: class labels must "
+                                          f"be in [0, 10) (1 bad value(s))")
 
 
 def test_glow_compile_train_emits_the_step_with_weights_updated_in_place(tmp_path) -> None:
