@@ -285,3 +285,23 @@ def test_packed_tiles_fire(calls, monkeypatch):
         got = _run(model, feeds, True, monkeypatch)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
         assert asked == [(o, fires)]
+
+
+def test_packed_tiles_prefetch_changes_no_bits(calls, monkeypatch):
+    """PREFETCH: the packed tiles' copy prefetches the next tile's lines of x (in the
+    optimized LLVM IR, as `llvm.prefetch`) and computes the same bits; off, none."""
+    from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+    model, feeds = conv_model(1, 32, 32, 32, 32, tail="relu", seed=5, **ONE)
+    monkeypatch.setattr(pw, "POINTWISE", True)
+    outs = {}
+    for on in (False, True):
+        monkeypatch.setattr(pw, "PREFETCH", on)
+        compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+        text = llvm_ir_text(compiled.executor.module)
+        assert ("@llvm.prefetch.p0(" in text) == on
+        outs[on] = compiled.run(feeds)[0]
+    assert len(calls) == 2
+    assert np.array_equal(outs[True], outs[False])
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    np.testing.assert_allclose(outs[True], want, rtol=1e-4, atol=1e-5)

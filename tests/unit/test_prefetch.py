@@ -96,3 +96,15 @@ def test_prefetch_lowers_the_same_both_routes_and_computes_nothing():
     entry = jit.jit(module, "main")
     assert entry(one.ctypes.data, mutable.ctypes.data, one.ctypes.data) == 0
     np.testing.assert_array_equal(mutable[1024:].view(np.float32).reshape(4, 64), 2 * x)
+
+
+def test_upstream_reads_it_as_memref_prefetch():
+    """The upstream reference path (targets/cpu/upstream.py) spells it `memref.prefetch`:
+    mlir-opt lowers it to the same two calls."""
+    from glow_mlir.targets.cpu.upstream import have_tools, upstream_llvm_ir
+
+    if not have_tools():
+        pytest.skip("mlir-opt-22 / mlir-translate-22 not installed")
+    text = upstream_llvm_ir(_module())
+    assert re.search(r"call void @llvm.prefetch.p0\(ptr %\d+, i32 0, i32 3, i32 1\)", text)
+    assert re.search(r"call void @llvm.prefetch.p0\(ptr %\d+, i32 1, i32 1, i32 1\)", text)
