@@ -287,16 +287,21 @@ def test_packed_tiles_fire(calls, monkeypatch):
         assert asked == [(o, fires)]
 
 
-def test_packed_tiles_prefetch_changes_no_bits(calls, monkeypatch):
-    """PREFETCH: the packed tiles' copy prefetches the next tile's lines of x (in the
-    optimized LLVM IR, as `llvm.prefetch`) and computes the same bits; off, none."""
+@pytest.mark.parametrize("switch, tail", [("PREFETCH", "relu"),
+                                          ("PREFETCH_EPILOGUE", "residual")])
+def test_vector_tiles_prefetch_changes_no_bits(switch, tail, calls, monkeypatch):
+    """PREFETCH (the packed copy prefetches the next tile's lines of x) and
+    PREFETCH_EPILOGUE (each tile prefetches its rows of the residual): each puts
+    `llvm.prefetch` in the optimized LLVM IR and computes the same bits; both off, none."""
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
-    model, feeds = conv_model(1, 32, 32, 32, 32, tail="relu", seed=5, **ONE)
+    model, feeds = conv_model(1, 32, 32, 32, 32, tail=tail, seed=5, **ONE)
     monkeypatch.setattr(pw, "POINTWISE", True)
+    monkeypatch.setattr(pw, "PREFETCH", False)
+    monkeypatch.setattr(pw, "PREFETCH_EPILOGUE", False)
     outs = {}
     for on in (False, True):
-        monkeypatch.setattr(pw, "PREFETCH", on)
+        monkeypatch.setattr(pw, switch, on)
         compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
         text = llvm_ir_text(compiled.executor.module)
         assert ("@llvm.prefetch.p0(" in text) == on

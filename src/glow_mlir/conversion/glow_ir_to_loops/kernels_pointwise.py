@@ -110,6 +110,11 @@ PREFETCH = True
 (`glow_loops.prefetch`): its c rows are one plane apart, too many streams for the
 hardware prefetcher once the model has evicted x (RegNet's 32 -> 32 at 112x112)."""
 
+PREFETCH_EPILOGUE = True
+"""Whether each vector tile prefetches the lines its epilogue will load (a residual
+add's other operand: `Finish.prefetch`) before its loop over input channels: its rows
+are one plane apart, one per output channel (ResNet-50's 64 -> 256 at 56x56)."""
+
 
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
@@ -343,6 +348,10 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         cols = [em.add_index(p0, v * n) for v in range(nv)]
         inits = [em.value(vector.BroadcastOp(em.load(B, [oc]), vt))
                  for oc in ocs for _ in range(nv)]
+        if PREFETCH_EPILOGUE:  # the tile's rows of a residual, while the sums run
+            for oc in ocs:
+                for f in range(0, n * nv, _LINE):
+                    act.prefetch(P, [ni, oc, em.add_index(p0, f)])
 
         def step(k, accs):
             if packed is not None:
