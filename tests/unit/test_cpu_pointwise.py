@@ -287,18 +287,23 @@ def test_packed_tiles_fire(calls, monkeypatch):
         assert asked == [(o, fires)]
 
 
-@pytest.mark.parametrize("switch, tail", [("PREFETCH", "relu"),
-                                          ("PREFETCH_EPILOGUE", "residual")])
-def test_vector_tiles_prefetch_changes_no_bits(switch, tail, calls, monkeypatch):
-    """PREFETCH (the packed copy prefetches the next tile's lines of x) and
-    PREFETCH_EPILOGUE (each tile prefetches its rows of the residual): each puts
-    `llvm.prefetch` in the optimized LLVM IR and computes the same bits; both off, none."""
+@pytest.mark.parametrize("switch, tail, side, stride", [
+    ("PREFETCH", "relu", 32, 1), ("PREFETCH_EPILOGUE", "residual", 32, 1),
+    ("PREFETCH_OUTPUT", None, 32, 1), ("PREFETCH_SAMPLE", "relu", 64, 2)])
+def test_vector_tiles_prefetch_changes_no_bits(switch, tail, side, stride, calls,
+                                               monkeypatch):
+    """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
+    PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
+    for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
+    `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none."""
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
-    model, feeds = conv_model(1, 32, 32, 32, 32, tail=tail, seed=5, **ONE)
+    model, feeds = conv_model(1, 32, side, side, 32, tail=tail, seed=5,
+                              strides=(stride, stride), **ONE)
     monkeypatch.setattr(pw, "POINTWISE", True)
-    monkeypatch.setattr(pw, "PREFETCH", False)
-    monkeypatch.setattr(pw, "PREFETCH_EPILOGUE", False)
+    monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
+    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE"):
+        monkeypatch.setattr(pw, name, False)
     outs = {}
     for on in (False, True):
         monkeypatch.setattr(pw, switch, on)

@@ -115,6 +115,16 @@ PREFETCH_EPILOGUE = True
 add's other operand: `Finish.prefetch`) before its loop over input channels: its rows
 are one plane apart, one per output channel (ResNet-50's 64 -> 256 at 56x56)."""
 
+PREFETCH_OUTPUT = False
+"""Whether each vector tile prefetches for writing the lines of its output rows."""
+TILES_AHEAD = 0
+"""How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch."""
+
+PREFETCH_SAMPLE = False
+"""Whether a strided convolution's gather (`_sample`) prefetches the input row
+ROWS_AHEAD sampled rows on."""
+ROWS_AHEAD = 2
+
 
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
@@ -348,10 +358,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         cols = [em.add_index(p0, v * n) for v in range(nv)]
         inits = [em.value(vector.BroadcastOp(em.load(B, [oc]), vt))
                  for oc in ocs for _ in range(nv)]
-        if PREFETCH_EPILOGUE:  # the tile's rows of a residual, while the sums run
+        if PREFETCH_EPILOGUE or PREFETCH_OUTPUT:
+            # the rows of a residual / of the output this block's tile TILES_AHEAD on
+            # finishes, while the sums run
+            wd = n * nv
+            at = p0 if not TILES_AHEAD else em.value(arith.MinSIOp(
+                em.add_index(p0, wd * TILES_AHEAD), em.index(hw - wd)))
             for oc in ocs:
-                for f in range(0, n * nv, _LINE):
-                    act.prefetch(P, [ni, oc, em.add_index(p0, f)])
+                for f in range(0, wd, _LINE):
+                    if PREFETCH_EPILOGUE:
+                        act.prefetch(P, [ni, oc, em.add_index(at, f)])
+                    if PREFETCH_OUTPUT:
+                        em.prefetch(act.target(P), [ni, oc, em.add_index(at, f)],
+                                    write=True)
 
         def step(k, accs):
             if packed is not None:
@@ -489,10 +508,17 @@ def _sample(em: Emitter, x, X, ni, strides, out_hw) -> None:
     sh, sw = strides
     src = em.buffer(x)
 
+    h, w = image_dims(shape(x), "NCHW")[2:]
+
     def chan(ci):
         def row(r):
             ih = em.mul_index(r, sh)
             p0 = em.mul_index(r, ow)
+            if PREFETCH_SAMPLE:  # the input row ROWS_AHEAD rows on (the last: itself)
+                nxt = em.value(arith.MinSIOp(em.add_index(ih, sh * ROWS_AHEAD),
+                                             em.index(h - 1)))
+                for f in range(0, w, _LINE):
+                    em.prefetch(src, [ni, ci, nxt, em.index(f)])
             em.loop(0, ow, lambda q: em.store(
                 em.load(src, [ni, ci, ih, em.mul_index(q, sw)]), X,
                 [em.index(0), ci, iadd(em, p0, q)]))
