@@ -105,38 +105,42 @@ PACK_MIN_ROWS = 32
 """Fewest output channels (of one worker) for which PACK_TILES copies the tile."""
 
 
-PREFETCH = True
-"""Whether `pack_tile` prefetches the next tile's lines of x while it copies this one's
-(`glow_loops.prefetch`, `llvm.prefetch`): its c rows are one plane apart, many streams
-for the hardware prefetcher once the model has evicted x (RegNet's 32 -> 32 at 112x112).
-The four PREFETCH switches change no arithmetic (the same bits) and were measured
-together (`python benchmarks/cpu_switch_ab.py kernels_pointwise.PREFETCH,...OUTPUT,
-...EPILOGUE,...SAMPLE regnet_x_400mf resnet50 --runs 15`, twice, one thread, ratio to
-onnxruntime in one process, off -> on): regnet_x_400mf 1.121 -> 1.081, 1.120 -> 1.097,
-ResNet-50 0.921 -> 0.909, 0.909 -> 0.900; the first three alone, regnet_x_400mf 1.104 ->
-1.080, regnet_x_16gf 1.093 -> 1.077, ResNet-50 0.909 -> 0.911. One at a time each is
-inside the noise of a whole model (+-2%) except PREFETCH_EPILOGUE on ResNet-50 (0.930 ->
-0.897, one run); per layer (`cpu_layers_vs_onnxruntime.py regnet_x_400mf --alternate 3
---runs 8 --stat min`) RegNet's first 1x1 at 112x112 went 1.43 (off) -> 1.25
-(PREFETCH_OUTPUT) -> 1.21 (+ PREFETCH) -> 1.16 (all), its stride-2 shortcut 1.74 ->
-1.35 -> 1.11 -> 1.29."""
+PREFETCH_OUTPUT = True
+"""Whether each vector tile prefetches for writing (`glow_loops.prefetch`,
+`llvm.prefetch`) the lines of its output rows TILES_AHEAD tiles on: o rows a plane
+apart, each line otherwise read for ownership at the store once the model has evicted
+it (RegNet's 32 -> 32 at 112x112 and its stride-2 shortcut). The PREFETCH switches
+change no arithmetic (the same bits). Measured per layer (`python
+benchmarks/cpu_layers_vs_onnxruntime.py regnet_x_400mf --alternate 3 --runs 8 --stat
+min`, one thread, ratio to onnxruntime in one process): the 1x1 at 112x112 1.43 (all
+off) -> 1.25 (this alone) -> 1.14 (with PREFETCH_EPILOGUE), the shortcut 1.74 -> 1.35
+-> 1.23. Whole models (`benchmarks/cpu_switch_ab.py` of the switches named, `--runs
+15`, off -> on): all four switches, twice, regnet_x_400mf 1.121 -> 1.081, 1.120 ->
+1.097, ResNet-50 0.921 -> 0.909, 0.909 -> 0.900; one at a time each moved a model by
+less than the +-2% between runs."""
 
 PREFETCH_EPILOGUE = True
 """Whether each vector tile prefetches the lines its epilogue will load (a residual
-add's other operand: `Finish.prefetch`), TILES_AHEAD tiles on, before its loop over input
-channels: one row per output channel, one plane apart (ResNet-50's 64 -> 256 at 56x56)."""
+add's other operand: `Finish.prefetch`) TILES_AHEAD tiles on, before its loop over input
+channels: one row per output channel, one plane apart (ResNet-50's 64 -> 256 at 56x56:
+alone, the model 0.930 -> 0.897 of onnxruntime, one run)."""
 
-PREFETCH_OUTPUT = True
-"""Whether each vector tile prefetches for writing the lines of its output rows
-TILES_AHEAD tiles on (o rows a plane apart, each line otherwise read for ownership at
-the store: the largest part of PREFETCH's measured gain on RegNet)."""
 TILES_AHEAD = 1
 """How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch (the
 last tile: itself again, so the address stays in bounds)."""
 
-PREFETCH_SAMPLE = True
+PREFETCH = False
+"""Whether `pack_tile` prefetches the next tile's lines of x while it copies this one's
+(c rows one plane apart). Off: no gain measured, alone (regnet_x_400mf 1.100 -> 1.103)
+or per layer beside PREFETCH_OUTPUT and PREFETCH_EPILOGUE (the 1x1 at 112x112 1.14
+without it and PREFETCH_SAMPLE, 1.16 and 1.16 with, two runs): the hardware prefetcher
+keeps up with x."""
+
+PREFETCH_SAMPLE = False
 """Whether a strided convolution's gather (`_sample`) prefetches the input row
-ROWS_AHEAD sampled rows on (the stride-2 shortcut reads every other row of a plane)."""
+ROWS_AHEAD sampled rows on. Off: the shortcut's layer no faster with it (per layer, as
+above, 1.23 without, 1.22 and 1.29 with; alone, regnet_x_400mf 1.117 -> 1.091, one run,
+inside the noise)."""
 ROWS_AHEAD = 2
 
 
