@@ -117,7 +117,9 @@ off) -> 1.25 (this alone) -> 1.14 (with PREFETCH_EPILOGUE), the shortcut 1.74 ->
 -> 1.23. Whole models (`benchmarks/cpu_switch_ab.py` of the switches named, `--runs
 15`, off -> on): all four switches, twice, regnet_x_400mf 1.121 -> 1.081, 1.120 ->
 1.097, ResNet-50 0.921 -> 0.909, 0.909 -> 0.900; one at a time each moved a model by
-less than the +-2% between runs."""
+less than the +-2% between runs; these two (`--runs 8`, the others off) regnet_x_400mf
+1.115 -> 1.080, ResNet-50 0.925 -> 0.912, but regnet_x_16gf 1.052 -> 1.059 (before,
+1.093 -> 1.077 with PREFETCH too: inside its noise; its stage 1 writes 256 rows a tile)."""
 
 PREFETCH_EPILOGUE = True
 """Whether each vector tile prefetches the lines its epilogue will load (a residual
@@ -127,7 +129,9 @@ alone, the model 0.930 -> 0.897 of onnxruntime, one run)."""
 
 TILES_AHEAD = 1
 """How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch (the
-last tile: itself again, so the address stays in bounds)."""
+last tile: itself again, so the address stays in bounds). 0 (the block's own rows, the
+loop over input channels ahead of their stores), one run as above: regnet_x_400mf 1.097
+-> 1.049, regnet_x_16gf 1.064 -> 1.077; not compared per layer, so 1 stays."""
 
 PREFETCH = False
 """Whether `pack_tile` prefetches the next tile's lines of x while it copies this one's
