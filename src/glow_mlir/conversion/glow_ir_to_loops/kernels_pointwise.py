@@ -127,6 +127,11 @@ add's other operand: `Finish.prefetch`) TILES_AHEAD tiles on, before its loop ov
 channels: one row per output channel, one plane apart (ResNet-50's 64 -> 256 at 56x56:
 alone, the model 0.930 -> 0.897 of onnxruntime, one run)."""
 
+OUTPUT_MAX_CHANNELS = 64
+"""Most output channels for which PREFETCH_OUTPUT prefetches (a tile ahead of 256 rows is
+64 KiB of lines, more than L1: regnet_x_16gf's 32 -> 256 at 112x112 slowed, the model
+1.052 -> 1.059, 1.064 -> 1.077, 1.066 -> 1.093 of onnxruntime over four runs)."""
+
 TILES_AHEAD = 1
 """How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch (the
 last tile: itself again, so the address stays in bounds). 0 (the block's own rows, the
@@ -380,7 +385,8 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         cols = [em.add_index(p0, v * n) for v in range(nv)]
         inits = [em.value(vector.BroadcastOp(em.load(B, [oc]), vt))
                  for oc in ocs for _ in range(nv)]
-        if PREFETCH_EPILOGUE or PREFETCH_OUTPUT:
+        output = PREFETCH_OUTPUT and o <= OUTPUT_MAX_CHANNELS
+        if PREFETCH_EPILOGUE or output:
             # the rows of a residual / of the output this block's tile TILES_AHEAD on
             # finishes, while the sums run
             wd = n * nv
@@ -390,7 +396,7 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                 for f in range(0, wd, _LINE):
                     if PREFETCH_EPILOGUE:
                         act.prefetch(P, [ni, oc, em.add_index(at, f)])
-                    if PREFETCH_OUTPUT:
+                    if output:
                         em.prefetch(act.target(P), [ni, oc, em.add_index(at, f)],
                                     write=True)
 
