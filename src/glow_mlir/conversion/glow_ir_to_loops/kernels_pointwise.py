@@ -128,9 +128,11 @@ channels: one row per output channel, one plane apart (ResNet-50's 64 -> 256 at 
 alone, the model 0.930 -> 0.897 of onnxruntime, one run)."""
 
 OUTPUT_MAX_CHANNELS = 64
-"""Most output channels for which PREFETCH_OUTPUT prefetches (a tile ahead of 256 rows is
-64 KiB of lines, more than L1: regnet_x_16gf's 32 -> 256 at 112x112 slowed, the model
-1.052 -> 1.059, 1.064 -> 1.077, 1.066 -> 1.093 of onnxruntime over four runs)."""
+"""Most output channels for which PREFETCH_OUTPUT prefetches: a tile ahead of 256 rows is
+64 KiB of lines, more than L1. A precaution, not a measured gain: regnet_x_16gf (32 ->
+256 at 112x112) went 1.052 -> 1.059, 1.064 -> 1.077, 1.066 -> 1.093 of onnxruntime
+ungated, 1.057 -> 1.080 gated (where PREFETCH_OUTPUT no longer fires in it), and 1.095 ->
+1.095 toggling PREFETCH_EPILOGUE alone: its runs differ by +-2.5%, no cause found."""
 
 TILES_AHEAD = 1
 """How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch (the
