@@ -285,3 +285,35 @@ def test_packed_tiles_fire(calls, monkeypatch):
         got = _run(model, feeds, True, monkeypatch)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
         assert asked == [(o, fires)]
+
+
+@pytest.mark.parametrize("switch, tail, side, stride, o, fires", [
+    ("PREFETCH", "relu", 32, 1, 32, True), ("PREFETCH_EPILOGUE", "residual", 32, 1, 32, True),
+    ("PREFETCH_OUTPUT", None, 32, 1, 32, True), ("PREFETCH_OUTPUT", None, 32, 1, 72, False),
+    ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True)])
+def test_vector_tiles_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
+                                               monkeypatch):
+    """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
+    PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
+    for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
+    `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none;
+    PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS."""
+    from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+    model, feeds = conv_model(1, 32, side, side, o, tail=tail, seed=5,
+                              strides=(stride, stride), **ONE)
+    monkeypatch.setattr(pw, "POINTWISE", True)
+    monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
+    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE"):
+        monkeypatch.setattr(pw, name, False)
+    outs = {}
+    for on in (False, True):
+        monkeypatch.setattr(pw, switch, on)
+        compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+        text = llvm_ir_text(compiled.executor.module)
+        assert ("@llvm.prefetch.p0(" in text) == (on and fires)
+        outs[on] = compiled.run(feeds)[0]
+    assert len(calls) == 2
+    assert np.array_equal(outs[True], outs[False])
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    np.testing.assert_allclose(outs[True], want, rtol=1e-4, atol=1e-5)

@@ -4,7 +4,9 @@
 - `memref.load/store %m[%i, %j, ...]` -> the row-major linear index with the memref's
   constant strides (`nsw`: an in-bounds index cannot overflow), then
   `llvm.getelementptr inbounds %m[%lin] : T` and `llvm.load/store`;
-- `memref.alloca` (static) -> `llvm.alloca` of the element count.
+- `memref.alloca` (static) -> `llvm.alloca` of the element count;
+- `glow_loops.prefetch %m[...]` -> the same address, then a void
+  `llvm.call_intrinsic "llvm.prefetch.p0"(ptr, rw, locality, 1)`.
 
 No ptrtoint/inttoptr, unlike xDSL's convert-memref-to-ptr + convert-ptr-to-llvm: they
 stop LLVM's loop vectorizer (measured, docs/architecture.md §5); inbounds GEPs off
@@ -30,6 +32,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from glow_mlir.conversion.loops_to_llvm import check_memref, converted, ops_of, replace
+from glow_mlir.dialects.glow_loops import PrefetchOp
 from glow_mlir.ir.text import DiagnosticError, OpDiagnostic
 
 _NSW = llvm.OverflowAttr((llvm.OverflowFlag.NO_SIGNED_WRAP,))
@@ -191,6 +194,19 @@ def lower_alloca(op: memref.AllocaOp) -> None:
     replace(op, [size, alloca])
 
 
+def lower_prefetch(op: PrefetchOp) -> None:
+    """`glow_loops.prefetch` -> `llvm.prefetch.p0(ptr, rw, locality, 1)`, a void call."""
+    t = _memref_type(op.memref, op)
+    ops: list[Operation] = []
+    ptr = element_pointer(converted(op.memref, op), t, [converted(i, op) for i in op.indices],
+                          ops, Constants(op))
+    flags = [llvm.ConstantOp(IntegerAttr(v, i32), i32)
+             for v in (1 if op.write is not None else 0, op.locality.value.data, 1)]
+    ops += flags
+    ops.append(llvm.CallIntrinsicOp("llvm.prefetch.p0", [ptr, *(f.result for f in flags)], []))
+    replace(op, ops, [])
+
+
 @dataclass(frozen=True)
 class ConvertMemRefToLLVMPass(ModulePass):
     """memref views, loads, stores on static memrefs to GEPs (see module docstring)."""
@@ -209,6 +225,8 @@ class ConvertMemRefToLLVMPass(ModulePass):
                     lower_load(o, consts)
                 else:
                     lower_store(o, consts)
+        for prefetch in ops_of(op, PrefetchOp):
+            lower_prefetch(prefetch)
         left = [o for o in op.walk() if o.dialect_name() == "memref"]
         if left:
             kinds = ", ".join(sorted({o.name for o in left}))

@@ -29,5 +29,11 @@ def _glow_accel() -> Dialect:
     return GlowAccel
 
 
+def _glow_loops() -> Dialect:
+    from glow_mlir.dialects.glow_loops import GlowLoops
+
+    return GlowLoops
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
-    "glow": _glow, "glow_ir": _glow_ir, "glow_accel": _glow_accel}
+    "glow": _glow, "glow_ir": _glow_ir, "glow_accel": _glow_accel, "glow_loops": _glow_loops}

@@ -191,6 +191,15 @@ class Emitter:
     def store(self, value: SSAValue, buf: SSAValue, indices: Sequence[SSAValue]) -> None:
         self.op(memref.StoreOp.create(operands=[value, buf, *indices]))
 
+    def prefetch(self, buf: SSAValue, indices: Sequence[SSAValue], write: bool = False
+                 ) -> None:
+        """A hint that `buf[indices]` is read (`write`: written) soon
+        (`glow_loops.prefetch`, locality 3: `llvm.prefetch`); the indices must be in
+        bounds (an inbounds address)."""
+        from glow_mlir.dialects.glow_loops import PrefetchOp
+
+        self.op(PrefetchOp(buf, list(indices), write=write))
+
     # ------------------------------------------------------------------ loops
     def bound(self, b: int | SSAValue) -> SSAValue:
         """A loop bound: an index constant, or an index value computed in the kernel."""

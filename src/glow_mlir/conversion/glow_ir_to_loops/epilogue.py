@@ -307,6 +307,21 @@ class Finish:
             running = instr.operands[0]
         return x
 
+    def prefetch(self, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
+        """Prefetch element `idx` (its cache line) of each tensor the epilogue loads whole
+        (a residual add's other operand), for a kernel that finishes `buf[idx]` soon;
+        nothing for broadcasts, constants and folded rows (they stay in cache)."""
+        if self.ep is None:
+            return
+        dims = tuple(buf.type.get_shape())  # type: ignore[attr-defined]
+        n = math.prod(dims)
+        for s in self.ep.extra_sources():
+            t = s.type
+            if (math.prod(t.get_shape()) != n  # type: ignore[attr-defined]
+                    or self._known(s) is not None or self._rows_equal(s, dims[-1])):
+                continue
+            self.em.prefetch(self._view(s, dims), idx)
+
     def store(self, x: SSAValue, buf: SSAValue, idx: Sequence[SSAValue]) -> None:
         """Finish `x`, the computed element `idx` of `buf`, and store it where it goes."""
         self.store_finished(self.value(x, buf, idx), buf, idx)

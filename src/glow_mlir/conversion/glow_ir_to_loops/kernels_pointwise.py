@@ -105,6 +105,56 @@ PACK_MIN_ROWS = 32
 """Fewest output channels (of one worker) for which PACK_TILES copies the tile."""
 
 
+PREFETCH_OUTPUT = True
+"""Whether each vector tile prefetches for writing (`glow_loops.prefetch`,
+`llvm.prefetch`) the lines of its output rows TILES_AHEAD tiles on: o rows a plane
+apart, each line otherwise read for ownership at the store once the model has evicted
+it (RegNet's 32 -> 32 at 112x112 and its stride-2 shortcut). The PREFETCH switches
+change no arithmetic (the same bits). Measured per layer (`python
+benchmarks/cpu_layers_vs_onnxruntime.py regnet_x_400mf --alternate 3 --runs 8 --stat
+min`, one thread, ratio to onnxruntime in one process): the 1x1 at 112x112 1.43 (all
+off) -> 1.25 (this alone) -> 1.14 (with PREFETCH_EPILOGUE), the shortcut 1.74 -> 1.35
+-> 1.23. Whole models (`benchmarks/cpu_switch_ab.py` of the switches named, `--runs
+15`, off -> on): all four switches, twice, regnet_x_400mf 1.121 -> 1.081, 1.120 ->
+1.097, ResNet-50 0.921 -> 0.909, 0.909 -> 0.900; one at a time each moved a model by
+less than the +-2% between runs; these two (`--runs 8`, the others off) regnet_x_400mf
+1.115 -> 1.080, ResNet-50 0.925 -> 0.912, but regnet_x_16gf 1.052 -> 1.059 (before,
+1.093 -> 1.077 with PREFETCH too: inside its noise; its stage 1 writes 256 rows a tile)."""
+
+PREFETCH_EPILOGUE = True
+"""Whether each vector tile prefetches the lines its epilogue will load (a residual
+add's other operand: `Finish.prefetch`) TILES_AHEAD tiles on, before its loop over input
+channels: one row per output channel, one plane apart (ResNet-50's 64 -> 256 at 56x56:
+alone, the model 0.930 -> 0.897 of onnxruntime, one run)."""
+
+OUTPUT_MAX_CHANNELS = 64
+"""Most output channels for which PREFETCH_OUTPUT prefetches: a tile ahead of 256 rows is
+64 KiB of lines, more than L1. A precaution, not a measured gain: regnet_x_16gf (32 ->
+256 at 112x112) went 1.052 -> 1.059, 1.064 -> 1.077, 1.066 -> 1.093 of onnxruntime
+ungated, 1.057 -> 1.080 gated (where PREFETCH_OUTPUT no longer fires in it), and 1.095 ->
+1.095 toggling PREFETCH_EPILOGUE alone: its runs differ by +-2.5%, no cause found."""
+
+TILES_AHEAD = 1
+"""How many tiles of pixels ahead PREFETCH_EPILOGUE and PREFETCH_OUTPUT prefetch (the
+last tile: itself again, so the address stays in bounds). 0 (the block's own rows, the
+loop over input channels ahead of their stores), one run as above: regnet_x_400mf 1.097
+-> 1.049, regnet_x_16gf 1.064 -> 1.077; not compared per layer, so 1 stays."""
+
+PREFETCH = False
+"""Whether `pack_tile` prefetches the next tile's lines of x while it copies this one's
+(c rows one plane apart). Off: no gain measured, alone (regnet_x_400mf 1.100 -> 1.103)
+or per layer beside PREFETCH_OUTPUT and PREFETCH_EPILOGUE (the 1x1 at 112x112 1.14
+without it and PREFETCH_SAMPLE, 1.16 and 1.16 with, two runs): the hardware prefetcher
+keeps up with x."""
+
+PREFETCH_SAMPLE = False
+"""Whether a strided convolution's gather (`_sample`) prefetches the input row
+ROWS_AHEAD sampled rows on. Off: the shortcut's layer no faster with it (per layer, as
+above, 1.23 without, 1.22 and 1.29 with; alone, regnet_x_400mf 1.117 -> 1.091, one run,
+inside the noise)."""
+ROWS_AHEAD = 2
+
+
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
 x, c x width(), in L1 or L2 while every block of output channels reads it)."""
@@ -337,6 +387,20 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         cols = [em.add_index(p0, v * n) for v in range(nv)]
         inits = [em.value(vector.BroadcastOp(em.load(B, [oc]), vt))
                  for oc in ocs for _ in range(nv)]
+        output = PREFETCH_OUTPUT and o <= OUTPUT_MAX_CHANNELS
+        if PREFETCH_EPILOGUE or output:
+            # the rows of a residual / of the output this block's tile TILES_AHEAD on
+            # finishes, while the sums run
+            wd = n * nv
+            at = p0 if not TILES_AHEAD else em.value(arith.MinSIOp(
+                em.add_index(p0, wd * TILES_AHEAD), em.index(hw - wd)))
+            for oc in ocs:
+                for f in range(0, wd, _LINE):
+                    if PREFETCH_EPILOGUE:
+                        act.prefetch(P, [ni, oc, em.add_index(at, f)])
+                    if output:
+                        em.prefetch(act.target(P), [ni, oc, em.add_index(at, f)],
+                                    write=True)
 
         def step(k, accs):
             if packed is not None:
@@ -365,11 +429,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
 
         vt = VectorType(f32, [lanes()])
 
+        wd = vectors() * lanes()
+        # the next tile (the last one: itself again, in bounds)
+        ahead = em.value(arith.MinSIOp(em.add_index(p0, wd), em.index(hw - wd))) \
+            if PREFETCH else None
+
         def row(k):
             for v in range(vectors()):
                 em.op(vector.StoreOp(em.value(vector.LoadOp(
                     X, [xi(ni), k, em.add_index(p0, v * lanes())], vt)), Xp,
                     [k, em.index(v * lanes())]))
+            if ahead is not None:
+                for f in range(0, wd, _LINE):
+                    em.prefetch(X, [xi(ni), k, em.add_index(ahead, f)])
 
         em.loop(0, c, row)
 
@@ -439,6 +511,10 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     em.loop(0, n, image)
 
 
+_LINE = 16
+"""f32 elements per 64-byte cache line."""
+
+
 def _halving_sum(em: Emitter, v: SSAValue, n: int) -> SSAValue:
     """The sum of the `n` lanes of `v` as halves added (log2 n shuffles and adds): for the
     1x1 images of squeeze-and-excitation (240 input channels: 15 multiply-adds a row),
@@ -462,10 +538,17 @@ def _sample(em: Emitter, x, X, ni, strides, out_hw) -> None:
     sh, sw = strides
     src = em.buffer(x)
 
+    h, w = image_dims(shape(x), "NCHW")[2:]
+
     def chan(ci):
         def row(r):
             ih = em.mul_index(r, sh)
             p0 = em.mul_index(r, ow)
+            if PREFETCH_SAMPLE:  # the input row ROWS_AHEAD rows on (the last: itself)
+                nxt = em.value(arith.MinSIOp(em.add_index(ih, sh * ROWS_AHEAD),
+                                             em.index(h - 1)))
+                for f in range(0, w, _LINE):
+                    em.prefetch(src, [ni, ci, nxt, em.index(f)])
             em.loop(0, ow, lambda q: em.store(
                 em.load(src, [ni, ci, ih, em.mul_index(q, sw)]), X,
                 [em.index(0), ci, iadd(em, p0, q)]))

@@ -1,6 +1,6 @@
 """Emitters of `memref` on static identity-layout memrefs (bare pointers): the addresses
 `convert-memref-to-llvm` computes (constant indices folded, `nsw` arithmetic, one
-`getelementptr inbounds`), views and allocas."""
+`getelementptr inbounds`), views and allocas; `glow_loops.prefetch` (an address too)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,13 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import Untranslatable, type_text
+from glow_mlir.conversion.loops_to_llvm_ir.vocabulary import (
+    Untranslatable,
+    global_name,
+    type_text,
+)
 from glow_mlir.conversion.loops_to_llvm_ir.writer import FunctionWriter, impl
+from glow_mlir.dialects.glow_loops import PrefetchOp
 
 
 def _strides(shape: tuple[int, ...]) -> list[int]:
@@ -136,3 +141,18 @@ def _alloca(w: FunctionWriter, op: memref.AllocaOp) -> None:
     elem = type_text(t.get_element_type(), op)
     w.define(op.results[0], f"alloca {elem}, i64 {n}, align {align or 16}")
 
+
+
+PREFETCH_INTRINSIC = "llvm.prefetch.p0"
+"""LLVM's prefetch of a pointer in address space 0: (ptr, rw, locality, cache type)."""
+
+
+@impl(PrefetchOp)
+def _prefetch(w: FunctionWriter, op: PrefetchOp) -> None:
+    """`call void @llvm.prefetch.p0(ptr, rw, locality, 1)` at the element's address, as
+    `convert-memref-to-llvm` lowers it (a void intrinsic call)."""
+    ptr = _element_pointer(w, op, op.memref, list(op.indices))
+    name = global_name(PREFETCH_INTRINSIC)
+    w.declare(PREFETCH_INTRINSIC, f"declare void {name}(ptr, i32, i32, i32)")
+    rw = 1 if op.write is not None else 0
+    w.emit(f"call void {name}(ptr {ptr}, i32 {rw}, i32 {op.locality.value.data}, i32 1)")

@@ -7,6 +7,7 @@ passes, and `benchmarks/cpu_kernels.py` times its code; neither tool is required
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 
@@ -36,12 +37,23 @@ def to_planned_instr(graph_module: ModuleOp) -> glow_ir.FuncOp:
     return next(op for op in graph_module.walk() if isinstance(op, glow_ir.FuncOp))
 
 
+_PREFETCH = re.compile(r"glow_loops\.prefetch (%[^\[ ]+)\[([^\]]*)\] "
+                       r"\{locality = (\d) : i32(, write)?\}")
+
+
+def _memref_prefetch(text: str) -> str:
+    """`glow_loops.prefetch` in upstream's spelling, `memref.prefetch` (xDSL has none)."""
+    return _PREFETCH.sub(lambda m: f"memref.prefetch {m[1]}[{m[2]}], "
+                         f"{'write' if m[4] else 'read'}, locality<{m[3]}>, data", text)
+
+
 def upstream_llvm_ir(loops_module: ModuleOp) -> str:
     """LLVM IR of a module of loops (after `convert-glow-ir-to-loops`), by the upstream
     tools."""
     text = io.StringIO()
     print_module(loops_module, text, make_context())
-    llvm = subprocess.run(["mlir-opt-22", *UPSTREAM_PIPELINE], input=text.getvalue(),
+    llvm = subprocess.run(["mlir-opt-22", *UPSTREAM_PIPELINE],
+                          input=_memref_prefetch(text.getvalue()),
                           capture_output=True, text=True, check=True).stdout
     return subprocess.run(["mlir-translate-22", "--mlir-to-llvmir"], input=llvm,
                           capture_output=True, text=True, check=True).stdout
