@@ -43,3 +43,16 @@ def record_calls(monkeypatch):
         return seen
 
     return record
+
+
+@pytest.fixture
+def static_parts():
+    """Part w of every parallel loop on worker w (`thread_pool.set_static_parts`): on a
+    loaded machine the caller would otherwise run a late worker's part itself, and a
+    buffer shared by mistake between workers, or a per-thread one read by the wrong
+    thread, would go unseen."""
+    from glow_mlir.targets.cpu import thread_pool
+
+    thread_pool.set_static_parts(True)
+    yield
+    thread_pool.set_static_parts(False)

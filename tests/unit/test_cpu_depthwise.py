@@ -67,17 +67,6 @@ def test_f64(calls, monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.fixture
-def static_parts():
-    """Part w of every parallel loop on worker w: a plane buffer shared by mistake
-    between workers would otherwise go unseen when the caller runs both parts."""
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 @pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
 def test_same_bits_for_any_thread_count(strides, calls, monkeypatch, static_parts):
     """Large enough that the channels split over threads (odd ranges: the pipelined

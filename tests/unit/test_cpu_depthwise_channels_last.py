@@ -93,15 +93,6 @@ def test_transposes_gone_or_kept(monkeypatch):
         assert op_names(module).count("glow.transpose") == want, c
 
 
-@pytest.fixture
-def static_parts():
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 def test_same_bits_for_any_thread_count(layouts, monkeypatch, static_parts):
     """48 channels: 2 workers 32 + 16, 3 workers 16 each."""
     model, feeds = _block(1, 48, 14, 14, 7, tail="relu")

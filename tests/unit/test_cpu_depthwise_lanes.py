@@ -68,15 +68,6 @@ def test_swish(taken, monkeypatch):
     assert np.array_equal(got, planes)
 
 
-@pytest.fixture
-def static_parts():
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 def test_same_bits_for_any_thread_count(taken, monkeypatch, static_parts):
     """40 channels over 2 and 3 workers: shares of 32 + 8, 16 + 16 + 8 (moved blocks that
     store only their own channels)."""

@@ -75,15 +75,6 @@ def test_avx2_lanes(blocks, monkeypatch):
     _check(model, feeds, blocks, monkeypatch, lanes=8)
 
 
-@pytest.fixture
-def static_parts():
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 @pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
 def test_same_bits_for_any_thread_count(strides, blocks, monkeypatch, static_parts):
     model, feeds = conv_model(2, 37, 30, 28, 37, strides=strides, kernel=5,

@@ -97,17 +97,6 @@ def test_wide_filter_bands(calls, monkeypatch):
     assert grouped.band_rows(32 * 9, 9, 9, 40) == 0
 
 
-@pytest.fixture
-def static_parts():
-    """Part w of every parallel loop on worker w: columns shared by mistake between
-    workers would otherwise go unseen when the caller runs both parts."""
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 @pytest.mark.parametrize("shape", [(96, 2, 30, (1, 1)), (64, 8, 29, (2, 2)),
                                    (64, 2, 38, (1, 1))], ids=["g2", "g8_s2", "bands"])
 def test_same_bits_for_any_thread_count(shape, calls, monkeypatch, static_parts):

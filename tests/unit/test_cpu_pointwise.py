@@ -121,15 +121,6 @@ def test_overlapping_tiles_and_an_epilogue_reading_its_result(calls, monkeypatch
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.fixture
-def static_parts():
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 @pytest.mark.parametrize("c, side, o, stride", [
     (300, 7, 203, 1), (16, 40, 67, 1), (320, 7, 203, 1), (64, 32, 67, 1), (96, 28, 70, 2),
     (40, 1, 67, 1)],

@@ -6,7 +6,6 @@ No time is asserted, only where times land and which loops split."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_winograd as wg
@@ -14,13 +13,6 @@ from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
 from glow_mlir.targets.cpu import thread_pool
 from test_cpu_threads import resnet_block
 from test_cpu_winograd import conv_model
-
-
-@pytest.fixture
-def static_parts():
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
 
 
 def _loops(model) -> int:

@@ -98,18 +98,6 @@ def test_folded_transposes_are_gone(name, tmp_path, capsys):
     assert "_perm = array" in text
 
 
-@pytest.fixture
-def static_parts():
-    """Part w of every parallel loop on worker w (`thread_pool.set_static_parts`): on a
-    loaded machine the caller would otherwise run a late worker's part itself, and a
-    per-thread buffer read by the wrong thread would go unseen."""
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_against_interpreter_and_onnxruntime(name, static_parts):
     model = CASES[name]()

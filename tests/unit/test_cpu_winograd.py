@@ -138,18 +138,6 @@ def test_products_on_the_micro_kernel_give_the_loops_bits(calls, monkeypatch):
     np.testing.assert_allclose(got[True], want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.fixture
-def static_parts():
-    """Part w of every parallel loop on worker w (`thread_pool.set_static_parts`): on a
-    loaded machine the caller would otherwise run a late worker's part itself, and a
-    per-thread buffer read by the wrong thread would go unseen."""
-    from glow_mlir.targets.cpu import thread_pool
-
-    thread_pool.set_static_parts(True)
-    yield
-    thread_pool.set_static_parts(False)
-
-
 def test_same_bits_for_any_thread_count(calls, monkeypatch, static_parts):
     """Large enough that the patch, product and output steps split over threads."""
     model, feeds = conv_model(1, 45, 42, 41, 47, tail="residual", seed=3)
