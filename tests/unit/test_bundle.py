@@ -564,9 +564,19 @@ def test_a_bundle_takes_the_jits_weight_forms(tmp_path):
 
 def test_bundle_thread_count_is_checked(tmp_path):
     from glow_mlir.backends.cpu import ThreadCountError
+    from glow_mlir.runtime.bundle import BundleError
 
     with pytest.raises(ThreadCountError):
         write_bundle(SMALL_CNN, tmp_path, "cnn", num_threads=0)
+    # a compiled model's code is what the bundle holds: its count, and no other (another
+    # count was once dropped without a word, writing a 2-thread bundle for 3)
+    model = glow_mlir.compile(str(SMALL_CNN), backend="cpu", num_threads=2)
+    assert model.num_threads == 2
+    with pytest.raises(BundleError, match="compiled for 2 threads .* drop num_threads=3"):
+        write_bundle(model, tmp_path / "b3", "cnn", num_threads=3)
+    assert not (tmp_path / "b3" / "cnn.o").exists()
+    assert write_bundle(model, tmp_path / "b2", "cnn").num_threads == 2
+    assert write_bundle(model, tmp_path / "b2", "cnn", num_threads=2).num_threads == 2
 
 
 def test_threaded_bundle_takes_the_programs_linger(tmp_path, monkeypatch):

@@ -688,6 +688,23 @@ def test_bad_thread_counts_are_refused(bad):
         glow_mlir.compile(matmul(), num_threads=bad, cache=False)
 
 
+def test_more_threads_than_cores_warns(monkeypatch):
+    """Right but slow (every parallel region waits for threads that wait for a core): a
+    warning, not an error (a saved model or bundle may run on a larger machine)."""
+    import warnings
+
+    from glow_mlir.backends import cpu
+
+    monkeypatch.setattr(cpu, "default_threads", lambda: 2)
+    with pytest.warns(cpu.OversubscribedWarning, match="3 threads are more than the 2 "
+                                                       "cores this process may run on"):
+        model = glow_mlir.compile(matmul(), num_threads=3, cache=False)
+    assert model.num_threads == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpu.OversubscribedWarning)
+        assert glow_mlir.compile(matmul(), cache=False).num_threads == 2  # the default
+
+
 def test_default_is_the_cores_of_the_process():
     import os
 
@@ -727,9 +744,14 @@ def test_glow_compile_threads(tmp_path):
     r = _tool("glow_mlir.tools.glow_compile", str(path), "--save", str(tmp_path / "m.glow"),
               "--threads", "3")
     assert r.returncode == 0, r.stderr
+    from glow_mlir.backends.cpu import default_threads
+
+    more = "glow-compile: warning: 3 threads are more than the"  # one line, no source path
+    assert (more in r.stderr) == (default_threads() < 3), r.stderr
     r = _tool("glow_mlir.tools.glow_run", str(tmp_path / "m.glow"), "--threads", "2")
     assert r.returncode == 1 and "drop --threads" in r.stderr  # compiled already
     saved = glow_mlir.load(tmp_path / "m.glow")
+    assert saved.num_threads == 3
     fresh = glow_mlir.compile(matmul(), num_threads=1, cache=False)
     x = _inputs(fresh)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(saved(*x), fresh(*x)))

@@ -77,6 +77,14 @@ def saved(tmp_path_factory) -> tuple[Path, dict, list]:
     return path, feeds, model.run(feeds)
 
 
+def test_a_loaded_model_knows_its_thread_count(saved):
+    """The manifest keeps the count the code was compiled for (`model.num_threads`; the
+    saved fixture's is the default, the cores this process may use)."""
+    from glow_mlir.backends.cpu import default_threads
+
+    assert glow_mlir.load(saved[0]).num_threads == default_threads()
+
+
 def test_a_loaded_model_checks_its_inputs(saved):
     path, feeds, _ = saved
     model = glow_mlir.load(path)
@@ -260,7 +268,7 @@ def test_glow_compile_save_then_glow_run(capsys, tmp_path):
     assert json.loads(report.read_text())["constant_bytes"] == loaded.memory.constant_bytes
     code, out, err = in_process(glow_run.main, capsys, path, "--seed", 3)
     assert code == 0, err
-    assert f"model: {path} (backend cpu)" in out
+    assert f"model: {path} (backend cpu, " in out  # and the count the code has
     code, want, err = in_process(glow_run.main, capsys, SMALL_CNN, "--seed", 3)
     assert code == 0, err
     assert _outputs(out) == _outputs(want) and len(_outputs(out)) == 1
@@ -269,7 +277,7 @@ def test_glow_compile_save_then_glow_run(capsys, tmp_path):
 def test_glow_run_takes_a_saved_model_with_its_own_backend_named(capsys, saved):
     """`--backend cpu` on a model saved for cpu was refused ('drop --backend')."""
     code, out, err = in_process(glow_run.main, capsys, saved[0], "--backend", "cpu")
-    assert code == 0 and f"model: {saved[0]} (backend cpu)" in out, err
+    assert code == 0 and f"model: {saved[0]} (backend cpu, " in out, err
 
 
 def test_glow_run_refuses_another_backend_for_a_saved_model(capsys, saved):

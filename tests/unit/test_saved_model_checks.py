@@ -155,6 +155,10 @@ MANIFEST_EDITS = [
                             "finite": False, "sizes": [-3]}]),
      r"'input_checks\[0\].sizes\[0\]' is -3, not in"),
     (_set("input_checks", [{"input": "input"}]), r"'input_checks\[0\].what' is missing"),
+    # the optional thread count the code was compiled for
+    (_set("num_threads", "2"), "'num_threads' is a string, not an integer"),
+    (_set("num_threads", 0), r"'num_threads' is 0, not in \[1, 256\]"),
+    (_set("num_threads", 999), r"'num_threads' is 999, not in \[1, 256\]"),
     (_set("network", 5), "'network' is an integer, not a string"),
     (_set("network", ""), "'network' is empty"),
     (_set("network", "a\0b"), "'network' holds a NUL"),

@@ -50,7 +50,7 @@ def test_run_example_against_onnxruntime():
     out = proc.stdout
     assert "input  image: 1x3x32x32 float32 (random, seed 0)" in out
     assert "output probabilities: 1x10 float32  min " in out and " mean 0.1" in out
-    assert "time per run:" in out and "(mean of 2" in out
+    assert "time per run:" in out and "(wall clock, mean of 2" in out
     assert "onnxruntime: max abs error" in out and ": match" in out
 
 
@@ -547,8 +547,12 @@ def test_an_unsupported_training_step_is_one_line_by_kind(tmp_path, capsys):
 def test_tools_default_to_native_code_unless_a_flag_implies_a_backend(tmp_path, capsys):
     """No --backend: glow-run compiles to native code; glow-compile's --emit accel still
     means the accel backend (only an explicit --backend cpu contradicts it)."""
+    from glow_mlir.backends.cpu import default_threads
+
     code, out, _ = in_process(glow_run.main, capsys, EXAMPLE)
-    assert code == 0 and f"model: {EXAMPLE} (backend cpu)" in out
+    cores = default_threads()  # the line says the count the code was compiled for
+    on = f"{cores} thread{'s' if cores > 1 else ''}"
+    assert code == 0 and f"model: {EXAMPLE} (backend cpu, {on})" in out, out
     code, out, _ = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "accel")
     assert code == 0 and "glow_accel." in out
     code, _, err = in_process(glow_compile.main, capsys, EXAMPLE, "--emit", "accel",

@@ -296,21 +296,22 @@ def _write(path: Path, data: bytes | str) -> None:
 
 def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
                  input_shapes=None, cpu: str | None = None,
-                 features: str | None = None, num_threads: int = 1) -> BundleInfo:
+                 features: str | None = None, num_threads: int | None = None) -> BundleInfo:
     """Write the bundle of network `network_name` into `out_dir` (created if missing):
     `model` is what `glow_mlir.compile(..., backend="cpu")` returned, an ONNX model (path,
     bytes or ModelProto; `input_shapes` binds its symbolic dimensions) or a `glow` /
     planned `glow_ir` module (lowered in place). The code is for this host's CPU, or for
     LLVM CPU name `cpu` (e.g. "x86-64-v3", for other machines) with `features`
     ("+avx2,-fma"); unknown names are a CpuTargetError before anything is compiled.
-    `num_threads`: the threads an ONNX model or module is compiled for (a compiled
-    model keeps its own); above 1 the object holds the default pool (`NET.h` says how to
-    replace it). See the module docstring for the files."""
+    `num_threads`: the threads an ONNX model or module is compiled for (default 1); a
+    compiled model keeps the count it was compiled for (`model.num_threads`), and another
+    count given with it is a BundleError; above 1 the object holds the default pool
+    (`NET.h` says how to replace it). See the module docstring for the files."""
     from glow_mlir.backends.cpu import check_num_threads
     from glow_mlir.targets.cpu import jit
 
     check_network_name(network_name)
-    num_threads = check_num_threads(num_threads) or 1
+    num_threads = check_num_threads(num_threads)
     jit.check_target(cpu, features)
     directory = prepare_directory(out_dir)  # before the (long) compilation
     # the int8 kernels' steps and the float gemm's vectors as the target has them
@@ -364,7 +365,7 @@ def write_bundle(model, out_dir: str | os.PathLike, network_name: str,
     return info
 
 
-def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
+def _lowered(model, input_shapes, network_name: str, num_threads: int | None = None):
     """(loop-IR module, its entry point's name, its Areas) of what `write_bundle`
     was given. A compiled model's module is the one its JIT compiled, left unchanged; a
     model or module is compiled here with the entry point named `network_name` (so
@@ -400,8 +401,16 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
         if input_shapes:
             raise BundleError("input_shapes cannot change a compiled model: give them to "
                               "glow_mlir.compile, or give write_bundle the ONNX model")
-        return (executor.module, executor.name, executor.areas,
-                getattr(executor, "num_threads", 1))
+        compiled_for = executor.num_threads or 1
+        if num_threads is not None and num_threads != compiled_for:
+            # silently keeping the model's count wrote a 2-thread bundle for num_threads=3
+            raise BundleError(
+                f"this model was compiled for {compiled_for} thread"
+                f"{'s' if compiled_for > 1 else ''} and its code is what the bundle holds: "
+                f"drop num_threads={num_threads}, compile with "
+                f"glow_mlir.compile(..., num_threads={num_threads}), or give write_bundle "
+                f"the ONNX model")
+        return executor.module, executor.name, executor.areas, compiled_for
     module = _planned_module(model, input_shapes)
     funcs = [op for op in module.walk() if isinstance(op, glow_ir.FuncOp)]
     if len(funcs) != 1:
@@ -416,6 +425,7 @@ def _lowered(model, input_shapes, network_name: str, num_threads: int = 1):
     # threaded bundles
     rewrite_weight_forms(module)
     areas = Areas(funcs[0])
+    num_threads = num_threads or 1
     lower_to_loops(module, loop_steps(num_threads))
     areas.fit_lowered(module, network_name)
     return module, network_name, areas, num_threads

@@ -150,6 +150,13 @@ class CompiledModel:
         return self._executor
 
     @property
+    def num_threads(self) -> int | None:
+        """The threads the cpu backend's code was compiled for (`compile(...,
+        num_threads=N)`; its default, the cores this process may run on); None for a
+        backend without native code, or a model saved before the count was recorded."""
+        return getattr(self._executor, "num_threads", None)
+
+    @property
     def state(self) -> dict[str, np.ndarray]:
         """The model's state by weight name: its mutable weights with a value (a training
         step's weights and momenta), which each run reads and updates in place and which

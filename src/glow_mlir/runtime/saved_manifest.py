@@ -235,10 +235,14 @@ class SavedManifest:
     memory: dict[str, int] | None
     objects: tuple[str, ...]
     input_checks: tuple[tuple[str, InputCheck], ...] = ()
+    num_threads: int | None = None
+    """The threads the code was compiled for (None: a file written before it was saved)."""
 
     FIELDS = ("glow_mlir", "llvmlite", "llvm", "backend", "network", "target", "inputs",
               "outputs", "areas", "memory", "objects")
-    OPTIONAL = ("input_checks",)  # written only when the model checks input values
+    # input_checks: written only when the model checks input values; num_threads: not in
+    # files saved before it was added, which load as before
+    OPTIONAL = ("input_checks", "num_threads")
 
     @classmethod
     def parse(cls, manifest: object, sections: Mapping[str, memoryview],
@@ -274,8 +278,16 @@ class SavedManifest:
             "glow_mlir", "llvmlite", "llvm", "backend", "network"))
         checks = _input_checks(d.get("input_checks", []),
                                [s.name for s in signature["inputs"]])
+        threads = d.get("num_threads")
+        if threads is not None:
+            from glow_mlir.ir.native_runtime import MAX_THREADS
+
+            threads = _int(threads, "num_threads")
+            if not 1 <= threads <= MAX_THREADS:
+                raise _Bad("num_threads", f"is {threads}, not in [1, {MAX_THREADS}]")
         return cls(glow_mlir, llvmlite, llvm, backend, network, Target.parse(d["target"]),
-                   signature["inputs"], signature["outputs"], areas, memory, objects, checks)
+                   signature["inputs"], signature["outputs"], areas, memory, objects, checks,
+                   threads)
 
 
 def _check_mutable_area(signature: tuple[Signature, ...], areas: Areas) -> None:

@@ -15,6 +15,7 @@ of everything after the header) whose JSON manifest holds
     inputs, outputs               name, shape, dtype, offset and size in the mutable area
     areas                         constant_size, mutable_size, activations_size, alignment
     memory                        the `MemoryReport`
+    num_threads                   the threads the code was compiled for (optional)
     objects                       the object sections in link order (entry point first)
 
 and whose sections are the object files (`entry.o`, `kernel.N.o`: the JIT's code,
@@ -138,6 +139,8 @@ def to_pieces(model: CompiledModel) -> list[memoryview]:
         "memory": None if program.memory is None else program.memory.as_dict(),
         "objects": list(objects),
     }
+    if getattr(program, "num_threads", None) is not None:
+        manifest["num_threads"] = program.num_threads
     if model.value_checks:
         from glow_mlir.ir.input_checks import to_dict
 
@@ -212,6 +215,7 @@ def from_bytes(data: bytes | memoryview, what: str = "the saved model",
         raise DamagedError(f"{what} is damaged: its code cannot be linked ({err})") from None
     program = NativeProgram(manifest.network, areas, entry,
                             None if manifest.memory is None else MemoryReport(**manifest.memory))
+    program.num_threads = manifest.num_threads
     return CompiledModel.restored(
         manifest.backend, program,
         inputs=[(s.name, s.slot.shape, s.slot.dtype) for s in manifest.inputs],

@@ -116,8 +116,8 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str = "ONNX mode
                    help="the accelerator's scratchpad size in KiB (--backend accel; "
                         "default 256)")
     p.add_argument("--threads", type=thread_count, default=None, metavar="N",
-                   help="threads the cpu backend's kernels split their outer loops over "
-                        "(default: the cores this process may use"
+                   help="threads the cpu backend's kernels split their outer loops over, "
+                        "1 to 256 (default: the cores this process may use"
                         + ("; 1 with --emit llvm-ir and --emit-bundle)" if emits else ")"))
     p.add_argument("--time-passes", action="store_true",
                    help="print the CPU and wall time of each stage and pass on stderr, "

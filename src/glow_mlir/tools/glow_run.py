@@ -339,7 +339,9 @@ def run(args: argparse.Namespace) -> int:
         inputs, origin = random_inputs(model.input_shapes, model.input_dtypes, args.seed), \
             f"random, seed {args.seed}"
     arrays = _checked_inputs(model, inputs, args.inputs)  # fail before any run
-    print(f"model: {model_path(args.model)} (backend {args.backend})")
+    threads = getattr(model, "num_threads", None)
+    on = f", {threads} thread{'s' if threads > 1 else ''}" if threads else ""
+    print(f"model: {model_path(args.model)} (backend {args.backend}{on})")
     for name, x in zip(model.input_names, arrays):
         print(f"input  {name}: {'x'.join(map(str, x.shape)) or 'scalar'} {x.dtype} ({origin})")
     # a specializing model's runs that compiled are timed apart
@@ -354,8 +356,8 @@ def run(args: argparse.Namespace) -> int:
     for name, y in zip(model.output_names, outputs):
         print(f"output {name}: {'x'.join(map(str, y.shape)) or 'scalar'} {y.dtype}  {summary(y)}")
     if times:
-        print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (mean of {len(times)}, "
-              f"min {1e3 * min(times):.3f} ms)")
+        print(f"time per run: {1e3 * float(np.mean(times)):.3f} ms (wall clock, mean of "
+              f"{len(times)}, min {1e3 * min(times):.3f} ms)")
     if compiling:
         print(f"time of the run that compiled: {1e3 * compiling[0]:.3f} ms (compile included"
               + ("; --runs 2 or more times runs without it)" if not times else ")"))

@@ -37,6 +37,8 @@ class NativeProgram:
     entry: NativeEntry
     memory: MemoryReport | None = None
     module: ModuleOp | None = None
+    num_threads: int | None = None
+    """The threads the code was compiled for (None: unknown, a model saved without it)."""
     tracer: Tracer | None = None
     """With `compile(..., trace=True)`: the kernel times of every run (`trace.py`)."""
 
