@@ -61,7 +61,10 @@ def test_one_event_per_kernel_call_per_run(threads):
         mine = [e for e in events if e["args"]["run"] == run]
         assert [e["args"]["call"] for e in mine] == list(range(calls))
     assert any(e["name"].startswith("convolution 1x16x32x32") for e in events)
-    assert all(e["args"]["threads"] == threads for e in events)
+    # what each call ran on: small_cnn's kernels are all below PARALLEL_MIN_WORK, so
+    # serial at any count (every event said the model's count before)
+    assert all(e["args"]["threads"] == 1 for e in events)
+    assert all(e["args"]["kernel"].startswith(f"{model.executor.name}_k") for e in events)
     # the ONNX node of each instruction: the convolutions keep theirs through
     # fold-batchnorm and fuse-activations
     assert all(len(e["args"]["nodes"]) == len(e["args"]["instructions"]) for e in events)
@@ -171,6 +174,25 @@ def test_threads_flag_is_the_cpu_backends():
     assert r.returncode == 1 and "--threads is an option of the cpu backend" in r.stderr
     r = _tool("glow_mlir.tools.glow_run", MODEL, "--trace", "t.json", "--backend", "interpreter")
     assert r.returncode == 1 and "--trace times the cpu backend's kernels" in r.stderr
+
+
+def test_threads_says_what_each_call_split_over():
+    """A matrix product large enough to split says 2 at 2 threads (its kernel function
+    holds the parallel loop), 1 at one thread."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((256, 192)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [130, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    for threads in (1, 2):
+        model = glow_mlir.compile(onnx_model, trace=True, num_threads=threads, cache=False)
+        model(_x(model))
+        (event,) = model.trace["traceEvents"]
+        assert event["args"]["threads"] == threads, event
 
 
 def test_events_carry_the_operand_shapes():

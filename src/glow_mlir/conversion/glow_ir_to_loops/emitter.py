@@ -57,6 +57,8 @@ class Emitter:
         self.threads = threads
         self.parallel_loops = 0
         """Loops marked parallel so far (`parallel.parallel_ranges`)."""
+        self.parallel_groups = 1
+        """The most threads one of them splits over (1: the kernel runs serially)."""
         self.parallel_depth = 0
         """How many parallel loops enclose the code being emitted (`parallel.py`: nested
         ones run serially)."""

@@ -110,6 +110,7 @@ class KernelFunctions:
         and what the call computes (a JSON object)."""
         self.calls = 0
         self._built: dict[Hashable, tuple[str, int]] = {}  # key -> (name, scratch bytes)
+        self._groups: dict[str, int] = {}  # name -> the threads its parallel loops use
 
     @property
     def scratch_end(self) -> int:
@@ -159,8 +160,12 @@ class KernelFunctions:
             assert self.scratch_area is not None
             args.append(byte_view(em, self.scratch_area, self.scratch_start,
                                   bytes_type(scratch)))
-        if self.trace is not None:
-            self.trace.append((self.clock(em), what or f'{{"kernel": "{name}"}}'))
+        if self.trace is not None:  # what the trace's event says of the call
+            import json
+
+            info = {**(json.loads(what) if what else {}), "kernel": name,
+                    "threads": self._groups.get(name, 1)}
+            self.trace.append((self.clock(em), json.dumps(info)))
         em.op(func.CallOp(name, args, []))
         self.calls += 1
 
@@ -175,6 +180,7 @@ class KernelFunctions:
         em = Emitter(Builder(InsertPoint.at_end(block)), scratch_arg, 0, self.threads)
         body(em, list(block.args[:len(sizes)]))
         em.op(func.ReturnOp())
+        self._groups[name] = em.parallel_groups
         scratch = em.scratch_end if with_scratch else 0
         per_worker = 0
         if scratch and em.private_scratch and em.parallel_loops:

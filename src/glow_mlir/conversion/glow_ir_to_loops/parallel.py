@@ -102,6 +102,7 @@ def parallel_ranges(em: Emitter, total: int, granule: int, work: int,
     groups = -(-total // per)
     last = total - (groups - 1) * per
     em.parallel_loops += 1
+    em.parallel_groups = max(em.parallel_groups, groups)
 
     def group(g: SSAValue) -> None:
         start = em.mul_index(g, per)

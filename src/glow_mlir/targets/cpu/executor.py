@@ -123,7 +123,7 @@ class CpuExecutor(NativeProgram):
             if trace:
                 from glow_mlir.targets.cpu.trace import Tracer
 
-                self.tracer = Tracer.of_module(module, self.name, num_threads)
+                self.tracer = Tracer.of_module(module, self.name)
             self.module = module
             with progress.timed_pass(progress.LLVM):  # the translation to LLVM IR, O3, codegen
                 self.entry = jit(module, self.name)

@@ -8,9 +8,11 @@ last, and stores the times in its own activation area (`convert_function`,
 state; after the call, `record` turns them into one complete event ("ph": "X") per kernel
 call, on the calling thread (`tid`: its native id). One event per kernel call, not per
 thread chunk: a kernel's parallel loop runs on the pool and the caller waits for all of
-it, so the call's duration is what the model pays for it (the `threads` argument says
-how many threads it could use). An untraced model has no clock call in its code (a test
-reads its LLVM IR).
+it, so the call's duration is what the model pays for it. Its `threads` argument says
+how many threads the kernel's parallel loop splits over (1: the kernel runs serially,
+below `PARALLEL_MIN_WORK` or compiled for one thread), and `kernel` names its function
+in the LLVM IR (`glow-compile --emit llvm-ir`). An untraced model has no clock call in
+its code (a test reads its LLVM IR).
 
 `dur` is wall time (CLOCK_MONOTONIC, the clock of Python's `time.monotonic_ns`): on a
 machine shared with other processes it includes the time the thread waited for a CPU.
@@ -46,20 +48,19 @@ class Tracer:
 
     offset: int
     calls: list[dict]
-    threads: int = 1
     events: list[dict] = field(default_factory=list)
     runs: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of_module(cls, module, entry: str, threads: int) -> Tracer:
+    def of_module(cls, module, entry: str) -> Tracer:
         """The tracer of entry point `entry` of the lowered `module` (its
         `glow.trace_offset` and `glow.trace` attributes)."""
         for op in module.ops:
             name = getattr(op, "sym_name", None)
             if name is not None and name.data == entry and "glow.trace" in op.attributes:
                 calls = [json.loads(s.data) for s in op.attributes["glow.trace"].data]
-                return cls(op.attributes["glow.trace_offset"].value.data, calls, threads)
+                return cls(op.attributes["glow.trace_offset"].value.data, calls)
         raise ValueError(f"no traced entry point @{entry}")
 
     def record(self, activations: np.ndarray) -> None:
@@ -84,7 +85,8 @@ class Tracer:
                     "args": {"instructions": what.get("instructions", []),
                              "at": what.get("at", []), "nodes": what.get("nodes", []),
                              "call": i, "run": run, "shapes": what.get("shapes", []),
-                             "threads": self.threads}})
+                             "kernel": what.get("kernel", ""),
+                             "threads": what.get("threads", 1)}})
 
     def trace(self) -> dict:
         """The Chrome trace (JSON object format) of the runs so far."""
