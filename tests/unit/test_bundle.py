@@ -597,7 +597,9 @@ def test_threaded_bundle_takes_the_programs_linger(tmp_path, monkeypatch):
         assert " W glow_pool_begin" in symbols.stdout and " V glow_pool_linger_ns" in \
             symbols.stdout, symbols.stdout
     linger = tmp_path / "linger.c"
-    linger.write_text("#include <stdint.h>\nint64_t glow_pool_linger_ns = 0;\n")
+    # the header declares it: a definition after the header is what its comment says
+    assert "extern int64_t glow_pool_linger_ns;" in info.header.read_text()
+    linger.write_text('#include "cnn.h"\nint64_t glow_pool_linger_ns = 0;\n')
     for flags in (("-pthread",), ("-pthread", str(linger))):
         got = _run_bundle(info, _build_program(info, tmp_path, flags), x, tmp_path)
         assert got.tobytes() == want.tobytes()

@@ -253,13 +253,22 @@ def _threads_lines(info: BundleInfo) -> list[str]:
     is); else the thread count and the pool hook."""
     if info.num_threads <= 1:
         return []
+    from glow_mlir.targets.cpu.thread_pool import LINGER_NS
+
+    linger_ms = LINGER_NS / 1e6
     prefix = info.network_name.upper()
     return [
         f"// Compiled for {info.num_threads} threads: the large kernels split their outer",
         "// loops into that many parts, run by glow_parallel_for. "
         f"{info.network_name}.o holds a default",
-        "// (weak symbol: a pthread pool started on first use, whose threads sleep between",
-        "// calls; link with -pthread); a program may define its own, e.g. on its own pool.",
+        "// (weak symbol: a pthread pool started on first use; link with -pthread); a",
+        "// program may define its own, e.g. on its own pool. The default pool's workers",
+        "// spin through a call (from glow_pool_begin to glow_pool_end, which the entry",
+        "// point calls; weak, they do nothing to a program's own pool) and for",
+        f"// glow_pool_linger_ns after it (default {linger_ms:g} ms: the next call often "
+        "comes soon),",
+        "// then sleep. A program sets that time by defining its own",
+        "// `int64_t glow_pool_linger_ns = ...;` (0: never spin beyond a short wait).",
         "// It must run chunk(ctx, lo_w, hi_w, w) for parts w = 0 .. parts-1 of [lo, hi)",
         "// (parts <= threads; any split into contiguous parts, any order, any threads) and",
         "// return when all are done; running all of [lo, hi) as worker 0 is always right.",
@@ -267,6 +276,9 @@ def _threads_lines(info: BundleInfo) -> list[str]:
         "void glow_parallel_for(void (*chunk)(void *ctx, int64_t lo, int64_t hi,",
         "                                     int64_t worker),",
         "                       void *ctx, int64_t lo, int64_t hi, int64_t threads);",
+        "void glow_pool_begin(int64_t threads);",
+        "void glow_pool_end(int64_t threads);",
+        "extern int64_t glow_pool_linger_ns;",
         "",
     ]
 
