@@ -510,7 +510,8 @@ def main() -> None:
     peak = peaks[min(n, 2)]
     one = f"{'ours 1 ms':>10}{f'{n}/1':>7}{'cpu N/1':>8}{'regions':>8}" if n > 1 else ""
     print(f"threads: ours {n}, onnxruntime intra_op_num_threads {n}; clock: "
-          f"{'CPU time' if args.cpu_time else 'wall'}; im2col split: {args.im2col_split}; "
+          f"{'CPU time' if args.cpu_time else 'wall'} (ms: medians of {args.runs} runs); "
+          f"im2col split: {args.im2col_split}; "
           f"winograd: {args.winograd}; mobilenet kernels: {args.mobilenet_kernels}")
     if n > 1:
         from glow_mlir.targets.cpu import thread_pool
@@ -551,7 +552,8 @@ def main() -> None:
               f"{gf:>9.1f}{100 * gf / peak:>7.1f}%{r['compile_s']:>10.1f}"
               f"{r['max_abs_err']:>10.1e}", flush=True)
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    print(f"geometric-mean time ratio (ours / onnxruntime, {n} threads each): {geo:.2f}")
+    print(f"geometric-mean time ratio (ours / onnxruntime, {n} thread{'s' if n > 1 else ''} "
+          f"each): {geo:.2f}")
     if speedups:
         geo = math.exp(sum(math.log(x) for x in speedups) / len(speedups))
         print(f"geometric-mean speedup of our {n} threads over our 1: {geo:.2f} (wall); "
