@@ -148,8 +148,10 @@ class CpuBackend(Backend):
         """The thread count resolved (the model cache keys what is compiled); `trace`
         only when on."""
         out = dict(options)
-        out["num_threads"] = out.get("num_threads") or default_threads()
-        warn_if_oversubscribed(out["num_threads"])
+        threads = out.get("num_threads") or default_threads()
+        assert isinstance(threads, int)  # check_num_threads
+        warn_if_oversubscribed(threads)
+        out["num_threads"] = threads
         if not out.get("trace"):
             out.pop("trace", None)
         return out
