@@ -179,4 +179,4 @@ class BoundAreas:
         for view, x in zip(self.inputs, inputs):
             if getattr(x, "shape", None) != view.shape:  # same elements, another shape
                 x = np.reshape(np.asarray(x), view.shape)
-            np.copyto(view, x, casting="unsafe")
+            view[...] = x  # numpy's assignment casts as `fill_inputs`' astype does
