@@ -7,7 +7,13 @@ time (what a loaded machine does not change); N threads: the wall clock, which o
 means something when the machine is quiet (the load is printed before and after).
 
     python benchmarks/run_overhead.py [--models mlp,lenet,eltwise_chain] [--threads 1]
-        [--runs 15]
+        [--runs 15] [--pool-hints]
+
+`--pool-hints` (N > 1 threads) instead times one run after an idle spell (a server's
+sporadic request) of the model compiled with `glow_ir_to_loops.POOL_HINTS_WITHOUT_REGIONS`
+off and on, the pool's workers started (another model of the process used them): its
+wall time, and the process's CPU time from the run to 20 ms after it (the workers a
+region-free entry point woke spin through the run and linger after it).
 
 Nothing is asserted; medians over the runs.
 """
@@ -70,12 +76,49 @@ def measure(name: str, threads: int, runs: int) -> tuple[float, float, float]:
     return tuple(1e3 * statistics.median(t) for t in (on, off, theirs))  # type: ignore
 
 
+def pool_hints(name: str, threads: int, runs: int) -> None:
+    from glow_mlir.conversion import glow_ir_to_loops
+
+    proto = cvo.MODELS[name]() if name in cvo.MODELS else cvo.real_model(name)
+    compiled = {}
+    for hints in (False, True):
+        glow_ir_to_loops.POOL_HINTS_WITHOUT_REGIONS = hints
+        compiled[hints] = glow_mlir.compile(proto, backend="cpu", num_threads=threads,
+                                            cache=False)
+    glow_ir_to_loops.POOL_HINTS_WITHOUT_REGIONS = False
+    feeds = cvo._feeds(compiled[False])
+    cvo.start_pool(threads)
+    wall: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(runs):
+        for hints, model in compiled.items():
+            time.sleep(cvo.BLOCK_PAUSE_S)
+            t, c = time.perf_counter(), time.process_time()
+            model.run(feeds)
+            wall[hints].append(time.perf_counter() - t)
+            time.sleep(0.02)
+            cpu[hints].append(time.process_time() - c)
+    print(f"{name:14s} regions {cvo.parallel_regions(compiled[False])}: after idle, wall us "
+          f"{1e6 * statistics.median(wall[False]):.1f} (hints always "
+          f"{1e6 * statistics.median(wall[True]):.1f}), process CPU us "
+          f"{1e6 * statistics.median(cpu[False]):.1f} "
+          f"({1e6 * statistics.median(cpu[True]):.1f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="mlp,lenet,eltwise_chain")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--pool-hints", action="store_true",
+                        help="POOL_HINTS_WITHOUT_REGIONS off/on, one run after idle")
     args = parser.parse_args()
+    if args.pool_hints:
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for name in filter(None, args.models.split(",")):
+            pool_hints(name, max(args.threads, 2), args.runs)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"threads {args.threads}; clock "
           f"{'thread CPU' if args.threads == 1 else 'wall'}")
