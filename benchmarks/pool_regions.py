@@ -32,7 +32,7 @@ import glow_mlir
 from glow_mlir.targets.cpu import thread_pool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_vs_onnxruntime import _feeds, kernel_calls, real_model  # noqa: E402
+from cpu_vs_onnxruntime import MODELS, _feeds, kernel_calls, real_model  # noqa: E402
 
 
 def _last_run(model) -> list[float]:
@@ -46,8 +46,11 @@ def _last_events(model) -> list[dict]:
 
 
 def model_of(name: str):
-    """A corpus model (`real_model`) or, as `case:NAME`, a single-layer case of
+    """A model of `cpu_vs_onnxruntime.MODELS` (mlp, lenet, eltwise_chain, ...), a corpus
+    model (`real_model`) or, as `case:NAME`, a single-layer case of
     `benchmarks/cpu_kernels.py` (e.g. case:r18_classifier)."""
+    if name in MODELS:
+        return MODELS[name]()
     if not name.startswith("case:"):
         return real_model(name)
     from cpu_kernels import CASES

@@ -130,6 +130,46 @@ def test_calls_reuse_their_areas():
     assert len(made) == 1
 
 
+@pytest.mark.parametrize("bound", [True, False])
+def test_a_used_mutable_area_is_refilled_as_a_new_one(monkeypatch, bound):
+    """The next call's mutable area is byte for byte what `new_mutable` makes (outputs
+    and padding zeroed, inputs in) whether the areas carry their views (`BoundAreas`) or
+    not, with either zeroing (`area_plan.ZERO_ALL_ON_REFILL`), and the switches may flip
+    between calls."""
+    from glow_mlir.targets.cpu import area_plan, native_program
+
+    _, cpu = both(ADD_RELU)
+    program, plan = cpu._executor, cpu._executor.areas
+    monkeypatch.setattr(native_program, "BOUND_AREAS", bound)
+    for i, zero_all in enumerate([False, True, False]):
+        monkeypatch.setattr(area_plan, "ZERO_ALL_ON_REFILL", zero_all)
+        x, y = rand(4, 8, seed=50 + i), rand(4, 8, seed=60 + i)
+        np.testing.assert_array_equal(cpu(x, y)[0], np.maximum(x + y, 0))
+        monkeypatch.setattr(native_program, "BOUND_AREAS", not native_program.BOUND_AREAS)
+    spare = program._spare[-1]
+    mutable = spare.mutable if isinstance(spare, native_program.BoundAreas) else spare[0]
+    assert mutable[plan.output_slots[0].offset:].any()  # the last call's output
+    # an input of another shape with the same elements: reshaped, as fill_inputs does
+    x, y = rand(32, seed=70), rand(4, 8, seed=71)
+    if bound:
+        refilled = program._take_bound([x, y]).mutable
+    else:
+        refilled = program._take_areas([x, y])[0]
+    np.testing.assert_array_equal(refilled, plan.new_mutable([x, y]))
+
+
+def test_uncovered_bytes_of_a_mutable_area():
+    """The ranges `refill` zeroes: the mutable area less its input slots."""
+    from glow_mlir.targets.cpu.area_plan import AreaPlan, Slot
+
+    f32 = np.dtype(np.float32)
+    slots = [Slot(f32, (4,), 64, 16), Slot(f32, (2,), 0, 8)]
+    plan = AreaPlan(np.zeros(1, np.uint8), 1, 128, 0, 64, slots, [Slot(f32, (4,), 80, 16)])
+    assert plan.uncovered() == [(8, 64), (80, 128)]
+    flush = AreaPlan(np.zeros(1, np.uint8), 1, 80, 0, 64, slots, [])
+    assert flush.uncovered() == [(8, 64)]
+
+
 def test_missing_code_generators_are_one_user_error(monkeypatch):
     """Every missing instruction kind is named at once, as a UserError (no traceback)."""
     from glow_mlir.conversion import glow_ir_to_loops as loops

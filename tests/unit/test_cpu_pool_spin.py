@@ -50,6 +50,26 @@ def test_entry_points_call_begin_and_end_with_their_threads_only_when_threaded()
     assert _calls(glow_mlir.compile(model, num_threads=1, cache=False)) == []
 
 
+def test_entry_points_without_parallel_regions_leave_the_pool_alone(monkeypatch):
+    """LeNet's kernels are all below the split cut-off: compiled for 2 threads, its entry
+    point neither calls nor declares the pool's hints (they would wake the workers to
+    spin through the run for nothing), unless `POOL_HINTS_WITHOUT_REGIONS`."""
+    from glow_mlir import model_zoo
+    from glow_mlir.conversion import glow_ir_to_loops
+
+    model = model_zoo.lenet()
+    two = glow_mlir.compile(model, num_threads=2, cache=False)
+    assert _calls(two) == []
+    assert not any(isinstance(f, func.FuncOp) and f.sym_name.data in (POOL_BEGIN, POOL_END)
+                   for f in two.module.walk())
+    x = {"input": np.random.default_rng(2).standard_normal((1, 1, 28, 28)).astype(np.float32)}
+    one = glow_mlir.compile(model, num_threads=1, cache=False)
+    assert two.run(x)[0].tobytes() == one.run(x)[0].tobytes()
+    monkeypatch.setattr(glow_ir_to_loops, "POOL_HINTS_WITHOUT_REGIONS", True)
+    assert _calls(glow_mlir.compile(model, num_threads=2, cache=False)) == [
+        (POOL_BEGIN, [2]), (POOL_END, [2])]
+
+
 def _feeds():
     return {"x": np.random.default_rng(1).standard_normal((1, 16, 28, 28)).astype(np.float32)}
 

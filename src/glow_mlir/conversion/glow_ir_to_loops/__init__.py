@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -585,6 +585,21 @@ def convert_funcs(module: ModuleOp, pass_name: str,
         f.erase()
 
 
+POOL_HINTS_WITHOUT_REGIONS = False
+"""Switch (A/B): an entry point compiled for N > 1 threads calls glow_pool_begin/end even
+when none of its kernels splits (LeNet, mlp's small layers): the call wakes sleeping
+workers (a mutex and a condition broadcast), which then spin through the run and
+linger after it (`thread_pool.LINGER_NS`) on a core the run never gives work to."""
+
+
+def _parallel_loops(roots: Sequence[Operation | Block]) -> bool:
+    """Whether any loop under `roots` is marked parallel (`parallel.PARALLEL_ATTR`)."""
+    from glow_mlir.conversion.glow_ir_to_loops.parallel import PARALLEL_ATTR
+
+    return any(isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes
+               for root in roots for op in root.walk())
+
+
 def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
                      threads: int = 1, trace: bool = False
                      ) -> tuple[func.FuncOp, list[func.FuncOp]]:
@@ -610,7 +625,7 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     kernels = KernelFunctions(fn.sym_name.data, base[ACTIVATIONS], em.scratch_end, threads)
     if trace:
         kernels.start_trace()
-    kernels.pool_hint(em, POOL_BEGIN)
+    begin = kernels.pool_hint(em, POOL_BEGIN)
     hooks.emit(fn, em, base, kernels)
     end = max(kernels.scratch_end if kernels.scratch_end > kernels.scratch_start else 0,
               em.scratch_end if em.scratch_end > align_up(sizes[2]) else 0)
@@ -625,7 +640,11 @@ def convert_function(fn: glow_ir.FuncOp, hooks: FunctionHooks | None = None,
     if end > sizes[2]:  # the kernels' scratch, past everything else
         sizes = (sizes[0], sizes[1], end)
         Rewriter.replace_value_with_new_type(entry.args[2], bytes_type(sizes[2]))
-    kernels.pool_hint(em, POOL_END)
+    if begin and not POOL_HINTS_WITHOUT_REGIONS and not _parallel_loops(
+            [entry, *kernels.funcs, *hooks.extra_funcs()]):
+        kernels.drop_pool_hint(begin, POOL_BEGIN)  # no region: the pool is not used
+    else:
+        kernels.pool_hint(em, POOL_END)
     zero = em.value(arith.ConstantOp(IntegerAttr(0, i32)))
     em.op(func.ReturnOp(zero))
     ftype = FunctionType.from_lists([a.type for a in entry.args], [i32])

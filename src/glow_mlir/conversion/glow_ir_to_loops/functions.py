@@ -125,16 +125,24 @@ class KernelFunctions:
         self.funcs.append(func.FuncOp.external(CLOCK_NS, [], [i64]))
         self.funcs.append(func.FuncOp.external(CPU_CLOCK_NS, [i32], [i64]))
 
-    def pool_hint(self, em: Emitter, name: str) -> None:
+    def pool_hint(self, em: Emitter, name: str) -> list[Operation]:
         """With more than one thread, a call in `em` of the pool's `glow_pool_begin` or
         `glow_pool_end` (`native_runtime`: the workers spin through a run, linger after
-        it); nothing with one."""
+        it); nothing with one. The ops emitted (`drop_pool_hint` takes them back)."""
         if self.threads <= 1:
-            return
+            return []
         if not any(f.sym_name.data == name for f in self.funcs):
             self.funcs.append(func.FuncOp.external(name, [i64], []))
-        em.op(func.CallOp(name, [em.value(arith.ConstantOp(IntegerAttr(self.threads, i64)))],
-                          []))
+        threads = em.op(arith.ConstantOp(IntegerAttr(self.threads, i64)))
+        return [threads, em.op(func.CallOp(name, [threads.results[0]], []))]
+
+    def drop_pool_hint(self, ops: list[Operation], name: str) -> None:
+        """Erase a `pool_hint`'s ops and the declaration of its callee `name`."""
+        for op in reversed(ops):
+            op.detach()
+            op.erase()
+        self.funcs = [f for f in self.funcs
+                      if not (f.is_declaration and f.sym_name.data == name)]
 
     def clock(self, em: Emitter) -> list[SSAValue]:
         """Reads, in `em`'s block, of the trace's clocks (nanoseconds, `CLOCKS` of
