@@ -48,9 +48,14 @@ the expansion by pixels, the depthwise convolution by channels, one more region.
 Measured on 2 threads, static parts (each part's CPU time), 15-21 runs alternating in
 one process, load 4-7, medians: MobileNetV2's pair 390|455 us -> 236|226 + 109|127, the
 model's busiest parts 4205 -> 3976 and 4313 -> 4132 us (all parts -4.5%, two runs);
-MobileNet-v1's 362|396 -> 263|255 + 76|82, busiest parts 6393 -> 6242 us. The 56x56
-pairs (0.8-0.9 MB a thread) stay: unpaired too, MobileNetV2's busiest parts rose 4306 ->
-4454 us."""
+MobileNet-v1's 362|396 -> 263|255 + 76|82, busiest parts 6393 -> 6242 us; with the
+switch's value compiled first (`python benchmarks/pool_switch_ab.py
+glow_mlir.conversion.glow_ir_to_loops.conv_pairs.MAX_PART_BYTES 1048576,0 mobilenet_v2
+mobilenet_v1`; the model compiled second ran up to 5% faster in either order)
+MobileNetV2's busiest parts 4085 -> 3980 us, MobileNet-v1's 6280 -> 6292 (even);
+MnasNet1.3 and EfficientNet-B0's pairs at 112x112 even (375 | 382, 636 | 632 us). The
+56x56 pairs (0.8-0.9 MB a thread) stay: unpaired too, MobileNetV2's busiest parts rose
+4306 -> 4454 us."""
 
 
 def fits(o: int, hw: int, threads: int) -> bool:
