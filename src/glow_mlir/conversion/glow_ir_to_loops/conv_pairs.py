@@ -53,9 +53,9 @@ switch's value compiled first (`python benchmarks/pool_switch_ab.py
 glow_mlir.conversion.glow_ir_to_loops.conv_pairs.MAX_PART_BYTES 1048576,0 mobilenet_v2
 mobilenet_v1`; the model compiled second ran up to 5% faster in either order)
 MobileNetV2's busiest parts 4085 -> 3980 us, MobileNet-v1's 6280 -> 6292 (even);
-MnasNet1.3 and EfficientNet-B0's pairs at 112x112 even (375 | 382, 636 | 632 us). The
-56x56 pairs (0.8-0.9 MB a thread) stay: unpaired too, MobileNetV2's busiest parts rose
-4306 -> 4454 us."""
+MnasNet1.3 and EfficientNet-B0 at 112x112 even (busiest: apart 375 and 636, paired 382
+and 632 us). The 56x56 pairs (0.8-0.9 MB a thread) stay: unpaired too, MobileNetV2's
+busiest parts rose 4306 -> 4454 us."""
 
 
 def fits(o: int, hw: int, threads: int) -> bool:
