@@ -45,6 +45,16 @@ def _last_events(model) -> list[dict]:
     return [e for e in events if e["args"]["run"] == run]
 
 
+def _sources(event: dict) -> list[str]:
+    """What a kernel call computes, to pair it with the one-thread model's calls: the ONNX
+    nodes of its instructions, or where they are unnamed their places in the program.
+    Not the places alone: on 2 threads `conv_pairs.keep_reads_live` moves deallocations,
+    so MobileNet-v1's conv4 is #9 on one thread and #8 on two (its rows read another
+    layer's time)."""
+    nodes = event["args"]["nodes"]
+    return [f"node {n}" for n in nodes] if nodes and all(nodes) else event["args"]["at"]
+
+
 def model_of(name: str):
     """A model of `cpu_vs_onnxruntime.MODELS` (mlp, lenet, eltwise_chain, ...), a corpus
     model (`real_model`) or, as `case:NAME`, a single-layer case of
@@ -70,8 +80,8 @@ def profile(name: str, threads: int, runs: int, top: int, each: bool = False) ->
     for _ in range(runs):
         one.run(feeds)
         k1.append(sum(_last_run(one)))
-        by_node.append({i: e["tdur"] / len(e["args"]["at"])
-                        for e in _last_events(one) for i in e["args"]["at"]})
+        by_node.append({i: e["tdur"] / len(_sources(e))
+                        for e in _last_events(one) for i in _sources(e)})
         thread_pool.set_static_parts(True)
         try:
             many.run(feeds)
@@ -102,7 +112,7 @@ def profile(name: str, threads: int, runs: int, top: int, each: bool = False) ->
         serial += s
         busiest += mine.max(axis=1).sum()
         if each:  # one row per call: its regions' parts summed
-            alone = sum(one_of.get(i, 0.0) for i in event["args"]["at"])
+            alone = sum(one_of.get(i, 0.0) for i in _sources(event))
             part = mine.sum(axis=0)
             uneven = part.max() / part.mean() - 1 if nr else 0.0
             print(f"  {fn[5:30]:25s} {event['name'][:36]:36s} {alone:8.1f} {s:7.1f} "

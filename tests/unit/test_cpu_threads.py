@@ -476,6 +476,28 @@ def test_expansion_and_depthwise_share_one_region(c, o, hw, monkeypatch):
                 assert g.tobytes() == w.tobytes(), f"{threads} threads, pairs {on} differ"
 
 
+def test_pairs_only_where_the_expansion_part_fits(monkeypatch):
+    """`conv_pairs.MAX_PART_BYTES`: MobileNetV2's 16->96 and MobileNet-v1's 32->64 at
+    112x112 (2.4 and 1.6 MB a thread of two) split apart, their 56x56 pairs (0.8-0.9 MB)
+    stay; 0 lifts the limit. An 88-channel 28x28 expansion (276 KB) under a 100 KB limit:
+    no pair on 2 threads (138 KB a thread), a pair on 3 (92 KB); the one-thread bits."""
+    from glow_mlir.conversion.glow_ir_to_loops import conv_pairs
+
+    assert not conv_pairs.fits(96, 112 * 112, 2) and not conv_pairs.fits(64, 112 * 112, 2)
+    assert conv_pairs.fits(144, 56 * 56, 2) and conv_pairs.fits(128, 56 * 56, 2)
+    monkeypatch.setattr(conv_pairs, "MAX_PART_BYTES", 0)
+    assert conv_pairs.fits(96, 112 * 112, 2)
+    proto = expansion_depthwise(32, 88, 28)
+    one = glow_mlir.compile(proto, num_threads=1, cache=False)
+    want = one(*_inputs(one))
+    monkeypatch.setattr(conv_pairs, "MAX_PART_BYTES", 100_000)
+    for threads, paired in ((2, False), (3, True)):
+        model = glow_mlir.compile(proto, num_threads=threads, cache=False)
+        assert any("_then_" in n for n in _kernel_names(model)) == paired, threads
+        for g, w in zip(model(*_inputs(model)), want):
+            assert g.tobytes() == w.tobytes(), threads
+
+
 def test_pairs_keep_the_expansion_input_live(monkeypatch):
     """MobileNetV2's block at 112x112 (here 16 -> 48 at 72x72, past the depthwise kernel's
     MAX_WIDTH): the stride-2 depthwise convolution (the direct form, its channels split

@@ -36,8 +36,32 @@ KEEP_LIVE = True
 """Whether the buffers an expansion of a candidate pair reads stay live to the end of the
 depthwise run (`keep_reads_live`, on more than one thread): else the plan may put the
 depthwise output on the expansion's input, freed between them (MobileNetV2's 16->96 at
-112x112), and the two stay in two regions. Costs arena bytes: MobileNetV2 on 2 threads
-6.72 -> 7.52 MB of activations and scratch (its 16x112x112 input kept)."""
+112x112, unpaired since MAX_PART_BYTES), and the two stay in two regions. Costs arena
+bytes: MobileNetV2 on 2 threads 6.72 -> 7.52 MB of activations and scratch (its
+16x112x112 input kept), when that pair was made."""
+
+MAX_PART_BYTES = 1 << 20
+"""Most bytes of the expansion's output per thread for which a pair shares one region (0:
+no limit). Past it (MobileNetV2's 16->96 and MobileNet-v1's 32->64 at 112x112: 2.4 and
+1.6 MB a thread, more than a core's 1 MB L2) the two kernels split apart did less work:
+the expansion by pixels, the depthwise convolution by channels, one more region.
+Measured on 2 threads, static parts (each part's CPU time), 15-21 runs alternating in
+one process, load 4-7, medians: MobileNetV2's pair 390|455 us -> 236|226 + 109|127, the
+model's busiest parts 4205 -> 3976 and 4313 -> 4132 us (all parts -4.5%, two runs);
+MobileNet-v1's 362|396 -> 263|255 + 76|82, busiest parts 6393 -> 6242 us; with the
+switch's value compiled first (`python benchmarks/pool_switch_ab.py
+glow_mlir.conversion.glow_ir_to_loops.conv_pairs.MAX_PART_BYTES 1048576,0 mobilenet_v2
+mobilenet_v1`; the model compiled second ran up to 5% faster in either order)
+MobileNetV2's busiest parts 4085 -> 3980 us, MobileNet-v1's 6280 -> 6292 (even);
+MnasNet1.3 and EfficientNet-B0 at 112x112 even (busiest: apart 375 and 636, paired 382
+and 632 us). The 56x56 pairs (0.8-0.9 MB a thread) stay: unpaired too, MobileNetV2's
+busiest parts rose 4306 -> 4454 us."""
+
+
+def fits(o: int, hw: int, threads: int) -> bool:
+    """Whether an expansion to `o` f32 channels of `hw` pixels writes at most
+    MAX_PART_BYTES per thread of `threads` (split by its output channels)."""
+    return not MAX_PART_BYTES or o * hw * 4 <= MAX_PART_BYTES * threads
 
 
 def _epilogue(run: list[glow_ir.InstrOp]) -> Epilogue | None:
@@ -157,6 +181,8 @@ def _kernels_pair(a: list, b: list, threads: int) -> bool:
         return False
     n, c, o, hw = _geometry(a)
     if n != 1 or _geometry(b)[0] != 1 or tuple(window_attrs(a[0])[2]) != (1, 1):
+        return False
+    if not fits(o, hw, threads):
         return False
     if pw.split_pixels(hw, c, o, f32, threads, paired=True):  # a projection
         return False
