@@ -119,6 +119,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_pointwise import (
     convolution_pointwise,
     use_pointwise,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_stem import convolution_stem, use_stem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
     convolution_winograd,
     use_winograd,
@@ -188,6 +189,9 @@ def convolution(instr, em: Emitter) -> None:
         return
     if use_winograd(instr):  # F(2x2, 3x3): kernels_winograd.py
         convolution_winograd(em, instr, act)
+        return
+    if use_stem(instr):  # 3 input channels, stride 2: kernels_stem.py
+        convolution_stem(em, instr, act)
         return
     form = _nchw_form(instr)[0]
     if form == "strips":

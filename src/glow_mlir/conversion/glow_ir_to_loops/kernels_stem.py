@@ -1,0 +1,171 @@
+"""Stem convolutions: few input channels (an image's 3), stride 2, NCHW f32, one group
+(ResNet's 7x7/2 -> 64, RegNet's, MobileNet's, EfficientNet's 3x3/2 -> 32, SqueezeNet's
+3x3/2 -> 64), as a matrix product per output row whose right operand is read straight
+from a parity-split copy of the input, with no im2col columns.
+
+Why: with C_in = 3 the im2col form's k is tiny (27 or 147) and its columns are
+k x pixels floats written and read again (7.4 MB per image for the 7x7 stem, ~8% of the
+convolution's time); the input itself is 0.6 MB. Here, per band of BAND_ROWS output
+rows, the input rows the band reads are copied once, split by column parity and padded
+with zeros (S[ic, q, parity, t] = x[ic, ih0 + q, 2 t + parity - pad], 0 outside the
+image), so tap (ic, kh, kw) of output row r reads the contiguous run
+S[ic, 2 r + kh, kw % 2, kw // 2 :] for the row's columns: `gemm`'s micro-kernel takes it
+as its B row k, its start read from a table of the k_dim offsets. Each output element is one chain of fused
+multiply-adds over k = (ic, kh, kw) in order from the bias, as in the im2col form: the
+same bits. Threads: each worker its bands of output rows and its own copy buffer.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32, i32
+from xdsl.ir import SSAValue
+
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
+from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
+from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
+    attrs,
+    block_loop,
+    elem,
+    iadd,
+    imax,
+    imin,
+    shape,
+    view,
+    window_attrs,
+)
+from glow_mlir.conversion.glow_ir_to_loops.kernels_matmul import c_tile, gemm, micro_rows
+from glow_mlir.conversion.glow_ir_to_loops.parallel import parallel_ranges, shifted
+from glow_mlir.dialects.glow_ops.shapes import image_dims
+
+STEM = True
+"""Whether stem convolutions (`use_stem`) take this form (False: the im2col forms of
+kernels_conv.py)."""
+MAX_CHANNELS = 4
+"""Most input channels of a stem."""
+BAND_ROWS = 8
+"""Output rows per band (the copied input rows, 2 x BAND_ROWS + kh - 2 of them, stay in
+L1/L2 for the band's products)."""
+
+
+def use_stem(instr) -> bool:
+    """NCHW f32 convolutions with at most MAX_CHANNELS input channels, one group, stride
+    2 both ways, no dilation, rows of at least one whole vector, on the micro-kernel."""
+    layout, kernels, strides, pads = window_attrs(instr)
+    if not STEM or layout != "NCHW":
+        return False
+    a = attrs(instr)
+    out, x, _, _ = instr.operands
+    if elem(out) != f32 or elem(x) != f32 or not gemm_micro.applies(f32):
+        return False
+    if a.int_attr("group", 1) != 1 or tuple(a.ints("dilation", (1, 1))) != (1, 1):
+        return False
+    _, c, _, _ = image_dims(shape(x), "NCHW")
+    _, _, _, ow = image_dims(shape(out), "NCHW")
+    return (c <= MAX_CHANNELS and tuple(strides) == (2, 2) and ow >= gemm_micro.lanes()
+            and c_tile_available())
+
+
+def c_tile_available() -> bool:
+    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
+
+    return kernels_matmul.CTILE
+
+
+def convolution_stem(em: Emitter, instr, act: Finish) -> None:
+    """out = conv(x, w) + bias, activation: see the module docstring."""
+    _, kernels, strides, pads = window_attrs(instr)
+    out, x, w, bias = instr.operands
+    n, c, h, wd = image_dims(shape(x), "NCHW")
+    _, o, oh, ow = image_dims(shape(out), "NCHW")
+    kh_n, kw_n = kernels
+    taps = kh_n * kw_n
+    k_dim = c * taps
+    lanes = gemm_micro.lanes()
+    vec_w = -(-ow // lanes) * lanes  # the micro-kernel's columns, whole vectors
+    half = vec_w + (kw_n - 1) // 2  # S's columns: the last tap's run of vec_w
+    rows_in = 2 * (BAND_ROWS - 1) + kh_n  # S's rows per band
+    ct = elem(out)
+    X, B = em.buffer(x), em.buffer(bias)
+    P = view(em, out, [n, o, oh * ow])
+    Wf = view(em, w, [o, k_dim])
+    work = o * k_dim * oh * ow
+    plane = rows_in * 2 * half
+    S = em.scratch(ct, [c * plane], private=True)  # [c, rows_in, parity, half], flat
+    # off[k] = where tap k = (ic, kh, kw) of output row 0 starts in S: one load per step of
+    # k in the micro-kernel (k -> (ic, kh, kw) by divisions there cost ~40 integer
+    # instructions per 16 multiply-adds)
+    off = em.scratch(i32, [k_dim])
+    for k in range(k_dim):
+        ic, kh, kw = k // taps, k % taps // kw_n, k % kw_n
+        em.store(em.const(ic * plane + kh * 2 * half + kw % 2 * half + kw // 2, i32), off,
+                 [em.index(k)])
+    tile = c_tile(em, ct, vec_w, micro_rows())
+    zero = em.const(0.0, ct)
+
+    def fill(ni: SSAValue, r0: SSAValue, height: int) -> None:
+        """S's rows for output rows r0 .. r0 + height."""
+        ih0 = em.add_index(em.mul_index(r0, 2), -pads[0])
+        used = 2 * (height - 1) + kh_n
+
+        def chan(ic):
+            def row(q):
+                base = em.mul_index(iadd(em, em.mul_index(ic, rows_in), q), 2 * half)
+                ih = iadd(em, ih0, q)
+                ok = em.value(arith.AndIOp(
+                    em.value(arith.CmpiOp(ih, em.index(0), "sge")),
+                    em.value(arith.CmpiOp(ih, em.index(h), "slt"))))
+                ihc = imin(em, imax(em, ih, 0), h - 1)
+                for p in range(2):
+                    def px(t, border, p=p):
+                        iw = em.add_index(em.mul_index(t, 2), p - pads[1])
+                        good = ok
+                        if border:
+                            inside = em.value(arith.AndIOp(
+                                em.value(arith.CmpiOp(iw, em.index(0), "sge")),
+                                em.value(arith.CmpiOp(iw, em.index(wd), "slt"))))
+                            good = em.value(arith.AndIOp(good, inside))
+                            iw = imin(em, imax(em, iw, 0), wd - 1)
+                        v = em.value(arith.SelectOp(good, em.load(X, [ni, ic, ihc, iw]),
+                                                    zero))
+                        em.store(v, S, [iadd(em, base, em.add_index(t, p * half))])
+
+                    # columns t whose input column 2 t + p - pad lies in the image
+                    lo = min(half, max(0, -(-(pads[1] - p) // 2)))
+                    hi = max(lo, min(half, (wd - 1 + pads[1] - p) // 2 + 1))
+                    em.loop(0, lo, lambda t, px=px: px(t, True))
+                    em.loop(lo, hi, lambda t, px=px: px(t, False))
+                    em.loop(hi, half, lambda t, px=px: px(t, True))
+
+            em.loop(0, used, row)
+
+        em.loop(0, c, chan)
+
+    def b_access(r: int):
+        def at(k: SSAValue, j: SSAValue):
+            start = em.value(arith.IndexCastOp(em.load(off, [k]), INDEX))
+            return S, [iadd(em, start, em.add_index(j, 2 * r * 2 * half))]
+        return at
+
+    def band(ni: SSAValue, r0: SSAValue, height: int) -> None:
+        fill(ni, r0, height)
+        for r in range(height):
+            p0 = em.mul_index(em.add_index(r0, r), ow)
+            # `panels`: B's rows are readable (finite) to whole vectors past ow; those
+            # lanes sum into the tile's spare columns, never stored
+            gemm(em, o, k_dim, ow,
+                 lambda i, j: (P, [ni, i, iadd(em, p0, j)]),
+                 lambda i, k: (Wf, [i, k]),
+                 b_access(r),
+                 lambda i, j: em.load(B, [i]), act, tile=tile, micro=True,
+                 panels=gemm_micro.width())
+
+    def image(ni: SSAValue) -> None:
+        def rows(start: SSAValue | None, count: int) -> None:
+            block_loop(em, count, BAND_ROWS,
+                       lambda r0, height: band(ni, shifted(start, em, r0), height))
+
+        parallel_ranges(em, oh, BAND_ROWS, work, rows)
+
+    em.loop(0, n, image)
