@@ -50,6 +50,20 @@ BAND_ROWS = 8
 """Output rows per band (the copied input rows, 2 x BAND_ROWS + kh - 2 of them, stay in
 L1/L2 for the band's products)."""
 
+PREFETCH_OUTPUT = True
+"""Whether each output row's product first prefetches for writing the lines of the row
+ROWS_AHEAD on, in every output channel: o write streams a plane apart, more than the
+hardware prefetcher follows, each line otherwise read for ownership at its store once
+the model has evicted the output (the same bits either way)."""
+ROWS_AHEAD = 1
+"""How many output rows ahead PREFETCH_OUTPUT reaches (the last rows: the last row)."""
+CHANNELS_OUTER = True
+"""Whether a band runs each block of micro_rows() output channels over all its rows
+before the next block (each channel's band of rows written as one run: few write streams
+at a time), not each row over all channels (o streams)."""
+_LINE = 16
+"""f32 elements per cache line."""
+
 
 def use_stem(instr) -> bool:
     """NCHW f32 convolutions with at most MAX_CHANNELS input channels, one group, stride
@@ -144,10 +158,23 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
 
         em.loop(0, c, chan)
 
-    def row_product(ni: SSAValue, r0: SSAValue, r: SSAValue) -> None:
-        """Output row r0 + r from S's rows 2 r ..: out[:, row] = bias + W x B (+ act)."""
+    def row_product(ni: SSAValue, r0: SSAValue, r: SSAValue, o0: SSAValue | None,
+                    count: int) -> None:
+        """Output row r0 + r of channels o0 .. o0 + count (None: from 0) from S's rows
+        2 r ..: out[channels, row] = bias + W x B (+ act)."""
         p0 = em.mul_index(iadd(em, r0, r), ow)
         s0 = em.mul_index(r, 2 * 2 * half)
+
+        def oc(i):
+            return shifted(o0, em, i)
+
+        if PREFETCH_OUTPUT:
+            at = em.value(arith.MinSIOp(em.add_index(p0, ow * ROWS_AHEAD),
+                                        em.index(oh * ow - ow)))
+            target = act.target(P)
+            em.loop(0, count, lambda i: [
+                em.prefetch(target, [ni, oc(i), em.add_index(at, f)], write=True)
+                for f in range(0, ow, _LINE)])
 
         def b_at(k: SSAValue, j: SSAValue):
             start = em.value(arith.IndexCastOp(em.load(off, [k]), INDEX))
@@ -155,16 +182,20 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
 
         # `panels`: B's rows are readable (finite) to whole vectors past ow; those lanes
         # sum into the tile's spare columns, never stored
-        gemm(em, o, k_dim, ow,
-             lambda i, j: (P, [ni, i, iadd(em, p0, j)]),
-             lambda i, k: (Wf, [i, k]),
+        gemm(em, count, k_dim, ow,
+             lambda i, j: (P, [ni, oc(i), iadd(em, p0, j)]),
+             lambda i, k: (Wf, [oc(i), k]),
              b_at,
-             lambda i, j: em.load(B, [i]), act, tile=tile, micro=True,
+             lambda i, j: em.load(B, [oc(i)]), act, tile=tile, micro=True,
              panels=gemm_micro.width())
 
     def band(ni: SSAValue, r0: SSAValue, height: int) -> None:
         fill(ni, r0, height)
-        em.loop(0, height, lambda r: row_product(ni, r0, r))
+        if not CHANNELS_OUTER:
+            em.loop(0, height, lambda r: row_product(ni, r0, r, None, o))
+            return
+        block_loop(em, o, micro_rows(), lambda o0, count: em.loop(
+            0, height, lambda r: row_product(ni, r0, r, o0, count)))
 
     def image(ni: SSAValue) -> None:
         def rows(start: SSAValue | None, count: int) -> None:
