@@ -68,3 +68,15 @@ def test_other_convolutions_do_not_take_it(c, strides, dilations, calls, monkeyp
                               seed=1)
     _run(model, feeds, True, monkeypatch)
     assert not calls
+
+
+def test_gemm_rows_give_the_same_bits(calls, monkeypatch):
+    """The rows on `gemm` (OWN_MICRO off), all channels per row (CHANNELS_OUTER off):
+    the same bits as the default."""
+    model, feeds = conv_model(1, 3, 36, 37, 10, pads=(1, 1, 1, 1), strides=(2, 2),
+                              tail="relu", seed=3)
+    default = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(stem, "OWN_MICRO", False)
+    monkeypatch.setattr(stem, "CHANNELS_OUTER", False)
+    np.testing.assert_array_equal(_run(model, feeds, True, monkeypatch), default)
+    assert len(calls) == 2

@@ -19,9 +19,10 @@ Threads: each worker its bands of output rows and its own copy buffer.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32
-from xdsl.ir import SSAValue
+from xdsl.builder import InsertPoint
+from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects.builtin import IndexType, VectorType, f32, i32
+from xdsl.ir import Block, SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
@@ -61,6 +62,10 @@ CHANNELS_OUTER = True
 """Whether a band runs each block of micro_rows() output channels over all its rows
 before the next block (each channel's band of rows written as one run: few write streams
 at a time), not each row over all channels (o streams)."""
+OWN_MICRO = True
+"""Whether the rows run this module's micro-kernel (`_block`: accumulators started at
+the bias in registers, then stored to the tile and copied out finished), not `gemm`'s
+(which first stores the bias to the tile and loads it back)."""
 _LINE = 16
 """f32 elements per cache line."""
 
@@ -180,6 +185,19 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
             start = em.value(arith.IndexCastOp(em.load(off, [k]), INDEX))
             return S, [iadd(em, start, iadd(em, s0, j))]
 
+        if OWN_MICRO:
+            def rows_block(n0: SSAValue, rows: int) -> None:
+                ocs = [oc(em.add_index(n0, i)) for i in range(rows)]
+                for j0 in range(0, vec_w, gemm_micro.width()):
+                    nv = min(gemm_micro.vectors(), (vec_w - j0) // lanes)
+                    _block(em, tile, ocs, j0, nv, k_dim, B,
+                           lambda n, k: (Wf, [n, k]), b_at)
+                em.loop(0, ow, lambda j: [
+                    act.store(em.load(tile, [em.index(i), j]), P,
+                              [ni, n, iadd(em, p0, j)]) for i, n in enumerate(ocs)])
+
+            block_loop(em, count, micro_rows(), rows_block)
+            return
         # `panels`: B's rows are readable (finite) to whole vectors past ow; those lanes
         # sum into the tile's spare columns, never stored
         gemm(em, count, k_dim, ow,
@@ -205,3 +223,35 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
         parallel_ranges(em, oh, BAND_ROWS, work, rows)
 
     em.loop(0, n, image)
+
+
+def _block(em: Emitter, tile: SSAValue, ocs: list[SSAValue], j0: int, nv: int, depth: int,
+           bias: SSAValue, a, b) -> None:
+    """tile[r, j0 : j0 + nv vectors] = bias[ocs[r]] + sum_k A(ocs[r], k) B(k, j0 ..) in k
+    order (one fused multiply-add per step), as `gemm_micro.block` with its accumulators
+    started at the bias in registers."""
+    n = gemm_micro.lanes()
+    vt = VectorType(f32, [n])
+    accs = [em.value(vector.BroadcastOp(em.load(bias, [oc]), vt))
+            for oc in ocs for _ in range(nv)]
+    body = Block(arg_types=[IndexType(), *(v.type for v in accs)])
+    loop = scf.ForOp(em.index(0), em.index(depth), em.index(1), accs, body)
+    em.op(loop)
+    saved = em.b.insertion_point
+    em.b.insertion_point = InsertPoint.at_end(body)
+    k, *cur = body.args
+    buf, idx = b(k, em.index(j0))
+    bs = [em.value(vector.LoadOp(buf, [*idx[:-1], em.add_index(idx[-1], v * n)], vt))
+          for v in range(nv)]
+    out = []
+    for r, oc in enumerate(ocs):
+        coef = em.value(vector.BroadcastOp(em.load(*a(oc, k)), vt))
+        for v, w in enumerate(bs):
+            out.append(em.value(llvm.CallIntrinsicOp(
+                f"llvm.fma.v{n}f32", [coef, w, cur[r * nv + v]], [vt])))
+    em.op(scf.YieldOp(*out))
+    em.b.insertion_point = saved
+    for r in range(len(ocs)):
+        for v in range(nv):
+            em.op(vector.StoreOp(loop.results[r * nv + v], tile,
+                                 [em.index(r), em.index(j0 + v * n)]))
