@@ -123,6 +123,7 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
         em.store(em.const(ic * plane + kh * 2 * half + kw % 2 * half + kw // 2, i32), off,
                  [em.index(k)])
     tile = c_tile(em, ct, vec_w, micro_rows())
+    assert tile is not None  # `use_stem`: kernels_matmul.CTILE
     zero = em.const(0.0, ct)
 
     def fill(ni: SSAValue, r0: SSAValue, height: int) -> None:
@@ -177,9 +178,12 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
             at = em.value(arith.MinSIOp(em.add_index(p0, ow * ROWS_AHEAD),
                                         em.index(oh * ow - ow)))
             target = act.target(P)
-            em.loop(0, count, lambda i: [
-                em.prefetch(target, [ni, oc(i), em.add_index(at, f)], write=True)
-                for f in range(0, ow, _LINE)])
+
+            def ahead(i: SSAValue) -> None:
+                for f in range(0, ow, _LINE):
+                    em.prefetch(target, [ni, oc(i), em.add_index(at, f)], write=True)
+
+            em.loop(0, count, ahead)
 
         def b_at(k: SSAValue, j: SSAValue):
             start = em.value(arith.IndexCastOp(em.load(off, [k]), INDEX))
@@ -192,9 +196,13 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
                     nv = min(gemm_micro.vectors(), (vec_w - j0) // lanes)
                     _block(em, tile, ocs, j0, nv, k_dim, B,
                            lambda n, k: (Wf, [n, k]), b_at)
-                em.loop(0, ow, lambda j: [
-                    act.store(em.load(tile, [em.index(i), j]), P,
-                              [ni, n, iadd(em, p0, j)]) for i, n in enumerate(ocs)])
+
+                def out(j: SSAValue) -> None:
+                    for i, n in enumerate(ocs):
+                        act.store(em.load(tile, [em.index(i), j]), P,
+                                  [ni, n, iadd(em, p0, j)])
+
+                em.loop(0, ow, out)
 
             block_loop(em, count, micro_rows(), rows_block)
             return
