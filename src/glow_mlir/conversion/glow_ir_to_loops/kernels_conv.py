@@ -21,6 +21,8 @@ one of several forms by the window's shape:
   `benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases whisper_conv1,whisper_conv2,
   w2v_conv1` (+ GELU, ratio to onnxruntime, chunks -> strips): 1.17 -> 0.88, 1.07 ->
   0.94, 1.08 -> 1.00.
+- NCHW f32 stems (at most 4 input channels, stride 2, undilated): a product per output
+  row reading a parity-split copy of the input rows, no im2col columns (kernels_stem.py).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole

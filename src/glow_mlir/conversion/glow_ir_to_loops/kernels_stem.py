@@ -44,7 +44,15 @@ from glow_mlir.dialects.glow_ops.shapes import image_dims
 
 STEM = True
 """Whether stem convolutions (`use_stem`) take this form (False: the im2col forms of
-kernels_conv.py)."""
+kernels_conv.py). Measured per layer inside the models (`cpu_layers_vs_onnxruntime.py
+MODEL --alternate 3 --runs 10 --stat min`, one thread, STEM off / on in turn, two rounds,
+ratio to onnxruntime): ResNet-50's 7x7/2 1.17-1.20 -> 0.99, RegNetX-400MF's 3x3/2 -> 32
+1.45 -> 0.88-0.91, SqueezeNet 1.1's 3x3/2 -> 64 1.28-1.29 -> 0.97-0.98, MobileNetV2's
+1.14-1.17 -> 0.75-0.80. Whole models (`cpu_switch_ab.py ...kernels_stem.STEM MODELS
+--runs 15`, load ~7): resnet18 0.764 -> 0.747, resnet50 0.947 -> 0.928, regnet_x_400mf
+1.118 -> 1.081 (1.025 -> 0.992, 1.085 -> 1.052 at --runs 20), squeezenet1_1 1.034 ->
+0.992-0.998 (--runs 20), mobilenet_v2 1.011 -> 0.988, mnasnet1_3 1.064 -> 1.052; the
+same bits in all."""
 MAX_CHANNELS = 4
 """Most input channels of a stem."""
 BAND_ROWS = 8
