@@ -3,7 +3,7 @@ kernels_conv.py) on single ops against onnxruntime on one thread.
 
     python benchmarks/cpu_kernels.py [--repeat 30] [--cases conv3x3,fc,matmul] [--opt 3]
                                      [--tail-folding] [--dump-ir DIR] [--cpu-time]
-                                     [--no-im2col] [--no-ctile] [--no-epilogues]
+                                     [--no-im2col] [--no-stem] [--no-ctile] [--no-epilogues]
                                      [--no-gemm-micro] [--no-depthwise] [--no-grouped]
                                      [--no-split-columns]
                                      [--no-pipelined-planes] [--no-flat-finish]
@@ -993,6 +993,9 @@ def main(argv=None) -> None:
     p.add_argument("--dump-ir", help="write the optimized LLVM IR of each case to DIR")
     p.add_argument("--no-im2col", action="store_true",
                    help="convolutions in their direct forms (kernels_conv.IM2COL = False)")
+    p.add_argument("--no-stem", action="store_true",
+                   help="stem convolutions (3 input channels, stride 2) on the im2col forms "
+                        "(kernels_stem.STEM = False)")
     p.add_argument("--no-ctile", action="store_true",
                    help="gemm accumulates straight in C (kernels_matmul.CTILE = False)")
     p.add_argument("--no-gemm-micro", action="store_true",
@@ -1111,10 +1114,12 @@ def main(argv=None) -> None:
         kernels_depthwise,
         kernels_matmul,
         kernels_pool,
+        kernels_stem,
         short_rows,
     )
 
     kernels_conv.IM2COL = not args.no_im2col
+    kernels_stem.STEM = not args.no_stem
     kernels_conv.MICRO = not args.no_conv_micro
     short_rows.SHORT = not args.no_short_product
     short_rows.TAIL = not args.no_tail_product

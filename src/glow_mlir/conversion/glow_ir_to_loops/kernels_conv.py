@@ -21,6 +21,8 @@ one of several forms by the window's shape:
   `benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases whisper_conv1,whisper_conv2,
   w2v_conv1` (+ GELU, ratio to onnxruntime, chunks -> strips): 1.17 -> 0.88, 1.07 ->
   0.94, 1.08 -> 1.00.
+- NCHW f32 stems (at most 4 input channels, stride 2, undilated): a product per output
+  row reading a parity-split copy of the input rows, no im2col columns (kernels_stem.py).
 - NCHW, one group, other windows (any stride, pads, dilation): im2col + `gemm`, the
   weights [oc, (ic, kh, kw)] as they are the left operand, the columns a scratch buffer
   of at most IM2COL_BYTES: on images of at most IM2COL_MAX_PIXELS outputs, the whole
@@ -119,6 +121,7 @@ from glow_mlir.conversion.glow_ir_to_loops.kernels_pointwise import (
     convolution_pointwise,
     use_pointwise,
 )
+from glow_mlir.conversion.glow_ir_to_loops.kernels_stem import convolution_stem, use_stem
 from glow_mlir.conversion.glow_ir_to_loops.kernels_winograd import (
     convolution_winograd,
     use_winograd,
@@ -188,6 +191,9 @@ def convolution(instr, em: Emitter) -> None:
         return
     if use_winograd(instr):  # F(2x2, 3x3): kernels_winograd.py
         convolution_winograd(em, instr, act)
+        return
+    if use_stem(instr):  # 3 input channels, stride 2: kernels_stem.py
+        convolution_stem(em, instr, act)
         return
     form = _nchw_form(instr)[0]
     if form == "strips":
