@@ -152,13 +152,19 @@ def dots(monkeypatch):
 
 @pytest.mark.parametrize("c, h, w, tail, want_dots", [
     (32, 7, 7, "relu", 1), (48, 3, 6, None, 2), (32, 7, 7, "residual", 1),
-    (32, 14, 14, None, 4), (32, 3, 7, None, 0), (20, 7, 7, None, 0), (32, 4, 4, None, 0),
+    (32, 14, 14, None, 4), (32, 3, 7, None, 0), (20, 7, 7, None, 1), (24, 7, 7, "-", 0),
+    (12, 7, 7, None, 0), (32, 4, 4, None, 0),
 ], ids=["7x7", "18_pixels", "7x7_residual", "14x14_four_left", "five_left",
-        "channels_not_vectors", "whole_tiles"])
+        "channels_past_vectors", "past_vectors_off", "fewer_channels_than_lanes",
+        "whole_tiles"])
 def test_last_pixels_as_dot_products(c, h, w, tail, want_dots, calls, dots, monkeypatch):
-    """Up to DOT_REMAINDER pixels past the last full tile, with whole vectors of input
-    channels, summed as dot products (no overlapping tile: an epilogue reading its result
-    takes the kernel too); else not."""
+    """Up to DOT_REMAINDER pixels past the last full tile, with a vector of input channels
+    or more (the channels past the last whole vector one by one: DOT_PAST_VECTORS; tail
+    "-": that switch off, whole vectors only), summed as dot products (no overlapping
+    tile: an epilogue reading its result takes the kernel too); else not."""
+    if tail == "-":
+        monkeypatch.setattr(pw, "DOT_PAST_VECTORS", False)
+        tail = None
     model, feeds = conv_model(1, c, h, w, 11, tail=tail, seed=c + h, **ONE)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     got = _run(model, feeds, True, monkeypatch)

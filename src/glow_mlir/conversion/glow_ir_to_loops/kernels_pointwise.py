@@ -210,16 +210,28 @@ def packs(rows: int) -> bool:
     return PACK_TILES and rows >= PACK_MIN_ROWS
 
 
+DOT_PAST_VECTORS = True
+"""Whether `dot_remainder` also takes input channels past the last whole vector (summed
+one by one after the lanes, as `dot_image` does), not only whole vectors of them
+(False: as before, the shifted last tile). MnasNet-1.3's 248 -> 1488 at 7x7 (248 = 15 x
+16 + 8) redid 15 of 16 pixels in its shifted tile, a third more work: per layer (`python
+benchmarks/cpu_layers_vs_onnxruntime.py mnasnet1_3 --alternate 5 --stat min`, ratio to
+onnxruntime in one process) 1.32 -> see README/notes; alone (`python
+benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases mnas_pw_7`) 1.10 -> ."""
+
+
 def dot_remainder(hw: int, c: int) -> int:
     """Pixels summed as dot products (0: none) for an image of `hw` pixels, `c` input
-    channels: only on tiles inside the blocks of rows (`MAX_PIXELS`) and whole vectors
-    of channels."""
+    channels: only on tiles inside the blocks of rows (`MAX_PIXELS`) and at least a
+    vector of channels (whole vectors of them unless DOT_PAST_VECTORS)."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
     r = hw % TW
     if gemm_micro.ENABLED is False:  # vector ops, off with the micro-kernel's
         return 0
-    fits = 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and c % gemm_micro.lanes() == 0
+    n = gemm_micro.lanes()
+    channels = c % n == 0 or (DOT_PAST_VECTORS and c >= n)
+    fits = 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and channels
     return r if fits else 0
 
 
