@@ -155,6 +155,14 @@ inside the noise)."""
 ROWS_AHEAD = 2
 
 
+PREFETCH_WEIGHTS = True
+"""Whether the register tiles (images up to MAX_PIXELS) prefetch the next block of output
+channels' weights while they sum this one's (`rows` floats of them a step of k): a
+block's rows x c weights are contiguous, read once per model run, and on MnasNet-1.3's
+7x7 layers (1.5-2.1 MB of weights each) they came from L3 / memory. Measured: see
+README/notes."""
+
+
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
 x, c x width(), in L1 or L2 while every block of output channels reads it)."""
@@ -323,15 +331,24 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     def xi(ni):
         return em.index(0) if sampled else ni
 
+    Wf = view(em, w, [o * c]) if PREFETCH_WEIGHTS and hw <= MAX_PIXELS else None
+
     def block(ni, o0, rows: int, tiles=None) -> None:
         ocs = [em.add_index(o0, r) for r in range(rows)]
         biases = [em.load(B, [oc]) for oc in ocs]
+        # the next block's weights (rows x c floats right after this block's): `rows`
+        # floats of them per step of k, the last ones clamped in bounds
+        ahead = em.mul_index(em.add_index(o0, rows), c) if Wf is not None else None
 
         def tile(p0) -> None:
             ps = [em.add_index(p0, j) for j in range(TW)]
             inits = [biases[r] for r in range(rows) for _ in range(TW)]
 
             def step(k, accs):
+                if ahead is not None:
+                    at = em.value(arith.MinSIOp(
+                        iadd(em, ahead, em.mul_index(k, rows)), em.index(o * c - 1)))
+                    em.prefetch(Wf, [at])
                 xs = [em.load(X, [xi(ni), k, p]) for p in ps]
                 ws = [em.load(W, [oc, k]) for oc in ocs]
                 return [fma(em, ws[r], xs[j], accs[r * TW + j])
