@@ -287,21 +287,25 @@ def test_packed_tiles_fire(calls, monkeypatch):
 @pytest.mark.parametrize("switch, tail, side, stride, o, fires", [
     ("PREFETCH", "relu", 32, 1, 32, True), ("PREFETCH_EPILOGUE", "residual", 32, 1, 32, True),
     ("PREFETCH_OUTPUT", None, 32, 1, 32, True), ("PREFETCH_OUTPUT", None, 32, 1, 72, False),
-    ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True)])
-def test_vector_tiles_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
+    ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True), ("PREFETCH_WEIGHTS", "relu", 7, 1, 20, True),
+    ("PREFETCH_WEIGHTS", None, 32, 1, 32, False)])
+def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
                                                monkeypatch):
     """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
     PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
     for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
     `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none;
-    PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS."""
+    PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS; PREFETCH_WEIGHTS: the register tiles'
+    next block of weights (20 output channels: the last block's clamped), not the vector
+    tiles'."""
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
     model, feeds = conv_model(1, 32, side, side, o, tail=tail, seed=5,
                               strides=(stride, stride), **ONE)
     monkeypatch.setattr(pw, "POINTWISE", True)
     monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
-    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE"):
+    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE",
+                 "PREFETCH_WEIGHTS"):
         monkeypatch.setattr(pw, name, False)
     outs = {}
     for on in (False, True):

@@ -159,8 +159,16 @@ PREFETCH_WEIGHTS = True
 """Whether the register tiles (images up to MAX_PIXELS) prefetch the next block of output
 channels' weights while they sum this one's (`rows` floats of them a step of k): a
 block's rows x c weights are contiguous, read once per model run, and on MnasNet-1.3's
-7x7 layers (1.5-2.1 MB of weights each) they came from L3 / memory. Measured: see
-README/notes."""
+7x7 layers (1.5-2.1 MB of weights each) they came from L3 / memory, where alone (weights
+warm) the same layers ran 10-25% faster. Changes no arithmetic (the same bits). Measured
+(`python benchmarks/cpu_switch_ab.py --runs 15 ...kernels_pointwise.PREFETCH_WEIGHTS
+MODELS`, one thread, ratio to onnxruntime, off -> on, load 5-6): mnasnet1_3 1.008 ->
+0.973, 1.025 -> 0.981, mnasnet1_0 1.041 -> 0.977, mobilenet_v2 1.016 -> 0.934,
+efficientnet_b0 0.952 -> 0.890; `--runs 9`: resnet50 0.965 -> 0.933, regnet_x_400mf
+1.132 -> 1.003, mobilenet_v3_large 0.965 -> 0.868, shufflenet_v2_x1_0 0.795 -> 0.709,
+densenet121 0.864 -> 0.847. Per layer (`benchmarks/cpu_layers_vs_onnxruntime.py
+mnasnet1_3 --alternate 5 --stat min`): 248 -> 1488 at 7x7 1.11 -> 0.91-0.95, 416 -> 1280
+at 7x7 1.19 -> 0.97, 128 -> 768 at 14x14 1.09 -> 0.99."""
 
 
 MAX_VECTOR_K = 256
@@ -224,8 +232,9 @@ one by one after the lanes, as `dot_image` does), not only whole vectors of them
 (False: as before, the shifted last tile). MnasNet-1.3's 248 -> 1488 at 7x7 (248 = 15 x
 16 + 8) redid 15 of 16 pixels in its shifted tile, a third more work: per layer (`python
 benchmarks/cpu_layers_vs_onnxruntime.py mnasnet1_3 --alternate 5 --stat min`, ratio to
-onnxruntime in one process) 1.32 -> see README/notes; alone (`python
-benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases mnas_pw_7`) 1.10 -> ."""
+onnxruntime in one process, load 5) 1.32 -> 1.11 (485 -> 405 us), the model 11.57 ->
+11.26 ms; alone (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+mnas_pw_7 [--no-dot-past-vectors]`, two runs each) 1.09, 1.05 -> 0.87, 0.92."""
 
 
 def dot_remainder(hw: int, c: int) -> int:
