@@ -288,16 +288,17 @@ def test_packed_tiles_fire(calls, monkeypatch):
     ("PREFETCH", "relu", 32, 1, 32, True), ("PREFETCH_EPILOGUE", "residual", 32, 1, 32, True),
     ("PREFETCH_OUTPUT", None, 32, 1, 32, True), ("PREFETCH_OUTPUT", None, 32, 1, 72, False),
     ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True), ("PREFETCH_WEIGHTS", "relu", 7, 1, 20, True),
-    ("PREFETCH_WEIGHTS", None, 32, 1, 32, False)])
-def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
-                                               monkeypatch):
+    ("PREFETCH_WEIGHTS", None, 32, 1, 32, False), ("DOT_PREFETCH", "relu", 1, 1, 40, True),
+    ("DOT_PREFETCH", "relu", 7, 1, 20, False)])
+def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls, monkeypatch):
     """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
     PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
     for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
     `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none;
     PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS; PREFETCH_WEIGHTS: the register tiles'
     next block of weights (20 output channels: the last block's clamped), not the vector
-    tiles'."""
+    tiles'; DOT_PREFETCH: an image of dot products alone (1x1), not the dots after tiles
+    (7x7)."""
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
     model, feeds = conv_model(1, 32, side, side, o, tail=tail, seed=5,
@@ -305,7 +306,7 @@ def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
     monkeypatch.setattr(pw, "POINTWISE", True)
     monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
     for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE",
-                 "PREFETCH_WEIGHTS"):
+                 "PREFETCH_WEIGHTS", "DOT_PREFETCH"):
         monkeypatch.setattr(pw, name, False)
     outs = {}
     for on in (False, True):
