@@ -319,3 +319,26 @@ def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls, m
     assert np.array_equal(outs[True], outs[False])
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     np.testing.assert_allclose(outs[True], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("first_tile_only, max_k, fires", [
+    (False, pw.WEIGHTS_MAX_K, True), (True, 31, False)], ids=["every_tile", "past_max_k"])
+def test_weights_prefetch_forms(first_tile_only, max_k, fires, calls, monkeypatch):
+    """PREFETCH_WEIGHTS in every tile (FIRST_TILE_ONLY off): the bits of no prefetch; not
+    past WEIGHTS_MAX_K input channels (32 here)."""
+    from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+    model, feeds = conv_model(1, 32, 7, 7, 20, tail="relu", seed=6, **ONE)
+    monkeypatch.setattr(pw, "POINTWISE", True)
+    monkeypatch.setattr(pw, "DOT_PREFETCH", False)
+    outs = []
+    for on in (False, True):
+        monkeypatch.setattr(pw, "PREFETCH_WEIGHTS", on)
+        monkeypatch.setattr(pw, "FIRST_TILE_ONLY", first_tile_only)
+        monkeypatch.setattr(pw, "WEIGHTS_MAX_K", max_k)
+        compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+        assert ("@llvm.prefetch.p0(" in llvm_ir_text(compiled.executor.module)) == (
+            on and fires)
+        outs.append(compiled.run(feeds)[0])
+    assert len(calls) == 2
+    assert np.array_equal(outs[0], outs[1])

@@ -168,7 +168,29 @@ efficientnet_b0 0.952 -> 0.890; `--runs 9`: resnet50 0.965 -> 0.933, regnet_x_40
 1.132 -> 1.003, mobilenet_v3_large 0.965 -> 0.868, shufflenet_v2_x1_0 0.795 -> 0.709,
 densenet121 0.864 -> 0.847. Per layer (`benchmarks/cpu_layers_vs_onnxruntime.py
 mnasnet1_3 --alternate 5 --stat min`): 248 -> 1488 at 7x7 1.11 -> 0.91-0.95, 416 -> 1280
-at 7x7 1.19 -> 0.97, 128 -> 768 at 14x14 1.09 -> 0.99."""
+at 7x7 1.19 -> 0.97, 128 -> 768 at 14x14 1.09 -> 0.99. These figures are of every
+tile prefetching, any c; since gated by WEIGHTS_MAX_K and FIRST_TILE_ONLY (figures
+there)."""
+
+
+WEIGHTS_MAX_K = 416
+"""Most input channels for which PREFETCH_WEIGHTS prefetches: a block of the next ROWS
+output channels' weights is ROWS x c x 4 bytes (13 KiB at 416) brought into the L1
+cache (32 KiB) beside this block's and x's tile. Measured on regnet_x_16gf (512 -> 512
+at 28x28, 896 at 14x14, 2048 at 7x7; `python benchmarks/cpu_switch_ab.py --runs 7
+...PREFETCH_WEIGHTS regnet_x_16gf`, FIRST_TILE_ONLY, off -> on, ratio to onnxruntime):
+ungated 1.063 -> 1.099, up to 512 channels 1.047 -> 1.063, up to 416 1.092 -> 1.072
+(its runs vary +-2.5%). MnasNet's, MobileNetV2's, EfficientNet's expansions (c 104 to
+416) and regnet_x_400mf's 400 stay in."""
+
+FIRST_TILE_ONLY = True
+"""Whether only a block's first tile of pixels prefetches (PREFETCH_WEIGHTS; False: every
+tile, a prefetch each step of k). Every tile: regnet_x_16gf (512 -> 512 at 28x28, 49
+tiles a block of 16 KiB of weights) went 1.073 -> 1.115 of onnxruntime with both
+PREFETCH_WEIGHTS and DOT_PAST_VECTORS (`cpu_switch_ab.py --runs 7`; DOT_PAST_VECTORS
+does not fire there). First tile only (`cpu_switch_ab.py --runs 15
+...FIRST_TILE_ONLY`, off -> on): mnasnet1_3 0.975 -> 0.967, mobilenet_v2 0.969 -> 0.939,
+regnet_x_400mf 1.048 -> 0.998."""
 
 
 MAX_VECTOR_K = 256
@@ -360,14 +382,14 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         # the next block's weights (rows x c floats right after this block's): `rows`
         # floats of them per step of k, the last ones clamped in bounds
         ahead = (em.mul_index(em.add_index(o0, rows), c)
-                 if Wf is not None and PREFETCH_WEIGHTS else None)
+                 if Wf is not None and PREFETCH_WEIGHTS and c <= WEIGHTS_MAX_K else None)
 
-        def tile(p0) -> None:
+        def tile(p0, prefetch: bool = False) -> None:
             ps = [em.add_index(p0, j) for j in range(TW)]
             inits = [biases[r] for r in range(rows) for _ in range(TW)]
 
             def step(k, accs):
-                if ahead is not None:
+                if ahead is not None and prefetch:
                     at = em.value(arith.MinSIOp(
                         iadd(em, ahead, em.mul_index(k, rows)), em.index(o * c - 1)))
                     em.prefetch(Wf, [at])
@@ -384,7 +406,10 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         if tiles is not None:  # the caller's loop over the tiles
             tile(tiles)
             return
-        if full:
+        if full and ahead is not None:  # the first tile prefetches (FIRST_TILE_ONLY)
+            tile(em.index(0), True)
+            em.loop(TW, full, lambda p0: tile(p0, not FIRST_TILE_ONLY), step=TW)
+        elif full:
             em.loop(0, full, tile, step=TW)
         if dots:
             dot_tail(ocs, biases, ni)
