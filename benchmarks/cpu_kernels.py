@@ -752,6 +752,11 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "mnas_dw5_14_s2": dw_case(768, 14, 5, 2, 2),
          "mnas_dw5_7": dw_case(1488, 7, 5, 1, 2),
          "mnas_dw3_7": dw_case(1488, 7, 3, 1, 1),
+         # MnasNet-1.3's 1x1 expansions at 7x7 and 14x14, its last 1x1 (ReLU there)
+         "mnas_pw_7": pw_case(248, 7, 1488),
+         "mnas_pw_7b": pw_case(416, 7, 1280),
+         "mnas_pw_14": pw_case(128, 14, 768),
+         "eff_pw_7": conv_silu_case(192, 7, 1152, 1, 1, 0),
          # ConvNeXt-tiny's 7x7 depthwise layers (no activation after them)
          "cnx_dw7_56": dw_case(96, 56, 7, 1, 3, act=False),
          "cnx_dw7_28": dw_case(192, 28, 7, 1, 3, act=False),
@@ -1058,6 +1063,10 @@ def main(argv=None) -> None:
     p.add_argument("--no-dot-remainder", action="store_true",
                    help="pointwise convolutions redo their last pixels in a shifted tile "
                         "(kernels_pointwise.DOT_REMAINDER = 0)")
+    p.add_argument("--no-dot-past-vectors", action="store_true",
+                   help="pointwise convolutions take dot products for their last pixels "
+                        "only with whole vectors of input channels "
+                        "(kernels_pointwise.DOT_PAST_VECTORS = False)")
     p.add_argument("--no-strided-pointwise", action="store_true",
                    help="1x1 convolutions with a stride through im2col or the register "
                         "tile, not kernels_pointwise on sampled pixels (the form before)")
@@ -1164,6 +1173,8 @@ def main(argv=None) -> None:
         kernels_pointwise.DOT_IMAGES = False
     if args.no_dot_remainder:
         kernels_pointwise.DOT_REMAINDER = 0
+    if args.no_dot_past_vectors:
+        kernels_pointwise.DOT_PAST_VECTORS = False
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     kernels_pointwise.STRIDED = not args.no_strided_pointwise
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_pool_rows

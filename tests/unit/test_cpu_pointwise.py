@@ -152,13 +152,19 @@ def dots(monkeypatch):
 
 @pytest.mark.parametrize("c, h, w, tail, want_dots", [
     (32, 7, 7, "relu", 1), (48, 3, 6, None, 2), (32, 7, 7, "residual", 1),
-    (32, 14, 14, None, 4), (32, 3, 7, None, 0), (20, 7, 7, None, 0), (32, 4, 4, None, 0),
+    (32, 14, 14, None, 4), (32, 3, 7, None, 0), (20, 7, 7, None, 1), (24, 7, 7, "-", 0),
+    (12, 7, 7, None, 0), (32, 4, 4, None, 0),
 ], ids=["7x7", "18_pixels", "7x7_residual", "14x14_four_left", "five_left",
-        "channels_not_vectors", "whole_tiles"])
+        "channels_past_vectors", "past_vectors_off", "fewer_channels_than_lanes",
+        "whole_tiles"])
 def test_last_pixels_as_dot_products(c, h, w, tail, want_dots, calls, dots, monkeypatch):
-    """Up to DOT_REMAINDER pixels past the last full tile, with whole vectors of input
-    channels, summed as dot products (no overlapping tile: an epilogue reading its result
-    takes the kernel too); else not."""
+    """Up to DOT_REMAINDER pixels past the last full tile, with a vector of input channels
+    or more (the channels past the last whole vector one by one: DOT_PAST_VECTORS; tail
+    "-": that switch off, whole vectors only), summed as dot products (no overlapping
+    tile: an epilogue reading its result takes the kernel too); else not."""
+    if tail == "-":
+        monkeypatch.setattr(pw, "DOT_PAST_VECTORS", False)
+        tail = None
     model, feeds = conv_model(1, c, h, w, 11, tail=tail, seed=c + h, **ONE)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     got = _run(model, feeds, True, monkeypatch)
@@ -281,21 +287,26 @@ def test_packed_tiles_fire(calls, monkeypatch):
 @pytest.mark.parametrize("switch, tail, side, stride, o, fires", [
     ("PREFETCH", "relu", 32, 1, 32, True), ("PREFETCH_EPILOGUE", "residual", 32, 1, 32, True),
     ("PREFETCH_OUTPUT", None, 32, 1, 32, True), ("PREFETCH_OUTPUT", None, 32, 1, 72, False),
-    ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True)])
-def test_vector_tiles_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls,
-                                               monkeypatch):
+    ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True), ("PREFETCH_WEIGHTS", "relu", 7, 1, 20, True),
+    ("PREFETCH_WEIGHTS", None, 32, 1, 32, False), ("DOT_PREFETCH", "relu", 1, 1, 40, True),
+    ("DOT_PREFETCH", "relu", 7, 1, 20, False)])
+def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls, monkeypatch):
     """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
     PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
     for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
     `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none;
-    PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS."""
+    PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS; PREFETCH_WEIGHTS: the register tiles'
+    next block of weights (20 output channels: the last block's clamped), not the vector
+    tiles'; DOT_PREFETCH: an image of dot products alone (1x1), not the dots after tiles
+    (7x7)."""
     from glow_mlir.targets.cpu.jit import llvm_ir_text
 
     model, feeds = conv_model(1, 32, side, side, o, tail=tail, seed=5,
                               strides=(stride, stride), **ONE)
     monkeypatch.setattr(pw, "POINTWISE", True)
     monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
-    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE"):
+    for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE",
+                 "PREFETCH_WEIGHTS", "DOT_PREFETCH"):
         monkeypatch.setattr(pw, name, False)
     outs = {}
     for on in (False, True):
@@ -308,3 +319,26 @@ def test_vector_tiles_prefetch_changes_no_bits(switch, tail, side, stride, o, fi
     assert np.array_equal(outs[True], outs[False])
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     np.testing.assert_allclose(outs[True], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("first_tile_only, max_k, fires", [
+    (False, pw.WEIGHTS_MAX_K, True), (True, 31, False)], ids=["every_tile", "past_max_k"])
+def test_weights_prefetch_forms(first_tile_only, max_k, fires, calls, monkeypatch):
+    """PREFETCH_WEIGHTS in every tile (FIRST_TILE_ONLY off): the bits of no prefetch; not
+    past WEIGHTS_MAX_K input channels (32 here)."""
+    from glow_mlir.targets.cpu.jit import llvm_ir_text
+
+    model, feeds = conv_model(1, 32, 7, 7, 20, tail="relu", seed=6, **ONE)
+    monkeypatch.setattr(pw, "POINTWISE", True)
+    monkeypatch.setattr(pw, "DOT_PREFETCH", False)
+    outs = []
+    for on in (False, True):
+        monkeypatch.setattr(pw, "PREFETCH_WEIGHTS", on)
+        monkeypatch.setattr(pw, "FIRST_TILE_ONLY", first_tile_only)
+        monkeypatch.setattr(pw, "WEIGHTS_MAX_K", max_k)
+        compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
+        assert ("@llvm.prefetch.p0(" in llvm_ir_text(compiled.executor.module)) == (
+            on and fires)
+        outs.append(compiled.run(feeds)[0])
+    assert len(calls) == 2
+    assert np.array_equal(outs[0], outs[1])

@@ -155,6 +155,44 @@ inside the noise)."""
 ROWS_AHEAD = 2
 
 
+PREFETCH_WEIGHTS = True
+"""Whether the register tiles (images up to MAX_PIXELS) prefetch the next block of output
+channels' weights while they sum this one's (`rows` floats of them a step of k): a
+block's rows x c weights are contiguous, read once per model run, and on MnasNet-1.3's
+7x7 layers (1.5-2.1 MB of weights each) they came from L3 / memory, where alone (weights
+warm) the same layers ran 10-25% faster. Changes no arithmetic (the same bits). Measured
+(`python benchmarks/cpu_switch_ab.py --runs 15 ...kernels_pointwise.PREFETCH_WEIGHTS
+MODELS`, one thread, ratio to onnxruntime, off -> on, load 5-6): mnasnet1_3 1.008 ->
+0.973, 1.025 -> 0.981, mnasnet1_0 1.041 -> 0.977, mobilenet_v2 1.016 -> 0.934,
+efficientnet_b0 0.952 -> 0.890; `--runs 9`: resnet50 0.965 -> 0.933, regnet_x_400mf
+1.132 -> 1.003, mobilenet_v3_large 0.965 -> 0.868, shufflenet_v2_x1_0 0.795 -> 0.709,
+densenet121 0.864 -> 0.847. Per layer (`benchmarks/cpu_layers_vs_onnxruntime.py
+mnasnet1_3 --alternate 5 --stat min`): 248 -> 1488 at 7x7 1.11 -> 0.91-0.95, 416 -> 1280
+at 7x7 1.19 -> 0.97, 128 -> 768 at 14x14 1.09 -> 0.99. These figures are of every
+tile prefetching, any c; since gated by WEIGHTS_MAX_K and FIRST_TILE_ONLY (figures
+there)."""
+
+
+WEIGHTS_MAX_K = 416
+"""Most input channels for which PREFETCH_WEIGHTS prefetches: a block of the next ROWS
+output channels' weights is ROWS x c x 4 bytes (13 KiB at 416) brought into the L1
+cache (32 KiB) beside this block's and x's tile. Measured on regnet_x_16gf (512 -> 512
+at 28x28, 896 at 14x14, 2048 at 7x7; `python benchmarks/cpu_switch_ab.py --runs 7
+...PREFETCH_WEIGHTS regnet_x_16gf`, FIRST_TILE_ONLY, off -> on, ratio to onnxruntime):
+ungated 1.063 -> 1.099, up to 512 channels 1.047 -> 1.063, up to 416 1.092 -> 1.072
+(its runs vary +-2.5%). MnasNet's, MobileNetV2's, EfficientNet's expansions (c 104 to
+416) and regnet_x_400mf's 400 stay in."""
+
+FIRST_TILE_ONLY = True
+"""Whether only a block's first tile of pixels prefetches (PREFETCH_WEIGHTS; False: every
+tile, a prefetch each step of k). Every tile: regnet_x_16gf (512 -> 512 at 28x28, 49
+tiles a block of 16 KiB of weights) went 1.073 -> 1.115 of onnxruntime with both
+PREFETCH_WEIGHTS and DOT_PAST_VECTORS (`cpu_switch_ab.py --runs 7`; DOT_PAST_VECTORS
+does not fire there). First tile only (`cpu_switch_ab.py --runs 15
+...FIRST_TILE_ONLY`, off -> on): mnasnet1_3 0.975 -> 0.967, mobilenet_v2 0.969 -> 0.939,
+regnet_x_400mf 1.048 -> 0.998."""
+
+
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
 x, c x width(), in L1 or L2 while every block of output channels reads it)."""
@@ -210,16 +248,29 @@ def packs(rows: int) -> bool:
     return PACK_TILES and rows >= PACK_MIN_ROWS
 
 
+DOT_PAST_VECTORS = True
+"""Whether `dot_remainder` also takes input channels past the last whole vector (summed
+one by one after the lanes, as `dot_image` does), not only whole vectors of them
+(False: as before, the shifted last tile). MnasNet-1.3's 248 -> 1488 at 7x7 (248 = 15 x
+16 + 8) redid 15 of 16 pixels in its shifted tile, a third more work: per layer (`python
+benchmarks/cpu_layers_vs_onnxruntime.py mnasnet1_3 --alternate 5 --stat min`, ratio to
+onnxruntime in one process, load 5) 1.32 -> 1.11 (485 -> 405 us), the model 11.57 ->
+11.26 ms; alone (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+mnas_pw_7 [--no-dot-past-vectors]`, two runs each) 1.09, 1.05 -> 0.87, 0.92."""
+
+
 def dot_remainder(hw: int, c: int) -> int:
     """Pixels summed as dot products (0: none) for an image of `hw` pixels, `c` input
-    channels: only on tiles inside the blocks of rows (`MAX_PIXELS`) and whole vectors
-    of channels."""
+    channels: only on tiles inside the blocks of rows (`MAX_PIXELS`) and at least a
+    vector of channels (whole vectors of them unless DOT_PAST_VECTORS)."""
     from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
     r = hw % TW
     if gemm_micro.ENABLED is False:  # vector ops, off with the micro-kernel's
         return 0
-    fits = 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and c % gemm_micro.lanes() == 0
+    n = gemm_micro.lanes()
+    channels = c % n == 0 or (DOT_PAST_VECTORS and c >= n)
+    fits = 0 < r <= DOT_REMAINDER and hw <= MAX_PIXELS and channels
     return r if fits else 0
 
 
@@ -246,6 +297,17 @@ def dot_image(hw: int, c: int) -> bool:
 
     return (DOT_IMAGES and gemm_micro.ENABLED is not False and hw <= DOT_REMAINDER
             and c >= gemm_micro.lanes())
+
+
+DOT_PREFETCH = True
+"""Whether an image of dot products alone (`dot_image`: squeeze-and-excitation's 1x1
+convolutions, matrix-vector products reading each weight once) prefetches the next
+block of output channels' weights while it sums this one's (their rows x c floats are
+contiguous). Changes no arithmetic (the same bits). Measured (`python
+benchmarks/cpu_switch_ab.py --runs 15 ...kernels_pointwise.DOT_PREFETCH MODELS`, one
+thread, ratio to onnxruntime, off -> on, two runs, load 6-7): mobilenet_v3_large 0.886
+-> 0.884, 0.918 -> 0.906; efficientnet_b0 0.934 -> 0.908, 0.910 -> 0.886;
+mobilenet_v3_small 0.889 -> 0.844, 0.828 -> 0.775; regnet_y_400mf 0.768 -> 0.754."""
 
 
 STRIDED = True
@@ -311,15 +373,26 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
     def xi(ni):
         return em.index(0) if sampled else ni
 
+    Wf = (view(em, w, [o * c]) if (PREFETCH_WEIGHTS or DOT_PREFETCH) and hw <= MAX_PIXELS
+          else None)
+
     def block(ni, o0, rows: int, tiles=None) -> None:
         ocs = [em.add_index(o0, r) for r in range(rows)]
         biases = [em.load(B, [oc]) for oc in ocs]
+        # the next block's weights (rows x c floats right after this block's): `rows`
+        # floats of them per step of k, the last ones clamped in bounds
+        ahead = (em.mul_index(em.add_index(o0, rows), c)
+                 if Wf is not None and PREFETCH_WEIGHTS and c <= WEIGHTS_MAX_K else None)
 
-        def tile(p0) -> None:
+        def tile(p0, prefetch: bool = False) -> None:
             ps = [em.add_index(p0, j) for j in range(TW)]
             inits = [biases[r] for r in range(rows) for _ in range(TW)]
 
             def step(k, accs):
+                if ahead is not None and prefetch:
+                    at = em.value(arith.MinSIOp(
+                        iadd(em, ahead, em.mul_index(k, rows)), em.index(o * c - 1)))
+                    em.prefetch(Wf, [at])
                 xs = [em.load(X, [xi(ni), k, p]) for p in ps]
                 ws = [em.load(W, [oc, k]) for oc in ocs]
                 return [fma(em, ws[r], xs[j], accs[r * TW + j])
@@ -333,7 +406,10 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         if tiles is not None:  # the caller's loop over the tiles
             tile(tiles)
             return
-        if full:
+        if full and ahead is not None:  # the first tile prefetches (FIRST_TILE_ONLY)
+            tile(em.index(0), True)
+            em.loop(TW, full, lambda p0: tile(p0, not FIRST_TILE_ONLY), step=TW)
+        elif full:
             em.loop(0, full, tile, step=TW)
         if dots:
             dot_tail(ocs, biases, ni)
@@ -349,9 +425,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         vt = VectorType(f32, [n])
         zero = em.value(vector.BroadcastOp(em.const(0.0, f32), vt))
         inits = [zero] * (len(ocs) * dots)
+        rows = len(ocs)
+        # an image of dots alone reads each weight once: the next block's (DOT_PREFETCH)
+        nxt = (em.mul_index(em.add_index(ocs[0], rows), c)
+               if DOT_PREFETCH and not full and Wf is not None else None)
 
         def step(k, accs):
             assert Xr is not None
+            if nxt is not None:  # `rows` lines of the next block a step, clamped
+                assert Wf is not None
+                base = iadd(em, nxt, em.mul_index(k, rows))
+                for r in range(rows):
+                    em.prefetch(Wf, [em.value(arith.MinSIOp(em.add_index(base, r * n),
+                                                             em.index(o * c - 1)))])
             xs = [em.value(vector.LoadOp(Xr, [em.index(q), k], vt)) for q in range(dots)]
             out = []
             for r, oc in enumerate(ocs):
