@@ -24,7 +24,7 @@ from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import IndexType, VectorType, f32, i32
 from xdsl.ir import Block, SSAValue
 
-from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_matmul
 from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
 from glow_mlir.conversion.glow_ir_to_loops.epilogue import Finish
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import (
@@ -100,13 +100,7 @@ def use_stem(instr) -> bool:
     _, c, _, _ = image_dims(shape(x), "NCHW")
     _, _, _, ow = image_dims(shape(out), "NCHW")
     return (c <= MAX_CHANNELS and tuple(strides) == (2, 2) and ow >= gemm_micro.lanes()
-            and c_tile_available())
-
-
-def c_tile_available() -> bool:
-    from glow_mlir.conversion.glow_ir_to_loops import kernels_matmul
-
-    return kernels_matmul.CTILE
+            and kernels_matmul.CTILE)
 
 
 def convolution_stem(em: Emitter, instr, act: Finish) -> None:
