@@ -835,6 +835,7 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "rx_pw_14": pw_case(160, 14, 160),
          "rx16_pw_7": pw_case(2048, 7, 2048),
          "rx16_pw_14": pw_case(896, 14, 896),
+         "rx16_pw_28": pw_case(512, 28, 512),
          "mb_conv1c": conv_clip_case(3, 224, 32, 3, 2, 1),
          # grouped 3x3 convolutions (+ clip): RegNetX-3.2GF's (48 channels per group)
          # and ResNeXt-50 32x4d's (32 groups of 4-32 channels), stride 1 and 2
