@@ -270,6 +270,22 @@ def test_in_place_same_bits_as_columns(calls, transposed, monkeypatch):
         assert np.array_equal(got, columns)
 
 
+@pytest.mark.parametrize("c, o, group", [(64, 64, 4), (80, 80, 2)],
+                         ids=["whole_vectors", "padded_channels"])
+def test_bias_vectors_same_bits(c, o, group, calls, transposed, monkeypatch):
+    """BIAS_VECTORS (the accumulators from the bias as vectors, 16 channels per group) or
+    the tile filled with it: the same bits; 40 per group (padded to 48) keeps the tile."""
+    model, feeds = conv_model(1, c, 7, 7, o, group=group, tail="residual", seed=c)
+    monkeypatch.setattr(grouped, "BIAS_VECTORS", False)
+    tile = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(grouped, "BIAS_VECTORS", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and transposed[-1] == grouped.gemm_micro.padded(o // group)
+    assert np.array_equal(got, tile)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
     """With columns (DIRECT off): 24 and 16 channels per group at 7x7 and 32 at 8x8 keep
     the columns' form."""

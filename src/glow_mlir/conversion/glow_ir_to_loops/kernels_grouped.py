@@ -107,6 +107,15 @@ the same bits as the columns' form."""
 TRANSPOSED_ACCUMULATORS = 24
 """Most accumulators (pixels x vectors of output channels) per block of the transposed
 form: with 16 lanes, each load of the filters feeds that many pixels' broadcasts."""
+BIAS_VECTORS = True
+"""Whether `_direct_band`'s blocks start their accumulators from the bias loaded as
+vectors (when the group's channels are whole vectors, no padding) rather than from the
+tile filled with it one float per pixel and channel and loaded back (16 channels a group
+and 19-24 pixels a block: ~300 stores and 24 loads beside ~2700 multiply-adds at 3x3 x
+16). The same values in the same order: the same bits. Measured (`benchmarks/
+cpu_switch_ab.py --runs 12 ...kernels_grouped.BIAS_VECTORS regnet_x_400mf`, twice, one
+thread, load ~8, off -> on): 0.992 -> 0.973, 1.000 -> 0.981 of onnxruntime; alone
+(`benchmarks/cpu_kernels.py` r4_g_*) inside the noise."""
 PANEL = 256
 """Columns per pass of the blocks of output channels (the tile's width): the panel of
 columns (k x PANEL floats) stays in cache across the blocks."""
@@ -475,9 +484,14 @@ def _direct_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, height: i
                 for r in range(len(pixels)):
                     em.store(b, tile, [em.index(r), j])
 
-            em.loop(0, valid, init)
-            accs = [em.value(vector.LoadOp(tile, [em.index(r), em.index(v * lanes)], vt))
-                    for r in range(len(pixels)) for v in range(nvec)]
+            if BIAS_VECTORS and valid == span:  # the group's bias as vectors, no padding
+                bs = [em.value(vector.LoadOp(B, [iadd(em, ob, em.index(c0 + v * lanes))], vt))
+                      for v in range(nvec)]
+                accs = [bs[v] for _ in pixels for v in range(nvec)]
+            else:
+                em.loop(0, valid, init)
+                accs = [em.value(vector.LoadOp(tile, [em.index(r), em.index(v * lanes)], vt))
+                        for r in range(len(pixels)) for v in range(nvec)]
             top = em.mul_index(row, sh)
 
             def step(icl: SSAValue, cur: list[SSAValue]) -> list[SSAValue]:
