@@ -127,7 +127,10 @@ r4_g_14,r4_g_7`, two runs each, off -> on, ms): 0.392/0.382 -> 0.351/0.357, 0.19
 (`benchmarks/cpu_switch_ab.py --runs 12`, ratio to onnxruntime, load ~7):
 regnet_x_400mf 0.942 -> 0.922, 0.952 -> 0.936, regnet_x_800mf 1.022 -> 0.970. With no
 stores at all (wrong results) r4_g_s2_56 took 0.255 ms: the extracts and scalar stores
-left still cost about a quarter (an in-register transpose would save most of that)."""
+left still cost about a quarter. Tried and left out: those runs of 16 pixels transposed
+in registers (4 x 16 shuffles) and stored as vectors, rows cut in pieces of 16: alone
+0.355 -> 0.337 ms at r4_g_s2_56, in the models nothing (regnet_x_400mf 0.954 -> 0.959,
+0.939 -> 0.938, regnet_x_800mf 1.003 -> 1.000)."""
 
 
 def _vector_finish(em: Emitter, act: Finish):
@@ -137,7 +140,9 @@ def _vector_finish(em: Emitter, act: Finish):
         return None
 
     def splat(x: float, like: SSAValue) -> SSAValue:
-        return em.value(vector.BroadcastOp(em.const(x, f32), like.type))
+        t = like.type
+        assert isinstance(t, VectorType)
+        return em.value(vector.BroadcastOp(em.const(x, f32), t))
 
     def finish(v: SSAValue) -> SSAValue:
         if name == "none":
