@@ -169,7 +169,8 @@ wide: 0.85 -> 0.81, 0.86 -> 0.79, 0.96 -> 0.90, 0.96 -> 0.87); in a model, with
 PREFETCH_WEIGHTS (`benchmarks/cpu_switch_ab.py --runs 10`, both off -> on, one thread,
 load ~6): regnet_x_400mf 1.069 -> 0.958 at 7x7 alone; 7x7 -> 7x7 and 14x14,
 regnet_x_400mf 1.015 -> 0.977, ResNet-50 0.916 -> 0.891; also 28x28 (WIDE_MAX_PIXELS
-784), ResNet-50 0.921 -> 0.929: so up to 14x14."""
+784), ResNet-50 0.921 -> 0.929: so up to 14x14. Both switches, regnet_x_16gf (`--runs
+5`): 1.065 -> 1.029."""
 WIDE_VECTORS = 3
 """Vectors of pixels per wide block: ROWS x 3 = 24 accumulators, 3 loads of x and one
 broadcast in the 32 zmm registers (a 7x7 image's 48 pixels past its last one at once)."""
