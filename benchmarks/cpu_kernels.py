@@ -833,6 +833,14 @@ CASES = {"conv3x3": case_conv3x3, "fc": case_fc, "matmul": case_matmul,
          "r50_res_56": residual_conv_case(64, 56, 256, 1, 1, 0),
          "r50_res_14": residual_conv_case(256, 14, 1024, 1, 1, 0),
          "r50_res_7": residual_conv_case(512, 7, 2048, 1, 1, 0),
+         # RegNet's dense 1x1 layers at 14x14 and 7x7 (x_400mf's 400 and 160, x_16gf's
+         # 2048 and 896; kernels_pointwise.WIDE_BLOCKS, --no-wide-blocks)
+         "rx_pw_7": pw_case(400, 7, 400),
+         "rx_res_7": residual_conv_case(400, 7, 400, 1, 1, 0),
+         "rx_pw_14": pw_case(160, 14, 160),
+         "rx16_pw_7": pw_case(2048, 7, 2048),
+         "rx16_pw_14": pw_case(896, 14, 896),
+         "rx16_pw_28": pw_case(512, 28, 512),
          "mb_conv1c": conv_clip_case(3, 224, 32, 3, 2, 1),
          # grouped 3x3 convolutions (+ clip): RegNetX-3.2GF's (48 channels per group)
          # and ResNeXt-50 32x4d's (32 groups of 4-32 channels), stride 1 and 2
@@ -1067,6 +1075,9 @@ def main(argv=None) -> None:
                    help="pointwise convolutions take dot products for their last pixels "
                         "only with whole vectors of input channels "
                         "(kernels_pointwise.DOT_PAST_VECTORS = False)")
+    p.add_argument("--no-wide-blocks", action="store_true",
+                   help="1x1 blocks one tile of pixels at a time "
+                        "(kernels_pointwise.WIDE_BLOCKS = False)")
     p.add_argument("--no-strided-pointwise", action="store_true",
                    help="1x1 convolutions with a stride through im2col or the register "
                         "tile, not kernels_pointwise on sampled pixels (the form before)")
@@ -1177,6 +1188,7 @@ def main(argv=None) -> None:
         kernels_pointwise.DOT_PAST_VECTORS = False
     kernels_pointwise.VECTOR_TILES = not args.no_vector_tiles
     kernels_pointwise.STRIDED = not args.no_strided_pointwise
+    kernels_pointwise.WIDE_BLOCKS = not args.no_wide_blocks
     from glow_mlir.conversion.glow_ir_to_loops import kernels_pool, kernels_pool_rows
 
     kernels_pool.ROW_MAX = not args.no_row_max_pool

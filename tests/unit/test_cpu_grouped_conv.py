@@ -270,6 +270,46 @@ def test_in_place_same_bits_as_columns(calls, transposed, monkeypatch):
         assert np.array_equal(got, columns)
 
 
+@pytest.mark.parametrize("c, o, group", [(64, 64, 4), (80, 80, 2)],
+                         ids=["whole_vectors", "padded_channels"])
+def test_bias_vectors_same_bits(c, o, group, calls, transposed, monkeypatch):
+    """BIAS_VECTORS (the accumulators from the bias as vectors, 16 channels per group) or
+    the tile filled with it: the same bits; 40 per group (padded to 48) keeps the tile."""
+    model, feeds = conv_model(1, c, 7, 7, o, group=group, tail="residual", seed=c)
+    monkeypatch.setattr(grouped, "BIAS_VECTORS", False)
+    tile = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(grouped, "BIAS_VECTORS", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and transposed[-1] == grouped.gemm_micro.padded(o // group)
+    assert np.array_equal(got, tile)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tail, fires", [("relu", True), (None, True), ("residual", False)])
+def test_vector_finish_same_bits(tail, fires, calls, transposed, monkeypatch):
+    """VECTOR_FINISH (a fused relu, or none, on the accumulators as vectors, each lane
+    stored) against the tile's element by element: the same bits; not with an epilogue
+    (a residual add); 40 channels per group (padded to 48): the padding lanes not stored."""
+    seen = []
+    real = grouped._vector_finish
+
+    def counted(em, act):
+        seen.append(real(em, act) is not None)
+        return None if not seen[-1] else real(em, act)
+
+    monkeypatch.setattr(grouped, "_vector_finish", counted)
+    model, feeds = conv_model(1, 80, 14, 14, 80, group=2, strides=(2, 2), tail=tail, seed=7)
+    monkeypatch.setattr(grouped, "VECTOR_FINISH", False)
+    tile = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(grouped, "VECTOR_FINISH", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and transposed[-1] == 48 and seen == [False, fires]
+    assert np.array_equal(got, tile)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
     """With columns (DIRECT off): 24 and 16 channels per group at 7x7 and 32 at 8x8 keep
     the columns' form."""
@@ -287,8 +327,10 @@ def test_no_transpose_where_it_pads_more(calls, transposed, monkeypatch):
                          ids=["g2", "g4_s2", "og16_14", "og16_s2_56"])
 def test_transposed_same_bits_for_any_thread_count(shape, calls, transposed, monkeypatch,
                                                    static_parts):
+    """(16 channels per group with a relu: `VECTOR_FINISH`'s stores.)"""
     c, group, hw, strides = shape
-    model, feeds = conv_model(2, c, hw, hw, c, strides=strides, group=group, tail="residual")
+    tail = "relu" if c // group == 16 else "residual"
+    model, feeds = conv_model(2, c, hw, hw, c, strides=strides, group=group, tail=tail)
     got = [_run(model, feeds, True, monkeypatch, threads=t) for t in (1, 2, 3)]
     assert len(calls) == 3 and transposed and all(transposed)
     for t, g in zip((2, 3), got[1:]):

@@ -289,11 +289,12 @@ def test_packed_tiles_fire(calls, monkeypatch):
     ("PREFETCH_OUTPUT", None, 32, 1, 32, True), ("PREFETCH_OUTPUT", None, 32, 1, 72, False),
     ("PREFETCH_SAMPLE", "relu", 64, 2, 32, True), ("PREFETCH_WEIGHTS", "relu", 7, 1, 20, True),
     ("PREFETCH_WEIGHTS", None, 32, 1, 32, False), ("DOT_PREFETCH", "relu", 1, 1, 40, True),
-    ("DOT_PREFETCH", "relu", 7, 1, 20, False)])
+    ("DOT_PREFETCH", "relu", 7, 1, 20, False), ("WIDE_PREFETCH_WEIGHTS", "relu", 7, 1, 20, True)])
 def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls, monkeypatch):
     """Each prefetch switch (PREFETCH: the packed copy, the next tile's lines of x;
     PREFETCH_EPILOGUE: a tile's rows of the residual; PREFETCH_OUTPUT: its output rows,
-    for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead) puts
+    for writing; PREFETCH_SAMPLE: a strided gather's input rows ahead; PREFETCH_WEIGHTS:
+    a wide block's next rows of W, on a 7x7 image) puts
     `llvm.prefetch` in the optimized LLVM IR and computes the same bits; all off, none;
     PREFETCH_OUTPUT not past OUTPUT_MAX_CHANNELS; PREFETCH_WEIGHTS: the register tiles'
     next block of weights (20 output channels: the last block's clamped), not the vector
@@ -306,9 +307,11 @@ def test_prefetch_changes_no_bits(switch, tail, side, stride, o, fires, calls, m
     monkeypatch.setattr(pw, "POINTWISE", True)
     monkeypatch.setattr(pw, "TILES_AHEAD", 1)  # the clamped form (the last tile: itself)
     for name in ("PREFETCH", "PREFETCH_EPILOGUE", "PREFETCH_OUTPUT", "PREFETCH_SAMPLE",
-                 "PREFETCH_WEIGHTS", "DOT_PREFETCH"):
+                 "PREFETCH_WEIGHTS", "DOT_PREFETCH", "WIDE_PREFETCH_WEIGHTS"):
         monkeypatch.setattr(pw, name, False)
     outs = {}
+    # PREFETCH_WEIGHTS is the register tiles' (the 7x7 image takes the wide blocks)
+    monkeypatch.setattr(pw, "WIDE_BLOCKS", switch != "PREFETCH_WEIGHTS")
     for on in (False, True):
         monkeypatch.setattr(pw, switch, on)
         compiled = glow_mlir.compile(model, backend="cpu", num_threads=1, cache=False)
@@ -331,6 +334,7 @@ def test_weights_prefetch_forms(first_tile_only, max_k, fires, calls, monkeypatc
     model, feeds = conv_model(1, 32, 7, 7, 20, tail="relu", seed=6, **ONE)
     monkeypatch.setattr(pw, "POINTWISE", True)
     monkeypatch.setattr(pw, "DOT_PREFETCH", False)
+    monkeypatch.setattr(pw, "WIDE_BLOCKS", False)  # the register tiles, whose switch it is
     outs = []
     for on in (False, True):
         monkeypatch.setattr(pw, "PREFETCH_WEIGHTS", on)
@@ -342,3 +346,38 @@ def test_weights_prefetch_forms(first_tile_only, max_k, fires, calls, monkeypatc
         outs.append(compiled.run(feeds)[0])
     assert len(calls) == 2
     assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("c, side, o, tail", [(32, 7, 21, "residual"), (24, 14, 13, "relu"),
+                                              (16, 5, 9, None)],
+                         ids=["7x7_dots", "14x14_overlap", "one_group_of_one_vector"])
+def test_wide_blocks_same_bits_as_tiles(c, side, o, tail, calls, monkeypatch):
+    """WIDE_BLOCKS (groups of WIDE_VECTORS vectors of pixels, the rest: a narrower group,
+    then the dot products or the overlapping tile) against the tiles of TW: each output
+    the same chain, the same bits; both as the interpreter."""
+    asked = []
+    real = pw.wide_vectors
+
+    def counted(hw, t):
+        asked.append(real(hw, t))
+        return asked[-1]
+
+    monkeypatch.setattr(pw, "wide_vectors", counted)
+    model, feeds = conv_model(1, c, side, side, o, tail=tail, seed=c + o, **ONE)
+    want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
+    monkeypatch.setattr(pw, "WIDE_BLOCKS", False)
+    tiles = _run(model, feeds, True, monkeypatch)
+    monkeypatch.setattr(pw, "WIDE_BLOCKS", True)
+    got = _run(model, feeds, True, monkeypatch)
+    assert len(calls) == 2 and asked[0] == 0 and asked[-1] == side * side // pw.TW
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(got, tiles)
+
+
+def test_wide_blocks_only_up_to_their_image():
+    """Images past WIDE_MAX_PIXELS (28x28: the tiles of TW) or under a tile take none."""
+    from xdsl.dialects.builtin import f32
+
+    assert pw.wide_vectors(14 * 14, f32) == 12
+    assert pw.wide_vectors(28 * 28, f32) == 0
+    assert pw.wide_vectors(pw.TW - 1, f32) == 0

@@ -107,6 +107,50 @@ the same bits as the columns' form."""
 TRANSPOSED_ACCUMULATORS = 24
 """Most accumulators (pixels x vectors of output channels) per block of the transposed
 form: with 16 lanes, each load of the filters feeds that many pixels' broadcasts."""
+BIAS_VECTORS = True
+"""Whether `_direct_band`'s blocks start their accumulators from the bias loaded as
+vectors (when the group's channels are whole vectors, no padding) rather than from the
+tile filled with it one float per pixel and channel and loaded back (16 channels a group
+and 19-24 pixels a block: ~300 stores and 24 loads beside ~2700 multiply-adds at 3x3 x
+16). The same values in the same order: the same bits. Measured (`benchmarks/
+cpu_switch_ab.py --runs 12 ...kernels_grouped.BIAS_VECTORS regnet_x_400mf`, twice, one
+thread, load ~8, off -> on): 0.992 -> 0.973, 1.000 -> 0.981 of onnxruntime; alone
+(`benchmarks/cpu_kernels.py` r4_g_*) inside the noise."""
+VECTOR_FINISH = True
+"""Whether `_direct_band` applies a fused relu or clip (no epilogue) to its accumulators
+as vectors and stores each output from its lane (an extract per element, channel by
+channel), rather than through the tile (vector stores, then per element a load back, the
+activation and a store). The same operations per element: the same bits. Measured
+(`python benchmarks/cpu_kernels.py --cpu-time --repeat 7 --cases r4_g_s2_56,r4_g_s2_28,
+r4_g_14,r4_g_7`, two runs each, off -> on, ms): 0.392/0.382 -> 0.351/0.357, 0.194/0.182
+-> 0.167/0.171, 0.103/0.103 -> 0.094/0.093, 0.079/0.076 -> 0.072/0.072; whole models
+(`benchmarks/cpu_switch_ab.py --runs 12`, ratio to onnxruntime, load ~7):
+regnet_x_400mf 0.942 -> 0.922, 0.952 -> 0.936, regnet_x_800mf 1.022 -> 0.970. With no
+stores at all (wrong results) r4_g_s2_56 took 0.255 ms: the extracts and scalar stores
+left still cost about a quarter. Tried and left out: those runs of 16 pixels transposed
+in registers (4 x 16 shuffles) and stored as vectors, rows cut in pieces of 16: alone
+0.355 -> 0.337 ms at r4_g_s2_56, in the models nothing (regnet_x_400mf 0.954 -> 0.959,
+0.939 -> 0.938, regnet_x_800mf 1.003 -> 1.000)."""
+
+
+def _vector_finish(em: Emitter, act: Finish):
+    """`VECTOR_FINISH`'s function of an accumulator vector (None: not for `act`)."""
+    name, args = act.act
+    if not VECTOR_FINISH or act.ep is not None or name not in ("none", "relu", "clip"):
+        return None
+
+    def splat(x: float, like: SSAValue) -> SSAValue:
+        t = like.type
+        assert isinstance(t, VectorType)
+        return em.value(vector.BroadcastOp(em.const(x, f32), t))
+
+    def finish(v: SSAValue) -> SSAValue:
+        if name == "none":
+            return v
+        lo = em.value(arith.MaximumfOp(v, splat(0.0 if name == "relu" else args[0], v)))
+        return lo if name == "relu" else em.value(arith.MinimumfOp(lo, splat(args[1], v)))
+
+    return finish
 PANEL = 256
 """Columns per pass of the blocks of output channels (the tile's width): the panel of
 columns (k x PANEL floats) stays in cache across the blocks."""
@@ -291,7 +335,9 @@ def convolution_grouped(em: Emitter, instr, act: Finish) -> None:
                                kernels, strides, pads, dilation, (oh, ow), lanes)
             _direct_band(em, g, em.mul_index(g, og), em.mul_index(r0, ow), height, ow, og,
                          wide, cg, kernels, strides, dilation, xp, Wf, tile, B,
-                         lambda v, oc, at: act.store(v, P, [ni, oc, at]))
+                         lambda v, oc, at: act.store(v, P, [ni, oc, at]),
+                         _vector_finish(em, act),
+                         lambda v, oc, at: act.store_finished(v, P, [ni, oc, at]))
             return
         assert col is not None
         if xp is None:
@@ -450,7 +496,8 @@ def _transposed_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, cols:
 
 def _direct_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, height: int,
                  ow: int, og: int, wide: int, cg: int, kernels, strides, dilation,
-                 xp: SSAValue, Wf: SSAValue, tile: SSAValue, B: SSAValue, store) -> None:
+                 xp: SSAValue, Wf: SSAValue, tile: SSAValue, B: SSAValue, store,
+                 finish=None, store_finished=None) -> None:
     """`_transposed_band`'s outputs (a band of `height` rows from pixel p0) with each
     broadcast read from the padded rows xp[icl, row x stride + kh, column x stride + kw]
     (`DIRECT`). Blocks of pixels are whole output rows (up to TRANSPOSED_ACCUMULATORS
@@ -475,9 +522,14 @@ def _direct_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, height: i
                 for r in range(len(pixels)):
                     em.store(b, tile, [em.index(r), j])
 
-            em.loop(0, valid, init)
-            accs = [em.value(vector.LoadOp(tile, [em.index(r), em.index(v * lanes)], vt))
-                    for r in range(len(pixels)) for v in range(nvec)]
+            if BIAS_VECTORS and valid == span:  # the group's bias as vectors, no padding
+                bs = [em.value(vector.LoadOp(B, [iadd(em, ob, em.index(c0 + v * lanes))], vt))
+                      for v in range(nvec)]
+                accs = [bs[v] for _ in pixels for v in range(nvec)]
+            else:
+                em.loop(0, valid, init)
+                accs = [em.value(vector.LoadOp(tile, [em.index(r), em.index(v * lanes)], vt))
+                        for r in range(len(pixels)) for v in range(nvec)]
             top = em.mul_index(row, sh)
 
             def step(icl: SSAValue, cur: list[SSAValue]) -> list[SSAValue]:
@@ -498,6 +550,16 @@ def _direct_band(em: Emitter, g: SSAValue, ob: SSAValue, p0: SSAValue, height: i
                 return cur
 
             out = for_carry(em, 0, cg, accs, step)
+            if finish is not None:  # `VECTOR_FINISH`: finished as vectors, lanes stored
+                done = [finish(a) for a in out]
+                base = iadd(em, p0, em.mul_index(row, ow))
+                for v in range(nvec):
+                    for lane in range(min(lanes, valid - v * lanes)):
+                        oc = iadd(em, ob, em.index(c0 + v * lanes + lane))
+                        for r, (di, jj) in enumerate(pixels):
+                            value = em.value(vector.ExtractOp(done[r * nvec + v], [lane], f32))
+                            store_finished(value, oc, em.add_index(base, di * ow + jj))
+                return
             for r in range(len(pixels)):
                 for v in range(nvec):
                     em.op(vector.StoreOp(out[r * nvec + v], tile,

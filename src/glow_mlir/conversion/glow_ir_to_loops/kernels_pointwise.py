@@ -193,6 +193,49 @@ does not fire there). First tile only (`cpu_switch_ab.py --runs 15
 regnet_x_400mf 1.048 -> 0.998."""
 
 
+WIDE_BLOCKS = True
+"""Whether blocks of ROWS output channels on images up to MAX_PIXELS (when vectors are
+on: `wide_vectors`) sum WIDE_VECTORS vectors of pixels at once as vector accumulators
+(`vector_block`'s: ROWS x WIDE_VECTORS of them, each step of k WIDE_VECTORS loads of x
+and ROWS broadcasts of W) rather than one tile of TW pixels at a time (ROWS x TW scalar
+sums the SLP vectorizer packs: per step one load of x and ROWS broadcasts for ROWS
+multiply-adds, and W's block read again for every tile). Each output is the same chain
+(bias, then k in order, fused): the same bits. False: the tiles of TW. With weights in
+cache the two run alike (`python benchmarks/cpu_kernels.py --cpu-time --repeat 9 --cases
+rx_pw_7,rx_res_7,r50_pw_7,mb_pwc_7 [--no-wide-blocks]`, ratio to onnxruntime, tiles ->
+wide: 0.85 -> 0.81, 0.86 -> 0.79, 0.96 -> 0.90, 0.96 -> 0.87); in a model, with
+WIDE_PREFETCH_WEIGHTS (`benchmarks/cpu_switch_ab.py --runs 10`, both off -> on, one thread,
+load ~6): regnet_x_400mf 1.069 -> 0.958 at 7x7 alone; 7x7 -> 7x7 and 14x14,
+regnet_x_400mf 1.015 -> 0.977, ResNet-50 0.916 -> 0.891; also 28x28 (WIDE_MAX_PIXELS
+784), ResNet-50 0.921 -> 0.929: so up to 14x14. Both switches, regnet_x_16gf (`--runs
+5`): 1.065 -> 1.029."""
+WIDE_VECTORS = 3
+"""Vectors of pixels per wide block: ROWS x 3 = 24 accumulators, 3 loads of x and one
+broadcast in the 32 zmm registers (a 7x7 image's 48 pixels past its last one at once)."""
+WIDE_MAX_PIXELS = 14 * 14
+"""Largest image (output pixels) the wide blocks take."""
+WIDE_PREFETCH_WEIGHTS = True
+"""Whether the wide blocks prefetch the next block's rows of W while they sum theirs:
+one line a step of k (row k % ROWS, line k // ROWS of it). W's rows are c floats apart,
+ROWS short streams the hardware prefetcher barely ramps up on, and in a model they come
+cold from L3 or memory (RegNetX-400MF's 400 -> 400 at 7x7: 640 KB a layer, 24 layers).
+No arithmetic changes (the same bits); PREFETCH_WEIGHTS is the register tiles' own
+(images past WIDE_MAX_PIXELS, or all with WIDE_BLOCKS off). Alone
+(`benchmarks/cpu_switch_ab.py --runs 10`, WIDE_BLOCKS on at 7x7): regnet_x_400mf 1.081
+-> 1.001 of onnxruntime."""
+
+
+def wide_vectors(hw: int, t) -> int:
+    """Vectors of pixels the wide blocks sum in an image of `hw` pixels (0: the tiles of
+    TW), element type `t`: whole vectors before the last TW boundary (`WIDE_BLOCKS`)."""
+    from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
+
+    if not (WIDE_BLOCKS and gemm_micro.ENABLED is not False and t == f32
+            and TW <= hw <= min(WIDE_MAX_PIXELS, MAX_PIXELS)):
+        return 0
+    return (hw - hw % TW) // gemm_micro.lanes()
+
+
 MAX_VECTOR_K = 256
 """Input channels up to which images past MAX_PIXELS take the vector tiles (the tile of
 x, c x width(), in L1 or L2 while every block of output channels reads it)."""
@@ -406,7 +449,19 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
         if tiles is not None:  # the caller's loop over the tiles
             tile(tiles)
             return
-        if full and ahead is not None:  # the first tile prefetches (FIRST_TILE_ONLY)
+        wide = wide_vectors(hw, elem(x))
+        if wide:  # `WIDE_BLOCKS`: groups of WIDE_VECTORS vectors, then the rest
+            span = WIDE_VECTORS * lanes()
+            groups = wide // WIDE_VECTORS
+            after = o0 if WIDE_PREFETCH_WEIGHTS else None
+            if groups:
+                em.loop(0, groups * span, lambda p0: vector_block(
+                    ni, o0, rows, p0, nv=WIDE_VECTORS, ahead=False, after=after),
+                    step=span)
+            if wide % WIDE_VECTORS:
+                vector_block(ni, o0, rows, em.index(groups * span),
+                             nv=wide % WIDE_VECTORS, ahead=False, after=after)
+        elif full and ahead is not None:  # the first tile prefetches (FIRST_TILE_ONLY)
             tile(em.index(0), True)
             em.loop(TW, full, lambda p0: tile(p0, not FIRST_TILE_ONLY), step=TW)
         elif full:
@@ -462,19 +517,22 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                                 em.load(Xr, [em.index(q), em.index(k)]), total)
                 act.store(total, P, [ni, oc, em.index(full + q)])
 
-    def vector_block(ni, o0, rows: int, p0, packed=None) -> None:
-        """Outputs (o0 + r, p0 + j), r < rows, j < width(): vector accumulators; x's
-        tile read from `packed` ([c, width()], `pack_tile`) when given."""
+    def vector_block(ni, o0, rows: int, p0, packed=None, nv: int = 0, ahead: bool = True,
+                     after=None) -> None:
+        """Outputs (o0 + r, p0 + j), r < rows, j < nv vectors (default: width()'s): vector
+        accumulators; x's tile read from `packed` ([c, width()], `pack_tile`) when
+        given; `ahead`: the PREFETCH_ switches' prefetches of the tiles ahead; `after`:
+        prefetch W's next ROWS rows past row `after` (WIDE_PREFETCH_WEIGHTS)."""
         from glow_mlir.conversion.glow_ir_to_loops import gemm_micro
 
-        n, nv = lanes(), gemm_micro.vectors()
+        n, nv = lanes(), nv or gemm_micro.vectors()
         vt = VectorType(f32, [n])
         ocs = [em.add_index(o0, r) for r in range(rows)]
         cols = [em.add_index(p0, v * n) for v in range(nv)]
         inits = [em.value(vector.BroadcastOp(em.load(B, [oc]), vt))
                  for oc in ocs for _ in range(nv)]
-        output = PREFETCH_OUTPUT and o <= OUTPUT_MAX_CHANNELS
-        if PREFETCH_EPILOGUE or output:
+        output = ahead and PREFETCH_OUTPUT and o <= OUTPUT_MAX_CHANNELS
+        if ahead and (PREFETCH_EPILOGUE or output):
             # the rows of a residual / of the output this block's tile TILES_AHEAD on
             # finishes, while the sums run
             wd = n * nv
@@ -489,6 +547,8 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                                     write=True)
 
         def step(k, accs):
+            if after is not None:
+                prefetch_weights(after, k)
             if packed is not None:
                 xs = [em.value(vector.LoadOp(packed, [k, em.index(v * n)], vt))
                       for v in range(nv)]
@@ -508,6 +568,16 @@ def convolution_pointwise(em: Emitter, instr, act: Finish) -> None:
                 for lane in range(n):
                     value = em.value(vector.ExtractOp(accs[r * nv + v], [lane], f32))
                     act.store(value, P, [ni, oc, em.add_index(p, lane)])
+
+    def prefetch_weights(o0, k) -> None:
+        """W[o0 + ROWS + k % ROWS, 16 * (k // ROWS)], both indices clamped in bounds:
+        over ROWS x c / 16 steps of k every line of the next block's rows."""
+        row = em.value(arith.RemUIOp(k, em.index(ROWS)))
+        line = em.value(arith.DivUIOp(k, em.index(ROWS)))
+        oc = em.value(arith.MinUIOp(iadd(em, em.add_index(o0, ROWS), row),
+                                    em.index(o - 1)))
+        col = em.value(arith.MinUIOp(em.mul_index(line, _LINE), em.index(c - 1)))
+        em.prefetch(W, [oc, col])
 
     def pack_tile(ni, p0) -> None:
         """Xp[k, :] = x[ni, k, p0 : p0 + width()] for every k (`PACK_TILES`)."""
