@@ -133,18 +133,20 @@ Access = Callable[[SSAValue, SSAValue], tuple[SSAValue, list[SSAValue]]]
 
 def block(em: Emitter, ns: list[SSAValue], tile: SSAValue, j0: SSAValue, depth: int,
           a: Access, b: Access, copy_to: Access | None = None,
-          nvec: int | None = None) -> None:
+          nvec: int | None = None, inits: list[SSAValue] | None = None) -> None:
     """tile[r, j0 : j0 + width()] += sum_k A(ns[r], k) * B(k, j0 : j0 + width()) for k <
     `depth`, r < len(ns), in k order (one fused multiply-add per step); `a` maps (row, k)
     to (buffer, indices), `b` (k, j0) to those of B's first column of the block (the
     others follow it along the last index). `copy_to`: where (as `b`) to store the
     vectors read from B too (packing it for the next blocks of rows). `nvec`: a narrower
-    block of that many vectors (a row's last columns; None: vectors())."""
+    block of that many vectors (a row's last columns; None: vectors()). `inits`: the
+    accumulators' start, row-major (e.g. a bias in registers: `tile[...] =` that plus the
+    sums), instead of the tile's values."""
     n, nv = lanes(), nvec or vectors()
     vt = VectorType(f32, [n])
     cols = [j0] + [em.add_index(j0, v * n) for v in range(1, nv)]
-    accs = [em.value(vector.LoadOp(tile, [em.index(r), j], vt))
-            for r in range(len(ns)) for j in cols]
+    accs = inits or [em.value(vector.LoadOp(tile, [em.index(r), j], vt))
+                     for r in range(len(ns)) for j in cols]
     body = Block(arg_types=[IndexType(), *(v.type for v in accs)])
     loop = scf.ForOp(em.index(0), em.index(depth), em.index(1), accs, body)
     em.op(loop)

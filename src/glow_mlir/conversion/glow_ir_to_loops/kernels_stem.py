@@ -19,10 +19,9 @@ Threads: each worker its bands of output rows and its own copy buffer.
 
 from __future__ import annotations
 
-from xdsl.builder import InsertPoint
-from xdsl.dialects import arith, llvm, scf, vector
-from xdsl.dialects.builtin import IndexType, VectorType, f32, i32
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import VectorType, f32, i32
+from xdsl.ir import SSAValue
 
 from glow_mlir.conversion.glow_ir_to_loops import gemm_micro, kernels_matmul
 from glow_mlir.conversion.glow_ir_to_loops.emitter import INDEX, Emitter
@@ -245,30 +244,9 @@ def convolution_stem(em: Emitter, instr, act: Finish) -> None:
 def _block(em: Emitter, tile: SSAValue, ocs: list[SSAValue], j0: int, nv: int, depth: int,
            bias: SSAValue, a, b) -> None:
     """tile[r, j0 : j0 + nv vectors] = bias[ocs[r]] + sum_k A(ocs[r], k) B(k, j0 ..) in k
-    order (one fused multiply-add per step), as `gemm_micro.block` with its accumulators
+    order (one fused multiply-add per step): `gemm_micro.block` with its accumulators
     started at the bias in registers."""
-    n = gemm_micro.lanes()
-    vt = VectorType(f32, [n])
-    accs = [em.value(vector.BroadcastOp(em.load(bias, [oc]), vt))
-            for oc in ocs for _ in range(nv)]
-    body = Block(arg_types=[IndexType(), *(v.type for v in accs)])
-    loop = scf.ForOp(em.index(0), em.index(depth), em.index(1), accs, body)
-    em.op(loop)
-    saved = em.b.insertion_point
-    em.b.insertion_point = InsertPoint.at_end(body)
-    k, *cur = body.args
-    buf, idx = b(k, em.index(j0))
-    bs = [em.value(vector.LoadOp(buf, [*idx[:-1], em.add_index(idx[-1], v * n)], vt))
-          for v in range(nv)]
-    out = []
-    for r, oc in enumerate(ocs):
-        coef = em.value(vector.BroadcastOp(em.load(*a(oc, k)), vt))
-        for v, w in enumerate(bs):
-            out.append(em.value(llvm.CallIntrinsicOp(
-                f"llvm.fma.v{n}f32", [coef, w, cur[r * nv + v]], [vt])))
-    em.op(scf.YieldOp(*out))
-    em.b.insertion_point = saved
-    for r in range(len(ocs)):
-        for v in range(nv):
-            em.op(vector.StoreOp(loop.results[r * nv + v], tile,
-                                 [em.index(r), em.index(j0 + v * n)]))
+    vt = VectorType(f32, [gemm_micro.lanes()])
+    inits = [em.value(vector.BroadcastOp(em.load(bias, [oc]), vt))
+             for oc in ocs for _ in range(nv)]
+    gemm_micro.block(em, ocs, tile, em.index(j0), depth, a, b, nvec=nv, inits=inits)
