@@ -13,6 +13,7 @@ import pytest
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise as dw
+from kernel_switch_testing import switched_run
 from test_cpu_winograd import conv_model
 
 
@@ -22,10 +23,7 @@ def calls(record_calls):
     return record_calls(kernels_conv, "convolution_depthwise", lambda em, instr, act: instr)
 
 
-def _run(model, feeds, on, monkeypatch, threads=1):
-    monkeypatch.setattr(dw, "DEPTHWISE", on)
-    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
-                             cache=False).run(feeds)[0]
+_run = switched_run(dw, "DEPTHWISE")
 
 
 # (n, c, h, w, kernel, pads, strides, dilations, tail)

@@ -20,6 +20,7 @@ from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as lan
 from glow_mlir.conversion.glow_ir_to_loops.kernels_common import window_attrs
 from glow_mlir.dialects import glow
 from glow_mlir.dialects.glow_ops.types import shape_of
+from kernel_switch_testing import switched_run
 from pass_harness import assert_pass_preserves_numbers, op_names
 from test_pass_sink_transposes import Graph
 
@@ -60,10 +61,7 @@ def layouts(record_calls):
         window_attrs(instr)[0] if lanes.use_lanes(instr, act) else None))
 
 
-def _run(model, feeds, on, monkeypatch, threads=1):
-    monkeypatch.setattr(lanes, "CHANNELS_LAST", on)
-    compiled = glow_mlir.compile(model, backend="cpu", num_threads=threads, cache=False)
-    return compiled.run(feeds)[0]
+_run = switched_run(lanes, "CHANNELS_LAST")
 
 
 @pytest.mark.parametrize("n, c, h, w, kernel, stride, tail", [

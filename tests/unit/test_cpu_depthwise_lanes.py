@@ -13,6 +13,7 @@ import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise as dw
 from glow_mlir.conversion.glow_ir_to_loops import kernels_depthwise_lanes as lanes
+from kernel_switch_testing import switched_run
 from test_cpu_depthwise_flat_finish import _silu_model
 from test_cpu_winograd import conv_model
 
@@ -24,10 +25,7 @@ def taken(record_calls):
                         lambda instr, act: lanes.use_lanes(instr, act))
 
 
-def _run(model, feeds, on, monkeypatch, threads=1):
-    monkeypatch.setattr(lanes, "LANES_ON", on)
-    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
-                             cache=False).run(feeds)[0]
+_run = switched_run(lanes, "LANES_ON")
 
 
 def _lanes_and_planes(model, feeds, taken, monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_grouped as grouped
+from kernel_switch_testing import switched_run
 from test_cpu_winograd import conv_model
 
 
@@ -20,10 +21,7 @@ def calls(record_calls):
     return record_calls(kernels_conv, "convolution_grouped", lambda em, instr, act: instr)
 
 
-def _run(model, feeds, on, monkeypatch, threads=1):
-    monkeypatch.setattr(grouped, "GROUPED", on)
-    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
-                             cache=False).run(feeds)[0]
+_run = switched_run(grouped, "GROUPED")
 
 
 # (n, c, h, w, o, group, kernel, pads, strides, dilations, tail)

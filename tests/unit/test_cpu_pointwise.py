@@ -14,6 +14,7 @@ import pytest
 import glow_mlir
 from glow_mlir.conversion.glow_ir_to_loops import kernels_conv
 from glow_mlir.conversion.glow_ir_to_loops import kernels_pointwise as pw
+from kernel_switch_testing import switched_run
 from test_cpu_winograd import conv_model
 
 
@@ -31,10 +32,7 @@ def calls(monkeypatch):
     return seen
 
 
-def _run(model, feeds, on, monkeypatch, threads=1):
-    monkeypatch.setattr(pw, "POINTWISE", on)
-    return glow_mlir.compile(model, backend="cpu", num_threads=threads,
-                             cache=False).run(feeds)[0]
+_run = switched_run(pw, "POINTWISE")
 
 
 ONE = dict(kernel=1, pads=(0, 0, 0, 0))
@@ -136,18 +134,23 @@ def test_same_bits_for_any_thread_count(c, side, o, stride, calls, monkeypatch,
         assert np.array_equal(g, got[0]), f"{t} threads differ from 1"
 
 
+def _returned(monkeypatch, name: str) -> list:
+    """`pw.name` wrapped: the list of what it returns, call by call."""
+    seen: list = []
+    real = getattr(pw, name)
+
+    def wrapper(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(pw, name, wrapper)
+    return seen
+
+
 @pytest.fixture
 def dots(monkeypatch):
     """The pixels each pointwise convolution sums as dot products (`dot_remainder`)."""
-    seen = []
-    real = pw.dot_remainder
-
-    def counted(hw, c):
-        seen.append(real(hw, c))
-        return seen[-1]
-
-    monkeypatch.setattr(pw, "dot_remainder", counted)
-    return seen
+    return _returned(monkeypatch, "dot_remainder")
 
 
 @pytest.mark.parametrize("c, h, w, tail, want_dots", [
@@ -355,14 +358,7 @@ def test_wide_blocks_same_bits_as_tiles(c, side, o, tail, calls, monkeypatch):
     """WIDE_BLOCKS (groups of WIDE_VECTORS vectors of pixels, the rest: a narrower group,
     then the dot products or the overlapping tile) against the tiles of TW: each output
     the same chain, the same bits; both as the interpreter."""
-    asked = []
-    real = pw.wide_vectors
-
-    def counted(hw, t):
-        asked.append(real(hw, t))
-        return asked[-1]
-
-    monkeypatch.setattr(pw, "wide_vectors", counted)
+    asked = _returned(monkeypatch, "wide_vectors")
     model, feeds = conv_model(1, c, side, side, o, tail=tail, seed=c + o, **ONE)
     want = glow_mlir.compile(model, backend="interpreter").run(feeds)[0]
     monkeypatch.setattr(pw, "WIDE_BLOCKS", False)
