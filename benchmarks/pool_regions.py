@@ -55,6 +55,20 @@ def _sources(event: dict) -> list[str]:
     return [f"node {n}" for n in nodes] if nodes and all(nodes) else event["args"]["at"]
 
 
+def profiled_parts(model, feeds, regions: int) -> np.ndarray | None:
+    """One run's parts in us (regions x workers) with static parts (part w on worker w),
+    the run after it untimed (the last run's trace is a run's own); None: no region."""
+    thread_pool.set_static_parts(True)
+    try:
+        model.run(feeds)
+        table = thread_pool.profile_regions(regions)
+        model.run(feeds)
+    finally:
+        thread_pool.profile_regions(0)
+        thread_pool.set_static_parts(False)
+    return None if table is None else table[1:].astype(float) / 1e3
+
+
 def model_of(name: str):
     """A model of `cpu_vs_onnxruntime.MODELS` (mlp, lenet, eltwise_chain, ...), a corpus
     model (`real_model`) or, as `case:NAME`, a single-layer case of
@@ -82,17 +96,10 @@ def profile(name: str, threads: int, runs: int, top: int, each: bool = False) ->
         k1.append(sum(_last_run(one)))
         by_node.append({i: e["tdur"] / len(_sources(e))
                         for e in _last_events(one) for i in _sources(e)})
-        thread_pool.set_static_parts(True)
-        try:
-            many.run(feeds)
-            table = thread_pool.profile_regions(regions)
-            many.run(feeds)
-        finally:
-            thread_pool.profile_regions(0)
-            thread_pool.set_static_parts(False)
+        table = profiled_parts(many, feeds, regions)
         kn.append(_last_run(many))
         tables.append(np.zeros((0, threads)) if table is None  # a serial model
-                      else table[1:, :threads] / 1e3)
+                      else table[:, :threads])
     one_us = float(np.median(k1))
     caller = np.median(np.array(kn), 0)
     parts = np.median(np.stack(tables), 0)

@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 
 import glow_mlir
-from glow_mlir.targets.cpu import thread_pool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_vs_onnxruntime import (  # noqa: E402
@@ -36,20 +35,7 @@ from cpu_vs_onnxruntime import (  # noqa: E402
     parallel_regions,
     start_pool,
 )
-from pool_regions import model_of  # noqa: E402
-
-
-def _profile(model, feeds, regions: int) -> np.ndarray:
-    """One run's parts (us), regions x workers, static parts."""
-    thread_pool.set_static_parts(True)
-    try:
-        model.run(feeds)
-        table = thread_pool.profile_regions(regions)
-        model.run(feeds)
-    finally:
-        thread_pool.profile_regions(0)
-        thread_pool.set_static_parts(False)
-    return table[1:].astype(float) / 1e3
+from pool_regions import model_of, profiled_parts  # noqa: E402
 
 
 def compare(flag: str, values: list, name: str, runs: int, threads: int, top: int) -> None:
@@ -73,7 +59,7 @@ def compare(flag: str, values: list, name: str, runs: int, threads: int, top: in
     tables: dict = {v: [] for v in values}
     for _ in range(runs):
         for v, m in models.items():
-            tables[v].append(_profile(m, feeds, parallel_regions(m))[:, :threads])
+            tables[v].append(profiled_parts(m, feeds, parallel_regions(m))[:, :threads])
     for v in values:
         t = tables[v]
         busiest = np.median([x.max(axis=1).sum() for x in t])
